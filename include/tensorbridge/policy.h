@@ -1,0 +1,100 @@
+/* Selection: which device `auto` (or a name, or TB_BACKEND) picks, and why; and the policies derived
+ * from a device: configuration presets, the mixed-precision (AMP) policy, and the ONNX Runtime
+ * execution providers that match a backend request. */
+#ifndef TENSORBRIDGE_POLICY_H
+#define TENSORBRIDGE_POLICY_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "device.h"
+#include "dtype.h"
+#include "export.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Selection ------------------------------------------------------------------------------ */
+
+typedef struct tb_selection tb_selection;
+
+/* One device considered by the selection, with its verdict. */
+typedef struct tb_candidate {
+  const tb_device_info *device; /* owned by the device list given to tb_select */
+  int rank;                     /* 1 = best; 0 when rejected */
+  bool chosen;
+  const char *verdict;          /* "chosen: ...", "rejected: ..." in one sentence */
+} tb_candidate;
+
+/* Choose a device from `list`.
+ * request: "auto", a backend name or alias ("cuda", "amd"), or a device ("cuda:1");
+ *          NULL means the TB_BACKEND environment variable, or "auto" when it is unset or empty.
+ * Errors: TB_ERR_NOT_FOUND for an unknown name (the message lists the valid ones);
+ *         TB_ERR_UNAVAILABLE when the named backend or device has nothing usable (the message says why).
+ * A named backend is never silently replaced by another. `list` must outlive the selection. */
+TB_API tb_status tb_select(const tb_device_list *list, const char *request, tb_selection **out_selection);
+TB_API void tb_selection_destroy(tb_selection *selection);
+
+TB_API const tb_device_info *tb_selection_device(const tb_selection *selection);
+/* Where the request came from: "argument", "TB_BACKEND", or "default". */
+TB_API const char *tb_selection_source(const tb_selection *selection);
+/* The request as given ("auto" when defaulted). */
+TB_API const char *tb_selection_request(const tb_selection *selection);
+TB_API size_t tb_selection_candidate_count(const tb_selection *selection);
+TB_API const tb_candidate *tb_selection_candidate(const tb_selection *selection, size_t i);
+/* A human-readable explanation of the decision, several lines; owned by the selection. */
+TB_API const char *tb_selection_explain(const tb_selection *selection);
+TB_API tb_status tb_selection_to_json(const tb_selection *selection, char **out_json);
+
+/* ---- Presets -------------------------------------------------------------------------------- */
+
+typedef enum tb_preset { TB_PRESET_TRAINING = 0, TB_PRESET_INFERENCE, TB_PRESET_DEVELOPMENT } tb_preset;
+
+typedef enum tb_opt_level { TB_LEVEL_O0 = 0, TB_LEVEL_O1, TB_LEVEL_O2, TB_LEVEL_O3 } tb_opt_level;
+
+/* Parse "O0".."O3", "0".."3", or the aliases none, conservative, balanced, aggressive. */
+TB_API tb_status tb_opt_level_parse(const char *name, tb_opt_level *out);
+TB_API const char *tb_opt_level_name(tb_opt_level level);
+
+typedef struct tb_config {
+  size_t size;              /* sizeof(tb_config) */
+  tb_preset preset;
+  tb_opt_level level;       /* optimization level for model preparation */
+  tb_dtype precision;       /* compute precision the preset asks for */
+  bool deterministic;       /* prefer reproducible kernels over faster nondeterministic ones */
+  bool validate;            /* check results against the CPU O0 reference after prepare */
+  double memory_fraction;   /* share of device memory the caching allocator may hold, (0, 1] */
+  const char *rationale;    /* one sentence: why these values for this device (static storage) */
+} tb_config;
+
+TB_API tb_status tb_preset_parse(const char *name, tb_preset *out);
+TB_API const char *tb_preset_name(tb_preset preset);
+/* Fill *out with the preset's settings for this device. out->size must be set by the caller. */
+TB_API tb_status tb_config_for_preset(tb_preset preset, const tb_device_info *device, tb_config *out);
+
+/* ---- Mixed precision (AMP) policy ----------------------------------------------------------- */
+
+typedef struct tb_amp_policy {
+  size_t size;           /* sizeof(tb_amp_policy) */
+  bool enabled;          /* autocast worth enabling on this device */
+  tb_dtype dtype;        /* TB_DTYPE_BF16 or TB_DTYPE_F16 when enabled; TB_DTYPE_F32 otherwise */
+  bool use_grad_scaler;  /* loss scaling needed (fp16 has a narrow exponent; bf16 does not) */
+  const char *reason;    /* one sentence (static storage) */
+} tb_amp_policy;
+
+TB_API tb_status tb_amp_policy_for_device(const tb_device_info *device, tb_amp_policy *out);
+
+/* ---- ONNX Runtime execution providers ------------------------------------------------------ */
+
+/* Map a backend request ("auto", "cuda", "rocm", "xpu", "cpu", "coreml", ...) to the ordered list of
+ * ONNX Runtime execution providers to pass to a session, given the providers that onnxruntime
+ * reports as available. The CPU provider is always last as the fallback. A named backend whose
+ * providers are all missing is TB_ERR_UNAVAILABLE naming them. out_providers receives pointers to
+ * static strings; *out_count is set to the number written (at most `capacity`). */
+TB_API tb_status tb_ort_providers(const char *request, const char *const *available, size_t available_count,
+                                  const char **out_providers, size_t capacity, size_t *out_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+/* tb_discover: run each backend's probe, then link devices that are one piece of hardware. */
+#include <stdlib.h>
+#include "core/error.h"
+#include "discover/devlist.h"
+#include "discover/probes.h"
+
+typedef void (*tb_probe_fn)(tb_device_list *);
+
+static const tb_probe_fn probes[TB_BACKEND_COUNT] = {
+    [TB_BACKEND_CPU] = tb_probe_cpu,       [TB_BACKEND_CUDA] = tb_probe_cuda,
+    [TB_BACKEND_ROCM] = tb_probe_rocm,     [TB_BACKEND_XPU] = tb_probe_xpu,
+    [TB_BACKEND_TPU] = tb_probe_tpu,       [TB_BACKEND_VULKAN] = tb_probe_vulkan,
+    [TB_BACKEND_OPENCL] = tb_probe_opencl,
+};
+
+tb_status tb_discover(const tb_discover_options *options, tb_device_list **out_list) {
+  if (!out_list) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_discover: out_list must not be NULL");
+  *out_list = NULL;
+  uint32_t mask = 0;
+  if (options) {
+    if (options->size < sizeof(size_t) + sizeof(uint32_t))
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_discover: options->size is %zu; set it to sizeof(tb_discover_options)",
+                      options->size);
+    mask = options->backends;
+    if (mask >> TB_BACKEND_COUNT)
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_discover: options->backends 0x%x has bits for no backend; use (1u << TB_BACKEND_x)",
+                      mask);
+  }
+  if (mask == 0) mask = (1u << TB_BACKEND_COUNT) - 1;
+  tb_device_list *list = tb_devlist_new();
+  if (!list) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_discover: out of host memory for the device list");
+  for (int k = 0; k < TB_BACKEND_COUNT; k++)
+    if (mask & (1u << k)) probes[k](list);
+  tb_devlist_finish(list);
+  if (list->arena.failed) {
+    tb_device_list_destroy(list);
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_discover: out of host memory while listing devices");
+  }
+  *out_list = list;
+  return TB_OK;
+}
