@@ -174,6 +174,25 @@ TB_API const tb_backend_report *tb_device_list_report(const tb_device_list *list
 TB_API tb_status tb_device_info_to_json(const tb_device_info *info, char **out_json);
 TB_API tb_status tb_device_list_to_json(const tb_device_list *list, char **out_json);
 
+/* The capability table (architecture -> dtypes and features, with the document each row comes from),
+ * as docs/capabilities.md lists it; for `tb info --capabilities`. Strings are static: never freed. */
+typedef struct tb_capability_row {
+  size_t size;               /* set by the caller to sizeof(tb_capability_row); left unchanged */
+  const char *vendor;        /* "NVIDIA", "AMD", "Intel", "Google" */
+  const char *key;           /* "sm_90", "gfx942", "gfx103x", "xe-hpc", "v5e" */
+  const char *architecture;  /* "Hopper", "CDNA3", "RDNA2", "Xe-HPC", "TPU v5e" */
+  tb_dtype_set dtypes;       /* dtypes with native arithmetic */
+  uint64_t features;         /* TB_FEATURE_BIT(f) for each feature the architecture always has */
+  const char *matrix_unit;   /* "4th-gen Tensor Cores (...)", "XMX (...)", "" when none */
+  const char *memory_type;   /* "HBM3", ... or "" when it varies by product */
+  const char *source;        /* the public documents the row comes from */
+} tb_capability_row;
+
+TB_API size_t tb_capability_table_count(void);
+/* Row i (0 <= i < count). TB_ERR_INVALID_ARGUMENT when out is NULL, out->size is smaller than
+ * sizeof(tb_capability_row), or i is out of range. */
+TB_API tb_status tb_capability_table_get(size_t i, tb_capability_row *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,10 +75,8 @@ bool tb_pci_scan(uint16_t vendor, uint32_t class_mask, uint32_t class_value, tb_
     char path[512], text[32];
     snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", names[i]);
     p->numa_node = -1;
-    if (tb_fs_read(path, text, sizeof text)) {
-      long node = strtol(text, NULL, 10);
-      if (node >= 0 && node < 4096) p->numa_node = (int)node;
-    }
+    uint64_t node;
+    if (tb_fs_read(path, text, sizeof text) && tb_parse_u64(text, &node) && node < 4096) p->numa_node = (int)node;
     read_driver(names[i], p->driver, sizeof p->driver);
     found++;
   }

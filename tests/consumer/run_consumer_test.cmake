@@ -8,14 +8,14 @@ if(NOT rc EQUAL 0)
 endif()
 
 # pkg-config route
-set(ENV{PKG_CONFIG_PATH} ${PREFIX}/lib/pkgconfig)
+set(ENV{PKG_CONFIG_PATH} ${PREFIX}/${LIBDIR}/pkgconfig)
 execute_process(COMMAND pkg-config --cflags --libs tensorbridge OUTPUT_VARIABLE flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config --cflags --libs tensorbridge failed")
 endif()
 separate_arguments(flag_list UNIX_COMMAND "${flags}")
 execute_process(COMMAND cc -std=c11 -Wall -Werror ${SOURCE_DIR}/tests/consumer/consumer.c ${flag_list}
-                        -Wl,-rpath,${PREFIX}/lib -o ${WORK_DIR}/consumer_pc RESULT_VARIABLE rc)
+                        -Wl,-rpath,${PREFIX}/${LIBDIR} -o ${WORK_DIR}/consumer_pc RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling the consumer with pkg-config flags failed")
 endif()

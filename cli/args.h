@@ -1,0 +1,29 @@
+/* Option parsing shared by the sub-commands: boolean flags, positional arguments, --help, and usage
+ * errors that name the bad argument and point to the command's --help. */
+#ifndef TB_CLI_ARGS_H
+#define TB_CLI_ARGS_H
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A flag such as "--json"; *set becomes true when it is given. */
+typedef struct tbc_option {
+  const char *name;
+  bool *set;
+} tbc_option;
+
+#define TBC_MAX_POSITIONAL 4
+
+typedef struct tbc_args {
+  const char *positional[TBC_MAX_POSITIONAL];
+  size_t positional_count;
+  bool help; /* -h or --help was given */
+} tbc_args;
+
+/* Parse argv[0..argc) (the words after the command name) for `tb <command>`.
+ * options ends with {NULL, NULL}. At most max_positional words that do not start with '-' are
+ * accepted; "--" makes every later word positional. Returns 0, or 2 after printing a usage error
+ * ("tb: error: unknown option '--x' for 'tb devices'; see 'tb devices --help'") on stderr. */
+int tbc_parse_args(const char *command, int argc, char **argv, const tbc_option *options, size_t max_positional,
+                   tbc_args *out);
+
+#endif

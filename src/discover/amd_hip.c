@@ -1,0 +1,226 @@
+/* The HIP runtime through dlopen: versions, device count, and per device its name, PCI bus id, total
+ * memory and a few attributes. Prototypes and enum values are declared here (HIP's hip_runtime_api.h,
+ * ROCm 5 and 6 agree on every value used), so no ROCm SDK is needed to build. */
+#include "discover/amd_hip.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "discover/pci.h"
+
+/* hipDeviceAttribute_t values (hip_runtime_api.h: the CUDA-compatible block is alphabetical from 0). */
+enum {
+  HIP_ATTR_CLOCK_RATE = 5,
+  HIP_ATTR_INTEGRATED = 16,
+  HIP_ATTR_MULTIPROCESSOR_COUNT = 63,
+};
+enum { HIP_SUCCESS = 0, HIP_ERROR_NO_DEVICE = 100 };
+#define HIP_MAX_DEVICES 1024
+
+typedef int (*hip_init_fn)(unsigned int flags);
+typedef int (*hip_count_fn)(int *count);
+typedef int (*hip_device_get_fn)(int *device, int ordinal);
+typedef int (*hip_text_fn)(char *text, int len, int device);
+typedef int (*hip_total_mem_fn)(size_t *bytes, int device);
+typedef int (*hip_attribute_fn)(int *value, int attribute, int device);
+typedef int (*hip_version_fn)(int *version);
+typedef const char *(*hip_error_name_fn)(int error);
+
+/* X(symbol, type, optional) */
+#define TB_HIP_SYMBOLS(X)                              \
+  X(hipInit, hip_init_fn, false)                       \
+  X(hipGetDeviceCount, hip_count_fn, false)            \
+  X(hipDeviceGet, hip_device_get_fn, false)            \
+  X(hipDeviceGetName, hip_text_fn, false)              \
+  X(hipDeviceGetPCIBusId, hip_text_fn, false)          \
+  X(hipDeviceTotalMem, hip_total_mem_fn, false)        \
+  X(hipDeviceGetAttribute, hip_attribute_fn, false)    \
+  X(hipRuntimeGetVersion, hip_version_fn, false)       \
+  X(hipDriverGetVersion, hip_version_fn, false)        \
+  X(hipGetErrorName, hip_error_name_fn, true)
+
+typedef struct hip_api {
+#define TB_HIP_FIELD(name, type, optional) type name;
+  TB_HIP_SYMBOLS(TB_HIP_FIELD)
+#undef TB_HIP_FIELD
+} hip_api;
+
+static const char *const hip_names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
+
+const char *tb_hip_error_name(int code) {
+  static const struct {
+    int code;
+    const char *name;
+  } names[] = {{0, "hipSuccess"},
+               {1, "hipErrorInvalidValue"},
+               {2, "hipErrorOutOfMemory"},
+               {3, "hipErrorNotInitialized"},
+               {4, "hipErrorDeinitialized"},
+               {35, "hipErrorInsufficientDriver"},
+               {100, "hipErrorNoDevice"},
+               {101, "hipErrorInvalidDevice"},
+               {200, "hipErrorInvalidImage"},
+               {201, "hipErrorInvalidContext"},
+               {209, "hipErrorNoBinaryForGpu"},
+               {303, "hipErrorSharedObjectInitFailed"},
+               {304, "hipErrorOperatingSystem"},
+               {400, "hipErrorInvalidHandle"},
+               {500, "hipErrorNotFound"},
+               {801, "hipErrorNotSupported"},
+               {999, "hipErrorUnknown"},
+               {1052, "hipErrorRuntimeMemory"},
+               {1053, "hipErrorRuntimeOther"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].code == code) return names[i].name;
+  return "hipError?";
+}
+
+static void error_name(const hip_api *api, int code, char *out, size_t cap) {
+  const char *name = api->hipGetErrorName ? api->hipGetErrorName(code) : NULL;
+  if (!name || strncmp(name, "hip", 3) != 0 || strlen(name) >= cap) name = tb_hip_error_name(code);
+  snprintf(out, cap, "%s", name);
+}
+
+/* HIP_VERSION = major * 10000000 + minor * 100000 + patch. */
+static void format_version(int v, char *out, size_t cap) {
+  if (v <= 0) {
+    out[0] = '\0';
+    return;
+  }
+  snprintf(out, cap, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
+}
+
+static void record_call(tb_device_list *list, const hip_api *api, const char *what, int rc) {
+  char name[64];
+  error_name(api, rc, name, sizeof name);
+  tb_report_check(list, TB_BACKEND_ROCM, rc == HIP_SUCCESS, what, "%d (%s)", rc, name);
+}
+
+static void query_device(tb_device_list *list, const hip_api *api, int ordinal, tb_hip_device *d) {
+  char what[64];
+  d->ordinal = ordinal;
+  d->integrated = -1;
+  int dev = ordinal;
+  int rc = api->hipDeviceGet(&dev, ordinal);
+  snprintf(what, sizeof what, "hipDeviceGet(%d)", ordinal);
+  if (rc != HIP_SUCCESS) {
+    record_call(list, api, what, rc);
+    dev = ordinal;
+  }
+  char text[256] = "";
+  snprintf(what, sizeof what, "hipDeviceGetName(%d)", ordinal);
+  if ((rc = api->hipDeviceGetName(text, (int)sizeof text, dev)) == HIP_SUCCESS) {
+    text[sizeof text - 1] = '\0';
+    snprintf(d->name, sizeof d->name, "%s", text);
+  } else {
+    record_call(list, api, what, rc);
+  }
+  char bus[64] = "";
+  snprintf(what, sizeof what, "hipDeviceGetPCIBusId(%d)", ordinal);
+  if ((rc = api->hipDeviceGetPCIBusId(bus, (int)sizeof bus, dev)) == HIP_SUCCESS) {
+    bus[sizeof bus - 1] = '\0';
+    if (!tb_pci_normalize(bus, d->bus_id, sizeof d->bus_id))
+      tb_report_check(list, TB_BACKEND_ROCM, false, what, "returned '%s', which is not a PCI bus id", bus);
+  } else {
+    record_call(list, api, what, rc);
+  }
+  size_t bytes = 0;
+  snprintf(what, sizeof what, "hipDeviceTotalMem(%d)", ordinal);
+  if ((rc = api->hipDeviceTotalMem(&bytes, dev)) == HIP_SUCCESS) {
+    d->total_known = true;
+    d->total_mem = bytes;
+  } else {
+    record_call(list, api, what, rc);
+  }
+  int v = 0;
+  if (api->hipDeviceGetAttribute(&v, HIP_ATTR_MULTIPROCESSOR_COUNT, dev) == HIP_SUCCESS && v > 0) d->compute_units = v;
+  if (api->hipDeviceGetAttribute(&v, HIP_ATTR_INTEGRATED, dev) == HIP_SUCCESS && (v == 0 || v == 1)) d->integrated = v;
+  if (api->hipDeviceGetAttribute(&v, HIP_ATTR_CLOCK_RATE, dev) == HIP_SUCCESS && v > 0) d->clock_khz = v;
+  tb_report_check(list, TB_BACKEND_ROCM, true, "HIP device", "%d: %s at %s, %d CUs", ordinal, d->name[0] ? d->name : "?",
+                  d->bus_id[0] ? d->bus_id : "?", d->compute_units);
+}
+
+/* hipInit, versions, count and devices; the library stays loaded (see tb_hip_query). */
+static bool list_devices(tb_device_list *list, const hip_api *api, tb_hip_info *out) {
+  int v = 0;
+  if (api->hipRuntimeGetVersion(&v) == HIP_SUCCESS) format_version(v, out->runtime_version, sizeof out->runtime_version);
+  v = 0;
+  if (api->hipDriverGetVersion(&v) == HIP_SUCCESS) format_version(v, out->driver_version, sizeof out->driver_version);
+  tb_report_check(list, TB_BACKEND_ROCM, out->runtime_version[0] != '\0', "hipRuntimeGetVersion", "%s",
+                  out->runtime_version[0] ? out->runtime_version : "unknown");
+
+  int rc = api->hipInit(0);
+  record_call(list, api, "hipInit", rc);
+  if (rc != HIP_SUCCESS) {
+    out->state = TB_HIP_ERROR;
+    out->failed_call = "hipInit";
+    out->error = rc;
+    error_name(api, rc, out->error_name, sizeof out->error_name);
+    return true;
+  }
+  int count = 0;
+  rc = api->hipGetDeviceCount(&count);
+  if (rc != HIP_SUCCESS) {
+    record_call(list, api, "hipGetDeviceCount", rc);
+    out->state = TB_HIP_ERROR;
+    out->failed_call = "hipGetDeviceCount";
+    out->error = rc;
+    error_name(api, rc, out->error_name, sizeof out->error_name);
+    return true;
+  }
+  if (count < 0 || count > HIP_MAX_DEVICES) {
+    tb_report_check(list, TB_BACKEND_ROCM, false, "hipGetDeviceCount", "returned %d devices, which is not plausible", count);
+    out->state = TB_HIP_ERROR;
+    out->failed_call = "hipGetDeviceCount";
+    out->error = HIP_ERROR_NO_DEVICE;
+    snprintf(out->error_name, sizeof out->error_name, "implausible count %d", count);
+    return true;
+  }
+  tb_report_check(list, TB_BACKEND_ROCM, true, "hipGetDeviceCount", "%d", count);
+  out->state = TB_HIP_OK;
+  if (count == 0) return true;
+  out->devices = calloc((size_t)count, sizeof *out->devices);
+  if (!out->devices) return false;
+  out->count = count;
+  for (int i = 0; i < count; i++) query_device(list, api, i, &out->devices[i]);
+  return true;
+}
+
+bool tb_hip_query(tb_device_list *list, bool initialise, tb_hip_info *out) {
+  memset(out, 0, sizeof *out);
+  void *handle = tb_dl_open("TB_HIP_LIB", hip_names, &out->dl);
+  if (!handle) {
+    out->state = TB_HIP_NOT_FOUND;
+    tb_report_check(list, TB_BACKEND_ROCM, false, "dlopen libamdhip64.so", "not found (tried %s): %s", out->dl.tried,
+                    out->dl.error);
+    return true;
+  }
+  hip_api api;
+  memset(&api, 0, sizeof api);
+  const tb_dl_symbol table[] = {
+#define TB_HIP_ENTRY(name, type, optional) {#name, (void **)&api.name, optional},
+      TB_HIP_SYMBOLS(TB_HIP_ENTRY)
+#undef TB_HIP_ENTRY
+  };
+  if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], out->missing_symbol, sizeof out->missing_symbol)) {
+    out->state = TB_HIP_BAD_LIBRARY;
+    tb_report_check(list, TB_BACKEND_ROCM, false, "dlopen libamdhip64.so", "%s lacks %s", out->dl.path, out->missing_symbol);
+    tb_dl_close(handle);
+    return true;
+  }
+  tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen libamdhip64.so", "%s", out->dl.path);
+  if (!initialise) {
+    out->state = TB_HIP_LOADED;
+    tb_dl_close(handle);
+    return true;
+  }
+  /* Once hipInit has run, the runtime owns threads and atexit handlers inside the library: unloading
+   * it would leave them pointing at unmapped code. The handle stays open for the life of the process
+   * (a later dlopen of the same file returns the same handle). */
+  return list_devices(list, &api, out);
+}
+
+void tb_hip_free(tb_hip_info *info) {
+  free(info->devices);
+  info->devices = NULL;
+  info->count = 0;
+}

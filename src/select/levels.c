@@ -1,0 +1,27 @@
+/* Optimization levels: names and parsing (O0..O3 and the aliases of DESIGN.md §6). */
+#include <string.h>
+#include <strings.h>
+#include <tensorbridge/policy.h>
+#include "core/error.h"
+
+static const struct { const char *name; const char *alias; } levels[] = {
+    {"O0", "none"}, {"O1", "conservative"}, {"O2", "balanced"}, {"O3", "aggressive"}};
+
+const char *tb_opt_level_name(tb_opt_level level) {
+  return (unsigned)level < sizeof levels / sizeof levels[0] ? levels[level].name : "?";
+}
+
+tb_status tb_opt_level_parse(const char *name, tb_opt_level *out) {
+  if (!name || !out) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_opt_level_parse: name and out must not be NULL");
+  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+    bool digit_only = name[0] == levels[i].name[1] && name[1] == '\0';
+    if (digit_only || strcasecmp(name, levels[i].name) == 0 || strcasecmp(name, levels[i].alias) == 0) {
+      *out = (tb_opt_level)i;
+      return TB_OK;
+    }
+  }
+  return tb_error(TB_ERR_NOT_FOUND,
+                  "unknown optimization level '%.100s'; valid levels are O0 (none), O1 (conservative), O2 (balanced), "
+                  "O3 (aggressive), also written 0..3 or o0..o3",
+                  name);
+}

@@ -1,0 +1,120 @@
+/* A fake NVML (libnvidia-ml) for tests: exports the calls the NVIDIA probe uses, with the real C ABI,
+ * for the GPUs of FAKE_CUDA_DEVICES (see fake_nvidia_gpus.h), and behaves as the environment says
+ * at call time:
+ *   FAKE_NVML_MODE  ok (default) | init_error (nvmlInit_v2 returns 9, driver not loaded) |
+ *                   memory_error (nvmlDeviceGetMemoryInfo returns 4, no permission)
+ * Driver version 550.54.15; GPU i has its total memory less (i + 1) GiB free. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake_nvidia_gpus.h"
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlMemory_st {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+};
+
+static int initialized;
+
+static int mode_is(const char *mode) {
+  const char *m = getenv("FAKE_NVML_MODE");
+  return strcmp(m && *m ? m : "ok", mode) == 0;
+}
+
+/* A handle is the address of the GPU's entry in the table. */
+static const fake_gpu *from_handle(nvmlDevice_t device, int *index) {
+  int n;
+  const fake_gpu *all = fake_gpus(&n);
+  for (int i = 0; i < n; i++)
+    if ((const void *)device == (const void *)&all[i]) {
+      *index = i;
+      return &all[i];
+    }
+  return NULL;
+}
+
+static int parse_bus(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn) {
+  if (sscanf(s, "%x:%x:%x.%x", domain, bus, dev, fn) == 4) return 1;
+  *domain = 0;
+  return sscanf(s, "%x:%x.%x", bus, dev, fn) == 3;
+}
+
+nvmlReturn_t nvmlInit_v2(void) {
+  if (mode_is("init_error")) return NVML_ERROR_DRIVER_NOT_LOADED;
+  initialized = 1;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  initialized = 0;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  int n;
+  fake_gpus(&n);
+  *count = (unsigned)n;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus_id, nvmlDevice_t *device) {
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  unsigned d, b, s, f;
+  if (!bus_id || !device || !parse_bus(bus_id, &d, &b, &s, &f)) return NVML_ERROR_INVALID_ARGUMENT;
+  int n;
+  const fake_gpu *all = fake_gpus(&n);
+  for (int i = 0; i < n; i++) {
+    unsigned d2, b2, s2, f2;
+    if (parse_bus(all[i].bus_id, &d2, &b2, &s2, &f2) && d == d2 && b == b2 && s == s2 && f == f2) {
+      *device = (nvmlDevice_t)(void *)&all[i];
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  int i = 0;
+  const fake_gpu *g = from_handle(device, &i);
+  if (!g || !memory) return NVML_ERROR_INVALID_ARGUMENT;
+  if (mode_is("memory_error")) return NVML_ERROR_NO_PERMISSION;
+  memory->total = g->memory_total;
+  memory->free = fake_free_bytes(g, i);
+  memory->used = memory->total - memory->free;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+  if (!initialized) return NVML_ERROR_UNINITIALIZED;
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < sizeof "550.54.15") return NVML_ERROR_INSUFFICIENT_SIZE;
+  snprintf(version, length, "%s", "550.54.15");
+  return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    default: return "Unknown Error";
+  }
+}

@@ -1,0 +1,182 @@
+/* A fake OpenCL ICD loader for the OpenCL probe's tests, loaded through TB_OPENCL_LIB. It reports two
+ * platforms with five devices covering every type and PCI-location extension, and misbehaves on
+ * request: TBT_FAKE_OPENCL=<mode> selects a driver error, a name without its terminator, a huge
+ * reply, or a count that changes between calls. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../src/discover/opencl_api.h"
+
+#define GIB (1024ull * 1024ull * 1024ull)
+
+typedef struct fake_device {
+  const char *name, *vendor, *extensions;
+  tb_cl_bitfield type;
+  tb_cl_uint units, vendor_id;
+  tb_cl_ulong global_mem, max_alloc, fp64_config;
+  tb_cl_bool unified;
+  int pci_kind; /* 0 none, 1 cl_khr_pci_bus_info, 2 NVIDIA, 3 AMD */
+  tb_cl_uint domain, bus, dev, fn;
+  unsigned char uuid[16];
+  size_t amd_free_kib;
+} fake_device;
+
+typedef struct fake_platform {
+  const char *name, *vendor, *version;
+  fake_device *devices;
+  tb_cl_uint count;
+} fake_platform;
+
+static fake_device alpha_devices[] = {
+    {.name = "Fake Discrete GPU", .vendor = "Fake Vendor Inc.", .type = TB_CL_DEVICE_TYPE_GPU, .units = 40,
+     .vendor_id = 0x1234, .global_mem = 16 * GIB, .max_alloc = 4 * GIB, .unified = 0,
+     .extensions = "cl_khr_fp16 cl_khr_fp64 cl_khr_pci_bus_info cl_khr_device_uuid cl_khr_subgroups",
+     .pci_kind = 1, .domain = 0, .bus = 0x3b, .dev = 0, .fn = 0,
+     .uuid = {0x8c, 0x0f, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab}},
+    {.name = "Fake Integrated GPU", .vendor = "Intel(R) Corporation", .type = TB_CL_DEVICE_TYPE_GPU, .units = 96,
+     .vendor_id = 0x8086, .global_mem = 12 * GIB, .max_alloc = 4 * GIB, .unified = 1, .fp64_config = 0x3f,
+     .extensions = "cl_khr_fp16_extra cl_intel_subgroups"},
+};
+
+static fake_device beta_devices[] = {
+    {.name = "NVIDIA Fake H100", .vendor = "NVIDIA Corporation", .type = TB_CL_DEVICE_TYPE_GPU, .units = 132,
+     .vendor_id = 0x10de, .global_mem = 80 * GIB, .max_alloc = 20 * GIB, .unified = 0,
+     .extensions = "cl_khr_fp64 cl_nv_device_attribute_query", .pci_kind = 2, .domain = 1, .bus = 0x65, .dev = 1, .fn = 0},
+    {.name = "gfx942", .vendor = "Advanced Micro Devices, Inc.", .type = TB_CL_DEVICE_TYPE_GPU, .units = 304,
+     .vendor_id = 0x1002, .global_mem = 192 * GIB, .max_alloc = 150 * GIB, .unified = 0,
+     .extensions = "cl_khr_fp16 cl_khr_fp64 cl_amd_device_attribute_query", .pci_kind = 3, .bus = 0xc1, .dev = 0,
+     .fn = 0, .amd_free_kib = 190ull * 1024 * 1024},
+    {.name = "Fake Accelerator", .vendor = "Fake Vendor Inc.", .type = TB_CL_DEVICE_TYPE_ACCELERATOR, .units = 8,
+     .global_mem = 8 * GIB, .max_alloc = 2 * GIB, .extensions = ""},
+};
+
+static fake_platform platforms[] = {
+    {"FakeCL Alpha", "TensorBridge fakes", "OpenCL 3.0 FakeCL 1.0", alpha_devices, 2},
+    {"FakeCL Beta", "TensorBridge fakes", "OpenCL 1.2 FakeCL 2.0", beta_devices, 3},
+};
+
+static bool mode(const char *name) {
+  const char *m = getenv("TBT_FAKE_OPENCL");
+  return m && strcmp(m, name) == 0;
+}
+
+static tb_cl_int reply(const void *data, size_t n, size_t size, void *value, size_t *size_ret) {
+  if (size_ret) *size_ret = n;
+  if (value) {
+    if (size < n) return TB_CL_INVALID_VALUE;
+    memcpy(value, data, n);
+  }
+  return TB_CL_SUCCESS;
+}
+
+static tb_cl_int reply_text(const char *s, size_t size, void *value, size_t *size_ret) {
+  return reply(s, strlen(s) + 1, size, value, size_ret);
+}
+
+tb_cl_int clGetPlatformIDs(tb_cl_uint num_entries, tb_cl_platform_id *ids, tb_cl_uint *num_platforms);
+tb_cl_int clGetPlatformIDs(tb_cl_uint num_entries, tb_cl_platform_id *ids, tb_cl_uint *num_platforms) {
+  if (mode("no_icd")) return TB_CL_PLATFORM_NOT_FOUND_KHR;
+  if (mode("platform_error")) return -6; /* CL_OUT_OF_HOST_MEMORY */
+  tb_cl_uint count = mode("zero_platforms") ? 0 : 2;
+  if (mode("platform_count_shrinks") && ids) count = 1; /* 2 when asked for the count, 1 when asked for the ids */
+  if (num_platforms) *num_platforms = count;
+  for (tb_cl_uint i = 0; ids && i < num_entries && i < count; i++) ids[i] = (tb_cl_platform_id)&platforms[i];
+  return TB_CL_SUCCESS;
+}
+
+tb_cl_int clGetPlatformInfo(tb_cl_platform_id id, tb_cl_uint param, size_t size, void *value, size_t *size_ret);
+tb_cl_int clGetPlatformInfo(tb_cl_platform_id id, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  const fake_platform *p = (const fake_platform *)id;
+  switch (param) {
+    case TB_CL_PLATFORM_NAME: return reply_text(p->name, size, value, size_ret);
+    case TB_CL_PLATFORM_VENDOR: return reply_text(p->vendor, size, value, size_ret);
+    case TB_CL_PLATFORM_VERSION: return reply_text(p->version, size, value, size_ret);
+    default: return TB_CL_INVALID_VALUE;
+  }
+}
+
+tb_cl_int clGetDeviceIDs(tb_cl_platform_id id, tb_cl_bitfield type, tb_cl_uint num_entries, tb_cl_device_id *ids,
+                         tb_cl_uint *num_devices);
+tb_cl_int clGetDeviceIDs(tb_cl_platform_id id, tb_cl_bitfield type, tb_cl_uint num_entries, tb_cl_device_id *ids,
+                         tb_cl_uint *num_devices) {
+  const fake_platform *p = (const fake_platform *)id;
+  if (type != TB_CL_DEVICE_TYPE_ALL) return -31; /* CL_INVALID_DEVICE_TYPE: the probe must ask for all */
+  if (mode("no_devices")) return TB_CL_DEVICE_NOT_FOUND;
+  if (mode("devices_error")) return -5; /* CL_OUT_OF_RESOURCES */
+  tb_cl_uint count = p->count;
+  if (mode("device_count_grows") && p == &platforms[0]) count = ids ? 3 : 1; /* a device appears between calls */
+  if (num_devices) *num_devices = count;
+  for (tb_cl_uint i = 0; ids && i < num_entries && i < count && i < p->count; i++) ids[i] = (tb_cl_device_id)&p->devices[i];
+  return TB_CL_SUCCESS;
+}
+
+static tb_cl_int device_name(const fake_device *d, size_t size, void *value, size_t *size_ret) {
+  bool first = d == &alpha_devices[0];
+  if (first && mode("unterminated")) return reply(d->name, strlen(d->name), size, value, size_ret); /* no NUL */
+  if (first && mode("huge_name")) {
+    if (size_ret) *size_ret = (size_t)64 << 20;
+    return value ? TB_CL_INVALID_VALUE : TB_CL_SUCCESS;
+  }
+  if (first && mode("name_error")) return -33; /* CL_INVALID_DEVICE */
+  return reply_text(d->name, size, value, size_ret);
+}
+
+static tb_cl_int device_pci(const fake_device *d, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  bool bad = mode("bad_pci") && d == &alpha_devices[0];
+  if (param == TB_CL_DEVICE_PCI_BUS_INFO_KHR && d->pci_kind == 1) {
+    tb_cl_device_pci_bus_info_khr info = {d->domain, d->bus, bad ? 40u : d->dev, d->fn};
+    return reply(&info, sizeof info, size, value, size_ret);
+  }
+  if (d->pci_kind == 2) {
+    tb_cl_uint v = param == TB_CL_DEVICE_PCI_BUS_ID_NV ? d->bus : param == TB_CL_DEVICE_PCI_SLOT_ID_NV ? (d->dev << 3) | d->fn : d->domain;
+    if (param == TB_CL_DEVICE_PCI_BUS_ID_NV || param == TB_CL_DEVICE_PCI_SLOT_ID_NV || param == TB_CL_DEVICE_PCI_DOMAIN_ID_NV)
+      return reply(&v, sizeof v, size, value, size_ret);
+  }
+  if (param == TB_CL_DEVICE_TOPOLOGY_AMD && d->pci_kind == 3) {
+    tb_cl_device_topology_amd topo;
+    memset(&topo, 0, sizeof topo);
+    topo.pcie.type = TB_CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD;
+    topo.pcie.bus = (signed char)d->bus; /* 0xc1 is negative as a cl_char */
+    topo.pcie.device = (signed char)d->dev;
+    topo.pcie.function = (signed char)d->fn;
+    return reply(&topo, sizeof topo, size, value, size_ret);
+  }
+  if (param == TB_CL_DEVICE_GLOBAL_FREE_MEMORY_AMD && d->pci_kind == 3) {
+    size_t free_kib[2] = {d->amd_free_kib, d->amd_free_kib / 2};
+    return reply(free_kib, sizeof free_kib, size, value, size_ret);
+  }
+  return TB_CL_INVALID_VALUE;
+}
+
+tb_cl_int clGetDeviceInfo(tb_cl_device_id id, tb_cl_uint param, size_t size, void *value, size_t *size_ret);
+tb_cl_int clGetDeviceInfo(tb_cl_device_id id, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  const fake_device *d = (const fake_device *)id;
+  tb_cl_bool available = !(mode("unavailable") && d == &alpha_devices[0]);
+  tb_cl_ulong local_mem = 64 * 1024;
+  size_t wg = 1024;
+  tb_cl_uint clock = 1800;
+  switch (param) {
+    case TB_CL_DEVICE_NAME: return device_name(d, size, value, size_ret);
+    case TB_CL_DEVICE_VENDOR: return reply_text(d->vendor, size, value, size_ret);
+    case TB_CL_DEVICE_EXTENSIONS: return reply_text(d->extensions, size, value, size_ret);
+    case TB_CL_DRIVER_VERSION: return reply_text("1.2.3-fake", size, value, size_ret);
+    case TB_CL_DEVICE_VERSION: return reply_text("OpenCL 3.0 FakeCL", size, value, size_ret);
+    case TB_CL_DEVICE_OPENCL_C_VERSION: return reply_text("OpenCL C 3.0 FakeCL", size, value, size_ret);
+    case TB_CL_DEVICE_PROFILE: return reply_text("FULL_PROFILE", size, value, size_ret);
+    case TB_CL_DEVICE_TYPE: return reply(&d->type, sizeof d->type, size, value, size_ret);
+    case TB_CL_DEVICE_MAX_COMPUTE_UNITS: return reply(&d->units, sizeof d->units, size, value, size_ret);
+    case TB_CL_DEVICE_VENDOR_ID: return reply(&d->vendor_id, sizeof d->vendor_id, size, value, size_ret);
+    case TB_CL_DEVICE_GLOBAL_MEM_SIZE: return reply(&d->global_mem, sizeof d->global_mem, size, value, size_ret);
+    case TB_CL_DEVICE_MAX_MEM_ALLOC_SIZE: return reply(&d->max_alloc, sizeof d->max_alloc, size, value, size_ret);
+    case TB_CL_DEVICE_DOUBLE_FP_CONFIG: return reply(&d->fp64_config, sizeof d->fp64_config, size, value, size_ret);
+    case TB_CL_DEVICE_HOST_UNIFIED_MEMORY: return reply(&d->unified, sizeof d->unified, size, value, size_ret);
+    case TB_CL_DEVICE_AVAILABLE: return reply(&available, sizeof available, size, value, size_ret);
+    case TB_CL_DEVICE_LOCAL_MEM_SIZE: return reply(&local_mem, sizeof local_mem, size, value, size_ret);
+    case TB_CL_DEVICE_MAX_WORK_GROUP_SIZE: return reply(&wg, sizeof wg, size, value, size_ret);
+    case TB_CL_DEVICE_MAX_CLOCK_FREQUENCY: return reply(&clock, sizeof clock, size, value, size_ret);
+    case TB_CL_DEVICE_UUID_KHR:
+      if (!d->uuid[0]) return TB_CL_INVALID_VALUE;
+      return reply(d->uuid, sizeof d->uuid, size, value, size_ret);
+    default: return device_pci(d, param, size, value, size_ret);
+  }
+}
