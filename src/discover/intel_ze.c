@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/dl.h"
+#include "core/uuid.h"
 #include "discover/intel_zes.h"
 #include "discover/pci.h"
 
@@ -177,11 +178,6 @@ static void set_call_failure(tb_device_list *list, tb_ze_scan *scan, tb_ze_outco
            "`ZE_ENABLE_LOADER_DEBUG_TRACE=1 tb devices` shows the loader's detail");
 }
 
-static void format_uuid(const uint8_t id[16], char *out, size_t cap) {
-  size_t n = 0;
-  for (int i = 0; i < 16 && n + 3 <= cap; i++) n += (size_t)snprintf(out + n, cap - n, "%02x", id[i]);
-}
-
 static void read_memory(tb_device_list *list, const ze_api *api, void *device, tb_ze_device *d) {
   if (!api->zeDeviceGetMemoryProperties) return;
   uint32_t count = 0;
@@ -234,7 +230,7 @@ static void read_device(tb_device_list *list, const ze_api *api, void *device, t
   d->device_id = p.deviceId;
   d->flags = p.flags;
   snprintf(d->name, sizeof d->name, "%s", p.name);
-  format_uuid(p.uuid, d->uuid, sizeof d->uuid);
+  tb_uuid_format_hex(p.uuid, d->uuid);
   uint64_t eus = (uint64_t)p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
   d->eu_count = eus > 1000000 ? 0 : (uint32_t)eus;
   d->threads_per_eu = p.numThreadsPerEU;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/uuid.h"
 #include "discover/pci.h"
 
 /* The few CUDA driver API types, as the C ABI defines them. */
@@ -116,10 +117,11 @@ static void sanitize(char *s) {
     if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f) *s = '?';
 }
 
+/* NVIDIA's form: "GPU-" and the UUID, as nvidia-smi -L shows it. */
 static void format_uuid(const tb_cu_uuid *u, char *out, size_t cap) {
-  const unsigned char *b = u->bytes;
-  snprintf(out, cap, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-           b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  char text[TB_UUID_TEXT_SIZE];
+  tb_uuid_format(u->bytes, text);
+  snprintf(out, cap, "GPU-%s", text);
 }
 
 typedef struct attr_query {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/dl.h"
+#include "core/uuid.h"
 #include "discover/opencl_api.h"
 #include "discover/opencl_query.h"
 #include "discover/pci.h"
@@ -101,11 +102,11 @@ static void read_uuid(cl_probe *p, tb_device_info *dev, tb_cl_device_id id, cons
   unsigned char bytes[TB_CL_UUID_SIZE_KHR];
   char text[40];
   if (tb_cl_scalar(&p->api, as_device(id), TB_CL_DEVICE_UUID_KHR, bytes, sizeof bytes) == TB_CL_SUCCESS) {
-    tb_cl_uuid_text(bytes, text, sizeof text);
+    tb_uuid_text(bytes, text, sizeof text);
     if (text[0]) tb_dev_set(p->list, &dev->uuid, "%s", text);
   }
   if (tb_cl_scalar(&p->api, as_device(id), TB_CL_DRIVER_UUID_KHR, bytes, sizeof bytes) == TB_CL_SUCCESS) {
-    tb_cl_uuid_text(bytes, text, sizeof text);
+    tb_uuid_text(bytes, text, sizeof text);
     if (text[0]) tb_dev_prop(p->list, dev, "driver_uuid", "%s", text);
   }
 }

@@ -84,18 +84,3 @@ void tb_cl_code_text(tb_cl_int code, char *out, size_t cap) {
       snprintf(out, cap, "%d %s", (int)code, tb_cl_error_name(code));
   }
 }
-
-void tb_cl_uuid_text(const unsigned char bytes[16], char *out, size_t cap) {
-  bool any = false;
-  for (int i = 0; i < 16; i++) any = any || bytes[i];
-  if (!any || cap < 37) {
-    if (cap) out[0] = '\0';
-    return;
-  }
-  size_t n = 0;
-  for (int i = 0; i < 16; i++) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out[n++] = '-';
-    snprintf(out + n, cap - n, "%02x", bytes[i]);
-    n += 2;
-  }
-}

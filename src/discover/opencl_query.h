@@ -31,7 +31,4 @@ bool tb_cl_has_extension(const char *extensions, const char *name);
 /* "-30 CL_INVALID_VALUE", or what a TB_CL_REPLY_* code means. */
 void tb_cl_code_text(tb_cl_int code, char *out, size_t cap);
 
-/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (cap >= 37); "" for the all-zero UUID. */
-void tb_cl_uuid_text(const unsigned char bytes[16], char *out, size_t cap);
-
 #endif

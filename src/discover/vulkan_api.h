@@ -311,8 +311,6 @@ const char *tb_vk_vendor_name(uint32_t vendor_id);
 void tb_vk_driver_version_text(uint32_t vendor_id, uint32_t version, char *out, size_t cap);
 /* "1.3.230" */
 void tb_vk_api_version_text(uint32_t version, char *out, size_t cap);
-/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (cap >= 37); "" for the all-zero UUID. */
-void tb_vk_uuid_text(const uint8_t bytes[TB_VK_UUID_SIZE], char *out, size_t cap);
 /* A fixed-size char array from the driver as a terminated string, even when the driver filled every byte. */
 void tb_vk_fixed_text(const char *field, size_t field_size, char *out, size_t cap);
 

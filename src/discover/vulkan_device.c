@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/uuid.h"
 #include "discover/pci.h"
 
 #define VK_BACKEND TB_BACKEND_VULKAN
@@ -234,9 +235,9 @@ static void set_identity(tb_device_list *list, tb_device_info *dev, const vk_fac
     tb_dev_prop(list, dev, "conformance_version", "%u.%u.%u.%u", c->major, c->minor, c->subminor, c->patch);
   }
   if (f->has_id) {
-    tb_vk_uuid_text(f->id.deviceUUID, text, sizeof text);
+    tb_uuid_text(f->id.deviceUUID, text, sizeof text);
     if (text[0]) tb_dev_set(list, &dev->uuid, "%s", text);
-    tb_vk_uuid_text(f->id.driverUUID, text, sizeof text);
+    tb_uuid_text(f->id.driverUUID, text, sizeof text);
     if (text[0]) tb_dev_prop(list, dev, "driver_uuid", "%s", text);
   }
   if (f->has_pci) {

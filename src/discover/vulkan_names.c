@@ -1,5 +1,4 @@
-/* Names and text for Vulkan values: VkResult names, vendor ids, driver and API versions, UUIDs. */
-#include <stdbool.h>
+/* Names and text for Vulkan values: VkResult names, vendor ids, driver and API versions. */
 #include <stdio.h>
 #include <string.h>
 #include "discover/vulkan_api.h"
@@ -62,21 +61,6 @@ void tb_vk_driver_version_text(uint32_t vendor_id, uint32_t v, char *out, size_t
 
 void tb_vk_api_version_text(uint32_t v, char *out, size_t cap) {
   snprintf(out, cap, "%u.%u.%u", TB_VK_VERSION_MAJOR(v), TB_VK_VERSION_MINOR(v), TB_VK_VERSION_PATCH(v));
-}
-
-void tb_vk_uuid_text(const uint8_t bytes[TB_VK_UUID_SIZE], char *out, size_t cap) {
-  bool any = false;
-  for (int i = 0; i < TB_VK_UUID_SIZE; i++) any = any || bytes[i];
-  if (!any || cap < 37) {
-    if (cap) out[0] = '\0';
-    return;
-  }
-  size_t n = 0;
-  for (int i = 0; i < TB_VK_UUID_SIZE; i++) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out[n++] = '-';
-    snprintf(out + n, cap - n, "%02x", bytes[i]);
-    n += 2;
-  }
 }
 
 void tb_vk_fixed_text(const char *field, size_t field_size, char *out, size_t cap) {

@@ -2,9 +2,9 @@
  * their facts, and every way they become unusable (no HIP, HIP errors, hidden devices, no /dev/kfd,
  * /dev/kfd without permission, no KFD at all); and this machine, which has no AMD GPU. */
 #include <errno.h>
-#include <grp.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "discover/capability.h"
 #include "test_amd_tree.h"
@@ -195,7 +195,7 @@ static void smi_init_error(void **state) {
 static void dev_kfd_missing(void **state) {
   (void)state;
   amd_use_fakes();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   char path[1024];
   snprintf(path, sizeof path, "%s/dev/kfd", root);
   assert_int_equal(unlink(path), 0);
@@ -209,13 +209,13 @@ static void dev_kfd_missing(void **state) {
   }
   assert_true(tbt_report_has(tb_device_list_report(list, TB_BACKEND_ROCM), "/dev/kfd", "missing"));
   tb_device_list_destroy(list);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void render_node_missing(void **state) {
   (void)state;
   amd_use_fakes();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   char path[1024];
   snprintf(path, sizeof path, "%s/dev/dri/renderD130", root);
   assert_int_equal(unlink(path), 0);
@@ -228,14 +228,14 @@ static void render_node_missing(void **state) {
   assert_true(rocm(list, 2)->usable);
   assert_string_equal(rocm(list, 2)->device, "rocm:3");
   tb_device_list_destroy(list);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* Integrated when the PCI id is MI300A, or when the KFD GPU node has CPU cores; discrete otherwise. */
 static void apu_rule(void **state) {
   (void)state;
   amd_use_fakes();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   amd_tree_set_prop(root, "sys/class/kfd/kfd/topology/nodes/2/properties", "device_id", "29856"); /* 0x74a0 */
   amd_tree_set_prop(root, "sys/class/kfd/kfd/topology/nodes/3/properties", "cpu_cores_count", "24");
   tb_device_list *list = tbt_discover(AMD_ROCM_ONLY);
@@ -248,55 +248,33 @@ static void apu_rule(void **state) {
   assert_int_equal(plain->type, TB_DEVICE_DISCRETE_GPU);
   assert_false(plain->features & TB_FEATURE_BIT(TB_FEATURE_UNIFIED_MEMORY));
   tb_device_list_destroy(list);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
-/* The child drops to nobody and probes; it writes "usable|reason|fix" per device, then the summary. */
-static void probe_as_nobody(int fd) {
-  FILE *out = fdopen(fd, "w");
-  if (!out) _exit(2);
-  if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+/* Run as nobody: probes and writes "usable|reason|fix" per device, then the summary. */
+static int probe_as_nobody(const void *arg, FILE *out) {
+  (void)arg;
   tb_discover_options opts = {.size = sizeof opts, .backends = AMD_ROCM_ONLY};
   tb_device_list *list = NULL;
-  if (tb_discover(&opts, &list) != TB_OK) _exit(4);
+  if (tb_discover(&opts, &list) != TB_OK) return 10;
   for (size_t i = 0; i < tb_device_list_count(list); i++) {
     const tb_device_info *d = tb_device_list_get(list, i);
     fprintf(out, "%d|%s|%s\n", d->usable ? 1 : 0, d->reason, d->fix);
   }
   fprintf(out, "summary|%s\n", tb_device_list_report(list, TB_BACKEND_ROCM)->summary);
   tb_device_list_destroy(list);
-  fclose(out);
-  _exit(0);
+  return 0;
 }
 
 static void dev_kfd_not_accessible(void **state) {
   (void)state;
   if (geteuid() != 0) skip(); /* only root can drop to another user; CI runs the suite as root */
   amd_use_fakes();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   char path[1024];
   snprintf(path, sizeof path, "%s/dev/kfd", root);
   assert_int_equal(chmod(path, 0600), 0);
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    probe_as_nobody(fds[1]);
-  }
-  close(fds[1]);
-  char text[16384];
-  size_t len = 0;
-  ssize_t n;
-  while ((n = read(fds[0], text + len, sizeof text - 1 - len)) > 0) len += (size_t)n;
-  text[len] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  char *text = tbt_run_as_nobody(probe_as_nobody, NULL);
   int lines = 0;
   for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
     if (strncmp(line, "summary|", 8) == 0) {
@@ -309,19 +287,18 @@ static void dev_kfd_not_accessible(void **state) {
     TB_ASSERT_CONTAINS(line, "add the user to the render and video groups (sudo usermod -aG render,video $USER) and log in again");
   }
   assert_int_equal(lines, 8);
-  amd_tree_remove(root);
+  free(text);
+  tbt_tree_remove(root);
 }
 
 /* The GPUs are on the bus but amdgpu is not loaded: no KFD topology, no /dev/kfd. */
 static void no_kfd_topology(void **state) {
   (void)state;
   amd_use_fakes();
-  char *root = amd_tree_copy();
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s/sys/class/kfd' '%s/dev/kfd'", root, root);
-  assert_int_equal(system(cmd), 0);
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
+  tbt_tree_sh(root, "rm -rf sys/class/kfd dev/kfd");
   /* The last GPU is bound to vfio-pci for a VM. */
-  amd_tree_write(root, "sys/bus/pci/devices/0000:e5:00.0/uevent",
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:e5:00.0/uevent",
                  "DRIVER=vfio-pci\nPCI_CLASS=120000\nPCI_ID=1002:74A1\nPCI_SUBSYS_ID=1002:74A1\n"
                  "PCI_SLOT_NAME=0000:e5:00.0\n");
   unsetenv("TB_HIP_LIB");
@@ -345,7 +322,7 @@ static void no_kfd_topology(void **state) {
   }
   assert_true(tbt_report_has(tb_device_list_report(list, TB_BACKEND_ROCM), "/sys/class/kfd", "missing"));
   tb_device_list_destroy(list);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* This machine: no KFD, no AMD GPU on the bus, no ROCm libraries. */

@@ -1,6 +1,7 @@
 /* The KFD topology reader of the ROCm probe: gfx target decoding, the recorded MI300X node, and garbage
  * in every file it reads (each must name the file and the value, never crash or guess). */
 #include <string.h>
+#include <sys/stat.h>
 #include "discover/amd_ids.h"
 #include "discover/amd_kfd.h"
 #include "test_amd_tree.h"
@@ -117,7 +118,7 @@ static void expect_problem(const char *root, unsigned node, const char *part1, c
 static void garbage_in_properties(void **state) {
   (void)state;
   tbt_clear_env();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
 
   amd_tree_set_prop(root, NODE(2, "properties"), "gfx_target_version", "gfx942");
   expect_problem(root, 2, "nodes/2/properties", "gfx_target_version 'gfx942' is not a number");
@@ -137,23 +138,23 @@ static void garbage_in_properties(void **state) {
 
   amd_tree_set_prop(root, NODE(6, "properties"), "location_id", "70000");
   expect_problem(root, 6, "nodes/6/properties", "location_id 70000");
-  amd_tree_restore(root, NODE(6, "properties"));
+  tbt_tree_restore(root, AMD_FIXTURE, NODE(6, "properties"));
 
   /* Truncated: the kernel's buffer cut after the fourth line. */
-  amd_tree_write(root, NODE(7, "properties"), "cpu_cores_count 0\nsimd_count 1216\nmem_banks_count 1\ncaches_co");
+  tbt_tree_write(root, NODE(7, "properties"), "cpu_cores_count 0\nsimd_count 1216\nmem_banks_count 1\ncaches_co");
   expect_problem(root, 7, "nodes/7/properties", "has no location_id line (file truncated?)");
-  amd_tree_restore(root, NODE(7, "properties"));
+  tbt_tree_restore(root, AMD_FIXTURE, NODE(7, "properties"));
 
   /* Empty properties but a GPU id: still a GPU, and broken. */
-  amd_tree_write(root, NODE(8, "properties"), "");
+  tbt_tree_write(root, NODE(8, "properties"), "");
   expect_problem(root, 8, "nodes/8/properties", "missing, unreadable or empty");
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void garbage_in_mem_banks(void **state) {
   (void)state;
   tbt_clear_env();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   /* Larger than 2^64-1. */
   amd_tree_set_prop(root, NODE(9, "mem_banks/0/properties"), "size_in_bytes", "99999999999999999999999");
   expect_problem(root, 9, "nodes/9/mem_banks/0/properties", "size_in_bytes '99999999999999999999999' is not a number");
@@ -163,15 +164,15 @@ static void garbage_in_mem_banks(void **state) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/%s", root, NODE(2, "mem_banks/1"));
   assert_int_equal(mkdir(dir, 0755), 0);
-  amd_tree_write(root, NODE(2, "mem_banks/1/properties"),
+  tbt_tree_write(root, NODE(2, "mem_banks/1/properties"),
                  "heap_type 2\nsize_in_bytes 18446744073709551615\nflags 0\nwidth 8192\nmem_clk_max 1300\n");
   expect_problem(root, 2, "nodes/2/mem_banks/1/properties", "overflow 64 bits");
 
   /* A private frame-buffer bank adds to the public one; other heap types do not. */
-  amd_tree_write(root, NODE(2, "mem_banks/1/properties"), "heap_type 2\nsize_in_bytes 1073741824\n");
+  tbt_tree_write(root, NODE(2, "mem_banks/1/properties"), "heap_type 2\nsize_in_bytes 1073741824\n");
   snprintf(dir, sizeof dir, "%s/%s", root, NODE(2, "mem_banks/2"));
   assert_int_equal(mkdir(dir, 0755), 0);
-  amd_tree_write(root, NODE(2, "mem_banks/2/properties"), "heap_type 5\nsize_in_bytes 65536\n");
+  tbt_tree_write(root, NODE(2, "mem_banks/2/properties"), "heap_type 5\nsize_in_bytes 65536\n");
   tb_kfd_topology t;
   assert_true(tb_kfd_read(&t));
   assert_false(t.gpus[0].broken);
@@ -179,24 +180,24 @@ static void garbage_in_mem_banks(void **state) {
   assert_int_equal(t.gpus[0].memory_total, AMD_MI300X_VRAM + 1073741824ull);
   tb_kfd_free(&t);
 
-  amd_tree_write(root, NODE(3, "mem_banks/0/properties"), "heap_type one\nsize_in_bytes 4096\n");
+  tbt_tree_write(root, NODE(3, "mem_banks/0/properties"), "heap_type one\nsize_in_bytes 4096\n");
   expect_problem(root, 3, "nodes/3/mem_banks/0/properties", "heap_type 'one' is not a number");
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* A CPU node with unreadable properties is still recognised as a CPU by its gpu_id 0, and skipped. */
 static void cpu_node_with_garbage_is_skipped(void **state) {
   (void)state;
   tbt_clear_env();
-  char *root = amd_tree_copy();
-  amd_tree_write(root, NODE(1, "properties"), "cpu_cores_count 96\nsimd_count ???\n");
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
+  tbt_tree_write(root, NODE(1, "properties"), "cpu_cores_count 96\nsimd_count ???\n");
   tb_kfd_topology t;
   assert_true(tb_kfd_read(&t));
   assert_int_equal(t.cpu_nodes, 2);
   assert_int_equal(t.gpu_count, 8);
   for (size_t i = 0; i < t.gpu_count; i++) assert_false(t.gpus[i].broken);
   tb_kfd_free(&t);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* Through the whole probe: the broken GPU is listed, unusable, with the file and value in its reason;
@@ -204,7 +205,7 @@ static void cpu_node_with_garbage_is_skipped(void **state) {
 static void probe_reports_garbage(void **state) {
   (void)state;
   amd_use_fakes();
-  char *root = amd_tree_copy();
+  char *root = tbt_fixture_copy(AMD_FIXTURE);
   amd_tree_set_prop(root, NODE(3, "properties"), "simd_count", "abc");
   tb_device_list *list = tbt_discover(AMD_ROCM_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_ROCM), 8);
@@ -230,7 +231,7 @@ static void probe_reports_garbage(void **state) {
   assert_true(tbt_report_has(r, "nodes/3", "simd_count 'abc'"));
   TB_ASSERT_CONTAINS(r->summary, "8 AMD GPUs found, 7 usable");
   tb_device_list_destroy(list);
-  amd_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 int main(void) {

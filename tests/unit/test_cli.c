@@ -5,12 +5,6 @@
 static const char *const command_names[] = {"devices", "info", "select", "doctor"};
 #define COMMAND_COUNT (sizeof command_names / sizeof command_names[0])
 
-static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  return 0;
-}
-
 /* ---- global ---------------------------------------------------------------------------------- */
 
 static void help_lists_every_command_and_exit_code(void **state) {
@@ -43,16 +37,10 @@ static void every_command_has_help(void **state) {
     TB_ASSERT_CONTAINS(r.out, "Exit codes:");
     /* `tb help X` prints the same text. */
     snprintf(args, sizeof args, "help %s", command_names[i]);
-    tcli_run h = tcli(args);
-    TCLI_ASSERT_EXIT(h, 0);
-    assert_string_equal(h.out, r.out);
-    tcli_free(&h);
+    tcli_expect_out(args, 0, r.out);
     /* -h is --help. */
     snprintf(args, sizeof args, "%s -h", command_names[i]);
-    h = tcli(args);
-    TCLI_ASSERT_EXIT(h, 0);
-    assert_string_equal(h.out, r.out);
-    tcli_free(&h);
+    tcli_expect_out(args, 0, r.out);
     tcli_free(&r);
   }
 }
@@ -61,14 +49,8 @@ static void version_is_the_library_version(void **state) {
   (void)state;
   char expected[64];
   snprintf(expected, sizeof expected, "tb %s\n", tb_version());
-  tcli_run r = tcli("--version");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, expected);
-  tcli_free(&r);
-  r = tcli("-V");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, expected);
-  tcli_free(&r);
+  tcli_expect_out("--version", 0, expected);
+  tcli_expect_out("-V", 0, expected);
 }
 
 static void usage_errors_exit_2_and_say_what(void **state) {
@@ -80,20 +62,11 @@ static void usage_errors_exit_2_and_say_what(void **state) {
   assert_string_equal(r.out, "");
   tcli_free(&r);
 
-  r = tcli("");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "tb: error: no command given");
-  tcli_free(&r);
+  tcli_expect_err("", 2, "tb: error: no command given");
 
-  r = tcli("help frobnicate");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "unknown command 'frobnicate'");
-  tcli_free(&r);
+  tcli_expect_err("help frobnicate", 2, "unknown command 'frobnicate'");
 
-  r = tcli("--frob");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "unknown option '--frob'");
-  tcli_free(&r);
+  tcli_expect_err("--frob", 2, "unknown option '--frob'");
 
   for (size_t i = 0; i < COMMAND_COUNT; i++) {
     char args[64], help_hint[64];
@@ -107,20 +80,11 @@ static void usage_errors_exit_2_and_say_what(void **state) {
     tcli_free(&r);
   }
 
-  r = tcli("devices extra");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "'extra'");
-  tcli_free(&r);
+  tcli_expect_err("devices extra", 2, "'extra'");
 
-  r = tcli("select cpu cuda");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "unexpected argument 'cuda'");
-  tcli_free(&r);
+  tcli_expect_err("select cpu cuda", 2, "unexpected argument 'cuda'");
 
-  r = tcli("select --explain --json");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "--explain or --json");
-  tcli_free(&r);
+  tcli_expect_err("select --explain --json", 2, "--explain or --json");
 }
 
 /* ---- tb devices ------------------------------------------------------------------------------ */
@@ -130,11 +94,11 @@ static void devices_lists_the_cpu_as_usable(void **state) {
   tcli_run r = tcli("devices");
   TCLI_ASSERT_EXIT(r, 0);
   char line[1024];
-  assert_non_null(tcli_line(r.out, "DEVICE ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "DEVICE ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "NAME");
   TB_ASSERT_CONTAINS(line, "MEMORY");
   assert_non_null(strstr(line, "USABLE"));
-  assert_non_null(tcli_line(r.out, "cpu:0 ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "cpu:0 ", line, sizeof line));
   size_t len = strlen(line);
   assert_true(len > 5);
   assert_string_equal(line + len - 5, "  yes");
@@ -149,7 +113,7 @@ static void devices_lists_the_cpu_as_usable(void **state) {
     const tb_device_info *d = tb_device_list_get(list, i);
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s ", d->device);
-    if (!tcli_line(r.out, prefix, line, sizeof line)) fail_msg("device %s missing from:\n%s", d->device, r.out);
+    if (!tbt_line(r.out, prefix, line, sizeof line)) fail_msg("device %s missing from:\n%s", d->device, r.out);
     if (!d->usable) unusable++;
   }
   size_t why = 0;
@@ -173,14 +137,14 @@ static void devices_all_adds_columns_and_every_backend(void **state) {
   tcli_run r = tcli("devices --all");
   TCLI_ASSERT_EXIT(r, 0);
   char line[1024];
-  assert_non_null(tcli_line(r.out, "DEVICE ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "DEVICE ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "VENDOR");
   TB_ASSERT_CONTAINS(line, "DRIVER");
   TB_ASSERT_CONTAINS(line, "ROUTES");
   for (int k = 0; k < TB_BACKEND_COUNT; k++) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s: ", tb_backend_name((tb_backend_kind)k));
-    if (!tcli_line(r.out, prefix, line, sizeof line)) fail_msg("no line for backend %s in:\n%s", prefix, r.out);
+    if (!tbt_line(r.out, prefix, line, sizeof line)) fail_msg("no line for backend %s in:\n%s", prefix, r.out);
   }
   tcli_free(&r);
 }
@@ -214,10 +178,7 @@ static void select_cpu_prints_one_line(void **state) {
   assert_string_equal(r.out, "cpu:0\n");
   assert_string_equal(r.err, "");
   tcli_free(&r);
-  r = tcli("select cpu:0");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, "cpu:0\n");
-  tcli_free(&r);
+  tcli_expect_out("select cpu:0", 0, "cpu:0\n");
 }
 
 static void select_default_matches_the_library(void **state) {
@@ -227,14 +188,8 @@ static void select_default_matches_the_library(void **state) {
   TB_ASSERT_OK(tb_select(list, NULL, &sel));
   char expected[256];
   snprintf(expected, sizeof expected, "%s\n", tb_selection_device(sel)->device);
-  tcli_run r = tcli("select");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, expected);
-  tcli_free(&r);
-  r = tcli("select auto");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, expected);
-  tcli_free(&r);
+  tcli_expect_out("select", 0, expected);
+  tcli_expect_out("select auto", 0, expected);
   tb_selection_destroy(sel);
   tb_device_list_destroy(list);
 }
@@ -280,10 +235,7 @@ static void select_unknown_tb_backend_exits_2(void **state) {
   TB_ASSERT_CONTAINS(r.err, "opencl");
   tcli_free(&r);
   unsetenv("TB_BACKEND");
-  r = tcli("select warp");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "warp");
-  tcli_free(&r);
+  tcli_expect_err("select warp", 2, "warp");
 }
 
 static void select_unavailable_backend_exits_3_and_says_why(void **state) {
@@ -303,35 +255,29 @@ static void select_unavailable_backend_exits_3_and_says_why(void **state) {
   TB_ASSERT_CONTAINS(r.err, "NVIDIA");
   tcli_free(&r);
   unsetenv("TB_BACKEND");
-  r = tcli("select nvidia --explain");
-  TCLI_ASSERT_EXIT(r, 3);
-  TB_ASSERT_CONTAINS(r.err, "NVIDIA");
-  tcli_free(&r);
+  tcli_expect_err("select nvidia --explain", 3, "NVIDIA");
 }
 
 static void select_unknown_device_index_exits_2(void **state) {
   (void)state;
-  tcli_run r = tcli("select cpu:x");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "cpu:x");
-  tcli_free(&r);
+  tcli_expect_err("select cpu:x", 2, "cpu:x");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(help_lists_every_command_and_exit_code, setup),
-      cmocka_unit_test_setup(every_command_has_help, setup),
-      cmocka_unit_test_setup(version_is_the_library_version, setup),
-      cmocka_unit_test_setup(usage_errors_exit_2_and_say_what, setup),
-      cmocka_unit_test_setup(devices_lists_the_cpu_as_usable, setup),
-      cmocka_unit_test_setup(devices_all_adds_columns_and_every_backend, setup),
-      cmocka_unit_test_setup(devices_json_has_the_cpu, setup),
-      cmocka_unit_test_setup(select_cpu_prints_one_line, setup),
-      cmocka_unit_test_setup(select_default_matches_the_library, setup),
-      cmocka_unit_test_setup(select_explain_and_json, setup),
-      cmocka_unit_test_setup(select_unknown_tb_backend_exits_2, setup),
-      cmocka_unit_test_setup(select_unavailable_backend_exits_3_and_says_why, setup),
-      cmocka_unit_test_setup(select_unknown_device_index_exits_2, setup),
+      cmocka_unit_test_setup(help_lists_every_command_and_exit_code, tbt_setup_clean_env),
+      cmocka_unit_test_setup(every_command_has_help, tbt_setup_clean_env),
+      cmocka_unit_test_setup(version_is_the_library_version, tbt_setup_clean_env),
+      cmocka_unit_test_setup(usage_errors_exit_2_and_say_what, tbt_setup_clean_env),
+      cmocka_unit_test_setup(devices_lists_the_cpu_as_usable, tbt_setup_clean_env),
+      cmocka_unit_test_setup(devices_all_adds_columns_and_every_backend, tbt_setup_clean_env),
+      cmocka_unit_test_setup(devices_json_has_the_cpu, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_cpu_prints_one_line, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_default_matches_the_library, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_explain_and_json, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_unknown_tb_backend_exits_2, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_unavailable_backend_exits_3_and_says_why, tbt_setup_clean_env),
+      cmocka_unit_test_setup(select_unknown_device_index_exits_2, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,12 +2,6 @@
  * when set); the to-do list of distinct fixes; the same as JSON. */
 #include "test_cli_util.h"
 
-static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  return 0;
-}
-
 static void doctor_covers_every_backend(void **state) {
   (void)state;
   tb_device_list *list = tbt_discover(0);
@@ -17,7 +11,7 @@ static void doctor_covers_every_backend(void **state) {
   for (int k = 0; k < TB_BACKEND_COUNT; k++) {
     const tb_backend_report *rep = tb_device_list_report(list, (tb_backend_kind)k);
     snprintf(prefix, sizeof prefix, "%s: ", tb_backend_name((tb_backend_kind)k));
-    if (!tcli_line(r.out, prefix, line, sizeof line)) fail_msg("no line for %s in:\n%s", prefix, r.out);
+    if (!tbt_line(r.out, prefix, line, sizeof line)) fail_msg("no line for %s in:\n%s", prefix, r.out);
     const char *state_word = rep->available ? ": available: " : rep->device_count ? ": found, not usable: " : ": missing: ";
     TB_ASSERT_CONTAINS(line, state_word);
     if (rep->summary[0]) TB_ASSERT_CONTAINS(line, rep->summary);
@@ -139,10 +133,10 @@ static void doctor_json_has_backends_selection_and_todo(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(doctor_covers_every_backend, setup),
-      cmocka_unit_test_setup(doctor_todo_lists_each_fix_once, setup),
-      cmocka_unit_test_setup(doctor_reports_tb_backend, setup),
-      cmocka_unit_test_setup(doctor_json_has_backends_selection_and_todo, setup),
+      cmocka_unit_test_setup(doctor_covers_every_backend, tbt_setup_clean_env),
+      cmocka_unit_test_setup(doctor_todo_lists_each_fix_once, tbt_setup_clean_env),
+      cmocka_unit_test_setup(doctor_reports_tb_backend, tbt_setup_clean_env),
+      cmocka_unit_test_setup(doctor_json_has_backends_selection_and_todo, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,19 +4,14 @@
 #include "test_cli_util.h"
 
 static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
-                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "CUDA_VISIBLE_DEVICES"};
-  for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
+  tbt_setup_clean_nvidia(state);
   tbt_no_vendor_libs(); /* no real Vulkan/OpenCL devices: the output depends on the fixture only */
   return 0;
 }
 
 static void h100x8_with_driver(void) {
   tbt_use_fixture("h100x8");
-  setenv("TB_CUDA_LIB", tbt_fake("fake_cuda"), 1);
-  setenv("TB_NVML_LIB", tbt_fake("fake_nvml"), 1);
+  tbt_use_nvidia_fakes();
 }
 
 static void h100_server_table_selection_and_info(void **state) {
@@ -27,7 +22,7 @@ static void h100_server_table_selection_and_info(void **state) {
   char line[1024], prefix[32];
   for (int i = 0; i < 8; i++) {
     snprintf(prefix, sizeof prefix, "cuda:%d ", i);
-    if (!tcli_line(r.out, prefix, line, sizeof line)) fail_msg("no %s line in:\n%s", prefix, r.out);
+    if (!tbt_line(r.out, prefix, line, sizeof line)) fail_msg("no %s line in:\n%s", prefix, r.out);
     TB_ASSERT_CONTAINS(line, "NVIDIA H100 80GB HBM3");
     TB_ASSERT_CONTAINS(line, "discrete_gpu");
     TB_ASSERT_CONTAINS(line, "Hopper");
@@ -39,30 +34,21 @@ static void h100_server_table_selection_and_info(void **state) {
   assert_null(strstr(r.out, "  why: "));
   tcli_free(&r);
 
-  r = tcli("select");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, "cuda:0\n");
-  tcli_free(&r);
-  r = tcli("select nvidia:3");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, "cuda:3\n");
-  tcli_free(&r);
-  r = tcli("select cuda:8");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "cuda:8");
-  tcli_free(&r);
+  tcli_expect_out("select", 0, "cuda:0\n");
+  tcli_expect_out("select nvidia:3", 0, "cuda:3\n");
+  tcli_expect_err("select cuda:8", 2, "cuda:8");
 
   r = tcli("info cuda:0");
   TCLI_ASSERT_EXIT(r, 0);
-  assert_non_null(tcli_line(r.out, "  compute capability:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  compute capability:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " 9.0");
-  assert_non_null(tcli_line(r.out, "  memory total:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  memory total:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " 79.6 GiB (85520809984 bytes)");
-  assert_non_null(tcli_line(r.out, "  pci bus id:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  pci bus id:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " 0000:18:00.0");
-  assert_non_null(tcli_line(r.out, "  features:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  features:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " tensor_cores");
-  assert_non_null(tcli_line(r.out, "  dtypes:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  dtypes:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " fp8_e4m3fn");
   tcli_free(&r);
 
@@ -79,7 +65,7 @@ static void h100_server_table_selection_and_info(void **state) {
 
   r = tcli("doctor");
   TCLI_ASSERT_EXIT(r, 0);
-  assert_non_null(tcli_line(r.out, "cuda: ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "cuda: ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "cuda: available: ");
   TB_ASSERT_CONTAINS(r.out, "\n  auto picks cuda:0");
   tcli_free(&r);
@@ -91,7 +77,7 @@ static void gpu_without_driver_says_why_and_what_to_do(void **state) {
   tcli_run r = tcli("devices");
   TCLI_ASSERT_EXIT(r, 0);
   char line[2048];
-  assert_non_null(tcli_line(r.out, "pci:0000:01:00.0 ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "pci:0000:01:00.0 ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "NVIDIA");
   assert_string_equal(line + strlen(line) - 4, "  no");
   const char *why = strstr(r.out, "\n  why: ");
@@ -111,7 +97,7 @@ static void gpu_without_driver_says_why_and_what_to_do(void **state) {
   snprintf(expected, sizeof expected, "\n  - cuda: %s\n", gpu->fix);
   r = tcli("doctor");
   TCLI_ASSERT_EXIT(r, 0);
-  assert_non_null(tcli_line(r.out, "cuda: ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "cuda: ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "cuda: found, not usable: ");
   TB_ASSERT_CONTAINS(strstr(r.out, "\nTo do:\n"), expected);
   TB_ASSERT_CONTAINS(r.out, "\n  auto picks cpu:0");
@@ -134,17 +120,14 @@ static void mi300x_without_rocm_shows_total_memory(void **state) {
   tcli_run r = tcli("devices");
   TCLI_ASSERT_EXIT(r, 0);
   char line[1024];
-  assert_non_null(tcli_line(r.out, "pci:0000:05:00.0 ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "pci:0000:05:00.0 ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "AMD Instinct MI300X");
   TB_ASSERT_CONTAINS(line, "CDNA3");
   TB_ASSERT_CONTAINS(line, " 192.0 GiB ");
   TB_ASSERT_CONTAINS(r.out, "\n  why: ");
   tcli_free(&r);
 
-  r = tcli("select amd");
-  TCLI_ASSERT_EXIT(r, 3);
-  TB_ASSERT_CONTAINS(r.err, "tb: error: ");
-  tcli_free(&r);
+  tcli_expect_err("select amd", 3, "tb: error: ");
 
   r = tcli("devices --json");
   TCLI_ASSERT_EXIT(r, 0);

@@ -2,12 +2,6 @@
  * objects; unknown names exit 2 with the library's message; the capability table. */
 #include "test_cli_util.h"
 
-static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  return 0;
-}
-
 static void info_cpu_shows_name_and_features(void **state) {
   (void)state;
   tb_device_list *list = tbt_discover(1u << TB_BACKEND_CPU);
@@ -17,11 +11,11 @@ static void info_cpu_shows_name_and_features(void **state) {
   TCLI_ASSERT_EXIT(r, 0);
   char line[4096], expected[512];
   snprintf(expected, sizeof expected, "cpu:0: %s", cpu->name[0] ? cpu->name : "-");
-  assert_non_null(tcli_line(r.out, "cpu:0: ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "cpu:0: ", line, sizeof line));
   assert_string_equal(line, expected);
-  assert_non_null(tcli_line(r.out, "  name:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  name:", line, sizeof line));
   if (cpu->name[0]) TB_ASSERT_CONTAINS(line, cpu->name);
-  assert_non_null(tcli_line(r.out, "  features:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  features:", line, sizeof line));
   assert_true(cpu->features != 0); /* x86-64 machines have SSE4.2 at least */
   for (int f = 0; f < TB_FEATURE_COUNT; f++) {
     char word[64];
@@ -32,11 +26,11 @@ static void info_cpu_shows_name_and_features(void **state) {
     if (listed != !!(cpu->features & TB_FEATURE_BIT(f)))
       fail_msg("feature %s: listed %d, library says %d, in \"%s\"", word + 1, listed, !listed, line);
   }
-  assert_non_null(tcli_line(r.out, "  dtypes:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  dtypes:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " f32");
-  assert_non_null(tcli_line(r.out, "  usable:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  usable:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "yes");
-  assert_non_null(tcli_line(r.out, "  backend:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  backend:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " cpu");
   tcli_free(&r);
   tb_device_list_destroy(list);
@@ -51,17 +45,17 @@ static void info_prints_every_field_and_property(void **state) {
   tcli_run r = tcli("info cpu:0");
   TCLI_ASSERT_EXIT(r, 0);
   char line[4096];
-  assert_non_null(tcli_line(r.out, "cpu:0: ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "cpu:0: ", line, sizeof line));
   assert_string_equal(line, "cpu:0: Intel(R) Xeon(R) Gold 5415+");
-  assert_non_null(tcli_line(r.out, "  architecture:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  architecture:", line, sizeof line));
   assert_string_equal(line, "  architecture:       Sapphire Rapids");
-  assert_non_null(tcli_line(r.out, "  memory total:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  memory total:", line, sizeof line));
   assert_string_equal(line, "  memory total:       64.0 GiB (68719476736 bytes)");
-  assert_non_null(tcli_line(r.out, "  memory free:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  memory free:", line, sizeof line));
   assert_string_equal(line, "  memory free:        56.0 GiB (60129542144 bytes)");
-  assert_non_null(tcli_line(r.out, "  features:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  features:", line, sizeof line));
   TB_ASSERT_CONTAINS(line, " avx512fp16 amx_tile amx_bf16 amx_int8");
-  assert_non_null(tcli_line(r.out, "  dtypes:", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "  dtypes:", line, sizeof line));
   assert_string_equal(line, "  dtypes:             f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool");
   static const char *const labels[] = {"backend:", "index:", "name:", "vendor:", "type:", "architecture:",
                                        "arch id:", "compute capability:", "compute units:", "memory total:",
@@ -71,7 +65,7 @@ static void info_prints_every_field_and_property(void **state) {
   for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
     char prefix[64];
     snprintf(prefix, sizeof prefix, "  %s", labels[i]);
-    if (!tcli_line(r.out, prefix, line, sizeof line)) fail_msg("no \"%s\" line in:\n%s", labels[i], r.out);
+    if (!tbt_line(r.out, prefix, line, sizeof line)) fail_msg("no \"%s\" line in:\n%s", labels[i], r.out);
   }
   /* Every property is printed as "key: value". */
   assert_true(cpu->property_count > 5);
@@ -109,20 +103,11 @@ static void info_unknown_names_exit_2(void **state) {
   TB_ASSERT_CONTAINS(r.err, "vulkan"); /* the valid names */
   tcli_free(&r);
 
-  r = tcli("info cpu:7");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "cpu:7");
-  tcli_free(&r);
+  tcli_expect_err("info cpu:7", 2, "cpu:7");
 
-  r = tcli("info warp:0");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "warp");
-  tcli_free(&r);
+  tcli_expect_err("info warp:0", 2, "warp");
 
-  r = tcli("info cpu cuda");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "unexpected argument 'cuda'");
-  tcli_free(&r);
+  tcli_expect_err("info cpu cuda", 2, "unexpected argument 'cuda'");
 }
 
 static void info_backend_without_devices_says_why(void **state) {
@@ -139,10 +124,7 @@ static void info_backend_without_devices_says_why(void **state) {
   TCLI_ASSERT_EXIT(r, 0);
   TB_ASSERT_CONTAINS(r.out, expected);
   tcli_free(&r);
-  r = tcli("info rocm --json");
-  TCLI_ASSERT_EXIT(r, 0);
-  assert_string_equal(r.out, "[]\n");
-  tcli_free(&r);
+  tcli_expect_out("info rocm --json", 0, "[]\n");
   tb_device_list_destroy(list);
 }
 
@@ -180,7 +162,7 @@ static void capabilities_table_lists_every_row(void **state) {
   tcli_run r = tcli("info --capabilities");
   TCLI_ASSERT_EXIT(r, 0);
   char line[4096];
-  assert_non_null(tcli_line(r.out, "VENDOR ", line, sizeof line));
+  assert_non_null(tbt_line(r.out, "VENDOR ", line, sizeof line));
   TB_ASSERT_CONTAINS(line, "ARCHITECTURE");
   TB_ASSERT_CONTAINS(line, "FEATURES");
   tcli_run j = tcli("info --capabilities --json");
@@ -228,21 +210,18 @@ static void capabilities_table_lists_every_row(void **state) {
   cJSON_Delete(root);
   tcli_free(&j);
   tcli_free(&r);
-  r = tcli("info cpu --capabilities");
-  TCLI_ASSERT_EXIT(r, 2);
-  TB_ASSERT_CONTAINS(r.err, "'cpu'");
-  tcli_free(&r);
+  tcli_expect_err("info cpu --capabilities", 2, "'cpu'");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(info_cpu_shows_name_and_features, setup),
-      cmocka_unit_test_setup(info_prints_every_field_and_property, setup),
-      cmocka_unit_test_setup(info_takes_aliases_and_device_strings, setup),
-      cmocka_unit_test_setup(info_unknown_names_exit_2, setup),
-      cmocka_unit_test_setup(info_backend_without_devices_says_why, setup),
-      cmocka_unit_test_setup(info_json_is_an_array_of_devices, setup),
-      cmocka_unit_test_setup(capabilities_table_lists_every_row, setup),
+      cmocka_unit_test_setup(info_cpu_shows_name_and_features, tbt_setup_clean_env),
+      cmocka_unit_test_setup(info_prints_every_field_and_property, tbt_setup_clean_env),
+      cmocka_unit_test_setup(info_takes_aliases_and_device_strings, tbt_setup_clean_env),
+      cmocka_unit_test_setup(info_unknown_names_exit_2, tbt_setup_clean_env),
+      cmocka_unit_test_setup(info_backend_without_devices_says_why, tbt_setup_clean_env),
+      cmocka_unit_test_setup(info_json_is_an_array_of_devices, tbt_setup_clean_env),
+      cmocka_unit_test_setup(capabilities_table_lists_every_row, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

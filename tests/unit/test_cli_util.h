@@ -67,6 +67,22 @@ static inline void tcli_free(tcli_run *r) {
                (run).err);                                                                                \
   } while (0)
 
+/* Run `tb <args>` and check the exit code and that stderr contains err_part. */
+static inline void tcli_expect_err(const char *args, int code, const char *err_part) {
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, code);
+  TB_ASSERT_CONTAINS(r.err, err_part);
+  tcli_free(&r);
+}
+
+/* Run `tb <args>` and check the exit code and that stdout is exactly `out`. */
+static inline void tcli_expect_out(const char *args, int code, const char *out) {
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, code);
+  assert_string_equal(r.out, out);
+  tcli_free(&r);
+}
+
 /* A recorded machine: the Sapphire Rapids server of tests/fixtures/cpu_spr (its cpuid dump, /sys and
  * /proc) with no vendor runtime, so every value tb prints comes from files and two runs print the same
  * (the live machine's free memory changes between runs). */
@@ -76,22 +92,6 @@ static inline void tcli_recorded_spr(void) {
   snprintf(cpuid, sizeof cpuid, "%s/cpu_spr/cpuid.txt", TB_TEST_FIXTURES);
   setenv("TB_CPUID_FILE", cpuid, 1);
   tbt_no_vendor_libs();
-}
-
-/* The line of `text` that starts with `prefix`, copied into buf; NULL when there is none. */
-static inline const char *tcli_line(const char *text, const char *prefix, char *buf, size_t size) {
-  size_t n = strlen(prefix);
-  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    if (strncmp(p, prefix, n) == 0) {
-      const char *end = strchr(p, '\n');
-      size_t len = end ? (size_t)(end - p) : strlen(p);
-      if (len >= size) len = size - 1;
-      memcpy(buf, p, len);
-      buf[len] = '\0';
-      return buf;
-    }
-  }
-  return NULL;
 }
 
 /* Parse JSON output; fails the test when it is not valid JSON. Free with cJSON_Delete. */

@@ -96,42 +96,15 @@ static void memory_probe_struct(void **state) {
   assert_false(tb_cgroup_v1_unlimited(4 * GIB));
 }
 
-/* A copy of a fixture tree in a temp dir, where a test may break files. */
-static char *copy_fixture(const char *name) {
-  char *dir = strdup("/tmp/tb-test-cputree-XXXXXX");
-  assert_non_null(dir);
-  assert_non_null(mkdtemp(dir));
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cp -r '%s/%s/.' '%s/'", TB_TEST_FIXTURES, name, dir);
-  assert_int_equal(system(cmd), 0);
-  return dir;
-}
-
-static void write_file(const char *dir, const char *rel, const char *text) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/%s", dir, rel);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
-static void remove_tree(char *dir) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(dir);
-}
-
 /* Garbage and truncated sysfs files: skipped with a check each, the rest still counted. */
 static void sysfs_garbage(void **state) {
   (void)state;
-  char *dir = copy_fixture("cpu_skylake_laptop");
-  write_file(dir, "sys/devices/system/cpu/cpu0/cache/index0/size", "48Q\n");
-  write_file(dir, "sys/devices/system/cpu/cpu0/cache/index3/level", "");
-  write_file(dir, "sys/devices/system/cpu/cpu1/topology/physical_package_id", "socket zero\n");
-  write_file(dir, "sys/devices/system/cpu/cpu2/topology/core_cpus_list", "0,2-\n");
-  write_file(dir, "proc/self/cgroup", "4:memory:/../../etc\n");
+  char *dir = tbt_fixture_copy("cpu_skylake_laptop");
+  tbt_tree_write(dir, "sys/devices/system/cpu/cpu0/cache/index0/size", "48Q\n");
+  tbt_tree_write(dir, "sys/devices/system/cpu/cpu0/cache/index3/level", "");
+  tbt_tree_write(dir, "sys/devices/system/cpu/cpu1/topology/physical_package_id", "socket zero\n");
+  tbt_tree_write(dir, "sys/devices/system/cpu/cpu2/topology/core_cpus_list", "0,2-\n");
+  tbt_tree_write(dir, "proc/self/cgroup", "4:memory:/../../etc\n");
   cpu_env(NULL, "cpu_skylake_laptop/cpuid.txt");
   setenv("TB_FSROOT", dir, 1);
   tb_device_list *list;
@@ -149,17 +122,17 @@ static void sysfs_garbage(void **state) {
   assert_int_equal(d->memory_total, 16247028ull * 1024);
   tb_device_list_destroy(list);
   /* An online list that is not a list: every cpuN directory counts. */
-  write_file(dir, "sys/devices/system/cpu/online", "zero to three\n");
+  tbt_tree_write(dir, "sys/devices/system/cpu/online", "zero to three\n");
   d = cpu_probe(&list);
   ASSERT_PROP(d, "threads", "4");
   ASSERT_CHECK(list, "/sys/devices/system/cpu/online", 0, "'zero to three' is not a CPU list");
   tb_device_list_destroy(list);
   /* An offline CPU is not counted. */
-  write_file(dir, "sys/devices/system/cpu/online", "0-2\n");
+  tbt_tree_write(dir, "sys/devices/system/cpu/online", "0-2\n");
   d = cpu_probe(&list);
   ASSERT_PROP(d, "threads", "3");
   tb_device_list_destroy(list);
-  remove_tree(dir);
+  tbt_tree_remove(dir);
 }
 
 static void parsers(void **state) {

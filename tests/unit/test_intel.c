@@ -235,8 +235,8 @@ static void this_machine_has_no_intel_gpu(void **state) {
 /* The fake without a fixture: Level Zero is authoritative, its GPUs are listed even where sysfs is missing. */
 static void level_zero_without_sysfs(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("laptop_intel_nvidia");
-  xpu_tree_sh(root, "rm -rf sys");
+  char *root = tbt_fixture_copy("laptop_intel_nvidia");
+  tbt_tree_sh(root, "rm -rf sys");
   xpu_use_fake("laptop", "ok");
   tb_device_list *list = tbt_discover(XPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_XPU), 1);
@@ -246,7 +246,7 @@ static void level_zero_without_sysfs(void **state) {
   assert_int_equal(d->type, TB_DEVICE_INTEGRATED_GPU);
   assert_null(tb_device_property(d, "render_node"));
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 int main(void) {

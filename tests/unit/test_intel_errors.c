@@ -84,8 +84,8 @@ static void no_sysman_leaves_free_memory_unknown(void **state) {
 /* renderD129 is 0600 root: an unprivileged user cannot open GPU 1. */
 static void render_node_not_accessible(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("intel_max");
-  xpu_tree_sh(root, "chmod 600 dev/dri/renderD129 && chmod 666 dev/dri/renderD128 dev/dri/renderD130 dev/dri/renderD131");
+  char *root = tbt_fixture_copy("intel_max");
+  tbt_tree_sh(root, "chmod 600 dev/dri/renderD129 && chmod 666 dev/dri/renderD128 dev/dri/renderD130 dev/dri/renderD131");
   char line[512];
 
   /* With Level Zero: the device is listed but unusable. */
@@ -109,18 +109,18 @@ static void render_node_not_accessible(void **state) {
   xpu_child_line(seen, "pci:0000:29:00.0", line, sizeof line);
   TB_ASSERT_CONTAINS(line, "present but libze_loader.so.1 not found");
   free(seen);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void no_kernel_driver_and_no_render_node(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("intel_max");
+  char *root = tbt_fixture_copy("intel_max");
   const char *ca = "sys/bus/pci/devices/0000:ca:00.0";
   char rel[256];
   snprintf(rel, sizeof rel, "%s/uevent", ca);
-  xpu_tree_write(root, rel, "PCI_CLASS=38000\nPCI_ID=8086:0BD5\nPCI_SUBSYS_ID=8086:0000\nPCI_SLOT_NAME=0000:ca:00.0\n");
-  xpu_tree_sh(root, "rm -rf sys/bus/pci/devices/0000:ca:00.0/driver sys/bus/pci/devices/0000:ca:00.0/drm");
-  xpu_tree_sh(root, "rm -f dev/dri/renderD130"); /* GPU 2 keeps its sysfs entry but lost its /dev node */
+  tbt_tree_write(root, rel, "PCI_CLASS=38000\nPCI_ID=8086:0BD5\nPCI_SUBSYS_ID=8086:0000\nPCI_SLOT_NAME=0000:ca:00.0\n");
+  tbt_tree_sh(root, "rm -rf sys/bus/pci/devices/0000:ca:00.0/driver sys/bus/pci/devices/0000:ca:00.0/drm");
+  tbt_tree_sh(root, "rm -f dev/dri/renderD130"); /* GPU 2 keeps its sysfs entry but lost its /dev node */
   tb_device_list *list = tbt_discover(XPU_ONLY);
   const tb_device_info *gpu2 = tbt_nth(list, TB_BACKEND_XPU, 2);
   const tb_device_info *gpu3 = tbt_nth(list, TB_BACKEND_XPU, 3);
@@ -141,34 +141,34 @@ static void no_kernel_driver_and_no_render_node(void **state) {
   TB_ASSERT_CONTAINS(tbt_nth(list, TB_BACKEND_XPU, 2)->reason, "has no render node /dev/dri/renderD130");
   assert_true(tbt_nth(list, TB_BACKEND_XPU, 3)->usable); /* no drm entry in sysfs: nothing to hold against it */
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void gpu_bound_to_vfio(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("intel_max");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:29:00.0/uevent",
+  char *root = tbt_fixture_copy("intel_max");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:29:00.0/uevent",
                  "DRIVER=vfio-pci\nPCI_CLASS=38000\nPCI_ID=8086:0BD5\nPCI_SLOT_NAME=0000:29:00.0\n");
   tb_device_list *list = tbt_discover(XPU_ONLY);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_XPU, 0);
   assert_string_equal(d->reason, "Intel GPU 0x0bd5 at 0000:29:00.0 present but bound to kernel driver vfio-pci, not i915 or xe");
   TB_ASSERT_CONTAINS(d->fix, "virtual machine");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* Garbage on purpose: a vendor that is not a number, a truncated class, an empty device id, an unknown device
  * id, a bus directory name that is not an address. Bad entries are skipped; the good one is still found. */
 static void garbage_sysfs_files_are_skipped(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("intel_max");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:29:00.0/vendor", "zzz\n");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:3a:00.0/class", "0x03");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:9a:00.0/device", "");
-  xpu_tree_sh(root, "mkdir -p sys/bus/pci/devices/not-a-bus-id && printf '0x8086\\n' > sys/bus/pci/devices/not-a-bus-id/vendor"
+  char *root = tbt_fixture_copy("intel_max");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:29:00.0/vendor", "zzz\n");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:3a:00.0/class", "0x03");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:9a:00.0/device", "");
+  tbt_tree_sh(root, "mkdir -p sys/bus/pci/devices/not-a-bus-id && printf '0x8086\\n' > sys/bus/pci/devices/not-a-bus-id/vendor"
                     " && printf '0x56a0\\n' > sys/bus/pci/devices/not-a-bus-id/device"
                     " && printf '0x030000\\n' > sys/bus/pci/devices/not-a-bus-id/class");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:ca:00.0/device", "0x1234\n");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:ca:00.0/device", "0x1234\n");
   tb_device_list *list = tbt_discover(XPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_XPU), 1);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_XPU, 0);
@@ -180,12 +180,12 @@ static void garbage_sysfs_files_are_skipped(void **state) {
   tb_device_list_destroy(list);
 
   /* The last good function turns to garbage too: no crash, no device. */
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:ca:00.0/class", "\xff\xfe garbage");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:ca:00.0/class", "\xff\xfe garbage");
   list = tbt_discover(XPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_XPU), 0);
   assert_string_equal(tb_device_list_report(list, TB_BACKEND_XPU)->summary, "no Intel GPU found");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 int main(void) {

@@ -11,27 +11,13 @@
 #define H100_TOTAL 85520809984ULL
 #define GIB 1073741824ULL
 
-static int clean_env(void **state) {
-  (void)state;
-  tbt_clear_env();
-  static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
-                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "CUDA_VISIBLE_DEVICES"};
-  for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
-  return 0;
-}
-
-static void use_fakes(void) {
-  setenv("TB_CUDA_LIB", tbt_fake("fake_cuda"), 1);
-  setenv("TB_NVML_LIB", tbt_fake("fake_nvml"), 1);
-}
-
 static const char *const h100_buses[8] = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
                                           "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
 
 static void h100x8_with_driver(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8); /* the NVSwitch (class 0x0680) is not a GPU */
   for (int i = 0; i < 8; i++) {
@@ -153,7 +139,7 @@ static void h100x8_libcuda_not_in_loader_path(void **state) {
 static void gpu_without_kernel_driver(void **state) {
   (void)state;
   tbt_use_fixture("nvidia_nodriver");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_MODE", "no_device", 1); /* even a working libcuda cannot see an unbound GPU */
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 1); /* the HDMI audio function 0000:01:00.1 is not a GPU */
@@ -176,7 +162,7 @@ static void gpu_without_kernel_driver(void **state) {
 static void laptop_rtx4060(void **state) {
   (void)state;
   tbt_use_fixture("laptop_intel_nvidia");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_DEVICES", "laptop", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 1); /* the Intel iGPU is not the NVIDIA probe's */
@@ -217,7 +203,7 @@ static void no_nvidia_gpu_at_all(void **state) {
 static void container_without_sysfs(void **state) {
   (void)state;
   setenv("TB_FSROOT", "/nonexistent/tb-empty-root", 1);
-  use_fakes();
+  tbt_use_nvidia_fakes();
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_CUDA, 5);
@@ -235,7 +221,7 @@ static void container_without_sysfs(void **state) {
 static void driver_lists_fewer_than_bus(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_COUNT", "6", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8);
@@ -261,14 +247,14 @@ static void driver_lists_fewer_than_bus(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(h100x8_with_driver, clean_env),
-      cmocka_unit_test_setup(h100x8_without_libcuda, clean_env),
-      cmocka_unit_test_setup(h100x8_libcuda_not_in_loader_path, clean_env),
-      cmocka_unit_test_setup(gpu_without_kernel_driver, clean_env),
-      cmocka_unit_test_setup(laptop_rtx4060, clean_env),
-      cmocka_unit_test_setup(no_nvidia_gpu_at_all, clean_env),
-      cmocka_unit_test_setup(container_without_sysfs, clean_env),
-      cmocka_unit_test_setup(driver_lists_fewer_than_bus, clean_env),
+      cmocka_unit_test_setup(h100x8_with_driver, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(h100x8_without_libcuda, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(h100x8_libcuda_not_in_loader_path, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(gpu_without_kernel_driver, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(laptop_rtx4060, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(no_nvidia_gpu_at_all, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(container_without_sysfs, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(driver_lists_fewer_than_bus, tbt_setup_clean_nvidia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,59 +1,15 @@
 /* The NVIDIA probe when things go wrong: the CUDA toolkit's stub libcuda (the real one and a fake),
  * cuInit errors, garbage attributes, a library without cuInit, NVML missing or failing, /dev nodes
  * missing or not accessible, and garbage sysfs and /proc files. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "test_util.h"
 
 #define CUDA_ONLY (1u << TB_BACKEND_CUDA)
 #define REAL_STUB "/usr/local/cuda/lib64/stubs/libcuda.so"
-
-static int clean_env(void **state) {
-  (void)state;
-  tbt_clear_env();
-  static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
-                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "CUDA_VISIBLE_DEVICES"};
-  for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
-  return 0;
-}
-
-static void use_fakes(void) {
-  setenv("TB_CUDA_LIB", tbt_fake("fake_cuda"), 1);
-  setenv("TB_NVML_LIB", tbt_fake("fake_nvml"), 1);
-}
-
-/* A writable copy of a fixture tree in a fresh temporary directory (readable by every user). */
-static void copy_fixture(const char *name, char *root, size_t cap) {
-  snprintf(root, cap, "/tmp/tb-nvidia-XXXXXX");
-  assert_non_null(mkdtemp(root));
-  assert_int_equal(chmod(root, 0755), 0);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cp -R '%s/%s/.' '%s/'", TB_TEST_FIXTURES, name, root);
-  assert_int_equal(system(cmd), 0);
-  setenv("TB_FSROOT", root, 1);
-}
-
-static void remove_tree(const char *root) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  assert_int_equal(system(cmd), 0);
-}
-
-static void write_file(const char *root, const char *path, const char *text) {
-  char full[1024];
-  snprintf(full, sizeof full, "%s%s", root, path);
-  FILE *f = fopen(full, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
 
 static void check_stub(const char *path_part) {
   tbt_use_fixture("h100x8");
@@ -95,7 +51,7 @@ static void real_toolkit_stub(void **state) {
 
 static void fake_stub(void **state) {
   (void)state;
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_MODE", "stub", 1);
   check_stub("fake_cuda.so");
 }
@@ -111,7 +67,7 @@ static void cuinit_errors(void **state) {
       {"12345", "cuInit failed with 12345 CUDA error 12345", "nvidia-smi"},
   };
   tbt_use_fixture("h100x8");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_MODE", "init_error", 1);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv("FAKE_CUDA_INIT_CODE", cases[c].code, 1);
@@ -140,7 +96,7 @@ static void cuinit_errors(void **state) {
 static void garbage_attributes(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_CUDA_MODE", "bad_attr", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8);
@@ -210,7 +166,7 @@ static void nvml_missing_or_failing(void **state) {
   tb_device_list_destroy(list);
 
   tbt_use_fixture("h100x8");
-  use_fakes();
+  tbt_use_nvidia_fakes();
   setenv("FAKE_NVML_MODE", "init_error", 1);
   list = tbt_discover(CUDA_ONLY);
   assert_false(tbt_nth(list, TB_BACKEND_CUDA, 0)->memory_free_known);
@@ -230,9 +186,9 @@ static void nvml_missing_or_failing(void **state) {
 
 static void dev_node_missing(void **state) {
   (void)state;
-  char root[64], path[1024];
-  copy_fixture("h100x8", root, sizeof root);
-  use_fakes();
+  char path[1024];
+  char *root = tbt_fixture_copy("h100x8");
+  tbt_use_nvidia_fakes();
   snprintf(path, sizeof path, "%s/dev/nvidia3", root);
   assert_int_equal(unlink(path), 0);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
@@ -255,19 +211,19 @@ static void dev_node_missing(void **state) {
     TB_ASSERT_CONTAINS(d->reason, "present but /dev/nvidiactl does not exist");
   }
   tb_device_list_destroy(list);
-  remove_tree(root);
+  tbt_tree_remove(root);
 }
 
 /* The /dev/nvidiaN of a GPU is the "Device Minor" the driver gives in /proc, not its place on the bus. */
 static void minor_from_proc(void **state) {
   (void)state;
-  char root[64], path[1024];
-  copy_fixture("h100x8", root, sizeof root);
-  use_fakes();
-  write_file(root, "/proc/driver/nvidia/gpus/0000:18:00.0/information",
-             "Model: \t\t NVIDIA H100 80GB HBM3\nDevice Minor: \t 1\n");
-  write_file(root, "/proc/driver/nvidia/gpus/0000:2a:00.0/information",
-             "Model: \t\t NVIDIA H100 80GB HBM3\nDevice Minor: \t 0\n");
+  char path[1024];
+  char *root = tbt_fixture_copy("h100x8");
+  tbt_use_nvidia_fakes();
+  tbt_tree_write(root, "proc/driver/nvidia/gpus/0000:18:00.0/information",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nDevice Minor: \t 1\n");
+  tbt_tree_write(root, "proc/driver/nvidia/gpus/0000:2a:00.0/information",
+                 "Model: \t\t NVIDIA H100 80GB HBM3\nDevice Minor: \t 0\n");
   snprintf(path, sizeof path, "%s/dev/nvidia1", root);
   assert_int_equal(unlink(path), 0);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
@@ -279,73 +235,54 @@ static void minor_from_proc(void **state) {
   assert_string_equal(tb_device_property(d, "dev_node"), "/dev/nvidia0");
   assert_true(d->usable);
   tb_device_list_destroy(list);
-  remove_tree(root);
+  tbt_tree_remove(root);
 }
 
-/* Runs discovery as an unprivileged user (uid/gid 65534) in a child and writes
- * "<usable count>|<cuda:0 reason>|<cuda:0 fix>" to fd. */
-static void probe_as_nobody(int fd) {
-  if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+/* Run as nobody: discovers and writes "<usable count>|<cuda:0 reason>|<cuda:0 fix>". */
+static int probe_as_nobody(const void *arg, FILE *out) {
+  (void)arg;
   tb_discover_options opts = {.size = sizeof opts, .backends = CUDA_ONLY};
   tb_device_list *list = NULL;
-  if (tb_discover(&opts, &list) != TB_OK) _exit(11);
+  if (tb_discover(&opts, &list) != TB_OK) return 11;
   const tb_device_info *d = NULL;
-  if (tb_device_list_find(list, "cuda:0", &d) != TB_OK) _exit(12);
+  if (tb_device_list_find(list, "cuda:0", &d) != TB_OK) return 12;
   int usable = 0;
   for (size_t i = 0; i < tb_device_list_count(list); i++) usable += tb_device_list_get(list, i)->usable;
-  dprintf(fd, "%d|%s|%s", usable, d->reason, d->fix);
+  fprintf(out, "%d|%s|%s", usable, d->reason, d->fix);
   tb_device_list_destroy(list);
-  _exit(0);
+  return 0;
 }
 
 static void dev_node_not_accessible(void **state) {
   (void)state;
-  char root[64], path[1024];
-  copy_fixture("h100x8", root, sizeof root);
-  use_fakes();
+  char path[1024];
+  char *root = tbt_fixture_copy("h100x8");
+  tbt_use_nvidia_fakes();
   static const char *const nodes[] = {"nvidia0", "nvidia1", "nvidia2", "nvidia3", "nvidia4",
                                       "nvidia5", "nvidia6", "nvidia7", "nvidiactl", "nvidia-uvm"};
   for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
     snprintf(path, sizeof path, "%s/dev/%s", root, nodes[i]);
     assert_int_equal(chmod(path, i == 0 ? 0000 : 0666), 0);
   }
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    probe_as_nobody(fds[1]);
-  }
-  close(fds[1]);
-  char out[2048];
-  size_t len = 0;
-  ssize_t n;
-  while (len + 1 < sizeof out && (n = read(fds[0], out + len, sizeof out - 1 - len)) > 0) len += (size_t)n;
-  out[len] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  char *out = tbt_run_as_nobody(probe_as_nobody, NULL);
   TB_ASSERT_CONTAINS(out, "7|NVIDIA GPU at 0000:18:00.0 present but /dev/nvidia0 is not accessible "
                           "(Permission denied)|");
   TB_ASSERT_CONTAINS(out, "add the user to the video group");
   TB_ASSERT_CONTAINS(out, "check the device node permissions");
-  remove_tree(root);
+  free(out);
+  tbt_tree_remove(root);
 }
 
 /* Garbage and truncated files: a function whose class is not a number is skipped, an empty uevent
  * means no driver, and a version file without a version gives no driver version. */
 static void garbage_sysfs_and_proc(void **state) {
   (void)state;
-  char root[64];
-  copy_fixture("h100x8", root, sizeof root);
+  char *root = tbt_fixture_copy("h100x8");
   tbt_no_vendor_libs();
-  write_file(root, "/sys/bus/pci/devices/0000:2a:00.0/class", "garbage\n");
-  write_file(root, "/sys/bus/pci/devices/0000:3a:00.0/uevent", "");
-  write_file(root, "/sys/bus/pci/devices/0000:9a:00.0/device", "0x2bff\n"); /* an id the local table lacks */
-  write_file(root, "/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  (truncated");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:2a:00.0/class", "garbage\n");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:3a:00.0/uevent", "");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:9a:00.0/device", "0x2bff\n"); /* an id the local table lacks */
+  tbt_tree_write(root, "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  (truncated");
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 7);
   for (int i = 0; i < 7; i++) {
@@ -368,21 +305,21 @@ static void garbage_sysfs_and_proc(void **state) {
   const tb_backend_report *r = tb_device_list_report(list, TB_BACKEND_CUDA);
   assert_true(tbt_report_has(r, "/proc/driver/nvidia/version", "holds no version number"));
   tb_device_list_destroy(list);
-  remove_tree(root);
+  tbt_tree_remove(root);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(real_toolkit_stub, clean_env),
-      cmocka_unit_test_setup(fake_stub, clean_env),
-      cmocka_unit_test_setup(cuinit_errors, clean_env),
-      cmocka_unit_test_setup(garbage_attributes, clean_env),
-      cmocka_unit_test_setup(library_without_cuinit, clean_env),
-      cmocka_unit_test_setup(nvml_missing_or_failing, clean_env),
-      cmocka_unit_test_setup(dev_node_missing, clean_env),
-      cmocka_unit_test_setup(minor_from_proc, clean_env),
-      cmocka_unit_test_setup(dev_node_not_accessible, clean_env),
-      cmocka_unit_test_setup(garbage_sysfs_and_proc, clean_env),
+      cmocka_unit_test_setup(real_toolkit_stub, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(fake_stub, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(cuinit_errors, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(garbage_attributes, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(library_without_cuinit, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(nvml_missing_or_failing, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(dev_node_missing, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(minor_from_proc, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(dev_node_not_accessible, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(garbage_sysfs_and_proc, tbt_setup_clean_nvidia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * system has them), error names, whole-word extension lookup, UUID text. */
 #include <string.h>
 #include "test_util.h"
+#include "core/uuid.h"
 #include "discover/opencl_api.h"
 #include "discover/opencl_query.h"
 
@@ -82,13 +83,13 @@ static void uuid_text(void **state) {
   (void)state;
   unsigned char bytes[16] = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xa, 0xb};
   char text[40];
-  tb_cl_uuid_text(bytes, text, sizeof text);
+  tb_uuid_text(bytes, text, sizeof text);
   assert_string_equal(text, "deadbeef-0001-0203-0405-060708090a0b");
   assert_int_equal(strlen(text), 36);
   unsigned char zero[16] = {0};
-  tb_cl_uuid_text(zero, text, sizeof text);
+  tb_uuid_text(zero, text, sizeof text);
   assert_string_equal(text, "");
-  tb_cl_uuid_text(bytes, text, 20); /* too small: nothing rather than a cut UUID */
+  tb_uuid_text(bytes, text, 20); /* too small: nothing rather than a cut UUID */
   assert_string_equal(text, "");
 }
 

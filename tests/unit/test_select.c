@@ -2,12 +2,6 @@
  * verdict of every candidate, and the explanation text. */
 #include "test_select_helpers.h"
 
-static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  return 0;
-}
-
 static void eight_h100_picks_cuda0(void **state) {
   (void)state;
   tb_device_list *l = tb_devlist_new();
@@ -295,19 +289,19 @@ static void nothing_usable_is_unavailable(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(eight_h100_picks_cuda0, setup),
-      cmocka_unit_test_setup(mi300x_picks_rocm0, setup),
-      cmocka_unit_test_setup(laptop_picks_dgpu_and_lists_routes_once, setup),
-      cmocka_unit_test_setup(laptop_igpu_through_vulkan_only, setup),
-      cmocka_unit_test_setup(nvidia_without_driver_falls_to_cpu_with_reason, setup),
-      cmocka_unit_test_setup(unusable_native_route_lets_vulkan_rank, setup),
-      cmocka_unit_test_setup(cuda_before_rocm, setup),
-      cmocka_unit_test_setup(cpu_implementations_lose_to_native_cpu, setup),
-      cmocka_unit_test_setup(cpu_implementation_ranks_when_no_native_cpu, setup),
-      cmocka_unit_test_setup(vulkan_only_amd_gpu_is_chosen, setup),
-      cmocka_unit_test_setup(newer_then_larger_then_discrete, setup),
-      cmocka_unit_test_setup(amd_lines_compare_by_memory, setup),
-      cmocka_unit_test_setup(nothing_usable_is_unavailable, setup),
+      cmocka_unit_test_setup(eight_h100_picks_cuda0, tbt_setup_clean_env),
+      cmocka_unit_test_setup(mi300x_picks_rocm0, tbt_setup_clean_env),
+      cmocka_unit_test_setup(laptop_picks_dgpu_and_lists_routes_once, tbt_setup_clean_env),
+      cmocka_unit_test_setup(laptop_igpu_through_vulkan_only, tbt_setup_clean_env),
+      cmocka_unit_test_setup(nvidia_without_driver_falls_to_cpu_with_reason, tbt_setup_clean_env),
+      cmocka_unit_test_setup(unusable_native_route_lets_vulkan_rank, tbt_setup_clean_env),
+      cmocka_unit_test_setup(cuda_before_rocm, tbt_setup_clean_env),
+      cmocka_unit_test_setup(cpu_implementations_lose_to_native_cpu, tbt_setup_clean_env),
+      cmocka_unit_test_setup(cpu_implementation_ranks_when_no_native_cpu, tbt_setup_clean_env),
+      cmocka_unit_test_setup(vulkan_only_amd_gpu_is_chosen, tbt_setup_clean_env),
+      cmocka_unit_test_setup(newer_then_larger_then_discrete, tbt_setup_clean_env),
+      cmocka_unit_test_setup(amd_lines_compare_by_memory, tbt_setup_clean_env),
+      cmocka_unit_test_setup(nothing_usable_is_unavailable, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

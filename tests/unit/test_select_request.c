@@ -3,12 +3,6 @@
 #include <cjson/cJSON.h>
 #include "test_select_helpers.h"
 
-static int setup(void **state) {
-  (void)state;
-  tbt_clear_env();
-  return 0;
-}
-
 /* Two H100s, an NVIDIA GPU without a driver is not here; plus the CPU. */
 static tb_device_list *two_h100(void) {
   tb_device_list *l = tb_devlist_new();
@@ -257,15 +251,15 @@ static void json_rendering(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(tb_backend_unavailable_names_the_reason, setup),
-      cmocka_unit_test_setup(unavailable_without_devices_uses_report, setup),
-      cmocka_unit_test_setup(tb_backend_any_case_when_available, setup),
-      cmocka_unit_test_setup(tb_backend_unknown_lists_names, setup),
-      cmocka_unit_test_setup(tb_backend_empty_is_unset, setup),
-      cmocka_unit_test_setup(device_requests, setup),
-      cmocka_unit_test_setup(unusable_device_request, setup),
-      cmocka_unit_test_setup(null_arguments, setup),
-      cmocka_unit_test_setup(json_rendering, setup),
+      cmocka_unit_test_setup(tb_backend_unavailable_names_the_reason, tbt_setup_clean_env),
+      cmocka_unit_test_setup(unavailable_without_devices_uses_report, tbt_setup_clean_env),
+      cmocka_unit_test_setup(tb_backend_any_case_when_available, tbt_setup_clean_env),
+      cmocka_unit_test_setup(tb_backend_unknown_lists_names, tbt_setup_clean_env),
+      cmocka_unit_test_setup(tb_backend_empty_is_unset, tbt_setup_clean_env),
+      cmocka_unit_test_setup(device_requests, tbt_setup_clean_env),
+      cmocka_unit_test_setup(unusable_device_request, tbt_setup_clean_env),
+      cmocka_unit_test_setup(null_arguments, tbt_setup_clean_env),
+      cmocka_unit_test_setup(json_rendering, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

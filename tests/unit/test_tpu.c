@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "discover/capability.h"
-#include "test_intel_tree.h" /* fixture copies and the unprivileged child */
+#include "test_intel_tree.h" /* the unprivileged child */
 
 #define TPU_ONLY (1u << TB_BACKEND_TPU)
 
@@ -94,8 +94,8 @@ static void v5e_vm_without_libtpu(void **state) {
 /* Nothing under the usual places either: the reason says where it looked. */
 static void libtpu_absent_from_usual_places(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_sh(root, "rm -rf usr");
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_sh(root, "rm -rf usr");
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_TPU, 0);
@@ -103,13 +103,13 @@ static void libtpu_absent_from_usual_places(void **state) {
   TB_ASSERT_CONTAINS(d->reason, "present but libtpu.so not found (/usr/lib, /usr/local/lib, /lib and python3.*");
   TB_ASSERT_CONTAINS(d->fix, "pip install libtpu");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void tb_tpu_lib_names_an_existing_file(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_sh(root, "rm -rf usr");
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_sh(root, "rm -rf usr");
   char lib[] = "/tmp/tb-libtpu-XXXXXX";
   int fd = mkstemp(lib);
   assert_true(fd >= 0);
@@ -129,13 +129,13 @@ static void tb_tpu_lib_names_an_existing_file(void **state) {
   assert_false(tbt_nth(list, TB_BACKEND_TPU, 0)->usable);
   tb_device_list_destroy(list);
   unlink(lib);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void vfio_node_missing(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_sh(root, "rm -f dev/vfio/2");
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_sh(root, "rm -f dev/vfio/2");
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_TPU, 2);
@@ -145,27 +145,27 @@ static void vfio_node_missing(void **state) {
   assert_true(tbt_nth(list, TB_BACKEND_TPU, 1)->usable);
   assert_string_equal(tb_device_list_report(list, TB_BACKEND_TPU)->summary, "4 TPU chips found, 3 usable");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* The IOMMU group, not the chip's rank, names the vfio node. */
 static void vfio_node_follows_iommu_group(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_sh(root, "ln -sfn ../../../kernel/iommu_groups/17 sys/bus/pci/devices/0000:00:05.0/iommu_group");
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_sh(root, "ln -sfn ../../../kernel/iommu_groups/17 sys/bus/pci/devices/0000:00:05.0/iommu_group");
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   const tb_device_info *d = tbt_nth(list, TB_BACKEND_TPU, 0);
   assert_string_equal(tb_device_property(d, "dev_node"), "/dev/vfio/17");
   assert_string_equal(d->reason, "TPU v5e chip at 0000:00:05.0 present but /dev/vfio/17 does not exist");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void vfio_node_not_accessible(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_sh(root, "chmod 666 dev/vfio/0 dev/vfio/2 dev/vfio/3 && chmod 600 dev/vfio/1");
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_sh(root, "chmod 666 dev/vfio/0 dev/vfio/2 dev/vfio/3 && chmod 600 dev/vfio/1");
   unsetenv("TB_TPU_LIB");
   char *seen = xpu_discover_as_nobody(TB_BACKEND_TPU);
   char line[512];
@@ -175,25 +175,25 @@ static void vfio_node_not_accessible(void **state) {
   TB_ASSERT_CONTAINS(line, "tpu:1|0|TPU v5e chip at 0000:00:06.0 present but /dev/vfio/1 is not accessible (Permission denied)|");
   TB_ASSERT_CONTAINS(line, "read-write access");
   free(seen);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void set_chip_ids(const char *root, const char *device, const char *subsystem) {
   for (int i = 0; i < 4; i++) {
     char rel[128];
     snprintf(rel, sizeof rel, "sys/bus/pci/devices/%s/device", v5e_buses[i]);
-    xpu_tree_write(root, rel, device);
+    tbt_tree_write(root, rel, device);
     snprintf(rel, sizeof rel, "sys/bus/pci/devices/%s/subsystem_device", v5e_buses[i]);
-    xpu_tree_write(root, rel, subsystem);
+    tbt_tree_write(root, rel, subsystem);
   }
 }
 
 /* TPU v4 chips are opened through /dev/accelN. */
 static void v4_chips_need_accel_nodes(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
+  char *root = tbt_fixture_copy("tpu_v5e");
   set_chip_ids(root, "0x005e\n", "0x0000\n");
-  xpu_tree_sh(root, "touch dev/accel0");
+  tbt_tree_sh(root, "touch dev/accel0");
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_TPU), 4);
@@ -209,18 +209,18 @@ static void v4_chips_need_accel_nodes(void **state) {
   assert_false(d1->usable);
   assert_string_equal(d1->reason, "TPU v4 chip at 0000:00:06.0 present but /dev/accel1 does not exist");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* v2 and v3 share device id 0x0027; the subsystem id tells them apart. An unknown subsystem, or an unknown
  * Google accelerator, is listed unusable rather than guessed. */
 static void v2_v3_and_unknown_chips(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
+  char *root = tbt_fixture_copy("tpu_v5e");
   set_chip_ids(root, "0x0027\n", "0x004f\n");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:00:08.0/subsystem_device", "0x0099\n");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:00:07.0/device", "0x0099\n");
-  xpu_tree_sh(root, "touch dev/accel0 dev/accel1");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:00:08.0/subsystem_device", "0x0099\n");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:00:07.0/device", "0x0099\n");
+  tbt_tree_sh(root, "touch dev/accel0 dev/accel1");
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_TPU), 4);
@@ -241,15 +241,15 @@ static void v2_v3_and_unknown_chips(void **state) {
   assert_string_equal(v2v3->name, "Google accelerator 0x0027");
   assert_string_equal(tb_device_list_report(list, TB_BACKEND_TPU)->summary, "2 TPU chips found, 2 usable");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 static void garbage_pci_files_are_skipped(void **state) {
   (void)state;
-  char *root = xpu_tree_copy("tpu_v5e");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:00:05.0/vendor", "google\n");
-  xpu_tree_write(root, "sys/bus/pci/devices/0000:00:06.0/device", "0x");
-  xpu_tree_sh(root, "rm -f sys/bus/pci/devices/0000:00:07.0/iommu_group"); /* falls back to the chip's rank */
+  char *root = tbt_fixture_copy("tpu_v5e");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:00:05.0/vendor", "google\n");
+  tbt_tree_write(root, "sys/bus/pci/devices/0000:00:06.0/device", "0x");
+  tbt_tree_sh(root, "rm -f sys/bus/pci/devices/0000:00:07.0/iommu_group"); /* falls back to the chip's rank */
   unsetenv("TB_TPU_LIB");
   tb_device_list *list = tbt_discover(TPU_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_TPU), 2);
@@ -258,7 +258,7 @@ static void garbage_pci_files_are_skipped(void **state) {
   assert_string_equal(tb_device_property(tbt_nth(list, TB_BACKEND_TPU, 0), "chip_count"), "2");
   assert_string_equal(tb_device_property(tbt_nth(list, TB_BACKEND_TPU, 1), "dev_node"), "/dev/vfio/3");
   tb_device_list_destroy(list);
-  xpu_tree_remove(root);
+  tbt_tree_remove(root);
 }
 
 /* This machine: no TPU on the bus. libtpu's presence alone is only a check. */

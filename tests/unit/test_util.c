@@ -2,8 +2,11 @@
 #include "test_util.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static const char *const tb_vars[] = {"TB_BACKEND",  "TB_FSROOT",   "TB_CPU_FEATURES", "TB_CUDA_LIB",
                                       "TB_NVML_LIB", "TB_HIP_LIB",  "TB_ROCM_SMI_LIB", "TB_ZE_LIB",
@@ -84,4 +87,123 @@ int tbt_run_tool(const char *args, char **out) {
   int status = pclose(p);
   if (out) *out = buf; else free(buf);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int tbt_setup_clean_env(void **state) {
+  (void)state;
+  tbt_clear_env();
+  return 0;
+}
+
+int tbt_setup_clean_nvidia(void **state) {
+  static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
+                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "CUDA_VISIBLE_DEVICES"};
+  tbt_setup_clean_env(state);
+  for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
+  return 0;
+}
+
+void tbt_use_nvidia_fakes(void) {
+  setenv("TB_CUDA_LIB", tbt_fake("fake_cuda"), 1);
+  setenv("TB_NVML_LIB", tbt_fake("fake_nvml"), 1);
+}
+
+const char *tbt_line(const char *text, const char *prefix, char *buf, size_t size) {
+  size_t n = strlen(prefix);
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (strncmp(p, prefix, n) == 0) {
+      const char *end = strchr(p, '\n');
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      if (len >= size) len = size - 1;
+      memcpy(buf, p, len);
+      buf[len] = '\0';
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static void tree_shell(const char *cmd) {
+  if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+}
+
+char *tbt_fixture_copy(const char *fixture) {
+  char *root = malloc(256);
+  assert_non_null(root);
+  snprintf(root, 256, "/tmp/tb-test-%s-XXXXXX", fixture);
+  assert_non_null(mkdtemp(root));
+  assert_int_equal(chmod(root, 0755), 0);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cp -R '%s/%s/.' '%s'", TB_TEST_FIXTURES, fixture, root);
+  tree_shell(cmd);
+  setenv("TB_FSROOT", root, 1);
+  return root;
+}
+
+void tbt_tree_write(const char *root, const char *rel, const char *text) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  FILE *f = fopen(path, "w");
+  if (!f) fail_msg("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+void tbt_tree_restore(const char *root, const char *fixture, const char *rel) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cp '%s/%s/%s' '%s/%s'", TB_TEST_FIXTURES, fixture, rel, root, rel);
+  tree_shell(cmd);
+}
+
+void tbt_tree_sh(const char *root, const char *cmd) {
+  char line[4096];
+  snprintf(line, sizeof line, "cd '%s' && %s", root, cmd);
+  tree_shell(line);
+}
+
+void tbt_tree_remove(char *root) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  tree_shell(cmd);
+  free(root);
+}
+
+/* In the child: drop to nobody, run fn with the pipe as its output, and exit with its code. */
+static void run_child(int fd, tbt_child_fn fn, const void *arg) {
+  FILE *out = fdopen(fd, "w");
+  if (!out) _exit(2);
+  if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+  int code = fn(arg, out);
+  fclose(out);
+  _exit(code);
+}
+
+char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  fflush(NULL); /* the child must not write the parent's buffered output again */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    run_child(fds[1], fn, arg);
+  }
+  close(fds[1]);
+  size_t cap = 8192, len = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  ssize_t r;
+  while ((r = read(fds[0], text + len, cap - 1 - len)) > 0) {
+    len += (size_t)r;
+    if (cap - 1 - len == 0) {
+      text = realloc(text, cap *= 2);
+      assert_non_null(text);
+    }
+  }
+  text[len] = '\0';
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("unprivileged child failed (status 0x%x): %s", status, text);
+  return text;
 }

@@ -1,10 +1,12 @@
-/* Shared test helpers: fixture paths, environment set-up, discovery shortcuts, and running `tb`. */
+/* Shared test helpers: fixture paths and writable copies of them, environment set-up, discovery
+ * shortcuts, running `tb`, and running a probe as an unprivileged user. */
 #ifndef TB_TEST_UTIL_H
 #define TB_TEST_UTIL_H
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 #include <tensorbridge/tensorbridge.h>
 
@@ -29,6 +31,36 @@ int tbt_report_has(const tb_backend_report *report, const char *what_part, const
 /* Run the tb tool with arguments (a shell command line tail); returns its exit code; its stdout in
  * *out (malloc'd, caller frees) when out is not NULL. */
 int tbt_run_tool(const char *args, char **out);
+
+/* cmocka setups: tbt_clear_env; the NVIDIA one also unsets the fake libcuda/NVML variables
+ * (FAKE_CUDA_*, FAKE_NVML_MODE) and CUDA_VISIBLE_DEVICES. */
+int tbt_setup_clean_env(void **state);
+int tbt_setup_clean_nvidia(void **state);
+/* TB_CUDA_LIB and TB_NVML_LIB at the fake libcuda and NVML. */
+void tbt_use_nvidia_fakes(void);
+
+/* The line of `text` that starts with `prefix`, copied into buf (cut to size - 1); NULL when there is none. */
+const char *tbt_line(const char *text, const char *prefix, char *buf, size_t size);
+
+/* A writable copy of a fixture tree, to break files in on purpose. tbt_fixture_copy copies
+ * tests/fixtures/<fixture> into a new directory under /tmp (mode 0755, so a child that dropped to
+ * uid 65534 can read it), points TB_FSROOT at it and returns its path; tbt_tree_remove deletes the
+ * tree and frees the path. `rel` is a path inside the tree, e.g. "sys/bus/pci/devices/0000:3b:00.0/class". */
+char *tbt_fixture_copy(const char *fixture);
+/* Replace (or create) the file root/rel with text. */
+void tbt_tree_write(const char *root, const char *rel, const char *text);
+/* Put back the fixture's own version of root/rel. */
+void tbt_tree_restore(const char *root, const char *fixture, const char *rel);
+/* Run a shell command inside the tree (cd root && cmd); fails the test when it fails. */
+void tbt_tree_sh(const char *root, const char *cmd);
+void tbt_tree_remove(char *root);
+
+/* Run fn in a forked child that dropped to uid/gid 65534 (tests run as root, and root passes every
+ * permission check; a child of a non-root run stays the user it is). fn writes its result as text to
+ * out and returns 0, or an exit code of its own (from 10 up) when it could not. Returns the text
+ * (the caller frees it); fails the test when the child could not drop privileges or fn failed. */
+typedef int (*tbt_child_fn)(const void *arg, FILE *out);
+char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg);
 
 #define TB_ASSERT_OK(expr)                                                  \
   do {                                                                      \

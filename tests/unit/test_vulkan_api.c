@@ -3,6 +3,7 @@
  * without a terminator, and the validation messenger's counting rules. */
 #include <string.h>
 #include "test_util.h"
+#include "core/uuid.h"
 #include "discover/vulkan_api.h"
 #include "discover/vulkan_validation.h"
 
@@ -103,10 +104,10 @@ static void uuid_and_fixed_text(void **state) {
   (void)state;
   uint8_t uuid[16] = {0x6d, 0x65, 0x73, 0x61, 0x32, 0x32, 0x2e, 0x33, 0x2e, 0x36, 0, 0, 0, 0, 0, 0};
   char text[64];
-  tb_vk_uuid_text(uuid, text, sizeof text);
+  tb_uuid_text(uuid, text, sizeof text);
   assert_string_equal(text, "6d657361-3232-2e33-2e36-000000000000");
   uint8_t zero[16] = {0};
-  tb_vk_uuid_text(zero, text, sizeof text);
+  tb_uuid_text(zero, text, sizeof text);
   assert_string_equal(text, "");
   char field[8] = {'a', 'b', '\n', 'c', 'd', 'e', 'f', 'g'}; /* no terminator, a control byte */
   tb_vk_fixed_text(field, sizeof field, text, sizeof text);
