@@ -1,16 +1,20 @@
 /* `tb info [BACKEND|DEVICE]`: every field the library knows about each device of a backend, of one
- * device, or of all devices; --capabilities prints the architecture capability table instead. */
+ * device, or of all devices; --capabilities prints the architecture capability table instead, and
+ * --memory the memory statistics of each device (info_memory.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "args.h"
 #include "common.h"
 #include "format.h"
+#include "info_memory.h"
 #include "json_out.h"
 #include "table.h"
 
 static const char help[] =
     "Usage: tb info [BACKEND|DEVICE] [--json]\n"
     "       tb info --capabilities [--json]\n"
+    "       tb info --memory [BACKEND|DEVICE] [--json]\n"
     "\n"
     "Print everything known about the devices of BACKEND (cpu, cuda, rocm, xpu, tpu, vulkan, opencl,\n"
     "or an alias: nvidia, amd, hip, intel, level_zero, xla), about one DEVICE (cuda:0, cpu, vulkan:1,\n"
@@ -22,9 +26,16 @@ static const char help[] =
     "  --json          print a JSON array of device objects (keys in docs/json.md)\n"
     "  --capabilities  print the capability table: for each architecture id, the memory type, dtypes\n"
     "                  and features, then its matrix unit and the documents the row comes from\n"
+    "  --memory        create a backend on each usable device of BACKEND (every usable device when\n"
+    "                  none is named; a DEVICE named alone is tried even when unusable) and print its\n"
+    "                  memory: allocated, requested, reserved, peaks, allocation counts, the driver's\n"
+    "                  free and total memory (or \"unknown\") and the limit; with --json an array of\n"
+    "                  {\"device\", \"memory\"} objects, or {\"device\", \"error\", \"status\"} for a\n"
+    "                  device whose backend cannot be created (docs/memory.md)\n"
     "  -h, --help      show this help\n"
     "\n"
-    "Exit codes: 0 success, 1 discovery failed, 2 usage error or unknown backend/device name.\n";
+    "Exit codes: 0 success, 1 discovery failed, 2 usage error or unknown backend/device name,\n"
+    "3 (--memory) no device of the request could be used.\n";
 
 /* ---- one device, for people ------------------------------------------------------------------ */
 
@@ -178,6 +189,35 @@ static int print_text(const tb_device_list *list, const target *t) {
   return TBC_EXIT_OK;
 }
 
+/* ---- --memory: the usable devices of the target ------------------------------------------------- */
+
+static int print_memory(const tb_device_list *list, const target *t, bool json) {
+  size_t n = tb_device_list_count(list), count = 0;
+  const tb_device_info **devices = calloc(n ? n : 1, sizeof *devices);
+  if (!devices) {
+    tbc_error("out of memory while listing devices");
+    return TBC_EXIT_FAILURE;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tb_device_info *d = tb_device_list_get(list, i);
+    if (wanted(t, d) && (d->usable || t->one == d)) devices[count++] = d;
+  }
+  int code = TBC_EXIT_OK;
+  if (count) {
+    code = tbc_info_memory(devices, count, json);
+  } else if (t->backend) {
+    const tb_backend_report *r = tb_device_list_report(list, t->kind);
+    tbc_error("%s: no usable device: %s%s%s", tb_backend_name(t->kind), tbc_or_dash(r ? r->summary : NULL),
+              r && r->fix[0] ? "; fix: " : "", r && r->fix[0] ? r->fix : "");
+    code = TBC_EXIT_UNAVAILABLE;
+  } else {
+    tbc_error("no usable device found; see 'tb doctor'");
+    code = TBC_EXIT_UNAVAILABLE;
+  }
+  free(devices);
+  return code;
+}
+
 /* ---- the capability table -------------------------------------------------------------------- */
 
 /* Row i of the table, or an error exit code (the message printed) when the library refuses it. */
@@ -271,14 +311,19 @@ static int print_capabilities(bool json) {
 }
 
 int tbc_cmd_info(int argc, char **argv) {
-  bool json = false, capabilities = false;
-  const tbc_option options[] = {{"--json", &json}, {"--capabilities", &capabilities}, {NULL, NULL}};
+  bool json = false, capabilities = false, memory = false;
+  const tbc_option options[] = {
+      {"--json", &json}, {"--capabilities", &capabilities}, {"--memory", &memory}, {NULL, NULL}};
   tbc_args args;
   int code = tbc_parse_args("info", argc, argv, options, 1, &args);
   if (code != TBC_EXIT_OK) return code;
   if (args.help) {
     fputs(help, stdout);
     return TBC_EXIT_OK;
+  }
+  if (capabilities && memory) {
+    tbc_error("'tb info' takes --capabilities or --memory, not both; see 'tb info --help'");
+    return TBC_EXIT_USAGE;
   }
   if (capabilities) {
     if (args.positional_count) {
@@ -293,7 +338,10 @@ int tbc_cmd_info(int argc, char **argv) {
   if (code != TBC_EXIT_OK) return code;
   target t;
   code = resolve(list, args.positional_count ? args.positional[0] : NULL, &t);
-  if (code == TBC_EXIT_OK) code = json ? print_json(list, &t) : print_text(list, &t);
+  if (code == TBC_EXIT_OK && memory)
+    code = print_memory(list, &t, json);
+  else if (code == TBC_EXIT_OK)
+    code = json ? print_json(list, &t) : print_text(list, &t);
   tb_device_list_destroy(list);
   return code;
 }

@@ -4,6 +4,7 @@
 #define TENSORBRIDGE_BACKEND_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "device.h"
 #include "export.h"
 #include "status.h"
@@ -40,6 +41,49 @@ TB_API tb_status tb_backend_list_available(tb_backend_kind *out_kinds, size_t ca
 TB_API tb_status tb_backend_detect_best(tb_backend_kind *out_kind);
 /* true when the backend has a usable device. A probe that fails counts as unavailable. */
 TB_API bool tb_backend_is_available(tb_backend_kind kind);
+
+/* ---- Memory ---------------------------------------------------------------------------------
+ * Every backend allocates through a caching allocator: freed blocks are kept for reuse until
+ * tb_backend_empty_cache(). All sizes are bytes. */
+
+typedef struct tb_memory_stats {
+  size_t size;                 /* sizeof(tb_memory_stats), set by the caller */
+  uint64_t allocated;          /* bytes in blocks handed out and not freed (rounded to size classes) */
+  uint64_t requested;          /* bytes asked for by those blocks */
+  uint64_t reserved;           /* bytes held from the device: allocated + cached */
+  uint64_t peak_allocated;     /* highest `allocated` since creation or tb_backend_reset_peak_memory */
+  uint64_t peak_reserved;
+  uint64_t num_allocs;         /* blocks handed out */
+  uint64_t num_frees;
+  uint64_t num_device_allocs;  /* calls to the driver's allocation function */
+  uint64_t num_device_frees;
+  uint64_t num_oom_retries;    /* times the cache was released to satisfy a request */
+  uint64_t limit;              /* reserved-bytes limit from the memory fraction; 0 = none */
+  uint64_t device_free;        /* as the driver reports it */
+  uint64_t device_total;
+  bool device_free_known;
+  bool device_total_known;
+} tb_memory_stats;
+
+TB_API tb_status tb_backend_memory_stats(tb_backend *backend, tb_memory_stats *out_stats);
+/* Return fully free cached memory to the device. */
+TB_API tb_status tb_backend_empty_cache(tb_backend *backend);
+TB_API tb_status tb_backend_reset_peak_memory(tb_backend *backend);
+/* Cap the memory this backend holds at fraction * device total, fraction in (0, 1]. */
+TB_API tb_status tb_backend_set_memory_fraction(tb_backend *backend, double fraction);
+/* Wait until all work queued on the device has finished. */
+TB_API tb_status tb_backend_synchronize(tb_backend *backend);
+/* Move the backend to device `index` of the same kind. Fails (TB_ERR_INVALID_ARGUMENT, naming the count)
+ * while tensors made on it are alive. */
+TB_API tb_status tb_backend_set_device(tb_backend *backend, int index);
+
+/* A scoped use of a backend (the seeds' context manager): scopes nest; when the outermost ends, the
+ * backend synchronizes and releases its cache. */
+TB_API tb_status tb_backend_scope_begin(tb_backend *backend);
+TB_API tb_status tb_backend_scope_end(tb_backend *backend);
+
+/* JSON of the stats (keys in docs/json.md); free with tb_free. */
+TB_API tb_status tb_memory_stats_to_json(const tb_memory_stats *stats, char **out_json);
 
 #ifdef __cplusplus
 }

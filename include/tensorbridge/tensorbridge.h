@@ -14,4 +14,6 @@
 #include "device.h"
 #include "policy.h"
 #include "backend.h"
+#include "dlpack.h"
+#include "tensor.h"
 #endif

@@ -1,10 +1,11 @@
-/* The HIP runtime through dlopen: versions, device count, and per device its name, PCI bus id, total
- * memory and a few attributes. Prototypes and enum values are declared here (HIP's hip_runtime_api.h,
- * ROCm 5 and 6 agree on every value used), so no ROCm SDK is needed to build. */
+/* The HIP runtime through dlopen (its symbol table is in amd_hip_api.h): versions, device count, and per
+ * device its name, PCI bus id, total memory and a few attributes. Enum values are declared here (HIP's
+ * hip_runtime_api.h, ROCm 5 and 6 agree on every value used), so no ROCm SDK is needed to build. */
 #include "discover/amd_hip.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "discover/amd_hip_api.h"
 #include "discover/pci.h"
 
 /* hipDeviceAttribute_t values (hip_runtime_api.h: the CUDA-compatible block is alphabetical from 0). */
@@ -15,36 +16,6 @@ enum {
 };
 enum { HIP_SUCCESS = 0, HIP_ERROR_NO_DEVICE = 100 };
 #define HIP_MAX_DEVICES 1024
-
-typedef int (*hip_init_fn)(unsigned int flags);
-typedef int (*hip_count_fn)(int *count);
-typedef int (*hip_device_get_fn)(int *device, int ordinal);
-typedef int (*hip_text_fn)(char *text, int len, int device);
-typedef int (*hip_total_mem_fn)(size_t *bytes, int device);
-typedef int (*hip_attribute_fn)(int *value, int attribute, int device);
-typedef int (*hip_version_fn)(int *version);
-typedef const char *(*hip_error_name_fn)(int error);
-
-/* X(symbol, type, optional) */
-#define TB_HIP_SYMBOLS(X)                              \
-  X(hipInit, hip_init_fn, false)                       \
-  X(hipGetDeviceCount, hip_count_fn, false)            \
-  X(hipDeviceGet, hip_device_get_fn, false)            \
-  X(hipDeviceGetName, hip_text_fn, false)              \
-  X(hipDeviceGetPCIBusId, hip_text_fn, false)          \
-  X(hipDeviceTotalMem, hip_total_mem_fn, false)        \
-  X(hipDeviceGetAttribute, hip_attribute_fn, false)    \
-  X(hipRuntimeGetVersion, hip_version_fn, false)       \
-  X(hipDriverGetVersion, hip_version_fn, false)        \
-  X(hipGetErrorName, hip_error_name_fn, true)
-
-typedef struct hip_api {
-#define TB_HIP_FIELD(name, type, optional) type name;
-  TB_HIP_SYMBOLS(TB_HIP_FIELD)
-#undef TB_HIP_FIELD
-} hip_api;
-
-static const char *const hip_names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
 
 const char *tb_hip_error_name(int code) {
   static const struct {
@@ -65,6 +36,7 @@ const char *tb_hip_error_name(int code) {
                {304, "hipErrorOperatingSystem"},
                {400, "hipErrorInvalidHandle"},
                {500, "hipErrorNotFound"},
+               {700, "hipErrorIllegalAddress"},
                {801, "hipErrorNotSupported"},
                {999, "hipErrorUnknown"},
                {1052, "hipErrorRuntimeMemory"},
@@ -74,10 +46,8 @@ const char *tb_hip_error_name(int code) {
   return "hipError?";
 }
 
-static void error_name(const hip_api *api, int code, char *out, size_t cap) {
-  const char *name = api->hipGetErrorName ? api->hipGetErrorName(code) : NULL;
-  if (!name || strncmp(name, "hip", 3) != 0 || strlen(name) >= cap) name = tb_hip_error_name(code);
-  snprintf(out, cap, "%s", name);
+static void error_name(const tb_hip_api *api, int code, char *out, size_t cap) {
+  tb_hip_api_error_name(api, code, out, cap);
 }
 
 /* HIP_VERSION = major * 10000000 + minor * 100000 + patch. */
@@ -89,13 +59,13 @@ static void format_version(int v, char *out, size_t cap) {
   snprintf(out, cap, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
 }
 
-static void record_call(tb_device_list *list, const hip_api *api, const char *what, int rc) {
+static void record_call(tb_device_list *list, const tb_hip_api *api, const char *what, int rc) {
   char name[64];
   error_name(api, rc, name, sizeof name);
   tb_report_check(list, TB_BACKEND_ROCM, rc == HIP_SUCCESS, what, "%d (%s)", rc, name);
 }
 
-static void query_device(tb_device_list *list, const hip_api *api, int ordinal, tb_hip_device *d) {
+static void query_device(tb_device_list *list, const tb_hip_api *api, int ordinal, tb_hip_device *d) {
   char what[64];
   d->ordinal = ordinal;
   d->integrated = -1;
@@ -140,7 +110,7 @@ static void query_device(tb_device_list *list, const hip_api *api, int ordinal, 
 }
 
 /* hipInit, versions, count and devices; the library stays loaded (see tb_hip_query). */
-static bool list_devices(tb_device_list *list, const hip_api *api, tb_hip_info *out) {
+static bool list_devices(tb_device_list *list, const tb_hip_api *api, tb_hip_info *out) {
   int v = 0;
   if (api->hipRuntimeGetVersion(&v) == HIP_SUCCESS) format_version(v, out->runtime_version, sizeof out->runtime_version);
   v = 0;
@@ -187,24 +157,17 @@ static bool list_devices(tb_device_list *list, const hip_api *api, tb_hip_info *
 
 bool tb_hip_query(tb_device_list *list, bool initialise, tb_hip_info *out) {
   memset(out, 0, sizeof *out);
-  void *handle = tb_dl_open("TB_HIP_LIB", hip_names, &out->dl);
-  if (!handle) {
+  tb_hip_api api;
+  void *handle = tb_hip_api_open(&api, false, &out->dl, out->missing_symbol, sizeof out->missing_symbol);
+  if (!handle && !out->missing_symbol[0]) {
     out->state = TB_HIP_NOT_FOUND;
     tb_report_check(list, TB_BACKEND_ROCM, false, "dlopen libamdhip64.so", "not found (tried %s): %s", out->dl.tried,
                     out->dl.error);
     return true;
   }
-  hip_api api;
-  memset(&api, 0, sizeof api);
-  const tb_dl_symbol table[] = {
-#define TB_HIP_ENTRY(name, type, optional) {#name, (void **)&api.name, optional},
-      TB_HIP_SYMBOLS(TB_HIP_ENTRY)
-#undef TB_HIP_ENTRY
-  };
-  if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], out->missing_symbol, sizeof out->missing_symbol)) {
+  if (!handle) {
     out->state = TB_HIP_BAD_LIBRARY;
     tb_report_check(list, TB_BACKEND_ROCM, false, "dlopen libamdhip64.so", "%s lacks %s", out->dl.path, out->missing_symbol);
-    tb_dl_close(handle);
     return true;
   }
   tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen libamdhip64.so", "%s", out->dl.path);

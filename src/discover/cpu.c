@@ -9,7 +9,7 @@
 #include "core/fs.h"
 #include "discover/capability.h"
 #include "discover/cpu_arm.h"
-#include "discover/cpu_features.h"
+#include "core/cpu_features.h"
 #include "discover/cpu_memory.h"
 #include "discover/cpu_topology.h"
 #include "discover/cpu_x86.h"

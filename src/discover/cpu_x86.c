@@ -8,8 +8,8 @@
 #include "core/fs.h"
 #include "discover/cpu_amx.h"
 #include "discover/cpu_arm.h"
-#include "discover/cpu_cpuid.h"
-#include "discover/cpu_features.h"
+#include "core/cpuid.h"
+#include "core/cpu_features.h"
 #include "discover/cpu_uarch.h"
 
 #define AMX_BITS \

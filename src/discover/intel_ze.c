@@ -1,6 +1,5 @@
 /* Level Zero core API through dlopen: zeInit, drivers, devices and their properties, memory sizes, PCI
- * addresses. The few structs are declared here with the layout of Level Zero's public ze_api.h (spec 1.x:
- * every properties struct starts with stype and pNext); static asserts pin the offsets. */
+ * addresses. The symbol table and the structs, with their layouts pinned, are in intel_ze_api.h. */
 #include "discover/intel_ze.h"
 #include <stddef.h>
 #include <stdio.h>
@@ -8,97 +7,9 @@
 #include <string.h>
 #include "core/dl.h"
 #include "core/uuid.h"
+#include "discover/intel_ze_api.h"
 #include "discover/intel_zes.h"
 #include "discover/pci.h"
-
-/* ze_structure_type_t values (ze_api.h). */
-enum {
-  ZE_STYPE_DRIVER_PROPERTIES = 0x1,
-  ZE_STYPE_DEVICE_PROPERTIES = 0x3,
-  ZE_STYPE_DEVICE_COMPUTE_PROPERTIES = 0x4,
-  ZE_STYPE_DEVICE_MEMORY_PROPERTIES = 0x7,
-  ZE_STYPE_PCI_EXT_PROPERTIES = 0x10008
-};
-
-typedef struct ze_driver_properties {
-  uint32_t stype;
-  void *pNext;
-  uint8_t uuid[16];
-  uint32_t driverVersion;
-} ze_driver_properties;
-
-typedef struct ze_device_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t type, vendorId, deviceId, flags, subdeviceId, coreClockRate;
-  uint64_t maxMemAllocSize;
-  uint32_t maxHardwareContexts, maxCommandQueuePriority, numThreadsPerEU, physicalEUSimdWidth;
-  uint32_t numEUsPerSubslice, numSubslicesPerSlice, numSlices;
-  uint64_t timerResolution;
-  uint32_t timestampValidBits, kernelTimestampValidBits;
-  uint8_t uuid[16];
-  char name[256]; /* ZE_MAX_DEVICE_NAME */
-} ze_device_properties;
-
-typedef struct ze_device_compute_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t maxTotalGroupSize, maxGroupSizeX, maxGroupSizeY, maxGroupSizeZ;
-  uint32_t maxGroupCountX, maxGroupCountY, maxGroupCountZ, maxSharedLocalMemory;
-  uint32_t numSubGroupSizes, subGroupSizes[8];
-} ze_device_compute_properties;
-
-typedef struct ze_device_memory_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t flags, maxClockRate, maxBusWidth;
-  uint64_t totalSize;
-  char name[256];
-} ze_device_memory_properties;
-
-typedef struct ze_pci_ext_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t domain, bus, device, function; /* ze_pci_address_ext_t */
-  int32_t genVersion, width;              /* ze_pci_speed_ext_t */
-  int64_t maxBandwidth;
-} ze_pci_ext_properties;
-
-_Static_assert(offsetof(ze_device_properties, maxMemAllocSize) == 40, "ze_device_properties_t layout");
-_Static_assert(offsetof(ze_device_properties, timerResolution) == 80, "ze_device_properties_t layout");
-_Static_assert(offsetof(ze_device_properties, name) == 112 && sizeof(ze_device_properties) == 368,
-               "ze_device_properties_t layout");
-_Static_assert(offsetof(ze_device_memory_properties, totalSize) == 32, "ze_device_memory_properties_t layout");
-_Static_assert(offsetof(ze_driver_properties, driverVersion) == 32, "ze_driver_properties_t layout");
-_Static_assert(sizeof(ze_pci_ext_properties) == 48, "ze_pci_ext_properties_t layout");
-
-typedef uint32_t (*zeInit_fn)(uint32_t flags);
-typedef uint32_t (*zeDriverGet_fn)(uint32_t *count, void **drivers);
-typedef uint32_t (*zeDriverGetProperties_fn)(void *driver, ze_driver_properties *props);
-typedef uint32_t (*zeDeviceGet_fn)(void *driver, uint32_t *count, void **devices);
-typedef uint32_t (*zeDeviceGetProperties_fn)(void *device, ze_device_properties *props);
-typedef uint32_t (*zeDeviceGetComputeProperties_fn)(void *device, ze_device_compute_properties *props);
-typedef uint32_t (*zeDeviceGetMemoryProperties_fn)(void *device, uint32_t *count, ze_device_memory_properties *props);
-typedef uint32_t (*zeDevicePciGetPropertiesExt_fn)(void *device, ze_pci_ext_properties *props);
-
-/* name, optional */
-#define TB_ZE_SYMBOLS(X)                  \
-  X(zeInit, false)                        \
-  X(zeDriverGet, false)                   \
-  X(zeDeviceGet, false)                   \
-  X(zeDeviceGetProperties, false)         \
-  X(zeDriverGetProperties, true)          \
-  X(zeDeviceGetMemoryProperties, true)    \
-  X(zeDeviceGetComputeProperties, true)   \
-  X(zeDevicePciGetPropertiesExt, true)
-
-typedef struct ze_api {
-#define TB_ZE_SLOT(name, optional) void *name;
-  TB_ZE_SYMBOLS(TB_ZE_SLOT)
-#undef TB_ZE_SLOT
-} ze_api;
-
-#define ZE_CALL(api, name) ((name##_fn)(api)->name)
 
 static const struct { uint32_t code; const char *name; } ze_results[] = {
     {0x0, "ZE_RESULT_SUCCESS"},
@@ -129,16 +40,15 @@ const char *tb_ze_result_name(uint32_t result) {
   return "unknown ze_result_t";
 }
 
-static const char *const loader_names[] = {"libze_loader.so.1", "libze_loader.so", NULL};
-
 #define TB_ZE_INSTALL_FIX                                                                                      \
   "install the Level Zero loader and Intel's GPU compute runtime (Debian/Ubuntu: libze1 or level-zero, and " \
   "intel-level-zero-gpu or libze-intel-gpu1), or set TB_ZE_LIB to the path of libze_loader.so.1"
 
 static bool open_loader(tb_device_list *list, tb_ze_scan *scan, void **handle, ze_api *api) {
   tb_dl_result dl;
-  *handle = tb_dl_open("TB_ZE_LIB", loader_names, &dl);
-  if (!*handle) {
+  char missing[128];
+  *handle = tb_ze_api_open(api, false, &dl, missing, sizeof missing);
+  if (!*handle && !missing[0]) {
     tb_report_check(list, TB_BACKEND_XPU, false, "dlopen libze_loader", "%s: %s", dl.tried, dl.error);
     scan->outcome = TB_ZE_NO_LIBRARY;
     if (dl.from_env)
@@ -150,13 +60,7 @@ static bool open_loader(tb_device_list *list, tb_ze_scan *scan, void **handle, z
   }
   snprintf(scan->library, sizeof scan->library, "%s", dl.path);
   tb_report_check(list, TB_BACKEND_XPU, true, "dlopen libze_loader", "%s", dl.path);
-  tb_dl_symbol table[] = {
-#define TB_ZE_ENTRY(name, optional) {#name, &api->name, optional},
-      TB_ZE_SYMBOLS(TB_ZE_ENTRY)
-#undef TB_ZE_ENTRY
-  };
-  char missing[128];
-  if (!tb_dl_symbols(*handle, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
+  if (!*handle) {
     tb_report_check(list, TB_BACKEND_XPU, false, "dlsym", "%s not exported by %s", missing, dl.path);
     scan->outcome = TB_ZE_MISSING_SYMBOL;
     snprintf(scan->failure, sizeof scan->failure, "%s does not export %s (not a Level Zero loader, or a broken one)",

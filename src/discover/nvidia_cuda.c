@@ -1,18 +1,12 @@
-/* libcuda through dlopen: the symbol table, cuInit, and the per-device attribute queries of the NVIDIA
- * probe. Only queries that need no context are made (no cuCtxCreate, no primary context retain). */
+/* libcuda through dlopen (the symbol table is in nvidia_cuda_api.h): cuInit, and the per-device attribute
+ * queries of the NVIDIA probe. Only queries that need no context are made (no cuCtxCreate, no primary context retain). */
 #include "discover/nvidia_cuda.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/uuid.h"
+#include "discover/nvidia_cuda_api.h"
 #include "discover/pci.h"
-
-/* The few CUDA driver API types, as the C ABI defines them. */
-typedef int tb_cu_result;
-typedef int tb_cu_device;
-typedef struct tb_cu_uuid {
-  unsigned char bytes[16];
-} tb_cu_uuid;
 
 /* CUdevice_attribute values read here (numbers from the CUDA driver API's cuda.h). */
 enum tb_cu_attribute {
@@ -25,28 +19,6 @@ enum tb_cu_attribute {
   TB_CU_ATTR_COMPUTE_CAPABILITY_MAJOR = 75,
   TB_CU_ATTR_COMPUTE_CAPABILITY_MINOR = 76,
 };
-
-/* name, return type, parameters, optional */
-#define TB_CUDA_SYMBOLS(X)                                                                   \
-  X(cuInit, tb_cu_result, (unsigned int flags), false)                                       \
-  X(cuDriverGetVersion, tb_cu_result, (int *version), false)                                 \
-  X(cuDeviceGetCount, tb_cu_result, (int *count), false)                                     \
-  X(cuDeviceGet, tb_cu_result, (tb_cu_device * device, int ordinal), false)                  \
-  X(cuDeviceGetName, tb_cu_result, (char *name, int len, tb_cu_device dev), false)           \
-  X(cuDeviceTotalMem_v2, tb_cu_result, (size_t * bytes, tb_cu_device dev), false)            \
-  X(cuDeviceGetAttribute, tb_cu_result, (int *value, int attribute, tb_cu_device dev), false) \
-  X(cuDeviceGetUuid_v2, tb_cu_result, (tb_cu_uuid * uuid, tb_cu_device dev), true)           \
-  X(cuDeviceGetUuid, tb_cu_result, (tb_cu_uuid * uuid, tb_cu_device dev), true)              \
-  X(cuDeviceGetPCIBusId, tb_cu_result, (char *bus_id, int len, tb_cu_device dev), false)     \
-  X(cuGetErrorName, tb_cu_result, (tb_cu_result error, const char **name), true)
-
-typedef struct tb_cuda_api {
-#define TB_CUDA_MEMBER(name, ret, params, optional) ret(*name) params;
-  TB_CUDA_SYMBOLS(TB_CUDA_MEMBER)
-#undef TB_CUDA_MEMBER
-} tb_cuda_api;
-
-static const char *const libcuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
 
 static const struct {
   int code;
@@ -70,6 +42,7 @@ static const struct {
     {102, "CUDA_ERROR_DEVICE_NOT_LICENSED", "this GPU needs a license (vGPU): check the NVIDIA license client"},
     {200, "CUDA_ERROR_INVALID_IMAGE", NULL},
     {201, "CUDA_ERROR_INVALID_CONTEXT", NULL},
+    {400, "CUDA_ERROR_INVALID_HANDLE", NULL},
     {303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", "reinstall the NVIDIA driver"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM", "check the permissions of /dev/nvidia* and `dmesg | grep -i nvrm`"},
     {800, "CUDA_ERROR_NOT_PERMITTED", "check the permissions of /dev/nvidia* and the container's device rules"},
@@ -81,6 +54,7 @@ static const struct {
      "reinstall the NVIDIA driver"},
     {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
      "the forward-compatibility libcuda (cuda-compat) does not support this GPU: remove it from the loader path"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", NULL},
     {999, "CUDA_ERROR_UNKNOWN", NULL},
 };
 
@@ -99,16 +73,8 @@ const char *tb_cuda_error_fix(int code) {
   return default_fix;
 }
 
-/* The name of a code: the driver's own (cuGetErrorName) when it answers, else the local table. The
- * stub library answers cuGetErrorName with 34 itself, so both are needed. */
 static void error_name(const tb_cuda_api *api, tb_cu_result code, char *out, size_t cap) {
-  const char *name = NULL;
-  if (api->cuGetErrorName && api->cuGetErrorName(code, &name) != TB_CUDA_SUCCESS) name = NULL;
-  if (!name || !name[0]) name = tb_cuda_error_name(code);
-  if (name)
-    snprintf(out, cap, "%.*s", (int)(cap > 1 ? cap - 1 : 0), name);
-  else
-    snprintf(out, cap, "CUDA error %d", code);
+  tb_cuda_api_error_name(api, code, out, cap);
 }
 
 /* Printable text only: a driver's bytes end up in JSON and terminals. */
@@ -300,26 +266,18 @@ static bool initialise(tb_device_list *list, const tb_cuda_api *api, tb_cuda_inf
 
 bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) {
   memset(out, 0, sizeof *out);
-  void *handle = tb_dl_open("TB_CUDA_LIB", libcuda_names, &out->dl);
-  if (!handle) {
+  tb_cuda_api api;
+  void *handle = tb_cuda_api_open(&api, false, &out->dl, out->missing, sizeof out->missing);
+  if (!handle && !out->missing[0]) {
     out->state = TB_CUDA_LIB_MISSING;
     tb_report_check(list, TB_BACKEND_CUDA, false, "dlopen libcuda", "%s: %s", out->dl.tried,
                     out->dl.error[0] ? out->dl.error : "not found");
     return true;
   }
   tb_report_check(list, TB_BACKEND_CUDA, true, "dlopen libcuda", "%s", out->dl.path);
-
-  tb_cuda_api api;
-  memset(&api, 0, sizeof api);
-  const tb_dl_symbol table[] = {
-#define TB_CUDA_ENTRY(name, ret, params, optional) {#name, (void **)&api.name, optional},
-      TB_CUDA_SYMBOLS(TB_CUDA_ENTRY)
-#undef TB_CUDA_ENTRY
-  };
-  if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], out->missing, sizeof out->missing)) {
+  if (!handle) {
     out->state = TB_CUDA_SYMBOL_MISSING;
     tb_report_check(list, TB_BACKEND_CUDA, false, "libcuda symbols", "%s not found in %s", out->missing, out->dl.path);
-    tb_dl_close(handle);
     return true;
   }
   tb_report_check(list, TB_BACKEND_CUDA, true, "libcuda symbols", "all required symbols found%s",

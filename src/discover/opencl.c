@@ -1,13 +1,13 @@
 /* The OpenCL probe: every platform and device the ICD loader (libOpenCL.so.1) reports, numbered
  * "opencl:N" across platforms, with name, vendor, type, compute units, memory, fp16/fp64, versions,
  * PCI bus id and UUID where the driver exposes them. Only info queries: no context is created. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/dl.h"
 #include "core/uuid.h"
 #include "discover/opencl_api.h"
+#include "discover/opencl_loader.h"
 #include "discover/opencl_query.h"
 #include "discover/pci.h"
 #include "discover/probes.h"
@@ -400,8 +400,7 @@ static void probe_platforms(cl_probe *p) {
 }
 
 static void *open_loader(tb_device_list *list, tb_dl_result *dl) {
-  static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so", NULL};
-  void *handle = tb_dl_open("TB_OPENCL_LIB", names, dl);
+  void *handle = tb_cl_loader_open(dl);
   if (handle) {
     tb_report_check(list, CL_BACKEND, true, dl->from_env ? "dlopen TB_OPENCL_LIB" : "dlopen libOpenCL.so.1", "%s", dl->path);
     return handle;
@@ -420,26 +419,13 @@ static void *open_loader(tb_device_list *list, tb_dl_result *dl) {
   return NULL;
 }
 
-/* The ICD loader stays loaded for the life of the process, as in any OpenCL program: ocl-icd never
- * unloads its drivers and does not free its vendor table when it is unloaded itself, so opening and
- * closing it at every probe would leak. It also reads OCL_ICD_VENDORS only when first loaded. */
-static void keep_loaded(const char *path) {
-  void *pinned = dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-  if (pinned) dlclose(pinned);
-}
-
 void tb_probe_opencl(tb_device_list *list) {
   cl_probe p = {.list = list};
   tb_dl_result dl;
   void *handle = open_loader(list, &dl);
   if (!handle) return;
-  const tb_dl_symbol table[] = {
-#define TB_CL_ENTRY(name, ret, args) {#name, (void **)&p.api.name, false},
-      TB_CL_SYMBOLS(TB_CL_ENTRY)
-#undef TB_CL_ENTRY
-  };
   char missing[128];
-  if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
+  if (!tb_cl_loader_resolve(handle, &p.api, missing, sizeof missing)) {
     tb_report_check(list, CL_BACKEND, false, "dlsym", "%s not found in %s", missing, dl.path);
     tb_report_set(list, CL_BACKEND,
                   dl.from_env ? "point TB_OPENCL_LIB at an OpenCL ICD loader (libOpenCL.so.1), or unset it"
@@ -449,6 +435,6 @@ void tb_probe_opencl(tb_device_list *list) {
     return;
   }
   probe_platforms(&p);
-  keep_loaded(dl.path);
+  tb_cl_loader_keep(dl.path); /* the loader stays loaded: see opencl_loader.c */
   tb_dl_close(handle);
 }

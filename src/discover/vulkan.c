@@ -8,6 +8,7 @@
 #include "discover/probes.h"
 #include "discover/vulkan_api.h"
 #include "discover/vulkan_device.h"
+#include "discover/vulkan_loader.h"
 #include "discover/vulkan_resident.h"
 #include "discover/vulkan_validation.h"
 
@@ -25,8 +26,7 @@ typedef struct vk_probe {
 } vk_probe;
 
 static void *open_loader(tb_device_list *list, tb_dl_result *dl) {
-  static const char *const names[] = {"libvulkan.so.1", "libvulkan.so", NULL};
-  void *handle = tb_dl_open("TB_VULKAN_LIB", names, dl);
+  void *handle = tb_vk_loader_open(dl);
   if (handle) {
     tb_report_check(list, VK_BACKEND, true, dl->from_env ? "dlopen TB_VULKAN_LIB" : "dlopen libvulkan.so.1", "%s", dl->path);
     return handle;
@@ -53,9 +53,7 @@ static void missing_function(vk_probe *p, const char *name) {
 
 /* vkCreateInstance and the optional global functions, through vkGetInstanceProcAddr(NULL, ...). */
 static bool load_global(vk_probe *p) {
-#define TB_VK_LOAD_GLOBAL(name, ret, args) p->api.name = (ret(*) args)p->api.vkGetInstanceProcAddr(NULL, #name);
-  TB_VK_GLOBAL_FUNCTIONS(TB_VK_LOAD_GLOBAL)
-#undef TB_VK_LOAD_GLOBAL
+  tb_vk_loader_global(&p->api);
   if (!p->api.vkCreateInstance) {
     missing_function(p, "vkCreateInstance");
     return false;
@@ -75,9 +73,7 @@ static bool load_global(vk_probe *p) {
 }
 
 static bool load_instance(vk_probe *p) {
-#define TB_VK_LOAD_INSTANCE(name, ret, args) p->api.name = (ret(*) args)p->api.vkGetInstanceProcAddr(p->instance, #name);
-  TB_VK_INSTANCE_FUNCTIONS(TB_VK_LOAD_INSTANCE)
-#undef TB_VK_LOAD_INSTANCE
+  tb_vk_loader_instance(&p->api, p->instance);
   const struct { const char *name; bool present; } required[] = {
       {"vkEnumeratePhysicalDevices", p->api.vkEnumeratePhysicalDevices != NULL},
       {"vkGetPhysicalDeviceProperties", p->api.vkGetPhysicalDeviceProperties != NULL},
@@ -119,26 +115,7 @@ static void report_create_error(vk_probe *p, tb_vk_result r) {
 }
 
 static tb_vk_result try_create(vk_probe *p, uint32_t api_version) {
-  const tb_vk_validation *v = &p->validation;
-  tb_vk_application_info app = {
-      .sType = TB_VK_STRUCTURE_TYPE_APPLICATION_INFO,
-      .pApplicationName = "TensorBridge discovery",
-      .applicationVersion = 1,
-      .pEngineName = "TensorBridge",
-      .engineVersion = 1,
-      .apiVersion = api_version,
-  };
-  tb_vk_instance_create_info info = {
-      .sType = TB_VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-      .pNext = v->counting ? &v->messenger_info : NULL,
-      .pApplicationInfo = &app,
-      .enabledLayerCount = v->layer_enabled ? 1u : 0u,
-      .ppEnabledLayerNames = v->layer_enabled ? v->layer_names : NULL,
-      .enabledExtensionCount = v->counting ? 1u : 0u,
-      .ppEnabledExtensionNames = v->counting ? v->extension_names : NULL,
-  };
-  p->instance = NULL;
-  return p->api.vkCreateInstance(&info, NULL, &p->instance);
+  return tb_vk_loader_create_instance(&p->api, &p->validation, "TensorBridge discovery", api_version, &p->instance);
 }
 
 static bool create_instance(vk_probe *p) {
@@ -233,9 +210,8 @@ void tb_probe_vulkan(tb_device_list *list) {
     return;
   }
   p.path = dl.path;
-  const tb_dl_symbol table[] = {{"vkGetInstanceProcAddr", (void **)&p.api.vkGetInstanceProcAddr, false}};
   char missing[128];
-  if (!tb_dl_symbols(handle, table, 1, missing, sizeof missing)) {
+  if (!tb_vk_loader_entry(handle, &p.api, missing, sizeof missing)) {
     tb_report_check(list, VK_BACKEND, false, "dlsym", "%s not found in %s", missing, dl.path);
     tb_report_set(list, VK_BACKEND,
                   dl.from_env ? "point TB_VULKAN_LIB at the Vulkan loader (libvulkan.so.1), or unset it"

@@ -8,6 +8,11 @@
 #include "core/env.h"
 
 #define VK_BACKEND TB_BACKEND_VULKAN
+/* The backend prepares validation without a device list: its checks are then not recorded. */
+#define tb_report_check(list, ...)                      \
+  do {                                                 \
+    if (list) (tb_report_check)(list, __VA_ARGS__);    \
+  } while (0)
 #define MAX_LISTED 4096u
 
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -27,7 +27,8 @@ typedef struct tb_vk_validation {
 
 /* Read TB_VULKAN_VALIDATION and, when it asks for validation, look for the layer and the debug-utils
  * extension through the loader's global functions. Records checks; fills the names to enable and the
- * messenger info to chain into VkInstanceCreateInfo (pNext), which counts into *v. */
+ * messenger info to chain into VkInstanceCreateInfo (pNext), which counts into *v. `list` may be NULL
+ * (the backend): then nothing is recorded. */
 void tb_vk_validation_prepare(tb_device_list *list, const tb_vk_api *api, tb_vk_validation *v);
 
 /* After vkCreateInstance: a messenger for the instance's lifetime (the chained one covers only

@@ -6,10 +6,21 @@
  *                      default 999) | bad_attr (device 0 reports compute capability 1000.0 and -5 SMs) |
  *                      attr_error (every attribute of device 0 fails with 1)
  *   FAKE_CUDA_DEVICES  h100x8 (default) | laptop (see fake_nvidia_gpus.h)
- *   FAKE_CUDA_COUNT    list only the first N devices, as CUDA_VISIBLE_DEVICES would */
+ *   FAKE_CUDA_COUNT    list only the first N devices, as CUDA_VISIBLE_DEVICES would
+ * Memory (primary contexts, streams, allocations, copies, fills; see fake_devmem.h) for the CUDA backend:
+ *   FAKE_CUDA_MEM_CAPACITY  bytes per device (default 1G; K/M/G suffixes): cuMemAlloc_v2 beyond it
+ *                           returns 2 CUDA_ERROR_OUT_OF_MEMORY, cuMemGetInfo_v2 reports it as the total
+ *   FAKE_CUDA_FAIL          ctx (cuDevicePrimaryCtxRetain) | stream (cuStreamCreate) | alloc (cuMemAlloc_v2)
+ *                           | copy (every cuMemcpy*) | fill (every cuMemsetD*) | sync (cuCtxSynchronize and
+ *                           cuStreamSynchronize) | info (cuMemGetInfo_v2) fail with FAKE_CUDA_FAIL_CODE
+ *                           (default 700 CUDA_ERROR_ILLEGAL_ADDRESS)
+ * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
+ * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
+ * end let tests read the counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fake_devmem.h"
 #include "fake_nvidia_gpus.h"
 
 typedef int CUresult;
@@ -21,10 +32,13 @@ typedef struct CUuuid_st {
 enum {
   SUCCESS = 0,
   INVALID_VALUE = 1,
+  OUT_OF_MEMORY = 2,
   NOT_INITIALIZED = 3,
   STUB_LIBRARY = 34,
   NO_DEVICE = 100,
   INVALID_DEVICE = 101,
+  INVALID_CONTEXT = 201,
+  ILLEGAL_ADDRESS = 700,
   UNKNOWN = 999,
 };
 
@@ -168,9 +182,252 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     case INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
     case NOT_INITIALIZED: *name = "CUDA_ERROR_NOT_INITIALIZED"; break;
     case NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
+    case OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case 46: *name = "CUDA_ERROR_DEVICE_UNAVAILABLE"; break;
+    case INVALID_CONTEXT: *name = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    case ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     case INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; break;
     default: *name = NULL; return INVALID_VALUE;
   }
   return SUCCESS;
+}
+
+/* ---- Memory ------------------------------------------------------------------------------------- */
+
+typedef unsigned long long CUdeviceptr;
+
+#define FAKE_MAX_DEVICES 16
+#define FAKE_MAX_DEPTH 16
+
+typedef struct fake_context {
+  int device;
+  int retains;
+} fake_context;
+
+typedef struct fake_stream {
+  fake_context *ctx;
+} fake_stream;
+
+static fake_heap heap = FAKE_HEAP_INIT;
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_context contexts[FAKE_MAX_DEVICES];
+static int live_streams;
+static unsigned long long memset_calls[5]; /* by element width 1, 2, 4 */
+static __thread fake_context *ctx_stack[FAKE_MAX_DEPTH];
+static __thread int ctx_depth;
+
+static int failing(const char *what) {
+  const char *f = getenv("FAKE_CUDA_FAIL");
+  return f && strcmp(f, what) == 0;
+}
+
+static CUresult fail_code(void) {
+  const char *code = getenv("FAKE_CUDA_FAIL_CODE");
+  return code && *code ? atoi(code) : ILLEGAL_ADDRESS;
+}
+
+static uint64_t capacity(void) { return fake_capacity("FAKE_CUDA_MEM_CAPACITY", 1ull << 30); }
+
+static fake_context *current(void) { return ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL; }
+
+/* The checks every memory call makes first: initialised, and a current context. */
+static CUresult memory_ready(void) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  return current() ? SUCCESS : INVALID_CONTEXT;
+}
+
+static int valid_context(const fake_context *c) {
+  for (int i = 0; i < FAKE_MAX_DEVICES; i++)
+    if (c == &contexts[i]) return contexts[i].retains > 0;
+  return 0;
+}
+
+CUresult cuDevicePrimaryCtxRetain(fake_context **ctx, CUdevice dev) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  if (!ctx) return INVALID_VALUE;
+  if (!gpu(dev) || dev >= FAKE_MAX_DEVICES) return INVALID_DEVICE;
+  if (failing("ctx")) return fail_code();
+  pthread_mutex_lock(&ctx_lock);
+  contexts[dev].device = dev;
+  contexts[dev].retains++;
+  pthread_mutex_unlock(&ctx_lock);
+  *ctx = &contexts[dev];
+  return SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  if (!gpu(dev) || dev >= FAKE_MAX_DEVICES) return INVALID_DEVICE;
+  pthread_mutex_lock(&ctx_lock);
+  r = contexts[dev].retains > 0 ? SUCCESS : INVALID_CONTEXT;
+  if (r == SUCCESS) contexts[dev].retains--;
+  pthread_mutex_unlock(&ctx_lock);
+  return r;
+}
+
+CUresult cuCtxPushCurrent_v2(fake_context *ctx) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  if (!valid_context(ctx)) return INVALID_CONTEXT;
+  if (ctx_depth >= FAKE_MAX_DEPTH) return INVALID_VALUE;
+  ctx_stack[ctx_depth++] = ctx;
+  return SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(fake_context **ctx) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  if (ctx_depth == 0) return INVALID_CONTEXT;
+  fake_context *top = ctx_stack[--ctx_depth];
+  if (ctx) *ctx = top;
+  return SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  return failing("sync") ? fail_code() : SUCCESS;
+}
+
+CUresult cuStreamCreate(fake_stream **stream, unsigned int flags) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!stream || flags > 1) return INVALID_VALUE;
+  if (failing("stream")) return fail_code();
+  fake_stream *s = calloc(1, sizeof *s);
+  if (!s) return OUT_OF_MEMORY;
+  s->ctx = current();
+  pthread_mutex_lock(&ctx_lock);
+  live_streams++;
+  pthread_mutex_unlock(&ctx_lock);
+  *stream = s;
+  return SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(fake_stream *stream) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!stream) return INVALID_VALUE;
+  free(stream);
+  pthread_mutex_lock(&ctx_lock);
+  live_streams--;
+  pthread_mutex_unlock(&ctx_lock);
+  return SUCCESS;
+}
+
+CUresult cuStreamSynchronize(fake_stream *stream) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  (void)stream;
+  return failing("sync") ? fail_code() : SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!ptr || bytes == 0) return INVALID_VALUE;
+  if (failing("alloc")) return fail_code();
+  uint64_t dev = 0;
+  int rc = fake_alloc(&heap, bytes, capacity(), current()->device, &dev);
+  if (rc != FAKE_ALLOC_OK) return OUT_OF_MEMORY;
+  *ptr = dev;
+  return SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  return fake_release(&heap, ptr) == 0 ? SUCCESS : INVALID_VALUE;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (failing("copy")) return fail_code();
+  unsigned char *d = fake_resolve(&heap, dst, bytes);
+  if (!d || !src || fake_is_device_pointer((uint64_t)(uintptr_t)src)) return INVALID_VALUE;
+  memcpy(d, src, bytes);
+  return SUCCESS;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (failing("copy")) return fail_code();
+  unsigned char *s = fake_resolve(&heap, src, bytes);
+  if (!s || !dst || fake_is_device_pointer((uint64_t)(uintptr_t)dst)) return INVALID_VALUE;
+  memcpy(dst, s, bytes);
+  return SUCCESS;
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (failing("copy")) return fail_code();
+  unsigned char *d = fake_resolve(&heap, dst, bytes), *s = fake_resolve(&heap, src, bytes);
+  if (!d || !s) return INVALID_VALUE;
+  memmove(d, s, bytes);
+  return SUCCESS;
+}
+
+static CUresult memset_n(CUdeviceptr dst, const void *value, size_t width, size_t count) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (failing("fill")) return fail_code();
+  if (dst % width != 0) return INVALID_VALUE; /* the driver wants D16 / D32 targets aligned */
+  unsigned char *d = fake_resolve(&heap, dst, count * width);
+  if (!d) return INVALID_VALUE;
+  fake_fill(d, value, width, count);
+  __atomic_add_fetch(&memset_calls[width], 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) { return memset_n(dst, &value, 1, count); }
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) { return memset_n(dst, &value, 2, count); }
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) { return memset_n(dst, &value, 4, count); }
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!free_bytes || !total_bytes) return INVALID_VALUE;
+  if (failing("info")) return fail_code();
+  uint64_t cap = capacity(), used = fake_used(&heap, current()->device);
+  *total_bytes = (size_t)cap;
+  *free_bytes = (size_t)(used < cap ? cap - used : 0);
+  return SUCCESS;
+}
+
+/* For tests: what is live now. */
+int fake_cuda_live_allocations(int device);
+int fake_cuda_live_contexts(void);
+int fake_cuda_live_streams(void);
+int fake_cuda_context_depth(void);
+unsigned long long fake_cuda_bytes_in_use(int device);
+unsigned long long fake_cuda_memset_calls(int width);
+
+int fake_cuda_live_allocations(int device) { return fake_live(&heap, device); }
+
+int fake_cuda_live_contexts(void) {
+  int n = 0;
+  pthread_mutex_lock(&ctx_lock);
+  for (int i = 0; i < FAKE_MAX_DEVICES; i++) n += contexts[i].retains;
+  pthread_mutex_unlock(&ctx_lock);
+  return n;
+}
+
+int fake_cuda_live_streams(void) {
+  pthread_mutex_lock(&ctx_lock);
+  int n = live_streams;
+  pthread_mutex_unlock(&ctx_lock);
+  return n;
+}
+
+int fake_cuda_context_depth(void) { return ctx_depth; }
+unsigned long long fake_cuda_bytes_in_use(int device) { return fake_used(&heap, device); }
+unsigned long long fake_cuda_memset_calls(int width) {
+  return width == 1 || width == 2 || width == 4 ? __atomic_load_n(&memset_calls[width], __ATOMIC_RELAXED) : 0;
 }

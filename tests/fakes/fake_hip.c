@@ -4,18 +4,30 @@
  *                    | no_device (hipGetDeviceCount returns 100 hipErrorNoDevice)
  *                    | count_error (hipGetDeviceCount returns 999 hipErrorUnknown)
  *   FAKE_HIP_DEVICES mi300x (default: the 8 GPUs of tests/fixtures/mi300x, in KFD order)
- *                    | mi300x_first4 (only the first 4, as with HIP_VISIBLE_DEVICES=0,1,2,3) */
+ *                    | mi300x_first4 (only the first 4, as with HIP_VISIBLE_DEVICES=0,1,2,3)
+ * Memory for the HIP backend (see fake_devmem.h), on the calling thread's current device (hipSetDevice,
+ * per thread, 0 until set, as in HIP):
+ *   FAKE_HIP_MEM_CAPACITY bytes per device (default 1G; K/M/G suffixes): hipMalloc beyond it returns 2
+ *                         hipErrorOutOfMemory; hipMemGetInfo reports it as the total
+ *   FAKE_HIP_FAIL         set_device (hipSetDevice) | alloc (hipMalloc) | copy (hipMemcpy) | fill (hipMemset*)
+ *                         | sync (hipDeviceSynchronize) | info (hipMemGetInfo) fail with FAKE_HIP_FAIL_CODE
+ *                         (default 700 hipErrorIllegalAddress)
+ * The fake_hip_* functions at the end let tests read the counts. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fake_devmem.h"
 
 enum {
   hipSuccess = 0,
   hipErrorInvalidValue = 1,
+  hipErrorOutOfMemory = 2,
+  hipErrorInvalidMemcpyDirection = 21,
   hipErrorInsufficientDriver = 35,
   hipErrorNoDevice = 100,
   hipErrorInvalidDevice = 101,
+  hipErrorIllegalAddress = 700,
   hipErrorUnknown = 999
 };
 
@@ -49,6 +61,9 @@ const char *hipGetErrorName(int error) {
     case hipErrorInsufficientDriver: return "hipErrorInsufficientDriver";
     case hipErrorNoDevice: return "hipErrorNoDevice";
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
+    case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
+    case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
+    case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
     default: return "hipErrorUnknown";
   }
 }
@@ -118,4 +133,125 @@ int hipDriverGetVersion(int *version) {
   if (!version) return hipErrorInvalidValue;
   *version = 60241134;
   return hipSuccess;
+}
+
+/* ---- Memory ------------------------------------------------------------------------------------- */
+
+static fake_heap heap = FAKE_HEAP_INIT;
+static __thread int current_device;
+static unsigned long long set_device_calls, memset_calls[5];
+
+static int failing(const char *what) { return env_is("FAKE_HIP_FAIL", what); }
+
+static int fail_code(void) {
+  const char *code = getenv("FAKE_HIP_FAIL_CODE");
+  return code && *code ? atoi(code) : hipErrorIllegalAddress;
+}
+
+static uint64_t capacity(void) { return fake_capacity("FAKE_HIP_MEM_CAPACITY", 1ull << 30); }
+
+int hipSetDevice(int device);
+int hipGetDevice(int *device);
+int hipMalloc(void **ptr, size_t bytes);
+int hipFree(void *ptr);
+int hipMemcpy(void *dst, const void *src, size_t bytes, int kind);
+int hipMemset(void *dst, int value, size_t bytes);
+int hipMemsetD16(void *dst, unsigned short value, size_t count);
+int hipMemsetD32(void *dst, int value, size_t count);
+int hipDeviceSynchronize(void);
+int hipMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+
+int hipSetDevice(int device) {
+  if (bad_device(device)) return hipErrorInvalidDevice;
+  if (failing("set_device")) return fail_code();
+  __atomic_add_fetch(&set_device_calls, 1, __ATOMIC_RELAXED);
+  current_device = device;
+  return hipSuccess;
+}
+
+int hipGetDevice(int *device) {
+  if (!device) return hipErrorInvalidValue;
+  *device = current_device;
+  return hipSuccess;
+}
+
+int hipMalloc(void **ptr, size_t bytes) {
+  if (!ptr) return hipErrorInvalidValue;
+  *ptr = NULL;
+  if (bytes == 0) return hipSuccess; /* HIP hands out NULL for 0 bytes */
+  if (failing("alloc")) return fail_code();
+  uint64_t dev = 0;
+  if (fake_alloc(&heap, bytes, capacity(), current_device, &dev) != FAKE_ALLOC_OK) return hipErrorOutOfMemory;
+  *ptr = (void *)(uintptr_t)dev;
+  return hipSuccess;
+}
+
+int hipFree(void *ptr) {
+  if (!ptr) return hipSuccess;
+  return fake_release(&heap, (uint64_t)(uintptr_t)ptr) == 0 ? hipSuccess : hipErrorInvalidValue;
+}
+
+/* The bytes behind a pointer the kind says is on the device (NULL when it is not), or the host pointer
+ * itself when the kind says host (NULL when it is in fact a device pointer). */
+static unsigned char *side(const void *p, int on_device, size_t bytes) {
+  uint64_t v = (uint64_t)(uintptr_t)p;
+  if (!p) return NULL;
+  if (on_device) return fake_resolve(&heap, v, bytes);
+  return fake_is_device_pointer(v) ? NULL : (unsigned char *)(uintptr_t)v;
+}
+
+int hipMemcpy(void *dst, const void *src, size_t bytes, int kind) {
+  if (kind < 1 || kind > 3) return hipErrorInvalidMemcpyDirection;
+  if (failing("copy")) return fail_code();
+  if (bytes == 0) return hipSuccess;
+  unsigned char *d = side(dst, kind != 2, bytes), *s = side(src, kind != 1, bytes);
+  if (!d || !s) return hipErrorInvalidValue;
+  memmove(d, s, bytes);
+  return hipSuccess;
+}
+
+static int memset_n(void *dst, const void *value, size_t width, size_t count) {
+  if (failing("fill")) return fail_code();
+  uint64_t v = (uint64_t)(uintptr_t)dst;
+  if (v % width != 0) return hipErrorInvalidValue;
+  unsigned char *d = fake_resolve(&heap, v, count * width);
+  if (!d) return hipErrorInvalidValue;
+  fake_fill(d, value, width, count);
+  __atomic_add_fetch(&memset_calls[width], 1, __ATOMIC_RELAXED);
+  return hipSuccess;
+}
+
+int hipMemset(void *dst, int value, size_t bytes) {
+  unsigned char b = (unsigned char)value;
+  return memset_n(dst, &b, 1, bytes);
+}
+
+int hipMemsetD16(void *dst, unsigned short value, size_t count) { return memset_n(dst, &value, 2, count); }
+
+int hipMemsetD32(void *dst, int value, size_t count) { return memset_n(dst, &value, 4, count); }
+
+int hipDeviceSynchronize(void) { return failing("sync") ? fail_code() : hipSuccess; }
+
+int hipMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+  if (!free_bytes || !total_bytes) return hipErrorInvalidValue;
+  if (failing("info")) return fail_code();
+  uint64_t cap = capacity(), used = fake_used(&heap, current_device);
+  *total_bytes = (size_t)cap;
+  *free_bytes = (size_t)(used < cap ? cap - used : 0);
+  return hipSuccess;
+}
+
+/* For tests. */
+int fake_hip_live_allocations(int device);
+unsigned long long fake_hip_bytes_in_use(int device);
+int fake_hip_current_device(void);
+unsigned long long fake_hip_set_device_calls(void);
+unsigned long long fake_hip_memset_calls(int width);
+
+int fake_hip_live_allocations(int device) { return fake_live(&heap, device); }
+unsigned long long fake_hip_bytes_in_use(int device) { return fake_used(&heap, device); }
+int fake_hip_current_device(void) { return current_device; }
+unsigned long long fake_hip_set_device_calls(void) { return __atomic_load_n(&set_device_calls, __ATOMIC_RELAXED); }
+unsigned long long fake_hip_memset_calls(int width) {
+  return width == 1 || width == 2 || width == 4 ? __atomic_load_n(&memset_calls[width], __ATOMIC_RELAXED) : 0;
 }

@@ -9,11 +9,22 @@
  *                   max4flat (the same GPUs with each of their 2 tiles listed as a device) |
  *                   laptop (the Iris Xe of the laptop_intel_nvidia fixture at 0000:00:02.0)
  * A struct whose stype is not the one the real API expects makes the call fail with
- * ZE_RESULT_ERROR_INVALID_ENUMERATION, so a layout mistake in the probe shows up as a failed test. */
+ * ZE_RESULT_ERROR_INVALID_ENUMERATION, so a layout mistake in the probe shows up as a failed test.
+ * Memory for the Level Zero backend (contexts, immediate command lists, device allocations; see
+ * fake_devmem.h):
+ *   FAKE_ZE_MEM_CAPACITY bytes per core device (default: the device's memory; K/M/G suffixes):
+ *                        zeMemAllocDevice beyond it returns ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
+ *   FAKE_ZE_FAIL         context (zeContextCreate) | list (zeCommandListCreateImmediate) | alloc
+ *                        (zeMemAllocDevice) | copy (zeCommandListAppendMemoryCopy) | fill
+ *                        (zeCommandListAppendMemoryFill) fail with FAKE_ZE_FAIL_CODE (default
+ *                        0x70000001 ZE_RESULT_ERROR_DEVICE_LOST)
+ * Sysman's free memory of a GPU goes down by what is allocated on it. The fake_ze_* functions at the end
+ * let tests read the counts. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fake_devmem.h"
 
 typedef uint32_t ze_result_t;
 #define ZE_OK 0u
@@ -23,6 +34,10 @@ typedef uint32_t ze_result_t;
 #define ZE_ERROR_INVALID_NULL_POINTER 0x78000007u
 #define ZE_ERROR_INVALID_ENUMERATION 0x7800000cu
 #define ZE_ERROR_INVALID_NULL_HANDLE 0x78000005u
+#define ZE_ERROR_OUT_OF_HOST_MEMORY 0x70000002u
+#define ZE_ERROR_OUT_OF_DEVICE_MEMORY 0x70000003u
+#define ZE_ERROR_INVALID_ARGUMENT 0x78000004u
+#define ZE_ERROR_INVALID_SIZE 0x78000008u
 
 typedef struct {
   uint32_t stype;
@@ -388,7 +403,10 @@ ze_result_t zesMemoryGetProperties(void *module, fake_zes_mem_properties *p) {
   return ZE_OK;
 }
 
-/* Free memory: tile 0 of GPU i has (i + 1) GiB in use, tile 1 has 2 GiB in use. */
+static uint64_t used_on_gpu(unsigned gpu);
+
+/* Free memory: tile 0 of GPU i has (i + 1) GiB in use, tile 1 has 2 GiB in use; tile 0 also holds what the
+ * fake's zeMemAllocDevice handed out on that GPU. */
 ze_result_t zesMemoryGetState(void *module, fake_zes_mem_state *s) {
   const fake_module *m = valid_module(module);
   if (!m) return ZE_ERROR_INVALID_NULL_HANDLE;
@@ -401,6 +419,209 @@ ze_result_t zesMemoryGetState(void *module, fake_zes_mem_state *s) {
   } else {
     s->size = 64 * GIB;
     s->free = 64 * GIB - (m->tile == 0 ? (uint64_t)(m->gpu + 1) : 2u) * GIB;
+    if (m->tile == 0) s->free -= used_on_gpu(m->gpu);
   }
   return ZE_OK;
+}
+
+/* ---- Memory ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t flags;
+} fake_context_desc;
+
+typedef struct {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t ordinal, index, flags, mode, priority;
+} fake_queue_desc;
+
+typedef struct {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t flags, ordinal;
+} fake_mem_alloc_desc;
+
+typedef struct fake_context {
+  uint32_t magic;
+} fake_context;
+
+typedef struct fake_list {
+  uint32_t magic;
+  fake_context *ctx;
+  const fake_device *device;
+} fake_list;
+
+#define CONTEXT_MAGIC 0xc0c0c0c0u
+#define LIST_MAGIC 0x11571157u
+
+static fake_heap heap = FAKE_HEAP_INIT;
+static pthread_mutex_t object_lock = PTHREAD_MUTEX_INITIALIZER;
+static int live_contexts, live_lists;
+static uint32_t last_queue_mode = 0xffffffffu;
+static unsigned long long fill_calls[9]; /* by pattern size 1, 2, 4, 8 */
+
+static int failing(const char *what) { return strcmp(env_or("FAKE_ZE_FAIL", ""), what) == 0; }
+
+static ze_result_t fail_code(void) { return (ze_result_t)strtoul(env_or("FAKE_ZE_FAIL_CODE", "0x70000001"), NULL, 0); }
+
+static uint64_t used_on_gpu(unsigned gpu) {
+  unsigned n = build_core_devices();
+  uint64_t used = 0;
+  unsigned ngpus;
+  const fake_gpu *g = gpus(&ngpus);
+  for (unsigned i = 0; i < n; i++)
+    if (gpu < ngpus && core_devices[i].gpu == &g[gpu]) used += fake_used(&heap, (int)i);
+  return used;
+}
+
+static int valid_context(const fake_context *c) { return c && c->magic == CONTEXT_MAGIC; }
+static int valid_list(const fake_list *l) { return l && l->magic == LIST_MAGIC; }
+
+static void count(int *counter, int delta) {
+  pthread_mutex_lock(&object_lock);
+  *counter += delta;
+  pthread_mutex_unlock(&object_lock);
+}
+
+ze_result_t zeContextCreate(void *driver, const fake_context_desc *desc, fake_context **ctx) {
+  if (driver != &driver_object) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!desc || !ctx) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != 0xd) return ZE_ERROR_INVALID_ENUMERATION;
+  if (failing("context")) return fail_code();
+  fake_context *c = calloc(1, sizeof *c);
+  if (!c) return ZE_ERROR_OUT_OF_HOST_MEMORY;
+  c->magic = CONTEXT_MAGIC;
+  count(&live_contexts, 1);
+  *ctx = c;
+  return ZE_OK;
+}
+
+ze_result_t zeContextDestroy(fake_context *ctx) {
+  if (!valid_context(ctx)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  ctx->magic = 0;
+  free(ctx);
+  count(&live_contexts, -1);
+  return ZE_OK;
+}
+
+ze_result_t zeCommandListCreateImmediate(fake_context *ctx, void *device, const fake_queue_desc *desc,
+                                         fake_list **list) {
+  if (!valid_context(ctx) || !valid_device(device)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!desc || !list) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != 0xe) return ZE_ERROR_INVALID_ENUMERATION;
+  if (desc->mode > 2 || desc->priority > 2) return ZE_ERROR_INVALID_ENUMERATION;
+  if (failing("list")) return fail_code();
+  fake_list *l = calloc(1, sizeof *l);
+  if (!l) return ZE_ERROR_OUT_OF_HOST_MEMORY;
+  l->magic = LIST_MAGIC;
+  l->ctx = ctx;
+  l->device = device;
+  __atomic_store_n(&last_queue_mode, desc->mode, __ATOMIC_RELAXED);
+  count(&live_lists, 1);
+  *list = l;
+  return ZE_OK;
+}
+
+ze_result_t zeCommandListDestroy(fake_list *list) {
+  if (!valid_list(list)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  list->magic = 0;
+  free(list);
+  count(&live_lists, -1);
+  return ZE_OK;
+}
+
+/* Unified addressing: a pointer is either a fake device allocation (then the whole range must lie in it)
+ * or host memory. */
+static unsigned char *bytes_at(const void *p, size_t n) {
+  uint64_t v = (uint64_t)(uintptr_t)p;
+  if (!p) return NULL;
+  return fake_is_device_pointer(v) ? fake_resolve(&heap, v, n) : (unsigned char *)(uintptr_t)v;
+}
+
+ze_result_t zeCommandListAppendMemoryCopy(fake_list *list, void *dst, const void *src, size_t bytes, void *signal,
+                                          uint32_t wait_count, void **wait_events) {
+  if (!valid_list(list)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!dst || !src) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (signal || wait_count || wait_events) return ZE_ERROR_INVALID_ARGUMENT; /* the fake has no events */
+  if (failing("copy")) return fail_code();
+  unsigned char *d = bytes_at(dst, bytes), *s = bytes_at(src, bytes);
+  if (!d || !s) return ZE_ERROR_INVALID_ARGUMENT;
+  memmove(d, s, bytes);
+  return ZE_OK;
+}
+
+ze_result_t zeCommandListAppendMemoryFill(fake_list *list, void *dst, const void *pattern, size_t pattern_size,
+                                          size_t bytes, void *signal, uint32_t wait_count, void **wait_events) {
+  if (!valid_list(list)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!dst || !pattern) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (signal || wait_count || wait_events) return ZE_ERROR_INVALID_ARGUMENT;
+  if (pattern_size == 0 || pattern_size > 8 || (pattern_size & (pattern_size - 1)) || bytes % pattern_size)
+    return ZE_ERROR_INVALID_SIZE;
+  if (failing("fill")) return fail_code();
+  unsigned char *d = bytes_at(dst, bytes);
+  if (!d) return ZE_ERROR_INVALID_ARGUMENT;
+  fake_fill(d, pattern, pattern_size, bytes / pattern_size);
+  __atomic_add_fetch(&fill_calls[pattern_size], 1, __ATOMIC_RELAXED);
+  return ZE_OK;
+}
+
+ze_result_t zeCommandListHostSynchronize(fake_list *list, uint64_t timeout) {
+  (void)timeout;
+  if (!valid_list(list)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  return failing("sync") ? fail_code() : ZE_OK;
+}
+
+ze_result_t zeMemAllocDevice(fake_context *ctx, const fake_mem_alloc_desc *desc, size_t bytes, size_t alignment,
+                             void *device, void **ptr) {
+  if (!valid_context(ctx) || !valid_device(device)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!desc || !ptr) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != 0x15) return ZE_ERROR_INVALID_ENUMERATION;
+  if (desc->ordinal != 0) return ZE_ERROR_INVALID_ARGUMENT; /* one memory per device here */
+  if (bytes == 0) return ZE_ERROR_INVALID_SIZE;
+  if (alignment & (alignment - 1) || alignment > FAKE_DEVICE_ALIGN) return ZE_ERROR_INVALID_ARGUMENT;
+  if (failing("alloc")) return fail_code();
+  const fake_device *d = device;
+  uint64_t memory = d->tile >= 0 ? d->gpu->memory / d->gpu->tiles : d->gpu->memory;
+  uint64_t dev = 0;
+  int rc = fake_alloc(&heap, bytes, fake_capacity("FAKE_ZE_MEM_CAPACITY", memory), (int)d->index, &dev);
+  if (rc == FAKE_ALLOC_FULL) return ZE_ERROR_OUT_OF_DEVICE_MEMORY;
+  if (rc != FAKE_ALLOC_OK) return ZE_ERROR_OUT_OF_HOST_MEMORY;
+  *ptr = (void *)(uintptr_t)dev;
+  return ZE_OK;
+}
+
+ze_result_t zeMemFree(fake_context *ctx, void *ptr) {
+  if (!valid_context(ctx)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!ptr) return ZE_ERROR_INVALID_NULL_POINTER;
+  return fake_release(&heap, (uint64_t)(uintptr_t)ptr) == 0 ? ZE_OK : ZE_ERROR_INVALID_ARGUMENT;
+}
+
+/* For tests. */
+int fake_ze_live_allocations(int device);
+int fake_ze_live_contexts(void);
+int fake_ze_live_command_lists(void);
+unsigned long long fake_ze_bytes_in_use(int device);
+unsigned fake_ze_last_queue_mode(void);
+unsigned long long fake_ze_fill_calls(int pattern_size);
+
+int fake_ze_live_allocations(int device) { return fake_live(&heap, device); }
+int fake_ze_live_contexts(void) {
+  pthread_mutex_lock(&object_lock);
+  int n = live_contexts;
+  pthread_mutex_unlock(&object_lock);
+  return n;
+}
+int fake_ze_live_command_lists(void) {
+  pthread_mutex_lock(&object_lock);
+  int n = live_lists;
+  pthread_mutex_unlock(&object_lock);
+  return n;
+}
+unsigned long long fake_ze_bytes_in_use(int device) { return fake_used(&heap, device); }
+unsigned fake_ze_last_queue_mode(void) { return __atomic_load_n(&last_queue_mode, __ATOMIC_RELAXED); }
+unsigned long long fake_ze_fill_calls(int pattern_size) {
+  return pattern_size >= 1 && pattern_size <= 8 ? __atomic_load_n(&fill_calls[pattern_size], __ATOMIC_RELAXED) : 0;
 }

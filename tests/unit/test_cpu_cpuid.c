@@ -1,7 +1,7 @@
 /* cpuid dumps as pure data: parsing the TB_CPUID_FILE format (and every way it can be wrong),
  * decoding identity and features (with the XCR0 rules), and the microarchitecture table. */
 #include "test_cpu_helpers.h"
-#include "discover/cpu_cpuid.h"
+#include "core/cpuid.h"
 #include "discover/cpu_uarch.h"
 
 static tb_cpuid_dump dump;

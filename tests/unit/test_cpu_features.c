@@ -2,7 +2,7 @@
  * every malformed item) and through the probe (features, dtypes, property and report checks). */
 #include "test_cpu_helpers.h"
 #include "discover/capability.h"
-#include "discover/cpu_features.h"
+#include "core/cpu_features.h"
 
 #define SKL_FEATURES (F(SSE4_2) | F(AVX2) | F(FMA) | F(F16C))
 

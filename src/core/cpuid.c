@@ -2,7 +2,7 @@
  * leaves into identity and tb_feature bits. Bit positions are from the Intel SDM vol. 2A (the CPUID
  * instruction's feature-flag tables for leaves 1 and 7) and vol. 1 ch. 13 (XSAVE state components),
  * and the AMD APM vol. 3 appendix E. */
-#include "discover/cpu_cpuid.h"
+#include "core/cpuid.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>

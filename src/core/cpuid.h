@@ -2,8 +2,8 @@
  * (TB_CPUID_FILE, see docs/cpu.md), and their decoding into vendor, brand string, family/model/
  * stepping and tb_feature bits. Parsing and decoding are pure functions, so tests run them on
  * recorded dumps of CPUs this machine does not have. */
-#ifndef TB_DISCOVER_CPU_CPUID_H
-#define TB_DISCOVER_CPU_CPUID_H
+#ifndef TB_CORE_CPUID_H
+#define TB_CORE_CPUID_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

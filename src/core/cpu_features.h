@@ -2,8 +2,8 @@
  * tests; removing a feature also removes the features that need it (avx2 -> every AVX-512 feature,
  * avx512f -> the other AVX-512 features, amx_tile -> amx_bf16 and amx_int8, neon -> sve and sme).
  * A "+name" can only put back what the hardware has. Any code may call the parser. */
-#ifndef TB_DISCOVER_CPU_FEATURES_H
-#define TB_DISCOVER_CPU_FEATURES_H
+#ifndef TB_CORE_CPU_FEATURES_H
+#define TB_CORE_CPU_FEATURES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

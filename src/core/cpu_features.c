@@ -1,5 +1,5 @@
 /* CPU feature masks: the prerequisite table, TB_CPU_FEATURES parsing, and formatting of feature sets. */
-#include "discover/cpu_features.h"
+#include "core/cpu_features.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,0 +1,76 @@
+/* Internal: the backend vtable and the backend handle.
+ *
+ * Each backend (src/backend/<name>/) implements tb_backend_ops over its driver API: open a device, raw
+ * allocations, blocking copies between host and device and within the device, synchronize, and the
+ * driver's view of free/total memory. Everything above it (the caching allocator, tensors, DLPack, stats)
+ * is written once, over this table. A raw allocation is a tb_devmem; the caching allocator hands out
+ * (devmem, offset) pairs inside them, so every copy takes an offset. */
+#ifndef TB_BACKEND_IMPL_H
+#define TB_BACKEND_IMPL_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tensorbridge/backend.h>
+#include <tensorbridge/device.h>
+
+typedef struct tb_allocator tb_allocator;
+
+/* A raw device allocation as the driver returned it. */
+typedef struct tb_devmem {
+  void *handle; /* CPU: the host pointer; OpenCL: cl_mem; Vulkan: the backend's allocation record;
+                   CUDA: CUdeviceptr (as an integer in the pointer); HIP / Level Zero: the device pointer */
+  size_t size;  /* bytes */
+} tb_devmem;
+
+typedef struct tb_backend_ops {
+  tb_backend_kind kind;
+  /* Open the device: create what the API needs (context, queue, command pool). *state is private to
+   * the backend. Errors name the device and the driver's code. */
+  tb_status (*open)(const tb_device_info *device, void **state);
+  /* Release everything open() made. Called with no raw allocation left. */
+  void (*close)(void *state);
+  /* Smallest alignment (bytes, a power of two) for an offset inside a raw allocation. */
+  size_t (*alignment)(void *state);
+  /* A raw allocation of `bytes` (> 0). TB_ERR_OUT_OF_MEMORY when the device is full: the caching
+   * allocator then releases its cache and retries once. */
+  tb_status (*alloc)(void *state, size_t bytes, tb_devmem *out);
+  void (*free)(void *state, tb_devmem mem);
+  /* Blocking copies; offsets and sizes are in bytes and lie within the allocations. */
+  tb_status (*write)(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes);
+  tb_status (*read)(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes);
+  tb_status (*copy)(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset, size_t bytes);
+  /* Fill `bytes` with a repeated pattern of 1, 2, 4 or 8 bytes. NULL: done through a host buffer. */
+  tb_status (*fill)(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size, size_t bytes);
+  /* Wait for all work queued on the device. */
+  tb_status (*synchronize)(void *state);
+  /* Free and total device memory as the driver reports them. TB_ERR_UNSUPPORTED when free is unknown;
+   * *total_bytes is then still used when the backend set it non-zero (OpenCL knows only the total). */
+  tb_status (*memory_info)(void *state, uint64_t *free_bytes, uint64_t *total_bytes);
+  /* The host address of a raw allocation when the host can use it directly (CPU backend); else NULL. */
+  void *(*host_pointer)(void *state, tb_devmem mem);
+} tb_backend_ops;
+
+/* The ops of a backend kind, or NULL when this build has no memory support for it (the caller reports
+ * TB_ERR_UNSUPPORTED naming the backend). Defined in backend_registry.c. */
+const tb_backend_ops *tb_backend_ops_for(tb_backend_kind kind);
+
+/* The ops of each backend, each in src/backend/<name>/. */
+extern const tb_backend_ops tb_cpu_ops;
+extern const tb_backend_ops tb_opencl_ops;
+extern const tb_backend_ops tb_vulkan_ops;
+extern const tb_backend_ops tb_cuda_ops;
+extern const tb_backend_ops tb_hip_ops;
+extern const tb_backend_ops tb_level_zero_ops;
+
+struct tb_backend {
+  tb_device_list *list;         /* owns *device */
+  const tb_device_info *device;
+  const tb_backend_ops *ops;
+  void *state;                  /* ops' private state; NULL until opened */
+  tb_allocator *allocator;      /* the caching allocator over ops */
+  pthread_mutex_t lock;         /* guards scope_depth and device changes */
+  int scope_depth;
+};
+
+#endif

@@ -1,0 +1,300 @@
+/* The HIP backend's memory ops (tb_hip_ops) over the HIP runtime, opened with dlopen through the table
+ * shared with the ROCm probe (discover/amd_hip_api.h). HIP's current device belongs to the calling
+ * thread, so every call is wrapped: the backend's device is made current (hipSetDevice) and the thread's
+ * previous device is put back afterwards. Copies are the blocking hipMemcpy. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend_impl.h"
+#include "core/error.h"
+#include "discover/amd_hip_api.h"
+
+#define HIP_ALIGNMENT 256
+#define HIP_FILL_CHUNK (1u << 20)
+
+typedef struct hip_state {
+  tb_hip_api api;
+  void *lib;
+  int device;
+  char label[64]; /* "rocm:0" */
+} hip_state;
+
+static void *device_pointer(tb_devmem mem, size_t offset) { return (unsigned char *)mem.handle + offset; }
+
+static tb_status call_failed_then(const hip_state *s, const char *call, const char *what, int r, const char *then) {
+  char name[64];
+  tb_hip_api_error_name(&s->api, r, name, sizeof name);
+  tb_status status = r == TB_HIP_ERROR_OUT_OF_MEMORY ? TB_ERR_OUT_OF_MEMORY : TB_ERR_DRIVER;
+  return tb_error(status, "%s: %s%s%s failed with %d %s%s", s->label, call, what[0] ? " " : "", what, r, name, then);
+}
+
+static tb_status call_failed(const hip_state *s, const char *call, const char *what, int r) {
+  return call_failed_then(s, call, what, r, "");
+}
+
+/* The thread's device while one call runs: *previous gets the device to put back. */
+static tb_status enter(const hip_state *s, int *previous) {
+  *previous = -1;
+  int current = -1;
+  if (s->api.hipGetDevice(&current) == TB_HIP_SUCCESS && current == s->device) return TB_OK;
+  int r = s->api.hipSetDevice(s->device);
+  if (r != TB_HIP_SUCCESS) {
+    char what[32];
+    snprintf(what, sizeof what, "(%d)", s->device);
+    return call_failed(s, "hipSetDevice", what, r);
+  }
+  *previous = current;
+  return TB_OK;
+}
+
+static void leave(const hip_state *s, int previous) {
+  if (previous >= 0) s->api.hipSetDevice(previous);
+}
+
+static bool in_range(tb_devmem mem, size_t offset, size_t bytes) {
+  return offset <= mem.size && bytes <= mem.size - offset;
+}
+
+static tb_status out_of_range(const hip_state *s, const char *what, size_t offset, size_t bytes, size_t size) {
+  return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: %s of %zu bytes at offset %zu lies outside an allocation of %zu bytes",
+                  s->label, what, bytes, offset, size);
+}
+
+static tb_status open_library(hip_state *s) {
+  tb_dl_result dl;
+  char missing[128];
+  s->lib = tb_hip_api_open(&s->api, true, &dl, missing, sizeof missing);
+  if (s->lib) return TB_OK;
+  if (missing[0])
+    return tb_error(TB_ERR_UNAVAILABLE,
+                    "%s: %s does not export %s, which the HIP backend needs; install a current ROCm HIP runtime (or "
+                    "point TB_HIP_LIB at libamdhip64.so)",
+                    s->label, dl.path, missing);
+  return tb_error(TB_ERR_UNAVAILABLE,
+                  "%s: libamdhip64.so not found (tried %s): %s; install ROCm's HIP runtime (hip-runtime-amd) or set "
+                  "TB_HIP_LIB to the path of libamdhip64.so",
+                  s->label, dl.tried, dl.error[0] ? dl.error : "not found");
+}
+
+static tb_status start(hip_state *s) {
+  int r = s->api.hipInit(0);
+  if (r != TB_HIP_SUCCESS)
+    return call_failed_then(s, "hipInit", "", r,
+                            "; check that the amdgpu kernel driver is loaded and /dev/kfd is accessible (group "
+                            "render/video)");
+  int count = 0;
+  if ((r = s->api.hipGetDeviceCount(&count)) != TB_HIP_SUCCESS) return call_failed(s, "hipGetDeviceCount", "", r);
+  if (s->device >= count)
+    return tb_error(TB_ERR_NOT_FOUND, "%s: HIP lists %d device%s; check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES",
+                    s->label, count, count == 1 ? "" : "s");
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st == TB_OK) leave(s, previous);
+  return st;
+}
+
+static tb_status hip_open(const tb_device_info *device, void **state) {
+  *state = NULL;
+  if (!device || device->backend != TB_BACKEND_ROCM || device->index < 0)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "the HIP backend needs a ROCm device (rocm:N), not %s",
+                    device && device->device ? device->device : "(null)");
+  hip_state *s = calloc(1, sizeof *s);
+  if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory opening %s", device->device);
+  s->device = device->index;
+  snprintf(s->label, sizeof s->label, "%s", device->device);
+  tb_status st = open_library(s);
+  if (st == TB_OK) st = start(s);
+  if (st != TB_OK) {
+    tb_dl_close(s->lib);
+    free(s);
+    return st;
+  }
+  *state = s;
+  return TB_OK;
+}
+
+/* HIP has no context of ours to release: the runtime stays loaded (see discover/amd_hip.c), the handle
+ * this backend took is dropped. */
+static void hip_close(void *state) {
+  hip_state *s = state;
+  if (!s) return;
+  tb_dl_close(s->lib);
+  free(s);
+}
+
+static size_t hip_alignment(void *state) {
+  (void)state;
+  return HIP_ALIGNMENT;
+}
+
+static tb_status hip_alloc(void *state, size_t bytes, tb_devmem *out) {
+  hip_state *s = state;
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st != TB_OK) return st;
+  void *p = NULL;
+  int r = s->api.hipMalloc(&p, bytes);
+  size_t free_bytes = 0, total_bytes = 0;
+  bool info = r == TB_HIP_ERROR_OUT_OF_MEMORY && s->api.hipMemGetInfo(&free_bytes, &total_bytes) == TB_HIP_SUCCESS;
+  leave(s, previous);
+  if (r != TB_HIP_SUCCESS || !p) {
+    char what[96], then[128] = "";
+    snprintf(what, sizeof what, "of %zu bytes", bytes);
+    if (info) snprintf(then, sizeof then, " (the runtime reports %zu bytes free of %zu)", free_bytes, total_bytes);
+    return call_failed_then(s, "hipMalloc", what, r != TB_HIP_SUCCESS ? r : TB_HIP_ERROR_OUT_OF_MEMORY, then);
+  }
+  out->handle = p;
+  out->size = bytes;
+  return TB_OK;
+}
+
+static void hip_free(void *state, tb_devmem mem) {
+  hip_state *s = state;
+  int previous;
+  if (enter(s, &previous) != TB_OK) return;
+  s->api.hipFree(mem.handle);
+  leave(s, previous);
+}
+
+static tb_status memcpy_call(hip_state *s, void *dst, const void *src, size_t bytes, int kind, size_t offset) {
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st != TB_OK) return st;
+  int r = s->api.hipMemcpy(dst, src, bytes, kind);
+  leave(s, previous);
+  if (r == TB_HIP_SUCCESS) return TB_OK;
+  static const char *const kinds[] = {"", "host to device", "device to host", "device to device"};
+  char what[128];
+  snprintf(what, sizeof what, "(%s) of %zu bytes at offset %zu", kinds[kind], bytes, offset);
+  return call_failed(s, "hipMemcpy", what, r);
+}
+
+static tb_status hip_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
+  hip_state *s = state;
+  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "write", dst_offset, bytes, dst.size);
+  if (bytes == 0) return TB_OK;
+  return memcpy_call(s, device_pointer(dst, dst_offset), src, bytes, TB_HIP_MEMCPY_H2D, dst_offset);
+}
+
+static tb_status hip_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
+  hip_state *s = state;
+  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "read", src_offset, bytes, src.size);
+  if (bytes == 0) return TB_OK;
+  return memcpy_call(s, dst, device_pointer(src, src_offset), bytes, TB_HIP_MEMCPY_D2H, src_offset);
+}
+
+static tb_status hip_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
+                          size_t bytes) {
+  hip_state *s = state;
+  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "copy destination", dst_offset, bytes, dst.size);
+  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "copy source", src_offset, bytes, src.size);
+  if (bytes == 0) return TB_OK;
+  return memcpy_call(s, device_pointer(dst, dst_offset), device_pointer(src, src_offset), bytes, TB_HIP_MEMCPY_D2D,
+                     dst_offset);
+}
+
+/* 8-byte patterns with different halves, and misaligned targets: a host buffer copied in chunks. */
+static tb_status fill_through_host(hip_state *s, tb_devmem dst, size_t offset, const void *pattern,
+                                   size_t pattern_size, size_t bytes) {
+  size_t chunk = bytes < HIP_FILL_CHUNK ? bytes : HIP_FILL_CHUNK / pattern_size * pattern_size;
+  unsigned char *buf = malloc(chunk);
+  if (!buf) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte fill buffer", s->label, chunk);
+  for (size_t i = 0; i < chunk; i += pattern_size) memcpy(buf + i, pattern, pattern_size);
+  tb_status st = TB_OK;
+  for (size_t done = 0; done < bytes && st == TB_OK; done += chunk) {
+    size_t n = bytes - done < chunk ? bytes - done : chunk;
+    st = hip_write(s, dst, offset + done, buf, n);
+  }
+  free(buf);
+  return st;
+}
+
+static tb_status hip_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
+                          size_t bytes) {
+  hip_state *s = state;
+  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill pattern of %zu bytes; 1, 2, 4 or 8 are supported", s->label,
+                    pattern_size);
+  if (bytes % pattern_size != 0)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill of %zu bytes is not a multiple of its %zu-byte pattern",
+                    s->label, bytes, pattern_size);
+  if (!in_range(dst, offset, bytes)) return out_of_range(s, "fill", offset, bytes, dst.size);
+  if (bytes == 0) return TB_OK;
+  unsigned char p[8];
+  memcpy(p, pattern, pattern_size);
+  if (pattern_size == 8 && memcmp(p, p + 4, 4) == 0) pattern_size = 4;
+  void *at = device_pointer(dst, offset);
+  if (pattern_size == 8 || (uintptr_t)at % pattern_size != 0)
+    return fill_through_host(s, dst, offset, pattern, pattern_size, bytes);
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st != TB_OK) return st;
+  int r;
+  const char *call;
+  if (pattern_size == 1) {
+    call = "hipMemset";
+    r = s->api.hipMemset(at, p[0], bytes);
+  } else if (pattern_size == 2) {
+    unsigned short v;
+    memcpy(&v, p, 2);
+    call = "hipMemsetD16";
+    r = s->api.hipMemsetD16(at, v, bytes / 2);
+  } else {
+    int v;
+    memcpy(&v, p, 4);
+    call = "hipMemsetD32";
+    r = s->api.hipMemsetD32(at, v, bytes / 4);
+  }
+  leave(s, previous);
+  if (r == TB_HIP_SUCCESS) return TB_OK;
+  char what[96];
+  snprintf(what, sizeof what, "of %zu bytes at offset %zu", bytes, offset);
+  return call_failed(s, call, what, r);
+}
+
+static tb_status hip_synchronize(void *state) {
+  hip_state *s = state;
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st != TB_OK) return st;
+  int r = s->api.hipDeviceSynchronize();
+  leave(s, previous);
+  return r == TB_HIP_SUCCESS ? TB_OK : call_failed(s, "hipDeviceSynchronize", "", r);
+}
+
+static tb_status hip_memory_info(void *state, uint64_t *free_bytes, uint64_t *total_bytes) {
+  hip_state *s = state;
+  int previous;
+  tb_status st = enter(s, &previous);
+  if (st != TB_OK) return st;
+  size_t f = 0, t = 0;
+  int r = s->api.hipMemGetInfo(&f, &t);
+  leave(s, previous);
+  if (r != TB_HIP_SUCCESS) return call_failed(s, "hipMemGetInfo", "", r);
+  *free_bytes = f;
+  *total_bytes = t;
+  return TB_OK;
+}
+
+static void *hip_host_pointer(void *state, tb_devmem mem) {
+  (void)state;
+  (void)mem;
+  return NULL;
+}
+
+const tb_backend_ops tb_hip_ops = {
+    .kind = TB_BACKEND_ROCM,
+    .open = hip_open,
+    .close = hip_close,
+    .alignment = hip_alignment,
+    .alloc = hip_alloc,
+    .free = hip_free,
+    .write = hip_write,
+    .read = hip_read,
+    .copy = hip_copy,
+    .fill = hip_fill,
+    .synchronize = hip_synchronize,
+    .memory_info = hip_memory_info,
+    .host_pointer = hip_host_pointer,
+};

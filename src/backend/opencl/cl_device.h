@@ -1,0 +1,41 @@
+/* Internal: an opened OpenCL device: the runtime, the cl_device_id found again from discovery's
+ * numbering, its context and in-order queue, and the limits the memory ops need. */
+#ifndef TB_BACKEND_OPENCL_CL_DEVICE_H
+#define TB_BACKEND_OPENCL_CL_DEVICE_H
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <tensorbridge/device.h>
+#include <tensorbridge/status.h>
+#include "backend/opencl/cl_loader.h"
+
+typedef struct tb_cl_device {
+  tb_cl_runtime rt;
+  tb_cl_platform_id platform;
+  tb_cl_device_id id;
+  tb_cl_context context;
+  tb_cl_command_queue queue;
+  char label[192];         /* "opencl:0 (pthread-skylake-avx512-AMD EPYC)", for messages */
+  int version_major;       /* CL_DEVICE_VERSION, e.g. 3.0 */
+  int version_minor;
+  tb_cl_ulong global_mem;  /* CL_DEVICE_GLOBAL_MEM_SIZE */
+  tb_cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+  size_t alignment;        /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
+  bool amd_free_memory;    /* cl_amd_device_attribute_query: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD */
+  bool fill;               /* clEnqueueFillBuffer usable (OpenCL 1.2+ and exported) */
+  _Atomic(uint64_t) live_bytes; /* bytes in buffers this backend holds: drivers allocate lazily (PoCL,
+                                   NVIDIA), so clCreateBuffer alone does not refuse more than the device has */
+} tb_cl_device;
+
+/* Find the device discovery numbered `info->index` (opencl:N across platforms), check it still has the
+ * name discovery saw, and create a context and an in-order queue on it. On failure everything made
+ * is released and the message names the device, the call and its code. */
+tb_status tb_cl_device_open(const tb_device_info *info, tb_cl_device *dev);
+/* Release the queue, the context and the runtime handle. */
+void tb_cl_device_close(tb_cl_device *dev);
+
+/* Record a failed OpenCL call as this thread's error: "<label>: <call> (<detail>) failed with -5
+ * CL_OUT_OF_RESOURCES; <fix>", with a status chosen by the code (TB_ERR_OUT_OF_MEMORY for the
+ * out-of-memory codes, TB_ERR_UNAVAILABLE for CL_DEVICE_NOT_AVAILABLE, else TB_ERR_DRIVER). */
+tb_status tb_cl_fail(const tb_cl_device *dev, const char *call, const char *detail, tb_cl_int code);
+
+#endif

@@ -1,0 +1,57 @@
+/* Internal: the HIP runtime's entry points (libamdhip64.so) as one dlopen symbol table, shared by the ROCm
+ * probe (device queries, no device set) and the HIP backend (hipSetDevice, memory, copies). Prototypes
+ * follow HIP's hip_runtime_api.h (ROCm 5 and 6 agree on them), so no ROCm SDK is needed to build. */
+#ifndef TB_DISCOVER_AMD_HIP_API_H
+#define TB_DISCOVER_AMD_HIP_API_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/dl.h"
+
+/* hipMemcpyKind */
+enum { TB_HIP_MEMCPY_H2D = 1, TB_HIP_MEMCPY_D2H = 2, TB_HIP_MEMCPY_D2D = 3 };
+enum { TB_HIP_SUCCESS = 0, TB_HIP_ERROR_OUT_OF_MEMORY = 2 };
+
+/* What the probe reads: name, return type, parameters, optional. */
+#define TB_HIP_PROBE_SYMBOLS(X)                                                         \
+  X(hipInit, int, (unsigned int flags), false)                                          \
+  X(hipGetDeviceCount, int, (int *count), false)                                        \
+  X(hipDeviceGet, int, (int *device, int ordinal), false)                               \
+  X(hipDeviceGetName, int, (char *name, int len, int device), false)                    \
+  X(hipDeviceGetPCIBusId, int, (char *bus_id, int len, int device), false)              \
+  X(hipDeviceTotalMem, int, (size_t * bytes, int device), false)                        \
+  X(hipDeviceGetAttribute, int, (int *value, int attribute, int device), false)         \
+  X(hipRuntimeGetVersion, int, (int *version), false)                                   \
+  X(hipDriverGetVersion, int, (int *version), false)                                    \
+  X(hipGetErrorName, const char *, (int error), true)
+
+/* What the backend adds: required only when the library is opened for memory. */
+#define TB_HIP_MEMORY_SYMBOLS(X)                                                        \
+  X(hipSetDevice, int, (int device))                                                    \
+  X(hipGetDevice, int, (int *device))                                                   \
+  X(hipMalloc, int, (void **ptr, size_t bytes))                                         \
+  X(hipFree, int, (void *ptr))                                                          \
+  X(hipMemcpy, int, (void *dst, const void *src, size_t bytes, int kind))               \
+  X(hipMemset, int, (void *dst, int value, size_t bytes))                               \
+  X(hipMemsetD16, int, (void *dst, unsigned short value, size_t count))                 \
+  X(hipMemsetD32, int, (void *dst, int value, size_t count))                            \
+  X(hipDeviceSynchronize, int, (void))                                                  \
+  X(hipMemGetInfo, int, (size_t * free_bytes, size_t * total_bytes))
+
+typedef struct tb_hip_api {
+#define TB_HIP_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
+#define TB_HIP_MEMORY_MEMBER(name, ret, params) ret(*name) params;
+  TB_HIP_PROBE_SYMBOLS(TB_HIP_PROBE_MEMBER)
+  TB_HIP_MEMORY_SYMBOLS(TB_HIP_MEMORY_MEMBER)
+#undef TB_HIP_PROBE_MEMBER
+#undef TB_HIP_MEMORY_MEMBER
+} tb_hip_api;
+
+/* Open HIP (TB_HIP_LIB, else libamdhip64.so.6, .so.5, .so) and resolve the table; the memory symbols are
+ * required when `memory` is set. Returns the handle, or NULL: *dl says what was tried and `missing` names
+ * the absent required symbol ("" when the library itself did not load). */
+void *tb_hip_api_open(tb_hip_api *api, bool memory, tb_dl_result *dl, char *missing, size_t cap);
+
+/* The name of a hipError_t: the runtime's own when it answers with a "hip..." name, else the local table. */
+void tb_hip_api_error_name(const tb_hip_api *api, int code, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,74 @@
+/* Internal: libcuda's entry points as one dlopen symbol table, shared by the NVIDIA probe (device queries,
+ * no context) and the CUDA backend (primary context, stream, memory, copies). The few CUDA driver API
+ * types are declared here with the C ABI of cuda.h, so no CUDA header is needed to build. */
+#ifndef TB_DISCOVER_NVIDIA_CUDA_API_H
+#define TB_DISCOVER_NVIDIA_CUDA_API_H
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/dl.h"
+
+typedef int tb_cu_result;
+typedef int tb_cu_device;
+typedef struct tb_cu_context_st *tb_cu_context;
+typedef struct tb_cu_stream_st *tb_cu_stream;
+typedef unsigned long long tb_cu_deviceptr; /* CUdeviceptr: an unsigned 64-bit integer on 64-bit hosts */
+typedef struct tb_cu_uuid {
+  unsigned char bytes[16];
+} tb_cu_uuid;
+
+_Static_assert(sizeof(tb_cu_deviceptr) == 8, "CUdeviceptr is 64 bits");
+
+/* What the probe reads: name, return type, parameters, optional. */
+#define TB_CUDA_PROBE_SYMBOLS(X)                                                             \
+  X(cuInit, tb_cu_result, (unsigned int flags), false)                                       \
+  X(cuDriverGetVersion, tb_cu_result, (int *version), false)                                 \
+  X(cuDeviceGetCount, tb_cu_result, (int *count), false)                                     \
+  X(cuDeviceGet, tb_cu_result, (tb_cu_device * device, int ordinal), false)                  \
+  X(cuDeviceGetName, tb_cu_result, (char *name, int len, tb_cu_device dev), false)           \
+  X(cuDeviceTotalMem_v2, tb_cu_result, (size_t * bytes, tb_cu_device dev), false)            \
+  X(cuDeviceGetAttribute, tb_cu_result, (int *value, int attribute, tb_cu_device dev), false) \
+  X(cuDeviceGetUuid_v2, tb_cu_result, (tb_cu_uuid * uuid, tb_cu_device dev), true)           \
+  X(cuDeviceGetUuid, tb_cu_result, (tb_cu_uuid * uuid, tb_cu_device dev), true)              \
+  X(cuDeviceGetPCIBusId, tb_cu_result, (char *bus_id, int len, tb_cu_device dev), false)     \
+  X(cuGetErrorName, tb_cu_result, (tb_cu_result error, const char **name), true)
+
+/* What the backend adds: required only when the library is opened for memory. */
+#define TB_CUDA_MEMORY_SYMBOLS(X)                                                                          \
+  X(cuDevicePrimaryCtxRetain, tb_cu_result, (tb_cu_context * ctx, tb_cu_device dev))                     \
+  X(cuDevicePrimaryCtxRelease, tb_cu_result, (tb_cu_device dev))                                         \
+  X(cuCtxPushCurrent_v2, tb_cu_result, (tb_cu_context ctx))                                              \
+  X(cuCtxPopCurrent_v2, tb_cu_result, (tb_cu_context * ctx))                                             \
+  X(cuCtxSynchronize, tb_cu_result, (void))                                                              \
+  X(cuStreamCreate, tb_cu_result, (tb_cu_stream * stream, unsigned int flags))                           \
+  X(cuStreamDestroy_v2, tb_cu_result, (tb_cu_stream stream))                                             \
+  X(cuStreamSynchronize, tb_cu_result, (tb_cu_stream stream))                                            \
+  X(cuMemAlloc_v2, tb_cu_result, (tb_cu_deviceptr * ptr, size_t bytes))                                  \
+  X(cuMemFree_v2, tb_cu_result, (tb_cu_deviceptr ptr))                                                   \
+  X(cuMemcpyHtoD_v2, tb_cu_result, (tb_cu_deviceptr dst, const void *src, size_t bytes))                 \
+  X(cuMemcpyDtoH_v2, tb_cu_result, (void *dst, tb_cu_deviceptr src, size_t bytes))                       \
+  X(cuMemcpyDtoD_v2, tb_cu_result, (tb_cu_deviceptr dst, tb_cu_deviceptr src, size_t bytes))             \
+  X(cuMemsetD8_v2, tb_cu_result, (tb_cu_deviceptr dst, unsigned char value, size_t count))               \
+  X(cuMemsetD16_v2, tb_cu_result, (tb_cu_deviceptr dst, unsigned short value, size_t count))             \
+  X(cuMemsetD32_v2, tb_cu_result, (tb_cu_deviceptr dst, unsigned int value, size_t count))               \
+  X(cuMemGetInfo_v2, tb_cu_result, (size_t * free_bytes, size_t * total_bytes))
+
+typedef struct tb_cuda_api {
+#define TB_CUDA_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
+#define TB_CUDA_MEMORY_MEMBER(name, ret, params) ret(*name) params;
+  TB_CUDA_PROBE_SYMBOLS(TB_CUDA_PROBE_MEMBER)
+  TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
+#undef TB_CUDA_PROBE_MEMBER
+#undef TB_CUDA_MEMORY_MEMBER
+} tb_cuda_api;
+
+/* Open libcuda (TB_CUDA_LIB, else libcuda.so.1 then libcuda.so) and resolve the table; the memory symbols
+ * are required when `memory` is set, else left NULL when absent. Returns the handle, or NULL: then *dl
+ * says what was tried, and `missing` names the absent required symbol ("" when the library itself did
+ * not load). */
+void *tb_cuda_api_open(tb_cuda_api *api, bool memory, tb_dl_result *dl, char *missing, size_t cap);
+
+/* The name of a CUresult: the driver's own (cuGetErrorName) when it answers, else the local table, else
+ * "CUDA error <code>". */
+void tb_cuda_api_error_name(const tb_cuda_api *api, tb_cu_result code, char *out, size_t cap);
+
+#endif
