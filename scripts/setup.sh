@@ -10,7 +10,7 @@ packages=(
   ocl-icd-libopencl1 pocl-opencl-icd     # OpenCL loader and the CPU OpenCL driver (a real OpenCL device here)
   libvulkan1 mesa-vulkan-drivers         # Vulkan loader and Mesa drivers (lavapipe: a real Vulkan device here)
   vulkan-validationlayers                # the Khronos validation layer, on during the tests
-  python3                                # test tooling
+  python3 valgrind                       # test tooling
 )
 
 missing=()

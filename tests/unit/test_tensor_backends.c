@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/backend_impl.h"
+#include "backend/vulkan/vk_backend.h"
 #include "test_tensor_util.h"
 
 static const char *const backends[] = {"cpu", "opencl:0", "vulkan:0"};
@@ -43,6 +45,9 @@ static void every_dtype_round_trips(void **state) {
       tb_tensor_destroy(x);
     }
     TB_ASSERT_OK(tb_backend_synchronize(b));
+    const char *v = getenv("TB_VULKAN_VALIDATION");
+    if (tb_backend_kind_of(b) == TB_BACKEND_VULKAN && v && strcmp(v, "1") == 0)
+      assert_true(tb_vk_validation_counting(b->state)); /* the layer is really on */
     tb_backend_destroy(b);
   }
 }
@@ -208,6 +213,17 @@ static void vendor_backends_with_fake_drivers(void **state) {
   }
 }
 
+/* Runs last: every Vulkan device the tests above opened and closed ran under the validation layer
+ * (TB_VULKAN_VALIDATION=1 in the test environment), and the layer reported nothing. */
+static void vulkan_validation_reported_nothing(void **state) {
+  (void)state;
+  const char *v = getenv("TB_VULKAN_VALIDATION");
+  if (!v || strcmp(v, "1") != 0) skip();
+  char first[512] = "";
+  unsigned n = tb_vk_closed_validation_messages(first, sizeof first);
+  if (n != 0) fail_msg("the Vulkan validation layer reported %u message(s); the first: %s", n, first);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(every_dtype_round_trips, setup),
@@ -216,6 +232,7 @@ int main(void) {
       cmocka_unit_test_setup(copies_between_backends, setup),
       cmocka_unit_test_setup(stats_and_out_of_memory, setup),
       cmocka_unit_test(vendor_backends_with_fake_drivers),
+      cmocka_unit_test(vulkan_validation_reported_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
