@@ -16,4 +16,5 @@
 #include "backend.h"
 #include "dlpack.h"
 #include "tensor.h"
+#include "model.h"
 #endif

@@ -1,0 +1,135 @@
+/* Models: load an ONNX model, prepare it for a backend at an optimization level, run it.
+ *
+ *   tb_model_load      the file is read once and checked field by field; weights stay in the mapped file
+ *   tb_model_prepare   the level's passes, shapes bound, each node placed on the backend or on the CPU
+ *                      where the backend lacks the op (copies inserted), a memory plan; the result says
+ *                      what was done (the seeds' OptimizationResult)
+ *   tb_prepared_run    inputs in, outputs out, as tensors; memory reused across runs
+ *
+ * A prepared model keeps a reference to its model and backend; both may be destroyed by the caller
+ * before it. A prepared model is used by one thread at a time. */
+#ifndef TENSORBRIDGE_MODEL_H
+#define TENSORBRIDGE_MODEL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "backend.h"
+#include "dtype.h"
+#include "export.h"
+#include "policy.h"
+#include "status.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_model tb_model;
+typedef struct tb_prepared tb_prepared;
+
+/* ---- Loading ------------------------------------------------------------------------------------ */
+
+/* Load an ONNX file. External data files are resolved relative to the model's folder and may not leave
+ * it. A malformed, truncated or hostile file is TB_ERR_MODEL with the field or node and the reason. */
+TB_API tb_status tb_model_load(const char *path, tb_model **out_model);
+/* Load from memory (copied when needed; external data relative to base_dir, NULL to refuse it). */
+TB_API tb_status tb_model_load_memory(const void *data, size_t size, const char *base_dir, tb_model **out_model);
+TB_API void tb_model_destroy(tb_model *model);
+
+/* A graph input or output as the model declares it. dims[i] is -1 when unknown; dim_names[i] is the
+ * symbolic name ("batch") or "" (strings owned by the model). */
+typedef struct tb_model_io {
+  size_t size; /* sizeof(tb_model_io), set by the caller */
+  const char *name;
+  tb_dtype dtype;
+  size_t ndim;
+  int64_t dims[TB_MAX_DIMS];
+  const char *dim_names[TB_MAX_DIMS];
+  bool has_shape; /* false when the model declares no shape at all */
+} tb_model_io;
+
+TB_API size_t tb_model_input_count(const tb_model *model);
+TB_API size_t tb_model_output_count(const tb_model *model);
+TB_API tb_status tb_model_input(const tb_model *model, size_t i, tb_model_io *out);
+TB_API tb_status tb_model_output(const tb_model *model, size_t i, tb_model_io *out);
+/* Facts about the model: "producer", "producer_version", "ir_version", "opset" (default domain),
+ * "nodes", "initializers", "weight_bytes", "graph_name". NULL for an unknown key. Owned by the model. */
+TB_API const char *tb_model_property(const tb_model *model, const char *key);
+/* SHA-256 of the model file's bytes as 64 hex digits (owned by the model). */
+TB_API const char *tb_model_sha256(const tb_model *model);
+
+/* ---- Preparing ---------------------------------------------------------------------------------- */
+
+typedef enum tb_precision {
+  TB_PRECISION_AUTO = 0, /* what the level picks: fp32 up to O2, reduced precision at O3 where the device has units */
+  TB_PRECISION_FP32,
+  TB_PRECISION_BF16,
+  TB_PRECISION_FP16,
+  TB_PRECISION_FP8
+} tb_precision;
+
+TB_API tb_status tb_precision_parse(const char *name, tb_precision *out); /* auto|fp32|bf16|fp16|fp8 */
+TB_API const char *tb_precision_name(tb_precision precision);
+
+typedef struct tb_prepare_options {
+  size_t size;                 /* sizeof(tb_prepare_options) */
+  tb_opt_level level;          /* TB_LEVEL_O2 is the default a zeroed struct does NOT give: set it */
+  tb_precision precision;
+  size_t dim_count;            /* symbolic dimensions bound now ("batch" = 1); others bind at run time */
+  const char *const *dim_names;
+  const int64_t *dim_values;
+  int threads;                 /* 0: the backend's default */
+} tb_prepare_options;
+
+/* What preparation did. Owned by the prepared model. */
+typedef struct tb_prepare_result {
+  size_t size;
+  bool success;
+  tb_opt_level level;
+  tb_precision precision;
+  size_t pass_count;
+  const char *const *passes;       /* passes applied, in order, each "name: what it changed" */
+  size_t warning_count;
+  const char *const *warnings;
+  size_t nodes_before;
+  size_t nodes_after;
+  size_t fused_nodes;              /* nodes folded into another by fusion passes */
+  size_t cpu_fallback_nodes;       /* nodes placed on the CPU because the backend lacks them */
+  size_t copies_inserted;          /* host<->device copies added by placement */
+  const char *const *fallback_ops; /* "op_type (node name): reason", cpu_fallback_nodes entries */
+  uint64_t weight_bytes;
+  uint64_t planned_peak_activation_bytes; /* 0 when shapes are only known at run time */
+  double prepare_ms;
+} tb_prepare_result;
+
+/* options NULL: O2, auto precision. On failure *out_prepared is NULL and *out_result (when not NULL)
+ * is NULL too; tb_last_error() names the node and the reason. */
+TB_API tb_status tb_model_prepare(tb_model *model, tb_backend *backend, const tb_prepare_options *options,
+                                  tb_prepared **out_prepared, const tb_prepare_result **out_result);
+TB_API void tb_prepared_destroy(tb_prepared *prepared);
+TB_API const tb_prepare_result *tb_prepared_result(const tb_prepared *prepared);
+TB_API tb_status tb_prepare_result_to_json(const tb_prepare_result *result, char **out_json);
+
+/* ---- Running ------------------------------------------------------------------------------------ */
+
+/* Run once. inputs[i] is the value of the graph input named input_names[i] (every graph input without a
+ * default must be given; tensors on any backend, copied when needed). outputs[i] receives a new tensor on
+ * the prepared backend for the output named output_names[i], or for the i-th graph output when
+ * output_names is NULL (then n_outputs must equal tb_model_output_count). The caller destroys outputs.
+ * Wrong names, dtypes or shapes are TB_ERR_INVALID_ARGUMENT naming the input, the expected and the given. */
+TB_API tb_status tb_prepared_run(tb_prepared *prepared, size_t n_inputs, const char *const *input_names,
+                                 tb_tensor *const *inputs, size_t n_outputs, const char *const *output_names,
+                                 tb_tensor **outputs);
+
+/* ---- .npy files ---------------------------------------------------------------------------------- */
+
+/* Read a NumPy .npy file (version 1-3, little-endian, C or Fortran order, any dtype of tb_dtype that numpy
+ * has: f8 f4 f2 i8 i4 i2 i1 u1 b1, and bf16 / fp8 written by ml_dtypes as V2/V1 with a descr we document)
+ * into a new tensor on `backend`. A malformed file is TB_ERR_IO / TB_ERR_INVALID_ARGUMENT naming the field. */
+TB_API tb_status tb_npy_load(const char *path, tb_backend *backend, tb_tensor **out_tensor);
+TB_API tb_status tb_npy_save(const char *path, const tb_tensor *tensor);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,23 @@
+/* The table of CPU kernels: the families' arrays, and the choice of the best kernel for a node. */
+#include <string.h>
+#include "backend/cpu/kernels/kernel.h"
+
+static const tb_kernel_family *const families[] = {&tb_kernels_elementwise, &tb_kernels_tensor, &tb_kernels_nn,
+                                                   &tb_kernels_rnn_control, &tb_kernels_fused};
+
+const tb_cpu_kernel *tb_cpu_kernel_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, int level,
+                                        uint64_t features) {
+  const char *domain = n->domain ? n->domain : "";
+  const tb_cpu_kernel *best = NULL;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+    for (size_t i = 0; i < families[f]->count; i++) {
+      const tb_cpu_kernel *k = families[f]->kernels[i];
+      if (strcmp(k->name, n->op_type) != 0 || strcmp(k->domain, domain) != 0) continue;
+      if (k->level > level || (k->cpu_features & ~features) != 0) continue;
+      if (best && k->level <= best->level) continue;
+      if (k->accepts && !k->accepts(g, n, in)) continue;
+      best = k;
+    }
+  }
+  return best;
+}
