@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/devmem_check.h"
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
 #include "discover/nvidia_cuda_api.h"
 
 #define CUDA_ALIGNMENT 256
 #define CUDA_ERROR_OUT_OF_MEMORY 2
-#define CUDA_FILL_CHUNK (1u << 20)
 
 typedef struct cuda_state {
   tb_cuda_api api;
@@ -60,15 +60,6 @@ static tb_status enter(const cuda_state *s, const char *call) {
 static void leave(const cuda_state *s) {
   tb_cu_context popped = NULL;
   s->api.cuCtxPopCurrent_v2(&popped);
-}
-
-static bool in_range(tb_devmem mem, size_t offset, size_t bytes) {
-  return offset <= mem.size && bytes <= mem.size - offset;
-}
-
-static tb_status out_of_range(const cuda_state *s, const char *what, size_t offset, size_t bytes, size_t size) {
-  return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: %s of %zu bytes at offset %zu lies outside an allocation of %zu bytes",
-                  s->label, what, bytes, offset, size);
 }
 
 static void release(cuda_state *s) {
@@ -175,7 +166,8 @@ static void cuda_free(void *state, tb_devmem mem) {
 
 static tb_status cuda_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
   cuda_state *s = state;
-  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "write", dst_offset, bytes, dst.size);
+  tb_status range_dst = tb_devmem_check(s->label, "write", dst, dst_offset, bytes);
+  if (range_dst != TB_OK) return range_dst;
   if (bytes == 0) return TB_OK;
   tb_status st = enter(s, "cuMemcpyHtoD_v2");
   if (st != TB_OK) return st;
@@ -189,7 +181,8 @@ static tb_status cuda_write(void *state, tb_devmem dst, size_t dst_offset, const
 
 static tb_status cuda_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
   cuda_state *s = state;
-  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "read", src_offset, bytes, src.size);
+  tb_status range_src = tb_devmem_check(s->label, "read", src, src_offset, bytes);
+  if (range_src != TB_OK) return range_src;
   if (bytes == 0) return TB_OK;
   tb_status st = enter(s, "cuMemcpyDtoH_v2");
   if (st != TB_OK) return st;
@@ -204,8 +197,10 @@ static tb_status cuda_read(void *state, tb_devmem src, size_t src_offset, void *
 static tb_status cuda_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
                            size_t bytes) {
   cuda_state *s = state;
-  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "copy destination", dst_offset, bytes, dst.size);
-  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "copy source", src_offset, bytes, src.size);
+  tb_status range_dst = tb_devmem_check(s->label, "copy destination", dst, dst_offset, bytes);
+  if (range_dst != TB_OK) return range_dst;
+  tb_status range_src = tb_devmem_check(s->label, "copy source", src, src_offset, bytes);
+  if (range_src != TB_OK) return range_src;
   if (bytes == 0) return TB_OK;
   tb_status st = enter(s, "cuMemcpyDtoD_v2");
   if (st != TB_OK) return st;
@@ -217,40 +212,20 @@ static tb_status cuda_copy(void *state, tb_devmem dst, size_t dst_offset, tb_dev
   return call_failed(s, "cuMemcpyDtoD_v2", what, r);
 }
 
-/* Patterns the driver cannot set (8 bytes with different halves, or a misaligned target): a host buffer
- * of the pattern, copied in chunks. */
-static tb_status fill_through_host(cuda_state *s, tb_devmem dst, size_t offset, const void *pattern,
-                                   size_t pattern_size, size_t bytes) {
-  size_t chunk = bytes < CUDA_FILL_CHUNK ? bytes : CUDA_FILL_CHUNK / pattern_size * pattern_size;
-  unsigned char *buf = malloc(chunk);
-  if (!buf) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory for a %zu-byte fill buffer", s->label, chunk);
-  for (size_t i = 0; i < chunk; i += pattern_size) memcpy(buf + i, pattern, pattern_size);
-  tb_status st = TB_OK;
-  for (size_t done = 0; done < bytes && st == TB_OK; done += chunk) {
-    size_t n = bytes - done < chunk ? bytes - done : chunk;
-    st = cuda_write(s, dst, offset + done, buf, n);
-  }
-  free(buf);
-  return st;
-}
 
 static tb_status cuda_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
                            size_t bytes) {
   cuda_state *s = state;
-  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill pattern of %zu bytes; 1, 2, 4 or 8 are supported", s->label,
-                    pattern_size);
-  if (bytes % pattern_size != 0)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill of %zu bytes is not a multiple of its %zu-byte pattern",
-                    s->label, bytes, pattern_size);
-  if (!in_range(dst, offset, bytes)) return out_of_range(s, "fill", offset, bytes, dst.size);
+  tb_status checked = tb_fill_check(s->label, pattern, pattern_size, bytes);
+  if (checked != TB_OK) return checked;
+  if (!tb_devmem_in_range(dst, offset, bytes)) return tb_devmem_range_error(s->label, "fill", offset, bytes, dst.size);
   if (bytes == 0) return TB_OK;
   unsigned char p[8];
   memcpy(p, pattern, pattern_size);
   if (pattern_size == 8 && memcmp(p, p + 4, 4) == 0) pattern_size = 4; /* two equal halves: a 4-byte pattern */
   tb_cu_deviceptr at = device_pointer(dst, offset);
   if (pattern_size == 8 || at % pattern_size != 0)
-    return fill_through_host(s, dst, offset, pattern, pattern_size, bytes);
+    return tb_fill_through_host(s->label, cuda_write, s, dst, offset, pattern, pattern_size, bytes);
   const char *call = pattern_size == 1 ? "cuMemsetD8_v2" : pattern_size == 2 ? "cuMemsetD16_v2" : "cuMemsetD32_v2";
   tb_status st = enter(s, call);
   if (st != TB_OK) return st;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/devmem_check.h"
 #include "core/error.h"
 #include "core/uuid.h"
 #include "discover/devlist.h"
@@ -38,15 +39,6 @@ static tb_status call_failed(const ze_state *s, const char *call, const char *wh
       (r == ZE_RESULT_OUT_OF_DEVICE_MEMORY || r == ZE_RESULT_OUT_OF_HOST_MEMORY) ? TB_ERR_OUT_OF_MEMORY : TB_ERR_DRIVER;
   return tb_error(status, "%s: %s%s%s failed with 0x%08x %s", s->label, call, what[0] ? " " : "", what, r,
                   tb_ze_result_name(r));
-}
-
-static bool in_range(tb_devmem mem, size_t offset, size_t bytes) {
-  return offset <= mem.size && bytes <= mem.size - offset;
-}
-
-static tb_status out_of_range(const ze_state *s, const char *what, size_t offset, size_t bytes, size_t size) {
-  return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: %s of %zu bytes at offset %zu lies outside an allocation of %zu bytes",
-                  s->label, what, bytes, offset, size);
 }
 
 static void *device_pointer(tb_devmem mem, size_t offset) { return (unsigned char *)mem.handle + offset; }
@@ -242,21 +234,25 @@ static tb_status copy_bytes(ze_state *s, void *dst, const void *src, size_t byte
 
 static tb_status ze_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
   ze_state *s = state;
-  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "write", dst_offset, bytes, dst.size);
+  tb_status range_dst = tb_devmem_check(s->label, "write", dst, dst_offset, bytes);
+  if (range_dst != TB_OK) return range_dst;
   return bytes ? copy_bytes(s, device_pointer(dst, dst_offset), src, bytes, "host to device") : TB_OK;
 }
 
 static tb_status ze_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
   ze_state *s = state;
-  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "read", src_offset, bytes, src.size);
+  tb_status range_src = tb_devmem_check(s->label, "read", src, src_offset, bytes);
+  if (range_src != TB_OK) return range_src;
   return bytes ? copy_bytes(s, dst, device_pointer(src, src_offset), bytes, "device to host") : TB_OK;
 }
 
 static tb_status ze_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
                          size_t bytes) {
   ze_state *s = state;
-  if (!in_range(dst, dst_offset, bytes)) return out_of_range(s, "copy destination", dst_offset, bytes, dst.size);
-  if (!in_range(src, src_offset, bytes)) return out_of_range(s, "copy source", src_offset, bytes, src.size);
+  tb_status range_dst = tb_devmem_check(s->label, "copy destination", dst, dst_offset, bytes);
+  if (range_dst != TB_OK) return range_dst;
+  tb_status range_src = tb_devmem_check(s->label, "copy source", src, src_offset, bytes);
+  if (range_src != TB_OK) return range_src;
   return bytes ? copy_bytes(s, device_pointer(dst, dst_offset), device_pointer(src, src_offset), bytes,
                             "device to device")
                : TB_OK;
@@ -265,13 +261,9 @@ static tb_status ze_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devme
 static tb_status ze_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
                          size_t bytes) {
   ze_state *s = state;
-  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill pattern of %zu bytes; 1, 2, 4 or 8 are supported", s->label,
-                    pattern_size);
-  if (bytes % pattern_size != 0)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill of %zu bytes is not a multiple of its %zu-byte pattern",
-                    s->label, bytes, pattern_size);
-  if (!in_range(dst, offset, bytes)) return out_of_range(s, "fill", offset, bytes, dst.size);
+  tb_status checked = tb_fill_check(s->label, pattern, pattern_size, bytes);
+  if (checked != TB_OK) return checked;
+  if (!tb_devmem_in_range(dst, offset, bytes)) return tb_devmem_range_error(s->label, "fill", offset, bytes, dst.size);
   if (bytes == 0) return TB_OK;
   pthread_mutex_lock(&s->lock);
   uint32_t r = ZE_CALL(&s->api, zeCommandListAppendMemoryFill)(s->list, device_pointer(dst, offset), pattern,
