@@ -1,9 +1,10 @@
 /* `tb`: the command-line face of TensorBridge. main() dispatches to one sub-command per file
- * (cmd_devices.c, cmd_info.c, cmd_select.c, cmd_doctor.c) and answers --help and --version itself.
+ * (cmd_devices.c, cmd_info.c, cmd_select.c, cmd_doctor.c, cmd_run.c) and answers --help and --version itself.
  * The tool uses only the public headers, as any user's program would. */
 #include <stdio.h>
 #include <string.h>
 #include "common.h"
+#include "run.h"
 
 typedef struct command {
   const char *name;
@@ -16,11 +17,12 @@ static const command commands[] = {
     {"info", tbc_cmd_info, "everything known about the devices of a backend, or one device"},
     {"select", tbc_cmd_select, "print the device a request picks (TB_BACKEND or auto by default)"},
     {"doctor", tbc_cmd_doctor, "what each backend tried, what failed, and what to fix"},
+    {"run", tbc_cmd_run, "run an ONNX model on a backend at a level and summarise its outputs"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
 static void print_help(FILE *out) {
-  fputs("tb - find, choose and describe the machine-learning accelerators of this machine\n"
+  fputs("tb - find, choose and describe the machine-learning accelerators of this machine, and run models\n"
         "\n"
         "Usage: tb <command> [options]\n"
         "       tb help <command>\n"
@@ -35,7 +37,7 @@ static void print_help(FILE *out) {
         "  -h, --help     show this help\n"
         "  -V, --version  show the version\n"
         "\n"
-        "Every command takes --help; devices, info, select and doctor take --json.\n"
+        "Every command takes --help; devices, info, select, doctor and run take --json.\n"
         "\n"
         "Environment:\n"
         "  TB_BACKEND       the request `tb select` uses when given none: auto, cpu, cuda, rocm, xpu,\n"
@@ -61,7 +63,7 @@ static const command *find_command(const char *name) {
 }
 
 static int unknown_command(const char *name) {
-  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, help; see 'tb --help'", name);
+  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, run, help; see 'tb --help'", name);
   return TBC_EXIT_USAGE;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what TensorBridge needs to build, test and run its demo on Debian 12, when it is missing.
 # Runs apt-get only for packages that are not installed yet; uses sudo when not root.
+# Usage: scripts/setup.sh [EXTRA_PACKAGE ...]
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,9 @@ packages=(
   libvulkan1 mesa-vulkan-drivers         # Vulkan loader and Mesa drivers (lavapipe: a real Vulkan device here)
   vulkan-validationlayers                # the Khronos validation layer, on during the tests
   python3 valgrind                       # test tooling
+  libonnx-testdata                       # the ONNX operator conformance suite with reference outputs
 )
+packages+=("$@")                         # extra packages a caller needs (scripts/fuzz.sh: clang)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The test command: install what is missing, build with warnings as errors, run the suite, then build and
 # run it again under AddressSanitizer + UndefinedBehaviorSanitizer, with the memory tests under valgrind too.
-# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass)
+# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass; --long adds
+# 10 minutes of fuzzing the ONNX reader, scripts/fuzz.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 sanitize=1
 valgrind_pass=1
+long=0
 for arg in "$@"; do
   case "$arg" in
     --no-sanitize) sanitize=0; valgrind_pass=0 ;;
-    --long) export TB_LONG_TESTS=1 ;;
+    --long) long=1 ;;
     *) echo "scripts/test.sh: unknown option '$arg' (use --no-sanitize or --long)" >&2; exit 2 ;;
   esac
 done
@@ -29,11 +31,11 @@ ctest --test-dir build/ci --output-on-failure -j"$jobs"
 
 if ((valgrind_pass)); then
   echo "== memory and tensor tests under valgrind =="
-  # The tests that own device memory, tensors and DLPack storage, once more under memcheck: any error or
+  # The tests that own device memory, tensors, DLPack storage and models, once more under memcheck: any error or
   # definitely-lost block fails. (Drivers' thread-local blocks show as "possibly lost" and do not count.)
   for t in test_tensor test_tensor_views test_dlpack test_backend_memory test_allocator test_allocator_oom \
            test_allocator_cpu test_tensor_backends test_opencl_memory test_cuda_memory test_hip_memory \
-           test_level_zero_memory; do
+           test_level_zero_memory test_exec test_prepare test_plan test_models test_npy test_onnx_reader; do
     if ! valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
          --suppressions=tests/valgrind.supp "build/ci/tests/$t" > "build/ci/valgrind-$t.log" 2>&1; then
       cat "build/ci/valgrind-$t.log"
@@ -55,4 +57,9 @@ if ((sanitize)); then
   LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     ctest --test-dir build/asan --output-on-failure -j"$jobs" -E install_consumer
+fi
+
+if ((long)); then
+  echo "== long suite: the ONNX reader under libFuzzer for 10 minutes =="
+  bash scripts/fuzz.sh 600
 fi

@@ -123,9 +123,10 @@ TB_API tb_status tb_prepared_run(tb_prepared *prepared, size_t n_inputs, const c
 
 /* ---- .npy files ---------------------------------------------------------------------------------- */
 
-/* Read a NumPy .npy file (version 1-3, little-endian, C or Fortran order, any dtype of tb_dtype that numpy
- * has: f8 f4 f2 i8 i4 i2 i1 u1 b1, and bf16 / fp8 written by ml_dtypes as V2/V1 with a descr we document)
- * into a new tensor on `backend`. A malformed file is TB_ERR_IO / TB_ERR_INVALID_ARGUMENT naming the field. */
+/* Read a NumPy .npy file (version 1-3, little-endian, C or Fortran order; numpy dtypes f8 f4 f2 i8 i4 i2 i1
+ * u1 b1; bf16 as ml_dtypes' '<V2' or our one-field structured dtype [('bf16','<u2')], fp8 only as our
+ * [('fp8_e4m3fn','|u1')] / [('fp8_e5m2','|u1')] since a bare '|V1' does not say which; docs/npy.md) into a new
+ * tensor on `backend`. A malformed file is TB_ERR_IO / TB_ERR_INVALID_ARGUMENT naming the field. */
 TB_API tb_status tb_npy_load(const char *path, tb_backend *backend, tb_tensor **out_tensor);
 TB_API tb_status tb_npy_save(const char *path, const tb_tensor *tensor);
 

@@ -5,6 +5,7 @@
  * valid until that thread's next failing call into the library. */
 #ifndef TENSORBRIDGE_STATUS_H
 #define TENSORBRIDGE_STATUS_H
+#include <stddef.h>
 #include "export.h"
 
 #ifdef __cplusplus
@@ -36,6 +37,9 @@ TB_API void tb_clear_error(void);
 
 /* The library version, "MAJOR.MINOR.PATCH". */
 TB_API const char *tb_version(void);
+
+/* SHA-256 of data[0, size) as 64 lowercase hex digits and a NUL (model hashes, output checksums). */
+TB_API void tb_sha256_hex(const void *data, size_t size, char out_hex[65]);
 
 /* Free memory the library returned to the caller (JSON text, explanations). NULL is allowed. */
 TB_API void tb_free(void *ptr);

@@ -1,5 +1,8 @@
-/* The CPU kernels of the rnn and control family (filled in as the kernels are written). */
+/* The CPU reference kernels of the rnn and control family: LSTM, GRU, RNN, If, Loop, Scan. */
 #include "backend/cpu/kernels/kernel.h"
 
-static const tb_cpu_kernel *const kernels[] = {NULL};
-const tb_kernel_family tb_kernels_rnn_control = {kernels, 0};
+extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru, tb_kernel_rnn, tb_kernel_if, tb_kernel_loop, tb_kernel_scan;
+
+static const tb_cpu_kernel *const kernels[] = {&tb_kernel_lstm, &tb_kernel_gru, &tb_kernel_rnn,
+                                               &tb_kernel_if,   &tb_kernel_loop, &tb_kernel_scan};
+const tb_kernel_family tb_kernels_rnn_control = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -1,0 +1,574 @@
+/* `tb run MODEL`: load an ONNX model, prepare it on a backend at a level, run it on the inputs given as
+ * .npy files (random ones of the declared shapes and dtypes otherwise), and print what preparation did
+ * and, per output, its shape, dtype, first values and checksums (sum and SHA-256 of the bytes).
+ * --output-dir writes each output as NAME.npy; --compare-dir checks each output against NAME.npy there. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "common.h"
+#include "json_out.h"
+#include "run.h"
+
+static const char help[] =
+    "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
+    "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
+    "              [--rtol R] [--atol A] [--json]\n"
+    "\n"
+    "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
+    "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
+    "bytes (packed little-endian, row-major). Inputs not given with --input are random, of the declared\n"
+    "dtype and shape (floats uniform in [-1, 1), integers in [0, 10), bool 0/1, from --seed); a\n"
+    "symbolic dimension takes its size from --dim, else 1, and a note says so.\n"
+    "\n"
+    "Options:\n"
+    "  --backend B         cpu, cuda, cuda:1, ... (default: TB_BACKEND, else auto)\n"
+    "  --level L           O0..O3 or none, conservative, balanced, aggressive (default O2)\n"
+    "  --precision P       auto, fp32, bf16, fp16, fp8 (default auto: what the level picks)\n"
+    "  --input NAME=FILE   the value of input NAME from a .npy file (repeatable)\n"
+    "  --dim NAME=N        the size of the symbolic dimension NAME, e.g. --dim batch=4 (repeatable)\n"
+    "  --seed S            seed of the random inputs (default 0)\n"
+    "  --repeat N          run N times and print the median and fastest time (default 1)\n"
+    "  --output-dir D      write each output as D/NAME.npy (the folder must exist)\n"
+    "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
+    "  --rtol R, --atol A  the tolerance of --compare-dir (default 1e-4 and 1e-5)\n"
+    "  --json              print everything as JSON (keys in docs/cli.md)\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "In NAME.npy, characters of NAME other than letters, digits, '-', '_' and '.' become '_'.\n"
+    "\n"
+    "Exit codes: 0 success, 1 the model or a run failed or outputs differ from --compare-dir, 2 usage\n"
+    "error or a file or name not found, 3 the backend is unavailable.\n";
+
+typedef struct run_opts {
+  const char *model;
+  const char *backend;
+  tb_opt_level level;
+  tb_precision precision;
+  tbc_pairs inputs, dims;
+  uint64_t seed;
+  int repeat;
+  const char *output_dir, *compare_dir;
+  double rtol, atol;
+  bool json;
+} run_opts;
+
+/* ---- options ------------------------------------------------------------------------------------ */
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tbc_error("%s; see 'tb run --help'", msg);
+  return TBC_EXIT_USAGE;
+}
+
+static int parse_number(const char *option, const char *text, double min, double *out) {
+  char *end;
+  double v = strtod(text, &end);
+  if (end == text || *end || !(v >= min) || isinf(v)) return usage("'tb run %s' takes a number, not '%s'", option, text);
+  *out = v;
+  return TBC_EXIT_OK;
+}
+
+static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
+  static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
+                                       "--repeat",  "--output-dir", "--compare-dir", "--rtol", "--atol"};
+  bool only_positional = false;
+  for (int i = 0; i < argc; i++) {
+    const char *word = argv[i];
+    if (!only_positional && strcmp(word, "--") == 0) {
+      only_positional = true;
+      continue;
+    }
+    if (only_positional || word[0] != '-' || !word[1]) {
+      if (o->model) return usage("unexpected argument '%s' for 'tb run' (the model is '%s')", word, o->model);
+      o->model = word;
+      continue;
+    }
+    if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) {
+      *help_only = true;
+      continue;
+    }
+    if (strcmp(word, "--json") == 0) {
+      o->json = true;
+      continue;
+    }
+    /* --name VALUE or --name=VALUE */
+    char name[32];
+    const char *value = NULL, *eq = strchr(word, '=');
+    size_t len = eq ? (size_t)(eq - word) : strlen(word);
+    if (len >= sizeof name) return usage("unknown option '%s' for 'tb run'", word);
+    memcpy(name, word, len);
+    name[len] = '\0';
+    bool known = false;
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= strcmp(name, valued[k]) == 0;
+    if (!known) return usage("unknown option '%s' for 'tb run'", word);
+    if (eq) value = eq + 1;
+    else if (i + 1 < argc) value = argv[++i];
+    else return usage("'tb run %s' needs a value", name);
+    int code = TBC_EXIT_OK;
+    double num;
+    if (strcmp(name, "--backend") == 0) {
+      o->backend = value;
+    } else if (strcmp(name, "--level") == 0) {
+      if (tb_opt_level_parse(value, &o->level) != TB_OK) return usage("%s", tb_last_error());
+    } else if (strcmp(name, "--precision") == 0) {
+      if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
+    } else if (strcmp(name, "--input") == 0) {
+      code = tbc_pairs_add(&o->inputs, "--input", value);
+    } else if (strcmp(name, "--dim") == 0) {
+      code = tbc_pairs_add(&o->dims, "--dim", value);
+    } else if (strcmp(name, "--seed") == 0) {
+      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
+    } else if (strcmp(name, "--repeat") == 0) {
+      if ((code = parse_number(name, value, 1, &num)) == TBC_EXIT_OK) {
+        if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
+        o->repeat = (int)num;
+      }
+    } else if (strcmp(name, "--output-dir") == 0) {
+      o->output_dir = value;
+    } else if (strcmp(name, "--compare-dir") == 0) {
+      o->compare_dir = value;
+    } else if (strcmp(name, "--rtol") == 0) {
+      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->rtol = num;
+    } else if (strcmp(name, "--atol") == 0) {
+      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->atol = num;
+    }
+    if (code != TBC_EXIT_OK) return code;
+  }
+  if (*help_only) return TBC_EXIT_OK;
+  if (!o->model) return usage("'tb run' needs a MODEL file");
+  for (size_t i = 0; i < o->dims.count; i++) {
+    char *end;
+    long long v = strtoll(o->dims.values[i], &end, 10);
+    if (*end || v < 0) return usage("'tb run --dim %s': the size must be a whole number >= 0, not '%s'", o->dims.names[i],
+                                    o->dims.values[i]);
+  }
+  return TBC_EXIT_OK;
+}
+
+/* ---- output summaries ----------------------------------------------------------------------------- */
+
+/* |x| without libm (the tool does not link it). */
+static double abs_d(double x) { return x < 0 ? -x : x; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void dims_text(const tb_tensor *t, char *buf, size_t cap) {
+  size_t n = tb_tensor_ndim(t), used = (size_t)snprintf(buf, cap, "[");
+  for (size_t i = 0; i < n && used < cap; i++)
+    used += (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)tb_tensor_shape(t)[i]);
+  if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
+/* Output NAME as a file name: letters, digits, '-', '_', '.' kept, the rest '_'. */
+static void file_name(const char *dir, const char *name, char *buf, size_t cap) {
+  size_t used = (size_t)snprintf(buf, cap, "%s/", dir);
+  for (const char *p = name; *p && used + 5 < cap; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              (c == '.' && p != name);
+    buf[used++] = ok ? c : '_';
+  }
+  snprintf(buf + used, cap - used, ".npy");
+}
+
+/* The elements as doubles (a malloc'd array), through tb_convert for the narrow floats. */
+static double *as_doubles(const tb_tensor *t, const void *bytes) {
+  int64_t n = tb_tensor_numel(t);
+  double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  if (!v) return NULL;
+  tb_dtype dt = tb_tensor_dtype(t);
+  if (tb_convert(dt, bytes, TB_DTYPE_F64, v, (size_t)n, false) != TB_OK) {
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+typedef struct compare_stats {
+  bool done, ok;
+  int64_t mismatches;
+  double max_abs, max_rel;
+  char error[8192];
+} compare_stats;
+
+static void compare_with(const run_opts *o, tb_backend *backend, const char *name, const tb_tensor *out,
+                         const double *got, compare_stats *c) {
+  char path[4096];
+  file_name(o->compare_dir, name, path, sizeof path);
+  memset(c, 0, sizeof *c);
+  c->done = true;
+  tb_tensor *ref = NULL;
+  if (tb_npy_load(path, backend, &ref) != TB_OK) {
+    snprintf(c->error, sizeof c->error, "%s", tb_last_error());
+    return;
+  }
+  bool same_shape = tb_tensor_ndim(ref) == tb_tensor_ndim(out) && tb_tensor_dtype(ref) == tb_tensor_dtype(out);
+  for (size_t i = 0; same_shape && i < tb_tensor_ndim(out); i++)
+    same_shape = tb_tensor_shape(ref)[i] == tb_tensor_shape(out)[i];
+  if (!same_shape) {
+    char a[128], b[128];
+    dims_text(out, a, sizeof a);
+    dims_text(ref, b, sizeof b);
+    snprintf(c->error, sizeof c->error, "%s is %s %s but the output is %s %s", path, tb_dtype_name(tb_tensor_dtype(ref)),
+             b, tb_dtype_name(tb_tensor_dtype(out)), a);
+    tb_tensor_destroy(ref);
+    return;
+  }
+  size_t nbytes = tb_tensor_nbytes(ref);
+  void *bytes = malloc(nbytes ? nbytes : 1);
+  double *want = NULL;
+  if (bytes && tb_tensor_copy_to_host(ref, bytes, nbytes) == TB_OK) want = as_doubles(ref, bytes);
+  free(bytes);
+  tb_tensor_destroy(ref);
+  if (!want) {
+    snprintf(c->error, sizeof c->error, "could not read %s: %s", path, tb_last_error());
+    return;
+  }
+  int64_t n = tb_tensor_numel(out);
+  for (int64_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i];
+    bool match;
+    if (isnan(g) || isnan(w)) match = isnan(g) && isnan(w);
+    else if (isinf(g) || isinf(w)) match = g == w;
+    else {
+      double diff = abs_d(g - w);
+      match = diff <= o->atol + o->rtol * abs_d(w);
+      if (diff > c->max_abs) c->max_abs = diff;
+      if (w != 0 && diff / abs_d(w) > c->max_rel) c->max_rel = diff / abs_d(w);
+    }
+    if (!match) c->mismatches++;
+  }
+  free(want);
+  c->ok = c->mismatches == 0;
+}
+
+typedef struct output_summary {
+  char shape[160];
+  double sum;
+  char sha256[65];
+  double first[8];
+  size_t n_first;
+  compare_stats cmp;
+  char written[4096];
+} output_summary;
+
+static int summarise(const run_opts *o, tb_backend *backend, const char *name, const tb_tensor *t, output_summary *s) {
+  memset(s, 0, sizeof *s);
+  dims_text(t, s->shape, sizeof s->shape);
+  size_t nbytes = tb_tensor_nbytes(t);
+  void *bytes = malloc(nbytes ? nbytes : 1);
+  if (!bytes) {
+    tbc_error("out of memory reading output '%s'", name);
+    return TBC_EXIT_FAILURE;
+  }
+  tb_status st = nbytes ? tb_tensor_copy_to_host(t, bytes, nbytes) : TB_OK;
+  double *v = st == TB_OK ? as_doubles(t, bytes) : NULL;
+  if (!v) {
+    free(bytes);
+    tbc_error("reading output '%s': %s", name, tb_last_error());
+    return tbc_exit_for_status(st != TB_OK ? st : TB_ERR_OUT_OF_MEMORY);
+  }
+  tb_sha256_hex(bytes, nbytes, s->sha256);
+  free(bytes);
+  int64_t n = tb_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) s->sum += v[i];
+  s->n_first = n < 8 ? (size_t)n : 8;
+  memcpy(s->first, v, s->n_first * sizeof *v);
+  if (o->compare_dir) compare_with(o, backend, name, t, v, &s->cmp);
+  free(v);
+  if (o->output_dir) {
+    file_name(o->output_dir, name, s->written, sizeof s->written);
+    st = tb_npy_save(s->written, t);
+    if (st != TB_OK) {
+      tbc_error("%s", tb_last_error());
+      return tbc_exit_for_status(st);
+    }
+  }
+  return TBC_EXIT_OK;
+}
+
+/* ---- printing ------------------------------------------------------------------------------------- */
+
+static void print_text(const run_opts *o, const tb_model *model, const tb_backend *backend, const tb_prepare_result *r,
+                       const tbc_notes *notes, double median, double fastest, size_t n_out, const char *const *names,
+                       tb_tensor *const *outs, const output_summary *sums) {
+  const tb_device_info *dev = tb_backend_device(backend);
+  printf("model:    %s (opset %s, %s nodes, sha256 %.16s...)\n", o->model, tb_model_property(model, "opset"),
+         tb_model_property(model, "nodes"), tb_model_sha256(model));
+  printf("backend:  %s (%s)\n", dev ? dev->device : "?", dev ? dev->name : "?");
+  printf("prepare:  level %s, precision %s, %.2f ms\n", tb_opt_level_name(r->level), tb_precision_name(r->precision),
+         r->prepare_ms);
+  for (size_t i = 0; i < r->pass_count; i++) printf("  pass:    %s\n", r->passes[i]);
+  if (r->pass_count == 0) printf("  passes:  none\n");
+  for (size_t i = 0; i < r->warning_count; i++) printf("  warning: %s\n", r->warnings[i]);
+  printf("  nodes %zu -> %zu (%zu fused), weights %llu bytes, planned peak activations %llu bytes, "
+         "%zu on the CPU fallback, %zu copies\n",
+         r->nodes_before, r->nodes_after, r->fused_nodes, (unsigned long long)r->weight_bytes,
+         (unsigned long long)r->planned_peak_activation_bytes, r->cpu_fallback_nodes, r->copies_inserted);
+  for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++) printf("  fallback: %s\n", r->fallback_ops[i]);
+  for (size_t i = 0; i < notes->count; i++) printf("note:     %s\n", notes->text[i]);
+  if (o->repeat > 1)
+    printf("run:      %d runs, median %.3f ms, fastest %.3f ms\n", o->repeat, median, fastest);
+  else
+    printf("run:      %.3f ms\n", median);
+  for (size_t k = 0; k < n_out; k++) {
+    const output_summary *s = &sums[k];
+    printf("output %s: %s %s\n", names[k], tb_dtype_name(tb_tensor_dtype(outs[k])), s->shape);
+    printf("  values: ");
+    for (size_t i = 0; i < s->n_first; i++) printf("%s%.6g", i ? " " : "", s->first[i]);
+    printf("%s\n", (int64_t)s->n_first < tb_tensor_numel(outs[k]) ? " ..." : "");
+    printf("  sum:    %.9g\n  sha256: %s\n", s->sum, s->sha256);
+    if (s->written[0]) printf("  wrote:  %s\n", s->written);
+    if (s->cmp.done && s->cmp.error[0])
+      printf("  compare: FAILED: %s\n", s->cmp.error);
+    else if (s->cmp.done)
+      printf("  compare: %s: %lld of %lld elements differ (rtol %g, atol %g); max abs error %.3g, max rel error %.3g\n",
+             s->cmp.ok ? "ok" : "MISMATCH", (long long)s->cmp.mismatches, (long long)tb_tensor_numel(outs[k]), o->rtol,
+             o->atol, s->cmp.max_abs, s->cmp.max_rel);
+  }
+}
+
+static void print_json(const run_opts *o, const tb_model *model, const tb_backend *backend, const tb_prepare_result *r,
+                       const tbc_notes *notes, double median, double fastest, size_t n_out, const char *const *names,
+                       tb_tensor *const *outs, const output_summary *sums) {
+  tbc_buf b = {0};
+  bool first = true;
+  const tb_device_info *dev = tb_backend_device(backend);
+  tbc_buf_add(&b, "{");
+  tbc_json_key(&b, &first, "model");
+  tbc_json_string(&b, o->model);
+  tbc_json_key(&b, &first, "model_sha256");
+  tbc_json_string(&b, tb_model_sha256(model));
+  tbc_json_key(&b, &first, "device");
+  tbc_json_string(&b, dev ? dev->device : NULL);
+  char *prep = NULL;
+  tbc_json_key(&b, &first, "prepare");
+  if (tb_prepare_result_to_json(r, &prep) == TB_OK && prep) tbc_buf_add(&b, prep);
+  else tbc_buf_add(&b, "null");
+  tb_free(prep);
+  tbc_json_key(&b, &first, "notes");
+  tbc_buf_add(&b, "[");
+  for (size_t i = 0; i < notes->count; i++) {
+    if (i) tbc_buf_add(&b, ",");
+    tbc_json_string(&b, notes->text[i]);
+  }
+  tbc_buf_add(&b, "]");
+  tbc_json_key(&b, &first, "runs");
+  tbc_buf_addf(&b, "%d", o->repeat);
+  tbc_json_key(&b, &first, "run_ms_median");
+  tbc_buf_addf(&b, "%.6f", median);
+  tbc_json_key(&b, &first, "run_ms_fastest");
+  tbc_buf_addf(&b, "%.6f", fastest);
+  tbc_json_key(&b, &first, "outputs");
+  tbc_buf_add(&b, "[");
+  for (size_t k = 0; k < n_out; k++) {
+    const output_summary *s = &sums[k];
+    bool f2 = true;
+    tbc_buf_add(&b, k ? ",{" : "{");
+    tbc_json_key(&b, &f2, "name");
+    tbc_json_string(&b, names[k]);
+    tbc_json_key(&b, &f2, "dtype");
+    tbc_json_string(&b, tb_dtype_name(tb_tensor_dtype(outs[k])));
+    tbc_json_key(&b, &f2, "shape");
+    tbc_buf_add(&b, s->shape);
+    tbc_json_key(&b, &f2, "first_values");
+    tbc_buf_add(&b, "[");
+    for (size_t i = 0; i < s->n_first; i++)
+      tbc_buf_addf(&b, "%s%.9g", i ? "," : "", isfinite(s->first[i]) ? s->first[i] : 0.0);
+    tbc_buf_add(&b, "]");
+    tbc_json_key(&b, &f2, "sum");
+    if (isfinite(s->sum)) tbc_buf_addf(&b, "%.17g", s->sum);
+    else tbc_json_string(&b, isnan(s->sum) ? "nan" : s->sum > 0 ? "inf" : "-inf");
+    tbc_json_key(&b, &f2, "sha256");
+    tbc_json_string(&b, s->sha256);
+    if (s->written[0]) {
+      tbc_json_key(&b, &f2, "written");
+      tbc_json_string(&b, s->written);
+    }
+    if (s->cmp.done) {
+      tbc_json_key(&b, &f2, "compare");
+      tbc_buf_addf(&b, "{\"ok\":%s,\"mismatches\":%lld,\"max_abs_error\":%.9g,\"max_rel_error\":%.9g,\"rtol\":%g,\"atol\":%g",
+                   s->cmp.ok ? "true" : "false", (long long)s->cmp.mismatches, s->cmp.max_abs, s->cmp.max_rel, o->rtol,
+                   o->atol);
+      if (s->cmp.error[0]) {
+        tbc_buf_add(&b, ",\"error\":");
+        tbc_json_string(&b, s->cmp.error);
+      }
+      tbc_buf_add(&b, "}");
+    }
+    tbc_buf_add(&b, "}");
+  }
+  tbc_buf_add(&b, "]}");
+  if (b.failed) tbc_error("out of memory writing JSON");
+  else printf("%s\n", b.data);
+  tbc_buf_free(&b);
+}
+
+/* ---- the command ------------------------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int load_inputs(const run_opts *o, tb_model *model, tb_backend *backend, tbc_notes *notes, size_t *n_in,
+                       const char **names, tb_tensor **ins) {
+  size_t count = tb_model_input_count(model);
+  if (count > TBC_RUN_MAX) {
+    tbc_error("the model has %zu inputs; tb run handles at most %d", count, TBC_RUN_MAX);
+    return TBC_EXIT_FAILURE;
+  }
+  for (size_t g = 0; g < o->inputs.count; g++) {
+    bool found = false;
+    tb_model_io io = {.size = sizeof io};
+    for (size_t i = 0; i < count && !found; i++)
+      found = tb_model_input(model, i, &io) == TB_OK && strcmp(io.name, o->inputs.names[g]) == 0;
+    if (!found) {
+      char list[1024] = "";
+      for (size_t i = 0; i < count; i++)
+        if (tb_model_input(model, i, &io) == TB_OK)
+          snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", i ? ", " : "", io.name);
+      tbc_error("the model has no input '%s'; its inputs are %s", o->inputs.names[g], list[0] ? list : "(none)");
+      return TBC_EXIT_USAGE;
+    }
+  }
+  for (size_t i = 0; i < count; i++) {
+    tb_model_io io = {.size = sizeof io};
+    tb_status st = tb_model_input(model, i, &io);
+    if (st != TB_OK) {
+      tbc_error("%s", tb_last_error());
+      return tbc_exit_for_status(st);
+    }
+    names[i] = io.name;
+    const char *file = tbc_pairs_find(&o->inputs, io.name);
+    int code;
+    if (file) {
+      st = tb_npy_load(file, backend, &ins[i]);
+      if (st != TB_OK) {
+        tbc_error("input '%s': %s", io.name, tb_last_error());
+        return tbc_exit_for_status(st);
+      }
+      code = TBC_EXIT_OK;
+    } else {
+      code = tbc_random_input(backend, &io, i, o->seed, &o->dims, notes, &ins[i]);
+      if (code == TBC_EXIT_OK && o->inputs.count)
+        tbc_note(notes, "input '%s' not given with --input: random values (seed %llu)", io.name,
+                 (unsigned long long)o->seed);
+    }
+    if (code != TBC_EXIT_OK) return code;
+    *n_in = i + 1;
+  }
+  if (count && !o->inputs.count) tbc_note(notes, "inputs are random (seed %llu)", (unsigned long long)o->seed);
+  return TBC_EXIT_OK;
+}
+
+static int run_model(const run_opts *o) {
+  tb_backend *backend = NULL;
+  tb_model *model = NULL;
+  tb_prepared *prepared = NULL;
+  const tb_prepare_result *result = NULL;
+  tb_tensor *ins[TBC_RUN_MAX] = {0}, *outs[TBC_RUN_MAX] = {0};
+  const char *in_names[TBC_RUN_MAX], *out_names[TBC_RUN_MAX];
+  output_summary *sums = NULL;
+  double *times = NULL;
+  size_t n_in = 0, n_out = 0;
+  tbc_notes notes = {.count = 0};
+  int code = TBC_EXIT_OK;
+  tb_status st = tb_backend_create(o->backend, &backend);
+  if (st != TB_OK) {
+    tbc_error("%s", tb_last_error());
+    return tbc_exit_for_status(st);
+  }
+  if ((st = tb_model_load(o->model, &model)) != TB_OK) goto library_error;
+  n_out = tb_model_output_count(model);
+  if (n_out > TBC_RUN_MAX) {
+    tbc_error("the model has %zu outputs; tb run handles at most %d", n_out, TBC_RUN_MAX);
+    code = TBC_EXIT_FAILURE;
+    goto done;
+  }
+  for (size_t k = 0; k < n_out; k++) {
+    tb_model_io io = {.size = sizeof io};
+    if ((st = tb_model_output(model, k, &io)) != TB_OK) goto library_error;
+    out_names[k] = io.name;
+  }
+  int64_t dim_values[TBC_RUN_MAX];
+  for (size_t i = 0; i < o->dims.count; i++) dim_values[i] = strtoll(o->dims.values[i], NULL, 10);
+  tb_prepare_options opts = {.size = sizeof opts,
+                             .level = o->level,
+                             .precision = o->precision,
+                             .dim_count = o->dims.count,
+                             .dim_names = o->dims.names,
+                             .dim_values = dim_values};
+  if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
+  if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;
+  times = calloc((size_t)o->repeat, sizeof *times);
+  sums = calloc(n_out ? n_out : 1, sizeof *sums);
+  if (!times || !sums) {
+    tbc_error("out of memory");
+    code = TBC_EXIT_FAILURE;
+    goto done;
+  }
+  for (int r = 0; r < o->repeat; r++) {
+    for (size_t k = 0; k < n_out; k++) {
+      tb_tensor_destroy(outs[k]);
+      outs[k] = NULL;
+    }
+    double t0 = now_ms();
+    st = tb_prepared_run(prepared, n_in, in_names, ins, n_out, NULL, outs);
+    times[r] = now_ms() - t0;
+    if (st != TB_OK) goto library_error;
+  }
+  qsort(times, (size_t)o->repeat, sizeof *times, cmp_double);
+  bool all_match = true;
+  for (size_t k = 0; k < n_out && code == TBC_EXIT_OK; k++) {
+    code = summarise(o, backend, out_names[k], outs[k], &sums[k]);
+    if (sums[k].cmp.done && (!sums[k].cmp.ok || sums[k].cmp.error[0])) all_match = false;
+  }
+  if (code != TBC_EXIT_OK) goto done;
+  if (o->json)
+    print_json(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
+  else
+    print_text(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
+  if (!all_match) {
+    tbc_error("outputs differ from the references in %s (see the compare lines)", o->compare_dir);
+    code = TBC_EXIT_FAILURE;
+  }
+  goto done;
+library_error:
+  tbc_error("%s", tb_last_error());
+  code = tbc_exit_for_status(st);
+done:
+  for (size_t i = 0; i < TBC_RUN_MAX; i++) {
+    tb_tensor_destroy(ins[i]);
+    tb_tensor_destroy(outs[i]);
+  }
+  free(times);
+  free(sums);
+  tb_prepared_destroy(prepared);
+  tb_model_destroy(model);
+  tb_backend_destroy(backend);
+  return code;
+}
+
+int tbc_cmd_run(int argc, char **argv) {
+  run_opts o = {.level = TB_LEVEL_O2, .precision = TB_PRECISION_AUTO, .repeat = 1, .rtol = 1e-4, .atol = 1e-5};
+  bool help_only = false;
+  int code = parse_options(argc, argv, &o, &help_only);
+  if (code == TBC_EXIT_OK && help_only) fputs(help, stdout);
+  else if (code == TBC_EXIT_OK) code = run_model(&o);
+  tbc_pairs_free(&o.inputs);
+  tbc_pairs_free(&o.dims);
+  return code;
+}

@@ -1,0 +1,46 @@
+/* Reference kernels for Cast and CastLike: tb_convert from the input's dtype to the target, with the
+ * node's saturate attribute (opset 19; true by default). */
+#include <stdlib.h>
+#include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/cast.h"
+
+static tb_status cast_to(tb_kernel_ctx *ctx, tb_dtype to) {
+  int64_t saturate;
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "saturate", 1, &saturate);
+  if (st != TB_OK) return st;
+  const tb_tensor *in = ctx->inputs[0];
+  tb_dtype from = tb_tensor_dtype(in);
+  size_t count = (size_t)tb_tensor_numel(in);
+  const void *src;
+  void *packed;
+  st = tb_ew_packed(ctx, in, &src, &packed);
+  tb_tensor *out = NULL;
+  if (st == TB_OK) st = tb_kernel_output(ctx, 0, to, tb_tensor_ndim(in), tb_tensor_shape(in), &out);
+  if (st == TB_OK && count > 0) {
+    if (tb_tensor_is_contiguous(out) && tb_tensor_host_data(out)) {
+      st = tb_convert(from, src, to, tb_tensor_host_data(out), count, saturate != 0);
+    } else {
+      void *tmp = malloc(count * tb_dtype_size(to));
+      st = tmp ? tb_convert(from, src, to, tmp, count, saturate != 0)
+               : tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "could not allocate the cast's output copy");
+      if (st == TB_OK) st = tb_tensor_copy_from_host(out, tmp, tb_tensor_nbytes(out));
+      free(tmp);
+    }
+  }
+  free(packed);
+  return st;
+}
+
+static tb_status run_cast(tb_kernel_ctx *ctx) {
+  tb_dtype to;
+  tb_status st = tb_cast_target(ctx->graph, ctx->node, &to);
+  return st != TB_OK ? st : cast_to(ctx, to);
+}
+
+static tb_status run_castlike(tb_kernel_ctx *ctx) {
+  if (ctx->n_inputs < 2 || !ctx->inputs[1]) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "CastLike needs input 1");
+  return cast_to(ctx, tb_tensor_dtype(ctx->inputs[1]));
+}
+
+const tb_cpu_kernel tb_kernel_cast = {"", "Cast", 0, 0, NULL, run_cast};
+const tb_cpu_kernel tb_kernel_castlike = {"", "CastLike", 0, 0, NULL, run_castlike};

@@ -1,0 +1,23 @@
+/* Reference kernels of tb::FusedConv, tb::FusedGemm and tb::FusedMatMul: the ONNX Conv / Gemm / MatMul
+ * reference kernel, then the epilogue (FusedConv's residual input 3, then the activation) in place. */
+#include "backend/cpu/kernels/fused/fused_kernel.h"
+
+static tb_status fused_conv_run(tb_kernel_ctx *ctx) {
+  tb_status st = tb_fused_run_base(ctx, "Conv", 3);
+  const tb_tensor *residual = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  return st == TB_OK ? tb_fused_epilogue(ctx, residual) : st;
+}
+
+static tb_status fused_gemm_run(tb_kernel_ctx *ctx) {
+  tb_status st = tb_fused_run_base(ctx, "Gemm", 3);
+  return st == TB_OK ? tb_fused_epilogue(ctx, NULL) : st;
+}
+
+static tb_status fused_matmul_run(tb_kernel_ctx *ctx) {
+  tb_status st = tb_fused_run_base(ctx, "MatMul", 2);
+  return st == TB_OK ? tb_fused_epilogue(ctx, NULL) : st;
+}
+
+const tb_cpu_kernel tb_kernel_fused_conv = {"tb", "FusedConv", 0, 0, NULL, fused_conv_run};
+const tb_cpu_kernel tb_kernel_fused_gemm = {"tb", "FusedGemm", 0, 0, NULL, fused_gemm_run};
+const tb_cpu_kernel tb_kernel_fused_matmul = {"tb", "FusedMatMul", 0, 0, NULL, fused_matmul_run};

@@ -1,0 +1,121 @@
+/* Reference kernels for MaxPool (with Indices), AveragePool, LpPool and the global pools: a loop over
+ * every output position and every tap of its window, in double.
+ *
+ * Which taps count: a tap at input position pos (per axis, pos = o*stride + k*dilation - pad_begin)
+ * reads the input when 0 <= pos < in. AveragePool with count_include_pad also counts taps inside the
+ * padding (-pad_begin <= pos < in + pad_end) in the divisor, as ONNX's reference pads with zeros; with
+ * ceil_mode, taps beyond the padded input count in neither. MaxPool's Indices are flat indices into X
+ * (N, C and the spatial axes row-major, or column-major over the spatial axes when storage_order = 1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/nn/nn_kernel.h"
+#include "ops/nn/window.h"
+
+typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
+
+static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
+  nn_buf x;
+  double *y = NULL, *ind = NULL;
+  tb_status st = nn_load(ctx, 0, false, &x);
+  if (st != TB_OK) return st;
+  int64_t include_pad = 0, order = 0, p = 2;
+  st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "storage_order", 0, &order);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "p", 2, &p);
+  if (st != TB_OK) goto done;
+  if (x.ndim < 3 && !(global && x.ndim == 2)) {
+    st = tb_kernel_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x.ndim);
+    goto done;
+  }
+  size_t n = x.ndim - 2;
+  const int64_t *in = x.shape + 2;
+  nn_window w;
+  int64_t out_shape[TB_MAX_DIMS], total = 0;
+  out_shape[0] = x.shape[0];
+  out_shape[1] = x.shape[1];
+  if (global) {
+    memset(&w, 0, sizeof w);
+    for (size_t i = 0; i < n; i++) {
+      w.kernel[i] = in[i];
+      w.stride[i] = w.dilation[i] = 1;
+      out_shape[2 + i] = 1;
+    }
+  } else {
+    st = nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
+    for (size_t i = 0; st == TB_OK && i < n; i++) st = nn_window_out(ctx->graph, ctx->node, &w, i, in[i], &out_shape[2 + i]);
+    if (st != TB_OK) goto done;
+  }
+  st = nn_checked_numel(ctx, x.ndim, out_shape, &total);
+  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  if (st == TB_OK && kind == POOL_MAX) st = nn_alloc(ctx, total, &ind);
+  if (st != TB_OK) goto done;
+  int64_t planes = x.shape[0] * x.shape[1], in_plane = nn_numel(n, in), out_plane = nn_numel(n, out_shape + 2);
+  int64_t taps = nn_numel(n, w.kernel);
+  double *py = y;
+  for (int64_t pl = 0; total > 0 && pl < planes; pl++) {
+    const double *px = x.data + pl * in_plane;
+    int64_t o[TB_MAX_DIMS] = {0};
+    for (int64_t op = 0; op < out_plane; op++, nn_next_index(n, out_shape + 2, o), py++) {
+      double acc = kind == POOL_MAX ? -INFINITY : 0.0;
+      int64_t best = -1, count_in = 0, count_pad = 0;
+      int64_t k[TB_MAX_DIMS] = {0};
+      for (int64_t kp = 0; kp < taps; kp++, nn_next_index(n, w.kernel, k)) {
+        int64_t off = 0, col = 0, col_stride = 1;
+        bool inside = true, in_padded = true;
+        for (size_t i = 0; i < n; i++) {
+          int64_t pos = o[i] * w.stride[i] + k[i] * w.dilation[i] - w.pad_begin[i];
+          inside = inside && pos >= 0 && pos < in[i];
+          in_padded = in_padded && pos < in[i] + w.pad_end[i];
+          off = off * in[i] + pos;
+          col += pos * col_stride;
+          col_stride *= in[i];
+        }
+        if (in_padded) count_pad++;
+        if (!inside) continue;
+        count_in++;
+        double v = px[off];
+        if (kind == POOL_MAX) {
+          if (v > acc || best < 0) {
+            acc = v;
+            best = pl * in_plane + (order ? col : off);
+          }
+        } else if (kind == POOL_AVG) {
+          acc += v;
+        } else {
+          acc += pow(fabs(v), (double)p);
+        }
+      }
+      if (kind == POOL_MAX) {
+        ind[py - y] = (double)(best < 0 ? 0 : best);
+        *py = acc;
+      } else if (kind == POOL_AVG) {
+        int64_t div = include_pad ? count_pad : count_in;
+        *py = div > 0 ? acc / (double)div : NAN;
+      } else {
+        *py = pow(acc, 1.0 / (double)p);
+      }
+    }
+  }
+  st = nn_store(ctx, 0, x.dtype, x.ndim, out_shape, y);
+  if (st == TB_OK && kind == POOL_MAX) st = nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
+done:
+  free(y);
+  free(ind);
+  nn_buf_free(&x);
+  return st;
+}
+
+static tb_status maxpool_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_MAX, false); }
+static tb_status avgpool_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG, false); }
+static tb_status lppool_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP, false); }
+static tb_status global_max_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_MAX, true); }
+static tb_status global_avg_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG, true); }
+static tb_status global_lp_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP, true); }
+
+const tb_cpu_kernel tb_kernel_maxpool = {"", "MaxPool", 0, 0, NULL, maxpool_run};
+const tb_cpu_kernel tb_kernel_averagepool = {"", "AveragePool", 0, 0, NULL, avgpool_run};
+const tb_cpu_kernel tb_kernel_lppool = {"", "LpPool", 0, 0, NULL, lppool_run};
+const tb_cpu_kernel tb_kernel_global_maxpool = {"", "GlobalMaxPool", 0, 0, NULL, global_max_run};
+const tb_cpu_kernel tb_kernel_global_averagepool = {"", "GlobalAveragePool", 0, 0, NULL, global_avg_run};
+const tb_cpu_kernel tb_kernel_global_lppool = {"", "GlobalLpPool", 0, 0, NULL, global_lp_run};

@@ -1,0 +1,170 @@
+/* Reference kernels for QuantizeLinear, DequantizeLinear, MatMulInteger and QLinearMatMul.
+ *
+ * Rounding follows the ONNX reference: QuantizeLinear computes x / scale in float32 when x is float32
+ * (numpy does, and a tie after float rounding must stay a tie), rounds half to even, adds the zero point
+ * and saturates to the output type. DequantizeLinear computes (x - zero_point) in integers, converts to
+ * float32 and multiplies in float32. QLinearMatMul accumulates the integer products exactly, then
+ * requantizes with the float32 multiplier a_scale * b_scale / y_scale (as ONNX Runtime does). */
+#include <math.h>
+#include <stdlib.h>
+#include "backend/cpu/kernels/nn/nn_kernel.h"
+
+/* For each element of x: the index into a scale / zero-point parameter of p_numel values (1: per tensor;
+ * else per slice of x along `axis`). */
+typedef struct q_axis {
+  int64_t inner, len;
+  bool per_axis;
+} q_axis;
+
+static tb_status q_axis_for(tb_kernel_ctx *ctx, const nn_buf *x, const nn_buf *param, q_axis *qa) {
+  qa->per_axis = false;
+  qa->inner = 1;
+  qa->len = 1;
+  if (!param->data || param->numel == 1) return TB_OK;
+  int64_t axis = 1;
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis);
+  if (st != TB_OK) return st;
+  int64_t r = (int64_t)x->ndim;
+  if (axis < 0) axis += r;
+  if (param->ndim != 1 || axis < 0 || axis >= r || param->numel != x->shape[axis])
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "a per-axis scale or zero point (%lld values) must be 1-D and match axis %lld",
+                           (long long)param->numel, (long long)axis);
+  qa->per_axis = true;
+  qa->len = x->shape[axis];
+  qa->inner = nn_numel((size_t)(r - axis - 1), x->shape + axis + 1);
+  return TB_OK;
+}
+
+static int64_t q_index(const q_axis *qa, int64_t e) { return qa->per_axis ? (e / qa->inner) % qa->len : 0; }
+
+static tb_status quantize_run(tb_kernel_ctx *ctx) {
+  nn_buf x = {0}, scale = {0}, zp = {0};
+  double *y = NULL;
+  tb_status st = nn_load(ctx, 0, false, &x);
+  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
+  if (st == TB_OK) st = nn_load(ctx, 2, true, &zp);
+  q_axis qs, qz;
+  if (st == TB_OK) st = q_axis_for(ctx, &x, &scale, &qs);
+  if (st == TB_OK) st = q_axis_for(ctx, &x, &zp, &qz);
+  if (st == TB_OK) st = nn_alloc(ctx, x.numel, &y);
+  if (st != TB_OK) goto done;
+  tb_dtype out = zp.data ? zp.dtype : TB_DTYPE_U8;
+  double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
+  for (int64_t e = 0; e < x.numel; e++) {
+    double s = scale.data[q_index(&qs, e)], z = zp.data ? zp.data[q_index(&qz, e)] : 0;
+    double q = x.dtype == TB_DTYPE_F32 && scale.dtype == TB_DTYPE_F32 ? (double)rintf((float)x.data[e] / (float)s)
+                                                                       : rint(x.data[e] / s);
+    q += z;
+    y[e] = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q; /* NaN: ONNX leaves it undefined; 0 here */
+  }
+  st = nn_store(ctx, 0, out, x.ndim, x.shape, y);
+done:
+  free(y);
+  nn_buf_free(&x);
+  nn_buf_free(&scale);
+  nn_buf_free(&zp);
+  return st;
+}
+
+static tb_status dequantize_run(tb_kernel_ctx *ctx) {
+  nn_buf x = {0}, scale = {0}, zp = {0};
+  double *y = NULL;
+  tb_status st = nn_load(ctx, 0, false, &x);
+  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
+  if (st == TB_OK) st = nn_load(ctx, 2, true, &zp);
+  q_axis qs, qz;
+  if (st == TB_OK) st = q_axis_for(ctx, &x, &scale, &qs);
+  if (st == TB_OK) st = q_axis_for(ctx, &x, &zp, &qz);
+  if (st == TB_OK) st = nn_alloc(ctx, x.numel, &y);
+  if (st != TB_OK) goto done;
+  for (int64_t e = 0; e < x.numel; e++) {
+    double s = scale.data[q_index(&qs, e)], z = zp.data ? zp.data[q_index(&qz, e)] : 0;
+    double d = x.data[e] - z; /* exact: integers below 2^33 */
+    y[e] = scale.dtype == TB_DTYPE_F32 ? (double)((float)d * (float)s) : d * s;
+  }
+  st = nn_store(ctx, 0, scale.dtype, x.ndim, x.shape, y);
+done:
+  free(y);
+  nn_buf_free(&x);
+  nn_buf_free(&scale);
+  nn_buf_free(&zp);
+  return st;
+}
+
+/* Subtract a zero point that is a scalar, or 1-D per row of a (rows: axis -2) / per column of b (axis -1). */
+static tb_status sub_zero_point(tb_kernel_ctx *ctx, nn_buf *m, const nn_buf *zp, bool per_row) {
+  if (!zp->data) return TB_OK;
+  if (zp->numel == 1) {
+    for (int64_t e = 0; e < m->numel; e++) m->data[e] -= zp->data[0];
+    return TB_OK;
+  }
+  int64_t rows = m->ndim >= 2 ? m->shape[m->ndim - 2] : 1, cols = m->shape[m->ndim - 1];
+  int64_t want = per_row ? rows : cols;
+  if (zp->numel != want)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "a zero point has %lld values; it must be a scalar or have %lld",
+                           (long long)zp->numel, (long long)want);
+  for (int64_t e = 0; e < m->numel; e++) m->data[e] -= zp->data[per_row ? (e / cols) % rows : e % cols];
+  return TB_OK;
+}
+
+static tb_status matmul_integer_run(tb_kernel_ctx *ctx) {
+  nn_buf a = {0}, b = {0}, azp = {0}, bzp = {0};
+  double *y = NULL;
+  int64_t shape[TB_MAX_DIMS];
+  size_t ndim = 0;
+  tb_status st = nn_load(ctx, 0, false, &a);
+  if (st == TB_OK) st = nn_load(ctx, 1, false, &b);
+  if (st == TB_OK) st = nn_load(ctx, 2, true, &azp);
+  if (st == TB_OK) st = nn_load(ctx, 3, true, &bzp);
+  if (st == TB_OK && a.ndim >= 1 && b.ndim >= 1) st = sub_zero_point(ctx, &a, &azp, true);
+  if (st == TB_OK && a.ndim >= 1 && b.ndim >= 1) st = sub_zero_point(ctx, &b, &bzp, false);
+  if (st == TB_OK) st = nn_matmul(ctx, &a, &b, &y, &ndim, shape);
+  if (st == TB_OK) st = nn_store(ctx, 0, TB_DTYPE_I32, ndim, shape, y);
+  free(y);
+  nn_buf_free(&a);
+  nn_buf_free(&b);
+  nn_buf_free(&azp);
+  nn_buf_free(&bzp);
+  return st;
+}
+
+static tb_status qlinear_matmul_run(tb_kernel_ctx *ctx) {
+  nn_buf in[8];
+  double *y = NULL;
+  int64_t shape[TB_MAX_DIMS];
+  size_t ndim = 0;
+  tb_status st = TB_OK;
+  for (size_t i = 0; i < 8; i++) in[i] = (nn_buf){0};
+  for (size_t i = 0; i < 8 && st == TB_OK; i++) st = nn_load(ctx, i, false, &in[i]);
+  if (st != TB_OK) goto done;
+  for (size_t i = 1; i < 8; i++)
+    if (i != 3 && in[i].numel != 1) {
+      st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "input %zu has %lld values; only per-tensor scales and zero points "
+                           "are supported", i, (long long)in[i].numel);
+      goto done;
+    }
+  if (in[0].ndim >= 1 && in[3].ndim >= 1) {
+    sub_zero_point(ctx, &in[0], &in[2], true);
+    sub_zero_point(ctx, &in[3], &in[5], false);
+  }
+  st = nn_matmul(ctx, &in[0], &in[3], &y, &ndim, shape);
+  if (st != TB_OK) goto done;
+  float mult = (float)in[1].data[0] * (float)in[4].data[0] / (float)in[6].data[0];
+  tb_dtype out = in[7].dtype;
+  double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
+  int64_t total = nn_numel(ndim, shape);
+  for (int64_t e = 0; e < total; e++) {
+    double q = (double)rintf((float)y[e] * mult) + in[7].data[0];
+    y[e] = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q;
+  }
+  st = nn_store(ctx, 0, out, ndim, shape, y);
+done:
+  free(y);
+  for (size_t i = 0; i < 8; i++) nn_buf_free(&in[i]);
+  return st;
+}
+
+const tb_cpu_kernel tb_kernel_quantize_linear = {"", "QuantizeLinear", 0, 0, NULL, quantize_run};
+const tb_cpu_kernel tb_kernel_dequantize_linear = {"", "DequantizeLinear", 0, 0, NULL, dequantize_run};
+const tb_cpu_kernel tb_kernel_matmul_integer = {"", "MatMulInteger", 0, 0, NULL, matmul_integer_run};
+const tb_cpu_kernel tb_kernel_qlinear_matmul = {"", "QLinearMatMul", 0, 0, NULL, qlinear_matmul_run};

@@ -1,0 +1,57 @@
+/* Constant and ConstantOfShape: outputs filled from attributes. */
+#include <string.h>
+#include "backend/cpu/kernels/tensor/tensor_kernel.h"
+
+static tb_status run_constant(tb_kernel_ctx *ctx) {
+  tb_tensor *outs[1] = {NULL};
+  tb_status st = tk_infer_outputs(ctx, outs);
+  if (st != TB_OK) return st;
+  unsigned char *dst = tk_data(outs[0]);
+  size_t nbytes = tb_tensor_nbytes(outs[0]);
+  const tb_attr *a;
+  if ((a = tb_node_attr(ctx->node, "value")) != NULL) {
+    const tb_ir_tensor *t;
+    if ((st = tb_attr_tensor(ctx->graph, ctx->node, "value", &t)) != TB_OK) return st;
+    if (t->nbytes != nbytes || (nbytes && !t->data))
+      return tb_kernel_error(ctx, TB_ERR_MODEL, "the value tensor holds %zu bytes where its shape needs %zu", t->nbytes,
+                             nbytes);
+    if (nbytes) memcpy(dst, t->data, nbytes);
+  } else if ((a = tb_node_attr(ctx->node, "value_float")) != NULL) {
+    memcpy(dst, &a->f, sizeof(float));
+  } else if ((a = tb_node_attr(ctx->node, "value_int")) != NULL) {
+    memcpy(dst, &a->i, sizeof(int64_t));
+  } else if ((a = tb_node_attr(ctx->node, "value_floats")) != NULL) {
+    if (a->count) memcpy(dst, a->floats, a->count * sizeof(float));
+  } else if ((a = tb_node_attr(ctx->node, "value_ints")) != NULL) {
+    if (a->count) memcpy(dst, a->ints, a->count * sizeof(int64_t));
+  } else {
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no value attribute");
+  }
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_constant = {"", "Constant", 0, 0, NULL, run_constant};
+
+static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
+  tb_tensor *outs[1] = {NULL};
+  tb_status st = tk_infer_outputs(ctx, outs);
+  if (st != TB_OK) return st;
+  const tb_ir_tensor *value = NULL;
+  if (tb_node_attr(ctx->node, "value") && (st = tb_attr_tensor(ctx->graph, ctx->node, "value", &value)) != TB_OK)
+    return st;
+  unsigned char zero[8] = {0};
+  const void *fill = zero;
+  size_t elem = tb_dtype_size(tb_tensor_dtype(outs[0]));
+  if (value) {
+    if (value->nbytes != elem || !value->data)
+      return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute 'value' holds %zu bytes, not one %s", value->nbytes,
+                             tb_dtype_name(value->dtype));
+    fill = value->data;
+  }
+  unsigned char *dst = tk_data(outs[0]);
+  int64_t n = tb_tensor_numel(outs[0]);
+  for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * elem, fill, elem);
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_constant_of_shape = {"", "ConstantOfShape", 0, 0, NULL, run_constant_of_shape};

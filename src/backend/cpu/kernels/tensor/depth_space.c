@@ -1,0 +1,49 @@
+/* DepthToSpace and SpaceToDepth: the input seen as a 6-d tensor, transposed by a strided copy. */
+#include <string.h>
+#include "backend/cpu/kernels/tensor/tensor_kernel.h"
+
+static tb_status run_depth_space(tb_kernel_ctx *ctx) {
+  const tb_tensor *x;
+  const unsigned char *src;
+  tb_status st = tk_input(ctx, 0, &x, &src);
+  if (st != TB_OK) return st;
+  tb_tensor *outs[1] = {NULL};
+  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  int64_t b;
+  const char *mode = "DCR";
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 1, &b)) != TB_OK) return st;
+  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+  if (to_space && (st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode)) != TB_OK) return st;
+  const int64_t *s = tb_tensor_shape(x);
+  int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  int64_t view[6];
+  int perm[6];
+  if (to_space && strcmp(mode, "DCR") == 0) {
+    int64_t v[6] = {n, b, b, c / (b * b), h, w};
+    int p[6] = {0, 3, 4, 1, 5, 2};
+    memcpy(view, v, sizeof v);
+    memcpy(perm, p, sizeof p);
+  } else if (to_space) {
+    int64_t v[6] = {n, c / (b * b), b, b, h, w};
+    int p[6] = {0, 1, 4, 2, 5, 3};
+    memcpy(view, v, sizeof v);
+    memcpy(perm, p, sizeof p);
+  } else {
+    int64_t v[6] = {n, c, h / b, b, w / b, b};
+    int p[6] = {0, 3, 5, 1, 2, 4};
+    memcpy(view, v, sizeof v);
+    memcpy(perm, p, sizeof p);
+  }
+  size_t elem = tb_dtype_size(tb_tensor_dtype(x));
+  int64_t vstrides[6], strides[6], shape[6];
+  tk_strides(6, view, vstrides);
+  for (int d = 0; d < 6; d++) {
+    shape[d] = view[perm[d]];
+    strides[d] = vstrides[perm[d]] * (int64_t)elem;
+  }
+  tk_strided_copy(tk_data(outs[0]), src, elem, 6, shape, strides, 0);
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_depth_to_space = {"", "DepthToSpace", 0, 0, NULL, run_depth_space};
+const tb_cpu_kernel tb_kernel_space_to_depth = {"", "SpaceToDepth", 0, 0, NULL, run_depth_space};

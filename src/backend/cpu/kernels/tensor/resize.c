@@ -1,0 +1,196 @@
+/* Resize and Upsample: per dim, each output coordinate maps to input taps with weights (1 for nearest,
+ * 2 for linear, 4 for cubic); each output element is the weighted sum over the product of its dims' taps.
+ * Nearest copies element bytes (any dtype); linear and cubic compute in double. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/resize.h"
+
+typedef struct taps {
+  int64_t idx[4];  /* input index of each tap; -1 for "outside": the output is the extrapolation value */
+  double w[4];
+  int n;
+} taps;
+
+static double original_coord(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
+                              double r1) {
+  double xr = (double)x;
+  switch (a->coord) {
+    case TB_COORD_HALF_PIXEL: return (xr + 0.5) / scale - 0.5;
+    case TB_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
+    case TB_COORD_ALIGN_CORNERS: {
+      /* The spec's length_resized is input length * scale, not the rounded output length. */
+      double length = (double)in * scale;
+      (void)out;
+      return length == 1 ? 0.0 : xr * (double)(in - 1) / (length - 1);
+    }
+    case TB_COORD_TF_HALF_PIXEL_FOR_NEAREST: return (xr + 0.5) / scale;
+    case TB_COORD_TF_CROP_AND_RESIZE:
+      return out > 1 ? r0 * (double)(in - 1) + xr * (r1 - r0) * (double)(in - 1) / (double)(out - 1)
+                     : 0.5 * (r0 + r1) * (double)(in - 1);
+    default: return xr / scale;
+  }
+}
+
+static int64_t nearest_index(const tb_resize_attrs *a, double x, double scale) {
+  switch (a->nearest) {
+    case TB_NEAREST_ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
+    case TB_NEAREST_ROUND_PREFER_CEIL: return x == floor(x) + 0.5 ? (int64_t)ceil(x) : (int64_t)llround(x);
+    case TB_NEAREST_FLOOR: return (int64_t)floor(x);
+    case TB_NEAREST_CEIL: return (int64_t)ceil(x);
+    default: return scale < 1 ? (int64_t)ceil(x) : (int64_t)x;
+  }
+}
+
+static double cubic_weight(double s, double A) {
+  s = fabs(s);
+  if (s <= 1) return ((A + 2) * s - (A + 3)) * s * s + 1;
+  if (s < 2) return ((A * s - 5 * A) * s + 8 * A) * s - 4 * A;
+  return 0;
+}
+
+static void make_taps(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
+                      taps *t) {
+  double xo = original_coord(a, x, scale, in, out, r0, r1);
+  if (a->coord == TB_COORD_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
+    t->n = 1;
+    t->idx[0] = -1;
+    t->w[0] = 1;
+    return;
+  }
+  if (a->mode == TB_RESIZE_NEAREST) {
+    int64_t i = nearest_index(a, xo, scale);
+    t->n = 1;
+    t->idx[0] = i < 0 ? 0 : i >= in ? in - 1 : i;
+    t->w[0] = 1;
+    return;
+  }
+  if (a->mode == TB_RESIZE_LINEAR) {
+    if (xo < 0) xo = 0;
+    if (xo > (double)(in - 1)) xo = (double)(in - 1);
+    int64_t i0 = (int64_t)floor(xo);
+    double f = xo - (double)i0;
+    t->n = 2;
+    t->idx[0] = i0;
+    t->idx[1] = i0 + 1 < in ? i0 + 1 : in - 1;
+    t->w[0] = 1 - f;
+    t->w[1] = f;
+    return;
+  }
+  int64_t i0 = (int64_t)floor(xo);
+  double f = xo - (double)i0, sum = 0;
+  t->n = 4;
+  for (int k = 0; k < 4; k++) {
+    int64_t i = i0 - 1 + k;
+    double w = cubic_weight(f - (double)(k - 1), a->cubic_a);
+    if (i < 0 || i >= in) {
+      if (a->exclude_outside) w = 0;
+      i = i < 0 ? 0 : in - 1;
+    }
+    t->idx[k] = i;
+    t->w[k] = w;
+    sum += w;
+  }
+  if (a->exclude_outside && sum != 0)
+    for (int k = 0; k < 4; k++) t->w[k] /= sum;
+}
+
+static void store(unsigned char *dst, tb_dtype dt, double v) {
+  if (dt == TB_DTYPE_F64) {
+    memcpy(dst, &v, 8);
+    return;
+  }
+  if (dt != TB_DTYPE_F32) {
+    tb_convert(TB_DTYPE_F64, &v, dt, dst, 1, true);
+    return;
+  }
+  float f = (float)v;
+  memcpy(dst, &f, 4);
+}
+
+static tb_status run_resize(tb_kernel_ctx *ctx) {
+  const tb_tensor *x;
+  const unsigned char *src;
+  tb_status st = tk_input(ctx, 0, &x, &src);
+  if (st != TB_OK) return st;
+  size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
+  tb_dtype dt = tb_tensor_dtype(x);
+  const int64_t *in = tb_tensor_shape(x);
+  int64_t out[TB_MAX_DIMS];
+  double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
+  bool known;
+  tb_resize_attrs a;
+  tk_infer *inf;
+  if ((st = tk_infer_begin(ctx, &inf)) != TB_OK) return st;
+  st = tb_resize_read_attrs(tk_infer_ctx(inf), &a);
+  if (st == TB_OK) st = tb_resize_params(tk_infer_ctx(inf), rank, in, out, scales, roi, &known);
+  tk_infer_end(inf);
+  if (st != TB_OK) return st;
+  if (!known) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output size is not known");
+  unsigned char *dst;
+  tb_tensor *o;
+  if ((st = tk_output(ctx, 0, dt, rank, out, &o, &dst)) != TB_OK) return st;
+  int64_t numel = tb_tensor_numel(o);
+  if (numel == 0) return TB_OK;
+  if (tb_tensor_numel(x) == 0)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "cannot resize an empty input to a non-empty output");
+  /* Taps for every (dim, output coordinate). */
+  size_t total = 0, base[TB_MAX_DIMS];
+  for (size_t d = 0; d < rank; d++) {
+    base[d] = total;
+    total += (size_t)out[d];
+  }
+  taps *all = malloc((total ? total : 1) * sizeof *all);
+  if (!all) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %zu interpolation entries", total);
+  for (size_t d = 0; d < rank; d++)
+    for (int64_t k = 0; k < out[d]; k++) make_taps(&a, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
+  int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
+  tk_strides(rank, in, strides);
+  unsigned char extrap[8];
+  store(extrap, dt, a.extrapolation);
+  for (int64_t j = 0; j < numel; j++, dst += elem) {
+    const taps *t[TB_MAX_DIMS];
+    bool outside = false;
+    for (size_t d = 0; d < rank; d++) {
+      t[d] = &all[base[d] + (size_t)idx[d]];
+      if (t[d]->idx[0] < 0) outside = true;
+    }
+    if (outside) {
+      memcpy(dst, extrap, elem);
+    } else if (a.mode == TB_RESIZE_NEAREST) {
+      int64_t off = 0;
+      for (size_t d = 0; d < rank; d++) off += t[d]->idx[0] * strides[d];
+      memcpy(dst, src + (size_t)off * elem, elem);
+    } else {
+      /* Sum over the product of the dims' taps. */
+      int k[TB_MAX_DIMS] = {0};
+      double sum = 0;
+      for (;;) {
+        double w = 1;
+        int64_t off = 0;
+        for (size_t d = 0; d < rank; d++) {
+          w *= t[d]->w[k[d]];
+          off += t[d]->idx[k[d]] * strides[d];
+        }
+        if (w != 0) sum += w * tk_double_at(src, dt, off);
+        size_t d = rank;
+        while (d-- > 0) {
+          if (++k[d] < t[d]->n) break;
+          k[d] = 0;
+        }
+        if (d == (size_t)-1) break;
+      }
+      store(dst, dt, sum);
+    }
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out[d]) break;
+      idx[d] = 0;
+    }
+  }
+  free(all);
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_resize = {"", "Resize", 0, 0, NULL, run_resize};
+const tb_cpu_kernel tb_kernel_upsample = {"", "Upsample", 0, 0, NULL, run_resize};

@@ -1,0 +1,169 @@
+/* ScatterElements (and the older Scatter) and ScatterND: a copy of data with elements replaced, or
+ * combined by a reduction (add, mul, min, max), at positions an indices tensor gives; every index is
+ * checked before it is used. */
+#include <string.h>
+#include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
+
+
+/* Integers: add and mul wrap (computed in uint64), min and max compare signed values. */
+#define REDUCE_INT(T)                                                  \
+  do {                                                                 \
+    T a, b;                                                            \
+    memcpy(&a, dst, sizeof a);                                         \
+    memcpy(&b, src, sizeof b);                                         \
+    if (red == 1) a = (T)((uint64_t)(int64_t)a + (uint64_t)(int64_t)b); \
+    if (red == 2) a = (T)((uint64_t)(int64_t)a * (uint64_t)(int64_t)b); \
+    if (red == 3 && b < a) a = b;                                      \
+    if (red == 4 && b > a) a = b;                                      \
+    memcpy(dst, &a, sizeof a);                                         \
+  } while (0)
+
+static double combine(double a, double b, int red) {
+  return red == 1 ? a + b : red == 2 ? a * b : red == 3 ? (b < a ? b : a) : (b > a ? b : a);
+}
+
+/* dst = reduce(dst, src) for one element; red 0 (none) replaces. */
+static void reduce_one(unsigned char *dst, const unsigned char *src, tb_dtype dt, int red) {
+  if (red == 0) {
+    memcpy(dst, src, tb_dtype_size(dt));
+    return;
+  }
+  switch (dt) {
+    case TB_DTYPE_F64: {
+      double a, b;
+      memcpy(&a, dst, 8);
+      memcpy(&b, src, 8);
+      a = combine(a, b, red);
+      memcpy(dst, &a, 8);
+      break;
+    }
+    case TB_DTYPE_I64: REDUCE_INT(int64_t); break;
+    case TB_DTYPE_I32: REDUCE_INT(int32_t); break;
+    case TB_DTYPE_I16: REDUCE_INT(int16_t); break;
+    case TB_DTYPE_I8: REDUCE_INT(int8_t); break;
+    case TB_DTYPE_U8: REDUCE_INT(uint8_t); break;
+    case TB_DTYPE_BOOL: {
+      uint8_t a = *dst != 0, b = *src != 0;
+      *dst = red == 1 || red == 4 ? (a | b) : (a & b);
+      break;
+    }
+    default: {
+      float a, b;
+      tb_convert(dt, dst, TB_DTYPE_F32, &a, 1, true);
+      tb_convert(dt, src, TB_DTYPE_F32, &b, 1, true);
+      float r = (float)combine(a, b, red);
+      tb_convert(TB_DTYPE_F32, &r, dt, dst, 1, true);
+    }
+  }
+}
+
+static tb_status reduction_of(tb_kernel_ctx *ctx, int *red) {
+  *red = 0;
+  if (ctx->node->opset < 16) return TB_OK;
+  const char *s;
+  tb_status st = tb_attr_string(ctx->graph, ctx->node, "reduction", "none", &s);
+  if (st != TB_OK) return st;
+  *red = tb_scatter_reduction(s);
+  if (*red < 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown reduction '%s'", s);
+  return TB_OK;
+}
+
+/* Inputs data, indices, updates; the output starts as a copy of data. */
+static tb_status scatter_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const tb_tensor **upd,
+                               const unsigned char **ip, const unsigned char **up, unsigned char **dst) {
+  const unsigned char *src;
+  tb_status st = tk_input(ctx, 0, x, &src);
+  if (st == TB_OK) st = tk_input(ctx, 1, ind, ip);
+  if (st == TB_OK) st = tk_input(ctx, 2, upd, up);
+  if (st != TB_OK) return st;
+  tb_tensor *outs[1] = {NULL};
+  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  *dst = tk_data(outs[0]);
+  if (tb_tensor_nbytes(*x) && *dst != src) memmove(*dst, src, tb_tensor_nbytes(*x));
+  return TB_OK;
+}
+
+static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
+  const tb_tensor *x, *ind, *upd;
+  const unsigned char *ip, *up;
+  unsigned char *dst;
+  int red;
+  tb_status st = reduction_of(ctx, &red);
+  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  if (st != TB_OK) return st;
+  int64_t axis;
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
+  size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
+  if (axis < 0) axis += (int64_t)rank;
+  const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind);
+  for (size_t d = 0; d < rank; d++) {
+    if (tb_tensor_shape(upd)[d] != ishape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld on dim %zu where indices has %lld",
+                             (long long)tb_tensor_shape(upd)[d], d, (long long)ishape[d]);
+    if (d != (size_t)axis && ishape[d] > shape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
+                             (long long)ishape[d], d, (long long)shape[d]);
+  }
+  int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(ind);
+  tk_strides(rank, shape, strides);
+  tb_dtype it = tb_tensor_dtype(ind), dt = tb_tensor_dtype(x);
+  for (int64_t j = 0; j < n; j++) {
+    int64_t v;
+    if ((st = tk_check_index(ctx, tk_int_at(ip, it, j), shape[axis], (size_t)axis, j, &v)) != TB_OK) return st;
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; d++) off += (d == (size_t)axis ? v : idx[d]) * strides[d];
+    reduce_one(dst + (size_t)off * elem, up + (size_t)j * elem, dt, red);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < ishape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_scatter_elements = {"", "ScatterElements", 0, 0, NULL, run_scatter_elements};
+const tb_cpu_kernel tb_kernel_scatter = {"", "Scatter", 0, 0, NULL, run_scatter_elements};
+
+static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
+  const tb_tensor *x, *ind, *upd;
+  const unsigned char *ip, *up;
+  unsigned char *dst;
+  int red;
+  tb_status st = reduction_of(ctx, &red);
+  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  if (st != TB_OK) return st;
+  size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
+  const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind), *ushape = tb_tensor_shape(upd);
+  if (q == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices must have rank 1 or more");
+  int64_t k = ishape[q - 1];
+  if (k < 0 || (size_t)k > r || tb_tensor_ndim(upd) != q - 1 + r - (size_t)k)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices (last dim %lld) and updates (rank %zu) do not fit data of rank %zu",
+                           (long long)k, tb_tensor_ndim(upd), r);
+  for (size_t d = 0; d + 1 < q; d++)
+    if (ushape[d] != ishape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld on dim %zu where indices has %lld",
+                             (long long)ushape[d], d, (long long)ishape[d]);
+  for (size_t d = (size_t)k; d < r; d++)
+    if (ushape[q - 1 + d - (size_t)k] != shape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld where data has %lld on dim %zu",
+                             (long long)ushape[q - 1 + d - (size_t)k], (long long)shape[d], d);
+  int64_t strides[TB_MAX_DIMS], slice = 1, tuples = 1;
+  tk_strides(r, shape, strides);
+  for (size_t d = (size_t)k; d < r; d++) slice *= shape[d];
+  for (size_t d = 0; d + 1 < q; d++) tuples *= ishape[d];
+  tb_dtype it = tb_tensor_dtype(ind), dt = tb_tensor_dtype(x);
+  for (int64_t t = 0; t < tuples; t++) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; j++) {
+      int64_t v;
+      if ((st = tk_check_index(ctx, tk_int_at(ip, it, t * k + j), shape[j], (size_t)j, t * k + j, &v)) != TB_OK) return st;
+      off += v * strides[j];
+    }
+    for (int64_t e = 0; e < slice; e++)
+      reduce_one(dst + (size_t)(off + e) * elem, up + (size_t)(t * slice + e) * elem, dt, red);
+  }
+  return TB_OK;
+}
+
+const tb_cpu_kernel tb_kernel_scatter_nd = {"", "ScatterND", 0, 0, NULL, run_scatter_nd};

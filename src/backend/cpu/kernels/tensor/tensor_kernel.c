@@ -1,0 +1,219 @@
+/* Helpers the tensor family's CPU kernels share: inputs, outputs, inference on concrete inputs, and a
+ * byte-wise strided copy. */
+#include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ops/op.h"
+
+bool tk_has(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->inputs[i] != NULL; }
+
+unsigned char *tk_data(const tb_tensor *t) { return (unsigned char *)tb_tensor_host_data(t); }
+
+tb_status tk_input(const tb_kernel_ctx *ctx, size_t i, const tb_tensor **t, const unsigned char **data) {
+  if (!tk_has(ctx, i)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu is missing", i);
+  const tb_tensor *x = ctx->inputs[i];
+  if (!tb_tensor_is_contiguous(x))
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %zu is not a contiguous tensor", i);
+  unsigned char *p = tk_data(x);
+  if (!p && tb_tensor_numel(x) > 0)
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %zu is not in host memory", i);
+  *t = x;
+  *data = p;
+  return TB_OK;
+}
+
+int64_t tk_int_at(const void *data, tb_dtype dtype, int64_t k) {
+  if (dtype == TB_DTYPE_I32) {
+    int32_t v;
+    memcpy(&v, (const unsigned char *)data + k * 4, 4);
+    return v;
+  }
+  int64_t v;
+  memcpy(&v, (const unsigned char *)data + k * 8, 8);
+  return v;
+}
+
+double tk_double_at(const void *data, tb_dtype dtype, int64_t k) {
+  const unsigned char *p = (const unsigned char *)data + (size_t)k * tb_dtype_size(dtype);
+  switch (dtype) {
+    case TB_DTYPE_I64: case TB_DTYPE_I32: return (double)tk_int_at(data, dtype, k);
+    case TB_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case TB_DTYPE_I8: return (int8_t)*p;
+    case TB_DTYPE_U8: return *p;
+    case TB_DTYPE_BOOL: return *p ? 1 : 0;
+    case TB_DTYPE_F64: { double v; memcpy(&v, p, 8); return v; }
+    default: {
+      float f = 0;
+      tb_convert(dtype, p, TB_DTYPE_F32, &f, 1, true);
+      return f;
+    }
+  }
+}
+
+tb_status tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *n) {
+  const tb_tensor *t;
+  const unsigned char *p;
+  tb_status st = tk_input(ctx, i, &t, &p);
+  if (st != TB_OK) return st;
+  tb_dtype dt = tb_tensor_dtype(t);
+  if (dt != TB_DTYPE_I64 && dt != TB_DTYPE_I32)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu must be int64 or int32, not %s", i, tb_dtype_name(dt));
+  if (tb_tensor_ndim(t) > 1)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu must be a scalar or 1-D tensor, not rank %zu", i,
+                           tb_tensor_ndim(t));
+  int64_t count = tb_tensor_numel(t);
+  if ((uint64_t)count > cap)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "input %zu has %lld values; at most %zu are supported", i,
+                           (long long)count, cap);
+  for (int64_t k = 0; k < count; k++) out[k] = tk_int_at(p, dt, k);
+  *n = (size_t)count;
+  return TB_OK;
+}
+
+tb_status tk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t,
+                    unsigned char **data) {
+  tb_tensor *o = NULL;
+  tb_status st = tb_kernel_output(ctx, i, dtype, ndim, shape, &o);
+  if (st != TB_OK) return st;
+  if (!tb_tensor_is_contiguous(o)) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output %zu is not contiguous", i);
+  unsigned char *p = tk_data(o);
+  if (!p && tb_tensor_numel(o) > 0) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output %zu is not in host memory", i);
+  if (t) *t = o;
+  if (data) *data = p;
+  return TB_OK;
+}
+
+struct tk_infer {
+  tb_infer_ctx ic;
+  tb_value_type *types, *out;
+  const tb_value_type **in;
+  tb_ir_tensor *values;
+  const tb_ir_tensor **value;
+};
+
+void tk_infer_end(tk_infer *s) {
+  if (!s) return;
+  free(s->types);
+  free(s->out);
+  free(s->in);
+  free(s->values);
+  free(s->value);
+  free(s);
+}
+
+tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
+  *out = NULL;
+  const tb_op_def *def = ctx->node->def;
+  if (!def) def = tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
+  if (!def || !def->infer) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no operator definition");
+  size_t ni = ctx->n_inputs ? ctx->n_inputs : 1, no = ctx->n_outputs ? ctx->n_outputs : 1;
+  tk_infer *s = calloc(1, sizeof *s);
+  if (s) {
+    s->types = calloc(ni, sizeof *s->types);
+    s->in = calloc(ni, sizeof *s->in);
+    s->values = calloc(ni, sizeof *s->values);
+    s->value = calloc(ni, sizeof *s->value);
+    s->out = calloc(no, sizeof *s->out);
+  }
+  if (!s || !s->types || !s->in || !s->values || !s->value || !s->out) {
+    tk_infer_end(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for shape inference");
+  }
+  for (size_t i = 0; i < ctx->n_inputs; i++) {
+    const tb_tensor *t = ctx->inputs[i];
+    if (!t) continue;
+    tb_value_type *ty = &s->types[i];
+    ty->kind = TB_VALUE_TENSOR;
+    ty->has_dtype = true;
+    ty->dtype = tb_tensor_dtype(t);
+    ty->has_shape = true;
+    ty->ndim = tb_tensor_ndim(t);
+    for (size_t d = 0; d < ty->ndim; d++) ty->dims[d] = (tb_dim){tb_tensor_shape(t)[d], -1};
+    s->in[i] = ty;
+    if (i < 32 && (def->value_inputs & (1u << i))) {
+      const unsigned char *p;
+      tb_status st = tk_input(ctx, i, &t, &p);
+      if (st != TB_OK) {
+        tk_infer_end(s);
+        return st;
+      }
+      tb_ir_tensor *v = &s->values[i];
+      v->dtype = ty->dtype;
+      v->ndim = ty->ndim;
+      memcpy(v->dims, tb_tensor_shape(t), ty->ndim * sizeof(int64_t));
+      v->data = p;
+      v->nbytes = tb_tensor_nbytes(t);
+      s->value[i] = v;
+    }
+  }
+  tb_infer_ctx ic = {ctx->graph, ctx->node, ctx->n_inputs, s->in, s->value, ctx->n_outputs, s->out};
+  s->ic = ic;
+  *out = s;
+  return TB_OK;
+}
+
+tb_infer_ctx *tk_infer_ctx(tk_infer *s) { return &s->ic; }
+
+tb_status tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
+  tk_infer *s;
+  tb_status st = tk_infer_begin(ctx, &s);
+  if (st != TB_OK) return st;
+  const tb_op_def *def = ctx->node->def ? ctx->node->def : tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
+  st = def->infer(&s->ic);
+  for (size_t o = 0; st == TB_OK && o < ctx->n_outputs; o++) {
+    outs[o] = NULL;
+    if (ctx->node->outputs && o < ctx->node->n_outputs && ctx->node->outputs[o] < 0) continue;
+    const tb_value_type *t = &s->out[o];
+    int64_t dims[TB_MAX_DIMS];
+    bool known = t->has_dtype && t->has_shape && t->ndim <= TB_MAX_DIMS;
+    for (size_t d = 0; known && d < t->ndim; d++) {
+      dims[d] = t->dims[d].value;
+      if (dims[d] < 0) known = false;
+    }
+    if (!known) {
+      st = tb_kernel_error(ctx, TB_ERR_INTERNAL, "the shape of output %zu is not known", o);
+      break;
+    }
+    st = tk_output(ctx, o, t->dtype, t->ndim, dims, &outs[o], NULL);
+  }
+  tk_infer_end(s);
+  return st;
+}
+
+void tk_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (size_t d = ndim; d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+}
+
+void tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim, const int64_t *shape,
+                     const int64_t *strides, int64_t src_offset) {
+  int64_t numel = 1;
+  for (size_t d = 0; d < ndim; d++) numel *= shape[d];
+  if (numel <= 0) return;
+  if (ndim == 0) {
+    memcpy(dst, src + src_offset, elem);
+    return;
+  }
+  /* The innermost dim runs as a loop; the outer ones as a counter. */
+  int64_t idx[TB_MAX_DIMS] = {0};
+  size_t last = ndim - 1;
+  int64_t inner = shape[last], inner_stride = strides[last];
+  int64_t off = src_offset;
+  for (int64_t done = 0; done < numel; done += inner) {
+    if (inner_stride == (int64_t)elem) {
+      memcpy(dst, src + off, (size_t)inner * elem);
+      dst += (size_t)inner * elem;
+    } else {
+      for (int64_t k = 0; k < inner; k++, dst += elem) memcpy(dst, src + off + k * inner_stride, elem);
+    }
+    for (size_t d = last; d-- > 0;) {
+      off += strides[d];
+      if (++idx[d] < shape[d]) break;
+      off -= strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}

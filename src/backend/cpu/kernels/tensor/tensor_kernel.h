@@ -1,0 +1,44 @@
+/* Internal: helpers the tensor family's CPU kernels share — contiguous host views of inputs, integer
+ * inputs read as int64, the op's own shape inference run on concrete inputs, and one strided copy that
+ * moves elements of any dtype by their bytes. */
+#ifndef TB_CPU_KERNELS_TENSOR_KERNEL_H
+#define TB_CPU_KERNELS_TENSOR_KERNEL_H
+#include "backend/cpu/kernels/kernel.h"
+#include "model/ir.h"
+#include "ops/op.h"
+
+/* Input i: present, on the host and contiguous. *data is its first byte (may be NULL when empty). */
+tb_status tk_input(const tb_kernel_ctx *ctx, size_t i, const tb_tensor **t, const unsigned char **data);
+/* True when optional input i is given. */
+bool tk_has(const tb_kernel_ctx *ctx, size_t i);
+/* Integer input i (int32 or int64, scalar or 1-D) as int64 values; more than cap is TB_ERR_UNSUPPORTED. */
+tb_status tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *n);
+/* An index from data checked against its dim: idx in [-dim, dim) normalised to [0, dim), else
+ * TB_ERR_INVALID_ARGUMENT naming the index, its position in the indices tensor, the axis and the dim. */
+tb_status tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out);
+/* Element k of an int32/int64 buffer. */
+int64_t tk_int_at(const void *data, tb_dtype dtype, int64_t k);
+/* Element k of any numeric buffer as double (bool 0/1). */
+double tk_double_at(const void *data, tb_dtype dtype, int64_t k);
+
+/* Run the node's infer function on the concrete inputs (shapes, and values of its value inputs) and
+ * allocate every present output with the shape it gives; outs receives them (n_outputs entries). */
+tb_status tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs);
+/* The inference context of the concrete inputs, for an op's own parameter functions. */
+typedef struct tk_infer tk_infer;
+tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out);
+tb_infer_ctx *tk_infer_ctx(tk_infer *s);
+void tk_infer_end(tk_infer *s);
+/* Output i allocated (or checked) with this dtype and shape; *data its first byte. */
+tb_status tk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t,
+                    unsigned char **data);
+unsigned char *tk_data(const tb_tensor *t);
+
+/* dst (packed, row-major over shape) = src elements at byte offset src_offset + sum(idx[d] * strides[d])
+ * where strides are in bytes and may be 0 or negative. */
+void tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim, const int64_t *shape,
+                     const int64_t *strides, int64_t src_offset);
+/* Row-major element strides of a shape. */
+void tk_strides(size_t ndim, const int64_t *shape, int64_t *strides);
+
+#endif

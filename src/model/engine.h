@@ -1,0 +1,94 @@
+/* Internal: the model engine's own interfaces between its parts — the graph copy and index helpers of
+ * ir.c, type and shape inference (infer.c), the memory plan (plan.c), the executor (exec.c), and the
+ * prepared model shared by prepare.c and run.c. */
+#ifndef TB_MODEL_ENGINE_H
+#define TB_MODEL_ENGINE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tensorbridge/model.h>
+#include "model/ir.h"
+
+/* ---- ir.c ----------------------------------------------------------------------------------------- */
+
+/* Rebuild g's name index from its values (after values are renumbered); false on OOM. */
+bool tb_graph_reindex(tb_graph *g);
+/* Destroy the subgraphs held by a node's attributes (used when a dead node is dropped). */
+void tb_node_destroy_subgraphs(tb_node *n);
+/* A deep copy of src (values, nodes, attributes, subgraphs) with `parent` as its enclosing graph. Constant
+ * data is shared with src's model, which must outlive the copy. NULL on OOM. */
+tb_graph *tb_graph_clone(const tb_graph *src, tb_graph *parent);
+
+/* ---- ir_check.c ----------------------------------------------------------------------------------- */
+
+/* Call fn with each value name the node's subgraphs use from enclosing scopes (with repeats). */
+typedef void (*tb_free_name_fn)(void *ctx, const char *name);
+void tb_node_free_names(const tb_node *n, tb_free_name_fn fn, void *ctx);
+
+/* ---- infer.c -------------------------------------------------------------------------------------- */
+
+/* Symbolic dimensions bound to sizes ("batch" = 4). */
+typedef struct tb_dim_bindings {
+  size_t count;
+  const char *const *names;
+  const int64_t *values;
+} tb_dim_bindings;
+
+/* The size bound to a symbol of g's model, or -1. */
+int64_t tb_dim_binding_find(const tb_graph *g, const tb_dim_bindings *b, int symbol);
+/* Replace the bound symbolic dims of every value of g with their sizes. */
+void tb_graph_bind_dims(tb_graph *g, const tb_dim_bindings *b);
+/* Infer one node: outputs from inputs (types, and values where known). out has n->n_outputs entries. */
+tb_status tb_infer_node(const tb_graph *g, const tb_node *n, const tb_value_type *const *in,
+                        const tb_ir_tensor *const *values, tb_value_type *out);
+/* Types and shapes of every value of g (not its subgraphs), in node order, merged with the declared ones:
+ * a conflict is TB_ERR_MODEL naming the value. g must be sorted and checked. */
+tb_status tb_graph_infer(tb_graph *g);
+/* The type of a concrete tensor. */
+void tb_value_type_of(const tb_tensor *t, tb_value_type *out);
+/* True when the type has a dtype and every dim is known. */
+bool tb_value_type_complete(const tb_value_type *t);
+/* "[1, 3, batch, ?]" into buf. */
+const char *tb_value_type_dims_str(const tb_graph *g, const tb_value_type *t, char *buf, size_t cap);
+
+/* ---- plan.c --------------------------------------------------------------------------------------- */
+
+/* Where each value of a graph lives during a run: at offset[v] in one arena, or (-1) in its own tensor. */
+typedef struct tb_plan {
+  size_t n_values;
+  int64_t *offset;      /* bytes into the arena, or -1 */
+  int *first;           /* step (node position) that defines the value; -1 for inputs and constants */
+  int *last;            /* step of its last use (implicit uses by subgraphs included); -1: never used */
+  uint64_t arena_bytes; /* the planned peak: the arena's size */
+} tb_plan;
+
+/* Lifetimes of g's values in node order (first/last of plan filled; offsets all -1). */
+tb_status tb_plan_lifetimes(const tb_graph *g, tb_plan *plan);
+/* A plan for g with every activation's byte size in bytes[v] (0 for values not to place). Values that are
+ * graph inputs/outputs, constants, or used by a subgraph are never placed. */
+tb_status tb_plan_build(const tb_graph *g, const uint64_t *bytes, tb_plan *plan);
+void tb_plan_free(tb_plan *plan);
+/* The bytes an activation of this type takes (0 when not complete). */
+uint64_t tb_plan_value_bytes(const tb_value_type *t);
+
+/* ---- exec.c --------------------------------------------------------------------------------------- */
+
+typedef struct tb_exec tb_exec;
+
+/* An executor for a checked, sorted, inferred graph on the CPU; kernels up to `level`. */
+tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t features, int threads, tb_exec **out);
+void tb_exec_destroy(tb_exec *e);
+/* Plan now from the graph's static types (when every activation is known); true when planned. */
+bool tb_exec_plan_static(tb_exec *e);
+/* Run: inputs in g->inputs order (NULL only for a graph input with a default initializer), CPU tensors.
+ * outputs receive new CPU tensors in g->outputs order. */
+tb_status tb_exec_run(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs);
+/* Facts for results and tests: the planned arena bytes (0 when not planned), plans made so far. */
+uint64_t tb_exec_planned_bytes(const tb_exec *e);
+size_t tb_exec_plan_count(const tb_exec *e);
+/* Nodes without a kernel at this level (first one's label in buf); 0 when all have one. */
+size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap);
+/* Whether any node got a kernel of level > 0. */
+bool tb_exec_uses_fast_kernels(const tb_exec *e);
+
+#endif

@@ -1,0 +1,537 @@
+/* The executor: runs a checked, sorted graph node by node on the CPU. Per node it gathers the input
+ * tensors, infers the outputs from the actual input shapes (cached while they do not change), places each
+ * output in the memory plan's arena when the plan's shape matches (else a tensor of its own), picks the
+ * best kernel for the level and the CPU's features, runs it, and frees values after their last use.
+ * Subgraphs (If/Loop/Scan bodies) run through run_subgraph with outer-scope values taken from the caller.
+ * The plan is made at prepare when every shape is known, else after the first run for a set of input
+ * shapes, and made again when the input shapes change. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend_refs.h"
+#include "backend/cpu/kernels/kernel.h"
+#include "core/error.h"
+#include "model/engine.h"
+#include "ops/op.h"
+#include "tensor/tensor_impl.h"
+
+typedef struct node_cache {
+  bool valid;
+  tb_value_type *in;  /* the concrete input types the outputs were inferred for */
+  tb_value_type *out; /* what inference gave */
+  const tb_cpu_kernel *kernel;
+} node_cache;
+
+typedef struct child_exec {
+  const tb_graph *body;
+  tb_exec *exec;
+} child_exec;
+
+struct tb_exec {
+  const tb_graph *g;
+  tb_backend *cpu;
+  int level;
+  uint64_t features;
+  int threads;
+  tb_exec *parent;       /* the executor running the node whose subgraph this is */
+  tb_tensor **consts;    /* per value: its constant as a CPU tensor */
+  tb_tensor **vals;      /* per value during a run */
+  bool *owned;           /* vals[v] is destroyed by this executor */
+  node_cache *cache;     /* per node */
+  tb_plan life;          /* lifetimes (for freeing) */
+  size_t *free_at;       /* values to free after step i: free_list[free_at[i] .. free_at[i + 1]) */
+  int *free_list;
+  tb_plan plan;          /* the memory plan, when planned */
+  bool planned;
+  tb_value_type *plan_types; /* per value: the type the plan placed */
+  tb_value_type *sig;        /* per graph input: the shapes the plan is for */
+  tb_tensor *arena;
+  tb_value_type *seen;   /* per value: the type of the last run (for planning after it) */
+  size_t plans_made;
+  child_exec *children;
+  size_t n_children;
+  /* per-node scratch, sized for the node with the most inputs / outputs */
+  tb_tensor **in, **tmp, **out;
+  tb_value_type *in_types;
+  const tb_value_type **in_ptrs;
+  tb_ir_tensor *views;
+  const tb_ir_tensor **known;
+};
+
+static bool same_type(const tb_value_type *a, const tb_value_type *b) {
+  if (a->kind != b->kind || a->has_dtype != b->has_dtype || a->has_shape != b->has_shape) return false;
+  if (a->has_dtype && a->dtype != b->dtype) return false;
+  if (!a->has_shape) return true;
+  if (a->ndim != b->ndim) return false;
+  for (size_t d = 0; d < a->ndim; d++)
+    if (a->dims[d].value != b->dims[d].value) return false;
+  return true;
+}
+
+/* A read-only CPU tensor over a constant's bytes (no copy when they are aligned for the dtype). */
+static tb_status const_tensor(tb_backend *cpu, const tb_ir_tensor *c, tb_tensor **out) {
+  size_t es = tb_dtype_size(c->dtype);
+  int64_t numel, strides[TB_MAX_DIMS];
+  tb_status st = tb_shape_check("constant", c->ndim, c->dims, es ? es : 1, &numel, strides);
+  if (st != TB_OK) return st;
+  if ((uint64_t)numel * es != c->nbytes)
+    return tb_error(TB_ERR_MODEL, "constant '%s': %zu bytes of data for %lld %s elements", c->name, c->nbytes,
+                    (long long)numel, tb_dtype_name(c->dtype));
+  if (numel == 0 || !c->data || ((uintptr_t)c->data % es) != 0) {
+    st = tb_tensor_create(cpu, c->dtype, c->ndim, c->dims, out);
+    if (st == TB_OK && numel > 0) st = tb_tensor_copy_from_host(*out, c->data, c->nbytes);
+    if (st != TB_OK) {
+      tb_tensor_destroy(*out);
+      *out = NULL;
+    }
+    return st;
+  }
+  tb_storage *s = calloc(1, sizeof *s);
+  if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "constant '%s': out of host memory", c->name);
+  tb_block *none = NULL;
+  st = tb_backend_storage_acquire(cpu, 0, &none);
+  if (st != TB_OK) {
+    free(s);
+    return st;
+  }
+  s->backend = cpu;
+  s->host = (void *)c->data;
+  s->nbytes = c->nbytes;
+  s->read_only = true;
+  atomic_init(&s->refs, 0);
+  st = tb_tensor_wrap(s, c->dtype, c->ndim, c->dims, strides, 0, out);
+  if (st != TB_OK) {
+    atomic_init(&s->refs, 1);
+    tb_storage_release(s);
+  }
+  return st;
+}
+
+void tb_exec_destroy(tb_exec *e) {
+  if (!e) return;
+  for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
+  free(e->children);
+  for (size_t v = 0; v < e->g->n_values; v++) {
+    if (e->vals && e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->consts) tb_tensor_destroy(e->consts[v]);
+  }
+  if (e->cache)
+    for (size_t i = 0; i < e->g->n_nodes; i++) {
+      free(e->cache[i].in);
+      free(e->cache[i].out);
+    }
+  free(e->cache);
+  free(e->in);
+  free(e->tmp);
+  free(e->out);
+  free(e->in_types);
+  free(e->in_ptrs);
+  free(e->views);
+  free(e->known);
+  free(e->consts);
+  free(e->vals);
+  free(e->owned);
+  free(e->plan_types);
+  free(e->sig);
+  free(e->seen);
+  tb_tensor_destroy(e->arena);
+  free(e->free_at);
+  free(e->free_list);
+  tb_plan_free(&e->life);
+  tb_plan_free(&e->plan);
+  free(e);
+}
+
+/* For each step, the values whose last use it is. */
+static tb_status free_lists(tb_exec *e) {
+  const tb_graph *g = e->g;
+  e->free_at = calloc(g->n_nodes + 2, sizeof *e->free_at);
+  e->free_list = malloc((g->n_values ? g->n_values : 1) * sizeof *e->free_list);
+  if (!e->free_at || !e->free_list) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  for (size_t v = 0; v < g->n_values; v++)
+    if (e->life.last[v] >= 0 && (size_t)e->life.last[v] < g->n_nodes) e->free_at[e->life.last[v] + 1]++;
+  for (size_t i = 0; i < g->n_nodes; i++) e->free_at[i + 1] += e->free_at[i];
+  size_t *fill = calloc(g->n_nodes + 1, sizeof *fill);
+  if (!fill) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  for (size_t v = 0; v < g->n_values; v++) {
+    int last = e->life.last[v];
+    if (last >= 0 && (size_t)last < g->n_nodes) e->free_list[e->free_at[last] + fill[last]++] = (int)v;
+  }
+  free(fill);
+  return TB_OK;
+}
+
+tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t features, int threads, tb_exec **out) {
+  *out = NULL;
+  tb_exec *e = calloc(1, sizeof *e);
+  if (!e) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  e->g = g;
+  e->cpu = cpu;
+  e->level = level;
+  e->features = features;
+  e->threads = threads > 0 ? threads : 1;
+  size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
+  e->consts = calloc(nv, sizeof *e->consts);
+  e->vals = calloc(nv, sizeof *e->vals);
+  e->owned = calloc(nv, sizeof *e->owned);
+  e->seen = calloc(nv, sizeof *e->seen);
+  e->plan_types = calloc(nv, sizeof *e->plan_types);
+  e->sig = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *e->sig);
+  e->cache = calloc(nn, sizeof *e->cache);
+  tb_status st = TB_OK;
+  if (!e->consts || !e->vals || !e->owned || !e->seen || !e->plan_types || !e->sig || !e->cache)
+    st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
+    const tb_node *n = &g->nodes[i];
+    e->cache[i].in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof(tb_value_type));
+    e->cache[i].out = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(tb_value_type));
+    if (!e->cache[i].in || !e->cache[i].out)
+      st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  }
+  size_t max_in = 1, max_out = 1;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > max_in) max_in = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > max_out) max_out = g->nodes[i].n_outputs;
+  }
+  e->in = calloc(max_in, sizeof *e->in);
+  e->tmp = calloc(max_in, sizeof *e->tmp);
+  e->in_types = calloc(max_in, sizeof *e->in_types);
+  e->in_ptrs = calloc(max_in, sizeof *e->in_ptrs);
+  e->views = calloc(max_in, sizeof *e->views);
+  e->known = calloc(max_in, sizeof *e->known);
+  e->out = calloc(max_out, sizeof *e->out);
+  if (st == TB_OK && (!e->in || !e->tmp || !e->in_types || !e->in_ptrs || !e->views || !e->known || !e->out))
+    st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
+  for (size_t v = 0; v < g->n_values && st == TB_OK; v++)
+    if (g->values[v].constant) st = const_tensor(cpu, g->values[v].constant, &e->consts[v]);
+  if (st == TB_OK) st = tb_plan_lifetimes(g, &e->life);
+  if (st == TB_OK) st = free_lists(e);
+  if (st != TB_OK) {
+    tb_exec_destroy(e);
+    return st;
+  }
+  *out = e;
+  return TB_OK;
+}
+
+static tb_status make_arena(tb_exec *e) {
+  tb_tensor_destroy(e->arena);
+  e->arena = NULL;
+  if (!e->plan.arena_bytes) return TB_OK;
+  int64_t bytes = (int64_t)e->plan.arena_bytes;
+  return tb_tensor_create(e->cpu, TB_DTYPE_U8, 1, &bytes, &e->arena);
+}
+
+/* Plan from the types in types[v]; sig from the graph inputs' types. */
+static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
+  const tb_graph *g = e->g;
+  uint64_t *bytes = calloc(g->n_values ? g->n_values : 1, sizeof *bytes);
+  if (!bytes) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
+  for (size_t v = 0; v < g->n_values; v++) bytes[v] = tb_plan_value_bytes(&types[v]);
+  e->planned = false;
+  tb_status st = tb_plan_build(g, bytes, &e->plan);
+  free(bytes);
+  if (st == TB_OK) st = make_arena(e);
+  if (st != TB_OK) {
+    tb_plan_free(&e->plan);
+    return st;
+  }
+  memcpy(e->plan_types, types, g->n_values * sizeof *types);
+  for (size_t k = 0; k < g->n_inputs; k++) e->sig[k] = types[g->inputs[k]];
+  e->planned = true;
+  e->plans_made++;
+  return TB_OK;
+}
+
+bool tb_exec_plan_static(tb_exec *e) {
+  const tb_graph *g = e->g;
+  tb_value_type *types = calloc(g->n_values ? g->n_values : 1, sizeof *types);
+  if (!types) return false;
+  bool complete = true;
+  for (size_t v = 0; v < g->n_values && complete; v++) {
+    types[v] = g->values[v].type;
+    const tb_value *val = &g->values[v];
+    bool needed = val->is_input || (e->life.first[v] >= 0 && !val->constant);
+    if (needed && !tb_value_type_complete(&val->type)) complete = false;
+  }
+  bool ok = complete && plan_from(e, types) == TB_OK;
+  free(types);
+  return ok;
+}
+
+uint64_t tb_exec_planned_bytes(const tb_exec *e) { return e && e->planned ? e->plan.arena_bytes : 0; }
+size_t tb_exec_plan_count(const tb_exec *e) { return e ? e->plans_made : 0; }
+
+static void static_in_types(const tb_graph *g, const tb_node *n, const tb_value_type **in) { /* in: e->in_ptrs */
+  for (size_t k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+}
+
+size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
+  const tb_graph *g = e->g;
+  size_t missing = 0;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const tb_node *n = &g->nodes[i];
+    const tb_value_type **in = e->in_ptrs;
+    static_in_types(g, n, in);
+    bool typed = true;
+    for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
+    if (!typed || tb_cpu_kernel_find(g, n, in, e->level, e->features)) continue;
+    if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
+  }
+  return missing;
+}
+
+bool tb_exec_uses_fast_kernels(const tb_exec *e) {
+  const tb_graph *g = e->g;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const tb_node *n = &g->nodes[i];
+    const tb_value_type **in = e->in_ptrs;
+    static_in_types(g, n, in);
+    const tb_cpu_kernel *k = tb_cpu_kernel_find(g, n, in, e->level, e->features);
+    if (k && k->level > 0) return true;
+  }
+  return false;
+}
+
+/* ---- Running -------------------------------------------------------------------------------------- */
+
+static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs);
+
+static tb_status run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
+                              size_t n_outputs, tb_tensor **outputs) {
+  tb_exec *e = ctx->exec;
+  if (n_inputs != body->n_inputs || n_outputs != body->n_outputs)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "subgraph '%s' takes %zu inputs and gives %zu outputs; called with %zu and %zu",
+                           body->name, body->n_inputs, body->n_outputs, n_inputs, n_outputs);
+  tb_exec *child = NULL;
+  for (size_t i = 0; i < e->n_children; i++)
+    if (e->children[i].body == body) child = e->children[i].exec;
+  if (!child) {
+    child_exec *grown = realloc(e->children, (e->n_children + 1) * sizeof *grown);
+    if (!grown) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of memory for subgraph '%s'", body->name);
+    e->children = grown;
+    tb_status st = tb_exec_create(body, e->cpu, e->level, e->features, e->threads, &child);
+    if (st != TB_OK) return st;
+    e->children[e->n_children++] = (child_exec){body, child};
+  }
+  child->parent = e;
+  return run_graph(child, inputs, outputs);
+}
+
+/* Free the values whose last use was `step`. */
+static void release_after(tb_exec *e, size_t step) {
+  for (size_t i = e->free_at[step]; i < e->free_at[step + 1]; i++) {
+    int v = e->free_list[i];
+    if (e->vals[v] && e->owned[v]) {
+      tb_tensor_destroy(e->vals[v]);
+      e->vals[v] = NULL;
+      e->owned[v] = false;
+    }
+  }
+}
+
+/* A contiguous CPU tensor's bytes as a constant, for inference that needs the value. */
+static void value_view(const tb_value *val, const tb_tensor *t, tb_ir_tensor *out) {
+  memset(out, 0, sizeof *out);
+  out->name = val->name;
+  out->dtype = tb_tensor_dtype(t);
+  out->ndim = tb_tensor_ndim(t);
+  memcpy(out->dims, tb_tensor_shape(t), out->ndim * sizeof(int64_t));
+  out->data = tb_tensor_host_data(t);
+  out->nbytes = tb_tensor_nbytes(t);
+}
+
+/* An output tensor for a node: in the arena when the plan placed it with this type, else its own. */
+static tb_status alloc_output(tb_exec *e, int v, const tb_value_type *t, tb_tensor **out) {
+  *out = NULL;
+  if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
+  int64_t shape[TB_MAX_DIMS];
+  for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
+  if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
+    size_t es = tb_dtype_size(t->dtype);
+    int64_t numel, strides[TB_MAX_DIMS];
+    tb_status st = tb_shape_check("plan", t->ndim, shape, es, &numel, strides);
+    if (st != TB_OK) return st;
+    return tb_tensor_wrap(e->arena->storage, t->dtype, t->ndim, shape, strides, e->plan.offset[v] / (int64_t)es, out);
+  }
+  return tb_tensor_create(e->cpu, t->dtype, t->ndim, shape, out);
+}
+
+static tb_status run_node(tb_exec *e, size_t step) {
+  const tb_graph *g = e->g;
+  const tb_node *n = &g->nodes[step];
+  node_cache *c = &e->cache[step];
+  char label[200];
+  tb_tensor **in = e->in, **tmp = e->tmp, **out = e->out;
+  tb_value_type *in_types = e->in_types;
+  const tb_value_type **in_ptrs = e->in_ptrs;
+  tb_ir_tensor *views = e->views;
+  const tb_ir_tensor **known = e->known;
+  bool changed = !c->valid;
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    int v = n->inputs[k];
+    tmp[k] = NULL;
+    in[k] = v >= 0 ? e->vals[v] : NULL;
+    in_ptrs[k] = NULL;
+    known[k] = NULL;
+    if (!in[k]) continue;
+    tb_value_type_of(in[k], &in_types[k]);
+    in_ptrs[k] = &in_types[k];
+    if (!changed && !same_type(&in_types[k], &c->in[k])) changed = true;
+  }
+  for (size_t k = 0; k < n->n_inputs; k++)
+    if (!in[k] && c->valid && c->in[k].has_dtype) changed = true;
+  bool needs_values = n->def && n->def->value_inputs;
+  if (changed || needs_values) {
+    for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++) {
+      int v = n->inputs[k];
+      if (!in[k]) continue;
+      bool wanted = k < 32 && (n->def->value_inputs >> k & 1u);
+      if (g->values[v].constant && !g->values[v].is_input) known[k] = g->values[v].constant;
+      else if (wanted) {
+        const tb_tensor *src = in[k];
+        if (!tb_tensor_is_contiguous(src)) {
+          st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &tmp[k]);
+          if (st == TB_OK) st = tb_tensor_copy(tmp[k], src);
+          src = tmp[k];
+        }
+        value_view(&g->values[v], src, &views[k]);
+        known[k] = &views[k];
+      }
+    }
+    if (st == TB_OK) st = tb_infer_node(g, n, in_ptrs, known, c->out);
+    if (st == TB_OK && changed) {
+      for (size_t k = 0; k < n->n_inputs; k++) {
+        if (in[k]) c->in[k] = in_types[k];
+        else memset(&c->in[k], 0, sizeof c->in[k]);
+      }
+      c->kernel = tb_cpu_kernel_find(g, n, in_ptrs, e->level, e->features);
+      c->valid = true;
+    }
+  }
+  if (st == TB_OK && !c->kernel) {
+    char types[256] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < n->n_inputs && len < sizeof types; k++)
+      len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", k ? ", " : "", in[k] ? tb_dtype_name(tb_tensor_dtype(in[k])) : "-");
+    st = tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for inputs (%s) at kernel level %d", tb_node_label(g, n, label, sizeof label),
+                  types, e->level);
+  }
+  for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
+  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, n->outputs[o], &c->out[o], &out[o]);
+  if (st == TB_OK) {
+    tb_kernel_ctx kc = {g, n, n->n_inputs, in, n->n_outputs, out, e->cpu, run_subgraph, e, e->threads};
+    st = c->kernel->run(&kc);
+  }
+  for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(tmp[k]);
+  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) {
+    if (n->outputs[o] >= 0 && !out[o])
+      st = tb_error(TB_ERR_INTERNAL, "%s: the kernel left output %zu ('%s') unset", tb_node_label(g, n, label, sizeof label), o,
+                    g->values[n->outputs[o]].name);
+  }
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    int v = n->outputs[o];
+    if (st != TB_OK || v < 0) {
+      tb_tensor_destroy(out[o]);
+      continue;
+    }
+    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    e->vals[v] = out[o];
+    e->owned[v] = true;
+    tb_value_type_of(out[o], &e->seen[v]);
+  }
+  return st;
+}
+
+/* Bind graph inputs (borrowed), constants (borrowed) and outer-scope values (borrowed from the parent). */
+static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
+  const tb_graph *g = e->g;
+  for (size_t v = 0; v < g->n_values; v++) {
+    e->vals[v] = NULL;
+    e->owned[v] = false;
+    memset(&e->seen[v], 0, sizeof e->seen[v]);
+    if (e->consts[v]) e->vals[v] = e->consts[v];
+    if (g->values[v].outer >= 0 && e->parent) e->vals[v] = e->parent->vals[g->values[v].outer];
+  }
+  for (size_t k = 0; k < g->n_inputs; k++) {
+    int v = g->inputs[k];
+    if (inputs[k]) e->vals[v] = inputs[k];
+    if (!e->vals[v])
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "graph '%s': input '%s' was not given and has no default", g->name,
+                      g->values[v].name);
+    tb_value_type_of(e->vals[v], &e->seen[v]);
+  }
+  return TB_OK;
+}
+
+static void unbind(tb_exec *e) {
+  for (size_t v = 0; v < e->g->n_values; v++) {
+    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    e->vals[v] = NULL;
+    e->owned[v] = false;
+  }
+}
+
+/* Hand the graph outputs to the caller: owned tensors move, borrowed ones are copied. */
+static tb_status take_outputs(tb_exec *e, tb_tensor **outputs) {
+  const tb_graph *g = e->g;
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < g->n_outputs; k++) outputs[k] = NULL;
+  for (size_t k = 0; k < g->n_outputs && st == TB_OK; k++) {
+    int v = g->outputs[k];
+    tb_tensor *t = e->vals[v];
+    if (!t) {
+      st = tb_error(TB_ERR_INTERNAL, "graph '%s': output '%s' was not computed", g->name, g->values[v].name);
+      break;
+    }
+    bool again = false;
+    for (size_t j = 0; j < k; j++) again |= g->outputs[j] == v;
+    bool in_arena = e->arena && t->storage == e->arena->storage;
+    if (e->owned[v] && !again && !in_arena) {
+      outputs[k] = t; /* moved; a later duplicate of this output copies from it */
+      e->owned[v] = false;
+      continue;
+    }
+    st = tb_tensor_create(e->cpu, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &outputs[k]);
+    if (st == TB_OK) st = tb_tensor_copy(outputs[k], t);
+  }
+  for (size_t k = 0; k < g->n_outputs; k++) {
+    int v = g->outputs[k];
+    if (!e->owned[v]) e->vals[v] = NULL;
+  }
+  if (st != TB_OK)
+    for (size_t k = 0; k < g->n_outputs; k++) {
+      tb_tensor_destroy(outputs[k]);
+      outputs[k] = NULL;
+    }
+  return st;
+}
+
+static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs) {
+  const tb_graph *g = e->g;
+  tb_status st = bind(e, inputs);
+  if (st == TB_OK && e->planned) {
+    for (size_t k = 0; k < g->n_inputs; k++)
+      if (!same_type(&e->seen[g->inputs[k]], &e->sig[k])) {
+        e->planned = false; /* other input shapes: run without the plan, plan again after */
+        break;
+      }
+  }
+  for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
+    st = run_node(e, i);
+    if (st == TB_OK) release_after(e, i);
+  }
+  if (st == TB_OK) st = take_outputs(e, outputs);
+  unbind(e);
+  if (st == TB_OK && !e->planned) {
+    tb_status plan_st = plan_from(e, e->seen);
+    (void)plan_st; /* without a plan the next run allocates each value: slower, still correct */
+  }
+  return st;
+}
+
+tb_status tb_exec_run(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs) {
+  e->parent = NULL;
+  return run_graph(e, inputs, outputs);
+}

@@ -1,0 +1,257 @@
+/* tb_model_prepare: a copy of the model's graph (the loaded model never changes), symbolic dims bound,
+ * the passes of the level run in order (each followed by sort, compact, check and inference), kernels
+ * chosen for the level, placement on the backend (every node falls back to the CPU on other backends for
+ * now, with the copies at the graph's edges counted), the memory plan, and the result that says it all. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "backend/backend_refs.h"
+#include "core/convert_features.h"
+#include "core/error.h"
+#include "model/passes/pass.h"
+#include "model/prepared.h"
+
+typedef struct strlist {
+  const char **items;
+  size_t count, cap;
+} strlist;
+
+static bool push(tb_prepared *p, strlist *l, const char *s) {
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 8;
+    const char **items = tb_arena_alloc(&p->arena, cap * sizeof *items);
+    if (!items) return false;
+    if (l->count) memcpy(items, l->items, l->count * sizeof *items);
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->count++] = s;
+  return !p->arena.failed;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void tb_prepared_destroy(tb_prepared *p) {
+  if (!p) return;
+  tb_exec_destroy(p->exec);
+  tb_graph_destroy(p->graph);
+  if (p->cpu && p->cpu != p->backend) tb_backend_destroy(p->cpu);
+  if (p->backend) tb_backend_storage_release(p->backend, NULL);
+  tb_model_destroy(p->model);
+  tb_arena_free(&p->arena);
+  free(p);
+}
+
+const tb_prepare_result *tb_prepared_result(const tb_prepared *p) { return p ? &p->result : NULL; }
+
+static tb_status check_options(const tb_prepare_options *o, const tb_ir_model *m) {
+  static const char fn[] = "tb_model_prepare";
+  if (o->size < sizeof *o)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: options->size is %zu; set it to sizeof(tb_prepare_options) (%zu)", fn, o->size,
+                    sizeof *o);
+  if ((unsigned)o->level > TB_LEVEL_O3)
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "%s: unknown optimization level %d; valid levels are O0 (none), O1 (conservative), O2 (balanced), "
+                    "O3 (aggressive)",
+                    fn, (int)o->level);
+  if ((unsigned)o->precision > TB_PRECISION_FP8)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: unknown precision %d; valid precisions are auto, fp32, bf16, fp16, fp8", fn,
+                    (int)o->precision);
+  if (o->threads < 0) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: threads is %d; use 0 for the default or a positive count", fn, o->threads);
+  if (o->dim_count && (!o->dim_names || !o->dim_values))
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dim_count is %zu but dim_names or dim_values is NULL", fn, o->dim_count);
+  for (size_t i = 0; i < o->dim_count; i++) {
+    if (!o->dim_names[i]) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dim_names[%zu] is NULL", fn, i);
+    if (o->dim_values[i] < 0)
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dimension '%s' = %lld; sizes must be 0 or more", fn, o->dim_names[i],
+                      (long long)o->dim_values[i]);
+    bool known = false;
+    for (size_t s = 0; s < m->n_symbols && !known; s++) known = strcmp(m->symbols[s], o->dim_names[i]) == 0;
+    if (!known) {
+      char list[512] = "";
+      size_t len = 0;
+      for (size_t s = 0; s < m->n_symbols && len < sizeof list; s++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", s ? ", " : "", m->symbols[s]);
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dimension '%s' is not a symbolic dimension of the model (it has: %s)", fn,
+                      o->dim_names[i], m->n_symbols ? list : "none");
+    }
+  }
+  return TB_OK;
+}
+
+static size_t live_nodes(const tb_graph *g) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->n_nodes; i++) n += !g->nodes[i].dead;
+  return n;
+}
+
+/* Sort, check and infer: what every pass is followed by. */
+static tb_status settle(tb_graph *g) {
+  tb_status st = tb_graph_sort(g);
+  if (st == TB_OK) st = tb_graph_check(g);
+  if (st == TB_OK) st = tb_graph_infer(g);
+  return st;
+}
+
+static tb_status run_passes(tb_prepared *p, tb_opt_level level, strlist *applied) {
+  for (size_t i = 0; i < tb_pass_count(); i++) {
+    const tb_pass *pass = tb_pass_at(i);
+    if (!pass || pass->min_level > level) continue;
+    tb_pass_stats stats;
+    memset(&stats, 0, sizeof stats);
+    tb_status st = pass->run(p->graph, &stats);
+    if (st != TB_OK) return st;
+    tb_graph_compact(p->graph);
+    st = settle(p->graph);
+    if (st != TB_OK) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", tb_last_error());
+      return tb_error(st, "after pass %s: %s", pass->name, why);
+    }
+    stats.summary[sizeof stats.summary - 1] = '\0';
+    const char *line = tb_arena_printf(&p->arena, "%s: %s", pass->name, stats.summary[0] ? stats.summary : stats.changed ? "applied" : "nothing to change");
+    if (!push(p, applied, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    p->result.fused_nodes += stats.nodes_fused;
+  }
+  return TB_OK;
+}
+
+static int kernel_level(tb_opt_level level) { return level >= TB_LEVEL_O3 ? 3 : level == TB_LEVEL_O2 ? 2 : 0; }
+
+static tb_status place(tb_prepared *p, strlist *fallback) {
+  tb_backend_kind kind = tb_backend_kind_of(p->backend);
+  if (kind == TB_BACKEND_CPU) return TB_OK;
+  const tb_graph *g = p->graph;
+  const char *backend = tb_backend_name(kind);
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const tb_node *n = &g->nodes[i];
+    const char *line = n->name[0] ? tb_arena_printf(&p->arena, "%s (%s): no %s kernel", n->op_type, n->name, backend)
+                                  : tb_arena_printf(&p->arena, "%s (#%zu): no %s kernel", n->op_type, i, backend);
+    if (!push(p, fallback, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+  }
+  p->result.cpu_fallback_nodes = g->n_nodes;
+  p->result.copies_inserted = g->n_inputs + g->n_outputs;
+  return TB_OK;
+}
+
+static tb_status warn(tb_prepared *p, strlist *warnings, const char *text) {
+  const char *copy = tb_arena_strdup(&p->arena, text);
+  return push(p, warnings, copy) ? TB_OK : tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+}
+
+static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *warnings) {
+  tb_prepare_result *r = &p->result;
+  const tb_graph *g = p->graph;
+  tb_status st = TB_OK;
+  r->precision = TB_PRECISION_FP32;
+  if (o->level >= TB_LEVEL_O2 && !tb_exec_uses_fast_kernels(p->exec)) {
+    char text[200];
+    snprintf(text, sizeof text,
+             "%s: no faster CPU kernel exists yet for this model's operators; the reference kernels run (fast kernels come "
+             "with the CPU speed work)",
+             tb_opt_level_name(o->level));
+    st = warn(p, warnings, text);
+  }
+  bool reduced = o->precision == TB_PRECISION_BF16 || o->precision == TB_PRECISION_FP16 || o->precision == TB_PRECISION_FP8 ||
+                 (o->precision == TB_PRECISION_AUTO && o->level == TB_LEVEL_O3);
+  if (st == TB_OK && reduced) {
+    char text[200];
+    snprintf(text, sizeof text, "precision %s: no reduced-precision kernels exist yet; fp32 is used",
+             o->precision == TB_PRECISION_AUTO ? "auto at O3" : tb_precision_name(o->precision));
+    st = warn(p, warnings, text);
+  }
+  if (st == TB_OK && p->result.cpu_fallback_nodes) {
+    char text[200];
+    snprintf(text, sizeof text, "%zu of %zu nodes run on the CPU: the %s backend has no kernels yet", p->result.cpu_fallback_nodes,
+             g->n_nodes, tb_backend_name(tb_backend_kind_of(p->backend)));
+    st = warn(p, warnings, text);
+  }
+  r->nodes_after = live_nodes(g);
+  for (size_t v = 0; v < g->n_values; v++)
+    if (g->values[v].constant && (g->values[v].is_initializer || g->values[v].producer < 0)) r->weight_bytes += g->values[v].constant->nbytes;
+  r->planned_peak_activation_bytes = tb_exec_planned_bytes(p->exec);
+  return st;
+}
+
+static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
+  strlist applied = {0}, warnings = {0}, fallback = {0};
+  tb_prepare_result *r = &p->result;
+  r->size = sizeof *r;
+  r->level = o->level;
+  r->precision = o->precision;
+  const tb_graph *src = p->model->ir->graph;
+  if (!src) return tb_error(TB_ERR_MODEL, "tb_model_prepare: the model has no graph");
+  r->nodes_before = live_nodes(src);
+  p->graph = tb_graph_clone(src, NULL);
+  if (!p->graph) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory copying the graph");
+  const char **names = tb_arena_alloc(&p->arena, (o->dim_count + 1) * sizeof *names);
+  int64_t *values = tb_arena_alloc(&p->arena, (o->dim_count + 1) * sizeof *values);
+  if (!names || !values) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+  for (size_t i = 0; i < o->dim_count; i++) {
+    names[i] = tb_arena_strdup(&p->arena, o->dim_names[i]);
+    values[i] = o->dim_values[i];
+  }
+  p->dims = (tb_dim_bindings){o->dim_count, names, values};
+  tb_graph_bind_dims(p->graph, &p->dims);
+  tb_status st = settle(p->graph);
+  if (st == TB_OK && o->level >= TB_LEVEL_O1) st = run_passes(p, o->level, &applied);
+  if (st == TB_OK) st = place(p, &fallback);
+  if (st == TB_OK)
+    st = tb_exec_create(p->graph, p->cpu, kernel_level(o->level), tb_convert_features(), o->threads, &p->exec);
+  if (st == TB_OK) {
+    char first[200] = "";
+    size_t missing = tb_exec_missing_kernels(p->exec, first, sizeof first);
+    if (missing)
+      st = tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for its input types (%zu node%s without a kernel)", first, missing,
+                    missing == 1 ? "" : "s");
+  }
+  if (st == TB_OK) tb_exec_plan_static(p->exec);
+  if (st == TB_OK) st = finish(p, o, &warnings);
+  r->passes = applied.items;
+  r->pass_count = applied.count;
+  r->warnings = warnings.items;
+  r->warning_count = warnings.count;
+  r->fallback_ops = fallback.items;
+  return st;
+}
+
+tb_status tb_model_prepare(tb_model *model, tb_backend *backend, const tb_prepare_options *options, tb_prepared **out_prepared,
+                           const tb_prepare_result **out_result) {
+  static const char fn[] = "tb_model_prepare";
+  if (out_prepared) *out_prepared = NULL;
+  if (out_result) *out_result = NULL;
+  if (!model || !backend || !out_prepared)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: model, backend and out_prepared must not be NULL", fn);
+  tb_prepare_options defaults = {.size = sizeof defaults, .level = TB_LEVEL_O2, .precision = TB_PRECISION_AUTO};
+  const tb_prepare_options *o = options ? options : &defaults;
+  tb_status st = check_options(o, model->ir);
+  if (st != TB_OK) return st;
+  double t0 = now_ms();
+  tb_prepared *p = calloc(1, sizeof *p);
+  if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  p->model = tb_model_retain(model);
+  tb_block *none = NULL;
+  st = tb_backend_storage_acquire(backend, 0, &none);
+  if (st != TB_OK) {
+    tb_prepared_destroy(p);
+    return st;
+  }
+  p->backend = backend;
+  if (tb_backend_kind_of(backend) == TB_BACKEND_CPU) p->cpu = backend;
+  else st = tb_backend_create_kind(TB_BACKEND_CPU, 0, &p->cpu);
+  if (st == TB_OK) st = prepare(p, o);
+  if (st != TB_OK) {
+    tb_prepared_destroy(p);
+    return st;
+  }
+  p->result.success = true;
+  p->result.prepare_ms = now_ms() - t0;
+  *out_prepared = p;
+  if (out_result) *out_result = &p->result;
+  return TB_OK;
+}

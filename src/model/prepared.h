@@ -1,0 +1,20 @@
+/* Internal: a prepared model, shared by prepare.c (making it) and run.c (running it). */
+#ifndef TB_MODEL_PREPARED_H
+#define TB_MODEL_PREPARED_H
+#include <tensorbridge/model.h>
+#include "core/arena.h"
+#include "model/engine.h"
+#include "model/model_impl.h"
+
+struct tb_prepared {
+  tb_model *model;       /* a reference: the copy's constants and symbols live in it */
+  tb_graph *graph;       /* the prepared copy of the model's graph */
+  tb_backend *backend;   /* the backend outputs are returned on (a storage reference keeps it alive) */
+  tb_backend *cpu;       /* the backend the executor computes on (the same when `backend` is the CPU) */
+  tb_exec *exec;
+  tb_dim_bindings dims;  /* bound at prepare (names and values in the arena) */
+  tb_prepare_result result;
+  tb_arena arena;        /* result strings and arrays */
+};
+
+#endif

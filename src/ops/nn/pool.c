@@ -1,0 +1,71 @@
+/* Pooling: MaxPool (with the optional Indices output), AveragePool, LpPool over windows (window.c), and
+ * GlobalAveragePool / GlobalMaxPool / GlobalLpPool over all spatial axes. X is [N, C, D1..Dn]. */
+#include "ops/nn/nn_infer.h"
+#include "ops/nn/window.h"
+
+static tb_status pool_infer(tb_infer_ctx *ctx, tb_dtype_set types) {
+  tb_status st = tb_infer_require(ctx, 0, types);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  nn_out_unranked(&ctx->out[0], dt);
+  if (ctx->n_outputs > 1) nn_out_unranked(&ctx->out[1], TB_DTYPE_I64);
+  const tb_value_type *x = nn_ranked(ctx, 0);
+  if (!x) return TB_OK;
+  if (x->ndim < 3) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x->ndim);
+  size_t n = x->ndim - 2;
+  nn_window w;
+  st = nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
+  if (st != TB_OK) return st;
+  nn_out_rank(&ctx->out[0], dt, x->ndim);
+  ctx->out[0].dims[0] = x->dims[0];
+  ctx->out[0].dims[1] = x->dims[1];
+  for (size_t i = 0; i < n; i++) {
+    int64_t o;
+    st = nn_window_out(ctx->graph, ctx->node, &w, i, x->dims[2 + i].value, &o);
+    if (st != TB_OK) return st;
+    ctx->out[0].dims[2 + i] = nn_dim(o);
+  }
+  if (ctx->n_outputs > 1) {
+    ctx->out[1] = ctx->out[0];
+    ctx->out[1].dtype = TB_DTYPE_I64;
+  }
+  return TB_OK;
+}
+
+static tb_status maxpool_infer(tb_infer_ctx *ctx) {
+  int64_t order = 0;
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "storage_order", 0, &order);
+  if (st != TB_OK) return st;
+  if (order != 0 && order != 1)
+    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute storage_order is %lld; it must be 0 or 1", (long long)order);
+  return pool_infer(ctx, NN_FLOATS | TB_DTYPE_BIT(TB_DTYPE_I8) | TB_DTYPE_BIT(TB_DTYPE_U8));
+}
+
+static tb_status avgpool_infer(tb_infer_ctx *ctx) { return pool_infer(ctx, NN_FLOATS); }
+
+static tb_status lppool_infer(tb_infer_ctx *ctx) {
+  int64_t p = 2;
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "p", 2, &p);
+  if (st != TB_OK) return st;
+  if (p < 1) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute p is %lld; it must be >= 1", (long long)p);
+  return pool_infer(ctx, NN_FLOATS);
+}
+
+static tb_status global_pool_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, NN_FLOATS);
+  if (st != TB_OK) return st;
+  nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
+  const tb_value_type *x = nn_ranked(ctx, 0);
+  if (!x) return TB_OK;
+  if (x->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 2 (got %zu)", x->ndim);
+  ctx->out[0] = *x;
+  for (size_t i = 2; i < x->ndim; i++) ctx->out[0].dims[i] = nn_dim(1);
+  return TB_OK;
+}
+
+const tb_op_def tb_op_maxpool = {"", "MaxPool", 1, 1, 1, 1, 2, 0, maxpool_infer};
+const tb_op_def tb_op_averagepool = {"", "AveragePool", 1, 1, 1, 1, 1, 0, avgpool_infer};
+const tb_op_def tb_op_lppool = {"", "LpPool", 1, 1, 1, 1, 1, 0, lppool_infer};
+const tb_op_def tb_op_global_averagepool = {"", "GlobalAveragePool", 1, 1, 1, 1, 1, 0, global_pool_infer};
+const tb_op_def tb_op_global_maxpool = {"", "GlobalMaxPool", 1, 1, 1, 1, 1, 0, global_pool_infer};
+const tb_op_def tb_op_global_lppool = {"", "GlobalLpPool", 1, 1, 1, 1, 1, 0, global_pool_infer};

@@ -1,0 +1,134 @@
+/* The reductions (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+ * ReduceLogSumExp, ReduceSumSquare) and ArgMax / ArgMin (axis, keepdims, select_last_index; int64
+ * output). */
+#include "ops/nn/reduce.h"
+#include <string.h>
+#include "core/error.h"
+#include "ops/nn/nn_infer.h"
+
+bool nn_reduce_axes_from_input(const tb_node *node) {
+  return node->opset >= (strcmp(node->op_type, "ReduceSum") == 0 ? 13 : 18);
+}
+
+tb_status nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t rank, bool axes_input_present,
+                              const int64_t *axes_value, size_t n_axes_value, nn_reduce_axes *out) {
+  memset(out, 0, sizeof *out);
+  int64_t keepdims = 1, noop = 0;
+  tb_status st = tb_attr_int(g, node, "keepdims", 1, &keepdims);
+  if (st == TB_OK) st = tb_attr_int(g, node, "noop_with_empty_axes", 0, &noop);
+  if (st != TB_OK) return st;
+  out->keepdims = keepdims != 0;
+  const int64_t *axes = NULL;
+  size_t n = 0;
+  if (nn_reduce_axes_from_input(node)) {
+    if (axes_input_present && !axes_value) return TB_OK; /* known stays false */
+    axes = axes_value;
+    n = axes_input_present ? n_axes_value : 0;
+  } else {
+    st = tb_attr_ints(g, node, "axes", &axes, &n);
+    if (st != TB_OK) return st;
+  }
+  out->known = true;
+  if (n == 0) {
+    out->noop = noop != 0;
+    for (size_t i = 0; i < rank; i++) out->reduce[i] = !out->noop;
+    return TB_OK;
+  }
+  char label[160];
+  for (size_t i = 0; i < n; i++) {
+    int64_t a = axes[i];
+    if (a < -(int64_t)rank || a >= (int64_t)rank)
+      return tb_error(TB_ERR_MODEL, "%s: axis %lld is out of range for rank %zu", tb_node_label(g, node, label, sizeof label),
+                      (long long)a, rank);
+    if (a < 0) a += (int64_t)rank;
+    if (out->reduce[a])
+      return tb_error(TB_ERR_MODEL, "%s: axis %lld is listed twice", tb_node_label(g, node, label, sizeof label),
+                      (long long)axes[i]);
+    out->reduce[a] = true;
+  }
+  return TB_OK;
+}
+
+static tb_status reduce_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, NN_NUMBERS);
+  if (st != TB_OK) return st;
+  bool from_input = nn_reduce_axes_from_input(ctx->node);
+  bool present = from_input && ctx->n_inputs > 1 && ctx->in[1];
+  if (present) {
+    st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(TB_DTYPE_I64));
+    if (st != TB_OK) return st;
+  } else if (!from_input && ctx->n_inputs > 1) {
+    return tb_infer_error(ctx, TB_ERR_MODEL, "takes its axes as an attribute at opset %d, not as an input",
+                          ctx->node->opset);
+  }
+  tb_dtype dt = ctx->in[0]->dtype;
+  nn_out_unranked(&ctx->out[0], dt);
+  const tb_value_type *x = nn_ranked(ctx, 0);
+  if (!x) return TB_OK;
+  const tb_ir_tensor *axes_t = present && ctx->value ? ctx->value[1] : NULL;
+  int64_t axes_buf[TB_MAX_DIMS];
+  size_t n_axes = 0;
+  if (axes_t) {
+    int64_t count = tb_ir_tensor_numel(axes_t);
+    if (count < 0 || count > (int64_t)TB_MAX_DIMS)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "the axes input has %lld values; at most %d are allowed", (long long)count,
+                            TB_MAX_DIMS);
+    for (int64_t i = 0; i < count; i++) axes_buf[i] = tb_ir_tensor_int(axes_t, i);
+    n_axes = (size_t)count;
+  }
+  nn_reduce_axes ax;
+  st = nn_reduce_axes_read(ctx->graph, ctx->node, x->ndim, present, axes_t ? axes_buf : NULL, n_axes, &ax);
+  if (st != TB_OK) return st;
+  if (!ax.known) {
+    if (ax.keepdims) nn_out_rank(&ctx->out[0], dt, x->ndim);
+    return TB_OK;
+  }
+  size_t r = 0;
+  ctx->out[0] = *x;
+  for (size_t i = 0; i < x->ndim; i++) {
+    if (!ax.reduce[i]) ctx->out[0].dims[r++] = x->dims[i];
+    else if (ax.keepdims) ctx->out[0].dims[r++] = nn_dim(1);
+  }
+  ctx->out[0].ndim = r;
+  return TB_OK;
+}
+
+static tb_status argmax_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, NN_NUMBERS);
+  int64_t axis = 0, keepdims = 1, last = 0;
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "keepdims", 1, &keepdims);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
+  if (st != TB_OK) return st;
+  nn_out_unranked(&ctx->out[0], TB_DTYPE_I64);
+  const tb_value_type *x = nn_ranked(ctx, 0);
+  if (!x) return TB_OK;
+  size_t a;
+  st = tb_infer_axis(ctx, "axis", axis, x->ndim, &a);
+  if (st != TB_OK) return st;
+  ctx->out[0] = *x;
+  ctx->out[0].dtype = TB_DTYPE_I64;
+  if (keepdims) {
+    ctx->out[0].dims[a] = nn_dim(1);
+  } else {
+    for (size_t i = a; i + 1 < x->ndim; i++) ctx->out[0].dims[i] = x->dims[i + 1];
+    ctx->out[0].ndim--;
+  }
+  return TB_OK;
+}
+
+#define REDUCE_DEFS(sym, name)                                                                        \
+  const tb_op_def tb_op_##sym##_1 = {"", name, 1, 1, 1, 1, 1, 0, reduce_infer};                        \
+  const tb_op_def tb_op_##sym##_18 = {"", name, 18, 1, 2, 1, 1, 2u, reduce_infer};
+REDUCE_DEFS(reduce_mean, "ReduceMean")
+REDUCE_DEFS(reduce_max, "ReduceMax")
+REDUCE_DEFS(reduce_min, "ReduceMin")
+REDUCE_DEFS(reduce_prod, "ReduceProd")
+REDUCE_DEFS(reduce_l1, "ReduceL1")
+REDUCE_DEFS(reduce_l2, "ReduceL2")
+REDUCE_DEFS(reduce_logsumexp, "ReduceLogSumExp")
+REDUCE_DEFS(reduce_sumsquare, "ReduceSumSquare")
+const tb_op_def tb_op_reduce_sum_1 = {"", "ReduceSum", 1, 1, 1, 1, 1, 0, reduce_infer};
+const tb_op_def tb_op_reduce_sum_13 = {"", "ReduceSum", 13, 1, 2, 1, 1, 2u, reduce_infer};
+const tb_op_def tb_op_argmax = {"", "ArgMax", 1, 1, 1, 1, 1, 0, argmax_infer};
+const tb_op_def tb_op_argmin = {"", "ArgMin", 1, 1, 1, 1, 1, 0, argmax_infer};

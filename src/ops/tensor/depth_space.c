@@ -1,0 +1,49 @@
+/* DepthToSpace (mode DCR or CRD from opset 11) and SpaceToDepth: NCHW blocks moved between channels and
+ * the spatial dims. */
+#include <string.h>
+#include "ops/tensor/tensor_infer.h"
+
+static tb_status depth_space_infer(tb_infer_ctx *ctx) {
+  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  int64_t b;
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b)) != TB_OK) return st;
+  if (!tb_node_attr(ctx->node, "blocksize") || b < 1 || b > 65536)
+    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'blocksize' must be given and at least 1 (got %lld)", (long long)b);
+  if (to_space) {
+    const char *mode;
+    if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode)) != TB_OK) return st;
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (DCR or CRD)", mode);
+  }
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (!in) {
+    tt_out_rank(ctx, 0, dt, 4);
+    return TB_OK;
+  }
+  if (in->ndim != 4) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 4 (NCHW), not %zu", in->ndim);
+  int64_t c = in->dims[1].value, h = in->dims[2].value, w = in->dims[3].value;
+  tb_dim out[4] = {in->dims[0], tt_dim(-1), tt_dim(-1), tt_dim(-1)};
+  if (to_space) {
+    if (c >= 0 && c % (b * b) != 0)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "channels (%lld) must be a multiple of blocksize^2 (%lld)", (long long)c,
+                            (long long)(b * b));
+    out[1] = tt_dim(c >= 0 ? c / (b * b) : -1);
+    out[2] = tt_dim(h >= 0 ? h * b : -1);
+    out[3] = tt_dim(w >= 0 ? w * b : -1);
+  } else {
+    if ((h >= 0 && h % b != 0) || (w >= 0 && w % b != 0))
+      return tb_infer_error(ctx, TB_ERR_MODEL, "height %lld and width %lld must be multiples of blocksize %lld",
+                            (long long)h, (long long)w, (long long)b);
+    out[1] = tt_dim(c >= 0 ? c * b * b : -1);
+    out[2] = tt_dim(h >= 0 ? h / b : -1);
+    out[3] = tt_dim(w >= 0 ? w / b : -1);
+  }
+  tt_out_tdims(ctx, 0, dt, 4, out);
+  return TB_OK;
+}
+
+const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer};
+const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer};

@@ -1,0 +1,114 @@
+/* Pad: modes constant, reflect, edge (wrap from opset 19 is not supported). Pads are an attribute before
+ * opset 11 and input 1 from 11 ([begin..., end...], negative values crop); constant_value is input 2
+ * (the 'value' attribute before 11); axes is input 3 from opset 18. */
+#include <string.h>
+#include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
+
+/* Mode: 0 constant, 1 reflect, 2 edge. */
+int tb_pad_mode(const char *s) {
+  if (strcmp(s, "constant") == 0) return 0;
+  if (strcmp(s, "reflect") == 0) return 1;
+  if (strcmp(s, "edge") == 0) return 2;
+  return -1;
+}
+
+/* Per-dim begin/end pads for an input of rank `rank`; *known false when the pads' value is unknown. */
+tb_status tb_pad_amounts(tb_infer_ctx *ctx, size_t rank, int64_t *begin, int64_t *end, bool *known) {
+  tb_status st;
+  int64_t pads[2 * TB_MAX_DIMS], axes[TB_MAX_DIMS], n = 0, na = -1;
+  bool has_axes = false, k = true;
+  *known = false;
+  if (ctx->node->opset < 11) {
+    const int64_t *p;
+    size_t count;
+    if ((st = tb_attr_ints(ctx->graph, ctx->node, "pads", &p, &count)) != TB_OK) return st;
+    if (!p) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'pads' is required before opset 11");
+    if (count > 2 * TB_MAX_DIMS) return tb_infer_error(ctx, TB_ERR_MODEL, "pads has %zu entries", count);
+    memcpy(pads, p, count * sizeof *p);
+    n = (int64_t)count;
+  } else {
+    if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
+    if ((st = tt_input_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &n, &k)) != TB_OK) return st;
+    if (!k) return TB_OK;
+    if (ctx->node->opset >= 18 && tt_has(ctx, 3)) {
+      if ((st = tb_infer_require(ctx, 3, TT_INDEX_TYPES)) != TB_OK) return st;
+      if ((st = tt_input_ints(ctx, 3, axes, TB_MAX_DIMS, &na, &k)) != TB_OK) return st;
+      if (!k) return TB_OK;
+      has_axes = true;
+    }
+  }
+  size_t want = has_axes ? (size_t)na : rank;
+  if ((size_t)n != 2 * want)
+    return tb_infer_error(ctx, TB_ERR_MODEL, "pads has %lld entries; %zu expected (2 per %s)", (long long)n, 2 * want,
+                          has_axes ? "axis" : "dim of the input");
+  for (size_t d = 0; d < rank; d++) begin[d] = end[d] = 0;
+  bool seen[TB_MAX_DIMS] = {false};
+  for (size_t i = 0; i < want; i++) {
+    size_t a = i;
+    if (has_axes && (st = tb_infer_axis(ctx, "axes", axes[i], rank, &a)) != TB_OK) return st;
+    if (seen[a]) return tb_infer_error(ctx, TB_ERR_MODEL, "axes repeats axis %zu", a);
+    seen[a] = true;
+    begin[a] = pads[i];
+    end[a] = pads[i + want];
+  }
+  *known = true;
+  return TB_OK;
+}
+
+static tb_status pad_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  const char *mode_s;
+  if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s)) != TB_OK) return st;
+  int mode = tb_pad_mode(mode_s);
+  if (mode < 0) {
+    if (strcmp(mode_s, "wrap") == 0)
+      return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "mode 'wrap' is not supported (constant, reflect, edge are)");
+    return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (constant, reflect or edge)", mode_s);
+  }
+  if (ctx->node->opset >= 11 && tt_has(ctx, 2)) {
+    if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
+    const tb_value_type *cv = ctx->in[2];
+    if (cv->has_shape && !(cv->ndim == 0 || (cv->ndim == 1 && cv->dims[0].value == 1)))
+      return tb_infer_error(ctx, TB_ERR_MODEL, "constant_value must be a scalar");
+  }
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (!in) {
+    tt_out_unranked(ctx, 0, dt);
+    return TB_OK;
+  }
+  int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
+  bool known;
+  if ((st = tb_pad_amounts(ctx, in->ndim, begin, end, &known)) != TB_OK) return st;
+  if (!known) {
+    tt_out_rank(ctx, 0, dt, in->ndim);
+    return TB_OK;
+  }
+  tb_dim out[TB_MAX_DIMS];
+  for (size_t d = 0; d < in->ndim; d++) {
+    int64_t v = in->dims[d].value;
+    if (begin[d] == 0 && end[d] == 0) {
+      out[d] = in->dims[d];
+      continue;
+    }
+    if (v < 0) {
+      out[d] = tt_dim(-1);
+      continue;
+    }
+    int64_t o;
+    if (__builtin_add_overflow(v, begin[d], &o) || __builtin_add_overflow(o, end[d], &o) || o < 0)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "pads %lld and %lld on dim %zu of size %lld give a negative or too large size",
+                            (long long)begin[d], (long long)end[d], d, (long long)v);
+    if (mode != 0 && v == 0 && o > 0)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "mode '%s' cannot pad dim %zu of size 0", mode_s, d);
+    out[d] = tt_dim(o);
+  }
+  tt_out_tdims(ctx, 0, dt, in->ndim, out);
+  return TB_OK;
+}
+
+const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer};
+const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer};
+const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer};

@@ -1,0 +1,205 @@
+/* Reshape, Flatten, Squeeze and Unsqueeze: the same elements under a new shape. */
+#include <string.h>
+#include "ops/tensor/shape_rules.h"
+#include "ops/tensor/tensor_infer.h"
+
+/* Reshape-1 takes the shape as an attribute, Reshape-5 as input 1 (int64), Reshape-14 adds allowzero. */
+static tb_status reshape_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  int64_t shape[TB_MAX_DIMS];
+  int64_t n = -1;
+  bool known = false;
+  int64_t allowzero = 0;
+  if (ctx->node->opset < 5) {
+    const int64_t *attr;
+    size_t count;
+    if ((st = tb_attr_ints(ctx->graph, ctx->node, "shape", &attr, &count)) != TB_OK) return st;
+    if (!attr) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'shape' is required before opset 5");
+    if (count > TB_MAX_DIMS)
+      return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "shape has %zu dims; at most %d are supported", count, TB_MAX_DIMS);
+    memcpy(shape, attr, count * sizeof *shape);
+    n = (int64_t)count;
+    known = true;
+  } else {
+    if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
+    if (ctx->node->opset >= 14 && (st = tb_attr_int(ctx->graph, ctx->node, "allowzero", 0, &allowzero)) != TB_OK) return st;
+    if ((st = tt_input_ints(ctx, 1, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
+  }
+  if (n > TB_MAX_DIMS)
+    return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "shape has %lld dims; at most %d are supported", (long long)n,
+                          TB_MAX_DIMS);
+  if (!known) {
+    if (n < 0)
+      tt_out_unranked(ctx, 0, dt);
+    else
+      tt_out_rank(ctx, 0, dt, (size_t)n);
+    return TB_OK;
+  }
+  const tb_value_type *in = ctx->in[0];
+  int64_t in_dims[TB_MAX_DIMS], out[TB_MAX_DIMS];
+  char why[400];
+  if (!in->has_shape) {
+    /* Only the explicit sizes are known. */
+    for (int64_t i = 0; i < n; i++) {
+      if (shape[i] < -1) return tb_infer_error(ctx, TB_ERR_MODEL, "shape has the negative size %lld", (long long)shape[i]);
+      out[i] = shape[i] > 0 || (shape[i] == 0 && allowzero) ? shape[i] : -1;
+    }
+    tt_out_dims(ctx, 0, dt, (size_t)n, out);
+    return TB_OK;
+  }
+  tt_dims(in, in_dims);
+  if (!tb_rule_reshape(in->ndim, in_dims, (size_t)n, shape, allowzero != 0, out, why, sizeof why))
+    return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
+  tt_out_dims(ctx, 0, dt, (size_t)n, out);
+  for (int64_t i = 0; i < n; i++)
+    if (shape[i] == 0 && !allowzero && (size_t)i < in->ndim) ctx->out[0].dims[i] = in->dims[i];
+  return TB_OK;
+}
+
+const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer};
+const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer};
+
+/* Flatten: [prod(dims[:axis]), prod(dims[axis:])], axis in [-rank, rank]. */
+static tb_status flatten_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  int64_t axis;
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (!in) {
+    tt_out_rank(ctx, 0, dt, 2);
+    return TB_OK;
+  }
+  int64_t r = (int64_t)in->ndim;
+  if (axis < -r || axis > r)
+    return tb_infer_error(ctx, TB_ERR_MODEL, "axis %lld is out of range [%lld, %lld] for rank %lld", (long long)axis,
+                          (long long)-r, (long long)r, (long long)r);
+  if (axis < 0) axis += r;
+  int64_t dims[TB_MAX_DIMS];
+  tt_dims(in, dims);
+  int64_t out[2] = {tb_rule_numel((size_t)axis, dims), tb_rule_numel((size_t)(r - axis), dims + axis)};
+  if (out[0] == -2 || out[1] == -2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input has too many elements");
+  tt_out_dims(ctx, 0, dt, 2, out);
+  if (axis == 1) ctx->out[0].dims[0] = in->dims[0];
+  if (axis == r - 1) ctx->out[0].dims[1] = in->dims[r - 1];
+  return TB_OK;
+}
+
+const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer};
+
+/* The axes of Squeeze/Unsqueeze: the attribute before opset 13, input 1 from 13. *known false when the
+ * input's value is not known yet (then *n is its length or -1). */
+static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool *known, bool *given) {
+  *given = false;
+  if (ctx->node->opset < 13) {
+    const int64_t *attr;
+    size_t count;
+    tb_status st = tb_attr_ints(ctx->graph, ctx->node, "axes", &attr, &count);
+    if (st != TB_OK) return st;
+    *known = true;
+    *given = attr != NULL;
+    if (count > TB_MAX_DIMS) return tb_infer_error(ctx, TB_ERR_MODEL, "axes has %zu entries", count);
+    if (count) memcpy(axes, attr, count * sizeof *axes);
+    *n = (int64_t)count;
+    return TB_OK;
+  }
+  if (!tt_has(ctx, 1)) {
+    *known = true;
+    *n = 0;
+    return TB_OK;
+  }
+  *given = true;
+  tb_status st = tb_infer_require(ctx, 1, TT_I64);
+  if (st != TB_OK) return st;
+  return tt_input_ints(ctx, 1, axes, TB_MAX_DIMS, n, known);
+}
+
+/* Normalise axes against rank into a mask; duplicates and out-of-range axes are errors. */
+static tb_status axes_mask(tb_infer_ctx *ctx, const int64_t *axes, int64_t n, size_t rank, bool *mask) {
+  memset(mask, 0, TB_MAX_DIMS * sizeof *mask);
+  for (int64_t i = 0; i < n; i++) {
+    size_t a;
+    tb_status st = tb_infer_axis(ctx, "axes", axes[i], rank, &a);
+    if (st != TB_OK) return st;
+    if (mask[a]) return tb_infer_error(ctx, TB_ERR_MODEL, "axes repeats axis %lld", (long long)axes[i]);
+    mask[a] = true;
+  }
+  return TB_OK;
+}
+
+static tb_status squeeze_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  int64_t axes[TB_MAX_DIMS], n;
+  bool known, given;
+  if ((st = squeeze_axes(ctx, axes, &n, &known, &given)) != TB_OK) return st;
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (!in || !known) {
+    if (in && n >= 0 && (size_t)n <= in->ndim)
+      tt_out_rank(ctx, 0, dt, in->ndim - (size_t)n);
+    else
+      tt_out_unranked(ctx, 0, dt);
+    return TB_OK;
+  }
+  bool mask[TB_MAX_DIMS];
+  if (given && n > 0) { /* an empty axes input means "not given" */
+    if ((st = axes_mask(ctx, axes, n, in->ndim, mask)) != TB_OK) return st;
+    for (size_t d = 0; d < in->ndim; d++)
+      if (mask[d] && in->dims[d].value >= 0 && in->dims[d].value != 1)
+        return tb_infer_error(ctx, TB_ERR_MODEL, "cannot squeeze axis %zu of size %lld (it must be 1)", d,
+                              (long long)in->dims[d].value);
+  } else {
+    for (size_t d = 0; d < in->ndim; d++) {
+      if (in->dims[d].value < 0) {
+        tt_out_unranked(ctx, 0, dt); /* which dims are 1 is not known yet */
+        return TB_OK;
+      }
+      mask[d] = in->dims[d].value == 1;
+    }
+  }
+  tb_dim out[TB_MAX_DIMS];
+  size_t k = 0;
+  for (size_t d = 0; d < in->ndim; d++)
+    if (!mask[d]) out[k++] = in->dims[d];
+  tt_out_tdims(ctx, 0, dt, k, out);
+  return TB_OK;
+}
+
+const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer};
+const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer};
+
+static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  int64_t axes[TB_MAX_DIMS], n;
+  bool known, given;
+  if ((st = squeeze_axes(ctx, axes, &n, &known, &given)) != TB_OK) return st;
+  if (!given) return tb_infer_error(ctx, TB_ERR_MODEL, "axes are required");
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (in && n >= 0 && in->ndim + (size_t)n > TB_MAX_DIMS)
+    return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "the output would have %zu dims; at most %d are supported",
+                          in->ndim + (size_t)n, TB_MAX_DIMS);
+  if (!in || !known) {
+    if (in && n >= 0)
+      tt_out_rank(ctx, 0, dt, in->ndim + (size_t)n);
+    else
+      tt_out_unranked(ctx, 0, dt);
+    return TB_OK;
+  }
+  size_t rank = in->ndim + (size_t)n;
+  bool mask[TB_MAX_DIMS];
+  if ((st = axes_mask(ctx, axes, n, rank, mask)) != TB_OK) return st;
+  tb_dim out[TB_MAX_DIMS];
+  size_t k = 0;
+  for (size_t d = 0; d < rank; d++) out[d] = mask[d] ? tt_dim(1) : in->dims[k++];
+  tt_out_tdims(ctx, 0, dt, rank, out);
+  return TB_OK;
+}
+
+const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer};
+const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer};

@@ -1,0 +1,34 @@
+/* Internal: the meaning of Resize (and the deprecated Upsample) shared by the definition and the CPU
+ * kernel — the attributes, and the output size, scales and roi from the inputs. */
+#ifndef TB_OPS_TENSOR_RESIZE_H
+#define TB_OPS_TENSOR_RESIZE_H
+#include "ops/op.h"
+
+typedef enum { TB_RESIZE_NEAREST, TB_RESIZE_LINEAR, TB_RESIZE_CUBIC } tb_resize_mode;
+typedef enum {
+  TB_COORD_HALF_PIXEL,
+  TB_COORD_PYTORCH_HALF_PIXEL,
+  TB_COORD_ALIGN_CORNERS,
+  TB_COORD_ASYMMETRIC,
+  TB_COORD_TF_HALF_PIXEL_FOR_NEAREST,
+  TB_COORD_TF_CROP_AND_RESIZE
+} tb_resize_coord;
+/* SIMPLE: Upsample and Resize-10 (floor, or ceil when downsampling). */
+typedef enum { TB_NEAREST_ROUND_PREFER_FLOOR, TB_NEAREST_ROUND_PREFER_CEIL, TB_NEAREST_FLOOR, TB_NEAREST_CEIL, TB_NEAREST_SIMPLE } tb_resize_nearest;
+
+typedef struct tb_resize_attrs {
+  tb_resize_mode mode;
+  tb_resize_coord coord;
+  tb_resize_nearest nearest;
+  double cubic_a;
+  bool exclude_outside;
+  double extrapolation;
+} tb_resize_attrs;
+
+tb_status tb_resize_read_attrs(const tb_infer_ctx *ctx, tb_resize_attrs *a);
+/* Output dims, per-dim scales and roi (2*rank: starts then ends) for an input of this rank and dims
+ * (known). *known false when an input value the sizes depend on is not known. */
+tb_status tb_resize_params(const tb_infer_ctx *ctx, size_t rank, const int64_t *in, int64_t *out, double *scales,
+                           double *roi, bool *known);
+
+#endif

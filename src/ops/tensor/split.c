@@ -1,0 +1,100 @@
+/* Split: one input cut into pieces along an axis — sizes from the 'split' attribute (before opset 13),
+ * the split input (13+), or equal pieces (num_outputs from opset 18, where the last may be smaller). */
+#include <string.h>
+#include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
+
+enum { SPLIT_MAX = 1024 };
+
+/* The piece sizes along an axis of size dim (known), for n_outputs outputs: sizes[] gets n_outputs entries.
+ * *known false when the split input's value is not known yet. */
+tb_status tb_split_sizes(tb_infer_ctx *ctx, int64_t dim, int64_t *sizes, bool *known) {
+  size_t outs = ctx->n_outputs;
+  tb_status st;
+  *known = true;
+  const int64_t *split = NULL;
+  int64_t buf[SPLIT_MAX];
+  int64_t n = -1;
+  if (ctx->node->opset < 13) {
+    size_t count;
+    if ((st = tb_attr_ints(ctx->graph, ctx->node, "split", &split, &count)) != TB_OK) return st;
+    n = split ? (int64_t)count : -1;
+  } else if (tt_has(ctx, 1)) {
+    if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
+    bool k;
+    if ((st = tt_input_ints(ctx, 1, buf, SPLIT_MAX, &n, &k)) != TB_OK) return st;
+    if (!k) {
+      *known = false;
+      return TB_OK;
+    }
+    split = buf;
+  }
+  int64_t num_outputs = 0;
+  if (ctx->node->opset >= 18) {
+    if ((st = tb_attr_int(ctx->graph, ctx->node, "num_outputs", 0, &num_outputs)) != TB_OK) return st;
+    if (num_outputs && split)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "has both the split input and the num_outputs attribute");
+    if (num_outputs && (size_t)num_outputs != outs)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "num_outputs is %lld but the node has %zu outputs", (long long)num_outputs,
+                            outs);
+  }
+  if (split) {
+    if ((size_t)n != outs)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "split has %lld entries for %zu outputs", (long long)n, outs);
+    int64_t sum = 0;
+    for (size_t i = 0; i < outs; i++) {
+      if (split[i] < 0) return tb_infer_error(ctx, TB_ERR_MODEL, "split has the negative size %lld", (long long)split[i]);
+      sizes[i] = split[i];
+      sum += split[i];
+    }
+    if (dim >= 0 && sum != dim)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "split sizes add up to %lld but the axis has size %lld", (long long)sum,
+                            (long long)dim);
+    return TB_OK;
+  }
+  if (dim < 0) {
+    *known = false;
+    return TB_OK;
+  }
+  if (num_outputs) {
+    int64_t chunk = (dim + (int64_t)outs - 1) / (int64_t)outs;
+    for (size_t i = 0; i < outs; i++) {
+      int64_t left = dim - chunk * (int64_t)i;
+      sizes[i] = left < 0 ? 0 : left < chunk ? left : chunk;
+    }
+    return TB_OK;
+  }
+  if (dim % (int64_t)outs != 0)
+    return tb_infer_error(ctx, TB_ERR_MODEL, "an axis of size %lld cannot be split into %zu equal parts", (long long)dim,
+                          outs);
+  for (size_t i = 0; i < outs; i++) sizes[i] = dim / (int64_t)outs;
+  return TB_OK;
+}
+
+static tb_status split_infer(tb_infer_ctx *ctx) {
+  tb_status st = tb_infer_require(ctx, 0, 0);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
+  if (ctx->n_outputs > SPLIT_MAX)
+    return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%zu outputs; at most %d are supported", ctx->n_outputs, SPLIT_MAX);
+  int64_t axis;
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
+  const tb_value_type *in = tt_ranked(ctx, 0);
+  if (!in) {
+    for (size_t o = 0; o < ctx->n_outputs; o++) tt_out_unranked(ctx, o, dt);
+    return TB_OK;
+  }
+  size_t a;
+  if ((st = tb_infer_axis(ctx, "axis", axis, in->ndim, &a)) != TB_OK) return st;
+  int64_t sizes[SPLIT_MAX];
+  bool known;
+  if ((st = tb_split_sizes(ctx, in->dims[a].value, sizes, &known)) != TB_OK) return st;
+  for (size_t o = 0; o < ctx->n_outputs; o++) {
+    tt_out_tdims(ctx, o, dt, in->ndim, in->dims);
+    ctx->out[o].dims[a] = tt_dim(known ? sizes[o] : -1);
+  }
+  return TB_OK;
+}
+
+const tb_op_def tb_op_split_2 = {"", "Split", 2, 1, 1, 1, -1, 0, split_infer};
+const tb_op_def tb_op_split_13 = {"", "Split", 13, 1, 2, 1, -1, 1u << 1, split_infer};

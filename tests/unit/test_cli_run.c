@@ -1,0 +1,227 @@
+/* `tb run`: the bundled CNN and encoder run on the reference inputs and match ONNX Runtime through
+ * --compare-dir; the printed SHA-256 is that of the bytes --output-dir writes; random inputs are
+ * deterministic per seed; symbolic dims come from --dim or default to 1 with a note; --json holds the same
+ * facts; the prepare result is printed per level; and every bad argument or file is an error line with
+ * the CLI's exit code (docs/cli.md). */
+#include <sys/stat.h>
+#include "core/sha256.h"
+#include "test_cli_util.h"
+
+#define MODELS TB_TEST_FIXTURES "/../../models/"
+#define CNN MODELS "cnn_small.onnx"
+#define ENCODER MODELS "encoder_small.onnx"
+#define CNN_IN "--input input=" MODELS "cnn_small/inputs/input.npy"
+#define ENC_IN "--input x=" MODELS "encoder_small/inputs/x.npy"
+
+static int setup(void **state) {
+  (void)state;
+  tbt_clear_env();
+  return 0;
+}
+
+/* The value after "prefix" on the line that starts with it (leading spaces of the line skipped). */
+static void field(const char *text, const char *prefix, char *buf, size_t size) {
+  const char *p = strstr(text, prefix);
+  if (!p) fail_msg("\"%s\" not in:\n%s", prefix, text);
+  p += strlen(prefix);
+  size_t n = strcspn(p, "\n");
+  if (n >= size) n = size - 1;
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+}
+
+static void cnn_matches_reference_at_each_level(void **state) {
+  (void)state;
+  const char *levels[] = {"O0", "O1", "none", "conservative"};
+  for (size_t i = 0; i < 4; i++) {
+    char args[2048];
+    snprintf(args, sizeof args, "run %s --backend cpu --level %s %s --compare-dir %scnn_small/outputs", CNN, levels[i],
+             CNN_IN, MODELS);
+    tcli_run r = tcli(args);
+    TCLI_ASSERT_EXIT(r, 0);
+    TB_ASSERT_CONTAINS(r.out, "backend:  cpu:0");
+    TB_ASSERT_CONTAINS(r.out, i % 2 ? "prepare:  level O1, precision fp32" : "prepare:  level O0, precision fp32");
+    TB_ASSERT_CONTAINS(r.out, i % 2 ? "  pass:    conv_bn_folding" : "  passes:  none");
+    TB_ASSERT_CONTAINS(r.out, "nodes 15 -> ");
+    TB_ASSERT_CONTAINS(r.out, "output probs: f32 [1, 10]");
+    TB_ASSERT_CONTAINS(r.out, "compare: ok: 0 of 10 elements differ (rtol 0.0001, atol 1e-05)");
+    TB_ASSERT_CONTAINS(r.out, "run:      ");
+    /* softmax: the sum of the probabilities is 1 */
+    char sum[64];
+    field(r.out, "  sum:    ", sum, sizeof sum);
+    assert_float_equal(strtod(sum, NULL), 1.0, 1e-5);
+    assert_string_equal(r.err, "");
+    tcli_free(&r);
+  }
+}
+
+static void output_dir_and_sha256(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tb-run-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char args[2048];
+  snprintf(args, sizeof args, "run %s --level O1 %s --output-dir %s", ENCODER, ENC_IN, dir);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "output y: f32 [2, 16, 64]");
+  char written[512], sha[128];
+  snprintf(written, sizeof written, "  wrote:  %s/y.npy", dir);
+  TB_ASSERT_CONTAINS(r.out, written);
+  field(r.out, "  sha256: ", sha, sizeof sha);
+  /* the digest is of the output's bytes: the data part of the .npy just written */
+  char path[512];
+  snprintf(path, sizeof path, "%s/y.npy", dir);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static unsigned char file[65536];
+  size_t len = fread(file, 1, sizeof file, f);
+  fclose(f);
+  assert_int_equal(len, 128 + 2 * 16 * 64 * 4);
+  char want[65];
+  tb_sha256_hex(file + 128, len - 128, want);
+  assert_string_equal(sha, want);
+  /* and the file is what --compare-dir accepts */
+  snprintf(args, sizeof args, "run %s --level O0 %s --compare-dir %s", ENCODER, ENC_IN, dir);
+  tcli_run r2 = tcli(args);
+  TCLI_ASSERT_EXIT(r2, 0);
+  TB_ASSERT_CONTAINS(r2.out, "compare: ok: 0 of 2048 elements differ");
+  tcli_free(&r2);
+  unlink(path);
+  rmdir(dir);
+  tcli_free(&r);
+}
+
+static void random_inputs_follow_the_seed(void **state) {
+  (void)state;
+  char sha[3][128];
+  const char *seeds[] = {"", "--seed 0", "--seed 7"};
+  for (int i = 0; i < 3; i++) {
+    char args[1024];
+    snprintf(args, sizeof args, "run %s --level O0 %s", CNN, seeds[i]);
+    tcli_run r = tcli(args);
+    TCLI_ASSERT_EXIT(r, 0);
+    TB_ASSERT_CONTAINS(r.out, i == 2 ? "note:     inputs are random (seed 7)" : "note:     inputs are random (seed 0)");
+    field(r.out, "  sha256: ", sha[i], sizeof sha[i]);
+    tcli_free(&r);
+  }
+  assert_string_equal(sha[0], sha[1]);
+  assert_string_not_equal(sha[0], sha[2]);
+}
+
+static void symbolic_dims(void **state) {
+  (void)state;
+  tcli_run r = tcli("run " ENCODER " --level O0");
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "note:     input 'x' dimension 0 'batch' is symbolic: using 1 (set it with --dim batch=N)");
+  TB_ASSERT_CONTAINS(r.out, "output y: f32 [1, 16, 64]");
+  tcli_free(&r);
+  r = tcli("run " ENCODER " --level O1 --dim batch=3");
+  TCLI_ASSERT_EXIT(r, 0);
+  assert_null(strstr(r.out, "is symbolic"));
+  TB_ASSERT_CONTAINS(r.out, "output y: f32 [3, 16, 64]");
+  tcli_free(&r);
+}
+
+static void json_output(void **state) {
+  (void)state;
+  tcli_run r = tcli("run " CNN " --level O1 --json --repeat 3 " CNN_IN " --compare-dir " MODELS "cnn_small/outputs");
+  TCLI_ASSERT_EXIT(r, 0);
+  cJSON *j = tcli_json(r.out);
+  assert_string_equal(tcli_json_str(j, "model"), CNN);
+  assert_int_equal(strlen(tcli_json_str(j, "model_sha256")), 64);
+  assert_string_equal(tcli_json_str(j, "device"), "cpu:0");
+  const cJSON *prep = cJSON_GetObjectItemCaseSensitive(j, "prepare");
+  assert_true(cJSON_IsObject(prep));
+  assert_string_equal(tcli_json_str(prep, "level"), "O1");
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "runs")->valueint, 3);
+  const cJSON *median = cJSON_GetObjectItemCaseSensitive(j, "run_ms_median");
+  assert_true(cJSON_IsNumber(median) && median->valuedouble > 0);
+  const cJSON *outs = cJSON_GetObjectItemCaseSensitive(j, "outputs");
+  assert_int_equal(cJSON_GetArraySize(outs), 1);
+  const cJSON *o = cJSON_GetArrayItem(outs, 0);
+  assert_string_equal(tcli_json_str(o, "name"), "probs");
+  assert_string_equal(tcli_json_str(o, "dtype"), "f32");
+  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
+  assert_int_equal(cJSON_GetArraySize(shape), 2);
+  assert_int_equal(cJSON_GetArrayItem(shape, 1)->valueint, 10);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "first_values")), 8);
+  assert_float_equal(cJSON_GetObjectItemCaseSensitive(o, "sum")->valuedouble, 1.0, 1e-5);
+  assert_int_equal(strlen(tcli_json_str(o, "sha256")), 64);
+  const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(o, "compare");
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cmp, "ok")));
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(cmp, "mismatches")->valueint, 0);
+  cJSON_Delete(j);
+  tcli_free(&r);
+}
+
+/* A reference that differs: exit 1 and the compare line says how much. */
+static void compare_mismatch(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tb-run-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  tb_backend *b = NULL;
+  TB_ASSERT_OK(tb_backend_create("cpu", &b));
+  tb_tensor *ref = NULL;
+  TB_ASSERT_OK(tb_npy_load(MODELS "cnn_small/outputs/probs.npy", b, &ref));
+  float *v = tb_tensor_host_data(ref);
+  v[3] += 0.01f;
+  char path[512], args[2048];
+  snprintf(path, sizeof path, "%s/probs.npy", dir);
+  TB_ASSERT_OK(tb_npy_save(path, ref));
+  tb_tensor_destroy(ref);
+  tb_backend_destroy(b);
+  snprintf(args, sizeof args, "run %s --level O0 %s --compare-dir %s", CNN, CNN_IN, dir);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 1);
+  TB_ASSERT_CONTAINS(r.out, "compare: MISMATCH: 1 of 10 elements differ");
+  TB_ASSERT_CONTAINS(r.err, "tb: error: outputs differ from the references in");
+  tcli_free(&r);
+  /* a reference that is missing */
+  unlink(path);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 1);
+  TB_ASSERT_CONTAINS(r.out, "compare: FAILED: cannot open the .npy file");
+  tcli_free(&r);
+  rmdir(dir);
+}
+
+static void errors_and_exit_codes(void **state) {
+  (void)state;
+  tcli_expect_err("run", 2, "tb: error: 'tb run' needs a MODEL file; see 'tb run --help'");
+  tcli_expect_err("run " CNN " --levle O1", 2, "unknown option '--levle' for 'tb run'");
+  tcli_expect_err("run " CNN " --level O9", 2, "unknown optimization level 'O9'");
+  tcli_expect_err("run " CNN " --precision fp7", 2, "fp7");
+  tcli_expect_err("run " CNN " --level", 2, "'tb run --level' needs a value");
+  tcli_expect_err("run " CNN " --repeat 0", 2, "'tb run --repeat' takes a number, not '0'");
+  tcli_expect_err("run " CNN " --dim batch", 2, "'tb run --dim' takes NAME=VALUE, not 'batch'");
+  tcli_expect_err("run " CNN " --dim batch=-2", 2, "the size must be a whole number >= 0");
+  tcli_expect_err("run " CNN " --input nosuch=x.npy", 2, "the model has no input 'nosuch'; its inputs are 'input'");
+  tcli_expect_err("run " CNN " --input input=/tmp/tb-no-such.npy", 2, "cannot open the .npy file /tmp/tb-no-such.npy");
+  tcli_expect_err("run " CNN " " CNN, 2, "unexpected argument");
+  tcli_expect_err("run /tmp/tb-no-such-model.onnx", 2, "/tmp/tb-no-such-model.onnx");
+  tcli_expect_err("run " CNN " --backend nosuch", 2, "nosuch");
+  /* a model of the wrong shape's input: the encoder's input given to the CNN */
+  tcli_expect_err("run " CNN " --input input=" MODELS "encoder_small/inputs/x.npy", 2, "input");
+  /* a file that is not a model */
+  tcli_expect_err("run " MODELS "cnn_small/inputs/input.npy", 1, "tb: error: ");
+  tcli_run r = tcli("help run");
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "Usage: tb run MODEL [--backend B] [--level L]");
+  tcli_free(&r);
+  r = tcli("--help");
+  TB_ASSERT_CONTAINS(r.out, "  run       run an ONNX model");
+  tcli_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(cnn_matches_reference_at_each_level, setup),
+      cmocka_unit_test_setup(output_dir_and_sha256, setup),
+      cmocka_unit_test_setup(random_inputs_follow_the_seed, setup),
+      cmocka_unit_test_setup(symbolic_dims, setup),
+      cmocka_unit_test_setup(json_output, setup),
+      cmocka_unit_test_setup(compare_mismatch, setup),
+      cmocka_unit_test_setup(errors_and_exit_codes, setup),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,300 @@
+/* tb_model_prepare and tb_prepared_run through the public API on a model built with the IR builder: each
+ * level and its result (passes, warnings, metrics), option errors, the JSON form, input checks naming the
+ * input, symbolic dims, the model destroyed first, and the memory plan's effect on allocations. */
+#include "model/passes/pass.h"
+#include "test_engine_util.h"
+
+typedef struct fixture {
+  tb_model *model;
+  tb_backend *cpu;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->model = tbt_model_of(tbt_small_model());
+  if (tb_backend_create_kind(TB_BACKEND_CPU, 0, &f->cpu) != TB_OK) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  tb_model_destroy(f->model);
+  tb_backend_destroy(f->cpu);
+  free(f);
+  return 0;
+}
+
+static tb_prepare_options options_at(tb_opt_level level, int64_t *batch) {
+  static const char *const names[1] = {"batch"};
+  tb_prepare_options o = {.size = sizeof o, .level = level, .precision = TB_PRECISION_AUTO};
+  if (batch) {
+    o.dim_count = 1;
+    o.dim_names = names;
+    o.dim_values = batch;
+  }
+  return o;
+}
+
+/* Run the prepared small model on `batch` rows and check the values. */
+static void run_small(tb_prepared *p, tb_backend *b, size_t batch) {
+  float x[30], want[20];
+  for (size_t i = 0; i < batch * 3; i++) x[i] = (float)((int)(i * 7 % 11) - 5) * 0.25f;
+  tbt_small_expected(x, batch, want);
+  int64_t shape[2] = {(int64_t)batch, 3}, oshape[1] = {(int64_t)batch * 2};
+  tb_tensor *in = tbt_f32(b, 2, shape, x), *out = NULL;
+  const char *names[1] = {"x"};
+  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &out));
+  tbt_expect_f32(out, 1, oshape, want);
+  tb_tensor_destroy(out);
+  tb_tensor_destroy(in);
+}
+
+static size_t passes_at(tb_opt_level level) {
+  size_t n = 0;
+  for (size_t i = 0; i < tb_pass_count(); i++) n += tb_pass_at(i)->min_level <= level;
+  return n;
+}
+
+static void each_level(void **state) {
+  fixture *f = *state;
+  for (int level = TB_LEVEL_O0; level <= TB_LEVEL_O3; level++) {
+    int64_t batch = 2;
+    tb_prepare_options o = options_at((tb_opt_level)level, &batch);
+    tb_prepared *p = NULL;
+    const tb_prepare_result *r = NULL;
+    TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, &r));
+    assert_ptr_equal(r, tb_prepared_result(p));
+    assert_true(r->success);
+    assert_int_equal(r->size, sizeof *r);
+    assert_int_equal(r->level, level);
+    assert_int_equal(r->precision, TB_PRECISION_FP32);
+    assert_int_equal(r->nodes_before, 4);
+    assert_true(r->nodes_after >= 1 && r->nodes_after <= 4);
+    if (level == TB_LEVEL_O0) assert_int_equal(r->nodes_after, 4);
+    assert_int_equal(r->pass_count, level == TB_LEVEL_O0 ? 0 : passes_at((tb_opt_level)level));
+    for (size_t i = 0; i < r->pass_count; i++) assert_non_null(strstr(r->passes[i], ": "));
+    assert_int_equal(r->cpu_fallback_nodes, 0);
+    assert_int_equal(r->copies_inserted, 0);
+    assert_true(r->prepare_ms >= 0.0);
+    if (level == TB_LEVEL_O0) {
+      assert_int_equal(r->weight_bytes, 12 + 24 + 8);
+      assert_int_equal(r->planned_peak_activation_bytes, 128);
+    }
+    size_t want_warnings = level == TB_LEVEL_O2 ? 1 : level == TB_LEVEL_O3 ? 2 : 0;
+    assert_int_equal(r->warning_count, want_warnings);
+    if (want_warnings) TB_ASSERT_CONTAINS(r->warnings[0], "no faster CPU kernel exists yet");
+    if (level == TB_LEVEL_O3) TB_ASSERT_CONTAINS(r->warnings[1], "precision auto at O3: no reduced-precision kernels exist yet");
+    run_small(p, f->cpu, 2);
+    tb_prepared_destroy(p);
+  }
+}
+
+static void options_checked(void **state) {
+  fixture *f = *state;
+  tb_prepared *p = (tb_prepared *)f; /* must be reset to NULL on failure */
+  const tb_prepare_result *r = (const tb_prepare_result *)f;
+  tb_prepare_options o = options_at((tb_opt_level)7, NULL);
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  assert_null(p);
+  assert_null(r);
+  TB_ASSERT_CONTAINS(tb_last_error(), "unknown optimization level 7; valid levels are O0 (none)");
+  o = options_at(TB_LEVEL_O1, NULL);
+  o.precision = (tb_precision)9;
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "unknown precision 9");
+  o = options_at(TB_LEVEL_O1, NULL);
+  o.size = 8;
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "options->size is 8; set it to sizeof(tb_prepare_options)");
+  static const char *const bad_name[1] = {"bacth"};
+  int64_t two = 2, minus = -1;
+  o = options_at(TB_LEVEL_O0, &two);
+  o.dim_names = bad_name;
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "tb_model_prepare: dimension 'bacth' is not a symbolic dimension of the model (it has: batch)");
+  o = options_at(TB_LEVEL_O0, &minus);
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "dimension 'batch' = -1");
+  assert_int_equal(tb_model_prepare(NULL, f->cpu, NULL, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  /* NULL options: O2 */
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, NULL, &p, &r));
+  assert_int_equal(r->level, TB_LEVEL_O2);
+  assert_int_equal(r->planned_peak_activation_bytes, 0); /* batch is only known at run time */
+  tb_prepared_destroy(p);
+}
+
+static void precision_names(void **state) {
+  (void)state;
+  tb_precision p;
+  TB_ASSERT_OK(tb_precision_parse("BF16", &p));
+  assert_int_equal(p, TB_PRECISION_BF16);
+  TB_ASSERT_OK(tb_precision_parse("auto", &p));
+  assert_int_equal(p, TB_PRECISION_AUTO);
+  assert_int_equal(tb_precision_parse("fp4", &p), TB_ERR_NOT_FOUND);
+  assert_string_equal(tb_last_error(), "unknown precision 'fp4'; valid precisions are auto, fp32, bf16, fp16, fp8");
+  assert_string_equal(tb_precision_name(TB_PRECISION_FP8), "fp8");
+  assert_string_equal(tb_precision_name((tb_precision)42), "?");
+}
+
+static void result_json(void **state) {
+  fixture *f = *state;
+  int64_t batch = 3;
+  tb_prepare_options o = options_at(TB_LEVEL_O2, &batch);
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, &r));
+  char *json = NULL;
+  TB_ASSERT_OK(tb_prepare_result_to_json(r, &json));
+  const char *keys[] = {"\"success\":\ttrue", "\"level\":\t\"O2\"", "\"precision\":\t\"fp32\"", "\"optimizations_applied\":",
+                        "\"warnings\":",      "\"metrics\":",       "\"nodes_before\":\t4",    "\"nodes_after\":",
+                        "\"fused_nodes\":",   "\"cpu_fallback_nodes\":\t0", "\"copies_inserted\":\t0", "\"fallback_ops\":\t[]",
+                        "\"weight_bytes\":",  "\"planned_peak_activation_bytes\":", "\"prepare_ms\":"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (!strstr(json, keys[i])) fail_msg("missing %s in %s", keys[i], json);
+  tb_free(json);
+  tb_prepare_result small = *r;
+  small.size = 4;
+  assert_int_equal(tb_prepare_result_to_json(&small, &json), TB_ERR_INVALID_ARGUMENT);
+  assert_null(json);
+  tb_prepared_destroy(p);
+}
+
+static void input_errors_name_the_input(void **state) {
+  fixture *f = *state;
+  int64_t batch = 2;
+  tb_prepare_options o = options_at(TB_LEVEL_O0, &batch);
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, NULL));
+  float data[12] = {0};
+  int64_t good[2] = {2, 3}, wide[2] = {2, 4}, flat[1] = {6};
+  tb_tensor *x = tbt_f32(f->cpu, 2, good, data), *out = NULL, *t = NULL;
+  const char *name_x[1] = {"x"}, *name_y[1] = {"y"};
+  assert_int_equal(tb_prepared_run(p, 1, name_y, &x, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'y' is not an input of the model (its inputs: x)");
+  assert_null(out);
+  t = tbt_f32(f->cpu, 2, wide, data);
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &t, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x': shape [2, 3] expected, got [2, 4]");
+  tb_tensor_destroy(t);
+  t = tbt_f32(f->cpu, 1, flat, data);
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &t, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x': shape [2, 3] expected, got [6]");
+  tb_tensor_destroy(t);
+  TB_ASSERT_OK(tb_tensor_create(f->cpu, TB_DTYPE_F64, 2, good, &t));
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &t, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x': dtype f32 expected, got f64");
+  tb_tensor_destroy(t);
+  assert_int_equal(tb_prepared_run(p, 0, NULL, NULL, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x' was not given (the model's inputs: x)");
+  tb_tensor *two[2] = {x, x};
+  const char *twice[2] = {"x", "x"};
+  assert_int_equal(tb_prepared_run(p, 2, twice, two, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x' is given twice");
+  const char *bad_out[1] = {"nope"};
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &x, 1, bad_out, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "output 'nope' is not an output of the model (its outputs: out)");
+  tb_tensor *outs[2];
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &x, 2, NULL, outs), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "2 outputs requested without names; the model has 1 (out)");
+  const char *by_name[2] = {"out", "out"};
+  TB_ASSERT_OK(tb_prepared_run(p, 1, name_x, &x, 2, by_name, outs));
+  assert_ptr_not_equal(outs[0], outs[1]);
+  assert_int_equal(tb_tensor_numel(outs[1]), 4);
+  tb_tensor_destroy(outs[0]);
+  tb_tensor_destroy(outs[1]);
+  tb_tensor_destroy(x);
+  tb_prepared_destroy(p);
+}
+
+static void symbolic_dims_at_run_time(void **state) {
+  fixture *f = *state;
+  tb_prepare_options o = options_at(TB_LEVEL_O1, NULL);
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, NULL));
+  run_small(p, f->cpu, 1);
+  run_small(p, f->cpu, 7);
+  run_small(p, f->cpu, 1);
+  float data[8] = {0};
+  int64_t wrong[2] = {2, 4};
+  tb_tensor *t = tbt_f32(f->cpu, 2, wrong, data), *out = NULL;
+  const char *name_x[1] = {"x"};
+  assert_int_equal(tb_prepared_run(p, 1, name_x, &t, 1, NULL, &out), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "input 'x': shape [batch, 3] expected, got [2, 4]");
+  tb_tensor_destroy(t);
+  tb_prepared_destroy(p);
+}
+
+static void model_destroyed_first(void **state) {
+  (void)state;
+  tb_model *model = tbt_model_of(tbt_small_model());
+  tb_backend *cpu = NULL;
+  TB_ASSERT_OK(tb_backend_create_kind(TB_BACKEND_CPU, 0, &cpu));
+  tb_prepare_options o = options_at(TB_LEVEL_O1, NULL);
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &p, NULL));
+  tb_model_destroy(model);
+  run_small(p, cpu, 3);
+  tb_backend_destroy(cpu); /* the prepared model keeps the backend alive */
+  tb_backend *other = NULL;
+  TB_ASSERT_OK(tb_backend_create_kind(TB_BACKEND_CPU, 0, &other));
+  run_small(p, other, 2);
+  tb_prepared_destroy(p);
+  tb_backend_destroy(other);
+}
+
+/* Once planned, a run allocates only its output: the activations live in the arena. */
+static void plan_reuses_memory(void **state) {
+  fixture *f = *state;
+  int64_t batch = 4;
+  tb_prepare_options o = options_at(TB_LEVEL_O0, &batch);
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, NULL));
+  float x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  int64_t shape[2] = {4, 3};
+  tb_tensor *in = tbt_f32(f->cpu, 2, shape, x), *out = NULL;
+  const char *name_x[1] = {"x"};
+  tb_memory_stats before = {.size = sizeof before}, after = {.size = sizeof after};
+  TB_ASSERT_OK(tb_backend_memory_stats(f->cpu, &before));
+  TB_ASSERT_OK(tb_prepared_run(p, 1, name_x, &in, 1, NULL, &out));
+  TB_ASSERT_OK(tb_backend_memory_stats(f->cpu, &after));
+  assert_int_equal(after.num_allocs - before.num_allocs, 1);
+  tb_tensor_destroy(out);
+  tb_tensor_destroy(in);
+  tb_prepared_destroy(p);
+}
+
+static void unknown_operator(void **state) {
+  (void)state;
+  tb_ir_model *ir = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(ir, NULL, "g");
+  int64_t d = 2;
+  tbt_input(g, "x", TB_DTYPE_F32, 1, &d, NULL);
+  tbt_node(g, "FooOp", "x_foo", "x", "y");
+  tbt_output(g, "y");
+  tb_model *model = tbt_model_of(ir);
+  tb_backend *cpu = NULL;
+  TB_ASSERT_OK(tb_backend_create_kind(TB_BACKEND_CPU, 0, &cpu));
+  tb_prepared *p = NULL;
+  assert_int_equal(tb_model_prepare(model, cpu, NULL, &p, NULL), TB_ERR_UNSUPPORTED);
+  assert_string_equal(tb_last_error(),
+                      "node 'x_foo' (FooOp, domain '', opset 13): operator not supported; supported operators: run `tb ops`");
+  assert_null(p);
+  tb_model_destroy(model);
+  tb_backend_destroy(cpu);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(each_level, setup, teardown),
+      cmocka_unit_test_setup_teardown(options_checked, setup, teardown),
+      cmocka_unit_test(precision_names),
+      cmocka_unit_test_setup_teardown(result_json, setup, teardown),
+      cmocka_unit_test_setup_teardown(input_errors_name_the_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(symbolic_dims_at_run_time, setup, teardown),
+      cmocka_unit_test(model_destroyed_first),
+      cmocka_unit_test_setup_teardown(plan_reuses_memory, setup, teardown),
+      cmocka_unit_test(unknown_operator),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
