@@ -1,7 +1,9 @@
 /* `tb run MODEL`: load an ONNX model, prepare it on a backend at a level, run it on the inputs given as
  * .npy files (random ones of the declared shapes and dtypes otherwise), and print what preparation did
  * and, per output, its shape, dtype, first values and checksums (sum and SHA-256 of the bytes).
- * --output-dir writes each output as NAME.npy; --compare-dir checks each output against NAME.npy there. */
+ * --output-dir writes each output as NAME.npy; --compare-dir checks each output against NAME.npy there.
+ * --weights replaces initializers from a safetensors file before preparing, --export-weights saves them,
+ * --record writes the inputs, outputs and facts of the run to a safetensors record (docs/checkpoints.md). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +17,8 @@
 static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
-    "              [--rtol R] [--atol A] [--json]\n"
+    "              [--rtol R] [--atol A] [--weights F] [--allow-narrowing] [--export-weights F]\n"
+    "              [--record F] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
     "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
@@ -33,7 +36,13 @@ static const char help[] =
     "  --repeat N          run N times and print the median and fastest time (default 1)\n"
     "  --output-dir D      write each output as D/NAME.npy (the folder must exist)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
-    "  --rtol R, --atol A  the tolerance of --compare-dir (default 1e-4 and 1e-5)\n"
+    "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
+    "  --weights F         replace initializers with the tensors of the safetensors file F before\n"
+    "                      preparing (names and shapes must match; dtypes must match or widen exactly)\n"
+    "  --allow-narrowing   let --weights round a wider dtype to the model's (nearest even)\n"
+    "  --export-weights F  write every initializer (after --weights) to the safetensors file F\n"
+    "  --record F          write the inputs, outputs, model SHA-256, device, level, precision and\n"
+    "                      tolerance of the run to the safetensors file F (replay: tb validate --replay F)\n"
     "  --json              print everything as JSON (keys in docs/cli.md)\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -53,6 +62,8 @@ typedef struct run_opts {
   const char *output_dir, *compare_dir;
   double rtol, atol;
   bool json;
+  const char *weights, *export_weights, *record;
+  bool allow_narrowing;
 } run_opts;
 
 /* ---- options ------------------------------------------------------------------------------------ */
@@ -78,7 +89,8 @@ static int parse_number(const char *option, const char *text, double min, double
 
 static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
-                                       "--repeat",  "--output-dir", "--compare-dir", "--rtol", "--atol"};
+                                       "--repeat",  "--output-dir", "--compare-dir", "--rtol", "--atol",
+                                       "--weights", "--export-weights", "--record"};
   bool only_positional = false;
   for (int i = 0; i < argc; i++) {
     const char *word = argv[i];
@@ -97,6 +109,10 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
     }
     if (strcmp(word, "--json") == 0) {
       o->json = true;
+      continue;
+    }
+    if (strcmp(word, "--allow-narrowing") == 0) {
+      o->allow_narrowing = true;
       continue;
     }
     /* --name VALUE or --name=VALUE */
@@ -131,6 +147,12 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
         if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
         o->repeat = (int)num;
       }
+    } else if (strcmp(name, "--weights") == 0) {
+      o->weights = value;
+    } else if (strcmp(name, "--export-weights") == 0) {
+      o->export_weights = value;
+    } else if (strcmp(name, "--record") == 0) {
+      o->record = value;
     } else if (strcmp(name, "--output-dir") == 0) {
       o->output_dir = value;
     } else if (strcmp(name, "--compare-dir") == 0) {
@@ -474,6 +496,27 @@ static int load_inputs(const run_opts *o, tb_model *model, tb_backend *backend, 
   return TBC_EXIT_OK;
 }
 
+/* --weights then --export-weights, on the loaded model before it is prepared. */
+static int apply_weights(const run_opts *o, tb_model *model, tbc_notes *notes) {
+  tb_status st;
+  if (o->weights) {
+    size_t replaced = 0;
+    if ((st = tb_model_override_weights(model, o->weights, o->allow_narrowing, &replaced)) != TB_OK) {
+      tbc_error("--weights: %s", tb_last_error());
+      return tbc_exit_for_status(st);
+    }
+    tbc_note(notes, "weights: %zu initializers replaced from %s", replaced, o->weights);
+  }
+  if (o->export_weights) {
+    if ((st = tb_model_export_weights(model, o->export_weights)) != TB_OK) {
+      tbc_error("--export-weights: %s", tb_last_error());
+      return tbc_exit_for_status(st);
+    }
+    tbc_note(notes, "weights: every initializer written to %s", o->export_weights);
+  }
+  return TBC_EXIT_OK;
+}
+
 static int run_model(const run_opts *o) {
   tb_backend *backend = NULL;
   tb_model *model = NULL;
@@ -492,6 +535,7 @@ static int run_model(const run_opts *o) {
     return tbc_exit_for_status(st);
   }
   if ((st = tb_model_load(o->model, &model)) != TB_OK) goto library_error;
+  if ((code = apply_weights(o, model, &notes)) != TBC_EXIT_OK) goto done;
   n_out = tb_model_output_count(model);
   if (n_out > TBC_RUN_MAX) {
     tbc_error("the model has %zu outputs; tb run handles at most %d", n_out, TBC_RUN_MAX);
@@ -537,6 +581,14 @@ static int run_model(const run_opts *o) {
     if (sums[k].cmp.done && (!sums[k].cmp.ok || sums[k].cmp.error[0])) all_match = false;
   }
   if (code != TBC_EXIT_OK) goto done;
+  if (o->record) {
+    tb_record_options ro = {.size = sizeof ro, .model_file = o->model, .level = result->level,
+                            .precision = result->precision, .rtol = o->rtol, .atol = o->atol};
+    st = tb_record_write(o->record, model, backend, &ro, n_in, in_names, (const tb_tensor *const *)ins, n_out, out_names,
+                         (const tb_tensor *const *)outs);
+    if (st != TB_OK) goto library_error;
+    tbc_note(&notes, "recorded the inputs, outputs and facts of this run in %s", o->record);
+  }
   if (o->json)
     print_json(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
   else

@@ -1,4 +1,5 @@
-/* `tb run`'s inputs: option pairs and random tensors (see run_inputs.h). */
+/* `tb run`'s inputs: option pairs and random tensors (see run.h; the values come from the library's
+ * tb_tensor_fill_random, so `tb run` and `tb validate` feed a model the same inputs for a seed). */
 #include "run.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,37 +55,6 @@ void tbc_note(tbc_notes *notes, const char *fmt, ...) {
   va_end(ap);
 }
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t x = *state;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  return x * 0x2545F4914F6CDD1Dull;
-}
-
-static bool is_float(tb_dtype d) {
-  return d == TB_DTYPE_F64 || d == TB_DTYPE_F32 || d == TB_DTYPE_F16 || d == TB_DTYPE_BF16 ||
-         d == TB_DTYPE_FP8_E4M3FN || d == TB_DTYPE_FP8_E5M2;
-}
-
-static void fill_random(tb_dtype dtype, void *dst, int64_t n, uint64_t *state) {
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t r = next_random(state);
-    double u = (double)(r >> 11) / 9007199254740992.0; /* [0, 1) */
-    switch (dtype) {
-    case TB_DTYPE_F64: ((double *)dst)[i] = 2 * u - 1; break;
-    case TB_DTYPE_I64: ((int64_t *)dst)[i] = (int64_t)(r % 10); break;
-    case TB_DTYPE_I32: ((int32_t *)dst)[i] = (int32_t)(r % 10); break;
-    case TB_DTYPE_I16: ((int16_t *)dst)[i] = (int16_t)(r % 10); break;
-    case TB_DTYPE_I8: ((int8_t *)dst)[i] = (int8_t)(r % 10); break;
-    case TB_DTYPE_U8: ((uint8_t *)dst)[i] = (uint8_t)(r % 10); break;
-    case TB_DTYPE_BOOL: ((uint8_t *)dst)[i] = (uint8_t)(r & 1); break;
-    default: ((float *)dst)[i] = (float)(2 * u - 1); break; /* f32, and the narrow floats before conversion */
-    }
-  }
-}
-
 int tbc_random_input(tb_backend *backend, const tb_model_io *io, size_t index, uint64_t seed, const tbc_pairs *dims,
                      tbc_notes *notes, tb_tensor **out) {
   *out = NULL;
@@ -120,28 +90,7 @@ int tbc_random_input(tb_backend *backend, const tb_model_io *io, size_t index, u
     tbc_error("input '%s': %s", io->name, tb_last_error());
     return tbc_exit_for_status(st);
   }
-  int64_t n = tb_tensor_numel(t);
-  size_t esize = tb_dtype_size(io->dtype);
-  size_t tmp_size = (size_t)n * (is_float(io->dtype) && esize < 4 ? 4 : esize);
-  void *host = malloc(tmp_size ? tmp_size : 1);
-  void *packed = malloc(tb_tensor_nbytes(t) ? tb_tensor_nbytes(t) : 1);
-  if (!host || !packed) {
-    free(host);
-    free(packed);
-    tb_tensor_destroy(t);
-    tbc_error("out of memory for input '%s'", io->name);
-    return TBC_EXIT_FAILURE;
-  }
-  uint64_t state = (seed + 1) * 0x9E3779B97F4A7C15ull + index * 0xD1B54A32D192ED03ull + 1;
-  if (!state) state = 1;
-  fill_random(io->dtype, host, n, &state);
-  if (is_float(io->dtype) && esize < 4)
-    st = tb_convert(TB_DTYPE_F32, host, io->dtype, packed, (size_t)n, true);
-  else
-    memcpy(packed, host, (size_t)n * esize);
-  if (st == TB_OK && n) st = tb_tensor_copy_from_host(t, packed, tb_tensor_nbytes(t));
-  free(host);
-  free(packed);
+  st = tb_tensor_fill_random(t, seed, index); /* the library's generator, shared with tb validate */
   if (st != TB_OK) {
     tbc_error("input '%s': %s", io->name, tb_last_error());
     tb_tensor_destroy(t);

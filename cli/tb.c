@@ -5,6 +5,9 @@
 #include <string.h>
 #include "common.h"
 #include "run.h"
+#include "convert.h"
+#include "validate.h"
+#include "bench_common.h"
 
 typedef struct command {
   const char *name;
@@ -18,6 +21,9 @@ static const command commands[] = {
     {"select", tbc_cmd_select, "print the device a request picks (TB_BACKEND or auto by default)"},
     {"doctor", tbc_cmd_doctor, "what each backend tried, what failed, and what to fix"},
     {"run", tbc_cmd_run, "run an ONNX model on a backend at a level and summarise its outputs"},
+    {"convert", tbc_cmd_convert, "convert safetensors and .npy files into each other and between dtypes"},
+    {"validate", tbc_cmd_validate, "compare a model's outputs on backends and levels with the CPU O0 reference"},
+    {"bench", tbc_cmd_bench, "time a model on backends at levels: latency, throughput, memory, cost, chart"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
@@ -37,7 +43,7 @@ static void print_help(FILE *out) {
         "  -h, --help     show this help\n"
         "  -V, --version  show the version\n"
         "\n"
-        "Every command takes --help; devices, info, select, doctor and run take --json.\n"
+        "Every command takes --help; devices, info, select, doctor, run, validate and bench take --json.\n"
         "\n"
         "Environment:\n"
         "  TB_BACKEND       the request `tb select` uses when given none: auto, cpu, cuda, rocm, xpu,\n"
@@ -63,7 +69,7 @@ static const command *find_command(const char *name) {
 }
 
 static int unknown_command(const char *name) {
-  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, run, help; see 'tb --help'", name);
+  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, run, convert, validate, bench, help; see 'tb --help'", name);
   return TBC_EXIT_USAGE;
 }
 

@@ -85,6 +85,31 @@ TB_API tb_status tb_backend_scope_end(tb_backend *backend);
 /* JSON of the stats (keys in docs/json.md); free with tb_free. */
 TB_API tb_status tb_memory_stats_to_json(const tb_memory_stats *stats, char **out_json);
 
+/* ---- Events ---------------------------------------------------------------------------------
+ * A marker in the backend's stream of work, for waiting on part of it and timing it. Native events
+ * where the driver has them (CUDA, HIP, Level Zero, OpenCL); elsewhere (CPU, Vulkan, whose copies all
+ * block) recording synchronizes the backend and takes a CLOCK_MONOTONIC time stamp, which is exact there.
+ * An event holds a reference on its backend, like a tensor: destroying the backend handle first is safe,
+ * and tb_backend_set_device refuses while events are alive. */
+
+typedef struct tb_event tb_event;
+
+/* A new event on `backend`, not yet recorded. */
+TB_API tb_status tb_event_create(tb_backend *backend, tb_event **out_event);
+/* Marks the point after all work queued on the backend so far. Recording again moves the mark. */
+TB_API tb_status tb_event_record(tb_event *event);
+/* Waits until that point is reached. An event never recorded is TB_ERR_INVALID_ARGUMENT. */
+TB_API tb_status tb_event_synchronize(tb_event *event);
+/* *out_done: whether that point has been reached. Never blocks. An event never recorded is
+ * TB_ERR_INVALID_ARGUMENT. */
+TB_API tb_status tb_event_query(tb_event *event, bool *out_done);
+/* Milliseconds from `start` to `end`, both recorded and completed (after tb_event_synchronize or a
+ * tb_event_query that said done), on the same backend handle; otherwise TB_ERR_INVALID_ARGUMENT naming
+ * the problem. The driver's timer where it has one, else host time stamps (docs/tensors.md, Events). */
+TB_API tb_status tb_event_elapsed_ms(const tb_event *start, const tb_event *end, double *out_ms);
+/* Frees the event and drops its backend reference. NULL is allowed. */
+TB_API void tb_event_destroy(tb_event *event);
+
 #ifdef __cplusplus
 }
 #endif

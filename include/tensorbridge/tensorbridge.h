@@ -17,4 +17,6 @@
 #include "dlpack.h"
 #include "tensor.h"
 #include "model.h"
+#include "validate.h"
+#include "checkpoint.h"
 #endif

@@ -49,6 +49,18 @@ typedef struct tb_backend_ops {
   tb_status (*memory_info)(void *state, uint64_t *free_bytes, uint64_t *total_bytes);
   /* The host address of a raw allocation when the host can use it directly (CPU backend); else NULL. */
   void *(*host_pointer)(void *state, tb_devmem mem);
+  /* Events, each optional. event_create NULL: the host implementation in event.c (record synchronizes
+   * and takes a time stamp), exact for backends whose copies all block. A native event is the backend's
+   * opaque pointer; with event_create set, all but event_elapsed_ms must be. event_query sets *done
+   * without blocking. event_elapsed_ms NULL, or *measured false: host time stamps taken when each event
+   * was first seen complete (with event_elapsed_ms NULL, event.c looks once right after recording).
+   * Errors name the device, the call and the driver's code. */
+  tb_status (*event_create)(void *state, void **out_event);
+  tb_status (*event_record)(void *state, void *event);
+  tb_status (*event_synchronize)(void *state, void *event);
+  tb_status (*event_query)(void *state, void *event, bool *done);
+  tb_status (*event_elapsed_ms)(void *state, void *start, void *end, double *ms, bool *measured);
+  void (*event_destroy)(void *state, void *event);
 } tb_backend_ops;
 
 /* The ops of a backend kind, or NULL when this build has no memory support for it (the caller reports

@@ -14,9 +14,12 @@ void *tb_hip_api_open(tb_hip_api *api, bool memory, tb_dl_result *dl, char *miss
   const tb_dl_symbol table[] = {
 #define TB_HIP_PROBE_ENTRY(name, ret, params, optional) {#name, (void **)&api->name, optional},
 #define TB_HIP_MEMORY_ENTRY(name, ret, params) {#name, (void **)&api->name, !memory},
+#define TB_HIP_EVENT_ENTRY(name, ret, params) {#name, (void **)&api->name, true},
       TB_HIP_PROBE_SYMBOLS(TB_HIP_PROBE_ENTRY) TB_HIP_MEMORY_SYMBOLS(TB_HIP_MEMORY_ENTRY)
+          TB_HIP_EVENT_SYMBOLS(TB_HIP_EVENT_ENTRY)
 #undef TB_HIP_PROBE_ENTRY
 #undef TB_HIP_MEMORY_ENTRY
+#undef TB_HIP_EVENT_ENTRY
   };
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap)) {
     tb_dl_close(handle);

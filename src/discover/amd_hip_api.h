@@ -37,11 +37,24 @@ enum { TB_HIP_SUCCESS = 0, TB_HIP_ERROR_OUT_OF_MEMORY = 2 };
   X(hipDeviceSynchronize, int, (void))                                                  \
   X(hipMemGetInfo, int, (size_t * free_bytes, size_t * total_bytes))
 
+/* Events: optional, checked when an event is created (the backend then names the missing symbol). Events
+ * are recorded on the null stream (0), which every blocking call of the backend also uses. */
+enum { TB_HIP_ERROR_NOT_READY = 600 };
+typedef struct tb_hip_event_st *tb_hip_event;
+#define TB_HIP_EVENT_SYMBOLS(X)                                                         \
+  X(hipEventCreate, int, (tb_hip_event * event))                                        \
+  X(hipEventRecord, int, (tb_hip_event event, void *stream))                            \
+  X(hipEventSynchronize, int, (tb_hip_event event))                                     \
+  X(hipEventQuery, int, (tb_hip_event event))                                           \
+  X(hipEventElapsedTime, int, (float *ms, tb_hip_event start, tb_hip_event end))        \
+  X(hipEventDestroy, int, (tb_hip_event event))
+
 typedef struct tb_hip_api {
 #define TB_HIP_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
 #define TB_HIP_MEMORY_MEMBER(name, ret, params) ret(*name) params;
   TB_HIP_PROBE_SYMBOLS(TB_HIP_PROBE_MEMBER)
   TB_HIP_MEMORY_SYMBOLS(TB_HIP_MEMORY_MEMBER)
+  TB_HIP_EVENT_SYMBOLS(TB_HIP_MEMORY_MEMBER)
 #undef TB_HIP_PROBE_MEMBER
 #undef TB_HIP_MEMORY_MEMBER
 } tb_hip_api;

@@ -13,6 +13,7 @@ void *tb_ze_api_open(ze_api *api, bool memory, tb_dl_result *dl, char *missing, 
 #define TB_ZE_PROBE_ENTRY(name, optional) {#name, &api->name, optional},
 #define TB_ZE_MEMORY_ENTRY(name, optional) {#name, &api->name, optional || !memory},
       TB_ZE_PROBE_SYMBOLS(TB_ZE_PROBE_ENTRY) TB_ZE_MEMORY_SYMBOLS(TB_ZE_MEMORY_ENTRY)
+          TB_ZE_EVENT_SYMBOLS(TB_ZE_PROBE_ENTRY)
 #undef TB_ZE_PROBE_ENTRY
 #undef TB_ZE_MEMORY_ENTRY
   };

@@ -128,6 +128,49 @@ typedef uint32_t (*zeMemAllocDevice_fn)(void *context, const ze_device_mem_alloc
                                        size_t alignment, void *device, void **ptr);
 typedef uint32_t (*zeMemFree_fn)(void *context, void *ptr);
 
+/* Events: a host-visible pool per event, signalled from the immediate command list. */
+enum { ZE_STYPE_EVENT_POOL_DESC = 0x10, ZE_STYPE_EVENT_DESC = 0x11 };
+enum { ZE_EVENT_POOL_FLAG_HOST_VISIBLE = 0x1, ZE_EVENT_SCOPE_FLAG_HOST = 0x4 };
+#define ZE_RESULT_NOT_READY 0x1u
+
+typedef struct ze_event_pool_desc {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t flags, count;
+} ze_event_pool_desc;
+
+typedef struct ze_event_desc {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t index, signal, wait;
+} ze_event_desc;
+
+_Static_assert(offsetof(ze_event_pool_desc, flags) == 16 && sizeof(ze_event_pool_desc) == 24,
+               "ze_event_pool_desc_t layout");
+_Static_assert(offsetof(ze_event_desc, index) == 16 && offsetof(ze_event_desc, wait) == 24,
+               "ze_event_desc_t layout");
+
+typedef uint32_t (*zeEventPoolCreate_fn)(void *context, const ze_event_pool_desc *desc, uint32_t num_devices,
+                                        void **devices, void **pool);
+typedef uint32_t (*zeEventPoolDestroy_fn)(void *pool);
+typedef uint32_t (*zeEventCreate_fn)(void *pool, const ze_event_desc *desc, void **event);
+typedef uint32_t (*zeEventDestroy_fn)(void *event);
+typedef uint32_t (*zeEventHostReset_fn)(void *event);
+typedef uint32_t (*zeEventHostSynchronize_fn)(void *event, uint64_t timeout_ns);
+typedef uint32_t (*zeEventQueryStatus_fn)(void *event);
+typedef uint32_t (*zeCommandListAppendSignalEvent_fn)(void *list, void *event);
+
+/* Optional always: checked when an event is created (the backend then names the missing symbol). */
+#define TB_ZE_EVENT_SYMBOLS(X)           \
+  X(zeEventPoolCreate, true)             \
+  X(zeEventPoolDestroy, true)            \
+  X(zeEventCreate, true)                 \
+  X(zeEventDestroy, true)                \
+  X(zeEventHostReset, true)              \
+  X(zeEventHostSynchronize, true)        \
+  X(zeEventQueryStatus, true)            \
+  X(zeCommandListAppendSignalEvent, true)
+
 /* What the probe reads: name, optional. */
 #define TB_ZE_PROBE_SYMBOLS(X)            \
   X(zeInit, false)                        \
@@ -155,6 +198,7 @@ typedef struct ze_api {
 #define TB_ZE_SLOT(name, optional) void *name;
   TB_ZE_PROBE_SYMBOLS(TB_ZE_SLOT)
   TB_ZE_MEMORY_SYMBOLS(TB_ZE_SLOT)
+  TB_ZE_EVENT_SYMBOLS(TB_ZE_SLOT)
 #undef TB_ZE_SLOT
 } ze_api;
 

@@ -14,9 +14,12 @@ void *tb_cuda_api_open(tb_cuda_api *api, bool memory, tb_dl_result *dl, char *mi
   const tb_dl_symbol table[] = {
 #define TB_CUDA_PROBE_ENTRY(name, ret, params, optional) {#name, (void **)&api->name, optional},
 #define TB_CUDA_MEMORY_ENTRY(name, ret, params) {#name, (void **)&api->name, !memory},
+#define TB_CUDA_EVENT_ENTRY(name, ret, params) {#name, (void **)&api->name, true},
       TB_CUDA_PROBE_SYMBOLS(TB_CUDA_PROBE_ENTRY) TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_ENTRY)
+          TB_CUDA_EVENT_SYMBOLS(TB_CUDA_EVENT_ENTRY)
 #undef TB_CUDA_PROBE_ENTRY
 #undef TB_CUDA_MEMORY_ENTRY
+#undef TB_CUDA_EVENT_ENTRY
   };
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap)) {
     tb_dl_close(handle);

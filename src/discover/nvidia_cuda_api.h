@@ -52,11 +52,22 @@ _Static_assert(sizeof(tb_cu_deviceptr) == 8, "CUdeviceptr is 64 bits");
   X(cuMemsetD32_v2, tb_cu_result, (tb_cu_deviceptr dst, unsigned int value, size_t count))               \
   X(cuMemGetInfo_v2, tb_cu_result, (size_t * free_bytes, size_t * total_bytes))
 
+/* Events: optional, checked when an event is created (the backend then names the missing symbol). */
+typedef struct tb_cu_event_st *tb_cu_event;
+#define TB_CUDA_EVENT_SYMBOLS(X)                                                                  \
+  X(cuEventCreate, tb_cu_result, (tb_cu_event * event, unsigned int flags))                       \
+  X(cuEventRecord, tb_cu_result, (tb_cu_event event, tb_cu_stream stream))                        \
+  X(cuEventSynchronize, tb_cu_result, (tb_cu_event event))                                        \
+  X(cuEventQuery, tb_cu_result, (tb_cu_event event))                                              \
+  X(cuEventElapsedTime, tb_cu_result, (float *ms, tb_cu_event start, tb_cu_event end))            \
+  X(cuEventDestroy_v2, tb_cu_result, (tb_cu_event event))
+
 typedef struct tb_cuda_api {
 #define TB_CUDA_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
 #define TB_CUDA_MEMORY_MEMBER(name, ret, params) ret(*name) params;
   TB_CUDA_PROBE_SYMBOLS(TB_CUDA_PROBE_MEMBER)
   TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
+  TB_CUDA_EVENT_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
 #undef TB_CUDA_PROBE_MEMBER
 #undef TB_CUDA_MEMORY_MEMBER
 } tb_cuda_api;

@@ -90,5 +90,14 @@ size_t tb_exec_plan_count(const tb_exec *e);
 size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap);
 /* Whether any node got a kernel of level > 0. */
 bool tb_exec_uses_fast_kernels(const tb_exec *e);
+/* Observe intermediate values (validation's localisation, src/tools/validate_localize.c): after each node of
+ * the top-level graph runs, fn gets the node and its output tensors (CPU tensors, NULL for an omitted output;
+ * valid only during the call: copy what you keep). fn NULL removes the hook. */
+typedef void (*tb_exec_node_fn)(void *ctx, const tb_graph *g, const tb_node *n, tb_tensor *const *outputs);
+void tb_exec_set_node_hook(tb_exec *e, tb_exec_node_fn fn, void *ctx);
+/* TEST ONLY (tests/unit/test_validate_localize.c): from now on in this process, every float output of a node
+ * of op_type run by an executor with kernel level >= min_level gets 0.25 added: a deliberately broken
+ * kernel for validation to catch. NULL restores correct kernels. Not thread-safe; never used by the library. */
+void tb_exec_test_break_op(const char *op_type, int min_level);
 
 #endif

@@ -56,7 +56,32 @@ struct tb_exec {
   const tb_value_type **in_ptrs;
   tb_ir_tensor *views;
   const tb_ir_tensor **known;
+  tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
+  void *node_hook_ctx;
 };
+
+/* tb_exec_test_break_op: the op type whose float outputs are perturbed, and from which kernel level. */
+static char broken_op[64];
+static int broken_min_level;
+
+void tb_exec_test_break_op(const char *op_type, int min_level) {
+  snprintf(broken_op, sizeof broken_op, "%s", op_type ? op_type : "");
+  broken_min_level = min_level;
+}
+
+void tb_exec_set_node_hook(tb_exec *e, tb_exec_node_fn fn, void *ctx) {
+  e->node_hook = fn;
+  e->node_hook_ctx = ctx;
+}
+
+static void break_outputs(const tb_exec *e, const tb_node *n, tb_tensor *const *out) {
+  if (!broken_op[0] || e->level < broken_min_level || strcmp(n->op_type, broken_op) != 0) return;
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    if (!out[o] || tb_tensor_dtype(out[o]) != TB_DTYPE_F32 || !tb_tensor_is_contiguous(out[o])) continue;
+    float *p = tb_tensor_host_data(out[o]);
+    for (int64_t i = 0; p && i < tb_tensor_numel(out[o]); i++) p[i] += 0.25f;
+  }
+}
 
 static bool same_type(const tb_value_type *a, const tb_value_type *b) {
   if (a->kind != b->kind || a->has_dtype != b->has_dtype || a->has_shape != b->has_shape) return false;
@@ -423,6 +448,7 @@ static tb_status run_node(tb_exec *e, size_t step) {
   if (st == TB_OK) {
     tb_kernel_ctx kc = {g, n, n->n_inputs, in, n->n_outputs, out, e->cpu, run_subgraph, e, e->threads};
     st = c->kernel->run(&kc);
+    if (st == TB_OK) break_outputs(e, n, out);
   }
   for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(tmp[k]);
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) {
@@ -520,6 +546,11 @@ static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **out
   }
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = run_node(e, i);
+    if (st == TB_OK && e->node_hook && !e->parent) {
+      const tb_node *n = &g->nodes[i];
+      for (size_t o = 0; o < n->n_outputs; o++) e->out[o] = n->outputs[o] >= 0 ? e->vals[n->outputs[o]] : NULL;
+      e->node_hook(e->node_hook_ctx, g, n, e->out);
+    }
     if (st == TB_OK) release_after(e, i);
   }
   if (st == TB_OK) st = take_outputs(e, outputs);

@@ -6,6 +6,7 @@
  * mapped model file when the bytes can be used as they are, or into memory the graph owns. */
 #ifndef TB_MODEL_IR_H
 #define TB_MODEL_IR_H
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -195,6 +196,9 @@ tb_status tb_graph_check(tb_graph *g);
 void tb_graph_compact(tb_graph *g);
 /* "node 'conv1' (Conv)" or "node #12 (Conv)" into buf, for messages. */
 const char *tb_node_label(const tb_graph *g, const tb_node *n, char *buf, size_t cap);
+/* tb_error(status, "<node label>: <message>"): the errors of inference and kernels that name their node. */
+tb_status tb_node_verror(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* ---- Attributes (ir_attr.c) -------------------------------------------------------------------- */
 

@@ -20,6 +20,12 @@ const char *tb_node_label(const tb_graph *g, const tb_node *n, char *buf, size_t
   return buf;
 }
 
+tb_status tb_node_verror(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, va_list ap) {
+  char label[200], msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return tb_error(status, "%s: %s", tb_node_label(g, n, label, sizeof label), msg);
+}
+
 /* True when the value is defined without a node of g: graph input, initializer, constant. */
 static bool defined_without_node(const tb_value *v) { return v->is_input || v->is_initializer || v->constant; }
 

@@ -14,6 +14,7 @@
  * so the format cannot be known. Writing is version 1.0 with the header padded to 64 bytes. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tensorbridge/model.h>
@@ -50,6 +51,15 @@ typedef struct npy_header {
   size_t ndim;
   int64_t shape[TB_MAX_DIMS];
 } npy_header;
+
+/* "[2, 3]" for messages. */
+static void shape_text(const npy_header *h, char *dims, size_t cap) {
+  size_t u = (size_t)snprintf(dims, cap, "[");
+  for (size_t i = 0; i < h->ndim && u < cap; i++)
+    u += (size_t)snprintf(dims + u, cap - u, "%s%lld", i ? ", " : "", (long long)h->shape[i]);
+  if (u < cap) snprintf(dims + u, cap - u, "]");
+}
+
 
 typedef struct parser {
   const char *p, *end, *start;
@@ -280,6 +290,24 @@ static tb_status load_file(FILE *f, const char *path, tb_backend *backend, tb_te
   free(text);
   if (st != TB_OK) return st;
 
+  /* The data the shape needs must be in the file before anything is allocated for it: a 100-byte file
+   * whose header claims gigabytes is refused here, not after a huge allocation. */
+  struct stat sb;
+  long pos = ftell(f);
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && pos >= 0 && (uint64_t)sb.st_size >= (uint64_t)pos) {
+    uint64_t left = (uint64_t)sb.st_size - (uint64_t)pos, need = tb_dtype_size(h.dtype);
+    bool too_big = false;
+    for (size_t i = 0; i < h.ndim && !too_big; i++)
+      too_big = h.shape[i] < 0 || __builtin_mul_overflow(need, (uint64_t)h.shape[i], &need);
+    if (too_big || need > left) {
+      char dims[160], needed[32];
+      shape_text(&h, dims, sizeof dims);
+      snprintf(needed, sizeof needed, too_big ? "more than 2^64" : "%llu", (unsigned long long)need);
+      return tb_error(TB_ERR_IO, "%s: the .npy data is %llu bytes but shape %s of %s needs %s: the file is truncated",
+                      path, (unsigned long long)left, dims, tb_dtype_name(h.dtype), needed);
+    }
+  }
+
   tb_tensor *t = NULL;
   if ((st = tb_tensor_create(backend, h.dtype, h.ndim, h.shape, &t)) != TB_OK) return st;
   size_t nbytes = tb_tensor_nbytes(t);
@@ -293,10 +321,7 @@ static tb_status load_file(FILE *f, const char *path, tb_backend *backend, tb_te
   got = fread(buf, 1, nbytes, f);
   if (got != nbytes) {
     char dims[160];
-    size_t u = (size_t)snprintf(dims, sizeof dims, "[");
-    for (size_t i = 0; i < h.ndim && u < sizeof dims; i++)
-      u += (size_t)snprintf(dims + u, sizeof dims - u, "%s%lld", i ? ", " : "", (long long)h.shape[i]);
-    if (u < sizeof dims) snprintf(dims + u, sizeof dims - u, "]");
+    shape_text(&h, dims, sizeof dims);
     st = tb_error(TB_ERR_IO, "%s: the .npy data is %zu bytes but shape %s of %s needs %zu: the file is truncated",
                   path, got, dims, tb_dtype_name(h.dtype), nbytes);
     goto fail;

@@ -18,12 +18,11 @@ static void dims_str(const tb_value_type *t, char *buf, size_t cap) {
 }
 
 tb_status tb_infer_error(const tb_infer_ctx *ctx, tb_status status, const char *fmt, ...) {
-  char label[200], msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tb_status st = tb_node_verror(ctx->graph, ctx->node, status, fmt, ap);
   va_end(ap);
-  return tb_error(status, "%s: %s", tb_node_label(ctx->graph, ctx->node, label, sizeof label), msg);
+  return st;
 }
 
 tb_status tb_infer_broadcast(const tb_infer_ctx *ctx, const tb_value_type *a, const tb_value_type *b, tb_value_type *out) {

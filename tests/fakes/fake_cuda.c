@@ -14,6 +14,10 @@
  *                           | copy (every cuMemcpy*) | fill (every cuMemsetD*) | sync (cuCtxSynchronize and
  *                           cuStreamSynchronize) | info (cuMemGetInfo_v2) fail with FAKE_CUDA_FAIL_CODE
  *                           (default 700 CUDA_ERROR_ILLEGAL_ADDRESS)
+ * Events (cuEvent*): an event completes when recorded; cuEventElapsedTime gives 0.25 ms per record made
+ * between the two events' records. FAKE_CUDA_EVENT=not_ready_once makes the first cuEventQuery after
+ * each record answer 600 CUDA_ERROR_NOT_READY; FAKE_CUDA_FAIL=record makes cuEventRecord fail with
+ * FAKE_CUDA_FAIL_CODE. fake_cuda_event_calls("cuEventQuery") counts the calls, fake_cuda_live_events().
  * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
  * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
  * end let tests read the counts. */
@@ -188,6 +192,7 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     case ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
     case INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; break;
+    case 600: *name = "CUDA_ERROR_NOT_READY"; break;
     default: *name = NULL; return INVALID_VALUE;
   }
   return SUCCESS;
@@ -431,3 +436,98 @@ unsigned long long fake_cuda_bytes_in_use(int device) { return fake_used(&heap, 
 unsigned long long fake_cuda_memset_calls(int width) {
   return width == 1 || width == 2 || width == 4 ? __atomic_load_n(&memset_calls[width], __ATOMIC_RELAXED) : 0;
 }
+
+/* ---- Events ------------------------------------------------------------------------------------- */
+
+typedef struct fake_event {
+  fake_context *ctx;
+  int recorded;
+  int pending_not_ready; /* queries to answer NOT_READY before completing */
+  unsigned long long stamp;
+} fake_event;
+
+static const char *const event_call_names[] = {"cuEventCreate", "cuEventRecord", "cuEventSynchronize",
+                                               "cuEventQuery", "cuEventElapsedTime", "cuEventDestroy_v2"};
+enum { EV_CREATE, EV_RECORD, EV_SYNC, EV_QUERY, EV_ELAPSED, EV_DESTROY, EV_CALLS };
+static unsigned long long event_calls[EV_CALLS];
+static unsigned long long event_clock;
+static int live_events;
+
+static CUresult event_call(int which) {
+  __atomic_add_fetch(&event_calls[which], 1, __ATOMIC_RELAXED);
+  return memory_ready();
+}
+
+CUresult cuEventCreate(fake_event **event, unsigned int flags) {
+  CUresult r = event_call(EV_CREATE);
+  if (r != SUCCESS) return r;
+  if (!event || flags != 0) return INVALID_VALUE;
+  fake_event *e = calloc(1, sizeof *e);
+  if (!e) return OUT_OF_MEMORY;
+  e->ctx = current();
+  __atomic_add_fetch(&live_events, 1, __ATOMIC_RELAXED);
+  *event = e;
+  return SUCCESS;
+}
+
+CUresult cuEventRecord(fake_event *event, fake_stream *stream) {
+  CUresult r = event_call(EV_RECORD);
+  if (r != SUCCESS) return r;
+  if (!event || !stream || stream->ctx != current() || event->ctx != current()) return INVALID_VALUE;
+  if (failing("record")) return fail_code();
+  const char *mode = getenv("FAKE_CUDA_EVENT");
+  event->recorded = 1;
+  event->pending_not_ready = mode && strcmp(mode, "not_ready_once") == 0;
+  event->stamp = __atomic_add_fetch(&event_clock, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
+
+CUresult cuEventSynchronize(fake_event *event) {
+  CUresult r = event_call(EV_SYNC);
+  if (r != SUCCESS) return r;
+  if (!event) return INVALID_VALUE;
+  if (failing("sync")) return fail_code();
+  event->pending_not_ready = 0;
+  return SUCCESS;
+}
+
+CUresult cuEventQuery(fake_event *event) {
+  CUresult r = event_call(EV_QUERY);
+  if (r != SUCCESS) return r;
+  if (!event) return INVALID_VALUE;
+  if (event->pending_not_ready) {
+    event->pending_not_ready = 0;
+    return 600; /* CUDA_ERROR_NOT_READY */
+  }
+  return SUCCESS;
+}
+
+CUresult cuEventElapsedTime(float *ms, fake_event *start, fake_event *end) {
+  CUresult r = event_call(EV_ELAPSED);
+  if (r != SUCCESS) return r;
+  if (!ms || !start || !end) return INVALID_VALUE;
+  if (!start->recorded || !end->recorded) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  if (start->pending_not_ready || end->pending_not_ready) return 600;
+  *ms = 0.25f * (float)((double)end->stamp - (double)start->stamp);
+  return SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(fake_event *event) {
+  CUresult r = event_call(EV_DESTROY);
+  if (r != SUCCESS) return r;
+  if (!event) return INVALID_VALUE;
+  free(event);
+  __atomic_sub_fetch(&live_events, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
+
+unsigned long long fake_cuda_event_calls(const char *call);
+int fake_cuda_live_events(void);
+
+unsigned long long fake_cuda_event_calls(const char *call) {
+  for (int i = 0; i < EV_CALLS; i++)
+    if (strcmp(call, event_call_names[i]) == 0) return __atomic_load_n(&event_calls[i], __ATOMIC_RELAXED);
+  return ~0ull;
+}
+
+int fake_cuda_live_events(void) { return __atomic_load_n(&live_events, __ATOMIC_RELAXED); }

@@ -12,6 +12,11 @@
  *   FAKE_HIP_FAIL         set_device (hipSetDevice) | alloc (hipMalloc) | copy (hipMemcpy) | fill (hipMemset*)
  *                         | sync (hipDeviceSynchronize) | info (hipMemGetInfo) fail with FAKE_HIP_FAIL_CODE
  *                         (default 700 hipErrorIllegalAddress)
+ * Events (hipEvent*, on the calling thread's device): an event completes when recorded;
+ * hipEventElapsedTime gives 0.5 ms per record made between the two events' records.
+ * FAKE_HIP_EVENT=not_ready_once makes the first hipEventQuery after each record answer 600
+ * hipErrorNotReady; FAKE_HIP_FAIL=record makes hipEventRecord fail with FAKE_HIP_FAIL_CODE.
+ * fake_hip_event_calls("hipEventQuery") counts the calls, fake_hip_live_events() the events alive.
  * The fake_hip_* functions at the end let tests read the counts. */
 #include <stddef.h>
 #include <stdio.h>
@@ -64,6 +69,7 @@ const char *hipGetErrorName(int error) {
     case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
     case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
     case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
+    case 600: return "hipErrorNotReady";
     default: return "hipErrorUnknown";
   }
 }
@@ -255,3 +261,97 @@ unsigned long long fake_hip_set_device_calls(void) { return __atomic_load_n(&set
 unsigned long long fake_hip_memset_calls(int width) {
   return width == 1 || width == 2 || width == 4 ? __atomic_load_n(&memset_calls[width], __ATOMIC_RELAXED) : 0;
 }
+
+/* ---- Events ------------------------------------------------------------------------------------- */
+
+typedef struct fake_hip_event {
+  int device;
+  int recorded;
+  int pending_not_ready;
+  unsigned long long stamp;
+} fake_hip_event;
+
+static const char *const event_call_names[] = {"hipEventCreate", "hipEventRecord", "hipEventSynchronize",
+                                               "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy"};
+enum { EV_CREATE, EV_RECORD, EV_SYNC, EV_QUERY, EV_ELAPSED, EV_DESTROY, EV_CALLS };
+static unsigned long long event_calls[EV_CALLS];
+static unsigned long long event_clock;
+static int live_events;
+
+static void count_event_call(int which) { __atomic_add_fetch(&event_calls[which], 1, __ATOMIC_RELAXED); }
+
+int hipEventCreate(fake_hip_event **event);
+int hipEventRecord(fake_hip_event *event, void *stream);
+int hipEventSynchronize(fake_hip_event *event);
+int hipEventQuery(fake_hip_event *event);
+int hipEventElapsedTime(float *ms, fake_hip_event *start, fake_hip_event *end);
+int hipEventDestroy(fake_hip_event *event);
+
+int hipEventCreate(fake_hip_event **event) {
+  count_event_call(EV_CREATE);
+  if (!event) return hipErrorInvalidValue;
+  fake_hip_event *e = calloc(1, sizeof *e);
+  if (!e) return hipErrorOutOfMemory;
+  e->device = current_device;
+  __atomic_add_fetch(&live_events, 1, __ATOMIC_RELAXED);
+  *event = e;
+  return hipSuccess;
+}
+
+int hipEventRecord(fake_hip_event *event, void *stream) {
+  count_event_call(EV_RECORD);
+  /* Recording on another device's stream is an error in HIP: the test sees it if the backend forgets
+   * to make its device current. */
+  if (!event || stream != NULL || event->device != current_device) return hipErrorInvalidValue;
+  if (failing("record")) return fail_code();
+  event->recorded = 1;
+  event->pending_not_ready = env_is("FAKE_HIP_EVENT", "not_ready_once");
+  event->stamp = __atomic_add_fetch(&event_clock, 1, __ATOMIC_RELAXED);
+  return hipSuccess;
+}
+
+int hipEventSynchronize(fake_hip_event *event) {
+  count_event_call(EV_SYNC);
+  if (!event) return hipErrorInvalidValue;
+  if (failing("sync")) return fail_code();
+  event->pending_not_ready = 0;
+  return hipSuccess;
+}
+
+int hipEventQuery(fake_hip_event *event) {
+  count_event_call(EV_QUERY);
+  if (!event) return hipErrorInvalidValue;
+  if (event->pending_not_ready) {
+    event->pending_not_ready = 0;
+    return 600; /* hipErrorNotReady */
+  }
+  return hipSuccess;
+}
+
+int hipEventElapsedTime(float *ms, fake_hip_event *start, fake_hip_event *end) {
+  count_event_call(EV_ELAPSED);
+  if (!ms || !start || !end) return hipErrorInvalidValue;
+  if (!start->recorded || !end->recorded) return 400; /* hipErrorInvalidHandle */
+  if (start->pending_not_ready || end->pending_not_ready) return 600;
+  *ms = 0.5f * (float)((double)end->stamp - (double)start->stamp);
+  return hipSuccess;
+}
+
+int hipEventDestroy(fake_hip_event *event) {
+  count_event_call(EV_DESTROY);
+  if (!event) return hipErrorInvalidValue;
+  free(event);
+  __atomic_sub_fetch(&live_events, 1, __ATOMIC_RELAXED);
+  return hipSuccess;
+}
+
+unsigned long long fake_hip_event_calls(const char *call);
+int fake_hip_live_events(void);
+
+unsigned long long fake_hip_event_calls(const char *call) {
+  for (int i = 0; i < EV_CALLS; i++)
+    if (strcmp(call, event_call_names[i]) == 0) return __atomic_load_n(&event_calls[i], __ATOMIC_RELAXED);
+  return ~0ull;
+}
+
+int fake_hip_live_events(void) { return __atomic_load_n(&live_events, __ATOMIC_RELAXED); }

@@ -208,10 +208,13 @@ typedef struct fake_object {
   const fake_device *device;
   size_t size;
   unsigned char *data;
+  unsigned long long stamp; /* markers: the order they were enqueued in */
+  int pending;              /* markers: CL_QUEUED answers left before CL_COMPLETE */
 } fake_object;
 
 static int live_objects;
 static int queue_calls_v2, queue_calls_v1, fill_calls;
+static int marker_calls, event_info_calls, profiling_calls, wait_calls;
 
 /* For tests (found with dlsym): objects created and not released; which calls were made. */
 int fake_opencl_live(void);
@@ -221,6 +224,10 @@ int fake_opencl_calls(const char *name) {
   if (strcmp(name, "clCreateCommandQueueWithProperties") == 0) return queue_calls_v2;
   if (strcmp(name, "clCreateCommandQueue") == 0) return queue_calls_v1;
   if (strcmp(name, "clEnqueueFillBuffer") == 0) return fill_calls;
+  if (strcmp(name, "clEnqueueMarkerWithWaitList") == 0) return marker_calls;
+  if (strcmp(name, "clGetEventInfo") == 0) return event_info_calls;
+  if (strcmp(name, "clGetEventProfilingInfo") == 0) return profiling_calls;
+  if (strcmp(name, "clWaitForEvents") == 0) return wait_calls;
   return -1;
 }
 
@@ -387,10 +394,13 @@ tb_cl_int clEnqueueFillBuffer(tb_cl_command_queue q, tb_cl_mem mem, const void *
 
 tb_cl_int clWaitForEvents(tb_cl_uint n, const tb_cl_event *events);
 tb_cl_int clWaitForEvents(tb_cl_uint n, const tb_cl_event *events) {
+  wait_calls++;
   if (n == 0 || !events) return TB_CL_INVALID_VALUE;
   for (tb_cl_uint i = 0; i < n; i++)
     if (!as(events[i], FAKE_MAGIC_EVENT)) return -58; /* CL_INVALID_EVENT */
-  return mode("copy_error") ? -14 : TB_CL_SUCCESS;
+  if (mode("copy_error")) return -14;
+  for (tb_cl_uint i = 0; i < n; i++) as(events[i], FAKE_MAGIC_EVENT)->pending = 0; /* waited: complete */
+  return TB_CL_SUCCESS;
 }
 
 tb_cl_int clReleaseEvent(tb_cl_event e);
@@ -400,4 +410,62 @@ tb_cl_int clFinish(tb_cl_command_queue q);
 tb_cl_int clFinish(tb_cl_command_queue q) {
   if (!as(q, FAKE_MAGIC_QUEUE)) return -36;
   return mode("finish_error") ? -36 : TB_CL_SUCCESS;
+}
+
+/* ---- Events: markers, their status and profiling ---------------------------------------------------
+ * Modes: profiling (clGetCommandQueueInfo reports CL_QUEUE_PROFILING_ENABLE and a marker's
+ * CL_PROFILING_COMMAND_END is 250000 ns per marker enqueued before it), marker_error (clEnqueueMarkerWithWaitList: -5
+ * CL_OUT_OF_RESOURCES), event_failed (a marker's status is -14, the error of a command before it).
+ * TBT_FAKE_OPENCL_NOT_READY=<n>: a new marker answers CL_QUEUED to its first n status queries. */
+
+static unsigned long long marker_clock;
+
+tb_cl_int clEnqueueMarkerWithWaitList(tb_cl_command_queue q, tb_cl_uint nwait, const tb_cl_event *wait,
+                                      tb_cl_event *event);
+tb_cl_int clEnqueueMarkerWithWaitList(tb_cl_command_queue q, tb_cl_uint nwait, const tb_cl_event *wait,
+                                      tb_cl_event *event) {
+  marker_calls++;
+  if (mode("marker_error")) return TB_CL_OUT_OF_RESOURCES;
+  tb_cl_int err = enqueue(q, nwait, wait, event);
+  if (err != TB_CL_SUCCESS || !event) return err;
+  fake_object *m = (fake_object *)*event;
+  m->stamp = ++marker_clock;
+  const char *not_ready = getenv("TBT_FAKE_OPENCL_NOT_READY");
+  m->pending = not_ready ? atoi(not_ready) : 0;
+  return TB_CL_SUCCESS;
+}
+
+tb_cl_int clGetEventInfo(tb_cl_event e, tb_cl_uint param, size_t size, void *value, size_t *size_ret);
+tb_cl_int clGetEventInfo(tb_cl_event e, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  event_info_calls++;
+  fake_object *m = as(e, FAKE_MAGIC_EVENT);
+  if (!m) return -58; /* CL_INVALID_EVENT */
+  if (param != TB_CL_EVENT_COMMAND_EXECUTION_STATUS) return TB_CL_INVALID_VALUE;
+  tb_cl_int status = TB_CL_COMPLETE;
+  if (mode("event_failed")) {
+    status = -14;
+  } else if (m->pending > 0) {
+    m->pending--;
+    status = 3; /* CL_QUEUED */
+  }
+  return reply(&status, sizeof status, size, value, size_ret);
+}
+
+tb_cl_int clGetEventProfilingInfo(tb_cl_event e, tb_cl_uint param, size_t size, void *value, size_t *size_ret);
+tb_cl_int clGetEventProfilingInfo(tb_cl_event e, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  profiling_calls++;
+  fake_object *m = as(e, FAKE_MAGIC_EVENT);
+  if (!m) return -58;
+  if (!mode("profiling")) return -7; /* CL_PROFILING_INFO_NOT_AVAILABLE */
+  if (param != TB_CL_PROFILING_COMMAND_END) return TB_CL_INVALID_VALUE;
+  tb_cl_ulong ns = m->stamp * 250000ull;
+  return reply(&ns, sizeof ns, size, value, size_ret);
+}
+
+tb_cl_int clGetCommandQueueInfo(tb_cl_command_queue q, tb_cl_uint param, size_t size, void *value, size_t *size_ret);
+tb_cl_int clGetCommandQueueInfo(tb_cl_command_queue q, tb_cl_uint param, size_t size, void *value, size_t *size_ret) {
+  if (!as(q, FAKE_MAGIC_QUEUE)) return -36;
+  if (param != TB_CL_QUEUE_PROPERTIES) return TB_CL_INVALID_VALUE;
+  tb_cl_bitfield props = mode("profiling") ? TB_CL_QUEUE_PROFILING_ENABLE : 0;
+  return reply(&props, sizeof props, size, value, size_ret);
 }

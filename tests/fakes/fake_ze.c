@@ -18,6 +18,12 @@
  *                        (zeMemAllocDevice) | copy (zeCommandListAppendMemoryCopy) | fill
  *                        (zeCommandListAppendMemoryFill) fail with FAKE_ZE_FAIL_CODE (default
  *                        0x70000001 ZE_RESULT_ERROR_DEVICE_LOST)
+ * Events: host-visible pools (the stype and the HOST_VISIBLE flag are checked) of events that are
+ * signalled when zeCommandListAppendSignalEvent runs, and must be reset (zeEventHostReset) before they
+ * are signalled again. FAKE_ZE_EVENT_NOT_READY=<n> makes the first n zeEventQueryStatus calls after each
+ * signal answer ZE_RESULT_NOT_READY; FAKE_ZE_FAIL=signal makes zeCommandListAppendSignalEvent fail with
+ * FAKE_ZE_FAIL_CODE. fake_ze_event_calls("zeEventQueryStatus") counts calls; fake_ze_live_events() and
+ * fake_ze_live_event_pools() what is alive.
  * Sysman's free memory of a GPU goes down by what is allocated on it. The fake_ze_* functions at the end
  * let tests read the counts. */
 #include <stddef.h>
@@ -624,4 +630,156 @@ unsigned long long fake_ze_bytes_in_use(int device) { return fake_used(&heap, de
 unsigned fake_ze_last_queue_mode(void) { return __atomic_load_n(&last_queue_mode, __ATOMIC_RELAXED); }
 unsigned long long fake_ze_fill_calls(int pattern_size) {
   return pattern_size >= 1 && pattern_size <= 8 ? __atomic_load_n(&fill_calls[pattern_size], __ATOMIC_RELAXED) : 0;
+}
+
+/* ---- Events ------------------------------------------------------------------------------------- */
+
+#define ZE_NOT_READY 0x1u
+#define POOL_MAGIC 0x9001900du
+#define EVENT_MAGIC 0xe7e7e7e7u
+
+typedef struct {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t flags, count;
+} fake_event_pool_desc;
+
+typedef struct {
+  uint32_t stype;
+  const void *pNext;
+  uint32_t index, signal, wait;
+} fake_event_desc;
+
+typedef struct fake_event_pool {
+  uint32_t magic;
+  uint32_t count;
+} fake_event_pool;
+
+typedef struct fake_event {
+  uint32_t magic;
+  int signalled;
+  int pending_not_ready;
+} fake_event;
+
+static const char *const event_call_names[] = {"zeEventPoolCreate", "zeEventCreate", "zeEventHostReset",
+                                               "zeCommandListAppendSignalEvent", "zeEventHostSynchronize",
+                                               "zeEventQueryStatus", "zeEventDestroy", "zeEventPoolDestroy"};
+enum { EV_POOL_CREATE, EV_CREATE, EV_RESET, EV_SIGNAL, EV_SYNC, EV_QUERY, EV_DESTROY, EV_POOL_DESTROY, EV_CALLS };
+static unsigned long long event_calls[EV_CALLS];
+static int live_events, live_pools;
+
+static void count_event_call(int which) { __atomic_add_fetch(&event_calls[which], 1, __ATOMIC_RELAXED); }
+static int valid_event(const fake_event *e) { return e && e->magic == EVENT_MAGIC; }
+
+ze_result_t zeEventPoolCreate(fake_context *ctx, const fake_event_pool_desc *desc, uint32_t num_devices, void **devices,
+                              fake_event_pool **pool) {
+  count_event_call(EV_POOL_CREATE);
+  if (!valid_context(ctx)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!desc || !pool) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != 0x10) return ZE_ERROR_INVALID_ENUMERATION;
+  if (!(desc->flags & 0x1u) || desc->count == 0) return ZE_ERROR_INVALID_ARGUMENT; /* host-visible wanted here */
+  for (uint32_t i = 0; i < num_devices; i++)
+    if (!devices || !valid_device(devices[i])) return ZE_ERROR_INVALID_NULL_HANDLE;
+  fake_event_pool *p = calloc(1, sizeof *p);
+  if (!p) return ZE_ERROR_OUT_OF_HOST_MEMORY;
+  p->magic = POOL_MAGIC;
+  p->count = desc->count;
+  count(&live_pools, 1);
+  *pool = p;
+  return ZE_OK;
+}
+
+ze_result_t zeEventPoolDestroy(fake_event_pool *pool) {
+  count_event_call(EV_POOL_DESTROY);
+  if (!pool || pool->magic != POOL_MAGIC) return ZE_ERROR_INVALID_NULL_HANDLE;
+  pool->magic = 0;
+  free(pool);
+  count(&live_pools, -1);
+  return ZE_OK;
+}
+
+ze_result_t zeEventCreate(fake_event_pool *pool, const fake_event_desc *desc, fake_event **event) {
+  count_event_call(EV_CREATE);
+  if (!pool || pool->magic != POOL_MAGIC) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!desc || !event) return ZE_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != 0x11) return ZE_ERROR_INVALID_ENUMERATION;
+  if (desc->index >= pool->count) return ZE_ERROR_INVALID_ARGUMENT;
+  fake_event *e = calloc(1, sizeof *e);
+  if (!e) return ZE_ERROR_OUT_OF_HOST_MEMORY;
+  e->magic = EVENT_MAGIC;
+  count(&live_events, 1);
+  *event = e;
+  return ZE_OK;
+}
+
+ze_result_t zeEventDestroy(fake_event *event) {
+  count_event_call(EV_DESTROY);
+  if (!valid_event(event)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  event->magic = 0;
+  free(event);
+  count(&live_events, -1);
+  return ZE_OK;
+}
+
+ze_result_t zeEventHostReset(fake_event *event) {
+  count_event_call(EV_RESET);
+  if (!valid_event(event)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  event->signalled = 0;
+  event->pending_not_ready = 0;
+  return ZE_OK;
+}
+
+ze_result_t zeCommandListAppendSignalEvent(fake_list *list, fake_event *event) {
+  count_event_call(EV_SIGNAL);
+  if (!valid_list(list) || !valid_event(event)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (event->signalled) return ZE_ERROR_INVALID_ARGUMENT; /* signalled twice without a reset */
+  if (failing("signal")) return fail_code();
+  event->signalled = 1;
+  event->pending_not_ready = atoi(env_or("FAKE_ZE_EVENT_NOT_READY", "0"));
+  return ZE_OK;
+}
+
+ze_result_t zeEventHostSynchronize(fake_event *event, uint64_t timeout) {
+  (void)timeout;
+  count_event_call(EV_SYNC);
+  if (!valid_event(event)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (failing("sync")) return fail_code();
+  if (!event->signalled) return ZE_NOT_READY; /* never signalled: a real wait would time out */
+  event->pending_not_ready = 0;
+  return ZE_OK;
+}
+
+ze_result_t zeEventQueryStatus(fake_event *event) {
+  count_event_call(EV_QUERY);
+  if (!valid_event(event)) return ZE_ERROR_INVALID_NULL_HANDLE;
+  if (!event->signalled) return ZE_NOT_READY;
+  if (event->pending_not_ready > 0) {
+    event->pending_not_ready--;
+    return ZE_NOT_READY;
+  }
+  return ZE_OK;
+}
+
+unsigned long long fake_ze_event_calls(const char *call);
+int fake_ze_live_events(void);
+int fake_ze_live_event_pools(void);
+
+unsigned long long fake_ze_event_calls(const char *call) {
+  for (int i = 0; i < EV_CALLS; i++)
+    if (strcmp(call, event_call_names[i]) == 0) return __atomic_load_n(&event_calls[i], __ATOMIC_RELAXED);
+  return ~0ull;
+}
+
+int fake_ze_live_events(void) {
+  pthread_mutex_lock(&object_lock);
+  int n = live_events;
+  pthread_mutex_unlock(&object_lock);
+  return n;
+}
+
+int fake_ze_live_event_pools(void) {
+  pthread_mutex_lock(&object_lock);
+  int n = live_pools;
+  pthread_mutex_unlock(&object_lock);
+  return n;
 }

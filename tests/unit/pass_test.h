@@ -175,24 +175,39 @@ typedef struct pt_pair {
   tb_graph *before, *after;
 } pt_pair;
 
+/* build(g) on a fresh model's main graph, made ready; *m receives the model (free with tb_ir_model_destroy). */
+static inline tb_graph *pt_ready_graph(int64_t opset, void (*build)(tb_graph *g), tb_ir_model **m) {
+  *m = tbt_ir_model(opset);
+  tb_graph *g = tb_graph_new(*m, NULL, "g");
+  assert_non_null(g);
+  build(g);
+  pt_ready(g);
+  return g;
+}
+
 static inline pt_pair pt_build(int64_t opset, void (*build)(tb_graph *g)) {
   pt_pair p;
-  p.ma = tbt_ir_model(opset);
-  p.mb = tbt_ir_model(opset);
-  p.before = tb_graph_new(p.ma, NULL, "g");
-  p.after = tb_graph_new(p.mb, NULL, "g");
-  assert_non_null(p.before);
-  assert_non_null(p.after);
-  build(p.before);
-  build(p.after);
-  pt_ready(p.before);
-  pt_ready(p.after);
+  p.before = pt_ready_graph(opset, build, &p.ma);
+  p.after = pt_ready_graph(opset, build, &p.mb);
   return p;
 }
 
 static inline void pt_free(pt_pair *p) {
   tb_ir_model_destroy(p->ma);
   tb_ir_model_destroy(p->mb);
+}
+
+enum { PT_NO_COMPARE = 0 }; /* a seed for pt_assert_kept: outputs not compared */
+
+/* The pass leaves the graph built by `build` alone: it reports no change, the op types stay `ops`, and
+ * (unless seed is PT_NO_COMPARE) the outputs on random inputs from seed stay bit-identical. */
+static inline void pt_assert_kept(int64_t opset, void (*build)(tb_graph *g), const char *pass, const char *ops, uint32_t seed) {
+  pt_pair p = pt_build(opset, build);
+  tb_pass_stats st = pt_run_pass(p.after, pass);
+  pt_assert_ops(p.after, "after:", ops);
+  assert_int_equal(st.changed, 0);
+  if (seed != PT_NO_COMPARE) pt_compare(p.before, p.after, seed, 0.0);
+  pt_free(&p);
 }
 
 #endif

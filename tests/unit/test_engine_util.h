@@ -19,18 +19,12 @@ static inline tb_model *tbt_model_of(tb_ir_model *ir) {
 }
 
 static inline tb_tensor *tbt_f32(tb_backend *b, size_t ndim, const int64_t *shape, const float *data) {
-  tb_tensor *t = NULL;
-  TB_ASSERT_OK(tb_tensor_create(b, TB_DTYPE_F32, ndim, shape, &t));
-  TB_ASSERT_OK(tb_tensor_copy_from_host(t, data, tb_tensor_nbytes(t)));
-  return t;
+  return toh_host_tensor(b, TB_DTYPE_F32, ndim, shape, data);
 }
 
 /* Assert t is f32 with this shape and these values (within 1e-6 relative). */
 static inline void tbt_expect_f32(const tb_tensor *t, size_t ndim, const int64_t *shape, const float *want) {
-  assert_non_null(t);
-  assert_int_equal(tb_tensor_dtype(t), TB_DTYPE_F32);
-  assert_int_equal(tb_tensor_ndim(t), ndim);
-  for (size_t d = 0; d < ndim; d++) assert_int_equal(tb_tensor_shape(t)[d], shape[d]);
+  toh_assert_tensor(t, TB_DTYPE_F32, ndim, shape);
   size_t n = (size_t)tb_tensor_numel(t);
   float *got = malloc(n * sizeof *got + 1);
   TB_ASSERT_OK(tb_tensor_copy_to_host(t, got, n * sizeof *got));

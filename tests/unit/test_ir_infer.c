@@ -3,20 +3,7 @@
 #include "ops/op.h"
 #include "test_ir_util.h"
 
-static tb_value_type shape_of(size_t ndim, const int64_t *dims) {
-  tb_value_type t;
-  memset(&t, 0, sizeof t);
-  t.kind = TB_VALUE_TENSOR;
-  t.has_dtype = true;
-  t.dtype = TB_DTYPE_F32;
-  t.has_shape = true;
-  t.ndim = ndim;
-  for (size_t i = 0; i < ndim; i++) {
-    t.dims[i].value = dims[i];
-    t.dims[i].symbol = -1;
-  }
-  return t;
-}
+static tb_value_type shape_of(size_t ndim, const int64_t *dims) { return toh_type(TB_DTYPE_F32, ndim, dims); }
 
 static void broadcast_rules(void **state) {
   (void)state;

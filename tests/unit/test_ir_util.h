@@ -5,7 +5,7 @@
 #include <string.h>
 #include "model/engine.h"
 #include "model/ir.h"
-#include "test_util.h"
+#include "test_op_harness.h"
 
 /* A model importing the default domain at `opset`. */
 static inline tb_ir_model *tbt_ir_model(int64_t opset) {
@@ -29,16 +29,9 @@ static inline int *tbt_append(tb_graph *g, const int *list, size_t n, int v) {
 /* Set a value's type: dims < 0 unknown; sym[i] a symbol name or NULL. */
 static inline void tbt_type(tb_graph *g, int v, tb_dtype dtype, size_t ndim, const int64_t *dims, const char *const *sym) {
   tb_value_type *t = &g->values[v].type;
-  memset(t, 0, sizeof *t);
-  t->kind = TB_VALUE_TENSOR;
-  t->has_dtype = true;
-  t->dtype = dtype;
-  t->has_shape = true;
-  t->ndim = ndim;
-  for (size_t i = 0; i < ndim; i++) {
-    t->dims[i].value = dims[i];
-    t->dims[i].symbol = sym && sym[i] ? tb_ir_model_symbol(g->model, sym[i]) : -1;
-  }
+  *t = toh_type(dtype, ndim, dims);
+  for (size_t i = 0; i < ndim; i++)
+    if (sym && sym[i]) t->dims[i].symbol = tb_ir_model_symbol(g->model, sym[i]);
 }
 
 /* A graph input of this dtype and shape. */
@@ -60,29 +53,25 @@ static inline int tbt_output(tb_graph *g, const char *name) {
   return v;
 }
 
-/* An f32 initializer with these values. */
-static inline int tbt_const_f32(tb_graph *g, const char *name, size_t ndim, const int64_t *dims, const float *data) {
+/* An initializer of this dtype with these packed values. */
+static inline int tbt_const(tb_graph *g, const char *name, tb_dtype dtype, size_t ndim, const int64_t *dims, const void *data) {
   void *bytes;
-  tb_ir_tensor *t = tb_graph_new_tensor(g, name, TB_DTYPE_F32, ndim, dims, &bytes);
+  tb_ir_tensor *t = tb_graph_new_tensor(g, name, dtype, ndim, dims, &bytes);
   assert_non_null(t);
   memcpy(bytes, data, t->nbytes);
   int v = tb_graph_value(g, name);
   g->values[v].constant = t;
   g->values[v].is_initializer = true;
-  tbt_type(g, v, TB_DTYPE_F32, ndim, dims, NULL);
+  tbt_type(g, v, dtype, ndim, dims, NULL);
   return v;
 }
 
+static inline int tbt_const_f32(tb_graph *g, const char *name, size_t ndim, const int64_t *dims, const float *data) {
+  return tbt_const(g, name, TB_DTYPE_F32, ndim, dims, data);
+}
+
 static inline int tbt_const_i64(tb_graph *g, const char *name, size_t ndim, const int64_t *dims, const int64_t *data) {
-  void *bytes;
-  tb_ir_tensor *t = tb_graph_new_tensor(g, name, TB_DTYPE_I64, ndim, dims, &bytes);
-  assert_non_null(t);
-  memcpy(bytes, data, t->nbytes);
-  int v = tb_graph_value(g, name);
-  g->values[v].constant = t;
-  g->values[v].is_initializer = true;
-  tbt_type(g, v, TB_DTYPE_I64, ndim, dims, NULL);
-  return v;
+  return tbt_const(g, name, TB_DTYPE_I64, ndim, dims, data);
 }
 
 /* A node whose inputs and outputs are comma-separated value names ("" between commas: omitted). */

@@ -3,6 +3,7 @@
  * of every dtype, bf16 and fp8 in their documented structured forms included; and broken files made
  * here on purpose (truncated, wrong magic, huge header length, bad dicts, shape overflow, big-endian),
  * each an error naming the field. */
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "test_tensor_util.h"
@@ -238,6 +239,16 @@ static void expect_error(tb_backend *b, const char *path, tb_status status, cons
   TB_ASSERT_CONTAINS(tb_last_error(), path);
 }
 
+/* A file holding exactly these bytes fails to load with status and an error naming part. */
+static void expect_bytes_error(tb_backend *b, const char *path, const void *bytes, size_t n, tb_status status,
+                               const char *part) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fwrite(bytes, 1, n, f);
+  fclose(f);
+  expect_error(b, path, status, part);
+}
+
 static void bad_headers(void **state) {
   tb_backend *b = *state;
   char path[] = "/tmp/tb-npy-XXXXXX";
@@ -293,7 +304,6 @@ static void bad_framing(void **state) {
   close(fd);
   const char *good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n";
   float data[7] = {0};
-  FILE *f;
 
   /* data shorter than the shape says */
   write_npy(path, 1, good, data, 5 * sizeof(float));
@@ -303,38 +313,20 @@ static void bad_framing(void **state) {
   write_npy(path, 1, good, data, 7 * sizeof(float));
   expect_error(b, path, TB_ERR_INVALID_ARGUMENT, "bytes after");
   /* wrong magic */
-  f = fopen(path, "wb");
-  fputs("PK\x03\x04 not numpy at all, a zip file", f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_INVALID_ARGUMENT, "magic");
+  expect_bytes_error(b, path, "PK\x03\x04 not numpy at all, a zip file", 33, TB_ERR_INVALID_ARGUMENT, "magic");
   /* too short to hold the magic */
-  f = fopen(path, "wb");
-  fputs("\x93NUM", f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_INVALID_ARGUMENT, "not a .npy file");
+  expect_bytes_error(b, path, "\x93NUM", 4, TB_ERR_INVALID_ARGUMENT, "not a .npy file");
   /* unknown version */
   write_npy(path, 4, good, data, 6 * sizeof(float));
   expect_error(b, path, TB_ERR_UNSUPPORTED, "version 4.0");
   /* huge header length (version 2: 4 bytes) */
-  f = fopen(path, "wb");
-  fwrite("\x93NUMPY\x02\x00\xff\xff\xff\xff{", 1, 13, f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_INVALID_ARGUMENT, "header length 4294967295 is too large");
+  expect_bytes_error(b, path, "\x93NUMPY\x02\x00\xff\xff\xff\xff{", 13, TB_ERR_INVALID_ARGUMENT, "header length 4294967295 is too large");
   /* header length past the end of the file */
-  f = fopen(path, "wb");
-  fwrite("\x93NUMPY\x01\x00\x00\x10{'descr'", 1, 18, f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_IO, "ends in the header");
+  expect_bytes_error(b, path, "\x93NUMPY\x01\x00\x00\x10{'descr'", 18, TB_ERR_IO, "ends in the header");
   /* a header length of zero */
-  f = fopen(path, "wb");
-  fwrite("\x93NUMPY\x01\x00\x00\x00", 1, 10, f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_INVALID_ARGUMENT, "header length 0 is zero");
+  expect_bytes_error(b, path, "\x93NUMPY\x01\x00\x00\x00", 10, TB_ERR_INVALID_ARGUMENT, "header length 0 is zero");
   /* the header length cut short */
-  f = fopen(path, "wb");
-  fwrite("\x93NUMPY\x02\x00\x10", 1, 9, f);
-  fclose(f);
-  expect_error(b, path, TB_ERR_IO, "header length");
+  expect_bytes_error(b, path, "\x93NUMPY\x02\x00\x10", 9, TB_ERR_IO, "header length");
   unlink(path);
   expect_error(b, "/tmp/tb-npy-does-not-exist.npy", TB_ERR_NOT_FOUND, "cannot open");
 }
@@ -362,6 +354,30 @@ static void null_arguments(void **state) {
   tb_tensor_destroy(t);
 }
 
+/* Inputs the fuzzer found (tests/fuzz/regressions-npy/): each one is refused with an error, no crash and no
+ * huge allocation, in the regular suite too. */
+static void fuzzer_regressions(void **state) {
+  tb_backend *b = *state;
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/../fuzz/regressions-npy", TB_TEST_FIXTURES);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int seen = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.' || strcmp(e->d_name, "README.md") == 0) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    tb_tensor *t = NULL;
+    tb_status st = tb_npy_load(path, b, &t);
+    if (st == TB_OK) fail_msg("%s loaded; a regression input must be refused", e->d_name);
+    assert_null(t);
+    assert_true(tb_last_error()[0] != '\0');
+    seen++;
+  }
+  closedir(d);
+  assert_true(seen >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(numpy_float_files),          cmocka_unit_test(numpy_integer_and_bool_files),
@@ -369,7 +385,7 @@ int main(void) {
       cmocka_unit_test(round_trip_every_dtype),     cmocka_unit_test(strided_view_saved_packed),
       cmocka_unit_test(bad_headers),                cmocka_unit_test(bad_framing),
       cmocka_unit_test(unsupported_numpy_files),    cmocka_unit_test(null_arguments),
-      cmocka_unit_test(ml_dtypes_bf16),
+      cmocka_unit_test(ml_dtypes_bf16),             cmocka_unit_test(fuzzer_regressions),
   };
   return cmocka_run_group_tests(tests, tbt_cpu_setup, tbt_cpu_teardown);
 }

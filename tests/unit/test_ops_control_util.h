@@ -20,7 +20,7 @@ static inline int *ct_list(tb_graph *g, size_t n) {
 }
 
 /* A body graph under t's main graph with these inputs (in0, in1...) and outputs (o0, o1...). */
-static inline tb_graph *ct_body(rt_node *t, const char *name, size_t n_in, const ct_port *in, size_t n_out, const ct_port *out) {
+static inline tb_graph *ct_body(toh *t, const char *name, size_t n_in, const ct_port *in, size_t n_out, const ct_port *out) {
   tb_graph *b = tb_graph_new(t->model, t->graph, name);
   assert_non_null(b);
   b->inputs = ct_list(b, n_in);
@@ -31,7 +31,7 @@ static inline tb_graph *ct_body(rt_node *t, const char *name, size_t n_in, const
     snprintf(vname, sizeof vname, k < n_in ? "in%zu" : "o%zu", k < n_in ? k : k - n_in);
     int v = tb_graph_value(b, vname);
     assert_true(v >= 0);
-    b->values[v].type = rt_type(p->dtype, p->ndim, p->dims);
+    b->values[v].type = toh_type(p->dtype, p->ndim, p->dims);
     b->values[v].type.kind = p->kind;
     if (k < n_in) {
       b->values[v].is_input = true;

@@ -5,14 +5,14 @@
 /* Run a one-input op on f32 values and compare with want (relative tolerance tol). */
 static void check_f32(const char *op, int opset, const tb_attr *attrs, size_t n_attrs, const float *x, size_t n,
                       const double *want, double tol) {
-  ewt t;
-  ewt_setup(&t, op, opset, 1, 0, 1, attrs, n_attrs);
+  toh t;
+  toh_setup(&t, op, opset, 1, 0, 1, attrs, n_attrs);
   ewt_in ins[] = {{TB_DTYPE_F32, 1, {(int64_t)n}, x, false}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   int64_t shape[] = {(int64_t)n};
-  ewt_assert_out_shape(&t, 0, TB_DTYPE_F32, 1, shape);
+  toh_assert_tensor(t.out[0], TB_DTYPE_F32, 1, shape);
   ewt_assert_near(&t, 0, want, n, tol);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 }
 
 static void math_functions(void **state) {
@@ -43,56 +43,56 @@ static void integer_unary(void **state) {
     int8_t want[4];
   } cases[] = {{"Neg", {-128, 3, 0, -7}}, {"Abs", {-128, 3, 0, 7}}, {"Sign", {-1, -1, 0, 1}}};
   for (size_t k = 0; k < 3; k++) {
-    ewt t;
-    ewt_setup(&t, cases[k].op, 13, 1, 0, 1, NULL, 0);
+    toh t;
+    toh_setup(&t, cases[k].op, 13, 1, 0, 1, NULL, 0);
     ewt_in ins[] = {{TB_DTYPE_I8, 1, {4}, x, false}};
     TB_ASSERT_OK(ewt_run(&t, ins));
     ewt_assert_bytes(&t, 0, cases[k].want, 4);
-    ewt_teardown(&t);
+    toh_teardown(&t);
   }
   int64_t big[] = {INT64_MIN, -5};
-  ewt t;
-  ewt_setup(&t, "Abs", 13, 1, 0, 1, NULL, 0);
+  toh t;
+  toh_setup(&t, "Abs", 13, 1, 0, 1, NULL, 0);
   ewt_in ins[] = {{TB_DTYPE_I64, 1, {2}, big, false}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   int64_t want[] = {INT64_MIN, 5};
   ewt_assert_bytes(&t, 0, want, 2);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 }
 
 static void unary_dtype_rules(void **state) {
   (void)state;
-  ewt t;
+  toh t;
   tb_value_type out;
   int64_t d[] = {2};
-  tb_value_type i32 = ewt_type(TB_DTYPE_I32, 1, d), u8 = ewt_type(TB_DTYPE_U8, 1, d), bf = ewt_type(TB_DTYPE_BF16, 1, d);
+  tb_value_type i32 = toh_type(TB_DTYPE_I32, 1, d), u8 = toh_type(TB_DTYPE_U8, 1, d), bf = toh_type(TB_DTYPE_BF16, 1, d);
   const tb_value_type *in_i32[] = {&i32}, *in_u8[] = {&u8}, *in_bf[] = {&bf};
 
-  ewt_setup(&t, "Erf", 13, 1, 0, 1, NULL, 0);
-  assert_int_equal(ewt_infer(&t, in_i32, &out), TB_ERR_UNSUPPORTED);
+  toh_setup(&t, "Erf", 13, 1, 0, 1, NULL, 0);
+  assert_int_equal(toh_infer(&t, in_i32, &out), TB_ERR_UNSUPPORTED);
   TB_ASSERT_CONTAINS(tb_last_error(), "node 'n0' (Erf): Erf on i32 tensors is valid ONNX but not implemented");
-  TB_ASSERT_OK(ewt_infer(&t, in_bf, &out));
+  TB_ASSERT_OK(toh_infer(&t, in_bf, &out));
   assert_int_equal(out.dtype, TB_DTYPE_BF16);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
-  ewt_setup(&t, "Sqrt", 13, 1, 0, 1, NULL, 0);
-  assert_int_equal(ewt_infer(&t, in_i32, &out), TB_ERR_MODEL);
+  toh_setup(&t, "Sqrt", 13, 1, 0, 1, NULL, 0);
+  assert_int_equal(toh_infer(&t, in_i32, &out), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "i32, which Sqrt does not accept");
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
-  ewt_setup(&t, "Neg", 13, 1, 0, 1, NULL, 0);
-  assert_int_equal(ewt_infer(&t, in_u8, &out), TB_ERR_MODEL);
-  ewt_teardown(&t);
+  toh_setup(&t, "Neg", 13, 1, 0, 1, NULL, 0);
+  assert_int_equal(toh_infer(&t, in_u8, &out), TB_ERR_MODEL);
+  toh_teardown(&t);
 
-  ewt_setup(&t, "IsNaN", 13, 1, 0, 1, NULL, 0);
-  TB_ASSERT_OK(ewt_infer(&t, in_bf, &out));
+  toh_setup(&t, "IsNaN", 13, 1, 0, 1, NULL, 0);
+  TB_ASSERT_OK(toh_infer(&t, in_bf, &out));
   assert_int_equal(out.dtype, TB_DTYPE_BOOL);
-  ewt_assert_dims(&out, 1, d);
-  ewt_teardown(&t);
+  toh_assert_dims(&out, 1, d);
+  toh_teardown(&t);
 
-  ewt_setup(&t, "Shrink", 9, 1, 0, 1, NULL, 0);
-  assert_int_equal(ewt_infer(&t, in_i32, &out), TB_ERR_UNSUPPORTED);
-  ewt_teardown(&t);
+  toh_setup(&t, "Shrink", 9, 1, 0, 1, NULL, 0);
+  assert_int_equal(toh_infer(&t, in_i32, &out), TB_ERR_UNSUPPORTED);
+  toh_teardown(&t);
 
   /* Ops newer than the model's opset are unknown. */
   assert_null(tb_op_find("", "Erf", 8));
@@ -103,27 +103,27 @@ static void unary_dtype_rules(void **state) {
 static void isnan_isinf(void **state) {
   (void)state;
   float x[] = {1, NAN, INFINITY, -INFINITY};
-  ewt t;
-  ewt_setup(&t, "IsNaN", 13, 1, 0, 1, NULL, 0);
+  toh t;
+  toh_setup(&t, "IsNaN", 13, 1, 0, 1, NULL, 0);
   ewt_in ins[] = {{TB_DTYPE_F32, 1, {4}, x, false}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   uint8_t want_nan[] = {0, 1, 0, 0};
-  ewt_assert_out_shape(&t, 0, TB_DTYPE_BOOL, 1, (int64_t[]){4});
+  toh_assert_tensor(t.out[0], TB_DTYPE_BOOL, 1, (int64_t[]){4});
   ewt_assert_bytes(&t, 0, want_nan, 4);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
-  tb_attr only_neg[] = {EWT_INT("detect_positive", 0)};
-  ewt_setup(&t, "IsInf", 10, 1, 0, 1, only_neg, 1);
+  tb_attr only_neg[] = {TOH_INT("detect_positive", 0)};
+  toh_setup(&t, "IsInf", 10, 1, 0, 1, only_neg, 1);
   TB_ASSERT_OK(ewt_run(&t, ins));
   uint8_t want_inf[] = {0, 0, 0, 1};
   ewt_assert_bytes(&t, 0, want_inf, 4);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 }
 
 static void activations(void **state) {
   (void)state;
   float x[] = {-2.0f, -0.5f, 0.0f, 1.0f, 3.0f};
-  tb_attr leaky[] = {EWT_FLOAT("alpha", 0.1f)};
+  tb_attr leaky[] = {TOH_FLOAT("alpha", 0.1f)};
   check_f32("LeakyRelu", 16, leaky, 1, x, 5, (double[]){-0.2, -0.05, 0, 1, 3}, 1e-6);
   check_f32("LeakyRelu", 16, NULL, 0, x, 5, (double[]){-0.02, -0.005, 0, 1, 3}, 1e-6);
   check_f32("Sigmoid", 13, NULL, 0, x, 5,
@@ -133,14 +133,14 @@ static void activations(void **state) {
   check_f32("Elu", 6, NULL, 0, x, 5, (double[]){-0.8646647167633873, -0.3934693402873666, 0, 1, 3}, 1e-6);
   check_f32("Selu", 6, NULL, 0, x, 5,
             (double[]){-1.5201664685955162, -0.6917581, 0, 1.0507009873554805, 3.1521029620664414}, 1e-6);
-  tb_attr celu[] = {EWT_FLOAT("alpha", 2.0f)};
+  tb_attr celu[] = {TOH_FLOAT("alpha", 2.0f)};
   check_f32("Celu", 12, celu, 1, x, 5, (double[]){-1.2642411176571153, -0.44239843385, 0, 1, 3}, 1e-6);
   check_f32("Softplus", 1, NULL, 0, x, 5,
             (double[]){0.12692801104297263, 0.47407698418010663, 0.6931471805599453, 1.3132616875182228, 3.048587351573742},
             1e-6);
-  tb_attr thr[] = {EWT_FLOAT("alpha", 0.5f)};
+  tb_attr thr[] = {TOH_FLOAT("alpha", 0.5f)};
   check_f32("ThresholdedRelu", 10, thr, 1, x, 5, (double[]){0, 0, 0, 1, 3}, 0);
-  tb_attr shrink[] = {EWT_FLOAT("lambd", 0.75f), EWT_FLOAT("bias", 0.25f)};
+  tb_attr shrink[] = {TOH_FLOAT("lambd", 0.75f), TOH_FLOAT("bias", 0.25f)};
   check_f32("Shrink", 9, shrink, 2, x, 5, (double[]){-1.75, 0, 0, 0.75, 2.75}, 0);
   check_f32("Softsign", 1, NULL, 0, x, 5, (double[]){-2.0 / 3, -1.0 / 3, 0, 0.5, 0.75}, 1e-6);
   /* NaN stays NaN through the clamped activations. */
@@ -157,106 +157,106 @@ static void activations(void **state) {
 static void activations_f64_and_bf16(void **state) {
   (void)state;
   double x[] = {-1.0, 2.0};
-  ewt t;
-  ewt_setup(&t, "Elu", 6, 1, 0, 1, NULL, 0);
+  toh t;
+  toh_setup(&t, "Elu", 6, 1, 0, 1, NULL, 0);
   ewt_in ins[] = {{TB_DTYPE_F64, 1, {2}, x, false}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   double want[] = {expm1(-1.0), 2.0};
   ewt_assert_bytes(&t, 0, want, 2);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
   /* bf16 Sigmoid(0) = 0.5 exactly; sigmoid(1) = 0.7311 rounds to bf16 0.73046875. */
   uint16_t bx[] = {0x0000, 0x3f80};
-  ewt_setup(&t, "Sigmoid", 13, 1, 0, 1, NULL, 0);
+  toh_setup(&t, "Sigmoid", 13, 1, 0, 1, NULL, 0);
   ewt_in bins[] = {{TB_DTYPE_BF16, 1, {2}, bx, false}};
   TB_ASSERT_OK(ewt_run(&t, bins));
   uint16_t bwant[] = {0x3f00, 0x3f3b};
   ewt_assert_bytes(&t, 0, bwant, 2);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 }
 
 static void prelu_broadcasts_slope(void **state) {
   (void)state;
   /* X [1,2,2] NCHW-like, slope [2,1] per channel. */
   float x[] = {-1, 2, -3, 4}, slope[] = {0.5f, 0.25f};
-  ewt t;
-  ewt_setup(&t, "PRelu", 16, 2, 0, 1, NULL, 0);
+  toh t;
+  toh_setup(&t, "PRelu", 16, 2, 0, 1, NULL, 0);
   ewt_in ins[] = {{TB_DTYPE_F32, 3, {1, 2, 2}, x, false}, {TB_DTYPE_F32, 2, {2, 1}, slope, false}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   float want[] = {-0.5f, 2, -0.75f, 4};
-  ewt_assert_out_shape(&t, 0, TB_DTYPE_F32, 3, (int64_t[]){1, 2, 2});
+  toh_assert_tensor(t.out[0], TB_DTYPE_F32, 3, (int64_t[]){1, 2, 2});
   ewt_assert_bytes(&t, 0, want, 4);
 
   int64_t xd[] = {1, 2, 2}, sd[] = {3, 1}, sd_big[] = {2, 1, 2, 2};
-  tb_value_type xt = ewt_type(TB_DTYPE_F32, 3, xd), st = ewt_type(TB_DTYPE_F32, 2, sd),
-                sbig = ewt_type(TB_DTYPE_F32, 4, sd_big), out;
+  tb_value_type xt = toh_type(TB_DTYPE_F32, 3, xd), st = toh_type(TB_DTYPE_F32, 2, sd),
+                sbig = toh_type(TB_DTYPE_F32, 4, sd_big), out;
   const tb_value_type *bad[] = {&xt, &st}, *bad2[] = {&xt, &sbig};
-  assert_int_equal(ewt_infer(&t, bad, &out), TB_ERR_MODEL);
+  assert_int_equal(toh_infer(&t, bad, &out), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "slope dimension 0 is 3");
-  assert_int_equal(ewt_infer(&t, bad2, &out), TB_ERR_MODEL);
-  ewt_teardown(&t);
+  assert_int_equal(toh_infer(&t, bad2, &out), TB_ERR_MODEL);
+  toh_teardown(&t);
 
   /* Opset 6: a 1-D slope runs along the channel dim (1). */
   float x6[] = {-1, -1, -1, -1, -2, -2, -2, -2}, s6[] = {0.5f, 2};
-  ewt_setup(&t, "PRelu", 6, 2, 0, 1, NULL, 0);
+  toh_setup(&t, "PRelu", 6, 2, 0, 1, NULL, 0);
   ewt_in ins6[] = {{TB_DTYPE_F32, 3, {2, 2, 2}, x6, false}, {TB_DTYPE_F32, 1, {2}, s6, false}};
   TB_ASSERT_OK(ewt_run(&t, ins6));
   ewt_assert_bytes(&t, 0, (float[]){-0.5f, -0.5f, -2, -2, -1, -1, -4, -4}, 8);
   int64_t x6d[] = {2, 3, 4}, s6d[] = {3}, s6bad[] = {4};
-  tb_value_type x6t = ewt_type(TB_DTYPE_F32, 3, x6d), s6t = ewt_type(TB_DTYPE_F32, 1, s6d), s6b = ewt_type(TB_DTYPE_F32, 1, s6bad);
+  tb_value_type x6t = toh_type(TB_DTYPE_F32, 3, x6d), s6t = toh_type(TB_DTYPE_F32, 1, s6d), s6b = toh_type(TB_DTYPE_F32, 1, s6bad);
   const tb_value_type *ok6[] = {&x6t, &s6t}, *bad6[] = {&x6t, &s6b};
-  TB_ASSERT_OK(ewt_infer(&t, ok6, &out));
-  ewt_assert_dims(&out, 3, x6d);
-  assert_int_equal(ewt_infer(&t, bad6, &out), TB_ERR_MODEL);
+  TB_ASSERT_OK(toh_infer(&t, ok6, &out));
+  toh_assert_dims(&out, 3, x6d);
+  assert_int_equal(toh_infer(&t, bad6, &out), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "3 channels");
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
   int32_t xi[] = {-4, 5}, si[] = {3};
-  ewt_setup(&t, "PRelu", 16, 2, 0, 1, NULL, 0);
+  toh_setup(&t, "PRelu", 16, 2, 0, 1, NULL, 0);
   ewt_in iins[] = {{TB_DTYPE_I32, 1, {2}, xi, false}, {TB_DTYPE_I32, 1, {1}, si, false}};
   TB_ASSERT_OK(ewt_run(&t, iins));
   int32_t iwant[] = {-12, 5};
   ewt_assert_bytes(&t, 0, iwant, 2);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 }
 
 static void clip_attributes_and_inputs(void **state) {
   (void)state;
   float x[] = {-5, -1, 0, 2, 9, NAN};
-  tb_attr attrs[] = {EWT_FLOAT("min", -1.5f), EWT_FLOAT("max", 3.0f)};
+  tb_attr attrs[] = {TOH_FLOAT("min", -1.5f), TOH_FLOAT("max", 3.0f)};
   check_f32("Clip", 6, attrs, 2, x, 6, (double[]){-1.5, -1, 0, 2, 3, NAN}, 0);
   check_f32("Clip", 6, NULL, 0, x, 6, (double[]){-5, -1, 0, 2, 9, NAN}, 0);
 
   /* Opset 13: min input only (max omitted). */
   float lo = 0;
-  ewt t;
-  ewt_setup(&t, "Clip", 13, 3, 1u << 2, 1, NULL, 0);
+  toh t;
+  toh_setup(&t, "Clip", 13, 3, 1u << 2, 1, NULL, 0);
   ewt_in ins[] = {{TB_DTYPE_F32, 1, {6}, x, false}, {TB_DTYPE_F32, 0, {0}, &lo, false}, {0}};
   TB_ASSERT_OK(ewt_run(&t, ins));
   ewt_assert_near(&t, 0, (double[]){0, 0, 0, 2, 9, NAN}, 6, 0);
-  ewt_teardown(&t);
+  toh_teardown(&t);
 
   /* int8 with both bounds, min > max gives max everywhere. */
   int8_t xi[] = {-128, 0, 127}, lo_i = 5, hi_i = -5;
-  ewt_setup(&t, "Clip", 13, 3, 0, 1, NULL, 0);
+  toh_setup(&t, "Clip", 13, 3, 0, 1, NULL, 0);
   ewt_in iins[] = {{TB_DTYPE_I8, 1, {3}, xi, false}, {TB_DTYPE_I8, 0, {0}, &lo_i, false}, {TB_DTYPE_I8, 0, {0}, &hi_i, false}};
   TB_ASSERT_OK(ewt_run(&t, iins));
   int8_t iwant[] = {-5, -5, -5};
   ewt_assert_bytes(&t, 0, iwant, 3);
   /* A non-scalar bound and a bound of another type are model errors. */
   int64_t d3[] = {3}, d2[] = {2};
-  tb_value_type xt = ewt_type(TB_DTYPE_I8, 1, d3), vec = ewt_type(TB_DTYPE_I8, 1, d2), f = ewt_type(TB_DTYPE_F32, 0, NULL), out;
+  tb_value_type xt = toh_type(TB_DTYPE_I8, 1, d3), vec = toh_type(TB_DTYPE_I8, 1, d2), f = toh_type(TB_DTYPE_F32, 0, NULL), out;
   const tb_value_type *bad[] = {&xt, &vec, NULL}, *bad2[] = {&xt, &f, NULL};
-  assert_int_equal(ewt_infer(&t, bad, &out), TB_ERR_MODEL);
+  assert_int_equal(toh_infer(&t, bad, &out), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "must be a scalar");
-  assert_int_equal(ewt_infer(&t, bad2, &out), TB_ERR_MODEL);
-  ewt_teardown(&t);
+  assert_int_equal(toh_infer(&t, bad2, &out), TB_ERR_MODEL);
+  toh_teardown(&t);
 
   /* Opset 11 takes floats only. */
-  ewt_setup(&t, "Clip", 11, 1, 0, 1, NULL, 0);
+  toh_setup(&t, "Clip", 11, 1, 0, 1, NULL, 0);
   const tb_value_type *int_in[] = {&xt};
-  assert_int_equal(ewt_infer(&t, int_in, &out), TB_ERR_MODEL);
-  ewt_teardown(&t);
+  assert_int_equal(toh_infer(&t, int_in, &out), TB_ERR_MODEL);
+  toh_teardown(&t);
 }
 
 int main(void) {

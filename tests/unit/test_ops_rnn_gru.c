@@ -9,13 +9,13 @@ static const float GB[] = {0.01f, 0.02f, 0.03f, 0.04f, 0.05f, 0.06f}; /* Wb z r 
 static const float H0[] = {0.5f};
 
 static void run_gru(int linear_before_reset, tb_tensor **outs) {
-  rt_node t;
-  tb_attr attrs[] = {RT_INT("hidden_size", 1), RT_INT("linear_before_reset", linear_before_reset)};
-  rt_setup(&t, "GRU", 7, 6, 1u << 4, 2, attrs, 2);
-  rt_in in[6] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 3, 2}, GW}, {TB_DTYPE_F32, 3, {1, 3, 1}, GR},
-                 {TB_DTYPE_F32, 2, {1, 6}, GB},    {RT_NONE, 0, {0}, NULL},          {TB_DTYPE_F32, 3, {1, 1, 1}, H0}};
-  TB_ASSERT_OK(rt_run(&t, in, outs));
-  rt_teardown(&t);
+  toh t;
+  tb_attr attrs[] = {TOH_INT("hidden_size", 1), TOH_INT("linear_before_reset", linear_before_reset)};
+  toh_setup(&t, "GRU", 7, 6, 1u << 4, 2, attrs, 2);
+  toh_in in[6] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 3, 2}, GW}, {TB_DTYPE_F32, 3, {1, 3, 1}, GR},
+                 {TB_DTYPE_F32, 2, {1, 6}, GB},    {TOH_NONE, 0, {0}, NULL},          {TB_DTYPE_F32, 3, {1, 1, 1}, H0}};
+  TB_ASSERT_OK(toh_run(&t, in, outs));
+  toh_teardown(&t);
 }
 
 static void test_gru_one_step_by_hand(void **state) {
@@ -30,42 +30,42 @@ static void test_gru_one_step_by_hand(void **state) {
   run_gru(0, outs);
   rt_assert_f32(outs[0], 4, (const int64_t[]){1, 1, 1, 1}, (const double[]){h0});
   rt_assert_f32(outs[1], 3, (const int64_t[]){1, 1, 1}, (const double[]){h0});
-  rt_free_outs(outs, 2);
+  toh_free_outs(outs, 2);
   run_gru(1, outs);
   rt_assert_f32(outs[1], 3, (const int64_t[]){1, 1, 1}, (const double[]){h1});
   assert_true(fabs(h0 - h1) > 1e-4);
-  rt_free_outs(outs, 2);
+  toh_free_outs(outs, 2);
 }
 
 static void test_rnn_one_step_by_hand(void **state) {
   (void)state;
-  rt_node t;
-  rt_setup(&t, "RNN", 7, 6, 1u << 4, 2, NULL, 0);
+  toh t;
+  toh_setup(&t, "RNN", 7, 6, 1u << 4, 2, NULL, 0);
   const float w[] = {0.1f, 0.2f}, r[] = {0.6f}, b[] = {0.01f, 0.02f};
-  rt_in in[6] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 1, 2}, w}, {TB_DTYPE_F32, 3, {1, 1, 1}, r},
-                 {TB_DTYPE_F32, 2, {1, 2}, b},     {RT_NONE, 0, {0}, NULL},         {TB_DTYPE_F32, 3, {1, 1, 1}, H0}};
+  toh_in in[6] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 1, 2}, w}, {TB_DTYPE_F32, 3, {1, 1, 1}, r},
+                 {TB_DTYPE_F32, 2, {1, 2}, b},     {TOH_NONE, 0, {0}, NULL},         {TB_DTYPE_F32, 3, {1, 1, 1}, H0}};
   tb_tensor *outs[2];
-  TB_ASSERT_OK(rt_run(&t, in, outs));
+  TB_ASSERT_OK(toh_run(&t, in, outs));
   double h = tanh(0.1 + 0.4 + 0.6 * 0.5 + 0.03); /* the default activation is Tanh */
   rt_assert_f32(outs[0], 4, (const int64_t[]){1, 1, 1, 1}, (const double[]){h});
-  rt_free_outs(outs, 2);
-  rt_teardown(&t);
+  toh_free_outs(outs, 2);
+  toh_teardown(&t);
 }
 
 /* An RNN with W = 1, R = 0 over x = -1.5, 0.3, 2.0 gives Y = f(x) at each step. */
 static const float XS[] = {-1.5f, 0.3f, 2.0f};
 
 static void run_activation(const tb_attr *attrs, size_t n_attrs, tb_dtype dtype, tb_tensor **y) {
-  rt_node t;
-  rt_setup(&t, "RNN", 7, 3, 0, 1, attrs, n_attrs);
+  toh t;
+  toh_setup(&t, "RNN", 7, 3, 0, 1, attrs, n_attrs);
   const float one[] = {1.0f}, zero[] = {0.0f};
   const double xd[] = {-1.5, 0.3, 2.0}, oned[] = {1.0}, zerod[] = {0.0};
   bool f64 = dtype == TB_DTYPE_F64;
-  rt_in in[3] = {{dtype, 3, {3, 1, 1}, f64 ? (const void *)xd : XS},
+  toh_in in[3] = {{dtype, 3, {3, 1, 1}, f64 ? (const void *)xd : XS},
                  {dtype, 3, {1, 1, 1}, f64 ? (const void *)oned : one},
                  {dtype, 3, {1, 1, 1}, f64 ? (const void *)zerod : zero}};
-  TB_ASSERT_OK(rt_run(&t, in, y));
-  rt_teardown(&t);
+  TB_ASSERT_OK(toh_run(&t, in, y));
+  toh_teardown(&t);
 }
 
 static void check_activation(const char *name, const float *alpha, const float *beta, double (*want)(double)) {
@@ -119,24 +119,24 @@ static void test_rnn_activations(void **state) {
  * alphas {0.2, 3} go to LeakyRelu then Affine, beta {1} to Affine. */
 static void test_gru_alpha_order(void **state) {
   (void)state;
-  rt_node t;
-  tb_attr attrs[] = {RT_STRS("activations", "LeakyRelu", "Affine"), RT_FLOATS("activation_alpha", 0.2f, 3.0f),
-                     RT_FLOATS("activation_beta", 1.0f)};
-  rt_setup(&t, "GRU", 7, 3, 0, 2, attrs, 3);
+  toh t;
+  tb_attr attrs[] = {TOH_STRS("activations", "LeakyRelu", "Affine"), TOH_FLOATS("activation_alpha", 0.2f, 3.0f),
+                     TOH_FLOATS("activation_beta", 1.0f)};
+  toh_setup(&t, "GRU", 7, 3, 0, 2, attrs, 3);
   /* W: z row 1, r row 0, h row 1; R = 0; x = -2: z = leaky(-2) = -0.4, h~ = affine(-2) = 3*-2 + 1 = -5,
    * H = (1 - z) h~ + z * 0 = 1.4 * -5 = -7 */
   const float x[] = {-2.0f}, w[] = {1.0f, 0.0f, 1.0f}, r[] = {0.0f, 0.0f, 0.0f};
-  rt_in in[3] = {{TB_DTYPE_F32, 3, {1, 1, 1}, x}, {TB_DTYPE_F32, 3, {1, 3, 1}, w}, {TB_DTYPE_F32, 3, {1, 3, 1}, r}};
+  toh_in in[3] = {{TB_DTYPE_F32, 3, {1, 1, 1}, x}, {TB_DTYPE_F32, 3, {1, 3, 1}, w}, {TB_DTYPE_F32, 3, {1, 3, 1}, r}};
   tb_tensor *outs[2];
-  TB_ASSERT_OK(rt_run(&t, in, outs));
+  TB_ASSERT_OK(toh_run(&t, in, outs));
   rt_assert_f32(outs[1], 3, (const int64_t[]){1, 1, 1}, (const double[]){-7.0});
-  rt_free_outs(outs, 2);
-  rt_teardown(&t);
+  toh_free_outs(outs, 2);
+  toh_teardown(&t);
 }
 
 static void test_rnn_clip(void **state) {
   (void)state;
-  tb_attr attrs[] = {RT_STRS("activations", "Affine"), RT_FLOAT("clip", 0.5f)};
+  tb_attr attrs[] = {TOH_STRS("activations", "Affine"), TOH_FLOAT("clip", 0.5f)};
   tb_tensor *y = NULL;
   run_activation(attrs, 2, TB_DTYPE_F32, &y);
   rt_assert_f32(y, 4, (const int64_t[]){3, 1, 1, 1}, (const double[]){-0.5, 0.3, 0.5});
@@ -147,7 +147,7 @@ static void test_rnn_float64(void **state) {
   (void)state;
   tb_tensor *y = NULL;
   run_activation(NULL, 0, TB_DTYPE_F64, &y);
-  rt_assert_shape(y, 4, (const int64_t[]){3, 1, 1, 1});
+  toh_assert_shape(y, 4, (const int64_t[]){3, 1, 1, 1});
   assert_int_equal(tb_tensor_dtype(y), TB_DTYPE_F64);
   const double *got = tb_tensor_host_data(y);
   assert_float_equal(got[0], tanh(-1.5), 1e-15);

@@ -11,14 +11,14 @@ static const float B1[] = {0.01f, 0.02f, 0.03f, 0.04f, 0.05f, 0.06f, 0.07f, 0.08
 static const float H1[] = {0.5f}, C1[] = {0.25f}, P1[] = {0.1f, 0.2f, 0.3f};
 
 static void run_one_step(bool input_forget, tb_tensor **outs) {
-  rt_node t;
-  tb_attr attrs[] = {RT_INT("hidden_size", 1), RT_INT("input_forget", input_forget)};
-  rt_setup(&t, "LSTM", 7, 8, 1u << 4, 3, attrs, 2);
-  rt_in in[8] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 4, 2}, W1}, {TB_DTYPE_F32, 3, {1, 4, 1}, R1},
-                 {TB_DTYPE_F32, 2, {1, 8}, B1},    {RT_NONE, 0, {0}, NULL},          {TB_DTYPE_F32, 3, {1, 1, 1}, H1},
+  toh t;
+  tb_attr attrs[] = {TOH_INT("hidden_size", 1), TOH_INT("input_forget", input_forget)};
+  toh_setup(&t, "LSTM", 7, 8, 1u << 4, 3, attrs, 2);
+  toh_in in[8] = {{TB_DTYPE_F32, 3, {1, 1, 2}, X1}, {TB_DTYPE_F32, 3, {1, 4, 2}, W1}, {TB_DTYPE_F32, 3, {1, 4, 1}, R1},
+                 {TB_DTYPE_F32, 2, {1, 8}, B1},    {TOH_NONE, 0, {0}, NULL},          {TB_DTYPE_F32, 3, {1, 1, 1}, H1},
                  {TB_DTYPE_F32, 3, {1, 1, 1}, C1}, {TB_DTYPE_F32, 2, {1, 3}, P1}};
-  TB_ASSERT_OK(rt_run(&t, in, outs));
-  rt_teardown(&t);
+  TB_ASSERT_OK(toh_run(&t, in, outs));
+  toh_teardown(&t);
 }
 
 static void test_lstm_one_step_by_hand(void **state) {
@@ -34,7 +34,7 @@ static void test_lstm_one_step_by_hand(void **state) {
   rt_assert_f32(outs[0], 4, (const int64_t[]){1, 1, 1, 1}, (const double[]){h});
   rt_assert_f32(outs[1], 3, (const int64_t[]){1, 1, 1}, (const double[]){h});
   rt_assert_f32(outs[2], 3, (const int64_t[]){1, 1, 1}, (const double[]){c});
-  rt_free_outs(outs, 3);
+  toh_free_outs(outs, 3);
 }
 
 static void test_lstm_input_forget(void **state) {
@@ -46,7 +46,7 @@ static void test_lstm_input_forget(void **state) {
   run_one_step(true, outs);
   rt_assert_f32(outs[1], 3, (const int64_t[]){1, 1, 1}, (const double[]){h});
   rt_assert_f32(outs[2], 3, (const int64_t[]){1, 1, 1}, (const double[]){c});
-  rt_free_outs(outs, 3);
+  toh_free_outs(outs, 3);
 }
 
 /* The multi-step case: seq 4, batch 2, input 2, hidden 3; deterministic weights. */
@@ -74,10 +74,10 @@ static void run_seq(const char *direction, int layout, const float *x, const int
     memcpy(r + d * G * HID * HID, rs[d0 + d], sizeof rs[0]);
     memcpy(b + d * 2 * G * HID, bs[d0 + d], sizeof bs[0]);
   }
-  rt_node t;
-  tb_attr attrs[] = {RT_STR("direction", direction), RT_INT("layout", layout)};
-  rt_setup(&t, "LSTM", 14, 5, lens ? 0 : 1u << 4, 3, attrs, 2);
-  rt_in in[5] = {{TB_DTYPE_F32, 3, {SEQ, BATCH, IN}, x},
+  toh t;
+  tb_attr attrs[] = {TOH_STR("direction", direction), TOH_INT("layout", layout)};
+  toh_setup(&t, "LSTM", 14, 5, lens ? 0 : 1u << 4, 3, attrs, 2);
+  toh_in in[5] = {{TB_DTYPE_F32, 3, {SEQ, BATCH, IN}, x},
                  {TB_DTYPE_F32, 3, {dirs, G * HID, IN}, w},
                  {TB_DTYPE_F32, 3, {dirs, G * HID, HID}, r},
                  {TB_DTYPE_F32, 2, {dirs, 2 * G * HID}, b},
@@ -86,9 +86,9 @@ static void run_seq(const char *direction, int layout, const float *x, const int
     in[0].shape[0] = BATCH;
     in[0].shape[1] = SEQ;
   }
-  if (!lens) in[4].dtype = RT_NONE;
-  TB_ASSERT_OK(rt_run(&t, in, outs));
-  rt_teardown(&t);
+  if (!lens) in[4].dtype = TOH_NONE;
+  TB_ASSERT_OK(toh_run(&t, in, outs));
+  toh_teardown(&t);
 }
 
 static void test_lstm_bidirectional_is_forward_and_reverse(void **state) {
@@ -98,8 +98,8 @@ static void test_lstm_bidirectional_is_forward_and_reverse(void **state) {
   run_seq("forward", 0, xs, NULL, fw);
   run_seq("reverse", 0, xs, NULL, rv);
   run_seq("bidirectional", 0, xs, NULL, bi);
-  rt_assert_shape(bi[0], 4, (const int64_t[]){SEQ, 2, BATCH, HID});
-  rt_assert_shape(bi[1], 3, (const int64_t[]){2, BATCH, HID});
+  toh_assert_shape(bi[0], 4, (const int64_t[]){SEQ, 2, BATCH, HID});
+  toh_assert_shape(bi[1], 3, (const int64_t[]){2, BATCH, HID});
   for (int s = 0; s < SEQ; s++)
     for (int k = 0; k < BATCH * HID; k++) {
       assert_float_equal(rt_at(bi[0], (s * 2 + 0) * BATCH * HID + k), rt_at(fw[0], s * BATCH * HID + k), 1e-7);
@@ -115,9 +115,9 @@ static void test_lstm_bidirectional_is_forward_and_reverse(void **state) {
   }
   /* the reverse direction is not the forward one: the test would pass vacuously otherwise */
   assert_true(fabs(rt_at(rv[1], 0) - rt_at(fw[1], 0)) > 1e-3);
-  rt_free_outs(fw, 3);
-  rt_free_outs(rv, 3);
-  rt_free_outs(bi, 3);
+  toh_free_outs(fw, 3);
+  toh_free_outs(rv, 3);
+  toh_free_outs(bi, 3);
 }
 
 static void test_lstm_layout_1_is_transposed(void **state) {
@@ -130,8 +130,8 @@ static void test_lstm_layout_1_is_transposed(void **state) {
   tb_tensor *l0[3], *l1[3];
   run_seq("bidirectional", 0, xs, NULL, l0);
   run_seq("bidirectional", 1, xt, NULL, l1);
-  rt_assert_shape(l1[0], 4, (const int64_t[]){BATCH, SEQ, 2, HID});
-  rt_assert_shape(l1[1], 3, (const int64_t[]){BATCH, 2, HID});
+  toh_assert_shape(l1[0], 4, (const int64_t[]){BATCH, SEQ, 2, HID});
+  toh_assert_shape(l1[1], 3, (const int64_t[]){BATCH, 2, HID});
   for (int s = 0; s < SEQ; s++)
     for (int d = 0; d < 2; d++)
       for (int b = 0; b < BATCH; b++)
@@ -143,8 +143,8 @@ static void test_lstm_layout_1_is_transposed(void **state) {
         assert_float_equal(rt_at(l1[1], (b * 2 + d) * HID + h), rt_at(l0[1], (d * BATCH + b) * HID + h), 1e-7);
         assert_float_equal(rt_at(l1[2], (b * 2 + d) * HID + h), rt_at(l0[2], (d * BATCH + b) * HID + h), 1e-7);
       }
-  rt_free_outs(l0, 3);
-  rt_free_outs(l1, 3);
+  toh_free_outs(l0, 3);
+  toh_free_outs(l1, 3);
 }
 
 static void test_lstm_sequence_lens(void **state) {
@@ -171,52 +171,52 @@ static void test_lstm_sequence_lens(void **state) {
     assert_float_equal(rt_at(cut[1], (1 * BATCH + 1) * HID + h), rt_at(cut[0], ((0 * 2 + 1) * BATCH + 1) * HID + h), 1e-7);
   }
   assert_true(fabs(rt_at(cut[1], (1 * BATCH + 1) * HID) - rt_at(full[1], (1 * BATCH + 1) * HID)) > 1e-4);
-  rt_free_outs(full, 3);
-  rt_free_outs(cut, 3);
+  toh_free_outs(full, 3);
+  toh_free_outs(cut, 3);
 }
 
 static void test_lstm_only_y_h(void **state) {
   (void)state;
   fill_data();
-  rt_node t;
-  rt_begin(&t);
-  rt_add(&t, "LSTM", 7, 3, 0, 2, 1u << 0, NULL, 0); /* outputs ("", Y_h) */
-  rt_in in[3] = {{TB_DTYPE_F32, 3, {SEQ, BATCH, IN}, xs},
+  toh t;
+  toh_begin(&t, NULL);
+  toh_add(&t, "LSTM", 7, 3, 0, 2, 1u << 0, NULL, 0); /* outputs ("", Y_h) */
+  toh_in in[3] = {{TB_DTYPE_F32, 3, {SEQ, BATCH, IN}, xs},
                  {TB_DTYPE_F32, 3, {1, G * HID, IN}, ws[0]},
                  {TB_DTYPE_F32, 3, {1, G * HID, HID}, rs[0]}};
   tb_tensor *outs[2];
-  TB_ASSERT_OK(rt_run(&t, in, outs));
+  TB_ASSERT_OK(toh_run(&t, in, outs));
   assert_null(outs[0]);
-  rt_assert_shape(outs[1], 3, (const int64_t[]){1, BATCH, HID});
-  rt_free_outs(outs, 2);
-  rt_teardown(&t);
+  toh_assert_shape(outs[1], 3, (const int64_t[]){1, BATCH, HID});
+  toh_free_outs(outs, 2);
+  toh_teardown(&t);
 }
 
 static void test_lstm_infer_shapes(void **state) {
   (void)state;
-  rt_node t;
-  tb_attr attrs[] = {RT_STR("direction", "bidirectional"), RT_INT("layout", 1), RT_INT("hidden_size", 4)};
-  rt_setup(&t, "LSTM", 14, 3, 0, 3, attrs, 3);
-  tb_value_type x = rt_type(TB_DTYPE_F32, 3, (const int64_t[]){3, -1, 2});
+  toh t;
+  tb_attr attrs[] = {TOH_STR("direction", "bidirectional"), TOH_INT("layout", 1), TOH_INT("hidden_size", 4)};
+  toh_setup(&t, "LSTM", 14, 3, 0, 3, attrs, 3);
+  tb_value_type x = toh_type(TB_DTYPE_F32, 3, (const int64_t[]){3, -1, 2});
   x.dims[1].symbol = 7;
-  tb_value_type w = rt_type(TB_DTYPE_F32, SIZE_MAX, NULL), r = rt_type(TB_DTYPE_F32, 3, (const int64_t[]){2, 16, 4});
+  tb_value_type w = toh_type(TB_DTYPE_F32, SIZE_MAX, NULL), r = toh_type(TB_DTYPE_F32, 3, (const int64_t[]){2, 16, 4});
   const tb_value_type *in[3] = {&x, &w, &r};
   tb_value_type out[3];
-  TB_ASSERT_OK(rt_infer(&t, in, out));
-  rt_assert_dims(&out[0], TB_DTYPE_F32, 4, (const int64_t[]){3, -1, 2, 4});
+  TB_ASSERT_OK(toh_infer(&t, in, out));
+  toh_assert_type(&out[0], TB_DTYPE_F32, 4, (const int64_t[]){3, -1, 2, 4});
   assert_int_equal(out[0].dims[1].symbol, 7); /* the sequence symbol carries over */
-  rt_assert_dims(&out[1], TB_DTYPE_F32, 3, (const int64_t[]){3, 2, 4});
-  rt_assert_dims(&out[2], TB_DTYPE_F32, 3, (const int64_t[]){3, 2, 4});
-  rt_teardown(&t);
+  toh_assert_type(&out[1], TB_DTYPE_F32, 3, (const int64_t[]){3, 2, 4});
+  toh_assert_type(&out[2], TB_DTYPE_F32, 3, (const int64_t[]){3, 2, 4});
+  toh_teardown(&t);
 
-  rt_setup(&t, "LSTM", 7, 3, 0, 2, NULL, 0); /* hidden size from W: 12 rows / 4 gates */
-  tb_value_type x0 = rt_type(TB_DTYPE_F64, 3, (const int64_t[]){5, 2, 6}), w0 = rt_type(TB_DTYPE_F64, 3, (const int64_t[]){1, 12, 6});
-  tb_value_type r0 = rt_type(TB_DTYPE_F64, SIZE_MAX, NULL);
+  toh_setup(&t, "LSTM", 7, 3, 0, 2, NULL, 0); /* hidden size from W: 12 rows / 4 gates */
+  tb_value_type x0 = toh_type(TB_DTYPE_F64, 3, (const int64_t[]){5, 2, 6}), w0 = toh_type(TB_DTYPE_F64, 3, (const int64_t[]){1, 12, 6});
+  tb_value_type r0 = toh_type(TB_DTYPE_F64, SIZE_MAX, NULL);
   const tb_value_type *in0[3] = {&x0, &w0, &r0};
-  TB_ASSERT_OK(rt_infer(&t, in0, out));
-  rt_assert_dims(&out[0], TB_DTYPE_F64, 4, (const int64_t[]){5, 1, 2, 3});
-  rt_assert_dims(&out[1], TB_DTYPE_F64, 3, (const int64_t[]){1, 2, 3});
-  rt_teardown(&t);
+  TB_ASSERT_OK(toh_infer(&t, in0, out));
+  toh_assert_type(&out[0], TB_DTYPE_F64, 4, (const int64_t[]){5, 1, 2, 3});
+  toh_assert_type(&out[1], TB_DTYPE_F64, 3, (const int64_t[]){1, 2, 3});
+  toh_teardown(&t);
 }
 
 int main(void) {

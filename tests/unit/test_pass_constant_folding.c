@@ -60,10 +60,8 @@ static void dynamic(tb_graph *g) {
 
 static void test_dynamic_shape_kept(void **state) {
   (void)state;
-  tb_ir_model *m = tbt_ir_model(13);
-  tb_graph *g = tb_graph_new(m, NULL, "g");
-  dynamic(g);
-  pt_ready(g);
+  tb_ir_model *m;
+  tb_graph *g = pt_ready_graph(13, dynamic, &m);
   tb_pass_stats st = pt_run_pass(g, "constant_folding");
   pt_assert_ops(g, "after:", "Shape,Reshape");
   assert_int_equal(st.changed, 0);
@@ -93,10 +91,8 @@ static void huge(tb_graph *g) {
 
 static void test_size_cap(void **state) {
   (void)state;
-  tb_ir_model *m = tbt_ir_model(13);
-  tb_graph *g = tb_graph_new(m, NULL, "g");
-  huge(g);
-  pt_ready(g);
+  tb_ir_model *m;
+  tb_graph *g = pt_ready_graph(13, huge, &m);
   tb_pass_stats st = pt_run_pass(g, "constant_folding");
   pt_assert_ops(g, "after:", "Expand,ReduceSum,Add,Add");
   assert_int_equal(st.changed, 2);
@@ -123,12 +119,7 @@ static void default_input(tb_graph *g) {
 
 static void test_default_input_kept(void **state) {
   (void)state;
-  pt_pair p = pt_build(13, default_input);
-  tb_pass_stats st = pt_run_pass(p.after, "constant_folding");
-  pt_assert_ops(p.after, "after:", "Add,Add");
-  assert_int_equal(st.changed, 0);
-  pt_compare(p.before, p.after, 8, 0.0);
-  pt_free(&p);
+  pt_assert_kept(13, default_input, "constant_folding", "Add,Add", 8);
 }
 
 int main(void) {

@@ -62,12 +62,7 @@ static void shared(tb_graph *g) {
 
 static void test_shared_output_kept(void **state) {
   (void)state;
-  pt_pair p = pt_build(13, shared);
-  tb_pass_stats st = pt_run_pass(p.after, "conv_bn_folding");
-  pt_assert_ops(p.after, "after:", "Conv,BatchNormalization");
-  assert_int_equal(st.changed, 0);
-  pt_compare(p.before, p.after, 32, 0.0);
-  pt_free(&p);
+  pt_assert_kept(13, shared, "conv_bn_folding", "Conv,BatchNormalization", 32);
 }
 
 int main(void) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/cuda/cuda_state.h"
 #include "backend/devmem_check.h"
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
@@ -16,14 +17,6 @@
 #define CUDA_ALIGNMENT 256
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 
-typedef struct cuda_state {
-  tb_cuda_api api;
-  void *lib;
-  tb_cu_device device;
-  tb_cu_context ctx;
-  tb_cu_stream stream;
-  char label[64]; /* "cuda:0" */
-} cuda_state;
 
 static tb_cu_deviceptr device_pointer(tb_devmem mem, size_t offset) {
   return (tb_cu_deviceptr)(uintptr_t)mem.handle + offset;
@@ -290,4 +283,10 @@ const tb_backend_ops tb_cuda_ops = {
     .synchronize = cuda_synchronize,
     .memory_info = cuda_memory_info,
     .host_pointer = cuda_host_pointer,
+    .event_create = tb_cuda_event_create,
+    .event_record = tb_cuda_event_record,
+    .event_synchronize = tb_cuda_event_synchronize,
+    .event_query = tb_cuda_event_query,
+    .event_elapsed_ms = tb_cuda_event_elapsed_ms,
+    .event_destroy = tb_cuda_event_destroy,
 };

@@ -8,17 +8,12 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_check.h"
+#include "backend/hip/hip_state.h"
 #include "core/error.h"
 #include "discover/amd_hip_api.h"
 
 #define HIP_ALIGNMENT 256
 
-typedef struct hip_state {
-  tb_hip_api api;
-  void *lib;
-  int device;
-  char label[64]; /* "rocm:0" */
-} hip_state;
 
 static void *device_pointer(tb_devmem mem, size_t offset) { return (unsigned char *)mem.handle + offset; }
 
@@ -273,4 +268,10 @@ const tb_backend_ops tb_hip_ops = {
     .synchronize = hip_synchronize,
     .memory_info = hip_memory_info,
     .host_pointer = hip_host_pointer,
+    .event_create = tb_hip_event_create,
+    .event_record = tb_hip_event_record,
+    .event_synchronize = tb_hip_event_synchronize,
+    .event_query = tb_hip_event_query,
+    .event_elapsed_ms = tb_hip_event_elapsed_ms,
+    .event_destroy = tb_hip_event_destroy,
 };

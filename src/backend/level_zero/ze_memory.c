@@ -11,6 +11,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_check.h"
+#include "backend/level_zero/ze_state.h"
 #include "core/error.h"
 #include "core/uuid.h"
 #include "discover/devlist.h"
@@ -22,17 +23,6 @@
 #define ZE_MAX_DRIVERS 16
 #define ZE_MAX_DEVICES 256
 
-typedef struct ze_state {
-  ze_api api;
-  void *lib;
-  void *driver, *device, *context, *list;
-  pthread_mutex_t lock; /* guards the command list */
-  uint64_t total;
-  bool total_known;
-  tb_ze_device sysman_key; /* bus id and tile of the device, to find it in Sysman */
-  char library[512];
-  char label[64]; /* "xpu:0" */
-} ze_state;
 
 static tb_status call_failed(const ze_state *s, const char *call, const char *what, uint32_t r) {
   tb_status status =
@@ -331,4 +321,9 @@ const tb_backend_ops tb_level_zero_ops = {
     .synchronize = ze_synchronize,
     .memory_info = ze_memory_info,
     .host_pointer = ze_host_pointer,
+    .event_create = tb_ze_event_create,
+    .event_record = tb_ze_event_record,
+    .event_synchronize = tb_ze_event_synchronize,
+    .event_query = tb_ze_event_query,
+    .event_destroy = tb_ze_event_destroy,
 };

@@ -38,8 +38,15 @@ typedef void (*tb_cl_context_notify)(const char *errinfo, const void *private_in
 /* clCreateBuffer */
 #define TB_CL_MEM_READ_WRITE (1u << 0)
 
+/* Events: clGetEventInfo, clGetEventProfilingInfo, clGetCommandQueueInfo */
+#define TB_CL_EVENT_COMMAND_EXECUTION_STATUS 0x11D3u
+#define TB_CL_COMPLETE 0
+#define TB_CL_PROFILING_COMMAND_END 0x1283u
+#define TB_CL_QUEUE_PROPERTIES 0x1093u
+#define TB_CL_QUEUE_PROFILING_ENABLE (1u << 1)
+
 /* Entry points: name, return type, arguments, optional (absent from old loaders: 1.1 has no
- * clEnqueueFillBuffer, 1.x none of the 2.0 queue call, and 3.0 loaders may drop the deprecated one). */
+ * clEnqueueFillBuffer nor clEnqueueMarkerWithWaitList (events then fail naming it), 1.x none of the 2.0 queue call, and 3.0 loaders may drop the deprecated one). */
 #define TB_CL_EXEC_SYMBOLS(X)                                                                                  \
   X(clCreateContext, tb_cl_context,                                                                            \
     (const tb_cl_context_properties *, tb_cl_uint, const tb_cl_device_id *, tb_cl_context_notify, void *, tb_cl_int *), false) \
@@ -60,7 +67,11 @@ typedef void (*tb_cl_context_notify)(const char *errinfo, const void *private_in
     (tb_cl_command_queue, tb_cl_mem, const void *, size_t, size_t, size_t, tb_cl_uint, const tb_cl_event *, tb_cl_event *), true) \
   X(clWaitForEvents, tb_cl_int, (tb_cl_uint, const tb_cl_event *), false)                                      \
   X(clReleaseEvent, tb_cl_int, (tb_cl_event), false)                                                           \
-  X(clFinish, tb_cl_int, (tb_cl_command_queue), false)
+  X(clFinish, tb_cl_int, (tb_cl_command_queue), false)                                                       \
+  X(clEnqueueMarkerWithWaitList, tb_cl_int, (tb_cl_command_queue, tb_cl_uint, const tb_cl_event *, tb_cl_event *), true) \
+  X(clGetEventInfo, tb_cl_int, (tb_cl_event, tb_cl_uint, size_t, void *, size_t *), true)                    \
+  X(clGetEventProfilingInfo, tb_cl_int, (tb_cl_event, tb_cl_uint, size_t, void *, size_t *), true)           \
+  X(clGetCommandQueueInfo, tb_cl_int, (tb_cl_command_queue, tb_cl_uint, size_t, void *, size_t *), true)
 
 typedef struct tb_cl_exec_api {
 #define TB_CL_EXEC_FIELD(name, ret, args, optional) ret(*name) args;

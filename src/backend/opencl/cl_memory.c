@@ -9,6 +9,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/opencl/cl_device.h"
+#include "backend/opencl/cl_event.h"
 #include "core/error.h"
 #include "discover/opencl_query.h"
 
@@ -233,4 +234,10 @@ const tb_backend_ops tb_opencl_ops = {
     .synchronize = cl_synchronize,
     .memory_info = cl_memory_info,
     .host_pointer = cl_host_pointer,
+    .event_create = tb_cl_event_create,
+    .event_record = tb_cl_event_record,
+    .event_synchronize = tb_cl_event_synchronize,
+    .event_query = tb_cl_event_query,
+    .event_elapsed_ms = tb_cl_event_elapsed_ms,
+    .event_destroy = tb_cl_event_destroy,
 };

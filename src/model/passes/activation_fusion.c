@@ -114,11 +114,8 @@ static tb_status fuse(tb_graph *g, int base, int add, int residual, int act, con
   }
   int node = tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &out, 1, attrs, n_attrs);
   free(attrs);
-  if (node < 0) return TB_ERR_OUT_OF_MEMORY;
-  tbp_kill(g, base);
-  if (add >= 0) tbp_kill(g, add);
-  if (act >= 0) tbp_kill(g, act);
-  g->values[out].producer = node;
+  const int replaced[3] = {base, add, act};
+  if (tbp_replace(g, node, replaced, 3, out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
   c->fused++;
   c->residual += add >= 0;
   c->absorbed += (add >= 0) + (act >= 0);

@@ -73,10 +73,8 @@ static tb_status fold_pair(tb_graph *g, int conv, int bn, bool *done) {
   int inputs[3] = {c->inputs[0], wv, bv};
   int out = b->outputs[0];
   int fused = tbp_add_node(g, c->name, "Conv", "", c->opset, inputs, 3, &out, 1, c->attrs, c->n_attrs);
-  if (fused < 0) return TB_ERR_OUT_OF_MEMORY;
-  tbp_kill(g, conv);
-  tbp_kill(g, bn);
-  g->values[out].producer = fused;
+  const int replaced[2] = {conv, bn};
+  if (tbp_replace(g, fused, replaced, 2, out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
   *done = true;
   return TB_OK;
 }

@@ -252,3 +252,35 @@ void tbp_append(char *buf, size_t cap, const char *fmt, ...) {
   vsnprintf(buf + len, cap - len, fmt, ap);
   va_end(ap);
 }
+
+tb_status tbp_replace(tb_graph *g, int node, const int *nodes, size_t n, int out) {
+  if (node < 0) return TB_ERR_OUT_OF_MEMORY;
+  for (size_t k = 0; k < n; k++)
+    if (nodes[k] >= 0) tbp_kill(g, nodes[k]);
+  g->values[out].producer = node;
+  return TB_OK;
+}
+
+tb_attr tbp_attr_int(const char *name, int64_t v) {
+  tb_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = name;
+  a.type = TB_ATTR_INT;
+  a.i = v;
+  return a;
+}
+
+tb_attr tbp_attr_float(const char *name, float v) {
+  tb_attr a = tbp_attr_int(name, 0);
+  a.type = TB_ATTR_FLOAT;
+  a.f = v;
+  return a;
+}
+
+tb_attr tbp_attr_string(const char *name, const char *s) {
+  tb_attr a = tbp_attr_int(name, 0);
+  a.type = TB_ATTR_STRING;
+  a.s = s;
+  a.s_len = strlen(s);
+  return a;
+}

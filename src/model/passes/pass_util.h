@@ -47,11 +47,19 @@ int tbp_other_input(const tb_graph *g, int node, int x);
 int tbp_new_const(tb_graph *g, const char *hint, tb_dtype dtype, size_t ndim, const int64_t *dims, void **data);
 /* Turn value v into a constant holding t (no producer any more). */
 void tbp_set_const(tb_graph *g, int v, tb_ir_tensor *t);
+/* Attributes for tbp_add_node (names and strings are borrowed, as tbp_add_node copies them). */
+tb_attr tbp_attr_int(const char *name, int64_t v);
+tb_attr tbp_attr_float(const char *name, float v);
+tb_attr tbp_attr_string(const char *name, const char *s);
 /* Append a node with the given opset; sets its outputs' producer. -1 on OOM. */
 int tbp_add_node(tb_graph *g, const char *name, const char *op_type, const char *domain, int opset, const int *inputs,
                  size_t n_inputs, const int *outputs, size_t n_outputs, const tb_attr *attrs, size_t n_attrs);
 /* Mark a node dead and forget it as its outputs' producer. */
 void tbp_kill(tb_graph *g, int node);
+/* The fused node `node` (from tbp_add_node; < 0: it failed) takes the place of the n nodes it replaces
+ * (entries < 0 skipped): they die and node becomes the producer of out again. TB_ERR_OUT_OF_MEMORY when
+ * node < 0. */
+tb_status tbp_replace(tb_graph *g, int node, const int *nodes, size_t n, int out);
 /* The default-domain opset of the graph's model (0 when unknown). */
 int tbp_opset(const tb_graph *g);
 /* Run `pass` on every subgraph of g's live nodes (sorting and compacting each one it changed), adding

@@ -95,21 +95,12 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     if (!tbp_is_op(g, (int)i, "Softmax")) continue;
     attn_match m;
     if (!match(g, (int)i, &m)) continue;
-    tb_attr attrs[2];
-    memset(attrs, 0, sizeof attrs);
-    attrs[0].name = "scale";
-    attrs[0].type = TB_ATTR_FLOAT;
-    attrs[0].f = m.scale;
-    attrs[1].name = "scale_divide";
-    attrs[1].type = TB_ATTR_INT;
-    attrs[1].i = m.divide;
+    tb_attr attrs[2] = {tbp_attr_float("scale", m.scale), tbp_attr_int("scale_divide", m.divide)};
     int inputs[4] = {m.q, m.k, m.v, m.mask};
     const char *name = g->nodes[i].name;
     int node = tbp_add_node(g, name, "Attention", "tb", tbp_opset(g), inputs, m.mask >= 0 ? 4 : 3, &m.out, 1, attrs,
                             m.has_scale ? 2 : 0);
-    if (node < 0) return TB_ERR_OUT_OF_MEMORY;
-    for (size_t k = 0; k < m.n; k++) tbp_kill(g, m.nodes[k]);
-    g->values[m.out].producer = node;
+    if (tbp_replace(g, node, m.nodes, m.n, m.out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
     found[0]++;
     found[1] += m.n - 1;
   }

@@ -138,22 +138,13 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     ln_match m;
     memset(&m, 0, sizeof m);
     if (!match(g, (int)i, &m)) continue;
-    tb_attr attrs[2];
-    memset(attrs, 0, sizeof attrs);
-    attrs[0].name = "axis";
-    attrs[0].type = TB_ATTR_INT;
-    attrs[0].i = -(int64_t)m.k;
-    attrs[1].name = "epsilon";
-    attrs[1].type = TB_ATTR_FLOAT;
-    attrs[1].f = m.eps;
+    tb_attr attrs[2] = {tbp_attr_int("axis", -(int64_t)m.k), tbp_attr_float("epsilon", m.eps)};
     int inputs[3] = {m.x, m.gamma, m.beta};
     bool onnx = opset >= 17;
     const char *name = g->nodes[m.nodes[m.n - 1]].name;
     int node = tbp_add_node(g, name, "LayerNormalization", onnx ? "" : "tb", opset, inputs, m.beta >= 0 ? 3 : 2, &m.out,
                             1, attrs, 2);
-    if (node < 0) return TB_ERR_OUT_OF_MEMORY;
-    for (size_t k = 0; k < m.n; k++) tbp_kill(g, m.nodes[k]);
-    g->values[m.out].producer = node;
+    if (tbp_replace(g, node, m.nodes, m.n, m.out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
     found[0]++;
     found[1] += m.n - 1;
   }

@@ -22,19 +22,25 @@ static tb_status check_axis_param(tb_infer_ctx *ctx, size_t input, const tb_valu
   return TB_OK;
 }
 
+/* The scale (input 1) and the zero point (input 2, when given) fit x's axis; the output is x's shape in
+ * dtype `out`. */
+static tb_status q_infer_out(tb_infer_ctx *ctx, bool has_zp, tb_dtype out) {
+  const tb_value_type *x = nn_ranked(ctx, 0);
+  tb_status st = check_axis_param(ctx, 1, x);
+  if (st == TB_OK && has_zp) st = check_axis_param(ctx, 2, x);
+  if (st != TB_OK) return st;
+  tb_infer_same(ctx->in[0], &ctx->out[0]);
+  ctx->out[0].dtype = out;
+  return TB_OK;
+}
+
 static tb_status quantize_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, NN_FLOATS | TB_DTYPE_BIT(TB_DTYPE_I32));
   if (st == TB_OK) st = tb_infer_require(ctx, 1, NN_FLOATS);
   bool has_zp = ctx->n_inputs > 2 && ctx->in[2];
   if (st == TB_OK && has_zp) st = tb_infer_require(ctx, 2, Q8);
   if (st != TB_OK) return st;
-  const tb_value_type *x = nn_ranked(ctx, 0);
-  st = check_axis_param(ctx, 1, x);
-  if (st == TB_OK && has_zp) st = check_axis_param(ctx, 2, x);
-  if (st != TB_OK) return st;
-  tb_infer_same(ctx->in[0], &ctx->out[0]);
-  ctx->out[0].dtype = has_zp ? ctx->in[2]->dtype : TB_DTYPE_U8;
-  return TB_OK;
+  return q_infer_out(ctx, has_zp, has_zp ? ctx->in[2]->dtype : TB_DTYPE_U8);
 }
 
 static tb_status dequantize_infer(tb_infer_ctx *ctx) {
@@ -43,13 +49,7 @@ static tb_status dequantize_infer(tb_infer_ctx *ctx) {
   bool has_zp = ctx->n_inputs > 2 && ctx->in[2];
   if (st == TB_OK && has_zp) st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st != TB_OK) return st;
-  const tb_value_type *x = nn_ranked(ctx, 0);
-  st = check_axis_param(ctx, 1, x);
-  if (st == TB_OK && has_zp) st = check_axis_param(ctx, 2, x);
-  if (st != TB_OK) return st;
-  tb_infer_same(ctx->in[0], &ctx->out[0]);
-  ctx->out[0].dtype = ctx->in[1]->dtype;
-  return TB_OK;
+  return q_infer_out(ctx, has_zp, ctx->in[1]->dtype);
 }
 
 static tb_status matmul_q_infer(tb_infer_ctx *ctx, size_t a_in, size_t b_in, tb_dtype out_dtype) {

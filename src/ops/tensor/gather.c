@@ -4,14 +4,24 @@
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
-static tb_status gather_infer(tb_infer_ctx *ctx) {
+/* Gather's and GatherElements' common start: data of any type, int32/int64 indices, the "axis"
+ * attribute, and the ranked types of both (NULL when unranked). */
+static tb_status indexed_begin(tb_infer_ctx *ctx, int64_t *axis, const tb_value_type **data, const tb_value_type **idx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
-  tb_dtype dt = ctx->in[0]->dtype;
+  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis)) != TB_OK) return st;
+  *data = tt_ranked(ctx, 0);
+  *idx = tt_ranked(ctx, 1);
+  return TB_OK;
+}
+
+static tb_status gather_infer(tb_infer_ctx *ctx) {
   int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
-  const tb_value_type *data = tt_ranked(ctx, 0), *idx = tt_ranked(ctx, 1);
+  const tb_value_type *data, *idx;
+  tb_status st = indexed_begin(ctx, &axis, &data, &idx);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
   if (!data || !idx) {
     tt_out_unranked(ctx, 0, dt);
     return TB_OK;
@@ -35,13 +45,11 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
 const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer};
 
 static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
-  tb_status st = tb_infer_require(ctx, 0, 0);
-  if (st != TB_OK) return st;
-  if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
-  tb_dtype dt = ctx->in[0]->dtype;
   int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
-  const tb_value_type *data = tt_ranked(ctx, 0), *idx = tt_ranked(ctx, 1);
+  const tb_value_type *data, *idx;
+  tb_status st = indexed_begin(ctx, &axis, &data, &idx);
+  if (st != TB_OK) return st;
+  tb_dtype dt = ctx->in[0]->dtype;
   if (!idx) {
     tt_out_unranked(ctx, 0, dt);
     return TB_OK;

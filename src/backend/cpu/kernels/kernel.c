@@ -1,4 +1,5 @@
-/* Kernel context helpers: allocating (or checking) a kernel's output, and errors naming the node. */
+/* Kernel context helpers: allocating (or checking) a kernel's output, errors naming the node, and the
+ * row-major multi-index step the kernels iterate with. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,12 +8,11 @@
 #include "tensor/tensor_impl.h"
 
 tb_status tb_kernel_error(const tb_kernel_ctx *ctx, tb_status status, const char *fmt, ...) {
-  char label[200], msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tb_status st = tb_node_verror(ctx->graph, ctx->node, status, fmt, ap);
   va_end(ap);
-  return tb_error(status, "%s: %s", tb_node_label(ctx->graph, ctx->node, label, sizeof label), msg);
+  return st;
 }
 
 tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape,
@@ -37,4 +37,12 @@ tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t 
   }
   if (out) *out = t;
   return TB_OK;
+}
+
+bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx) {
+  for (size_t k = ndim; k-- > 0;) {
+    if (++idx[k] < shape[k]) return true;
+    idx[k] = 0;
+  }
+  return false;
 }

@@ -38,6 +38,8 @@ struct tb_kernel_ctx {
  * shape is TB_ERR_INTERNAL. */
 tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape,
                            tb_tensor **out);
+/* Advance a multi-index over shape (row-major); false after the last one. */
+bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */
 tb_status tb_kernel_error(const tb_kernel_ctx *ctx, tb_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

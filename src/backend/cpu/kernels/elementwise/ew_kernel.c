@@ -195,6 +195,16 @@ tb_status tb_ew_map(tb_kernel_ctx *ctx, const tb_ew_call *call) {
   return st;
 }
 
+tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *shape) {
+  size_t ndim;
+  tb_status st = tb_ew_legacy_shape(ctx, &ndim, shape);
+  if (st == TB_OK && ndim > 0) {
+    call->in_ndim[1] = ndim;
+    call->in_shape[1] = shape;
+  }
+  return st;
+}
+
 tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape) {
   *ndim = 0;
   if (ctx->node->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
@@ -235,13 +245,8 @@ tb_status tb_ew_simple(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, size_t
     if (call.in[k]) call.in_compute[k] = tb_ew_compute_dtype(tb_tensor_dtype(call.in[k]));
   }
   int64_t legacy[TB_MAX_DIMS];
-  size_t legacy_ndim;
-  tb_status st = tb_ew_legacy_shape(ctx, &legacy_ndim, legacy);
+  tb_status st = tb_ew_use_legacy_shape(ctx, &call, legacy);
   if (st != TB_OK) return st;
-  if (legacy_ndim > 0) {
-    call.in_ndim[1] = legacy_ndim;
-    call.in_shape[1] = legacy;
-  }
   call.out_dtype = out_dtype;
   call.out_compute = out_compute;
   call.params = params;

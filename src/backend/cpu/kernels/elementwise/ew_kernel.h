@@ -84,6 +84,9 @@ tb_status tb_ew_simple(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, size_t
  * `axis` of A; sets *ndim/shape to B's shape with the trailing 1s that make numpy's rule do the same.
  * Leaves *ndim 0 and returns TB_OK when the node uses numpy broadcasting. */
 tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape);
+/* tb_ew_legacy_shape applied to call: input 1 seen with the legacy shape, kept in `shape` (the caller's
+ * TB_MAX_DIMS entries, alive until the call is mapped). */
+tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *shape);
 
 /* Whether the node has output i (an omitted optional output has none). */
 bool tb_ew_has_output(const tb_kernel_ctx *ctx, size_t i);

@@ -42,13 +42,8 @@ static tb_status run_pow(tb_kernel_ctx *ctx) {
   call.in[1] = expo;
   call.in_compute[0] = call.in_compute[1] = compute;
   int64_t legacy[TB_MAX_DIMS];
-  size_t legacy_ndim;
-  tb_status st = tb_ew_legacy_shape(ctx, &legacy_ndim, legacy);
+  tb_status st = tb_ew_use_legacy_shape(ctx, &call, legacy);
   if (st != TB_OK) return st;
-  if (legacy_ndim > 0) {
-    call.in_ndim[1] = legacy_ndim;
-    call.in_shape[1] = legacy;
-  }
   call.out_dtype = bt;
   call.out_compute = compute;
   return tb_ew_map(ctx, &call);

@@ -113,7 +113,7 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
     do {
       attend(&a, a.q.dtype, bidx, s, yb);
       yb += per;
-    } while (nn_next_index(a.nb, a.batch, bidx));
+    } while (tb_kernel_next_index(a.nb, a.batch, bidx));
   }
   if (st == TB_OK) st = nn_store(ctx, 0, a.q.dtype, a.nb + 2, shape, y);
   free(y);

@@ -59,7 +59,7 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
       prod *= in[i].data[off];
     }
     y[s / sum_space] += prod;
-    nn_next_index(n_loop, extent, pos);
+    tb_kernel_next_index(n_loop, extent, pos);
   }
   st = nn_store(ctx, 0, in[0].dtype, e.out_rank, out_shape, y);
 done:

@@ -44,7 +44,7 @@ tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double
         for (int64_t q = 0; q < k; q++) s += pa[i * k + q] * pb[q * n + j];
         py[i * n + j] = s;
       }
-    nn_next_index(nb, batch, idx);
+    tb_kernel_next_index(nb, batch, idx);
   }
   *out = y;
   return TB_OK;

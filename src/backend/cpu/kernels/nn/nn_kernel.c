@@ -104,11 +104,3 @@ int64_t nn_bcast_offset(size_t ndim, const int64_t *idx, size_t in_ndim, const i
   }
   return off;
 }
-
-bool nn_next_index(size_t ndim, const int64_t *shape, int64_t *idx) {
-  for (size_t k = ndim; k-- > 0;) {
-    if (++idx[k] < shape[k]) return true;
-    idx[k] = 0;
-  }
-  return false;
-}

@@ -41,7 +41,5 @@ int64_t nn_bcast_offset(size_t ndim, const int64_t *idx, size_t in_ndim, const i
  * out_shape[*out_ndim]; shared by MatMul, MatMulInteger and QLinearMatMul. */
 tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double **out, size_t *out_ndim,
                     int64_t *out_shape);
-/* Advance a multi-index over shape (row-major); false after the last one. */
-bool nn_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 
 #endif

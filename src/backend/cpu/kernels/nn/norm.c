@@ -127,7 +127,7 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
     mean[o] = m;
     inv[o] = 1.0 / sqrt(var + (double)eps);
     int64_t idx[TB_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < inner; i++, nn_next_index(norm_ndim, norm_shape, idx)) {
+    for (int64_t i = 0; i < inner; i++, tb_kernel_next_index(norm_ndim, norm_shape, idx)) {
       double v = (px[i] - m) * inv[o] * scale.data[nn_bcast_offset(norm_ndim, idx, scale.ndim, scale.shape)];
       if (bias.data) v += bias.data[nn_bcast_offset(norm_ndim, idx, bias.ndim, bias.shape)];
       y[o * inner + i] = v;

@@ -56,11 +56,11 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
   for (int64_t pl = 0; total > 0 && pl < planes; pl++) {
     const double *px = x.data + pl * in_plane;
     int64_t o[TB_MAX_DIMS] = {0};
-    for (int64_t op = 0; op < out_plane; op++, nn_next_index(n, out_shape + 2, o), py++) {
+    for (int64_t op = 0; op < out_plane; op++, tb_kernel_next_index(n, out_shape + 2, o), py++) {
       double acc = kind == POOL_MAX ? -INFINITY : 0.0;
       int64_t best = -1, count_in = 0, count_pad = 0;
       int64_t k[TB_MAX_DIMS] = {0};
-      for (int64_t kp = 0; kp < taps; kp++, nn_next_index(n, w.kernel, k)) {
+      for (int64_t kp = 0; kp < taps; kp++, tb_kernel_next_index(n, w.kernel, k)) {
         int64_t off = 0, col = 0, col_stride = 1;
         bool inside = true, in_padded = true;
         for (size_t i = 0; i < n; i++) {

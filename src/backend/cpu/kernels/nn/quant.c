@@ -7,6 +7,7 @@
  * requantizes with the float32 multiplier a_scale * b_scale / y_scale (as ONNX Runtime does). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
 /* For each element of x: the index into a scale / zero-point parameter of p_numel values (1: per tensor;
@@ -37,58 +38,67 @@ static tb_status q_axis_for(tb_kernel_ctx *ctx, const nn_buf *x, const nn_buf *p
 
 static int64_t q_index(const q_axis *qa, int64_t e) { return qa->per_axis ? (e / qa->inner) % qa->len : 0; }
 
-static tb_status quantize_run(tb_kernel_ctx *ctx) {
-  nn_buf x = {0}, scale = {0}, zp = {0};
-  double *y = NULL;
-  tb_status st = nn_load(ctx, 0, false, &x);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &zp);
+/* The inputs of QuantizeLinear and DequantizeLinear (x, scale, optional zero point), their axes, and the
+ * output buffer y of x's size. */
+typedef struct q_io {
+  nn_buf x, scale, zp;
   q_axis qs, qz;
-  if (st == TB_OK) st = q_axis_for(ctx, &x, &scale, &qs);
-  if (st == TB_OK) st = q_axis_for(ctx, &x, &zp, &qz);
-  if (st == TB_OK) st = nn_alloc(ctx, x.numel, &y);
-  if (st != TB_OK) goto done;
-  tb_dtype out = zp.data ? zp.dtype : TB_DTYPE_U8;
-  double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
-  for (int64_t e = 0; e < x.numel; e++) {
-    double s = scale.data[q_index(&qs, e)], z = zp.data ? zp.data[q_index(&qz, e)] : 0;
-    double q = x.dtype == TB_DTYPE_F32 && scale.dtype == TB_DTYPE_F32 ? (double)rintf((float)x.data[e] / (float)s)
-                                                                       : rint(x.data[e] / s);
-    q += z;
-    y[e] = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q; /* NaN: ONNX leaves it undefined; 0 here */
-  }
-  st = nn_store(ctx, 0, out, x.ndim, x.shape, y);
-done:
-  free(y);
-  nn_buf_free(&x);
-  nn_buf_free(&scale);
-  nn_buf_free(&zp);
+  double *y;
+} q_io;
+
+static tb_status q_begin(tb_kernel_ctx *ctx, q_io *q) {
+  memset(q, 0, sizeof *q);
+  tb_status st = nn_load(ctx, 0, false, &q->x);
+  if (st == TB_OK) st = nn_load(ctx, 1, false, &q->scale);
+  if (st == TB_OK) st = nn_load(ctx, 2, true, &q->zp);
+  if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->scale, &q->qs);
+  if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->zp, &q->qz);
+  if (st == TB_OK) st = nn_alloc(ctx, q->x.numel, &q->y);
   return st;
 }
 
-static tb_status dequantize_run(tb_kernel_ctx *ctx) {
-  nn_buf x = {0}, scale = {0}, zp = {0};
-  double *y = NULL;
-  tb_status st = nn_load(ctx, 0, false, &x);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &zp);
-  q_axis qs, qz;
-  if (st == TB_OK) st = q_axis_for(ctx, &x, &scale, &qs);
-  if (st == TB_OK) st = q_axis_for(ctx, &x, &zp, &qz);
-  if (st == TB_OK) st = nn_alloc(ctx, x.numel, &y);
-  if (st != TB_OK) goto done;
-  for (int64_t e = 0; e < x.numel; e++) {
-    double s = scale.data[q_index(&qs, e)], z = zp.data ? zp.data[q_index(&qz, e)] : 0;
-    double d = x.data[e] - z; /* exact: integers below 2^33 */
-    y[e] = scale.dtype == TB_DTYPE_F32 ? (double)((float)d * (float)s) : d * s;
-  }
-  st = nn_store(ctx, 0, scale.dtype, x.ndim, x.shape, y);
-done:
-  free(y);
-  nn_buf_free(&x);
-  nn_buf_free(&scale);
-  nn_buf_free(&zp);
+/* The scale and zero point (0 when absent) for element e of x. */
+static void q_params(const q_io *q, int64_t e, double *s, double *z) {
+  *s = q->scale.data[q_index(&q->qs, e)];
+  *z = q->zp.data ? q->zp.data[q_index(&q->qz, e)] : 0;
+}
+
+static tb_status q_end(q_io *q, tb_status st) {
+  free(q->y);
+  nn_buf_free(&q->x);
+  nn_buf_free(&q->scale);
+  nn_buf_free(&q->zp);
   return st;
+}
+
+static tb_status quantize_run(tb_kernel_ctx *ctx) {
+  q_io q;
+  tb_status st = q_begin(ctx, &q);
+  if (st != TB_OK) return q_end(&q, st);
+  tb_dtype out = q.zp.data ? q.zp.dtype : TB_DTYPE_U8;
+  double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
+  for (int64_t e = 0; e < q.x.numel; e++) {
+    double s, z;
+    q_params(&q, e, &s, &z);
+    double v = q.x.dtype == TB_DTYPE_F32 && q.scale.dtype == TB_DTYPE_F32 ? (double)rintf((float)q.x.data[e] / (float)s)
+                                                                         : rint(q.x.data[e] / s);
+    v += z;
+    q.y[e] = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v; /* NaN: ONNX leaves it undefined; 0 here */
+  }
+  return q_end(&q, nn_store(ctx, 0, out, q.x.ndim, q.x.shape, q.y));
+}
+
+static tb_status dequantize_run(tb_kernel_ctx *ctx) {
+  q_io q;
+  tb_status st = q_begin(ctx, &q);
+  if (st != TB_OK) return q_end(&q, st);
+  for (int64_t e = 0; e < q.x.numel; e++) {
+    double s, z;
+    q_params(&q, e, &s, &z);
+    double d = q.x.data[e] - z; /* exact: integers below 2^33 */
+    q.y[e] = q.scale.dtype == TB_DTYPE_F32 ? (double)((float)d * (float)s) : d * s;
+  }
+  return q_end(&q, nn_store(ctx, 0, q.scale.dtype, q.x.ndim, q.x.shape, q.y));
 }
 
 /* Subtract a zero point that is a scalar, or 1-D per row of a (rows: axis -2) / per column of b (axis -1). */

@@ -46,7 +46,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
   if (kind == R_MIN) init = INFINITY;
   for (int64_t o = 0; o < total; o++) y[o] = init;
   int64_t idx[TB_MAX_DIMS] = {0};
-  for (int64_t e = 0; e < x.numel; e++, nn_next_index(x.ndim, x.shape, idx)) {
+  for (int64_t e = 0; e < x.numel; e++, tb_kernel_next_index(x.ndim, x.shape, idx)) {
     int64_t o = 0;
     for (size_t i = 0; i < x.ndim; i++) o = o * red_shape[i] + (ax.reduce[i] ? 0 : idx[i]);
     double v = x.data[e];

@@ -5,10 +5,9 @@
 static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   int64_t b;
   const char *mode = "DCR";
   if ((st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 1, &b)) != TB_OK) return st;

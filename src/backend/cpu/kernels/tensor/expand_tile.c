@@ -5,10 +5,9 @@
 static tb_status run_expand(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   size_t n = tb_tensor_ndim(outs[0]), in_ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
   tk_strides(in_ndim, tb_tensor_shape(x), in_strides);
@@ -28,10 +27,9 @@ const tb_cpu_kernel tb_kernel_expand = {"", "Expand", 0, 0, NULL, run_expand};
 static tb_status run_tile(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   size_t n = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *in = tb_tensor_shape(x), *out = tb_tensor_shape(outs[0]);
   unsigned char *dst = tk_data(outs[0]);
@@ -48,10 +46,7 @@ static tb_status run_tile(tb_kernel_ctx *ctx) {
     int64_t off = 0;
     for (size_t d = 0; d + 1 < n; d++) off += (idx[d] % in[d]) * in_strides[d];
     for (int64_t k = 0; k < reps; k++, dst += row) memcpy(dst, src + (size_t)off * elem, row);
-    for (size_t d = n - 1; d-- > 0;) {
-      if (++idx[d] < out[d]) break;
-      idx[d] = 0;
-    }
+    tb_kernel_next_index(n - 1, out, idx);
   }
   return TB_OK;
 }

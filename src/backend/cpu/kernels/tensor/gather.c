@@ -14,24 +14,36 @@ tb_status tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, siz
   return TB_OK;
 }
 
+/* Data and indices on the host and the output allocated from inference; *dst its first byte. */
+static tb_status gather_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const unsigned char **src,
+                              const unsigned char **ip, unsigned char **dst) {
+  const tb_tensor *in[2];
+  const unsigned char *data[2];
+  tb_tensor *outs[1] = {NULL};
+  tb_status st = tk_begin(ctx, 2, in, data, outs);
+  if (st != TB_OK) return st;
+  *x = in[0];
+  *ind = in[1];
+  *src = data[0];
+  *ip = data[1];
+  *dst = tk_data(outs[0]);
+  return TB_OK;
+}
+
 static tb_status run_gather(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
   const unsigned char *src, *ip;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st == TB_OK) st = tk_input(ctx, 1, &ind, &ip);
+  unsigned char *dst;
+  tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
   int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  if (axis < 0) axis += (int64_t)rank;
+  if ((st = tk_axis(ctx, rank, &axis)) != TB_OK) return st;
   const int64_t *shape = tb_tensor_shape(x);
   int64_t outer = 1, inner = 1, dim = shape[axis], n = tb_tensor_numel(ind);
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
   for (size_t d = (size_t)axis + 1; d < rank; d++) inner *= shape[d];
   size_t block = (size_t)inner * elem;
-  unsigned char *dst = tk_data(outs[0]);
   tb_dtype it = tb_tensor_dtype(ind);
   for (int64_t j = 0; j < n; j++) {
     int64_t idx = 0;
@@ -48,34 +60,17 @@ const tb_cpu_kernel tb_kernel_gather = {"", "Gather", 0, 0, NULL, run_gather};
 static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
   const unsigned char *src, *ip;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st == TB_OK) st = tk_input(ctx, 1, &ind, &ip);
+  unsigned char *dst;
+  tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
-  size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  if (axis < 0) axis += (int64_t)rank;
-  const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind);
-  for (size_t d = 0; d < rank; d++)
-    if (d != (size_t)axis && ishape[d] > shape[d])
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
-                             (long long)ishape[d], d, (long long)shape[d]);
-  int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(ind);
-  tk_strides(rank, shape, strides);
-  unsigned char *dst = tk_data(outs[0]);
-  tb_dtype it = tb_tensor_dtype(ind);
-  for (int64_t j = 0; j < n; j++) {
-    int64_t v = 0;
-    if ((st = tk_check_index(ctx, tk_int_at(ip, it, j), shape[axis], (size_t)axis, j, &v)) != TB_OK) return st;
-    int64_t off = 0;
-    for (size_t d = 0; d < rank; d++) off += (d == (size_t)axis ? v : idx[d]) * strides[d];
+  int64_t axis, off;
+  size_t elem = tb_dtype_size(tb_tensor_dtype(x));
+  tk_elements w;
+  if ((st = tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
+  if ((st = tk_elements_begin(ctx, &w, x, ind, ip, NULL, (size_t)axis)) != TB_OK) return st;
+  for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
+    if ((st = tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
     memcpy(dst + (size_t)j * elem, src + (size_t)off * elem, elem);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < ishape[d]) break;
-      idx[d] = 0;
-    }
   }
   return TB_OK;
 }
@@ -85,11 +80,9 @@ const tb_cpu_kernel tb_kernel_gather_elements = {"", "GatherElements", 0, 0, NUL
 static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
   const unsigned char *src, *ip;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st == TB_OK) st = tk_input(ctx, 1, &ind, &ip);
+  unsigned char *dst;
+  tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
   int64_t b = 0;
   if (ctx->node->opset >= 12 && (st = tb_attr_int(ctx->graph, ctx->node, "batch_dims", 0, &b)) != TB_OK) return st;
   size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
@@ -102,7 +95,6 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   int64_t strides[TB_MAX_DIMS];
   tk_strides(r, shape, strides);
   tb_dtype it = tb_tensor_dtype(ind);
-  unsigned char *dst = tk_data(outs[0]);
   size_t block = (size_t)slice * elem;
   for (int64_t bi = 0; bi < batch; bi++) {
     for (int64_t t = 0; t < tuples; t++) {

@@ -34,10 +34,7 @@ static tb_status run_nonzero(tb_kernel_ctx *ctx) {
       for (size_t d = 0; d < rank; d++) memcpy(dst + (size_t)(d * (size_t)count + (size_t)at) * 8, &idx[d], 8);
       at++;
     }
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < tb_tensor_shape(x)[d]) break;
-      idx[d] = 0;
-    }
+    tb_kernel_next_index(rank, tb_tensor_shape(x), idx);
   }
   return TB_OK;
 }

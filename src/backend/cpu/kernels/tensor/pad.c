@@ -19,10 +19,9 @@ static int64_t source(int64_t c, int64_t dim, int mode) {
 static tb_status run_pad(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   tb_dtype dt = tb_tensor_dtype(x);
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
@@ -63,10 +62,7 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
         off += s * strides[d];
     }
     memcpy(dst, constant ? value : src + (size_t)off * elem, elem);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < out[d]) break;
-      idx[d] = 0;
-    }
+    tb_kernel_next_index(rank, out, idx);
   }
   return TB_OK;
 }

@@ -6,10 +6,9 @@
 static tb_status run_same_bytes(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   if (tb_tensor_nbytes(outs[0]) != tb_tensor_nbytes(x))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output has %zu bytes, input %zu", tb_tensor_nbytes(outs[0]),
                            tb_tensor_nbytes(x));

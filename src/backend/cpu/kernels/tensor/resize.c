@@ -183,10 +183,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
       }
       store(dst, dt, sum);
     }
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < out[d]) break;
-      idx[d] = 0;
-    }
+    tb_kernel_next_index(rank, out, idx);
   }
   free(all);
   return TB_OK;

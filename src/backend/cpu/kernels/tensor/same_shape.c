@@ -5,10 +5,9 @@
 static tb_status run_trilu(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   int64_t upper, k = 0;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "upper", 1, &upper)) != TB_OK) return st;
   if (tk_has(ctx, 1)) {
@@ -40,10 +39,9 @@ const tb_cpu_kernel tb_kernel_trilu = {"", "Trilu", 0, 0, NULL, run_trilu};
 static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   int64_t exclusive, reverse, axis[1];
   size_t n;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "exclusive", 0, &exclusive)) != TB_OK) return st;
@@ -134,10 +132,7 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
     int64_t from = t < len ? len - 1 - t : t;
     int64_t off = (int64_t)j + (from - t) * strides[time_axis];
     memcpy(dst, src + (size_t)off * elem, elem);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
+    tb_kernel_next_index(rank, shape, idx);
   }
   return TB_OK;
 }

@@ -72,15 +72,18 @@ static tb_status reduction_of(tb_kernel_ctx *ctx, int *red) {
 /* Inputs data, indices, updates; the output starts as a copy of data. */
 static tb_status scatter_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const tb_tensor **upd,
                                const unsigned char **ip, const unsigned char **up, unsigned char **dst) {
-  const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, x, &src);
-  if (st == TB_OK) st = tk_input(ctx, 1, ind, ip);
-  if (st == TB_OK) st = tk_input(ctx, 2, upd, up);
-  if (st != TB_OK) return st;
+  const tb_tensor *in[3];
+  const unsigned char *data[3];
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 3, in, data, outs);
+  if (st != TB_OK) return st;
+  *x = in[0];
+  *ind = in[1];
+  *upd = in[2];
+  *ip = data[1];
+  *up = data[2];
   *dst = tk_data(outs[0]);
-  if (tb_tensor_nbytes(*x) && *dst != src) memmove(*dst, src, tb_tensor_nbytes(*x));
+  if (tb_tensor_nbytes(*x) && *dst != data[0]) memmove(*dst, data[0], tb_tensor_nbytes(*x));
   return TB_OK;
 }
 
@@ -92,32 +95,15 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   tb_status st = reduction_of(ctx, &red);
   if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
-  size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  if (axis < 0) axis += (int64_t)rank;
-  const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind);
-  for (size_t d = 0; d < rank; d++) {
-    if (tb_tensor_shape(upd)[d] != ishape[d])
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld on dim %zu where indices has %lld",
-                             (long long)tb_tensor_shape(upd)[d], d, (long long)ishape[d]);
-    if (d != (size_t)axis && ishape[d] > shape[d])
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
-                             (long long)ishape[d], d, (long long)shape[d]);
-  }
-  int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(ind);
-  tk_strides(rank, shape, strides);
-  tb_dtype it = tb_tensor_dtype(ind), dt = tb_tensor_dtype(x);
-  for (int64_t j = 0; j < n; j++) {
-    int64_t v;
-    if ((st = tk_check_index(ctx, tk_int_at(ip, it, j), shape[axis], (size_t)axis, j, &v)) != TB_OK) return st;
-    int64_t off = 0;
-    for (size_t d = 0; d < rank; d++) off += (d == (size_t)axis ? v : idx[d]) * strides[d];
+  int64_t axis, off;
+  tb_dtype dt = tb_tensor_dtype(x);
+  size_t elem = tb_dtype_size(dt);
+  tk_elements w;
+  if ((st = tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
+  if ((st = tk_elements_begin(ctx, &w, x, ind, ip, upd, (size_t)axis)) != TB_OK) return st;
+  for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
+    if ((st = tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
     reduce_one(dst + (size_t)off * elem, up + (size_t)j * elem, dt, red);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < ishape[d]) break;
-      idx[d] = 0;
-    }
   }
   return TB_OK;
 }

@@ -217,3 +217,48 @@ void tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, 
     }
   }
 }
+
+tb_status tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const unsigned char **data, tb_tensor **outs) {
+  for (size_t i = 0; i < n; i++) {
+    tb_status st = tk_input(ctx, i, &in[i], &data[i]);
+    if (st != TB_OK) return st;
+  }
+  return tk_infer_outputs(ctx, outs);
+}
+
+tb_status tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis) {
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis);
+  if (st == TB_OK && *axis < 0) *axis += (int64_t)rank;
+  return st;
+}
+
+tb_status tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
+                            const unsigned char *ip, const tb_tensor *upd, size_t axis) {
+  memset(w, 0, sizeof *w);
+  w->ip = ip;
+  w->it = tb_tensor_dtype(ind);
+  w->rank = tb_tensor_ndim(data);
+  w->axis = axis;
+  w->shape = tb_tensor_shape(data);
+  w->ishape = tb_tensor_shape(ind);
+  for (size_t d = 0; d < w->rank; d++) {
+    if (upd && tb_tensor_shape(upd)[d] != w->ishape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld on dim %zu where indices has %lld",
+                             (long long)tb_tensor_shape(upd)[d], d, (long long)w->ishape[d]);
+    if (d != axis && w->ishape[d] > w->shape[d])
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
+                             (long long)w->ishape[d], d, (long long)w->shape[d]);
+  }
+  tk_strides(w->rank, w->shape, w->strides);
+  return TB_OK;
+}
+
+tb_status tk_elements_next(const tb_kernel_ctx *ctx, tk_elements *w, int64_t j, int64_t *off) {
+  int64_t v = 0;
+  tb_status st = tk_check_index(ctx, tk_int_at(w->ip, w->it, j), w->shape[w->axis], w->axis, j, &v);
+  if (st != TB_OK) return st;
+  *off = 0;
+  for (size_t d = 0; d < w->rank; d++) *off += (d == w->axis ? v : w->idx[d]) * w->strides[d];
+  tb_kernel_next_index(w->rank, w->ishape, w->idx);
+  return TB_OK;
+}

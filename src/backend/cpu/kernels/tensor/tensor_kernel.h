@@ -16,6 +16,22 @@ tb_status tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t
 /* An index from data checked against its dim: idx in [-dim, dim) normalised to [0, dim), else
  * TB_ERR_INVALID_ARGUMENT naming the index, its position in the indices tensor, the axis and the dim. */
 tb_status tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out);
+/* The node's "axis" attribute (default 0) made non-negative for rank (inference checked its range). */
+tb_status tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis);
+/* GatherElements' and ScatterElements' walk over the indices: each indices element's data offset (in
+ * elements) is its own coordinates with the one on axis replaced by its checked value. */
+typedef struct tk_elements {
+  const unsigned char *ip;
+  tb_dtype it;
+  size_t rank, axis;
+  const int64_t *shape, *ishape;
+  int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS];
+} tk_elements;
+/* Checks, per dim, that updates (NULL: none) has the indices' size and the indices fit the data off axis. */
+tb_status tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
+                            const unsigned char *ip, const tb_tensor *upd, size_t axis);
+/* The data offset of indices element j; called for j = 0, 1, ... in order. */
+tb_status tk_elements_next(const tb_kernel_ctx *ctx, tk_elements *w, int64_t j, int64_t *off);
 /* Element k of an int32/int64 buffer. */
 int64_t tk_int_at(const void *data, tb_dtype dtype, int64_t k);
 /* Element k of any numeric buffer as double (bool 0/1). */
@@ -24,6 +40,9 @@ double tk_double_at(const void *data, tb_dtype dtype, int64_t k);
 /* Run the node's infer function on the concrete inputs (shapes, and values of its value inputs) and
  * allocate every present output with the shape it gives; outs receives them (n_outputs entries). */
 tb_status tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs);
+/* Inputs 0..n-1 as tk_input gives them (in[i], data[i]), then tk_infer_outputs into outs: the prologue of
+ * a kernel whose outputs all come from inference. */
+tb_status tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const unsigned char **data, tb_tensor **outs);
 /* The inference context of the concrete inputs, for an op's own parameter functions. */
 typedef struct tk_infer tk_infer;
 tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out);

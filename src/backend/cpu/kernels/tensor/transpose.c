@@ -4,10 +4,9 @@
 static tb_status run_transpose(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *perm;
   size_t count;

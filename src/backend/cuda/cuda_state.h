@@ -1,0 +1,26 @@
+/* Internal: the CUDA backend's open state, shared by its memory ops (cuda_memory.c) and its events
+ * (cuda_event.c). */
+#ifndef TB_BACKEND_CUDA_STATE_H
+#define TB_BACKEND_CUDA_STATE_H
+#include <stdbool.h>
+#include "backend/backend_impl.h"
+#include "discover/nvidia_cuda_api.h"
+
+typedef struct cuda_state {
+  tb_cuda_api api;
+  void *lib;
+  tb_cu_device device;
+  tb_cu_context ctx;
+  tb_cu_stream stream;
+  char label[64]; /* "cuda:0" */
+} cuda_state;
+
+/* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */
+tb_status tb_cuda_event_create(void *state, void **out_event);
+tb_status tb_cuda_event_record(void *state, void *event);
+tb_status tb_cuda_event_synchronize(void *state, void *event);
+tb_status tb_cuda_event_query(void *state, void *event, bool *done);
+tb_status tb_cuda_event_elapsed_ms(void *state, void *start, void *end, double *ms, bool *measured);
+void tb_cuda_event_destroy(void *state, void *event);
+
+#endif

@@ -1,0 +1,24 @@
+/* Internal: the HIP backend's open state, shared by its memory ops (hip_memory.c) and its events
+ * (hip_event.c). */
+#ifndef TB_BACKEND_HIP_STATE_H
+#define TB_BACKEND_HIP_STATE_H
+#include <stdbool.h>
+#include "backend/backend_impl.h"
+#include "discover/amd_hip_api.h"
+
+typedef struct hip_state {
+  tb_hip_api api;
+  void *lib;
+  int device;
+  char label[64]; /* "rocm:0" */
+} hip_state;
+
+/* Native events on the null stream (hip_event.c); the ops' event_* entries. */
+tb_status tb_hip_event_create(void *state, void **out_event);
+tb_status tb_hip_event_record(void *state, void *event);
+tb_status tb_hip_event_synchronize(void *state, void *event);
+tb_status tb_hip_event_query(void *state, void *event, bool *done);
+tb_status tb_hip_event_elapsed_ms(void *state, void *start, void *end, double *ms, bool *measured);
+void tb_hip_event_destroy(void *state, void *event);
+
+#endif
