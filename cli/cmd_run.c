@@ -17,8 +17,8 @@
 static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
-    "              [--rtol R] [--atol A] [--weights F] [--allow-narrowing] [--export-weights F]\n"
-    "              [--record F] [--json]\n"
+    "              [--threads N] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
+    "              [--export-weights F] [--record F] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
     "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
@@ -34,6 +34,7 @@ static const char help[] =
     "  --dim NAME=N        the size of the symbolic dimension NAME, e.g. --dim batch=4 (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
     "  --repeat N          run N times and print the median and fastest time (default 1)\n"
+    "  --threads N         CPU threads (default 0: TB_NUM_THREADS, else the CPUs this process may use)\n"
     "  --output-dir D      write each output as D/NAME.npy (the folder must exist)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
@@ -58,6 +59,7 @@ typedef struct run_opts {
   tb_precision precision;
   tbc_pairs inputs, dims;
   uint64_t seed;
+  int threads;
   int repeat;
   const char *output_dir, *compare_dir;
   double rtol, atol;
@@ -89,7 +91,7 @@ static int parse_number(const char *option, const char *text, double min, double
 
 static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
-                                       "--repeat",  "--output-dir", "--compare-dir", "--rtol", "--atol",
+                                       "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
                                        "--weights", "--export-weights", "--record"};
   bool only_positional = false;
   for (int i = 0; i < argc; i++) {
@@ -146,6 +148,11 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
       if ((code = parse_number(name, value, 1, &num)) == TBC_EXIT_OK) {
         if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
         o->repeat = (int)num;
+      }
+    } else if (strcmp(name, "--threads") == 0) {
+      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) {
+        if (num > 4096 || num != (double)(long)num) return usage("'tb run --threads' takes 0..4096, not '%s'", value);
+        o->threads = (int)num;
       }
     } else if (strcmp(name, "--weights") == 0) {
       o->weights = value;
@@ -552,6 +559,7 @@ static int run_model(const run_opts *o) {
   tb_prepare_options opts = {.size = sizeof opts,
                              .level = o->level,
                              .precision = o->precision,
+                             .threads = o->threads,
                              .dim_count = o->dims.count,
                              .dim_names = o->dims.names,
                              .dim_values = dim_values};

@@ -11,6 +11,7 @@
 #include "backend/backend_refs.h"
 #include "backend/cpu/kernels/kernel.h"
 #include "core/error.h"
+#include "core/threadpool.h"
 #include "model/engine.h"
 #include "ops/op.h"
 #include "tensor/tensor_impl.h"
@@ -33,6 +34,7 @@ struct tb_exec {
   int level;
   uint64_t features;
   int threads;
+  tb_pool *pool;
   tb_exec *parent;       /* the executor running the node whose subgraph this is */
   tb_tensor **consts;    /* per value: its constant as a CPU tensor */
   tb_tensor **vals;      /* per value during a run */
@@ -194,7 +196,8 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t
   e->cpu = cpu;
   e->level = level;
   e->features = features;
-  e->threads = threads > 0 ? threads : 1;
+  e->threads = threads > 0 ? threads : tb_pool_default_threads();
+  e->pool = tb_pool_shared(e->threads);
   size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
   e->consts = calloc(nv, sizeof *e->consts);
   e->vals = calloc(nv, sizeof *e->vals);
@@ -446,7 +449,7 @@ static tb_status run_node(tb_exec *e, size_t step) {
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
-    tb_kernel_ctx kc = {g, n, n->n_inputs, in, n->n_outputs, out, e->cpu, run_subgraph, e, e->threads};
+    tb_kernel_ctx kc = {g, n, n->n_inputs, in, n->n_outputs, out, e->cpu, run_subgraph, e, e->threads, e->pool};
     st = c->kernel->run(&kc);
     if (st == TB_OK) break_outputs(e, n, out);
   }

@@ -32,6 +32,7 @@ struct tb_kernel_ctx {
   tb_subgraph_fn run_subgraph;
   void *exec;                 /* the executor's state, for run_subgraph */
   int threads;
+  struct tb_pool *pool;        /* the executor's thread pool (core/threadpool.h); NULL: run serially */
 };
 
 /* Allocate (or check) output i with this dtype and shape; returns it. A preallocated output with another
@@ -69,5 +70,6 @@ extern const tb_kernel_family tb_kernels_tensor;
 extern const tb_kernel_family tb_kernels_nn;
 extern const tb_kernel_family tb_kernels_rnn_control;
 extern const tb_kernel_family tb_kernels_fused;
+extern const tb_kernel_family tb_kernels_fast; /* level-2 fp32 MatMul/Gemm (issue 5) */
 
 #endif

@@ -3,7 +3,8 @@
 #include "backend/cpu/kernels/kernel.h"
 
 static const tb_kernel_family *const families[] = {&tb_kernels_elementwise, &tb_kernels_tensor, &tb_kernels_nn,
-                                                   &tb_kernels_rnn_control, &tb_kernels_fused};
+                                                   &tb_kernels_rnn_control, &tb_kernels_fused,
+                                                   &tb_kernels_fast};
 
 const tb_cpu_kernel *tb_cpu_kernel_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, int level,
                                         uint64_t features) {

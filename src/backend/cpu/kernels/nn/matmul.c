@@ -2,6 +2,37 @@
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include <stdlib.h>
 #include <string.h>
+#include "core/threadpool.h"
+
+typedef struct matmul_rows {
+  const nn_buf *a, *b;
+  double *y;
+  int64_t m, k, n;
+  size_t nb, ba, bb;
+  const int64_t *batch;
+} matmul_rows;
+
+/* Rows [begin, end) of the flattened (batch, row) index space. */
+static void matmul_row_range(void *arg, size_t begin, size_t end) {
+  const matmul_rows *r = arg;
+  int64_t m = r->m, k = r->k, n = r->n;
+  for (size_t t = begin; t < end; t++) {
+    int64_t p = (int64_t)t / m, i = (int64_t)t % m, rest = p;
+    int64_t idx[TB_MAX_DIMS] = {0};
+    for (size_t d = r->nb; d-- > 0;) {
+      idx[d] = rest % r->batch[d];
+      rest /= r->batch[d];
+    }
+    const double *pa = r->a->data + nn_bcast_offset(r->nb, idx, r->ba, r->a->shape) * m * k + i * k;
+    const double *pb = r->b->data + nn_bcast_offset(r->nb, idx, r->bb, r->b->shape) * k * n;
+    double *py = r->y + p * m * n + i * n;
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (int64_t q = 0; q < k; q++) s += pa[q] * pb[q * n + j];
+      py[j] = s;
+    }
+  }
+}
 
 tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double **out, size_t *out_ndim,
                     int64_t *out_shape) {
@@ -33,19 +64,9 @@ tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double
   if (st == TB_OK) st = nn_alloc(ctx, total, &y);
   if (st != TB_OK) return st;
   int64_t batches = total ? nn_numel(nb, batch) : 0; /* fits: total does */
-  int64_t idx[TB_MAX_DIMS] = {0};
-  for (int64_t p = 0; p < batches; p++) {
-    const double *pa = a->data + nn_bcast_offset(nb, idx, ba, a->shape) * m * k;
-    const double *pb = b->data + nn_bcast_offset(nb, idx, bb, b->shape) * k * n;
-    double *py = y + p * m * n;
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) {
-        double s = 0;
-        for (int64_t q = 0; q < k; q++) s += pa[i * k + q] * pb[q * n + j];
-        py[i * n + j] = s;
-      }
-    tb_kernel_next_index(nb, batch, idx);
-  }
+  matmul_rows job = {a, b, y, m, k, n, nb, ba, bb, batch};
+  /* Each task is one output row of one batch: independent outputs, so any split gives the same bits. */
+  tb_pool_parallel_for(ctx->pool, (size_t)(batches * m), matmul_row_range, &job);
   *out = y;
   return TB_OK;
 }

@@ -1,0 +1,41 @@
+/* Internal: a persistent thread pool for millisecond-scale inference. A pool of N threads has N-1 workers;
+ * the calling thread is the N-th. tb_pool_parallel_for splits [0, n_tasks) into chunks that every thread
+ * takes from a shared counter, and returns when all are done. Workers spin briefly after a job, then sleep
+ * on a futex, so an idle pool costs nothing and back-to-back operators pay no wake-up. A call made while
+ * the pool is busy (a nested call from inside a task, or another thread using the same pool) runs serially
+ * on the caller: never a deadlock. Threads are created only by tb_pool_create. */
+#ifndef TB_CORE_THREADPOOL_H
+#define TB_CORE_THREADPOOL_H
+#include <stddef.h>
+#include <tensorbridge/status.h>
+
+#define TB_POOL_MAX_THREADS 4096
+
+typedef struct tb_pool tb_pool;
+
+/* The tasks [begin, end) of one chunk; chunks of one call are disjoint and cover [0, n_tasks) once. */
+typedef void (*tb_pool_fn)(void *ctx, size_t begin, size_t end);
+
+/* A pool of `threads` threads (1..TB_POOL_MAX_THREADS; 1 starts no worker). */
+tb_status tb_pool_create(int threads, tb_pool **out);
+/* Stops and joins the workers. Not while a parallel_for on it is running. NULL is fine. */
+void tb_pool_destroy(tb_pool *pool);
+int tb_pool_threads(const tb_pool *pool); /* 1 for NULL */
+
+/* Run fn over [0, n_tasks) on all the pool's threads, blocking until done. A NULL pool, a 1-thread pool,
+ * a nested call or a busy pool runs fn(ctx, 0, n_tasks) on the caller. */
+void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ctx);
+
+/* The number of CPUs this process may run on (sched_getaffinity), at least 1. */
+int tb_pool_cpu_count(void);
+/* TB_NUM_THREADS: TB_OK with *threads = its value (0 when unset); TB_ERR_INVALID_ARGUMENT naming the value
+ * and the valid range when it is not an integer in 1..TB_POOL_MAX_THREADS. */
+tb_status tb_pool_env_threads(int *threads);
+/* The default thread count: TB_NUM_THREADS when valid (an invalid value is logged as a warning, once),
+ * else tb_pool_cpu_count(). */
+int tb_pool_default_threads(void);
+/* The process-wide pool with this many threads (0: the default count), created on first use and kept
+ * for the life of the process; NULL for 1 thread or when it cannot be created (callers then run serially). */
+tb_pool *tb_pool_shared(int threads);
+
+#endif
