@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo: install what is missing, build, then find the devices, explain the choice, check the setup,
-# and run the bundled models (models/, made by scripts/make_models.py) with `tb run` at O0 and O1.
+# and run the bundled models (models/, made by scripts/make_models.py) with `tb run` at O0, O1 and O2 (O2: the fast fp32 GEMM).
 # Each run is checked against ONNX Runtime's reference outputs with `tb run --compare-dir` (every element
 # within 1e-5 + 1e-4 * |reference|; a difference makes tb exit 1 and stops the demo) and prints the median
 # and fastest time of 5 runs.
@@ -19,7 +19,7 @@ echo; echo "\$ tb doctor"; "$tb" doctor
 for spec in "cnn_small input" "encoder_small x"; do
   set -- $spec
   model=$1 input=$2
-  for level in O0 O1; do
+  for level in O0 O1 O2; do
     args=(run "models/$model.onnx" --level "$level" --input "$input=models/$model/inputs/$input.npy"
           --compare-dir "models/$model/outputs" --repeat 5)
     echo; echo "\$ tb ${args[*]}"
