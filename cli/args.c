@@ -46,3 +46,53 @@ int tbc_parse_args(const char *command, int argc, char **argv, const tbc_option 
   }
   return TBC_EXIT_OK;
 }
+
+int tbc_parse_valued(const char *command, int argc, char **argv, const tbc_option *flags, const char *const *valued,
+                     size_t n_valued, tbc_value_fn on_value, void *ctx, const char **out_positional, bool *out_help) {
+  *out_positional = NULL;
+  *out_help = false;
+  bool only_positional = false;
+  for (int i = 0; i < argc; i++) {
+    const char *word = argv[i];
+    if (!only_positional && strcmp(word, "--") == 0) {
+      only_positional = true;
+      continue;
+    }
+    if (only_positional || !is_option(word)) {
+      if (*out_positional) {
+        tbc_error("unexpected argument '%s' for 'tb %s' (the model is '%s'); see 'tb %s --help'", word, command,
+                  *out_positional, command);
+        return TBC_EXIT_USAGE;
+      }
+      *out_positional = word;
+      continue;
+    }
+    if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) {
+      *out_help = true;
+      continue;
+    }
+    if (set_flag(flags, word)) continue;
+    /* --name VALUE or --name=VALUE */
+    char name[32];
+    const char *eq = strchr(word, '=');
+    size_t len = eq ? (size_t)(eq - word) : strlen(word);
+    bool known = false;
+    if (len < sizeof name) {
+      memcpy(name, word, len);
+      name[len] = '\0';
+      for (size_t k = 0; k < n_valued && !known; k++) known = strcmp(name, valued[k]) == 0;
+    }
+    if (!known) {
+      tbc_error("unknown option '%s' for 'tb %s'; see 'tb %s --help'", word, command, command);
+      return TBC_EXIT_USAGE;
+    }
+    const char *value = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+    if (!value) {
+      tbc_error("'tb %s %s' needs a value; see 'tb %s --help'", command, name, command);
+      return TBC_EXIT_USAGE;
+    }
+    int code = on_value(ctx, name, value);
+    if (code != TBC_EXIT_OK) return code;
+  }
+  return TBC_EXIT_OK;
+}

@@ -26,4 +26,14 @@ typedef struct tbc_args {
 int tbc_parse_args(const char *command, int argc, char **argv, const tbc_option *options, size_t max_positional,
                    tbc_args *out);
 
+/* Called for each option that takes a value ("--level O1" or "--level=O1"); returns an exit code. */
+typedef int (*tbc_value_fn)(void *ctx, const char *name, const char *value);
+
+/* Parse the words after `tb <command>` for commands with valued options and one positional argument (the
+ * model): flags (ending with {NULL, NULL}) are set, each name in `valued` (n_valued entries) is passed with
+ * its value to on_value, -h/--help sets *out_help, "--" makes later words positional. Usage errors name the
+ * word and point to the command's --help, and return 2. *out_positional is NULL when none was given. */
+int tbc_parse_valued(const char *command, int argc, char **argv, const tbc_option *flags, const char *const *valued,
+                     size_t n_valued, tbc_value_fn on_value, void *ctx, const char **out_positional, bool *out_help);
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "args.h"
 #include "bench_common.h"
 #include "common.h"
 
@@ -109,45 +110,16 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
   return code;
 }
 
+static int bench_option(void *ctx, const char *name, const char *value) { return set_option(ctx, name, value); }
+
 static int parse_options(int argc, char **argv, bench_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backends", "--levels", "--precision", "--threads", "--warmup",
                                        "--iters",    "--input",  "--dim",       "--seed",    "--chart",
                                        "--cost-per-hour"};
-  bool only_positional = false;
-  for (int i = 0; i < argc; i++) {
-    const char *word = argv[i];
-    if (!only_positional && strcmp(word, "--") == 0) {
-      only_positional = true;
-      continue;
-    }
-    if (only_positional || word[0] != '-' || !word[1]) {
-      if (o->model) return usage("unexpected argument '%s' for 'tb bench' (the model is '%s')", word, o->model);
-      o->model = word;
-      continue;
-    }
-    if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) {
-      *help_only = true;
-      continue;
-    }
-    if (strcmp(word, "--json") == 0) {
-      o->json = true;
-      continue;
-    }
-    char name[32];
-    const char *eq = strchr(word, '='), *value;
-    size_t len = eq ? (size_t)(eq - word) : strlen(word);
-    if (len >= sizeof name) return usage("unknown option '%s' for 'tb bench'", word);
-    memcpy(name, word, len);
-    name[len] = '\0';
-    bool known = false;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= strcmp(name, valued[k]) == 0;
-    if (!known) return usage("unknown option '%s' for 'tb bench'", word);
-    if (eq) value = eq + 1;
-    else if (i + 1 < argc) value = argv[++i];
-    else return usage("'tb bench %s' needs a value", name);
-    int code = set_option(o, name, value);
-    if (code != TBC_EXIT_OK) return code;
-  }
+  const tbc_option flags[] = {{"--json", &o->json}, {NULL, NULL}};
+  int code = tbc_parse_valued("bench", argc, argv, flags, valued, sizeof valued / sizeof valued[0], bench_option, o,
+                              &o->model, help_only);
+  if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
   if (!o->model) return usage("'tb bench' needs a MODEL file");
   return TBC_EXIT_OK;

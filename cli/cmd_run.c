@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "args.h"
 #include "common.h"
 #include "json_out.h"
 #include "run.h"
@@ -89,88 +90,59 @@ static int parse_number(const char *option, const char *text, double min, double
   return TBC_EXIT_OK;
 }
 
+/* One option that takes a value (the names listed in parse_options). */
+static int run_option(void *ctx, const char *name, const char *value) {
+  run_opts *o = ctx;
+  int code = TBC_EXIT_OK;
+  double num;
+  if (strcmp(name, "--backend") == 0) {
+    o->backend = value;
+  } else if (strcmp(name, "--level") == 0) {
+    if (tb_opt_level_parse(value, &o->level) != TB_OK) return usage("%s", tb_last_error());
+  } else if (strcmp(name, "--precision") == 0) {
+    if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
+  } else if (strcmp(name, "--input") == 0) {
+    code = tbc_pairs_add(&o->inputs, "--input", value);
+  } else if (strcmp(name, "--dim") == 0) {
+    code = tbc_pairs_add(&o->dims, "--dim", value);
+  } else if (strcmp(name, "--seed") == 0) {
+    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
+  } else if (strcmp(name, "--repeat") == 0) {
+    if ((code = parse_number(name, value, 1, &num)) == TBC_EXIT_OK) {
+      if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
+      o->repeat = (int)num;
+    }
+  } else if (strcmp(name, "--threads") == 0) {
+    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) {
+      if (num > 4096 || num != (double)(long)num) return usage("'tb run --threads' takes 0..4096, not '%s'", value);
+      o->threads = (int)num;
+    }
+  } else if (strcmp(name, "--weights") == 0) {
+    o->weights = value;
+  } else if (strcmp(name, "--export-weights") == 0) {
+    o->export_weights = value;
+  } else if (strcmp(name, "--record") == 0) {
+    o->record = value;
+  } else if (strcmp(name, "--output-dir") == 0) {
+    o->output_dir = value;
+  } else if (strcmp(name, "--compare-dir") == 0) {
+    o->compare_dir = value;
+  } else if (strcmp(name, "--rtol") == 0) {
+    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->rtol = num;
+  } else if (strcmp(name, "--atol") == 0) {
+    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->atol = num;
+  }
+  return code;
+}
+
 static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
                                        "--weights", "--export-weights", "--record"};
-  bool only_positional = false;
-  for (int i = 0; i < argc; i++) {
-    const char *word = argv[i];
-    if (!only_positional && strcmp(word, "--") == 0) {
-      only_positional = true;
-      continue;
-    }
-    if (only_positional || word[0] != '-' || !word[1]) {
-      if (o->model) return usage("unexpected argument '%s' for 'tb run' (the model is '%s')", word, o->model);
-      o->model = word;
-      continue;
-    }
-    if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) {
-      *help_only = true;
-      continue;
-    }
-    if (strcmp(word, "--json") == 0) {
-      o->json = true;
-      continue;
-    }
-    if (strcmp(word, "--allow-narrowing") == 0) {
-      o->allow_narrowing = true;
-      continue;
-    }
-    /* --name VALUE or --name=VALUE */
-    char name[32];
-    const char *value = NULL, *eq = strchr(word, '=');
-    size_t len = eq ? (size_t)(eq - word) : strlen(word);
-    if (len >= sizeof name) return usage("unknown option '%s' for 'tb run'", word);
-    memcpy(name, word, len);
-    name[len] = '\0';
-    bool known = false;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= strcmp(name, valued[k]) == 0;
-    if (!known) return usage("unknown option '%s' for 'tb run'", word);
-    if (eq) value = eq + 1;
-    else if (i + 1 < argc) value = argv[++i];
-    else return usage("'tb run %s' needs a value", name);
-    int code = TBC_EXIT_OK;
-    double num;
-    if (strcmp(name, "--backend") == 0) {
-      o->backend = value;
-    } else if (strcmp(name, "--level") == 0) {
-      if (tb_opt_level_parse(value, &o->level) != TB_OK) return usage("%s", tb_last_error());
-    } else if (strcmp(name, "--precision") == 0) {
-      if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
-    } else if (strcmp(name, "--input") == 0) {
-      code = tbc_pairs_add(&o->inputs, "--input", value);
-    } else if (strcmp(name, "--dim") == 0) {
-      code = tbc_pairs_add(&o->dims, "--dim", value);
-    } else if (strcmp(name, "--seed") == 0) {
-      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
-    } else if (strcmp(name, "--repeat") == 0) {
-      if ((code = parse_number(name, value, 1, &num)) == TBC_EXIT_OK) {
-        if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
-        o->repeat = (int)num;
-      }
-    } else if (strcmp(name, "--threads") == 0) {
-      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) {
-        if (num > 4096 || num != (double)(long)num) return usage("'tb run --threads' takes 0..4096, not '%s'", value);
-        o->threads = (int)num;
-      }
-    } else if (strcmp(name, "--weights") == 0) {
-      o->weights = value;
-    } else if (strcmp(name, "--export-weights") == 0) {
-      o->export_weights = value;
-    } else if (strcmp(name, "--record") == 0) {
-      o->record = value;
-    } else if (strcmp(name, "--output-dir") == 0) {
-      o->output_dir = value;
-    } else if (strcmp(name, "--compare-dir") == 0) {
-      o->compare_dir = value;
-    } else if (strcmp(name, "--rtol") == 0) {
-      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->rtol = num;
-    } else if (strcmp(name, "--atol") == 0) {
-      if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->atol = num;
-    }
-    if (code != TBC_EXIT_OK) return code;
-  }
+  const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {NULL, NULL}};
+  int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
+                              &o->model, help_only);
+  if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
   if (!o->model) return usage("'tb run' needs a MODEL file");
   for (size_t i = 0; i < o->dims.count; i++) {

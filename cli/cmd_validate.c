@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "common.h"
 #include "run.h"
 #include "table.h"
@@ -156,41 +157,15 @@ static int apply_option(validate_opts *o, const char *name, const char *value) {
   return TBC_EXIT_OK;
 }
 
+static int validate_option(void *ctx, const char *name, const char *value) { return apply_option(ctx, name, value); }
+
 static int parse_options(int argc, char **argv, validate_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backends", "--levels", "--precision", "--input",  "--dim",   "--seed",
                                        "--rtol",     "--atol",   "--replay",    "--backend", "--model"};
-  bool only_positional = false;
-  for (int i = 0; i < argc; i++) {
-    const char *word = argv[i];
-    if (!only_positional && strcmp(word, "--") == 0) {
-      only_positional = true;
-      continue;
-    }
-    if (only_positional || word[0] != '-' || !word[1]) {
-      if (o->model) return usage("unexpected argument '%s' for 'tb validate' (the model is '%s')", word, o->model);
-      o->model = word;
-      continue;
-    }
-    if (strcmp(word, "-h") == 0 || strcmp(word, "--help") == 0) *help_only = true;
-    else if (strcmp(word, "--json") == 0) o->json = true;
-    else if (strcmp(word, "--localize") == 0) o->localize = true;
-    else {
-      char name[32];
-      const char *eq = strchr(word, '=');
-      size_t len = eq ? (size_t)(eq - word) : strlen(word);
-      bool known = false;
-      if (len < sizeof name) {
-        memcpy(name, word, len);
-        name[len] = '\0';
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= strcmp(name, valued[k]) == 0;
-      }
-      if (!known) return usage("unknown option '%s' for 'tb validate'", word);
-      const char *value = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-      if (!value) return usage("'tb validate %s' needs a value", name);
-      int code = apply_option(o, name, value);
-      if (code != TBC_EXIT_OK) return code;
-    }
-  }
+  const tbc_option flags[] = {{"--json", &o->json}, {"--localize", &o->localize}, {NULL, NULL}};
+  int code = tbc_parse_valued("validate", argc, argv, flags, valued, sizeof valued / sizeof valued[0], validate_option,
+                              o, &o->model, help_only);
+  if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
   if (o->has_rtol != o->has_atol) return usage("'tb validate' takes --rtol and --atol together");
   if (o->replay) {
