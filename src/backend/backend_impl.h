@@ -47,7 +47,8 @@ typedef struct tb_backend_ops {
   /* Free and total device memory as the driver reports them. TB_ERR_UNSUPPORTED when free is unknown;
    * *total_bytes is then still used when the backend set it non-zero (OpenCL knows only the total). */
   tb_status (*memory_info)(void *state, uint64_t *free_bytes, uint64_t *total_bytes);
-  /* The host address of a raw allocation when the host can use it directly (CPU backend); else NULL. */
+  /* The host address of a raw allocation when the host can use it directly (CPU backend). NULL (the
+   * field) for a backend whose memory the host cannot address. */
   void *(*host_pointer)(void *state, tb_devmem mem);
   /* Events, each optional. event_create NULL: the host implementation in event.c (record synchronizes
    * and takes a time stamp), exact for backends whose copies all block. A native event is the backend's

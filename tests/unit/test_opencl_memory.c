@@ -63,7 +63,7 @@ static void opens_discovered_device(void **state) {
   TB_ASSERT_OK(ops->alloc(f->state, 4096, &mem));
   assert_non_null(mem.handle);
   assert_int_equal(mem.size, 4096);
-  assert_null(ops->host_pointer(f->state, mem));
+  assert_null(ops->host_pointer); /* the host cannot address this memory */
   ops->free(f->state, mem);
   TB_ASSERT_OK(ops->synchronize(f->state));
 }

@@ -213,6 +213,23 @@ static void vendor_backends_with_fake_drivers(void **state) {
   }
 }
 
+/* DLPack export is for memory the host can address: a device tensor is refused even when it is empty. */
+static void dlpack_export_needs_host_memory(void **state) {
+  (void)state;
+  for (size_t k = 1; k < NBACKENDS; k++) {
+    tb_backend *b = open_backend(backends[k]);
+    const int64_t empty[1] = {0};
+    tb_tensor *x = NULL;
+    TB_ASSERT_OK(tb_tensor_create(b, TB_DTYPE_F32, 1, empty, &x));
+    DLManagedTensorVersioned *m = NULL;
+    assert_int_equal(tb_tensor_to_dlpack(x, &m), TB_ERR_UNSUPPORTED);
+    assert_null(m);
+    TB_ASSERT_CONTAINS(tb_last_error(), "copy it to a CPU tensor first");
+    tb_tensor_destroy(x);
+    tb_backend_destroy(b);
+  }
+}
+
 /* Runs last: every Vulkan device the tests above opened and closed ran under the validation layer
  * (TB_VULKAN_VALIDATION=1 in the test environment), and the layer reported nothing. */
 static void vulkan_validation_reported_nothing(void **state) {
@@ -232,6 +249,7 @@ int main(void) {
       cmocka_unit_test_setup(copies_between_backends, setup),
       cmocka_unit_test_setup(stats_and_out_of_memory, setup),
       cmocka_unit_test(vendor_backends_with_fake_drivers),
+      cmocka_unit_test_setup(dlpack_export_needs_host_memory, setup),
       cmocka_unit_test(vulkan_validation_reported_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,12 +263,6 @@ static tb_status cuda_memory_info(void *state, uint64_t *free_bytes, uint64_t *t
   return TB_OK;
 }
 
-static void *cuda_host_pointer(void *state, tb_devmem mem) {
-  (void)state;
-  (void)mem;
-  return NULL;
-}
-
 const tb_backend_ops tb_cuda_ops = {
     .kind = TB_BACKEND_CUDA,
     .open = cuda_open,
@@ -282,7 +276,6 @@ const tb_backend_ops tb_cuda_ops = {
     .fill = cuda_fill,
     .synchronize = cuda_synchronize,
     .memory_info = cuda_memory_info,
-    .host_pointer = cuda_host_pointer,
     .event_create = tb_cuda_event_create,
     .event_record = tb_cuda_event_record,
     .event_synchronize = tb_cuda_event_synchronize,

@@ -248,12 +248,6 @@ static tb_status hip_memory_info(void *state, uint64_t *free_bytes, uint64_t *to
   return TB_OK;
 }
 
-static void *hip_host_pointer(void *state, tb_devmem mem) {
-  (void)state;
-  (void)mem;
-  return NULL;
-}
-
 const tb_backend_ops tb_hip_ops = {
     .kind = TB_BACKEND_ROCM,
     .open = hip_open,
@@ -267,7 +261,6 @@ const tb_backend_ops tb_hip_ops = {
     .fill = hip_fill,
     .synchronize = hip_synchronize,
     .memory_info = hip_memory_info,
-    .host_pointer = hip_host_pointer,
     .event_create = tb_hip_event_create,
     .event_record = tb_hip_event_record,
     .event_synchronize = tb_hip_event_synchronize,

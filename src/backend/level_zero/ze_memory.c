@@ -301,12 +301,6 @@ static tb_status ze_memory_info(void *state, uint64_t *free_bytes, uint64_t *tot
   return TB_OK;
 }
 
-static void *ze_host_pointer(void *state, tb_devmem mem) {
-  (void)state;
-  (void)mem;
-  return NULL;
-}
-
 const tb_backend_ops tb_level_zero_ops = {
     .kind = TB_BACKEND_XPU,
     .open = ze_open,
@@ -320,7 +314,6 @@ const tb_backend_ops tb_level_zero_ops = {
     .fill = ze_fill,
     .synchronize = ze_synchronize,
     .memory_info = ze_memory_info,
-    .host_pointer = ze_host_pointer,
     .event_create = tb_ze_event_create,
     .event_record = tb_ze_event_record,
     .event_synchronize = tb_ze_event_synchronize,

@@ -214,12 +214,6 @@ static tb_status cl_memory_info(void *state, uint64_t *free_bytes, uint64_t *tot
                   dev->label, (unsigned long long)dev->global_mem);
 }
 
-static void *cl_host_pointer(void *state, tb_devmem mem) {
-  (void)state;
-  (void)mem;
-  return NULL;
-}
-
 const tb_backend_ops tb_opencl_ops = {
     .kind = TB_BACKEND_OPENCL,
     .open = cl_open,
@@ -233,7 +227,6 @@ const tb_backend_ops tb_opencl_ops = {
     .fill = cl_fill,
     .synchronize = cl_synchronize,
     .memory_info = cl_memory_info,
-    .host_pointer = cl_host_pointer,
     .event_create = tb_cl_event_create,
     .event_record = tb_cl_event_record,
     .event_synchronize = tb_cl_event_synchronize,

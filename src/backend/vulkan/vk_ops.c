@@ -250,12 +250,6 @@ static tb_status vk_memory_info_op(void *state, uint64_t *free_bytes, uint64_t *
   return st;
 }
 
-static void *vk_host_pointer(void *state, tb_devmem mem) {
-  (void)state;
-  (void)mem;
-  return NULL; /* mapped memory is the backend's to keep coherent; callers copy */
-}
-
 const tb_backend_ops tb_vulkan_ops = {
     .kind = TB_BACKEND_VULKAN,
     .open = vk_open,
@@ -269,7 +263,6 @@ const tb_backend_ops tb_vulkan_ops = {
     .fill = vk_fill,
     .synchronize = vk_synchronize,
     .memory_info = vk_memory_info_op,
-    .host_pointer = vk_host_pointer,
 };
 
 void tb_vk_memory_counters_get(void *state, tb_vk_memory_counters *out) {
