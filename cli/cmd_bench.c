@@ -98,7 +98,7 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
     const char *eq = strchr(value, '=');
     if (!eq || eq == value || !eq[1]) return usage("'tb bench %s' takes NAME=VALUE, not '%s'", name, value);
     if (name[2] == 'd' && parse_int(name, eq + 1, 0, 1LL << 40, &n) != TBC_EXIT_OK) return TBC_EXIT_USAGE;
-    code = tbc_pairs_add(name[2] == 'i' ? &o->inputs : &o->dims, name, value);
+    code = tbc_pairs_add(name[2] == 'i' ? &o->inputs : &o->dims, "bench", name, value);
   } else if (strcmp(name, "--cost-per-hour") == 0) {
     char *end;
     double v = strtod(value, &end);
@@ -234,7 +234,7 @@ static bool make_inputs(const bench_opts *o, const tb_model *model, tb_backend *
     const char *file = tbc_pairs_find(&o->inputs, io.name);
     tb_status st = TB_OK;
     if (file) st = tb_npy_load(file, backend, &in->tensors[i]);
-    else if (tbc_random_input(backend, &io, i, o->seed, &o->dims, notes, &in->tensors[i]) != TBC_EXIT_OK)
+    else if (tbc_random_input("bench", backend, &io, i, o->seed, &o->dims, notes, &in->tensors[i]) != TBC_EXIT_OK)
       st = TB_ERR_INVALID_ARGUMENT;
     if (st != TB_OK) {
       snprintf(error, size, "input '%s': %s", io.name, tb_last_error());

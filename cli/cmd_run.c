@@ -102,9 +102,9 @@ static int run_option(void *ctx, const char *name, const char *value) {
   } else if (strcmp(name, "--precision") == 0) {
     if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
   } else if (strcmp(name, "--input") == 0) {
-    code = tbc_pairs_add(&o->inputs, "--input", value);
+    code = tbc_pairs_add(&o->inputs, "run", "--input", value);
   } else if (strcmp(name, "--dim") == 0) {
-    code = tbc_pairs_add(&o->dims, "--dim", value);
+    code = tbc_pairs_add(&o->dims, "run", "--dim", value);
   } else if (strcmp(name, "--seed") == 0) {
     if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
   } else if (strcmp(name, "--repeat") == 0) {
@@ -463,7 +463,7 @@ static int load_inputs(const run_opts *o, tb_model *model, tb_backend *backend, 
       }
       code = TBC_EXIT_OK;
     } else {
-      code = tbc_random_input(backend, &io, i, o->seed, &o->dims, notes, &ins[i]);
+      code = tbc_random_input("run", backend, &io, i, o->seed, &o->dims, notes, &ins[i]);
       if (code == TBC_EXIT_OK && o->inputs.count)
         tbc_note(notes, "input '%s' not given with --input: random values (seed %llu)", io.name,
                  (unsigned long long)o->seed);

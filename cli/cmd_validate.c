@@ -127,7 +127,7 @@ static int split_levels(validate_opts *o, const char *value) {
 static int add_pair(tbc_pairs *pairs, const char *option, const char *word) {
   const char *eq = strchr(word, '=');
   if (!eq || eq == word || !eq[1]) return usage("'tb validate %s' takes NAME=VALUE, not '%s'", option, word);
-  return tbc_pairs_add(pairs, option, word);
+  return tbc_pairs_add(pairs, "validate", option, word);
 }
 
 static int apply_option(validate_opts *o, const char *name, const char *value) {

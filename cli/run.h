@@ -20,8 +20,9 @@ typedef struct tbc_pairs {
   size_t count;
 } tbc_pairs;
 
-/* Split "NAME=VALUE" (NAME and VALUE non-empty) into the list; 2 after a usage error naming `option`. */
-int tbc_pairs_add(tbc_pairs *pairs, const char *option, const char *word);
+/* Split "NAME=VALUE" (NAME and VALUE non-empty) into the list; 2 after a usage error naming `tb <command>`
+ * and `option`. */
+int tbc_pairs_add(tbc_pairs *pairs, const char *command, const char *option, const char *word);
 void tbc_pairs_free(tbc_pairs *pairs);
 /* The value for name, or NULL. */
 const char *tbc_pairs_find(const tbc_pairs *pairs, const char *name);
@@ -37,7 +38,7 @@ void tbc_note(tbc_notes *notes, const char *fmt, ...) __attribute__((format(prin
 /* A tensor of io's dtype and declared shape on backend, filled from a xorshift generator seeded with
  * `seed` and the input's index: floats uniform in [-1, 1), integers in [0, 10), bool 0/1. Unknown dims
  * come from dims (--dim NAME=N) or are 1 (with a note). Prints an error and returns the exit code on failure. */
-int tbc_random_input(tb_backend *backend, const tb_model_io *io, size_t index, uint64_t seed, const tbc_pairs *dims,
-                     tbc_notes *notes, tb_tensor **out);
+int tbc_random_input(const char *command, tb_backend *backend, const tb_model_io *io, size_t index, uint64_t seed,
+                     const tbc_pairs *dims, tbc_notes *notes, tb_tensor **out);
 
 #endif

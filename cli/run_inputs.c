@@ -1,4 +1,4 @@
-/* `tb run`'s inputs: option pairs and random tensors (see run.h; the values come from the library's
+/* The inputs of `tb run`, `tb bench` and `tb validate`: option pairs and random tensors (see run.h; the values come from the library's
  * tb_tensor_fill_random, so `tb run` and `tb validate` feed a model the same inputs for a seed). */
 #include "run.h"
 #include <stdarg.h>
@@ -7,14 +7,14 @@
 #include <string.h>
 #include "common.h"
 
-int tbc_pairs_add(tbc_pairs *pairs, const char *option, const char *word) {
+int tbc_pairs_add(tbc_pairs *pairs, const char *command, const char *option, const char *word) {
   const char *eq = strchr(word, '=');
   if (!eq || eq == word || !eq[1]) {
-    tbc_error("'tb run %s' takes NAME=VALUE, not '%s'; see 'tb run --help'", option, word);
+    tbc_error("'tb %s %s' takes NAME=VALUE, not '%s'; see 'tb %s --help'", command, option, word, command);
     return TBC_EXIT_USAGE;
   }
   if (pairs->count == TBC_RUN_MAX) {
-    tbc_error("'tb run' takes at most %d %s options", TBC_RUN_MAX, option);
+    tbc_error("'tb %s' takes at most %d %s options", command, TBC_RUN_MAX, option);
     return TBC_EXIT_USAGE;
   }
   size_t len = (size_t)(eq - word);
@@ -27,7 +27,7 @@ int tbc_pairs_add(tbc_pairs *pairs, const char *option, const char *word) {
   name[len] = '\0';
   for (size_t i = 0; i < pairs->count; i++)
     if (strcmp(pairs->names[i], name) == 0) {
-      tbc_error("'tb run %s %s' is given twice; see 'tb run --help'", option, name);
+      tbc_error("'tb %s %s %s' is given twice; see 'tb %s --help'", command, option, name, command);
       free(name);
       return TBC_EXIT_USAGE;
     }
@@ -55,8 +55,8 @@ void tbc_note(tbc_notes *notes, const char *fmt, ...) {
   va_end(ap);
 }
 
-int tbc_random_input(tb_backend *backend, const tb_model_io *io, size_t index, uint64_t seed, const tbc_pairs *dims,
-                     tbc_notes *notes, tb_tensor **out) {
+int tbc_random_input(const char *command, tb_backend *backend, const tb_model_io *io, size_t index, uint64_t seed,
+                     const tbc_pairs *dims, tbc_notes *notes, tb_tensor **out) {
   *out = NULL;
   int64_t shape[TB_MAX_DIMS];
   if (!io->has_shape) tbc_note(notes, "input '%s' declares no shape: using a scalar", io->name);
@@ -70,7 +70,8 @@ int tbc_random_input(tb_backend *backend, const tb_model_io *io, size_t index, u
       char *end;
       long long v = strtoll(given, &end, 10);
       if (*end || v < 0) {
-        tbc_error("'tb run --dim %s=%s': the size must be a whole number >= 0; see 'tb run --help'", sym, given);
+        tbc_error("'tb %s --dim %s=%s': the size must be a whole number >= 0; see 'tb %s --help'", command, sym, given,
+                  command);
         return TBC_EXIT_USAGE;
       }
       shape[d] = v;
