@@ -14,12 +14,13 @@
 #include "common.h"
 #include "json_out.h"
 #include "run.h"
+#include "run_profile.h"
 
 static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
     "              [--threads N] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
-    "              [--export-weights F] [--record F] [--json]\n"
+    "              [--export-weights F] [--record F] [--profile] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
     "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
@@ -45,6 +46,9 @@ static const char help[] =
     "  --export-weights F  write every initializer (after --weights) to the safetensors file F\n"
     "  --record F          write the inputs, outputs, model SHA-256, device, level, precision and\n"
     "                      tolerance of the run to the safetensors file F (replay: tb validate --replay F)\n"
+    "  --profile           time every node (device nodes waited for after each) and print where the\n"
+    "                      time goes, per operator and the slowest nodes (with --repeat, the first run\n"
+    "                      is left out as warm-up)\n"
     "  --json              print everything as JSON (keys in docs/cli.md)\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -67,6 +71,8 @@ typedef struct run_opts {
   bool json;
   const char *weights, *export_weights, *record;
   bool allow_narrowing;
+  bool profile;
+  tb_prepared *prepared; /* for the profile */
 } run_opts;
 
 /* ---- options ------------------------------------------------------------------------------------ */
@@ -139,7 +145,7 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
                                        "--weights", "--export-weights", "--record"};
-  const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {NULL, NULL}};
+  const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile}, {NULL, NULL}};
   int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
                               &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
@@ -315,10 +321,13 @@ static void print_text(const run_opts *o, const tb_model *model, const tb_backen
   if (r->pass_count == 0) printf("  passes:  none\n");
   for (size_t i = 0; i < r->warning_count; i++) printf("  warning: %s\n", r->warnings[i]);
   printf("  nodes %zu -> %zu (%zu fused), weights %llu bytes, planned peak activations %llu bytes, "
-         "%zu on the CPU fallback, %zu copies\n",
+         "%zu on the device, %zu on the CPU fallback, %zu copies, %zu in reduced precision\n",
          r->nodes_before, r->nodes_after, r->fused_nodes, (unsigned long long)r->weight_bytes,
-         (unsigned long long)r->planned_peak_activation_bytes, r->cpu_fallback_nodes, r->copies_inserted);
+         (unsigned long long)r->planned_peak_activation_bytes, r->device_nodes, r->cpu_fallback_nodes, r->copies_inserted,
+         r->reduced_precision_nodes);
   for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++) printf("  fallback: %s\n", r->fallback_ops[i]);
+  for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", r->copies[i]);
+  for (size_t i = 0; i < r->reduced_precision_nodes && r->node_precisions; i++) printf("  precision: %s\n", r->node_precisions[i]);
   for (size_t i = 0; i < notes->count; i++) printf("note:     %s\n", notes->text[i]);
   if (o->repeat > 1)
     printf("run:      %d runs, median %.3f ms, fastest %.3f ms\n", o->repeat, median, fastest);
@@ -411,7 +420,12 @@ static void print_json(const run_opts *o, const tb_model *model, const tb_backen
     }
     tbc_buf_add(&b, "}");
   }
-  tbc_buf_add(&b, "]}");
+  tbc_buf_add(&b, "]");
+  if (o->profile) {
+    tbc_json_key(&b, &first, "profile");
+    tbc_profile_json(&b, o->prepared);
+  }
+  tbc_buf_add(&b, "}");
   if (b.failed) tbc_error("out of memory writing JSON");
   else printf("%s\n", b.data);
   tbc_buf_free(&b);
@@ -496,7 +510,7 @@ static int apply_weights(const run_opts *o, tb_model *model, tbc_notes *notes) {
   return TBC_EXIT_OK;
 }
 
-static int run_model(const run_opts *o) {
+static int run_model(run_opts *o) {
   tb_backend *backend = NULL;
   tb_model *model = NULL;
   tb_prepared *prepared = NULL;
@@ -536,6 +550,7 @@ static int run_model(const run_opts *o) {
                              .dim_names = o->dims.names,
                              .dim_values = dim_values};
   if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
+  o->prepared = prepared;
   if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;
   times = calloc((size_t)o->repeat, sizeof *times);
   sums = calloc(n_out ? n_out : 1, sizeof *sums);
@@ -549,6 +564,8 @@ static int run_model(const run_opts *o) {
       tb_tensor_destroy(outs[k]);
       outs[k] = NULL;
     }
+    /* the profile leaves out the first run when there are more (it pays for first-use work) */
+    if (o->profile && r == (o->repeat > 1 ? 1 : 0) && (st = tb_prepared_set_profiling(prepared, true)) != TB_OK) goto library_error;
     double t0 = now_ms();
     st = tb_prepared_run(prepared, n_in, in_names, ins, n_out, NULL, outs);
     times[r] = now_ms() - t0;
@@ -573,6 +590,7 @@ static int run_model(const run_opts *o) {
     print_json(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
   else
     print_text(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
+  if (o->profile && !o->json) tbc_profile_text(prepared, 10);
   if (!all_match) {
     tbc_error("outputs differ from the references in %s (see the compare lines)", o->compare_dir);
     code = TBC_EXIT_FAILURE;

@@ -11,6 +11,8 @@ packages=(
   ocl-icd-libopencl1 pocl-opencl-icd     # OpenCL loader and the CPU OpenCL driver (a real OpenCL device here)
   libvulkan1 mesa-vulkan-drivers         # Vulkan loader and Mesa drivers (lavapipe: a real Vulkan device here)
   vulkan-validationlayers                # the Khronos validation layer, on during the tests
+  glslc                                  # compiles the Vulkan compute shaders to SPIR-V at build time
+  libclblast1                            # CLBlast: the OpenCL backend's GEMM when present (opened with dlopen)
   python3 valgrind                       # test tooling
   libonnx-testdata                       # the ONNX operator conformance suite with reference outputs
 )

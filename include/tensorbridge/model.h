@@ -79,6 +79,11 @@ typedef struct tb_prepare_options {
   const char *const *dim_names;
   const int64_t *dim_values;
   int threads;                 /* 0: the backend's default */
+  /* Added in 0.2 (a struct whose size ends before here is still accepted, with the fields below zero).
+   * true: a node whose device kernel cannot be built (a compiler error from the driver, out of device
+   * memory) runs on the CPU, and fallback_ops says why; false (the default): tb_model_prepare fails with
+   * that error. Nodes the device has no kernel for always run on the CPU. */
+  bool cpu_fallback;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */
@@ -95,11 +100,16 @@ typedef struct tb_prepare_result {
   size_t nodes_after;
   size_t fused_nodes;              /* nodes folded into another by fusion passes */
   size_t cpu_fallback_nodes;       /* nodes placed on the CPU because the backend lacks them */
-  size_t copies_inserted;          /* host<->device copies added by placement */
+  size_t copies_inserted;          /* host<->device copies added by placement, per run */
   const char *const *fallback_ops; /* "op_type (node name): reason", cpu_fallback_nodes entries */
   uint64_t weight_bytes;
   uint64_t planned_peak_activation_bytes; /* 0 when shapes are only known at run time */
   double prepare_ms;
+  /* Added in 0.2. */
+  size_t device_nodes;             /* nodes the device backend runs (0 on the CPU backend) */
+  const char *const *copies;       /* "value 'x': cpu -> opencl (for Relu 'r1')", copies_inserted entries */
+  size_t reduced_precision_nodes;  /* nodes whose kernel computes in a reduced precision */
+  const char *const *node_precisions; /* "MatMul (name): bf16", reduced_precision_nodes entries */
 } tb_prepare_result;
 
 /* options NULL: O2, auto precision. On failure *out_prepared is NULL and *out_result (when not NULL)
@@ -120,6 +130,25 @@ TB_API tb_status tb_prepare_result_to_json(const tb_prepare_result *result, char
 TB_API tb_status tb_prepared_run(tb_prepared *prepared, size_t n_inputs, const char *const *input_names,
                                  tb_tensor *const *inputs, size_t n_outputs, const char *const *output_names,
                                  tb_tensor **outputs);
+
+/* ---- Profiling ---------------------------------------------------------------------------------- */
+
+/* Time per node, to see where a model's time goes. While profiling is on, each node's kernel is timed
+ * (device nodes are waited for after each one, so their time is theirs, and runs are slower than
+ * without). Turning it on (again) clears the counts. */
+typedef struct tb_node_profile {
+  const char *name;      /* the node's name ("" when it has none) */
+  const char *op_type;   /* with the domain for non-ONNX ops: "tb.FusedConv" */
+  const char *placement; /* "cpu", or the device backend's name ("opencl", "vulkan") */
+  const char *kernel;    /* which kernel: "reference", "fast fp32 (avx512f)", "bf16 (avx512bf16)", "device" */
+  uint64_t runs;
+  double total_ms;
+} tb_node_profile;
+
+TB_API tb_status tb_prepared_set_profiling(tb_prepared *prepared, bool on);
+/* One entry per node of the prepared graph, in execution order; valid until the next run, the next
+ * tb_prepared_set_profiling or tb_prepared_destroy. TB_ERR_INVALID_ARGUMENT when profiling is off. */
+TB_API tb_status tb_prepared_profile(tb_prepared *prepared, size_t *count, const tb_node_profile **entries);
 
 /* ---- .npy files ---------------------------------------------------------------------------------- */
 

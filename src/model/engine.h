@@ -78,10 +78,26 @@ typedef struct tb_exec tb_exec;
 /* An executor for a checked, sorted, inferred graph on the CPU; kernels up to `level`. */
 tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t features, int threads, tb_exec **out);
 void tb_exec_destroy(tb_exec *e);
+/* Where tb_exec_place put a node. */
+typedef struct tb_exec_placement {
+  bool on_device;        /* the device backend's kernel runs it */
+  bool typed;            /* its input dtypes were known at prepare, so its kernel was chosen then */
+  const char *why_cpu;   /* with a device, when the node is on the CPU: why (owned by the executor) */
+  const char *precision; /* the chosen kernel's reduced precision ("bf16"), or NULL */
+} tb_exec_placement;
+
+/* Choose each node's kernel from the graph's static types and make its state now (weights packed for the
+ * CPU's fast kernels, device kernels built, constants copied to the device), on `device` where it has a
+ * kernel for the node (NULL or the CPU: all on the CPU). A device kernel whose prepare fails puts its node on
+ * the CPU with the reason when cpu_fallback, else the call fails with that error. Call once, before running. */
+tb_status tb_exec_place(tb_exec *e, tb_backend *device, bool cpu_fallback);
+/* NULL before tb_exec_place. */
+const tb_exec_placement *tb_exec_placement_of(const tb_exec *e, size_t node);
 /* Plan now from the graph's static types (when every activation is known); true when planned. */
 bool tb_exec_plan_static(tb_exec *e);
-/* Run: inputs in g->inputs order (NULL only for a graph input with a default initializer), CPU tensors.
- * outputs receive new CPU tensors in g->outputs order. */
+/* Run: inputs in g->inputs order (NULL only for a graph input with a default initializer), contiguous
+ * tensors on the CPU or on the placed device. outputs receive new tensors in g->outputs order, on the
+ * side that computed them. */
 tb_status tb_exec_run(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs);
 /* Facts for results and tests: the planned arena bytes (0 when not planned), plans made so far. */
 uint64_t tb_exec_planned_bytes(const tb_exec *e);
@@ -90,6 +106,12 @@ size_t tb_exec_plan_count(const tb_exec *e);
 size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap);
 /* Whether any node got a kernel of level > 0. */
 bool tb_exec_uses_fast_kernels(const tb_exec *e);
+/* Per-node timing (tb_prepared_set_profiling): on clears the counts. ms/runs per node; NULL when off. */
+tb_status tb_exec_set_profiling(tb_exec *e, bool on);
+const double *tb_exec_node_ms(const tb_exec *e);
+const uint64_t *tb_exec_node_runs(const tb_exec *e);
+/* The kernel that ran node i last (NULL before its first run) and whether it was the device's. */
+const struct tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
 /* Observe intermediate values (validation's localisation, src/tools/validate_localize.c): after each node of
  * the top-level graph runs, fn gets the node and its output tensors (CPU tensors, NULL for an omitted output;
  * valid only during the call: copy what you keep). fn NULL removes the hook. */

@@ -1,66 +1,52 @@
-/* The executor: runs a checked, sorted graph node by node on the CPU. Per node it gathers the input
- * tensors, infers the outputs from the actual input shapes (cached while they do not change), places each
- * output in the memory plan's arena when the plan's shape matches (else a tensor of its own), picks the
- * best kernel for the level and the CPU's features, runs it, and frees values after their last use.
+/* The executor: runs a checked, sorted graph node by node. Per node it gathers the input tensors, infers
+ * the outputs from the actual input shapes (cached while they do not change), picks the kernel (the device
+ * backend's for a node placed there, else the best CPU kernel for the level and the CPU's features: see
+ * exec_place.c, which also copies values between the CPU and the device), places each CPU output in the
+ * memory plan's arena when the plan's shape matches (else a tensor of its own; device outputs are
+ * allocated on the device), runs the kernel, and frees values after their last use.
  * Subgraphs (If/Loop/Scan bodies) run through run_subgraph with outer-scope values taken from the caller.
  * The plan is made at prepare when every shape is known, else after the first run for a set of input
  * shapes, and made again when the input shapes change. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "backend/backend_refs.h"
 #include "backend/cpu/kernels/kernel.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "model/engine.h"
+#include "model/exec_impl.h"
 #include "ops/op.h"
 #include "tensor/tensor_impl.h"
 
-typedef struct node_cache {
-  bool valid;
-  tb_value_type *in;  /* the concrete input types the outputs were inferred for */
-  tb_value_type *out; /* what inference gave */
-  const tb_cpu_kernel *kernel;
-} node_cache;
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
-typedef struct child_exec {
-  const tb_graph *body;
-  tb_exec *exec;
-} child_exec;
+tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
+  free(e->node_ms);
+  free(e->node_runs);
+  e->node_ms = NULL;
+  e->node_runs = NULL;
+  if (!on) return TB_OK;
+  size_t n = e->g->n_nodes ? e->g->n_nodes : 1;
+  e->node_ms = calloc(n, sizeof *e->node_ms);
+  e->node_runs = calloc(n, sizeof *e->node_runs);
+  if (e->node_ms && e->node_runs) return TB_OK;
+  tb_exec_set_profiling(e, false);
+  return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for profiling", e->g->name);
+}
 
-struct tb_exec {
-  const tb_graph *g;
-  tb_backend *cpu;
-  int level;
-  uint64_t features;
-  int threads;
-  tb_pool *pool;
-  tb_exec *parent;       /* the executor running the node whose subgraph this is */
-  tb_tensor **consts;    /* per value: its constant as a CPU tensor */
-  tb_tensor **vals;      /* per value during a run */
-  bool *owned;           /* vals[v] is destroyed by this executor */
-  node_cache *cache;     /* per node */
-  tb_plan life;          /* lifetimes (for freeing) */
-  size_t *free_at;       /* values to free after step i: free_list[free_at[i] .. free_at[i + 1]) */
-  int *free_list;
-  tb_plan plan;          /* the memory plan, when planned */
-  bool planned;
-  tb_value_type *plan_types; /* per value: the type the plan placed */
-  tb_value_type *sig;        /* per graph input: the shapes the plan is for */
-  tb_tensor *arena;
-  tb_value_type *seen;   /* per value: the type of the last run (for planning after it) */
-  size_t plans_made;
-  child_exec *children;
-  size_t n_children;
-  /* per-node scratch, sized for the node with the most inputs / outputs */
-  tb_tensor **in, **tmp, **out;
-  tb_value_type *in_types;
-  const tb_value_type **in_ptrs;
-  tb_ir_tensor *views;
-  const tb_ir_tensor **known;
-  tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
-  void *node_hook_ctx;
-};
+const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
+const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
+
+const tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
+  *on_device = i < e->g->n_nodes && e->cache[i].on_device;
+  return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
+}
 
 /* tb_exec_test_break_op: the op type whose float outputs are perturbed, and from which kernel level. */
 static char broken_op[64];
@@ -80,8 +66,13 @@ static void break_outputs(const tb_exec *e, const tb_node *n, tb_tensor *const *
   if (!broken_op[0] || e->level < broken_min_level || strcmp(n->op_type, broken_op) != 0) return;
   for (size_t o = 0; o < n->n_outputs; o++) {
     if (!out[o] || tb_tensor_dtype(out[o]) != TB_DTYPE_F32 || !tb_tensor_is_contiguous(out[o])) continue;
-    float *p = tb_tensor_host_data(out[o]);
-    for (int64_t i = 0; p && i < tb_tensor_numel(out[o]); i++) p[i] += 0.25f;
+    size_t count = (size_t)tb_tensor_numel(out[o]);
+    float *p = malloc(count * sizeof *p + 1); /* through the host, so device outputs break too */
+    if (p && tb_tensor_copy_to_host(out[o], p, count * sizeof *p) == TB_OK) {
+      for (size_t i = 0; i < count; i++) p[i] += 0.25f;
+      (void)tb_tensor_copy_from_host(out[o], p, count * sizeof *p);
+    }
+    free(p);
   }
 }
 
@@ -138,8 +129,10 @@ void tb_exec_destroy(tb_exec *e) {
   if (!e) return;
   for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
   free(e->children);
+  tb_exec_release_states(e);
   for (size_t v = 0; v < e->g->n_values; v++) {
     if (e->vals && e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->mirror) tb_tensor_destroy(e->mirror[v]);
     if (e->consts) tb_tensor_destroy(e->consts[v]);
   }
   if (e->cache)
@@ -157,6 +150,7 @@ void tb_exec_destroy(tb_exec *e) {
   free(e->known);
   free(e->consts);
   free(e->vals);
+  free(e->mirror);
   free(e->owned);
   free(e->plan_types);
   free(e->sig);
@@ -164,6 +158,8 @@ void tb_exec_destroy(tb_exec *e) {
   tb_tensor_destroy(e->arena);
   free(e->free_at);
   free(e->free_list);
+  free(e->node_ms);
+  free(e->node_runs);
   tb_plan_free(&e->life);
   tb_plan_free(&e->plan);
   free(e);
@@ -201,13 +197,14 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t
   size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
   e->consts = calloc(nv, sizeof *e->consts);
   e->vals = calloc(nv, sizeof *e->vals);
+  e->mirror = calloc(nv, sizeof *e->mirror);
   e->owned = calloc(nv, sizeof *e->owned);
   e->seen = calloc(nv, sizeof *e->seen);
   e->plan_types = calloc(nv, sizeof *e->plan_types);
   e->sig = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *e->sig);
   e->cache = calloc(nn, sizeof *e->cache);
   tb_status st = TB_OK;
-  if (!e->consts || !e->vals || !e->owned || !e->seen || !e->plan_types || !e->sig || !e->cache)
+  if (!e->consts || !e->vals || !e->mirror || !e->owned || !e->seen || !e->plan_types || !e->sig || !e->cache)
     st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     const tb_node *n = &g->nodes[i];
@@ -255,7 +252,11 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
   const tb_graph *g = e->g;
   uint64_t *bytes = calloc(g->n_values ? g->n_values : 1, sizeof *bytes);
   if (!bytes) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
-  for (size_t v = 0; v < g->n_values; v++) bytes[v] = tb_plan_value_bytes(&types[v]);
+  for (size_t v = 0; v < g->n_values; v++) {
+    int producer = g->values[v].producer;
+    bool on_device = producer >= 0 && e->placement && e->placement[producer].on_device;
+    bytes[v] = on_device ? 0 : tb_plan_value_bytes(&types[v]);
+  }
   e->planned = false;
   tb_status st = tb_plan_build(g, bytes, &e->plan);
   free(bytes);
@@ -303,7 +304,8 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
     static_in_types(g, n, in);
     bool typed = true;
     for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
-    if (!typed || tb_cpu_kernel_find(g, n, in, e->level, e->features)) continue;
+    bool on_device = e->placement && e->placement[i].on_device;
+    if (!typed || on_device || tb_cpu_kernel_find(g, n, in, e->level, e->features)) continue;
     if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
   }
   return missing;
@@ -350,6 +352,7 @@ static tb_status run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n
 static void release_after(tb_exec *e, size_t step) {
   for (size_t i = e->free_at[step]; i < e->free_at[step + 1]; i++) {
     int v = e->free_list[i];
+    tb_exec_drop_mirror(e, v);
     if (e->vals[v] && e->owned[v]) {
       tb_tensor_destroy(e->vals[v]);
       e->vals[v] = NULL;
@@ -369,12 +372,14 @@ static void value_view(const tb_value *val, const tb_tensor *t, tb_ir_tensor *ou
   out->nbytes = tb_tensor_nbytes(t);
 }
 
-/* An output tensor for a node: in the arena when the plan placed it with this type, else its own. */
-static tb_status alloc_output(tb_exec *e, int v, const tb_value_type *t, tb_tensor **out) {
+/* An output tensor for a node: on the device for a device kernel; else in the arena when the plan placed it
+ * with this type, else its own. */
+static tb_status alloc_output(tb_exec *e, bool on_device, int v, const tb_value_type *t, tb_tensor **out) {
   *out = NULL;
   if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
   int64_t shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
+  if (on_device) return tb_tensor_create(e->device, t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
     size_t es = tb_dtype_size(t->dtype);
     int64_t numel, strides[TB_MAX_DIMS];
@@ -385,92 +390,133 @@ static tb_status alloc_output(tb_exec *e, int v, const tb_value_type *t, tb_tens
   return tb_tensor_create(e->cpu, t->dtype, t->ndim, shape, out);
 }
 
-static tb_status run_node(tb_exec *e, size_t step) {
+static bool reads_as_value(const tb_node *n, size_t k) { return n->def && k < 32 && (n->def->value_inputs >> k & 1u); }
+
+/* Infer the node's outputs from its inputs' types (and the values it reads), and choose its kernel when the
+ * types changed. */
+static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
   const tb_graph *g = e->g;
   const tb_node *n = &g->nodes[step];
   node_cache *c = &e->cache[step];
-  char label[200];
-  tb_tensor **in = e->in, **tmp = e->tmp, **out = e->out;
-  tb_value_type *in_types = e->in_types;
-  const tb_value_type **in_ptrs = e->in_ptrs;
-  tb_ir_tensor *views = e->views;
-  const tb_ir_tensor **known = e->known;
-  bool changed = !c->valid;
   tb_status st = TB_OK;
-  for (size_t k = 0; k < n->n_inputs; k++) {
+  for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++) {
     int v = n->inputs[k];
-    tmp[k] = NULL;
-    in[k] = v >= 0 ? e->vals[v] : NULL;
-    in_ptrs[k] = NULL;
-    known[k] = NULL;
-    if (!in[k]) continue;
-    tb_value_type_of(in[k], &in_types[k]);
-    in_ptrs[k] = &in_types[k];
-    if (!changed && !same_type(&in_types[k], &c->in[k])) changed = true;
-  }
-  for (size_t k = 0; k < n->n_inputs; k++)
-    if (!in[k] && c->valid && c->in[k].has_dtype) changed = true;
-  bool needs_values = n->def && n->def->value_inputs;
-  if (changed || needs_values) {
-    for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++) {
-      int v = n->inputs[k];
-      if (!in[k]) continue;
-      bool wanted = k < 32 && (n->def->value_inputs >> k & 1u);
-      if (g->values[v].constant && !g->values[v].is_input) known[k] = g->values[v].constant;
-      else if (wanted) {
-        const tb_tensor *src = in[k];
-        if (!tb_tensor_is_contiguous(src)) {
-          st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &tmp[k]);
-          if (st == TB_OK) st = tb_tensor_copy(tmp[k], src);
-          src = tmp[k];
-        }
-        value_view(&g->values[v], src, &views[k]);
-        known[k] = &views[k];
+    e->known[k] = NULL;
+    if (!e->in[k]) continue;
+    if (g->values[v].constant && !g->values[v].is_input) e->known[k] = g->values[v].constant;
+    else if (reads_as_value(n, k)) {
+      tb_tensor *src = NULL;
+      st = tb_exec_value_on(e, v, false, &src);
+      if (st == TB_OK && !tb_tensor_is_contiguous(src)) {
+        st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &e->tmp[k]);
+        if (st == TB_OK) st = tb_tensor_copy(e->tmp[k], src);
+        src = e->tmp[k];
+      }
+      if (st == TB_OK) {
+        value_view(&g->values[v], src, &e->views[k]);
+        e->known[k] = &e->views[k];
       }
     }
-    if (st == TB_OK) st = tb_infer_node(g, n, in_ptrs, known, c->out);
-    if (st == TB_OK && changed) {
-      for (size_t k = 0; k < n->n_inputs; k++) {
-        if (in[k]) c->in[k] = in_types[k];
-        else memset(&c->in[k], 0, sizeof c->in[k]);
-      }
-      c->kernel = tb_cpu_kernel_find(g, n, in_ptrs, e->level, e->features);
-      c->valid = true;
-    }
   }
-  if (st == TB_OK && !c->kernel) {
-    char types[256] = "";
-    size_t len = 0;
-    for (size_t k = 0; k < n->n_inputs && len < sizeof types; k++)
-      len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", k ? ", " : "", in[k] ? tb_dtype_name(tb_tensor_dtype(in[k])) : "-");
-    st = tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for inputs (%s) at kernel level %d", tb_node_label(g, n, label, sizeof label),
+  if (st == TB_OK) st = tb_infer_node(g, n, e->in_ptrs, e->known, c->out);
+  if (st == TB_OK && changed) {
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      if (e->in[k]) c->in[k] = e->in_types[k];
+      else memset(&c->in[k], 0, sizeof c->in[k]);
+    }
+    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->on_device);
+    c->valid = true;
+  }
+  return st;
+}
+
+static tb_status no_kernel_error(const tb_exec *e, const tb_node *n, tb_tensor *const *in) {
+  char types[256] = "", label[200];
+  size_t len = 0;
+  for (size_t k = 0; k < n->n_inputs && len < sizeof types; k++)
+    len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", k ? ", " : "", in[k] ? tb_dtype_name(tb_tensor_dtype(in[k])) : "-");
+  return tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for inputs (%s) at kernel level %d", tb_node_label(e->g, n, label, sizeof label),
                   types, e->level);
-  }
-  for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
-  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, n->outputs[o], &c->out[o], &out[o]);
-  if (st == TB_OK) {
-    tb_kernel_ctx kc = {g, n, n->n_inputs, in, n->n_outputs, out, e->cpu, run_subgraph, e, e->threads, e->pool};
-    st = c->kernel->run(&kc);
-    if (st == TB_OK) break_outputs(e, n, out);
-  }
-  for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(tmp[k]);
+}
+
+/* Keep the node's outputs as their values (the values' old tensors and copies go). */
+static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st) {
+  char label[200];
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) {
-    if (n->outputs[o] >= 0 && !out[o])
-      st = tb_error(TB_ERR_INTERNAL, "%s: the kernel left output %zu ('%s') unset", tb_node_label(g, n, label, sizeof label), o,
-                    g->values[n->outputs[o]].name);
+    if (n->outputs[o] >= 0 && !e->out[o])
+      st = tb_error(TB_ERR_INTERNAL, "%s: the kernel left output %zu ('%s') unset", tb_node_label(e->g, n, label, sizeof label), o,
+                    e->g->values[n->outputs[o]].name);
   }
   for (size_t o = 0; o < n->n_outputs; o++) {
     int v = n->outputs[o];
     if (st != TB_OK || v < 0) {
-      tb_tensor_destroy(out[o]);
+      tb_tensor_destroy(e->out[o]);
       continue;
     }
+    tb_exec_drop_mirror(e, v);
     if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
-    e->vals[v] = out[o];
+    e->vals[v] = e->out[o];
     e->owned[v] = true;
-    tb_value_type_of(out[o], &e->seen[v]);
+    tb_value_type_of(e->out[o], &e->seen[v]);
   }
   return st;
+}
+
+static tb_status run_node(tb_exec *e, size_t step) {
+  const tb_graph *g = e->g;
+  const tb_node *n = &g->nodes[step];
+  node_cache *c = &e->cache[step];
+  tb_tensor **in = e->in, **out = e->out;
+  bool changed = !c->valid;
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    int v = n->inputs[k];
+    e->tmp[k] = NULL;
+    in[k] = v >= 0 ? e->vals[v] : NULL;
+    e->in_ptrs[k] = NULL;
+    if (!in[k]) {
+      if (c->valid && c->in[k].has_dtype) changed = true;
+      continue;
+    }
+    tb_value_type_of(in[k], &e->in_types[k]);
+    e->in_ptrs[k] = &e->in_types[k];
+    if (!changed && !same_type(&e->in_types[k], &c->in[k])) changed = true;
+  }
+  if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
+  if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
+  for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
+    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !reads_as_value(n, k), &in[k]);
+  if (st == TB_OK) st = tb_exec_kernel_state(e, step, in);
+  for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
+  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->on_device, n->outputs[o], &c->out[o], &out[o]);
+  if (st == TB_OK) {
+    tb_kernel_ctx kc = {g,         n,          n->n_inputs,
+                        in,        n->n_outputs, out,
+                        c->on_device ? e->device : e->cpu, run_subgraph, e,
+                        e->threads, c->on_device ? NULL : e->pool, c->state};
+    double t0 = e->node_ms ? now_ms() : 0;
+    st = c->kernel->run(&kc);
+    if (st == TB_OK && e->node_ms) {
+      if (c->on_device) st = tb_backend_synchronize(e->device); /* the node's own time, not its enqueue */
+      e->node_ms[step] += now_ms() - t0;
+      e->node_runs[step]++;
+    }
+    if (st == TB_OK) break_outputs(e, n, out);
+  }
+  for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(e->tmp[k]);
+  return keep_outputs(e, n, st);
+}
+
+/* The node hook sees CPU tensors: device outputs are copied (the copies live until the values go). */
+static tb_status call_hook(tb_exec *e, const tb_node *n) {
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    e->out[o] = NULL;
+    if (n->outputs[o] < 0) continue;
+    tb_status st = tb_exec_value_on(e, n->outputs[o], false, &e->out[o]);
+    if (st != TB_OK) return st;
+  }
+  e->node_hook(e->node_hook_ctx, e->g, n, e->out);
+  return TB_OK;
 }
 
 /* Bind graph inputs (borrowed), constants (borrowed) and outer-scope values (borrowed from the parent). */
@@ -496,6 +542,7 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
 
 static void unbind(tb_exec *e) {
   for (size_t v = 0; v < e->g->n_values; v++) {
+    tb_exec_drop_mirror(e, v);
     if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
     e->vals[v] = NULL;
     e->owned[v] = false;
@@ -549,11 +596,7 @@ static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **out
   }
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = run_node(e, i);
-    if (st == TB_OK && e->node_hook && !e->parent) {
-      const tb_node *n = &g->nodes[i];
-      for (size_t o = 0; o < n->n_outputs; o++) e->out[o] = n->outputs[o] >= 0 ? e->vals[n->outputs[o]] : NULL;
-      e->node_hook(e->node_hook_ctx, g, n, e->out);
-    }
+    if (st == TB_OK && e->node_hook && !e->parent) st = call_hook(e, &g->nodes[i]);
     if (st == TB_OK) release_after(e, i);
   }
   if (st == TB_OK) st = take_outputs(e, outputs);

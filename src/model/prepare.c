@@ -1,7 +1,9 @@
 /* tb_model_prepare: a copy of the model's graph (the loaded model never changes), symbolic dims bound,
  * the passes of the level run in order (each followed by sort, compact, check and inference), kernels
- * chosen for the level, placement on the backend (every node falls back to the CPU on other backends for
- * now, with the copies at the graph's edges counted), the memory plan, and the result that says it all. */
+ * chosen for the level and their state made (weights packed, device kernels built), each node placed on
+ * the backend's device when it has a kernel for it (else on the CPU, with the reason), the copies between
+ * them listed, the memory plan, and the result that says it all. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "model/passes/pass.h"
 #include "model/prepared.h"
+#include "ops/op.h"
 
 typedef struct strlist {
   const char **items;
@@ -44,6 +47,8 @@ void tb_prepared_destroy(tb_prepared *p) {
   if (p->backend) tb_backend_storage_release(p->backend, NULL);
   tb_model_destroy(p->model);
   tb_arena_free(&p->arena);
+  free(p->profile);
+  free(p->profile_text);
   free(p);
 }
 
@@ -51,7 +56,7 @@ const tb_prepare_result *tb_prepared_result(const tb_prepared *p) { return p ? &
 
 static tb_status check_options(const tb_prepare_options *o, const tb_ir_model *m) {
   static const char fn[] = "tb_model_prepare";
-  if (o->size < sizeof *o)
+  if (o->size < offsetof(tb_prepare_options, cpu_fallback))
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: options->size is %zu; set it to sizeof(tb_prepare_options) (%zu)", fn, o->size,
                     sizeof *o);
   if ((unsigned)o->level > TB_LEVEL_O3)
@@ -121,22 +126,85 @@ static tb_status run_passes(tb_prepared *p, tb_opt_level level, strlist *applied
   return TB_OK;
 }
 
-static int kernel_level(tb_opt_level level) { return level >= TB_LEVEL_O3 ? 3 : level == TB_LEVEL_O2 ? 2 : 0; }
+/* O0 and O1 run the reference kernels; O2 the fast fp32 ones; bf16 kernels (level 3) run at O3 unless fp32 is
+ * asked for, and at O2 when bf16 is, on a CPU with bf16 instructions (AVX512-BF16 or AMX-BF16): elsewhere
+ * bf16 would only be emulated, slower than fp32, so the fp32 kernels run and a warning says why. */
+static bool wants_bf16(const tb_prepare_options *o) {
+  return o->precision == TB_PRECISION_BF16 || (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO);
+}
 
-static tb_status place(tb_prepared *p, strlist *fallback) {
-  tb_backend_kind kind = tb_backend_kind_of(p->backend);
-  if (kind == TB_BACKEND_CPU) return TB_OK;
+static bool cpu_has_bf16(uint64_t features) {
+  return (features & (TB_FEATURE_BIT(TB_FEATURE_AVX512BF16) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))) != 0;
+}
+
+static int kernel_level(const tb_prepare_options *o, uint64_t features) {
+  if (o->level <= TB_LEVEL_O1) return 0;
+  return wants_bf16(o) && cpu_has_bf16(features) ? 3 : 2;
+}
+
+static const char *node_name(tb_prepared *p, const tb_node *n, size_t i) {
+  return n->name[0] ? tb_arena_printf(&p->arena, "%s (%s)", n->op_type, n->name) : tb_arena_printf(&p->arena, "%s (#%zu)", n->op_type, i);
+}
+
+/* Which side value v lives on when produced: its node's, the device for graph inputs on a device backend. */
+static int home_side(const tb_graph *g, const tb_exec *e, int v, bool device_backend) {
+  const tb_value *val = &g->values[v];
+  if (val->producer >= 0) return tb_exec_placement_of(e, (size_t)val->producer)->on_device;
+  if (val->constant && !val->is_input) return -1; /* constants: copied to the device once, at prepare */
+  return device_backend;
+}
+
+/* The copies a run makes between the CPU and the device: one per value and direction. */
+static tb_status list_copies(tb_prepared *p, strlist *copies) {
   const tb_graph *g = p->graph;
-  const char *backend = tb_backend_name(kind);
+  bool device_backend = tb_backend_kind_of(p->backend) != TB_BACKEND_CPU;
+  const char *dev = tb_backend_name(tb_backend_kind_of(p->backend));
+  for (size_t v = 0; v < g->n_values && device_backend; v++) {
+    int home = home_side(g, p->exec, (int)v, device_backend);
+    if (home < 0) continue;
+    const char *first_user = NULL;
+    for (size_t i = 0; i < g->n_nodes && !first_user; i++) {
+      const tb_node *n = &g->nodes[i];
+      const tb_exec_placement *pl = tb_exec_placement_of(p->exec, i);
+      for (size_t k = 0; k < n->n_inputs && !first_user; k++) {
+        if (n->inputs[k] != (int)v) continue;
+        bool value_input = n->def && k < 32 && (n->def->value_inputs >> k & 1u);
+        bool wants_device = pl->on_device && !value_input;
+        if (wants_device != (bool)home) first_user = node_name(p, n, i);
+      }
+    }
+    bool output = false;
+    for (size_t k = 0; k < g->n_outputs; k++) output |= g->outputs[k] == (int)v;
+    const char *line = NULL;
+    if (first_user)
+      line = tb_arena_printf(&p->arena, "value '%s': %s -> %s (for %s)", g->values[v].name, home ? dev : "cpu", home ? "cpu" : dev, first_user);
+    else if (output && !home)
+      line = tb_arena_printf(&p->arena, "value '%s': cpu -> %s (a graph output)", g->values[v].name, dev);
+    if (line && !push(p, copies, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+  }
+  p->result.copies_inserted = copies->count;
+  return TB_OK;
+}
+
+/* Kernels chosen and their state made, nodes placed on the device where it has kernels; the lists. */
+static tb_status place(tb_prepared *p, bool cpu_fallback, strlist *fallback, strlist *copies, strlist *precisions) {
+  tb_status st = tb_exec_place(p->exec, p->backend, cpu_fallback);
+  if (st != TB_OK) return st;
+  const tb_graph *g = p->graph;
+  bool device_backend = tb_backend_kind_of(p->backend) != TB_BACKEND_CPU;
   for (size_t i = 0; i < g->n_nodes; i++) {
     const tb_node *n = &g->nodes[i];
-    const char *line = n->name[0] ? tb_arena_printf(&p->arena, "%s (%s): no %s kernel", n->op_type, n->name, backend)
-                                  : tb_arena_printf(&p->arena, "%s (#%zu): no %s kernel", n->op_type, i, backend);
-    if (!push(p, fallback, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    const tb_exec_placement *pl = tb_exec_placement_of(p->exec, i);
+    const char *line = NULL;
+    if (device_backend && !pl->on_device) line = tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->why_cpu);
+    if (line && !push(p, fallback, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    line = pl->precision ? tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->precision) : NULL;
+    if (line && !push(p, precisions, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    p->result.device_nodes += pl->on_device;
   }
-  p->result.cpu_fallback_nodes = g->n_nodes;
-  p->result.copies_inserted = g->n_inputs + g->n_outputs;
-  return TB_OK;
+  p->result.cpu_fallback_nodes = fallback->count;
+  p->result.reduced_precision_nodes = precisions->count;
+  return list_copies(p, copies);
 }
 
 static tb_status warn(tb_prepared *p, strlist *warnings, const char *text) {
@@ -148,26 +216,30 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   tb_prepare_result *r = &p->result;
   const tb_graph *g = p->graph;
   tb_status st = TB_OK;
-  r->precision = TB_PRECISION_FP32;
-  if (o->level >= TB_LEVEL_O2 && !tb_exec_uses_fast_kernels(p->exec)) {
+  r->precision = r->reduced_precision_nodes ? TB_PRECISION_BF16 : TB_PRECISION_FP32;
+  bool cpu_nodes = r->device_nodes < g->n_nodes;
+  if (o->level >= TB_LEVEL_O2 && cpu_nodes && !tb_exec_uses_fast_kernels(p->exec)) {
     char text[200];
-    snprintf(text, sizeof text,
-             "%s: no faster CPU kernel exists yet for this model's operators; the reference kernels run (fast kernels come "
-             "with the CPU speed work)",
+    snprintf(text, sizeof text, "%s: no faster CPU kernel exists for this model's operators; the reference kernels run",
              tb_opt_level_name(o->level));
     st = warn(p, warnings, text);
   }
-  bool reduced = o->precision == TB_PRECISION_BF16 || o->precision == TB_PRECISION_FP16 || o->precision == TB_PRECISION_FP8 ||
-                 (o->precision == TB_PRECISION_AUTO && o->level == TB_LEVEL_O3);
-  if (st == TB_OK && reduced) {
+  if (st == TB_OK && (o->precision == TB_PRECISION_FP16 || o->precision == TB_PRECISION_FP8)) {
     char text[200];
-    snprintf(text, sizeof text, "precision %s: no reduced-precision kernels exist yet; fp32 is used",
-             o->precision == TB_PRECISION_AUTO ? "auto at O3" : tb_precision_name(o->precision));
+    snprintf(text, sizeof text, "precision %s: no kernel computes in %s yet; fp32 is used", tb_precision_name(o->precision),
+             tb_precision_name(o->precision));
+    st = warn(p, warnings, text);
+  } else if (st == TB_OK && wants_bf16(o) && !r->reduced_precision_nodes) {
+    char text[240];
+    const char *why = o->level <= TB_LEVEL_O1 ? "bf16 kernels run at O2 and O3"
+                      : !cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16 or AMX-BF16)"
+                      : cpu_nodes ? "no node of this model has a bf16 kernel" : "the device's kernels compute in fp32";
+    snprintf(text, sizeof text, "precision %s: fp32 is used: %s", o->precision == TB_PRECISION_AUTO ? "auto at O3" : "bf16", why);
     st = warn(p, warnings, text);
   }
-  if (st == TB_OK && p->result.cpu_fallback_nodes) {
+  if (st == TB_OK && r->cpu_fallback_nodes) {
     char text[200];
-    snprintf(text, sizeof text, "%zu of %zu nodes run on the CPU: the %s backend has no kernels yet", p->result.cpu_fallback_nodes,
+    snprintf(text, sizeof text, "%zu of %zu nodes run on the CPU instead of %s; fallback_ops says why for each", r->cpu_fallback_nodes,
              g->n_nodes, tb_backend_name(tb_backend_kind_of(p->backend)));
     st = warn(p, warnings, text);
   }
@@ -179,7 +251,7 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
 }
 
 static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
-  strlist applied = {0}, warnings = {0}, fallback = {0};
+  strlist applied = {0}, warnings = {0}, fallback = {0}, copies = {0}, precisions = {0};
   tb_prepare_result *r = &p->result;
   r->size = sizeof *r;
   r->level = o->level;
@@ -200,9 +272,8 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   tb_graph_bind_dims(p->graph, &p->dims);
   tb_status st = settle(p->graph);
   if (st == TB_OK && o->level >= TB_LEVEL_O1) st = run_passes(p, o->level, &applied);
-  if (st == TB_OK) st = place(p, &fallback);
-  if (st == TB_OK)
-    st = tb_exec_create(p->graph, p->cpu, kernel_level(o->level), tb_convert_features(), o->threads, &p->exec);
+  if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
+  if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions);
   if (st == TB_OK) {
     char first[200] = "";
     size_t missing = tb_exec_missing_kernels(p->exec, first, sizeof first);
@@ -217,6 +288,8 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   r->warnings = warnings.items;
   r->warning_count = warnings.count;
   r->fallback_ops = fallback.items;
+  r->copies = copies.items;
+  r->node_precisions = precisions.items;
   return st;
 }
 
@@ -228,9 +301,15 @@ tb_status tb_model_prepare(tb_model *model, tb_backend *backend, const tb_prepar
   if (!model || !backend || !out_prepared)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: model, backend and out_prepared must not be NULL", fn);
   tb_prepare_options defaults = {.size = sizeof defaults, .level = TB_LEVEL_O2, .precision = TB_PRECISION_AUTO};
-  const tb_prepare_options *o = options ? options : &defaults;
-  tb_status st = check_options(o, model->ir);
+  tb_prepare_options given;
+  if (options && options->size >= offsetof(tb_prepare_options, cpu_fallback)) {
+    memset(&given, 0, sizeof given); /* an older, shorter struct: the fields it lacks stay zero */
+    memcpy(&given, options, options->size < sizeof given ? options->size : sizeof given);
+    given.size = sizeof given;
+  }
+  tb_status st = check_options(options ? options : &defaults, model->ir);
   if (st != TB_OK) return st;
+  const tb_prepare_options *o = options ? &given : &defaults;
   double t0 = now_ms();
   tb_prepared *p = calloc(1, sizeof *p);
   if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);

@@ -57,6 +57,10 @@ tb_status tb_prepare_result_to_json(const tb_prepare_result *r, char **out_json)
        add_strings(m, "fallback_ops", r->fallback_ops, r->cpu_fallback_nodes) &&
        cJSON_AddNumberToObject(m, "weight_bytes", (double)r->weight_bytes) &&
        cJSON_AddNumberToObject(m, "planned_peak_activation_bytes", (double)r->planned_peak_activation_bytes) &&
-       cJSON_AddNumberToObject(m, "prepare_ms", r->prepare_ms);
+       cJSON_AddNumberToObject(m, "prepare_ms", r->prepare_ms) &&
+       cJSON_AddNumberToObject(m, "device_nodes", (double)r->device_nodes) &&
+       add_strings(m, "copies", r->copies, r->copies_inserted) &&
+       cJSON_AddNumberToObject(m, "reduced_precision_nodes", (double)r->reduced_precision_nodes) &&
+       add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes);
   return tb_json_finish(o, ok, out_json, "tb_prepare_result_to_json");
 }

@@ -15,6 +15,8 @@ struct tb_prepared {
   tb_dim_bindings dims;  /* bound at prepare (names and values in the arena) */
   tb_prepare_result result;
   tb_arena arena;        /* result strings and arrays */
+  tb_node_profile *profile;   /* tb_prepared_profile's entries, remade per call */
+  char (*profile_text)[2][96]; /* per node: the op type with its domain, the kernel's description */
 };
 
 #endif

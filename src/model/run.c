@@ -1,6 +1,7 @@
 /* tb_prepared_run: inputs matched to the graph's inputs by name, their dtypes and shapes checked against
  * the model's declarations (symbolic dims bound per run, consistently across inputs), copied to the CPU
- * when they live elsewhere, the executor run, and the outputs returned on the prepared backend. */
+ * when they live on neither the CPU nor the prepared backend, the executor run, and the outputs returned
+ * on the prepared backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,8 @@ static tb_status check_input(const tb_graph *g, int v, const tb_tensor *t, int64
   return TB_OK;
 }
 
-/* Match the caller's inputs to the graph's (in g->inputs order, into cpu_in), copying to the CPU as needed
- * (copies in owned[k]). */
+/* Match the caller's inputs to the graph's (in g->inputs order, into cpu_in). Contiguous tensors on the CPU or
+ * on the prepared backend are used as they are; others are copied to the CPU (copies in owned[k]). */
 static tb_status gather_inputs(tb_prepared *p, size_t n_inputs, const char *const *names, tb_tensor *const *inputs,
                                tb_tensor **cpu_in, bool *owned) {
   const tb_graph *g = p->graph;
@@ -90,7 +91,9 @@ static tb_status gather_inputs(tb_prepared *p, size_t n_inputs, const char *cons
     st = check_input(g, g->inputs[k], inputs[i], bound, bound_by);
     if (st != TB_OK) break;
     tb_tensor *t = inputs[i];
-    if (tb_backend_kind_of(tb_tensor_backend(t)) != TB_BACKEND_CPU || !tb_tensor_is_contiguous(t)) {
+    bool usable = tb_tensor_is_contiguous(t) &&
+                  (tb_backend_kind_of(tb_tensor_backend(t)) == TB_BACKEND_CPU || tb_tensor_backend(t) == p->backend);
+    if (!usable) {
       tb_tensor *copy = NULL;
       st = tb_tensor_create(p->cpu, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &copy);
       if (st == TB_OK) st = tb_tensor_copy(copy, t);
@@ -154,7 +157,6 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   if (st == TB_OK) st = match_outputs(g, n_outputs, output_names, which);
   if (st == TB_OK) st = gather_inputs(p, n_inputs, input_names, inputs, cpu_in, owned);
   if (st == TB_OK) st = tb_exec_run(p->exec, cpu_in, all);
-  bool on_cpu = p->cpu == p->backend;
   for (size_t i = 0; i < n_outputs && st == TB_OK; i++) {
     tb_tensor *t = all[which[i]];
     size_t prev = i;
@@ -162,7 +164,7 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
       if (which[j] == which[i]) prev = j;
     if (prev < i) {
       t = outputs[prev]; /* the same output asked for twice: a copy of the first */
-    } else if (on_cpu) {
+    } else if (tb_tensor_backend(t) == p->backend) {
       outputs[i] = t;
       all[which[i]] = NULL;
       continue;

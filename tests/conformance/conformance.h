@@ -1,6 +1,7 @@
 /* The conformance runner (tb_conformance): runs the ONNX backend tests of Debian's libonnx-testdata
  * (node, pytorch-converted, pytorch-operator, simple) through tb_model_load / tb_model_prepare /
- * tb_prepared_run on the CPU and reports passed / failed / skipped per operator and overall.
+ * tb_prepared_run on a backend (the CPU by default) and reports passed / failed / skipped per operator and
+ * overall, and on a device backend how many passed with every node on the device.
  * This header is what its files share: the options, one test's record, and the parts. */
 #ifndef TB_CONFORMANCE_H
 #define TB_CONFORMANCE_H
@@ -21,6 +22,7 @@ typedef struct conf_options {
   const char *filter;     /* fnmatch pattern when it has * ? [, else a substring of the test name */
   const char *op;         /* only node tests of this op type */
   const char *expected;   /* the expected-failures file */
+  const char *backend;    /* the backend the tests are prepared on ("cpu", "opencl:0", "vulkan", ...) */
   bool list, json, markdown, verbose, check, fork;
   int timeout_s;
   int jobs;
@@ -35,6 +37,7 @@ typedef struct conf_test {
   conf_outcome outcome;
   char reason[1024];
   double ms;
+  bool on_device;         /* every node ran on the backend's device (never true on the CPU backend) */
   const char *expected_reason; /* from the expected-failures file, NULL when not listed */
 } conf_test;
 

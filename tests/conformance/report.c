@@ -13,7 +13,16 @@ const char *conf_outcome_name(conf_outcome outcome) {
 typedef struct op_row {
   const char *op;
   size_t counts[3];
+  size_t on_device; /* passed with every node on the device */
 } op_row;
+
+static bool device_backend(const conf_options *o) { return strncmp(o->backend, "cpu", 3) != 0; }
+
+static size_t passed_on_device(const conf_test *tests, size_t n, bool models) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++) count += tests[i].is_model == models && tests[i].outcome == CONF_PASSED && tests[i].on_device;
+  return count;
+}
 
 static int cmp_row(const void *a, const void *b) {
   return strcmp(((const op_row *)a)->op, ((const op_row *)b)->op);
@@ -33,6 +42,7 @@ static op_row *op_rows(const conf_test *tests, size_t n, size_t *n_rows) {
     while (j < r && strcmp(rows[j].op, tests[i].op) != 0) j++;
     if (j == r) rows[r++].op = tests[i].op;
     rows[j].counts[tests[i].outcome]++;
+    rows[j].on_device += tests[i].outcome == CONF_PASSED && tests[i].on_device;
   }
   qsort(rows, r, sizeof *rows, cmp_row);
   *n_rows = r;
@@ -58,11 +68,15 @@ void conf_report_table(const conf_options *o, const conf_test *tests, size_t n) 
   size_t node[3], model[3];
   totals(tests, n, false, node);
   totals(tests, n, true, model);
+  bool dev = device_backend(o);
   if (n_rows) {
-    printf("%-36s %7s %7s %7s %7s\n", "OPERATOR", "PASSED", "FAILED", "SKIPPED", "TOTAL");
-    for (size_t i = 0; i < n_rows; i++)
-      printf("%-36s %7zu %7zu %7zu %7zu\n", rows[i].op, rows[i].counts[0], rows[i].counts[1], rows[i].counts[2],
+    printf("%-36s %7s %7s %7s %7s%s\n", "OPERATOR", "PASSED", "FAILED", "SKIPPED", "TOTAL", dev ? "  ON DEVICE" : "");
+    for (size_t i = 0; i < n_rows; i++) {
+      printf("%-36s %7zu %7zu %7zu %7zu", rows[i].op, rows[i].counts[0], rows[i].counts[1], rows[i].counts[2],
              rows[i].counts[0] + rows[i].counts[1] + rows[i].counts[2]);
+      if (dev) printf("  %9zu", rows[i].on_device);
+      printf("\n");
+    }
     printf("\n");
   }
   free(rows);
@@ -84,7 +98,11 @@ void conf_report_table(const conf_options *o, const conf_test *tests, size_t n) 
   }
   if (any) printf("\n");
   if (node[2] && !o->verbose) printf("(the reasons of the %zu skipped node tests: --verbose or --json)\n", node[2]);
-  if (node[0] + node[1] + node[2])
+  if (node[0] + node[1] + node[2] && dev)
+    printf("node tests at %s on %s: %zu passed (%zu wholly on the device), %zu failed, %zu skipped of %zu, %zu operators\n",
+           tb_opt_level_name(o->level), o->backend, node[0], passed_on_device(tests, n, false), node[1], node[2],
+           node[0] + node[1] + node[2], n_rows);
+  else if (node[0] + node[1] + node[2])
     printf("node tests at %s: %zu passed, %zu failed, %zu skipped of %zu, %zu operators\n", tb_opt_level_name(o->level),
            node[0], node[1], node[2], node[0] + node[1] + node[2], n_rows);
   if (model[0] + model[1] + model[2])
@@ -104,6 +122,7 @@ static cJSON *counts_json(const size_t c[3]) {
 void conf_report_json(const conf_options *o, const conf_test *tests, size_t n) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "level", tb_opt_level_name(o->level));
+  cJSON_AddStringToObject(root, "backend", o->backend);
   cJSON_AddStringToObject(root, "data", o->data);
   cJSON_AddNumberToObject(root, "rtol", 1e-3);
   cJSON_AddNumberToObject(root, "atol", 1e-7);
@@ -115,7 +134,11 @@ void conf_report_json(const conf_options *o, const conf_test *tests, size_t n) {
   size_t n_rows;
   op_row *rows = op_rows(tests, n, &n_rows);
   cJSON *ops = cJSON_AddObjectToObject(root, "operators");
-  for (size_t i = 0; i < n_rows; i++) cJSON_AddItemToObject(ops, rows[i].op, counts_json(rows[i].counts));
+  for (size_t i = 0; i < n_rows; i++) {
+    cJSON *row = counts_json(rows[i].counts);
+    cJSON_AddNumberToObject(row, "passed_on_device", (double)rows[i].on_device);
+    cJSON_AddItemToObject(ops, rows[i].op, row);
+  }
   free(rows);
   cJSON *arr = cJSON_AddArrayToObject(root, "tests");
   for (size_t i = 0; i < n; i++) {
@@ -127,6 +150,7 @@ void conf_report_json(const conf_options *o, const conf_test *tests, size_t n) {
     if (tests[i].reason[0]) cJSON_AddStringToObject(t, "reason", tests[i].reason);
     if (tests[i].expected_reason) cJSON_AddStringToObject(t, "expected_failure", tests[i].expected_reason);
     cJSON_AddNumberToObject(t, "ms", tests[i].ms);
+    cJSON_AddBoolToObject(t, "on_device", tests[i].on_device);
     cJSON_AddItemToArray(arr, t);
   }
   char *text = cJSON_Print(root);
@@ -149,10 +173,15 @@ void conf_report_markdown(const conf_options *o, const conf_test *tests, size_t 
   if (model[0] + model[1] + model[2])
     printf("Model tests at %s: **%zu passed**, %zu failed, %zu skipped of %zu.\n\n", lvl, model[0], model[1], model[2],
            model[0] + model[1] + model[2]);
+  bool dev = device_backend(o);
   if (n_rows) {
-    printf("| operator | passed | failed | skipped |\n| --- | ---: | ---: | ---: |\n");
-    for (size_t i = 0; i < n_rows; i++)
-      printf("| %s | %zu | %zu | %zu |\n", rows[i].op, rows[i].counts[0], rows[i].counts[1], rows[i].counts[2]);
+    printf("| operator | passed | failed | skipped |%s\n| --- | ---: | ---: | ---: |%s\n", dev ? " passed on the device |" : "",
+           dev ? " ---: |" : "");
+    for (size_t i = 0; i < n_rows; i++) {
+      printf("| %s | %zu | %zu | %zu |", rows[i].op, rows[i].counts[0], rows[i].counts[1], rows[i].counts[2]);
+      if (dev) printf(" %zu |", rows[i].on_device);
+      printf("\n");
+    }
     printf("\n");
   }
   free(rows);

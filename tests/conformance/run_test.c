@@ -261,9 +261,9 @@ void conf_run_test(const conf_options *o, conf_test *t) {
     outcome(t, CONF_FAILED, "the runner could not read the model: %s", err);
     goto done;
   }
-  tb_status st = tb_backend_create("cpu", &backend);
+  tb_status st = tb_backend_create(o->backend, &backend);
   if (st != TB_OK) {
-    library_failure(t, "tb_backend_create(cpu)", st, false);
+    library_failure(t, "tb_backend_create", st, false);
     goto done;
   }
   st = tb_model_load(path, &model);
@@ -282,6 +282,7 @@ void conf_run_test(const conf_options *o, conf_test *t) {
     library_failure(t, "tb_model_prepare", st, true);
     goto done;
   }
+  t->on_device = result->device_nodes > 0 && result->cpu_fallback_nodes == 0;
   n_sets = data_sets(t->dir, &sets);
   if (n_sets == 0) {
     outcome(t, CONF_FAILED, "no test_data_set_* folder in %s", t->dir);

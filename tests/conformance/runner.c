@@ -33,6 +33,8 @@ static const char usage[] =
     "  --data DIR        the folder with node/, pytorch-converted/, ... (default " CONF_DEFAULT_DATA ")\n"
     "  --suite S         node | models | pytorch-converted | pytorch-operator | simple | all (default all)\n"
     "  --level L         O0..O3 or none|conservative|balanced|aggressive (default O0)\n"
+    "  --backend B       the backend to prepare on: cpu, opencl:0, vulkan:0, ... (default cpu); nodes it has no\n"
+    "                    kernel for run on the CPU, and the report counts the tests that ran wholly on it\n"
     "  --filter PAT      only tests whose name matches PAT (a glob with * ? [...], else a substring)\n"
     "  --op OP           only node tests of this operator (e.g. Conv)\n"
     "  --list            list the selected tests (suite, name, operator) without running them\n"
@@ -142,6 +144,7 @@ static bool collect(const conf_options *o, test_list *l) {
 
 typedef struct child_msg {
   int outcome;
+  int on_device;
   double ms;
   char reason[1024];
 } child_msg; /* < PIPE_BUF: the child's single write never blocks on a full pipe */
@@ -177,6 +180,7 @@ static bool start_child(const conf_options *o, test_list *l, size_t i, running *
     child_msg m;
     memset(&m, 0, sizeof m);
     m.outcome = (int)t->outcome;
+    m.on_device = t->on_device;
     m.ms = t->ms;
     snprintf(m.reason, sizeof m.reason, "%s", t->reason);
     ssize_t w = write(fds[1], &m, sizeof m);
@@ -209,6 +213,7 @@ static void finish_child(const conf_options *o, test_list *l, running *r, int st
              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else {
     t->outcome = (conf_outcome)m.outcome;
+    t->on_device = m.on_device != 0;
     t->ms = m.ms;
     snprintf(t->reason, sizeof t->reason, "%s", m.reason);
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && t->outcome == CONF_PASSED) {
@@ -310,6 +315,8 @@ static int parse(int argc, char **argv, conf_options *o) {
                            "simple, all", o->suite);
     } else if (VALUE_OPT("--level")) {
       if (tb_opt_level_parse(argv[++i], &o->level) != TB_OK) return usage_error("%s", tb_last_error());
+    } else if (VALUE_OPT("--backend")) {
+      o->backend = argv[++i];
     } else if (VALUE_OPT("--filter")) {
       o->filter = argv[++i];
     } else if (VALUE_OPT("--op")) {
@@ -363,7 +370,7 @@ static int check(const conf_options *o, const test_list *l, const conf_expected 
 
 int main(int argc, char **argv) {
   conf_options o = {.data = CONF_DEFAULT_DATA, .suite = "all", .level = TB_LEVEL_O0,
-                    .expected = TB_CONFORMANCE_EXPECTED, .fork = true, .timeout_s = 120, .jobs = 2};
+                    .expected = TB_CONFORMANCE_EXPECTED, .fork = true, .timeout_s = 120, .jobs = 2, .backend = "cpu"};
   int code = parse(argc, argv, &o);
   if (code != 0) return code < 0 ? 0 : code;
   struct stat st;

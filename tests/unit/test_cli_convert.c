@@ -139,14 +139,10 @@ static void test_run_record_and_weights(void **state) {
   assert_string_equal(tb_record_output_name(rec, 0), "probs");
   tb_record_close(rec);
 
-  /* the exported weights loaded back on opencl:0 (or the CPU) give the same output bytes */
-  snprintf(args, sizeof args, "run %s --backend opencl:0 --level O0 --weights %s", MODEL, in_dir("w.safetensors"));
+  /* the exported weights loaded back give the same output bytes (on the CPU: the same kernels; other
+   * backends' kernels round differently and are compared within tolerances by test_safetensors_weights) */
+  snprintf(args, sizeof args, "run %s --backend cpu --level O0 --weights %s", MODEL, in_dir("w.safetensors"));
   r = tcli(args);
-  if (r.code == 3) {
-    tcli_free(&r);
-    snprintf(args, sizeof args, "run %s --backend cpu --level O0 --weights %s", MODEL, in_dir("w.safetensors"));
-    r = tcli(args);
-  }
   TCLI_ASSERT_EXIT(r, 0);
   TB_ASSERT_CONTAINS(r.out, "note:     weights: 20 initializers replaced from");
   char sha2[256];

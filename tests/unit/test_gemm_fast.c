@@ -3,6 +3,10 @@
  * transposes, alpha/beta); the MatMul and Gemm kernel entries against the reference kernels (batch
  * broadcasting, 1-D operands, C broadcast); the choice of kernel under TB_CPU_FEATURES masks; and the
  * bundled encoder prepared at O2 against O0 within the validate table's O2 tolerance under each mask.
+ * The level-2 MatMul, Gemm, tb::FusedGemm and tb::FusedMatMul entries of every path against their level-0
+ * reference kernels (tolerance 1e-5 absolute + 1e-4 relative), with weights packed by prepare() (called
+ * with the constant inputs only, as at tb_model_prepare), with non-constant weights (no state), serially
+ * and on a 2-thread pool (same bits), each activation and each shape of Gemm's C.
  *
  * Tolerance of the driver check: fp32 sums of k products in any order differ from the exact sum by at
  * most gamma_k * sum|a_i b_i| with gamma_k ~ k * 2^-24 (Higham, recursive summation; the FMAs only
@@ -12,6 +16,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "core/convert_features.h"
+#include "core/threadpool.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
@@ -20,6 +25,10 @@
 extern const tb_cpu_kernel tb_kernel_matmul_f32_avx512, tb_kernel_matmul_f32_avx2, tb_kernel_matmul_f32_portable;
 extern const tb_cpu_kernel tb_kernel_gemm_f32_avx512, tb_kernel_gemm_f32_avx2, tb_kernel_gemm_f32_portable;
 extern const tb_cpu_kernel tb_kernel_matmul, tb_kernel_gemm;
+extern const tb_cpu_kernel tb_kernel_fused_gemm_f32_avx512, tb_kernel_fused_gemm_f32_avx2, tb_kernel_fused_gemm_f32_portable;
+extern const tb_cpu_kernel tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
+    tb_kernel_fused_matmul_f32_portable;
+extern const tb_cpu_kernel tb_kernel_fused_gemm, tb_kernel_fused_matmul;
 
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
 
@@ -282,6 +291,208 @@ static void encoder_o2_matches_o0_on_every_path(void **state) {
   tb_backend_destroy(b);
 }
 
+
+/* ---- level-2 kernels with prepare(), the pool and the fused activations ---- */
+
+/* A one-node graph of op in domain (ONNX "" or "tb") with n_in inputs in0.. and these attributes. */
+static void setup_node(toh *t, const char *domain, const char *op, int opset, size_t n_in, const tb_attr *attrs,
+                       size_t n_attrs) {
+  toh_begin(t, NULL);
+  int ins[3], out = tb_graph_value(t->graph, "out0");
+  char name[32];
+  assert_true(n_in <= 3);
+  for (size_t i = 0; i < n_in; i++) {
+    snprintf(name, sizeof name, "in%zu", i);
+    ins[i] = tb_graph_value(t->graph, name);
+  }
+  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, n_in, &out, 1, attrs, n_attrs);
+  assert_true(t->node >= 0);
+  toh_node(t)->opset = opset;
+  toh_node(t)->def = tb_op_find(domain, op, opset);
+  assert_non_null(toh_node(t)->def);
+  t->n_in = n_in;
+  t->n_out = 1;
+}
+
+static const tb_ir_tensor a_constant; /* marks a graph value constant: only its presence matters here */
+
+/* Run kernel k as the executor does: prepare (constant inputs only when `constant_b`, input 1 marked
+ * constant in the graph), then run with every input, the state and the pool; release. *had_state says
+ * whether prepare made one. */
+static tb_tensor *run_prepared(toh *t, const tb_cpu_kernel *k, tb_tensor **in, size_t n_in, bool constant_b,
+                               tb_pool *pool, bool *had_state) {
+  tb_value *vb = &t->graph->values[toh_node(t)->inputs[1]];
+  vb->constant = constant_b ? &a_constant : NULL;
+  tb_tensor *const_in[3] = {NULL, constant_b ? in[1] : NULL, NULL};
+  tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = constant_b ? const_in : in,
+                      .n_outputs = 1, .backend = t->cpu, .threads = pool ? 2 : 1, .pool = pool};
+  void *state = NULL;
+  assert_non_null(k->prepare);
+  TB_ASSERT_OK(k->prepare(&pc, &state));
+  *had_state = state != NULL;
+  tb_tensor *out[1] = {NULL};
+  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = in, .n_outputs = 1,
+                       .outputs = out, .backend = t->cpu, .threads = pool ? 2 : 1, .pool = pool, .state = state};
+  TB_ASSERT_OK(k->run(&ctx));
+  k->release(state);
+  vb->constant = NULL;
+  assert_non_null(out[0]);
+  return out[0];
+}
+
+static void assert_close_rel(const tb_tensor *got, const tb_tensor *ref, const char *what) {
+  assert_int_equal(tb_tensor_ndim(got), tb_tensor_ndim(ref));
+  for (size_t i = 0; i < tb_tensor_ndim(ref); i++) assert_int_equal(tb_tensor_shape(got)[i], tb_tensor_shape(ref)[i]);
+  const float *g = tb_tensor_host_data(got), *r = tb_tensor_host_data(ref);
+  for (int64_t i = 0; i < tb_tensor_numel(ref); i++)
+    if (!(fabs((double)g[i] - r[i]) <= 1e-5 + 1e-4 * fabs((double)r[i])))
+      fail_msg("%s: element %lld is %.9g, reference %.9g", what, (long long)i, g[i], r[i]);
+}
+
+static void assert_same_bits(const tb_tensor *x, const tb_tensor *y, const char *what) {
+  assert_int_equal(tb_tensor_nbytes(x), tb_tensor_nbytes(y));
+  if (tb_tensor_nbytes(x) && memcmp(tb_tensor_host_data(x), tb_tensor_host_data(y), tb_tensor_nbytes(x)) != 0)
+    fail_msg("%s: 1 and 2 threads differ", what);
+}
+
+/* Every path's entry, prepared with constant and with non-constant B, serial and on 2 threads, against ref. */
+static void check_entries(toh *t, const tb_cpu_kernel *const *entries, const tb_cpu_kernel *ref_kernel, tb_tensor **in,
+                          size_t n_in, bool b_packable, tb_pool *pool, const char *what) {
+  tb_tensor *ref = run_kernel(t, ref_kernel, in, n_in);
+  for (int p = 0; p < n_paths(); p++)
+    for (int cb = 0; cb < 2; cb++) {
+      bool had1, had2;
+      tb_tensor *one = run_prepared(t, entries[p], in, n_in, cb, NULL, &had1);
+      tb_tensor *two = run_prepared(t, entries[p], in, n_in, cb, pool, &had2);
+      char msg[160];
+      snprintf(msg, sizeof msg, "%s on %s, B %s", what, path_names[p], cb ? "constant" : "computed");
+      assert_close_rel(one, ref, msg);
+      assert_same_bits(one, two, msg);
+      if (had1 != (cb && b_packable)) fail_msg("%s: prepare %s state", msg, had1 ? "made a" : "made no");
+      tb_tensor_destroy(one);
+      tb_tensor_destroy(two);
+    }
+  tb_tensor_destroy(ref);
+}
+
+static void matmul_prepared_weights_and_pool(void **state) {
+  (void)state;
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  static const mm_case cases[] = {
+      {3, 2, {2, 70, 200}, {200, 130}}, /* batch of A folded into one tall GEMM, packed B */
+      {2, 2, {128, 96}, {96, 300}},     /* transformer-like, split over threads */
+      {1, 2, {33}, {33, 13}},           /* 1-D A */
+      {3, 1, {2, 5, 8}, {8}},           /* 1-D B: not packed */
+      {3, 3, {2, 40, 24}, {2, 24, 50}}, /* batched B: not packed; a product per thread */
+      {4, 3, {2, 3, 20, 24}, {3, 24, 10}}, /* batched B broadcast against A's batches */
+      {3, 3, {2, 128, 128}, {2, 128, 160}}, /* batched B, each product split over the threads */
+      {2, 2, {0, 24}, {24, 50}},        /* empty */
+  };
+  const tb_cpu_kernel *entries[] = {&tb_kernel_matmul_f32_portable, &tb_kernel_matmul_f32_avx2, &tb_kernel_matmul_f32_avx512};
+  const tb_cpu_kernel *fused[] = {&tb_kernel_fused_matmul_f32_portable, &tb_kernel_fused_matmul_f32_avx2,
+                                  &tb_kernel_fused_matmul_f32_avx512};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char what[64];
+    toh t;
+    setup_node(&t, "", "MatMul", 13, 2, NULL, 0);
+    tb_tensor *in[2] = {random_tensor(&t, cases[c].na, cases[c].a, c + 3), random_tensor(&t, cases[c].nb, cases[c].b, c + 5)};
+    snprintf(what, sizeof what, "MatMul case %zu", c);
+    check_entries(&t, entries, &tb_kernel_matmul, in, 2, cases[c].nb == 2, pool, what);
+    toh_teardown(&t);
+    setup_node(&t, "tb", "FusedMatMul", 1, 2, (tb_attr[]){TOH_STR("activation", "Tanh")}, 1);
+    snprintf(what, sizeof what, "FusedMatMul(Tanh) case %zu", c);
+    check_entries(&t, fused, &tb_kernel_fused_matmul, in, 2, cases[c].nb == 2, pool, what);
+    toh_clear(in, 2);
+    toh_teardown(&t);
+  }
+  tb_pool_destroy(pool);
+}
+
+static void gemm_prepared_weights_every_c(void **state) {
+  (void)state;
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  static const int64_t c_shapes[][3] = {{0}, {1, 150}, {2, 1, 150}, {2, 70, 1}, {2, 70, 150}, {2, 1, 1}, {1, 1}};
+  static const float betas[] = {1.0f, -1.5f};
+  const tb_cpu_kernel *entries[] = {&tb_kernel_gemm_f32_portable, &tb_kernel_gemm_f32_avx2, &tb_kernel_gemm_f32_avx512};
+  for (int tr = 0; tr < 4; tr++)
+    for (size_t cs = 0; cs < 7; cs++)
+      for (int bi = 0; bi < 2; bi++) {
+        bool ta = tr & 1, tb = tr & 2;
+        toh t;
+        setup_node(&t, "", "Gemm", 13, cs ? 3 : 2,
+                   (tb_attr[]){TOH_INT("transA", ta), TOH_INT("transB", tb), TOH_FLOAT("alpha", 0.75f),
+                               TOH_FLOAT("beta", betas[bi])},
+                   4);
+        const int64_t as[2] = {ta ? 210 : 70, ta ? 70 : 210}, bs[2] = {tb ? 150 : 210, tb ? 210 : 150};
+        tb_tensor *in[3] = {random_tensor(&t, 2, as, 11), random_tensor(&t, 2, bs, 12),
+                            cs ? random_tensor(&t, (size_t)c_shapes[cs][0], c_shapes[cs] + 1, 13) : NULL};
+        char what[96];
+        snprintf(what, sizeof what, "Gemm transA=%d transB=%d beta=%g C case %zu", ta, tb, betas[bi], cs);
+        check_entries(&t, entries, &tb_kernel_gemm, in, cs ? 3 : 2, true, pool, what);
+        toh_clear(in, 3);
+        toh_teardown(&t);
+      }
+  tb_pool_destroy(pool);
+}
+
+static void fused_gemm_every_activation(void **state) {
+  (void)state;
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  static const char *const acts[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
+  const tb_cpu_kernel *entries[] = {&tb_kernel_fused_gemm_f32_portable, &tb_kernel_fused_gemm_f32_avx2,
+                                    &tb_kernel_fused_gemm_f32_avx512};
+  for (int a = 0; a < 7; a++) {
+    toh t;
+    setup_node(&t, "tb", "FusedGemm", 1, 3,
+               (tb_attr[]){TOH_INT("transB", 1), TOH_STR("activation", acts[a]), TOH_FLOAT("activation_alpha", 0.3f),
+                           TOH_FLOAT("activation_beta", 0.4f), TOH_FLOAT("activation_min", -0.25f),
+                           TOH_FLOAT("activation_max", 0.5f)},
+               6);
+    const int64_t as[2] = {45, 64}, bs[2] = {96, 64}, bias[1] = {96};
+    tb_tensor *in[3] = {random_tensor(&t, 2, as, 21), random_tensor(&t, 2, bs, 22), random_tensor(&t, 1, bias, 23)};
+    char what[64];
+    snprintf(what, sizeof what, "FusedGemm(%s)", acts[a]);
+    check_entries(&t, entries, &tb_kernel_fused_gemm, in, 3, true, pool, what);
+    toh_clear(in, 3);
+    toh_teardown(&t);
+  }
+  /* an unknown activation is the reference's error, naming it */
+  toh t;
+  setup_node(&t, "tb", "FusedGemm", 1, 2, (tb_attr[]){TOH_STR("activation", "Swish")}, 1);
+  const int64_t s[2] = {4, 4};
+  tb_tensor *in[2] = {random_tensor(&t, 2, s, 1), random_tensor(&t, 2, s, 2)}, *out[1] = {NULL};
+  tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 2, .inputs = in, .n_outputs = 1,
+                       .outputs = out, .backend = t.cpu, .threads = 1};
+  assert_int_equal(tb_kernel_fused_gemm_f32_portable.run(&ctx), TB_ERR_MODEL);
+  TB_ASSERT_CONTAINS(tb_last_error(), "Swish");
+  tb_tensor_destroy(out[0]);
+  toh_clear(in, 2);
+  toh_teardown(&t);
+  tb_pool_destroy(pool);
+}
+
+/* The executor picks the fused level-2 kernels at O2 and the widest path the mask leaves. */
+static void fused_choice_follows_mask(void **state) {
+  (void)state;
+  uint64_t hw = tb_convert_hardware_features();
+  toh t;
+  setup_node(&t, "tb", "FusedMatMul", 1, 2, (tb_attr[]){TOH_STR("activation", "Relu")}, 1);
+  const int64_t d[2] = {4, 4};
+  tb_value_type ty = toh_type(TB_DTYPE_F32, 2, d), ty64 = toh_type(TB_DTYPE_F64, 2, d);
+  const tb_value_type *in[2] = {&ty, &ty}, *in64[2] = {&ty64, &ty64};
+  if (tb_gemm_path_for(hw) == TB_GEMM_AVX512)
+    assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, hw), &tb_kernel_fused_matmul_f32_avx512);
+  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, features_with_mask("-avx2")),
+                   &tb_kernel_fused_matmul_f32_portable);
+  unsetenv("TB_CPU_FEATURES");
+  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 0, hw), &tb_kernel_fused_matmul);
+  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in64, 2, hw), &tb_kernel_fused_matmul);
+  toh_teardown(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gemm_every_dim_1_to_67),
@@ -292,6 +503,10 @@ int main(void) {
       cmocka_unit_test(matmul_entries_match_reference),
       cmocka_unit_test(gemm_entries_match_reference),
       cmocka_unit_test(encoder_o2_matches_o0_on_every_path),
+      cmocka_unit_test(matmul_prepared_weights_and_pool),
+      cmocka_unit_test(gemm_prepared_weights_every_c),
+      cmocka_unit_test(fused_gemm_every_activation),
+      cmocka_unit_test(fused_choice_follows_mask),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* tb_model_prepare and tb_prepared_run through the public API on a model built with the IR builder: each
  * level and its result (passes, warnings, metrics), option errors, the JSON form, input checks naming the
  * input, symbolic dims, the model destroyed first, and the memory plan's effect on allocations. */
+#include <stddef.h>
 #include "model/passes/pass.h"
 #include "test_engine_util.h"
 
@@ -68,7 +69,11 @@ static void each_level(void **state) {
     assert_true(r->success);
     assert_int_equal(r->size, sizeof *r);
     assert_int_equal(r->level, level);
-    assert_int_equal(r->precision, TB_PRECISION_FP32);
+    /* O3 runs the MatMul in bf16 (with fp32 accumulation) and says so */
+    assert_int_equal(r->precision, level == TB_LEVEL_O3 ? TB_PRECISION_BF16 : TB_PRECISION_FP32);
+    assert_int_equal(r->reduced_precision_nodes, level == TB_LEVEL_O3 ? 1 : 0);
+    if (level == TB_LEVEL_O3) assert_string_equal(r->node_precisions[0], "MatMul (matmul): bf16");
+    assert_int_equal(r->device_nodes, 0);
     assert_int_equal(r->nodes_before, 4);
     assert_true(r->nodes_after >= 1 && r->nodes_after <= 4);
     if (level == TB_LEVEL_O0) assert_int_equal(r->nodes_after, 4);
@@ -81,13 +86,29 @@ static void each_level(void **state) {
       assert_int_equal(r->weight_bytes, 12 + 24 + 8);
       assert_int_equal(r->planned_peak_activation_bytes, 128);
     }
-    /* the MatMul runs the level-2 fp32 GEMM from O2 on, so only O3's precision warning remains */
-    size_t want_warnings = level == TB_LEVEL_O3 ? 1 : 0;
-    assert_int_equal(r->warning_count, want_warnings);
-    if (level == TB_LEVEL_O3) TB_ASSERT_CONTAINS(r->warnings[0], "precision auto at O3: no reduced-precision kernels exist yet");
-    run_small(p, f->cpu, 2);
+    /* the MatMul runs the level-2 fp32 GEMM at O2 and the bf16 one at O3: nothing to warn about */
+    assert_int_equal(r->warning_count, 0);
+    run_small(p, f->cpu, 2); /* quarter-steps: exact in bf16 too */
     tb_prepared_destroy(p);
   }
+}
+
+/* O3 on a CPU without bf16 instructions (masked here) keeps fp32: emulated bf16 would be slower. */
+static void o3_without_bf16_instructions(void **state) {
+  fixture *f = *state;
+  setenv("TB_CPU_FEATURES", "-avx512bf16,-amx_bf16", 1);
+  tb_prepare_options o = options_at(TB_LEVEL_O3, NULL);
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, &r));
+  unsetenv("TB_CPU_FEATURES");
+  assert_int_equal(r->precision, TB_PRECISION_FP32);
+  assert_int_equal(r->reduced_precision_nodes, 0);
+  assert_int_equal(r->warning_count, 1);
+  assert_string_equal(r->warnings[0],
+                      "precision auto at O3: fp32 is used: this CPU has no bf16 instructions (AVX512-BF16 or AMX-BF16)");
+  run_small(p, f->cpu, 2);
+  tb_prepared_destroy(p);
 }
 
 static void options_checked(void **state) {
@@ -107,6 +128,15 @@ static void options_checked(void **state) {
   o.size = 8;
   assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
   TB_ASSERT_CONTAINS(tb_last_error(), "options->size is 8; set it to sizeof(tb_prepare_options)");
+  /* a caller built against 0.1's struct (ending before cpu_fallback) is still served */
+  o = options_at(TB_LEVEL_O1, NULL);
+  o.size = offsetof(tb_prepare_options, cpu_fallback);
+  o.cpu_fallback = true; /* beyond the caller's size: must not be read */
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, &r));
+  assert_int_equal(r->level, TB_LEVEL_O1);
+  tb_prepared_destroy(p);
+  o.size = offsetof(tb_prepare_options, cpu_fallback) - 1;
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
   static const char *const bad_name[1] = {"bacth"};
   int64_t two = 2, minus = -1;
   o = options_at(TB_LEVEL_O0, &two);
@@ -288,6 +318,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(each_level, setup, teardown),
       cmocka_unit_test_setup_teardown(options_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(o3_without_bf16_instructions, setup, teardown),
       cmocka_unit_test(precision_names),
       cmocka_unit_test_setup_teardown(result_json, setup, teardown),
       cmocka_unit_test_setup_teardown(input_errors_name_the_input, setup, teardown),

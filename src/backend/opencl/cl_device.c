@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/opencl/cl_clblast.h"
+#include "backend/opencl/cl_program.h"
 #include "core/error.h"
 #include "discover/opencl_query.h"
 
@@ -101,9 +103,21 @@ static void read_limits(tb_cl_device *dev, int *platform_major, int *platform_mi
   tb_cl_scalar(api, obj, TB_CL_DEVICE_MEM_BASE_ADDR_ALIGN, &align_bits, sizeof align_bits);
   size_t align = align_bits / 8u;
   dev->alignment = align && (align & (align - 1)) == 0 ? align : CL_FALLBACK_ALIGNMENT;
-  if (tb_cl_string(api, obj, TB_CL_DEVICE_EXTENSIONS, &text) == TB_CL_SUCCESS)
+  if (tb_cl_string(api, obj, TB_CL_DEVICE_EXTENSIONS, &text) == TB_CL_SUCCESS) {
     dev->amd_free_memory = tb_cl_has_extension(text, "cl_amd_device_attribute_query");
+    dev->fp16 = tb_cl_has_extension(text, "cl_khr_fp16");
+  }
   free(text);
+  text = NULL;
+  if (tb_cl_string(api, obj, TB_CL_DEVICE_NAME, &text) == TB_CL_SUCCESS) snprintf(dev->device_name, sizeof dev->device_name, "%s", text);
+  free(text);
+  text = NULL;
+  if (tb_cl_string(api, obj, TB_CL_DRIVER_VERSION, &text) == TB_CL_SUCCESS)
+    snprintf(dev->driver_version, sizeof dev->driver_version, "%s", text);
+  free(text);
+  size_t max_wg = 0;
+  tb_cl_scalar(api, obj, TB_CL_DEVICE_MAX_WORK_GROUP_SIZE, &max_wg, sizeof max_wg);
+  dev->max_work_group = max_wg;
   dev->fill = dev->rt.cl.clEnqueueFillBuffer && at_least(dev->version_major, dev->version_minor, 1, 2);
 }
 
@@ -153,12 +167,20 @@ tb_status tb_cl_device_open(const tb_device_info *info, tb_cl_device *dev) {
     return tb_error(TB_ERR_INVALID_ARGUMENT, "the OpenCL backend was given %s, which is not an OpenCL device; pick an "
                     "opencl:N device from tb devices", info && info->device ? info->device : "no device");
   snprintf(dev->label, sizeof dev->label, "%s (%s)", info->device ? info->device : "opencl:?", info->name ? info->name : "");
+  if (pthread_mutex_init(&dev->program_lock, NULL) != 0)
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: could not create a mutex (out of resources)", dev->label);
+  dev->lock_made = true;
   tb_status s = open_device(info, dev);
   if (s != TB_OK) tb_cl_device_close(dev);
   return s;
 }
 
 void tb_cl_device_close(tb_cl_device *dev) {
+  if (dev->queue) dev->rt.cl.clFinish(dev->queue);
+  tb_clblast_forget(dev);
+  tb_cl_program_release(dev);
+  if (dev->lock_made) pthread_mutex_destroy(&dev->program_lock);
+  dev->lock_made = false;
   if (dev->queue) dev->rt.cl.clReleaseCommandQueue(dev->queue);
   if (dev->context) dev->rt.cl.clReleaseContext(dev->context);
   dev->queue = NULL;

@@ -2,6 +2,7 @@
  * numbering, its context and in-order queue, and the limits the memory ops need. */
 #ifndef TB_BACKEND_OPENCL_CL_DEVICE_H
 #define TB_BACKEND_OPENCL_CL_DEVICE_H
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <tensorbridge/device.h>
@@ -24,6 +25,15 @@ typedef struct tb_cl_device {
   bool fill;               /* clEnqueueFillBuffer usable (OpenCL 1.2+ and exported) */
   _Atomic(uint64_t) live_bytes; /* bytes in buffers this backend holds: drivers allocate lazily (PoCL,
                                    NVIDIA), so clCreateBuffer alone does not refuse more than the device has */
+  /* Model execution (cl_program.c, kernels/): */
+  char device_name[128];   /* CL_DEVICE_NAME and CL_DRIVER_VERSION, for the program cache key */
+  char driver_version[96];
+  size_t max_work_group;   /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  bool fp16;               /* cl_khr_fp16 */
+  bool lock_made;
+  pthread_mutex_t program_lock; /* guards program and used_clblast */
+  tb_cl_program program;   /* the kernels' program, built (or loaded from the disk cache) on first use */
+  bool used_clblast;       /* CLBlast ran on this context: its cache is cleared when the context goes */
 } tb_cl_device;
 
 /* Find the device discovery numbered `info->index` (opencl:N across platforms), check it still has the
@@ -37,5 +47,7 @@ void tb_cl_device_close(tb_cl_device *dev);
  * CL_OUT_OF_RESOURCES; <fix>", with a status chosen by the code (TB_ERR_OUT_OF_MEMORY for the
  * out-of-memory codes, TB_ERR_UNAVAILABLE for CL_DEVICE_NOT_AVAILABLE, else TB_ERR_DRIVER). */
 tb_status tb_cl_fail(const tb_cl_device *dev, const char *call, const char *detail, tb_cl_int code);
+/* "-11 CL_BUILD_PROGRAM_FAILURE": the probe's names plus the program and kernel codes. */
+void tb_cl_exec_code_text(tb_cl_int code, char *out, size_t cap);
 
 #endif

@@ -33,9 +33,38 @@ static const char *fix_of(tb_cl_int code) {
   }
 }
 
+/* The codes of program builds and kernel launches, which the probe's table (it makes no such calls) lacks. */
+static const char *exec_code_name(tb_cl_int code) {
+  switch (code) {
+    case -3: return "CL_COMPILER_NOT_AVAILABLE";
+    case -11: return "CL_BUILD_PROGRAM_FAILURE";
+    case -42: return "CL_INVALID_BINARY";
+    case -43: return "CL_INVALID_BUILD_OPTIONS";
+    case -44: return "CL_INVALID_PROGRAM";
+    case -45: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case -46: return "CL_INVALID_KERNEL_NAME";
+    case -48: return "CL_INVALID_KERNEL";
+    case -49: return "CL_INVALID_ARG_INDEX";
+    case -50: return "CL_INVALID_ARG_VALUE";
+    case -51: return "CL_INVALID_ARG_SIZE";
+    case -52: return "CL_INVALID_KERNEL_ARGS";
+    case -53: return "CL_INVALID_WORK_DIMENSION";
+    case -54: return "CL_INVALID_WORK_GROUP_SIZE";
+    case -55: return "CL_INVALID_WORK_ITEM_SIZE";
+    case -63: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    default: return NULL;
+  }
+}
+
+void tb_cl_exec_code_text(tb_cl_int code, char *out, size_t cap) {
+  const char *name = exec_code_name(code);
+  if (name) snprintf(out, cap, "%d %s", (int)code, name);
+  else tb_cl_code_text(code, out, cap);
+}
+
 tb_status tb_cl_fail(const tb_cl_device *dev, const char *call, const char *detail, tb_cl_int code) {
   char text[96];
-  tb_cl_code_text(code, text, sizeof text);
+  tb_cl_exec_code_text(code, text, sizeof text);
   const char *label = dev && dev->label[0] ? dev->label : "OpenCL device";
   if (detail && detail[0])
     return tb_error(status_of(code), "%s: %s (%s) failed with %s; %s", label, call, detail, text, fix_of(code));

@@ -13,6 +13,10 @@
 #include "core/error.h"
 #include "discover/opencl_query.h"
 
+/* kernels/cl_registry.c */
+const struct tb_cpu_kernel *tb_cl_find_kernel(void *state, const struct tb_graph *g, const struct tb_node *n,
+                                              const struct tb_value_type *const *in);
+
 #define FILL_CHUNK ((size_t)1 << 20) /* host staging for fills when the driver has no clEnqueueFillBuffer */
 
 static tb_status cl_open(const tb_device_info *device, void **state) {
@@ -233,4 +237,5 @@ const tb_backend_ops tb_opencl_ops = {
     .event_query = tb_cl_event_query,
     .event_elapsed_ms = tb_cl_event_elapsed_ms,
     .event_destroy = tb_cl_event_destroy,
+    .find_kernel = tb_cl_find_kernel,
 };

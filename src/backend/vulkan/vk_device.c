@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/vulkan/vk_backend.h"
+#include "backend/vulkan/vk_compute.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/uuid.h"
@@ -139,7 +140,7 @@ static void read_properties(vk_state *s) {
       if (s->memory.memoryHeaps[h].size > s->max_allocation) s->max_allocation = s->memory.memoryHeaps[h].size;
 }
 
-static bool has_device_extension(vk_state *s, const char *name) {
+bool vk_has_device_extension(vk_state *s, const char *name) {
   uint32_t count = 0;
   if (s->api.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &count, NULL) != TB_VK_SUCCESS || count == 0) return false;
   if (count > MAX_DEVICE_EXTENSIONS) count = MAX_DEVICE_EXTENSIONS;
@@ -167,6 +168,21 @@ static tb_status pick_queue_family(vk_state *s) {
   return tb_error(TB_ERR_UNSUPPORTED, "%s: none of its %u Vulkan queue families can run compute work", s->label, count);
 }
 
+/* fp16 kernels need float16 arithmetic and 16-bit storage buffers (Vulkan 1.2 device): when both are
+ * reported, the two feature structures (with only those two set) go in the create info's chain. */
+static bool fp16_features(vk_state *s, tb_vk_16bit_storage_features *storage, tb_vk_float16_int8_features *f16) {
+  if (!s->has_properties2 || s->props.apiVersion < TB_VK_API_VERSION_1_2 || !s->api.vkGetPhysicalDeviceFeatures2) return false;
+  *f16 = (tb_vk_float16_int8_features){.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  *storage = (tb_vk_16bit_storage_features){.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .pNext = f16};
+  tb_vk_physical_device_features2 f2 = {.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = storage};
+  s->api.vkGetPhysicalDeviceFeatures2(s->phys, &f2);
+  bool ok = storage->storageBuffer16BitAccess && f16->shaderFloat16;
+  *f16 = (tb_vk_float16_int8_features){.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .shaderFloat16 = 1};
+  *storage = (tb_vk_16bit_storage_features){.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .pNext = f16,
+                                            .storageBuffer16BitAccess = 1};
+  return ok;
+}
+
 static tb_status create_device(vk_state *s) {
   const float priority = 1.0f;
   tb_vk_device_queue_create_info queue = {
@@ -176,7 +192,7 @@ static tb_status create_device(vk_state *s) {
       .pQueuePriorities = &priority,
   };
   const char *extensions[1] = {BUDGET_EXTENSION};
-  s->has_budget = s->has_properties2 && has_device_extension(s, BUDGET_EXTENSION);
+  s->has_budget = s->has_properties2 && vk_has_device_extension(s, BUDGET_EXTENSION);
   tb_vk_device_create_info info = {
       .sType = TB_VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .queueCreateInfoCount = 1,
@@ -184,6 +200,10 @@ static tb_status create_device(vk_state *s) {
       .enabledExtensionCount = s->has_budget ? 1u : 0u,
       .ppEnabledExtensionNames = s->has_budget ? extensions : NULL,
   };
+  tb_vk_16bit_storage_features storage;
+  tb_vk_float16_int8_features f16;
+  s->fp16 = fp16_features(s, &storage, &f16);
+  if (s->fp16) info.pNext = &storage;
   tb_vk_result r = s->vk.vkCreateDevice(s->phys, &info, NULL, &s->device);
   if (r != TB_VK_SUCCESS) {
     s->device = NULL;
@@ -191,11 +211,16 @@ static tb_status create_device(vk_state *s) {
   }
 #define LOAD(name, ret, args) s->vk.name = (ret(*) args)s->vk.vkGetDeviceProcAddr(s->device, #name);
   TB_VK_DEVICE_FUNCTIONS(LOAD)
-#undef LOAD
 #define CHECK(name, ret, args) \
   if (!s->vk.name) return tb_error(TB_ERR_DRIVER, "%s: the Vulkan driver does not provide %s", s->label, #name);
   TB_VK_DEVICE_FUNCTIONS(CHECK)
 #undef CHECK
+  TB_VK_COMPUTE_FUNCTIONS(LOAD)
+#define CHECK_COMPUTE(name, ret, args) \
+  if (!s->vk.name && !s->compute_missing[0]) snprintf(s->compute_missing, sizeof s->compute_missing, "%s", #name);
+  TB_VK_COMPUTE_FUNCTIONS(CHECK_COMPUTE)
+#undef CHECK_COMPUTE
+#undef LOAD
   s->vk.vkGetDeviceQueue(s->device, s->queue_family, 0, &s->queue);
   return TB_OK;
 }
@@ -270,6 +295,7 @@ void vk_device_close(vk_state *s) {
   if (!s) return;
   if (s->device) {
     if (s->vk.vkDeviceWaitIdle) s->vk.vkDeviceWaitIdle(s->device);
+    vk_compute_release(s);
     vk_memory_release(s);
     if (s->fence) s->vk.vkDestroyFence(s->device, s->fence, NULL);
     if (s->pool) s->vk.vkDestroyCommandPool(s->device, s->pool, NULL); /* frees the command buffer */

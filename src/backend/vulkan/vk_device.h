@@ -32,10 +32,14 @@ typedef struct vk_state {
   bool has_properties2;    /* Vulkan 1.1 instance and device */
   bool has_budget;         /* VK_EXT_memory_budget enabled */
   vk_allocator mem;
+  bool fp16;                   /* shaderFloat16 and storageBuffer16BitAccess reported and enabled */
+  struct vk_compute *compute;  /* vk_compute.h: made on the first kernel prepare */
+  char compute_missing[64];    /* a compute function the driver lacks ("" when all are there) */
 } vk_state;
 
 tb_status vk_device_open(const tb_device_info *info, vk_state **out);
 void vk_device_close(vk_state *s);
+bool vk_has_device_extension(vk_state *s, const char *name);
 
 /* The status for a failed call: VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY -> TB_ERR_OUT_OF_MEMORY, others
  * TB_ERR_DRIVER; the message names the device, the call, the code and its name. */

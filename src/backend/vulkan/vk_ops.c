@@ -1,4 +1,5 @@
-/* tb_vulkan_ops: the backend vtable over Vulkan. Copies to and from host-visible memory are a memcpy
+/* tb_vulkan_ops: the backend vtable over Vulkan. Kernels (find_kernel, kernels/) record dispatches that
+ * every copy, fill, free and synchronize submits first (vk_exec_flush). Copies to and from host-visible memory are a memcpy
  * through the persistent mapping; other memory goes through the staging buffer and vkCmdCopyBuffer,
  * waiting on the fence. Fills of 4-byte patterns at 4-byte offsets use vkCmdFillBuffer. Every call
  * holds the device's mutex: there is one command buffer. */
@@ -6,6 +7,8 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/vulkan/vk_backend.h"
+#include "backend/vulkan/kernels/vk_kernel.h"
+#include "backend/vulkan/vk_compute.h"
 #include "backend/vulkan/vk_device.h"
 #include "core/error.h"
 
@@ -186,6 +189,7 @@ static void vk_free_mem(void *state, tb_devmem mem) {
   vk_state *s = state;
   if (!mem.handle) return;
   pthread_mutex_lock(&s->lock);
+  if (vk_exec_flush(s) != TB_OK) s->vk.vkDeviceWaitIdle(s->device); /* recorded dispatches may use it */
   vk_memory_free(s, mem.handle);
   pthread_mutex_unlock(&s->lock);
 }
@@ -195,7 +199,8 @@ static tb_status vk_write(void *state, tb_devmem dst, size_t dst_offset, const v
   tb_status st = check_range(s, "write", dst.handle, dst_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = write_locked(s, dst.handle, dst_offset, src, bytes);
+  st = vk_exec_flush(s);
+  if (st == TB_OK) st = write_locked(s, dst.handle, dst_offset, src, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
 }
@@ -205,7 +210,8 @@ static tb_status vk_read(void *state, tb_devmem src, size_t src_offset, void *ds
   tb_status st = check_range(s, "read", src.handle, src_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = read_locked(s, src.handle, src_offset, dst, bytes);
+  st = vk_exec_flush(s);
+  if (st == TB_OK) st = read_locked(s, src.handle, src_offset, dst, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
 }
@@ -216,7 +222,8 @@ static tb_status vk_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devme
   if (st == TB_OK) st = check_range(s, "copy source", src.handle, src_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = copy_locked(s, dst.handle, dst_offset, src.handle, src_offset, bytes);
+  st = vk_exec_flush(s);
+  if (st == TB_OK) st = copy_locked(s, dst.handle, dst_offset, src.handle, src_offset, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
 }
@@ -229,7 +236,8 @@ static tb_status vk_fill(void *state, tb_devmem dst, size_t offset, const void *
   tb_status st = check_range(s, "fill", dst.handle, offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = fill_locked(s, dst.handle, offset, pattern, pattern_size, bytes);
+  st = vk_exec_flush(s);
+  if (st == TB_OK) st = fill_locked(s, dst.handle, offset, pattern, pattern_size, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
 }
@@ -237,8 +245,10 @@ static tb_status vk_fill(void *state, tb_devmem dst, size_t offset, const void *
 static tb_status vk_synchronize(void *state) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
+  tb_status st = vk_exec_flush(s);
   tb_vk_result r = s->vk.vkDeviceWaitIdle(s->device);
   pthread_mutex_unlock(&s->lock);
+  if (st != TB_OK) return st;
   return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkDeviceWaitIdle", r);
 }
 
@@ -263,6 +273,7 @@ const tb_backend_ops tb_vulkan_ops = {
     .fill = vk_fill,
     .synchronize = vk_synchronize,
     .memory_info = vk_memory_info_op,
+    .find_kernel = tb_vk_find_kernel,
 };
 
 void tb_vk_memory_counters_get(void *state, tb_vk_memory_counters *out) {

@@ -33,6 +33,7 @@ struct tb_kernel_ctx {
   void *exec;                 /* the executor's state, for run_subgraph */
   int threads;
   struct tb_pool *pool;        /* the executor's thread pool (core/threadpool.h); NULL: run serially */
+  void *state;                 /* what the kernel's prepare() made for this node; NULL without one */
 };
 
 /* Allocate (or check) output i with this dtype and shape; returns it. A preallocated output with another
@@ -44,14 +45,32 @@ bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */
 tb_status tb_kernel_error(const tb_kernel_ctx *ctx, tb_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A kernel for one op. The device backends (OpenCL, Vulkan: src/backend/<name>/kernels/) describe their
+ * kernels with the same struct, with level and cpu_features 0; their run() gets tensors on ctx->backend
+ * (the device), except the inputs the op reads as values (bits of n->def->value_inputs, e.g. Reshape's
+ * shape), which are CPU tensors; ctx->pool is NULL. A device kernel only enqueues work on the device's
+ * in-order queue: the backend's read/write/copy ops see its results. */
 typedef struct tb_cpu_kernel {
   const char *domain;       /* "" for ONNX */
   const char *name;         /* op_type */
   int level;                /* 0: reference (O0 and the fallback); 2: fast (O2 and up); 3: reduced precision */
   uint64_t cpu_features;    /* TB_FEATURE_BIT set the kernel needs (0 for portable C) */
-  /* Optional: false when this kernel cannot take these input dtypes/attributes (the next one is tried). */
+  /* Optional: false when this kernel cannot take these input types/attributes (the next one is tried).
+   * Types come from inference: a dtype is always known, a shape may not be (then accept or refuse on the
+   * dtype and attributes; run() must still check the shapes it gets). */
   bool (*accepts)(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
   tb_status (*run)(tb_kernel_ctx *ctx);
+  /* Optional, with release: build per-node state once, e.g. weights packed for the micro-kernel or a
+   * device pipeline. The executor calls it when it chooses this kernel for a node: at tb_model_prepare
+   * when the node's input types are known then, with ctx->inputs holding only the node's constant inputs
+   * (NULL for the others; their types are in the graph), else before the node's first run with every
+   * input. The state may depend only on attributes, constant inputs and input types; run() gets it in
+   * ctx->state. ctx->outputs is NULL during prepare. A failure is a status with a message naming the node. */
+  tb_status (*prepare)(tb_kernel_ctx *ctx, void **state);
+  void (*release)(void *state);
+  /* NULL: computes in the dtype of its inputs. Else the reduced precision it computes in ("bf16"), which
+   * tb_prepare_result lists per node. */
+  const char *precision;
 } tb_cpu_kernel;
 
 /* The best kernel for the node at `level` on a CPU with `features`: highest level <= level whose

@@ -41,7 +41,7 @@ static tb_status run_sub(tb_kernel_ctx *ctx) { return same_type(ctx, sub_loops, 
 static tb_status run_mul(tb_kernel_ctx *ctx) { return same_type(ctx, mul_loops, TB_EW_COUNT(mul_loops)); }
 static tb_status run_div(tb_kernel_ctx *ctx) { return same_type(ctx, div_loops, TB_EW_COUNT(div_loops)); }
 
-const tb_cpu_kernel tb_kernel_add = {"", "Add", 0, 0, NULL, run_add};
-const tb_cpu_kernel tb_kernel_sub = {"", "Sub", 0, 0, NULL, run_sub};
-const tb_cpu_kernel tb_kernel_mul = {"", "Mul", 0, 0, NULL, run_mul};
-const tb_cpu_kernel tb_kernel_div = {"", "Div", 0, 0, NULL, run_div};
+const tb_cpu_kernel tb_kernel_add = {.domain = "", .name = "Add", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_add};
+const tb_cpu_kernel tb_kernel_sub = {.domain = "", .name = "Sub", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_sub};
+const tb_cpu_kernel tb_kernel_mul = {.domain = "", .name = "Mul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_mul};
+const tb_cpu_kernel tb_kernel_div = {.domain = "", .name = "Div", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_div};

@@ -1,5 +1,8 @@
-/* Helpers shared by the level-2 (fast) kernels. */
+/* Helpers shared by the level-2 (fast) kernels: f32 checks, constant inputs, B packed once at prepare,
+ * and a fused node's activation as a GEMM epilogue. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
+#include <stdlib.h>
+#include "backend/cpu/kernels/fused/fused_kernel.h"
 
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n) {
   if (!in) return false;
@@ -13,5 +16,61 @@ tb_status tb_fast_check_f32(tb_kernel_ctx *ctx, size_t n) {
     if (ctx->inputs[i] && tb_tensor_dtype(ctx->inputs[i]) != TB_DTYPE_F32)
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the float32 kernel got input %zu of dtype %s", i,
                              tb_dtype_name(tb_tensor_dtype(ctx->inputs[i])));
+  return TB_OK;
+}
+
+bool tb_fast_input_constant(const tb_kernel_ctx *ctx, size_t i) {
+  if (i >= ctx->n_inputs || i >= ctx->node->n_inputs || !ctx->inputs || !ctx->inputs[i]) return false;
+  int v = ctx->node->inputs[i];
+  if (v < 0 || (size_t)v >= ctx->graph->n_values) return false;
+  const tb_value *val = &ctx->graph->values[v];
+  return val->constant != NULL && !val->is_input;
+}
+
+tb_status tb_fast_prepare_b(tb_kernel_ctx *ctx, tb_gemm_path path, bool trans_b, void **state) {
+  *state = NULL;
+  if (!tb_fast_input_constant(ctx, 1)) return TB_OK;
+  const tb_tensor *b = ctx->inputs[1];
+  if (tb_tensor_dtype(b) != TB_DTYPE_F32 || tb_tensor_ndim(b) != 2) return TB_OK;
+  const int64_t *bs = tb_tensor_shape(b);
+  tb_fast_gemm_state *s = calloc(1, sizeof *s);
+  if (!s) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the packed weights");
+  s->k = bs[trans_b ? 1 : 0];
+  s->n = bs[trans_b ? 0 : 1];
+  s->trans_b = trans_b;
+  tb_gemm_operand op = {.data = tb_tensor_host_data(b), .ld = bs[1], .trans = trans_b};
+  s->b = tb_gemm_pack_b(path, &op, s->k, s->n);
+  if (!s->b) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory packing the %lld x %lld weights",
+                           (long long)bs[0], (long long)bs[1]);
+  }
+  *state = s;
+  return TB_OK;
+}
+
+void tb_fast_release(void *state) {
+  tb_fast_gemm_state *s = state;
+  if (!s) return;
+  tb_gemm_packed_free(s->b);
+  free(s);
+}
+
+tb_gemm_operand tb_fast_operand_b(const tb_kernel_ctx *ctx, const float *b, int64_t ldb, bool trans_b, int64_t k,
+                                  int64_t n) {
+  const tb_fast_gemm_state *s = ctx->state;
+  if (s && s->b && s->k == k && s->n == n && s->trans_b == trans_b) return (tb_gemm_operand){.packed = s->b};
+  return (tb_gemm_operand){.data = b, .ld = ldb, .trans = trans_b};
+}
+
+tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep) {
+  tb_fused_act act;
+  tb_status st = tb_fused_act_read(ctx, &act);
+  if (st != TB_OK) return st;
+  ep->act = act.kind;
+  ep->act_alpha = (float)act.alpha;
+  ep->act_beta = (float)act.beta;
+  ep->act_min = (float)act.min;
+  ep->act_max = (float)act.max;
   return TB_OK;
 }

@@ -1,12 +1,42 @@
-/* Internal: helpers shared by the level-2 (fast) kernels: the f32-only accepts, and the GEMM path the
- * executor's feature set selects for a kernel entry. */
+/* Internal: what the level-2 (fast) fp32 kernels share: the f32-only accepts, constant-input tests, the
+ * per-node state (op(B) packed once at prepare), the activation of a fused node as a GEMM epilogue, and the
+ * MatMul / Gemm runs the fused kernels extend. */
 #ifndef TB_CPU_KERNELS_FAST_KERNEL_H
 #define TB_CPU_KERNELS_FAST_KERNEL_H
+#include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
 
 /* True when every present input among the first n has dtype float32 (known). */
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n);
 /* A "node needs float32" error when input i is present and not f32. */
 tb_status tb_fast_check_f32(tb_kernel_ctx *ctx, size_t n);
+/* Input i is a constant of the graph (initializer or folded value, not a graph input) and ctx has it. */
+bool tb_fast_input_constant(const tb_kernel_ctx *ctx, size_t i);
+
+/* A node's prepared state: its constant B operand packed for the kernel's path (k x n of op(B)). */
+typedef struct tb_fast_gemm_state {
+  tb_gemm_packed *b;
+  int64_t k, n;
+  bool trans_b;
+} tb_fast_gemm_state;
+/* Pack constant 2-D input 1 (transposed when trans_b) into *state; *state NULL when input 1 is not a
+ * constant 2-D float32 tensor (run() then packs per call). */
+tb_status tb_fast_prepare_b(tb_kernel_ctx *ctx, tb_gemm_path path, bool trans_b, void **state);
+void tb_fast_release(void *state);
+/* The B operand for a run: the packed one when the state matches (k, n, trans), else the plain data. */
+tb_gemm_operand tb_fast_operand_b(const tb_kernel_ctx *ctx, const float *b, int64_t ldb, bool trans_b, int64_t k,
+                                  int64_t n);
+
+/* The activation attributes of a fused node (tb::FusedGemm, tb::FusedMatMul) into ep's act fields. */
+tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep);
+
+/* MatMul / Gemm on a path with the epilogue's activation (act 0: plain ONNX MatMul / Gemm). */
+tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
+tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
+bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+
+#define TB_FAST_FEATURES_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
+#define TB_FAST_FEATURES_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 
 #endif

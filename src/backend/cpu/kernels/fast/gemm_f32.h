@@ -11,10 +11,15 @@ typedef enum tb_gemm_path { TB_GEMM_PORTABLE = 0, TB_GEMM_AVX2, TB_GEMM_AVX512 }
 /* The micro-kernel contract: c[MR x NR] (row stride ldc) += alpha * sum over kc of a[p*MR + i] * b[p*NR + j],
  * a and b packed by the driver (rows/columns past the matrix edge are zeros). */
 typedef void (*tb_gemm_ukr)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha);
+/* The same on the top-left rows x cols of the tile only (an edge of C), with the same operations per
+ * element as the full tile; the rest of c is not touched. */
+typedef void (*tb_gemm_ukr_edge)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                                 int rows, int cols);
 
 typedef struct tb_gemm_kernel {
   int mr, nr;
   tb_gemm_ukr ukr;
+  tb_gemm_ukr_edge edge; /* NULL: the driver runs ukr on a copy of the edge tile */
 } tb_gemm_kernel;
 
 extern const tb_gemm_kernel tb_gemm_kernel_avx512; /* 14 x 32 */
@@ -30,5 +35,56 @@ tb_gemm_path tb_gemm_path_for(uint64_t features);
  * included). Returns false only when the packing buffers cannot be allocated. */
 bool tb_gemm_f32(tb_gemm_path path, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                  const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* ---- The general driver: operands plain, packed once, or packed on demand; an epilogue; the pool ---- */
+
+struct tb_pool;
+
+/* Packs `outer` rows of op(A) (or columns of op(B)) starting at o0, depth p0 .. p0+kc, into slivers of
+ * `width` (MR for A, NR for B): element (p, o) of a sliver at p * width + o, zeros past the matrix edge,
+ * slivers one after another (kc * width floats each). An implicit-GEMM convolution packs its input
+ * patches this way without building an im2col buffer. */
+typedef void (*tb_gemm_pack_fn)(void *ctx, int64_t o0, int64_t outer, int64_t p0, int64_t kc, int width, float *dst);
+
+typedef struct tb_gemm_packed tb_gemm_packed; /* an operand packed for one path; opaque */
+
+/* One operand: exactly one of data, packed and pack is set. */
+typedef struct tb_gemm_operand {
+  const float *data;             /* row-major; op() transposes when trans */
+  int64_t ld;
+  bool trans;
+  const tb_gemm_packed *packed;  /* from tb_gemm_pack_a / tb_gemm_pack_b for the same path and sizes */
+  tb_gemm_pack_fn pack;          /* called per block, possibly from several threads at once */
+  void *pack_ctx;
+} tb_gemm_operand;
+
+/* After C = alpha * op(A) op(B) + beta * C: add bias, then residual, then the activation, per element.
+ * act is a tb_fused_act kind: 0 none, 1 Relu, 2 LeakyRelu (act_alpha), 3 Clip (act_min, act_max),
+ * 4 Sigmoid, 5 Tanh, 6 HardSigmoid (act_alpha, act_beta), 7 HardSwish. */
+typedef struct tb_gemm_epilogue {
+  const float *bias;     /* NULL, or bias[i] added to row i (bias_axis 0) or bias[j] to column j (1) */
+  int bias_axis;
+  const float *residual; /* NULL, or an m x n matrix with row stride ld_residual; may be C itself (same
+                          * pointer and stride): then C's values from before the call are added */
+  int64_t ld_residual;
+  int act;
+  float act_alpha, act_beta, act_min, act_max;
+} tb_gemm_epilogue;
+
+/* op(A) (m x k) or op(B) (k x n) packed once for this path, for weights packed at prepare time. NULL when
+ * out of memory. */
+tb_gemm_packed *tb_gemm_pack_a(tb_gemm_path path, const tb_gemm_operand *a, int64_t m, int64_t k);
+tb_gemm_packed *tb_gemm_pack_b(tb_gemm_path path, const tb_gemm_operand *b, int64_t k, int64_t n);
+void tb_gemm_packed_free(tb_gemm_packed *packed);
+
+/* C[m x n] (row stride ldc) = epilogue(alpha * op(A) op(B) + beta * C), split over the pool's threads
+ * (NULL: the caller's thread only; small products stay on the caller's thread). beta == 0 ignores C's old
+ * contents. ep NULL: no epilogue. k == 0 or alpha == 0: C = epilogue(beta * C). The result does not depend
+ * on the pool's thread count (same reduction order per element). False when a buffer cannot be allocated
+ * (C is then unspecified), or when an operand is not exactly one of data/packed/pack or a packed one was
+ * made for another path, side or size (C untouched). */
+bool tb_gemm_f32_run(tb_gemm_path path, int64_t m, int64_t n, int64_t k, float alpha, const tb_gemm_operand *a,
+                     const tb_gemm_operand *b, float beta, float *c, int64_t ldc, const tb_gemm_epilogue *ep,
+                     struct tb_pool *pool);
 
 #endif

@@ -29,7 +29,7 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t kc, const float
   }
 }
 
-const tb_gemm_kernel tb_gemm_kernel_avx2 = {MR, NR, ukr_avx2};
+const tb_gemm_kernel tb_gemm_kernel_avx2 = {.mr = MR, .nr = NR, .ukr = ukr_avx2};
 #else
-const tb_gemm_kernel tb_gemm_kernel_avx2 = {0, 0, 0};
+const tb_gemm_kernel tb_gemm_kernel_avx2 = {.ukr = 0};
 #endif

@@ -14,4 +14,4 @@ static void ukr_portable(int64_t kc, const float *a, const float *b, float *c, i
     for (int j = 0; j < NR; j++) c[i * ldc + j] += alpha * acc[i][j];
 }
 
-const tb_gemm_kernel tb_gemm_kernel_portable = {MR, NR, ukr_portable};
+const tb_gemm_kernel tb_gemm_kernel_portable = {.mr = MR, .nr = NR, .ukr = ukr_portable};

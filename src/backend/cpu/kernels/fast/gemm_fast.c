@@ -1,23 +1,64 @@
-/* Level-2 Gemm for float32: Y = alpha * op(A) op(B) + beta * C, with C (optional) broadcast into Y first
- * and the blocked GEMM accumulating onto it on the AVX-512, AVX2 or portable path. */
+/* Level-2 Gemm for float32: Y = alpha * op(A) op(B) + beta * C on the AVX-512, AVX2 or portable path, split
+ * over ctx->pool, with B packed once at prepare when it is a constant. C enters through the GEMM's
+ * epilogue: a row or column vector (or scalar) as the bias (scaled by beta), a full C as the residual
+ * (beta 1) or as the GEMM's own beta * C. tb::FusedGemm (fused_gemm_fast.c) adds its activation. */
+#include <stdlib.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
 
-static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
-  int64_t trans_a = 0, trans_b = 0;
-  float alpha = 1, beta = 1;
+typedef struct gemm_args {
+  int64_t trans_a, trans_b;
+  float alpha, beta;
+} gemm_args;
+
+static tb_status read_args(tb_kernel_ctx *ctx, gemm_args *g) {
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &g->trans_a);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &g->trans_b);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &g->alpha);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &g->beta);
+  return st;
+}
+
+/* C (rank cnd, shape cs) into the epilogue and beta of the GEMM writing y (m x n); *scaled is a
+ * buffer to free afterwards. False when out of memory. */
+static bool bind_c(const float *pc, size_t cnd, const int64_t *cs, int64_t m, int64_t n, float beta, float *y,
+                   tb_gemm_epilogue *ep, float *gemm_beta, float **scaled) {
+  int64_t rows = cnd == 2 ? cs[0] : 1, cols = cnd >= 1 ? cs[cnd - 1] : 1;
+  *scaled = NULL;
+  *gemm_beta = 0.0f;
+  if (rows == m && cols == n && m > 1 && n > 1) {
+    if (beta == 1.0f) {
+      ep->residual = pc;
+      ep->ld_residual = n;
+    } else {
+      for (int64_t i = 0; i < m * n; i++) y[i] = pc[i];
+      *gemm_beta = beta;
+    }
+    return true;
+  }
+  bool per_row = rows == m && rows > 1; /* [m, 1] */
+  int64_t len = per_row ? m : n;
+  bool direct = beta == 1.0f && (per_row || cols == n);
+  if (!direct) {
+    *scaled = malloc((size_t)len * sizeof(float));
+    if (!*scaled) return false;
+    for (int64_t i = 0; i < len; i++) (*scaled)[i] = beta * (per_row ? pc[i] : pc[cols == 1 ? 0 : i]);
+  }
+  ep->bias = direct ? pc : *scaled;
+  ep->bias_axis = per_row ? 0 : 1;
+  return true;
+}
+
+tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act) {
+  gemm_args g;
   tb_status st = tb_fast_check_f32(ctx, 3);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &beta);
+  if (st == TB_OK) st = read_args(ctx, &g);
   if (st != TB_OK) return st;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   if (tb_tensor_ndim(a) != 2 || tb_tensor_ndim(b) != 2)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(a),
                            tb_tensor_ndim(b));
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
-  int64_t m = as[trans_a ? 1 : 0], k = as[trans_a ? 0 : 1], kb = bs[trans_b ? 1 : 0], n = bs[trans_b ? 0 : 1];
+  int64_t m = as[g.trans_a ? 1 : 0], k = as[g.trans_a ? 0 : 1], kb = bs[g.trans_b ? 1 : 0], n = bs[g.trans_b ? 0 : 1];
   if (k != kb)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "inner dimensions of A and B differ: %lld vs %lld", (long long)k,
                            (long long)kb);
@@ -31,32 +72,46 @@ static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
                            (long long)m, (long long)n);
   tb_tensor *y = NULL;
   st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, 2, out_shape, &y);
-  if (st != TB_OK) return st;
+  if (st != TB_OK || m == 0 || n == 0) return st;
   float *py = tb_tensor_host_data(y);
-  if (c) {
-    const float *pc = tb_tensor_host_data(c);
-    int64_t rows = cnd == 2 ? cs[0] : 1, cols = cnd >= 1 ? cs[cnd - 1] : 1;
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++) py[i * n + j] = beta * pc[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
-  }
-  if (!tb_gemm_f32(path, trans_a != 0, trans_b != 0, m, n, k, alpha, tb_tensor_host_data(a), as[1],
-                   tb_tensor_host_data(b), bs[1], c ? 1.0f : 0.0f, py, n))
+  tb_gemm_epilogue ep = {0};
+  if (act) ep = *act;
+  ep.bias = ep.residual = NULL;
+  float gemm_beta = 0.0f, *scaled = NULL;
+  if (c && !bind_c(tb_tensor_host_data(c), cnd, cs, m, n, g.beta, py, &ep, &gemm_beta, &scaled))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the scaled C");
+  tb_gemm_operand oa = {.data = tb_tensor_host_data(a), .ld = as[1], .trans = g.trans_a != 0};
+  tb_gemm_operand ob = tb_fast_operand_b(ctx, tb_tensor_host_data(b), bs[1], g.trans_b != 0, k, n);
+  bool any = ep.bias || ep.residual || ep.act;
+  ok = tb_gemm_f32_run(path, m, n, k, g.alpha, &oa, &ob, gemm_beta, py, n, any ? &ep : NULL, ctx->pool);
+  free(scaled);
+  if (!ok)
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the GEMM packing buffers (%lld x %lld x %lld)",
                            (long long)m, (long long)n, (long long)k);
   return TB_OK;
 }
 
-static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
 }
 
-static tb_status run_avx512(tb_kernel_ctx *ctx) { return gemm_run(ctx, TB_GEMM_AVX512); }
-static tb_status run_avx2(tb_kernel_ctx *ctx) { return gemm_run(ctx, TB_GEMM_AVX2); }
-static tb_status run_portable(tb_kernel_ctx *ctx) { return gemm_run(ctx, TB_GEMM_PORTABLE); }
+/* The prepare packs B as op(B) when transB says so; a bad transB attribute is left to run() to report. */
+static tb_status prepare_path(tb_kernel_ctx *ctx, tb_gemm_path path, void **state) {
+  int64_t trans_b = 0;
+  *state = NULL;
+  if (tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
+  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+}
 
-const tb_cpu_kernel tb_kernel_gemm_f32_avx512 = {
-    "", "Gemm", 2, TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA), gemm_accepts, run_avx512};
-const tb_cpu_kernel tb_kernel_gemm_f32_avx2 = {
-    "", "Gemm", 2, TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA), gemm_accepts, run_avx2};
-const tb_cpu_kernel tb_kernel_gemm_f32_portable = {"", "Gemm", 2, 0, gemm_accepts, run_portable};
+#define GEMM_ENTRY(suffix, PATH, features)                                                                         \
+  static tb_status run_##suffix(tb_kernel_ctx *ctx) { return tb_fast_gemm_run(ctx, PATH, NULL); }                   \
+  static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) { return prepare_path(ctx, PATH, state); }     \
+  const tb_cpu_kernel tb_kernel_gemm_f32_##suffix = {.domain = "", .name = "Gemm", .level = 2,                    \
+                                                     .cpu_features = (features), .accepts = tb_fast_gemm_accepts,   \
+                                                     .run = run_##suffix, .prepare = prepare_##suffix,              \
+                                                     .release = tb_fast_release};
+
+GEMM_ENTRY(avx512, TB_GEMM_AVX512, TB_FAST_FEATURES_AVX512)
+GEMM_ENTRY(avx2, TB_GEMM_AVX2, TB_FAST_FEATURES_AVX2)
+GEMM_ENTRY(portable, TB_GEMM_PORTABLE, 0)

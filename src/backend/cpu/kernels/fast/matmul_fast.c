@@ -1,9 +1,16 @@
 /* Level-2 MatMul for float32: the output shape from the MatMul op's own shape rule (1-D promotion, batch
- * broadcast), then one blocked GEMM per batch on the AVX-512, AVX2 or portable path. */
+ * broadcast); with a 2-D (or 1-D) B every batch of A is one tall GEMM against B (packed once at prepare
+ * when B is a constant), else one GEMM per batch (small ones spread over ctx->pool, large ones each split
+ * over it); on the AVX-512, AVX2 or portable path. tb::FusedMatMul (fused_gemm_fast.c) adds its
+ * activation as the GEMM's epilogue. */
+#include <stdatomic.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
+#include "core/threadpool.h"
 #include "ops/nn/nn_infer.h"
+
+/* Below this many multiply-adds per product, a batched MatMul gives each thread whole products. */
+enum { BATCH_TASK_WORK = 1 << 21 };
 
 static tb_value_type type_of(const tb_tensor *t) {
   tb_value_type v = {.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = tb_tensor_dtype(t), .has_shape = true,
@@ -12,7 +19,42 @@ static tb_value_type type_of(const tb_tensor *t) {
   return v;
 }
 
-static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
+static tb_status no_memory(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k) {
+  return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the GEMM packing buffers (%lld x %lld x %lld)",
+                         (long long)m, (long long)n, (long long)k);
+}
+
+/* Products per batch of a batched B: batch p of the output against its broadcast batches of A and B. */
+typedef struct batch_job {
+  tb_gemm_path path;
+  int64_t m, n, k;
+  size_t nb, ba, bb;
+  const int64_t *as, *bs, *shape;
+  const float *pa, *pb;
+  float *py;
+  const tb_gemm_epilogue *ep;
+  tb_pool *pool; /* for each product; NULL when the batches are the tasks */
+  atomic_bool failed;
+} batch_job;
+
+static void batch_tasks(void *ctx, size_t begin, size_t end) {
+  batch_job *j = ctx;
+  int64_t idx[TB_MAX_DIMS] = {0};
+  for (size_t d = j->nb, rest = begin; d-- > 0;) { /* the multi-index of batch `begin` */
+    idx[d] = (int64_t)(rest % (size_t)j->shape[d]);
+    rest /= (size_t)j->shape[d];
+  }
+  for (size_t p = begin; p < end; p++) {
+    tb_gemm_operand oa = {.data = j->pa + nn_bcast_offset(j->nb, idx, j->ba, j->as) * j->m * j->k, .ld = j->k};
+    tb_gemm_operand ob = {.data = j->pb + nn_bcast_offset(j->nb, idx, j->bb, j->bs) * j->k * j->n, .ld = j->n};
+    if (!tb_gemm_f32_run(j->path, j->m, j->n, j->k, 1.0f, &oa, &ob, 0.0f, j->py + (int64_t)p * j->m * j->n, j->n, j->ep,
+                         j->pool))
+      atomic_store(&j->failed, true);
+    tb_kernel_next_index(j->nb, j->shape, idx);
+  }
+}
+
+tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act) {
   tb_status st = tb_fast_check_f32(ctx, 2);
   if (st != TB_OK) return st;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
@@ -25,37 +67,50 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   for (size_t i = 0; i < to.ndim; i++) shape[i] = to.dims[i].value;
   tb_tensor *y = NULL;
   st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, to.ndim, shape, &y);
-  if (st != TB_OK) return st;
+  if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
   size_t and = ta.ndim, bnd = tbv.ndim;
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
   int64_t m = and >= 2 ? as[and - 2] : 1, k = as[and - 1], n = bnd >= 2 ? bs[bnd - 1] : 1;
-  size_t ba = and > 2 ? and - 2 : 0, bb = bnd > 2 ? bnd - 2 : 0, nb = ba > bb ? ba : bb;
-  int64_t batches = tb_tensor_numel(y) ? nn_numel(nb, shape) : 0;
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);
-  int64_t idx[TB_MAX_DIMS] = {0};
-  for (int64_t p = 0; p < batches; p++) {
-    const float *ap = pa + nn_bcast_offset(nb, idx, ba, as) * m * k;
-    const float *bp = pb + nn_bcast_offset(nb, idx, bb, bs) * k * n;
-    if (!tb_gemm_f32(path, false, false, m, n, k, 1.0f, ap, k, bp, n, 0.0f, py + p * m * n, n))
-      return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the GEMM packing buffers (%lld x %lld x %lld)",
-                             (long long)m, (long long)n, (long long)k);
-    tb_kernel_next_index(nb, shape, idx);
+  const tb_gemm_epilogue *ep = act && act->act ? act : NULL;
+  if (bnd <= 2) { /* every row of every batch of A against the one B */
+    int64_t rows = tb_tensor_numel(a) / (k ? k : 1);
+    if (k == 0) rows = tb_tensor_numel(y) / n;
+    tb_gemm_operand oa = {.data = pa, .ld = k}, ob = tb_fast_operand_b(ctx, pb, n, false, k, n);
+    if (!tb_gemm_f32_run(path, rows, n, k, 1.0f, &oa, &ob, 0.0f, py, n, ep, ctx->pool)) return no_memory(ctx, rows, n, k);
+    return TB_OK;
   }
-  return TB_OK;
+  batch_job j = {.path = path, .m = m, .n = n, .k = k, .nb = 0, .ba = and > 2 ? and - 2 : 0, .bb = bnd - 2, .as = as,
+                 .bs = bs, .shape = shape, .pa = pa, .pb = pb, .py = py, .ep = ep};
+  j.nb = j.ba > j.bb ? j.ba : j.bb;
+  atomic_init(&j.failed, false);
+  int64_t batches = nn_numel(j.nb, shape);
+  /* small products: one per task over the pool; large ones: each split over the pool in turn */
+  bool per_task = ctx->pool && batches > 1 && (double)m * (double)n * (double)k < BATCH_TASK_WORK;
+  if (per_task) tb_pool_parallel_for(ctx->pool, (size_t)batches, batch_tasks, &j);
+  else {
+    j.pool = ctx->pool;
+    batch_tasks(&j, 0, (size_t)batches);
+  }
+  return atomic_load(&j.failed) ? no_memory(ctx, m, n, k) : TB_OK;
 }
 
-static bool matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, 2);
 }
 
-static tb_status run_avx512(tb_kernel_ctx *ctx) { return matmul_run(ctx, TB_GEMM_AVX512); }
-static tb_status run_avx2(tb_kernel_ctx *ctx) { return matmul_run(ctx, TB_GEMM_AVX2); }
-static tb_status run_portable(tb_kernel_ctx *ctx) { return matmul_run(ctx, TB_GEMM_PORTABLE); }
+#define MATMUL_ENTRY(suffix, PATH, features)                                                                        \
+  static tb_status run_##suffix(tb_kernel_ctx *ctx) { return tb_fast_matmul_run(ctx, PATH, NULL); }                 \
+  static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                            \
+    return tb_fast_prepare_b(ctx, PATH, false, state);                                                              \
+  }                                                                                                                 \
+  const tb_cpu_kernel tb_kernel_matmul_f32_##suffix = {.domain = "", .name = "MatMul", .level = 2,                \
+                                                       .cpu_features = (features), .accepts = tb_fast_matmul_accepts, \
+                                                       .run = run_##suffix, .prepare = prepare_##suffix,            \
+                                                       .release = tb_fast_release};
 
-const tb_cpu_kernel tb_kernel_matmul_f32_avx512 = {
-    "", "MatMul", 2, TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA), matmul_accepts, run_avx512};
-const tb_cpu_kernel tb_kernel_matmul_f32_avx2 = {
-    "", "MatMul", 2, TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA), matmul_accepts, run_avx2};
-const tb_cpu_kernel tb_kernel_matmul_f32_portable = {"", "MatMul", 2, 0, matmul_accepts, run_portable};
+MATMUL_ENTRY(avx512, TB_GEMM_AVX512, TB_FAST_FEATURES_AVX512)
+MATMUL_ENTRY(avx2, TB_GEMM_AVX2, TB_FAST_FEATURES_AVX2)
+MATMUL_ENTRY(portable, TB_GEMM_PORTABLE, 0)

@@ -1,11 +1,41 @@
 /* The level-2 (fast) CPU kernels: fp32 MatMul and Gemm, best instruction set first (the executor keeps
  * the first of equal level whose features the CPU has). */
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/cpu/kernels/fast/vec_registry.h"
 
 extern const tb_cpu_kernel tb_kernel_matmul_f32_avx512, tb_kernel_matmul_f32_avx2, tb_kernel_matmul_f32_portable;
 extern const tb_cpu_kernel tb_kernel_gemm_f32_avx512, tb_kernel_gemm_f32_avx2, tb_kernel_gemm_f32_portable;
+extern const tb_cpu_kernel tb_kernel_fused_gemm_f32_avx512, tb_kernel_fused_gemm_f32_avx2, tb_kernel_fused_gemm_f32_portable;
+extern const tb_cpu_kernel tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
+    tb_kernel_fused_matmul_f32_portable;
+extern const tb_cpu_kernel tb_kernel_lstm_f32_avx512, tb_kernel_lstm_f32_avx2, tb_kernel_lstm_f32_portable;
+extern const tb_cpu_kernel tb_kernel_lstm_bf16_avx512bf16, tb_kernel_lstm_bf16_portable; /* level 3: bf16 */
+extern const tb_cpu_kernel tb_kernel_gru_f32_avx512, tb_kernel_gru_f32_avx2, tb_kernel_gru_f32_portable;
+extern const tb_cpu_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f32_avx2, tb_kernel_attention_f32_portable;
+extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
+extern const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2, tb_kernel_fused_conv_f32_portable;
+extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_matmul_bf16_avx512bf16, tb_kernel_matmul_bf16_portable, tb_kernel_gemm_bf16_avx512bf16,
+    tb_kernel_gemm_bf16_portable, tb_kernel_fused_matmul_bf16_avx512bf16, tb_kernel_fused_matmul_bf16_portable,
+    tb_kernel_fused_gemm_bf16_avx512bf16, tb_kernel_fused_gemm_bf16_portable; /* level 3: bf16 */
 static const tb_cpu_kernel *const kernels[] = {
     &tb_kernel_matmul_f32_avx512, &tb_kernel_matmul_f32_avx2, &tb_kernel_matmul_f32_portable,
     &tb_kernel_gemm_f32_avx512,   &tb_kernel_gemm_f32_avx2,   &tb_kernel_gemm_f32_portable,
+    &tb_kernel_fused_gemm_f32_avx512, &tb_kernel_fused_gemm_f32_avx2, &tb_kernel_fused_gemm_f32_portable,
+    &tb_kernel_fused_matmul_f32_avx512, &tb_kernel_fused_matmul_f32_avx2, &tb_kernel_fused_matmul_f32_portable,
+    &tb_kernel_lstm_f32_avx512, &tb_kernel_lstm_f32_avx2, &tb_kernel_lstm_f32_portable,
+    &tb_kernel_gru_f32_avx512, &tb_kernel_gru_f32_avx2, &tb_kernel_gru_f32_portable,
+    &tb_kernel_attention_f32_avx512, &tb_kernel_attention_f32_avx2, &tb_kernel_attention_f32_portable,
+    &tb_kernel_conv_f32_avx512, &tb_kernel_conv_f32_avx2, &tb_kernel_conv_f32_portable,
+    &tb_kernel_fused_conv_f32_avx512, &tb_kernel_fused_conv_f32_avx2, &tb_kernel_fused_conv_f32_portable,
+    &tb_kernel_conv_bf16_avx512bf16, &tb_kernel_conv_bf16_portable,
+    &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_portable,
+    &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_portable,
+    &tb_kernel_gemm_bf16_avx512bf16, &tb_kernel_gemm_bf16_portable,
+    &tb_kernel_fused_matmul_bf16_avx512bf16, &tb_kernel_fused_matmul_bf16_portable,
+    &tb_kernel_fused_gemm_bf16_avx512bf16, &tb_kernel_fused_gemm_bf16_portable,
+    &tb_kernel_lstm_bf16_avx512bf16, &tb_kernel_lstm_bf16_portable,
+    TB_VEC_KERNEL_ENTRIES /* vectorised elementwise, softmax, norms, reductions, pools (vec_*.c) */
 };
 const tb_kernel_family tb_kernels_fast = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -259,7 +259,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_conv = {"", "Conv", 0, 0, NULL, conv_run};
-const tb_cpu_kernel tb_kernel_conv_transpose = {"", "ConvTranspose", 0, 0, NULL, conv_transpose_run};
-const tb_cpu_kernel tb_kernel_conv_integer = {"", "ConvInteger", 0, 0, NULL, conv_integer_run};
-const tb_cpu_kernel tb_kernel_qlinear_conv = {"", "QLinearConv", 0, 0, NULL, qlinear_conv_run};
+const tb_cpu_kernel tb_kernel_conv = {.domain = "", .name = "Conv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_run};
+const tb_cpu_kernel tb_kernel_conv_transpose = {.domain = "", .name = "ConvTranspose", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_transpose_run};
+const tb_cpu_kernel tb_kernel_conv_integer = {.domain = "", .name = "ConvInteger", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_integer_run};
+const tb_cpu_kernel tb_kernel_qlinear_conv = {.domain = "", .name = "QLinearConv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = qlinear_conv_run};

@@ -186,7 +186,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_batchnorm = {"", "BatchNormalization", 0, 0, NULL, batchnorm_run};
-const tb_cpu_kernel tb_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, NULL, instancenorm_run};
-const tb_cpu_kernel tb_kernel_layernorm = {"", "LayerNormalization", 0, 0, NULL, layernorm_run};
-const tb_cpu_kernel tb_kernel_lrn = {"", "LRN", 0, 0, NULL, lrn_run};
+const tb_cpu_kernel tb_kernel_batchnorm = {.domain = "", .name = "BatchNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = batchnorm_run};
+const tb_cpu_kernel tb_kernel_instancenorm = {.domain = "", .name = "InstanceNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = instancenorm_run};
+const tb_cpu_kernel tb_kernel_layernorm = {.domain = "", .name = "LayerNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = layernorm_run};
+const tb_cpu_kernel tb_kernel_lrn = {.domain = "", .name = "LRN", .level = 0, .cpu_features = 0, .accepts = NULL, .run = lrn_run};

@@ -123,9 +123,9 @@ done:
   return st;
 }
 
-#define REDUCE_KERNEL(sym, name, kind)                                                        \
+#define REDUCE_KERNEL(sym, op, kind)                                                        \
   static tb_status sym##_run(tb_kernel_ctx *ctx) { return reduce_run(ctx, kind); }         \
-  const tb_cpu_kernel tb_kernel_##sym = {"", name, 0, 0, NULL, sym##_run};
+  const tb_cpu_kernel tb_kernel_##sym = {.domain = "", .name = op, .level = 0, .cpu_features = 0, .accepts = NULL, .run = sym##_run};
 REDUCE_KERNEL(reduce_sum, "ReduceSum", R_SUM)
 REDUCE_KERNEL(reduce_mean, "ReduceMean", R_MEAN)
 REDUCE_KERNEL(reduce_max, "ReduceMax", R_MAX)
@@ -138,5 +138,5 @@ REDUCE_KERNEL(reduce_sumsquare, "ReduceSumSquare", R_SSQ)
 
 static tb_status argmax_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, true); }
 static tb_status argmin_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, false); }
-const tb_cpu_kernel tb_kernel_argmax = {"", "ArgMax", 0, 0, NULL, argmax_run};
-const tb_cpu_kernel tb_kernel_argmin = {"", "ArgMin", 0, 0, NULL, argmin_run};
+const tb_cpu_kernel tb_kernel_argmax = {.domain = "", .name = "ArgMax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmax_run};
+const tb_cpu_kernel tb_kernel_argmin = {.domain = "", .name = "ArgMin", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmin_run};

@@ -55,6 +55,6 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM
 static tb_status logsoftmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_LOG); }
 static tb_status hardmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_HARD); }
 
-const tb_cpu_kernel tb_kernel_softmax = {"", "Softmax", 0, 0, NULL, softmax_run};
-const tb_cpu_kernel tb_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, NULL, logsoftmax_run};
-const tb_cpu_kernel tb_kernel_hardmax = {"", "Hardmax", 0, 0, NULL, hardmax_run};
+const tb_cpu_kernel tb_kernel_softmax = {.domain = "", .name = "Softmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = softmax_run};
+const tb_cpu_kernel tb_kernel_logsoftmax = {.domain = "", .name = "LogSoftmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = logsoftmax_run};
+const tb_cpu_kernel tb_kernel_hardmax = {.domain = "", .name = "Hardmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = hardmax_run};

@@ -35,4 +35,4 @@ static void gru_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidd
 
 static tb_status run_gru(tb_kernel_ctx *ctx) { return rnn_run(ctx, TB_RNN_CELL_GRU, gru_step); }
 
-const tb_cpu_kernel tb_kernel_gru = {"", "GRU", 0, 0, rnn_accepts, run_gru};
+const tb_cpu_kernel tb_kernel_gru = {.domain = "", .name = "GRU", .level = 0, .cpu_features = 0, .accepts = rnn_accepts, .run = run_gru};

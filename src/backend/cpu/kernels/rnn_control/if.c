@@ -24,4 +24,4 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_if = {"", "If", 0, 0, NULL, run_if};
+const tb_cpu_kernel tb_kernel_if = {.domain = "", .name = "If", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_if};

@@ -28,4 +28,4 @@ static void lstm_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hid
 
 static tb_status run_lstm(tb_kernel_ctx *ctx) { return rnn_run(ctx, TB_RNN_CELL_LSTM, lstm_step); }
 
-const tb_cpu_kernel tb_kernel_lstm = {"", "LSTM", 0, 0, rnn_accepts, run_lstm};
+const tb_cpu_kernel tb_kernel_lstm = {.domain = "", .name = "LSTM", .level = 0, .cpu_features = 0, .accepts = rnn_accepts, .run = run_lstm};

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Runs the model set (written by make_models.py) in TensorBridge and in ONNX Runtime, one process per
+configuration, and prints the comparison as a markdown table; writes it to OUT/models.md and OUT/models.json.
+
+For each model, each thread count, ONNX Runtime once (ort_runner.py) and TensorBridge at each level
+(model_bench); TensorBridge's outputs are checked against ONNX Runtime's of the same thread count with the
+library's tolerance for the precision the level ran in: an element passes when
+|ours - ort| <= atol * s + rtol * |ort|, s = max(1, max |ort|) (the table's atol is for outputs of unit
+scale; a logit near 0 among logits of 400 carries the rounding of the 400s). Exit code 0 when every
+configuration ran and passed the check.
+
+Usage: compare.py --models DIR --runner PATH/model_bench --out DIR [--threads 1,2] [--levels O2,O3]
+                  [--warmup 3] [--runs 20]"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 3600
+MIB = 1024.0 * 1024.0
+
+
+def run_json(cmd):
+    """Run one configuration; its JSON, or {"error": the last line it wrote on stderr}."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {TIMEOUT_S} s"}
+    if p.returncode != 0:
+        lines = (p.stderr or p.stdout).strip().splitlines() or [f"exit code {p.returncode}"]
+        return {"error": lines[-1][:300]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def max_error(ours_dir, ort_dir, rtol, atol):
+    """max |ours - ort|, that over max |ort|, and how many elements fall outside atol * s + rtol * |ort|."""
+    err = {"max_abs": 0.0, "max_rel": 0.0, "outside": 0, "elements": 0, "rtol": rtol, "atol": atol}
+    for name in sorted(os.listdir(ort_dir)):
+        ref = np.load(os.path.join(ort_dir, name)).astype(np.float64)
+        got = np.load(os.path.join(ours_dir, name)).astype(np.float64)
+        if got.shape != ref.shape:
+            return dict(err, error=f"{name}: shape {got.shape}, ONNX Runtime's {ref.shape}")
+        diff = np.abs(got - ref)
+        scale = float(np.max(np.abs(ref), initial=0.0))
+        bad = ~(diff <= atol * max(1.0, scale) + rtol * np.abs(ref))  # NaN counts as outside
+        err["outside"] += int(bad.sum())
+        err["elements"] += ref.size
+        worst = float(np.max(diff, initial=0.0)) if np.isfinite(diff).all() else float("inf")
+        scale = scale or 1.0
+        err["max_abs"] = max(err["max_abs"], worst)
+        err["max_rel"] = max(err["max_rel"], worst / scale)
+    return err
+
+
+def describe_machine():
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
+
+
+def describe_commit():
+    git = ["git", "-C", HERE]
+    try:
+        commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True).stdout.strip()
+        return commit + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def ms(r):
+    def fmt(v):
+        return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 100 else f"{v:.1f}"
+    return f"{fmt(r['median_ms'])} / {fmt(r['p90_ms'])}" if "median_ms" in r else "failed"
+
+
+def row_cells(row):
+    ours, ort, err = row["tensorbridge"], row["onnxruntime"], row.get("error_check") or {}
+    ratio = f"{ort['median_ms'] / ours['median_ms']:.3g}" if "median_ms" in ours and "median_ms" in ort else "-"
+    peak_ours = f"{ours['peak_rss_bytes'] / MIB:.0f}" if "peak_rss_bytes" in ours else "-"
+    peak_ort = (f"{ort['peak_rss_bytes'] / MIB:.0f} ({(ort['peak_rss_bytes'] - ort['rss_baseline_bytes']) / MIB:.0f})"
+                if "peak_rss_bytes" in ort else "-")
+    if "max_abs" not in err:
+        error, check = "-", "not checked"
+    else:
+        error = f"{err['max_abs']:.1e} / {err['max_rel']:.1e}"
+        tol = f"rtol {err['rtol']:g}, atol {err['atol']:g}"
+        check = (f"**no**: {err.get('error')}" if "error" in err else
+                 f"yes ({tol})" if err["outside"] == 0 else f"**no**: {err['outside']} of {err['elements']} outside {tol}")
+    level = f"{row['level']} {ours.get('precision', '')}".strip()
+    return [row["model"], str(row["threads"]), level, ms(ours), ms(ort), ratio, f"{peak_ours} / {peak_ort}", error,
+            check]
+
+
+def markdown(report):
+    head = ["model", "threads", "level", "ours median / p90 ms", "ORT median / p90 ms", "ORT / ours",
+            "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"]
+    lines = [f"Model set, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, "
+             f"{report['date']}", f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; "
+             f"{report['warmup']} warm-up runs, {report['runs']} timed runs per configuration, one process each.",
+             "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row_cells(r)) + " |" for r in report["rows"]]
+    failures = []  # ONNX Runtime's failure is in every level's row: listed once
+    for r in report["rows"]:
+        for side, level in (("tensorbridge", r["level"] + " "), ("onnxruntime", "")):
+            line = f"- {r['model']} threads {r['threads']} {level}{side}: {r[side].get('error')}"
+            if "error" in r[side] and line not in failures:
+                failures.append(line)
+    lines += [""] + (["Failures:"] + failures + [""] if failures else [])
+    lines += ["Models: " + "; ".join(f"{m['name']}: {m['what']}" for m in report["models"]) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--runner", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--levels", default="O2,O3")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=20)
+    a = ap.parse_args()
+    with open(os.path.join(a.models, "manifest.json")) as f:
+        manifest = json.load(f)
+    timing = ["--warmup", str(a.warmup), "--runs", str(a.runs)]
+    report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "quick": manifest["quick"], "warmup": a.warmup,
+        "runs": a.runs, "models": manifest["models"], "rows": []}
+    for m in manifest["models"]:
+        for threads in [int(t) for t in a.threads.split(",")]:
+            outputs = os.path.join(a.out, "model-outputs", m["name"], f"t{threads}")
+            ort_dir = os.path.join(outputs, "ort")
+            os.makedirs(ort_dir, exist_ok=True)
+            common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
+            ort = run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common + ["--outputs", ort_dir])
+            report.setdefault("ort_version", ort.get("version", "?"))
+            for level in a.levels.split(","):
+                ours_dir = os.path.join(outputs, level)
+                os.makedirs(ours_dir, exist_ok=True)
+                ours = run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir])
+                row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours,
+                       "onnxruntime": ort}
+                if "error" not in ours and "error" not in ort:
+                    row["error_check"] = max_error(ours_dir, ort_dir, ours["rtol"], ours["atol"])
+                report["rows"].append(row)
+                print("compare: " + " | ".join(row_cells(row)), file=sys.stderr, flush=True)
+    report.setdefault("ort_version", "?")
+    table = markdown(report)
+    print(table)
+    with open(os.path.join(a.out, "models.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(a.out, "models.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    ok = all("error" not in r["tensorbridge"] and "error" not in r["onnxruntime"] and
+             r.get("error_check", {}).get("outside", 1) == 0 and "error" not in r.get("error_check", {})
+             for r in report["rows"])
+    print(f"compare: wrote {a.out}/models.md and models.json; " +
+          ("every configuration ran and passed the check" if ok else "SOME CONFIGURATIONS FAILED (see above)"),
+          file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

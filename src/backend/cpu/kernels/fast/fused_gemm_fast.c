@@ -1,0 +1,35 @@
+/* Level-2 tb::FusedGemm and tb::FusedMatMul for float32: the fast Gemm / MatMul with the node's activation
+ * (activation, activation_alpha/beta/min/max) applied by the GEMM's epilogue while each tile is in cache,
+ * instead of a second pass over the output. */
+#include "backend/cpu/kernels/fast/fast_kernel.h"
+
+static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
+  tb_gemm_epilogue act = {0};
+  tb_status st = tb_fast_read_act(ctx, &act);
+  if (st != TB_OK) return st;
+  return gemm ? tb_fast_gemm_run(ctx, path, &act) : tb_fast_matmul_run(ctx, path, &act);
+}
+
+static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm, void **state) {
+  int64_t trans_b = 0;
+  *state = NULL;
+  if (gemm && tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
+  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+}
+
+#define FUSED_ENTRY(op, OPNAME, is_gemm, accepts_fn, suffix, PATH, features)                                       \
+  static tb_status run_##op##_##suffix(tb_kernel_ctx *ctx) { return fused_run(ctx, PATH, is_gemm); }               \
+  static tb_status prepare_##op##_##suffix(tb_kernel_ctx *ctx, void **state) {                                    \
+    return fused_prepare(ctx, PATH, is_gemm, state);                                                               \
+  }                                                                                                                \
+  const tb_cpu_kernel tb_kernel_##op##_f32_##suffix = {.domain = "tb", .name = OPNAME, .level = 2,                 \
+                                                       .cpu_features = (features), .accepts = accepts_fn,           \
+                                                       .run = run_##op##_##suffix,                                  \
+                                                       .prepare = prepare_##op##_##suffix, .release = tb_fast_release};
+
+FUSED_ENTRY(fused_gemm, "FusedGemm", true, tb_fast_gemm_accepts, avx512, TB_GEMM_AVX512, TB_FAST_FEATURES_AVX512)
+FUSED_ENTRY(fused_gemm, "FusedGemm", true, tb_fast_gemm_accepts, avx2, TB_GEMM_AVX2, TB_FAST_FEATURES_AVX2)
+FUSED_ENTRY(fused_gemm, "FusedGemm", true, tb_fast_gemm_accepts, portable, TB_GEMM_PORTABLE, 0)
+FUSED_ENTRY(fused_matmul, "FusedMatMul", false, tb_fast_matmul_accepts, avx512, TB_GEMM_AVX512, TB_FAST_FEATURES_AVX512)
+FUSED_ENTRY(fused_matmul, "FusedMatMul", false, tb_fast_matmul_accepts, avx2, TB_GEMM_AVX2, TB_FAST_FEATURES_AVX2)
+FUSED_ENTRY(fused_matmul, "FusedMatMul", false, tb_fast_matmul_accepts, portable, TB_GEMM_PORTABLE, 0)

@@ -1,0 +1,315 @@
+/* The bf16 GEMM driver: for each slab of up to M_SLAB rows and each KC-deep block of k, the A slab and
+ * then each NC-wide panel of B are rounded to bf16 and packed (in parallel, one sliver per task) unless
+ * they came packed, then the pool's threads share the MC x NG tiles of C; every tile runs the path's
+ * micro-kernel sliver by sliver (B sliver in L1, A block in L2), with beta on the first k block and the
+ * epilogue after the last. Edges go through a zero-padded tile. */
+#include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tensorbridge/device.h>
+#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "core/threadpool.h"
+
+/* KC even (whole pairs per block); MC, NC, NG and M_SLAB multiples of every path's MR / NR (4, 14; 16, 32). */
+enum { KC = 512, MC = 168, NC = 1024, NG = 256, M_SLAB = MC * 24, MAX_TILE = 14 * 32 };
+static const double SERIAL_FLOPS = 1 << 18; /* smaller products run on the caller's thread only */
+
+struct tb_gemm_bf16_packed {
+  tb_gemm_bf16_path path;
+  bool is_a;
+  int64_t outer, k; /* m x k for A, k x n for B */
+  int width;
+  size_t count;     /* uint16 elements in data */
+  uint16_t *data;
+};
+
+tb_gemm_bf16_path tb_gemm_bf16_path_for(uint64_t features) {
+  /* An AMX path (TB_FEATURE_AMX_TILE + AMX_BF16, tiles configured once per thread) would be chosen first
+   * here. It is not written: no AMX unit and no emulator on the development machine to test it. */
+  uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
+  if ((features & need) == need && tb_gemm_bf16_kernel_avx512bf16.ukr) return TB_GEMM_BF16_AVX512BF16;
+  return TB_GEMM_BF16_PORTABLE;
+}
+
+uint64_t tb_gemm_bf16_path_features(tb_gemm_bf16_path path) {
+  if (path == TB_GEMM_BF16_AVX512BF16)
+    return TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16);
+  return 0;
+}
+
+const char *tb_gemm_bf16_path_name(tb_gemm_bf16_path path) {
+  return path == TB_GEMM_BF16_AVX512BF16 ? "avx512bf16" : "portable";
+}
+
+static const tb_gemm_bf16_kernel *kernel_for(tb_gemm_bf16_path path) {
+  if (path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr) return &tb_gemm_bf16_kernel_avx512bf16;
+  return &tb_gemm_bf16_kernel_portable;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* ---- packing ---- */
+
+/* One sliver of op(X): lines o0 .. o0+outer (outer <= width), depth p0 .. p0+kc. tmp holds kc * width
+ * floats for a pack-function operand. */
+static void pack_sliver(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand *x, bool is_a, int64_t o0,
+                        int64_t outer, int64_t p0, int64_t kc, int width, float *tmp, uint16_t *dst) {
+  if (x->pack) {
+    x->pack(x->pack_ctx, o0, outer, p0, kc, width, tmp);
+    kr->pack_o_contiguous(tmp, width, kc, outer, width, dst);
+  } else if (is_a ? x->trans : !x->trans) { /* op element (p, o) at data[p * ld + o] */
+    kr->pack_o_contiguous(x->data + p0 * x->ld + o0, x->ld, kc, outer, width, dst);
+  } else { /* at data[o * ld + p] */
+    kr->pack_p_contiguous(x->data + o0 * x->ld + p0, x->ld, kc, outer, width, dst);
+  }
+}
+
+typedef struct pack_job {
+  const tb_gemm_bf16_kernel *kr;
+  const tb_gemm_bf16_operand *x;
+  bool is_a;
+  int64_t o0, outer, p0, kc;
+  int width;
+  uint16_t *dst;
+  atomic_int failed;
+} pack_job;
+
+static void pack_task(void *ctx, size_t begin, size_t end) {
+  pack_job *j = ctx;
+  float *tmp = NULL;
+  if (j->x->pack && !(tmp = malloc((size_t)(j->kc * j->width) * sizeof(float)))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  int64_t kp = (j->kc + 1) / 2;
+  for (size_t s = begin; s < end; s++) {
+    int64_t o = (int64_t)s * j->width;
+    pack_sliver(j->kr, j->x, j->is_a, j->o0 + o, min64(j->width, j->outer - o), j->p0, j->kc, j->width, tmp,
+                j->dst + (int64_t)s * kp * j->width * 2);
+  }
+  free(tmp);
+}
+
+/* Pack lines o0 .. o0+outer at depth p0 .. p0+kc into consecutive slivers; false when out of memory. */
+static bool pack_lines(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand *x, bool is_a, int64_t o0,
+                       int64_t outer, int64_t p0, int64_t kc, uint16_t *dst, tb_pool *pool) {
+  pack_job j = {kr, x, is_a, o0, outer, p0, kc, is_a ? kr->mr : kr->nr, dst, 0};
+  tb_pool_parallel_for(pool, (size_t)ceil_div(outer, j.width), pack_task, &j);
+  return atomic_load(&j.failed) == 0;
+}
+
+/* Where the slivers of lines o0.. at depth block pc start in a whole packed operand: the k blocks one
+ * after another, each the slivers of every line. */
+static const uint16_t *packed_at(const tb_gemm_bf16_packed *p, int64_t pc, int64_t o0) {
+  int64_t slivers = ceil_div(p->outer, p->width), kp = (min64(KC, p->k - pc) + 1) / 2;
+  return p->data + (pc / KC) * slivers * KC * p->width + (o0 / p->width) * kp * p->width * 2;
+}
+
+static tb_gemm_bf16_packed *pack_whole(tb_gemm_bf16_path path, const tb_gemm_bf16_operand *x, bool is_a, int64_t outer,
+                                       int64_t k) {
+  if (!x || x->packed || (!x->data && !x->pack) || outer < 0 || k < 0) return NULL;
+  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  tb_gemm_bf16_packed *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  *p = (tb_gemm_bf16_packed){path, is_a, outer, k, is_a ? kr->mr : kr->nr, 0, NULL};
+  int64_t slivers = ceil_div(outer, p->width);
+  for (int64_t pc = 0; pc < k; pc += KC) p->count += (size_t)(slivers * (min64(KC, k - pc) + 1) / 2 * p->width * 2);
+  p->data = malloc(p->count ? p->count * sizeof(uint16_t) : 1);
+  bool ok = p->data != NULL;
+  for (int64_t pc = 0; ok && pc < k && outer > 0; pc += KC)
+    ok = pack_lines(kr, x, is_a, 0, outer, pc, min64(KC, k - pc), (uint16_t *)packed_at(p, pc, 0), NULL);
+  if (!ok) {
+    tb_gemm_bf16_packed_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+tb_gemm_bf16_packed *tb_gemm_bf16_pack_a(tb_gemm_bf16_path path, const tb_gemm_bf16_operand *a, int64_t m, int64_t k) {
+  return pack_whole(path, a, true, m, k);
+}
+
+tb_gemm_bf16_packed *tb_gemm_bf16_pack_b(tb_gemm_bf16_path path, const tb_gemm_bf16_operand *b, int64_t k, int64_t n) {
+  return pack_whole(path, b, false, n, k);
+}
+
+void tb_gemm_bf16_packed_free(tb_gemm_bf16_packed *packed) {
+  if (!packed) return;
+  free(packed->data);
+  free(packed);
+}
+
+size_t tb_gemm_bf16_packed_bytes(const tb_gemm_bf16_packed *packed) {
+  return packed ? packed->count * sizeof(uint16_t) : 0;
+}
+
+/* ---- epilogue ---- */
+
+static float activate(const tb_gemm_epilogue *ep, float x) {
+  switch (ep->act) {
+    case 1: return x < 0 ? 0.0f : x;
+    case 2: return x < 0 ? ep->act_alpha * x : x;
+    case 3: return x < ep->act_min ? ep->act_min : x > ep->act_max ? ep->act_max : x;
+    case 4: return 1.0f / (1.0f + expf(-x));
+    case 5: return tanhf(x);
+    case 6: return fmaxf(0.0f, fminf(1.0f, ep->act_alpha * x + ep->act_beta));
+    case 7: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
+    default: return x;
+  }
+}
+
+/* Rows i0..i1, columns j0..j1 of C: bias, then residual (res, row stride ldr), then the activation. */
+static void apply_epilogue(const tb_gemm_epilogue *ep, const float *res, int64_t ldr, float *c, int64_t ldc, int64_t i0,
+                           int64_t i1, int64_t j0, int64_t j1) {
+  if (!ep || (!ep->bias && !res && ep->act == 0)) return;
+  for (int64_t i = i0; i < i1; i++) {
+    float *ci = c + i * ldc;
+    if (ep->bias && ep->bias_axis == 0)
+      for (int64_t j = j0; j < j1; j++) ci[j] += ep->bias[i];
+    else if (ep->bias)
+      for (int64_t j = j0; j < j1; j++) ci[j] += ep->bias[j];
+    if (res)
+      for (int64_t j = j0; j < j1; j++) ci[j] += res[i * ldr + j];
+    if (ep->act)
+      for (int64_t j = j0; j < j1; j++) ci[j] = activate(ep, ci[j]);
+  }
+}
+
+/* ---- the tiles of C ---- */
+
+typedef struct tile_job {
+  const tb_gemm_bf16_kernel *kr;
+  const uint16_t *a_slab, *b_panel;
+  int64_t ic0, ms, jc, nc, kp;
+  float alpha, beta;
+  float *c;
+  int64_t ldc;
+  bool last;
+  const tb_gemm_epilogue *ep;
+  const float *res;
+  int64_t ldr;
+  int64_t mc, ng, n_groups; /* a task: mc rows x ng columns (multiples of MR and NR) */
+} tile_job;
+
+static void tile_task(void *ctx, size_t begin, size_t end) {
+  const tile_job *t = ctx;
+  const tb_gemm_bf16_kernel *kr = t->kr;
+  const int mr = kr->mr, nr = kr->nr;
+  _Alignas(64) float tile[MAX_TILE];
+  for (size_t task = begin; task < end; task++) {
+    int64_t i0 = (int64_t)task / t->n_groups * t->mc, i1 = min64(t->ms, i0 + t->mc);
+    int64_t j0 = (int64_t)task % t->n_groups * t->ng, j1 = min64(t->nc, j0 + t->ng);
+    for (int64_t jr = j0; jr < j1; jr += nr) {
+      int64_t cols = min64(nr, t->nc - jr);
+      const uint16_t *bs = t->b_panel + (jr / nr) * t->kp * nr * 2;
+      for (int64_t ir = i0; ir < i1; ir += mr) {
+        int64_t rows = min64(mr, t->ms - ir);
+        const uint16_t *as = t->a_slab + (ir / mr) * t->kp * mr * 2;
+        float *cp = t->c + (t->ic0 + ir) * t->ldc + t->jc + jr;
+        if (rows == mr && cols == nr) {
+          kr->ukr(t->kp, as, bs, cp, t->ldc, t->alpha, t->beta);
+          continue;
+        }
+        kr->ukr(t->kp, as, bs, tile, nr, t->alpha, 0.0f);
+        for (int64_t i = 0; i < rows; i++)
+          for (int64_t j = 0; j < cols; j++)
+            cp[i * t->ldc + j] = t->beta == 0.0f ? tile[i * nr + j] : tile[i * nr + j] + t->beta * cp[i * t->ldc + j];
+      }
+    }
+    if (t->last) apply_epilogue(t->ep, t->res, t->ldr, t->c, t->ldc, t->ic0 + i0, t->ic0 + i1, t->jc + j0, t->jc + j1);
+  }
+}
+
+/* ---- the driver ---- */
+
+/* The task shape for an ms x nc block of C: MC x NG tiles, narrowed (columns first, then rows, in whole
+ * slivers) until every thread gets about four tasks, so small products keep both cores busy. */
+static void task_shape(tile_job *t, int threads) {
+  const int mr = t->kr->mr, nr = t->kr->nr;
+  int64_t want = threads > 1 ? 4 * (int64_t)threads : 1;
+  t->mc = MC;
+  t->ng = NG;
+  int64_t n_mb = ceil_div(t->ms, t->mc);
+  if (n_mb * ceil_div(t->nc, t->ng) < want) {
+    int64_t groups = ceil_div(want, n_mb);
+    t->ng = ceil_div(ceil_div(t->nc, groups), nr) * nr;
+  }
+  int64_t n_groups = ceil_div(t->nc, t->ng);
+  if (n_mb * n_groups < want) {
+    int64_t blocks = ceil_div(want, n_groups);
+    t->mc = ceil_div(ceil_div(t->ms, blocks), mr) * mr;
+  }
+  t->n_groups = ceil_div(t->nc, t->ng);
+}
+
+static bool packed_fits(const tb_gemm_bf16_operand *x, tb_gemm_bf16_path path, bool is_a, int64_t outer, int64_t k) {
+  const tb_gemm_bf16_packed *p = x->packed;
+  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  return !p || (p->path == path && p->is_a == is_a && p->outer == outer && p->k == k &&
+                p->width == (is_a ? kr->mr : kr->nr));
+}
+
+static bool overlaps(const float *x, int64_t ldx, const float *c, int64_t ldc, int64_t m, int64_t n) {
+  const float *x_end = x + (m - 1) * ldx + n, *c_end = c + (m - 1) * ldc + n;
+  return x < c_end && c < x_end;
+}
+
+/* k == 0 or alpha == 0: C = beta * C, then the epilogue. */
+static void scale_only(int64_t m, int64_t n, float beta, float *c, int64_t ldc, const tb_gemm_epilogue *ep,
+                       const float *res, int64_t ldr) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+  apply_epilogue(ep, res, ldr, c, ldc, 0, m, 0, n);
+}
+
+bool tb_gemm_bf16_run(tb_gemm_bf16_path path, int64_t m, int64_t n, int64_t k, float alpha, const tb_gemm_bf16_operand *a,
+                      const tb_gemm_bf16_operand *b, float beta, float *c, int64_t ldc, const tb_gemm_epilogue *ep,
+                      struct tb_pool *pool) {
+  if (m <= 0 || n <= 0) return true;
+  if (!packed_fits(a, path, true, m, k) || !packed_fits(b, path, false, n, k)) return false;
+  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const float *res = ep ? ep->residual : NULL;
+  int64_t ldr = ep ? ep->ld_residual : 0;
+  float *res_copy = NULL;
+  if (res && overlaps(res, ldr, c, ldc, m, n)) { /* C's old contents: copy before they are overwritten */
+    if (!(res_copy = malloc((size_t)(m * n) * sizeof(float)))) return false;
+    for (int64_t i = 0; i < m; i++) memcpy(res_copy + i * n, res + i * ldr, (size_t)n * sizeof(float));
+    res = res_copy;
+    ldr = n;
+  }
+  if (k <= 0 || alpha == 0.0f) {
+    scale_only(m, n, beta, c, ldc, ep, res, ldr);
+    free(res_copy);
+    return true;
+  }
+  if (2.0 * (double)m * (double)n * (double)k < SERIAL_FLOPS) pool = NULL;
+  int64_t kc_max = min64(KC, (k + 1) / 2 * 2);
+  uint16_t *abuf = a->packed ? NULL : malloc((size_t)(ceil_div(min64(m, M_SLAB), kr->mr) * kr->mr * kc_max) * sizeof(uint16_t));
+  uint16_t *bbuf = b->packed ? NULL : malloc((size_t)(ceil_div(min64(n, NC), kr->nr) * kr->nr * kc_max) * sizeof(uint16_t));
+  bool ok = (a->packed || abuf) && (b->packed || bbuf);
+  for (int64_t ic0 = 0; ok && ic0 < m; ic0 += M_SLAB) {
+    int64_t ms = min64(M_SLAB, m - ic0);
+    for (int64_t pc = 0; ok && pc < k; pc += KC) {
+      int64_t kc = min64(KC, k - pc);
+      const uint16_t *a_slab = a->packed ? packed_at(a->packed, pc, ic0) : abuf;
+      if (!a->packed) ok = pack_lines(kr, a, true, ic0, ms, pc, kc, abuf, pool);
+      for (int64_t jc = 0; ok && jc < n; jc += NC) {
+        int64_t nc = min64(NC, n - jc);
+        const uint16_t *b_panel = b->packed ? packed_at(b->packed, pc, jc) : bbuf;
+        if (!b->packed) ok = pack_lines(kr, b, false, jc, nc, pc, kc, bbuf, pool);
+        if (!ok) break;
+        tile_job t = {kr, a_slab, b_panel, ic0, ms, jc, nc, (kc + 1) / 2, alpha, pc == 0 ? beta : 1.0f, c, ldc,
+                      pc + kc >= k, ep, res, ldr, MC, NG, 0};
+        task_shape(&t, tb_pool_threads(pool));
+        tb_pool_parallel_for(pool, (size_t)(ceil_div(ms, t.mc) * t.n_groups), tile_task, &t);
+      }
+    }
+  }
+  free(abuf);
+  free(bbuf);
+  free(res_copy);
+  return ok;
+}

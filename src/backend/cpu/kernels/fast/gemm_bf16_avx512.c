@@ -1,0 +1,119 @@
+/* The AVX512-BF16 bf16 GEMM path: a 14 x 32 micro-kernel (28 zmm accumulators; per pair of k, two B loads,
+ * fourteen 32-bit broadcasts of A pairs and 28 vdpbf16ps) and AVX-512 packing that rounds with integer
+ * arithmetic (the same bits as tb_convert, subnormals kept, unlike vcvtneps2bf16). Only these functions
+ * are built for AVX-512 (target attributes); the driver calls them only when cpuid has AVX512_BF16. */
+#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+enum { MR = 14, NR = 32 };
+
+#define TB_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+TB_TARGET_BF16 static void ukr_avx512bf16(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc,
+                                          float alpha, float beta) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++) {
+    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); /* C's rows arrive while the sums run */
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+  }
+  for (int64_t q = 0; q < kp; q++) {
+    const uint16_t *bq = b + q * NR * 2, *aq = a + q * MR * 2;
+    __m512bh b0 = (__m512bh)_mm512_loadu_si512(bq), b1 = (__m512bh)_mm512_loadu_si512(bq + 32);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      int32_t pair;
+      memcpy(&pair, aq + 2 * i, sizeof pair);
+      __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
+    }
+  }
+  const __m512 al = _mm512_set1_ps(alpha), be = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++) {
+    float *ci = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(al, acc[i][0]), r1 = _mm512_mul_ps(al, acc[i][1]);
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(be, _mm512_loadu_ps(ci), r0);
+      r1 = _mm512_fmadd_ps(be, _mm512_loadu_ps(ci + 16), r1);
+    }
+    _mm512_storeu_ps(ci, r0);
+    _mm512_storeu_ps(ci + 16, r1);
+  }
+}
+
+/* 16 floats to bf16 bits in the low half of each 32-bit lane (round to nearest even, NaN quieted). */
+TB_TARGET_BF16 static inline __m512i round_bf16(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i high = _mm512_srli_epi32(bits, 16);
+  const __m512i bias = _mm512_add_epi32(_mm512_and_si512(high, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7FFF));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
+  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
+  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000));
+  return _mm512_mask_blend_epi32(nan, rounded, quiet_nan);
+}
+
+static __mmask16 lanes(int64_t count) { return count >= 16 ? (__mmask16)0xFFFF : count <= 0 ? 0 : (__mmask16)((1u << count) - 1u); }
+
+/* Element (p, o) at src[p * ld + o]: rows 2q and 2q+1 rounded and interleaved, 16 lines at a time. */
+TB_TARGET_BF16 static void pack_o_contiguous(const float *src, int64_t ld, int64_t kc, int64_t outer, int width,
+                                             uint16_t *dst) {
+  for (int64_t p = 0; p < kc; p += 2) {
+    const float *r0 = src + p * ld, *r1 = p + 1 < kc ? src + (p + 1) * ld : NULL;
+    uint16_t *d = dst + (p / 2) * width * 2;
+    for (int o = 0; o < width; o += 16) {
+      __mmask16 load = lanes(outer - o), store = lanes(width - o);
+      __m512i lo = round_bf16(_mm512_maskz_loadu_ps(load, r0 + o));
+      __m512i hi = r1 ? round_bf16(_mm512_maskz_loadu_ps(load, r1 + o)) : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi32(d + o * 2, store, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+  }
+}
+
+/* Transpose 8 x 8 32-bit words: r[i] lane j -> r[j] lane i. */
+TB_TARGET_BF16 static inline void transpose8(__m256i r[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; i++) {
+    u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
+}
+
+/* Element (p, o) at src[o * ld + p]: for each 16 k and 8 lines, each line's 16 values rounded and narrowed
+ * to 8 pairs, the 8 x 8 pairs transposed in registers, and stored as 8 lines of each pair. */
+TB_TARGET_BF16 static void pack_p_contiguous(const float *src, int64_t ld, int64_t kc, int64_t outer, int width,
+                                             uint16_t *dst) {
+  int64_t kp = (kc + 1) / 2;
+  for (int64_t p = 0; p < kc; p += 16) {
+    __mmask16 load = lanes(kc - p);
+    int64_t q0 = p / 2, nq = kp - q0 < 8 ? kp - q0 : 8;
+    for (int o0 = 0; o0 < width; o0 += 8) {
+      __m256i r[8];
+      for (int i = 0; i < 8; i++)
+        r[i] = o0 + i < outer ? _mm512_cvtepi32_epi16(round_bf16(_mm512_maskz_loadu_ps(load, src + (o0 + i) * ld + p)))
+                              : _mm256_setzero_si256();
+      transpose8(r);
+      __mmask8 store = (__mmask8)lanes(width - o0 < 8 ? width - o0 : 8);
+      for (int64_t t = 0; t < nq; t++) _mm256_mask_storeu_epi32(dst + ((q0 + t) * width + o0) * 2, store, r[t]);
+    }
+  }
+}
+
+const tb_gemm_bf16_kernel tb_gemm_bf16_kernel_avx512bf16 = {MR, NR, ukr_avx512bf16, pack_o_contiguous, pack_p_contiguous};
+#else
+const tb_gemm_bf16_kernel tb_gemm_bf16_kernel_avx512bf16 = {0, 0, 0, 0, 0};
+#endif

@@ -1,0 +1,34 @@
+/* Internal to the fp32 GEMM files: the blocking sizes, the packed-operand layout, the packing routines for
+ * plain operands, and the per-tile epilogue the driver (gemm_driver.c) applies. */
+#ifndef TB_CPU_KERNELS_FAST_GEMM_F32_INTERNAL_H
+#define TB_CPU_KERNELS_FAST_GEMM_F32_INTERNAL_H
+#include "backend/cpu/kernels/fast/gemm_f32.h"
+
+/* KC: depth of one packed block (the reduction order of every element follows it); MC: rows of A packed
+ * at once (stays in L2); NC: columns of B packed at once (at most). GEMM_MAX_TILE: the largest MR x NR. */
+enum { GEMM_MC = 336, GEMM_KC = 192, GEMM_NC = 4096, GEMM_MAX_TILE = 14 * 32 };
+
+/* An operand packed once: depth blocks of GEMM_KC (the last one shorter), each holding ceil(outer/width)
+ * slivers of kc * width floats; block q starts at q * GEMM_KC * outer_pad. */
+struct tb_gemm_packed {
+  bool is_a;
+  int width;            /* MR (A) or NR (B) of the path it was packed for */
+  int64_t outer, k;     /* m (A) or n (B), and the depth */
+  int64_t outer_pad;    /* outer rounded up to width */
+  float *data;
+};
+
+const tb_gemm_kernel *tb_gemm_kernel_for(tb_gemm_path path);
+
+/* Pack rows o0 .. o0+outer of op(A) (as_a) or columns of op(B), depth p0 .. p0+kc, into width-slivers. */
+void tb_gemm_pack_plain(const tb_gemm_operand *op, bool as_a, int64_t o0, int64_t outer, int64_t p0, int64_t kc,
+                        int width, float *dst);
+
+/* The start of a C tile before the first product block: C = beta * C + bias + residual (beta 0: C's old
+ * contents are not read). rows x cols at (i0, j0) of C. */
+void tb_gemm_tile_init(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float beta,
+                       const tb_gemm_epilogue *ep);
+/* The activation over a finished C tile. */
+void tb_gemm_tile_act(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep);
+
+#endif

@@ -1,0 +1,226 @@
+/* Level-3 (precision bf16, fp32 accumulation) MatMul, Gemm, tb::FusedMatMul and tb::FusedGemm on the bf16
+ * GEMM (gemm_bf16.h), on the AVX512-BF16 or portable path. A constant B (the weights) is rounded and
+ * packed once in prepare(); the activations are rounded while the GEMM packs them. Inputs and outputs are
+ * float32; only the products see bf16. The fused activation runs in the GEMM's epilogue. */
+#include <stdlib.h>
+#include "backend/cpu/kernels/fast/fast_kernel.h"
+#include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/cpu/kernels/nn/nn_kernel.h"
+#include "ops/nn/nn_infer.h"
+
+/* B packed at prepare time, for op(B) of k x n. */
+typedef struct bf16_weights {
+  tb_gemm_bf16_packed *b;
+  int64_t k, n;
+} bf16_weights;
+
+static tb_value_type type_of(const tb_tensor *t) {
+  tb_value_type v = {.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = tb_tensor_dtype(t), .has_shape = true,
+                     .ndim = tb_tensor_ndim(t)};
+  for (size_t i = 0; i < v.ndim; i++) v.dims[i] = (tb_dim){tb_tensor_shape(t)[i], -1};
+  return v;
+}
+
+static tb_status out_of_memory(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k) {
+  return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the bf16 GEMM buffers (%lld x %lld x %lld)",
+                         (long long)m, (long long)n, (long long)k);
+}
+
+/* The fused node's activation as the GEMM epilogue (none for plain MatMul / Gemm). */
+static tb_status epilogue_of(tb_kernel_ctx *ctx, bool fused, tb_gemm_epilogue *ep) {
+  *ep = (tb_gemm_epilogue){0};
+  if (!fused) return TB_OK;
+  tb_fused_act act;
+  tb_status st = tb_fused_act_read(ctx, &act);
+  if (st != TB_OK) return st;
+  ep->act = act.kind;
+  ep->act_alpha = (float)act.alpha;
+  ep->act_beta = (float)act.beta;
+  ep->act_min = (float)act.min;
+  ep->act_max = (float)act.max;
+  return TB_OK;
+}
+
+/* The packed B when prepare() made one for these sizes, else B as plain data. */
+static tb_gemm_bf16_operand b_operand(const tb_kernel_ctx *ctx, const float *data, int64_t ld, bool trans, int64_t k,
+                                      int64_t n) {
+  const bf16_weights *w = ctx->state;
+  if (w && w->b && w->k == k && w->n == n) return (tb_gemm_bf16_operand){.packed = w->b};
+  return (tb_gemm_bf16_operand){.data = data, .ld = ld, .trans = trans};
+}
+
+/* ---- MatMul / tb::FusedMatMul ---- */
+
+static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
+  tb_status st = tb_fast_check_f32(ctx, 2);
+  tb_gemm_epilogue ep;
+  if (st == TB_OK) st = epilogue_of(ctx, fused, &ep);
+  if (st != TB_OK) return st;
+  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  tb_value_type ta = type_of(a), tbv = type_of(b), to = {0};
+  const tb_value_type *in[2] = {&ta, &tbv};
+  tb_infer_ctx ictx = {.graph = ctx->graph, .node = ctx->node, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
+  st = tb_nn_matmul_shape(&ictx, &ta, &tbv, &to);
+  if (st != TB_OK) return st;
+  int64_t shape[TB_MAX_DIMS];
+  for (size_t i = 0; i < to.ndim; i++) shape[i] = to.dims[i].value;
+  tb_tensor *y = NULL;
+  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, to.ndim, shape, &y);
+  if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
+  size_t and = ta.ndim, bnd = tbv.ndim;
+  const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
+  int64_t m = and >= 2 ? as[and - 2] : 1, k = as[and - 1], n = bnd >= 2 ? bs[bnd - 1] : 1;
+  size_t ba = and > 2 ? and - 2 : 0, bb = bnd > 2 ? bnd - 2 : 0, nb = ba > bb ? ba : bb;
+  int64_t batches = nn_numel(nb, shape);
+  const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
+  float *py = tb_tensor_host_data(y);
+  if (bb == 0) { /* one B for every batch of A: the batches are rows of one product */
+    tb_gemm_bf16_operand oa = {.data = pa, .ld = k}, ob = b_operand(ctx, pb, n, false, k, n);
+    if (!tb_gemm_bf16_run(path, batches * m, n, k, 1.0f, &oa, &ob, 0.0f, py, n, &ep, ctx->pool))
+      return out_of_memory(ctx, batches * m, n, k);
+    return TB_OK;
+  }
+  int64_t idx[TB_MAX_DIMS] = {0};
+  for (int64_t p = 0; p < batches; p++) {
+    tb_gemm_bf16_operand oa = {.data = pa + nn_bcast_offset(nb, idx, ba, as) * m * k, .ld = k};
+    tb_gemm_bf16_operand ob = {.data = pb + nn_bcast_offset(nb, idx, bb, bs) * k * n, .ld = n};
+    if (!tb_gemm_bf16_run(path, m, n, k, 1.0f, &oa, &ob, 0.0f, py + p * m * n, n, &ep, ctx->pool))
+      return out_of_memory(ctx, m, n, k);
+    tb_kernel_next_index(nb, shape, idx);
+  }
+  return TB_OK;
+}
+
+/* ---- Gemm / tb::FusedGemm ---- */
+
+typedef struct gemm_attrs {
+  int64_t trans_a, trans_b;
+  float alpha, beta;
+} gemm_attrs;
+
+static tb_status gemm_attrs_read(const tb_kernel_ctx *ctx, gemm_attrs *g) {
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &g->trans_a);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &g->trans_b);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &g->alpha);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &g->beta);
+  return st;
+}
+
+static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
+  gemm_attrs g;
+  tb_gemm_epilogue ep;
+  tb_status st = tb_fast_check_f32(ctx, 3);
+  if (st == TB_OK) st = gemm_attrs_read(ctx, &g);
+  if (st == TB_OK) st = epilogue_of(ctx, fused, &ep);
+  if (st != TB_OK) return st;
+  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  if (tb_tensor_ndim(a) != 2 || tb_tensor_ndim(b) != 2)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(a),
+                           tb_tensor_ndim(b));
+  const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
+  int64_t m = as[g.trans_a ? 1 : 0], k = as[g.trans_a ? 0 : 1], kb = bs[g.trans_b ? 1 : 0], n = bs[g.trans_b ? 0 : 1];
+  if (k != kb)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "inner dimensions of A and B differ: %lld vs %lld", (long long)k,
+                           (long long)kb);
+  int64_t out_shape[2] = {m, n};
+  size_t cnd = c ? tb_tensor_ndim(c) : 0;
+  const int64_t *cs = c ? tb_tensor_shape(c) : NULL;
+  bool ok = cnd <= 2;
+  for (size_t i = 0; c && ok && i < cnd; i++) ok = cs[i] == 1 || cs[i] == out_shape[2 - cnd + i];
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input C (rank %zu) does not broadcast to [%lld, %lld]", cnd,
+                           (long long)m, (long long)n);
+  tb_tensor *y = NULL;
+  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, 2, out_shape, &y);
+  if (st != TB_OK || m == 0 || n == 0) return st;
+  float *py = tb_tensor_host_data(y);
+  if (c) { /* Y = beta * C broadcast; the GEMM then adds alpha * A B onto it */
+    const float *pc = tb_tensor_host_data(c);
+    int64_t rows = cnd == 2 ? cs[0] : 1, cols = cnd >= 1 ? cs[cnd - 1] : 1;
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) py[i * n + j] = g.beta * pc[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+  }
+  tb_gemm_bf16_operand oa = {.data = tb_tensor_host_data(a), .ld = as[1], .trans = g.trans_a != 0};
+  tb_gemm_bf16_operand ob = b_operand(ctx, tb_tensor_host_data(b), bs[1], g.trans_b != 0, k, n);
+  if (!tb_gemm_bf16_run(path, m, n, k, g.alpha, &oa, &ob, c ? 1.0f : 0.0f, py, n, &ep, ctx->pool))
+    return out_of_memory(ctx, m, n, k);
+  return TB_OK;
+}
+
+/* ---- prepare: a constant B packed once ---- */
+
+static bool input_is_constant(const tb_kernel_ctx *ctx, size_t i) {
+  int v = i < ctx->node->n_inputs ? ctx->node->inputs[i] : -1;
+  return v >= 0 && ctx->graph->values[v].constant && !ctx->graph->values[v].is_input;
+}
+
+static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_path path, bool gemm) {
+  *state = NULL;
+  const tb_tensor *b = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  if (!b || !input_is_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
+  size_t nd = tb_tensor_ndim(b);
+  const int64_t *bs = tb_tensor_shape(b);
+  int64_t trans_b = 0;
+  if (gemm) {
+    tb_status st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
+    if (st != TB_OK) return st;
+  }
+  if (nd != 2 && (gemm || nd != 1)) return TB_OK; /* batched or malformed: run() handles it */
+  int64_t k = nd == 1 ? bs[0] : bs[trans_b ? 1 : 0], n = nd == 1 ? 1 : bs[trans_b ? 0 : 1];
+  tb_gemm_bf16_operand src = {.data = tb_tensor_host_data(b), .ld = nd == 1 ? 1 : bs[1], .trans = trans_b != 0};
+  bf16_weights *w = malloc(sizeof *w);
+  tb_gemm_bf16_packed *packed = w ? tb_gemm_bf16_pack_b(path, &src, k, n) : NULL;
+  if (!packed) {
+    free(w);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the %lld x %lld weights to bf16", (long long)k,
+                           (long long)n);
+  }
+  *w = (bf16_weights){packed, k, n};
+  *state = w;
+  return TB_OK;
+}
+
+static void release_weights(void *state) {
+  bf16_weights *w = state;
+  if (!w) return;
+  tb_gemm_bf16_packed_free(w->b);
+  free(w);
+}
+
+static bool matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, 2);
+}
+
+static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
+}
+
+#define BF16_ENTRIES(suffix, path)                                                                                      \
+  static tb_status matmul_run_##suffix(tb_kernel_ctx *ctx) { return matmul_run(ctx, path, false); }                    \
+  static tb_status fused_matmul_run_##suffix(tb_kernel_ctx *ctx) { return matmul_run(ctx, path, true); }               \
+  static tb_status gemm_run_##suffix(tb_kernel_ctx *ctx) { return gemm_run(ctx, path, false); }                        \
+  static tb_status fused_gemm_run_##suffix(tb_kernel_ctx *ctx) { return gemm_run(ctx, path, true); }                   \
+  static tb_status matmul_prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                         \
+    return prepare_weights(ctx, state, path, false);                                                                    \
+  }                                                                                                                     \
+  static tb_status gemm_prepare_##suffix(tb_kernel_ctx *ctx, void **state) { return prepare_weights(ctx, state, path, true); } \
+  const tb_cpu_kernel tb_kernel_matmul_bf16_##suffix = {"",    "MatMul",       3, FEATURES_##suffix, matmul_accepts,   \
+                                                        matmul_run_##suffix, matmul_prepare_##suffix, release_weights, "bf16"}; \
+  const tb_cpu_kernel tb_kernel_gemm_bf16_##suffix = {"",    "Gemm",       3, FEATURES_##suffix, gemm_accepts,         \
+                                                      gemm_run_##suffix, gemm_prepare_##suffix, release_weights, "bf16"}; \
+  const tb_cpu_kernel tb_kernel_fused_matmul_bf16_##suffix = {                                                          \
+      "tb", "FusedMatMul", 3, FEATURES_##suffix, matmul_accepts, fused_matmul_run_##suffix, matmul_prepare_##suffix,   \
+      release_weights, "bf16"};                                                                                         \
+  const tb_cpu_kernel tb_kernel_fused_gemm_bf16_##suffix = {                                                            \
+      "tb", "FusedGemm", 3, FEATURES_##suffix, gemm_accepts, fused_gemm_run_##suffix, gemm_prepare_##suffix,           \
+      release_weights, "bf16"};
+
+#define FEATURES_avx512bf16 \
+  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
+#define FEATURES_portable 0
+
+BF16_ENTRIES(avx512bf16, TB_GEMM_BF16_AVX512BF16)
+BF16_ENTRIES(portable, TB_GEMM_BF16_PORTABLE)

@@ -1,0 +1,87 @@
+/* Internal: the level-2 fp32 LSTM and GRU driver (seq_rnn.c) and their cells (seq_lstm.c, seq_gru.c).
+ * Per direction: the input projection X W^T + bias for every time step as one GEMM, then per time step
+ * the recurrent product h R^T for the whole batch as one GEMM on R packed once (at prepare when R is a
+ * constant, else once per run), and the cell's gate math row by row (rows split over the pool when the
+ * batch is large). Semantics are the reference's (rnn_control/rnn_seq.c): both layouts, directions,
+ * sequence_lens (a row runs its own length; reversed rows start at their last step; Y is zero past it),
+ * initial states, peepholes, clip, every activation, input_forget, linear_before_reset. With a bf16
+ * precision (level 3) both GEMMs round their operands to bf16 (weights once, when packed) and sum in
+ * fp32; the gate math and the state stay fp32. */
+#ifndef TB_CPU_KERNELS_FAST_SEQ_RNN_H
+#define TB_CPU_KERNELS_FAST_SEQ_RNN_H
+#include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/kernel.h"
+#include "ops/rnn/rnn_attrs.h"
+
+enum { SEQ_MAX_R = 2 }; /* packed recurrent operands per direction: LSTM R^T; GRU R_zr^T and R_h^T */
+
+/* How a kernel entry computes: the vector path of the gate math (and of the fp32 GEMMs), and the bf16
+ * GEMM path, or -1 for fp32 GEMMs. */
+typedef struct seq_prec {
+  tb_gemm_path path;
+  int bf16;
+} seq_prec;
+
+typedef struct seq_dims {
+  int64_t seq, batch, input, hidden, dirs, gates;
+  int layout;
+} seq_dims;
+
+/* Everything one direction's time steps need. */
+typedef struct seq_dir {
+  const tb_rnn_attrs *a;
+  tb_gemm_path path;
+  int bf16; /* tb_gemm_bf16_path, or -1: fp32 GEMMs */
+  const seq_dims *m;
+  int64_t d;
+  bool reverse;
+  const tb_rnn_act *acts;   /* this direction's activations */
+  const float *peep;        /* LSTM: P for this direction [3H] (i, o, f), or NULL */
+  const float *rb;          /* GRU: the recurrent bias of the h gate [H] (zeros when B is omitted) */
+  const void *r[SEQ_MAX_R]; /* tb_gemm_packed, or tb_gemm_bf16_packed when bf16 >= 0 */
+  const float *xw;          /* [rows of X, G*H]: X W^T + bias; row of (t, b) from seq_x_row */
+  float *g;                 /* [batch, G*H]: the recurrent products of this step */
+  float *tmp;               /* [batch, H] scratch (GRU: r . h) */
+  float *h, *c;             /* [batch, H] state */
+  const int64_t *lens;      /* [batch] or NULL */
+  float *y;                 /* Y's data, or NULL when the node has no Y */
+  struct tb_pool *pool;
+} seq_dir;
+
+/* One time step k (0-based, counted from each row's start) of every row still running. False when a
+ * GEMM buffer cannot be allocated. */
+typedef bool (*seq_step_fn)(seq_dir *s, int64_t k);
+
+/* Which rows run at step k, and the time index each is at. */
+static inline bool seq_row_active(const seq_dir *s, int64_t b, int64_t k) {
+  return k < (s->lens ? s->lens[b] : s->m->seq);
+}
+static inline int64_t seq_row_time(const seq_dir *s, int64_t b, int64_t k) {
+  int64_t len = s->lens ? s->lens[b] : s->m->seq;
+  return s->reverse ? len - 1 - k : k;
+}
+/* The row of X (and of xw) holding time t of batch row b. */
+static inline int64_t seq_x_row(const seq_dims *m, int64_t t, int64_t b) {
+  return m->layout == 0 ? t * m->batch + b : b * m->seq + t;
+}
+/* Where Y[t, d, b] starts (either layout). */
+static inline int64_t seq_y_at(const seq_dims *m, int64_t t, int64_t d, int64_t b) {
+  return (m->layout == 0 ? (t * m->dirs + d) * m->batch + b : (b * m->seq + t) * m->dirs + d) * m->hidden;
+}
+
+/* Run fn(s, k, b) for every row b, over the pool when the batch is large enough to pay for it. */
+typedef void (*seq_row_fn)(seq_dir *s, int64_t k, int64_t b);
+void seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn);
+
+/* h R^T-style product for a step: C[batch x n] (row stride ldc) = A[batch x H] (row stride H) times the
+ * packed operand. False when a buffer cannot be allocated. */
+bool seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc);
+
+/* The kernel pieces for a cell on a path: accepts, prepare, release and the whole run. */
+bool seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);
+tb_status seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state);
+void seq_rnn_release(void *state);
+tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);
+
+#endif

@@ -1,0 +1,93 @@
+/* CLBlast through dlopen: the two entry points the backend calls, declared locally (no CLBlast header
+ * needed to build), with the enum values of clblast_c.h (row-major 101, no transpose 111, transpose 112). */
+#include "backend/opencl/cl_clblast.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/dl.h"
+#include "core/env.h"
+#include "core/error.h"
+
+#define CLBLAST_ROW_MAJOR 101
+#define CLBLAST_NO_TRANS 111
+#define CLBLAST_TRANS 112
+
+#define CLBLAST_SYMBOLS(X)                                                                                     \
+  X(CLBlastSgemm, int,                                                                                         \
+    (int, int, int, size_t, size_t, size_t, float, tb_cl_mem, size_t, size_t, tb_cl_mem, size_t, size_t, float, \
+     tb_cl_mem, size_t, size_t, tb_cl_command_queue *, tb_cl_event *))                                          \
+  X(CLBlastClearCache, int, (void))
+
+static struct {
+#define CLBLAST_FIELD(name, ret, args) ret(*name) args;
+  CLBLAST_SYMBOLS(CLBLAST_FIELD)
+#undef CLBLAST_FIELD
+  bool loaded;
+  char why[400];
+} lib;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static _Atomic(unsigned long) calls;
+
+unsigned long tb_clblast_calls(void) { return atomic_load(&calls); }
+
+static void load(void) {
+  static const char *const names[] = {"libclblast.so.1", "libclblast.so", NULL};
+  tb_dl_result dl;
+  void *h = tb_dl_open("TB_CLBLAST_LIB", names, &dl);
+  if (!h) {
+    snprintf(lib.why, sizeof lib.why, "CLBlast not loaded (tried %.120s: %.200s); install libclblast1 for its tuned GEMM", dl.tried, dl.error);
+    tb_log(TB_LOG_INFO, "OpenCL: %s; using the built-in tiled GEMM", lib.why);
+    return;
+  }
+  const tb_dl_symbol table[] = {
+#define CLBLAST_ENTRY(name, ret, args) {#name, (void **)&lib.name, false},
+      CLBLAST_SYMBOLS(CLBLAST_ENTRY)
+#undef CLBLAST_ENTRY
+  };
+  char missing[96];
+  if (!tb_dl_symbols(h, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
+    snprintf(lib.why, sizeof lib.why, "%.200s has no %.60s; install libclblast1 1.5 or later", dl.path, missing);
+    tb_log(TB_LOG_INFO, "OpenCL: %s; using the built-in tiled GEMM", lib.why);
+    tb_dl_close(h);
+    return;
+  }
+  lib.loaded = true; /* kept loaded for the life of the process: CLBlast keeps its own caches */
+}
+
+bool tb_clblast_available(char *why, size_t cap) {
+  const char *mode = tb_env("TB_CLBLAST");
+  if (mode && (strcmp(mode, "off") == 0 || strcmp(mode, "0") == 0)) {
+    snprintf(why, cap, "TB_CLBLAST=%s", mode);
+    return false;
+  }
+  pthread_once(&once, load);
+  if (!lib.loaded) snprintf(why, cap, "%s", lib.why);
+  return lib.loaded;
+}
+
+tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
+                           tb_cl_mem a, size_t a_off, size_t lda, tb_cl_mem b, size_t b_off, size_t ldb, float beta,
+                           tb_cl_mem c, size_t c_off, size_t ldc) {
+  if (!lib.loaded) return tb_error(TB_ERR_INTERNAL, "%s: %s: CLBlast used before it was loaded", dev->label, who);
+  pthread_mutex_lock(&dev->program_lock);
+  dev->used_clblast = true;
+  pthread_mutex_unlock(&dev->program_lock);
+  tb_cl_command_queue queue = dev->queue;
+  atomic_fetch_add(&calls, 1);
+  int st = lib.CLBlastSgemm(CLBLAST_ROW_MAJOR, ta ? CLBLAST_TRANS : CLBLAST_NO_TRANS, tb ? CLBLAST_TRANS : CLBLAST_NO_TRANS, m, n,
+                            k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off, ldc, &queue, NULL);
+  if (st == 0) return TB_OK;
+  if (st < 0 && st > -100) {
+    char detail[160];
+    snprintf(detail, sizeof detail, "CLBlastSgemm %zux%zux%zu for %s", m, n, k, who);
+    return tb_cl_fail(dev, "CLBlastSgemm", detail, st);
+  }
+  return tb_error(TB_ERR_DRIVER, "%s: %s: CLBlastSgemm (%zux%zux%zu) returned CLBlast status %d; set TB_CLBLAST=off to use "
+                  "the built-in GEMM, or update libclblast1", dev->label, who, m, n, k, st);
+}
+
+void tb_clblast_forget(tb_cl_device *dev) {
+  if (dev->used_clblast && lib.loaded) lib.CLBlastClearCache();
+  dev->used_clblast = false;
+}

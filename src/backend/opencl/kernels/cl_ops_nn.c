@@ -1,0 +1,310 @@
+/* OpenCL kernels of the neural-network ops on float32: Conv and tb::FusedConv (1-D and 2-D, groups,
+ * strides, pads and auto_pad, dilations; residual and activation in the same kernel), inference
+ * BatchNormalization, MaxPool / AveragePool (1-D, 2-D), GlobalAveragePool / GlobalMaxPool, the Reduce ops
+ * (but LogSumExp), Softmax / LogSoftmax and LayerNormalization (ONNX and tb). The window geometry is the
+ * ops' own (src/ops/nn/window.h), so the kernels pad exactly as inference sized the output. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/opencl/kernels/cl_ops.h"
+#include "ops/nn/window.h"
+
+/* The spatial geometry as 2-D (a 1-D op is H = 1): sizes, kernel, strides, pads, dilations. */
+typedef struct geo2 {
+  int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, ph_end, pw_end;
+} geo2;
+
+static tb_status geometry(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tensor *y, const int64_t *kernel, bool pool, geo2 *g) {
+  size_t ns = x->ndim - 2;
+  if (x->ndim < 3 || x->ndim > 4 || y->ndim != x->ndim)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
+  nn_window win;
+  tb_status s = nn_window_read(ctx->graph, ctx->node, ns, kernel, pool, &win);
+  for (size_t i = 0; s == TB_OK && i < ns; i++) {
+    int64_t out = 0;
+    s = nn_window_out(ctx->graph, ctx->node, &win, i, x->shape[2 + i], &out);
+    if (s == TB_OK && out != y->shape[2 + i])
+      s = tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
+                          (long long)y->shape[2 + i]);
+  }
+  if (s != TB_OK) return s;
+  size_t o = ns == 1 ? 0 : 1; /* index of the W axis in the window */
+  *g = (geo2){.h = ns == 1 ? 1 : x->shape[2], .w = x->shape[2 + o], .oh = ns == 1 ? 1 : y->shape[2], .ow = y->shape[2 + o],
+              .kh = ns == 1 ? 1 : win.kernel[0], .kw = win.kernel[o], .sh = ns == 1 ? 1 : win.stride[0], .sw = win.stride[o],
+              .ph = ns == 1 ? 0 : win.pad_begin[0], .pw = win.pad_begin[o], .dh = ns == 1 ? 1 : win.dilation[0],
+              .dw = win.dilation[o], .ph_end = ns == 1 ? 0 : win.pad_end[0], .pw_end = win.pad_end[o]};
+  return TB_OK;
+}
+
+static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  tb_tensor *y = ctx->outputs[0];
+  int64_t group = 1;
+  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  if (w->ndim != x->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X %zu", w->ndim, x->ndim);
+  geo2 g;
+  if ((s = geometry(ctx, x, y, w->shape + 2, false, &g)) != TB_OK) return s;
+  int64_t c = x->shape[1], m = w->shape[0];
+  if (group < 1 || c % group || m % group || w->shape[1] * group != c)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels", (long long)group,
+                           (long long)c, (long long)m);
+  if (res && tb_tensor_numel(res) != tb_tensor_numel(y))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual input's shape differs from the output's");
+  tb_fused_act act = {0};
+  if (fused && (s = tb_fused_act_read(ctx, &act)) != TB_OK) return s;
+  float a = (float)(act.kind == 3 ? act.min : act.alpha), b = (float)(act.kind == 3 ? act.max : act.beta);
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_conv2d");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, w);
+  cl_arg_tensor(&l, bias ? bias : w);
+  cl_arg_int(&l, bias != NULL);
+  cl_arg_tensor(&l, res ? res : y);
+  cl_arg_int(&l, res != NULL);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, tb_tensor_numel(y));
+  int64_t geo[] = {c, g.h, g.w, m, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, group, act.kind};
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
+  cl_arg_float(&l, a);
+  cl_arg_float(&l, b);
+  return cl_go(&l, (size_t)tb_tensor_numel(y));
+}
+
+static tb_status conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, false); }
+static tb_status fused_conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, true); }
+
+static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  float eps = 1e-5f;
+  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  if (x->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "X has rank %zu; it needs >= 2", x->ndim);
+  int64_t ch = x->shape[1], inner = 1;
+  for (size_t d = 2; d < x->ndim; d++) inner *= x->shape[d];
+  for (size_t i = 1; i < 5; i++)
+    if (!ctx->inputs[i] || tb_tensor_numel(ctx->inputs[i]) != ch)
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu needs %lld values (one per channel)", i, (long long)ch);
+  if (tb_tensor_numel(y) == 0) return TB_OK;
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_batchnorm");
+  cl_arg_tensor(&l, x);
+  for (size_t i = 1; i < 5; i++) cl_arg_tensor(&l, ctx->inputs[i]);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, tb_tensor_numel(y));
+  cl_arg_int(&l, ch);
+  cl_arg_int(&l, inner);
+  cl_arg_float(&l, eps);
+  return cl_go(&l, (size_t)tb_tensor_numel(y));
+}
+
+static tb_status pool_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  bool avg = strcmp(ctx->node->op_type, "AveragePool") == 0;
+  int64_t count_pad = 0;
+  if (avg && (s = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &count_pad)) != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  geo2 g;
+  if ((s = geometry(ctx, x, y, NULL, true, &g)) != TB_OK) return s;
+  if (tb_tensor_numel(y) == 0) return TB_OK;
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_pool2d");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, tb_tensor_numel(y));
+  int64_t geo[] = {g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, avg, count_pad, g.ph_end, g.pw_end};
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
+  return cl_go(&l, (size_t)tb_tensor_numel(y));
+}
+
+/* Reduce x over the axes marked in `reduced` into y (whose elements are the kept positions in order). */
+static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, const bool *reduced, int op) {
+  int64_t xs[TB_MAX_DIMS], ks[TB_MAX_DIMS], kt[TB_MAX_DIMS], rs[TB_MAX_DIMS], rt[TB_MAX_DIMS], rcount = 1;
+  size_t nk = 0, nr = 0;
+  cl_strides(x->ndim, x->shape, xs);
+  for (size_t d = 0; d < x->ndim; d++) {
+    if (reduced[d]) {
+      rs[nr] = x->shape[d], rt[nr++] = xs[d];
+      rcount *= x->shape[d];
+    } else {
+      ks[nk] = x->shape[d], kt[nk++] = xs[d];
+    }
+  }
+  int64_t n = tb_tensor_numel(y);
+  if (n == 0) return TB_OK;
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_reduce");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, n);
+  cl_arg_int(&l, (int64_t)nk);
+  cl_arg_int8(&l, ks, nk);
+  cl_arg_int8(&l, kt, nk);
+  cl_arg_int(&l, (int64_t)nr);
+  cl_arg_int8(&l, rs, nr);
+  cl_arg_int8(&l, rt, nr);
+  cl_arg_int(&l, rcount);
+  cl_arg_int(&l, op);
+  return cl_go(&l, (size_t)n);
+}
+
+static const char *const reduce_ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                         "ReduceProd", "ReduceSumSquare", "ReduceL2", "ReduceL1"};
+enum { N_REDUCE = sizeof reduce_ops / sizeof reduce_ops[0] };
+
+static tb_status reduce_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  int op = 0;
+  for (int i = 0; i < N_REDUCE; i++)
+    if (strcmp(ctx->node->op_type, reduce_ops[i]) == 0) op = i;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  int64_t noop = 0;
+  if ((s = tb_attr_int(ctx->graph, ctx->node, "noop_with_empty_axes", 0, &noop)) != TB_OK) return s;
+  const int64_t *axes = NULL;
+  size_t n_axes = 0;
+  const tb_tensor *axes_t = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  if (axes_t) {
+    axes = tb_tensor_host_data(axes_t);
+    n_axes = (size_t)tb_tensor_numel(axes_t);
+    if (axes_t->dtype != TB_DTYPE_I64 || (!axes && n_axes))
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the axes input must be an int64 tensor the host can read");
+  } else if ((s = tb_attr_ints(ctx->graph, ctx->node, "axes", &axes, &n_axes)) != TB_OK) {
+    return s;
+  }
+  bool reduced[TB_MAX_DIMS] = {false};
+  if (n_axes == 0 && noop) return cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
+  for (size_t d = 0; d < x->ndim; d++) reduced[d] = n_axes == 0;
+  for (size_t i = 0; i < n_axes; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + (int64_t)x->ndim : axes[i];
+    if (a < 0 || a >= (int64_t)x->ndim)
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis %lld is outside rank %zu", (long long)axes[i], x->ndim);
+    reduced[a] = true;
+  }
+  return reduce(ctx, x, y, reduced, op);
+}
+
+static tb_status global_pool_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  bool reduced[TB_MAX_DIMS] = {false};
+  for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
+  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, strcmp(ctx->node->op_type, "GlobalMaxPool") == 0 ? 2 : 1);
+}
+
+static tb_status softmax_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  bool old = ctx->node->opset < 13;
+  int64_t axis = old ? 1 : -1;
+  if ((s = tb_attr_int(ctx->graph, ctx->node, "axis", axis, &axis)) != TB_OK) return s;
+  int64_t rank = (int64_t)x->ndim;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= (rank ? rank : 1)) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis outside rank %lld", (long long)rank);
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t d = 0; d < rank; d++) {
+    int64_t dim = x->shape[d];
+    if (d < axis) outer *= dim;
+    else if (d == axis || old) len *= dim;
+    else inner *= dim;
+  }
+  if (tb_tensor_numel(y) == 0) return TB_OK;
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_softmax");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, outer * inner);
+  cl_arg_int(&l, len);
+  cl_arg_int(&l, inner);
+  cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0);
+  return cl_go(&l, (size_t)(outer * inner));
+}
+
+static tb_status layernorm_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  int64_t axis = -1;
+  float eps = 1e-5f;
+  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
+  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0], *sc = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  tb_tensor *y = ctx->outputs[0];
+  int64_t rank = (int64_t)x->ndim;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis outside rank %lld", (long long)rank);
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; d++) *(d < axis ? &rows : &cols) *= x->shape[d];
+  int64_t ns = tb_tensor_numel(sc), nb = bias ? tb_tensor_numel(bias) : 0;
+  if ((ns != cols && ns != 1) || (bias && nb != cols && nb != 1))
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "Scale / B of %lld / %lld values for rows of %lld: the OpenCL kernel takes "
+                           "one value per normalized element or a single value", (long long)ns, (long long)nb, (long long)cols);
+  if (tb_tensor_numel(y) == 0) return TB_OK;
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_layernorm");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, sc);
+  cl_arg_int(&l, ns == 1 ? 0 : 1);
+  cl_arg_tensor(&l, bias ? bias : sc);
+  cl_arg_int(&l, nb == 1 ? 0 : 1);
+  cl_arg_int(&l, bias != NULL);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, rows);
+  cl_arg_int(&l, cols);
+  cl_arg_float(&l, eps);
+  return cl_go(&l, (size_t)rows);
+}
+
+/* Every input float32 and no optional outputs beyond the first (BatchNormalization's training
+ * statistics, MaxPool's indices, LayerNormalization's mean and inverse deviation stay on the CPU). */
+static bool f32_one_output(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  bool any = false;
+  for (size_t i = 0; i < n->n_inputs; i++) {
+    if (!in[i]) continue;
+    if (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32) return false;
+    any = true;
+  }
+  for (size_t o = 1; o < n->n_outputs; o++)
+    if (n->outputs[o] >= 0) return false;
+  int64_t training = 0;
+  if (strcmp(n->op_type, "BatchNormalization") == 0 && (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training)) return false;
+  return any && in[0];
+}
+
+/* The reduce ops: float32 data (the axes input is int64 and read on the host). */
+static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && n->n_outputs == 1;
+}
+
+#define K(dom, op, acc, run) CL_KERNEL(dom, op, acc, run)
+static const tb_cpu_kernel kernels[] = {
+    K("", "Conv", f32_one_output, conv_run),
+    K("tb", "FusedConv", f32_one_output, fused_conv_run),
+    K("", "BatchNormalization", f32_one_output, batchnorm_run),
+    K("", "MaxPool", f32_one_output, pool_run),
+    K("", "AveragePool", f32_one_output, pool_run),
+    K("", "GlobalAveragePool", f32_one_output, global_pool_run),
+    K("", "GlobalMaxPool", f32_one_output, global_pool_run),
+    K("", "ReduceSum", reduce_accepts, reduce_run),
+    K("", "ReduceMean", reduce_accepts, reduce_run),
+    K("", "ReduceMax", reduce_accepts, reduce_run),
+    K("", "ReduceMin", reduce_accepts, reduce_run),
+    K("", "ReduceProd", reduce_accepts, reduce_run),
+    K("", "ReduceSumSquare", reduce_accepts, reduce_run),
+    K("", "ReduceL2", reduce_accepts, reduce_run),
+    K("", "ReduceL1", reduce_accepts, reduce_run),
+    K("", "Softmax", f32_one_output, softmax_run),
+    K("", "LogSoftmax", f32_one_output, softmax_run),
+    K("", "LayerNormalization", f32_one_output, layernorm_run),
+    K("tb", "LayerNormalization", f32_one_output, layernorm_run),
+};
+const cl_family cl_family_nn = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -1,0 +1,37 @@
+/* The OpenCL backend's find_kernel: the first kernel of the families registered for (domain, op) that
+ * accepts the node's input types; NULL sends the node to the CPU, with the reason logged at debug level. */
+#include <string.h>
+#include "backend/backend_impl.h"
+#include "backend/opencl/kernels/cl_ops.h"
+#include "core/env.h"
+
+static const cl_family *const families[] = {&cl_family_elementwise, &cl_family_tensor, &cl_family_gemm, &cl_family_nn};
+
+const tb_cpu_kernel *cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why) {
+  const char *domain = n->domain ? n->domain : "";
+  bool named = false;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (size_t i = 0; i < families[f]->count; i++) {
+      const tb_cpu_kernel *k = &families[f]->kernels[i];
+      if (strcmp(k->name, n->op_type) != 0 || strcmp(k->domain, domain) != 0) continue;
+      named = true;
+      if (!k->accepts || k->accepts(g, n, in)) return k;
+    }
+  *why = named ? "the OpenCL kernel does not take these input types or attributes (float32 / float16 data only)"
+               : "no OpenCL kernel for this op";
+  return NULL;
+}
+
+const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  tb_cl_device *dev = state;
+  if (!dev || !n || !n->op_type) return NULL;
+  if (!dev->rt.cl.clBuildProgram || !dev->rt.cl.clCreateKernel || !dev->rt.cl.clEnqueueNDRangeKernel) {
+    tb_log(TB_LOG_INFO, "%s: %s lacks the OpenCL program calls; %s runs on the CPU", dev->label, dev->rt.path, n->op_type);
+    return NULL;
+  }
+  const char *why = NULL;
+  const tb_cpu_kernel *k = cl_find(g, n, in, &why);
+  if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, n->name, n->op_type, why);
+  return k;
+}

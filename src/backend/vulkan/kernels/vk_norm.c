@@ -1,0 +1,300 @@
+/* Vulkan kernels of the row-wise reductions on fp32: Softmax and LogSoftmax (softmax.comp), layer
+ * normalization (layernorm.comp; ONNX opset 17 and tb::LayerNormalization), ReduceMean / ReduceSum /
+ * ReduceMax / ReduceMin / ReduceSumSquare over a contiguous run of axes (reduce.comp), and tb::Attention
+ * without a mask (attention.comp). Each uses the _SG shader variant (subgroup arithmetic) when the device
+ * reports it, chosen at prepare. */
+#include <string.h>
+#include "backend/vulkan/kernels/vk_kernel.h"
+#include "tensor/tensor_impl.h"
+
+static tb_vk_shader_id variant(tb_kernel_ctx *ctx, tb_vk_shader_id plain, tb_vk_shader_id subgroup) {
+  return vk_use_subgroups(vk_ctx_state(ctx)) ? subgroup : plain;
+}
+
+static int64_t prod(const int64_t *dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t d = from; d < to; d++) p *= dims[d];
+  return p;
+}
+
+static tb_status norm_axis(tb_kernel_ctx *ctx, int64_t axis, size_t ndim, size_t *out) {
+  if (axis < -(int64_t)ndim || axis >= (int64_t)ndim || ndim == 0)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "axis %lld is out of range for rank %zu", (long long)axis, ndim);
+  *out = (size_t)(axis < 0 ? axis + (int64_t)ndim : axis);
+  return TB_OK;
+}
+
+static bool f32_in0(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs >= 1 && vk_inputs_f32(n, in, 1u);
+}
+
+/* ---- Softmax, LogSoftmax ---- */
+
+static tb_status softmax_prepare(tb_kernel_ctx *ctx, void **state) {
+  tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_SOFTMAX, TB_VK_SHADER_SOFTMAX_SG);
+  return vk_prepare_node(ctx, id, NULL, 0, 1, state);
+}
+
+static tb_status softmax_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  vk_arg x, y;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  if (st != TB_OK) return st;
+  const tb_tensor *t = ctx->inputs[0];
+  bool old = ctx->node->opset < 13;
+  int64_t axis_attr = old ? 1 : -1;
+  size_t axis = 0;
+  st = tb_attr_int(ctx->graph, ctx->node, "axis", axis_attr, &axis_attr);
+  if (st == TB_OK && t->ndim == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Softmax of a scalar");
+  if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
+  tb_tensor *out;
+  if (st == TB_OK) st = vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
+  if (st != TB_OK || out->numel == 0) return st;
+  int64_t outer = prod(t->shape, 0, axis);
+  int64_t cols = old ? prod(t->shape, axis, t->ndim) : t->shape[axis];
+  int64_t inner = old ? 1 : prod(t->shape, axis + 1, t->ndim);
+  struct {
+    uint32_t rows, cols, inner, x_off, y_off, log_softmax;
+  } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, strcmp(ctx->node->op_type, "LogSoftmax") == 0};
+  uint32_t gx, gy;
+  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
+  return vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
+}
+
+const tb_cpu_kernel tb_vk_kernel_softmax = {"", "Softmax", 0, 0, f32_in0, softmax_run, softmax_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, softmax_run, softmax_prepare, vk_release_node, NULL};
+
+/* ---- LayerNormalization ---- */
+
+static bool ln_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  for (size_t i = 1; i < n->n_outputs; i++)
+    if (n->outputs[i] >= 0) return false; /* Mean / InvStdDev outputs: CPU */
+  return n->n_inputs >= 2 && vk_inputs_f32(n, in, 7u);
+}
+
+static tb_status ln_prepare(tb_kernel_ctx *ctx, void **state) {
+  uint32_t has_b = ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0;
+  tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_LAYERNORM, TB_VK_SHADER_LAYERNORM_SG);
+  return vk_prepare_node(ctx, id, &has_b, 1, 1, state);
+}
+
+static tb_status ln_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  vk_arg x, s, b = {0, 0}, y;
+  tb_status st = vk_node_of(ctx, &node);
+  bool has_b = ctx->n_inputs > 2 && ctx->inputs[2];
+  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  if (st == TB_OK) st = vk_input(ctx, 1, TB_DTYPE_F32, &s);
+  if (st == TB_OK && has_b) st = vk_input(ctx, 2, TB_DTYPE_F32, &b);
+  if (st != TB_OK) return st;
+  const tb_tensor *t = ctx->inputs[0];
+  int64_t axis_attr = -1;
+  float eps = 1e-5f;
+  size_t axis = 0;
+  st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis_attr);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
+  if (st != TB_OK) return st;
+  int64_t cols = prod(t->shape, axis, t->ndim), sn = ctx->inputs[1]->numel, bn = has_b ? ctx->inputs[2]->numel : 1;
+  if (sn < 1 || cols % sn || (has_b && (bn < 1 || cols % bn)))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Scale (%lld values) or B (%lld) does not broadcast to the %lld normalized values",
+                           (long long)sn, (long long)bn, (long long)cols);
+  tb_tensor *out;
+  st = vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
+  if (st != TB_OK || out->numel == 0) return st;
+  struct {
+    uint32_t rows, cols, x_off, s_off, b_off, y_off, s_n, b_n;
+    float eps;
+  } p = {(uint32_t)prod(t->shape, 0, axis), (uint32_t)cols, x.offset, s.offset, b.offset, y.offset, (uint32_t)sn, (uint32_t)bn, eps};
+  uint32_t gx, gy;
+  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_buffer buffers[4] = {x.buffer, s.buffer, has_b ? b.buffer : s.buffer, y.buffer};
+  return vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, gx, gy, 1);
+}
+
+const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
+
+/* ---- Reduce* ---- */
+
+static uint32_t reduce_mode(const char *op) {
+  if (strcmp(op, "ReduceSum") == 0) return 0;
+  if (strcmp(op, "ReduceMean") == 0) return 1;
+  if (strcmp(op, "ReduceMax") == 0) return 2;
+  if (strcmp(op, "ReduceMin") == 0) return 3;
+  return 4; /* ReduceSumSquare */
+}
+
+static tb_status reduce_prepare(tb_kernel_ctx *ctx, void **state) {
+  uint32_t mode = reduce_mode(ctx->node->op_type);
+  tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_REDUCE, TB_VK_SHADER_REDUCE_SG);
+  return vk_prepare_node(ctx, id, &mode, 1, 1, state);
+}
+
+static tb_status reduce_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  vk_arg x, y;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  if (st != TB_OK) return st;
+  const tb_tensor *t = ctx->inputs[0];
+  int64_t axes[TB_MAX_DIMS], keepdims = 1, noop = 0;
+  size_t n_axes = 0;
+  if (ctx->n_inputs > 1 && ctx->inputs[1]) {
+    st = vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes);
+  } else {
+    const int64_t *attr = NULL;
+    st = tb_attr_ints(ctx->graph, ctx->node, "axes", &attr, &n_axes);
+    if (st == TB_OK && n_axes > TB_MAX_DIMS) st = tb_kernel_error(ctx, TB_ERR_MODEL, "%zu axes", n_axes);
+    if (st == TB_OK && attr) memcpy(axes, attr, n_axes * sizeof *axes);
+    if (!attr) n_axes = 0;
+  }
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "keepdims", 1, &keepdims);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "noop_with_empty_axes", 0, &noop);
+  if (st != TB_OK) return st;
+  bool reduced[TB_MAX_DIMS] = {false};
+  for (size_t i = 0; i < n_axes; i++) {
+    size_t a = 0;
+    st = norm_axis(ctx, axes[i], t->ndim, &a);
+    if (st != TB_OK) return st;
+    reduced[a] = true;
+  }
+  if (n_axes == 0 && !noop)
+    for (size_t d = 0; d < t->ndim; d++) reduced[d] = true;
+  size_t first = t->ndim, last = 0;
+  for (size_t d = 0; d < t->ndim; d++)
+    if (reduced[d]) {
+      if (first == t->ndim) first = d;
+      last = d;
+    }
+  if (first == t->ndim) first = last = 0; /* nothing reduced: each value is its own row */
+  for (size_t d = first; d <= last && d < t->ndim; d++)
+    if (!reduced[d] && t->shape[d] != 1)
+      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan reduction takes a contiguous run of axes");
+  bool any = false;
+  for (size_t d = 0; d < t->ndim; d++) any = any || reduced[d];
+  int64_t shape[TB_MAX_DIMS];
+  size_t ndim = 0;
+  for (size_t d = 0; d < t->ndim; d++) {
+    if (!reduced[d]) shape[ndim++] = t->shape[d];
+    else if (keepdims) shape[ndim++] = 1;
+  }
+  int64_t len = any ? prod(t->shape, first, last + 1) : 1;
+  int64_t outer = any ? prod(t->shape, 0, first) : t->numel, inner = any ? prod(t->shape, last + 1, t->ndim) : 1;
+  tb_tensor *out;
+  st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
+  if (st != TB_OK || out->numel == 0) return st;
+  struct {
+    uint32_t rows, len, inner, x_off, y_off;
+  } p = {(uint32_t)(outer * inner), (uint32_t)len, (uint32_t)inner, x.offset, y.offset};
+  uint32_t gx, gy;
+  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
+  return vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
+}
+
+#define REDUCE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_in0, reduce_run, reduce_prepare, vk_release_node, NULL};
+REDUCE(tb_vk_kernel_reduce_mean, "ReduceMean")
+REDUCE(tb_vk_kernel_reduce_sum, "ReduceSum")
+REDUCE(tb_vk_kernel_reduce_max, "ReduceMax")
+REDUCE(tb_vk_kernel_reduce_min, "ReduceMin")
+REDUCE(tb_vk_kernel_reduce_sum_square, "ReduceSumSquare")
+
+/* ---- tb::Attention (no mask) ---- */
+
+#define MAX_LK 1024
+
+static bool attn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  bool mask = n->n_inputs > 3 && n->inputs[3] >= 0;
+  return !mask && n->n_inputs >= 3 && vk_inputs_f32(n, in, 7u);
+}
+
+static tb_status attn_prepare(tb_kernel_ctx *ctx, void **state) {
+  tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_ATTENTION, TB_VK_SHADER_ATTENTION_SG);
+  return vk_prepare_node(ctx, id, NULL, 0, 1, state);
+}
+
+static tb_status attn_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  vk_arg a[3], y;
+  tb_status st = vk_node_of(ctx, &node);
+  for (size_t i = 0; i < 3 && st == TB_OK; i++) st = vk_input(ctx, i, TB_DTYPE_F32, &a[i]);
+  if (st != TB_OK) return st;
+  const tb_tensor *q = ctx->inputs[0], *k = ctx->inputs[1], *v = ctx->inputs[2];
+  if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Q, K_T and V need rank >= 2");
+  int64_t lq = q->shape[q->ndim - 2], d = q->shape[q->ndim - 1], lk = k->shape[k->ndim - 1], dv = v->shape[v->ndim - 1];
+  if (k->shape[k->ndim - 2] != d || v->shape[v->ndim - 2] != lk)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "inner dimensions of Q, K_T and V differ");
+  if (lk > MAX_LK) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%lld keys; the Vulkan attention kernel takes up to %d", (long long)lk, MAX_LK);
+  const tb_tensor *ops[3] = {q, k, v};
+  size_t nb = 0;
+  for (int i = 0; i < 3; i++)
+    if (ops[i]->ndim - 2 > nb) nb = ops[i]->ndim - 2;
+  int64_t size[TB_MAX_DIMS], str[3][TB_MAX_DIMS], running[3];
+  for (int i = 0; i < 3; i++) running[i] = ops[i]->shape[ops[i]->ndim - 2] * ops[i]->shape[ops[i]->ndim - 1];
+  int64_t shape[TB_MAX_DIMS];
+  for (size_t dd = nb; dd-- > 0;) {
+    size[dd] = 1;
+    for (int i = 0; i < 3; i++) {
+      size_t r = ops[i]->ndim - 2;
+      int64_t dim = dd + r >= nb ? ops[i]->shape[dd + r - nb] : 1;
+      if (dim != 1 && size[dd] != 1 && dim != size[dd])
+        return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "batch dims of Q, K_T and V do not broadcast");
+      if (dim != 1) size[dd] = dim;
+      str[i][dd] = dim == 1 ? 0 : running[i];
+      running[i] *= dim;
+    }
+    shape[dd] = size[dd];
+  }
+  int64_t ls[2] = {1, 1}, lst[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+  int levels = 0;
+  for (size_t dd = 0; dd < nb; dd++) {
+    if (size[dd] == 1) continue;
+    bool merge = levels > 0;
+    for (int i = 0; i < 3 && merge; i++) merge = lst[i][levels - 1] == str[i][dd] * size[dd];
+    if (merge) {
+      ls[levels - 1] *= size[dd];
+      for (int i = 0; i < 3; i++) lst[i][levels - 1] = str[i][dd];
+      continue;
+    }
+    if (levels == 2) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "batch broadcasting over more than two separate dimensions");
+    ls[levels] = size[dd];
+    for (int i = 0; i < 3; i++) lst[i][levels] = str[i][dd];
+    levels++;
+  }
+  if (levels == 1) {
+    ls[1] = ls[0];
+    ls[0] = 1;
+    for (int i = 0; i < 3; i++) {
+      lst[i][1] = lst[i][0];
+      lst[i][0] = 0;
+    }
+  }
+  shape[nb] = lq;
+  shape[nb + 1] = dv;
+  tb_tensor *out;
+  st = vk_output(ctx, 0, TB_DTYPE_F32, nb + 2, shape, &out, &y);
+  if (st != TB_OK || out->numel == 0) return st;
+  float scale = 1.0f;
+  int64_t divide = 0;
+  st = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &scale);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
+  if (st != TB_OK) return st;
+  uint32_t mode = tb_node_attr(ctx->node, "scale") ? (divide ? 2u : 1u) : 0u;
+  struct {
+    uint32_t lq, d, lk, dv, nb2;
+    uint32_t q_off, q_b1, q_b2, k_off, k_b1, k_b2, v_off, v_b1, v_b2, y_off, mode;
+    float scale;
+  } p = {(uint32_t)lq, (uint32_t)d, (uint32_t)lk, (uint32_t)dv, (uint32_t)ls[1],
+         a[0].offset, (uint32_t)lst[0][0], (uint32_t)lst[0][1], a[1].offset, (uint32_t)lst[1][0], (uint32_t)lst[1][1],
+         a[2].offset, (uint32_t)lst[2][0], (uint32_t)lst[2][1], y.offset, mode, scale};
+  tb_vk_buffer buffers[4] = {a[0].buffer, a[1].buffer, a[2].buffer, y.buffer};
+  return vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (uint32_t)lq, (uint32_t)(ls[0] * ls[1]), 1);
+}
+
+const tb_cpu_kernel tb_vk_kernel_attention = {"tb", "Attention", 0, 0, attn_accepts, attn_run, attn_prepare, vk_release_node, NULL};

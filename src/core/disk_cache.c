@@ -1,0 +1,135 @@
+/* The on-disk cache of compiled device code: folder resolution, whole-file reads, atomic writes. */
+#define _POSIX_C_SOURCE 200809L
+#include "core/disk_cache.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/env.h"
+#include "core/error.h"
+
+enum { MAX_ENTRY_BYTES = 1 << 30 };
+
+static bool valid_name(const char *s) {
+  if (!s || !s[0] || strlen(s) > 200) return false;
+  for (const char *c = s; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+      return false;
+  return s[0] != '.';
+}
+
+tb_status tb_disk_cache_dir(const char *kind, char *buf, size_t cap) {
+  if (!valid_name(kind)) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: kind '%s' is not a plain name", kind ? kind : "(null)");
+  const char *dir = tb_env("TB_CACHE_DIR");
+  int n;
+  if (dir) {
+    if (strcmp(dir, "off") == 0 || strcmp(dir, "0") == 0)
+      return tb_error(TB_ERR_UNAVAILABLE, "disk cache: switched off by TB_CACHE_DIR=%s", dir);
+    if (dir[0] != '/')
+      return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: TB_CACHE_DIR='%s' is not an absolute path; set it to one, or to 'off'", dir);
+    n = snprintf(buf, cap, "%s/%s", dir, kind);
+  } else if ((dir = tb_env("XDG_CACHE_HOME")) && dir[0] == '/') {
+    n = snprintf(buf, cap, "%s/tensorbridge/%s", dir, kind);
+  } else if ((dir = tb_env("HOME")) && dir[0] == '/') {
+    n = snprintf(buf, cap, "%s/.cache/tensorbridge/%s", dir, kind);
+  } else {
+    return tb_error(TB_ERR_UNAVAILABLE, "disk cache: none of TB_CACHE_DIR, XDG_CACHE_HOME and HOME is set to an absolute path");
+  }
+  if (n < 0 || (size_t)n >= cap) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: the folder path for '%s' is too long", kind);
+  return TB_OK;
+}
+
+static tb_status entry_path(const char *kind, const char *key, char *buf, size_t cap) {
+  if (!valid_name(key)) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: key '%s' is not a plain name", key ? key : "(null)");
+  char dir[4096];
+  tb_status st = tb_disk_cache_dir(kind, dir, sizeof dir);
+  if (st != TB_OK) return st;
+  int n = snprintf(buf, cap, "%s/%s", dir, key);
+  if (n < 0 || (size_t)n >= cap) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: the path of entry '%s' is too long", key);
+  return TB_OK;
+}
+
+tb_status tb_disk_cache_read(const char *kind, const char *key, void **data, size_t *size) {
+  *data = NULL;
+  *size = 0;
+  char path[4352];
+  tb_status st = entry_path(kind, key, path, sizeof path);
+  if (st != TB_OK) return st;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (errno == ENOENT) return tb_error(TB_ERR_NOT_FOUND, "disk cache: no entry %s", path);
+    return tb_error(TB_ERR_IO, "disk cache: cannot open %s: %s", path, strerror(errno));
+  }
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || sb.st_size <= 0 || sb.st_size > MAX_ENTRY_BYTES) {
+    fclose(f);
+    return tb_error(TB_ERR_IO, "disk cache: %s is empty, unreadable or larger than 1 GiB", path);
+  }
+  void *buf = malloc((size_t)sb.st_size);
+  if (!buf) {
+    fclose(f);
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "disk cache: out of memory reading %lld bytes of %s", (long long)sb.st_size, path);
+  }
+  size_t got = fread(buf, 1, (size_t)sb.st_size, f);
+  fclose(f);
+  if (got != (size_t)sb.st_size) {
+    free(buf);
+    return tb_error(TB_ERR_IO, "disk cache: short read of %s (%zu of %lld bytes)", path, got, (long long)sb.st_size);
+  }
+  *data = buf;
+  *size = got;
+  return TB_OK;
+}
+
+/* mkdir -p with mode 0700 for the folders it makes. */
+static tb_status make_dirs(char *path) {
+  for (char *c = path + 1;; c++) {
+    if (*c != '/' && *c != '\0') continue;
+    char saved = *c;
+    *c = '\0';
+    int rc = mkdir(path, 0700);
+    int err = errno;
+    *c = saved;
+    if (rc != 0 && err != EEXIST) {
+      *c = '\0';
+      tb_status st = tb_error(TB_ERR_IO, "disk cache: cannot create folder %s: %s", path, strerror(err));
+      *c = saved;
+      return st;
+    }
+    if (saved == '\0') return TB_OK;
+  }
+}
+
+tb_status tb_disk_cache_write(const char *kind, const char *key, const void *data, size_t size) {
+  char path[4352], dir[4096], tmp[4400];
+  tb_status st = entry_path(kind, key, path, sizeof path);
+  if (st == TB_OK) st = tb_disk_cache_dir(kind, dir, sizeof dir);
+  if (st == TB_OK) st = make_dirs(dir);
+  if (st != TB_OK) return st;
+  snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, key);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return tb_error(TB_ERR_IO, "disk cache: cannot create a file in %s: %s", dir, strerror(errno));
+  const char *p = data;
+  size_t left = size;
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      unlink(tmp);
+      return tb_error(TB_ERR_IO, "disk cache: cannot write %s: %s", tmp, n < 0 ? strerror(err) : "no progress");
+    }
+    p += n;
+    left -= (size_t)n;
+  }
+  if (close(fd) != 0 || rename(tmp, path) != 0) {
+    int err = errno;
+    unlink(tmp);
+    return tb_error(TB_ERR_IO, "disk cache: cannot store %s: %s", path, strerror(err));
+  }
+  return TB_OK;
+}

@@ -1,0 +1,82 @@
+/* Internal: the executor's state, shared by exec.c (running graphs) and exec_place.c (kernel choice and
+ * per-node kernel state, placement on a device backend, and the copies of values between the CPU and the
+ * device). */
+#ifndef TB_MODEL_EXEC_IMPL_H
+#define TB_MODEL_EXEC_IMPL_H
+#include "backend/cpu/kernels/kernel.h"
+#include "core/threadpool.h"
+#include "model/engine.h"
+
+typedef struct node_cache {
+  bool valid;
+  tb_value_type *in;  /* the concrete input types the outputs were inferred for */
+  tb_value_type *out; /* what inference gave */
+  const tb_cpu_kernel *kernel;
+  bool on_device;     /* kernel is the device backend's */
+  const tb_cpu_kernel *state_kernel; /* the kernel whose prepare() made state */
+  void *state;
+} node_cache;
+
+typedef struct child_exec {
+  const tb_graph *body;
+  tb_exec *exec;
+} child_exec;
+
+struct tb_exec {
+  const tb_graph *g;
+  tb_backend *cpu;
+  tb_backend *device;    /* the device nodes may run on (tb_exec_place); NULL: all on the CPU */
+  int level;
+  uint64_t features;
+  int threads;
+  tb_pool *pool;
+  tb_exec *parent;       /* the executor running the node whose subgraph this is */
+  tb_tensor **consts;    /* per value: its constant as a CPU tensor */
+  tb_tensor **const_dev; /* per value: its constant's copy on the device, kept for the executor's life */
+  tb_tensor **vals;      /* per value during a run: on the CPU or on the device */
+  bool *owned;           /* vals[v] is destroyed by this executor */
+  tb_tensor **mirror;    /* per value during a run: its copy on the other side, owned, freed with it */
+  node_cache *cache;     /* per node */
+  tb_exec_placement *placement; /* per node, from tb_exec_place */
+  tb_plan life;          /* lifetimes (for freeing) */
+  size_t *free_at;       /* values to free after step i: free_list[free_at[i] .. free_at[i + 1]) */
+  int *free_list;
+  tb_plan plan;          /* the memory plan (CPU values only), when planned */
+  bool planned;
+  tb_value_type *plan_types; /* per value: the type the plan placed */
+  tb_value_type *sig;        /* per graph input: the shapes the plan is for */
+  tb_tensor *arena;
+  tb_value_type *seen;   /* per value: the type of the last run (for planning after it) */
+  size_t plans_made;
+  child_exec *children;
+  size_t n_children;
+  /* per-node scratch, sized for the node with the most inputs / outputs */
+  tb_tensor **in, **tmp, **out;
+  tb_value_type *in_types;
+  const tb_value_type **in_ptrs;
+  tb_ir_tensor *views;
+  const tb_ir_tensor **known;
+  double *node_ms;       /* tb_exec_set_profiling: per node, NULL when off */
+  uint64_t *node_runs;
+  tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
+  void *node_hook_ctx;
+};
+
+/* ---- exec_place.c --------------------------------------------------------------------------------- */
+
+/* Whether t lives on the executor's device (else on the CPU). */
+bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t);
+/* Value v as a tensor on the device (device true) or the CPU: vals[v] itself, the device copy of a
+ * constant, or a copy made now and kept in mirror[v] until v is freed. *out NULL when v has no tensor. */
+tb_status tb_exec_value_on(tb_exec *e, int v, bool device, tb_tensor **out);
+/* Free v's copy on the other side (when v's tensor goes). */
+void tb_exec_drop_mirror(tb_exec *e, int v);
+/* The kernel for node `step` with these input types: the device's when the node is placed there and the
+ * device has one, else the best CPU kernel; *on_device says which. NULL when there is none. */
+const tb_cpu_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device);
+/* Make the node's kernel state for c->kernel when it is not made yet (releasing another kernel's). */
+tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in);
+/* Release every node's kernel state and the device copies of constants. */
+void tb_exec_release_states(tb_exec *e);
+
+#endif

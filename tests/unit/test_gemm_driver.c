@@ -1,0 +1,302 @@
+/* The general fp32 GEMM driver (tb_gemm_f32_run, src/backend/cpu/kernels/fast/gemm_driver.c) on every path
+ * this CPU has (portable, AVX2, AVX-512) against a double-precision triple loop: A and B plain, packed once
+ * (tb_gemm_pack_a/b) and packed on demand (a callback), every transpose, m, n, k in {1, 13, 33, 200} and
+ * past the blocking sizes, beta 0 (NaN in C ignored), 1 and 0.5, alpha 0 and k 0, each epilogue (bias per
+ * row and per column, residual separate or C itself, each activation), results bit-identical on 1 and 2
+ * threads (and on a pool of 3), and the refusals (a packed operand for another path or size).
+ *
+ * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
+ * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
+ * added term); the activations are at most 1.5-Lipschitz (HardSwish on [-3, 3]) and expf/tanhf add a few
+ * ulps, so we allow 1.5 times that plus 8 ulps of the result. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "core/convert_features.h"
+#include "core/threadpool.h"
+#include "test_util.h"
+
+static const char *const path_names[] = {"portable", "avx2", "avx512"};
+enum { PLAIN, PACKED, ON_DEMAND };
+static const char *const mode_names[] = {"plain", "packed", "on-demand"};
+
+static int n_paths(void) { return (int)tb_gemm_path_for(tb_convert_hardware_features()) + 1; }
+
+static float *random_floats(int64_t n, uint64_t seed) {
+  float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+  assert_non_null(x);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 11;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    x[i] = (float)((double)((s * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  }
+  return x;
+}
+
+/* The on-demand packer: a plain matrix read through the documented sliver layout, counting its calls. */
+typedef struct demand {
+  const float *x;
+  int64_t ld, outer, k;
+  bool trans, is_a;
+  int calls;
+} demand;
+
+static void demand_pack(void *ctx, int64_t o0, int64_t outer, int64_t p0, int64_t kc, int width, float *dst) {
+  demand *d = ctx;
+  __atomic_add_fetch(&d->calls, 1, __ATOMIC_RELAXED);
+  assert_true(o0 >= 0 && o0 + outer <= d->outer && p0 >= 0 && p0 + kc <= d->k);
+  int64_t slivers = (outer + width - 1) / width;
+  for (int64_t s = 0; s < slivers; s++)
+    for (int64_t p = 0; p < kc; p++)
+      for (int w = 0; w < width; w++) {
+        int64_t o = s * width + w, gp = p0 + p, go = o0 + o;
+        float v = 0;
+        if (o < outer) /* A: row go of op(A); B: column go of op(B) */
+          v = d->is_a ? (d->trans ? d->x[gp * d->ld + go] : d->x[go * d->ld + gp])
+                      : (d->trans ? d->x[go * d->ld + gp] : d->x[gp * d->ld + go]);
+        dst[s * kc * width + p * width + w] = v;
+      }
+}
+
+typedef struct gcase {
+  tb_gemm_path path;
+  int mode_a, mode_b;
+  bool ta, tb;
+  int64_t m, n, k;
+  float alpha, beta;
+  int bias_axis; /* -1 none */
+  int residual;  /* 0 none, 1 separate, 2 C itself */
+  int act;
+} gcase;
+
+static double act_ref(int act, double x) {
+  switch (act) {
+    case 1: return x < 0 ? 0 : x;
+    case 2: return x < 0 ? 0.1 * x : x;
+    case 3: return x < -0.5 ? -0.5 : x > 0.75 ? 0.75 : x;
+    case 4: return 1 / (1 + exp(-x));
+    case 5: return tanh(x);
+    case 6: return fmax(0, fmin(1, 0.2 * x + 0.5));
+    case 7: return x * fmax(0, fmin(1, x / 6 + 0.5));
+    default: return x;
+  }
+}
+
+static tb_gemm_epilogue make_ep(const gcase *g, const float *bias, const float *res, int64_t ldr) {
+  tb_gemm_epilogue ep = {.bias = g->bias_axis >= 0 ? bias : NULL, .bias_axis = g->bias_axis < 0 ? 0 : g->bias_axis,
+                         .residual = res, .ld_residual = ldr, .act = g->act, .act_alpha = 0.1f, .act_min = -0.5f,
+                         .act_max = 0.75f};
+  if (g->act == 6) {
+    ep.act_alpha = 0.2f;
+    ep.act_beta = 0.5f;
+  }
+  return ep;
+}
+
+/* Set up operand x (mode) over the plain matrix; *pk receives a packed copy to free. */
+static tb_gemm_operand operand(const gcase *g, bool is_a, const float *x, int64_t ld, demand *d, tb_gemm_packed **pk) {
+  int mode = is_a ? g->mode_a : g->mode_b;
+  bool trans = is_a ? g->ta : g->tb;
+  int64_t outer = is_a ? g->m : g->n;
+  tb_gemm_operand plain = {.data = x, .ld = ld, .trans = trans};
+  *d = (demand){x, ld, outer, g->k, trans, is_a, 0};
+  *pk = NULL;
+  if (mode == PLAIN) return plain;
+  tb_gemm_operand od = {.pack = demand_pack, .pack_ctx = d};
+  if (mode == ON_DEMAND) return od;
+  /* packed: alternately from the plain matrix and from the on-demand packer */
+  const tb_gemm_operand *src = (g->m + g->n) % 2 ? &od : &plain;
+  *pk = is_a ? tb_gemm_pack_a(g->path, src, g->m, g->k) : tb_gemm_pack_b(g->path, src, g->k, g->n);
+  assert_non_null(*pk);
+  return (tb_gemm_operand){.packed = *pk};
+}
+
+/* Run one case with a pool (NULL: serial) into c (m x n, ld n+3); returns the C it started from. */
+static void run_case(const gcase *g, tb_pool *pool, const float *a, const float *b, const float *bias, const float *res,
+                     const float *c0, float *c) {
+  int64_t lda = g->ta ? g->m : g->k, ldb = g->tb ? g->k : g->n, ldc = g->n + 3;
+  demand da, db;
+  tb_gemm_packed *pa, *pb;
+  tb_gemm_operand oa = operand(g, true, a, lda, &da, &pa), ob = operand(g, false, b, ldb, &db, &pb);
+  memcpy(c, c0, (size_t)(g->m * ldc) * sizeof(float));
+  tb_gemm_epilogue ep = make_ep(g, bias, g->residual == 2 ? c : res, g->residual == 2 ? ldc : g->n);
+  bool any = g->bias_axis >= 0 || g->residual || g->act;
+  if (!g->residual) ep.residual = NULL;
+  assert_true(tb_gemm_f32_run(g->path, g->m, g->n, g->k, g->alpha, &oa, &ob, g->beta, c, ldc, any ? &ep : NULL, pool));
+  if (g->mode_a == ON_DEMAND && g->k > 0 && g->alpha != 0) assert_true(da.calls > 0);
+  if (g->mode_b == ON_DEMAND && g->k > 0 && g->alpha != 0) assert_true(db.calls > 0);
+  tb_gemm_packed_free(pa);
+  tb_gemm_packed_free(pb);
+}
+
+static void check_case(const gcase *g, tb_pool *pool2) {
+  int64_t m = g->m, n = g->n, k = g->k, ldc = n + 3;
+  int64_t lda = g->ta ? m : k, ldb = g->tb ? k : n;
+  float *a = random_floats(m * k, (uint64_t)(m * 7 + k)), *b = random_floats(k * n, (uint64_t)(n * 5 + k * 3 + 1));
+  float *bias = random_floats(m > n ? m : n, 77), *res = random_floats(m * n, 78), *c0 = random_floats(m * ldc, 79);
+  float *c = malloc((size_t)(m * ldc) * sizeof(float)), *c2 = malloc((size_t)(m * ldc) * sizeof(float));
+  assert_true(c && c2);
+  if (g->beta == 0 && g->residual != 2)
+    for (int64_t i = 0; i < m * ldc; i += 3) c0[i] = NAN; /* never read */
+  run_case(g, NULL, a, b, bias, res, c0, c);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0, sabs = 0;
+      for (int64_t p = 0; p < k; p++) {
+        double x = (double)(g->ta ? a[p * lda + i] : a[i * lda + p]) * (double)(g->tb ? b[j * ldb + p] : b[p * ldb + j]);
+        s += x;
+        sabs += fabs(x);
+      }
+      double cv = g->beta == 0 ? 0 : (double)g->beta * c0[i * ldc + j];
+      double bv = g->bias_axis < 0 ? 0 : bias[g->bias_axis == 0 ? i : j];
+      double rv = g->residual == 1 ? res[i * n + j] : g->residual == 2 ? c0[i * ldc + j] : 0;
+      double pre = (double)g->alpha * s + cv + bv + rv;
+      double ref = act_ref(g->act, pre);
+      double tol = 1.5 * (double)(k + 6) * FLT_EPSILON / 2 * (fabs(g->alpha) * sabs + fabs(cv) + fabs(bv) + fabs(rv)) +
+                   8 * FLT_EPSILON * fabs(ref) + 1e-30;
+      double got = c[i * ldc + j];
+      if (!(fabs(got - ref) <= tol))
+        fail_msg("%s path, A %s B %s, %lldx%lldx%lld ta=%d tb=%d alpha=%g beta=%g bias=%d residual=%d act=%d: "
+                 "C[%lld][%lld] = %.9g, expected %.9g (tol %g)",
+                 path_names[g->path], mode_names[g->mode_a], mode_names[g->mode_b], (long long)m, (long long)n,
+                 (long long)k, g->ta, g->tb, g->alpha, g->beta, g->bias_axis, g->residual, g->act, (long long)i,
+                 (long long)j, got, ref, tol);
+    }
+  for (int64_t i = 0; i < m; i++) /* the padding past n is untouched */
+    for (int64_t j = n; j < ldc; j++)
+      if (memcmp(&c[i * ldc + j], &c0[i * ldc + j], sizeof(float)) != 0) fail_msg("C[%lld][%lld] past n written", (long long)i, (long long)j);
+  if (pool2) { /* same bits on 2 threads */
+    run_case(g, pool2, a, b, bias, res, c0, c2);
+    for (int64_t i = 0; i < m * ldc; i++)
+      if (memcmp(&c[i], &c2[i], sizeof(float)) != 0)
+        fail_msg("%s path %lldx%lldx%lld: element %lld differs on 2 threads (%.9g vs %.9g)", path_names[g->path],
+                 (long long)m, (long long)n, (long long)k, (long long)i, c[i], c2[i]);
+  }
+  free(a);
+  free(b);
+  free(bias);
+  free(res);
+  free(c0);
+  free(c);
+  free(c2);
+}
+
+static void every_mode_and_transpose(void **state) {
+  (void)state;
+  static const int64_t dims[][3] = {{1, 1, 1}, {13, 33, 1}, {33, 13, 200}, {200, 33, 13}, {1, 200, 33}, {33, 1, 200}};
+  for (int p = 0; p < n_paths(); p++)
+    for (int ma = 0; ma < 3; ma++)
+      for (int mb = 0; mb < 3; mb++)
+        for (int t = 0; t < 4; t++)
+          for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+            gcase g = {(tb_gemm_path)p, ma, mb, t & 1, (t & 2) != 0, dims[d][0], dims[d][1], dims[d][2], 1, 0, -1, 0, 0};
+            check_case(&g, NULL);
+          }
+}
+
+static void edges_and_blocking(void **state) {
+  (void)state;
+  static const int64_t sizes[] = {1, 13, 33, 200};
+  for (int p = 0; p < n_paths(); p++) {
+    for (size_t i = 0; i < 4; i++)
+      for (size_t j = 0; j < 4; j++)
+        for (size_t l = 0; l < 4; l++) {
+          gcase g = {(tb_gemm_path)p, PLAIN, (int)((i + j + l) % 3), false, false, sizes[i], sizes[j], sizes[l], 1, 1, -1, 0, 0};
+          check_case(&g, NULL);
+        }
+    /* past GEMM_KC (192) and GEMM_MC (336), and several column groups */
+    gcase big = {(tb_gemm_path)p, PACKED, ON_DEMAND, true, false, 345, 130, 400, 0.5f, 0.5f, 1, 1, 0};
+    check_case(&big, NULL);
+    gcase big2 = {(tb_gemm_path)p, ON_DEMAND, PACKED, false, true, 70, 520, 385, 1, 0, 0, 0, 1};
+    check_case(&big2, NULL);
+  }
+}
+
+static void every_epilogue_and_beta(void **state) {
+  (void)state;
+  static const float betas[] = {0, 1, 0.5f};
+  for (int p = 0; p < n_paths(); p++)
+    for (int act = 0; act <= 7; act++)
+      for (int bias = -1; bias <= 1; bias++)
+        for (int res = 0; res <= 2; res++) {
+          float beta = betas[(act + bias + res + 3) % 3];
+          gcase g = {(tb_gemm_path)p, (act + res) % 3, (act + bias + 1) % 3, act & 1, (act & 2) != 0, 29, 45, 67, 1.25f, beta, bias, res, act};
+          check_case(&g, NULL);
+        }
+}
+
+static void alpha_zero_and_k_zero(void **state) {
+  (void)state;
+  for (int p = 0; p < n_paths(); p++) {
+    gcase a0 = {(tb_gemm_path)p, PLAIN, PLAIN, false, false, 17, 40, 9, 0, 0.5f, 1, 1, 3};
+    check_case(&a0, NULL);
+    gcase k0 = {(tb_gemm_path)p, PLAIN, PACKED, false, false, 17, 40, 0, 1, 0, 0, 2, 1};
+    check_case(&k0, NULL);
+    gcase k0b = {(tb_gemm_path)p, PACKED, ON_DEMAND, false, false, 5, 3, 0, 1, 1, -1, 0, 0};
+    check_case(&k0b, NULL);
+  }
+  /* m or n zero: nothing to do, success */
+  float x = 1;
+  tb_gemm_operand op = {.data = &x, .ld = 1};
+  assert_true(tb_gemm_f32_run(TB_GEMM_PORTABLE, 0, 4, 4, 1, &op, &op, 0, &x, 1, NULL, NULL));
+  assert_true(tb_gemm_f32_run(TB_GEMM_PORTABLE, 4, 0, 4, 1, &op, &op, 0, &x, 1, NULL, NULL));
+  assert_true(x == 1);
+}
+
+/* 1, 2 and 3 threads give the same bits, for shapes that split by rows, by columns and both. */
+static void same_bits_on_any_thread_count(void **state) {
+  (void)state;
+  tb_pool *pool2 = NULL, *pool3 = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool2));
+  TB_ASSERT_OK(tb_pool_create(3, &pool3));
+  static const int64_t dims[][3] = {{128, 200, 96}, {400, 33, 250}, {130, 513, 200}, {64, 64, 300}};
+  for (int p = 0; p < n_paths(); p++)
+    for (size_t d = 0; d < 4; d++) {
+      gcase g = {(tb_gemm_path)p, (int)d % 3, (int)(d + 1) % 3, d == 2, d == 1, dims[d][0], dims[d][1], dims[d][2],
+                 1, d % 2 ? 0.5f : 0, (int)d % 3 - 1, (int)d % 3, (int)d * 2};
+      check_case(&g, pool2);
+      check_case(&g, pool3);
+    }
+  tb_pool_destroy(pool2);
+  tb_pool_destroy(pool3);
+}
+
+static void mismatched_operands_refused(void **state) {
+  (void)state;
+  float a[6 * 5], b[5 * 7], c[6 * 7];
+  for (int i = 0; i < 30; i++) a[i] = (float)i;
+  for (int i = 0; i < 35; i++) b[i] = (float)i;
+  tb_gemm_operand pa = {.data = a, .ld = 5}, pb = {.data = b, .ld = 7};
+  tb_gemm_packed *kb = tb_gemm_pack_b(TB_GEMM_PORTABLE, &pb, 5, 7);
+  tb_gemm_packed *ka = tb_gemm_pack_a(TB_GEMM_PORTABLE, &pa, 6, 5);
+  assert_true(kb && ka);
+  tb_gemm_operand ob = {.packed = kb}, oa = {.packed = ka};
+  assert_true(tb_gemm_f32_run(TB_GEMM_PORTABLE, 6, 7, 5, 1, &oa, &ob, 0, c, 7, NULL, NULL));
+  assert_true(c[0] == 0 * 0 + 1 * 7 + 2 * 14 + 3 * 21 + 4 * 28); /* row 0 of A times column 0 of B */
+  assert_false(tb_gemm_f32_run(TB_GEMM_PORTABLE, 6, 7, 4, 1, &oa, &ob, 0, c, 7, NULL, NULL)); /* other k */
+  assert_false(tb_gemm_f32_run(TB_GEMM_PORTABLE, 6, 7, 5, 1, &ob, &oa, 0, c, 7, NULL, NULL)); /* B as A */
+  if (n_paths() > 1) assert_false(tb_gemm_f32_run(TB_GEMM_AVX2, 6, 7, 5, 1, &oa, &ob, 0, c, 7, NULL, NULL));
+  tb_gemm_operand none = {0}, both = {.data = a, .ld = 5, .packed = ka};
+  assert_false(tb_gemm_f32_run(TB_GEMM_PORTABLE, 6, 7, 5, 1, &none, &ob, 0, c, 7, NULL, NULL));
+  assert_false(tb_gemm_f32_run(TB_GEMM_PORTABLE, 6, 7, 5, 1, &both, &ob, 0, c, 7, NULL, NULL));
+  assert_null(tb_gemm_pack_a(TB_GEMM_PORTABLE, &none, 6, 5));
+  tb_gemm_packed_free(ka);
+  tb_gemm_packed_free(kb);
+  tb_gemm_packed_free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_mode_and_transpose),
+      cmocka_unit_test(edges_and_blocking),
+      cmocka_unit_test(every_epilogue_and_beta),
+      cmocka_unit_test(alpha_zero_and_k_zero),
+      cmocka_unit_test(same_bits_on_any_thread_count),
+      cmocka_unit_test(mismatched_operands_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,164 @@
+/* The vectorised fp32 math of the level-2 kernels (src/backend/cpu/kernels/fast/vec_math.h) on every
+ * vec_ops table the CPU runs (AVX-512, AVX2, portable): the error in units of the fp32 result's last place
+ * against the double C library result over dense sweeps (500,001 evenly spaced points per range, plus
+ * every power of two scale from 2^-60 to 1 for the small-argument branches), the special values
+ * (NaN, +-inf, +-0, overflow and underflow edges), and the blocked sums and moments against double.
+ *
+ * The bounds asserted are the measured maxima (stated in vec_math.h) rounded up: exp 2 ulp, tanh 2,
+ * sigmoid 3, erf 2, GELU (both forms) 6, the GELU ones over outputs above 1e-30 in magnitude (smaller
+ * outputs come from subnormal intermediates). */
+#include <math.h>
+#include <stdlib.h>
+#include "backend/cpu/kernels/fast/vec_ops.h"
+#include "core/convert_features.h"
+#include "test_util.h"
+
+static const vec_ops *const tables[3] = {&tb_vec_ops_avx512, &tb_vec_ops_avx2, &tb_vec_ops_portable};
+
+/* The tables this CPU runs: the AVX-512 one needs AVX512F + FMA, the AVX2 one AVX2 + FMA. */
+static bool table_runs(int p) {
+  uint64_t hw = tb_convert_hardware_features(), fma = TB_FEATURE_BIT(TB_FEATURE_FMA);
+  if (p == 0) return (hw & (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | fma)) == (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | fma);
+  if (p == 1) return (hw & (TB_FEATURE_BIT(TB_FEATURE_AVX2) | fma)) == (TB_FEATURE_BIT(TB_FEATURE_AVX2) | fma);
+  return true;
+}
+
+static double gelu_erf(double v) { return 0.5 * v * erfc(-v * 0.70710678118654752440); }
+static double gelu_tanh(double v) {
+  double u = 0.79788456080286535588 * (v + 0.044715 * v * v * v);
+  return v / (1.0 + exp(-2.0 * u)); /* = 0.5 v (1 + tanh u), without the cancellation */
+}
+static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* |got - ref| in units of the last place of ref rounded to fp32 (2^-149 in the subnormal range). */
+static double ulps(float got, double ref) {
+  float rf = (float)ref;
+  if (isnan(ref)) return isnan(got) ? 0 : INFINITY;
+  if (isinf(rf)) return got == rf ? 0 : INFINITY;
+  double u = fabs(ref) < 0x1p-126 ? 0x1p-149 : (double)(nextafterf(fabsf(rf), INFINITY) - fabsf(rf));
+  return fabs((double)got - ref) / u;
+}
+
+typedef struct sweep {
+  vec_unop op;
+  double (*f)(double);
+  double lo, hi, min_ref; /* results below min_ref in magnitude are not counted */
+  double bound;
+  const char *name;
+} sweep;
+
+static const sweep sweeps[] = {
+    {VEC_EXP, exp, -103.9, 88.7, 0x1p-126, 2, "exp"},
+    {VEC_TANH, tanh, -10, 10, 0, 2, "tanh"},
+    {VEC_SIGMOID, sigmoid, -87, 30, 0x1p-126, 3, "sigmoid"},
+    {VEC_ERF, erf, -5, 5, 0, 2, "erf"},
+    {VEC_GELU_ERF, gelu_erf, -15, 10, 1e-30, 6, "gelu(erf)"},
+    {VEC_GELU_TANH, gelu_tanh, -15, 10, 1e-30, 6, "gelu(tanh)"},
+};
+
+static void check_points(int p, const sweep *s, const float *x, float *y, int64_t n, const char *range) {
+  tables[p]->unary(s->op, x, y, n);
+  double worst = 0;
+  float at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double ref = s->f((double)x[i]);
+    if (fabs(ref) < s->min_ref) continue;
+    double e = ulps(y[i], ref);
+    if (e > worst) worst = e, at = x[i];
+  }
+  print_message("%-10s %-8s %-6s max %.2f ulp at x = %.9g\n", s->name, tables[p]->name, range, worst, at);
+  if (!(worst <= s->bound))
+    fail_msg("%s on %s: %.2f ulp at x = %.9g (bound %g)", s->name, tables[p]->name, worst, at, s->bound);
+}
+
+static void math_sweeps_within_bounds(void **state) {
+  (void)state;
+  enum { N = 500001 };
+  float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+  assert_true(x && y);
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    for (size_t k = 0; k < sizeof sweeps / sizeof sweeps[0]; k++) {
+      const sweep *s = &sweeps[k];
+      for (int64_t i = 0; i < N; i++) x[i] = (float)(s->lo + (s->hi - s->lo) * (double)i / (N - 1));
+      check_points(p, s, x, y, N, "dense");
+      /* small arguments of both signs: mantissas over [1, 2) at every scale 2^-60 .. 2^0 */
+      for (int64_t i = 0; i < N; i++)
+        x[i] = ldexpf(1.0f + (float)(i / 122) / (float)(N / 122), -(int)(i % 61)) * (i & 1 ? -1.0f : 1.0f);
+      check_points(p, s, x, y, N, "small");
+    }
+  }
+  free(x);
+  free(y);
+}
+
+static void math_special_values(void **state) {
+  (void)state;
+  const float inf = INFINITY;
+  const float x[] = {NAN,   inf,     -inf,   0.0f,    -0.0f,     89.0f,  -104.0f,
+                     88.7f, -103.0f, 1e-30f, -1e-30f, 0x1p-140f, 100.0f, -100.0f};
+  enum { N = sizeof x / sizeof x[0] };
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    const vec_ops *o = tables[p];
+    float y[N];
+    o->unary(VEC_EXP, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && y[2] == 0 && y[3] == 1 && y[4] == 1 && y[5] == inf && y[6] == 0);
+    assert_true(ulps(y[7], exp((double)x[7])) <= 2 && y[8] > 0 && ulps(y[8], exp((double)x[8])) <= 2 && y[9] == 1);
+    o->unary(VEC_TANH, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 1 && y[2] == -1 && y[3] == 0 && signbit(y[4]) && y[12] == 1 && y[13] == -1);
+    assert_true(y[9] == 1e-30f && y[10] == -1e-30f && y[11] == 0x1p-140f);
+    o->unary(VEC_SIGMOID, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 1 && y[2] == 0 && y[3] == 0.5f && y[4] == 0.5f && y[12] == 1);
+    assert_true(ulps(y[13], sigmoid(-100.0)) <= 3); /* subnormal 3.7e-44 */
+    o->unary(VEC_ERF, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 1 && y[2] == -1 && y[3] == 0 && signbit(y[4]) && y[12] == 1 && y[13] == -1);
+    assert_true(ulps(y[9], erf(1e-30)) <= 1 && ulps(y[11], erf(0x1p-140)) <= 1);
+    o->unary(VEC_GELU_ERF, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && y[12] == 100 && y[13] == 0); /* -inf * 0 */
+    o->unary(VEC_GELU_TANH, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && y[12] == 100);
+    o->unary(VEC_RELU, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && y[2] == 0 && y[3] == 0 && signbit(y[4]) &&
+                y[13] == 0); /* -0 kept, as x < 0 ? 0 : x */
+    o->unary(VEC_SQRT, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && signbit(y[4]) && y[12] == 10 && isnan(y[13]));
+    o->unary(VEC_RECIPROCAL, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 0 && y[3] == inf && y[4] == -inf && y[12] == 0.01f);
+    o->unary(VEC_NEG, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == -inf && y[2] == inf && signbit(y[3]) && !signbit(y[4]));
+  }
+}
+
+/* Sums and moments: within 1e-6 relative of double over lengths around the vector widths and the block. */
+static void sums_and_moments(void **state) {
+  (void)state;
+  static const int64_t lens[] = {0, 1, 3, 15, 16, 17, 31, 33, 1023, 1024, 1025, 4099};
+  float *x = malloc(4099 * sizeof(float));
+  assert_non_null(x);
+  for (int64_t i = 0; i < 4099; i++) x[i] = 1000.0f + (float)((i * 7919) % 1000) / 100.0f; /* large offset */
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+      int64_t n = lens[k];
+      double s = 0, s1 = 0, s2 = 0;
+      for (int64_t i = 0; i < n; i++) s += x[i];
+      for (int64_t i = 0; i < n; i++)
+        s1 += (double)x[i] - 1004.0, s2 += ((double)x[i] - 1004.0) * ((double)x[i] - 1004.0);
+      double got = tables[p]->sum(x, n), g1, g2;
+      tables[p]->moments(x, n, 1004.0f, &g1, &g2);
+      assert_true(fabs(got - s) <= 1e-6 * fabs(s));
+      assert_true(fabs(g1 - s1) <= 1e-6 * (fabs(s1) + n) && fabs(g2 - s2) <= 1e-6 * fabs(s2));
+    }
+  }
+  free(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(math_sweeps_within_bounds),
+      cmocka_unit_test(math_special_values),
+      cmocka_unit_test(sums_and_moments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

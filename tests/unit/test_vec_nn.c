@@ -1,0 +1,379 @@
+/* The level-2 vectorised Softmax, LayerNormalization (ONNX and tb::), BatchNormalization, ReduceMean /
+ * ReduceSum and MaxPool / AveragePool / GlobalAveragePool kernels (src/backend/cpu/kernels/fast/vec_*.c)
+ * on their AVX-512, AVX2 and portable entries, without and with a 2-thread pool, against the level-0
+ * reference kernels: odd sizes, every axis, NaN / inf rows, a large mean offset, the optional outputs,
+ * pads / strides / ceil_mode / auto_pad / count_include_pad, and the cases each kernel declines (picked:
+ * the reference) or hands back at run time (the results still match the reference).
+ *
+ * Tolerances, each against a reference that computes in double and rounds once:
+ *   Softmax rtol 1e-5, atol 1e-40: exp within 2 ulp, the blocked sum and the scale add about 2 more.
+ *   LayerNormalization rtol 1e-5, atol 1e-5: y is O(1..10); a few fp32 roundings of (x - mean) * inv * scale
+ *     + B leave ~1e-6 absolute where y itself is near 0 (Mean and InvStdDev: rtol 1e-5).
+ *   BatchNormalization rtol 1e-5, atol 1e-6: (x - mean) * k + B in fp32 with k rounded once; where the
+ *     terms cancel only the absolute error of O(1) terms is meaningful.
+ *   ReduceMean / ReduceSum rtol 1e-6, atol 1e-5: fp32 partial sums of 1024 values joined in double.
+ *   MaxPool exact (it only selects); AveragePool / GlobalAveragePool rtol 1e-5, atol 1e-6 (an fp32 sum of
+ *     the window and one division). */
+#include "test_vec_util.h"
+
+/* ---- Softmax ---- */
+
+typedef struct sm_case {
+  size_t ndim;
+  int64_t shape[4];
+  int opset;
+  int64_t axis;
+} sm_case;
+
+static void softmax_every_axis(void **state) {
+  (void)state;
+  static const sm_case cases[] = {
+      {2, {3, 17}, 13, -1},    {3, {2, 5, 33}, 13, 1},    {3, {4, 3, 7}, 13, 0}, {3, {2, 3, 5}, 11, 1},
+      {2, {128, 1000}, 13, 1}, {4, {2, 3, 4, 19}, 13, 2}, {1, {1}, 13, 0}, {2, {600, 5}, 13, 0},
+  };
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(softmax);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    toh t;
+    toh_setup(&t, "Softmax", cases[c].opset, 1, 0, 1, (tb_attr[]){TOH_INT("axis", cases[c].axis)}, 1);
+    tb_tensor *in[1] = {vt_random(&t, cases[c].ndim, cases[c].shape, c + 1, -8, 8)};
+    vt_assert_picks(&t, in, entries);
+    char what[128];
+    snprintf(what, sizeof what, "Softmax case %zu", c);
+    vt_check(&t, entries, in, 1e-5, 1e-40, what);
+    toh_clear(in, 1);
+    toh_teardown(&t);
+  }
+}
+
+/* A NaN, a +inf, an all -inf row (all NaN in the reference) and a row with some -inf (zeros there). */
+static void softmax_special_rows(void **state) {
+  (void)state;
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(softmax);
+  for (int axis = 0; axis < 2; axis++) {
+    toh t;
+    toh_setup(&t, "Softmax", 13, 1, 0, 1, (tb_attr[]){TOH_INT("axis", axis ? -1 : 0)}, 1);
+    const int64_t shape[2] = {19, 19};
+    tb_tensor *in[1] = {vt_random(&t, 2, shape, 7, -4, 4)};
+    float *x = vt_data(in[0]);
+    int64_t step = axis ? 1 : 19, line = axis ? 19 : 1; /* element j of line l: x[l * line + j * step] */
+    x[5 * line] = NAN;
+    x[7 * line + step] = INFINITY;
+    for (int64_t j = 0; j < 19; j++) x[2 * line + j * step] = -INFINITY;
+    for (int64_t j = 1; j < 19; j += 2) x[3 * line + j * step] = -INFINITY;
+    vt_check(&t, entries, in, 1e-5, 1e-40, axis ? "Softmax special rows" : "Softmax special columns");
+    /* the all -inf row (or column) is NaN, the row with -inf entries has exact zeros there */
+    tb_tensor *got[1];
+    vt_run(&t, entries[2], in, got, NULL);
+    const float *y = vt_data(got[0]);
+    assert_true(isnan(y[2 * line]) && isnan(y[2 * line + 18 * step]) && isnan(y[5 * line + 3 * step]));
+    assert_true(y[3 * line + 1 * step] == 0 && y[3 * line + 0 * step] > 0);
+    toh_clear(got, 1);
+    toh_clear(in, 1);
+    toh_teardown(&t);
+  }
+}
+
+/* ---- LayerNormalization ---- */
+
+typedef struct ln_case {
+  size_t ndim;
+  int64_t shape[4];
+  int64_t axis;
+  size_t ns, nb; /* scale and bias ranks (nb 0: no bias) */
+  int64_t s[4], b[4];
+  float offset;
+  bool accepted_at_run; /* false: run() hands it to the reference */
+} ln_case;
+
+static void layernorm_check(bool tb_domain) {
+  static const ln_case cases[] = {
+      {2, {4, 37}, -1, 1, 1, {37}, {37}, 0, true},
+      {3, {2, 3, 20}, 1, 2, 0, {3, 20}, {0}, 0, true},
+      {2, {3, 1001}, -1, 1, 1, {1001}, {1001}, 100, true}, /* mean 100, std 0.6: the corrected mean */
+      {3, {2, 3, 20}, 1, 1, 2, {20}, {3, 20}, 0, false},   /* scale broadcasts: the reference */
+      {3, {2, 3, 20}, 1, 2, 2, {1, 20}, {3, 1}, 0, false}, /* both broadcast: the reference */
+      {2, {256, 768}, -1, 1, 1, {768}, {768}, 1, true},    /* split over the pool */
+      {1, {1}, 0, 1, 1, {1}, {1}, 0, true},
+  };
+  const tb_cpu_kernel *onnx[3] = VT_ENTRIES(layernorm), *tbk[3] = VT_ENTRIES(tb_layernorm);
+  const tb_cpu_kernel *const *entries = tb_domain ? tbk : onnx;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const ln_case *lc = &cases[c];
+    size_t n_in = lc->nb ? 3 : 2, n_out = tb_domain ? 1 : 3;
+    toh t;
+    toh_begin(&t, NULL);
+    tb_attr attrs[2] = {TOH_INT("axis", lc->axis), TOH_FLOAT("epsilon", 1e-5f)};
+    if (tb_domain)
+      vt_add_tb(&t, "LayerNormalization", n_in, n_out, attrs, 2);
+    else
+      toh_add(&t, "LayerNormalization", 17, n_in, 0, n_out, 0, attrs, 2);
+    tb_tensor *in[3] = {vt_random(&t, lc->ndim, lc->shape, c + 1, lc->offset - 1, lc->offset + 1),
+                        vt_random(&t, lc->ns, lc->s, c + 20, 0.5f, 2),
+                        lc->nb ? vt_random(&t, lc->nb, lc->b, c + 40, -1, 1) : NULL};
+    vt_assert_picks(&t, in, entries);
+    char what[128];
+    snprintf(what, sizeof what, "%sLayerNormalization case %zu", tb_domain ? "tb::" : "", c);
+    vt_check(&t, entries, in, 1e-5, 1e-5, what);
+    toh_clear(in, 3);
+    toh_teardown(&t);
+  }
+}
+
+static void layernorm_onnx_with_stats(void **state) {
+  (void)state;
+  layernorm_check(false);
+}
+static void layernorm_tb_domain(void **state) {
+  (void)state;
+  layernorm_check(true);
+}
+
+/* NaN in a row makes that row's outputs NaN, the other rows stay exact. */
+static void layernorm_nan_row(void **state) {
+  (void)state;
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(layernorm);
+  toh t;
+  toh_setup(&t, "LayerNormalization", 17, 2, 0, 1, NULL, 0);
+  const int64_t xs[2] = {3, 21}, ss[1] = {21};
+  tb_tensor *in[2] = {vt_random(&t, 2, xs, 1, -1, 1), vt_random(&t, 1, ss, 2, 1, 2)};
+  vt_data(in[0])[21 + 4] = NAN;
+  vt_data(in[0])[42 + 6] = INFINITY;
+  vt_check(&t, entries, in, 1e-5, 1e-5, "LayerNormalization with NaN and inf rows");
+  toh_clear(in, 2);
+  toh_teardown(&t);
+}
+
+/* ---- BatchNormalization ---- */
+
+static void batchnorm_inference(void **state) {
+  (void)state;
+  static const int64_t shapes[][4] = {{2, 3, 5, 7}, {4, 6, 1, 1}, {1, 16, 3, 3}, {2, 64, 32, 32}};
+  static const size_t ranks[] = {4, 2, 4, 4};
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(batchnorm);
+  for (size_t c = 0; c < 4; c++) {
+    toh t;
+    toh_setup(&t, "BatchNormalization", 15, 5, 0, 1, (tb_attr[]){TOH_FLOAT("epsilon", 1e-3f)}, 1);
+    const int64_t ch[1] = {shapes[c][1]};
+    tb_tensor *in[5] = {vt_random(&t, ranks[c], shapes[c], c + 1, -3, 3), vt_random(&t, 1, ch, c + 2, 0.5f, 2),
+                        vt_random(&t, 1, ch, c + 3, -1, 1), vt_random(&t, 1, ch, c + 4, -1, 1),
+                        vt_random(&t, 1, ch, c + 5, 0.1f, 2)};
+    if (c == 0) vt_data(in[0])[3] = NAN;
+    vt_assert_picks(&t, in, entries);
+    char what[128];
+    snprintf(what, sizeof what, "BatchNormalization case %zu", c);
+    vt_check(&t, entries, in, 1e-5, 1e-6, what);
+    toh_clear(in, 5);
+    toh_teardown(&t);
+  }
+}
+
+/* training_mode=1 and the running-statistics outputs are declined; per-element parameters ([C, H, W],
+ * the pre-opset-9 form) are handed to the reference at run time. */
+static void batchnorm_declines(void **state) {
+  (void)state;
+  const int64_t xs[4] = {2, 3, 4, 5}, ch[1] = {3}, full[3] = {3, 4, 5};
+  toh t;
+  toh_setup(&t, "BatchNormalization", 15, 5, 0, 1, (tb_attr[]){TOH_INT("training_mode", 1)}, 1);
+  tb_tensor *in[5] = {vt_random(&t, 4, xs, 1, -1, 1), vt_random(&t, 1, ch, 2, 1, 2), vt_random(&t, 1, ch, 3, -1, 1),
+                      vt_random(&t, 1, ch, 4, -1, 1), vt_random(&t, 1, ch, 5, 1, 2)};
+  assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
+  toh_teardown(&t);
+  toh_begin(&t, NULL);
+  toh_add(&t, "BatchNormalization", 15, 5, 0, 3, 0, NULL, 0);
+  assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
+  toh_teardown(&t);
+  toh_setup(&t, "BatchNormalization", 15, 5, 0, 1, NULL, 0);
+  tb_tensor_destroy(in[1]);
+  in[1] = vt_random(&t, 3, full, 9, 1, 2);
+  tb_tensor_destroy(in[2]);
+  in[2] = vt_random(&t, 3, full, 10, -1, 1);
+  tb_tensor_destroy(in[3]);
+  in[3] = vt_random(&t, 3, full, 11, -1, 1);
+  tb_tensor_destroy(in[4]);
+  in[4] = vt_random(&t, 3, full, 12, 1, 2);
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(batchnorm);
+  vt_check(&t, entries, in, 1e-5, 1e-6, "BatchNormalization with per-element parameters (fallback)");
+  toh_clear(in, 5);
+  toh_teardown(&t);
+}
+
+/* ---- ReduceMean / ReduceSum ---- */
+
+static void reduce_case(const char *op, int opset, const tb_attr *attrs, size_t n_attrs, size_t ndim,
+                        const int64_t *shape, const int64_t *axes, size_t n_axes, bool picked_fast,
+                        const tb_cpu_kernel *const *entries, const char *what) {
+  toh t;
+  toh_setup(&t, op, opset, axes ? 2 : 1, 0, 1, attrs, n_attrs);
+  const int64_t an[1] = {(int64_t)n_axes};
+  tb_tensor *in[2] = {vt_random(&t, ndim, shape, ndim + 3, -2, 3),
+                      axes ? toh_host_tensor(t.cpu, TB_DTYPE_I64, 1, an, axes) : NULL};
+  vt_data(in[0])[1] = NAN;
+  const tb_cpu_kernel *k = vt_pick(&t, in, 2, NULL);
+  if (picked_fast)
+    vt_assert_picks(&t, in, entries);
+  else
+    assert_int_equal(k->level, 0);
+  vt_check(&t, entries, in, 1e-6, 1e-5, what);
+  toh_clear(in, 2);
+  toh_teardown(&t);
+}
+
+static void reduce_last_axis(void **state) {
+  (void)state;
+  const tb_cpu_kernel *mean[3] = VT_ENTRIES(reduce_mean), *sum[3] = VT_ENTRIES(reduce_sum);
+  const int64_t s2[2] = {5, 37}, big[2] = {1000, 999}, s1[1] = {37}, s3[3] = {2, 3, 1025}, last[1] = {-1},
+                first[1] = {0};
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", -1)}, 1, 2, s2, NULL, 0, true, mean,
+              "ReduceMean axes=[-1]");
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 1), TOH_INT("keepdims", 0)}, 2, 2, s2, NULL, 0, true, mean,
+              "ReduceMean axes=[1] keepdims=0");
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 2)}, 1, 3, s3, NULL, 0, true, mean, "ReduceMean rank 3");
+  reduce_case("ReduceMean", 13, NULL, 0, 1, s1, NULL, 0, true, mean, "ReduceMean rank 1, every axis");
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", -1)}, 1, 2, big, NULL, 0, true, mean, "ReduceMean large");
+  reduce_case("ReduceMean", 18, NULL, 0, 2, s2, last, 1, true, mean, "ReduceMean opset 18 axes input [-1]");
+  reduce_case("ReduceSum", 13, NULL, 0, 3, s3, last, 1, true, sum, "ReduceSum axes input [-1]");
+  reduce_case("ReduceSum", 13, (tb_attr[]){TOH_INT("keepdims", 0)}, 1, 2, big, last, 1, true, sum, "ReduceSum large");
+  /* declined: another axis by attribute; by input, run() hands it back; noop with empty axes */
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 0)}, 1, 2, s2, NULL, 0, false, mean,
+              "ReduceMean axes=[0]");
+  reduce_case("ReduceMean", 13, NULL, 0, 2, s2, NULL, 0, false, mean, "ReduceMean every axis of rank 2");
+  reduce_case("ReduceSum", 13, NULL, 0, 3, s3, first, 1, true, sum, "ReduceSum axes input [0] (fallback)");
+  reduce_case("ReduceSum", 13, (tb_attr[]){TOH_INT("noop_with_empty_axes", 1)}, 1, 2, s2, NULL, 0, true, sum,
+              "ReduceSum noop (fallback)");
+}
+
+/* ---- pools ---- */
+
+static void pool_case(const char *op, int opset, const tb_attr *attrs, size_t n_attrs, const int64_t *shape,
+                      uint64_t seed, double rtol, double atol, const char *what) {
+  const tb_cpu_kernel *mx[3] = VT_ENTRIES(maxpool), *av[3] = VT_ENTRIES(averagepool);
+  const tb_cpu_kernel *const *entries = strcmp(op, "MaxPool") == 0 ? mx : av;
+  toh t;
+  toh_setup(&t, op, opset, 1, 0, 1, attrs, n_attrs);
+  tb_tensor *in[1] = {vt_random(&t, 4, shape, seed, -5, 5)};
+  vt_assert_picks(&t, in, entries);
+  vt_check(&t, entries, in, rtol, atol, what);
+  toh_clear(in, 1);
+  toh_teardown(&t);
+}
+
+static void maxpool_geometries(void **state) {
+  (void)state;
+  const int64_t a[4] = {1, 2, 11, 13}, b[4] = {2, 3, 8, 9}, c[4] = {1, 1, 7, 33}, d[4] = {1, 1, 5, 5},
+                big[4] = {2, 64, 56, 56};
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3, a,
+            1, 0, 0, "MaxPool 3x3 s2 p1");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 2, 2), TOH_INTS("strides", 2, 2), TOH_INT("ceil_mode", 1)}, 3, b, 2, 0,
+            0, "MaxPool 2x2 s2 ceil_mode");
+  pool_case("MaxPool", 12, (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_STR("auto_pad", "SAME_UPPER")}, 2, c, 3, 0,
+            0, "MaxPool SAME_UPPER");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 5, 2), TOH_INTS("strides", 1, 3), TOH_INTS("pads", 2, 0, 2, 1)}, 3, d,
+            4, 0, 0, "MaxPool 5x2 s(1,3) uneven pads");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3,
+            big, 5, 0, 0, "MaxPool ResNet stem size");
+}
+
+/* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
+static void maxpool_nan_rule(void **state) {
+  (void)state;
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  toh t;
+  toh_setup(&t, "MaxPool", 12, 1, 0, 1, (tb_attr[]){TOH_INTS("kernel_shape", 2, 2)}, 1);
+  const int64_t shape[4] = {1, 1, 4, 4};
+  const float x[16] = {NAN, 1, 2, 3, 4, 5, NAN, 7, 8, 9, 10, 11, 12, 13, 14, -INFINITY};
+  tb_tensor *in[1] = {toh_host_tensor(t.cpu, TB_DTYPE_F32, 4, shape, x)};
+  vt_check(&t, entries, in, 0, 0, "MaxPool with NaN taps");
+  tb_tensor *got[1];
+  vt_run(&t, entries[0], in, got, NULL);
+  const float *y = vt_data(got[0]); /* 3x3 */
+  assert_true(isnan(y[0]));         /* window starts at the NaN */
+  assert_true(y[1] == 5);           /* NaN at (1,2) is a later tap of output (0,1): skipped */
+  assert_true(y[2] == 7 && y[4] == 10);
+  assert_true(isnan(y[5])); /* output (1,2): its first tap is x(1,2) = NaN */
+  toh_clear(got, 1);
+  toh_clear(in, 1);
+  toh_teardown(&t);
+}
+
+static void maxpool_declines(void **state) {
+  (void)state;
+  const int64_t s4[4] = {1, 1, 6, 6}, s5[5] = {1, 1, 4, 4, 4};
+  toh t;
+  toh_setup(&t, "MaxPool", 12, 1, 0, 1, (tb_attr[]){TOH_INTS("kernel_shape", 2, 2), TOH_INTS("dilations", 2, 2)}, 2);
+  tb_tensor *in[1] = {vt_random(&t, 4, s4, 1, -1, 1)};
+  assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
+  toh_teardown(&t);
+  toh_begin(&t, NULL);
+  toh_add(&t, "MaxPool", 12, 1, 0, 2, 0, (tb_attr[]){TOH_INTS("kernel_shape", 2, 2)}, 1); /* with Indices */
+  assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
+  toh_teardown(&t);
+  toh_setup(&t, "MaxPool", 12, 1, 0, 1, (tb_attr[]){TOH_INTS("kernel_shape", 2, 2, 2)}, 1); /* 3-D */
+  toh_clear(in, 1);
+  in[0] = vt_random(&t, 5, s5, 2, -1, 1);
+  assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  vt_check(&t, entries, in, 0, 0, "3-D MaxPool (fallback)");
+  toh_clear(in, 1);
+  toh_teardown(&t);
+}
+
+static void averagepool_geometries(void **state) {
+  (void)state;
+  const int64_t a[4] = {1, 2, 11, 13}, b[4] = {2, 3, 8, 9}, c[4] = {1, 1, 7, 7}, big[4] = {2, 64, 56, 56};
+  for (int inc = 0; inc < 2; inc++) {
+    pool_case(
+        "AveragePool", 11,
+        (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("pads", 1, 1, 1, 1), TOH_INT("count_include_pad", inc)}, 3,
+        a, 1, 1e-5, 1e-6, inc ? "AveragePool 3x3 p1 count_include_pad" : "AveragePool 3x3 p1");
+    pool_case("AveragePool", 11,
+              (tb_attr[]){TOH_INTS("kernel_shape", 2, 2), TOH_INTS("strides", 2, 2), TOH_INT("ceil_mode", 1),
+                          TOH_INT("count_include_pad", inc)},
+              4, b, 2, 1e-5, 1e-6, inc ? "AveragePool ceil_mode count_include_pad" : "AveragePool ceil_mode");
+    pool_case("AveragePool", 11,
+              (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 0, 0),
+                          TOH_INT("count_include_pad", inc)},
+              4, c, 3, 1e-5, 1e-6, "AveragePool begin pads only");
+    pool_case("AveragePool", 11,
+              (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_STR("auto_pad", "SAME_LOWER"),
+                          TOH_INT("count_include_pad", inc)},
+              3, c, 4, 1e-5, 1e-6, "AveragePool SAME_LOWER");
+  }
+  pool_case("AveragePool", 11, (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("pads", 1, 1, 1, 1)}, 2, big, 5,
+            1e-5, 1e-6, "AveragePool large");
+}
+
+static void global_averagepool(void **state) {
+  (void)state;
+  static const int64_t shapes[][4] = {{2, 3, 7, 9}, {4, 512, 7, 7}, {1, 3, 1, 1}, {2, 5}};
+  static const size_t ranks[] = {4, 4, 4, 2};
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(global_averagepool);
+  for (size_t c = 0; c < 4; c++) {
+    toh t;
+    toh_setup(&t, "GlobalAveragePool", 1, 1, 0, 1, NULL, 0);
+    tb_tensor *in[1] = {vt_random(&t, ranks[c], shapes[c], c + 1, -3, 3)};
+    if (c == 0) vt_data(in[0])[5] = INFINITY;
+    vt_assert_picks(&t, in, entries);
+    char what[128];
+    snprintf(what, sizeof what, "GlobalAveragePool case %zu", c);
+    vt_check(&t, entries, in, 1e-5, 1e-6, what);
+    toh_clear(in, 1);
+    toh_teardown(&t);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(softmax_every_axis),        cmocka_unit_test(softmax_special_rows),
+      cmocka_unit_test(layernorm_onnx_with_stats), cmocka_unit_test(layernorm_tb_domain),
+      cmocka_unit_test(layernorm_nan_row),         cmocka_unit_test(batchnorm_inference),
+      cmocka_unit_test(batchnorm_declines),        cmocka_unit_test(reduce_last_axis),
+      cmocka_unit_test(maxpool_geometries),        cmocka_unit_test(maxpool_nan_rule),
+      cmocka_unit_test(maxpool_declines),          cmocka_unit_test(averagepool_geometries),
+      cmocka_unit_test(global_averagepool),
+  };
+  return cmocka_run_group_tests(tests, vt_setup, vt_teardown);
+}
