@@ -7,7 +7,7 @@
  * thread, measured here with one thread and counted twice for two) and the speed-up over the reference.
  * One-thread times (and the peak loop) are the calling thread's CPU time, so a loaded machine does not
  * inflate them; two-thread times are wall time and are only meaningful when both cores are free.
- * Usage: conv_bench [--no-reference] */
+ * Usage: conv_bench [--no-reference] [--only TEXT] (--only: the layers whose name contains TEXT) */
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +156,18 @@ static double time_kernel(bench_node *b, tb_backend *cpu, const tb_cpu_kernel *k
 }
 
 int main(int argc, char **argv) {
-  bool reference = !(argc > 1 && strcmp(argv[1], "--no-reference") == 0);
+  bool reference = true;
+  const char *only = NULL;
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--no-reference") == 0) {
+      reference = false;
+    } else if (strcmp(argv[a], "--only") == 0 && a + 1 < argc) {
+      only = argv[++a];
+    } else {
+      fprintf(stderr, "usage: conv_bench [--no-reference] [--only TEXT]\n");
+      return 2;
+    }
+  }
   uint64_t features = tb_convert_features();
   tb_backend *cpu = NULL;
   tb_pool *pool2 = NULL;
@@ -166,10 +177,11 @@ int main(int argc, char **argv) {
   }
   double peak = (features & TB_FEATURE_BIT(TB_FEATURE_AVX512F)) ? fma_peak_gflops() : 0;
   printf("fp32 FMA peak, one core (16 zmm FMA chains): %.1f GFLOP/s; two threads: %.1f\n", peak, 2 * peak);
-  printf("%-26s %8s | %8s %7s %5s | %8s %7s %5s | %8s %7s | %9s %7s\n", "layer", "GMAC", "fp32 1t", "GFLOP/s", "peak",
-         "fp32 2t", "GFLOP/s", "peak", "bf16 2t", "GFLOP/s", "reference", "speedup");
+  printf("%-26s %8s | %8s %7s %5s | %8s %7s %5s | %8s %7s | %8s %7s | %9s %7s\n", "layer", "GMAC", "fp32 1t", "GFLOP/s",
+         "peak", "fp32 2t", "GFLOP/s", "peak", "bf16 1t", "GFLOP/s", "bf16 2t", "GFLOP/s", "reference", "speedup");
   const char *kname = NULL, *bname = NULL;
   for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+    if (only && !strstr(layers[i].name, only)) continue;
     bench_node b;
     if (make_node(cpu, &layers[i], &b) != 0) {
       fprintf(stderr, "conv_bench: cannot build layer %s: %s\n", layers[i].name, tb_last_error());
@@ -186,23 +198,29 @@ int main(int argc, char **argv) {
       for (size_t d = 0; d < types[t].ndim; d++) types[t].dims[d] = (tb_dim){tb_tensor_shape(b.in[t])[d], -1};
       in[t] = &types[t];
     }
+    for (int t = 0; t < 3; t++) b.g->values[b.g->nodes[b.node].inputs[t]].type = types[t]; /* X's shape at prepare */
     const tb_cpu_kernel *fast = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 2, features);
     const tb_cpu_kernel *bf16 = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 3, features);
     double flop = 2.0 * (double)b.macs;
     double t1 = time_kernel(&b, cpu, fast, NULL, 1000), t2 = time_kernel(&b, cpu, fast, pool2, 1000);
-    double tbf = bf16 && bf16->precision ? time_kernel(&b, cpu, bf16, pool2, 1000) : 0;
+    bool has_bf16 = bf16 && bf16->precision;
+    double tbf1 = has_bf16 ? time_kernel(&b, cpu, bf16, NULL, 1000) : 0;
+    double tbf = has_bf16 ? time_kernel(&b, cpu, bf16, pool2, 1000) : 0;
     double tref = reference ? time_kernel(&b, cpu, &tb_kernel_conv, NULL, 1) : 0;
     if (!fast || t1 <= 0 || t2 <= 0) {
       fprintf(stderr, "conv_bench: no level-2 Conv kernel ran for %s\n", layers[i].name);
       return 1;
     }
-    char speedup[16] = "-", ref_ms[16] = "-", bf_ms[16] = "-", bf_g[16] = "-";
+    char speedup[16] = "-", ref_ms[16] = "-", bf_ms[16] = "-", bf_g[16] = "-", bf1_ms[16] = "-", bf1_g[16] = "-";
     if (tref > 0 && t2 > 0) snprintf(speedup, sizeof speedup, "%.0fx", tref / t2);
     if (tref > 0) snprintf(ref_ms, sizeof ref_ms, "%.1f ms", tref * 1e3);
+    if (tbf1 > 0)
+      snprintf(bf1_ms, sizeof bf1_ms, "%.2f ms", tbf1 * 1e3), snprintf(bf1_g, sizeof bf1_g, "%.0f", flop / tbf1 * 1e-9);
     if (tbf > 0) snprintf(bf_ms, sizeof bf_ms, "%.2f ms", tbf * 1e3), snprintf(bf_g, sizeof bf_g, "%.0f", flop / tbf * 1e-9);
-    printf("%-26s %8.3f | %5.2f ms %7.0f %4.0f%% | %5.2f ms %7.0f %4.0f%% | %8s %7s | %9s %7s\n", layers[i].name,
+    printf("%-26s %8.3f | %5.2f ms %7.0f %4.0f%% | %5.2f ms %7.0f %4.0f%% | %8s %7s | %8s %7s | %9s %7s\n", layers[i].name,
            (double)b.macs * 1e-9, t1 * 1e3, flop / t1 * 1e-9, peak > 0 ? 100 * flop / t1 * 1e-9 / peak : 0, t2 * 1e3,
-           flop / t2 * 1e-9, peak > 0 ? 100 * flop / t2 * 1e-9 / (2 * peak) : 0, bf_ms, bf_g, ref_ms, speedup);
+           flop / t2 * 1e-9, peak > 0 ? 100 * flop / t2 * 1e-9 / (2 * peak) : 0, bf1_ms, bf1_g, bf_ms, bf_g, ref_ms,
+           speedup);
     kname = fast ? fast->name : kname;
     bname = bf16 && bf16->precision ? bf16->precision : bname;
     free_node(&b);

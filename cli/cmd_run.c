@@ -20,7 +20,7 @@ static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
     "              [--threads N] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
-    "              [--export-weights F] [--record F] [--profile] [--json]\n"
+    "              [--export-weights F] [--record F] [--cpu-fallback] [--profile] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
     "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
@@ -35,7 +35,8 @@ static const char help[] =
     "  --input NAME=FILE   the value of input NAME from a .npy file (repeatable)\n"
     "  --dim NAME=N        the size of the symbolic dimension NAME, e.g. --dim batch=4 (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"
-    "  --repeat N          run N times and print the median and fastest time (default 1)\n"
+    "  --repeat N          run N times and print the median and fastest time (default 1; each run ends\n"
+    "                      with a synchronize of the backend)\n"
     "  --threads N         CPU threads (default 0: TB_NUM_THREADS, else the CPUs this process may use)\n"
     "  --output-dir D      write each output as D/NAME.npy (the folder must exist)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
@@ -46,6 +47,8 @@ static const char help[] =
     "  --export-weights F  write every initializer (after --weights) to the safetensors file F\n"
     "  --record F          write the inputs, outputs, model SHA-256, device, level, precision and\n"
     "                      tolerance of the run to the safetensors file F (replay: tb validate --replay F)\n"
+    "  --cpu-fallback      a node whose device kernel cannot be built (a driver's compiler error, no device\n"
+    "                      memory) runs on the CPU instead of failing the prepare; the reason is listed\n"
     "  --profile           time every node (device nodes waited for after each) and print where the\n"
     "                      time goes, per operator and the slowest nodes (with --repeat, the first run\n"
     "                      is left out as warm-up)\n"
@@ -72,6 +75,7 @@ typedef struct run_opts {
   const char *weights, *export_weights, *record;
   bool allow_narrowing;
   bool profile;
+  bool cpu_fallback;
   tb_prepared *prepared; /* for the profile */
 } run_opts;
 
@@ -145,7 +149,8 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
                                        "--weights", "--export-weights", "--record"};
-  const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile}, {NULL, NULL}};
+  const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile},
+                              {"--cpu-fallback", &o->cpu_fallback}, {NULL, NULL}};
   int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
                               &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
@@ -548,7 +553,8 @@ static int run_model(run_opts *o) {
                              .threads = o->threads,
                              .dim_count = o->dims.count,
                              .dim_names = o->dims.names,
-                             .dim_values = dim_values};
+                             .dim_values = dim_values,
+                             .cpu_fallback = o->cpu_fallback};
   if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
   o->prepared = prepared;
   if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;
@@ -568,6 +574,7 @@ static int run_model(run_opts *o) {
     if (o->profile && r == (o->repeat > 1 ? 1 : 0) && (st = tb_prepared_set_profiling(prepared, true)) != TB_OK) goto library_error;
     double t0 = now_ms();
     st = tb_prepared_run(prepared, n_in, in_names, ins, n_out, NULL, outs);
+    if (st == TB_OK) st = tb_backend_synchronize(backend); /* a device's queued work is part of the run */
     times[r] = now_ms() - t0;
     if (st != TB_OK) goto library_error;
   }

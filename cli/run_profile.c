@@ -53,7 +53,7 @@ int tbc_profile_text(tb_prepared *p, size_t top) {
   uint64_t runs = runs_of(e, n);
   qsort(ops, n_ops, sizeof *ops, by_ms_desc);
   qsort(order, n, sizeof *order, node_by_ms_desc);
-  printf("profile:  %.3f ms per run in the kernels, over %llu timed run%s\n", total / (double)runs, (unsigned long long)runs,
+  printf("profile:  %.3f ms per run in the kernels (means), over %llu timed run%s\n", total / (double)runs, (unsigned long long)runs,
          runs == 1 ? "" : "s");
   printf("  %-28s %-8s %6s %10s %7s\n", "operator", "where", "nodes", "ms/run", "share");
   for (size_t i = 0; i < n_ops; i++)

@@ -17,6 +17,8 @@
 #include "core/threadpool.h"
 #include "model/engine.h"
 #include "model/exec_impl.h"
+#include "model/exec_release.h"
+#include "model/weights.h"
 #include "ops/op.h"
 #include "tensor/tensor_impl.h"
 
@@ -98,6 +100,7 @@ static tb_status const_tensor(tb_backend *cpu, const tb_ir_tensor *c, tb_tensor 
   if (numel == 0 || !c->data || ((uintptr_t)c->data % es) != 0) {
     st = tb_tensor_create(cpu, c->dtype, c->ndim, c->dims, out);
     if (st == TB_OK && numel > 0) st = tb_tensor_copy_from_host(*out, c->data, c->nbytes);
+    if (st == TB_OK && numel > 0) tb_weights_drop_file(c->data, c->nbytes); /* the copy is used: not the file's pages */
     if (st != TB_OK) {
       tb_tensor_destroy(*out);
       *out = NULL;
@@ -130,6 +133,7 @@ void tb_exec_destroy(tb_exec *e) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
   free(e->children);
   tb_exec_release_states(e);
+  tb_exec_release_free(e);
   for (size_t v = 0; v < e->g->n_values; v++) {
     if (e->vals && e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
     if (e->mirror) tb_tensor_destroy(e->mirror[v]);

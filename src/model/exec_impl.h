@@ -60,6 +60,7 @@ struct tb_exec {
   uint64_t *node_runs;
   tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
   void *node_hook_ctx;
+  struct tb_exec_release *release; /* constants let go after their readers packed them (exec_release.c) */
 };
 
 /* ---- exec_place.c --------------------------------------------------------------------------------- */

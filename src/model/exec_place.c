@@ -9,6 +9,7 @@
 #include "backend/backend_impl.h"
 #include "core/error.h"
 #include "model/exec_impl.h"
+#include "model/exec_release.h"
 #include "ops/op.h"
 #include "tensor/tensor_impl.h"
 
@@ -81,6 +82,7 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {
   node_cache *c = &e->cache[step];
   if (c->kernel && c->state_kernel == c->kernel) return TB_OK;
   release_state(c);
+  tb_exec_restore_consumed(e, step); /* the old state's packed copies are gone: its constants are needed again */
   if (!c->kernel) return TB_OK;
   if (c->kernel->prepare) {
     const tb_node *n = &e->g->nodes[step];
@@ -88,10 +90,14 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {
                         NULL, e,          e->threads,  c->on_device ? NULL : e->pool, NULL};
     void *state = NULL;
     tb_status st = c->kernel->prepare(&kc, &state);
-    if (st != TB_OK) return st;
+    if (st != TB_OK) {
+      tb_exec_restore_consumed(e, step);
+      return st;
+    }
     c->state = state;
   }
   c->state_kernel = c->kernel;
+  tb_exec_release_consumed(e, step);
   return TB_OK;
 }
 
@@ -188,11 +194,13 @@ tb_status tb_exec_place(tb_exec *e, tb_backend *device, bool cpu_fallback) {
   if (device) e->const_dev = calloc(g->n_values ? g->n_values : 1, sizeof *e->const_dev);
   if (!e->placement || (device && !e->const_dev)) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   tb_status st = TB_OK;
+  tb_exec_drop_file_pages(e); /* what the passes and the executor's copies read; read again when needed */
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = place_node(e, i, cpu_fallback);
     if (st == TB_OK && e->device && !e->placement[i].on_device && !e->placement[i].why_cpu)
       st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   }
+  tb_exec_drop_file_pages(e); /* what the kernels' prepare() read around their weights */
   return st;
 }
 

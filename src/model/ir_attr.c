@@ -102,8 +102,10 @@ static bool element(const tb_ir_tensor *t, int64_t i, double *d, int64_t *v) {
   case TB_DTYPE_BOOL: *v = p[0] != 0; *d = (double)*v; return true;
   default: break;
   }
-  double x = 0;
-  if (tb_convert(t->dtype, p, TB_DTYPE_F64, &x, 1, true) != TB_OK) return false;
+  double x = 0, raw = 0; /* the element copied out first: large constants may be unaligned (onnx_reader.h) */
+  if (size > sizeof raw) return false;
+  memcpy(&raw, p, size);
+  if (tb_convert(t->dtype, &raw, TB_DTYPE_F64, &x, 1, true) != TB_OK) return false;
   *d = x;
   if (x != x) *v = 0;
   else if (x >= 9.2233720368547758e18) *v = INT64_MAX;

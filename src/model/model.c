@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "model/model_impl.h"
+#include "model/weights.h"
 
 static const char *const prop_keys[TB_MODEL_PROP_COUNT] = {
     "producer", "producer_version", "ir_version", "opset", "nodes", "initializers", "weight_bytes", "graph_name"};
@@ -31,6 +32,7 @@ static tb_model *model_new(void) {
 }
 
 static void model_free(tb_model *model) {
+  tb_weights_unregister(model->ir);
   tb_ir_model_destroy(model->ir);
   tb_onnx_mappings_release(&model->external);
   tb_arena_free(&model->strings);
@@ -77,6 +79,7 @@ static tb_status finish_load(tb_model *model, const char *label, const char *bas
   tb_onnx_read_options options = {.label = label, .base_dir = base_dir, .external = &model->external};
   tb_status st = tb_onnx_read_model(model->ir, model->ir->file, model->ir->file_size, &options);
   if (st == TB_OK) {
+    tb_weights_drop_owner(model->ir); /* the pages parsing mapped in: nothing needs them until prepare */
     cache_properties(model);
     if (model->strings.failed) st = tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", label);
   }
@@ -149,8 +152,12 @@ tb_status tb_model_load(const char *path, tb_model **out_model) {
       model_free(model);
       return tb_error(TB_ERR_IO, "%s: cannot map its %zu bytes: %s", path, size, strerror(e));
     }
+    /* Small pages: parsing touches a header before each tensor and, with huge pages, each touch would map
+     * 2 MiB of the page cache into the process. The pages may be dropped: the file has them. */
+    madvise(addr, size, MADV_NOHUGEPAGE);
     model->ir->mapping = addr;
     model->ir->file = addr;
+    tb_weights_register(model->ir, addr, size);
   }
   model->ir->file_size = size;
   return finish_load(model, path, model->ir->dir, out_model);
@@ -229,7 +236,10 @@ const char *tb_model_sha256(const tb_model *model) {
   if (!model) return NULL;
   tb_model *m = (tb_model *)model; /* the cache is filled once, under the lock */
   pthread_mutex_lock(&m->sha_lock);
-  if (!m->sha256[0]) tb_sha256_hex(m->ir->file, m->ir->file_size, m->sha256);
+  if (!m->sha256[0]) {
+    tb_sha256_hex(m->ir->file, m->ir->file_size, m->sha256);
+    tb_weights_drop_owner(m->ir); /* hashing read every page of the file: none needs to stay */
+  }
   pthread_mutex_unlock(&m->sha_lock);
   return m->sha256;
 }

@@ -38,6 +38,8 @@ typedef struct conf_test {
   char reason[1024];
   double ms;
   bool on_device;         /* every node ran on the backend's device (never true on the CPU backend) */
+  double rtol, atol;      /* ONNX's runner's tolerance, widened to the library's tolerance table when the
+                             prepared model computes in a reduced precision (bf16 at O3) */
   const char *expected_reason; /* from the expected-failures file, NULL when not listed */
 } conf_test;
 

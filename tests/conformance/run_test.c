@@ -126,7 +126,7 @@ static bool check_output(conf_test *t, const char *set, size_t k, const char *na
     return false;
   }
   conf_mismatch mm;
-  bool ok = conf_compare(dt, host, ref->data, ref->numel, CONF_RTOL, CONF_ATOL, &mm);
+  bool ok = conf_compare(dt, host, ref->data, ref->numel, t->rtol, t->atol, &mm);
   free(host);
   if (!ok) {
     char idx[160];
@@ -134,7 +134,7 @@ static bool check_output(conf_test *t, const char *set, size_t k, const char *na
     bool floating = dt == TB_DTYPE_F64 || dt == TB_DTYPE_F32 || dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16 ||
                     dt == TB_DTYPE_FP8_E4M3FN || dt == TB_DTYPE_FP8_E5M2;
     char rule[64];
-    if (floating) snprintf(rule, sizeof rule, "out of tolerance (rtol %g, atol %g)", CONF_RTOL, CONF_ATOL);
+    if (floating) snprintf(rule, sizeof rule, "out of tolerance (rtol %g, atol %g)", t->rtol, t->atol);
     else snprintf(rule, sizeof rule, "different (compared exactly)");
     outcome(t, CONF_FAILED, "%s: output %zu '%s' (%s): element %s is %.9g, expected %.9g; %lld of %lld elements %s, "
             "max abs error %.3g", set, k, name, tb_dtype_name(dt), idx, mm.actual, mm.expected, (long long)mm.count,
@@ -283,6 +283,15 @@ void conf_run_test(const conf_options *o, conf_test *t) {
     goto done;
   }
   t->on_device = result->device_nodes > 0 && result->cpu_fallback_nodes == 0;
+  t->rtol = CONF_RTOL;
+  t->atol = CONF_ATOL;
+  if (result->precision != TB_PRECISION_FP32) {
+    tb_tolerance tol = {.size = sizeof tol};
+    if (tb_tolerance_lookup(tb_backend_kind_of(backend), result->precision, result->level, &tol) == TB_OK) {
+      if (tol.rtol > t->rtol) t->rtol = tol.rtol;
+      if (tol.atol > t->atol) t->atol = tol.atol;
+    }
+  }
   n_sets = data_sets(t->dir, &sets);
   if (n_sets == 0) {
     outcome(t, CONF_FAILED, "no test_data_set_* folder in %s", t->dir);

@@ -154,6 +154,50 @@ static void json_output(void **state) {
   tcli_free(&r);
 }
 
+/* --profile: the time per operator and the slowest nodes, with the kernel that ran; the same per node in
+ * the JSON; the encoder on opencl:0 shows its nodes on the device. */
+static void profile(void **state) {
+  (void)state;
+  tcli_run r = tcli("run " CNN " --backend cpu --level O2 --repeat 3 --profile " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "over 2 timed runs\n"); /* the first of 3 is warm-up */
+  TB_ASSERT_CONTAINS(r.out, "  operator                     where     nodes     ms/run   share\n");
+  TB_ASSERT_CONTAINS(r.out, "  tb.FusedConv                 cpu           3 ");
+  TB_ASSERT_CONTAINS(r.out, "  slowest nodes:\n");
+  TB_ASSERT_CONTAINS(r.out, "fast fp32 (");
+  tcli_free(&r);
+
+  r = tcli("run " CNN " --backend cpu --level O0 --json --profile " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 0);
+  cJSON *j = tcli_json(r.out);
+  const cJSON *prof = cJSON_GetObjectItemCaseSensitive(j, "profile");
+  assert_int_equal(cJSON_GetArraySize(prof), 15); /* every node of the model at O0 */
+  const cJSON *first = cJSON_GetArrayItem(prof, 0);
+  assert_string_equal(tcli_json_str(first, "op"), "Conv");
+  assert_string_equal(tcli_json_str(first, "placement"), "cpu");
+  assert_string_equal(tcli_json_str(first, "kernel"), "reference");
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(first, "runs")->valueint, 1);
+  assert_true(cJSON_GetObjectItemCaseSensitive(first, "ms_per_run")->valuedouble > 0);
+  cJSON_Delete(j);
+  tcli_free(&r);
+
+  /* --cpu-fallback is accepted and changes nothing where every kernel builds (test_exec_device covers a failing one) */
+  r = tcli("run " CNN " --backend cpu --cpu-fallback " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "0 on the CPU fallback");
+  tcli_free(&r);
+
+  r = tcli("run " ENCODER " --backend opencl:0 --level O1 --repeat 2 --profile " ENC_IN " --dim batch=2");
+  if (r.code == 3) { /* no OpenCL platform here */
+    tcli_free(&r);
+    return;
+  }
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "tb.Attention                 opencl");
+  assert_null(strstr(r.out, " cpu  ")); /* every node on the device */
+  tcli_free(&r);
+}
+
 /* A reference that differs: exit 1 and the compare line says how much. */
 static void compare_mismatch(void **state) {
   (void)state;
@@ -220,6 +264,7 @@ int main(void) {
       cmocka_unit_test_setup(random_inputs_follow_the_seed, setup),
       cmocka_unit_test_setup(symbolic_dims, setup),
       cmocka_unit_test_setup(json_output, setup),
+      cmocka_unit_test_setup(profile, setup),
       cmocka_unit_test_setup(compare_mismatch, setup),
       cmocka_unit_test_setup(errors_and_exit_codes, setup),
   };

@@ -2,12 +2,15 @@
  * reference kernels on every path this CPU has (AVX-512, AVX2+FMA, portable; the entries are called
  * directly, so no TB_CPU_FEATURES mask is needed to reach the narrower ones): implicit GEMM with groups,
  * strides, pads (explicit, asymmetric, auto_pad), dilation, 1-D; the 1x1 plain-GEMM path; the direct
- * depthwise path; batch 2; with and without bias; FusedConv with a residual and each activation; weights
+ * depthwise path; the transposed product (pixels as the GEMM's rows, chosen when the output channels per
+ * group fill whole column slivers) and pixel blocks; batch 2; with and without bias; FusedConv with a residual and each activation; weights
  * packed at prepare and weights not constant (prepare without W, packed per run); one thread and the
  * two-thread pool; wrong shapes as statuses naming the node; which entry the executor picks under masks;
  * and ResNet-18-shaped layers checked at sampled outputs against a double-precision direct convolution.
- * The patch packer itself against a naive im2col for sliver widths 4..128, row-crossing and partial
- * slivers, depth ranges starting mid-channel, strides, dilations and pads.
+ * The patch packer itself (portable, and the AVX-512 masked-load one when the CPU has it) against a naive
+ * im2col for sliver widths 4..128, row-crossing and partial slivers, depth ranges starting mid-channel,
+ * strides, dilations and pads; every product both with X's shape unknown and known at prepare (the latter
+ * picks the transposed product for few pixels).
  * The level-3 bf16 entries (AVX512-BF16 and portable) on the same cases. The bundled CNN (three Conv +
  * BatchNorm + Relu blocks, fused at O1 into FusedConv) at O2 under each mask and at O3 against O0.
  *
@@ -142,6 +145,14 @@ static void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
 typedef enum prep_mode { PREP_NONE, PREP_CONST_W, PREP_NO_W, PREP_ALL_INPUTS } prep_mode;
 static bool last_prepared; /* whether the last prepare made a state */
 
+/* Give X's graph value its static shape (known: prepare can then pick the transposed product for few
+ * pixels) or make it unknown. */
+static void set_x_shape_known(toh *t, bool known) {
+  const tb_tensor *x = t->in[0];
+  t->graph->values[toh_node(t)->inputs[0]].type =
+      toh_type(TB_DTYPE_F32, known ? tb_tensor_ndim(x) : SIZE_MAX, tb_tensor_shape(x));
+}
+
 /* Mark (or unmark) t's input W as a graph constant holding W's data. */
 static void set_w_constant(toh *t, bool constant) {
   tb_value *v = &t->graph->values[toh_node(t)->inputs[1]];
@@ -239,12 +250,14 @@ static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *
   set_w_constant(t, false);
   for (int p = 0; p < n_bf16_paths(); p++) {
     const tb_cpu_kernel *k = fused ? fused_bf16_entries[p] : conv_bf16_entries[p];
-    for (int run = 0; run < 2; run++) {
-      TB_ASSERT_OK(run_kernel(t, k, run ? PREP_NO_W : PREP_CONST_W, run ? pool2 : NULL, &got));
-      if (!run) assert_int_equal(last_prepared, !depthwise);
+    for (int run = 0; run < 3; run++) { /* prepared (X's shape unknown, then known), then packed per run */
+      set_x_shape_known(t, run == 1);
+      TB_ASSERT_OK(run_kernel(t, k, run == 2 ? PREP_NO_W : PREP_CONST_W, run == 2 ? pool2 : NULL, &got));
+      if (run < 2) assert_int_equal(last_prepared, !depthwise);
       assert_close(got, depthwise ? ref : ref_rounded, what, bf16_path_names[p]);
       tb_tensor_destroy(got);
     }
+    set_x_shape_known(t, false);
   }
   char table_what[256];
   snprintf(table_what, sizeof table_what, "%s, scaled weights against fp32 at the bf16 tolerance", what);
@@ -280,10 +293,14 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
   for (int p = 0; p < n_paths(); p++) {
     const tb_cpu_kernel *k = fused ? fused_entries[p] : conv_entries[p];
     tb_tensor *got = NULL;
-    TB_ASSERT_OK(run_kernel(&t, k, PREP_CONST_W, NULL, &got));
-    assert_int_equal(last_prepared, !depthwise); /* a constant W is packed once (depthwise uses it as it is) */
-    assert_close(got, ref, what, path_names[p]);
-    tb_tensor_destroy(got);
+    for (int known = 0; known < 2; known++) { /* X's shape unknown at prepare, then known */
+      set_x_shape_known(&t, known != 0);
+      TB_ASSERT_OK(run_kernel(&t, k, PREP_CONST_W, NULL, &got));
+      assert_int_equal(last_prepared, !depthwise); /* a constant W is packed once (depthwise uses it as it is) */
+      assert_close(got, ref, what, path_names[p]);
+      tb_tensor_destroy(got);
+    }
+    set_x_shape_known(&t, false);
     TB_ASSERT_OK(run_kernel(&t, k, (prep_mode)(p % 2 ? PREP_ALL_INPUTS : PREP_NO_W), pool2, &got));
     assert_close(got, ref, what, path_names[p]);
     tb_tensor_destroy(got);
@@ -314,6 +331,16 @@ static const conv_case gemm_cases[] = {
     {"K past one block (C 40, 3x3)", 1, 40, 6, 6, 70, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"channel multiplier 2 (group == C)", 1, 4, 6, 7, 8, 3, 3, 4, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"kernel as large as the input", 1, 3, 4, 4, 2, 4, 4, 1, 1, 1, {0}, NULL, true},
+    {"7x7 stride 2 pad 3 (stem-like, rows wider than a sliver)", 1, 3, 75, 79, 9, 7, 7, 1, 2, 1, {3, 3, 3, 3}, NULL, true},
+    {"3x3 over 900 pixels (two pixel blocks)", 1, 5, 30, 30, 7, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"batch 3 (GEMMs in turn, each on the pool)", 3, 6, 8, 9, 30, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"1x1 stride 2 over 50x50", 1, 6, 50, 50, 5, 1, 1, 1, 2, 1, {0}, NULL, false},
+    {"3x3 stride 2 dilation 2", 1, 4, 23, 41, 6, 3, 3, 1, 2, 2, {2, 1, 0, 3}, NULL, true},
+    {"1-D k19 (more tap columns than the mask table)", 1, 3, 0, 60, 4, 1, 19, 1, 1, 1, {0, 9, 0, 9}, NULL, true},
+    {"3x3 64 channels (pixels as rows)", 1, 8, 10, 11, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"1x1 pointwise 32 channels (pixels as rows)", 2, 16, 9, 7, 32, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"groups 2 of 32 channels stride 2 (pixels as rows)", 1, 8, 13, 12, 64, 3, 3, 2, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"1x1 stride 2 64 channels over 600 pixels (pixels as rows, two blocks)", 1, 4, 69, 35, 64, 1, 1, 1, 2, 1, {0}, NULL, false},
 };
 
 static const conv_case depthwise_cases[] = {
@@ -355,7 +382,10 @@ static void conv_depthwise_matches_reference(void **state) {
 static void fused_conv_each_activation_and_residual(void **state) {
   (void)state;
   const conv_case *cases[] = {GEMM_CASE("3x3 pad 1"), GEMM_CASE("groups 4 stride 2"), GEMM_CASE("1x1 pointwise"),
-                              GEMM_CASE("1-D k3 stride 2 pad 1"), DW_CASE("depthwise 3x3")};
+                              GEMM_CASE("1-D k3 stride 2 pad 1"), DW_CASE("depthwise 3x3"),
+                              GEMM_CASE("3x3 over 900 pixels (two pixel blocks)"),
+                              GEMM_CASE("3x3 64 channels (pixels as rows)"),
+                              GEMM_CASE("1x1 pointwise 32 channels (pixels as rows)")};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
       check_case(cases[c], true, &acts[a], false);
@@ -386,54 +416,64 @@ static float im2col_at(const tb_conv_geom *g, const float *x, int64_t k, int64_t
   return iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw ? 0.0f : x[(c * g->ih + iy) * g->iw + ix];
 }
 
+/* Both packers (portable, and AVX-512 when the CPU has it): the masked-load one takes strides 1 and 2 with
+ * runs of up to 32 pixels and at most 16 tap columns; wider slivers, longer runs, more tap columns and
+ * other strides go through the general loop with the AVX-512 gather. */
 static void patch_packer_matches_im2col(void **state) {
   (void)state;
   /* ih, iw, kh, kw, sh, sw, dh, dw, ph, pw, channels */
   static const int64_t geoms[][11] = {
-      {5, 1, 3, 1, 1, 1, 1, 1, 1, 0, 2},  /* one output column: a run per pixel */
-      {80, 1, 3, 1, 1, 1, 1, 1, 1, 0, 3}, /* 80 x 1 outputs: more runs than MAX_RUNS (64) in a 128-wide sliver */
-      {7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3},  /* stride 2 gathers */
-      {6, 5, 2, 2, 1, 1, 2, 2, 1, 2, 2},  /* dilation with pads wider than the input edge */
-      {1, 40, 1, 5, 1, 3, 1, 1, 0, 4, 2}, /* 1-D, stride 3 */
+      {5, 1, 3, 1, 1, 1, 1, 1, 1, 0, 2},     /* one output column: a run per pixel */
+      {80, 1, 3, 1, 1, 1, 1, 1, 1, 0, 3},    /* 80 x 1 outputs: more runs than MAX_RUNS (32) in a 128-wide sliver */
+      {7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3},     /* stride 2 gathers */
+      {6, 5, 2, 2, 1, 1, 2, 2, 1, 2, 2},     /* dilation with pads wider than the input edge */
+      {1, 40, 1, 5, 1, 3, 1, 1, 0, 4, 2},    /* 1-D, stride 3 */
       {12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+      {30, 75, 7, 7, 2, 2, 1, 1, 3, 3, 2},   /* the stem: 7x7 stride 2 pad 3, output rows wider than a sliver */
+      {9, 70, 3, 3, 1, 2, 1, 2, 1, 4, 2},    /* stride 2 with dilation 2, pads past the first taps */
+      {3, 50, 1, 18, 1, 1, 1, 1, 0, 9, 2},   /* 18 tap columns: more than the mask table holds */
+      {2, 37, 2, 3, 1, 1, 1, 1, 0, 0, 3},    /* no pads: every lane inside the row */
+      {4, 6, 3, 3, 1, 2, 1, 1, 5, 5, 1},     /* pads wider than the input: rows and runs all padding */
   };
   static const int widths[] = {4, 16, 32, 128};
-  for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
-    const int64_t *q = geoms[gi];
-    tb_conv_geom g = {.spatial = 2, .batch = 1, .in_c = q[10], .out_c = 1, .group = 1, .ih = q[0], .iw = q[1],
-                      .kh = q[2], .kw = q[3], .sh = q[4], .sw = q[5], .dh = q[6], .dw = q[7], .ph = q[8], .pw = q[9]};
-    g.oh = (g.ih + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
-    g.ow = (g.iw + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
-    int64_t k = tb_conv_k(&g), n = tb_conv_pixels(&g);
-    float *x = malloc((size_t)(g.in_c * g.ih * g.iw) * sizeof *x), *dst = malloc((size_t)(k * (n + 128)) * sizeof *dst);
-    assert_true(x && dst);
-    fill(x, g.in_c * g.ih * g.iw, 40 + gi);
-    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
-      for (int64_t col0 = 0; col0 <= 3 && col0 < n; col0 += 3)
-        for (int split = 0; split < 3; split++) {
-          int width = widths[wi];
-          int64_t o0 = split == 2 ? 1 : 0, outer = n - col0 - o0, p0 = split == 0 ? 0 : k / 2 + split - 1;
-          int64_t kc = split == 0 ? k : k - p0;
-          if (outer <= 0 || kc <= 0) continue;
-          tb_conv_patches patches = {&g, x, col0};
-          int64_t slivers = (outer + width - 1) / width;
-          for (int64_t i = 0; i < slivers * kc * width; i++) dst[i] = NAN;
-          tb_conv_pack_patches(&patches, o0, outer, p0, kc, width, dst);
-          for (int64_t sl = 0; sl < slivers; sl++)
-            for (int64_t p = 0; p < kc; p++)
-              for (int o = 0; o < width; o++) {
-                int64_t j = sl * width + o;
-                float want = j < outer ? im2col_at(&g, x, p0 + p, col0 + o0 + j) : 0.0f;
-                float got = dst[(sl * kc + p) * width + o];
-                if (!(got == want))
-                  fail_msg("geometry %zu width %d col0 %lld o0 %lld p0 %lld: (k %lld, pixel %lld) is %g, expected %g", gi,
-                           width, (long long)col0, (long long)o0, (long long)p0, (long long)(p0 + p),
-                           (long long)(col0 + o0 + j), got, want);
-              }
-        }
-    free(x);
-    free(dst);
-  }
+  bool has_avx512 = tb_gemm_path_for(tb_convert_hardware_features()) == TB_GEMM_AVX512;
+  for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++)
+    for (int avx512 = 0; avx512 <= (int)has_avx512; avx512++) {
+      const int64_t *q = geoms[gi];
+      tb_conv_geom g = {.spatial = 2, .batch = 1, .in_c = q[10], .out_c = 1, .group = 1, .ih = q[0], .iw = q[1],
+                        .kh = q[2], .kw = q[3], .sh = q[4], .sw = q[5], .dh = q[6], .dw = q[7], .ph = q[8], .pw = q[9]};
+      g.oh = (g.ih + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+      g.ow = (g.iw + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+      int64_t k = tb_conv_k(&g), n = tb_conv_pixels(&g);
+      float *x = malloc((size_t)(g.in_c * g.ih * g.iw) * sizeof *x), *dst = malloc((size_t)(k * (n + 128)) * sizeof *dst);
+      assert_true(x && dst);
+      fill(x, g.in_c * g.ih * g.iw, 40 + gi);
+      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (int64_t col0 = 0; col0 <= 3 && col0 < n; col0 += 3)
+          for (int split = 0; split < 3; split++) {
+            int width = widths[wi];
+            int64_t o0 = split == 2 ? 1 : 0, outer = n - col0 - o0, p0 = split == 0 ? 0 : k / 2 + split - 1;
+            int64_t kc = split == 0 ? k : k - p0;
+            if (outer <= 0 || kc <= 0) continue;
+            tb_conv_patches patches = {&g, x, col0, avx512 != 0};
+            int64_t slivers = (outer + width - 1) / width;
+            for (int64_t i = 0; i < slivers * kc * width; i++) dst[i] = NAN;
+            tb_conv_pack_patches(&patches, o0, outer, p0, kc, width, dst);
+            for (int64_t sl = 0; sl < slivers; sl++)
+              for (int64_t p = 0; p < kc; p++)
+                for (int o = 0; o < width; o++) {
+                  int64_t j = sl * width + o;
+                  float want = j < outer ? im2col_at(&g, x, p0 + p, col0 + o0 + j) : 0.0f;
+                  float got = dst[(sl * kc + p) * width + o];
+                  if (!(got == want))
+                    fail_msg("%s packer, geometry %zu width %d col0 %lld o0 %lld p0 %lld: (k %lld, pixel %lld) is %g, "
+                             "expected %g", avx512 ? "avx512" : "portable", gi, width, (long long)col0, (long long)o0,
+                             (long long)p0, (long long)(p0 + p), (long long)(col0 + o0 + j), got, want);
+                }
+          }
+      free(x);
+      free(dst);
+    }
 }
 
 /* An error status naming the node n0, with `words` in the sentence. */

@@ -3,7 +3,8 @@
  * (tb_gemm_pack_a/b) and packed on demand (a callback), every transpose, m, n, k in {1, 13, 33, 200} and
  * past the blocking sizes, beta 0 (NaN in C ignored), 1 and 0.5, alpha 0 and k 0, each epilogue (bias per
  * row and per column, residual separate or C itself, each activation), results bit-identical on 1 and 2
- * threads (and on a pool of 3), and the refusals (a packed operand for another path or size).
+ * threads (and on a pool of 3), the refusals (a packed operand for another path or size), NaN through
+ * the piecewise-linear activations, and the exact packed layout (the AVX-512 transposing packer too).
  *
  * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
  * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm_f32_internal.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_util.h"
@@ -289,6 +291,67 @@ static void mismatched_operands_refused(void **state) {
   tb_gemm_packed_free(NULL);
 }
 
+/* The piecewise-linear activations keep the portable semantics on every path (the vector epilogue too):
+ * Relu, LeakyRelu and Clip keep NaN, zeros stay +0; 40 columns: full vectors and a masked tail. */
+static void activations_keep_nan(void **state) {
+  (void)state;
+  enum { N = 40 };
+  float one = 1.0f, b[N], c[N];
+  for (int j = 0; j < N; j++) b[j] = (float)(j % 5) - 2.0f; /* -2 -1 0 1 2 ... */
+  b[3] = NAN;
+  b[17] = -3.0f;
+  b[38] = NAN;
+  for (int p = 0; p < n_paths(); p++)
+    for (int act = 1; act <= 3; act++) {
+      tb_gemm_operand oa = {.data = &one, .ld = 1}, ob = {.data = b, .ld = N};
+      tb_gemm_epilogue ep = {.act = act, .act_alpha = 0.25f, .act_min = -1.5f, .act_max = 1.5f};
+      assert_true(tb_gemm_f32_run((tb_gemm_path)p, 1, N, 1, 1.0f, &oa, &ob, 0.0f, c, N, &ep, NULL));
+      for (int j = 0; j < N; j++) {
+        float x = b[j], want = act == 1 ? (x < 0 ? 0.0f : x)
+                              : act == 2 ? (x < 0 ? 0.25f * x : x)
+                                         : (x < -1.5f ? -1.5f : x > 1.5f ? 1.5f : x);
+        if (isnan(want)) {
+          if (!isnan(c[j])) fail_msg("%s path act %d: column %d is %g, expected NaN", path_names[p], act, j, c[j]);
+        } else if (c[j] != want || signbit(c[j]) != signbit(want)) {
+          fail_msg("%s path act %d: column %d is %g, expected %g", path_names[p], act, j, c[j], want);
+        }
+      }
+    }
+}
+
+/* Operands packed once follow the documented layout exactly on every path (the transposing packers of
+ * row-major A and of transposed B too): depth blocks of tb_gemm_depth_block, slivers of the path's width, zeros past
+ * the edge; sizes with a partial sliver, a partial depth block, a depth not a multiple of 16 and a row
+ * stride past the depth. */
+static void packed_layout_is_exact(void **state) {
+  (void)state;
+  enum { M = 31, N = 45, K = 203, LD = K + 5 };
+  float *x = random_floats(N * LD, 91);
+  for (int p = 0; p < n_paths(); p++)
+    for (int side = 0; side < 2; side++) {
+      /* A plain (m x k, row-major) or B transposed (stored n x k): both read element (o, p) at x[o * LD + p] */
+      tb_gemm_operand op = {.data = x, .ld = LD, .trans = side == 1};
+      tb_gemm_packed *pk = side == 0 ? tb_gemm_pack_a((tb_gemm_path)p, &op, M, K) : tb_gemm_pack_b((tb_gemm_path)p, &op, K, N);
+      assert_non_null(pk);
+      int64_t outer = side == 0 ? M : N, w = pk->width;
+      assert_int_equal(pk->outer_pad, (outer + w - 1) / w * w);
+      int64_t kb = tb_gemm_depth_block(K);
+      for (int64_t p0 = 0; p0 < K; p0 += kb) {
+        int64_t kc = K - p0 < kb ? K - p0 : kb;
+        const float *blk = pk->data + p0 * pk->outer_pad;
+        for (int64_t o = 0; o < pk->outer_pad; o++)
+          for (int64_t q = 0; q < kc; q++) {
+            float got = blk[(o / w) * kc * w + q * w + o % w], want = o < outer ? x[o * LD + p0 + q] : 0.0f;
+            if (memcmp(&got, &want, sizeof got) != 0)
+              fail_msg("%s path, %s: element (%lld, %lld) packed as %g, expected %g", path_names[p], side ? "B" : "A",
+                       (long long)o, (long long)(p0 + q), got, want);
+          }
+      }
+      tb_gemm_packed_free(pk);
+    }
+  free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_mode_and_transpose),
@@ -297,6 +360,8 @@ int main(void) {
       cmocka_unit_test(alpha_zero_and_k_zero),
       cmocka_unit_test(same_bits_on_any_thread_count),
       cmocka_unit_test(mismatched_operands_refused),
+      cmocka_unit_test(activations_keep_nan),
+      cmocka_unit_test(packed_layout_is_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,6 +111,43 @@ static void o3_without_bf16_instructions(void **state) {
   tb_prepared_destroy(p);
 }
 
+/* Per-node profile: off until asked for, one entry per node with its runs, cleared when switched on again. */
+static void profiling(void **state) {
+  fixture *f = *state;
+  int64_t batch = 2;
+  tb_prepare_options o = options_at(TB_LEVEL_O2, &batch);
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, NULL));
+  size_t n = 9;
+  const tb_node_profile *e = (const tb_node_profile *)f;
+  assert_int_equal(tb_prepared_profile(p, &n, &e), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "tb_prepared_profile: profiling is off; call tb_prepared_set_profiling(prepared, true) first");
+  assert_int_equal(n, 0);
+  assert_null(e);
+  assert_int_equal(tb_prepared_set_profiling(NULL, true), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  for (int i = 0; i < 3; i++) run_small(p, f->cpu, 2);
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  assert_int_equal(n, tb_prepared_result(p)->nodes_after);
+  bool matmul = false;
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(e[i].runs, 3);
+    assert_true(e[i].total_ms >= 0);
+    assert_string_equal(e[i].placement, "cpu");
+    if (strcmp(e[i].op_type, "MatMul") == 0 || strcmp(e[i].op_type, "tb.FusedMatMul") == 0) {
+      matmul = true;
+      TB_ASSERT_CONTAINS(e[i].kernel, "fast fp32 (");
+    }
+  }
+  assert_true(matmul);
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true)); /* again: cleared */
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  for (size_t i = 0; i < n; i++) assert_int_equal(e[i].runs, 0);
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, false));
+  assert_int_equal(tb_prepared_profile(p, &n, &e), TB_ERR_INVALID_ARGUMENT);
+  tb_prepared_destroy(p);
+}
+
 static void options_checked(void **state) {
   fixture *f = *state;
   tb_prepared *p = (tb_prepared *)f; /* must be reset to NULL on failure */
@@ -319,6 +356,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(each_level, setup, teardown),
       cmocka_unit_test_setup_teardown(options_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(o3_without_bf16_instructions, setup, teardown),
+      cmocka_unit_test_setup_teardown(profiling, setup, teardown),
       cmocka_unit_test(precision_names),
       cmocka_unit_test_setup_teardown(result_json, setup, teardown),
       cmocka_unit_test_setup_teardown(input_errors_name_the_input, setup, teardown),

@@ -487,6 +487,10 @@ static void attention_matches_reference(void **state) {
       {2, 2, 2, 0, {1, 8}, {8, 1}, {1, 3}, {0}, 0, false}, /* one entry: the pool to the GEMMs */
       {2, 2, 2, 2, {9, 16}, {16, 11}, {11, 20}, {9, 11}, 2, false},
       {4, 4, 4, 2, {1, 4, 64, 32}, {1, 4, 32, 64}, {1, 4, 64, 32}, {64, 64}, 1, true},
+      /* rows of 150 scores (vectors and a masked tail): a mask row shared by every query, and a mask
+       * column broadcast along the row (a strided mask in the row step) */
+      {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {1, 150}, 2, false},
+      {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {13, 1}, 1, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_attention(&cases[i]);
 }

@@ -275,6 +275,40 @@ static void maxpool_geometries(void **state) {
   pool_case("MaxPool", 12,
             (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3,
             big, 5, 0, 0, "MaxPool ResNet stem size");
+  const int64_t wide[4] = {1, 3, 9, 77}, one[4] = {1, 1, 3, 2};
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3,
+            wide, 6, 0, 0, "MaxPool 3x3 s2 p1, 39 outputs a row (vector tails)");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 2, 4), TOH_INTS("strides", 1, 2), TOH_INTS("pads", 0, 3, 0, 2)}, 3,
+            wide, 7, 0, 0, "MaxPool 2x4 s(1,2) pads wider than a tap");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 2, 2), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3, one,
+            8, 0, 0, "MaxPool s2 on a 3x2 plane (one-lane runs)");
+}
+
+/* Stride 2 (the AVX-512 permute path) with NaNs scattered over the input: the same NaN rule. */
+static void maxpool_stride2_nan_rule(void **state) {
+  (void)state;
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  toh t;
+  toh_setup(&t, "MaxPool", 12, 1, 0, 1,
+            (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3);
+  const int64_t shape[4] = {1, 2, 11, 70};
+  tb_tensor *in[1] = {vt_random(&t, 4, shape, 9, -5, 5)};
+  float *x = tb_tensor_host_data(in[0]);
+  for (int64_t i = 0; i < tb_tensor_numel(in[0]); i += 7) x[i] = NAN;
+  vt_check(&t, entries, in, 0, 0, "MaxPool 3x3 s2 with NaN taps");
+  tb_tensor *got[1];
+  vt_run(&t, entries[0], in, got, NULL);
+  const float *y = vt_data(got[0]); /* 6 x 35 per plane */
+  assert_true(isnan(y[0]) == isnan(x[0]) && y[1] >= x[2]);
+  size_t nans = 0;
+  for (int64_t i = 0; i < tb_tensor_numel(got[0]); i++) nans += isnan(y[i]) != 0;
+  assert_true(nans > 0 && nans < (size_t)tb_tensor_numel(got[0]) / 2); /* some first taps are NaN, most are not */
+  toh_clear(got, 1);
+  toh_clear(in, 1);
+  toh_teardown(&t);
 }
 
 /* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
@@ -344,6 +378,13 @@ static void averagepool_geometries(void **state) {
   }
   pool_case("AveragePool", 11, (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("pads", 1, 1, 1, 1)}, 2, big, 5,
             1e-5, 1e-6, "AveragePool large");
+  const int64_t wide[4] = {1, 3, 10, 77};
+  pool_case("AveragePool", 11,
+            (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1),
+                        TOH_INT("count_include_pad", 1)},
+            4, wide, 6, 1e-5, 1e-6, "AveragePool 3x3 s2 p1 count_include_pad, 39 outputs a row");
+  pool_case("AveragePool", 11, (tb_attr[]){TOH_INTS("kernel_shape", 2, 3), TOH_INTS("strides", 3, 3)}, 2, wide, 7,
+            1e-5, 1e-6, "AveragePool 2x3 s3 (scalar strided loop)");
 }
 
 static void global_averagepool(void **state) {
@@ -372,6 +413,7 @@ int main(void) {
       cmocka_unit_test(layernorm_nan_row),         cmocka_unit_test(batchnorm_inference),
       cmocka_unit_test(batchnorm_declines),        cmocka_unit_test(reduce_last_axis),
       cmocka_unit_test(maxpool_geometries),        cmocka_unit_test(maxpool_nan_rule),
+      cmocka_unit_test(maxpool_stride2_nan_rule),
       cmocka_unit_test(maxpool_declines),          cmocka_unit_test(averagepool_geometries),
       cmocka_unit_test(global_averagepool),
   };

@@ -1,10 +1,12 @@
 /* The Vulkan kernels, one op at a time, on vulkan:0 (lavapipe) with the validation layer on, against the
  * level-0 CPU reference with |vulkan - ref| <= 1e-5 + 1e-4 * |ref| (fp32; erf's approximation and the
- * fp32 sums stay well inside it): elementwise ops with broadcasting, MatMul / Gemm (transposes, alpha,
- * beta, C broadcast, batches broadcast), Conv (groups, strides, pads, dilations, 1-D, SAME padding),
- * the fused ops, pools, BatchNormalization, Softmax, LayerNormalization, reductions, Attention, the data
- * movement ops, Gather and Cast, fp16 unary and binary ops; odd sizes throughout, outputs preallocated and not; the reductions once
- * more with subgroups switched off (the shared-memory shaders). */
+ * fp32 sums stay well inside it): elementwise ops (trigonometric, hyperbolic, activations with their
+ * attributes) with broadcasting, MatMul / Gemm (transposes, alpha, beta, C broadcast, batches broadcast),
+ * Conv (groups, strides, pads, dilations, 1-D, SAME padding), the fused ops, pools, BatchNormalization,
+ * Softmax, LayerNormalization (with Mean and InvStdDev), reductions (any set of axes, an empty axes
+ * input), Attention, the data movement ops, Gather and Cast, fp16 unary and binary ops; odd sizes
+ * throughout, outputs preallocated and not; the reductions once more with subgroups switched off (the
+ * shared-memory shaders). */
 #include "backend/vulkan/vk_device.h"
 #include "test_vulkan_exec_util.h"
 
@@ -82,6 +84,19 @@ static void unary_ops(void **state) {
   check("", "HardSigmoid", 6, ATTRS(TOH_FLOAT("alpha", 0.3f), TOH_FLOAT("beta", 0.4f)), 1, IN(X(0, -5, 5, 77)), 1);
   check("tb", "Gelu", 1, NO_ATTRS, 1, IN(X(0, -5, 5, 4, 33)), 1);
   check("tb", "Gelu", 1, ATTRS(TOH_STR("approximate", "tanh")), 1, IN(X(0, -5, 5, 4, 33)), 1);
+  /* trigonometric and hyperbolic functions on their domains; activations with default and given attributes */
+  static const char *const trig[] = {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh"};
+  for (size_t i = 0; i < sizeof trig / sizeof trig[0]; i++) check("", trig[i], 9, NO_ATTRS, 1, IN(X(0, -0.95f, 0.95f, 3, 41)), 1);
+  check("", "Acosh", 9, NO_ATTRS, 1, IN(X(0, 1.01f, 9, 101)), 1);
+  static const char *const acts[] = {"Elu", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu", "Sign", "Round", "Shrink"};
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) check("", acts[i], 13, NO_ATTRS, 1, IN(X(0, -30, 30, 3, 37)), 1);
+  check("", "Elu", 6, ATTRS(TOH_FLOAT("alpha", 2.0f)), 1, IN(X(0, -3, 3, 77)), 1);
+  check("", "Selu", 6, ATTRS(TOH_FLOAT("alpha", 2.0f), TOH_FLOAT("gamma", 3.0f)), 1, IN(X(0, -3, 3, 77)), 1);
+  check("", "Celu", 12, ATTRS(TOH_FLOAT("alpha", 2.0f)), 1, IN(X(0, -3, 3, 77)), 1);
+  check("", "ThresholdedRelu", 10, ATTRS(TOH_FLOAT("alpha", 2.0f)), 1, IN(X(0, -3, 3, 77)), 1);
+  check("", "Shrink", 9, ATTRS(TOH_FLOAT("lambd", 1.5f), TOH_FLOAT("bias", 1.5f)), 1, IN(X(0, -3, 3, 77)), 1);
+  float halves[6] = {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f}; /* Round: halves to even */
+  check("", "Round", 11, NO_ATTRS, 1, IN(F32(1, {6}, halves)), 1);
 }
 
 static void binary_ops_broadcast(void **state) {
@@ -96,6 +111,31 @@ static void binary_ops_broadcast(void **state) {
   check("", "Pow", 15, NO_ATTRS, 2, IN(X(0, -3, 3, 5, 7), F32(1, {1}, &two)), 1);
   check("", "Pow", 15, NO_ATTRS, 2, IN(X(0, -3, 3, 5, 7), F32(1, {1}, &three)), 1);
   check("", "Pow", 15, NO_ATTRS, 2, IN(X(0, 0, 3, 5, 7), F32(1, {1}, &half)), 1);
+  /* PRelu: slope per channel and scalar; the multi-input ops with 1, 2 and 3 inputs broadcast together */
+  check("", "PRelu", 16, NO_ATTRS, 2, IN(X(0, -3, 3, 2, 3, 4, 5), X(1, 0.1f, 0.9f, 3, 1, 1)), 1);
+  check("", "PRelu", 16, NO_ATTRS, 2, IN(X(0, -3, 3, 7, 9), X(1, 0.1f, 0.9f, 1)), 1);
+  check("", "PRelu", 6, NO_ATTRS, 2, IN(X(0, -3, 3, 2, 3, 4, 5), X(1, 0.1f, 0.9f, 3)), 1); /* opset 6: slope per channel */
+  static const char *const variadic[] = {"Sum", "Mean", "Max", "Min"};
+  for (size_t i = 0; i < sizeof variadic / sizeof variadic[0]; i++) {
+    check("", variadic[i], 13, NO_ATTRS, 3, IN(X(0, -2, 2, 3, 1, 5), X(1, -2, 2, 4, 1), X(2, -2, 2, 2, 1, 1, 1)), 1);
+    check("", variadic[i], 13, NO_ATTRS, 2, IN(X(0, -2, 2, 3, 5), X(1, -2, 2, 3, 5)), 1);
+    check("", variadic[i], 13, NO_ATTRS, 1, IN(X(0, -2, 2, 3, 5)), 1);
+  }
+  float lo = -0.5f, hi = 0.7f;
+  check("", "Clip", 13, NO_ATTRS, 3, IN(X(0, -2, 2, 3, 37), F32(0, {0}, &lo), F32(0, {0}, &hi)), 1);
+  check("", "Clip", 13, NO_ATTRS, 1, IN(X(0, -2, 2, 3, 37)), 1);
+  check("", "Clip", 6, ATTRS(TOH_FLOAT("min", -0.5f), TOH_FLOAT("max", 0.7f)), 1, IN(X(0, -2, 2, 3, 37)), 1);
+  check("", "Clip", 6, NO_ATTRS, 1, IN(X(0, -2, 2, 3, 37)), 1);
+  for (int omit_min = 0; omit_min < 2; omit_min++) { /* only max, only min */
+    toh t;
+    toh_begin(&t, NULL);
+    vkx_add(&t, "", "Clip", 13, 3, omit_min ? 2u : 4u, 1, NULL, 0);
+    toh_in x = X(0, -2, 2, 5, 7);
+    toh_input(&t, 0, TB_DTYPE_F32, 2, x.shape, x.data);
+    toh_input(&t, omit_min ? 2 : 1, TB_DTYPE_F32, 0, NULL, omit_min ? &hi : &lo);
+    vkx_check(&t, vk, false, tol_rel, tol_abs);
+    toh_teardown(&t);
+  }
 }
 
 static void matmul_and_gemm(void **state) {
@@ -159,12 +199,35 @@ static void norms_and_reductions(void **state) {
   check("", "LayerNormalization", 17, NO_ATTRS, 3, IN(X(0, -3, 3, 2, 5, 64), X(1, 0.5f, 1.5f, 64), X(2, -1, 1, 64)), 1);
   check("", "LayerNormalization", 17, ATTRS(TOH_INT("axis", -2), TOH_FLOAT("epsilon", 1e-3f)), 2, IN(X(0, -3, 3, 3, 5, 7), X(1, 0.5f, 1.5f, 5, 7)), 1);
   check("tb", "LayerNormalization", 1, NO_ATTRS, 3, IN(X(0, -3, 3, 2, 16, 200), X(1, 0.5f, 1.5f, 200), X(2, -1, 1, 200)), 1);
+  check("", "InstanceNormalization", 6, NO_ATTRS, 3, IN(X(0, -3, 3, 2, 3, 5, 7), X(1, 0.5f, 1.5f, 3), X(2, -1, 1, 3)), 1);
+  check("", "InstanceNormalization", 6, ATTRS(TOH_FLOAT("epsilon", 1e-2f)), 3, IN(X(0, -3, 3, 3, 4, 70), X(1, 0.5f, 1.5f, 4), X(2, -1, 1, 4)), 1);
+  /* the optional outputs Mean (2 outputs) and Mean + InvStdDev (3) */
+  check("", "LayerNormalization", 17, ATTRS(TOH_INT("axis", 1)), 3, IN(X(0, -3, 3, 3, 5, 7), X(1, 0.5f, 1.5f, 5, 7), X(2, -1, 1, 7)), 2);
+  check("", "LayerNormalization", 17, ATTRS(TOH_INT("axis", 0)), 2, IN(X(0, -3, 3, 4, 9), X(1, 0.5f, 1.5f, 4, 9)), 3);
+  check("", "LayerNormalization", 17, NO_ATTRS, 3, IN(X(0, -3, 3, 2, 3, 70), X(1, 0.5f, 1.5f, 70), X(2, -1, 1, 70)), 3);
   check("", "ReduceMean", 13, ATTRS(TOH_INTS("axes", -1)), 1, IN(X(0, -3, 3, 2, 16, 64)), 1);
   check("", "ReduceMean", 13, ATTRS(TOH_INTS("axes", 1, 2), TOH_INT("keepdims", 0)), 1, IN(X(0, -3, 3, 2, 3, 5, 7)), 1);
   check("", "ReduceMax", 13, NO_ATTRS, 1, IN(X(0, -3, 3, 3, 5, 7)), 1);
   check("", "ReduceMin", 13, ATTRS(TOH_INTS("axes", 0)), 1, IN(X(0, -3, 3, 9, 5)), 1);
   int64_t axes[2] = {1, 2};
   check("", "ReduceSum", 13, NO_ATTRS, 2, IN(X(0, -3, 3, 2, 3, 5, 7), {TB_DTYPE_I64, 1, {2}, axes}), 1);
+  /* axes that are not one contiguous run (MVN's [0, 2, 3]), size-1 dimensions between them, rank 5 */
+  check("", "ReduceMean", 13, ATTRS(TOH_INTS("axes", 0, 2, 3)), 1, IN(X(0, -3, 3, 2, 3, 5, 7)), 1);
+  check("", "ReduceMax", 13, ATTRS(TOH_INTS("axes", 0, -1), TOH_INT("keepdims", 0)), 1, IN(X(0, -3, 3, 3, 5, 7)), 1);
+  check("", "ReduceMin", 13, ATTRS(TOH_INTS("axes", 1, 3)), 1, IN(X(0, -3, 3, 2, 3, 1, 5, 4)), 1);
+  check("", "ReduceSumSquare", 13, ATTRS(TOH_INTS("axes", 0, 3), TOH_INT("keepdims", 0)), 1, IN(X(0, -3, 3, 3, 1, 5, 2)), 1);
+  int64_t axes3[3] = {0, 2, 4};
+  check("", "ReduceSum", 13, NO_ATTRS, 2, IN(X(0, -3, 3, 2, 3, 5, 7, 3), {TB_DTYPE_I64, 1, {3}, axes3}), 1);
+  /* L1, L2, log-sum-exp (large values: the max is subtracted first), product (values near 1) */
+  check("", "ReduceL1", 13, ATTRS(TOH_INTS("axes", 0, 2)), 1, IN(X(0, -3, 3, 3, 5, 7)), 1);
+  check("", "ReduceL2", 13, ATTRS(TOH_INTS("axes", -1), TOH_INT("keepdims", 0)), 1, IN(X(0, -3, 3, 3, 5, 130)), 1);
+  check("", "ReduceLogSumExp", 13, ATTRS(TOH_INTS("axes", 1)), 1, IN(X(0, 50, 90, 3, 70, 2)), 1);
+  check("", "ReduceLogSumExp", 13, NO_ATTRS, 1, IN(X(0, -3, 3, 4, 5)), 1);
+  check("", "ReduceProd", 13, ATTRS(TOH_INTS("axes", 0, 2)), 1, IN(X(0, 0.8f, 1.25f, 5, 3, 19)), 1);
+  check("", "ReduceProd", 13, NO_ATTRS, 1, IN(X(0, -1.1f, 1.1f, 3, 7)), 1);
+  /* axes = [] (an empty value input): every axis, or none with noop_with_empty_axes */
+  check("", "ReduceSum", 13, NO_ATTRS, 2, IN(X(0, -3, 3, 3, 2, 2), {TB_DTYPE_I64, 1, {0}, NULL}), 1);
+  check("", "ReduceSum", 13, ATTRS(TOH_INT("noop_with_empty_axes", 1)), 2, IN(X(0, -3, 3, 3, 2, 2), {TB_DTYPE_I64, 1, {0}, NULL}), 1);
   check("tb", "Attention", 1, ATTRS(TOH_FLOAT("scale", 8.0f), TOH_INT("scale_divide", 1)), 3,
         IN(X(0, -1, 1, 2, 4, 16, 8), X(1, -1, 1, 2, 4, 8, 16), X(2, -1, 1, 2, 4, 16, 8)), 1);
   check("tb", "Attention", 1, ATTRS(TOH_FLOAT("scale", 0.3f)), 3, IN(X(0, -1, 1, 3, 5, 7), X(1, -1, 1, 7, 70), X(2, -1, 1, 3, 70, 9)), 1);
@@ -196,6 +259,25 @@ static void data_movement(void **state) {
         IN(X(0, -1, 1, 5, 3, 9), {TB_DTYPE_I64, 1, {2}, starts}, {TB_DTYPE_I64, 1, {2}, ends}, {TB_DTYPE_I64, 1, {2}, sl_axes},
            {TB_DTYPE_I64, 1, {2}, steps}),
         1);
+  /* DepthToSpace in both modes and SpaceToDepth (batch 2 keeps all 6 copy dimensions) */
+  check("", "DepthToSpace", 13, ATTRS(TOH_INT("blocksize", 2)), 1, IN(X(0, -1, 1, 2, 12, 3, 5)), 1);
+  check("", "DepthToSpace", 13, ATTRS(TOH_INT("blocksize", 3), TOH_STR("mode", "CRD")), 1, IN(X(0, -1, 1, 2, 18, 2, 3)), 1);
+  check("", "SpaceToDepth", 13, ATTRS(TOH_INT("blocksize", 2)), 1, IN(X(0, -1, 1, 2, 3, 4, 6)), 1);
+  /* Pad: constant (value from the device input, the attribute, the default 0), edge, reflect, negative pads crop */
+  int64_t pads[8] = {0, 1, 2, 0, 1, 0, 3, -1};
+  float pad_value = 1.25f;
+  check("", "Pad", 13, NO_ATTRS, 3, IN(X(0, -1, 1, 2, 3, 4, 5), {TB_DTYPE_I64, 1, {8}, pads}, F32(0, {0}, &pad_value)), 1);
+  check("", "Pad", 13, NO_ATTRS, 2, IN(X(0, -1, 1, 2, 3, 4, 5), {TB_DTYPE_I64, 1, {8}, pads}), 1);
+  check("", "Pad", 13, ATTRS(TOH_STR("mode", "edge")), 2, IN(X(0, -1, 1, 2, 3, 4, 5), {TB_DTYPE_I64, 1, {8}, pads}), 1);
+  int64_t rpads[6] = {1, 2, 0, 2, 3, 0};
+  check("", "Pad", 13, ATTRS(TOH_STR("mode", "reflect")), 2, IN(X(0, -1, 1, 3, 4, 5), {TB_DTYPE_I64, 1, {6}, rpads}), 1);
+  check("", "Pad", 2, ATTRS(TOH_INTS("pads", 0, 0, 1, 2, 0, 0, 3, 1), TOH_FLOAT("value", -2.5f)), 1, IN(X(0, -1, 1, 1, 3, 4, 5)), 1);
+  /* Constant with float32 values: a value tensor, value_floats, value_float */
+  float cvals[6] = {1.5f, -2, 3, 0.25f, 5, -6};
+  tb_ir_tensor value = {"v", TB_DTYPE_F32, 2, {2, 3}, cvals, sizeof cvals};
+  check("", "Constant", 13, ATTRS(TOH_TENSOR("value", &value)), 0, NULL, 1);
+  check("", "Constant", 13, ATTRS(TOH_FLOATS("value_floats", 1.5f, -2, 3)), 0, NULL, 1);
+  check("", "Constant", 13, ATTRS(TOH_FLOAT("value_float", 0.75f)), 0, NULL, 1);
   int64_t to[3] = {2, 3, 4};
   check("", "Expand", 13, NO_ATTRS, 2, IN(X(0, -1, 1, 3, 1), {TB_DTYPE_I64, 1, {3}, to}), 1);
   check("", "Concat", 13, ATTRS(TOH_INT("axis", 1)), 3, IN(X(0, -1, 1, 2, 3, 5), X(1, -1, 1, 2, 1, 5), X(2, -1, 1, 2, 4, 5)), 1);
@@ -232,6 +314,9 @@ static void fp16_elementwise(void **state) {
   static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
   for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++)
     check("", binary[i], 13, NO_ATTRS, 2, IN(f16(X(0, -2, 2, 2, 3, 5), 0), f16(X(1, 0.5f, 2, 3, 1), 1)), 1);
+  check("", "PRelu", 16, NO_ATTRS, 2, IN(f16(X(0, -2, 2, 2, 3, 5), 0), f16(X(1, 0.1f, 0.9f, 3, 1), 1)), 1);
+  check("", "Mean", 13, NO_ATTRS, 3, IN(f16(X(0, -2, 2, 2, 3, 5), 0), f16(X(1, -2, 2, 3, 1), 1), f16(X(2, -2, 2, 5), 2)), 1);
+  check("", "Sin", 7, NO_ATTRS, 1, IN(f16(X(0, -3, 3, 4, 9), 0)), 1);
   tol_rel = VKX_RTOL;
   tol_abs = VKX_ATOL;
 }
@@ -250,6 +335,14 @@ static void declines_what_it_cannot_run(void **state) {
   toh_begin(&t, NULL);
   toh_add(&t, "LSTM", 14, 3, 0, 1, 0, NULL, 0);
   assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), floats));
+  toh_teardown(&t);
+  /* an int64 Constant feeds shape arithmetic: the CPU */
+  int64_t ivals[2] = {3, 4};
+  tb_ir_tensor ivalue = {"v", TB_DTYPE_I64, 1, {2}, ivals, sizeof ivals};
+  tb_attr iattr = TOH_TENSOR("value", &ivalue);
+  toh_begin(&t, NULL);
+  toh_add(&t, "Constant", 13, 0, 0, 1, 0, &iattr, 1);
+  assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), NULL));
   toh_teardown(&t);
   /* a driver without a compute entry point: every node goes to the CPU */
   toh_begin(&t, NULL);

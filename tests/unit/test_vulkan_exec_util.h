@@ -106,7 +106,7 @@ static inline void vkx_check(toh *t, tb_backend *vk, bool prealloc, double rtol,
   if (!k) fail_msg("no Vulkan kernel for %s", n->op_type);
   void *state = NULL;
   tb_kernel_ctx pctx = {t->graph, n, t->n_in, none, t->n_out, NULL, vk, NULL, NULL, 1, NULL, NULL};
-  tb_status st = k->prepare(&pctx, &state);
+  tb_status st = k->prepare ? k->prepare(&pctx, &state) : TB_OK; /* Constant has no state */
   if (st != TB_OK) fail_msg("prepare failed: %s", tb_last_error());
   tb_vk_compute_stats before, after;
   for (int round = 0; round < 2; round++) {

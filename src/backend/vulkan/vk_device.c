@@ -283,8 +283,13 @@ tb_status vk_device_open(const tb_device_info *info, vk_state **out) {
   return TB_OK;
 }
 
+/* Count the device's validation messages for tb_vk_closed_validation_messages and say so on stderr, so
+ * that a run with TB_VULKAN_VALIDATION=1 (tb run, tb_conformance) shows them without a debugger. */
 static void record_validation(const vk_state *s) {
   unsigned n = s->validation.warnings + s->validation.errors;
+  if (n)
+    tb_log(TB_LOG_WARN, "%s: the Khronos validation layer reported %u error(s) and %u warning(s); first: %s", s->label,
+           s->validation.errors, s->validation.warnings, s->validation.first_message);
   pthread_mutex_lock(&closed_lock);
   closed_messages += n;
   if (n && !closed_first[0]) snprintf(closed_first, sizeof closed_first, "%s", s->validation.first_message);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "model/onnx/onnx_internal.h"
+#include "model/weights.h"
 
 void tb_onnx_mappings_release(tb_onnx_mappings *maps) {
   if (!maps) return;
@@ -60,6 +61,7 @@ static tb_status map_file(const onnx_ctx *c, const char *where, const char *real
       close(fd);
       return onnx_fail(c, TB_ERR_IO, where, "external data file '%.200s' cannot be mapped: %s", location, strerror(e));
     }
+    madvise(addr, size, MADV_NOHUGEPAGE); /* touch by touch, not 2 MiB at a time (model.c) */
   }
   close(fd);
   if (maps->count == maps->cap) {
@@ -78,6 +80,7 @@ static tb_status map_file(const onnx_ctx *c, const char *where, const char *real
     return onnx_oom(c, where);
   }
   maps->items[maps->count] = (tb_onnx_mapping){.path = path, .addr = addr, .size = size};
+  if (addr) tb_weights_register(c->m, addr, size); /* unregistered with the model, before the unmap */
   *out = &maps->items[maps->count++];
   return TB_OK;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/onnx/onnx_internal.h"
+#include "model/weights.h"
 
 enum { G_NODE = 1, G_NAME = 2, G_INITIALIZER = 5, G_INPUT = 11, G_OUTPUT = 12, G_VALUE_INFO = 13, G_SPARSE = 15 };
 enum { N_INPUT = 1, N_OUTPUT = 2, N_NAME = 3, N_OP_TYPE = 4, N_ATTRIBUTE = 5, N_DOMAIN = 7 };
@@ -268,6 +269,15 @@ static tb_status sparse_name(const onnx_ctx *c, const tb_pb_field *f, const char
   return TB_OK;
 }
 
+/* The graph's fields are walked several times, and each touch of an initializer's header maps the
+ * page-cache folio around it (up to 2 MiB) into the process: drop the file's pages behind the walk once it
+ * passes a large initializer, so loading never holds the weights resident. No-op unless f is in a mapped
+ * file (model/weights.h). */
+static void drop_behind(const tb_pb_field *f, const tb_pb_field *e) {
+  if (e->number == G_INITIALIZER && e->len >= (size_t)64 * 1024)
+    tb_weights_drop_file(f->data, (size_t)(e->data + e->len - f->data));
+}
+
 static tb_status read_initializers(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, const char *where) {
   tb_pb r = tb_pb_init(f->data, f->len, NULL);
   tb_pb_field e;
@@ -285,6 +295,7 @@ static tb_status read_initializers(onnx_ctx *c, tb_graph *g, const tb_pb_field *
     tb_ir_tensor *t;
     tb_status st = onnx_read_tensor(c, &g->arena, &e, where, "initializer", &t);
     if (st != TB_OK) return st;
+    drop_behind(f, &e);
     if (!*t->name) return onnx_fail(c, TB_ERR_MODEL, where, "initializer #%zu has no name", index);
     int v = tb_graph_find(g, t->name);
     if (v >= 0 && g->values[v].is_initializer)
@@ -309,8 +320,10 @@ static size_t count_field(const tb_pb_field *f, uint32_t number) {
   tb_pb r = tb_pb_init(f->data, f->len, NULL);
   tb_pb_field e;
   size_t n = 0;
-  while (tb_pb_next(&r, &e) > 0)
+  while (tb_pb_next(&r, &e) > 0) {
     if (e.number == number) n++;
+    drop_behind(f, &e);
+  }
   return n;
 }
 
@@ -325,6 +338,7 @@ static tb_status read_interface(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, 
   int rc;
   size_t i_in = 0, i_out = 0, i_info = 0;
   while ((rc = tb_pb_next(&r, &e)) > 0) {
+    drop_behind(f, &e);
     if (e.number != G_INPUT && e.number != G_OUTPUT && e.number != G_VALUE_INFO) continue;
     bool io = e.number != G_VALUE_INFO;
     const char *what = e.number == G_INPUT ? "input" : e.number == G_OUTPUT ? "output" : "value_info";
@@ -358,6 +372,7 @@ static tb_status read_nodes(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, cons
   int rc;
   size_t index = 0;
   while ((rc = tb_pb_next(&r, &e)) > 0) {
+    drop_behind(f, &e);
     if (e.number != G_NODE) continue;
     tb_status st = read_node(c, g, &e, where, index++);
     if (st != TB_OK) return st;
@@ -379,8 +394,10 @@ tb_status onnx_read_graph(onnx_ctx *c, const tb_pb_field *f, tb_graph *parent, c
   tb_pb_field e;
   int rc;
   char name[160] = "";
-  while ((rc = tb_pb_next(&r, &e)) > 0)
+  while ((rc = tb_pb_next(&r, &e)) > 0) {
     if (e.number == G_NAME && e.wire == TB_PB_LEN) snprintf(name, sizeof name, "%.*s", (int)(e.len < 128 ? e.len : 128), e.data);
+    drop_behind(f, &e);
+  }
   onnx_at(at, "%s%sgraph '%s'", prefix, sep, name);
   if (rc < 0) return onnx_pb_fail(c, at, &r);
 

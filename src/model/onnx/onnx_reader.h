@@ -4,7 +4,8 @@
  * Every length, count, offset and index read is checked against the bytes there are; a malformed file is
  * TB_ERR_MODEL (TB_ERR_UNSUPPORTED for valid features we lack) with the field or node named in
  * tb_last_error(). Constants point into the given bytes when they can be used as they are (raw_data
- * aligned for its dtype), so those bytes must outlive the model. */
+ * aligned for its dtype, or 64 KiB and more even when unaligned: read such data with memcpy or copy it,
+ * never through a typed pointer), so those bytes must outlive the model. */
 #ifndef TB_MODEL_ONNX_READER_H
 #define TB_MODEL_ONNX_READER_H
 #include <stdbool.h>

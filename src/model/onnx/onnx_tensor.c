@@ -4,10 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/onnx/onnx_internal.h"
+#include "model/weights.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the ONNX reader assumes a little-endian host (ONNX raw_data is little-endian)"
 #endif
+
+/* Unaligned data of at least this many bytes is used in place, unaligned (readers copy it or read it with
+ * memcpy); smaller data is copied to an aligned block. */
+enum { TB_ONNX_IN_PLACE_UNALIGNED = 64 * 1024 };
 
 enum {
   F_DIMS = 1, F_DATA_TYPE = 2, F_SEGMENT = 3, F_FLOAT = 4, F_INT32 = 5, F_STRING = 6, F_INT64 = 7, F_NAME = 8,
@@ -327,8 +332,14 @@ tb_status onnx_read_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_field
     return onnx_fail(c, TB_ERR_MODEL, at, "has no data for %s", shape_text(&s, d, shape, sizeof shape));
   }
   if (bytes && nbytes) {
-    if ((uintptr_t)bytes % es == 0) {
-      t->data = bytes; /* used in place: the mapped file outlives the model's graph */
+    if ((uintptr_t)bytes % es == 0 || nbytes >= TB_ONNX_IN_PLACE_UNALIGNED) {
+      /* used in place: the file outlives the model's graph. Large unaligned data is not copied either: a
+       * second copy would stay resident for the model's life; the executor makes its own aligned copy and
+       * lets it go once the kernels have packed it (model/weights.h). */
+      t->data = bytes;
+      /* parsing maps in the pages around each header (a whole large folio of the page cache): let the
+       * data's pages go now so loading never holds the file resident (they are read again when needed) */
+      if (nbytes >= TB_ONNX_IN_PLACE_UNALIGNED) tb_weights_drop_file(bytes, nbytes);
     } else {
       void *copy = owned_block(c, nbytes);
       if (!copy) return onnx_oom(c, at);

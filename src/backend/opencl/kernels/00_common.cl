@@ -42,6 +42,23 @@ float tb_unary(int op, float x, float a, float b) {
     case 20: return log(1.0f + exp(x));                                  /* Softplus */
     case 21: return sin(x);
     case 22: return cos(x);
+    case 23: return acos(x);
+    case 24: return asin(x);
+    case 25: return atan(x);
+    case 26: return acosh(x);
+    case 27: return asinh(x);
+    case 28: return atanh(x);
+    case 29: return cosh(x);
+    case 30: return sinh(x);
+    case 31: return tan(x);
+    case 32: return x > 0.0f ? b * x : b * (a * exp(x) - a);            /* Selu: a alpha, b gamma */
+    case 33: return x > a ? x : 0.0f;                                    /* ThresholdedRelu */
+    case 34: return fmax(0.0f, x) + fmin(0.0f, a * (exp(x / a) - 1.0f)); /* Celu */
+    case 35: return x / (1.0f + fabs(x));                                /* Softsign */
+    case 36: return rint(x);                                             /* Round: half to even */
+    case 37: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);           /* Sign (0 and NaN kept) */
+    case 38: return x < -b ? x + a : (x > b ? x - a : 0.0f);            /* Shrink: a bias, b lambd */
+    case 39: return a * x;                                               /* scale (Mean of n inputs) */
     default: return x;                                                   /* 0: Identity */
   }
 }
@@ -61,6 +78,10 @@ float tb_binary(int op, float a, float b) {
     case 4: return tb_pow(a, b);
     case 5: return fmax(a, b);
     case 6: return fmin(a, b);
+    case 7: return a < 0.0f ? a * b : a;                                 /* PRelu: b the slope */
+    case 8: return a < b ? b : a;                                        /* Clip's min (NaN kept) */
+    case 9: return a > b ? b : a;                                        /* Clip's max (NaN kept) */
+    case 10: return fmod(a, b);                                          /* Mod, fmod = 1 */
     default: return a + b;
   }
 }

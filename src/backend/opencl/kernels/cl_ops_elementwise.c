@@ -1,5 +1,7 @@
 /* OpenCL kernels of the elementwise ops (float32, and float16 computed in float32): unary math and
- * activations, the broadcasting binary ops, tb::Gelu and Cast between float32 and float16. */
+ * activations, the broadcasting binary ops (and PRelu, Mod, Clip), the variadic Max / Min / Sum / Mean,
+ * tb::Gelu and Cast between float32 and float16. */
+#include <float.h>
 #include <string.h>
 #include "backend/opencl/kernels/cl_ops.h"
 
@@ -12,6 +14,26 @@ static const named_code unary_ops[] = {
     {"Identity", 0}, {"Relu", 1},  {"LeakyRelu", 2}, {"Sigmoid", 4}, {"Tanh", 5},   {"HardSigmoid", 6}, {"HardSwish", 7},
     {"Sqrt", 8},     {"Erf", 9},   {"Exp", 10},      {"Neg", 11},    {"Abs", 12},   {"Reciprocal", 15}, {"Log", 16},
     {"Floor", 17},   {"Ceil", 18}, {"Elu", 19},      {"Softplus", 20}, {"Sin", 21}, {"Cos", 22},
+    {"Acos", 23},    {"Asin", 24}, {"Atan", 25},     {"Acosh", 26},  {"Asinh", 27}, {"Atanh", 28},      {"Cosh", 29},
+    {"Sinh", 30},    {"Tan", 31},  {"Selu", 32},     {"ThresholdedRelu", 33}, {"Celu", 34}, {"Softsign", 35},
+    {"Round", 36},   {"Sign", 37}, {"Shrink", 38},
+};
+enum { OP_COPY = 0, OP_CLIP = 3, OP_SCALE = 39 };                     /* unary codes of 00_common.cl */
+enum { OP_ADD = 0, OP_PRELU = 7, OP_CLIP_MIN = 8, OP_CLIP_MAX = 9, OP_FMOD = 10 }; /* binary codes */
+
+/* The float attributes (name, default) a unary op passes as the kernel's a and b. */
+typedef struct unary_params {
+  const char *op, *a_name, *b_name;
+  float a, b;
+} unary_params;
+static const unary_params unary_attrs[] = {
+    {"LeakyRelu", "alpha", NULL, 0.01f, 0.0f},
+    {"Elu", "alpha", NULL, 1.0f, 0.0f},
+    {"HardSigmoid", "alpha", "beta", 0.2f, 0.5f},
+    {"Selu", "alpha", "gamma", 1.67326319217681884765625f, 1.05070102214813232421875f},
+    {"ThresholdedRelu", "alpha", NULL, 1.0f, 0.0f},
+    {"Celu", "alpha", NULL, 1.0f, 0.0f},
+    {"Shrink", "bias", "lambd", 0.0f, 0.5f},
 };
 enum { ONNX_FLOAT = 1, ONNX_FLOAT16 = 10 }; /* TensorProto.DataType codes of Cast's `to` */
 
@@ -29,11 +51,12 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   int code = code_of(unary_ops, sizeof unary_ops / sizeof unary_ops[0], op);
   float a = 0.0f, b = 0.0f;
   tb_status s = TB_OK;
-  if (strcmp(op, "LeakyRelu") == 0) s = tb_attr_float(ctx->graph, ctx->node, "alpha", 0.01f, &a);
-  if (strcmp(op, "Elu") == 0) s = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &a);
-  if (strcmp(op, "HardSigmoid") == 0) {
-    s = tb_attr_float(ctx->graph, ctx->node, "alpha", 0.2f, &a);
-    if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "beta", 0.5f, &b);
+  for (size_t i = 0; i < sizeof unary_attrs / sizeof unary_attrs[0]; i++) {
+    const unary_params *p = &unary_attrs[i];
+    if (strcmp(p->op, op) != 0) continue;
+    a = p->a, b = p->b;
+    s = tb_attr_float(ctx->graph, ctx->node, p->a_name, p->a, &a);
+    if (s == TB_OK && p->b_name) s = tb_attr_float(ctx->graph, ctx->node, p->b_name, p->b, &b);
   }
   if (s == TB_OK) s = cl_outputs(ctx);
   if (s != TB_OK) return s;
@@ -49,10 +72,70 @@ static tb_status gelu_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx) {
-  int code = code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], ctx->node->op_type);
+  const char *op = ctx->node->op_type;
+  int code = code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
+  if (strcmp(op, "Mod") == 0) code = OP_FMOD; /* mod_accepts took fmod = 1 only */
   tb_status s = cl_outputs(ctx);
   if (s != TB_OK) return s;
   return cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0], code);
+}
+
+/* PRelu: the slope broadcasts numpy-style to X; before opset 7 a 1-D slope of X's channel count runs along
+ * dim 1 instead (viewed as [C, 1, ..., 1]), as the CPU kernel does. */
+static tb_status prelu_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  tb_tensor *x = ctx->inputs[0], *slope = ctx->inputs[1];
+  if (ctx->node->opset >= 7 || slope->ndim != 1 || x->ndim < 2 || slope->shape[0] != x->shape[1] || slope->shape[0] == 1)
+    return cl_binary(ctx, 0, x, slope, ctx->outputs[0], OP_PRELU);
+  int64_t shape[TB_MAX_DIMS];
+  shape[0] = slope->shape[0];
+  for (size_t d = 1; d + 1 < x->ndim; d++) shape[d] = 1;
+  tb_tensor *per_channel = NULL;
+  if ((s = tb_tensor_view(slope, x->ndim - 1, shape, NULL, slope->offset, &per_channel)) != TB_OK) return s;
+  s = cl_binary(ctx, 0, x, per_channel, ctx->outputs[0], OP_PRELU);
+  tb_tensor_destroy(per_channel);
+  return s;
+}
+
+/* Max, Min, Sum, Mean of one or more inputs broadcast together: folded pairwise into the output. */
+static tb_status variadic_run(tb_kernel_ctx *ctx) {
+  const char *op = ctx->node->op_type;
+  bool mean = strcmp(op, "Mean") == 0;
+  int code = mean || strcmp(op, "Sum") == 0 ? OP_ADD : code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  tb_tensor *y = ctx->outputs[0];
+  size_t n = ctx->n_inputs;
+  for (size_t i = 0; i < n; i++)
+    if (!ctx->inputs[i]) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu of %s is missing", i, op);
+  if (n == 1) s = cl_unary(ctx, 1, ctx->inputs[0], y, OP_COPY, 0.0f, 0.0f);
+  else s = cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], y, code);
+  for (size_t i = 2; s == TB_OK && i < n; i++) s = cl_binary(ctx, 0, y, ctx->inputs[i], y, code);
+  if (s == TB_OK && mean && n > 1) s = cl_unary(ctx, 1, y, y, OP_SCALE, 1.0f / (float)n, 0.0f);
+  return s;
+}
+
+/* Clip: bounds from attributes before opset 11, else from the optional min / max inputs (NaN stays NaN). */
+static tb_status clip_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  if (ctx->node->opset < 11) {
+    float lo = -FLT_MAX, hi = FLT_MAX;
+    s = tb_attr_float(ctx->graph, ctx->node, "min", lo, &lo);
+    if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "max", hi, &hi);
+    return s == TB_OK ? cl_unary(ctx, 1, x, y, OP_CLIP, lo, hi) : s;
+  }
+  const tb_tensor *lo = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *hi = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  if ((lo && tb_tensor_numel(lo) != 1) || (hi && tb_tensor_numel(hi) != 1))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Clip's min and max must be single values");
+  if (!lo && !hi) return cl_unary(ctx, 1, x, y, OP_COPY, 0.0f, 0.0f);
+  const tb_tensor *src = x;
+  if (lo) s = cl_binary(ctx, 0, src, lo, y, OP_CLIP_MIN), src = y;
+  if (s == TB_OK && hi) s = cl_binary(ctx, 0, src, hi, y, OP_CLIP_MAX);
+  return s;
 }
 
 static tb_status cast_run(tb_kernel_ctx *ctx) {
@@ -92,6 +175,25 @@ static bool bin_accepts(const tb_graph *g, const tb_node *n, const tb_value_type
   return n->n_inputs == 2 && in[0] && in[1] && same_float(n, in);
 }
 
+/* One or more inputs, all float32 or all float16. */
+static bool variadic_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  for (size_t i = 0; i < n->n_inputs; i++)
+    if (!in[i]) return false;
+  return n->n_inputs >= 1 && n->n_outputs == 1 && same_float(n, in);
+}
+
+/* Mod of floats with fmod = 1 (C's fmod); fmod = 0 is an error on floats, which the CPU kernel reports. */
+static bool mod_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  int64_t fmod_attr = 0;
+  return bin_accepts(g, n, in) && tb_attr_int(g, n, "fmod", 0, &fmod_attr) == TB_OK && fmod_attr == 1;
+}
+
+static bool clip_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs >= 1 && in[0] && n->n_outputs == 1 && same_float(n, in);
+}
+
 static bool cast_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   const tb_attr *to = tb_node_attr(n, "to");
   (void)g;
@@ -106,7 +208,16 @@ static const tb_cpu_kernel kernels[] = {
     UNARY("HardSwish"), UNARY("Sqrt"), UNARY("Erf"),       UNARY("Exp"),     UNARY("Neg"),        UNARY("Abs"),
     UNARY("Reciprocal"), UNARY("Log"), UNARY("Floor"),     UNARY("Ceil"),    UNARY("Elu"),        UNARY("Softplus"),
     UNARY("Sin"),       UNARY("Cos"),  BINARY("Add"),      BINARY("Sub"),    BINARY("Mul"),       BINARY("Div"),
-    BINARY("Pow"),      BINARY("Max"), BINARY("Min"),
+    UNARY("Acos"),      UNARY("Asin"), UNARY("Atan"),      UNARY("Acosh"),   UNARY("Asinh"),      UNARY("Atanh"),
+    UNARY("Cosh"),      UNARY("Sinh"), UNARY("Tan"),       UNARY("Selu"),    UNARY("ThresholdedRelu"),
+    UNARY("Celu"),      UNARY("Softsign"), UNARY("Round"), UNARY("Sign"),    UNARY("Shrink"),
+    BINARY("Pow"),      CL_KERNEL("", "Mod", mod_accepts, binary_run),
+    CL_KERNEL("", "PRelu", bin_accepts, prelu_run),
+    CL_KERNEL("", "Clip", clip_accepts, clip_run),
+    CL_KERNEL("", "Max", variadic_accepts, variadic_run),
+    CL_KERNEL("", "Min", variadic_accepts, variadic_run),
+    CL_KERNEL("", "Sum", variadic_accepts, variadic_run),
+    CL_KERNEL("", "Mean", variadic_accepts, variadic_run),
     CL_KERNEL("tb", "Gelu", ew_accepts, gelu_run),
     CL_KERNEL("", "Cast", cast_accepts, cast_run),
 };

@@ -1,8 +1,9 @@
 /* OpenCL kernels of the neural-network ops on float32: Conv and tb::FusedConv (1-D and 2-D, groups,
- * strides, pads and auto_pad, dilations; residual and activation in the same kernel), inference
- * BatchNormalization, MaxPool / AveragePool (1-D, 2-D), GlobalAveragePool / GlobalMaxPool, the Reduce ops
- * (but LogSumExp), Softmax / LogSoftmax and LayerNormalization (ONNX and tb). The window geometry is the
- * ops' own (src/ops/nn/window.h), so the kernels pad exactly as inference sized the output. */
+ * strides, pads and auto_pad, dilations; residual and activation in the same kernel), ConvTranspose (1-D
+ * and 2-D, output_padding, output_shape), inference BatchNormalization, MaxPool / AveragePool (1-D, 2-D),
+ * GlobalAveragePool / GlobalMaxPool, the Reduce ops, ArgMax / ArgMin, Softmax / LogSoftmax / Hardmax and
+ * LayerNormalization (ONNX, with its Mean and InvStdDev outputs, and tb). The window geometry is the ops'
+ * own (src/ops/nn/window.h), so the kernels pad exactly as inference sized the output. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
@@ -75,6 +76,58 @@ static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
 
 static tb_status conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, false); }
 static tb_status fused_conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, true); }
+
+/* ConvTranspose, 1-D and 2-D: the geometry (output_padding, output_shape, auto_pad) from the ops' window
+ * functions, as the CPU kernel reads it; one work-item per output element gathers its inputs. */
+static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  tb_tensor *y = ctx->outputs[0];
+  int64_t group = 1;
+  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  if (x->ndim < 3 || x->ndim > 4 || w->ndim != x->ndim || y->ndim != x->ndim)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
+  size_t ns = x->ndim - 2;
+  int64_t c = x->shape[1], m = y->shape[1];
+  if (group < 1 || c % group || w->shape[0] != c || w->shape[1] * group != m)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W [%lld, %lld, ...] does not fit %lld input channels in %lld groups",
+                           (long long)w->shape[0], (long long)w->shape[1], (long long)c, (long long)group);
+  if (bias && tb_tensor_numel(bias) != m) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "bias B must have %lld values", (long long)m);
+  nn_window win;
+  s = nn_window_read(ctx->graph, ctx->node, ns, w->shape + 2, false, &win);
+  if (s == TB_OK) s = nn_window_read_transpose(ctx->graph, ctx->node, &win);
+  const int64_t *output_shape = NULL;
+  size_t n_output_shape = 0;
+  if (s == TB_OK) s = tb_attr_ints(ctx->graph, ctx->node, "output_shape", &output_shape, &n_output_shape);
+  if (s != TB_OK) return s;
+  if (n_output_shape == x->ndim) output_shape += 2, n_output_shape -= 2;
+  if (n_output_shape != 0 && n_output_shape != ns)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, ns);
+  for (size_t i = 0; i < ns; i++) {
+    int64_t out = 0, want = n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1;
+    if ((s = nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
+    if (out != y->shape[2 + i])
+      return tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
+                             (long long)y->shape[2 + i]);
+  }
+  if (tb_tensor_numel(y) == 0) return TB_OK;
+  size_t o = ns == 1 ? 0 : 1; /* the W axis */
+  int64_t geo[] = {c,
+                   ns == 1 ? 1 : x->shape[2], x->shape[2 + o], m, ns == 1 ? 1 : y->shape[2], y->shape[2 + o],
+                   ns == 1 ? 1 : win.kernel[0], win.kernel[o], ns == 1 ? 1 : win.stride[0], win.stride[o],
+                   ns == 1 ? 0 : win.pad_begin[0], win.pad_begin[o], ns == 1 ? 1 : win.dilation[0], win.dilation[o], group};
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_conv_transpose2d");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, w);
+  cl_arg_tensor(&l, bias ? bias : w);
+  cl_arg_int(&l, bias != NULL);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, tb_tensor_numel(y));
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
+  return cl_go(&l, (size_t)tb_tensor_numel(y));
+}
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
   tb_status s = cl_outputs(ctx);
@@ -154,8 +207,8 @@ static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, co
   return cl_go(&l, (size_t)n);
 }
 
-static const char *const reduce_ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                         "ReduceProd", "ReduceSumSquare", "ReduceL2", "ReduceL1"};
+static const char *const reduce_ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
+                                         "ReduceSumSquare", "ReduceL2",   "ReduceL1",  "ReduceLogSumExp"};
 enum { N_REDUCE = sizeof reduce_ops / sizeof reduce_ops[0] };
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
@@ -225,7 +278,39 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   cl_arg_int(&l, outer * inner);
   cl_arg_int(&l, len);
   cl_arg_int(&l, inner);
-  cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0);
+  cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0 ? 1 : strcmp(ctx->node->op_type, "Hardmax") == 0 ? 2 : 0);
+  return cl_go(&l, (size_t)(outer * inner));
+}
+
+/* ArgMax / ArgMin along one axis into an int64 tensor on the device. */
+static tb_status argextreme_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  int64_t axis = 0, last = 0;
+  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
+  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  int64_t rank = (int64_t)x->ndim;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return tb_kernel_error(ctx, TB_ERR_MODEL, "axis outside rank %lld", (long long)rank);
+  int64_t outer = 1, len = x->shape[axis], inner = 1;
+  for (int64_t d = 0; d < rank; d++)
+    if (d != axis) *(d < axis ? &outer : &inner) *= x->shape[d];
+  if (y->dtype != TB_DTYPE_I64 || tb_tensor_numel(y) != outer * inner)
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output of %s with %lld elements for %lld rows", tb_dtype_name(y->dtype),
+                           (long long)tb_tensor_numel(y), (long long)(outer * inner));
+  if (outer * inner == 0) return TB_OK;
+  if (len == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", ctx->node->op_type, (long long)axis);
+  cl_launch l;
+  cl_begin(&l, ctx, 0, "tb_argextreme");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, outer * inner);
+  cl_arg_int(&l, len);
+  cl_arg_int(&l, inner);
+  cl_arg_int(&l, strcmp(ctx->node->op_type, "ArgMin") == 0);
+  cl_arg_int(&l, last != 0);
   return cl_go(&l, (size_t)(outer * inner));
 }
 
@@ -260,6 +345,14 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   cl_arg_int(&l, rows);
   cl_arg_int(&l, cols);
   cl_arg_float(&l, eps);
+  const tb_node *n = ctx->node;
+  tb_tensor *mean = ctx->n_outputs > 1 && n->n_outputs > 1 && n->outputs[1] >= 0 ? ctx->outputs[1] : NULL;
+  tb_tensor *inv = ctx->n_outputs > 2 && n->n_outputs > 2 && n->outputs[2] >= 0 ? ctx->outputs[2] : NULL;
+  if ((mean && tb_tensor_numel(mean) != rows) || (inv && tb_tensor_numel(inv) != rows))
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Mean / InvStdDev outputs do not hold one value per row (%lld rows)", (long long)rows);
+  cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));
+  cl_arg_tensor(&l, mean ? mean : y);
+  cl_arg_tensor(&l, inv ? inv : y);
   return cl_go(&l, (size_t)rows);
 }
 
@@ -279,6 +372,27 @@ static bool f32_one_output(const tb_graph *g, const tb_node *n, const tb_value_t
   return any && in[0];
 }
 
+/* Conv and the pools: the kernels take 1-D and 2-D windows (rank 3 or 4 inputs); 3-D ones run on the CPU. */
+static bool window_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  if (!f32_one_output(g, n, in)) return false;
+  return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
+}
+
+/* LayerNormalization: float32 in, optional Mean / InvStdDev outputs in float32 (stash_type 1). */
+static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  int64_t stash = 1;
+  if (tb_attr_int(g, n, "stash_type", 1, &stash) != TB_OK || stash != 1 || n->n_outputs > 3) return false;
+  for (size_t i = 0; i < n->n_inputs; i++)
+    if (in[i] && (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32)) return false;
+  return n->n_inputs >= 2 && in[0] && in[1];
+}
+
+/* ArgMax / ArgMin: float32 data, int64 indices out. */
+static bool argextreme_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
+}
+
 /* The reduce ops: float32 data (the axes input is int64 and read on the host). */
 static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
@@ -287,11 +401,12 @@ static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_t
 
 #define K(dom, op, acc, run) CL_KERNEL(dom, op, acc, run)
 static const tb_cpu_kernel kernels[] = {
-    K("", "Conv", f32_one_output, conv_run),
-    K("tb", "FusedConv", f32_one_output, fused_conv_run),
+    K("", "Conv", window_accepts, conv_run),
+    K("tb", "FusedConv", window_accepts, fused_conv_run),
+    K("", "ConvTranspose", window_accepts, conv_transpose_run),
     K("", "BatchNormalization", f32_one_output, batchnorm_run),
-    K("", "MaxPool", f32_one_output, pool_run),
-    K("", "AveragePool", f32_one_output, pool_run),
+    K("", "MaxPool", window_accepts, pool_run),
+    K("", "AveragePool", window_accepts, pool_run),
     K("", "GlobalAveragePool", f32_one_output, global_pool_run),
     K("", "GlobalMaxPool", f32_one_output, global_pool_run),
     K("", "ReduceSum", reduce_accepts, reduce_run),
@@ -302,9 +417,13 @@ static const tb_cpu_kernel kernels[] = {
     K("", "ReduceSumSquare", reduce_accepts, reduce_run),
     K("", "ReduceL2", reduce_accepts, reduce_run),
     K("", "ReduceL1", reduce_accepts, reduce_run),
+    K("", "ReduceLogSumExp", reduce_accepts, reduce_run),
+    K("", "ArgMax", argextreme_accepts, argextreme_run),
+    K("", "ArgMin", argextreme_accepts, argextreme_run),
     K("", "Softmax", f32_one_output, softmax_run),
     K("", "LogSoftmax", f32_one_output, softmax_run),
-    K("", "LayerNormalization", f32_one_output, layernorm_run),
-    K("tb", "LayerNormalization", f32_one_output, layernorm_run),
+    K("", "Hardmax", f32_one_output, softmax_run),
+    K("", "LayerNormalization", layernorm_accepts, layernorm_run),
+    K("tb", "LayerNormalization", layernorm_accepts, layernorm_run),
 };
 const cl_family cl_family_nn = {kernels, sizeof kernels / sizeof kernels[0]};

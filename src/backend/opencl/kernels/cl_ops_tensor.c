@@ -1,6 +1,7 @@
 /* OpenCL kernels of the data-movement ops on float32 / float16 tensors: Reshape, Flatten, Squeeze,
- * Unsqueeze (a device copy), Transpose, Concat, Split, Slice and Expand (strided copies), Gather (indices
- * read back once to check their range, as the CPU kernel rejects out-of-range indices). */
+ * Unsqueeze and inference Dropout (a device copy), Constant of float values (written from the host), Transpose, Concat, Split, Slice, Expand, Tile,
+ * DepthToSpace and SpaceToDepth (strided copies), Pad (constant, reflect, edge), Gather (indices read back once to check their range, as
+ * the CPU kernel rejects out-of-range indices). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,163 @@ static tb_status expand_run(tb_kernel_ctx *ctx) {
   return cl_copy_strided(ctx, 0, x, 0, src, y, 0, ys, y->ndim, y->shape);
 }
 
+/* Tile: the output viewed as [r0, d0, r1, d1, ...] (repeat, input position per axis) is the input expanded
+ * along the repeat axes, so one strided copy of rank 2 x rank (the kernel's 8 dims: inputs up to rank 4). */
+static tb_status tile_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  size_t nd = x->ndim;
+  if (nd > TB_MAX_DIMS / 2 || y->ndim != nd)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL Tile takes inputs up to rank %d (got rank %zu)", TB_MAX_DIMS / 2, nd);
+  int64_t xs[TB_MAX_DIMS], shape[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
+  cl_strides(nd, x->shape, xs);
+  for (size_t d = 0; d < nd; d++) {
+    if (x->shape[d] == 0 || y->shape[d] % x->shape[d])
+      return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output dim %lld is not a multiple of the input's %lld", (long long)y->shape[d],
+                             (long long)x->shape[d]);
+    shape[2 * d] = y->shape[d] / x->shape[d], src[2 * d] = 0;
+    shape[2 * d + 1] = x->shape[d], src[2 * d + 1] = xs[d];
+  }
+  cl_strides(2 * nd, shape, dst);
+  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 2 * nd, shape);
+}
+
+/* DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW: the output as a 6-D view whose source strides are
+ * those of the ONNX reshape + transpose the ops are defined by. */
+static tb_status depth_space_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  int64_t b = 0;
+  const char *mode = "DCR";
+  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
+  if (s == TB_OK && ctx->node->opset >= 11) s = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  if (x->ndim != 4 || y->ndim != 4 || b < 1) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "takes 4-D NCHW input and blocksize >= 1");
+  int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+  int64_t shape[6], src[6], dst[6];
+  if (strcmp(ctx->node->op_type, "DepthToSpace") == 0) {
+    int64_t co = c / (b * b);
+    bool crd = strcmp(mode, "CRD") == 0;
+    int64_t sh[6] = {n, co, h, b, w, b};
+    int64_t st[6] = {c * h * w, crd ? b * b * h * w : h * w, w, crd ? b * h * w : b * co * h * w, 1, crd ? h * w : co * h * w};
+    memcpy(shape, sh, sizeof sh);
+    memcpy(src, st, sizeof st);
+  } else {
+    int64_t sh[6] = {n, b, b, c, h / b, w / b};
+    int64_t st[6] = {c * h * w, w, 1, h * w, b * w, b};
+    memcpy(shape, sh, sizeof sh);
+    memcpy(src, st, sizeof st);
+  }
+  if (shape[0] * shape[1] * shape[2] * shape[3] * shape[4] * shape[5] != tb_tensor_numel(y))
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "blocksize %lld does not fit the input and output shapes", (long long)b);
+  cl_strides(6, shape, dst);
+  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 6, shape);
+}
+
+/* Dropout for inference: a copy. With training_mode true (a CPU value input) and a nonzero ratio the CPU
+ * kernel refuses the node; so does this one, with the same words. */
+static tb_status dropout_run(tb_kernel_ctx *ctx) {
+  const tb_tensor *ratio = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *training = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  if (training && tb_tensor_numel(training) == 1) {
+    const void *t = tb_tensor_host_data(training);
+    float r = 0.5f;
+    if (!t) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "training_mode must be a value the host can read");
+    bool on = ((const unsigned char *)t)[0] != 0;
+    if (on && ratio && tb_tensor_numel(ratio) == 1) {
+      const void *rv = tb_tensor_host_data(ratio);
+      if (!rv || tb_convert(ratio->dtype, rv, TB_DTYPE_F32, &r, 1, true) != TB_OK)
+        return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "ratio must be a float value the host can read");
+    }
+    if (on && r != 0.0f)
+      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "training_mode is true: TensorBridge runs Dropout for inference only "
+                             "(random dropping is not implemented); export the model in eval mode");
+  }
+  return copy_run(ctx);
+}
+
+/* Pad: amounts from the op's own parameter function (attribute, or the pads / axes inputs); the constant
+ * from the attribute (before opset 11) or the constant_value input (a device tensor, read back once). */
+static tb_status pad_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0];
+  size_t nd = x->ndim;
+  int64_t begin[TB_MAX_DIMS] = {0}, end[TB_MAX_DIMS] = {0};
+  bool known = false;
+  cl_infer *ci = malloc(sizeof *ci);
+  if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
+  s = cl_infer_begin(ctx, ci);
+  if (s == TB_OK) s = tb_pad_amounts(&ci->ic, nd, begin, end, &known);
+  free(ci);
+  if (s == TB_OK && !known) s = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
+  const char *mode_s = "constant";
+  if (s == TB_OK) s = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
+  if (s != TB_OK) return s;
+  int mode = tb_pad_mode(mode_s);
+  if (mode < 0) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "pad mode '%s'", mode_s);
+  float value = 0.0f;
+  unsigned char raw[4] = {0};
+  const tb_tensor *cv = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  if (ctx->node->opset < 11) {
+    if ((s = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &value)) != TB_OK) return s;
+    if ((s = tb_convert(TB_DTYPE_F32, &value, x->dtype, raw, 1, true)) != TB_OK) return s;
+  } else if (cv && tb_tensor_numel(cv) > 0) {
+    if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s", tb_dtype_name(x->dtype));
+    if ((s = tb_tensor_copy_to_host(cv, raw, tb_dtype_size(cv->dtype))) != TB_OK) return s;
+  }
+  uint32_t bits = 0;
+  if (x->dtype == TB_DTYPE_F32) memcpy(&bits, raw, 4);
+  else bits = (uint32_t)raw[0] | (uint32_t)raw[1] << 8;
+  int64_t n = tb_tensor_numel(y);
+  if (n == 0) return TB_OK;
+  for (size_t d = 0; d < nd; d++)
+    if (y->shape[d] != x->shape[d] + begin[d] + end[d])
+      return tb_kernel_error(ctx, TB_ERR_INTERNAL, "pads give %lld on axis %zu, the output has %lld",
+                             (long long)(x->shape[d] + begin[d] + end[d]), d, (long long)y->shape[d]);
+  cl_launch l;
+  cl_begin(&l, ctx, 0, x->dtype == TB_DTYPE_F32 ? "tb_pad_u32" : "tb_pad_u16");
+  cl_arg_tensor(&l, x);
+  cl_arg_tensor(&l, y);
+  cl_arg_int(&l, n);
+  cl_arg_int(&l, (int64_t)nd);
+  cl_arg_int8(&l, y->shape, nd);
+  cl_arg_int8(&l, x->shape, nd);
+  cl_arg_int8(&l, begin, nd);
+  cl_arg_int(&l, mode);
+  int32_t as_int; /* the kernel's uint argument: the same four bytes */
+  memcpy(&as_int, &bits, sizeof as_int);
+  cl_arg_int(&l, as_int);
+  return cl_go(&l, (size_t)n);
+}
+
+/* Constant with a float32 / float16 value: the attribute's bytes written to the device. */
+static tb_status constant_run(tb_kernel_ctx *ctx) {
+  tb_status s = cl_outputs(ctx);
+  if (s != TB_OK) return s;
+  tb_tensor *y = ctx->outputs[0];
+  size_t nbytes = tb_tensor_nbytes(y);
+  const void *data = NULL;
+  size_t have = 0;
+  const tb_attr *a = tb_node_attr(ctx->node, "value_float");
+  if (a) {
+    data = &a->f, have = sizeof(float);
+  } else if ((a = tb_node_attr(ctx->node, "value_floats")) != NULL) {
+    data = a->floats, have = a->count * sizeof(float);
+  } else {
+    const tb_ir_tensor *t = NULL;
+    if ((s = tb_attr_tensor(ctx->graph, ctx->node, "value", &t)) != TB_OK) return s;
+    data = t->data, have = t->nbytes;
+  }
+  if (have != nbytes || (nbytes && !data))
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "the value holds %zu bytes where its shape needs %zu", have, nbytes);
+  return nbytes ? tb_tensor_copy_from_host(y, data, nbytes) : TB_OK;
+}
+
 /* The indices as int64 on the host, each checked against the axis length. */
 static tb_status check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t axis_len) {
   size_t n = (size_t)tb_tensor_numel(idx), elem = tb_dtype_size(idx->dtype);
@@ -205,11 +363,42 @@ static bool gather_accepts(const tb_graph *g, const tb_node *n, const tb_value_t
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
 }
 
+/* Constant whose value is float32 / float16 (value, value_float, value_floats); integer constants (shapes,
+ * axes) stay on the CPU, where the ops that read them want them. */
+static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)in;
+  if (n->n_outputs != 1) return false;
+  if (tb_node_attr(n, "value_float") || tb_node_attr(n, "value_floats")) return true;
+  const tb_ir_tensor *t = NULL;
+  return tb_node_attr(n, "value") && tb_attr_tensor(g, n, "value", &t) == TB_OK && t && cl_float_type(t->dtype);
+}
+
+/* Pad of float data in the modes constant, reflect and edge, with a constant_value of the data's type. */
+static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  const char *mode = "constant";
+  if (!data_accepts(g, n, in) || tb_attr_string(g, n, "mode", "constant", &mode) != TB_OK || tb_pad_mode(mode) < 0) return false;
+  return n->n_inputs < 3 || !in[2] || (in[2]->has_dtype && in[2]->dtype == in[0]->dtype);
+}
+
+/* Tile with data inputs up to rank 4 (the copy kernel's 8 dims hold two per axis). */
+static bool tile_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  return data_accepts(g, n, in) && (!in[0]->has_shape || in[0]->ndim <= TB_MAX_DIMS / 2);
+}
+
+/* Dropout from opset 7 (older ones have is_test), without the mask output. */
+static bool dropout_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  return n->opset >= 7 && data_accepts(g, n, in) && (n->n_outputs < 2 || n->outputs[1] < 0);
+}
+
 static const tb_cpu_kernel kernels[] = {
     CL_KERNEL("", "Reshape", data_accepts, copy_run),     CL_KERNEL("", "Flatten", data_accepts, copy_run),
     CL_KERNEL("", "Squeeze", data_accepts, copy_run),     CL_KERNEL("", "Unsqueeze", data_accepts, copy_run),
     CL_KERNEL("", "Transpose", data_accepts, transpose_run), CL_KERNEL("", "Concat", all_accepts, concat_run),
     CL_KERNEL("", "Split", data_accepts, split_run),      CL_KERNEL("", "Slice", data_accepts, slice_run),
     CL_KERNEL("", "Expand", data_accepts, expand_run),    CL_KERNEL("", "Gather", gather_accepts, gather_run),
+    CL_KERNEL("", "Tile", tile_accepts, tile_run),        CL_KERNEL("", "Dropout", dropout_accepts, dropout_run),
+    CL_KERNEL("", "Constant", constant_accepts, constant_run),
+    CL_KERNEL("", "Pad", pad_accepts, pad_run),
+    CL_KERNEL("", "DepthToSpace", data_accepts, depth_space_run), CL_KERNEL("", "SpaceToDepth", data_accepts, depth_space_run),
 };
 const cl_family cl_family_tensor = {kernels, sizeof kernels / sizeof kernels[0]};

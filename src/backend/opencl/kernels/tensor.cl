@@ -1,5 +1,5 @@
 /* Data movement on 2- and 4-byte elements (float16, float32): a strided copy (Transpose, Slice, Concat,
- * Split, Expand: the host describes the source and destination strides of each output position) and
+ * Split, Expand: the host describes the source and destination strides of each output position), Pad and
  * Gather along one axis with int64 or int32 indices (range-checked by the host, negatives wrapped here). */
 
 #define TB_COPY(T, NAME)                                                                                     \
@@ -30,3 +30,41 @@ TB_GATHER(uint, long, tb_gather_u32_i64)
 TB_GATHER(uint, int, tb_gather_u32_i32)
 TB_GATHER(ushort, long, tb_gather_u16_i64)
 TB_GATHER(ushort, int, tb_gather_u16_i32)
+
+/* Pad: output i reads the input at its coordinate minus the begin pad (negative pads crop), mapped back
+ * inside by the mode (1 reflect, 2 edge), or is `value` (mode 0; the element's bits in the low bytes). */
+#define TB_PAD(T, NAME)                                                                                      \
+  kernel void NAME(global const T *x, int xo, global T *y, int yo, int n, int nd, int8 oshape, int8 ishape,     \
+                   int8 begin, int mode, uint value) {                                                     \
+    int i = get_global_id(0);                                                                              \
+    if (i >= n) return;                                                                                    \
+    int os[8], is[8], bg[8];                                                                               \
+    vstore8(oshape, 0, os);                                                                                \
+    vstore8(ishape, 0, is);                                                                                \
+    vstore8(begin, 0, bg);                                                                                 \
+    int rem = i, off = 0, stride = 1;                                                                      \
+    bool use_value = false;                                                                                \
+    for (int d = nd - 1; d >= 0; d--) {                                                                    \
+      int c = rem % os[d], dim = is[d];                                                                    \
+      rem /= os[d];                                                                                        \
+      int s = c - bg[d];                                                                                   \
+      if (s < 0 || s >= dim) {                                                                             \
+        if (mode == 0 || dim == 0) {                                                                       \
+          use_value = true;                                                                                \
+          s = 0;                                                                                           \
+        } else if (mode == 2 || dim == 1) {                                                                \
+          s = s < 0 ? 0 : dim - 1;                                                                         \
+        } else {                                                                                           \
+          int period = 2 * (dim - 1);                                                                      \
+          s %= period;                                                                                     \
+          if (s < 0) s += period;                                                                          \
+          if (s >= dim) s = period - s;                                                                    \
+        }                                                                                                  \
+      }                                                                                                    \
+      off += s * stride;                                                                                   \
+      stride *= dim;                                                                                       \
+    }                                                                                                      \
+    y[yo + i] = use_value ? (T)value : x[xo + off];                                                         \
+  }
+TB_PAD(uint, tb_pad_u32)
+TB_PAD(ushort, tb_pad_u16)

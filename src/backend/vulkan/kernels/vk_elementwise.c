@@ -2,6 +2,7 @@
  * specialization constant), binary ops with broadcasting (binary.comp, through strides), both on fp32 and,
  * where the device has fp16 kernels (vk_state.fp16), on fp16 (the _F16 shaders); and Cast between fp32
  * and fp16 (cast.comp, on every device). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
@@ -19,8 +20,39 @@ static const unary_op unary_ops[] = {
     {"", "Identity", 0},  {"", "Relu", 1},       {"", "LeakyRelu", 2}, {"", "Sigmoid", 4},  {"", "Tanh", 5},
     {"", "HardSigmoid", 6}, {"", "HardSwish", 7}, {"", "Exp", 8},       {"", "Sqrt", 9},     {"", "Erf", 10},
     {"tb", "Gelu", 11},   {"", "Neg", 13},       {"", "Abs", 14},      {"", "Log", 15},     {"", "Reciprocal", 16},
-    {"", "Floor", 17},    {"", "Ceil", 18},
+    {"", "Floor", 17},    {"", "Ceil", 18},      {"", "Sin", 19},      {"", "Cos", 20},     {"", "Tan", 21},
+    {"", "Asin", 22},     {"", "Acos", 23},      {"", "Atan", 24},     {"", "Sinh", 25},    {"", "Cosh", 26},
+    {"", "Asinh", 27},    {"", "Acosh", 28},     {"", "Atanh", 29},    {"", "Elu", 30},     {"", "Selu", 31},
+    {"", "Celu", 32},     {"", "Softplus", 33},  {"", "Softsign", 34}, {"", "ThresholdedRelu", 35},
+    {"", "Sign", 36},     {"", "Round", 37},     {"", "Shrink", 38},   {"", "Clip", 3}, /* Clip-6: min, max attributes */
 };
+
+/* The attributes a and b of the ops that take them (defaults as in the ONNX spec). */
+static tb_status unary_params(const tb_kernel_ctx *ctx, float *a, float *b) {
+  const tb_graph *g = ctx->graph;
+  const tb_node *n = ctx->node;
+  const char *op = n->op_type;
+  tb_status st = TB_OK;
+  if (strcmp(op, "LeakyRelu") == 0) return tb_attr_float(g, n, "alpha", 0.01f, a);
+  if (strcmp(op, "Elu") == 0 || strcmp(op, "Celu") == 0 || strcmp(op, "ThresholdedRelu") == 0) return tb_attr_float(g, n, "alpha", 1.0f, a);
+  if (strcmp(op, "HardSigmoid") == 0) {
+    st = tb_attr_float(g, n, "alpha", 0.2f, a);
+    return st == TB_OK ? tb_attr_float(g, n, "beta", 0.5f, b) : st;
+  }
+  if (strcmp(op, "Selu") == 0) {
+    st = tb_attr_float(g, n, "alpha", 1.67326319217681884765625f, a);
+    return st == TB_OK ? tb_attr_float(g, n, "gamma", 1.05070102214813232421875f, b) : st;
+  }
+  if (strcmp(op, "Clip") == 0) {
+    st = tb_attr_float(g, n, "min", -FLT_MAX, a);
+    return st == TB_OK ? tb_attr_float(g, n, "max", FLT_MAX, b) : st;
+  }
+  if (strcmp(op, "Shrink") == 0) {
+    st = tb_attr_float(g, n, "lambd", 0.5f, a);
+    return st == TB_OK ? tb_attr_float(g, n, "bias", 0.0f, b) : st;
+  }
+  return TB_OK;
+}
 
 static tb_status unary_code(const tb_kernel_ctx *ctx, uint32_t *code) {
   const tb_node *n = ctx->node;
@@ -75,12 +107,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = vk_input(ctx, 0, dt, &x);
   if (st == TB_OK) st = vk_output(ctx, 0, dt, ctx->inputs[0]->ndim, ctx->inputs[0]->shape, &out, &y);
   float a = 0.0f, b = 0.0f;
-  const char *op = ctx->node->op_type;
-  if (st == TB_OK && strcmp(op, "LeakyRelu") == 0) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 0.01f, &a);
-  if (st == TB_OK && strcmp(op, "HardSigmoid") == 0) {
-    st = tb_attr_float(ctx->graph, ctx->node, "alpha", 0.2f, &a);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 0.5f, &b);
-  }
+  if (st == TB_OK) st = unary_params(ctx, &a, &b);
   if (st != TB_OK) return st;
   struct {
     uint32_t n, x_off, y_off;
@@ -91,6 +118,12 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
   return vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
 }
+
+/* Clip before opset 11 (min and max as attributes); from 11 on, the multi-input kernel below. */
+static bool clip_attr_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  return n->opset < 11 && unary_accepts(g, n, in);
+}
+const tb_cpu_kernel tb_vk_kernel_clip_attr = {"", "Clip", 0, 0, clip_attr_accepts, unary_run, unary_prepare, vk_release_node, NULL};
 
 #define UNARY(sym, dom, opname) \
   const tb_cpu_kernel sym = {dom, opname, 0, 0, unary_accepts, unary_run, unary_prepare, vk_release_node, NULL};
@@ -111,12 +144,34 @@ UNARY(tb_vk_kernel_log, "", "Log")
 UNARY(tb_vk_kernel_reciprocal, "", "Reciprocal")
 UNARY(tb_vk_kernel_floor, "", "Floor")
 UNARY(tb_vk_kernel_ceil, "", "Ceil")
+UNARY(tb_vk_kernel_sin, "", "Sin")
+UNARY(tb_vk_kernel_cos, "", "Cos")
+UNARY(tb_vk_kernel_tan, "", "Tan")
+UNARY(tb_vk_kernel_asin, "", "Asin")
+UNARY(tb_vk_kernel_acos, "", "Acos")
+UNARY(tb_vk_kernel_atan, "", "Atan")
+UNARY(tb_vk_kernel_sinh, "", "Sinh")
+UNARY(tb_vk_kernel_cosh, "", "Cosh")
+UNARY(tb_vk_kernel_asinh, "", "Asinh")
+UNARY(tb_vk_kernel_acosh, "", "Acosh")
+UNARY(tb_vk_kernel_atanh, "", "Atanh")
+UNARY(tb_vk_kernel_elu, "", "Elu")
+UNARY(tb_vk_kernel_selu, "", "Selu")
+UNARY(tb_vk_kernel_celu, "", "Celu")
+UNARY(tb_vk_kernel_softplus, "", "Softplus")
+UNARY(tb_vk_kernel_softsign, "", "Softsign")
+UNARY(tb_vk_kernel_thresholded_relu, "", "ThresholdedRelu")
+UNARY(tb_vk_kernel_sign, "", "Sign")
+UNARY(tb_vk_kernel_round, "", "Round")
+UNARY(tb_vk_kernel_shrink, "", "Shrink")
 
 /* ---- binary with broadcasting ---- */
 
+enum { OP_ADD = 0, OP_MAX = 5, OP_MIN = 6, OP_PRELU = 7, OP_COPY = 8, OP_SCALE = 9, OP_DYNAMIC = 15 };
+
 static uint32_t binary_code(const char *op) {
-  static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-  for (uint32_t i = 0; i < 7; i++)
+  static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"};
+  for (uint32_t i = 0; i < 8; i++)
     if (strcmp(op, names[i]) == 0) return i;
   return 0;
 }
@@ -144,36 +199,39 @@ static void broadcast_strides(const tb_tensor *t, size_t rank, const int64_t *sh
   }
 }
 
-static tb_status binary_run(tb_kernel_ctx *ctx) {
-  vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
-  if (st != TB_OK) return st;
-  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
-  tb_dtype dt = TB_DTYPE_F32;
-  if (!a || !b) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "an input is missing");
-  st = node_dtype(ctx, node, &dt);
-  if (st != TB_OK) return st;
-  if (b->dtype != dt) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the inputs are %s and %s", tb_dtype_name(a->dtype), tb_dtype_name(b->dtype));
-  size_t rank = a->ndim > b->ndim ? a->ndim : b->ndim;
-  if (rank > VK_MAX_RANK) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "rank %zu is over the Vulkan kernels' %d", rank, VK_MAX_RANK);
-  int64_t shape[VK_MAX_RANK];
-  for (size_t d = 0; d < rank; d++) {
-    int64_t da = d + a->ndim >= rank ? a->shape[d + a->ndim - rank] : 1;
-    int64_t db = d + b->ndim >= rank ? b->shape[d + b->ndim - rank] : 1;
-    if (da != db && da != 1 && db != 1)
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "shapes do not broadcast: dimension %zu is %lld and %lld", d, (long long)da,
-                             (long long)db);
-    shape[d] = da == 1 ? db : da;
+/* Grow the broadcast shape (rank *rank, right-aligned) by input t. */
+static tb_status broadcast_with(const tb_kernel_ctx *ctx, const tb_tensor *t, size_t *rank, int64_t *shape) {
+  if (t->ndim > VK_MAX_RANK) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "rank %zu is over the Vulkan kernels' %d", t->ndim, VK_MAX_RANK);
+  if (t->ndim > *rank) {
+    size_t grow = t->ndim - *rank;
+    memmove(shape + grow, shape, *rank * sizeof *shape);
+    for (size_t d = 0; d < grow; d++) shape[d] = 1;
+    *rank = t->ndim;
   }
+  for (size_t d = 0; d < *rank; d++) {
+    int64_t dt = d + t->ndim >= *rank ? t->shape[d + t->ndim - *rank] : 1;
+    if (dt != shape[d] && dt != 1 && shape[d] != 1)
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "shapes do not broadcast: dimension %zu is %lld and %lld", d, (long long)shape[d],
+                             (long long)dt);
+    if (shape[d] == 1) shape[d] = dt;
+  }
+  return TB_OK;
+}
+
+/* One dispatch of descriptor set `set`: out = a `code` b, a and b broadcast to out's shape (rank, shape). */
+static tb_status binary_dispatch(tb_kernel_ctx *ctx, vk_node *node, uint32_t set, uint32_t code, float scale, const tb_tensor *a,
+                                 const tb_tensor *b, const tb_tensor *out, size_t rank, const int64_t *shape) {
+  size_t unit = tb_dtype_size(out->dtype);
   vk_arg xa, xb, y;
-  tb_tensor *out;
-  st = vk_arg_of(ctx, a, "input 0", tb_dtype_size(dt), &xa);
-  if (st == TB_OK) st = vk_arg_of(ctx, b, "input 1", tb_dtype_size(dt), &xb);
-  if (st == TB_OK) st = vk_output(ctx, 0, dt, rank, shape, &out, &y);
+  tb_status st = vk_arg_of(ctx, a, "input", unit, &xa);
+  if (st == TB_OK) st = vk_arg_of(ctx, b, "input", unit, &xb);
+  if (st == TB_OK) st = vk_arg_of(ctx, out, "output 0", unit, &y);
   if (st != TB_OK) return st;
   struct {
     uint32_t n, rank, a_off, b_off, y_off;
     uint32_t shape[6], as[6], bs[6];
+    uint32_t op;
+    float s;
   } push;
   memset(&push, 0, sizeof push);
   push.n = (uint32_t)out->numel;
@@ -181,13 +239,59 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
   push.a_off = xa.offset;
   push.b_off = xb.offset;
   push.y_off = y.offset;
+  push.op = code;
+  push.s = scale;
   for (size_t d = 0; d < rank; d++) push.shape[d] = (uint32_t)shape[d];
   broadcast_strides(a, rank, shape, push.as);
   broadcast_strides(b, rank, shape, push.bs);
   uint32_t gx, gy;
   vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[3] = {xa.buffer, xb.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 3, &push, sizeof push, gx, gy, 1);
+  return vk_node_dispatch(node, set, buffers, 3, &push, sizeof push, gx, gy, 1);
+}
+
+/* The operands ins[0..n) present, of the node's dtype, their broadcast shape and the output. */
+static tb_status operands(tb_kernel_ctx *ctx, const vk_node *node, const tb_tensor *const *ins, size_t n, size_t *rank, int64_t *shape,
+                          tb_tensor **out) {
+  tb_dtype dt = TB_DTYPE_F32;
+  tb_status st = node_dtype(ctx, node, &dt);
+  *rank = 0;
+  for (size_t i = 0; i < n && st == TB_OK; i++) {
+    const tb_tensor *t = ins[i];
+    if (!t) continue;
+    if (t->dtype != dt) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu is %s, input 0 %s", i, tb_dtype_name(t->dtype), tb_dtype_name(dt));
+    st = broadcast_with(ctx, t, rank, shape);
+  }
+  vk_arg y;
+  if (st == TB_OK) st = vk_output(ctx, 0, dt, *rank, shape, out, &y);
+  return st;
+}
+
+static tb_status binary_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st != TB_OK) return st;
+  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  if (!a || !b) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "an input is missing");
+  /* PRelu before opset 7: a 1-D slope of X's channel count runs along dim 1, seen as [C, 1, ..., 1] */
+  tb_tensor per_channel;
+  if (strcmp(ctx->node->op_type, "PRelu") == 0 && ctx->node->opset < 7 && b->ndim == 1 && a->ndim >= 2 && b->shape[0] == a->shape[1] &&
+      b->shape[0] != 1) {
+    per_channel = *b;
+    per_channel.ndim = a->ndim - 1;
+    for (size_t d = 1; d < per_channel.ndim; d++) {
+      per_channel.shape[d] = 1;
+      per_channel.strides[d] = 1;
+    }
+    b = &per_channel;
+  }
+  const tb_tensor *ins[2] = {a, b};
+  size_t rank;
+  int64_t shape[VK_MAX_RANK];
+  tb_tensor *out;
+  st = operands(ctx, node, ins, 2, &rank, shape, &out);
+  if (st != TB_OK || out->numel == 0) return st;
+  return binary_dispatch(ctx, node, 0, binary_code(ctx->node->op_type), 0.0f, a, b, out, rank, shape);
 }
 
 #define BINARY(sym, opname) \
@@ -199,6 +303,59 @@ BINARY(tb_vk_kernel_div, "Div")
 BINARY(tb_vk_kernel_pow, "Pow")
 BINARY(tb_vk_kernel_max, "Max")
 BINARY(tb_vk_kernel_min, "Min")
+BINARY(tb_vk_kernel_prelu, "PRelu")
+
+/* ---- Sum, Mean, Max, Min of any number of inputs; Clip with min / max inputs (opset >= 11) ----
+ * One pipeline (binary.comp with the op pushed), one descriptor set per step: out = in0 op in1, then
+ * out = out op in_k in place (each invocation reads and writes its own element; the dispatches are
+ * separated by barriers); Mean scales by 1/n last; Clip is max(x, min) then min(., max). */
+
+static bool nary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)g;
+  if (n->n_inputs < 1 || n->n_inputs > 32 || n->n_outputs != 1 || n->inputs[0] < 0) return false;
+  if (strcmp(n->op_type, "Clip") == 0 && n->opset < 11) return false; /* min / max attributes: the unary kernel */
+  return vk_inputs_float(n, in, n->n_inputs >= 32 ? UINT32_MAX : (1u << n->n_inputs) - 1u);
+}
+
+static tb_status nary_prepare(tb_kernel_ctx *ctx, void **state) {
+  uint32_t code = OP_DYNAMIC;
+  return vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1,
+                         (uint32_t)ctx->node->n_inputs + 1u, state);
+}
+
+static tb_status nary_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st != TB_OK) return st;
+  if (!ctx->inputs[0]) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input 0 is missing");
+  size_t rank;
+  int64_t shape[VK_MAX_RANK];
+  tb_tensor *out;
+  st = operands(ctx, node, (const tb_tensor *const *)ctx->inputs, ctx->n_inputs, &rank, shape, &out);
+  if (st != TB_OK || out->numel == 0) return st;
+  const char *op = ctx->node->op_type;
+  bool clip = strcmp(op, "Clip") == 0;
+  uint32_t code = strcmp(op, "Max") == 0 ? OP_MAX : strcmp(op, "Min") == 0 ? OP_MIN : OP_ADD;
+  uint32_t set = 0;
+  const tb_tensor *acc = ctx->inputs[0];
+  for (size_t i = 1; i < ctx->n_inputs && st == TB_OK; i++) {
+    if (!ctx->inputs[i]) continue;
+    if (clip) code = i == 1 ? OP_MAX : OP_MIN;
+    st = binary_dispatch(ctx, node, set++, code, 0.0f, acc, ctx->inputs[i], out, rank, shape);
+    acc = out;
+  }
+  if (st == TB_OK && set == 0) st = binary_dispatch(ctx, node, set++, OP_COPY, 0.0f, acc, acc, out, rank, shape);
+  if (st == TB_OK && strcmp(op, "Mean") == 0)
+    st = binary_dispatch(ctx, node, set, OP_SCALE, 1.0f / (float)ctx->n_inputs, out, out, out, rank, shape);
+  return st;
+}
+
+#define NARY(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, nary_accepts, nary_run, nary_prepare, vk_release_node, NULL};
+NARY(tb_vk_kernel_sum, "Sum")
+NARY(tb_vk_kernel_mean, "Mean")
+NARY(tb_vk_kernel_max_n, "Max")
+NARY(tb_vk_kernel_min_n, "Min")
+NARY(tb_vk_kernel_clip, "Clip")
 
 /* ---- Cast fp32 <-> fp16 ---- */
 

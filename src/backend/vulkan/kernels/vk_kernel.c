@@ -119,7 +119,7 @@ static bool any_f16(const tb_node *n, const tb_value_type *const *in) {
 tb_status vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *count) {
   *count = 0;
   const tb_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-  if (!t) return TB_OK;
+  if (!t || t->numel == 0) return TB_OK; /* an empty tensor (e.g. ReduceSum's axes = []) has no host block */
   const void *data = tb_tensor_host_data(t);
   if (!data || !t->contiguous) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "value input %zu is not a CPU tensor", i);
   if (t->dtype != TB_DTYPE_I64 && t->dtype != TB_DTYPE_I32)

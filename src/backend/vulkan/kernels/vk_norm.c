@@ -1,8 +1,9 @@
 /* Vulkan kernels of the row-wise reductions on fp32: Softmax and LogSoftmax (softmax.comp), layer
- * normalization (layernorm.comp; ONNX opset 17 and tb::LayerNormalization), ReduceMean / ReduceSum /
- * ReduceMax / ReduceMin / ReduceSumSquare over a contiguous run of axes (reduce.comp), and tb::Attention
- * without a mask (attention.comp). Each uses the _SG shader variant (subgroup arithmetic) when the device
- * reports it, chosen at prepare. */
+ * normalization (layernorm.comp; ONNX opset 17 and tb::LayerNormalization, with Mean and InvStdDev) and
+ * InstanceNormalization (the same shader, scale and bias per row), ReduceMean / ReduceSum / ReduceMax /
+ * ReduceMin / ReduceSumSquare / ReduceL1 / ReduceL2 / ReduceLogSumExp / ReduceProd over any set of axes
+ * (reduce.comp), and tb::Attention without a mask (attention.comp). Each uses the _SG shader variant
+ * (subgroup arithmetic) when the device reports it, chosen at prepare. */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "tensor/tensor_impl.h"
@@ -71,15 +72,21 @@ const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, 
 
 static bool ln_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  for (size_t i = 1; i < n->n_outputs; i++)
-    if (n->outputs[i] >= 0) return false; /* Mean / InvStdDev outputs: CPU */
-  return n->n_inputs >= 2 && vk_inputs_f32(n, in, 7u);
+  return n->n_inputs >= 2 && n->n_outputs <= 3 && vk_inputs_f32(n, in, 7u);
+}
+
+/* Bit 0: the node uses its Mean output, bit 1: its InvStdDev output. */
+static uint32_t ln_stats(const tb_node *n) {
+  uint32_t bits = 0;
+  for (size_t i = 1; i < n->n_outputs && i < 3; i++)
+    if (n->outputs[i] >= 0) bits |= 1u << (i - 1);
+  return bits;
 }
 
 static tb_status ln_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t has_b = ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0;
+  uint32_t spec[2] = {ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0, ln_stats(ctx->node)};
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_LAYERNORM, TB_VK_SHADER_LAYERNORM_SG);
-  return vk_prepare_node(ctx, id, &has_b, 1, 1, state);
+  return vk_prepare_node(ctx, id, spec, 2, 1, state);
 }
 
 static tb_status ln_run(tb_kernel_ctx *ctx) {
@@ -95,37 +102,93 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   int64_t axis_attr = -1;
   float eps = 1e-5f;
   size_t axis = 0;
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis_attr);
+  /* InstanceNormalization: rows (n, c) over the spatial dimensions, scale and bias per channel */
+  bool instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
+  if (instance && t->ndim < 3) return tb_kernel_error(ctx, TB_ERR_MODEL, "the input has rank %zu; N x C x D1 ... expected", t->ndim);
+  st = instance ? TB_OK : tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis_attr);
+  if (instance) axis_attr = 2;
   if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
   if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
   if (st != TB_OK) return st;
   int64_t cols = prod(t->shape, axis, t->ndim), sn = ctx->inputs[1]->numel, bn = has_b ? ctx->inputs[2]->numel : 1;
-  if (sn < 1 || cols % sn || (has_b && (bn < 1 || cols % bn)))
+  if (instance && (sn != t->shape[1] || bn != t->shape[1]))
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "scale (%lld values) and B (%lld) need one value per channel (%lld)", (long long)sn, (long long)bn,
+                           (long long)t->shape[1]);
+  if (!instance && (sn < 1 || cols % sn || (has_b && (bn < 1 || cols % bn))))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Scale (%lld values) or B (%lld) does not broadcast to the %lld normalized values",
                            (long long)sn, (long long)bn, (long long)cols);
-  tb_tensor *out;
+  tb_tensor *out, *stat_out;
   st = vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
+  /* Mean and InvStdDev: X's shape with the normalized dimensions 1 */
+  int64_t stat_shape[TB_MAX_DIMS];
+  for (size_t d = 0; d < t->ndim; d++) stat_shape[d] = d < axis ? t->shape[d] : 1;
+  vk_arg stats[2] = {y, y};
+  uint32_t want = ln_stats(ctx->node);
+  for (size_t i = 0; i < 2 && st == TB_OK; i++)
+    if ((want >> i) & 1u) st = vk_output(ctx, i + 1, TB_DTYPE_F32, t->ndim, stat_shape, &stat_out, &stats[i]);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
     uint32_t rows, cols, x_off, s_off, b_off, y_off, s_n, b_n;
     float eps;
-  } p = {(uint32_t)prod(t->shape, 0, axis), (uint32_t)cols, x.offset, s.offset, b.offset, y.offset, (uint32_t)sn, (uint32_t)bn, eps};
+    uint32_t m_off, i_off, per_row;
+  } p = {(uint32_t)prod(t->shape, 0, axis), (uint32_t)cols, x.offset, s.offset, b.offset, y.offset, (uint32_t)sn, (uint32_t)bn, eps,
+         stats[0].offset, stats[1].offset, instance};
   uint32_t gx, gy;
   vk_groups((uint64_t)p.rows, 1, &gx, &gy);
-  tb_vk_buffer buffers[4] = {x.buffer, s.buffer, has_b ? b.buffer : s.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, gx, gy, 1);
+  tb_vk_buffer buffers[6] = {x.buffer, s.buffer, has_b ? b.buffer : s.buffer, y.buffer, stats[0].buffer, stats[1].buffer};
+  return vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
 const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
 const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
 
 /* ---- Reduce* ---- */
+
+/* The input's dimensions merged into runs of kept (0) and reduced (1) dimensions, outermost first, with
+ * their input strides; dimensions of size 1 drop out. A rank-8 tensor has at most 4 runs of each kind. */
+typedef struct reduce_runs {
+  uint32_t n[2];
+  uint32_t size[2][4], stride[2][4];
+  int64_t len; /* product of the reduced sizes */
+} reduce_runs;
+
+static void reduce_split(const tb_tensor *t, const bool *reduced, reduce_runs *r) {
+  memset(r, 0, sizeof *r);
+  r->len = 1;
+  int last = -1;
+  int64_t stride = 1;
+  uint64_t strides[TB_MAX_DIMS];
+  for (size_t d = t->ndim; d-- > 0;) {
+    strides[d] = (uint64_t)stride;
+    stride *= t->shape[d];
+  }
+  for (size_t d = 0; d < t->ndim; d++) {
+    int kind = reduced[d] ? 1 : 0;
+    if (kind) r->len *= t->shape[d];
+    if (t->shape[d] == 1) continue;
+    if (kind == last) {
+      uint32_t i = r->n[kind] - 1;
+      r->size[kind][i] *= (uint32_t)t->shape[d];
+      r->stride[kind][i] = (uint32_t)strides[d];
+    } else {
+      uint32_t i = r->n[kind]++;
+      r->size[kind][i] = (uint32_t)t->shape[d];
+      r->stride[kind][i] = (uint32_t)strides[d];
+      last = kind;
+    }
+  }
+}
 
 static uint32_t reduce_mode(const char *op) {
   if (strcmp(op, "ReduceSum") == 0) return 0;
   if (strcmp(op, "ReduceMean") == 0) return 1;
   if (strcmp(op, "ReduceMax") == 0) return 2;
   if (strcmp(op, "ReduceMin") == 0) return 3;
+  if (strcmp(op, "ReduceL1") == 0) return 5;
+  if (strcmp(op, "ReduceL2") == 0) return 6;
+  if (strcmp(op, "ReduceLogSumExp") == 0) return 7;
+  if (strcmp(op, "ReduceProd") == 0) return 8;
   return 4; /* ReduceSumSquare */
 }
 
@@ -165,32 +228,29 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   }
   if (n_axes == 0 && !noop)
     for (size_t d = 0; d < t->ndim; d++) reduced[d] = true;
-  size_t first = t->ndim, last = 0;
-  for (size_t d = 0; d < t->ndim; d++)
-    if (reduced[d]) {
-      if (first == t->ndim) first = d;
-      last = d;
-    }
-  if (first == t->ndim) first = last = 0; /* nothing reduced: each value is its own row */
-  for (size_t d = first; d <= last && d < t->ndim; d++)
-    if (!reduced[d] && t->shape[d] != 1)
-      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan reduction takes a contiguous run of axes");
-  bool any = false;
-  for (size_t d = 0; d < t->ndim; d++) any = any || reduced[d];
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
   for (size_t d = 0; d < t->ndim; d++) {
     if (!reduced[d]) shape[ndim++] = t->shape[d];
     else if (keepdims) shape[ndim++] = 1;
   }
-  int64_t len = any ? prod(t->shape, first, last + 1) : 1;
-  int64_t outer = any ? prod(t->shape, 0, first) : t->numel, inner = any ? prod(t->shape, last + 1, t->ndim) : 1;
+  reduce_runs runs;
+  reduce_split(t, reduced, &runs);
+  st = vk_check_u32(ctx, runs.len, "the reduced length");
+  if (st != TB_OK) return st;
   tb_tensor *out;
   st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
-    uint32_t rows, len, inner, x_off, y_off;
-  } p = {(uint32_t)(outer * inner), (uint32_t)len, (uint32_t)inner, x.offset, y.offset};
+    uint32_t rows, len, x_off, y_off, nk, nr;
+    uint32_t ks[4], kst[4], rs[4], rst[4];
+  } p = {(uint32_t)out->numel, (uint32_t)runs.len, x.offset, y.offset, runs.n[0], runs.n[1], {0}, {0}, {0}, {0}};
+  for (uint32_t i = 0; i < 4; i++) {
+    p.ks[i] = runs.size[0][i];
+    p.kst[i] = runs.stride[0][i];
+    p.rs[i] = runs.size[1][i];
+    p.rst[i] = runs.stride[1][i];
+  }
   uint32_t gx, gy;
   vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
@@ -203,6 +263,10 @@ REDUCE(tb_vk_kernel_reduce_sum, "ReduceSum")
 REDUCE(tb_vk_kernel_reduce_max, "ReduceMax")
 REDUCE(tb_vk_kernel_reduce_min, "ReduceMin")
 REDUCE(tb_vk_kernel_reduce_sum_square, "ReduceSumSquare")
+REDUCE(tb_vk_kernel_reduce_l1, "ReduceL1")
+REDUCE(tb_vk_kernel_reduce_l2, "ReduceL2")
+REDUCE(tb_vk_kernel_reduce_log_sum_exp, "ReduceLogSumExp")
+REDUCE(tb_vk_kernel_reduce_prod, "ReduceProd")
 
 /* ---- tb::Attention (no mask) ---- */
 

@@ -18,8 +18,8 @@
   X(BATCHNORM, 6)            \
   X(SOFTMAX, 2)              \
   X(SOFTMAX_SG, 2)           \
-  X(LAYERNORM, 4)            \
-  X(LAYERNORM_SG, 4)         \
+  X(LAYERNORM, 6)            \
+  X(LAYERNORM_SG, 6)         \
   X(REDUCE, 2)               \
   X(REDUCE_SG, 2)            \
   X(GATHER, 3)               \

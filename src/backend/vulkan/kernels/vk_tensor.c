@@ -1,8 +1,9 @@
 /* Vulkan kernels of the data-movement ops on 32-bit elements (fp32): every one is the strided copy of
  * copy.comp with the right shapes and strides: Reshape, Flatten, Squeeze, Unsqueeze (a flat copy),
- * Transpose, Slice (negative steps too), Expand, Concat (one copy per input) and Split (one per output);
- * and Gather with int32 or int64 indices on the device (gather.comp). Shape and axes inputs are CPU
- * tensors (the ops' value inputs). */
+ * Transpose, DepthToSpace, SpaceToDepth, Slice (negative steps too), Expand, Concat (one copy per input),
+ * Split (one per output) and Pad (constant, edge, reflect: copy.comp's pad modes); Constant with float32
+ * values (an upload); and Gather with int32 or int64 indices on the device (gather.comp). Shape and axes
+ * inputs are CPU tensors (the ops' value inputs). */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "tensor/tensor_impl.h"
@@ -12,6 +13,8 @@
 typedef struct copy_push {
   uint32_t n, rank, src_off, dst_off;
   uint32_t shape[6], ss[6], ds[6];
+  uint32_t mode, fill; /* Pad only (copy.comp) */
+  int32_t begin[6];
 } copy_push;
 
 static bool f32_data(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
@@ -197,6 +200,188 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
 }
 
 const tb_cpu_kernel tb_vk_kernel_transpose = {"", "Transpose", 0, 0, f32_data, transpose_run, copy_prepare, vk_release_node, NULL};
+
+/* ---- DepthToSpace (DCR and CRD) and SpaceToDepth: a rank-6 strided copy in the output's order ---- */
+
+static tb_status space_depth_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  const tb_tensor *x;
+  vk_arg src, dst;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st == TB_OK) st = source(ctx, &x, &src);
+  int64_t b = 0;
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
+  if (st != TB_OK) return st;
+  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+  if (x->ndim != 4 || b < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "takes a rank-4 input and blocksize >= 1 (rank %zu, blocksize %lld)", x->ndim, (long long)b);
+  int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+  int64_t sn = x->strides[0], sc = x->strides[1], sh = x->strides[2], sw = x->strides[3];
+  int64_t out_shape[4], shape[6], ss[6], ds[6];
+  if (to_space) {
+    if (c % (b * b)) return tb_kernel_error(ctx, TB_ERR_MODEL, "%lld channels are not a multiple of blocksize^2 = %lld", (long long)c, (long long)(b * b));
+    const char *mode = "DCR";
+    st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode);
+    if (st != TB_OK) return st;
+    bool crd = strcmp(mode, "CRD") == 0;
+    int64_t co = c / (b * b);
+    /* output order (n, c', h, b1, w, b2); the input channel is (b1, b2, c') in DCR and (c', b1, b2) in CRD */
+    int64_t sh6[6] = {n, co, h, b, w, b};
+    int64_t ss6[6] = {sn, crd ? b * b * sc : sc, sh, crd ? b * sc : b * co * sc, sw, crd ? sc : co * sc};
+    memcpy(shape, sh6, sizeof sh6);
+    memcpy(ss, ss6, sizeof ss6);
+    int64_t o[4] = {n, co, h * b, w * b};
+    memcpy(out_shape, o, sizeof o);
+  } else {
+    if (h % b || w % b) return tb_kernel_error(ctx, TB_ERR_MODEL, "%lld x %lld is not a multiple of blocksize %lld", (long long)h, (long long)w, (long long)b);
+    /* output order (n, b1, b2, c, h', w'): the output channel is (b1, b2, c), the input row h' * b + b1 */
+    int64_t sh6[6] = {n, b, b, c, h / b, w / b};
+    int64_t ss6[6] = {sn, sh, sw, sc, b * sh, b * sw};
+    memcpy(shape, sh6, sizeof sh6);
+    memcpy(ss, ss6, sizeof ss6);
+    int64_t o[4] = {n, c * b * b, h / b, w / b};
+    memcpy(out_shape, o, sizeof o);
+  }
+  tb_tensor *out;
+  st = vk_output(ctx, 0, TB_DTYPE_F32, 4, out_shape, &out, &dst);
+  if (st != TB_OK || out->numel == 0) return st;
+  contiguous_strides(6, shape, ds);
+  return copy_record(ctx, node, 0, 6, shape, ss, src, 0, ds, dst, 0);
+}
+
+const tb_cpu_kernel tb_vk_kernel_depth_to_space = {"", "DepthToSpace", 0, 0, f32_data, space_depth_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", 0, 0, f32_data, space_depth_run, copy_prepare, vk_release_node, NULL};
+
+/* ---- Pad: constant, edge, reflect (copy.comp's pad modes) ---- */
+
+static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  if (n->n_inputs > 3 && n->inputs[3] >= 0) return false; /* axes (opset 18): the CPU */
+  return f32_data(g, n, in) && vk_inputs_f32(n, in, 1u | 4u);
+}
+
+static tb_status pad_prepare(tb_kernel_ctx *ctx, void **state) { return vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, 2, state); }
+
+static tb_status pad_run(tb_kernel_ctx *ctx) {
+  vk_node *node;
+  const tb_tensor *x;
+  vk_arg src, dst;
+  tb_status st = vk_node_of(ctx, &node);
+  if (st == TB_OK) st = source(ctx, &x, &src);
+  const char *mode_s = "constant";
+  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
+  if (st != TB_OK) return st;
+  uint32_t mode = strcmp(mode_s, "edge") == 0 ? 2 : strcmp(mode_s, "reflect") == 0 ? 3 : strcmp(mode_s, "constant") == 0 ? 1 : 0;
+  if (!mode) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "mode '%s' is not one of constant, edge, reflect", mode_s);
+  int64_t pads[2 * TB_MAX_DIMS];
+  size_t np = 0;
+  float fill = 0.0f;
+  if (ctx->node->opset < 11) {
+    const int64_t *a = NULL;
+    st = tb_attr_ints(ctx->graph, ctx->node, "pads", &a, &np);
+    if (st == TB_OK && np > 2 * TB_MAX_DIMS) st = tb_kernel_error(ctx, TB_ERR_MODEL, "pads has %zu entries", np);
+    if (st == TB_OK && a) memcpy(pads, a, np * sizeof *a);
+    if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &fill);
+  } else {
+    st = vk_value_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &np);
+  }
+  if (st != TB_OK) return st;
+  if (np != 2 * x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "pads has %zu entries for rank %zu", np, x->ndim);
+  if (x->ndim > VK_MAX_RANK) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "rank %zu is over the Vulkan kernels' %d", x->ndim, VK_MAX_RANK);
+  int64_t shape[TB_MAX_DIMS];
+  for (size_t d = 0; d < x->ndim; d++) {
+    shape[d] = x->shape[d] + pads[d] + pads[d + x->ndim];
+    if (shape[d] < 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "pads crop dimension %zu below 0", d);
+    if (mode != 1 && shape[d] > 0 && x->shape[d] == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "%s padding of an empty dimension", mode_s);
+    if (pads[d] < INT32_MIN || pads[d] > INT32_MAX) return vk_check_u32(ctx, pads[d], "a pad");
+  }
+  tb_tensor *out;
+  st = vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
+  if (st != TB_OK || out->numel == 0) return st;
+  const tb_tensor *cv = ctx->node->opset >= 11 && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  uint32_t set = 0;
+  if (mode == 1 && cv && cv->numel == 1) {
+    /* the constant lives on the device: broadcast it over the output first, then write the inside only */
+    vk_arg c;
+    st = vk_arg_of(ctx, cv, "constant_value", 4, &c);
+    int64_t all = out->numel, zero = 0, one = 1;
+    if (st == TB_OK) st = copy_record(ctx, node, set++, 1, &all, &zero, c, 0, &one, dst, 0);
+    if (st != TB_OK) return st;
+    mode = 4;
+  }
+  copy_push p;
+  memset(&p, 0, sizeof p);
+  p.n = (uint32_t)out->numel;
+  p.rank = (uint32_t)x->ndim;
+  p.src_off = src.offset;
+  p.dst_off = dst.offset;
+  p.mode = mode;
+  memcpy(&p.fill, &fill, sizeof fill);
+  for (size_t d = 0; d < x->ndim; d++) {
+    p.shape[d] = (uint32_t)shape[d];
+    p.ss[d] = (uint32_t)x->strides[d];
+    p.ds[d] = (uint32_t)x->shape[d];
+    p.begin[d] = (int32_t)pads[d];
+  }
+  uint32_t gx, gy;
+  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_buffer buffers[2] = {src.buffer, dst.buffer};
+  return vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
+}
+
+const tb_cpu_kernel tb_vk_kernel_pad = {"", "Pad", 0, 0, pad_accepts, pad_run, pad_prepare, vk_release_node, NULL};
+
+/* ---- Constant (float32 values): uploaded into the device output at each run ---- */
+
+static bool constant_value(const tb_graph *g, const tb_node *n, const void **data, size_t *bytes, size_t *ndim, int64_t *dims) {
+  const tb_attr *a;
+  const tb_ir_tensor *t;
+  if (tb_node_attr(n, "value")) {
+    if (tb_attr_tensor(g, n, "value", &t) != TB_OK || t->dtype != TB_DTYPE_F32 || t->ndim > TB_MAX_DIMS) return false;
+    *data = t->data;
+    *bytes = t->nbytes;
+    *ndim = t->ndim;
+    memcpy(dims, t->dims, t->ndim * sizeof *dims);
+    return true;
+  }
+  if ((a = tb_node_attr(n, "value_float")) != NULL) {
+    *data = &a->f;
+    *bytes = sizeof(float);
+    *ndim = 0;
+    return true;
+  }
+  if ((a = tb_node_attr(n, "value_floats")) != NULL) {
+    *data = a->floats;
+    *bytes = a->count * sizeof(float);
+    *ndim = 1;
+    dims[0] = (int64_t)a->count;
+    return true;
+  }
+  return false; /* integer or string values: the CPU (they feed shape arithmetic) */
+}
+
+static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  (void)in;
+  const void *data;
+  size_t bytes, ndim;
+  int64_t dims[TB_MAX_DIMS];
+  return n->n_outputs == 1 && constant_value(g, n, &data, &bytes, &ndim, dims);
+}
+
+static tb_status constant_run(tb_kernel_ctx *ctx) {
+  const void *data = NULL;
+  size_t bytes = 0, ndim = 0;
+  int64_t dims[TB_MAX_DIMS];
+  if (!constant_value(ctx->graph, ctx->node, &data, &bytes, &ndim, dims))
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the Vulkan Constant kernel takes float32 values only");
+  tb_tensor *out;
+  tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, ndim, dims, &out);
+  if (st != TB_OK) return st;
+  size_t need = tb_tensor_nbytes(out);
+  if (bytes != need || (need && !data))
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "the value holds %zu bytes where its shape needs %zu", bytes, need);
+  return need ? tb_tensor_copy_from_host(out, data, need) : TB_OK;
+}
+
+const tb_cpu_kernel tb_vk_kernel_constant = {"", "Constant", 0, 0, constant_accepts, constant_run, NULL, NULL, NULL};
 
 /* ---- Slice ---- */
 

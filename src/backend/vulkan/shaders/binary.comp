@@ -1,6 +1,8 @@
 // Elementwise binary ops with numpy broadcasting: the output's shape (rank <= 6) and each input's strides
 // in elements (0 along broadcast dimensions). fp32, or with F16 fp16 buffers and fp16 arithmetic
-// (shaderFloat16) for + - * / max min; Pow is evaluated in fp32 and rounded once.
+// (shaderFloat16) for + - * / max min; Pow is evaluated in fp32 and rounded once. OP 7 PRelu (a < 0 ? a * b
+// : a), 8 a (a copy broadcast to the output), 9 a * s; OP 15 takes the op from the push constant `op`
+// (the multi-input kernels chain several ops through one pipeline: Sum, Mean, Max, Min, Clip).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef F16
@@ -16,7 +18,7 @@ layout(constant_id = 0) const uint OP = 0u;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer Y { T y[]; };
-layout(push_constant) uniform P { uint n, rank, a_off, b_off, y_off; uint shape[6]; uint as_[6]; uint bs[6]; } p;
+layout(push_constant) uniform P { uint n, rank, a_off, b_off, y_off; uint shape[6]; uint as_[6]; uint bs[6]; uint op; float s; } p;
 
 float tb_pow(float x, float e) {
   if (e == 2.0) return x * x;
@@ -39,13 +41,16 @@ void main() {
     ib += k * p.bs[d];
   }
   T u = a[ia], v = b[ib], r;
-  switch (OP) {
+  switch (OP == 15u ? p.op : OP) {
     case 0u: r = u + v; break;
     case 1u: r = u - v; break;
     case 2u: r = u * v; break;
     case 3u: r = u / v; break;
     case 4u: r = T(tb_pow(float(u), float(v))); break;
     case 5u: r = max(u, v); break;
+    case 7u: r = u < T(0.0) ? u * v : u; break;
+    case 8u: r = u; break;
+    case 9u: r = T(float(u) * p.s); break;
     default: r = min(u, v); break;
   }
   y[p.y_off + i] = r;

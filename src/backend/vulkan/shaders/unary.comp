@@ -30,6 +30,26 @@ float apply(float v) {
     case 16u: return 1.0 / v;
     case 17u: return floor(v);
     case 18u: return ceil(v);
+    case 19u: return sin(v);
+    case 20u: return cos(v);
+    case 21u: return tan(v);
+    case 22u: return atan(v, sqrt((1.0 - v) * (1.0 + v)));                          // asin: lavapipe's is off by 3e-4
+    case 23u: return atan(sqrt((1.0 - v) * (1.0 + v)), v);                          // acos
+    case 24u: return atan(v);
+    case 25u: return sinh(v);
+    case 26u: return cosh(v);
+    case 27u: return asinh(v);
+    case 28u: return acosh(v);
+    case 29u: return atanh(v);
+    case 30u: return v < 0.0 ? p.a * (exp(v) - 1.0) : v;                              // Elu(alpha)
+    case 31u: return p.b * (v <= 0.0 ? p.a * (exp(v) - 1.0) : v);                     // Selu(alpha, gamma)
+    case 32u: return max(v, 0.0) + min(0.0, p.a * (exp(v / p.a) - 1.0));              // Celu(alpha)
+    case 33u: return max(v, 0.0) + log(1.0 + exp(-abs(v)));                          // Softplus
+    case 34u: return v / (1.0 + abs(v));                                              // Softsign
+    case 35u: return v > p.a ? v : 0.0;                                               // ThresholdedRelu(alpha)
+    case 36u: return sign(v);
+    case 37u: return roundEven(v);
+    case 38u: return v < -p.a ? v + p.b : v > p.a ? v - p.b : 0.0;                   // Shrink(lambd, bias)
     default: return v;
   }
 }

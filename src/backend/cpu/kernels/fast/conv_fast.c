@@ -1,19 +1,35 @@
 /* Level-2 fp32 Conv and tb::FusedConv (1-D and 2-D; 3-D stays on the reference through accepts), and the
  * convolution driver the bf16 entries (conv_bf16.c) share: an implicit GEMM per image and group (M = output
  * channels of the group, K = C/group * kH * kW, N = output pixels) with the weights packed once at prepare,
- * input patches packed on demand by the GEMM driver (conv_pack.c), the NCHW output written directly and
- * bias, residual and activation in the GEMM epilogue; a 1x1 stride-1 unpadded convolution is a plain GEMM on
- * the input; depthwise convolutions take the direct path (conv_depthwise.c). Work is split over the pool by
- * image, group and blocks of output pixels; when those are too few, the GEMM itself gets the pool. */
+ * input patches packed on demand by the GEMM driver (conv_pack.c), the NCHW output written directly; bias
+ * and residual set into the output block before the products and the activation after them
+ * (conv_epilogue.c); a 1x1 stride-1 unpadded convolution is a plain GEMM on the input; depthwise
+ * convolutions take the direct path (conv_depthwise.c). Each GEMM covers one image, group and block of at
+ * most PIXEL_BLOCK output pixels, so the packed patches of a depth block and the output block stay in L2
+ * (one GEMM over all of a 112x112 image streamed them through L3). For few pixels per image (ResNet's
+ * 14x14 and 7x7 layers) the product is transposed, pixels as the GEMM's rows, when X's shape is known at
+ * prepare (or W is packed per run) and the channel count fills whole column slivers: the output block is
+ * then the transposed product, transposed back with bias and residual. Jobs are split over the pool when
+ * they divide evenly between its threads (or are many); otherwise they run one after another and each
+ * GEMM gets the pool. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv_fast.h"
 #include "backend/cpu/kernels/fast/fast_kernel.h"
+#include "backend/cpu/kernels/fast/gemm_f32_internal.h"
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "core/threadpool.h"
+#include "model/weights.h"
 
-enum { PIXEL_BLOCK_ALIGN = 64 };
+/* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
+ * divides it) and, when cut for threads, at least MIN_THREAD_PIXELS wide. */
+enum { PIXEL_BLOCK = 512, PIXEL_ALIGN = 32, MIN_THREAD_PIXELS = 192 };
+/* At most this many output pixels per image take the transposed product (pixels as the GEMM's rows) when
+ * the GEMM offers it for the channel count: there the pixels' last partial column sliver (196 = 6 x 32 + 4,
+ * 49 = 32 + 17) would waste much of each product, while the 14-row slivers of pixels waste little;
+ * with more pixels the narrower pixel slivers cost more packing than the edges they save. */
+enum { TRANSPOSED_MAX_PIXELS = 400 };
 
 /* Weights packed for one GEMM and path: one packed mg x K operand per group. */
 typedef struct conv_state {
@@ -21,6 +37,7 @@ typedef struct conv_state {
   int path;
   size_t w_ndim;
   int64_t w_shape[4], group;
+  bool transposed; /* packed for the transposed product */
   void **packed;
 } conv_state;
 
@@ -35,7 +52,7 @@ void tb_conv_release(void *state) {
 /* W [M, C/group, kh(, kw)] packed per group (group g's rows: an mg x K row-major matrix). *out stays NULL
  * when there is nothing to pack: a shape the run will reject, a depthwise or an empty weight. */
 static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w,
-                              int64_t group, conv_state **out) {
+                              int64_t group, bool transposed, conv_state **out) {
   *out = NULL;
   size_t nd = tb_tensor_ndim(w);
   const int64_t *ws = tb_tensor_shape(w);
@@ -49,17 +66,22 @@ static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm
     free(packed);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the packed weights of %lld groups", (long long)group);
   }
-  *s = (conv_state){.gemm = gemm, .path = path, .w_ndim = nd, .group = group, .packed = packed};
+  *s = (conv_state){.gemm = gemm, .path = path, .w_ndim = nd, .group = group, .transposed = transposed, .packed = packed};
   memcpy(s->w_shape, ws, nd * sizeof *ws);
   const float *pw = tb_tensor_host_data(w);
   for (int64_t g = 0; g < group; g++)
-    if (!(packed[g] = gemm->pack_weights(path, pw + g * mg * k, mg, k))) {
+    if (!(packed[g] = gemm->pack_weights(path, pw + g * mg * k, mg, k, transposed))) {
       tb_conv_release(s);
       return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W [%lld, %lld, ...] (%lld x %lld per group)",
                              (long long)ws[0], (long long)ws[1], (long long)mg, (long long)k);
     }
   *out = s;
   return TB_OK;
+}
+
+/* Whether the product of mg channels over `pixels` output pixels per image (-1: not known) is transposed. */
+static bool want_transposed(const tb_conv_gemm *gemm, int path, int64_t mg, int64_t pixels) {
+  return gemm->transposed && pixels >= 0 && pixels <= TRANSPOSED_MAX_PIXELS && gemm->transposed(path, mg);
 }
 
 /* The state's packed weights when they were packed by this GEMM and path for this W shape and group. */
@@ -80,6 +102,7 @@ typedef struct conv_job {
   tb_gemm_epilogue ep;
   int64_t splits, chunk;
   tb_pool *inner; /* the pool handed to the GEMM when the jobs alone cannot fill it */
+  bool transposed; /* the products are transposed (pixels as rows) */
   int failed;
 } conv_job;
 
@@ -88,22 +111,35 @@ static void gemm_jobs(void *p, size_t begin, size_t end) {
   const tb_conv_geom *g = j->g;
   int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, k = tb_conv_k(g), n = tb_conv_pixels(g);
   bool pointwise = tb_conv_is_pointwise(g);
+  bool transposed = j->transposed;
+  float *ct = transposed ? malloc((size_t)(j->chunk * mg) * sizeof *ct) : NULL; /* the transposed product */
+  if (transposed && !ct) {
+    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    return;
+  }
   for (size_t t = begin; t < end; t++) {
     int64_t s = (int64_t)t % j->splits, grp = (int64_t)t / j->splits % g->group, b = (int64_t)t / j->splits / g->group;
     int64_t n0 = s * j->chunk, nc = n - n0 < j->chunk ? n - n0 : j->chunk;
     if (nc <= 0) continue;
     const float *xg = j->x + (b * g->in_c + grp * cg) * g->ih * g->iw;
-    tb_conv_patches patches = {g, xg, n0};
+    tb_conv_patches patches = {g, xg, n0, j->dw_path == TB_GEMM_AVX512};
     int64_t out = (b * g->out_c + grp * mg) * n + n0;
-    tb_gemm_epilogue ep = j->ep;
-    ep.bias = j->bias ? j->bias + grp * mg : NULL;
-    ep.bias_axis = 0;
-    ep.residual = j->residual ? j->residual + out : NULL;
-    ep.ld_residual = n;
-    if (!j->gemm->run(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
-                      j->y + out, n, &ep, j->inner))
-      __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    bool avx512 = j->dw_path == TB_GEMM_AVX512;
+    const float *bias = j->bias ? j->bias + grp * mg : NULL, *res = j->residual ? j->residual + out : NULL;
+    bool ok;
+    if (transposed) {
+      ok = j->gemm->run_t(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
+                          ct, j->inner);
+      if (ok) tb_conv_block_from_t(avx512, j->y + out, n, mg, nc, ct, mg, bias, res, n);
+    } else {
+      tb_conv_block_init(avx512, j->y + out, n, mg, nc, bias, res, n);
+      ok = j->gemm->run(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
+                        j->y + out, n, j->inner);
+    }
+    if (!ok) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    tb_conv_block_act(avx512, &j->ep, j->y + out, n, mg, nc);
   }
+  free(ct);
 }
 
 static void depthwise_jobs(void *p, size_t begin, size_t end) {
@@ -129,32 +165,42 @@ static void empty_k(const conv_job *j) {
     }
 }
 
-/* Jobs over (image, group), with the output pixels cut into blocks when there are too few of them to keep
- * every thread busy; when even that cannot, the GEMM gets the pool and splits each product. */
+/* The pixel blocks of each (image, group): at most PIXEL_BLOCK wide, and with threads, more of them (down
+ * to MIN_THREAD_PIXELS) when that makes the jobs divide evenly; j->inner is the pool when the jobs still
+ * cannot keep the threads evenly busy (they then run in turn, each GEMM split over the pool). */
+static void choose_blocks(conv_job *j, tb_pool *pool) {
+  const tb_conv_geom *g = j->g;
+  int64_t threads = tb_pool_threads(pool), n = tb_conv_pixels(g), base = g->batch * g->group;
+  int64_t splits = (n + PIXEL_BLOCK - 1) / PIXEL_BLOCK;
+  bool even = threads <= 1 || base * splits >= 4 * threads || base * splits % threads == 0;
+  if (!even) {
+    int64_t more = splits + 1;
+    while (base * more % threads != 0) more++;
+    if (n / more >= MIN_THREAD_PIXELS) splits = more, even = true;
+  }
+  int64_t chunk = (n + splits - 1) / splits;
+  chunk = (chunk + PIXEL_ALIGN - 1) / PIXEL_ALIGN * PIXEL_ALIGN;
+  j->chunk = chunk < n ? chunk : n;
+  j->splits = (n + j->chunk - 1) / j->chunk;
+  j->inner = even ? NULL : pool;
+}
+
+/* Jobs over (image, group, pixel block): on the pool, or in turn with the pool inside each GEMM. */
 static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   const tb_conv_geom *g = j->g;
   conv_state *own = NULL, *s = ctx->state;
   if (!state_fits(s, j->gemm, j->path, w, g->group)) {
-    tb_status st = pack_weights(ctx, j->gemm, j->path, w, g->group, &own);
+    bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_pixels(g));
+    tb_status st = pack_weights(ctx, j->gemm, j->path, w, g->group, transposed, &own);
     if (st != TB_OK) return st;
     if (!own) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the weights W could not be packed");
     s = own;
   }
   j->packed = s->packed;
-  int threads = tb_pool_threads(ctx->pool);
-  int64_t n = tb_conv_pixels(g), base = g->batch * g->group;
-  j->splits = 1;
-  j->chunk = n;
-  if (threads > 1 && base < 2 * threads) {
-    int64_t want = (2 * threads + base - 1) / base, chunk = (n + want - 1) / want;
-    chunk = (chunk + PIXEL_BLOCK_ALIGN - 1) / PIXEL_BLOCK_ALIGN * PIXEL_BLOCK_ALIGN;
-    if (chunk < n) {
-      j->chunk = chunk;
-      j->splits = (n + chunk - 1) / chunk;
-    }
-  }
-  size_t jobs = (size_t)(base * j->splits);
-  j->inner = jobs < (size_t)threads ? ctx->pool : NULL;
+  j->transposed = s->transposed;
+  int64_t n = tb_conv_pixels(g);
+  choose_blocks(j, ctx->pool);
+  size_t jobs = (size_t)(g->batch * g->group * j->splits);
   if (j->inner) gemm_jobs(j, 0, jobs);
   else tb_pool_parallel_for(ctx->pool, jobs, gemm_jobs, j);
   tb_conv_release(own);
@@ -231,6 +277,25 @@ static bool input_is_constant(const tb_kernel_ctx *ctx, size_t i) {
   return v >= 0 && ctx->graph->values[v].constant && !ctx->graph->values[v].is_input;
 }
 
+/* Output pixels per image from X's static shape in the graph; -1 when not all known (or not valid). */
+static int64_t static_pixels(const tb_kernel_ctx *ctx, const tb_tensor *w) {
+  int v = ctx->node->n_inputs > 0 ? ctx->node->inputs[0] : -1;
+  const tb_value_type *t = v >= 0 ? &ctx->graph->values[v].type : NULL;
+  if (!t || !t->has_shape || t->ndim < 3 || t->ndim > 4) return -1;
+  int64_t shape[4];
+  for (size_t d = 0; d < t->ndim; d++)
+    if ((shape[d] = t->dims[d].value) < 0) return -1;
+  /* only shapes the run would accept (so resolving sets no error for a run that fails later anyway) */
+  const int64_t *ws = tb_tensor_shape(w);
+  int64_t group = 1;
+  if (tb_tensor_ndim(w) != t->ndim || tb_attr_int(ctx->graph, ctx->node, "group", 1, &group) != TB_OK || group < 1 ||
+      shape[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != shape[1])
+    return -1;
+  tb_conv_geom g;
+  if (tb_conv_geom_resolve(ctx, t->ndim, shape, tb_tensor_ndim(w), ws, &g) != TB_OK) return -1;
+  return tb_conv_pixels(&g);
+}
+
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path) {
   *state = NULL;
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
@@ -238,8 +303,11 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   int64_t group = 1;
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
   conv_state *s = NULL;
-  if (st == TB_OK) st = pack_weights(ctx, gemm, path, w, group, &s);
+  if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
+    st = pack_weights(ctx, gemm, path, w, group,
+                      want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
   *state = s;
+  if (st == TB_OK && s) tb_kernel_constant_consumed(ctx, 1); /* run() reads the packed copy only */
   return st;
 }
 
@@ -262,7 +330,19 @@ bool tb_conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *c
 
 /* ---- the fp32 GEMM (gemm_f32.h) and the level-2 entries ---- */
 
-static void *f32_pack(int path, const float *w, int64_t mg, int64_t k) {
+/* Channels as columns when that wastes no more of the micro-tile than channels as rows: mg rounded up to
+ * whole NR-column slivers against mg rounded up to whole MR-row ones (the pixels, now rows, are the
+ * other side: ResNet's 3136, 784, 196 are whole multiples of 14). */
+static bool f32_transposed(int path, int64_t mg) {
+  const tb_gemm_kernel *kr = tb_gemm_kernel_for((tb_gemm_path)path);
+  return (mg + kr->nr - 1) / kr->nr * kr->nr <= (mg + kr->mr - 1) / kr->mr * kr->mr;
+}
+
+static void *f32_pack(int path, const float *w, int64_t mg, int64_t k, bool transposed) {
+  if (transposed) { /* W^T as the right-hand operand: op(B) = W^T (k x mg), W stored mg x k */
+    tb_gemm_operand b = {.data = w, .ld = k, .trans = true};
+    return tb_gemm_pack_b((tb_gemm_path)path, &b, k, mg);
+  }
   tb_gemm_operand a = {.data = w, .ld = k};
   return tb_gemm_pack_a((tb_gemm_path)path, &a, mg, k);
 }
@@ -270,13 +350,20 @@ static void *f32_pack(int path, const float *w, int64_t mg, int64_t k) {
 static void f32_free(void *packed) { tb_gemm_packed_free(packed); }
 
 static bool f32_run(int path, int64_t m, int64_t n, int64_t k, const void *a, const float *b, int64_t ldb,
-                    tb_conv_patches *patches, float *c, int64_t ldc, const tb_gemm_epilogue *ep, struct tb_pool *pool) {
+                    tb_conv_patches *patches, float *c, int64_t ldc, struct tb_pool *pool) {
   tb_gemm_operand oa = {.packed = a}, ob = {.data = b, .ld = ldb};
   if (!b) ob = (tb_gemm_operand){.pack = tb_conv_pack_patches, .pack_ctx = patches};
-  return tb_gemm_f32_run((tb_gemm_path)path, m, n, k, 1.0f, &oa, &ob, 0.0f, c, ldc, ep, pool);
+  return tb_gemm_f32_run((tb_gemm_path)path, m, n, k, 1.0f, &oa, &ob, 1.0f, c, ldc, NULL, pool);
 }
 
-static const tb_conv_gemm f32_gemm = {f32_pack, f32_free, f32_run};
+static bool f32_run_t(int path, int64_t m, int64_t n, int64_t k, const void *w, const float *b, int64_t ldb,
+                      tb_conv_patches *patches, float *ct, struct tb_pool *pool) {
+  tb_gemm_operand oa = {.data = b, .ld = ldb, .trans = true}, ob = {.packed = w}; /* op(A)[pixel][p] = b[p * ldb + pixel] */
+  if (!b) oa = (tb_gemm_operand){.pack = tb_conv_pack_patches, .pack_ctx = patches};
+  return tb_gemm_f32_run((tb_gemm_path)path, n, m, k, 1.0f, &oa, &ob, 0.0f, ct, m, NULL, pool);
+}
+
+static const tb_conv_gemm f32_gemm = {f32_pack, f32_free, f32_run, f32_transposed, f32_run_t};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, false); } \

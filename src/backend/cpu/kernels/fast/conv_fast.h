@@ -32,25 +32,65 @@ static inline bool tb_conv_is_pointwise(const tb_conv_geom *g) {
          g->ow == g->iw;
 }
 
+/* d[t] = x[t * stride], t < n: how the patch packer copies one clipped input row segment (portable, and
+ * vectorised for AVX-512 in conv_pack_avx512.c; neither reads past x[(n - 1) * stride]). */
+typedef void (*tb_conv_gather_fn)(float *d, const float *x, int64_t stride, int64_t n);
+void tb_conv_gather_portable(float *d, const float *x, int64_t stride, int64_t n);
+void tb_conv_gather_avx512(float *d, const float *x, int64_t stride, int64_t n);
+
 /* The patch matrix of one image and group (K = C/group*kh*kw rows, one column per output pixel) as a
- * tb_gemm_pack_fn context: x points at the group's first input channel; column o is output pixel col0 + o. */
+ * tb_gemm_pack_fn context: x points at the group's first input channel; column o is output pixel col0 + o;
+ * avx512: pack with the AVX-512 routines (conv_pack_avx512.c; cpuid checked by the caller). */
 typedef struct tb_conv_patches {
   const tb_conv_geom *g;
   const float *x;
   int64_t col0;
+  bool avx512;
 } tb_conv_patches;
 void tb_conv_pack_patches(void *patches, int64_t o0, int64_t outer, int64_t p0, int64_t kc, int width, float *dst);
 
+/* A run of columns on one output row within one sliver (pixels ox .. ox+len of row oy); depth row p of
+ * it lands at dst + at + p * width. */
+typedef struct tb_conv_pixel_run {
+  int64_t oy, ox, len, at;
+} tb_conv_pixel_run;
+/* Depth rows p0 .. p0+kc of the runs, the runs' columns only, with AVX-512 masked loads (zeros in the
+ * padding folded into the masks). False, with nothing written, for what it does not take: strides above
+ * 2, kw above 16, more than 64 runs or a run over 32 pixels. */
+bool tb_conv_pack_runs_avx512(const tb_conv_patches *pc, const tb_conv_pixel_run *runs, int n_runs, int64_t p0, int64_t kc,
+                              int width, float *dst);
+
 /* One precision's GEMM as the convolution uses it (fp32 in conv_fast.c, bf16 in conv_bf16.c): pack one
  * group's weights (an mg x K row-major matrix; NULL when out of memory), free them, and run one product
- * C = epilogue(A B) whose B is either plain (b, ldb) or the patch packer (patches, b NULL). `path` is the
- * GEMM's own path enum. False when a buffer cannot be allocated. */
+ * C += A B whose B is either plain (b, ldb) or the patch packer (patches, b NULL); C holds bias + residual
+ * before (tb_conv_block_init) and gets the activation after (tb_conv_block_act). `path` is the GEMM's own
+ * path enum. False when a buffer cannot be allocated. */
 typedef struct tb_conv_gemm {
-  void *(*pack_weights)(int path, const float *w, int64_t mg, int64_t k);
+  void *(*pack_weights)(int path, const float *w, int64_t mg, int64_t k, bool transposed);
   void (*free_weights)(void *packed);
   bool (*run)(int path, int64_t m, int64_t n, int64_t k, const void *a, const float *b, int64_t ldb,
-              tb_conv_patches *patches, float *c, int64_t ldc, const tb_gemm_epilogue *ep, struct tb_pool *pool);
+              tb_conv_patches *patches, float *c, int64_t ldc, struct tb_pool *pool);
+  /* Optional (NULL: never): whether groups of mg output channels can take the transposed product,
+   * pixels as the GEMM's rows and channels as its columns (pack_weights with transposed packs W as the
+   * right-hand operand), and that product: ct[n x m] (row stride m) = patches^T W^T, with the patches
+   * plain (b: the K x n input rows, row stride ldb) or packed (patches, b NULL) as the left-hand operand. */
+  bool (*transposed)(int path, int64_t mg);
+  bool (*run_t)(int path, int64_t m, int64_t n, int64_t k, const void *w, const float *b, int64_t ldb,
+                tb_conv_patches *patches, float *ct, struct tb_pool *pool);
 } tb_conv_gemm;
+
+/* An output block (rows x cols, row stride ldy) before its products: y = bias[row] (0 when bias is NULL)
+ * + residual (res NULL: none; row stride ldr; may be y itself). avx512: the AVX-512 loop (cpuid checked
+ * by the caller). */
+void tb_conv_block_init(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
+                        const float *res, int64_t ldr);
+/* An output block (rows x cols, row stride ldy) from the transposed product ct (cols x rows, row stride
+ * ldt): y = ct^T + bias[row] + residual (as tb_conv_block_init's). */
+void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
+                          const float *bias, const float *res, int64_t ldr);
+/* The block after its products: the epilogue's activation (none, Relu, LeakyRelu, Clip vectorised; the
+ * rest as tb_conv_epilogue_row). */
+void tb_conv_block_act(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols);
 
 /* A Conv (fused false) or tb::FusedConv run on that GEMM; depthwise convolutions take the direct fp32 path
  * dw_path. prepare packs a constant W once (state NULL otherwise; run then packs per call). */

@@ -3,6 +3,7 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include <stdlib.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "model/weights.h"
 
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n) {
   if (!in) return false;
@@ -46,6 +47,7 @@ tb_status tb_fast_prepare_b(tb_kernel_ctx *ctx, tb_gemm_path path, bool trans_b,
                            (long long)bs[0], (long long)bs[1]);
   }
   *state = s;
+  tb_kernel_constant_consumed(ctx, 1); /* run() reads the packed copy only */
   return TB_OK;
 }
 

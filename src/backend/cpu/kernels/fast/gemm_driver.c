@@ -1,6 +1,6 @@
 /* The general fp32 GEMM driver (tb_gemm_f32_run): C is cut into tasks (row ranges x column groups, whole
- * micro-tiles each) that the pool's threads take; a task walks the depth in GEMM_KC blocks, packs (or
- * points into the pre-packed) NR-column slivers of op(B) for its columns and MR-row slivers of op(A) per
+ * micro-tiles each) that the pool's threads take; a task walks the depth in blocks (tb_gemm_depth_block),
+ * packs (or points into the pre-packed) NR-column slivers of op(B) for its columns and MR-row slivers of op(A) per
  * GEMM_MC rows, and runs the micro-kernel on every tile, with the epilogue's start before the first
  * depth block and the activation after the last. With threads, C is split along one side only (the one
  * whose slivers spread more evenly over the threads), and the operand every task would otherwise pack
@@ -19,6 +19,9 @@ enum { THREAD_MIN_WORK = 1 << 21, TASKS_PER_THREAD = 2 };
 
 typedef struct gemm_job {
   const tb_gemm_kernel *kr;
+  tb_gemm_tile_init_fn tile_init;
+  tb_gemm_tile_act_fn tile_act;
+  bool zero_start; /* the first depth block writes C with ukr_set / edge_set, no tile_init */
   int64_t m, n, k, kc_max, n_blocks;
   float alpha, beta;
   const tb_gemm_operand *a, *b;
@@ -45,8 +48,13 @@ static void macro_tile(const gemm_job *g, const float *pa, const float *pb, int6
       int64_t rr = mcur - ir < mr ? mcur - ir : mr;
       const float *as = pa + (ir / mr) * kc * mr;
       float *cp = g->c + (ic + ir) * g->ldc + j0 + jr;
-      if (first) tb_gemm_tile_init(cp, g->ldc, ic + ir, j0 + jr, rr, cc, g->beta, g->ep);
-      if (rr == mr && cc == nr) {
+      bool set = first && g->zero_start;
+      if (first && !set) g->tile_init(cp, g->ldc, ic + ir, j0 + jr, rr, cc, g->beta, g->ep);
+      if (set && rr == mr && cc == nr) {
+        g->kr->ukr_set(kc, as, bs, cp, g->ldc, g->alpha);
+      } else if (set) {
+        g->kr->edge_set(kc, as, bs, cp, g->ldc, g->alpha, (int)rr, (int)cc);
+      } else if (rr == mr && cc == nr) {
         g->kr->ukr(kc, as, bs, cp, g->ldc, g->alpha);
       } else if (g->kr->edge) {
         g->kr->edge(kc, as, bs, cp, g->ldc, g->alpha, (int)rr, (int)cc);
@@ -56,33 +64,33 @@ static void macro_tile(const gemm_job *g, const float *pa, const float *pb, int6
         g->kr->ukr(kc, as, bs, tile, nr, g->alpha);
         for (int64_t i = 0; i < rr; i++) memcpy(cp + i * g->ldc, tile + i * nr, (size_t)cc * sizeof(float));
       }
-      if (last) tb_gemm_tile_act(cp, g->ldc, rr, cc, g->ep);
+      if (last) g->tile_act(cp, g->ldc, rr, cc, g->ep);
     }
   }
 }
 
 /* The slivers of one operand for outer range [o0, o0+outer) at depth block pc: a pointer into the
  * pre-packed operand, or packed into buf. */
-static const float *operand_block(const tb_gemm_operand *op, bool as_a, int width, int64_t o0, int64_t outer,
-                                  int64_t pc, int64_t kc, float *buf) {
+static const float *operand_block(const tb_gemm_kernel *kr, const tb_gemm_operand *op, bool as_a, int width,
+                                  int64_t o0, int64_t outer, int64_t pc, int64_t kc, float *buf) {
   if (op->packed) return op->packed->data + pc * op->packed->outer_pad + (o0 / width) * kc * width;
-  if (op->data) tb_gemm_pack_plain(op, as_a, o0, outer, pc, kc, width, buf);
+  if (op->data) tb_gemm_pack_plain(kr, op, as_a, o0, outer, pc, kc, width, buf);
   else op->pack(op->pack_ctx, o0, outer, pc, kc, width, buf);
   return buf;
 }
 
 static void run_block(const gemm_job *g, float *abuf, float *bbuf, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   if (g->n_blocks == 0) {
-    tb_gemm_tile_init(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->beta, g->ep);
-    tb_gemm_tile_act(g->c + i0 * g->ldc + j0, g->ldc, rows, cols, g->ep);
+    g->tile_init(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->beta, g->ep);
+    g->tile_act(g->c + i0 * g->ldc + j0, g->ldc, rows, cols, g->ep);
     return;
   }
   for (int64_t q = 0; q < g->n_blocks; q++) {
     int64_t pc = q * g->kc_max, kc = g->k - pc < g->kc_max ? g->k - pc : g->kc_max;
-    const float *pb = operand_block(g->b, false, g->kr->nr, j0, cols, pc, kc, bbuf);
+    const float *pb = operand_block(g->kr, g->b, false, g->kr->nr, j0, cols, pc, kc, bbuf);
     for (int64_t ic = i0; ic < i0 + rows; ic += g->mc) {
       int64_t mcur = i0 + rows - ic < g->mc ? i0 + rows - ic : g->mc;
-      const float *pa = operand_block(g->a, true, g->kr->mr, ic, mcur, pc, kc, abuf);
+      const float *pa = operand_block(g->kr, g->a, true, g->kr->mr, ic, mcur, pc, kc, abuf);
       macro_tile(g, pa, pb, ic, mcur, j0, cols, kc, q == 0, q == g->n_blocks - 1);
     }
   }
@@ -118,9 +126,10 @@ static bool operand_ok(const tb_gemm_operand *op, bool is_a, int width, int64_t 
 
 /* Pre-packing the shared operand: tasks of `group` slivers, each packing its slivers at every depth block. */
 typedef struct prepack_job {
+  const tb_gemm_kernel *kr;
   const tb_gemm_operand *op;
   tb_gemm_packed *dst;
-  int64_t group;
+  int64_t group, kb;
 } prepack_job;
 
 static void prepack_tasks(void *ctx, size_t begin, size_t end) {
@@ -129,18 +138,18 @@ static void prepack_tasks(void *ctx, size_t begin, size_t end) {
   int w = pk->width;
   for (size_t t = begin; t < end; t++) {
     int64_t o0 = (int64_t)t * j->group * w, outer = pk->outer - o0 < j->group * w ? pk->outer - o0 : j->group * w;
-    for (int64_t p0 = 0; p0 < pk->k; p0 += GEMM_KC) {
-      int64_t kc = pk->k - p0 < GEMM_KC ? pk->k - p0 : GEMM_KC;
+    for (int64_t p0 = 0; p0 < pk->k; p0 += j->kb) {
+      int64_t kc = pk->k - p0 < j->kb ? pk->k - p0 : j->kb;
       float *dst = pk->data + p0 * pk->outer_pad + (o0 / w) * kc * w;
-      operand_block(j->op, pk->is_a, w, o0, outer, p0, kc, dst);
+      operand_block(j->kr, j->op, pk->is_a, w, o0, outer, p0, kc, dst);
     }
   }
 }
 
 /* Pack op (m x k of op(A), or k x n of op(B)) once into pk over the pool; false when out of memory or
  * too large to be worth it (the tasks then pack it themselves). */
-static bool prepack(const tb_gemm_operand *op, bool is_a, int width, int64_t outer, int64_t k, tb_pool *pool,
-                    tb_gemm_packed *pk) {
+static bool prepack(const tb_gemm_kernel *kr, const tb_gemm_operand *op, bool is_a, int width, int64_t outer,
+                    int64_t k, tb_pool *pool, tb_gemm_packed *pk) {
   *pk = (tb_gemm_packed){.is_a = is_a, .width = width, .outer = outer, .k = k};
   pk->outer_pad = (outer + width - 1) / width * width;
   size_t bytes = (size_t)(pk->outer_pad * k) * sizeof(float);
@@ -148,7 +157,7 @@ static bool prepack(const tb_gemm_operand *op, bool is_a, int width, int64_t out
   pk->data = aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (!pk->data) return false;
   int64_t slivers = pk->outer_pad / width, per = (int64_t)tb_pool_threads(pool) * 4;
-  prepack_job j = {op, pk, (slivers + per - 1) / per};
+  prepack_job j = {kr, op, pk, (slivers + per - 1) / per, tb_gemm_depth_block(k)};
   tb_pool_parallel_for(pool, (size_t)((slivers + j.group - 1) / j.group), prepack_tasks, &j);
   return true;
 }
@@ -186,15 +195,18 @@ static void choose_grid(gemm_job *g, int threads, bool split, bool split_cols) {
   g->mc = g->task_rows < mc_max ? g->task_rows : mc_max;
 }
 
-/* Split the side whose busiest thread gets the smaller share; on a tie the side that needs no operand
- * packed first (B packed: rows; A packed: columns), else columns. */
+/* Split the side whose busiest thread gets the fewer elements of C (its slivers times their rows or
+ * columns, capped at the matrix edge, so a thin edge sliver counts for what it holds); on a tie the side
+ * that needs no operand packed first (B packed: rows; A packed: columns), else columns. */
 static bool split_columns(const gemm_job *g, int threads) {
   int64_t m_sl = (g->m + g->kr->mr - 1) / g->kr->mr, n_sl = (g->n + g->kr->nr - 1) / g->kr->nr, lr, lc;
   balanced_tasks(m_sl, threads, &lr);
   balanced_tasks(n_sl, threads, &lc);
-  double share_rows = (double)lr / (double)m_sl, share_cols = (double)lc / (double)n_sl;
-  if (share_cols < share_rows - 1e-9) return true;
-  if (share_rows < share_cols - 1e-9) return false;
+  double rows = (double)(lr * g->kr->mr < g->m ? lr * g->kr->mr : g->m);
+  double cols = (double)(lc * g->kr->nr < g->n ? lc * g->kr->nr : g->n);
+  double by_rows = rows * (double)g->n, by_cols = cols * (double)g->m;
+  if (by_cols < by_rows) return true;
+  if (by_rows < by_cols) return false;
   if (g->b->packed && !g->a->packed) return false;
   if (g->a->packed && !g->b->packed) return true;
   return n_sl >= m_sl;
@@ -208,15 +220,20 @@ bool tb_gemm_f32_run(tb_gemm_path path, int64_t m, int64_t n, int64_t k, float a
   gemm_job g = {.kr = tb_gemm_kernel_for(path), .m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a, .b = b,
                 .c = c, .ldc = ldc, .ep = ep};
   if (!c || !operand_ok(a, true, g.kr->mr, m, k) || !operand_ok(b, false, g.kr->nr, n, k)) return false;
-  g.kc_max = k < GEMM_KC ? k : GEMM_KC;
+  g.tile_init = g.kr->tile_init ? g.kr->tile_init : tb_gemm_tile_init;
+  g.tile_act = g.kr->tile_act ? g.kr->tile_act : tb_gemm_tile_act;
+  g.zero_start = beta == 0.0f && !(ep && (ep->bias || ep->residual)) && g.kr->ukr_set && g.kr->edge_set;
+  g.kc_max = tb_gemm_depth_block(k);
   g.n_blocks = alpha == 0.0f || k == 0 ? 0 : (k + g.kc_max - 1) / g.kc_max;
   int threads = tb_pool_threads(pool);
   bool split = threads > 1 && (double)m * (double)n * (double)(k ? k : 1) >= THREAD_MIN_WORK;
   bool split_cols = split && split_columns(&g, threads);
   tb_gemm_packed shared = {0};
   tb_gemm_operand shared_op = {.packed = &shared};
-  if (split && g.n_blocks && split_cols && !a->packed && prepack(a, true, g.kr->mr, m, k, pool, &shared)) g.a = &shared_op;
-  if (split && g.n_blocks && !split_cols && !b->packed && prepack(b, false, g.kr->nr, n, k, pool, &shared)) g.b = &shared_op;
+  if (split && g.n_blocks && split_cols && !a->packed && prepack(g.kr, a, true, g.kr->mr, m, k, pool, &shared))
+    g.a = &shared_op;
+  if (split && g.n_blocks && !split_cols && !b->packed && prepack(g.kr, b, false, g.kr->nr, n, k, pool, &shared))
+    g.b = &shared_op;
   choose_grid(&g, threads, split, split_cols);
   int64_t row_tasks = (m + g.task_rows - 1) / g.task_rows, n_tasks = row_tasks * g.col_tasks;
   g.n_slots = n_tasks < threads ? (int)n_tasks : threads;

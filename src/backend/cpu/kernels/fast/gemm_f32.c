@@ -22,8 +22,8 @@ const tb_gemm_kernel *tb_gemm_kernel_for(tb_gemm_path path) {
 
 /* Element (o, p) of op(X) where o runs along the packed side: for A, row o of op(A) is row o of A
  * (column o when transposed); for B, column o of op(B) is column o of B (row o when transposed). */
-void tb_gemm_pack_plain(const tb_gemm_operand *op, bool as_a, int64_t o0, int64_t outer, int64_t p0, int64_t kc,
-                        int width, float *dst) {
+void tb_gemm_pack_plain(const tb_gemm_kernel *kr, const tb_gemm_operand *op, bool as_a, int64_t o0, int64_t outer,
+                        int64_t p0, int64_t kc, int width, float *dst) {
   const float *x = op->data;
   int64_t ld = op->ld;
   /* contiguous along o: A transposed, B plain; else contiguous along p */
@@ -36,6 +36,8 @@ void tb_gemm_pack_plain(const tb_gemm_operand *op, bool as_a, int64_t o0, int64_
         memcpy(d, x + (p0 + p) * ld + o0 + os, (size_t)cnt * sizeof(float));
         for (int64_t o = cnt; o < width; o++) d[o] = 0;
       }
+    } else if (kr && kr->pack_rows) {
+      kr->pack_rows(x + (o0 + os) * ld + p0, ld, cnt, kc, width, dst);
     } else {
       for (int64_t o = 0; o < cnt; o++) {
         const float *src = x + (o0 + os + o) * ld + p0;
@@ -46,6 +48,14 @@ void tb_gemm_pack_plain(const tb_gemm_operand *op, bool as_a, int64_t o0, int64_
     }
     dst += kc * width;
   }
+}
+
+int64_t tb_gemm_depth_block(int64_t k) {
+  if (k <= 0) return 0;
+  int64_t blocks = (k + GEMM_KC / 2) / GEMM_KC, least = (k + GEMM_KC_MAX - 1) / GEMM_KC_MAX;
+  if (blocks < least) blocks = least;
+  if (blocks < 1) blocks = 1;
+  return (k + blocks - 1) / blocks;
 }
 
 static tb_gemm_packed *pack_once(tb_gemm_path path, const tb_gemm_operand *x, bool is_a, int64_t outer, int64_t k) {
@@ -65,10 +75,11 @@ static tb_gemm_packed *pack_once(tb_gemm_path path, const tb_gemm_operand *x, bo
     free(pk);
     return NULL;
   }
-  for (int64_t p0 = 0; p0 < k; p0 += GEMM_KC) {
-    int64_t kc = k - p0 < GEMM_KC ? k - p0 : GEMM_KC;
+  int64_t kb = tb_gemm_depth_block(k);
+  for (int64_t p0 = 0; p0 < k; p0 += kb) {
+    int64_t kc = k - p0 < kb ? k - p0 : kb;
     float *dst = pk->data + p0 * pk->outer_pad;
-    if (x->data) tb_gemm_pack_plain(x, is_a, 0, outer, p0, kc, pk->width, dst);
+    if (x->data) tb_gemm_pack_plain(kr, x, is_a, 0, outer, p0, kc, pk->width, dst);
     else x->pack(x->pack_ctx, 0, outer, p0, kc, pk->width, dst);
   }
   return pk;

@@ -16,10 +16,27 @@ typedef void (*tb_gemm_ukr)(int64_t kc, const float *a, const float *b, float *c
 typedef void (*tb_gemm_ukr_edge)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                                  int rows, int cols);
 
+struct tb_gemm_epilogue;
+/* The epilogue on one C tile (gemm_f32_internal.h: tb_gemm_tile_init / tb_gemm_tile_act), vectorised for
+ * an instruction set; the same result per element as the portable one. */
+typedef void (*tb_gemm_tile_init_fn)(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                                     float beta, const struct tb_gemm_epilogue *ep);
+typedef void (*tb_gemm_tile_act_fn)(float *c, int64_t ldc, int64_t rows, int64_t cols,
+                                    const struct tb_gemm_epilogue *ep);
+
 typedef struct tb_gemm_kernel {
   int mr, nr;
   tb_gemm_ukr ukr;
   tb_gemm_ukr_edge edge; /* NULL: the driver runs ukr on a copy of the edge tile */
+  /* NULL, or ukr / edge onto a zero C without reading it (c = alpha * acc + 0.0f, the same bits as ukr on a
+   * zeroed tile): the first depth block when beta is 0 and there is no bias or residual. Both or none. */
+  tb_gemm_ukr ukr_set;
+  tb_gemm_ukr_edge edge_set;
+  tb_gemm_tile_init_fn tile_init; /* NULL: the portable epilogue */
+  tb_gemm_tile_act_fn tile_act;
+  /* NULL, or: `rows` (<= width) rows of a row-major matrix x (row stride ld), depth kc, packed into one
+   * sliver dst[p * width + o], rows past `rows` zero (the portable packing's layout and values). */
+  void (*pack_rows)(const float *x, int64_t ld, int64_t rows, int64_t kc, int width, float *dst);
 } tb_gemm_kernel;
 
 extern const tb_gemm_kernel tb_gemm_kernel_avx512; /* 14 x 32 */

@@ -8,6 +8,7 @@
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "ops/nn/nn_infer.h"
+#include "model/weights.h"
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {
@@ -178,6 +179,7 @@ static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_
   }
   *w = (bf16_weights){packed, k, n};
   *state = w;
+  tb_kernel_constant_consumed(ctx, 1);
   return TB_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Level-2 fp32 tb::Attention (the O1 attention pattern; meaning in src/ops/fused/attention.c): per batch
  * entry (batch x heads, broadcast between Q, K_T and V), S = Q K_T with the GEMM driver, then per row the
- * scale (multiplied or divided as the model wrote it), the mask added, a vectorised softmax, and
+ * scale (multiplied or divided as the model wrote it), the mask added, a vectorised softmax (one fused
+ * row step on AVX-512, seq_attention_avx512.c), and
  * Y = S V with the GEMM driver. Batch entries are split over the pool (each GEMM then on its thread);
  * a single entry gives the pool to its GEMMs instead. Each step rounds to fp32 as the reference does. */
 #include <stdatomic.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/seq_attention.h"
 #include "backend/cpu/kernels/fast/seq_vec.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "core/threadpool.h"
@@ -47,6 +49,13 @@ static bool attend(attn_job *j, int64_t p, float *s) {
   int64_t mi = j->mstride[j->nb], mj = j->mstride[j->nb + 1];
   for (int64_t i = 0; i < j->lq && j->lk > 0; i++) {
     float *row = s + i * j->lk;
+#if defined(__x86_64__)
+    if (j->path == TB_GEMM_AVX512) {
+      seq_attention_row how = {j->has_scale, j->divide, j->scale, mask ? mask + i * mi : NULL, mj};
+      seq_attention_row_avx512(row, j->lk, &how);
+      continue;
+    }
+#endif
     if (j->has_scale && j->divide)
       for (int64_t c = 0; c < j->lk; c++) row[c] /= j->scale;
     else if (j->has_scale)

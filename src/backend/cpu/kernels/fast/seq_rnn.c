@@ -9,6 +9,7 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
 #include "core/threadpool.h"
+#include "model/weights.h"
 
 extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru;
 
@@ -204,6 +205,8 @@ tb_status seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, v
   s->input = m.input;
   s->hidden = m.hidden;
   *state = s;
+  tb_kernel_constant_consumed(ctx, IN_W);
+  tb_kernel_constant_consumed(ctx, IN_R);
   return TB_OK;
 }
 

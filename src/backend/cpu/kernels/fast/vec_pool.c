@@ -3,12 +3,21 @@
  * and GlobalAveragePool. Dilations other than 1 and MaxPool's Indices output stay with the reference.
  *
  * Per output row, the output row itself accumulates: for each valid kernel row and kernel column, the
- * range of output columns whose tap lands inside the input is one strided run (contiguous at stride 1).
+ * range of output columns whose tap lands inside the input is one strided run (contiguous at stride 1:
+ * the vec_ops table's loops; other strides: a branch-free scalar loop, as a max with a data-dependent
+ * branch mispredicts on every other tap). On AVX-512, strides 1 and 2 instead keep 16 outputs in a
+ * register over all their taps (row_avx512, with the lane masks of every chunk and kernel column worked
+ * out once per job, as they are the same on every row): the earlier row-accumulating loop stored and reloaded the
+ * output row once per tap through masked stores that the next load cannot forward from, and a scalar
+ * first-tap pass per output; that made MaxPool 3x3/2 over 64x112x112 take about 4 ms.
  * MaxPool keeps the reference's NaN rule: an output starts from its first tap in window order (so a NaN
  * there stays) and later taps replace it only when greater (so later NaNs are skipped). */
 #include <math.h>
 #include "backend/cpu/kernels/fast/vec_kernel.h"
 #include "ops/nn/window.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 typedef struct pool_job {
   const vec_ops *ops;
@@ -28,6 +37,125 @@ static void valid_taps(int64_t o, int64_t s, int64_t pb, int64_t k, int64_t in, 
   *k1 = clamp64(in - start, *k0, k);
 }
 
+/* What the AVX-512 row loop takes: kernel columns and 16-output chunks per row. */
+enum { ROW_MAX_TAPS = 16, ROW_MAX_CHUNKS = 32 };
+
+/* Outputs [*lo, *hi] (inclusive; empty when lo > hi) whose tap kw lands inside the row: 0 <= o*sw - pl + kw < W. */
+static void tap_outputs(const pool_job *j, int64_t kw, int64_t *lo, int64_t *hi) {
+  int64_t sw = j->win.stride[1], pl = j->win.pad_begin[1], last = j->w - 1 + pl - kw;
+  *lo = pl - kw <= 0 ? 0 : (pl - kw + sw - 1) / sw;
+  *hi = last < 0 ? -1 : last / sw < j->ow - 1 ? last / sw : j->ow - 1;
+}
+
+#if defined(__x86_64__)
+/* One chunk of 16 outputs under one kernel column, the same on every row: the lanes whose tap is inside
+ * the row, the input lanes to load (two vectors), and the tap's column offset for the chunk's output 0. */
+typedef struct chunk_tap {
+  __mmask16 valid, in_lo, in_hi;
+  int64_t offset;
+} chunk_tap;
+
+/* Bits a .. b-1 of a 32-bit mask, 0 <= a <= b <= 32. */
+static inline uint32_t bit_range32(int64_t a, int64_t b) {
+  return (uint32_t)((b >= 32 ? 0xFFFFFFFFu : (1u << b) - 1u) & ~(a >= 32 ? 0xFFFFFFFFu : (1u << a) - 1u));
+}
+
+/* The column plan of a job (false when the row loop does not take it: other strides, too many columns). */
+static bool plan_columns(const pool_job *j, chunk_tap plan[ROW_MAX_CHUNKS][ROW_MAX_TAPS]) {
+  int64_t kw_n = j->win.kernel[1], sw = j->win.stride[1], pl = j->win.pad_begin[1];
+  if ((sw != 1 && sw != 2) || kw_n > ROW_MAX_TAPS || j->ow > 16 * ROW_MAX_CHUNKS) return false;
+  for (int64_t kw = 0; kw < kw_n; kw++) {
+    int64_t lo, hi;
+    tap_outputs(j, kw, &lo, &hi);
+    for (int64_t o0 = 0; o0 < j->ow; o0 += 16) {
+      int64_t cnt = j->ow - o0 < 16 ? j->ow - o0 : 16;
+      int64_t a = lo > o0 ? lo - o0 : 0, b = hi - o0 + 1 < cnt ? hi - o0 + 1 : cnt;
+      chunk_tap *ct = &plan[o0 / 16][kw];
+      *ct = (chunk_tap){0, 0, 0, o0 * sw - pl + kw};
+      if (a >= b) continue;
+      ct->valid = (__mmask16)bit_range32(a, b);
+      uint32_t in = sw == 1 ? bit_range32(a, b) : bit_range32(2 * a, 2 * b - 1); /* stride 2: lanes 2a .. 2(b-1) */
+      ct->in_lo = (__mmask16)in;
+      ct->in_hi = (__mmask16)(in >> 16);
+    }
+  }
+  return true;
+}
+
+/* One output row at stride 1 or 2, 16 outputs at a time kept in a register over every tap (no store and
+ * reload per tap): the taps inside the input are masked lanes, loaded directly (stride 1) or as the even
+ * lanes of two loads (stride 2). MaxPool's rule per lane: the first tap in window order is taken whatever
+ * it is, a later one only when greater. AveragePool: the sum (divided by the caller). */
+__attribute__((target("avx512f"))) static void row_avx512(const pool_job *j, const chunk_tap plan[ROW_MAX_CHUNKS][ROW_MAX_TAPS],
+                                                          const float *x, int64_t oh, float *y) {
+  const nn_window *w = &j->win;
+  const bool max = j->max, stride2 = w->stride[1] == 2;
+  int64_t kw_n = w->kernel[1], kh0, kh1;
+  valid_taps(oh, w->stride[0], w->pad_begin[0], w->kernel[0], j->h, &kh0, &kh1);
+  int64_t h0 = oh * w->stride[0] - w->pad_begin[0];
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t o0 = 0; o0 < j->ow; o0 += 16) {
+    const chunk_tap *taps = plan[o0 / 16];
+    __m512 acc = _mm512_set1_ps(max ? -INFINITY : 0.0f);
+    __mmask16 started = 0;
+    for (int64_t kh = kh0; kh < kh1; kh++) {
+      const float *row = x + (h0 + kh) * j->w;
+      for (int64_t kw = 0; kw < kw_n; kw++) {
+        const chunk_tap *t = &taps[kw];
+        if (!t->valid) continue;
+        /* the chunk's tap address; lanes outside the row are masked off and never dereferenced */
+        const float *base = (const float *)((uintptr_t)row + (uintptr_t)(t->offset * (int64_t)sizeof(float)));
+        __m512 v = _mm512_maskz_loadu_ps(t->in_lo, base);
+        if (stride2) v = _mm512_permutex2var_ps(v, even, _mm512_maskz_loadu_ps(t->in_hi, base + 16));
+        if (max && kh == kh0) { /* every lane's first tap is in this row */
+          __mmask16 take = t->valid & (__mmask16)(~started | _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ));
+          acc = _mm512_mask_mov_ps(acc, take, v);
+          started |= t->valid;
+        } else if (max) { /* every valid lane has started: v > acc ? v : acc is vmaxps(v, acc), NaN rule included */
+          acc = _mm512_mask_max_ps(acc, t->valid, v, acc);
+        } else {
+          acc = _mm512_mask_add_ps(acc, t->valid, acc, v);
+        }
+      }
+    }
+    int64_t cnt = j->ow - o0 < 16 ? j->ow - o0 : 16;
+    _mm512_mask_storeu_ps(y + o0, (__mmask16)bit_range32(0, cnt), acc);
+  }
+}
+#endif
+
+/* acc[i] = max(acc[i], x[i * stride]) or acc[i] + x[i * stride], i < n. */
+static void acc_run(const pool_job *j, float *acc, const float *x, int64_t stride, int64_t n) {
+  if (stride == 1) {
+    if (j->max) j->ops->max_acc(acc, x, 1, n);
+    else j->ops->add_acc(acc, x, 1, n);
+    return;
+  }
+  if (j->max)
+    for (int64_t i = 0; i < n; i++) {
+      float v = x[i * stride];
+      acc[i] = v > acc[i] ? v : acc[i];
+    }
+  else
+    for (int64_t i = 0; i < n; i++) acc[i] += x[i * stride];
+}
+
+/* AveragePool: y[o] = sum / the count of taps (all, or those inside the input). */
+static void average_row(const pool_job *j, int64_t oh, float *y) {
+  const nn_window *w = &j->win;
+  int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], sh = w->stride[0], sw = w->stride[1];
+  int64_t pt = w->pad_begin[0], pl = w->pad_begin[1], kh0, kh1;
+  valid_taps(oh, sh, pt, kh_n, j->h, &kh0, &kh1);
+  int64_t ch_in = kh1 - kh0, ch_pad = clamp64(j->h + w->pad_end[0] + pt - oh * sh, 0, kh_n);
+  for (int64_t o = 0; o < j->ow; o++) {
+    int64_t kw0, kw1;
+    valid_taps(o, sw, pl, kw_n, j->w, &kw0, &kw1);
+    int64_t cw_pad = clamp64(j->w + w->pad_end[1] + pl - o * sw, 0, kw_n);
+    int64_t div = j->include_pad ? ch_pad * cw_pad : ch_in * (kw1 - kw0);
+    y[o] = div > 0 ? y[o] / (float)div : NAN;
+  }
+}
+
 static void pool_row(const pool_job *j, const float *x, int64_t oh, float *y) {
   const nn_window *w = &j->win;
   int64_t kh_n = w->kernel[0], kw_n = w->kernel[1], sh = w->stride[0], sw = w->stride[1];
@@ -45,36 +173,33 @@ static void pool_row(const pool_job *j, const float *x, int64_t oh, float *y) {
   for (int64_t kh = kh0; kh < kh1; kh++) {
     const float *row = x + (h0 + kh) * j->w;
     for (int64_t kw = 0; kw < kw_n; kw++) {
-      /* outputs o with 0 <= o*sw - pl + kw < W */
-      int64_t lo = pl - kw <= 0 ? 0 : (pl - kw + sw - 1) / sw, last = j->w - 1 + pl - kw;
-      if (last < 0) continue;
-      int64_t hi = last / sw;
-      if (hi > j->ow - 1) hi = j->ow - 1;
-      if (lo > hi) continue;
-      const float *src = row + lo * sw - pl + kw;
-      if (j->max)
-        j->ops->max_acc(y + lo, src, sw, hi - lo + 1);
-      else
-        j->ops->add_acc(y + lo, src, sw, hi - lo + 1);
+      int64_t lo, hi;
+      tap_outputs(j, kw, &lo, &hi);
+      if (lo <= hi) acc_run(j, y + lo, row + lo * sw - pl + kw, sw, hi - lo + 1);
     }
   }
-  if (j->max) return;
-  int64_t ch_in = kh1 - kh0, ch_pad = clamp64(j->h + w->pad_end[0] + pt - oh * sh, 0, kh_n);
-  for (int64_t o = 0; o < j->ow; o++) {
-    int64_t kw0, kw1;
-    valid_taps(o, sw, pl, kw_n, j->w, &kw0, &kw1);
-    int64_t cw_pad = clamp64(j->w + w->pad_end[1] + pl - o * sw, 0, kw_n);
-    int64_t div = j->include_pad ? ch_pad * cw_pad : ch_in * (kw1 - kw0);
-    y[o] = div > 0 ? y[o] / (float)div : NAN;
-  }
+  if (!j->max) average_row(j, oh, y);
 }
 
 static void pool_planes(void *arg, size_t begin, size_t end) {
   const pool_job *j = arg;
+#if defined(__x86_64__)
+  chunk_tap plan[ROW_MAX_CHUNKS][ROW_MAX_TAPS];
+  bool rows_avx512 = j->ops == &tb_vec_ops_avx512 && plan_columns(j, plan);
+#endif
   for (size_t p = begin; p < end; p++) {
     const float *x = j->x + (int64_t)p * j->h * j->w;
     float *y = j->y + (int64_t)p * j->oh * j->ow;
-    for (int64_t oh = 0; oh < j->oh; oh++) pool_row(j, x, oh, y + oh * j->ow);
+    for (int64_t oh = 0; oh < j->oh; oh++) {
+#if defined(__x86_64__)
+      if (rows_avx512) {
+        row_avx512(j, (const chunk_tap(*)[ROW_MAX_TAPS])plan, x, oh, y + oh * j->ow);
+        if (!j->max) average_row(j, oh, y + oh * j->ow);
+        continue;
+      }
+#endif
+      pool_row(j, x, oh, y + oh * j->ow);
+    }
   }
 }
 
