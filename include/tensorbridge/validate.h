@@ -4,7 +4,7 @@
  *   tb_tolerance_lookup     the tolerance table keyed by (backend, precision, level), each entry measured
  *                           or assumed
  *   tb_validate             reference vs each configuration: per output max abs/rel error, cosine, ULP
- *                           distance (f32), mismatches outside atol + rtol*|ref|, NaN/Inf counts; a verdict
+ *                           distance (f32), mismatches outside atol*S + rtol*|ref|, NaN/Inf counts; a verdict
  *                           per configuration; with `localize`, the first node whose output diverges
  *   tb_validate_replay      rerun a record written by `tb run --record` here and compare with its outputs
  *   tb_tensor_fill_random   the random inputs `tb run` and `tb validate` make from a seed */
@@ -38,7 +38,8 @@ typedef struct tb_tolerance {
   int backend;        /* a tb_backend_kind, or TB_TOLERANCE_ANY */
   int precision;      /* a tb_precision (never AUTO), or TB_TOLERANCE_ANY */
   int level;          /* a tb_opt_level, or TB_TOLERANCE_ANY */
-  double rtol, atol;  /* an element passes when |got - ref| <= atol + rtol * |ref| */
+  double rtol, atol;  /* an element passes when |got - ref| <= atol * S + rtol * |ref|,
+                          S = max(1, the largest |ref| of the output) */
   const char *source; /* "measured" or "assumed" (static text) */
   const char *note;   /* what was measured, or why it is assumed (static text) */
 } tb_tolerance;
@@ -87,7 +88,7 @@ typedef struct tb_output_metrics {
   double max_rel_error;        /* max |got - ref| / |ref| over elements where both are finite and ref != 0 */
   double cosine;               /* dot(got, ref) / (|got| |ref|) over finite pairs; 1 when both are all zero */
   uint64_t max_ulp;            /* f32 outputs: max distance in units in the last place; 0 for others */
-  int64_t mismatches;          /* elements outside atol + rtol*|ref|, or non-finite where ref differs */
+  int64_t mismatches;          /* elements outside atol*S + rtol*|ref| (S above), or non-finite where ref differs */
   int64_t nan_got, inf_got, nan_ref, inf_ref;
   bool passed;
 } tb_output_metrics;

@@ -105,7 +105,11 @@ void conf_report_table(const conf_options *o, const conf_test *tests, size_t n) 
   else if (node[0] + node[1] + node[2])
     printf("node tests at %s: %zu passed, %zu failed, %zu skipped of %zu, %zu operators\n", tb_opt_level_name(o->level),
            node[0], node[1], node[2], node[0] + node[1] + node[2], n_rows);
-  if (model[0] + model[1] + model[2])
+  if (model[0] + model[1] + model[2] && dev)
+    printf("model tests at %s on %s: %zu passed (%zu wholly on the device), %zu failed, %zu skipped of %zu\n",
+           tb_opt_level_name(o->level), o->backend, model[0], passed_on_device(tests, n, true), model[1], model[2],
+           model[0] + model[1] + model[2]);
+  else if (model[0] + model[1] + model[2])
     printf("model tests at %s: %zu passed, %zu failed, %zu skipped of %zu\n", tb_opt_level_name(o->level), model[0],
            model[1], model[2], model[0] + model[1] + model[2]);
 }
@@ -167,13 +171,15 @@ void conf_report_markdown(const conf_options *o, const conf_test *tests, size_t 
   totals(tests, n, false, node);
   totals(tests, n, true, model);
   const char *lvl = tb_opt_level_name(o->level);
+  bool dev = device_backend(o);
   if (node[0] + node[1] + node[2])
     printf("Node tests at %s: **%zu passed**, %zu failed, %zu skipped of %zu (%zu operators).\n\n", lvl, node[0],
            node[1], node[2], node[0] + node[1] + node[2], n_rows);
   if (model[0] + model[1] + model[2])
     printf("Model tests at %s: **%zu passed**, %zu failed, %zu skipped of %zu.\n\n", lvl, model[0], model[1], model[2],
            model[0] + model[1] + model[2]);
-  bool dev = device_backend(o);
+  if (model[0] + model[1] + model[2] && dev)
+    printf("Model tests that passed with every node on %s: %zu.\n\n", o->backend, passed_on_device(tests, n, true));
   if (n_rows) {
     printf("| operator | passed | failed | skipped |%s\n| --- | ---: | ---: | ---: |%s\n", dev ? " passed on the device |" : "",
            dev ? " ---: |" : "");

@@ -61,6 +61,29 @@ static void metrics_by_hand(void **state) {
   tb_backend_destroy(cpu);
 }
 
+/* atol is in units of the output's scale: 2e-4 off on an element near 0 passes atol 1e-5 when the output
+ * reaches 400 (logits of a sum over thousands of terms), fails when it reaches 1. */
+static void atol_scales_with_the_output(void **state) {
+  (void)state;
+  tb_backend *cpu = NULL;
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  const float big[3] = {400, -3, 0.001f}, big_got[3] = {400, -3, 0.0012f};
+  const float small[3] = {1, -0.5f, 0.001f}, small_got[3] = {1, -0.5f, 0.0012f};
+  tb_tensor *r1 = f32(cpu, 3, big), *g1 = f32(cpu, 3, big_got), *r2 = f32(cpu, 3, small), *g2 = f32(cpu, 3, small_got);
+  tb_output_metrics m = {.size = sizeof m};
+  TB_ASSERT_OK(tb_compare_tensors(g1, r1, 1e-4, 1e-5, &m));
+  assert_int_equal(m.mismatches, 0); /* 2e-4 <= 1e-5 * 400 + 1e-4 * 0.001 */
+  assert_true(m.passed);
+  TB_ASSERT_OK(tb_compare_tensors(g2, r2, 1e-4, 1e-5, &m));
+  assert_int_equal(m.mismatches, 1); /* 2e-4 > 1e-5 * 1 + 1e-4 * 0.001 */
+  assert_false(m.passed);
+  tb_tensor_destroy(r1);
+  tb_tensor_destroy(g1);
+  tb_tensor_destroy(r2);
+  tb_tensor_destroy(g2);
+  tb_backend_destroy(cpu);
+}
+
 static void nan_inf_counts(void **state) {
   (void)state;
   tb_backend *cpu = NULL;
@@ -287,6 +310,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ulp_distance_by_hand),
       cmocka_unit_test(metrics_by_hand),
+      cmocka_unit_test(atol_scales_with_the_output),
       cmocka_unit_test(nan_inf_counts),
       cmocka_unit_test(cosine_of_zero_and_shape_mismatch),
       cmocka_unit_test(tolerance_table),
