@@ -394,8 +394,6 @@ static tb_status alloc_output(tb_exec *e, bool on_device, int v, const tb_value_
   return tb_tensor_create(e->cpu, t->dtype, t->ndim, shape, out);
 }
 
-static bool reads_as_value(const tb_node *n, size_t k) { return n->def && k < 32 && (n->def->value_inputs >> k & 1u); }
-
 /* Infer the node's outputs from its inputs' types (and the values it reads), and choose its kernel when the
  * types changed. */
 static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
@@ -408,7 +406,7 @@ static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
     e->known[k] = NULL;
     if (!e->in[k]) continue;
     if (g->values[v].constant && !g->values[v].is_input) e->known[k] = g->values[v].constant;
-    else if (reads_as_value(n, k)) {
+    else if (tb_node_reads_value(n, k)) {
       tb_tensor *src = NULL;
       st = tb_exec_value_on(e, v, false, &src);
       if (st == TB_OK && !tb_tensor_is_contiguous(src)) {
@@ -489,7 +487,7 @@ static tb_status run_node(tb_exec *e, size_t step) {
   if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
-    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !reads_as_value(n, k), &in[k]);
+    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !tb_node_reads_value(n, k), &in[k]);
   if (st == TB_OK) st = tb_exec_kernel_state(e, step, in);
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->on_device, n->outputs[o], &c->out[o], &out[o]);

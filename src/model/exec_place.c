@@ -112,8 +112,6 @@ void tb_exec_release_states(tb_exec *e) {
   e->placement = NULL;
 }
 
-static bool reads_as_value(const tb_node *n, size_t k) { return n->def && k < 32 && (n->def->value_inputs >> k & 1u); }
-
 /* "no opencl kernel for Resize with inputs (float32, int64)" */
 static char *no_kernel_reason(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
   char types[256] = "";
@@ -133,7 +131,7 @@ static tb_status constant_inputs(tb_exec *e, const tb_node *n, bool device, tb_t
     int v = n->inputs[k];
     in[k] = NULL;
     if (v < 0 || !e->consts[v] || e->g->values[v].is_input) continue;
-    if (!device || reads_as_value(n, k)) in[k] = e->consts[v];
+    if (!device || tb_node_reads_value(n, k)) in[k] = e->consts[v];
     else {
       tb_status st = const_on_device(e, v, &in[k]);
       if (st != TB_OK) return st;

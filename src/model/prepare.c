@@ -168,7 +168,7 @@ static tb_status list_copies(tb_prepared *p, strlist *copies) {
       const tb_exec_placement *pl = tb_exec_placement_of(p->exec, i);
       for (size_t k = 0; k < n->n_inputs && !first_user; k++) {
         if (n->inputs[k] != (int)v) continue;
-        bool value_input = n->def && k < 32 && (n->def->value_inputs >> k & 1u);
+        bool value_input = tb_node_reads_value(n, k);
         bool wants_device = pl->on_device && !value_input;
         if (wants_device != (bool)home) first_user = node_name(p, n, i);
       }

@@ -40,6 +40,12 @@ typedef struct tb_op_def {
  * highest since_version <= opset. NULL when unknown. */
 const tb_op_def *tb_op_find(const char *domain, const char *name, int opset);
 
+/* Whether node n reads input k as a value (its bit of value_inputs): such inputs stay on the CPU when the
+ * node runs on a device. */
+static inline bool tb_node_reads_value(const tb_node *n, size_t k) {
+  return n->def && k < 32 && (n->def->value_inputs >> k & 1u);
+}
+
 /* Every definition, for listing supported operators (tb ops, docs). */
 size_t tb_op_count(void);
 const tb_op_def *tb_op_at(size_t i);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 #include <tensorbridge/tensorbridge.h>
+#include "core/convert_features.h"
 
 /* Clear every TB_* variable the library reads, so each test starts from the real-machine defaults. */
 void tbt_clear_env(void);
@@ -73,5 +74,11 @@ char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg);
     const char *h_ = (haystack);                                                          \
     if (!h_ || !strstr(h_, (needle))) fail_msg("expected \"%s\" in \"%s\"", (needle), h_ ? h_ : "(null)"); \
   } while (0)
+
+/* Whether this CPU (after TB_CPU_FEATURES) has bf16 instructions, so that O3 runs bf16 kernels: not under
+ * valgrind, which hides AVX-512, nor on CPUs without AVX512-BF16 or AMX. */
+static inline bool tbt_cpu_has_bf16(void) {
+  return (tb_convert_features() & (TB_FEATURE_BIT(TB_FEATURE_AVX512BF16) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))) != 0;
+}
 
 #endif

@@ -85,7 +85,7 @@ static void every_shader_is_embedded(void **state) {
   if (tb_vk_shaders_missing) fail_msg("this build has no shaders: %s", tb_vk_shaders_missing);
   static const char *const names[] = {"unary", "binary", "copy", "matmul", "conv2d", "pool", "batchnorm", "softmax", "softmax_sg",
                                       "layernorm", "layernorm_sg", "reduce", "reduce_sg", "gather", "cast", "attention",
-                                      "attention_sg", "unary_f16", "binary_f16"};
+                                      "attention_sg", "unary_f16", "binary_f16", "lstm_gates"};
   assert_int_equal(sizeof names / sizeof names[0], TB_VK_SHADER_COUNT);
   for (int i = 0; i < TB_VK_SHADER_COUNT; i++) {
     const tb_vk_shader_code *c = &tb_vk_shader_table[i];

@@ -67,6 +67,8 @@ bool vk_use_subgroups(vk_state *s);
  * free and synchronize calls it first. */
 tb_status vk_exec_flush(vk_state *s);
 
+#define VK_NODE_BINDINGS 8
+
 /* One node's descriptor sets over one pipeline. */
 typedef struct vk_node {
   vk_state *s;
@@ -75,6 +77,8 @@ typedef struct vk_node {
   uint32_t n_sets;
   tb_vk_descriptor_set *sets;
   uint64_t *recorded; /* the batch each set was last recorded in */
+  tb_vk_buffer *bound; /* per set, VK_NODE_BINDINGS buffers it was last written with */
+  bool reuse_sets;     /* see vk_node_dispatch */
   char who[96];       /* "node 'x' (Op)" */
 } vk_node;
 
@@ -82,7 +86,10 @@ tb_status vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const
                          uint32_t n_sets, vk_node **out);
 void vk_node_destroy(vk_node *node);
 /* Point set `set` at the buffers (binding i: whole buffer i), push the constants and record a dispatch
- * of groups (x, y, z), after a barrier on earlier dispatches. */
+ * of groups (x, y, z), after a barrier on earlier dispatches. A set already recorded in the open batch is
+ * submitted first before it is rewritten; when the node has reuse_sets (set after vk_node_create) and the
+ * buffers are the same, the set is reused as is instead (only the push constants differ, e.g. the LSTM's
+ * time steps), so the batch stays open. */
 tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buffers, uint32_t n_buffers, const void *push,
                            uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz);
 

@@ -102,11 +102,13 @@ tb_status vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const
   if (node) {
     node->sets = calloc(n_sets, sizeof *node->sets);
     node->recorded = calloc(n_sets, sizeof *node->recorded);
+    node->bound = calloc((size_t)n_sets * VK_NODE_BINDINGS, sizeof *node->bound);
   }
-  if (!node || !node->sets || !node->recorded) {
+  if (!node || !node->sets || !node->recorded || !node->bound) {
     if (node) {
       free(node->sets);
       free(node->recorded);
+      free(node->bound);
     }
     free(node);
     return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: %s: out of host memory", s->label, who);
@@ -138,6 +140,7 @@ void vk_node_destroy(vk_node *node) {
   pthread_mutex_unlock(&s->lock);
   free(node->sets);
   free(node->recorded);
+  free(node->bound);
   free(node);
 }
 
@@ -145,7 +148,7 @@ tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buff
                            uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
   vk_state *s = node->s;
   tb_vk_shader_id id = node->pipe->shader;
-  if (set >= node->n_sets || n_buffers != tb_vk_shader_bindings(id) || n_buffers > 8 || push_size > VK_PUSH_BYTES)
+  if (set >= node->n_sets || n_buffers != tb_vk_shader_bindings(id) || n_buffers > VK_NODE_BINDINGS || push_size > VK_PUSH_BYTES)
     return tb_error(TB_ERR_INTERNAL, "%s: %s: dispatch of set %u with %u buffers", s->label, node->who, set, n_buffers);
   if (gx == 0 || gy == 0 || gz == 0) return TB_OK;
   /* An empty tensor has no buffer (the shader does not read it): bind another of the dispatch's. */
@@ -161,9 +164,13 @@ tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buff
   pthread_mutex_lock(&s->lock);
   vk_compute *c = s->compute;
   tb_status st = TB_OK;
-  /* A set recorded in the batch still open cannot be rewritten: submit that batch first. */
-  if (c->recording && node->recorded[set] == c->batch) st = vk_exec_flush(s);
-  if (st == TB_OK) {
+  /* A set recorded in the batch still open cannot be rewritten: submit that batch first (or, with
+   * reuse_sets, reuse the set as is when its buffers are the same). */
+  tb_vk_buffer *last = node->bound + (size_t)set * VK_NODE_BINDINGS;
+  bool same = node->reuse_sets && c->recording && node->recorded[set] == c->batch &&
+              memcmp(last, buffers, n_buffers * sizeof *buffers) == 0;
+  if (!same && c->recording && node->recorded[set] == c->batch) st = vk_exec_flush(s);
+  if (st == TB_OK && !same) {
     tb_vk_descriptor_buffer_info info[8];
     tb_vk_write_descriptor_set writes[8];
     for (uint32_t i = 0; i < n_buffers; i++) {
@@ -176,9 +183,10 @@ tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buff
                                                .pBufferInfo = &info[i]};
     }
     s->vk.vkUpdateDescriptorSets(s->device, n_buffers, writes, 0, NULL);
+    memcpy(last, buffers, n_buffers * sizeof *buffers);
     c->stats.descriptor_updates++;
-    st = begin_dispatch(s, c);
   }
+  if (st == TB_OK) st = begin_dispatch(s, c);
   if (st == TB_OK) {
     tb_vk_pipeline_layout layout = c->shaders[id].layout;
     s->vk.vkCmdBindPipeline(c->cmd, TB_VK_PIPELINE_BIND_POINT_COMPUTE, node->pipe->pipeline);

@@ -11,14 +11,10 @@
 
 enum { SLOT_GEMM = 0, SLOT_COPY = 1, SLOT_ACT = 2, SLOT_MASK = 3, SLOT_SOFTMAX = 4 };
 
-typedef struct mat {
-  const tb_tensor *t;
-  int64_t off, ld;
-  bool trans;
-} mat;
+typedef cl_mat mat;
 
-/* C = alpha op(A) op(B) + beta C for one m x n x k product. */
-static tb_status gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, mat a, mat b, float beta, mat c) {
+/* C = alpha op(A) op(B) + beta C for one m x n x k product (cl_ops.h). */
+tb_status cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, mat a, mat b, float beta, mat c) {
   if (m == 0 || n == 0) return TB_OK;
   cl_node *node = ctx->state;
   tb_cl_device *dev = cl_dev(ctx);
@@ -102,7 +98,7 @@ static tb_status matmul(tb_kernel_ctx *ctx) {
     mat ma = {a, batch_offset(nb, idx, na, a->shape, m * k), k, false};
     mat mb = {b, batch_offset(nb, idx, nbb, b->shape, k * n), n, false};
     mat mc = {y, yoff * m * n, n, false};
-    s = gemm(ctx, m, n, k, 1.0f, ma, mb, 0.0f, mc);
+    s = cl_gemm(ctx, m, n, k, 1.0f, ma, mb, 0.0f, mc);
   } while (s == TB_OK && next_index(nb, y->shape, idx));
   return s;
 }
@@ -134,7 +130,7 @@ static tb_status gemm_op(tb_kernel_ctx *ctx) {
     beta = 0.0f;
   }
   mat ma = {a, 0, a->shape[1], ta != 0}, mb = {b, 0, b->shape[1], tb != 0}, mc = {y, 0, n, false};
-  if (s == TB_OK) s = gemm(ctx, m, n, k, alpha, ma, mb, beta, mc);
+  if (s == TB_OK) s = cl_gemm(ctx, m, n, k, alpha, ma, mb, beta, mc);
   return s;
 }
 
@@ -181,7 +177,7 @@ static tb_status attention(tb_kernel_ctx *ctx) {
     mat mq = {q, batch_offset(nb, idx, q->ndim - 2, q->shape, lq * d), d, false};
     mat mk = {kt, batch_offset(nb, idx, kt->ndim - 2, kt->shape, d * lk), lk, false};
     mat ms = {scores, boff * lq * lk, lk, false};
-    s = gemm(ctx, lq, lk, d, alpha, mq, mk, 0.0f, ms);
+    s = cl_gemm(ctx, lq, lk, d, alpha, mq, mk, 0.0f, ms);
   } while (s == TB_OK && next_index(nb, y->shape, idx));
   if (s == TB_OK && mask) s = cl_binary(ctx, SLOT_MASK, scores, mask, scores, 0);
   if (s == TB_OK && lk > 0) {
@@ -202,7 +198,7 @@ static tb_status attention(tb_kernel_ctx *ctx) {
       mat ms = {scores, boff * lq * lk, lk, false};
       mat mv = {v, batch_offset(nb, idx, v->ndim - 2, v->shape, lk * dv), dv, false};
       mat my = {y, boff * lq * dv, dv, false};
-      s = gemm(ctx, lq, dv, lk, 1.0f, ms, mv, 0.0f, my);
+      s = cl_gemm(ctx, lq, dv, lk, 1.0f, ms, mv, 0.0f, my);
     } while (s == TB_OK && next_index(nb, y->shape, idx));
   tb_tensor_destroy(scores); /* its block is reused only by work queued after this on the in-order queue */
   return s;

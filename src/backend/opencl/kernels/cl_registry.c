@@ -5,7 +5,8 @@
 #include "backend/opencl/kernels/cl_ops.h"
 #include "core/env.h"
 
-static const cl_family *const families[] = {&cl_family_elementwise, &cl_family_tensor, &cl_family_gemm, &cl_family_nn};
+static const cl_family *const families[] = {&cl_family_elementwise, &cl_family_tensor, &cl_family_gemm, &cl_family_nn,
+                                             &cl_family_lstm};
 
 const tb_cpu_kernel *cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why) {
   const char *domain = n->domain ? n->domain : "";
@@ -17,6 +18,11 @@ const tb_cpu_kernel *cl_find(const tb_graph *g, const tb_node *n, const tb_value
       named = true;
       if (!k->accepts || k->accepts(g, n, in)) return k;
     }
+  if (named && strcmp(n->op_type, "LSTM") == 0) {
+    *why = "the OpenCL LSTM takes float32 with layout 0 and default activations, without sequence_lens, peepholes, clip or "
+           "input_forget";
+    return NULL;
+  }
   *why = named ? "the OpenCL kernel does not take these input types or attributes (float32 / float16 data only)"
                : "no OpenCL kernel for this op";
   return NULL;

@@ -1,7 +1,7 @@
 /* Internal: what the Vulkan kernels share (vk_kernel.c): the backend's find_kernel, a device tensor as
  * (VkBuffer, element offset), the per-node state made at prepare (vk_node: the pipeline and descriptor
  * sets), workgroup counts, and int lists read from attributes or value inputs (CPU tensors). Each kernel
- * file (vk_elementwise.c, vk_nn.c, vk_norm.c, vk_tensor.c) defines tb_cpu_kernel structs with level 0 and
+ * file (vk_elementwise.c, vk_nn.c, vk_norm.c, vk_tensor.c, vk_lstm.c) defines tb_cpu_kernel structs with level 0 and
  * registers them in vk_registry.c. */
 #ifndef TB_BACKEND_VK_KERNEL_H
 #define TB_BACKEND_VK_KERNEL_H

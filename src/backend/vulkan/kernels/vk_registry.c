@@ -20,7 +20,8 @@ extern const tb_cpu_kernel tb_vk_kernel_identity, tb_vk_kernel_relu, tb_vk_kerne
     tb_vk_kernel_round, tb_vk_kernel_shrink, tb_vk_kernel_reduce_l1, tb_vk_kernel_reduce_l2,
     tb_vk_kernel_reduce_log_sum_exp, tb_vk_kernel_reduce_prod, tb_vk_kernel_prelu, tb_vk_kernel_sum,
     tb_vk_kernel_mean, tb_vk_kernel_max_n, tb_vk_kernel_min_n, tb_vk_kernel_clip_attr, tb_vk_kernel_clip,
-    tb_vk_kernel_depth_to_space, tb_vk_kernel_space_to_depth, tb_vk_kernel_constant, tb_vk_kernel_pad, tb_vk_kernel_instancenorm;
+    tb_vk_kernel_depth_to_space, tb_vk_kernel_space_to_depth, tb_vk_kernel_constant, tb_vk_kernel_pad, tb_vk_kernel_instancenorm,
+    tb_vk_kernel_lstm;
 const tb_cpu_kernel *const tb_vk_kernels[] = {
     &tb_vk_kernel_identity,
     &tb_vk_kernel_relu,
@@ -114,5 +115,6 @@ const tb_cpu_kernel *const tb_vk_kernels[] = {
     &tb_vk_kernel_concat,
     &tb_vk_kernel_split,
     &tb_vk_kernel_gather,
+    &tb_vk_kernel_lstm,
 };
 const size_t tb_vk_kernel_count = sizeof tb_vk_kernels / sizeof tb_vk_kernels[0];

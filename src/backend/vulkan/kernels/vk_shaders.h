@@ -27,7 +27,8 @@
   X(ATTENTION, 4)            \
   X(ATTENTION_SG, 4)         \
   X(UNARY_F16, 2)            \
-  X(BINARY_F16, 3)
+  X(BINARY_F16, 3)           \
+  X(LSTM_GATES, 7)
 
 typedef enum tb_vk_shader_id {
 #define TB_VK_SHADER_ENUM(id, bindings) TB_VK_SHADER_##id,
