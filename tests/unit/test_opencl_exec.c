@@ -399,12 +399,29 @@ static void test_declined(void **state) {
   toh_teardown(&t);
 }
 
+/* TB_CLBLAST: off and 0 switch CLBlast off; a value that is neither on/1 nor off/0 is not guessed at: the
+ * built-in GEMM runs and the reason names the value. */
+static void test_clblast_switch(void **state) {
+  (void)state;
+  char why[300] = "";
+  setenv("TB_CLBLAST", "off", 1);
+  assert_false(tb_clblast_available(why, sizeof why));
+  assert_string_equal(why, "TB_CLBLAST=off");
+  setenv("TB_CLBLAST", "yes please", 1);
+  assert_false(tb_clblast_available(why, sizeof why));
+  assert_string_equal(why, "TB_CLBLAST='yes please' is not one of on, 1, off, 0; the built-in GEMM runs");
+  setenv("TB_CLBLAST", "on", 1);
+  bool on = tb_clblast_available(why, sizeof why);
+  unsetenv("TB_CLBLAST");
+  assert_int_equal(on, tb_clblast_available(why, sizeof why)); /* on is the default */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unary_ops),       cmocka_unit_test(test_binary_broadcast), cmocka_unit_test(test_float16),
       cmocka_unit_test(test_data_movement),   cmocka_unit_test(test_gather_out_of_range), cmocka_unit_test(test_conv),
       cmocka_unit_test(test_pool_norm),       cmocka_unit_test(test_reduce_softmax_layernorm),
-      cmocka_unit_test(test_gemm_family),     cmocka_unit_test(test_fused_ops),        cmocka_unit_test(test_declined),
+      cmocka_unit_test(test_gemm_family),     cmocka_unit_test(test_clblast_switch),     cmocka_unit_test(test_fused_ops),        cmocka_unit_test(test_declined),
   };
   return cmocka_run_group_tests(tests, clx_setup, clx_teardown);
 }

@@ -61,6 +61,13 @@ bool tb_clblast_available(char *why, size_t cap) {
     snprintf(why, cap, "TB_CLBLAST=%s", mode);
     return false;
   }
+  if (mode && strcmp(mode, "on") != 0 && strcmp(mode, "1") != 0) {
+    /* a typo must not silently pick one of the two: the built-in kernel runs and the log says why */
+    snprintf(why, cap, "TB_CLBLAST='%.100s' is not one of on, 1, off, 0; the built-in GEMM runs", mode);
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true)) tb_log(TB_LOG_WARN, "OpenCL: %s", why);
+    return false;
+  }
   pthread_once(&once, load);
   if (!lib.loaded) snprintf(why, cap, "%s", lib.why);
   return lib.loaded;

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include "backend/opencl/cl_device.h"
 
-/* True when GEMMs should go through CLBlast now (TB_CLBLAST not off and the library loads); else false
- * with the reason in why (logged once at info level). */
+/* True when GEMMs should go through CLBlast now (TB_CLBLAST unset, on or 1, and the library loads); else
+ * false with the reason in why: TB_CLBLAST off or 0, a TB_CLBLAST value that is none of these (a warning,
+ * logged once), or the library missing (logged once at info level). */
 bool tb_clblast_available(char *why, size_t cap);
 
 /* Row-major C = alpha op(A) op(B) + beta C on the device's queue (offsets and leading dimensions in
