@@ -52,3 +52,13 @@ execute_process(COMMAND ${RUNNER} --data ${DATA} --expected ${WORK}/expected.txt
 if(NOT code EQUAL 2 OR NOT err MATCHES "listed without a reason")
   message(FATAL_ERROR "an expected failure without a reason was accepted (exit ${code}):\n${err}")
 endif()
+# a backend that does not exist here: skipped (77) with the library's reason; one that does: the on-device count
+execute_process(COMMAND ${RUNNER} --data ${DATA} --backend nosuch RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 77 OR NOT err MATCHES "tb_conformance: backend 'nosuch' is not available here: ")
+  message(FATAL_ERROR "--backend nosuch exited ${code}:\n${err}")
+endif()
+execute_process(COMMAND ${RUNNER} --data ${DATA} --backend opencl:0 --expected /dev/null
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code EQUAL 77 AND NOT out MATCHES "node tests at O0 on opencl:0: 3 passed \\([0-3] wholly on the device\\), 3 failed, 1 skipped of 7")
+  message(FATAL_ERROR "--backend opencl:0 exited ${code}:\n${out}\n${err}")
+endif()
