@@ -1,7 +1,7 @@
 # conformance_selftest: runs tb_conformance on tests/conformance/selftest (made by make_selftest.py there),
 # whose outcomes are known, and checks each one: a pass, a value within tolerance, NaN equal to NaN, a
 # wrong value with its first mismatching element, a wrong shape, an integer off by one, an unsupported op
-# skipped with the library's reason, and a model test. Usage: cmake -DRUNNER=... -DDATA=... -P selftest.cmake
+# skipped with the library's reason, a model test, --check, and --backend (an unknown one is skipped). Usage: cmake -DRUNNER=... -DDATA=... -P selftest.cmake
 execute_process(COMMAND ${RUNNER} --data ${DATA} --verbose --jobs 2 --expected /dev/null
                 RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(expected
