@@ -6,6 +6,7 @@
 #include <math.h>
 #include <unistd.h>
 #include "test_vulkan_exec_util.h"
+#include "test_lstm_util.h"
 #include <tensorbridge/model.h>
 
 #define LSTM_MODEL TB_TEST_FIXTURES "/../../build/bench-models/full/lstm.onnx"
@@ -29,37 +30,10 @@ static int close_backends(void **state) {
   return 0;
 }
 
-enum { WITH_B = 1, WITH_H0 = 2, WITH_C0 = 4 };
-
-/* An LSTM node (opset 14) with inputs X, W, R and, per `with`, B, initial_h, initial_c; outputs Y, Y_h,
- * Y_c except those in omit_out. */
+/* The LSTM node of test_lstm_util.h with this file's generator. */
 static void lstm_node(toh *t, const char *direction, int64_t seq, int64_t batch, int64_t input, int64_t hidden, unsigned with,
                       unsigned omit_out, unsigned seed) {
-  int64_t dirs = strcmp(direction, "bidirectional") == 0 ? 2 : 1;
-  tb_attr attrs[2] = {TOH_STR("direction", direction), TOH_INT("hidden_size", hidden)};
-  unsigned omit = (1u << 4) | (with & WITH_B ? 0 : 1u << 3) | (with & WITH_H0 ? 0 : 1u << 5) | (with & WITH_C0 ? 0 : 1u << 6);
-  toh_begin(t, cpu);
-  toh_add(t, "LSTM", 14, 7, omit, 3, omit_out, attrs, 2);
-  int64_t xs[3] = {seq, batch, input}, ws[3] = {dirs, 4 * hidden, input}, rs[3] = {dirs, 4 * hidden, hidden};
-  int64_t bs[2] = {dirs, 8 * hidden}, ss[3] = {dirs, batch, hidden};
-  size_t nx = (size_t)(seq * batch * input), nw = (size_t)(dirs * 4 * hidden * input), nr = (size_t)(dirs * 4 * hidden * hidden);
-  size_t nb = (size_t)(dirs * 8 * hidden), ns = (size_t)(dirs * batch * hidden);
-  float *buf = malloc((nx + nw + nr + nb + 2 * ns) * sizeof *buf);
-  assert_non_null(buf);
-  float *x = buf, *w = x + nx, *r = w + nw, *b = r + nr, *h0 = b + nb, *c0 = h0 + ns;
-  vkx_fill(x, nx, seed, -1.0f, 1.0f);
-  vkx_fill(w, nw, seed + 1, -0.4f, 0.4f);
-  vkx_fill(r, nr, seed + 2, -0.4f, 0.4f);
-  vkx_fill(b, nb, seed + 3, -0.5f, 0.5f);
-  vkx_fill(h0, ns, seed + 4, -0.8f, 0.8f);
-  vkx_fill(c0, ns, seed + 5, -1.5f, 1.5f);
-  toh_input(t, 0, TB_DTYPE_F32, 3, xs, x);
-  toh_input(t, 1, TB_DTYPE_F32, 3, ws, w);
-  toh_input(t, 2, TB_DTYPE_F32, 3, rs, r);
-  if (with & WITH_B) toh_input(t, 3, TB_DTYPE_F32, 2, bs, b);
-  if (with & WITH_H0) toh_input(t, 5, TB_DTYPE_F32, 3, ss, h0);
-  if (with & WITH_C0) toh_input(t, 6, TB_DTYPE_F32, 3, ss, c0);
-  free(buf);
+  tlstm_node(t, cpu, vkx_fill, direction, seq, batch, input, hidden, with, omit_out, seed);
 }
 
 static void check_lstm(const char *direction, int64_t seq, int64_t batch, int64_t input, int64_t hidden, unsigned with, unsigned omit_out,
