@@ -17,9 +17,8 @@
 #include <stdint.h>
 #include "backend/cpu/kernels/kernel.h"
 
-/* For a kernel's prepare(): input `input` of ctx->node is a constant whose bytes run() will no longer read
- * (they were packed into the state). Only a hint: nothing happens outside prepare() or for a non-constant. */
-void tb_kernel_constant_consumed(tb_kernel_ctx *ctx, size_t input);
+/* tb_kernel_constant_consumed (declared with the kernel contract, backend/cpu/kernels/kernel.h) is
+ * implemented in weights.c. */
 
 /* Counters since the process started (for tests and reports). */
 typedef struct tb_weights_stats {

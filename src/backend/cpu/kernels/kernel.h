@@ -40,6 +40,10 @@ struct tb_kernel_ctx {
  * shape is TB_ERR_INTERNAL. */
 tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape,
                            tb_tensor **out);
+/* For a kernel's prepare(): input `input` of ctx->node is a constant whose bytes run() will no longer read
+ * (they were packed into the state), so the executor may let the original go (src/model/weights.h). Only a
+ * hint: nothing happens outside prepare() or for a non-constant. */
+void tb_kernel_constant_consumed(tb_kernel_ctx *ctx, size_t input);
 /* Advance a multi-index over shape (row-major); false after the last one. */
 bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */

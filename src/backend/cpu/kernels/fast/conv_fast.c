@@ -20,7 +20,6 @@
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "core/threadpool.h"
-#include "model/weights.h"
 
 /* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
  * divides it) and, when cut for threads, at least MIN_THREAD_PIXELS wide. */

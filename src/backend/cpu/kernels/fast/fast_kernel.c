@@ -3,7 +3,6 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include <stdlib.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
-#include "model/weights.h"
 
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n) {
   if (!in) return false;

@@ -8,7 +8,6 @@
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "ops/nn/nn_infer.h"
-#include "model/weights.h"
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {

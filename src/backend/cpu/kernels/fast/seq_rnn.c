@@ -9,7 +9,6 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
 #include "core/threadpool.h"
-#include "model/weights.h"
 
 extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru;
 
