@@ -89,6 +89,17 @@ int64_t tb_ir_tensor_numel(const tb_ir_tensor *t) {
   return n;
 }
 
+/* v = x saturated to int64 (NaN: 0); always true (the element's reader returns it). */
+static bool double_to_int(double x, int64_t *v) {
+  if (x != x) *v = 0;
+  else if (x >= 9.2233720368547758e18) *v = INT64_MAX;
+  else if (x <= -9.2233720368547758e18) *v = INT64_MIN;
+  else *v = (int64_t)x;
+  return true;
+}
+
+/* Element i as a double and an int64 (float32 and float64 read directly: this runs per element in the
+ * constant passes, where a tb_convert call per element dominated prepare). */
 static bool element(const tb_ir_tensor *t, int64_t i, double *d, int64_t *v) {
   size_t size = tb_dtype_size(t->dtype);
   if (!t->data || i < 0 || size == 0 || (uint64_t)i >= t->nbytes / size) return false;
@@ -100,6 +111,8 @@ static bool element(const tb_ir_tensor *t, int64_t i, double *d, int64_t *v) {
   case TB_DTYPE_I8: { int8_t x; memcpy(&x, p, 1); *v = x; *d = x; return true; }
   case TB_DTYPE_U8: *v = p[0]; *d = p[0]; return true;
   case TB_DTYPE_BOOL: *v = p[0] != 0; *d = (double)*v; return true;
+  case TB_DTYPE_F32: { float x; memcpy(&x, p, 4); *d = x; return double_to_int(x, v); }
+  case TB_DTYPE_F64: memcpy(d, p, 8); return double_to_int(*d, v);
   default: break;
   }
   double x = 0, raw = 0; /* the element copied out first: large constants may be unaligned (onnx_reader.h) */
@@ -107,11 +120,7 @@ static bool element(const tb_ir_tensor *t, int64_t i, double *d, int64_t *v) {
   memcpy(&raw, p, size);
   if (tb_convert(t->dtype, &raw, TB_DTYPE_F64, &x, 1, true) != TB_OK) return false;
   *d = x;
-  if (x != x) *v = 0;
-  else if (x >= 9.2233720368547758e18) *v = INT64_MAX;
-  else if (x <= -9.2233720368547758e18) *v = INT64_MIN;
-  else *v = (int64_t)x;
-  return true;
+  return double_to_int(x, v);
 }
 
 int64_t tb_ir_tensor_int(const tb_ir_tensor *t, int64_t i) {
