@@ -163,6 +163,45 @@ static void test_transpose(void **state) {
   ttn_run_fails(t, TB_ERR_MODEL, "perm is not a permutation");
 }
 
+/* Large enough for the blocked path (the last two output dims >= 16, the source-contiguous dim second to
+ * last): BERT's key transpose [1, 20, 3, 37] -> perm (0, 2, 3, 1) = [1, 3, 37, 20]; elements of 1, 2, 4 and
+ * 8 bytes, every value checked against the index arithmetic. */
+static void test_transpose_blocked(void **state) {
+  enum { B = 2, S = 20, H = 3, D = 37, N = B * S * H * D };
+  static const tb_dtype dtypes[] = {TB_DTYPE_U8, TB_DTYPE_I16, TB_DTYPE_F32, TB_DTYPE_I64};
+  static const int64_t perms[][4] = {{0, 2, 3, 1}, {0, 2, 1, 3}, {1, 0, 3, 2}};
+  for (size_t di = 0; di < sizeof dtypes / sizeof *dtypes; di++)
+    for (size_t pi = 0; pi < sizeof perms / sizeof *perms; pi++) {
+      const int64_t in_shape[4] = {B, S, H, D}, *p = perms[pi];
+      size_t size = tb_dtype_size(dtypes[di]);
+      unsigned char *in = malloc(N * size), *want = malloc(N * size);
+      assert_non_null(in);
+      assert_non_null(want);
+      for (int64_t i = 0; i < N; i++) { /* element i holds i (modulo the type's range) */
+        uint64_t v = (uint64_t)i * 2654435761u;
+        memcpy(in + (size_t)i * size, &v, size);
+      }
+      int64_t out_shape[4], in_strides[4] = {S * H * D, H * D, D, 1};
+      for (int d = 0; d < 4; d++) out_shape[d] = in_shape[p[d]];
+      int64_t o = 0;
+      for (int64_t a = 0; a < out_shape[0]; a++)
+        for (int64_t b = 0; b < out_shape[1]; b++)
+          for (int64_t c = 0; c < out_shape[2]; c++)
+            for (int64_t e = 0; e < out_shape[3]; e++, o++) {
+              int64_t src = a * in_strides[p[0]] + b * in_strides[p[1]] + c * in_strides[p[2]] + e * in_strides[p[3]];
+              memcpy(want + (size_t)o * size, in + (size_t)src * size, size);
+            }
+      tb_attr perm = TOH_INTS_N("perm", p, 4);
+      toh *t = ttn_new(*state, "Transpose", 13, 1, 1, &perm, 1);
+      toh_input(t, 0, dtypes[di], 4, in_shape, in);
+      TB_ASSERT_OK(ttn_run(t));
+      ttn_check(t, 0, dtypes[di], 4, out_shape, want);
+      ttn_free(t);
+      free(in);
+      free(want);
+    }
+}
+
 static void test_concat(void **state) {
   tb_attr axis = TOH_INT("axis", 1);
   toh *t = ttn_new(*state, "Concat", 13, 3, 1, &axis, 1);
@@ -336,7 +375,7 @@ static void test_symbols(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reshape),         cmocka_unit_test(test_reshape_errors), cmocka_unit_test(test_flatten),
-      cmocka_unit_test(test_squeeze_unsqueeze), cmocka_unit_test(test_transpose),    cmocka_unit_test(test_concat),
+      cmocka_unit_test(test_squeeze_unsqueeze), cmocka_unit_test(test_transpose), cmocka_unit_test(test_transpose_blocked), cmocka_unit_test(test_concat),
       cmocka_unit_test(test_shape_size),      cmocka_unit_test(test_constant),       cmocka_unit_test(test_constant_of_shape), cmocka_unit_test(test_symbols),
   };
   return cmocka_run_group_tests(tests, tbt_cpu_setup, tbt_cpu_teardown);
