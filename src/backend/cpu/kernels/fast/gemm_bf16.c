@@ -12,7 +12,8 @@
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #include "core/threadpool.h"
 
-/* KC even (whole pairs per block); MC, NC, NG and M_SLAB multiples of every path's MR / NR (4, 14; 16, 32). */
+/* KC: the deepest block (even: whole pairs); MC, NC, NG and M_SLAB multiples of every path's MR / NR (4,
+ * 14; 16, 32). */
 enum { KC = 512, MC = 168, NC = 1024, NG = 256, M_SLAB = MC * 24, MAX_TILE = 14 * 32 };
 static const double SERIAL_FLOPS = 1 << 18; /* smaller products run on the caller's thread only */
 
@@ -93,6 +94,15 @@ static void pack_task(void *ctx, size_t begin, size_t end) {
   free(tmp);
 }
 
+/* The depth of the blocks of a product of depth k: k cut into equal even blocks of at most KC (768 as 2 x
+ * 384, not 512 + 256: a short last block costs a second pass over C and a 512-deep B sliver with its A
+ * sliver overfills a 48 KiB L1). Packed operands and the driver both use it, so the layouts agree. */
+static int64_t depth_block(int64_t k) {
+  int64_t blocks = k > KC ? ceil_div(k, KC) : 1, kc = ceil_div(k, blocks);
+  kc += kc & 1;
+  return kc > 0 ? kc : 2;
+}
+
 /* Pack lines o0 .. o0+outer at depth p0 .. p0+kc into consecutive slivers; false when out of memory. */
 static bool pack_lines(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand *x, bool is_a, int64_t o0,
                        int64_t outer, int64_t p0, int64_t kc, uint16_t *dst, tb_pool *pool) {
@@ -104,8 +114,8 @@ static bool pack_lines(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand
 /* Where the slivers of lines o0.. at depth block pc start in a whole packed operand: the k blocks one
  * after another, each the slivers of every line. */
 static const uint16_t *packed_at(const tb_gemm_bf16_packed *p, int64_t pc, int64_t o0) {
-  int64_t slivers = ceil_div(p->outer, p->width), kp = (min64(KC, p->k - pc) + 1) / 2;
-  return p->data + (pc / KC) * slivers * KC * p->width + (o0 / p->width) * kp * p->width * 2;
+  int64_t kcb = depth_block(p->k), slivers = ceil_div(p->outer, p->width), kp = (min64(kcb, p->k - pc) + 1) / 2;
+  return p->data + (pc / kcb) * slivers * kcb * p->width + (o0 / p->width) * kp * p->width * 2;
 }
 
 static tb_gemm_bf16_packed *pack_whole(tb_gemm_bf16_path path, const tb_gemm_bf16_operand *x, bool is_a, int64_t outer,
@@ -116,11 +126,12 @@ static tb_gemm_bf16_packed *pack_whole(tb_gemm_bf16_path path, const tb_gemm_bf1
   if (!p) return NULL;
   *p = (tb_gemm_bf16_packed){path, is_a, outer, k, is_a ? kr->mr : kr->nr, 0, NULL};
   int64_t slivers = ceil_div(outer, p->width);
-  for (int64_t pc = 0; pc < k; pc += KC) p->count += (size_t)(slivers * (min64(KC, k - pc) + 1) / 2 * p->width * 2);
+  int64_t kcb = depth_block(k);
+  for (int64_t pc = 0; pc < k; pc += kcb) p->count += (size_t)(slivers * (min64(kcb, k - pc) + 1) / 2 * p->width * 2);
   p->data = malloc(p->count ? p->count * sizeof(uint16_t) : 1);
   bool ok = p->data != NULL;
-  for (int64_t pc = 0; ok && pc < k && outer > 0; pc += KC)
-    ok = pack_lines(kr, x, is_a, 0, outer, pc, min64(KC, k - pc), (uint16_t *)packed_at(p, pc, 0), NULL);
+  for (int64_t pc = 0; ok && pc < k && outer > 0; pc += kcb)
+    ok = pack_lines(kr, x, is_a, 0, outer, pc, min64(kcb, k - pc), (uint16_t *)packed_at(p, pc, 0), NULL);
   if (!ok) {
     tb_gemm_bf16_packed_free(p);
     return NULL;
@@ -213,6 +224,10 @@ static void tile_task(void *ctx, size_t begin, size_t end) {
           kr->ukr(t->kp, as, bs, cp, t->ldc, t->alpha, t->beta);
           continue;
         }
+        if (kr->edge) {
+          kr->edge(t->kp, as, bs, cp, t->ldc, t->alpha, t->beta, (int)rows, (int)cols);
+          continue;
+        }
         kr->ukr(t->kp, as, bs, tile, nr, t->alpha, 0.0f);
         for (int64_t i = 0; i < rows; i++)
           for (int64_t j = 0; j < cols; j++)
@@ -286,14 +301,14 @@ bool tb_gemm_bf16_run(tb_gemm_bf16_path path, int64_t m, int64_t n, int64_t k, f
     return true;
   }
   if (2.0 * (double)m * (double)n * (double)k < SERIAL_FLOPS) pool = NULL;
-  int64_t kc_max = min64(KC, (k + 1) / 2 * 2);
+  int64_t kcb = depth_block(k), kc_max = min64(kcb, (k + 1) / 2 * 2);
   uint16_t *abuf = a->packed ? NULL : malloc((size_t)(ceil_div(min64(m, M_SLAB), kr->mr) * kr->mr * kc_max) * sizeof(uint16_t));
   uint16_t *bbuf = b->packed ? NULL : malloc((size_t)(ceil_div(min64(n, NC), kr->nr) * kr->nr * kc_max) * sizeof(uint16_t));
   bool ok = (a->packed || abuf) && (b->packed || bbuf);
   for (int64_t ic0 = 0; ok && ic0 < m; ic0 += M_SLAB) {
     int64_t ms = min64(M_SLAB, m - ic0);
-    for (int64_t pc = 0; ok && pc < k; pc += KC) {
-      int64_t kc = min64(KC, k - pc);
+    for (int64_t pc = 0; ok && pc < k; pc += kcb) {
+      int64_t kc = min64(kcb, k - pc);
       const uint16_t *a_slab = a->packed ? packed_at(a->packed, pc, ic0) : abuf;
       if (!a->packed) ok = pack_lines(kr, a, true, ic0, ms, pc, kc, abuf, pool);
       for (int64_t jc = 0; ok && jc < n; jc += NC) {

@@ -18,9 +18,15 @@ typedef void (*tb_gemm_bf16_ukr)(int64_t kp, const uint16_t *a, const uint16_t *
  * outer <= width lines are present. */
 typedef void (*tb_gemm_bf16_pack_fn)(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst);
 
+/* The same on the top-left rows x cols of the tile only (an edge of C), the same sums per element; the
+ * rest of c is not touched. */
+typedef void (*tb_gemm_bf16_ukr_edge)(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc,
+                                      float alpha, float beta, int rows, int cols);
+
 typedef struct tb_gemm_bf16_kernel {
   int mr, nr;
   tb_gemm_bf16_ukr ukr;
+  tb_gemm_bf16_ukr_edge edge; /* NULL: the driver runs ukr on a scratch tile and copies the edge */
   tb_gemm_bf16_pack_fn pack_o_contiguous, pack_p_contiguous;
 } tb_gemm_bf16_kernel;
 

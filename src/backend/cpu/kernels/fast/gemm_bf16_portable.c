@@ -37,4 +37,6 @@ static void pack_p_contiguous(const float *src, int64_t ld, int64_t kc, int64_t 
       dst[((p / 2) * width + o) * 2 + p % 2] = p < kc && o < outer ? tb_bf16_round(src[o * ld + p]) : 0;
 }
 
-const tb_gemm_bf16_kernel tb_gemm_bf16_kernel_portable = {MR, NR, ukr_portable, pack_o_contiguous, pack_p_contiguous};
+const tb_gemm_bf16_kernel tb_gemm_bf16_kernel_portable = {.mr = MR, .nr = NR, .ukr = ukr_portable,
+                                                          .pack_o_contiguous = pack_o_contiguous,
+                                                          .pack_p_contiguous = pack_p_contiguous};
