@@ -1,8 +1,11 @@
-/* SHA-256 as specified in FIPS 180-4: 64-byte blocks, big-endian words, 64 rounds. */
+/* SHA-256 as specified in FIPS 180-4: 64-byte blocks, big-endian words, 64 rounds; runs of whole blocks go
+ * to the SHA-NI code (sha256_shani.c) when the CPU has it. */
 #include "core/sha256.h"
+#include <pthread.h>
 #include <string.h>
+#include "core/sha256_impl.h"
 
-static const uint32_t round_constants[64] = {
+const uint32_t tb_sha256_round_constants[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -27,7 +30,7 @@ static void compress(uint32_t state[8], const uint8_t block[64]) {
   uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
   uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; i++) {
-    uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + round_constants[i] + w[i];
+    uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + tb_sha256_round_constants[i] + w[i];
     uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     h = g;
     g = f;
@@ -46,6 +49,16 @@ static void compress(uint32_t state[8], const uint8_t block[64]) {
   state[5] += f;
   state[6] += g;
   state[7] += h;
+}
+
+void tb_sha256_portable_blocks(uint32_t state[8], const uint8_t *p, size_t blocks) {
+  for (; blocks > 0; blocks--, p += 64) compress(state, p);
+}
+
+static pthread_once_t pick_once = PTHREAD_ONCE_INIT;
+static void (*blocks_fn)(uint32_t state[8], const uint8_t *p, size_t blocks) = tb_sha256_portable_blocks;
+static void pick(void) {
+  if (tb_sha256_shani_available()) blocks_fn = tb_sha256_shani_blocks;
 }
 
 void tb_sha256_init(tb_sha256 *h) {
@@ -69,7 +82,12 @@ void tb_sha256_update(tb_sha256 *h, const void *data, size_t size) {
     compress(h->state, h->block);
     h->used = 0;
   }
-  for (; size >= 64; p += 64, size -= 64) compress(h->state, p);
+  if (size >= 64) {
+    pthread_once(&pick_once, pick);
+    blocks_fn(h->state, p, size / 64);
+    p += size / 64 * 64;
+    size %= 64;
+  }
   if (size) memcpy(h->block, p, size);
   h->used = size;
 }
