@@ -1,6 +1,6 @@
 /* bf16 GEMM throughput (issue 5): TensorBridge's bf16 GEMM with fp32 accumulation
- * (src/backend/cpu/kernels/fast/gemm_bf16.h) at 1024^3 and 2048^3 (or the sizes given as arguments) on 1 and
- * 2 threads, against
+ * (src/backend/cpu/kernels/fast/gemm_bf16.h) at 1024^3 and 2048^3 (or the sizes given as arguments: N for N^3,
+ * or MxNxK such as 128x3072x768, BERT's feed-forward product) on 1 and 2 threads, against
  *   - the AVX512-BF16 peak of this machine, measured by a loop of independent vdpbf16ps (64 flops each) on
  *     1 and on 2 threads at once;
  *   - oneDNN's bf16 matmul (bf16 inputs, f32 output; the dnnl C primitive API), built in when CMake found
@@ -11,7 +11,7 @@
  * repeated for 1.5 s), % of the measured peak for that thread count, and the ratio ours / oneDNN. Single-thread
  * runs are timed in the thread's CPU time and 2-thread runs in wall time, since other processes may share
  * the machine.
- * Usage: gemm_bf16_bench [N ...] */
+ * Usage: gemm_bf16_bench [N | MxNxK ...] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <immintrin.h>
@@ -96,24 +96,32 @@ static double wall(void) {
 
 static bool more_runs(int done, double start) { return done < 6 || (wall() - start < 1.5 && done < 1000); }
 
-static double ours(tb_gemm_bf16_path path, int n, const float *a, const float *b, float *c, bool pack_b, tb_pool *pool) {
+/* One product's sizes: C (m x n) = A (m x k) B (k x n). */
+typedef struct gemm_shape {
+  int m, n, k;
+} gemm_shape;
+
+static double flops(gemm_shape s) { return 2.0 * s.m * (double)s.n * s.k; }
+
+static double ours(tb_gemm_bf16_path path, gemm_shape s, const float *a, const float *b, float *c, bool pack_b,
+                   tb_pool *pool) {
   int threads = tb_pool_threads(pool);
-  tb_gemm_bf16_operand oa = {.data = a, .ld = n}, ob = {.data = b, .ld = n};
+  tb_gemm_bf16_operand oa = {.data = a, .ld = s.k}, ob = {.data = b, .ld = s.n};
   tb_gemm_bf16_packed *pb = NULL;
   if (pack_b) {
-    pb = tb_gemm_bf16_pack_b(path, &ob, n, n);
+    pb = tb_gemm_bf16_pack_b(path, &ob, s.k, s.n);
     if (!pb) return 0;
     ob = (tb_gemm_bf16_operand){.packed = pb};
   }
   double best = 1e30, start = wall();
   for (int r = 0; more_runs(r, start); r++) {
     double t0 = clock_for(threads);
-    if (!tb_gemm_bf16_run(path, n, n, n, 1.0f, &oa, &ob, 0.0f, c, n, NULL, pool)) return 0;
+    if (!tb_gemm_bf16_run(path, s.m, s.n, s.k, 1.0f, &oa, &ob, 0.0f, c, s.n, NULL, pool)) return 0;
     double dt = clock_for(threads) - t0;
     if (r > 0 && dt < best) best = dt; /* run 0 is the warm-up */
   }
   tb_gemm_bf16_packed_free(pb);
-  return 2.0 * n * (double)n * n / best * 1e-9;
+  return flops(s) / best * 1e-9;
 }
 
 /* ---- oneDNN ---- */
@@ -132,8 +140,8 @@ static void dnnl_threads(int threads) {
     }                                                                       \
   } while (0)
 
-/* bf16 A (n x n) x bf16 B -> f32 C; weights_any: B reordered once to the layout oneDNN picks. */
-static double onednn(int n, const uint16_t *a, const uint16_t *b, float *c, bool weights_any, int threads) {
+/* bf16 A (m x k) x bf16 B (k x n) -> f32 C; weights_any: B reordered once to the layout oneDNN picks. */
+static double onednn(gemm_shape s, const uint16_t *a, const uint16_t *b, float *c, bool weights_any, int threads) {
   double result = 0, best = 1e30;
   dnnl_threads(threads);
   dnnl_engine_t engine = NULL;
@@ -142,14 +150,14 @@ static double onednn(int n, const uint16_t *a, const uint16_t *b, float *c, bool
   dnnl_primitive_t prim = NULL, reorder = NULL;
   dnnl_memory_t ma = NULL, mb_plain = NULL, mb = NULL, mc = NULL;
   dnnl_memory_desc_t a_md, b_md, b_any, c_md;
-  dnnl_dims_t dims = {n, n};
+  dnnl_dims_t a_dims = {s.m, s.k}, b_dims = {s.k, s.n}, c_dims = {s.m, s.n};
   dnnl_matmul_desc_t mm;
   DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
   DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&a_md, 2, dims, dnnl_bf16, dnnl_ab));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, 2, dims, dnnl_bf16, dnnl_ab));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_any, 2, dims, dnnl_bf16, weights_any ? dnnl_format_tag_any : dnnl_ab));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&c_md, 2, dims, dnnl_f32, dnnl_ab));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&a_md, 2, a_dims, dnnl_bf16, dnnl_ab));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, 2, b_dims, dnnl_bf16, dnnl_ab));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_any, 2, b_dims, dnnl_bf16, weights_any ? dnnl_format_tag_any : dnnl_ab));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&c_md, 2, c_dims, dnnl_f32, dnnl_ab));
   DNNL_OK(dnnl_matmul_desc_init(&mm, &a_md, &b_any, NULL, &c_md));
   DNNL_OK(dnnl_primitive_desc_create(&pd, &mm, NULL, engine, NULL));
   DNNL_OK(dnnl_primitive_create(&prim, pd));
@@ -174,7 +182,7 @@ static double onednn(int n, const uint16_t *a, const uint16_t *b, float *c, bool
     double dt = clock_for(threads) - t0;
     if (r > 0 && dt < best) best = dt;
   }
-  result = 2.0 * n * (double)n * n / best * 1e-9;
+  result = flops(s) / best * 1e-9;
 done:
   if (ma) dnnl_memory_destroy(ma);
   if (mb_plain) dnnl_memory_destroy(mb_plain);
@@ -190,17 +198,29 @@ done:
 }
 #endif
 
-static void row(int n, int threads, const char *what, double g, double peak, double peer) {
-  printf("%5d  %7d  %-22s %9.1f  %6.1f%%", n, threads, what, g, 100.0 * g / peak);
+static void row(gemm_shape s, int threads, const char *what, double g, double peak, double peer) {
+  char size[48];
+  if (s.m == s.n && s.n == s.k) snprintf(size, sizeof size, "%d", s.n);
+  else snprintf(size, sizeof size, "%dx%dx%d", s.m, s.n, s.k);
+  printf("%14s  %7d  %-22s %9.1f  %6.1f%%", size, threads, what, g, 100.0 * g / peak);
   if (peer > 0) printf("  %6.2fx", g / peer);
   printf("\n");
 }
 
 int main(int argc, char **argv) {
-  int sizes[16] = {1024, 2048}, n_sizes = 2;
+  gemm_shape sizes[16] = {{1024, 1024, 1024}, {2048, 2048, 2048}};
+  int n_sizes = 2;
   if (argc > 1) {
     n_sizes = 0;
-    for (int i = 1; i < argc && n_sizes < 16; i++) sizes[n_sizes++] = atoi(argv[i]);
+    for (int i = 1; i < argc && n_sizes < 16; i++) {
+      gemm_shape s = {0, 0, 0};
+      if (sscanf(argv[i], "%dx%dx%d", &s.m, &s.n, &s.k) != 3) s.m = s.n = s.k = atoi(argv[i]);
+      if (s.m <= 0 || s.n <= 0 || s.k <= 0) {
+        fprintf(stderr, "gemm_bf16_bench: size '%s' is not N or MxNxK with positive numbers\n", argv[i]);
+        return 2;
+      }
+      sizes[n_sizes++] = s;
+    }
   }
   tb_gemm_bf16_path path = tb_gemm_bf16_path_for(tb_convert_features());
   if (path != TB_GEMM_BF16_AVX512BF16) {
@@ -212,36 +232,33 @@ int main(int argc, char **argv) {
 #ifndef TB_HAVE_DNNL
   printf("oneDNN: not built in (CMake did not find libdnnl and oneapi/dnnl/dnnl.h)\n");
 #endif
-  printf("%5s  %7s  %-22s %9s  %7s  %s\n", "N", "threads", "case", "GFLOP/s", "% peak", "ours/oneDNN");
-  for (int s = 0; s < n_sizes; s++) {
-    int n = sizes[s];
-    if (n <= 0) continue;
-    size_t nn = (size_t)n * (size_t)n;
-    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float)), *c = malloc(nn * sizeof(float));
-    uint16_t *ha = malloc(nn * sizeof(uint16_t)), *hb = malloc(nn * sizeof(uint16_t));
+  printf("%14s  %7s  %-22s %9s  %7s  %s\n", "N or MxNxK", "threads", "case", "GFLOP/s", "% peak", "ours/oneDNN");
+  for (int si = 0; si < n_sizes; si++) {
+    gemm_shape sz = sizes[si];
+    size_t na = (size_t)sz.m * (size_t)sz.k, nb = (size_t)sz.k * (size_t)sz.n, nc = (size_t)sz.m * (size_t)sz.n;
+    float *a = malloc(na * sizeof(float)), *b = malloc(nb * sizeof(float)), *c = malloc(nc * sizeof(float));
+    uint16_t *ha = malloc(na * sizeof(uint16_t)), *hb = malloc(nb * sizeof(uint16_t));
     if (!a || !b || !c || !ha || !hb) {
-      fprintf(stderr, "out of memory for N = %d\n", n);
+      fprintf(stderr, "out of memory for %dx%dx%d\n", sz.m, sz.n, sz.k);
       return 1;
     }
-    fill(a, nn, 1);
-    fill(b, nn, 2);
-    for (size_t i = 0; i < nn; i++) {
-      ha[i] = tb_bf16_round(a[i]);
-      hb[i] = tb_bf16_round(b[i]);
-    }
+    fill(a, na, 1);
+    fill(b, nb, 2);
+    for (size_t i = 0; i < na; i++) ha[i] = tb_bf16_round(a[i]);
+    for (size_t i = 0; i < nb; i++) hb[i] = tb_bf16_round(b[i]);
     for (int threads = 1; threads <= 2; threads++) {
       tb_pool *pool = NULL;
       if (threads > 1 && tb_pool_create(threads, &pool) != TB_OK) return 1;
       double dn_plain = 0, dn_any = 0;
 #ifdef TB_HAVE_DNNL
-      dn_plain = onednn(n, ha, hb, c, false, threads);
-      dn_any = onednn(n, ha, hb, c, true, threads);
+      dn_plain = onednn(sz, ha, hb, c, false, threads);
+      dn_any = onednn(sz, ha, hb, c, true, threads);
 #endif
-      row(n, threads, "ours, fp32 in", ours(path, n, a, b, c, false, pool), peak[threads], dn_plain);
-      row(n, threads, "ours, B packed", ours(path, n, a, b, c, true, pool), peak[threads], dn_any);
+      row(sz, threads, "ours, fp32 in", ours(path, sz, a, b, c, false, pool), peak[threads], dn_plain);
+      row(sz, threads, "ours, B packed", ours(path, sz, a, b, c, true, pool), peak[threads], dn_any);
 #ifdef TB_HAVE_DNNL
-      row(n, threads, "oneDNN, bf16 in", dn_plain, peak[threads], 0);
-      row(n, threads, "oneDNN, B reordered", dn_any, peak[threads], 0);
+      row(sz, threads, "oneDNN, bf16 in", dn_plain, peak[threads], 0);
+      row(sz, threads, "oneDNN, B reordered", dn_any, peak[threads], 0);
 #endif
       tb_pool_destroy(pool);
     }
