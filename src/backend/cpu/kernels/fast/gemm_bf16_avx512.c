@@ -10,51 +10,19 @@ enum { MR = 14, NR = 32 };
 
 #define TB_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-TB_TARGET_BF16 static void ukr_avx512bf16(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc,
-                                          float alpha, float beta) {
-  __m512 acc[MR][2];
-#pragma GCC unroll 14
-  for (int i = 0; i < MR; i++) {
-    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); /* C's rows arrive while the sums run */
-    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-  }
-  for (int64_t q = 0; q < kp; q++) {
-    const uint16_t *bq = b + q * NR * 2, *aq = a + q * MR * 2;
-    __m512bh b0 = (__m512bh)_mm512_loadu_si512(bq), b1 = (__m512bh)_mm512_loadu_si512(bq + 32);
-#pragma GCC unroll 14
-    for (int i = 0; i < MR; i++) {
-      int32_t pair;
-      memcpy(&pair, aq + 2 * i, sizeof pair);
-      __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], av, b0);
-      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], av, b1);
-    }
-  }
-  const __m512 al = _mm512_set1_ps(alpha), be = _mm512_set1_ps(beta);
-#pragma GCC unroll 14
-  for (int i = 0; i < MR; i++) {
-    float *ci = c + i * ldc;
-    __m512 r0 = _mm512_mul_ps(al, acc[i][0]), r1 = _mm512_mul_ps(al, acc[i][1]);
-    if (beta != 0.0f) {
-      r0 = _mm512_fmadd_ps(be, _mm512_loadu_ps(ci), r0);
-      r1 = _mm512_fmadd_ps(be, _mm512_loadu_ps(ci + 16), r1);
-    }
-    _mm512_storeu_ps(ci, r0);
-    _mm512_storeu_ps(ci + 16, r1);
-  }
-}
-
-/* The micro-kernel on the top-left rows x cols of the tile only (an edge of C): the same sums per element
- * as ukr_avx512bf16, specialised per row count (a 2-row edge costs its own rows, not a whole tile), C
- * loaded and stored under column masks. */
-static inline __attribute__((always_inline)) TB_TARGET_BF16 void edge_rows(int rows, int64_t kp, const uint16_t *a,
+/* The top-left rows x cols of the tile (rows a constant after inlining: an edge of 2 rows costs its own
+ * rows, not a whole tile), C loaded and stored under column masks (all ones for a whole tile). */
+static inline __attribute__((always_inline)) TB_TARGET_BF16 void tile_rows(int rows, int64_t kp, const uint16_t *a,
                                                                             const uint16_t *b, float *c, int64_t ldc,
                                                                             float alpha, float beta, __mmask16 m0,
                                                                             __mmask16 m1) {
   __m512 acc[MR][2];
 #pragma GCC unroll 14
-  for (int i = 0; i < rows; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < rows; i++) {
+    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0); /* C's rows arrive while the sums run */
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
+  }
   for (int64_t q = 0; q < kp; q++) {
     const uint16_t *bq = b + q * NR * 2, *aq = a + q * MR * 2;
     __m512bh b0 = (__m512bh)_mm512_loadu_si512(bq), b1 = (__m512bh)_mm512_loadu_si512(bq + 32);
@@ -81,15 +49,20 @@ static inline __attribute__((always_inline)) TB_TARGET_BF16 void edge_rows(int r
   }
 }
 
+TB_TARGET_BF16 static void ukr_avx512bf16(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc,
+                                          float alpha, float beta) {
+  tile_rows(MR, kp, a, b, c, ldc, alpha, beta, 0xFFFF, 0xFFFF);
+}
+
 TB_TARGET_BF16 static void edge_avx512bf16(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc,
                                            float alpha, float beta, int rows, int cols) {
   __mmask16 m0 = cols >= 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1u);
   __mmask16 m1 = cols >= 32 ? 0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u) : 0;
   switch (rows) {
 #define ROWS(r) \
-  case r: edge_rows(r, kp, a, b, c, ldc, alpha, beta, m0, m1); break;
+  case r: tile_rows(r, kp, a, b, c, ldc, alpha, beta, m0, m1); break;
     ROWS(1) ROWS(2) ROWS(3) ROWS(4) ROWS(5) ROWS(6) ROWS(7) ROWS(8) ROWS(9) ROWS(10) ROWS(11) ROWS(12) ROWS(13)
-    default: edge_rows(MR, kp, a, b, c, ldc, alpha, beta, m0, m1); break;
+    default: tile_rows(MR, kp, a, b, c, ldc, alpha, beta, m0, m1); break;
 #undef ROWS
   }
 }
