@@ -1,7 +1,8 @@
 /* The AVX512-BF16 bf16 GEMM path: a 14 x 32 micro-kernel (28 zmm accumulators; per pair of k, two B loads,
- * fourteen 32-bit broadcasts of A pairs and 28 vdpbf16ps), its edge variant per row count, and AVX-512 packing that rounds with integer
- * arithmetic (the same bits as tb_convert, subnormals kept, unlike vcvtneps2bf16). Only these functions
- * are built for AVX-512 (target attributes); the driver calls them only when cpuid has AVX512_BF16. */
+ * fourteen 32-bit broadcasts of A pairs and 28 vdpbf16ps), the same body per row count for the edges, and
+ * AVX-512 packing that rounds with integer arithmetic (the same bits as tb_convert, subnormals kept, unlike
+ * vcvtneps2bf16). Only these functions are built for AVX-512 (target attributes); the driver calls them
+ * only when cpuid has AVX512_BF16. */
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
