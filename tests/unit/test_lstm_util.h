@@ -1,9 +1,12 @@
-/* An LSTM node for the device backends' LSTM tests (test_opencl_exec_lstm.c, test_vulkan_exec_lstm.c): a
- * one-node harness graph with X, W, R and optional B, initial_h, initial_c filled by the caller's generator. */
+/* For the device backends' LSTM tests (test_opencl_exec_lstm.c, test_vulkan_exec_lstm.c): an LSTM node in
+ * a one-node harness graph with X, W, R and optional B, initial_h, initial_c filled by the caller's
+ * generator, and a whole model of stacked LSTM layers, shaped as the bench model set's lstm.onnx, written
+ * as ONNX bytes. */
 #ifndef TB_TEST_LSTM_UTIL_H
 #define TB_TEST_LSTM_UTIL_H
 #include <stdlib.h>
 #include <string.h>
+#include "test_onnx_pbw.h"
 #include "test_op_harness.h"
 
 enum { WITH_B = 1, WITH_H0 = 2, WITH_C0 = 4 };
@@ -39,6 +42,67 @@ static inline void tlstm_node(toh *t, tb_backend *cpu, tlstm_fill_fn fill, const
   if (with & WITH_H0) toh_input(t, 5, TB_DTYPE_F32, 3, ss, h0);
   if (with & WITH_C0) toh_input(t, 6, TB_DTYPE_F32, 3, ss, c0);
   free(buf);
+}
+
+/* A float32 initializer of `ndim` dims named `name`, values from fill (seeded, in [lo, hi]). */
+static inline void tlstm_initializer(pbw *graph, tlstm_fill_fn fill, const char *name, const int64_t *dims, size_t ndim,
+                                     unsigned seed, float lo, float hi) {
+  size_t n = 1;
+  for (size_t i = 0; i < ndim; i++) n *= (size_t)dims[i];
+  float *v = malloc(n * sizeof *v);
+  assert_non_null(v);
+  fill(v, n, seed, lo, hi);
+  pbw t = {0};
+  pbw_tensor_head(&t, name, 1, dims, ndim);
+  pbw_bytes(&t, 9, v, n * sizeof *v); /* raw_data */
+  pbw_msg(graph, 5, &t);
+  free(v);
+}
+
+/* An ONNX model (opset 17) of `layers` forward LSTM layers, each followed by a Squeeze of the direction
+ * axis, as bench/models/make_models.py writes lstm.onnx: input x [seq, batch, input], output y [seq, batch,
+ * hidden], weights from fill. The caller frees .data. */
+static inline pbw tlstm_model(tlstm_fill_fn fill, int layers, int64_t seq, int64_t batch, int64_t input, int64_t hidden,
+                              unsigned seed) {
+  pbw graph = {0};
+  const int64_t axes_dims[1] = {1}, axes_value = 1;
+  pbw axes = {0};
+  pbw_tensor_head(&axes, "axes", 7, axes_dims, 1);
+  pbw_bytes(&axes, 9, &axes_value, sizeof axes_value); /* int64 little-endian, as this machine */
+  pbw_msg(&graph, 5, &axes);
+  char prev[32] = "x";
+  for (int i = 0; i < layers; i++) {
+    char w[16], r[16], b[16], y[16], out[32];
+    snprintf(w, sizeof w, "W%d", i);
+    snprintf(r, sizeof r, "R%d", i);
+    snprintf(b, sizeof b, "B%d", i);
+    snprintf(y, sizeof y, "Y%d", i);
+    snprintf(out, sizeof out, i + 1 == layers ? "y" : "h%d", i);
+    int64_t width = i == 0 ? input : hidden;
+    const int64_t wd[3] = {1, 4 * hidden, width}, rd[3] = {1, 4 * hidden, hidden}, bd[2] = {1, 8 * hidden};
+    tlstm_initializer(&graph, fill, w, wd, 3, seed + 10 * (unsigned)i + 1, -0.2f, 0.2f);
+    tlstm_initializer(&graph, fill, r, rd, 3, seed + 10 * (unsigned)i + 2, -0.2f, 0.2f);
+    tlstm_initializer(&graph, fill, b, bd, 2, seed + 10 * (unsigned)i + 3, -0.3f, 0.3f);
+    pbw extra = {0}, attr = {0};
+    pbw_str(&extra, 1, w); /* inputs after the first, in order */
+    pbw_str(&extra, 1, r);
+    pbw_str(&extra, 1, b);
+    pbw_str(&attr, 1, "hidden_size");
+    pbw_int(&attr, 3, hidden);
+    pbw_int(&attr, 20, 2); /* AttributeProto.INT */
+    pbw_msg(&extra, 5, &attr);
+    pbw_node(&graph, y, "LSTM", prev, y, &extra);
+    pbw_str(&extra, 1, "axes");
+    pbw_node(&graph, out, "Squeeze", y, out, &extra);
+    snprintf(prev, sizeof prev, "%s", out);
+  }
+  pbw_str(&graph, 2, "lstm");
+  const int64_t xd[3] = {seq, batch, input}, yd[3] = {seq, batch, hidden};
+  pbw_value_info(&graph, 11, "x", 1, xd, 3);
+  pbw_value_info(&graph, 12, "y", 1, yd, 3);
+  pbw model = pbw_model(&graph);
+  free(graph.data);
+  return model;
 }
 
 #endif
