@@ -4,9 +4,12 @@
  * constant, else once per run), and the cell's gate math row by row (rows split over the pool when the
  * batch is large). Semantics are the reference's (rnn_control/rnn_seq.c): both layouts, directions,
  * sequence_lens (a row runs its own length; reversed rows start at their last step; Y is zero past it),
- * initial states, peepholes, clip, every activation, input_forget, linear_before_reset. With a bf16
- * precision (level 3) both GEMMs round their operands to bf16 (weights once, when packed) and sum in
- * fp32; the gate math and the state stay fp32. */
+ * initial states, peepholes, clip, every activation, input_forget, linear_before_reset. The LSTM on
+ * AVX-512 (fp32 and AVX512-BF16) and AVX2 (fp32) fuses each step instead (seq_lstm.c runs the step,
+ * seq_lstm_avx512.c / seq_lstm_avx2.c the work items): R packed by hidden-unit blocks, the recurrent
+ * product and the cell update of a block in one pass, the bias added there, the blocks of a step split
+ * over the pool with one barrier per step. With a bf16 precision (level 3) both GEMMs round their
+ * operands to bf16 (weights once, when packed) and sum in fp32; the gate math and the state stay fp32. */
 #ifndef TB_CPU_KERNELS_FAST_SEQ_RNN_H
 #define TB_CPU_KERNELS_FAST_SEQ_RNN_H
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
@@ -41,9 +44,15 @@ typedef struct seq_dir {
   const float *rb;          /* GRU: the recurrent bias of the h gate [H] (zeros when B is omitted) */
   const void *r[SEQ_MAX_R]; /* tb_gemm_packed, or tb_gemm_bf16_packed when bf16 >= 0 */
   const float *xw;          /* [rows of X, G*H]: X W^T + bias; row of (t, b) from seq_x_row */
+  const float *cell_bias;   /* NULL, or [G*H]: the bias, left out of xw, for the fused step to add */
   float *g;                 /* [batch, G*H]: the recurrent products of this step */
   float *tmp;               /* [batch, H] scratch (GRU: r . h) */
   float *h, *c;             /* [batch, H] state */
+  float *h_next;            /* [batch, H]: the fused LSTM step writes the new h here, then swaps it with h */
+  bool fused;               /* LSTM: r[0] is seq_lstm_pack_r's layout and the step is the fused one */
+  uint16_t *hb, *hb_next;   /* fused bf16 step: h and the new h rounded to bf16, rows of hb_ld (H rounded up
+                             * to SEQ_LSTM_UNITS, zeros past H); NULL otherwise */
+  int64_t hb_ld;
   const int64_t *lens;      /* [batch] or NULL */
   float *y;                 /* Y's data, or NULL when the node has no Y */
   struct tb_pool *pool;
@@ -77,6 +86,21 @@ void seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn);
 /* h R^T-style product for a step: C[batch x n] (row stride ldc) = A[batch x H] (row stride H) times the
  * packed operand. False when a buffer cannot be allocated. */
 bool seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc);
+
+/* The fused LSTM step (seq_lstm_avx512.c), fp32 or bf16 (AVX512-BF16). R of one direction ([4H, H],
+ * gates i, o, f, c) packed by blocks of SEQ_LSTM_UNITS hidden units: block j, gate pair p (0: i and o,
+ * 1: f and c), depth k holds the 2 x SEQ_LSTM_UNITS values R[gate * H + u][k] for the pair's two gates and
+ * the block's units u (zeros past H), 64-byte aligned. bf16: rounded (tb_bf16_round) and k in pairs, each
+ * column's two values for k = 2q, 2q + 1 in one 32-bit word (zero for k = H when H is odd). */
+enum { SEQ_LSTM_UNITS = 16, SEQ_LSTM_ROWS = 8 };
+/* Whether this path runs the fused step: AVX-512 fp32 and AVX512-BF16, AVX2 fp32. */
+bool seq_lstm_fused(tb_gemm_path path, int bf16);
+void *seq_lstm_pack_r(const float *r, int64_t hidden, bool bf16); /* NULL when out of memory; free() it */
+/* One work item of step k: hidden-unit block j for rows b0 .. b0+rows (rows <= SEQ_LSTM_ROWS): the gates
+ * from h and R, then the cell update: the new h in s->h_next (and s->hb_next), rows past their length
+ * keeping theirs; c in place; Y written. The step (seq_lstm.c) runs every item, then swaps h and h_next. */
+void seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows);
+void seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows); /* fp32 only */
 
 /* The kernel pieces for a cell on a path: accepts, prepare, release and the whole run. */
 bool seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);

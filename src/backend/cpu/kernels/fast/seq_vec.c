@@ -1,61 +1,24 @@
 /* Vector math of the level-2 sequence kernels (see seq_vec.h). exp(x) = 2^n * e^r with n = round(x log2 e)
  * and r = x - n ln 2 (ln 2 split in two so r is exact), e^r from its Taylor polynomial of degree 7;
  * sigmoid = 1 / (1 + exp(-x)); tanh(|x|) = (1 - t) / (1 + t) with t = exp(-2|x|), sign put back. The
- * AVX-512 and AVX2 functions are built for their instruction sets only (target attribute) and called only
- * on those paths; the portable path uses libm. NaN goes through every function as NaN. */
+ * AVX-512 functions (seq_vec_x86.h) and the AVX2 ones are built for their instruction sets only
+ * (target attribute) and called only on those paths; the portable path uses libm. NaN goes through every
+ * function as NaN. */
 #include "backend/cpu/kernels/fast/seq_vec.h"
 #include <math.h>
 #include <string.h>
+#include "backend/cpu/kernels/fast/seq_vec_x86.h"
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
-#define EXP_LOG2E 1.44269504088896341f
-#define EXP_LN2_HI 0.693359375f
-#define EXP_LN2_LO (-2.12194440e-4f)
-/* e^r = 1 + r + r^2 (P5 + r (P4 + r (P3 + r (P2 + r (P1 + r P0))))): the Taylor series to r^7, whose
- * truncation for |r| <= ln2 / 2 is below 6e-9 relative */
-#define EXP_P0 (1.0f / 5040.0f)
-#define EXP_P1 (1.0f / 720.0f)
-#define EXP_P2 (1.0f / 120.0f)
-#define EXP_P3 (1.0f / 24.0f)
-#define EXP_P4 (1.0f / 6.0f)
-#define EXP_P5 0.5f
 
 enum { VEC_SIGMOID, VEC_TANH, VEC_EXP };
 
 #if defined(__x86_64__)
-#define T512 __attribute__((target("avx512f,fma")))
-#define T256 __attribute__((target("avx2,fma")))
-
-T512 static inline __m512 exp512(__m512 x) {
-  /* min/max with the constant first keep a NaN in x */
-  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), _mm512_min_ps(_mm512_set1_ps(88.7228394f), x));
-  __m512 n =
-      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), r);
-  __m512 p = _mm512_set1_ps(EXP_P0);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
-  __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(y, n); /* 2^n with gradual underflow */
-}
+#define T512 SEQ_T512
+#define T256 SEQ_T256
 
 T512 static inline __m512 func512(int fn, __m512 x) {
-  __m512 one = _mm512_set1_ps(1.0f);
-  if (fn == VEC_EXP) return exp512(x);
-  if (fn == VEC_SIGMOID) return _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-  __m512i sign_bit = _mm512_set1_epi32((int)0x80000000u);
-  __m512i bits = _mm512_castps_si512(x);
-  __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign_bit, bits));
-  __m512 t = exp512(_mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)));
-  __m512 th = _mm512_div_ps(_mm512_sub_ps(one, t), _mm512_add_ps(one, t));
-  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(th), _mm512_and_si512(sign_bit, bits)));
+  if (fn == VEC_EXP) return seq_exp512(x);
+  return fn == VEC_SIGMOID ? seq_sigmoid512(x) : seq_tanh512(x);
 }
 
 T512 static void map512(int fn, float *x, int64_t n) {
@@ -67,35 +30,9 @@ T512 static void map512(int fn, float *x, int64_t n) {
   }
 }
 
-T256 static inline __m256 exp256(__m256 x) {
-  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(88.7228394f), x));
-  __m256 n =
-      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
-  __m256 p = _mm256_set1_ps(EXP_P0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
-  __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  /* 2^n (n in -150..128) as two normal powers of two, so the underflow is gradual and 128 overflows */
-  __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
-  __m256i bias = _mm256_set1_epi32(127);
-  y = _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23)));
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23)));
-}
-
 T256 static inline __m256 func256(int fn, __m256 x) {
-  __m256 one = _mm256_set1_ps(1.0f);
-  if (fn == VEC_EXP) return exp256(x);
-  if (fn == VEC_SIGMOID) return _mm256_div_ps(one, _mm256_add_ps(one, exp256(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-  __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  __m256 ax = _mm256_andnot_ps(sign_bit, x);
-  __m256 t = exp256(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
-  __m256 th = _mm256_div_ps(_mm256_sub_ps(one, t), _mm256_add_ps(one, t));
-  return _mm256_or_ps(th, _mm256_and_ps(sign_bit, x));
+  if (fn == VEC_EXP) return seq_exp256(x);
+  return fn == VEC_SIGMOID ? seq_sigmoid256(x) : seq_tanh256(x);
 }
 
 T256 static void map256(int fn, float *x, int64_t n) {
