@@ -7,6 +7,8 @@
  * packed at prepare and weights not constant (prepare without W, packed per run); one thread and the
  * two-thread pool; wrong shapes as statuses naming the node; which entry the executor picks under masks;
  * and ResNet-18-shaped layers checked at sampled outputs against a double-precision direct convolution.
+ * All of it twice: with TB_CONV_DIRECT=off (the implicit GEMM everywhere) and with the AVX-512 entries
+ * taking the direct convolution (conv_direct.c) where it fits.
  * The patch packer itself (portable, and the AVX-512 masked-load one when the CPU has it) against a naive
  * im2col for sliver widths 4..128, row-crossing and partial slivers, depth ranges starting mid-channel,
  * strides, dilations and pads; every product both with X's shape unknown and known at prepare (the latter
@@ -698,5 +700,10 @@ int main(void) {
       cmocka_unit_test(resnet18_layers_correct),
       cmocka_unit_test(cnn_model_o2_o3_match_o0),
   };
-  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+  /* Twice: the AVX-512 entries take the direct convolution where it fits (test_conv_direct.c covers it on
+   * its own), so the first pass keeps every case on the implicit GEMM with TB_CONV_DIRECT=off. */
+  setenv("TB_CONV_DIRECT", "off", 1);
+  int failed = cmocka_run_group_tests_name("implicit GEMM (TB_CONV_DIRECT=off)", tests, group_setup, group_teardown);
+  unsetenv("TB_CONV_DIRECT");
+  return failed + cmocka_run_group_tests_name("direct convolution where it fits", tests, group_setup, group_teardown);
 }

@@ -11,10 +11,14 @@
  * prepare (or W is packed per run) and the channel count fills whole column slivers: the output block is
  * then the transposed product, transposed back with bias and residual. Jobs are split over the pool when
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
- * GEMM gets the pool. */
+ * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
+ * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
+ * runs instead, with W packed for it at prepare (or per run when W is not a constant); TB_CONV_DIRECT=off
+ * keeps the implicit GEMM. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/cpu/kernels/fast/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv_fast.h"
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
@@ -38,6 +42,7 @@ typedef struct conv_state {
   int64_t w_shape[4], group;
   bool transposed; /* packed for the transposed product */
   void **packed;
+  tb_conv_direct_weights *direct; /* instead of packed: packed for the direct convolution */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -45,6 +50,7 @@ void tb_conv_release(void *state) {
   if (!s) return;
   for (int64_t g = 0; s->packed && g < s->group; g++) s->gemm->free_weights(s->packed[g]);
   free(s->packed);
+  tb_conv_direct_free(s->direct);
   free(s);
 }
 
@@ -188,7 +194,7 @@ static void choose_blocks(conv_job *j, tb_pool *pool) {
 static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   const tb_conv_geom *g = j->g;
   conv_state *own = NULL, *s = ctx->state;
-  if (!state_fits(s, j->gemm, j->path, w, g->group)) {
+  if (!state_fits(s, j->gemm, j->path, w, g->group) || !s->packed) {
     bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_pixels(g));
     tb_status st = pack_weights(ctx, j->gemm, j->path, w, g->group, transposed, &own);
     if (st != TB_OK) return st;
@@ -206,6 +212,34 @@ static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   if (j->failed)
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the GEMM packing buffers (%lld x %lld x %lld)",
                            (long long)(g->out_c / g->group), (long long)n, (long long)tb_conv_k(g));
+  return TB_OK;
+}
+
+/* The direct convolution of this GEMM and path when it is wanted (TB_CONV_DIRECT) and takes g; else NULL. */
+static const tb_conv_direct_impl *direct_impl(const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+  const tb_conv_direct_impl *impl = gemm->direct ? gemm->direct(path) : NULL;
+  char why[200];
+  return impl && tb_conv_direct_wanted(why, sizeof why) && tb_conv_direct_fits(impl, g, NULL, 0) ? impl : NULL;
+}
+
+/* The direct convolution with the weights packed at prepare (the prepare chose it) or packed now. */
+static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w) {
+  const tb_conv_geom *g = j->g;
+  const conv_state *s = ctx->state;
+  const tb_conv_direct_impl *impl = j->gemm->direct(j->path);
+  char why[200] = "";
+  if (!tb_conv_direct_fits(impl, g, why, sizeof why)) /* the prepare saw a shape this run does not have */
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "weights packed for the direct convolution, which does not take this run's "
+                           "shape: %s", why);
+  tb_conv_direct_weights *own = NULL;
+  const tb_conv_direct_weights *packed = state_fits(s, j->gemm, j->path, w, g->group) ? s->direct : NULL;
+  if (!packed && !(packed = own = tb_conv_direct_pack(impl, g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the direct convolution");
+  bool ok = tb_conv_direct_run(impl, g, packed, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_direct_free(own);
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the direct convolution's source and tiles (%lld x %lld x "
+                           "%lld input)", (long long)g->in_c, (long long)g->ih, (long long)g->iw);
   return TB_OK;
 }
 
@@ -267,6 +301,9 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
     tb_pool_parallel_for(ctx->pool, (size_t)(g.batch * g.in_c), depthwise_jobs, &j);
     return TB_OK;
   }
+  const conv_state *s = ctx->state;
+  if (state_fits(s, gemm, path, w, g.group) ? s->direct != NULL : direct_impl(gemm, path, &g) != NULL)
+    return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
 
@@ -276,23 +313,58 @@ static bool input_is_constant(const tb_kernel_ctx *ctx, size_t i) {
   return v >= 0 && ctx->graph->values[v].constant && !ctx->graph->values[v].is_input;
 }
 
-/* Output pixels per image from X's static shape in the graph; -1 when not all known (or not valid). */
-static int64_t static_pixels(const tb_kernel_ctx *ctx, const tb_tensor *w) {
+/* The geometry from X's static shape in the graph, or with `guess` from a made-up X (one image of W's
+ * channels, 64 pixels per kernel tap and more along each axis) when that is not known: what the direct
+ * convolution's fits() and packing read does not depend on X's size (depthwise, taps, strides, groups);
+ * false when neither is known or valid. */
+static bool static_geom(const tb_kernel_ctx *ctx, const tb_tensor *w, bool guess, tb_conv_geom *g) {
   int v = ctx->node->n_inputs > 0 ? ctx->node->inputs[0] : -1;
   const tb_value_type *t = v >= 0 ? &ctx->graph->values[v].type : NULL;
-  if (!t || !t->has_shape || t->ndim < 3 || t->ndim > 4) return -1;
-  int64_t shape[4];
-  for (size_t d = 0; d < t->ndim; d++)
-    if ((shape[d] = t->dims[d].value) < 0) return -1;
-  /* only shapes the run would accept (so resolving sets no error for a run that fails later anyway) */
   const int64_t *ws = tb_tensor_shape(w);
-  int64_t group = 1;
-  if (tb_tensor_ndim(w) != t->ndim || tb_attr_int(ctx->graph, ctx->node, "group", 1, &group) != TB_OK || group < 1 ||
-      shape[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != shape[1])
-    return -1;
+  size_t nd = tb_tensor_ndim(w);
+  int64_t shape[4], group = 1;
+  bool known = t && t->has_shape && t->ndim >= 3 && t->ndim <= 4;
+  for (size_t d = 0; known && d < t->ndim; d++)
+    if ((shape[d] = t->dims[d].value) < 0) known = false;
+  if ((!known && (!guess || nd < 3 || nd > 4)) || tb_attr_int(ctx->graph, ctx->node, "group", 1, &group) != TB_OK ||
+      group < 1)
+    return false;
+  if (!known) {
+    if (__builtin_mul_overflow(ws[1], group, &shape[1])) return false;
+    shape[0] = 1;
+    for (size_t d = 2; d < nd; d++) shape[d] = ws[d] < 64 ? 64 * (ws[d] + 1) : ws[d] * 2;
+  }
+  size_t ndim = known ? t->ndim : nd;
+  /* only shapes the run would accept (so resolving sets no error for a run that fails later anyway) */
+  if (nd != ndim || shape[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != shape[1]) return false;
+  return tb_conv_geom_resolve(ctx, ndim, shape, nd, ws, g) == TB_OK;
+}
+
+/* Output pixels per image from X's static shape in the graph; -1 when not all known (or not valid). */
+static int64_t static_pixels(const tb_kernel_ctx *ctx, const tb_tensor *w) {
   tb_conv_geom g;
-  if (tb_conv_geom_resolve(ctx, t->ndim, shape, tb_tensor_ndim(w), ws, &g) != TB_OK) return -1;
-  return tb_conv_pixels(&g);
+  return static_geom(ctx, w, false, &g) ? tb_conv_pixels(&g) : -1;
+}
+
+/* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
+static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  const tb_conv_direct_impl *impl = NULL;
+  if (!gemm->direct || !gemm->direct(path) || !static_geom(ctx, w, true, &g) || !(impl = direct_impl(gemm, path, &g)))
+    return TB_OK;
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s || !(s->direct = tb_conv_direct_pack(impl, &g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the direct convolution");
+  }
+  s->gemm = gemm;
+  s->path = path;
+  s->w_ndim = tb_tensor_ndim(w);
+  s->group = g.group;
+  memcpy(s->w_shape, tb_tensor_shape(w), s->w_ndim * sizeof(int64_t));
+  *out = s;
+  return TB_OK;
 }
 
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path) {
@@ -302,7 +374,9 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   int64_t group = 1;
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
   conv_state *s = NULL;
-  if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
+  if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_direct(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
     st = pack_weights(ctx, gemm, path, w, group,
                       want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
   *state = s;
@@ -362,7 +436,13 @@ static bool f32_run_t(int path, int64_t m, int64_t n, int64_t k, const void *w, 
   return tb_gemm_f32_run((tb_gemm_path)path, n, m, k, 1.0f, &oa, &ob, 0.0f, ct, m, NULL, pool);
 }
 
-static const tb_conv_gemm f32_gemm = {f32_pack, f32_free, f32_run, f32_transposed, f32_run_t};
+/* The direct convolution on the AVX-512 path (conv_direct_avx512.c). */
+static const tb_conv_direct_impl *f32_direct(int path) {
+  return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
+}
+
+static const tb_conv_gemm f32_gemm = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
+                                      .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, false); } \

@@ -77,6 +77,9 @@ typedef struct tb_conv_gemm {
   bool (*transposed)(int path, int64_t mg);
   bool (*run_t)(int path, int64_t m, int64_t n, int64_t k, const void *w, const float *b, int64_t ldb,
                 tb_conv_patches *patches, float *ct, struct tb_pool *pool);
+  /* Optional (NULL: never): the direct convolution (conv_direct.h) of this precision on this path, NULL
+   * when the path has none. The driver uses it for the geometries tb_conv_direct_fits takes. */
+  const struct tb_conv_direct_impl *(*direct)(int path);
 } tb_conv_gemm;
 
 /* An output block (rows x cols, row stride ldy) before its products: y = bias[row] (0 when bias is NULL)

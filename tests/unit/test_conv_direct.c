@@ -1,0 +1,421 @@
+/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv_direct*.c) against the level-0
+ * reference Conv and tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
+ * (shorter and evened-out tiles), stride 2, the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
+ * and end-only pads, 1x3 and 3x1 kernels, 1-D, groups 2 and 4, channel counts that are not multiples of
+ * 32 (3, 17, 40, 100), a depth cut into several L2 chunks, weights past L2 taken column block by column
+ * block from one padded source (else each thread pads its own rows), X itself as the source, batch 2,
+ * with and without bias; FusedConv with a residual and every activation, NaN inputs propagating as in the
+ * reference. Through the level-2 AVX-512 entries (weights packed at prepare with X's shape known or not,
+ * and packed per run on the two-thread pool), whose output must be bit-identical to tb_conv_direct_run's
+ * (the entry took the direct path); 1, 2 and 3 threads give the same bits; TB_CONV_DIRECT=off runs the
+ * implicit GEMM (still against the reference); fits() refuses depthwise, 1x1 stride-1 unpadded, more than
+ * 64 taps, 1x1 kernels and stride 3 with a reason; TB_CONV_DIRECT values and the warning sentence for a
+ * bad one.
+ * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
+ * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too). */
+#include <math.h>
+#include "backend/cpu/kernels/fast/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "core/convert_features.h"
+#include "core/threadpool.h"
+#include "test_op_harness.h"
+#include "test_tensor_util.h"
+
+extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
+extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
+
+static tb_pool *pool2, *pool3;
+
+static bool have_avx512(void) {
+  if (tb_gemm_path_for(tb_convert_hardware_features()) == TB_GEMM_AVX512) return true;
+  print_message("skipped: this CPU (or valgrind) shows no AVX512F, so the direct convolution never runs\n");
+  return false;
+}
+
+static void fill(float *x, int64_t n, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    x[i] = (float)((double)((s * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  }
+}
+
+typedef struct conv_case {
+  const char *what;
+  int64_t batch, c, h, w; /* h 0: 1-D */
+  int64_t m, kh, kw, group, stride, dilation;
+  int64_t pads[4]; /* begin h, begin w, end h, end w (1-D: pads[1] and pads[3]) */
+  bool bias;
+} conv_case;
+
+typedef struct act_case {
+  const char *name; /* NULL: none */
+  float alpha, beta, lo, hi;
+} act_case;
+
+static const act_case no_act = {NULL, 0, 0, 0, 0};
+static const act_case acts[] = {
+    {NULL, 0, 0, 0, 0},      {"Relu", 0, 0, 0, 0}, {"LeakyRelu", 0.2f, 0, 0, 0},       {"Clip", 0, 0, -0.5f, 0.7f},
+    {"Sigmoid", 0, 0, 0, 0}, {"Tanh", 0, 0, 0, 0}, {"HardSigmoid", 0.3f, 0.4f, 0, 0}, {"HardSwish", 0, 0, 0, 0},
+};
+
+/* batch, c, h, w, m, kh, kw, group, stride, dilation, pads, bias */
+static const conv_case cases[] = {
+    {"3x3 width 56", 1, 8, 4, 56, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 28", 1, 16, 3, 28, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 14, C 17, M 40", 1, 17, 4, 14, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 7, M 128", 1, 24, 7, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 13, C 3, M 17", 1, 3, 5, 13, 17, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 9, C 40, M 100", 1, 40, 3, 9, 100, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 5 no bias", 1, 5, 5, 5, 33, 3, 3, 1, 1, 1, {1, 1, 1, 1}, false},
+    {"3x3 width 1", 1, 4, 6, 1, 20, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 29 (tiles 10, 10, 9)", 1, 6, 3, 29, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 stride 2", 1, 8, 15, 29, 48, 3, 3, 1, 2, 1, {1, 1, 1, 1}, true},
+    {"3x3 stride 2 to width 7", 1, 16, 14, 14, 64, 3, 3, 1, 2, 1, {1, 1, 1, 1}, false},
+    {"7x7 stride 2 pad 3 stem, C 3", 1, 3, 32, 46, 64, 7, 7, 1, 2, 1, {3, 3, 3, 3}, true},
+    {"3x3 dilation 2", 1, 6, 12, 12, 10, 3, 3, 1, 1, 2, {2, 2, 2, 2}, true},
+    {"5x5 stride 2 asymmetric pads", 1, 3, 17, 15, 8, 5, 5, 1, 2, 1, {0, 2, 1, 0}, true},
+    {"4x4 stride 2 end pads only", 1, 4, 9, 10, 6, 4, 4, 1, 2, 1, {0, 0, 1, 1}, false},
+    {"3x3 no pads (X itself as the source)", 1, 8, 6, 20, 32, 3, 3, 1, 1, 1, {0, 0, 0, 0}, true},
+    {"1x3", 1, 8, 6, 20, 16, 1, 3, 1, 1, 1, {0, 1, 0, 1}, true},
+    {"3x1", 1, 8, 20, 6, 16, 3, 1, 1, 1, 1, {1, 0, 1, 0}, true},
+    {"1-D k3 stride 2 pad 1, batch 2", 2, 5, 0, 29, 7, 1, 3, 1, 2, 1, {0, 1, 0, 1}, true},
+    {"1-D k5 dilation 2", 1, 10, 0, 40, 15, 1, 5, 1, 1, 2, {0, 4, 0, 4}, false},
+    {"groups 2", 1, 16, 6, 10, 64, 3, 3, 2, 1, 1, {1, 1, 1, 1}, true},
+    {"groups 4 stride 2, batch 2", 2, 8, 10, 9, 12, 3, 3, 4, 2, 1, {1, 1, 1, 1}, true},
+    {"several chunks, width 9 (C 600)", 1, 600, 3, 9, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"several chunks, width 7 (C 300, M 128)", 1, 300, 3, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"batch 2 width 14", 2, 8, 3, 14, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+};
+
+static void setup(toh *t, bool fused, const conv_case *c, const act_case *act, bool residual) {
+  toh_begin(t, NULL);
+  bool two = c->h != 0;
+  int64_t kernel[2] = {c->kh, c->kw}, strides[2] = {c->stride, c->stride}, dil[2] = {c->dilation, c->dilation};
+  int64_t pads[4] = {c->pads[0], c->pads[1], c->pads[2], c->pads[3]}, pads1[2] = {c->pads[1], c->pads[3]};
+  size_t n = two ? 2 : 1, na = 0;
+  tb_attr attrs[12];
+  attrs[na++] = TOH_INT("group", c->group);
+  attrs[na++] = TOH_INTS_N("kernel_shape", two ? kernel : kernel + 1, n);
+  attrs[na++] = TOH_INTS_N("strides", strides, n);
+  attrs[na++] = TOH_INTS_N("dilations", dil, n);
+  attrs[na++] = TOH_INTS_N("pads", two ? pads : pads1, 2 * n);
+  if (act->name) {
+    attrs[na++] = TOH_STR("activation", act->name);
+    attrs[na++] = TOH_FLOAT("activation_alpha", act->alpha);
+    attrs[na++] = TOH_FLOAT("activation_beta", act->beta);
+    attrs[na++] = TOH_FLOAT("activation_min", act->lo);
+    attrs[na++] = TOH_FLOAT("activation_max", act->hi);
+  }
+  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
+                c->bias ? tb_graph_value(t->graph, "in2") : -1, tb_graph_value(t->graph, "in3")};
+  int outs[1] = {tb_graph_value(t->graph, "out0")};
+  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
+  t->n_in = residual ? 4 : 3;
+  t->n_out = 1;
+  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
+  assert_true(t->node >= 0);
+  toh_node(t)->opset = 11;
+  toh_node(t)->def = tb_op_find(domain, op, 11);
+  assert_non_null(toh_node(t)->def);
+}
+
+static tb_tensor *random_tensor(toh *t, size_t ndim, const int64_t *shape, uint64_t seed) {
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; i++) n *= shape[i];
+  float *x = malloc((size_t)(n ? n : 1) * sizeof(float));
+  assert_non_null(x);
+  fill(x, n, seed);
+  tb_tensor *r = toh_host_tensor(t->cpu, TB_DTYPE_F32, ndim, shape, x);
+  free(x);
+  return r;
+}
+
+static void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
+  int64_t xs[4] = {c->batch, c->c, c->h, c->w}, ws[4] = {c->m, c->c / c->group, c->kh, c->kw};
+  size_t rank = c->h ? 4 : 3;
+  if (!c->h) xs[2] = c->w, ws[2] = c->kw;
+  t->in[0] = random_tensor(t, rank, xs, seed);
+  t->in[1] = random_tensor(t, rank, ws, seed + 1);
+  if (c->bias) t->in[2] = random_tensor(t, 1, &c->m, seed + 2);
+}
+
+typedef enum prep_mode { PREP_NONE, PREP_CONST_W, PREP_NO_W } prep_mode;
+
+/* Give X's graph value its static shape or make it unknown; mark W a constant holding W's data or not. */
+static void set_prepare_view(toh *t, bool x_known, bool w_constant) {
+  const tb_tensor *x = t->in[0], *w = t->in[1];
+  t->graph->values[toh_node(t)->inputs[0]].type =
+      toh_type(TB_DTYPE_F32, x_known ? tb_tensor_ndim(x) : SIZE_MAX, tb_tensor_shape(x));
+  tb_value *v = &t->graph->values[toh_node(t)->inputs[1]];
+  v->constant = NULL;
+  if (!w_constant) return;
+  void *data = NULL;
+  tb_ir_tensor *c = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, tb_tensor_ndim(w), tb_tensor_shape(w), &data);
+  assert_non_null(c);
+  memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w));
+  v->constant = c;
+}
+
+/* Run kernel k on t->in (prepared per `prep`, X's shape known to prepare or not) on `pool`. */
+static tb_tensor *run_kernel(toh *t, const tb_cpu_kernel *k, prep_mode prep, bool x_known, tb_pool *pool) {
+  void *state = NULL;
+  tb_tensor *out = NULL;
+  if (prep != PREP_NONE && k->prepare) {
+    set_prepare_view(t, x_known, prep == PREP_CONST_W);
+    tb_tensor *consts[4] = {NULL, prep == PREP_NO_W ? NULL : t->in[1], NULL, NULL};
+    tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
+                        .backend = t->cpu, .threads = 1};
+    TB_ASSERT_OK(k->prepare(&pc, &state));
+    assert_int_equal(state != NULL, prep == PREP_CONST_W);
+  }
+  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
+                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+  TB_ASSERT_OK(k->run(&ctx));
+  if (k->release) k->release(state);
+  return out;
+}
+
+/* |got - ref| <= 1e-4 + 1e-4 |ref| everywhere (NaN where the reference has NaN), or fail naming the case. */
+static void assert_close(const tb_tensor *got, const tb_tensor *ref, const char *what, const char *how) {
+  assert_non_null(got);
+  toh_assert_shape(got, tb_tensor_ndim(ref), tb_tensor_shape(ref));
+  const float *g = tb_tensor_host_data(got), *r = tb_tensor_host_data(ref);
+  for (int64_t i = 0; i < tb_tensor_numel(ref); i++) {
+    bool ok = isnan(r[i]) ? isnan(g[i]) : fabs((double)g[i] - r[i]) <= 1e-4 + 1e-4 * fabs((double)r[i]);
+    if (!ok) fail_msg("%s (%s): element %lld is %.9g, reference %.9g", what, how, (long long)i, g[i], r[i]);
+  }
+}
+
+static void assert_same_bits(const tb_tensor *a, const tb_tensor *b, const char *what, const char *how) {
+  assert_int_equal(tb_tensor_nbytes(a), tb_tensor_nbytes(b));
+  const uint32_t *x = tb_tensor_host_data(a), *y = tb_tensor_host_data(b);
+  for (int64_t i = 0; i < tb_tensor_numel(a); i++)
+    if (x[i] != y[i]) fail_msg("%s (%s): element %lld differs: 0x%08x vs 0x%08x", what, how, (long long)i, x[i], y[i]);
+}
+
+/* The case's geometry as the kernels resolve it. */
+static tb_conv_geom geom_of(toh *t) {
+  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t)};
+  tb_conv_geom g;
+  TB_ASSERT_OK(tb_conv_geom_resolve(&ctx, tb_tensor_ndim(t->in[0]), tb_tensor_shape(t->in[0]), tb_tensor_ndim(t->in[1]),
+                                    tb_tensor_shape(t->in[1]), &g));
+  return g;
+}
+
+/* tb_conv_direct_run itself on `pool` into a tensor of the output's shape (like `like`). */
+static tb_tensor *run_direct(toh *t, const act_case *act, const tb_tensor *like, tb_pool *pool) {
+  tb_conv_geom g = geom_of(t);
+  char why[200] = "";
+  if (!tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why)) fail_msg("fits refused: %s", why);
+  tb_conv_direct_weights *w = tb_conv_direct_pack(&tb_conv_direct_f32_avx512, &g, tb_tensor_host_data(t->in[1]));
+  assert_non_null(w);
+  tb_tensor *y = NULL;
+  TB_ASSERT_OK(tb_tensor_create(t->cpu, TB_DTYPE_F32, tb_tensor_ndim(like), tb_tensor_shape(like), &y));
+  tb_gemm_epilogue ep = {0};
+  if (act->name) {
+    static const char *const names[] = {"", "Relu", "LeakyRelu", "Clip"};
+    for (int i = 1; i < 4; i++)
+      if (strcmp(act->name, names[i]) == 0) ep.act = i;
+    ep.act_alpha = act->alpha, ep.act_min = act->lo, ep.act_max = act->hi;
+  }
+  const float *bias = t->in[2] ? tb_tensor_host_data(t->in[2]) : NULL;
+  const float *res = t->n_in > 3 && t->in[3] ? tb_tensor_host_data(t->in[3]) : NULL;
+  assert_true(tb_conv_direct_run(&tb_conv_direct_f32_avx512, &g, w, tb_tensor_host_data(t->in[0]), bias, res, &ep,
+                                 tb_tensor_host_data(y), pool));
+  tb_conv_direct_free(w);
+  return y;
+}
+
+/* The case through the AVX-512 entry (packed at prepare with X's shape known, then unknown, then per run
+ * on the pool) against the reference, each bit-identical to tb_conv_direct_run's output; then
+ * TB_CONV_DIRECT=off (the implicit GEMM) against the reference. */
+static void check_case(const conv_case *c, bool fused, const act_case *act, bool residual, bool nan_input) {
+  toh t;
+  setup(&t, fused, c, act, residual);
+  make_inputs(&t, c, (uint64_t)(c->m * 7 + c->c * 3 + c->kh));
+  if (residual) { /* the residual has the output's shape */
+    tb_conv_geom g = geom_of(&t);
+    int64_t ys[4] = {g.batch, g.out_c, g.oh, g.ow};
+    if (g.spatial == 1) ys[2] = g.ow;
+    t.in[3] = random_tensor(&t, g.spatial + 2, ys, 99);
+  }
+  if (nan_input) { /* NaN in the first input value and in the middle of the last channel */
+    float *x = tb_tensor_host_data(t.in[0]);
+    x[0] = NAN;
+    x[tb_tensor_numel(t.in[0]) - 1 - c->w / 2] = NAN;
+  }
+  const tb_cpu_kernel *k = fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512;
+  tb_tensor *ref = run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, PREP_NONE, false, NULL);
+  /* run_direct knows the vectorised activations; the others are compared with the reference only */
+  bool vector_act = !act->name || !strcmp(act->name, "Relu") || !strcmp(act->name, "LeakyRelu") || !strcmp(act->name, "Clip");
+  tb_tensor *direct = vector_act ? run_direct(&t, act, ref, NULL) : NULL;
+  char what[200];
+  snprintf(what, sizeof what, "%s%s%s%s%s%s", c->what, fused ? " fused" : "", act->name ? " " : "", act->name ? act->name : "",
+           residual ? " residual" : "", nan_input ? " NaN input" : "");
+  static const char *const hows[] = {"prepared, X known", "prepared, X unknown", "packed per run, 2 threads"};
+  for (int how = 0; how < 3; how++) {
+    tb_tensor *got = run_kernel(&t, k, how < 2 ? PREP_CONST_W : PREP_NO_W, how == 0, how == 2 ? pool2 : NULL);
+    assert_close(got, ref, what, hows[how]);
+    if (direct) assert_same_bits(got, direct, what, hows[how]); /* the entry took the direct path */
+    tb_tensor_destroy(got);
+  }
+  setenv("TB_CONV_DIRECT", "off", 1);
+  tb_tensor *gemm = run_kernel(&t, k, PREP_CONST_W, true, NULL);
+  assert_close(gemm, ref, what, "TB_CONV_DIRECT=off");
+  tb_tensor_destroy(gemm);
+  gemm = run_kernel(&t, k, PREP_NO_W, false, pool2);
+  assert_close(gemm, ref, what, "TB_CONV_DIRECT=off, packed per run");
+  tb_tensor_destroy(gemm);
+  unsetenv("TB_CONV_DIRECT");
+  tb_tensor_destroy(direct);
+  tb_tensor_destroy(ref);
+  toh_teardown(&t);
+}
+
+static void direct_matches_reference(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], false, &no_act, false, false);
+}
+
+static const conv_case *named(const char *what) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (strcmp(cases[i].what, what) == 0) return &cases[i];
+  fail_msg("no case '%s'", what);
+  return NULL;
+}
+
+/* FusedConv: every activation with and without a residual, and with NaN in X. */
+static void fused_activations_residual_and_nan(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  const conv_case *picked[] = {named("3x3 width 14, C 17, M 40"), named("3x3 width 7, M 128"),
+                               named("several chunks, width 7 (C 300, M 128)"), named("1-D k3 stride 2 pad 1, batch 2"),
+                               named("groups 4 stride 2, batch 2")};
+  for (size_t c = 0; c < sizeof picked / sizeof picked[0]; c++)
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+      check_case(picked[c], true, &acts[a], false, false);
+      check_case(picked[c], true, &acts[a], true, a == 1 || a == 3 || a == 4);
+    }
+  check_case(named("3x3 width 5 no bias"), true, &acts[2], true, true); /* input 2 omitted, residual at 3 */
+}
+
+/* 1, 2 and 3 threads give the same bits (each tile on one thread, its depth in a fixed order). */
+static void threads_give_the_same_bits(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  const char *names[] = {"3x3 width 56", "3x3 width 7, M 128", "several chunks, width 9 (C 600)",
+                         "several chunks, width 7 (C 300, M 128)", "groups 4 stride 2, batch 2", "batch 2 width 14",
+                         "7x7 stride 2 pad 3 stem, C 3", "column blocks in turn, one padded source (C 64, M 256)",
+                         "3x3 no pads (X itself as the source)"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const conv_case *c = named(names[i]);
+    toh t;
+    setup(&t, true, c, &acts[1], false);
+    make_inputs(&t, c, 17 + i);
+    tb_tensor *ref = run_kernel(&t, &tb_kernel_fused_conv, PREP_NONE, false, NULL);
+    tb_tensor *one = run_direct(&t, &acts[1], ref, NULL), *two = run_direct(&t, &acts[1], ref, pool2);
+    tb_tensor *three = run_direct(&t, &acts[1], ref, pool3);
+    assert_close(one, ref, c->what, "1 thread");
+    assert_same_bits(two, one, c->what, "2 threads against 1");
+    assert_same_bits(three, one, c->what, "3 threads against 1");
+    tb_tensor_destroy(one);
+    tb_tensor_destroy(two);
+    tb_tensor_destroy(three);
+    tb_tensor_destroy(ref);
+    toh_teardown(&t);
+  }
+}
+
+/* What fits() refuses, with the reason's key words. */
+static void fits_refuses_with_a_reason(void **state) {
+  (void)state;
+  tb_conv_geom base = {.spatial = 2, .batch = 1, .in_c = 16, .out_c = 32, .group = 1, .ih = 14, .iw = 14, .oh = 14,
+                       .ow = 14, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ph = 1, .pw = 1};
+  char why[200] = "";
+  bool avx512 = tb_gemm_path_for(tb_convert_hardware_features()) == TB_GEMM_AVX512;
+#if defined(__x86_64__)
+  assert_true(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &base, why, sizeof why));
+  (void)avx512;
+#else
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &base, why, sizeof why));
+  (void)avx512;
+  return;
+#endif
+  tb_conv_geom g = base;
+  g.in_c = g.out_c = g.group = 16;
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "depthwise (16 groups");
+  g = base;
+  g.kh = g.kw = 1, g.ph = g.pw = 0;
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "1x1 stride-1 unpadded");
+  g.sh = g.sw = 2, g.oh = g.ow = 7; /* a 1x1 stride-2 convolution stays on the implicit GEMM (faster there) */
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "1x1 kernel: the implicit GEMM");
+  g = base;
+  g.kh = g.kw = 9, g.ph = g.pw = 4;
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "81 taps (at most 64)");
+  g = base;
+  g.sh = g.sw = 3, g.ow = g.oh = 5;
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "micro-kernel for 5 x 32 tiles at horizontal stride 3");
+  assert_false(tb_conv_direct_fits(NULL, &base, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "no direct convolution");
+  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, NULL, 0)); /* no reason wanted */
+}
+
+/* TB_CONV_DIRECT: unset, on, 1 take the direct path; off, 0 do not; anything else is the default with a
+ * sentence naming the variable and the value. */
+static void env_switch_and_bad_value(void **state) {
+  (void)state;
+  char why[200];
+  unsetenv("TB_CONV_DIRECT");
+  assert_true(tb_conv_direct_wanted(why, sizeof why));
+  assert_string_equal(why, "");
+  const char *on[] = {"on", "1"}, *off[] = {"off", "0"};
+  for (int i = 0; i < 2; i++) {
+    setenv("TB_CONV_DIRECT", on[i], 1);
+    assert_true(tb_conv_direct_wanted(why, sizeof why));
+    setenv("TB_CONV_DIRECT", off[i], 1);
+    assert_false(tb_conv_direct_wanted(why, sizeof why));
+    char want[64];
+    snprintf(want, sizeof want, "TB_CONV_DIRECT=%s", off[i]);
+    assert_string_equal(why, want);
+  }
+  setenv("TB_CONV_DIRECT", "fast please", 1);
+  assert_true(tb_conv_direct_wanted(why, sizeof why));
+  assert_string_equal(why, "TB_CONV_DIRECT='fast please' is not one of on, 1, off, 0; the direct convolution runs where it "
+                           "fits");
+  assert_true(tb_conv_direct_wanted(NULL, 0));
+  unsetenv("TB_CONV_DIRECT");
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  tbt_tensor_env();
+  return tb_pool_create(2, &pool2) == TB_OK && tb_pool_create(3, &pool3) == TB_OK ? 0 : -1;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  tb_pool_destroy(pool2);
+  tb_pool_destroy(pool3);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(direct_matches_reference),
+      cmocka_unit_test(fused_activations_residual_and_nan),
+      cmocka_unit_test(threads_give_the_same_bits),
+      cmocka_unit_test(fits_refuses_with_a_reason),
+      cmocka_unit_test(env_switch_and_bad_value),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
