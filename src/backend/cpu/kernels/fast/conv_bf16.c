@@ -214,7 +214,8 @@ static bool bf16_run(int path, int64_t m, int64_t n, int64_t k, const void *a, c
   return run_blocks(kr, w, n, kr->nr, b, ldb, patches, c, ldc, row_slivers, w->slivers, pool);
 }
 
-static const tb_conv_gemm bf16_gemm = {bf16_pack, bf16_free, bf16_run, bf16_transposed, bf16_run_t};
+static const tb_conv_gemm bf16_gemm = {.pack_weights = bf16_pack, .free_weights = bf16_free, .run = bf16_run,
+                                       .transposed = bf16_transposed, .run_t = bf16_run_t};
 
 #define BF16_ENTRIES(suffix, path, dw_path)                                                                        \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &bf16_gemm, path, dw_path, false); } \
