@@ -10,10 +10,14 @@
  * sliver of the weights; each task is one row sliver of the weights (in L1) over the whole packed panel
  * (in L2). C arrives holding bias + residual and the products are added to it (beta 1), so the result does
  * not depend on the thread count. For few pixels the product is transposed as in conv_fast.c (pixels as
- * the rows, packed per block in MR-wide slivers; the weights packed as NR-wide column slivers). Depthwise convolutions keep the direct fp32 path: they are bound by
- * memory, not by multiplies, so bf16 would only lose precision. */
+ * the rows, packed per block in MR-wide slivers; the weights packed as NR-wide column slivers).
+ * Depthwise convolutions keep the direct fp32 path: they are bound by memory, not by multiplies, so bf16
+ * would only lose precision. On the AVX512-BF16 path the geometries
+ * the direct convolution takes (conv_direct.h: 3x3, 7x7, strides 1 and 2...) run it instead, with the bf16
+ * micro-kernels of conv_direct_bf16_avx512.c (`.direct` below; TB_CONV_DIRECT=off keeps the GEMM). */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "backend/cpu/kernels/fast/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv_fast.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
@@ -214,8 +218,13 @@ static bool bf16_run(int path, int64_t m, int64_t n, int64_t k, const void *a, c
   return run_blocks(kr, w, n, kr->nr, b, ldb, patches, c, ldc, row_slivers, w->slivers, pool);
 }
 
+/* The direct convolution (conv_direct_bf16_avx512.c) on the AVX512-BF16 path; the portable path has none. */
+static const tb_conv_direct_impl *bf16_direct(int path) {
+  return path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr ? &tb_conv_direct_bf16_avx512bf16 : NULL;
+}
+
 static const tb_conv_gemm bf16_gemm = {.pack_weights = bf16_pack, .free_weights = bf16_free, .run = bf16_run,
-                                       .transposed = bf16_transposed, .run_t = bf16_run_t};
+                                       .transposed = bf16_transposed, .run_t = bf16_run_t, .direct = bf16_direct};
 
 #define BF16_ENTRIES(suffix, path, dw_path)                                                                        \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &bf16_gemm, path, dw_path, false); } \

@@ -1,0 +1,197 @@
+/* The bf16 direct convolution's AVX512-BF16 parts (conv_direct.h, lanes 2): the source (pairs of input
+ * channels rounded to bf16, one uint32 per pixel, low half the even channel, in zero-padded planes), the
+ * weights packed per (channel pair, tap) as cols x 2 bf16, and the micro-kernels: per (pair, tap) cols / 16
+ * weight vectors and, per tile row, one 32-bit broadcast of the source pair feeding vdpbf16ps (fp32
+ * accumulation; the 28 accumulators of a 14 x 32 or 7 x 64 tile stay in registers). Rounding is to nearest
+ * even with subnormals kept and NaN quieted, the same bits as tb_convert (vcvtneps2bf16 would flush
+ * subnormals).
+ * Only these functions are built for AVX-512 (target attributes); the driver reaches them only through
+ * conv_bf16.c's AVX512-BF16 path, which the executor picks when cpuid has AVX512_BF16. */
+#include <string.h>
+#include "backend/cpu/kernels/fast/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+
+/* The contract's pack_weights, lanes 2: unit u, tap t, column j, lane l at ((u * n_taps + t) * cols + j) * 2
+ * + l, the bf16 of W[m0 + j][2u + l][t]; zeros past mg and past cg. Portable C; runs at prepare (or per run
+ * when W is not constant): per unit and column the two channels' taps are read once, in W's order. */
+static void pack_weights(const float *w, int64_t mg, int64_t cg, int n_taps, int64_t m0, int cols, void *dst) {
+  uint16_t *d = dst;
+  int64_t units = (cg + 1) / 2, per_unit = (int64_t)n_taps * cols * 2;
+  for (int64_t u = 0; u < units; u++) {
+    uint16_t *du = d + u * per_unit;
+    for (int j = 0; j < cols; j++) {
+      const float *wj = m0 + j < mg ? w + ((m0 + j) * cg + 2 * u) * n_taps : NULL;
+      for (int l = 0; l < 2; l++) {
+        const float *wl = wj && 2 * u + l < cg ? wj + l * n_taps : NULL;
+        for (int t = 0; t < n_taps; t++) du[((int64_t)t * cols + j) * 2 + l] = wl ? tb_bf16_round(wl[t]) : 0;
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define TB_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define TB_INLINE_BF16 TB_TARGET_BF16 static inline __attribute__((always_inline))
+
+enum { MAX_ROWS = 14 };
+
+/* 16 floats to bf16 bits in the low half of each 32-bit lane (round to nearest even, NaN quieted): the
+ * rounding of gemm_bf16_avx512.c (and of tb_bf16_round), vectorised. */
+TB_INLINE_BF16 __m512i round_bf16(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i high = _mm512_srli_epi32(bits, 16);
+  const __m512i bias = _mm512_add_epi32(_mm512_and_si512(high, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7FFF));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
+  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
+  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000));
+  return _mm512_mask_blend_epi32(nan, rounded, quiet_nan);
+}
+
+static inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xFFFF : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
+
+/* Columns [0, src_w) of one source row from two input rows whose column 0 lands at column pl (r1 NULL: a
+ * zero channel): 16 pixels per step, the pads folded into the load mask (masked-off lanes are not read,
+ * so the loads may start before the row), no branch and no memset per row. (vcvtne2ps2bf16 with a
+ * subnormal fix-up measured no faster: this loop is bound by memory, not by the rounding.) */
+TB_INLINE_BF16 void pair_row(const float *r0, const float *r1, int64_t iw, int64_t pl, int64_t src_w, uint32_t *d) {
+  for (int64_t col = 0; col < src_w; col += 16) {
+    __mmask16 load = (__mmask16)(first_lanes(pl + iw - col) & ~first_lanes(pl - col));
+    __m512i pair = round_bf16(_mm512_maskz_loadu_ps(load, r0 + (col - pl)));
+    if (r1) pair = _mm512_or_si512(pair, _mm512_slli_epi32(round_bf16(_mm512_maskz_loadu_ps(load, r1 + (col - pl))), 16));
+    _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
+  }
+}
+
+TB_INLINE_BF16 void zero_row(int64_t src_w, uint32_t *d) {
+  for (int64_t col = 0; col < src_w; col += 16) _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), _mm512_setzero_si512());
+}
+
+/* The contract's make_source: x is the image and group's first channel, src the group's first unit;
+ * channels [c0, c0 + n_c) land in units c0 / 2 on, every element of their planes written. */
+TB_TARGET_BF16 static void make_source(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h,
+                                       int64_t src_w, int64_t pt, int64_t pl, void *src) {
+  if (n_c <= 0 || src_h <= 0 || src_w <= 0) return;
+  int64_t plane = ih * iw, src_plane = src_h * src_w;
+  /* the input rows and columns that land inside the plane */
+  int64_t y0 = pt < 0 ? -pt : 0, y1 = src_h - pt < ih ? src_h - pt : ih;
+  int64_t x_lo = pl < 0 ? -pl : 0, x_hi = src_w - pl < iw ? src_w - pl : iw;
+  for (int64_t c = c0; c < c0 + n_c; c += 2) {
+    const float *x0 = x + c * plane, *x1 = c + 1 < c0 + n_c ? x0 + plane : NULL;
+    uint32_t *d = (uint32_t *)src + (c / 2) * src_plane;
+    for (int64_t y = 0; y < src_h; y++) {
+      int64_t iy = y - pt;
+      if (iy < y0 || iy >= y1 || x_hi <= x_lo) {
+        zero_row(src_w, d + y * src_w);
+        continue;
+      }
+      const float *r0 = x0 + iy * iw + x_lo, *r1 = x1 ? x1 + iy * iw + x_lo : NULL;
+      pair_row(r0, r1, x_hi - x_lo, pl + x_lo, src_w, d + y * src_w);
+    }
+  }
+}
+
+/* acc += the pair products of the weight vector at w (a memory operand) and the broadcast source pair. */
+#define DP_MEMORY(acc, pair, w) __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(pair), "m"(*(const __m512i *)(w)))
+
+/* One tile: ROWS pixels (stride STRIDE in the source) x NV * 16 channels, summed over units and taps in the
+ * contract's order. Per (unit, tap): the weight vectors in registers and, per row, the source pair
+ * broadcast into a register and one vdpbf16ps per vector. 64 columns have 28 accumulators and would need
+ * 33 registers: their fourth weight vector is read from L1 by each vdpbf16ps instead (GCC would spill an
+ * accumulator; measured 1.74 vdpbf16ps per cycle against 1.45 with every broadcast from memory, peak 2). */
+TB_INLINE_BF16 void tile(const tb_conv_direct_args *a, const int ROWS, const int NV, const int64_t STRIDE) {
+  __m512 acc[MAX_ROWS][4];
+  const int cols = NV * 16, in_regs = NV == 4 ? 3 : NV;
+  float *out = a->acc;
+#pragma GCC unroll 14
+  for (int r = 0; r < ROWS; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) acc[r][v] = a->accumulate ? _mm512_loadu_ps(out + r * cols + v * 16) : _mm512_setzero_ps();
+  const uint32_t *src = a->src;
+  const uint16_t *w = a->w;
+  const int64_t *tap_off = a->tap_off, unit_stride = a->unit_stride, n_units = a->n_units;
+  const int n_taps = a->n_taps;
+  /* what the driver needs next (a->prefetch), one line into L2 every pf_every (unit, tap) steps */
+  const char *pf = a->prefetch;
+  int64_t pf_left = pf ? a->prefetch_bytes : 0, steps = n_units * n_taps;
+  int64_t pf_every = pf_left > 0 && steps * 64 > pf_left ? steps * 64 / pf_left : 1, pf_count = pf_every;
+  for (int64_t u = 0; u < n_units; u++) {
+    const uint32_t *su = src + u * unit_stride;
+    for (int t = 0; t < n_taps; t++, w += NV * 32) {
+      const uint32_t *s = su + tap_off[t];
+      if (pf_left > 0 && --pf_count == 0) {
+        _mm_prefetch(pf, _MM_HINT_T1);
+        pf += 64;
+        pf_left -= 64;
+        pf_count = pf_every;
+      }
+      __m512bh wv[4];
+#pragma GCC unroll 4
+      for (int v = 0; v < in_regs; v++) wv[v] = (__m512bh)_mm512_loadu_si512(w + v * 32);
+#pragma GCC unroll 14
+      for (int r = 0; r < ROWS; r++) {
+        __m512bh pair = (__m512bh)_mm512_set1_epi32((int)s[r * STRIDE]);
+#pragma GCC unroll 4
+        for (int v = 0; v < in_regs; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], wv[v], pair);
+        if (NV == 4) DP_MEMORY(acc[r][3], pair, w + 3 * 32);
+      }
+    }
+  }
+#pragma GCC unroll 14
+  for (int r = 0; r < ROWS; r++)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) _mm512_storeu_ps(out + r * cols + v * 16, acc[r][v]);
+}
+
+#define TILE_FN(rows, nv, stride)                                                                                   \
+  TB_TARGET_BF16 static void tile_##rows##x##nv##_s##stride(const tb_conv_direct_args *a) { tile(a, rows, nv, stride); }
+#define TILE_ROWS_14(nv, stride)                                                                                    \
+  TILE_FN(1, nv, stride) TILE_FN(2, nv, stride) TILE_FN(3, nv, stride) TILE_FN(4, nv, stride) TILE_FN(5, nv, stride) \
+  TILE_FN(6, nv, stride) TILE_FN(7, nv, stride) TILE_FN(8, nv, stride) TILE_FN(9, nv, stride)                       \
+  TILE_FN(10, nv, stride) TILE_FN(11, nv, stride) TILE_FN(12, nv, stride) TILE_FN(13, nv, stride) TILE_FN(14, nv, stride)
+#define TILE_ROWS_7(nv, stride)                                                                                     \
+  TILE_FN(1, nv, stride) TILE_FN(2, nv, stride) TILE_FN(3, nv, stride) TILE_FN(4, nv, stride) TILE_FN(5, nv, stride) \
+  TILE_FN(6, nv, stride) TILE_FN(7, nv, stride)
+TILE_ROWS_14(2, 1)
+TILE_ROWS_14(2, 2)
+TILE_ROWS_7(4, 1)
+TILE_ROWS_7(4, 2)
+
+#define ENTRY(rows, nv, stride) tile_##rows##x##nv##_s##stride
+#define TABLE_14(nv, stride)                                                                                        \
+  {ENTRY(1, nv, stride), ENTRY(2, nv, stride), ENTRY(3, nv, stride), ENTRY(4, nv, stride), ENTRY(5, nv, stride),     \
+   ENTRY(6, nv, stride), ENTRY(7, nv, stride), ENTRY(8, nv, stride), ENTRY(9, nv, stride), ENTRY(10, nv, stride),    \
+   ENTRY(11, nv, stride), ENTRY(12, nv, stride), ENTRY(13, nv, stride), ENTRY(14, nv, stride)}
+#define TABLE_7(nv, stride)                                                                                         \
+  {ENTRY(1, nv, stride), ENTRY(2, nv, stride), ENTRY(3, nv, stride), ENTRY(4, nv, stride), ENTRY(5, nv, stride),     \
+   ENTRY(6, nv, stride), ENTRY(7, nv, stride)}
+
+static const tb_conv_direct_ukr cols32[2][MAX_ROWS] = {TABLE_14(2, 1), TABLE_14(2, 2)};
+static const tb_conv_direct_ukr cols64[2][7] = {TABLE_7(4, 1), TABLE_7(4, 2)};
+
+/* Pixel strides 1 and 2 (every ResNet / VGG / MobileNet convolution); other strides have no kernel here,
+ * so the driver's fits() leaves them on the implicit GEMM. */
+static tb_conv_direct_ukr ukr_for(int rows, int cols, int64_t pixel_stride) {
+  if (pixel_stride < 1 || pixel_stride > 2 || rows < 1) return NULL;
+  if (cols == 32 && rows <= MAX_ROWS) return cols32[pixel_stride - 1][rows - 1];
+  if (cols == 64 && rows <= 7) return cols64[pixel_stride - 1][rows - 1];
+  return NULL;
+}
+
+const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
+    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = MAX_ROWS,
+    .ukr = ukr_for, .make_source = make_source, .pack_weights = pack_weights};
+#else
+static tb_conv_direct_ukr no_ukr(int rows, int cols, int64_t pixel_stride) {
+  (void)rows, (void)cols, (void)pixel_stride;
+  return NULL;
+}
+/* Off x86-64 there is no AVX512-BF16: no micro-kernel, so fits() never takes this implementation. */
+const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
+    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = 14, .ukr = no_ukr,
+    .pack_weights = pack_weights};
+#endif
