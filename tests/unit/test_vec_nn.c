@@ -311,6 +311,91 @@ static void maxpool_stride2_nan_rule(void **state) {
   toh_teardown(&t);
 }
 
+/* Column stride 2 with 2 or 3 kernel columns (the AVX-512 separable path) over odd and even widths, pads
+ * 0, 1 and 2, ceil_mode, row strides 1..3 and kernel heights up to 5 (above 4: the tap-by-tap row path). */
+static void maxpool_stride2_widths(void **state) {
+  (void)state;
+  static const int64_t widths[] = {1, 2, 15, 17, 33, 112, 113};
+  static const struct {
+    int64_t kh, kw, sh, pad, ceil;
+  } geo[] = {{3, 3, 2, 1, 0}, {3, 3, 2, 0, 0}, {3, 3, 2, 0, 1}, {3, 3, 2, 1, 1}, {2, 2, 2, 0, 1},
+             {2, 2, 2, 1, 0}, {4, 3, 1, 1, 0}, {1, 3, 3, 0, 0}, {5, 3, 2, 2, 0}, {3, 2, 2, 1, 1},
+             {3, 3, 2, 2, 0}, {4, 3, 2, 2, 1}};
+  for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++)
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+      if (geo[g].kw > widths[w] + 2 * geo[g].pad) continue;
+      const int64_t shape[4] = {1, 3, 9, widths[w]};
+      char what[128];
+      snprintf(what, sizeof what, "MaxPool %lldx%lld s(%lld,2) pad %lld ceil %lld width %lld", (long long)geo[g].kh,
+               (long long)geo[g].kw, (long long)geo[g].sh, (long long)geo[g].pad, (long long)geo[g].ceil,
+               (long long)widths[w]);
+      int64_t p = geo[g].pad;
+      pool_case("MaxPool", 12,
+                (tb_attr[]){TOH_INTS("kernel_shape", geo[g].kh, geo[g].kw), TOH_INTS("strides", geo[g].sh, 2),
+                            TOH_INTS("pads", p, p, p, p), TOH_INT("ceil_mode", geo[g].ceil)},
+                4, shape, g * 16 + w, 0, 0, what);
+    }
+}
+
+/* Planes of a 3x3/2 MaxPool input, 9 rows of `w` columns: plane t < 9 has one NaN at tap t (window
+ * order) of output (1, o1); plane 9 a NaN at x(0, 0), the first tap inside the input of output (0, 0)
+ * under pad 1; plane 10 +inf at tap 4 and -inf at tap 0 of output (1, o1); plane 11 all -inf; plane 12
+ * random signed zeros; plane 13 plain values. */
+enum { SPECIAL_PLANES = 14 };
+static void special_planes(float *x, int64_t w, int64_t pad, int64_t o1) {
+  for (int64_t t = 0; t < 9; t++) x[t * 9 * w + (2 - pad + t / 3) * w + 2 * o1 - pad + t % 3] = NAN;
+  x[9 * 9 * w] = NAN;
+  x[10 * 9 * w + (2 - pad + 1) * w + 2 * o1 - pad + 1] = INFINITY;
+  x[10 * 9 * w + (2 - pad) * w + 2 * o1 - pad] = -INFINITY;
+  for (int64_t i = 0; i < 9 * w; i++) x[11 * 9 * w + i] = -INFINITY;
+  for (int64_t i = 0; i < 9 * w; i++) x[12 * 9 * w + i] = (i * 7 + i / 3) % 5 < 2 ? -0.0f : 0.0f;
+}
+
+/* The NaN rule at every tap position, infinities and signed zeros on the separable path and the others,
+ * pads 0 and 1, at a middle output column and the last (c >= 2; at widths 33 and 65 under pad 0 its third
+ * tap is the 33rd column of its row block): exact against the reference (sign of zeros included), and the
+ * NaN planes' output (1, o1) is NaN only when the NaN is its first tap. */
+static void maxpool_stride2_special_values(void **state) {
+  (void)state;
+  static const int64_t widths[] = {7, 15, 17, 33, 65, 112, 113};
+  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  for (int64_t c = 0; c < 4; c++)
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+      int64_t pad = c & 1, w = widths[wi], ow = (w + 2 * pad - 3) / 2 + 1, o1 = c < 2 ? ow / 2 : ow - 1;
+      toh t;
+      const tb_attr attrs[3] = {TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2),
+                                TOH_INTS("pads", pad, pad, pad, pad)};
+      toh_setup(&t, "MaxPool", 12, 1, 0, 1, attrs, 3);
+      const int64_t shape[4] = {1, SPECIAL_PLANES, 9, w};
+      tb_tensor *in[1] = {vt_random(&t, 4, shape, 40 + (uint64_t)w, -5, 5)};
+      special_planes(vt_data(in[0]), w, pad, o1);
+      char what[128];
+      snprintf(what, sizeof what, "MaxPool 3x3 s2 pad %lld width %lld special values at output column %lld",
+               (long long)pad, (long long)w, (long long)o1);
+      vt_check(&t, entries, in, 0, 0, what);
+      tb_tensor *ref[1], *got[1];
+      TB_ASSERT_OK(toh_run_tensors(&t, in, ref, false));
+      for (int p = 0; p < 3; p++) {
+        if (!vt_runnable(entries[p])) continue;
+        vt_run(&t, entries[p], in, got, NULL);
+        const float *y = vt_data(got[0]), *r = vt_data(ref[0]);
+        int64_t oh = (9 + 2 * pad - 3) / 2 + 1, plane = oh * ow;
+        for (int64_t i = 0; i < SPECIAL_PLANES * plane; i++)
+          if (!isnan(r[i]) && signbit(y[i]) != signbit(r[i]))
+            fail_msg("%s on %s: element %lld is %g, reference %g", what, vt_path_names[p], (long long)i, y[i], r[i]);
+        for (int64_t tap = 0; tap < 9; tap++)
+          assert_true((isnan(y[tap * plane + ow + o1]) != 0) == (tap == 0));
+        if (pad) assert_true(isnan(y[9 * plane]));
+        assert_true(y[10 * plane + ow + o1] == INFINITY);
+        assert_true(y[11 * plane] == -INFINITY && y[11 * plane + plane - 1] == -INFINITY);
+        toh_clear(got, 1);
+      }
+      toh_clear(ref, 1);
+      toh_clear(in, 1);
+      toh_teardown(&t);
+    }
+}
+
 /* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
 static void maxpool_nan_rule(void **state) {
   (void)state;
@@ -413,7 +498,8 @@ int main(void) {
       cmocka_unit_test(layernorm_nan_row),         cmocka_unit_test(batchnorm_inference),
       cmocka_unit_test(batchnorm_declines),        cmocka_unit_test(reduce_last_axis),
       cmocka_unit_test(maxpool_geometries),        cmocka_unit_test(maxpool_nan_rule),
-      cmocka_unit_test(maxpool_stride2_nan_rule),
+      cmocka_unit_test(maxpool_stride2_nan_rule),  cmocka_unit_test(maxpool_stride2_widths),
+      cmocka_unit_test(maxpool_stride2_special_values),
       cmocka_unit_test(maxpool_declines),          cmocka_unit_test(averagepool_geometries),
       cmocka_unit_test(global_averagepool),
   };
