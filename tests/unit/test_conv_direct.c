@@ -1,6 +1,6 @@
 /* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv_direct*.c) against the level-0
  * reference Conv and tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
- * (shorter and evened-out tiles), stride 2, the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
+ * (shorter and evened-out tiles), stride 2, strides 3 and 4 (the generic-stride kernels), the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
  * and end-only pads, 1x3 and 3x1 kernels, 1-D, groups 2 and 4, channel counts that are not multiples of
  * 32 (3, 17, 40, 100), a depth cut into several L2 chunks, weights past L2 taken column block by column
  * block from one padded source (else each thread pads its own rows), X itself as the source, batch 2,
@@ -9,7 +9,7 @@
  * and packed per run on the two-thread pool), whose output must be bit-identical to tb_conv_direct_run's
  * (the entry took the direct path); 1, 2 and 3 threads give the same bits; TB_CONV_DIRECT=off runs the
  * implicit GEMM (still against the reference); fits() refuses depthwise, 1x1 stride-1 unpadded, more than
- * 64 taps, 1x1 kernels and stride 3 with a reason; TB_CONV_DIRECT values and the warning sentence for a
+ * 64 taps and 1x1 kernels with a reason (stride 3 it takes); TB_CONV_DIRECT values and the warning sentence for a
  * bad one.
  * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
  * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too). */
@@ -74,6 +74,9 @@ static const conv_case cases[] = {
     {"3x3 width 29 (tiles 10, 10, 9)", 1, 6, 3, 29, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
     {"3x3 stride 2", 1, 8, 15, 29, 48, 3, 3, 1, 2, 1, {1, 1, 1, 1}, true},
     {"3x3 stride 2 to width 7", 1, 16, 14, 14, 64, 3, 3, 1, 2, 1, {1, 1, 1, 1}, false},
+    {"3x3 stride 3 (the generic-stride kernel)", 1, 8, 16, 44, 48, 3, 3, 1, 3, 1, {1, 1, 1, 1}, true},
+    {"5x5 stride 4 pad 2, C 3", 1, 3, 19, 30, 33, 5, 5, 1, 4, 1, {2, 2, 2, 2}, false},
+    {"1-D k4 stride 3 dilation 2", 1, 6, 0, 50, 20, 1, 4, 1, 3, 2, {0, 3, 0, 3}, true},
     {"7x7 stride 2 pad 3 stem, C 3", 1, 3, 32, 46, 64, 7, 7, 1, 2, 1, {3, 3, 3, 3}, true},
     {"3x3 dilation 2", 1, 6, 12, 12, 10, 3, 3, 1, 1, 2, {2, 2, 2, 2}, true},
     {"5x5 stride 2 asymmetric pads", 1, 3, 17, 15, 8, 5, 5, 1, 2, 1, {0, 2, 1, 0}, true},
@@ -311,7 +314,8 @@ static void threads_give_the_same_bits(void **state) {
   const char *names[] = {"3x3 width 56", "3x3 width 7, M 128", "several chunks, width 9 (C 600)",
                          "several chunks, width 7 (C 300, M 128)", "groups 4 stride 2, batch 2", "batch 2 width 14",
                          "7x7 stride 2 pad 3 stem, C 3", "column blocks in turn, one padded source (C 64, M 256)",
-                         "3x3 no pads (X itself as the source)"};
+                         "3x3 no pads (X itself as the source)", "3x3 stride 3 (the generic-stride kernel)",
+                         "5x5 stride 4 pad 2, C 3"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const conv_case *c = named(names[i]);
     toh t;
@@ -362,11 +366,11 @@ static void fits_refuses_with_a_reason(void **state) {
   assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
   TB_ASSERT_CONTAINS(why, "81 taps (at most 64)");
   g = base;
-  g.sh = g.sw = 3, g.ow = g.oh = 5;
-  assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
-  TB_ASSERT_CONTAINS(why, "micro-kernel for 5 x 32 tiles at horizontal stride 3");
+  g.sh = g.sw = 3, g.ow = g.oh = 5; /* stride 3: the generic-stride kernel takes it */
+  assert_true(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why));
   assert_false(tb_conv_direct_fits(NULL, &base, why, sizeof why));
   TB_ASSERT_CONTAINS(why, "no direct convolution");
+  g.kh = g.kw = 9, g.ph = g.pw = 4;
   assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, NULL, 0)); /* no reason wanted */
 }
 

@@ -9,7 +9,9 @@
  * (conv_direct.c) with this implementation against a double-precision convolution of the same bf16 values
  * on ResNet-like shapes (3x3 stride 1 and 2, the 7x7 stride-2 stem with C = 3, 7 x 64 tiles, odd widths
  * and channel counts, groups 2, batch 2, two depth chunks, bias + residual + Relu), bit-identical on 1, 2
- * and 3 threads, and what it declines (stride 3, depthwise, 1x1) with the reason. The level-3 Conv and
+ * and 3 threads, and what it declines (81 taps, depthwise, 1x1) with the reason; tap pairs for few input
+ * channels (make_source_taps and pack_weights_taps against their formulas, which geometries take them,
+ * the stem with C = 1 and 3, even kw, dilation 2, groups); strides 3 and 4 (the generic-stride kernels). The level-3 Conv and
  * tb::FusedConv entries (conv_bf16.c) on the AVX512-BF16 path: the same bits as tb_conv_direct_run (the
  * direct path ran) prepared or packed per run, on one or two threads, and with TB_CONV_DIRECT=off (the
  * implicit GEMM), both within 1e-4 of the level-0 reference on the bf16-rounded inputs.
@@ -153,6 +155,59 @@ static void make_source_matches_tb_convert_bits(void **state) {
   free(src);
 }
 
+/* make_source_taps: channel c in unit c, the low half the padded input at (y, col), the high half at
+ * (y, col + dw); zeros outside the input; units outside [c0, c0 + n_c) untouched. */
+static void check_source_taps(const source_case *c, int64_t dw, uint64_t seed) {
+  int64_t plane = c->ih * c->iw, src_plane = c->src_h * c->src_w, units = c->channels + 1;
+  float *x = malloc((size_t)(c->channels * plane + 1) * sizeof *x);
+  uint32_t *src = malloc((size_t)(units * src_plane + 1) * sizeof *src);
+  assert_true(x && src);
+  uint64_t s = seed;
+  for (int64_t i = 0; i < c->channels * plane; i++)
+    x[i] = i < N_SPECIALS ? from_bits(specials[i]) : i % 3 ? uniform(&s) : from_bits((uint32_t)(rng_next(&s) >> 32));
+  for (int64_t i = 0; i < units * src_plane; i++) src[i] = 0xDEADBEEFu;
+  impl->make_source_taps(x, c->ih, c->iw, c->c0, c->n_c, c->src_h, c->src_w, c->pt, c->pl, dw, src);
+  for (int64_t u = 0; u < units; u++)
+    for (int64_t y = 0; y < c->src_h; y++)
+      for (int64_t col = 0; col < c->src_w; col++) {
+        uint32_t want = 0xDEADBEEFu, got = src[u * src_plane + y * c->src_w + col];
+        int64_t iy = y - c->pt;
+        if (u >= c->c0 && u < c->c0 + c->n_c) {
+          want = 0;
+          for (int l = 0; l < 2; l++) {
+            int64_t ix = col - c->pl + l * dw;
+            if (iy >= 0 && iy < c->ih && ix >= 0 && ix < c->iw)
+              want |= (uint32_t)tb_f32_to_bf16_ref(x[u * plane + iy * c->iw + ix]) << (16 * l);
+          }
+        }
+        if (got != want)
+          fail_msg("tap source %lldx%lld c0 %lld n_c %lld dw %lld into %lldx%lld at (%lld, %lld): unit %lld (%lld, %lld) "
+                   "is 0x%08x, want 0x%08x",
+                   (long long)c->ih, (long long)c->iw, (long long)c->c0, (long long)c->n_c, (long long)dw,
+                   (long long)c->src_h, (long long)c->src_w, (long long)c->pt, (long long)c->pl, (long long)u,
+                   (long long)y, (long long)col, got, want);
+      }
+  free(x);
+  free(src);
+}
+
+static void make_source_taps_pairs_neighbours(void **state) {
+  (void)state;
+  SKIP_WITHOUT_AVX512BF16();
+  assert_non_null(impl->make_source_taps);
+  /* channels, ih, iw, c0, n_c, src_h, src_w, pt, pl */
+  static const source_case cases[] = {
+      {3, 9, 9, 0, 3, 15, 16, 3, 3},    /* the stem's C = 3 with pad 3 */
+      {3, 5, 37, 1, 2, 11, 43, 3, 3},   /* channels 1 and 2 only; a row of 32 + 11 */
+      {1, 4, 16, 0, 1, 4, 16, 0, 0},    /* no pads: the last column's neighbour is outside */
+      {2, 3, 70, 0, 2, 7, 75, 2, 4},    /* asymmetric pads */
+      {1, 6, 1, 0, 1, 8, 3, 1, 1},      /* width 1 */
+      {2, 1, 29, 0, 2, 1, 31, 0, 1},    /* 1-D */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int64_t dw = 1; dw <= 3; dw++) check_source_taps(&cases[i], dw, 23 + i);
+}
+
 /* ---- pack_weights ---- */
 
 static void check_pack(int64_t mg, int64_t cg, int n_taps, int64_t m0, int cols) {
@@ -194,6 +249,66 @@ static void pack_weights_layout(void **state) {
   check_pack(1, 1, 3, 0, 32);
 }
 
+static void check_pack_taps(int64_t mg, int64_t cg, int kh, int kw, int64_t m0, int cols) {
+  int pairs = (kw + 1) / 2, n_taps = kh * pairs;
+  int64_t n = cg * n_taps * cols * 2;
+  float *w = malloc((size_t)(mg * cg * kh * kw) * sizeof *w);
+  uint16_t *dst = malloc((size_t)(n + 8) * sizeof *dst);
+  assert_true(w && dst);
+  uint64_t s = (uint64_t)(mg * 131 + cg * 17 + kh * kw);
+  for (int64_t i = 0; i < mg * cg * kh * kw; i++) w[i] = uniform(&s) * 3.0f;
+  for (int64_t i = 0; i < n + 8; i++) dst[i] = 0xFFFF;
+  impl->pack_weights_taps(w, mg, cg, kh, kw, m0, cols, dst);
+  for (int64_t u = 0; u < cg; u++)
+    for (int i = 0; i < kh; i++)
+      for (int p = 0; p < pairs; p++)
+        for (int j = 0; j < cols; j++)
+          for (int l = 0; l < 2; l++) {
+            int64_t m = m0 + j;
+            int k = 2 * p + l;
+            uint16_t want = m < mg && k < kw ? tb_f32_to_bf16_ref(w[((m * cg + u) * kh + i) * kw + k]) : 0;
+            uint16_t got = dst[((u * n_taps + i * pairs + p) * cols + j) * 2 + l];
+            if (got != want)
+              fail_msg("pack taps mg %lld cg %lld %dx%d m0 %lld cols %d: channel %lld row %d pair %d column %d lane %d "
+                       "is 0x%04x, want 0x%04x",
+                       (long long)mg, (long long)cg, kh, kw, (long long)m0, cols, (long long)u, i, p, j, l, got, want);
+          }
+  for (int64_t i = n; i < n + 8; i++) assert_int_equal(dst[i], 0xFFFF);
+  free(w);
+  free(dst);
+}
+
+static void pack_weights_taps_layout(void **state) {
+  (void)state;
+  if (!impl->pack_weights_taps) {
+    print_message("skipped: no bf16 direct convolution on this architecture\n");
+    skip();
+  }
+  check_pack_taps(64, 3, 7, 7, 0, 64);  /* the stem: the fourth pair's high lane zero */
+  check_pack_taps(40, 3, 7, 7, 32, 32); /* 8 channels then 24 zero columns */
+  check_pack_taps(33, 1, 3, 4, 0, 64);  /* even kw: no zero lane */
+  check_pack_taps(5, 2, 1, 3, 0, 32);
+}
+
+/* Which geometries take tap pairs: few odd channels with kw >= 2 (fewer (unit, tap) steps), not C = 3 at
+ * 3x3 (as many steps either way), not many channels, never the fp32 implementation. */
+static void tap_pairs_chosen(void **state) {
+  (void)state;
+  tb_conv_geom g = {.spatial = 2, .batch = 1, .in_c = 3, .out_c = 64, .group = 1, .ih = 224, .iw = 224, .kh = 7,
+                    .kw = 7, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .ph = 3, .pw = 3, .oh = 112, .ow = 112};
+  bool has = impl->make_source_taps != NULL;
+  assert_int_equal(tb_conv_direct_tap_pairs(impl, &g), has);
+  assert_false(tb_conv_direct_tap_pairs(&tb_conv_direct_f32_avx512, &g));
+  g.in_c = 1;
+  assert_int_equal(tb_conv_direct_tap_pairs(impl, &g), has);
+  g.in_c = 64;
+  assert_false(tb_conv_direct_tap_pairs(impl, &g));
+  g.in_c = 3, g.kh = 3, g.kw = 3;
+  assert_false(tb_conv_direct_tap_pairs(impl, &g));
+  g.kh = 1, g.kw = 1, g.in_c = 1;
+  assert_false(tb_conv_direct_tap_pairs(impl, &g));
+}
+
 /* ---- micro-kernels ---- */
 
 typedef struct tile_case {
@@ -227,13 +342,14 @@ static void check_tile(const tile_case *c) {
   const int64_t origin = src_w; /* the tile's first pixel: row 1, column 0 of unit 0 */
   int64_t first = c->units / 2 > 0 ? c->units / 2 : c->units;
   tb_conv_direct_args a = {.src = src + origin, .unit_stride = unit_stride, .tap_off = tap_off, .n_taps = n_taps,
-                           .n_units = first, .w = w, .acc = acc, .accumulate = false};
+                           .n_units = first, .w = w, .acc = acc, .accumulate = false, .pixel_stride = c->stride};
   ukr(&a);
   if (first < c->units) {
     /* with a prefetch range (here the weights themselves): it must not change the sums */
     a = (tb_conv_direct_args){.src = src + origin + first * unit_stride, .unit_stride = unit_stride, .tap_off = tap_off,
                               .n_taps = n_taps, .n_units = c->units - first, .w = w + first * n_taps * c->cols * 2,
-                              .acc = acc, .accumulate = true, .prefetch = w, .prefetch_bytes = n_w * 2};
+                              .acc = acc, .accumulate = true, .prefetch = w, .prefetch_bytes = n_w * 2,
+                              .pixel_stride = c->stride};
     ukr(&a);
   }
   for (int r = 0; r < c->rows; r++)
@@ -263,7 +379,7 @@ static void check_tile(const tile_case *c) {
 static void micro_kernels_match_double_sum(void **state) {
   (void)state;
   SKIP_WITHOUT_AVX512BF16();
-  for (int64_t stride = 1; stride <= 2; stride++) {
+  for (int64_t stride = 1; stride <= 4; stride++) { /* 3 and 4: the generic kernel, the stride from the args */
     for (int rows = 1; rows <= impl->max_rows; rows++) {
       check_tile(&(tile_case){rows, 32, stride, 3, 3, 5});
       check_tile(&(tile_case){rows, 32, stride, 1, 1, 2});
@@ -285,7 +401,7 @@ static void tile_shapes_available(void **state) {
   assert_int_equal(impl->w_elem, 2);
   assert_int_equal(impl->max_rows, 14);
 #if defined(__x86_64__)
-  for (int64_t stride = 1; stride <= 2; stride++) {
+  for (int64_t stride = 1; stride <= 5; stride++) {
     for (int rows = 1; rows <= 14; rows++) assert_non_null(impl->ukr(rows, 32, stride));
     for (int rows = 1; rows <= 7; rows++) assert_non_null(impl->ukr(rows, 64, stride));
     assert_null(impl->ukr(8, 64, stride));
@@ -294,7 +410,10 @@ static void tile_shapes_available(void **state) {
     assert_null(impl->ukr(4, 48, stride));
   }
   assert_ptr_not_equal(impl->ukr(14, 32, 1), impl->ukr(14, 32, 2));
+  assert_ptr_not_equal(impl->ukr(14, 32, 2), impl->ukr(14, 32, 3));
+  assert_ptr_equal(impl->ukr(7, 64, 3), impl->ukr(7, 64, 9)); /* one generic kernel for every stride above 2 */
   assert_null(impl->ukr(4, 32, 0));
+  assert_null(impl->ukr(4, 32, -1));
 #else
   assert_null(impl->ukr(14, 32, 1));
 #endif
@@ -306,20 +425,29 @@ typedef struct net_case {
   const char *what;
   int64_t batch, c, h, w, m, k, stride, pad, group;
   bool bias, residual, relu;
+  int64_t dilation;
 } net_case;
 
-/* batch, c, h, w, m, k, stride, pad, group, bias, residual, relu */
+/* batch, c, h, w, m, k, stride, pad, group, bias, residual, relu, dilation */
 static const net_case net_cases[] = {
-    {"3x3 s1 14 wide (14 x 32 tiles)", 1, 16, 14, 14, 64, 3, 1, 1, 1, true, true, true},
-    {"3x3 s1 7 wide (7 x 64 tiles)", 1, 64, 7, 7, 128, 3, 1, 1, 1, true, false, true},
-    {"3x3 s2 15 -> 8", 1, 32, 15, 15, 64, 3, 2, 1, 1, true, false, false},
-    {"7x7 s2 stem C = 3", 1, 3, 40, 38, 64, 7, 2, 3, 1, true, false, true},
-    {"3x3 odd width 13, C = 5, M = 40", 1, 5, 9, 13, 40, 3, 1, 1, 1, false, true, false},
-    {"3x3 groups 2 of C = 5 (odd), batch 2", 2, 10, 11, 9, 24, 3, 1, 1, 2, true, true, true},
-    {"3x3 C = 320 at 7 wide: two depth chunks of 7 x 64", 1, 320, 7, 7, 64, 3, 1, 1, 1, true, true, true},
-    {"3x3 C = 640 at 4 wide: two depth chunks of 14 x 32", 1, 640, 4, 4, 32, 3, 1, 1, 1, false, false, false},
-    {"3x3 s1 width 1", 1, 6, 5, 1, 32, 3, 1, 1, 1, true, false, false},
-    {"1x3 no pad (a 1-D-like row)", 2, 7, 1, 30, 33, 3, 1, 0, 1, true, false, true},
+    {"3x3 s1 14 wide (14 x 32 tiles)", 1, 16, 14, 14, 64, 3, 1, 1, 1, true, true, true, 1},
+    {"3x3 s1 7 wide (7 x 64 tiles)", 1, 64, 7, 7, 128, 3, 1, 1, 1, true, false, true, 1},
+    {"3x3 s2 15 -> 8", 1, 32, 15, 15, 64, 3, 2, 1, 1, true, false, false, 1},
+    {"7x7 s2 stem C = 3", 1, 3, 40, 38, 64, 7, 2, 3, 1, true, false, true, 1},
+    {"3x3 odd width 13, C = 5, M = 40", 1, 5, 9, 13, 40, 3, 1, 1, 1, false, true, false, 1},
+    {"3x3 groups 2 of C = 5 (odd), batch 2", 2, 10, 11, 9, 24, 3, 1, 1, 2, true, true, true, 1},
+    {"3x3 C = 320 at 7 wide: two depth chunks of 7 x 64", 1, 320, 7, 7, 64, 3, 1, 1, 1, true, true, true, 1},
+    {"3x3 C = 640 at 4 wide: two depth chunks of 14 x 32", 1, 640, 4, 4, 32, 3, 1, 1, 1, false, false, false, 1},
+    {"3x3 s1 width 1", 1, 6, 5, 1, 32, 3, 1, 1, 1, true, false, false, 1},
+    {"1x3 no pad (a 1-D-like row)", 2, 7, 1, 30, 33, 3, 1, 0, 1, true, false, true, 1},
+    {"7x7 s2 C = 1 (tap pairs)", 1, 1, 23, 29, 32, 7, 2, 3, 1, true, true, true, 1},
+    {"4x4 s1 C = 3, even kw (tap pairs)", 1, 3, 10, 17, 40, 4, 1, 2, 1, false, false, false, 1},
+    {"5x5 s1 C = 3 dilation 2 (tap pairs dw 2)", 1, 3, 13, 16, 32, 5, 1, 4, 1, true, false, true, 2},
+    {"7x7 s2 groups 2 of C = 3, batch 2 (tap pairs)", 2, 6, 17, 20, 64, 7, 2, 3, 2, true, false, false, 1},
+    {"1x5 C = 1 no pad (tap pairs, 1-D-like)", 1, 1, 1, 40, 32, 5, 1, 0, 1, false, false, true, 1},
+    {"3x3 s3 (the generic-stride kernel)", 1, 8, 17, 44, 64, 3, 3, 1, 1, true, true, true, 1},
+    {"3x3 s3 7 wide, M 128 (generic 7 x 64)", 1, 16, 21, 21, 128, 3, 3, 1, 1, true, false, false, 1},
+    {"7x7 s4 C = 3 (tap pairs, generic stride)", 1, 3, 30, 33, 32, 7, 4, 3, 1, false, false, true, 1},
 };
 
 static void fill_rounded(float *x, int64_t n, uint64_t seed, float scale) {
@@ -328,12 +456,12 @@ static void fill_rounded(float *x, int64_t n, uint64_t seed, float scale) {
 }
 
 static tb_conv_geom geom_of(const net_case *c) {
-  int64_t kh = c->h == 1 ? 1 : c->k, ph = c->h == 1 ? 0 : c->pad;
+  int64_t kh = c->h == 1 ? 1 : c->k, ph = c->h == 1 ? 0 : c->pad, d = c->dilation;
   tb_conv_geom g = {.spatial = 2, .batch = c->batch, .in_c = c->c, .out_c = c->m, .group = c->group, .ih = c->h,
-                    .iw = c->w, .kh = kh, .kw = c->k, .sh = c->stride, .sw = c->stride, .dh = 1, .dw = 1, .ph = ph,
+                    .iw = c->w, .kh = kh, .kw = c->k, .sh = c->stride, .sw = c->stride, .dh = d, .dw = d, .ph = ph,
                     .pw = c->pad};
-  g.oh = (c->h + 2 * ph - kh) / c->stride + 1;
-  g.ow = (c->w + 2 * c->pad - c->k) / c->stride + 1;
+  g.oh = (c->h + 2 * ph - (kh - 1) * d - 1) / c->stride + 1;
+  g.ow = (c->w + 2 * c->pad - (c->k - 1) * d - 1) / c->stride + 1;
   return g;
 }
 
@@ -381,7 +509,7 @@ static void check_against_double(const net_case *c, const net_data *d, const flo
           for (int64_t ci = 0; ci < cg; ci++)
             for (int64_t ky = 0; ky < g->kh; ky++)
               for (int64_t kx = 0; kx < g->kw; kx++) {
-                int64_t iy = oy * g->sh + ky - g->ph, ix = ox * g->sw + kx - g->pw;
+                int64_t iy = oy * g->sh + ky * g->dh - g->ph, ix = ox * g->sw + kx * g->dw - g->pw;
                 if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) continue;
                 double p = (double)d->x[((b * g->in_c + gi * cg + ci) * g->ih + iy) * g->iw + ix] *
                            d->w[((m * cg + ci) * g->kh + ky) * g->kw + kx];
@@ -442,18 +570,20 @@ static void driver_matches_double_reference(void **state) {
   }
 }
 
-/* What the bf16 implementation does not take: strides above 2 (no micro-kernel), depthwise, 1x1 stride 1. */
+/* What the bf16 implementation does not take: more than 64 taps, depthwise, 1x1 stride 1; stride 3 it takes. */
 static void driver_declines_with_reasons(void **state) {
   (void)state;
   SKIP_WITHOUT_AVX512BF16();
   char why[200];
-  tb_conv_geom g = geom_of(&(net_case){"", 1, 8, 12, 12, 16, 3, 3, 0, 1, false, false, false});
+  tb_conv_geom g = geom_of(&(net_case){"", 1, 8, 12, 12, 16, 3, 3, 0, 1, false, false, false, 1});
+  assert_true(tb_conv_direct_fits(impl, &g, why, sizeof why));
+  g = geom_of(&(net_case){"", 1, 8, 12, 12, 16, 9, 1, 4, 1, false, false, false, 1});
   assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
-  TB_ASSERT_CONTAINS(why, "stride 3");
-  g = geom_of(&(net_case){"", 1, 8, 12, 12, 8, 3, 1, 1, 8, false, false, false});
+  TB_ASSERT_CONTAINS(why, "81 taps");
+  g = geom_of(&(net_case){"", 1, 8, 12, 12, 8, 3, 1, 1, 8, false, false, false, 1});
   assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
   TB_ASSERT_CONTAINS(why, "depthwise");
-  g = geom_of(&(net_case){"", 1, 8, 12, 12, 16, 1, 1, 0, 1, false, false, false});
+  g = geom_of(&(net_case){"", 1, 8, 12, 12, 16, 1, 1, 0, 1, false, false, false, 1});
   assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
   TB_ASSERT_CONTAINS(why, "1x1");
 }
@@ -588,6 +718,9 @@ int main(void) {
       cmocka_unit_test(make_source_rounds_and_pads),
       cmocka_unit_test(make_source_matches_tb_convert_bits),
       cmocka_unit_test(pack_weights_layout),
+      cmocka_unit_test(make_source_taps_pairs_neighbours),
+      cmocka_unit_test(pack_weights_taps_layout),
+      cmocka_unit_test(tap_pairs_chosen),
       cmocka_unit_test(micro_kernels_match_double_sum),
       cmocka_unit_test(tile_shapes_available),
       cmocka_unit_test(driver_matches_double_reference),

@@ -5,8 +5,10 @@
  * (a band of output rows summed chunk by chunk into a small per-thread buffer in the tile layout, the next
  * chunk prefetched by the micro-kernel as it goes), the threads (even shares of (column block, output row)
  * items, each tile on one thread in a fixed order: the same bits at any thread count) and the store: the
- * tile transposed in registers into the NCHW output with bias, residual and activation.
- * TB_CONV_DIRECT turns it off. */
+ * tile transposed in registers into the NCHW output with bias, residual and activation (branch-free, one
+ * instance per activation, bias and residual). For bf16 with few input channels the units are channels
+ * and the lanes tap pairs (tb_conv_direct_tap_pairs); the micro-kernel gets the horizontal stride in the
+ * args (strides above 2: the generic kernels). TB_CONV_DIRECT turns it off. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,9 @@ enum { ROWS_OUTER_BYTES = 512 * 1024 };
 
 struct tb_conv_direct_weights {
   const tb_conv_direct_impl *impl;
-  int64_t group, mg, cg, units; /* units: channel units per group (cg rounded up to lanes) */
-  int n_taps, cols;
+  int64_t group, mg, cg, units; /* units: channel units per group (cg rounded up to lanes; tap pairs: cg) */
+  int n_taps, cols;               /* n_taps: kh x kw, or kh x ceil(kw / 2) pair taps */
+  bool tap_pairs;                 /* units are channels, lanes pairs of horizontally consecutive taps */
   int64_t col_blocks;           /* per group */
   size_t block_bytes;           /* one column block's packed weights */
   unsigned char *data;          /* group x col_blocks blocks */
@@ -49,6 +52,13 @@ bool tb_conv_direct_wanted(char *why, size_t why_cap) {
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool tb_conv_direct_tap_pairs(const tb_conv_direct_impl *impl, const tb_conv_geom *g) {
+  if (!impl || impl->lanes != 2 || !impl->make_source_taps || !impl->pack_weights_taps || g->kw < 2 || g->group < 1)
+    return false;
+  int64_t cg = g->in_c / g->group;
+  return cg * ceil_div(g->kw, 2) < ceil_div(cg, 2) * g->kw; /* (unit, tap) steps per kernel row */
+}
 
 /* 7 x 64 tiles when the output row is a multiple of 7 but not of 14 (ResNet's 7x7 layers) and the group's
  * channels fill 64-column blocks, if the implementation prefers them (prefer_64); else up to 14 x 32.
@@ -134,8 +144,9 @@ tb_conv_direct_weights *tb_conv_direct_pack(const tb_conv_direct_impl *impl, con
   p->group = g->group;
   p->mg = g->out_c / g->group;
   p->cg = g->in_c / g->group;
-  p->units = ceil_div(p->cg, impl->lanes);
-  p->n_taps = (int)(g->kh * g->kw);
+  p->tap_pairs = tb_conv_direct_tap_pairs(impl, g);
+  p->units = p->tap_pairs ? p->cg : ceil_div(p->cg, impl->lanes);
+  p->n_taps = (int)(p->tap_pairs ? g->kh * ceil_div(g->kw, 2) : g->kh * g->kw);
   p->cols = choose_cols(impl, g);
   p->col_blocks = ceil_div(p->mg, p->cols);
   p->block_bytes = (size_t)p->units * (size_t)p->n_taps * (size_t)p->cols * (size_t)impl->lanes * impl->w_elem;
@@ -149,11 +160,15 @@ tb_conv_direct_weights *tb_conv_direct_pack(const tb_conv_direct_impl *impl, con
     free(p);
     return NULL;
   }
-  int64_t group_w = p->mg * p->cg * p->n_taps;
+  int64_t group_w = p->mg * p->cg * g->kh * g->kw;
   for (int64_t gi = 0; gi < p->group; gi++)
-    for (int64_t cb = 0; cb < p->col_blocks; cb++)
-      impl->pack_weights(w + gi * group_w, p->mg, p->cg, p->n_taps, cb * p->cols, p->cols,
-                         p->data + (size_t)(gi * p->col_blocks + cb) * p->block_bytes);
+    for (int64_t cb = 0; cb < p->col_blocks; cb++) {
+      unsigned char *dst = p->data + (size_t)(gi * p->col_blocks + cb) * p->block_bytes;
+      if (p->tap_pairs)
+        impl->pack_weights_taps(w + gi * group_w, p->mg, p->cg, (int)g->kh, (int)g->kw, cb * p->cols, p->cols, dst);
+      else
+        impl->pack_weights(w + gi * group_w, p->mg, p->cg, p->n_taps, cb * p->cols, p->cols, dst);
+    }
   return p;
 }
 
@@ -192,7 +207,8 @@ static void source_jobs(void *p, size_t begin, size_t end) {
     int64_t c0 = piece * step, n_c = cg - c0 < step ? cg - c0 : step;
     const float *x = r->x + bg * cg * g->ih * g->iw;
     unsigned char *src = r->own_src + (size_t)(bg * r->w->units * r->plane) * r->impl->src_elem;
-    r->impl->make_source(x, g->ih, g->iw, c0, n_c, r->src_h, r->src_w, g->ph, g->pw, src);
+    if (r->w->tap_pairs) r->impl->make_source_taps(x, g->ih, g->iw, c0, n_c, r->src_h, r->src_w, g->ph, g->pw, g->dw, src);
+    else r->impl->make_source(x, g->ih, g->iw, c0, n_c, r->src_h, r->src_w, g->ph, g->pw, src);
   }
 }
 
@@ -235,7 +251,8 @@ static void run_tile(const direct_run *r, const source_view *v, int64_t bg, int6
   tb_conv_direct_args a = {.src = v->base + (size_t)at * r->impl->src_elem, .unit_stride = v->plane,
                            .tap_off = r->tap_off, .n_taps = w->n_taps, .n_units = nu,
                            .w = chunk_weights(r, bg, cb, c, &bytes), .acc = acc, .accumulate = c > 0,
-                           .prefetch = pf_bytes > 0 ? pf->at : NULL, .prefetch_bytes = pf_bytes};
+                           .prefetch = pf_bytes > 0 ? pf->at : NULL, .prefetch_bytes = pf_bytes,
+                           .pixel_stride = g->sw};
   r->impl->ukr((int)n, w->cols, g->sw)(&a);
   if (pf_bytes > 0) pf->at += pf_bytes, pf->left -= pf_bytes;
 }
@@ -273,40 +290,72 @@ static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16
   }
 }
 
+/* One block of up to 16 channels (jn of them) x n pixels (<= 16): y[j * plane + p] = act(acc[p * cols + j]
+ * + bias[j] + res[j * plane + p]). Branch-free: the rows past n load as zeros (masked loads), the bias is
+ * one vector added to each row before the 16 x 16 register transpose, and the channels past jn store
+ * nothing (mask 0), so the compiler keeps the block in registers. ACT 1, 2, 3 (Relu, LeakyRelu, Clip) in
+ * registers with the scalar rules (a NaN passes through: vmaxps returns its second operand, v, when v is
+ * NaN, and -0 stays -0); other activations are applied by the caller afterwards. */
+static inline __attribute__((always_inline)) AVX512 void store_block(const float *acc, int cols, int64_t n, int64_t jn,
+                                                                     float *y, int64_t plane, const float *bias,
+                                                                     const float *res, __m512 alpha, __m512 lo, __m512 hi,
+                                                                     const int ACT, const bool BIAS, const bool RES) {
+  const __mmask16 m = (__mmask16)((1u << n) - 1), jm = (__mmask16)((1u << jn) - 1);
+  const __m512 zero = _mm512_setzero_ps();
+  __m512 r[16];
+  const __m512 b = BIAS ? _mm512_maskz_loadu_ps(jm, bias) : zero;
+#pragma GCC unroll 16
+  for (int p = 0; p < 16; p++) {
+    r[p] = _mm512_maskz_loadu_ps(p < n ? (__mmask16)0xFFFF : (__mmask16)0, acc + p * cols);
+    if (BIAS) r[p] = _mm512_add_ps(r[p], b);
+  }
+  transpose16(r);
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; j++) {
+    const __mmask16 mj = j < jn ? m : (__mmask16)0;
+    __m512 v = r[j];
+    if (RES) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mj, res + j * plane));
+    if (ACT == 1) {
+      v = _mm512_max_ps(zero, v);
+    } else if (ACT == 2) {
+      v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, alpha);
+    } else if (ACT == 3) {
+      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+    }
+    _mm512_mask_storeu_ps(y + j * plane, mj, v);
+  }
+}
+
 /* y[j * plane + p] = act(acc[p * cols + j] + bias[j] + res[j * plane + p]) for pixels p < n (<= 16) and
- * channels j < ch: 16 x 16 blocks transposed in registers; Relu, LeakyRelu and Clip in registers with the
- * scalar rules (a NaN passes through), the other activations afterwards per channel row. */
+ * channels j < ch, block by block of 16 channels (store_block, one instance per activation, bias and
+ * residual, chosen once per tile); activations other than Relu, LeakyRelu and Clip per channel row after. */
+#define STORE_VARIANT(ACT, BIAS, RES)                                                                                \
+  AVX512 static void store_##ACT##_##BIAS##_##RES(const float *acc, int cols, int64_t n, int64_t ch, float *y,     \
+                                                   int64_t plane, const float *bias, const float *res, __m512 alpha, \
+                                                   __m512 lo, __m512 hi) {                                           \
+    for (int64_t j0 = 0; j0 < ch; j0 += 16)                                                                          \
+      store_block(acc + j0, cols, n, ch - j0 < 16 ? ch - j0 : 16, y + j0 * plane, plane, BIAS ? bias + j0 : NULL,   \
+                  RES ? res + j0 * plane : NULL, alpha, lo, hi, ACT, BIAS, RES);                                     \
+  }
+#define STORE_VARIANTS(ACT) STORE_VARIANT(ACT, 0, 0) STORE_VARIANT(ACT, 0, 1) STORE_VARIANT(ACT, 1, 0) STORE_VARIANT(ACT, 1, 1)
+STORE_VARIANTS(0)
+STORE_VARIANTS(1)
+STORE_VARIANTS(2)
+STORE_VARIANTS(3)
+
+typedef void (*store_fn)(const float *, int, int64_t, int64_t, float *, int64_t, const float *, const float *, __m512,
+                         __m512, __m512);
+#define STORE_ROW(ACT) {store_##ACT##_0_0, store_##ACT##_0_1, store_##ACT##_1_0, store_##ACT##_1_1}
+
 AVX512 static void store_avx512(const float *acc, int cols, int64_t n, int64_t ch, float *y, int64_t plane,
                                 const float *bias, const float *res, const tb_gemm_epilogue *ep) {
-  const __mmask16 m = (__mmask16)((1u << n) - 1);
-  const __m512 zero = _mm512_setzero_ps(), alpha = _mm512_set1_ps(ep->act_alpha);
-  const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
-  const int act = ep->act; /* read once: the stores below may alias *ep as far as the compiler knows */
-  for (int64_t j0 = 0; j0 < ch; j0 += 16) {
-    __m512 r[16];
-#pragma GCC unroll 16
-    for (int p = 0; p < 16; p++) r[p] = p < n ? _mm512_loadu_ps(acc + p * cols + j0) : zero;
-    transpose16(r);
-    int64_t jn = ch - j0 < 16 ? ch - j0 : 16;
-#pragma GCC unroll 16
-    for (int j = 0; j < 16; j++) { /* constant indices keep r in registers */
-      if (j >= jn) break;
-      __m512 v = r[j];
-      float *yj = y + (j0 + j) * plane;
-      if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[j0 + j]));
-      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + (j0 + j) * plane));
-      if (act == 1) {
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
-      } else if (act == 2) {
-        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, alpha);
-      } else if (act == 3) {
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
-      }
-      _mm512_mask_storeu_ps(yj, m, v);
-      if (act > 3) tb_conv_epilogue_row(ep, NULL, yj, n);
-    }
-  }
+  static const store_fn variants[4][4] = {STORE_ROW(0), STORE_ROW(1), STORE_ROW(2), STORE_ROW(3)};
+  const int act = ep->act, in_regs = act >= 1 && act <= 3 ? act : 0;
+  variants[in_regs][(bias ? 2 : 0) + (res ? 1 : 0)](acc, cols, n, ch, y, plane, bias, res, _mm512_set1_ps(ep->act_alpha),
+                                                    _mm512_set1_ps(ep->act_min), _mm512_set1_ps(ep->act_max));
+  if (act > 3)
+    for (int64_t j = 0; j < ch; j++) tb_conv_epilogue_row(ep, NULL, y + j * plane, n);
 }
 #endif
 
@@ -454,7 +503,8 @@ bool tb_conv_direct_run(const tb_conv_direct_impl *impl, const tb_conv_geom *g, 
     r.own_src = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!r.own_src) return false;
     /* pieces of whole units, about four per thread (the stem's 3 channels: one each) */
-    int64_t cg = g->in_c / g->group, lanes = impl->lanes, want = ceil_div(cg, 4 * (int64_t)tb_pool_threads(pool));
+    int64_t cg = g->in_c / g->group, lanes = w->tap_pairs ? 1 : impl->lanes;
+    int64_t want = ceil_div(cg, 4 * (int64_t)tb_pool_threads(pool));
     r.source_step = ceil_div(want, lanes) * lanes;
     int64_t pieces = g->batch * g->group * ceil_div(cg, r.source_step);
     tb_pool_parallel_for(pool, (size_t)pieces, source_jobs, &r);
@@ -462,7 +512,8 @@ bool tb_conv_direct_run(const tb_conv_direct_impl *impl, const tb_conv_geom *g, 
   } else if (!copy) {
     r.src = (const unsigned char *)x;
   }
-  for (int t = 0; t < w->n_taps; t++) r.tap_off[t] = t / g->kw * g->dh * r.src_w + t % g->kw * g->dw;
+  int64_t row_taps = w->tap_pairs ? ceil_div(g->kw, 2) : g->kw, tap_step = w->tap_pairs ? 2 : 1;
+  for (int t = 0; t < w->n_taps; t++) r.tap_off[t] = t / row_taps * g->dh * r.src_w + t % row_taps * tap_step * g->dw;
   size_t row_bytes = (size_t)r.tiles * (size_t)r.rows * (size_t)w->cols * sizeof(float);
   r.band_rows = (int64_t)(BAND_BYTES / row_bytes > 0 ? BAND_BYTES / row_bytes : 1);
   r.items = g->batch * g->group * w->col_blocks * g->oh;

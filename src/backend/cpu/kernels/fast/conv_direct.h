@@ -25,7 +25,8 @@
  *   src[u * unit_stride + tap_off[t] + r * pixel_stride] (broadcast; row r of the tile)
  *   x w[(u * n_taps + t) * cols * lanes + column * lanes ...] (the packed weights of this column block),
  * where a channel unit is one channel (fp32: lanes 1, src float) or a pair of channels (bf16: lanes 2,
- * src a uint32 holding the pair's two bf16 values, w pairs of bf16, vdpbf16ps). The sum over units and
+ * src a uint32 holding the pair's two bf16 values, w pairs of bf16, vdpbf16ps; with tap pairs, one
+ * channel whose two lanes are two horizontally consecutive taps, see make_source_taps). The sum over units and
  * taps is in that order, u outer, t inner, so a tile's result does not depend on how the driver splits its
  * work. src points at the tile's first pixel: the source element under tap (0, 0) of output pixel
  * (oh, ow0) for the chunk's first unit. */
@@ -43,6 +44,9 @@ typedef struct tb_conv_direct_args {
    * from prefetch on, at most prefetch_bytes; spreading the fetch over the compute hides it. */
   const void *prefetch;
   int64_t prefetch_bytes;
+  /* Source elements between the tile's rows (pixels): the horizontal stride. The kernels of strides 1 and
+   * 2 have it built in; the generic kernel (any other stride) reads it here. */
+  int64_t pixel_stride;
 } tb_conv_direct_args;
 
 typedef void (*tb_conv_direct_ukr)(const tb_conv_direct_args *a);
@@ -55,7 +59,8 @@ typedef struct tb_conv_direct_impl {
   size_t w_elem;          /* bytes per weight value: 4 (fp32) or 2 (bf16) */
   int max_rows;           /* the widest tile: 14 */
   /* The micro-kernel for a tile of `rows` (1..max_rows) x `cols` (32 or 64 with rows <= 7) and a pixel
-   * stride (the convolution's horizontal stride, any value >= 1); NULL when there is none. */
+   * stride (the convolution's horizontal stride, any value >= 1: 1 and 2 specialised, above 2 a generic
+   * kernel reading args.pixel_stride); NULL when there is none. */
   tb_conv_direct_ukr (*ukr)(int rows, int cols, int64_t pixel_stride);
   /* Channels [c0, c0 + n_c) of one image and group of X (planes of ih x iw floats) written into the
    * source: units of `lanes` channels (a missing last channel of a pair is zero), each unit a plane of
@@ -70,6 +75,18 @@ typedef struct tb_conv_direct_impl {
    * one group's rows) into dst in the micro-kernel's layout: unit u, tap t, column j, lane l at
    * ((u * n_taps + t) * cols + j) * lanes + l. */
   void (*pack_weights)(const float *w, int64_t mg, int64_t cg, int n_taps, int64_t m0, int cols, void *dst);
+  /* Tap pairs (lanes 2 only; NULL: none), for convolutions with few input channels (the 7x7 stem's C = 3
+   * would otherwise spend a quarter of its multiplies on a zero fourth channel): a unit is one channel and
+   * its two lanes are two horizontally consecutive taps (kw 2p and 2p + 1) of one kernel row; the
+   * micro-kernels are the same, with n_taps = kh x ceil(kw / 2) pair taps at offsets kh * dh * src_w +
+   * 2p * dw. make_source_taps: as make_source, but channel c lands in unit c, whose element (y, col)
+   * holds the padded input at (y, col) in its low half and at (y, col + dw) in its high half (zero where
+   * that is outside the input). pack_weights_taps: unit u (channel), pair tap t = i * ceil(kw / 2) + p,
+   * column j, lane l at ((u * n_taps + t) * cols + j) * 2 + l, the bf16 of W[m0 + j][u][i][2p + l] (zero
+   * past kw and past mg). */
+  void (*make_source_taps)(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h,
+                           int64_t src_w, int64_t pt, int64_t pl, int64_t dw, void *src);
+  void (*pack_weights_taps)(const float *w, int64_t mg, int64_t cg, int kh, int kw, int64_t m0, int cols, void *dst);
 } tb_conv_direct_impl;
 
 extern const tb_conv_direct_impl tb_conv_direct_f32_avx512;
@@ -82,6 +99,10 @@ bool tb_conv_direct_wanted(char *why, size_t why_cap);
 
 /* Weights packed for the direct convolution of one geometry's W (all groups). Opaque. */
 typedef struct tb_conv_direct_weights tb_conv_direct_weights;
+
+/* Whether impl sums this geometry over tap pairs (make_source_taps / pack_weights_taps) rather than
+ * channel units: when it has them and that takes fewer (unit, tap) steps (C odd and small, kw >= 2). */
+bool tb_conv_direct_tap_pairs(const tb_conv_direct_impl *impl, const tb_conv_geom *g);
 
 /* Whether the direct convolution takes this geometry with this implementation (2-D or 1-D, not depthwise,
  * not a 1x1 stride-1 unpadded convolution, at most 64 taps, every tile shape it needs available). When

@@ -49,7 +49,8 @@ static inline __attribute__((always_inline)) TARGET __m512 fma_bcast(__m512 acc,
   return acc;
 }
 
-/* acc[rows x 16 nv] (+)= the chunk's sum, pixel r reading src + r * stride + tap offset. */
+/* acc[rows x 16 nv] (+)= the chunk's sum, pixel r reading src + r * stride + tap offset (stride 0: the
+ * generic kernel, a->pixel_stride). */
 static inline __attribute__((always_inline)) TARGET void body(const tb_conv_direct_args *a, int rows, int nv,
                                                               int64_t stride) {
   const int cols = 16 * nv;
@@ -64,6 +65,7 @@ static inline __attribute__((always_inline)) TARGET void body(const tb_conv_dire
   const float *src = a->src, *w = a->w;
   const int64_t *tap_off = a->tap_off;
   const int n_taps = a->n_taps;
+  const int64_t step = stride ? stride : a->pixel_stride; /* stride 0: the generic kernel */
   /* the prefetch lines spread evenly over the call's steps: one every pf_every steps */
   const char *pf = a->prefetch;
   int64_t pf_left = pf ? a->prefetch_bytes : 0, steps = a->n_units * a->n_taps;
@@ -82,7 +84,7 @@ static inline __attribute__((always_inline)) TARGET void body(const tb_conv_dire
 #pragma GCC unroll 14
         for (int r = 0; r < MAX_ROWS; r++)
           if (r < rows) {
-            __m512 b = _mm512_set1_ps(p[r * stride]);
+            __m512 b = _mm512_set1_ps(p[r * step]);
             acc[r][0] = _mm512_fmadd_ps(b, w0, acc[r][0]);
             acc[r][1] = _mm512_fmadd_ps(b, w1, acc[r][1]);
           }
@@ -92,7 +94,7 @@ static inline __attribute__((always_inline)) TARGET void body(const tb_conv_dire
           __m512 wv = _mm512_loadu_ps(w + 16 * v);
 #pragma GCC unroll 14
           for (int r = 0; r < MAX_ROWS; r++)
-            if (r < rows) acc[r][v] = fma_bcast(acc[r][v], wv, p + r * stride);
+            if (r < rows) acc[r][v] = fma_bcast(acc[r][v], wv, p + r * step);
         }
       }
     }
@@ -115,20 +117,24 @@ KERNELS_32(1)
 KERNELS_32(2)
 KERNELS_64(1)
 KERNELS_64(2)
+KERNELS_32(0)
+KERNELS_64(0)
 
 #define TABLE_32(s)                                                                                              \
   {k1_2_s##s, k2_2_s##s, k3_2_s##s, k4_2_s##s, k5_2_s##s, k6_2_s##s, k7_2_s##s, k8_2_s##s, k9_2_s##s, k10_2_s##s, \
    k11_2_s##s, k12_2_s##s, k13_2_s##s, k14_2_s##s}
 #define TABLE_64(s) {k1_4_s##s, k2_4_s##s, k3_4_s##s, k4_4_s##s, k5_4_s##s, k6_4_s##s, k7_4_s##s}
 
-static const tb_conv_direct_ukr cols32[2][MAX_ROWS] = {TABLE_32(1), TABLE_32(2)};
-static const tb_conv_direct_ukr cols64[2][7] = {TABLE_64(1), TABLE_64(2)};
+static const tb_conv_direct_ukr cols32[3][MAX_ROWS] = {TABLE_32(1), TABLE_32(2), TABLE_32(0)};
+static const tb_conv_direct_ukr cols64[3][7] = {TABLE_64(1), TABLE_64(2), TABLE_64(0)};
 
-/* Strides 1 and 2 only (every stride ResNets and most CNNs use); others stay on the implicit GEMM. */
+/* Strides 1 and 2 (every stride ResNets and most CNNs use) with the stride built in; any other stride the
+ * generic kernels (the stride read from the args). */
 static tb_conv_direct_ukr ukr_f32(int rows, int cols, int64_t pixel_stride) {
-  if (pixel_stride < 1 || pixel_stride > 2 || rows < 1) return NULL;
-  if (cols == 32 && rows <= MAX_ROWS) return cols32[pixel_stride - 1][rows - 1];
-  if (cols == 64 && rows <= 7) return cols64[pixel_stride - 1][rows - 1];
+  if (pixel_stride < 1 || rows < 1) return NULL;
+  int which = pixel_stride <= 2 ? (int)pixel_stride - 1 : 2;
+  if (cols == 32 && rows <= MAX_ROWS) return cols32[which][rows - 1];
+  if (cols == 64 && rows <= 7) return cols64[which][rows - 1];
   return NULL;
 }
 #else

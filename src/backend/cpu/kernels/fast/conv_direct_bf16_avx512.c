@@ -1,6 +1,7 @@
 /* The bf16 direct convolution's AVX512-BF16 parts (conv_direct.h, lanes 2): the source (pairs of input
- * channels rounded to bf16, one uint32 per pixel, low half the even channel, in zero-padded planes), the
- * weights packed per (channel pair, tap) as cols x 2 bf16, and the micro-kernels: per (pair, tap) cols / 16
+ * channels rounded to bf16, one uint32 per pixel, low half the even channel, in zero-padded planes; or, for
+ * few channels, tap pairs: each channel's pixel with its right neighbour), the weights packed per (channel
+ * pair, tap) or (channel, tap pair) as cols x 2 bf16, and the micro-kernels: per (pair, tap) cols / 16
  * weight vectors and, per tile row, one 32-bit broadcast of the source pair feeding vdpbf16ps (fp32
  * accumulation; the 28 accumulators of a 14 x 32 or 7 x 64 tile stay in registers). Rounding is to nearest
  * even with subnormals kept and NaN quieted, the same bits as tb_convert (vcvtneps2bf16 would flush
@@ -27,6 +28,22 @@ static void pack_weights(const float *w, int64_t mg, int64_t cg, int n_taps, int
       }
     }
   }
+}
+
+/* The contract's pack_weights_taps: unit u (one channel), pair tap t = i * pairs + p, column j, lane l at
+ * ((u * n_taps + t) * cols + j) * 2 + l, the bf16 of W[m0 + j][u][i][2p + l]; zeros past kw and past mg. */
+static void pack_weights_taps(const float *w, int64_t mg, int64_t cg, int kh, int kw, int64_t m0, int cols, void *dst) {
+  uint16_t *d = dst;
+  int pairs = (kw + 1) / 2, n_taps = kh * pairs;
+  for (int64_t u = 0; u < cg; u++)
+    for (int j = 0; j < cols; j++) {
+      const float *wj = m0 + j < mg ? w + ((m0 + j) * cg + u) * kh * kw : NULL;
+      for (int t = 0; t < n_taps; t++)
+        for (int l = 0; l < 2; l++) {
+          int i = t / pairs, k = t % pairs * 2 + l;
+          d[((u * n_taps + t) * cols + j) * 2 + l] = wj && k < kw ? tb_bf16_round(wj[i * kw + k]) : 0;
+        }
+    }
 }
 
 #if defined(__x86_64__)
@@ -95,10 +112,50 @@ TB_TARGET_BF16 static void make_source(const float *x, int64_t ih, int64_t iw, i
   }
 }
 
+/* Columns [0, src_w) of one source row of tap pairs from the input row (column 0 landing at column pl):
+ * the low half of element col the input at col - pl, the high half at col - pl + dw, zero outside the
+ * input (masked-off lanes are not read). */
+TB_INLINE_BF16 void tap_pair_row(const float *row, int64_t iw, int64_t pl, int64_t dw, int64_t src_w, uint32_t *d) {
+  if (dw == 1) { /* each value rounded once: the neighbours are the next 16 columns' vector shifted by one */
+    __m512i cur = round_bf16(_mm512_maskz_loadu_ps((__mmask16)(first_lanes(pl + iw) & ~first_lanes(pl)), row - pl));
+    for (int64_t col = 0; col < src_w; col += 16) {
+      int64_t at = col + 16;
+      __mmask16 load = (__mmask16)(first_lanes(pl + iw - at) & ~first_lanes(pl - at));
+      __m512i next = round_bf16(_mm512_maskz_loadu_ps(load, row + (at - pl)));
+      __m512i pair = _mm512_or_si512(cur, _mm512_slli_epi32(_mm512_alignr_epi32(next, cur, 1), 16));
+      _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
+      cur = next;
+    }
+    return;
+  }
+  for (int64_t col = 0; col < src_w; col += 16) {
+    __mmask16 lo = (__mmask16)(first_lanes(pl + iw - col) & ~first_lanes(pl - col));
+    __mmask16 hi = (__mmask16)(first_lanes(pl - dw + iw - col) & ~first_lanes(pl - dw - col));
+    __m512i pair = round_bf16(_mm512_maskz_loadu_ps(lo, row + (col - pl)));
+    pair = _mm512_or_si512(pair, _mm512_slli_epi32(round_bf16(_mm512_maskz_loadu_ps(hi, row + (col - pl + dw))), 16));
+    _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
+  }
+}
+
+/* The contract's make_source_taps: channels [c0, c0 + n_c) into units c0 on, every element written. */
+TB_TARGET_BF16 static void make_source_taps(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h,
+                                            int64_t src_w, int64_t pt, int64_t pl, int64_t dw, void *src) {
+  if (n_c <= 0 || src_h <= 0 || src_w <= 0) return;
+  int64_t plane = ih * iw, src_plane = src_h * src_w;
+  for (int64_t c = c0; c < c0 + n_c; c++) {
+    uint32_t *d = (uint32_t *)src + c * src_plane;
+    for (int64_t y = 0; y < src_h; y++) {
+      int64_t iy = y - pt;
+      if (iy < 0 || iy >= ih || iw <= 0) zero_row(src_w, d + y * src_w);
+      else tap_pair_row(x + c * plane + iy * iw, iw, pl, dw, src_w, d + y * src_w);
+    }
+  }
+}
+
 /* acc += the pair products of the weight vector at w (a memory operand) and the broadcast source pair. */
 #define DP_MEMORY(acc, pair, w) __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(pair), "m"(*(const __m512i *)(w)))
 
-/* One tile: ROWS pixels (stride STRIDE in the source) x NV * 16 channels, summed over units and taps in the
+/* One tile: ROWS pixels (stride STRIDE in the source; 0: a->pixel_stride) x NV * 16 channels, summed over units and taps in the
  * contract's order. Per (unit, tap): the weight vectors in registers and, per row, the source pair
  * broadcast into a register and one vdpbf16ps per vector. 64 columns have 28 accumulators and would need
  * 33 registers: their fourth weight vector is read from L1 by each vdpbf16ps instead (GCC would spill an
@@ -115,6 +172,7 @@ TB_INLINE_BF16 void tile(const tb_conv_direct_args *a, const int ROWS, const int
   const uint16_t *w = a->w;
   const int64_t *tap_off = a->tap_off, unit_stride = a->unit_stride, n_units = a->n_units;
   const int n_taps = a->n_taps;
+  const int64_t step = STRIDE ? STRIDE : a->pixel_stride; /* STRIDE 0: the generic kernel */
   /* what the driver needs next (a->prefetch), one line into L2 every pf_every (unit, tap) steps */
   const char *pf = a->prefetch;
   int64_t pf_left = pf ? a->prefetch_bytes : 0, steps = n_units * n_taps;
@@ -134,7 +192,7 @@ TB_INLINE_BF16 void tile(const tb_conv_direct_args *a, const int ROWS, const int
       for (int v = 0; v < in_regs; v++) wv[v] = (__m512bh)_mm512_loadu_si512(w + v * 32);
 #pragma GCC unroll 14
       for (int r = 0; r < ROWS; r++) {
-        __m512bh pair = (__m512bh)_mm512_set1_epi32((int)s[r * STRIDE]);
+        __m512bh pair = (__m512bh)_mm512_set1_epi32((int)s[r * step]);
 #pragma GCC unroll 4
         for (int v = 0; v < in_regs; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], wv[v], pair);
         if (NV == 4) DP_MEMORY(acc[r][3], pair, w + 3 * 32);
@@ -160,6 +218,8 @@ TILE_ROWS_14(2, 1)
 TILE_ROWS_14(2, 2)
 TILE_ROWS_7(4, 1)
 TILE_ROWS_7(4, 2)
+TILE_ROWS_14(2, 0)
+TILE_ROWS_7(4, 0)
 
 #define ENTRY(rows, nv, stride) tile_##rows##x##nv##_s##stride
 #define TABLE_14(nv, stride)                                                                                        \
@@ -170,21 +230,23 @@ TILE_ROWS_7(4, 2)
   {ENTRY(1, nv, stride), ENTRY(2, nv, stride), ENTRY(3, nv, stride), ENTRY(4, nv, stride), ENTRY(5, nv, stride),     \
    ENTRY(6, nv, stride), ENTRY(7, nv, stride)}
 
-static const tb_conv_direct_ukr cols32[2][MAX_ROWS] = {TABLE_14(2, 1), TABLE_14(2, 2)};
-static const tb_conv_direct_ukr cols64[2][7] = {TABLE_7(4, 1), TABLE_7(4, 2)};
+static const tb_conv_direct_ukr cols32[3][MAX_ROWS] = {TABLE_14(2, 1), TABLE_14(2, 2), TABLE_14(2, 0)};
+static const tb_conv_direct_ukr cols64[3][7] = {TABLE_7(4, 1), TABLE_7(4, 2), TABLE_7(4, 0)};
 
-/* Pixel strides 1 and 2 (every ResNet / VGG / MobileNet convolution); other strides have no kernel here,
- * so the driver's fits() leaves them on the implicit GEMM. */
+/* Pixel strides 1 and 2 (every ResNet / VGG / MobileNet convolution) with the stride built in; any other
+ * stride the generic kernels (the stride read from the args). */
 static tb_conv_direct_ukr ukr_for(int rows, int cols, int64_t pixel_stride) {
-  if (pixel_stride < 1 || pixel_stride > 2 || rows < 1) return NULL;
-  if (cols == 32 && rows <= MAX_ROWS) return cols32[pixel_stride - 1][rows - 1];
-  if (cols == 64 && rows <= 7) return cols64[pixel_stride - 1][rows - 1];
+  if (pixel_stride < 1 || rows < 1) return NULL;
+  int which = pixel_stride <= 2 ? (int)pixel_stride - 1 : 2;
+  if (cols == 32 && rows <= MAX_ROWS) return cols32[which][rows - 1];
+  if (cols == 64 && rows <= 7) return cols64[which][rows - 1];
   return NULL;
 }
 
 const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
     .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = MAX_ROWS,
-    .ukr = ukr_for, .make_source = make_source, .pack_weights = pack_weights};
+    .ukr = ukr_for, .make_source = make_source, .pack_weights = pack_weights, .make_source_taps = make_source_taps,
+    .pack_weights_taps = pack_weights_taps};
 #else
 static tb_conv_direct_ukr no_ukr(int rows, int cols, int64_t pixel_stride) {
   (void)rows, (void)cols, (void)pixel_stride;
@@ -193,5 +255,5 @@ static tb_conv_direct_ukr no_ukr(int rows, int cols, int64_t pixel_stride) {
 /* Off x86-64 there is no AVX512-BF16: no micro-kernel, so fits() never takes this implementation. */
 const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
     .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = 14, .ukr = no_ukr,
-    .pack_weights = pack_weights};
+    .pack_weights = pack_weights, .pack_weights_taps = pack_weights_taps};
 #endif
