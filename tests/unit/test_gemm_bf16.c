@@ -303,6 +303,69 @@ static void driver_large_blocked_and_threaded(void **state) {
   tb_pool_destroy(pool);
 }
 
+/* B packed and at most 336 rows: a band of columns per thread (tiles of nearly equal height; A packed per
+ * depth block on one thread, all at once on more) when every band gets at least 8 slivers, else the tiled
+ * driver. Row counts on both sides of the rules and around whole tiles, 70 columns (one thread: bands;
+ * 2 and 3: tiled) and 800 (bands on 1, 2 and 3 threads; 25 slivers of 32, uneven bands), A in every
+ * unpacked kind, an odd depth of two blocks: checked against the reference, and bit-identical to the tiled
+ * driver with B plain. */
+static void driver_column_bands_match_tiled(void **state) {
+  (void)state;
+  tb_pool *pools[3] = {NULL, NULL, NULL};
+  TB_ASSERT_OK(tb_pool_create(2, &pools[1]));
+  TB_ASSERT_OK(tb_pool_create(3, &pools[2]));
+  static const int64_t rows[] = {1, 2, 13, 14, 15, 29, 41, 42, 85, 126, 128, 336, 337};
+  static const int a_modes[] = {PLAIN, TRANSPOSED, PACK_FN};
+  for (int p = 0; p < n_paths(); p++)
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+      gemm_case g = {rows[r], 70, 601, 1, 0, PLAIN, PLAIN, NULL, false, NULL, true};
+      float *tiled = check_case((tb_gemm_bf16_path)p, &g);
+      g.mode_b = PACKED;
+      for (int t = 0; t < 3; t++) {
+        g.mode_a = a_modes[(r + (size_t)t) % 3];
+        g.pool = pools[t];
+        g.check = t == 0;
+        float *c = check_case((tb_gemm_bf16_path)p, &g);
+        if (memcmp(c, tiled, (size_t)(g.m * g.n) * sizeof(float)))
+          fail_msg("%s path %lldx70x601: A %s, B packed on %d threads differs from the tiled driver",
+                   tb_gemm_bf16_path_name((tb_gemm_bf16_path)p), (long long)g.m, mode_names[g.mode_a], t + 1);
+        free(c);
+      }
+      free(tiled);
+    }
+  static const int64_t band_rows[] = {1, 29, 128, 336};
+  for (int p = 0; p < n_paths(); p++)
+    for (size_t r = 0; r < sizeof band_rows / sizeof band_rows[0]; r++) {
+      gemm_case g = {band_rows[r], 800, 601, 1, 0, PLAIN, PLAIN, NULL, false, NULL, r == 0};
+      float *tiled = check_case((tb_gemm_bf16_path)p, &g);
+      g.mode_b = PACKED;
+      for (int t = 0; t < 3; t++) {
+        g.mode_a = a_modes[(r + (size_t)t) % 3];
+        g.pool = pools[t];
+        g.check = r == 0 && t == 1;
+        float *c = check_case((tb_gemm_bf16_path)p, &g);
+        if (memcmp(c, tiled, (size_t)(g.m * g.n) * sizeof(float)))
+          fail_msg("%s path %lldx800x601: A %s, B packed on %d threads differs from the tiled driver",
+                   tb_gemm_bf16_path_name((tb_gemm_bf16_path)p), (long long)g.m, mode_names[g.mode_a], t + 1);
+        free(c);
+      }
+      free(tiled);
+    }
+  /* epilogues on both paths: bias per row and column, residual aliasing C, beta */
+  float bias[128];
+  fill(bias, 128, 5);
+  for (int p = 0; p < n_paths(); p++)
+    for (int t = 0; t < 3; t++) {
+      tb_gemm_epilogue ep = {.bias = bias, .bias_axis = t % 2 ? 0 : 1, .act = t == 1 ? 1 : 5};
+      check((tb_gemm_bf16_path)p, (gemm_case){128, 100, 40, 0.5f, 0, TRANSPOSED, PACKED, &ep, false, pools[t], true});
+      ep.bias = NULL;
+      check((tb_gemm_bf16_path)p, (gemm_case){90, 33, 1030, 1, 0.75f, PLAIN, PACKED, &ep, true, pools[t], true});
+      check((tb_gemm_bf16_path)p, (gemm_case){30, 800, 40, 1, 0.5f, PACK_FN, PACKED, &ep, true, pools[t], true});
+    }
+  tb_pool_destroy(pools[1]);
+  tb_pool_destroy(pools[2]);
+}
+
 static void driver_epilogues(void **state) {
   (void)state;
   float bias_rows[70], bias_cols[70], residual[70 * 70];
@@ -702,6 +765,7 @@ int main(void) {
       cmocka_unit_test(driver_every_dim_and_operand_kind),
       cmocka_unit_test(driver_operand_kinds_alpha_beta),
       cmocka_unit_test(driver_large_blocked_and_threaded),
+      cmocka_unit_test(driver_column_bands_match_tiled),
       cmocka_unit_test(driver_epilogues),
       cmocka_unit_test(driver_rejects_mismatched_packed),
       cmocka_unit_test(path_choice_follows_features),
