@@ -47,25 +47,11 @@ static void pack_weights_taps(const float *w, int64_t mg, int64_t cg, int kh, in
 }
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "backend/cpu/kernels/fast/bf16_round_avx512.h"
 
-#define TB_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define TB_INLINE_BF16 TB_TARGET_BF16 static inline __attribute__((always_inline))
 
 enum { MAX_ROWS = 14 };
-
-/* 16 floats to bf16 bits in the low half of each 32-bit lane (round to nearest even, NaN quieted): the
- * rounding of gemm_bf16_avx512.c (and of tb_bf16_round), vectorised. */
-TB_INLINE_BF16 __m512i round_bf16(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i high = _mm512_srli_epi32(bits, 16);
-  const __m512i bias = _mm512_add_epi32(_mm512_and_si512(high, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7FFF));
-  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
-  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
-  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000));
-  return _mm512_mask_blend_epi32(nan, rounded, quiet_nan);
-}
 
 static inline __mmask16 first_lanes(int64_t count) {
   return count >= 16 ? (__mmask16)0xFFFF : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
@@ -78,8 +64,11 @@ static inline __mmask16 first_lanes(int64_t count) {
 TB_INLINE_BF16 void pair_row(const float *r0, const float *r1, int64_t iw, int64_t pl, int64_t src_w, uint32_t *d) {
   for (int64_t col = 0; col < src_w; col += 16) {
     __mmask16 load = (__mmask16)(first_lanes(pl + iw - col) & ~first_lanes(pl - col));
-    __m512i pair = round_bf16(_mm512_maskz_loadu_ps(load, r0 + (col - pl)));
-    if (r1) pair = _mm512_or_si512(pair, _mm512_slli_epi32(round_bf16(_mm512_maskz_loadu_ps(load, r1 + (col - pl))), 16));
+    __m512i pair = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, r0 + (col - pl)));
+    if (r1) {
+      __m512i second = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, r1 + (col - pl)));
+      pair = _mm512_or_si512(pair, _mm512_slli_epi32(second, 16));
+    }
     _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
   }
 }
@@ -117,11 +106,12 @@ TB_TARGET_BF16 static void make_source(const float *x, int64_t ih, int64_t iw, i
  * input (masked-off lanes are not read). */
 TB_INLINE_BF16 void tap_pair_row(const float *row, int64_t iw, int64_t pl, int64_t dw, int64_t src_w, uint32_t *d) {
   if (dw == 1) { /* each value rounded once: the neighbours are the next 16 columns' vector shifted by one */
-    __m512i cur = round_bf16(_mm512_maskz_loadu_ps((__mmask16)(first_lanes(pl + iw) & ~first_lanes(pl)), row - pl));
+    __mmask16 first = (__mmask16)(first_lanes(pl + iw) & ~first_lanes(pl));
+    __m512i cur = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(first, row - pl));
     for (int64_t col = 0; col < src_w; col += 16) {
       int64_t at = col + 16;
       __mmask16 load = (__mmask16)(first_lanes(pl + iw - at) & ~first_lanes(pl - at));
-      __m512i next = round_bf16(_mm512_maskz_loadu_ps(load, row + (at - pl)));
+      __m512i next = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, row + (at - pl)));
       __m512i pair = _mm512_or_si512(cur, _mm512_slli_epi32(_mm512_alignr_epi32(next, cur, 1), 16));
       _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
       cur = next;
@@ -131,8 +121,9 @@ TB_INLINE_BF16 void tap_pair_row(const float *row, int64_t iw, int64_t pl, int64
   for (int64_t col = 0; col < src_w; col += 16) {
     __mmask16 lo = (__mmask16)(first_lanes(pl + iw - col) & ~first_lanes(pl - col));
     __mmask16 hi = (__mmask16)(first_lanes(pl - dw + iw - col) & ~first_lanes(pl - dw - col));
-    __m512i pair = round_bf16(_mm512_maskz_loadu_ps(lo, row + (col - pl)));
-    pair = _mm512_or_si512(pair, _mm512_slli_epi32(round_bf16(_mm512_maskz_loadu_ps(hi, row + (col - pl + dw))), 16));
+    __m512i pair = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(lo, row + (col - pl)));
+    __m512i right = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(hi, row + (col - pl + dw)));
+    pair = _mm512_or_si512(pair, _mm512_slli_epi32(right, 16));
     _mm512_mask_storeu_epi32(d + col, first_lanes(src_w - col), pair);
   }
 }

@@ -5,11 +5,9 @@
  * only when cpuid has AVX512_BF16. */
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "backend/cpu/kernels/fast/bf16_round_avx512.h"
 
 enum { MR = 14, NR = 32 };
-
-#define TB_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 /* The top-left rows x cols of the tile (rows a constant after inlining: an edge of 2 rows costs its own
  * rows, not a whole tile), C loaded and stored under column masks (all ones for a whole tile). */
@@ -68,18 +66,6 @@ TB_TARGET_BF16 static void edge_avx512bf16(int64_t kp, const uint16_t *a, const 
   }
 }
 
-/* 16 floats to bf16 bits in the low half of each 32-bit lane (round to nearest even, NaN quieted). */
-TB_TARGET_BF16 static inline __m512i round_bf16(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i high = _mm512_srli_epi32(bits, 16);
-  const __m512i bias = _mm512_add_epi32(_mm512_and_si512(high, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7FFF));
-  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
-  const __m512i quiet_nan = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
-  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000));
-  return _mm512_mask_blend_epi32(nan, rounded, quiet_nan);
-}
-
 static __mmask16 lanes(int64_t count) { return count >= 16 ? (__mmask16)0xFFFF : count <= 0 ? 0 : (__mmask16)((1u << count) - 1u); }
 
 /* Element (p, o) at src[p * ld + o]: rows 2q and 2q+1 rounded and interleaved, 16 lines at a time. */
@@ -90,8 +76,8 @@ TB_TARGET_BF16 static void pack_o_contiguous(const float *src, int64_t ld, int64
     uint16_t *d = dst + (p / 2) * width * 2;
     for (int o = 0; o < width; o += 16) {
       __mmask16 load = lanes(outer - o), store = lanes(width - o);
-      __m512i lo = round_bf16(_mm512_maskz_loadu_ps(load, r0 + o));
-      __m512i hi = r1 ? round_bf16(_mm512_maskz_loadu_ps(load, r1 + o)) : _mm512_setzero_si512();
+      __m512i lo = tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, r0 + o));
+      __m512i hi = r1 ? tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, r1 + o)) : _mm512_setzero_si512();
       _mm512_mask_storeu_epi32(d + o * 2, store, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
     }
   }
@@ -127,7 +113,7 @@ TB_TARGET_BF16 static void pack_p_contiguous(const float *src, int64_t ld, int64
     for (int o0 = 0; o0 < width; o0 += 8) {
       __m256i r[8];
       for (int i = 0; i < 8; i++)
-        r[i] = o0 + i < outer ? _mm512_cvtepi32_epi16(round_bf16(_mm512_maskz_loadu_ps(load, src + (o0 + i) * ld + p)))
+        r[i] = o0 + i < outer ? _mm512_cvtepi32_epi16(tb_round_bf16_avx512(_mm512_maskz_loadu_ps(load, src + (o0 + i) * ld + p)))
                               : _mm256_setzero_si256();
       transpose8(r);
       __mmask8 store = (__mmask8)lanes(width - o0 < 8 ? width - o0 : 8);
