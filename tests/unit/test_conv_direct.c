@@ -18,6 +18,7 @@
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
+#include "test_conv_util.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
@@ -32,119 +33,38 @@ static bool have_avx512(void) {
   return false;
 }
 
-static void fill(float *x, int64_t n, uint64_t seed) {
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
-  for (int64_t i = 0; i < n; i++) {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    x[i] = (float)((double)((s * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-  }
-}
-
-typedef struct conv_case {
-  const char *what;
-  int64_t batch, c, h, w; /* h 0: 1-D */
-  int64_t m, kh, kw, group, stride, dilation;
-  int64_t pads[4]; /* begin h, begin w, end h, end w (1-D: pads[1] and pads[3]) */
-  bool bias;
-} conv_case;
-
-typedef struct act_case {
-  const char *name; /* NULL: none */
-  float alpha, beta, lo, hi;
-} act_case;
-
-static const act_case no_act = {NULL, 0, 0, 0, 0};
-static const act_case acts[] = {
-    {NULL, 0, 0, 0, 0},      {"Relu", 0, 0, 0, 0}, {"LeakyRelu", 0.2f, 0, 0, 0},       {"Clip", 0, 0, -0.5f, 0.7f},
-    {"Sigmoid", 0, 0, 0, 0}, {"Tanh", 0, 0, 0, 0}, {"HardSigmoid", 0.3f, 0.4f, 0, 0}, {"HardSwish", 0, 0, 0, 0},
-};
-
-/* batch, c, h, w, m, kh, kw, group, stride, dilation, pads, bias */
+/* batch, c, h, w, m, kh, kw, group, stride, dilation, pads, auto_pad, bias */
 static const conv_case cases[] = {
-    {"3x3 width 56", 1, 8, 4, 56, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 28", 1, 16, 3, 28, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 14, C 17, M 40", 1, 17, 4, 14, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 7, M 128", 1, 24, 7, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 13, C 3, M 17", 1, 3, 5, 13, 17, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 9, C 40, M 100", 1, 40, 3, 9, 100, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 5 no bias", 1, 5, 5, 5, 33, 3, 3, 1, 1, 1, {1, 1, 1, 1}, false},
-    {"3x3 width 1", 1, 4, 6, 1, 20, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 width 29 (tiles 10, 10, 9)", 1, 6, 3, 29, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"3x3 stride 2", 1, 8, 15, 29, 48, 3, 3, 1, 2, 1, {1, 1, 1, 1}, true},
-    {"3x3 stride 2 to width 7", 1, 16, 14, 14, 64, 3, 3, 1, 2, 1, {1, 1, 1, 1}, false},
-    {"3x3 stride 3 (the generic-stride kernel)", 1, 8, 16, 44, 48, 3, 3, 1, 3, 1, {1, 1, 1, 1}, true},
-    {"5x5 stride 4 pad 2, C 3", 1, 3, 19, 30, 33, 5, 5, 1, 4, 1, {2, 2, 2, 2}, false},
-    {"1-D k4 stride 3 dilation 2", 1, 6, 0, 50, 20, 1, 4, 1, 3, 2, {0, 3, 0, 3}, true},
-    {"7x7 stride 2 pad 3 stem, C 3", 1, 3, 32, 46, 64, 7, 7, 1, 2, 1, {3, 3, 3, 3}, true},
-    {"3x3 dilation 2", 1, 6, 12, 12, 10, 3, 3, 1, 1, 2, {2, 2, 2, 2}, true},
-    {"5x5 stride 2 asymmetric pads", 1, 3, 17, 15, 8, 5, 5, 1, 2, 1, {0, 2, 1, 0}, true},
-    {"4x4 stride 2 end pads only", 1, 4, 9, 10, 6, 4, 4, 1, 2, 1, {0, 0, 1, 1}, false},
-    {"3x3 no pads (X itself as the source)", 1, 8, 6, 20, 32, 3, 3, 1, 1, 1, {0, 0, 0, 0}, true},
-    {"1x3", 1, 8, 6, 20, 16, 1, 3, 1, 1, 1, {0, 1, 0, 1}, true},
-    {"3x1", 1, 8, 20, 6, 16, 3, 1, 1, 1, 1, {1, 0, 1, 0}, true},
-    {"1-D k3 stride 2 pad 1, batch 2", 2, 5, 0, 29, 7, 1, 3, 1, 2, 1, {0, 1, 0, 1}, true},
-    {"1-D k5 dilation 2", 1, 10, 0, 40, 15, 1, 5, 1, 1, 2, {0, 4, 0, 4}, false},
-    {"groups 2", 1, 16, 6, 10, 64, 3, 3, 2, 1, 1, {1, 1, 1, 1}, true},
-    {"groups 4 stride 2, batch 2", 2, 8, 10, 9, 12, 3, 3, 4, 2, 1, {1, 1, 1, 1}, true},
-    {"several chunks, width 9 (C 600)", 1, 600, 3, 9, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"several chunks, width 7 (C 300, M 128)", 1, 300, 3, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"batch 2 width 14", 2, 8, 3, 14, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
-    {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 width 56", 1, 8, 4, 56, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 28", 1, 16, 3, 28, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 14, C 17, M 40", 1, 17, 4, 14, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 7, M 128", 1, 24, 7, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 13, C 3, M 17", 1, 3, 5, 13, 17, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 9, C 40, M 100", 1, 40, 3, 9, 100, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 5 no bias", 1, 5, 5, 5, 33, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, false},
+    {"3x3 width 1", 1, 4, 6, 1, 20, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 width 29 (tiles 10, 10, 9)", 1, 6, 3, 29, 32, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 stride 2", 1, 8, 15, 29, 48, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 stride 2 to width 7", 1, 16, 14, 14, 64, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, false},
+    {"3x3 stride 3 (the generic-stride kernel)", 1, 8, 16, 44, 48, 3, 3, 1, 3, 1, {1, 1, 1, 1}, NULL, true},
+    {"5x5 stride 4 pad 2, C 3", 1, 3, 19, 30, 33, 5, 5, 1, 4, 1, {2, 2, 2, 2}, NULL, false},
+    {"1-D k4 stride 3 dilation 2", 1, 6, 0, 50, 20, 1, 4, 1, 3, 2, {0, 3, 0, 3}, NULL, true},
+    {"7x7 stride 2 pad 3 stem, C 3", 1, 3, 32, 46, 64, 7, 7, 1, 2, 1, {3, 3, 3, 3}, NULL, true},
+    {"3x3 dilation 2", 1, 6, 12, 12, 10, 3, 3, 1, 1, 2, {2, 2, 2, 2}, NULL, true},
+    {"5x5 stride 2 asymmetric pads", 1, 3, 17, 15, 8, 5, 5, 1, 2, 1, {0, 2, 1, 0}, NULL, true},
+    {"4x4 stride 2 end pads only", 1, 4, 9, 10, 6, 4, 4, 1, 2, 1, {0, 0, 1, 1}, NULL, false},
+    {"3x3 no pads (X itself as the source)", 1, 8, 6, 20, 32, 3, 3, 1, 1, 1, {0, 0, 0, 0}, NULL, true},
+    {"1x3", 1, 8, 6, 20, 16, 1, 3, 1, 1, 1, {0, 1, 0, 1}, NULL, true},
+    {"3x1", 1, 8, 20, 6, 16, 3, 1, 1, 1, 1, {1, 0, 1, 0}, NULL, true},
+    {"1-D k3 stride 2 pad 1, batch 2", 2, 5, 0, 29, 7, 1, 3, 1, 2, 1, {0, 1, 0, 1}, NULL, true},
+    {"1-D k5 dilation 2", 1, 10, 0, 40, 15, 1, 5, 1, 1, 2, {0, 4, 0, 4}, NULL, false},
+    {"groups 2", 1, 16, 6, 10, 64, 3, 3, 2, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"groups 4 stride 2, batch 2", 2, 8, 10, 9, 12, 3, 3, 4, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"several chunks, width 9 (C 600)", 1, 600, 3, 9, 40, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"several chunks, width 7 (C 300, M 128)", 1, 300, 3, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"batch 2 width 14", 2, 8, 3, 14, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
 };
-
-static void setup(toh *t, bool fused, const conv_case *c, const act_case *act, bool residual) {
-  toh_begin(t, NULL);
-  bool two = c->h != 0;
-  int64_t kernel[2] = {c->kh, c->kw}, strides[2] = {c->stride, c->stride}, dil[2] = {c->dilation, c->dilation};
-  int64_t pads[4] = {c->pads[0], c->pads[1], c->pads[2], c->pads[3]}, pads1[2] = {c->pads[1], c->pads[3]};
-  size_t n = two ? 2 : 1, na = 0;
-  tb_attr attrs[12];
-  attrs[na++] = TOH_INT("group", c->group);
-  attrs[na++] = TOH_INTS_N("kernel_shape", two ? kernel : kernel + 1, n);
-  attrs[na++] = TOH_INTS_N("strides", strides, n);
-  attrs[na++] = TOH_INTS_N("dilations", dil, n);
-  attrs[na++] = TOH_INTS_N("pads", two ? pads : pads1, 2 * n);
-  if (act->name) {
-    attrs[na++] = TOH_STR("activation", act->name);
-    attrs[na++] = TOH_FLOAT("activation_alpha", act->alpha);
-    attrs[na++] = TOH_FLOAT("activation_beta", act->beta);
-    attrs[na++] = TOH_FLOAT("activation_min", act->lo);
-    attrs[na++] = TOH_FLOAT("activation_max", act->hi);
-  }
-  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
-                c->bias ? tb_graph_value(t->graph, "in2") : -1, tb_graph_value(t->graph, "in3")};
-  int outs[1] = {tb_graph_value(t->graph, "out0")};
-  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
-  t->n_in = residual ? 4 : 3;
-  t->n_out = 1;
-  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = 11;
-  toh_node(t)->def = tb_op_find(domain, op, 11);
-  assert_non_null(toh_node(t)->def);
-}
-
-static tb_tensor *random_tensor(toh *t, size_t ndim, const int64_t *shape, uint64_t seed) {
-  int64_t n = 1;
-  for (size_t i = 0; i < ndim; i++) n *= shape[i];
-  float *x = malloc((size_t)(n ? n : 1) * sizeof(float));
-  assert_non_null(x);
-  fill(x, n, seed);
-  tb_tensor *r = toh_host_tensor(t->cpu, TB_DTYPE_F32, ndim, shape, x);
-  free(x);
-  return r;
-}
-
-static void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
-  int64_t xs[4] = {c->batch, c->c, c->h, c->w}, ws[4] = {c->m, c->c / c->group, c->kh, c->kw};
-  size_t rank = c->h ? 4 : 3;
-  if (!c->h) xs[2] = c->w, ws[2] = c->kw;
-  t->in[0] = random_tensor(t, rank, xs, seed);
-  t->in[1] = random_tensor(t, rank, ws, seed + 1);
-  if (c->bias) t->in[2] = random_tensor(t, 1, &c->m, seed + 2);
-}
 
 typedef enum prep_mode { PREP_NONE, PREP_CONST_W, PREP_NO_W } prep_mode;
 

@@ -1,0 +1,99 @@
+/* Test helper for the convolution kernels' tests (test_conv_fast.c, test_conv_direct.c): a seeded fill,
+ * the case tables' row types, every fused activation, and the Conv / tb::FusedConv node of a case with its
+ * random inputs in a harness. */
+#ifndef TB_TEST_CONV_UTIL_H
+#define TB_TEST_CONV_UTIL_H
+#include <stdint.h>
+#include <stdlib.h>
+#include "test_op_harness.h"
+#include "test_tensor_util.h"
+
+static inline void fill(float *x, int64_t n, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    x[i] = (float)((double)((s * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  }
+}
+
+typedef struct conv_case {
+  const char *what;
+  int64_t batch, c, h, w; /* h 0: 1-D */
+  int64_t m, kh, kw, group, stride, dilation;
+  int64_t pads[4];        /* begin h, begin w, end h, end w (1-D: pads[1] and pads[3]) */
+  const char *auto_pad;   /* instead of pads when set (NULL: pads) */
+  bool bias;
+} conv_case;
+
+typedef struct act_case {
+  const char *name; /* NULL: none */
+  float alpha, beta, lo, hi;
+} act_case;
+
+static const act_case no_act = {NULL, 0, 0, 0, 0};
+static const act_case acts[] = {
+    {NULL, 0, 0, 0, 0},   {"Relu", 0, 0, 0, 0},     {"LeakyRelu", 0.2f, 0, 0, 0}, {"Clip", 0, 0, -0.5f, 0.7f},
+    {"Sigmoid", 0, 0, 0, 0}, {"Tanh", 0, 0, 0, 0}, {"HardSigmoid", 0.3f, 0.4f, 0, 0}, {"HardSwish", 0, 0, 0, 0},
+};
+
+static inline int rank_of(const conv_case *c) { return c->h ? 4 : 3; }
+
+/* The node n0: Conv (opset 11) or tb::FusedConv with this case's attributes; inputs X, W, B (omitted
+ * without bias) and the residual R when `residual`. */
+static inline void setup(toh *t, bool fused, const conv_case *c, const act_case *act, bool residual) {
+  toh_begin(t, NULL);
+  bool two = c->h != 0;
+  int64_t kernel[2] = {c->kh, c->kw}, strides[2] = {c->stride, c->stride}, dil[2] = {c->dilation, c->dilation};
+  int64_t pads[4] = {c->pads[0], c->pads[1], c->pads[2], c->pads[3]}, pads1[2] = {c->pads[1], c->pads[3]};
+  size_t n = two ? 2 : 1;
+  tb_attr attrs[12];
+  size_t na = 0;
+  attrs[na++] = TOH_INT("group", c->group);
+  attrs[na++] = TOH_INTS_N("kernel_shape", two ? kernel : kernel + 1, n);
+  attrs[na++] = TOH_INTS_N("strides", strides, n);
+  attrs[na++] = TOH_INTS_N("dilations", dil, n);
+  if (c->auto_pad) attrs[na++] = TOH_STR("auto_pad", c->auto_pad);
+  else attrs[na++] = TOH_INTS_N("pads", two ? pads : pads1, 2 * n);
+  if (act->name) {
+    attrs[na++] = TOH_STR("activation", act->name);
+    attrs[na++] = TOH_FLOAT("activation_alpha", act->alpha);
+    attrs[na++] = TOH_FLOAT("activation_beta", act->beta);
+    attrs[na++] = TOH_FLOAT("activation_min", act->lo);
+    attrs[na++] = TOH_FLOAT("activation_max", act->hi);
+  }
+  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
+                c->bias ? tb_graph_value(t->graph, "in2") : -1, tb_graph_value(t->graph, "in3")};
+  int outs[1] = {tb_graph_value(t->graph, "out0")};
+  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
+  t->n_in = residual ? 4 : 3;
+  t->n_out = 1;
+  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
+  assert_true(t->node >= 0);
+  toh_node(t)->opset = 11;
+  toh_node(t)->def = tb_op_find(domain, op, 11);
+  assert_non_null(toh_node(t)->def);
+}
+
+static inline tb_tensor *random_tensor(toh *t, size_t ndim, const int64_t *shape, uint64_t seed) {
+  int64_t n = 1;
+  for (size_t i = 0; i < ndim; i++) n *= shape[i];
+  float *x = malloc((size_t)(n ? n : 1) * sizeof(float));
+  assert_non_null(x);
+  fill(x, n, seed);
+  tb_tensor *r = toh_host_tensor(t->cpu, TB_DTYPE_F32, ndim, shape, x);
+  free(x);
+  return r;
+}
+
+/* X, W, B of the case in t->in[0..2]. */
+static inline void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
+  int64_t xs[4] = {c->batch, c->c, c->h, c->w}, ws[4] = {c->m, c->c / c->group, c->kh, c->kw};
+  if (!c->h) xs[2] = c->w, ws[2] = c->kw;
+  t->in[0] = random_tensor(t, (size_t)rank_of(c), xs, seed);
+  t->in[1] = random_tensor(t, (size_t)rank_of(c), ws, seed + 1);
+  if (c->bias) t->in[2] = random_tensor(t, 1, &c->m, seed + 2);
+}
+
+#endif
