@@ -194,7 +194,7 @@ typedef struct direct_run {
   int64_t band_rows;
   int64_t items, shares;            /* items: (image, group, column block, output row); shares: one per thread */
   bool rows_outer;                  /* items ordered (image, group, output row, column block) */
-  bool windows;                     /* each thread makes the source rows it reads (rows_outer, fp32, pads) */
+  bool windows;                     /* fp32 with pads: each thread makes the source rows it reads */
   int failed;
 } direct_run;
 
@@ -444,9 +444,10 @@ static void share_jobs(void *p, size_t begin, size_t end) {
       band b = band_at(r, lo, hi);
       if (!r->windows) {
         view = whole_source(r, b.bg);
-      } else if (b.bg != win_bg) { /* rows_outer: this (image, group)'s rows of the share */
+      } else if (b.bg != win_bg) { /* rows_outer: this (image, group)'s rows of the share; else all its rows */
         int64_t last = (hi < (b.bg + 1) * per_bg ? hi : (b.bg + 1) * per_bg) - 1;
-        if (!make_window(r, b.bg, b.row0, last % per_bg / r->w->col_blocks, &win, &win_cap, &view)) {
+        int64_t ra = r->rows_outer ? b.row0 : 0, rb = r->rows_outer ? last % per_bg / r->w->col_blocks : r->g->oh - 1;
+        if (!make_window(r, b.bg, ra, rb, &win, &win_cap, &view)) {
           __atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
           break;
         }
@@ -494,10 +495,12 @@ bool tb_conv_direct_run(const tb_conv_direct_impl *impl, const tb_conv_geom *g, 
   /* All the group's weights in L2 at once (one chunk, small): each output row takes every column block
    * in turn while its source rows are in cache (ResNet's stem and 56x56 layers read their source once,
    * not once per column block); else column block by column block, each block's weights streamed once.
-   * Row by row, each thread pads the source rows it reads itself (measured: the source copied in channel
-   * pieces on the pool and then read across cores cost ResNet's 56x56 layers ~10% at 2 threads). */
+   * In fp32 each thread pads the source rows it reads itself (all of them when it takes whole column
+   * blocks): measured at 2 threads, the source copied in channel pieces on the pool and then read across
+   * cores cost ResNet's 56x56 layers ~10% and its 28x28 and 14x14 layers 7-16% (layer3 80% -> 97% of
+   * the FMA peak with per-thread copies). */
   r.rows_outer = r.n_chunks == 1 && (size_t)w->col_blocks * w->block_bytes <= ROWS_OUTER_BYTES;
-  r.windows = copy && r.rows_outer && impl->lanes == 1;
+  r.windows = copy && impl->lanes == 1;
   if (copy && !r.windows) {
     size_t bytes = (size_t)(g->batch * g->group * w->units * r.plane) * impl->src_elem;
     r.own_src = aligned_alloc(64, (bytes + 63) / 64 * 64);
