@@ -22,7 +22,6 @@
 #include "backend/cpu/kernels/fast/conv_fast.h"
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
-#include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "core/threadpool.h"
 
 /* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
@@ -250,20 +249,6 @@ static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
   if (len < cap) snprintf(buf + len, cap - len, "]");
 }
 
-static tb_status read_epilogue(tb_kernel_ctx *ctx, bool fused, tb_gemm_epilogue *ep) {
-  memset(ep, 0, sizeof *ep);
-  if (!fused) return TB_OK;
-  tb_fused_act act;
-  tb_status st = tb_fused_act_read(ctx, &act);
-  if (st != TB_OK) return st;
-  ep->act = act.kind;
-  ep->act_alpha = (float)act.alpha;
-  ep->act_beta = (float)act.beta;
-  ep->act_min = (float)act.min;
-  ep->act_max = (float)act.max;
-  return TB_OK;
-}
-
 tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb_gemm_path dw_path, bool fused) {
   size_t n_in = ctx->n_inputs < (fused ? 4u : 3u) ? ctx->n_inputs : (fused ? 4u : 3u);
   tb_status st = tb_fast_check_f32(ctx, n_in);
@@ -291,7 +276,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
   conv_job j = {.g = &g, .gemm = gemm, .path = path, .dw_path = dw_path, .x = tb_tensor_host_data(x),
                 .w = tb_tensor_host_data(w), .bias = b ? tb_tensor_host_data(b) : NULL,
                 .residual = r ? tb_tensor_host_data(r) : NULL, .y = tb_tensor_host_data(y)};
-  st = read_epilogue(ctx, fused, &j.ep);
+  if (fused) st = tb_fast_read_act(ctx, &j.ep); /* j.ep stays zero (no activation) for a plain Conv */
   if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
   if (tb_conv_k(&g) == 0) {
     empty_k(&j);
@@ -305,12 +290,6 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
   if (state_fits(s, gemm, path, w, g.group) ? s->direct != NULL : direct_impl(gemm, path, &g) != NULL)
     return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
-}
-
-/* Input i is a constant of the graph (an initializer that is not also a graph input). */
-static bool input_is_constant(const tb_kernel_ctx *ctx, size_t i) {
-  int v = i < ctx->node->n_inputs ? ctx->node->inputs[i] : -1;
-  return v >= 0 && ctx->graph->values[v].constant && !ctx->graph->values[v].is_input;
 }
 
 /* The geometry from X's static shape in the graph, or with `guess` from a made-up X (one image of W's
@@ -370,7 +349,7 @@ static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, in
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path) {
   *state = NULL;
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
-  if (!w || !input_is_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
+  if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
   int64_t group = 1;
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
   conv_state *s = NULL;

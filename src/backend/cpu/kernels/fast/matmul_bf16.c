@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "ops/nn/nn_infer.h"
 
@@ -27,21 +26,6 @@ static tb_status out_of_memory(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t
                          (long long)m, (long long)n, (long long)k);
 }
 
-/* The fused node's activation as the GEMM epilogue (none for plain MatMul / Gemm). */
-static tb_status epilogue_of(tb_kernel_ctx *ctx, bool fused, tb_gemm_epilogue *ep) {
-  *ep = (tb_gemm_epilogue){0};
-  if (!fused) return TB_OK;
-  tb_fused_act act;
-  tb_status st = tb_fused_act_read(ctx, &act);
-  if (st != TB_OK) return st;
-  ep->act = act.kind;
-  ep->act_alpha = (float)act.alpha;
-  ep->act_beta = (float)act.beta;
-  ep->act_min = (float)act.min;
-  ep->act_max = (float)act.max;
-  return TB_OK;
-}
-
 /* The packed B when prepare() made one for these sizes, else B as plain data. */
 static tb_gemm_bf16_operand b_operand(const tb_kernel_ctx *ctx, const float *data, int64_t ld, bool trans, int64_t k,
                                       int64_t n) {
@@ -54,8 +38,8 @@ static tb_gemm_bf16_operand b_operand(const tb_kernel_ctx *ctx, const float *dat
 
 static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
   tb_status st = tb_fast_check_f32(ctx, 2);
-  tb_gemm_epilogue ep;
-  if (st == TB_OK) st = epilogue_of(ctx, fused, &ep);
+  tb_gemm_epilogue ep = {0}; /* no activation for a plain MatMul */
+  if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
   if (st != TB_OK) return st;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   tb_value_type ta = type_of(a), tbv = type_of(b), to = {0};
@@ -109,10 +93,10 @@ static tb_status gemm_attrs_read(const tb_kernel_ctx *ctx, gemm_attrs *g) {
 
 static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
   gemm_attrs g;
-  tb_gemm_epilogue ep;
+  tb_gemm_epilogue ep = {0}; /* no activation for a plain Gemm */
   tb_status st = tb_fast_check_f32(ctx, 3);
   if (st == TB_OK) st = gemm_attrs_read(ctx, &g);
-  if (st == TB_OK) st = epilogue_of(ctx, fused, &ep);
+  if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
   if (st != TB_OK) return st;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   if (tb_tensor_ndim(a) != 2 || tb_tensor_ndim(b) != 2)
@@ -150,15 +134,10 @@ static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused
 
 /* ---- prepare: a constant B packed once ---- */
 
-static bool input_is_constant(const tb_kernel_ctx *ctx, size_t i) {
-  int v = i < ctx->node->n_inputs ? ctx->node->inputs[i] : -1;
-  return v >= 0 && ctx->graph->values[v].constant && !ctx->graph->values[v].is_input;
-}
-
 static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_path path, bool gemm) {
   *state = NULL;
   const tb_tensor *b = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
-  if (!b || !input_is_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
+  if (!b || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
   size_t nd = tb_tensor_ndim(b);
   const int64_t *bs = tb_tensor_shape(b);
   int64_t trans_b = 0;
