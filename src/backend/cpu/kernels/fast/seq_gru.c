@@ -54,26 +54,8 @@ static bool gru_accepts(const tb_graph *g, const tb_node *n, const tb_value_type
   return seq_rnn_accepts(g, n, in, TB_RNN_CELL_GRU);
 }
 
-#define GRU_ENTRY(suffix, level_, path_, bf16_, features, precision_)              \
-  static tb_status run_##suffix(tb_kernel_ctx *ctx) {                              \
-    return seq_rnn_run(ctx, TB_RNN_CELL_GRU, (seq_prec){path_, bf16_}, gru_step);  \
-  }                                                                                \
-  static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {            \
-    return seq_rnn_prepare(ctx, TB_RNN_CELL_GRU, (seq_prec){path_, bf16_}, state); \
-  }                                                                                \
-  const tb_cpu_kernel tb_kernel_gru_##suffix = {.domain = "",                      \
-                                                .name = "GRU",                     \
-                                                .level = level_,                   \
-                                                .cpu_features = features,          \
-                                                .accepts = gru_accepts,            \
-                                                .run = run_##suffix,               \
-                                                .prepare = prepare_##suffix,       \
-                                                .release = seq_rnn_release,        \
-                                                .precision = precision_};
+#define GRU_ENTRY(...) SEQ_RNN_ENTRY(gru, "GRU", TB_RNN_CELL_GRU, gru_accepts, gru_step, __VA_ARGS__)
 
-#define FMA_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
-#define FMA_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
-
-GRU_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, FMA_AVX512, NULL)
-GRU_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, FMA_AVX2, NULL)
+GRU_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
+GRU_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
 GRU_ENTRY(f32_portable, 2, TB_GEMM_PORTABLE, -1, 0, NULL)

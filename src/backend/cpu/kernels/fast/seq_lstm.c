@@ -145,30 +145,12 @@ static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
   return seq_rnn_accepts(g, n, in, TB_RNN_CELL_LSTM);
 }
 
-#define LSTM_ENTRY(suffix, level_, path_, bf16_, features, precision_)              \
-  static tb_status run_##suffix(tb_kernel_ctx *ctx) {                               \
-    return seq_rnn_run(ctx, TB_RNN_CELL_LSTM, (seq_prec){path_, bf16_}, lstm_step); \
-  }                                                                                 \
-  static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {             \
-    return seq_rnn_prepare(ctx, TB_RNN_CELL_LSTM, (seq_prec){path_, bf16_}, state); \
-  }                                                                                 \
-  const tb_cpu_kernel tb_kernel_lstm_##suffix = {.domain = "",                      \
-                                                 .name = "LSTM",                    \
-                                                 .level = level_,                   \
-                                                 .cpu_features = features,          \
-                                                 .accepts = lstm_accepts,           \
-                                                 .run = run_##suffix,               \
-                                                 .prepare = prepare_##suffix,       \
-                                                 .release = seq_rnn_release,        \
-                                                 .precision = precision_};
+#define LSTM_ENTRY(...) SEQ_RNN_ENTRY(lstm, "LSTM", TB_RNN_CELL_LSTM, lstm_accepts, lstm_step, __VA_ARGS__)
 
-#define FMA_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
-#define FMA_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
-
-LSTM_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, FMA_AVX512, NULL)
-LSTM_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, FMA_AVX2, NULL)
+LSTM_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
+LSTM_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
 LSTM_ENTRY(f32_portable, 2, TB_GEMM_PORTABLE, -1, 0, NULL)
 /* Level 3: the GEMMs in bf16 (AVX512-BF16, or the portable bf16 GEMM), the gate math in fp32. */
 LSTM_ENTRY(bf16_avx512bf16, 3, TB_GEMM_AVX512, TB_GEMM_BF16_AVX512BF16,
-           FMA_AVX512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16), "bf16")
+           SEQ_FMA_AVX512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16), "bf16")
 LSTM_ENTRY(bf16_portable, 3, TB_GEMM_PORTABLE, TB_GEMM_BF16_PORTABLE, 0, "bf16")

@@ -108,4 +108,23 @@ tb_status seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, v
 void seq_rnn_release(void *state);
 tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);
 
+/* One level-2/3 kernel entry of a cell: tb_kernel_<kernel>_<suffix> running seq_rnn_run with `step` on the
+ * path and bf16 path (-1: fp32), needing `features` (TB_FEATURE_BIT mask), precision NULL or "bf16". */
+#define SEQ_RNN_ENTRY(kernel, op, cell, accepts_, step, suffix, level_, path_, bf16_, features, precision_)           \
+  static tb_status run_##suffix(tb_kernel_ctx *ctx) { return seq_rnn_run(ctx, cell, (seq_prec){path_, bf16_}, step); } \
+  static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                          \
+    return seq_rnn_prepare(ctx, cell, (seq_prec){path_, bf16_}, state);                                         \
+  }                                                                                                              \
+  const tb_cpu_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
+                                                     .name = op,                                                \
+                                                     .level = level_,                                           \
+                                                     .cpu_features = features,                                  \
+                                                     .accepts = accepts_,                                       \
+                                                     .run = run_##suffix,                                       \
+                                                     .prepare = prepare_##suffix,                               \
+                                                     .release = seq_rnn_release,                                \
+                                                     .precision = precision_};
+#define SEQ_FMA_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
+#define SEQ_FMA_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
+
 #endif
