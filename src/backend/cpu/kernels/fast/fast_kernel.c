@@ -1,8 +1,9 @@
 /* Helpers shared by the level-2 (fast) kernels: f32 checks, constant inputs, B packed once at prepare,
- * and a fused node's activation as a GEMM epilogue. */
+ * a fused node's activation as a GEMM epilogue, and a MatMul's output and sizes. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include <stdlib.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "ops/nn/nn_infer.h"
 
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n) {
   if (!in) return false;
@@ -73,5 +74,33 @@ tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep) {
   ep->act_beta = (float)act.beta;
   ep->act_min = (float)act.min;
   ep->act_max = (float)act.max;
+  return TB_OK;
+}
+
+static tb_value_type type_of(const tb_tensor *t) {
+  tb_value_type v = {.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = tb_tensor_dtype(t), .has_shape = true,
+                     .ndim = tb_tensor_ndim(t)};
+  for (size_t i = 0; i < v.ndim; i++) v.dims[i] = (tb_dim){tb_tensor_shape(t)[i], -1};
+  return v;
+}
+
+tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm) {
+  *mm = (tb_fast_matmul){.a = ctx->inputs[0], .b = ctx->inputs[1]};
+  tb_value_type ta = type_of(mm->a), tbv = type_of(mm->b), to = {0};
+  const tb_value_type *in[2] = {&ta, &tbv};
+  tb_infer_ctx ictx = {.graph = ctx->graph, .node = ctx->node, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
+  tb_status st = tb_nn_matmul_shape(&ictx, &ta, &tbv, &to);
+  if (st != TB_OK) return st;
+  for (size_t i = 0; i < to.ndim; i++) mm->shape[i] = to.dims[i].value;
+  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, to.ndim, mm->shape, &mm->y);
+  if (st != TB_OK) return st;
+  size_t and = ta.ndim, bnd = tbv.ndim;
+  const int64_t *as = tb_tensor_shape(mm->a), *bs = tb_tensor_shape(mm->b);
+  mm->m = and >= 2 ? as[and - 2] : 1;
+  mm->k = as[and - 1];
+  mm->n = bnd >= 2 ? bs[bnd - 1] : 1;
+  mm->ba = and > 2 ? and - 2 : 0;
+  mm->bb = bnd > 2 ? bnd - 2 : 0;
+  mm->nb = mm->ba > mm->bb ? mm->ba : mm->bb;
   return TB_OK;
 }

@@ -1,6 +1,7 @@
 /* Internal: what the level-2 (fast) fp32 kernels share: the f32-only accepts, constant-input tests, the
- * per-node state (op(B) packed once at prepare), the activation of a fused node as a GEMM epilogue, and the
- * MatMul / Gemm runs the fused kernels extend. */
+ * per-node state (op(B) packed once at prepare), the activation of a fused node as a GEMM epilogue, a
+ * MatMul's output and sizes (also for the bf16 MatMul), and the MatMul / Gemm runs the fused kernels
+ * extend. */
 #ifndef TB_CPU_KERNELS_FAST_KERNEL_H
 #define TB_CPU_KERNELS_FAST_KERNEL_H
 #include "backend/cpu/kernels/fast/gemm_f32.h"
@@ -29,6 +30,18 @@ tb_gemm_operand tb_fast_operand_b(const tb_kernel_ctx *ctx, const float *b, int6
 
 /* The activation attributes of a fused node (tb::FusedGemm, tb::FusedMatMul) into ep's act fields. */
 tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep);
+
+/* A MatMul node's operands and output as the fp32 and bf16 MatMul kernels run it: the output's shape by
+ * the MatMul op's rule (1-D promotion, batch broadcast), y allocated, the product sizes and batch ranks. */
+typedef struct tb_fast_matmul {
+  const tb_tensor *a, *b;
+  tb_tensor *y;
+  int64_t m, k, n;
+  size_t ba, bb, nb;          /* batch dims of A, of B, of the output (0 when B is 1-D or 2-D) */
+  int64_t shape[TB_MAX_DIMS]; /* the output's */
+} tb_fast_matmul;
+/* Fill mm and allocate y (an error naming the node when the shapes do not multiply). */
+tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm);
 
 /* MatMul / Gemm on a path with the epilogue's activation (act 0: plain ONNX MatMul / Gemm). */
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);

@@ -6,20 +6,12 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
-#include "ops/nn/nn_infer.h"
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {
   tb_gemm_bf16_packed *b;
   int64_t k, n;
 } bf16_weights;
-
-static tb_value_type type_of(const tb_tensor *t) {
-  tb_value_type v = {.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = tb_tensor_dtype(t), .has_shape = true,
-                     .ndim = tb_tensor_ndim(t)};
-  for (size_t i = 0; i < v.ndim; i++) v.dims[i] = (tb_dim){tb_tensor_shape(t)[i], -1};
-  return v;
-}
 
 static tb_status out_of_memory(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k) {
   return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the bf16 GEMM buffers (%lld x %lld x %lld)",
@@ -41,21 +33,14 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
   tb_gemm_epilogue ep = {0}; /* no activation for a plain MatMul */
   if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
   if (st != TB_OK) return st;
-  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
-  tb_value_type ta = type_of(a), tbv = type_of(b), to = {0};
-  const tb_value_type *in[2] = {&ta, &tbv};
-  tb_infer_ctx ictx = {.graph = ctx->graph, .node = ctx->node, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
-  st = tb_nn_matmul_shape(&ictx, &ta, &tbv, &to);
-  if (st != TB_OK) return st;
-  int64_t shape[TB_MAX_DIMS];
-  for (size_t i = 0; i < to.ndim; i++) shape[i] = to.dims[i].value;
-  tb_tensor *y = NULL;
-  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, to.ndim, shape, &y);
-  if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
-  size_t and = ta.ndim, bnd = tbv.ndim;
+  tb_fast_matmul mm;
+  st = tb_fast_matmul_begin(ctx, &mm);
+  if (st != TB_OK || tb_tensor_numel(mm.y) == 0) return st;
+  const tb_tensor *a = mm.a, *b = mm.b;
+  tb_tensor *y = mm.y;
+  int64_t m = mm.m, k = mm.k, n = mm.n, *shape = mm.shape;
+  size_t ba = mm.ba, bb = mm.bb, nb = mm.nb;
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
-  int64_t m = and >= 2 ? as[and - 2] : 1, k = as[and - 1], n = bnd >= 2 ? bs[bnd - 1] : 1;
-  size_t ba = and > 2 ? and - 2 : 0, bb = bnd > 2 ? bnd - 2 : 0, nb = ba > bb ? ba : bb;
   int64_t batches = nn_numel(nb, shape);
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);

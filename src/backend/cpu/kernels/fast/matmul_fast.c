@@ -7,17 +7,9 @@
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "core/threadpool.h"
-#include "ops/nn/nn_infer.h"
 
 /* Below this many multiply-adds per product, a batched MatMul gives each thread whole products. */
 enum { BATCH_TASK_WORK = 1 << 21 };
-
-static tb_value_type type_of(const tb_tensor *t) {
-  tb_value_type v = {.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = tb_tensor_dtype(t), .has_shape = true,
-                     .ndim = tb_tensor_ndim(t)};
-  for (size_t i = 0; i < v.ndim; i++) v.dims[i] = (tb_dim){tb_tensor_shape(t)[i], -1};
-  return v;
-}
 
 static tb_status no_memory(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k) {
   return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the GEMM packing buffers (%lld x %lld x %lld)",
@@ -57,33 +49,25 @@ static void batch_tasks(void *ctx, size_t begin, size_t end) {
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act) {
   tb_status st = tb_fast_check_f32(ctx, 2);
   if (st != TB_OK) return st;
-  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
-  tb_value_type ta = type_of(a), tbv = type_of(b), to = {0};
-  const tb_value_type *in[2] = {&ta, &tbv};
-  tb_infer_ctx ictx = {.graph = ctx->graph, .node = ctx->node, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
-  st = tb_nn_matmul_shape(&ictx, &ta, &tbv, &to);
-  if (st != TB_OK) return st;
-  int64_t shape[TB_MAX_DIMS];
-  for (size_t i = 0; i < to.ndim; i++) shape[i] = to.dims[i].value;
-  tb_tensor *y = NULL;
-  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, to.ndim, shape, &y);
-  if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
-  size_t and = ta.ndim, bnd = tbv.ndim;
+  tb_fast_matmul mm;
+  st = tb_fast_matmul_begin(ctx, &mm);
+  if (st != TB_OK || tb_tensor_numel(mm.y) == 0) return st;
+  const tb_tensor *a = mm.a, *b = mm.b;
+  tb_tensor *y = mm.y;
+  int64_t m = mm.m, k = mm.k, n = mm.n, *shape = mm.shape;
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
-  int64_t m = and >= 2 ? as[and - 2] : 1, k = as[and - 1], n = bnd >= 2 ? bs[bnd - 1] : 1;
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);
   const tb_gemm_epilogue *ep = act && act->act ? act : NULL;
-  if (bnd <= 2) { /* every row of every batch of A against the one B */
+  if (mm.bb == 0) { /* every row of every batch of A against the one B */
     int64_t rows = tb_tensor_numel(a) / (k ? k : 1);
     if (k == 0) rows = tb_tensor_numel(y) / n;
     tb_gemm_operand oa = {.data = pa, .ld = k}, ob = tb_fast_operand_b(ctx, pb, n, false, k, n);
     if (!tb_gemm_f32_run(path, rows, n, k, 1.0f, &oa, &ob, 0.0f, py, n, ep, ctx->pool)) return no_memory(ctx, rows, n, k);
     return TB_OK;
   }
-  batch_job j = {.path = path, .m = m, .n = n, .k = k, .nb = 0, .ba = and > 2 ? and - 2 : 0, .bb = bnd - 2, .as = as,
-                 .bs = bs, .shape = shape, .pa = pa, .pb = pb, .py = py, .ep = ep};
-  j.nb = j.ba > j.bb ? j.ba : j.bb;
+  batch_job j = {.path = path, .m = m, .n = n, .k = k, .nb = mm.nb, .ba = mm.ba, .bb = mm.bb, .as = as, .bs = bs,
+                 .shape = shape, .pa = pa, .pb = pb, .py = py, .ep = ep};
   atomic_init(&j.failed, false);
   int64_t batches = nn_numel(j.nb, shape);
   /* small products: one per task over the pool; large ones: each split over the pool in turn */
