@@ -1,5 +1,5 @@
 /* Helpers shared by the level-2 (fast) kernels: f32 checks, constant inputs, B packed once at prepare,
- * a fused node's activation as a GEMM epilogue, and a MatMul's output and sizes. */
+ * a fused node's activation as a GEMM epilogue, and a MatMul's or Gemm's output and sizes. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include <stdlib.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
@@ -103,4 +103,33 @@ tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm) {
   mm->bb = bnd > 2 ? bnd - 2 : 0;
   mm->nb = mm->ba > mm->bb ? mm->ba : mm->bb;
   return TB_OK;
+}
+
+tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm) {
+  *gm = (tb_fast_gemm){.a = ctx->inputs[0], .b = ctx->inputs[1], .c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL};
+  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &gm->trans_a);
+  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &gm->trans_b);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &gm->alpha);
+  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &gm->beta);
+  if (st != TB_OK) return st;
+  if (tb_tensor_ndim(gm->a) != 2 || tb_tensor_ndim(gm->b) != 2)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(gm->a),
+                           tb_tensor_ndim(gm->b));
+  const int64_t *as = tb_tensor_shape(gm->a), *bs = tb_tensor_shape(gm->b);
+  gm->m = as[gm->trans_a ? 1 : 0];
+  gm->k = as[gm->trans_a ? 0 : 1];
+  gm->n = bs[gm->trans_b ? 0 : 1];
+  int64_t kb = bs[gm->trans_b ? 1 : 0];
+  if (gm->k != kb)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "inner dimensions of A and B differ: %lld vs %lld", (long long)gm->k,
+                           (long long)kb);
+  int64_t out_shape[2] = {gm->m, gm->n};
+  gm->cnd = gm->c ? tb_tensor_ndim(gm->c) : 0;
+  gm->cs = gm->c ? tb_tensor_shape(gm->c) : NULL;
+  bool ok = gm->cnd <= 2;
+  for (size_t i = 0; gm->c && ok && i < gm->cnd; i++) ok = gm->cs[i] == 1 || gm->cs[i] == out_shape[2 - gm->cnd + i];
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input C (rank %zu) does not broadcast to [%lld, %lld]", gm->cnd,
+                           (long long)gm->m, (long long)gm->n);
+  return tb_kernel_output(ctx, 0, TB_DTYPE_F32, 2, out_shape, &gm->y);
 }

@@ -1,6 +1,6 @@
 /* Internal: what the level-2 (fast) fp32 kernels share: the f32-only accepts, constant-input tests, the
  * per-node state (op(B) packed once at prepare), the activation of a fused node as a GEMM epilogue, a
- * MatMul's output and sizes (also for the bf16 MatMul), and the MatMul / Gemm runs the fused kernels
+ * MatMul's or Gemm's output and sizes (also for the bf16 kernels), and the MatMul / Gemm runs the fused kernels
  * extend. */
 #ifndef TB_CPU_KERNELS_FAST_KERNEL_H
 #define TB_CPU_KERNELS_FAST_KERNEL_H
@@ -42,6 +42,20 @@ typedef struct tb_fast_matmul {
 } tb_fast_matmul;
 /* Fill mm and allocate y (an error naming the node when the shapes do not multiply). */
 tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm);
+
+/* A Gemm node as the fp32 and bf16 Gemm kernels run it: its attributes, 2-D A and B with matching inner
+ * sizes, C's rank and shape (cnd 0: no C) broadcasting to [m, n], and y [m, n] allocated. */
+typedef struct tb_fast_gemm {
+  const tb_tensor *a, *b, *c;
+  tb_tensor *y;
+  int64_t trans_a, trans_b;
+  float alpha, beta;
+  int64_t m, k, n;
+  size_t cnd;
+  const int64_t *cs;
+} tb_fast_gemm;
+/* Fill gm and allocate y; an error naming the node for bad attributes or shapes. */
+tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm);
 
 /* MatMul / Gemm on a path with the epilogue's activation (act 0: plain ONNX MatMul / Gemm). */
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);

@@ -63,46 +63,18 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
 
 /* ---- Gemm / tb::FusedGemm ---- */
 
-typedef struct gemm_attrs {
-  int64_t trans_a, trans_b;
-  float alpha, beta;
-} gemm_attrs;
-
-static tb_status gemm_attrs_read(const tb_kernel_ctx *ctx, gemm_attrs *g) {
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &g->trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &g->trans_b);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &g->alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &g->beta);
-  return st;
-}
-
 static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
-  gemm_attrs g;
+  tb_fast_gemm g;
   tb_gemm_epilogue ep = {0}; /* no activation for a plain Gemm */
   tb_status st = tb_fast_check_f32(ctx, 3);
-  if (st == TB_OK) st = gemm_attrs_read(ctx, &g);
+  if (st == TB_OK) st = tb_fast_gemm_begin(ctx, &g);
   if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
-  if (st != TB_OK) return st;
-  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-  if (tb_tensor_ndim(a) != 2 || tb_tensor_ndim(b) != 2)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(a),
-                           tb_tensor_ndim(b));
-  const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
-  int64_t m = as[g.trans_a ? 1 : 0], k = as[g.trans_a ? 0 : 1], kb = bs[g.trans_b ? 1 : 0], n = bs[g.trans_b ? 0 : 1];
-  if (k != kb)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "inner dimensions of A and B differ: %lld vs %lld", (long long)k,
-                           (long long)kb);
-  int64_t out_shape[2] = {m, n};
-  size_t cnd = c ? tb_tensor_ndim(c) : 0;
-  const int64_t *cs = c ? tb_tensor_shape(c) : NULL;
-  bool ok = cnd <= 2;
-  for (size_t i = 0; c && ok && i < cnd; i++) ok = cs[i] == 1 || cs[i] == out_shape[2 - cnd + i];
-  if (!ok)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "input C (rank %zu) does not broadcast to [%lld, %lld]", cnd,
-                           (long long)m, (long long)n);
-  tb_tensor *y = NULL;
-  st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, 2, out_shape, &y);
-  if (st != TB_OK || m == 0 || n == 0) return st;
+  if (st != TB_OK || g.m == 0 || g.n == 0) return st;
+  const tb_tensor *a = g.a, *b = g.b, *c = g.c;
+  const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b), *cs = g.cs;
+  int64_t m = g.m, k = g.k, n = g.n;
+  size_t cnd = g.cnd;
+  tb_tensor *y = g.y;
   float *py = tb_tensor_host_data(y);
   if (c) { /* Y = beta * C broadcast; the GEMM then adds alpha * A B onto it */
     const float *pc = tb_tensor_host_data(c);
