@@ -4,8 +4,10 @@
  * as ONNX bytes. */
 #ifndef TB_TEST_LSTM_UTIL_H
 #define TB_TEST_LSTM_UTIL_H
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tensorbridge/model.h>
 #include "test_onnx_pbw.h"
 #include "test_op_harness.h"
 
@@ -103,6 +105,58 @@ static inline pbw tlstm_model(tlstm_fill_fn fill, int layers, int64_t seq, int64
   pbw model = pbw_model(&graph);
   free(graph.data);
   return model;
+}
+
+/* The bench-shaped 2-layer LSTM model (seq 64, batch 8, input 128, hidden 256) loaded from memory, and an
+ * input x [64, 8, 128] on cpu, both from fill. */
+enum { TLSTM_SEQ = 64, TLSTM_BATCH = 8, TLSTM_INPUT = 128, TLSTM_HIDDEN = 256 };
+static inline void tlstm_model_and_input(tlstm_fill_fn fill, tb_backend *cpu, tb_model **m, tb_tensor **x) {
+  pbw bytes = tlstm_model(fill, 2, TLSTM_SEQ, TLSTM_BATCH, TLSTM_INPUT, TLSTM_HIDDEN, 7);
+  TB_ASSERT_OK(tb_model_load_memory(bytes.data, bytes.len, NULL, m));
+  free(bytes.data);
+  int64_t shape[3] = {TLSTM_SEQ, TLSTM_BATCH, TLSTM_INPUT};
+  size_t n = TLSTM_SEQ * TLSTM_BATCH * TLSTM_INPUT;
+  float *data = malloc(n * sizeof *data);
+  assert_non_null(data);
+  fill(data, n, 42, -1.0f, 1.0f);
+  *x = toh_host_tensor(cpu, TB_DTYPE_F32, 3, shape, data);
+  free(data);
+}
+
+/* The model prepared on b at `level` and run on x; its output copied to a new tensor on cpu. With
+ * on_device, every node must have been placed on b (where: its name in the failure messages). */
+static inline tb_tensor *tlstm_run_model(tb_model *m, tb_backend *b, tb_backend *cpu, bool on_device, const char *where,
+                                         tb_opt_level level, tb_tensor *x) {
+  tb_prepare_options o = {.size = sizeof o, .level = level, .precision = TB_PRECISION_AUTO};
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  if (tb_model_prepare(m, b, &o, &p, &r) != TB_OK) fail_msg("the LSTM model on %s: %s", where, tb_last_error());
+  if (on_device) {
+    if (r->cpu_fallback_nodes)
+      fail_msg("the LSTM model: %zu nodes on the CPU, first: %s", r->cpu_fallback_nodes, r->fallback_ops[0]);
+    assert_true(r->nodes_after > 0);
+    assert_int_equal(r->device_nodes, r->nodes_after);
+  }
+  const char *names[] = {"x"};
+  tb_tensor *out = NULL;
+  if (tb_prepared_run(p, 1, names, &x, 1, NULL, &out) != TB_OK)
+    fail_msg("the LSTM model run on %s: %s", where, tb_last_error());
+  tb_tensor *host = NULL;
+  TB_ASSERT_OK(tb_tensor_create(cpu, TB_DTYPE_F32, tb_tensor_ndim(out), tb_tensor_shape(out), &host));
+  TB_ASSERT_OK(tb_tensor_copy(host, out));
+  tb_tensor_destroy(out);
+  tb_prepared_destroy(p);
+  return host;
+}
+
+/* got (on the device named `where`, at `what`) equals want (CPU O0) within 1e-5 + 1e-4 * |want|. */
+static inline void tlstm_assert_close(const tb_tensor *got, const tb_tensor *want, const char *where, const char *what) {
+  assert_int_equal(tb_tensor_numel(got), TLSTM_SEQ * TLSTM_BATCH * TLSTM_HIDDEN);
+  assert_int_equal(tb_tensor_numel(got), tb_tensor_numel(want));
+  const float *g = tb_tensor_host_data(got), *w = tb_tensor_host_data(want);
+  for (int64_t i = 0; i < tb_tensor_numel(want); i++)
+    if (!(fabs((double)g[i] - w[i]) <= 1e-5 + 1e-4 * fabs((double)w[i])))
+      fail_msg("the 2-layer LSTM model at %s: element %lld: %s %.9g, CPU O0 %.9g", what, (long long)i, where, g[i], w[i]);
 }
 
 #endif

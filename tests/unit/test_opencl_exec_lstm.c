@@ -8,7 +8,6 @@
  * compared with CPU O0. */
 #include "test_opencl_exec_util.h"
 #include "test_lstm_util.h"
-#include <tensorbridge/model.h>
 
 static tb_backend *cpu;
 
@@ -189,58 +188,23 @@ static void declined(void **state) {
   toh_teardown(&t);
 }
 
-static tb_tensor *run_prepared(tb_model *m, tb_backend *b, tb_opt_level level, tb_tensor *x) {
-  tb_prepare_options o = {.size = sizeof o, .level = level, .precision = TB_PRECISION_AUTO};
-  tb_prepared *p = NULL;
-  const tb_prepare_result *r = NULL;
-  tb_status st = tb_model_prepare(m, b, &o, &p, &r);
-  if (st != TB_OK) fail_msg("the LSTM model on %s: %s", b == clx_dev ? "opencl:0" : "cpu", tb_last_error());
-  if (b == clx_dev) {
-    if (r->cpu_fallback_nodes) fail_msg("the LSTM model: %zu nodes on the CPU, first: %s", r->cpu_fallback_nodes, r->fallback_ops[0]);
-    assert_true(r->nodes_after > 0);
-    assert_int_equal(r->device_nodes, r->nodes_after);
-  }
-  const char *names[] = {"x"};
-  tb_tensor *out = NULL;
-  st = tb_prepared_run(p, 1, names, &x, 1, NULL, &out);
-  if (st != TB_OK) fail_msg("the LSTM model run on %s: %s", b == clx_dev ? "opencl:0" : "cpu", tb_last_error());
-  tb_tensor *host = NULL;
-  TB_ASSERT_OK(tb_tensor_create(cpu, TB_DTYPE_F32, tb_tensor_ndim(out), tb_tensor_shape(out), &host));
-  TB_ASSERT_OK(tb_tensor_copy(host, out));
-  tb_tensor_destroy(out);
-  tb_prepared_destroy(p);
-  return host;
-}
-
 /* A model shaped as the bench set's lstm.onnx (2 LSTM layers, seq 64, batch 8, input 128, hidden 256; built
  * by test_lstm_util.h, so it runs on a clean clone): all on opencl:0, as CPU O0,
  * with CLBlast and with the built-in GEMM. */
 static void lstm_model(void **state) {
   (void)state;
-  pbw bytes = tlstm_model(clx_fill, 2, 64, 8, 128, 256, 7);
   tb_model *m = NULL;
-  TB_ASSERT_OK(tb_model_load_memory(bytes.data, bytes.len, NULL, &m));
-  free(bytes.data);
-  int64_t shape[3] = {64, 8, 128};
-  size_t n = 64 * 8 * 128;
-  float *data = malloc(n * sizeof *data);
-  assert_non_null(data);
-  clx_fill(data, n, 42, -1.0f, 1.0f);
-  tb_tensor *x = toh_host_tensor(cpu, TB_DTYPE_F32, 3, shape, data);
-  free(data);
-  tb_tensor *want = run_prepared(m, cpu, TB_LEVEL_O0, x);
+  tb_tensor *x = NULL;
+  tlstm_model_and_input(clx_fill, cpu, &m, &x);
+  tb_tensor *want = tlstm_run_model(m, cpu, cpu, false, "cpu", TB_LEVEL_O0, x);
   for (int blas = 0; blas < 2; blas++) {
     if (blas) unsetenv("TB_CLBLAST");
     else setenv("TB_CLBLAST", "off", 1);
     for (tb_opt_level level = TB_LEVEL_O0; level <= TB_LEVEL_O2; level++) {
-      tb_tensor *got = run_prepared(m, clx_dev, level, x);
-      assert_int_equal(tb_tensor_numel(got), 64 * 8 * 256);
-      assert_int_equal(tb_tensor_numel(got), tb_tensor_numel(want));
-      const float *g = tb_tensor_host_data(got), *w = tb_tensor_host_data(want);
-      for (int64_t i = 0; i < tb_tensor_numel(want); i++)
-        if (!(fabs((double)g[i] - w[i]) <= 1e-5 + 1e-4 * fabs((double)w[i])))
-          fail_msg("the 2-layer LSTM model at %s (%s): element %lld: opencl %.9g, CPU O0 %.9g", tb_opt_level_name(level),
-                   blas ? "CLBlast" : "TB_CLBLAST=off", (long long)i, g[i], w[i]);
+      tb_tensor *got = tlstm_run_model(m, clx_dev, cpu, true, "opencl:0", level, x);
+      char what[64];
+      snprintf(what, sizeof what, "%s (%s)", tb_opt_level_name(level), blas ? "CLBlast" : "TB_CLBLAST=off");
+      tlstm_assert_close(got, want, "opencl:0", what);
       tb_tensor_destroy(got);
     }
   }

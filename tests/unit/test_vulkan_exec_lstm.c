@@ -7,7 +7,6 @@
 #include <math.h>
 #include "test_vulkan_exec_util.h"
 #include "test_lstm_util.h"
-#include <tensorbridge/model.h>
 
 static tb_backend *vk, *cpu;
 
@@ -139,61 +138,17 @@ static void declined(void **state) {
   toh_teardown(&t);
 }
 
-static float *host_copy(const tb_tensor *t) {
-  size_t bytes = tb_tensor_nbytes(t);
-  float *buf = malloc(bytes ? bytes : 1);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(t, buf, bytes));
-  return buf;
-}
-
-static tb_tensor *run_prepared(tb_model *m, tb_backend *b, tb_opt_level level, tb_tensor *x, const tb_prepare_result **result) {
-  tb_prepare_options o = {.size = sizeof o, .level = level, .precision = TB_PRECISION_AUTO};
-  tb_prepared *p = NULL;
-  tb_status st = tb_model_prepare(m, b, &o, &p, result);
-  if (st != TB_OK) fail_msg("the LSTM model on %s: %s", b == vk ? "vulkan:0" : "cpu", tb_last_error());
-  if (b == vk) {
-    const tb_prepare_result *r = *result;
-    if (r->cpu_fallback_nodes) fail_msg("the LSTM model: %zu nodes on the CPU, first: %s", r->cpu_fallback_nodes, r->fallback_ops[0]);
-    assert_int_equal(r->device_nodes, r->nodes_after);
-  }
-  const char *names[] = {"x"};
-  tb_tensor *out = NULL;
-  st = tb_prepared_run(p, 1, names, &x, 1, NULL, &out);
-  if (st != TB_OK) fail_msg("the LSTM model run on %s: %s", b == vk ? "vulkan:0" : "cpu", tb_last_error());
-  tb_tensor *host = NULL;
-  TB_ASSERT_OK(tb_tensor_create(cpu, TB_DTYPE_F32, tb_tensor_ndim(out), tb_tensor_shape(out), &host));
-  TB_ASSERT_OK(tb_tensor_copy(host, out));
-  tb_tensor_destroy(out);
-  tb_prepared_destroy(p);
-  return host;
-}
-
 /* A model shaped as the bench set's lstm.onnx (2 LSTM layers, seq 64, batch 8, input 128, hidden 256; built
  * by test_lstm_util.h, so it runs on a clean clone): all on vulkan:0, as CPU O0. */
 static void lstm_model(void **state) {
   (void)state;
-  pbw bytes = tlstm_model(vkx_fill, 2, 64, 8, 128, 256, 7);
   tb_model *m = NULL;
-  TB_ASSERT_OK(tb_model_load_memory(bytes.data, bytes.len, NULL, &m));
-  free(bytes.data);
-  int64_t shape[3] = {64, 8, 128};
-  size_t n = 64 * 8 * 128;
-  float *data = malloc(n * sizeof *data);
-  assert_non_null(data);
-  vkx_fill(data, n, 42, -1.0f, 1.0f);
-  tb_tensor *x = toh_host_tensor(cpu, TB_DTYPE_F32, 3, shape, data);
-  free(data);
-  const tb_prepare_result *rc = NULL, *rv = NULL;
-  tb_tensor *want = run_prepared(m, cpu, TB_LEVEL_O0, x, &rc);
+  tb_tensor *x = NULL;
+  tlstm_model_and_input(vkx_fill, cpu, &m, &x);
+  tb_tensor *want = tlstm_run_model(m, cpu, cpu, false, "cpu", TB_LEVEL_O0, x);
   for (tb_opt_level level = TB_LEVEL_O0; level <= TB_LEVEL_O2; level++) {
-    tb_tensor *got = run_prepared(m, vk, level, x, &rv);
-    assert_int_equal(tb_tensor_numel(got), 64 * 8 * 256);
-    float *g = host_copy(got);
-    const float *w = tb_tensor_host_data(want);
-    for (int64_t i = 0; i < tb_tensor_numel(want); i++)
-      if (!(fabs((double)g[i] - w[i]) <= 1e-5 + 1e-4 * fabs((double)w[i])))
-        fail_msg("the 2-layer LSTM model at %s element %lld: vulkan %.9g, CPU O0 %.9g", tb_opt_level_name(level), (long long)i, g[i], w[i]);
-    free(g);
+    tb_tensor *got = tlstm_run_model(m, vk, cpu, true, "vulkan:0", level, x);
+    tlstm_assert_close(got, want, "vulkan:0", tb_opt_level_name(level));
     tb_tensor_destroy(got);
   }
   vkx_assert_quiet(vk);
