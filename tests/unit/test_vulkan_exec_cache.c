@@ -200,40 +200,65 @@ static void pipeline_failure_is_a_clear_status(void **state) {
   vkx_close(vk);
 }
 
+/* A Relu node on vulkan:0 with its kernel prepared, and two device tensors a (holding x) and b of n floats. */
+typedef struct relu_node {
+  tb_backend *vk;
+  toh t;
+  const tb_cpu_kernel *k;
+  void *state;
+  tb_tensor *a, *b;
+} relu_node;
+
+static void relu_open(relu_node *r, int64_t n, const float *x) {
+  r->vk = vkx_open();
+  toh_begin(&r->t, NULL);
+  toh_add(&r->t, "Relu", 14, 1, 0, 1, 0, NULL, 0);
+  int64_t dims[1] = {n};
+  tb_value_type f = toh_type(TB_DTYPE_F32, 1, dims);
+  const tb_value_type *in[1] = {&f};
+  r->k = r->vk->ops->find_kernel(r->vk->state, r->t.graph, toh_node(&r->t), in);
+  assert_non_null(r->k);
+  tb_tensor *none[1] = {NULL};
+  tb_kernel_ctx pctx = {r->t.graph, toh_node(&r->t), 1, none, 1, NULL, r->vk, NULL, NULL, 1, NULL, NULL};
+  r->state = NULL;
+  TB_ASSERT_OK(r->k->prepare(&pctx, &r->state));
+  r->a = r->b = NULL;
+  TB_ASSERT_OK(tb_tensor_create(r->vk, TB_DTYPE_F32, 1, dims, &r->a));
+  TB_ASSERT_OK(tb_tensor_create(r->vk, TB_DTYPE_F32, 1, dims, &r->b));
+  TB_ASSERT_OK(tb_tensor_copy_from_host(r->a, x, (size_t)n * sizeof *x));
+}
+
+/* One run of the node from `in` into `out`. */
+static tb_status relu_run(relu_node *r, tb_tensor *in, tb_tensor *out) {
+  tb_tensor *ins[1] = {in}, *outs[1] = {out};
+  tb_kernel_ctx ctx = {r->t.graph, toh_node(&r->t), 1, ins, 1, outs, r->vk, NULL, NULL, 1, NULL, r->state};
+  return r->k->run(&ctx);
+}
+
+static void relu_close(relu_node *r) {
+  tb_tensor_destroy(r->a);
+  tb_tensor_destroy(r->b);
+  r->k->release(r->state);
+  toh_teardown(&r->t);
+  vkx_close(r->vk);
+}
+
 /* Ten Relu runs in a row: one descriptor pool (made at prepare), one pipeline, and the ten dispatches
  * submitted together when the result is read. */
 static void steady_state_allocates_nothing(void **state) {
   (void)state;
-  tb_backend *vk = vkx_open();
-  toh t;
-  toh_begin(&t, NULL);
-  toh_add(&t, "Relu", 14, 1, 0, 1, 0, NULL, 0);
-  int64_t dims[1] = {1000};
-  tb_value_type f = toh_type(TB_DTYPE_F32, 1, dims);
-  const tb_value_type *in[1] = {&f};
-  const tb_cpu_kernel *k = vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), in);
-  tb_tensor *none[1] = {NULL};
-  tb_kernel_ctx pctx = {t.graph, toh_node(&t), 1, none, 1, NULL, vk, NULL, NULL, 1, NULL, NULL};
-  void *node_state = NULL;
-  TB_ASSERT_OK(k->prepare(&pctx, &node_state));
   float x[1000], y[1000];
   vkx_fill(x, 1000, 9, -1, 1);
-  tb_tensor *a = NULL, *b = NULL;
-  TB_ASSERT_OK(tb_tensor_create(vk, TB_DTYPE_F32, 1, dims, &a));
-  TB_ASSERT_OK(tb_tensor_create(vk, TB_DTYPE_F32, 1, dims, &b));
-  TB_ASSERT_OK(tb_tensor_copy_from_host(a, x, sizeof x));
+  relu_node r;
+  relu_open(&r, 1000, x);
   tb_vk_compute_stats before, after;
-  TB_ASSERT_OK(tb_vk_compute_stats_get(vk->state, &before));
+  TB_ASSERT_OK(tb_vk_compute_stats_get(r.vk->state, &before));
   tb_vk_memory_counters mem_before, mem_after;
-  tb_vk_memory_counters_get(vk->state, &mem_before);
-  for (int i = 0; i < 10; i++) {
-    tb_tensor *ins[1] = {i % 2 ? b : a}, *outs[1] = {i % 2 ? a : b};
-    tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, ins, 1, outs, vk, NULL, NULL, 1, NULL, node_state};
-    TB_ASSERT_OK(k->run(&ctx));
-  }
-  TB_ASSERT_OK(tb_tensor_copy_to_host(a, y, sizeof y)); /* submits: the copy sees all ten */
-  TB_ASSERT_OK(tb_vk_compute_stats_get(vk->state, &after));
-  tb_vk_memory_counters_get(vk->state, &mem_after);
+  tb_vk_memory_counters_get(r.vk->state, &mem_before);
+  for (int i = 0; i < 10; i++) TB_ASSERT_OK(relu_run(&r, i % 2 ? r.b : r.a, i % 2 ? r.a : r.b));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(r.a, y, sizeof y)); /* submits: the copy sees all ten */
+  TB_ASSERT_OK(tb_vk_compute_stats_get(r.vk->state, &after));
+  tb_vk_memory_counters_get(r.vk->state, &mem_after);
   for (int i = 0; i < 1000; i++)
     if (y[i] != (x[i] > 0 ? x[i] : 0.0f)) fail_msg("element %d: %g for relu(%g)", i, y[i], x[i]);
   assert_int_equal(after.dispatches - before.dispatches, 10);
@@ -242,50 +267,26 @@ static void steady_state_allocates_nothing(void **state) {
   assert_int_equal(mem_after.allocate_calls, mem_before.allocate_calls);
   /* the set is rewritten only after its batch was submitted: one submit per run here (same node) */
   assert_int_equal(after.submits - before.submits, 10);
-  tb_tensor_destroy(a);
-  tb_tensor_destroy(b);
-  k->release(node_state);
-  toh_teardown(&t);
-  vkx_close(vk);
+  relu_close(&r);
 }
 
 /* A submit that fails (a lost device, simulated) makes the read that needed it fail with the call and the
  * code; the next run and read work. */
 static void failed_submit_is_a_clear_status(void **state) {
   (void)state;
-  tb_backend *vk = vkx_open();
-  toh t;
-  toh_begin(&t, NULL);
-  toh_add(&t, "Relu", 14, 1, 0, 1, 0, NULL, 0);
-  int64_t dims[1] = {64};
-  tb_value_type f = toh_type(TB_DTYPE_F32, 1, dims);
-  const tb_value_type *in[1] = {&f};
-  const tb_cpu_kernel *k = vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), in);
-  tb_tensor *none[1] = {NULL};
-  tb_kernel_ctx pctx = {t.graph, toh_node(&t), 1, none, 1, NULL, vk, NULL, NULL, 1, NULL, NULL};
-  void *node_state = NULL;
-  TB_ASSERT_OK(k->prepare(&pctx, &node_state));
   float x[64], y[64];
   vkx_fill(x, 64, 5, -1, 1);
-  tb_tensor *a = NULL, *b = NULL;
-  TB_ASSERT_OK(tb_tensor_create(vk, TB_DTYPE_F32, 1, dims, &a));
-  TB_ASSERT_OK(tb_tensor_create(vk, TB_DTYPE_F32, 1, dims, &b));
-  TB_ASSERT_OK(tb_tensor_copy_from_host(a, x, sizeof x));
-  tb_tensor *ins[1] = {a}, *outs[1] = {b};
-  tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, ins, 1, outs, vk, NULL, NULL, 1, NULL, node_state};
-  TB_ASSERT_OK(k->run(&ctx));
-  tb_vk_fail_next_submit(vk->state, TB_VK_ERROR_DEVICE_LOST);
-  assert_int_equal(tb_tensor_copy_to_host(b, y, sizeof y), TB_ERR_DRIVER);
+  relu_node r;
+  relu_open(&r, 64, x);
+  TB_ASSERT_OK(relu_run(&r, r.a, r.b));
+  tb_vk_fail_next_submit(r.vk->state, TB_VK_ERROR_DEVICE_LOST);
+  assert_int_equal(tb_tensor_copy_to_host(r.b, y, sizeof y), TB_ERR_DRIVER);
   TB_ASSERT_CONTAINS(tb_last_error(), "vulkan:0");
   TB_ASSERT_CONTAINS(tb_last_error(), "vkQueueSubmit (kernels) failed with -4 VK_ERROR_DEVICE_LOST");
-  TB_ASSERT_OK(k->run(&ctx));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(b, y, sizeof y));
+  TB_ASSERT_OK(relu_run(&r, r.a, r.b));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(r.b, y, sizeof y));
   for (int i = 0; i < 64; i++) assert_true(y[i] == (x[i] > 0 ? x[i] : 0.0f));
-  tb_tensor_destroy(a);
-  tb_tensor_destroy(b);
-  k->release(node_state);
-  toh_teardown(&t);
-  vkx_close(vk);
+  relu_close(&r);
 }
 
 static void device_features_are_reported(void **state) {
