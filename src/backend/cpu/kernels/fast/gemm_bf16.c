@@ -5,7 +5,6 @@
  * epilogue after the last. Edges go through a zero-padded tile. With B packed and few rows (a transformer's
  * 128 tokens) each thread instead runs its own band of B's columns over all rows and depths (run_bands). */
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,19 +159,6 @@ size_t tb_gemm_bf16_packed_bytes(const tb_gemm_bf16_packed *packed) {
 
 /* ---- epilogue ---- */
 
-static float activate(const tb_gemm_epilogue *ep, float x) {
-  switch (ep->act) {
-    case 1: return x < 0 ? 0.0f : x;
-    case 2: return x < 0 ? ep->act_alpha * x : x;
-    case 3: return x < ep->act_min ? ep->act_min : x > ep->act_max ? ep->act_max : x;
-    case 4: return 1.0f / (1.0f + expf(-x));
-    case 5: return tanhf(x);
-    case 6: return fmaxf(0.0f, fminf(1.0f, ep->act_alpha * x + ep->act_beta));
-    case 7: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
-    default: return x;
-  }
-}
-
 /* Rows i0..i1, columns j0..j1 of C: bias, then residual (res, row stride ldr), then the activation. */
 static void apply_epilogue(const tb_gemm_epilogue *ep, const float *res, int64_t ldr, float *c, int64_t ldc, int64_t i0,
                            int64_t i1, int64_t j0, int64_t j1) {
@@ -186,7 +172,7 @@ static void apply_epilogue(const tb_gemm_epilogue *ep, const float *res, int64_t
     if (res)
       for (int64_t j = j0; j < j1; j++) ci[j] += res[i * ldr + j];
     if (ep->act)
-      for (int64_t j = j0; j < j1; j++) ci[j] = activate(ep, ci[j]);
+      for (int64_t j = j0; j < j1; j++) ci[j] = tb_gemm_act(ep, ci[j]);
   }
 }
 

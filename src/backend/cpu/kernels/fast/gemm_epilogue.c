@@ -29,7 +29,7 @@ void tb_gemm_tile_init(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t ro
   }
 }
 
-static float act_one(const tb_gemm_epilogue *ep, float x) {
+float tb_gemm_act(const tb_gemm_epilogue *ep, float x) {
   switch (ep->act) {
     case 1: return x < 0 ? 0.0f : x;
     case 2: return x < 0 ? ep->act_alpha * x : x;
@@ -50,6 +50,6 @@ void tb_gemm_tile_act(float *c, int64_t ldc, int64_t rows, int64_t cols, const t
       for (int64_t j = 0; j < cols; j++) ci[j] = ci[j] < 0 ? 0.0f : ci[j];
       continue;
     }
-    for (int64_t j = 0; j < cols; j++) ci[j] = act_one(ep, ci[j]);
+    for (int64_t j = 0; j < cols; j++) ci[j] = tb_gemm_act(ep, ci[j]);
   }
 }

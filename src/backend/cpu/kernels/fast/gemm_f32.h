@@ -87,6 +87,8 @@ typedef struct tb_gemm_epilogue {
   int act;
   float act_alpha, act_beta, act_min, act_max;
 } tb_gemm_epilogue;
+/* The epilogue's activation of one value, in float (gemm_epilogue.c; the bf16 GEMM's epilogue uses it too). */
+float tb_gemm_act(const tb_gemm_epilogue *ep, float x);
 
 /* op(A) (m x k) or op(B) (k x n) packed once for this path, for weights packed at prepare time. NULL when
  * out of memory. */
