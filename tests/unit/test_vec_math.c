@@ -5,10 +5,13 @@
  * (NaN, +-inf, +-0, overflow and underflow edges), and the blocked sums and moments against double.
  *
  * The bounds asserted are the measured maxima (stated in vec_math.h) rounded up: exp 2 ulp, tanh 2,
- * sigmoid 3, erf 2, GELU (both forms) 6, the GELU ones over outputs above 1e-30 in magnitude (smaller
- * outputs come from subnormal intermediates). */
+ * sigmoid 3, erf 2, GELU erf form 3, GELU tanh form 4, the GELU ones over outputs above 1e-30 in magnitude
+ * (smaller outputs come from subnormal intermediates). GELU (erf form) and erf also at both ends of every
+ * interval of their coefficient tables, and every function with the lanes of a vector taking different
+ * paths. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "backend/cpu/kernels/fast/vec_ops.h"
 #include "core/convert_features.h"
 #include "test_util.h"
@@ -52,8 +55,8 @@ static const sweep sweeps[] = {
     {VEC_TANH, tanh, -10, 10, 0, 2, "tanh"},
     {VEC_SIGMOID, sigmoid, -87, 30, 0x1p-126, 3, "sigmoid"},
     {VEC_ERF, erf, -5, 5, 0, 2, "erf"},
-    {VEC_GELU_ERF, gelu_erf, -15, 10, 1e-30, 6, "gelu(erf)"},
-    {VEC_GELU_TANH, gelu_tanh, -15, 10, 1e-30, 6, "gelu(tanh)"},
+    {VEC_GELU_ERF, gelu_erf, -15, 10, 1e-30, 3, "gelu(erf)"},
+    {VEC_GELU_TANH, gelu_tanh, -15, 10, 1e-30, 4, "gelu(tanh)"},
 };
 
 static void check_points(int p, const sweep *s, const float *x, float *y, int64_t n, const char *range) {
@@ -114,10 +117,12 @@ static void math_special_values(void **state) {
     o->unary(VEC_ERF, x, y, N);
     assert_true(isnan(y[0]) && y[1] == 1 && y[2] == -1 && y[3] == 0 && signbit(y[4]) && y[12] == 1 && y[13] == -1);
     assert_true(ulps(y[9], erf(1e-30)) <= 1 && ulps(y[11], erf(0x1p-140)) <= 1);
-    o->unary(VEC_GELU_ERF, x, y, N);
-    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && y[12] == 100 && y[13] == 0); /* -inf * 0 */
-    o->unary(VEC_GELU_TANH, x, y, N);
-    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && y[12] == 100);
+    for (vec_unop g = VEC_GELU_ERF; g <= VEC_GELU_TANH; g++) { /* -inf gives NaN: -inf * 0, as the reference */
+      o->unary(g, x, y, N);
+      assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && !signbit(y[3]) && y[4] == 0 &&
+                  signbit(y[4]) && y[12] == 100 && y[13] == 0);
+      assert_true(y[9] == 5e-31f && y[10] == -5e-31f && y[11] == 0x1p-141f && y[7] == 88.7f);
+    }
     o->unary(VEC_RELU, x, y, N);
     assert_true(isnan(y[0]) && y[1] == inf && y[2] == 0 && y[3] == 0 && signbit(y[4]) &&
                 y[13] == 0); /* -0 kept, as x < 0 ? 0 : x */
@@ -127,6 +132,69 @@ static void math_special_values(void **state) {
     assert_true(isnan(y[0]) && y[1] == 0 && y[3] == inf && y[4] == -inf && y[12] == 0.01f);
     o->unary(VEC_NEG, x, y, N);
     assert_true(isnan(y[0]) && y[1] == -inf && y[2] == inf && signbit(y[3]) && !signbit(y[4]));
+  }
+}
+
+/* GELU (erf form) and erf pick per lane one of 16 coefficient sets: GELU by |x| + 1 (bits of its float
+ * encoding), so |x| = 0.25, 0.5, 0.75, 1, 1.5, ..., 3, 4, ..., 7, 9, 11, 13 are the interval ends; erf by
+ * (|x| - 0.875) * 4, ends 0.875 + k / 4, 0.875 also where its small branch ends. Tanh switches branch at
+ * 0.625. Check 8 floats on each side of every end, of both signs, against the bound. */
+static void check_ends(vec_unop op, double (*f)(double), const float *ends, size_t n_ends, double bound,
+                       const char *name) {
+  enum { MAX_ENDS = 20, PER = 2 * 17 };
+  float x[MAX_ENDS * PER], y[MAX_ENDS * PER];
+  int64_t n = 0;
+  assert_true(n_ends <= MAX_ENDS);
+  for (size_t k = 0; k < n_ends; k++)
+    for (int sign = 0; sign < 2; sign++) {
+      float v = ends[k];
+      for (int i = 0; i < 8; i++) v = nextafterf(v, 0);
+      for (int i = 0; i < 17; i++, v = nextafterf(v, INFINITY)) x[n++] = sign ? -v : v;
+    }
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    tables[p]->unary(op, x, y, n);
+    for (int64_t i = 0; i < n; i++) {
+      double ref = f((double)x[i]);
+      if (fabs(ref) < 1e-30) continue;
+      if (!(ulps(y[i], ref) <= bound))
+        fail_msg("%s on %s at x = %.9g: %.2f ulp", name, tables[p]->name, x[i], ulps(y[i], ref));
+    }
+  }
+}
+
+static void table_interval_ends(void **state) {
+  (void)state;
+  static const float gelu_ends[] = {0.25f, 0.5f, 0.75f, 1, 1.5f, 2, 2.5f, 3, 4, 5, 6, 7, 9, 11, 13};
+  float erf_ends[17];
+  for (int k = 0; k < 17; k++) erf_ends[k] = 0.875f + 0.25f * (float)k;
+  static const float tanh_ends[] = {0.625f};
+  check_ends(VEC_GELU_ERF, gelu_erf, gelu_ends, sizeof gelu_ends / sizeof gelu_ends[0], 3, "gelu(erf)");
+  check_ends(VEC_ERF, erf, erf_ends, 17, 2, "erf");
+  check_ends(VEC_TANH, tanh, tanh_ends, 1, 2, "tanh");
+}
+
+/* Each lane is computed on its own: a long array mixing NaN, infinities, zeros, tails and the middle gives,
+ * element by element, what a call on that one element gives (the padded tail path), for every function. */
+static void lanes_independent(void **state) {
+  (void)state;
+  static const float pool[] = {NAN,    INFINITY, -INFINITY, 0.0f,   -0.0f,  0.3f,  -0.3f,     1.9f,  -1.9f, 5.7f,
+                               -5.7f, 12.5f,    -12.5f,    -13.6f, 14.9f, -100.0f, 1e-20f, -2.7f, 88.0f, -90.0f};
+  enum { N = 77, NP = sizeof pool / sizeof pool[0] };
+  static const vec_unop ops[] = {VEC_GELU_ERF, VEC_GELU_TANH, VEC_ERF, VEC_TANH, VEC_SIGMOID, VEC_EXP};
+  float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = pool[(i * 7 + i / NP) % NP];
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+      tables[p]->unary(ops[k], x, y, N);
+      for (int i = 0; i < N; i++) {
+        float one;
+        tables[p]->unary(ops[k], &x[i], &one, 1);
+        if (!(memcmp(&one, &y[i], sizeof one) == 0 || (isnan(one) && isnan(y[i]))))
+          fail_msg("op %d on %s, x = %g: %.9g in a vector, %.9g alone", (int)ops[k], tables[p]->name, x[i], y[i], one);
+      }
+    }
   }
 }
 
@@ -158,6 +226,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(math_sweeps_within_bounds),
       cmocka_unit_test(math_special_values),
+      cmocka_unit_test(table_interval_ends),
+      cmocka_unit_test(lanes_independent),
       cmocka_unit_test(sums_and_moments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,27 +1,33 @@
 /* Internal: vectorised fp32 exp, tanh, sigmoid, erf and the two GELU forms on GNU C vectors, included by
  * vec_loops.h once per instruction set. The includer defines VW (lanes), the types vf (VW floats), vi (VW
- * int32) and vd (VW doubles), V_FMA(a, b, c) (a * b + c, fused where the ISA has it) and V_SQRT(x).
+ * int32) and vd (VW doubles), V_FMA(a, b, c) (a * b + c, fused where the ISA has it) and V_SQRT(x), and
+ * may define the hooks below (V_LOOKUP16, V_MIN, V_MAX, V_SEL_LT, V_SCALE, V_DIV, V_HAS_FMA) with single
+ * instructions; the fallbacks here are plain GNU C.
  *
- * Methods, and the largest error measured against the double C library over dense sweeps (2,000,001
- * points per range plus small arguments at every scale 2^-60..1; tests/unit/test_vec_math.c repeats them
- * at 500,001 points and asserts the bounds), in units of the last place of the fp32 result, the same on
- * the AVX-512, AVX2 and portable paths within 0.3 ulp:
- *   exp      x = n ln2 + r (Cody-Waite, |r| <= ln2/2); e^r by its degree-7 Taylor polynomial (truncation
- *            < 0.05 ulp); times 2^n as two powers of two, so n = -150..128 and subnormal results work.
- *            +inf above 88.7228, 0 below -103.972, NaN kept.                                    1.2 ulp
- *   tanh     |x| < 0.625: x + x^3 P(x^2), the Taylor series to x^21 (tail < 1e-9 relative); else
- *            1 - 2 / (e^(2|x|) + 1) with the sign restored.                                     1.4 ulp
- *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.6 ulp
+ * Methods, and the largest error measured against the double C library in units of the last place of the
+ * fp32 result, rounded up to 0.1: over every float with 2^-30 <= |x| < 104 of both signs (AVX-512 and AVX2
+ * alike; the portable figure after a | where it differs) and in tests/unit/test_vec_math.c's sweeps, which
+ * assert the bounds:
+ *   exp      x = n ln2 + r (Cody-Waite, |r| <= ln2/2, x clamped to [-104, 89]); e^r = 1 + r q(r), q of
+ *            degree 5 fitted over |r| <= 0.3467 (3e-9 relative); times 2^n in one step (vscalefps) or
+ *            as two powers of two, so subnormal results, 0 and +inf come out of the scaling.   1.2 ulp
+ *   tanh     |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3; else
+ *            1 - 2 e / (1 + e) with e = e^-2|x|, the sign restored.                            1.5 ulp
+ *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
  *   erf      |x| < 0.875: x P(x^2), P the degree-6 Chebyshev interpolant of erf(x)/x in x^2 (2e-10
- *            relative in double); else 1 - erfc(|x|) with erfc(z) = e^(-z^2) t h(t), t = 1/z, h the
- *            degree-12 Chebyshev interpolant of erfc(z) e^(z^2) z over z in [0.875, 10] (8e-9 relative in
- *            double). Coefficients computed in double from the C library's erf / erfc.           1.5 ulp
- *   GELU, erf form: x Phi(x) with Phi's left tail as erfc(|x| / sqrt 2) / 2 directly (not 1 + erf, which
- *            cancels), e^(-x^2/2) as e^(-xh^2/2) e^(-(2 xh + xl) xl / 2) from x = xh + xl split at 12
- *            bits so the square is exact, the small second factor by its Taylor series.        4.9 ulp
- *   GELU, tanh form: x sigmoid(t), t = 2 sqrt(2/pi) (x + 0.044715 x^3) computed in double and carried as
- *            two floats (the sigmoid's tail multiplies t's error by |t|).                        4.1 ulp
- * The GELU figures count outputs above 1e-30 in magnitude; below it intermediate products go subnormal. */
+ *            relative in double); else 1 - erfc(|x|) with erfc from a table of 16 degree-5
+ *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute).        1.6 | 1.7 ulp
+ *   GELU, erf form: x Phi(x), Phi(-a) = e^(-a^2/2) R(a) for a = |x| with R from a table of 16 degree-6
+ *            polynomials picked per lane by the float bits of a + 1 (6e-9 relative); a^2/2 carried
+ *            exactly as p + err into the exponential; x Phi(-a) for x < 0, x - x Phi(-a) (one
+ *            rounding) for x >= 0. No branch and no division.                          2.7 | 3.0 ulp
+ *   GELU, tanh form: x sigmoid(t), t = 2 sqrt(2/pi) (x + 0.044715 x^3) carried as two floats into the
+ *            exponential (the sigmoid's tail multiplies t's error by |t|): from error-free FMA
+ *            products and a two-sum, or in double without FMA; the sigmoid as above.          3.6 ulp
+ * The GELU figures count outputs above 1e-30 in magnitude; below it intermediate products go subnormal.
+ * Division is a / b, or on AVX-512 the 14-bit reciprocal estimate with one correction step. The fitted
+ * coefficients come from weighted least squares in double against the C library (each coefficient rounded
+ * to float before the next one is fitted). */
 #ifndef TB_CPU_KERNELS_FAST_VEC_MATH_BODY
 #define TB_CPU_KERNELS_FAST_VEC_MATH_BODY
 
@@ -38,14 +44,6 @@ static inline vf vm_abs(vf x) { return (vf)((vi)x & vm_splati(0x7fffffff)); }
 static inline vf vm_copysign(vf mag, vf s) {
   return (vf)(((vi)mag & vm_splati(0x7fffffff)) | ((vi)s & vm_splati((int32_t)0x80000000u)));
 }
-static inline vi vm_isnan(vf x) { return (vi)(x != x); }
-
-/* Round to nearest (even) for |t| < 2^22: the magic-number addition. */
-static inline vf vm_round(vf t) {
-  const vf magic = vm_splat(12582912.0f); /* 1.5 * 2^23 */
-  vf r = t + magic;
-  return r - magic;
-}
 
 /* 2^n for integer n in [-150, 128] given as float: two normal powers of two applied in turn. */
 static inline vf vm_scale(vf p, vf n) {
@@ -55,51 +53,89 @@ static inline vf vm_scale(vf p, vf n) {
   return p * s1 * s2;
 }
 
-static inline vf vm_exp(vf x) {
-  const vf hi = vm_splat(88.72283935546875f), lo = vm_splat(-103.97208404541015625f);
-  vi over = (vi)(x > hi), under = (vi)(x < lo), nan = vm_isnan(x);
-  vf xc = vm_sel(over, hi, vm_sel(under, lo, vm_sel(nan, vm_splat(0.0f), x)));
-  vf n = vm_round(xc * 1.44269504088896341f);
-  vf r = V_FMA(n, vm_splat(-0.693359375f), xc); /* ln2 high part: 9 bits, so n * it is exact */
-  r = V_FMA(n, vm_splat(2.12194440e-4f), r);    /* ln2 = 0.693359375 - 2.12194440e-4 */
-  vf p = vm_splat(1.0f / 5040.0f);
-  p = V_FMA(p, r, vm_splat(1.0f / 720.0f));
-  p = V_FMA(p, r, vm_splat(1.0f / 120.0f));
-  p = V_FMA(p, r, vm_splat(1.0f / 24.0f));
-  p = V_FMA(p, r, vm_splat(1.0f / 6.0f));
-  p = V_FMA(p, r, vm_splat(0.5f));
-  p = V_FMA(p, r, vm_splat(1.0f));
-  p = V_FMA(p, r, vm_splat(1.0f));
-  vf y = vm_scale(p, n);
-  y = vm_sel(over, vm_splat(__builtin_inff()), y);
-  y = vm_sel(under, vm_splat(0.0f), y);
-  return vm_sel(nan, x, y);
+/* A 16-entry table lookup per lane (the low 4 bits of idx): the includer may define V_LOOKUP16(tab, idx)
+ * with a permute instruction (tab 64-byte aligned); this fallback reads the table lane by lane. */
+#ifndef V_LOOKUP16
+static inline vf vm_lookup16(const float *tab, vi idx) {
+  vf r;
+  for (int i = 0; i < VW; i++) r[i] = tab[idx[i] & 15];
+  return r;
+}
+#define V_LOOKUP16(tab, idx) vm_lookup16((tab), (idx))
+#endif
+#ifndef V_HAS_FMA
+#define V_HAS_FMA 0 /* 1 when V_FMA rounds once (then fma(a, b, -a*b) is the exact product's error) */
+#endif
+/* a < b ? a : b, b when a is NaN (minps semantics). */
+#ifndef V_MIN
+#define V_MIN(a, b) vm_sel((vi)((a) < (b)), (a), (b))
+#endif
+/* x < y ? a : b per lane (the ISA may use a mask register and one blend). */
+#ifndef V_SEL_LT
+#define V_SEL_LT(x, y, a, b) vm_sel((vi)((x) < (y)), (a), (b))
+#endif
+/* a > b ? a : b, b when a is NaN (maxps semantics). */
+#ifndef V_MAX
+#define V_MAX(a, b) vm_sel((vi)((a) > (b)), (a), (b))
+#endif
+/* p 2^n for integer-valued n in [-400, 128], rounded once into the subnormal range (0 below it) and inf
+ * above the largest float; the fallback clamps n to -151 and applies two normal powers of two. */
+#ifndef V_SCALE
+#define V_SCALE(p, n) vm_scale((p), V_MAX((n), vm_splat(-151.0f))) /* NaN n -> -151: p is NaN then */
+#endif
+/* a / b for a in [0, 1] and b in [1, 2] (NaN propagates); the ISA may use a refined reciprocal estimate. */
+#ifndef V_DIV
+#define V_DIV(a, b) ((a) / (b))
+#endif
+
+/* e^-(p + err) for p in [-89, 260] and a small correction err, as (1 + rq) 2^n: returns rq and sets *n.
+ * Cody-Waite r = -p - n ln2 - err (the first step exact: n ln2hi has at most 18 bits and |r| < 1/2), and
+ * e^r = 1 + r q(r), q of degree 5 fitted to e^r over |r| <= 0.3467 (3e-9 relative). Returning r q rather
+ * than 1 + r q lets the caller fold the 1 into its next fused multiply-add, rounding once. */
+static inline __attribute__((always_inline)) vf vm_exp_neg_parts(vf p, vf err, vf *n_out) {
+  const vf magic = vm_splat(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
+  vf n = V_FMA(p, vm_splat(-1.44269504088896341f), magic) - magic;
+  vf r = V_FMA(n, vm_splat(-0.693359375f), -p);
+  r = V_FMA(n, vm_splat(2.12194440e-4f), r) - err;
+  vf q = vm_splat(1.38207339e-03f);
+  q = V_FMA(q, r, vm_splat(8.36867560e-03f));
+  q = V_FMA(q, r, vm_splat(4.16682661e-02f));
+  q = V_FMA(q, r, vm_splat(1.66665211e-01f));
+  q = V_FMA(q, r, vm_splat(4.99999940e-01f));
+  q = V_FMA(q, r, vm_splat(1.0f));
+  *n_out = n;
+  return r * q;
 }
 
+/* e^x: (1 + r q) 2^n from vm_exp_neg_parts on x clamped to [-104, 89] (beyond them the power of two makes
+ * 0 and inf); NaN passes through the clamps and the arithmetic. */
+static inline vf vm_exp(vf x) {
+  vf xc = V_MIN(vm_splat(89.0f), V_MAX(vm_splat(-104.0f), x));
+  vf n, rq = vm_exp_neg_parts(-xc, vm_splat(0.0f), &n);
+  return V_SCALE(1.0f + rq, n);
+}
+
+/* tanh: |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3 (5e-9 relative); else
+ * with e = e^(-2|x|) (|x| clamped to 10, where tanh is 1 in float): 1 - 2 e / (1 + e), sign restored. */
 static inline vf vm_tanh(vf x) {
   vf ax = vm_abs(x), s = x * x;
-  /* x^3..x^21 Taylor coefficients: -1/3, 2/15, -17/315, 62/2835, -1382/155925, 21844/6081075,
-   * -929569/638512875, 6404582/10854718875, -443861162/1856156927625, 18888466084/194896477400625 */
-  vf q = vm_splat(18888466084.0f / 194896477400625.0f);
-  q = V_FMA(q, s, vm_splat(-443861162.0f / 1856156927625.0f));
-  q = V_FMA(q, s, vm_splat(6404582.0f / 10854718875.0f));
-  q = V_FMA(q, s, vm_splat(-929569.0f / 638512875.0f));
-  q = V_FMA(q, s, vm_splat(21844.0f / 6081075.0f));
-  q = V_FMA(q, s, vm_splat(-1382.0f / 155925.0f));
-  q = V_FMA(q, s, vm_splat(62.0f / 2835.0f));
-  q = V_FMA(q, s, vm_splat(-17.0f / 315.0f));
-  q = V_FMA(q, s, vm_splat(2.0f / 15.0f));
-  q = V_FMA(q, s, vm_splat(-1.0f / 3.0f));
+  vf q = vm_splat(-5.69564244e-03f);
+  q = V_FMA(q, s, vm_splat(2.06307229e-02f));
+  q = V_FMA(q, s, vm_splat(-5.37371263e-02f));
+  q = V_FMA(q, s, vm_splat(1.33314103e-01f));
+  q = V_FMA(q, s, vm_splat(-3.33332807e-01f));
   vf small = vm_copysign(V_FMA(x * s, q, x), x); /* keeps -0 */
-  vf e = vm_exp(ax + ax);
-  vf big = vm_copysign(1.0f - 2.0f / (e + 1.0f), x);
-  return vm_sel((vi)(ax < 0.625f), small, big);
+  vf n, rq = vm_exp_neg_parts(2.0f * V_MIN(vm_splat(10.0f), ax), vm_splat(0.0f), &n); /* NaN stays */
+  vf e = V_SCALE(1.0f + rq, n);
+  vf big = vm_copysign(V_FMA(vm_splat(-2.0f), V_DIV(e, 1.0f + e), vm_splat(1.0f)), x);
+  return V_SEL_LT(ax, vm_splat(0.625f), small, big);
 }
 
+/* sigmoid: e = e^-|x| (|x| clamped to 104, where e is 0); 1 / (1 + e) for x >= 0, e / (1 + e) below. */
 static inline vf vm_sigmoid(vf x) {
-  vf e = vm_exp(-vm_abs(x));
-  vf r = 1.0f / (1.0f + e);
-  return vm_sel((vi)(x >= 0.0f), r, e * r);
+  vf n, rq = vm_exp_neg_parts(V_MIN(vm_splat(104.0f), vm_abs(x)), vm_splat(0.0f), &n); /* NaN stays */
+  vf e = V_SCALE(1.0f + rq, n);
+  return V_DIV(V_SEL_LT(x, vm_splat(0.0f), e, vm_splat(1.0f)), 1.0f + e);
 }
 
 /* erf(x) / x for |x| < 0.875 as a polynomial in s = x^2 (centred at 0.3828125). */
@@ -114,68 +150,161 @@ static inline vf vm_erf_small(vf s) {
   return V_FMA(p, u, vm_splat(9.995275084e-01f));
 }
 
-/* t h(t) = erfc(z) e^(z^2) for t = 1/z, z in [0.875, 10] (h centred at t = 0.62142857). */
-static inline vf vm_erfc_scaled(vf t) {
-  vf u = t - 0.6214285714285714f;
-  vf p = vm_splat(-7.018587793e-02f);
-  p = V_FMA(p, u, vm_splat(4.636077632e-02f));
-  p = V_FMA(p, u, vm_splat(5.258522818e-02f));
-  p = V_FMA(p, u, vm_splat(-7.001037394e-02f));
-  p = V_FMA(p, u, vm_splat(4.363352815e-02f));
-  p = V_FMA(p, u, vm_splat(-2.222796924e-02f));
-  p = V_FMA(p, u, vm_splat(-9.250556356e-03f));
-  p = V_FMA(p, u, vm_splat(4.952774900e-02f));
-  p = V_FMA(p, u, vm_splat(-7.893303585e-02f));
-  p = V_FMA(p, u, vm_splat(7.323296708e-02f));
-  p = V_FMA(p, u, vm_splat(-2.072989952e-03f));
-  p = V_FMA(p, u, vm_splat(-1.715737257e-01f));
-  p = V_FMA(p, u, vm_splat(4.901375737e-01f));
-  return t * p;
-}
+/* erfc(z) for z in [0.875, 4.875) on 16 intervals of width 1/4 (slot k = floor((z - 0.875) 4)): per slot
+ * the centre 1 + k / 4, then c0..c5 of erfc(centre + u) = c0 + c1 u + ... + c5 u^5, fitted (weighted
+ * Lawson least squares, each coefficient rounded to float before the next) to the double C library's erfc
+ * within 5e-9 absolute, which is what 1 - erfc needs. */
+static const float vm_erfc_tab[7][16] __attribute__((aligned(64))) = {
+    {1.00000000e+00f, 1.25000000e+00f, 1.50000000e+00f, 1.75000000e+00f,  /* centre */
+     2.00000000e+00f, 2.25000000e+00f, 2.50000000e+00f, 2.75000000e+00f,
+     3.00000000e+00f, 3.25000000e+00f, 3.50000000e+00f, 3.75000000e+00f,
+     4.00000000e+00f, 4.25000000e+00f, 4.50000000e+00f, 4.75000000e+00f},
+    {1.57299206e-01f, 7.70998672e-02f, 3.38948518e-02f, 1.33283278e-02f,  /* c0 */
+     4.67773480e-03f, 1.46271696e-03f, 4.06952342e-04f, 1.00622121e-04f,
+     2.20905858e-05f, 4.30281125e-06f, 7.43107762e-07f, 1.13729591e-07f,
+     1.54177506e-08f, 1.85066329e-09f, 1.96629921e-10f, 1.84869117e-11f},
+    {-4.15107489e-01f, -2.36521125e-01f, -1.18930288e-01f, -5.27749918e-02f,  /* c1 */
+     -2.06669848e-02f, -7.14231888e-03f, -2.17828457e-03f, -5.86277689e-04f,
+     -1.39253330e-04f, -2.91891483e-05f, -5.39946859e-06f, -8.81443952e-07f,
+     -1.26985100e-07f, -1.61445399e-08f, -1.81139781e-09f, -1.79356849e-10f},
+    {4.15108621e-01f, 2.95655668e-01f, 1.78397924e-01f, 9.23574567e-02f,  /* c2 */
+     4.13341112e-02f, 1.60698146e-02f, 5.44532947e-03f, 1.61203428e-03f,
+     4.17657255e-04f, 9.48278466e-05f, 1.88872000e-05f, 3.30268654e-06f,
+     5.07362472e-07f, 6.85094790e-08f, 8.13493539e-09f, 8.49741333e-10f},
+    {-1.38370112e-01f, -1.67534873e-01f, -1.38753042e-01f, -9.01589841e-02f,  /* c3 */
+     -4.82233837e-02f, -2.17246749e-02f, -8.34994204e-03f, -2.76020588e-03f,
+     -7.88987556e-04f, -1.95760062e-04f, -4.22785452e-05f, -7.96485074e-06f,
+     -1.31103570e-06f, -1.88798452e-07f, -2.38116975e-08f, -2.63247979e-09f},
+    {-6.93262890e-02f, 5.55867143e-03f, 4.41551022e-02f, 4.78927605e-02f,  /* c4 */
+     3.44284847e-02f, 1.91514306e-02f, 8.68772902e-03f, 3.29700881e-03f,
+     1.06175814e-03f, 2.92781857e-04f, 6.95547642e-05f, 1.42977315e-05f,
+     2.55134591e-06f, 3.96199226e-07f, 5.36470459e-08f, 6.34369313e-09f},
+    {6.89797997e-02f, 4.70763445e-02f, 1.49996625e-02f, -6.43801223e-03f,  /* c5 */
+     -1.30121522e-02f, -1.06401090e-02f, -6.13379199e-03f, -2.77576968e-03f,
+     -1.02874858e-03f, -3.19133833e-04f, -8.39436616e-05f, -1.88835620e-05f,
+     -3.65420419e-06f, -6.10935729e-07f, -8.85275142e-08f, -1.11470486e-08f},
+};
 
+/* erf: |x| < 0.875: x P(x^2); else 1 - erfc(|x|) from the table (|x| clamped to 4.87: erfc is below
+ * 2^-30 there), sign restored. */
 static inline vf vm_erf(vf x) {
   vf ax = vm_abs(x);
   vf small = x * vm_erf_small(x * x);
-  vf z = vm_sel((vi)(ax > 10.0f), vm_splat(10.0f), vm_sel((vi)(ax < 0.875f), vm_splat(1.0f), ax));
-  vf erfc = vm_exp(-(z * z)) * vm_erfc_scaled(1.0f / z);
-  vf big = vm_copysign(1.0f - erfc, x);
-  return vm_sel((vi)(ax < 0.875f), small, big);
+  vf zc = V_MIN(ax, vm_splat(4.87f)); /* NaN -> 4.87 for the slot (no NaN conversion); u keeps it */
+  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(4.0f), vm_splat(-3.5f)), vi);
+  vf u = V_MIN(vm_splat(4.87f), ax) - V_LOOKUP16(vm_erfc_tab[0], slot);
+  vf t = V_LOOKUP16(vm_erfc_tab[6], slot);
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[5], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[4], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[3], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[2], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[1], slot));
+  vf big = vm_copysign(1.0f - t, x);
+  return V_SEL_LT(ax, vm_splat(0.875f), small, big);
 }
 
-/* x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2, with the left tail computed as erfc directly. */
-static inline vf vm_gelu_erf(vf x) {
-  vf ax = vm_abs(x), z = ax * 0.70710678118654752f;
-  vf erf_small = z * vm_erf_small(z * z);
-  vi is_small = (vi)(z < 0.875f);
-  /* the large branch on |x| limited to [1.2374, 14.142] (z in [0.875, 10]) */
-  vf axc = vm_sel((vi)(ax > 14.142135f), vm_splat(14.142135f), vm_sel(is_small, vm_splat(2.0f), ax));
-  vf xh = (vf)((vi)axc & vm_splati((int32_t)0xfffff000u)), xl = axc - xh;
-  vf u = ((xh + xh + xl) * xl) * 0.5f; /* x^2 / 2 = xh^2 / 2 (exact) + u, 0 <= u < x^2 / 2048 <= 0.098 */
-  vf eu = V_FMA(u, vm_splat(-1.0f / 120.0f), vm_splat(1.0f / 24.0f)); /* e^-u: degree 5 Taylor, 2e-9 */
-  eu = V_FMA(eu, u, vm_splat(-1.0f / 6.0f));
-  eu = V_FMA(eu, u, vm_splat(0.5f));
-  eu = V_FMA(eu, u, vm_splat(-1.0f));
-  eu = V_FMA(eu, u, vm_splat(1.0f));
-  vf e = vm_exp(-(xh * xh) * 0.5f) * eu;
-  vf erfc_big = e * vm_erfc_scaled(1.41421356237309505f / axc);
-  vf erfc = vm_sel(is_small, 1.0f - erf_small, erfc_big);
-  vf phi = vm_sel((vi)(x < 0.0f), 0.5f * erfc, 1.0f - 0.5f * erfc);
-  return vm_sel(vm_isnan(x), x, x * phi);
+/* R(a) = Phi(-a) e^(a^2/2) for a in [0, 15) on 16 intervals of b = a + 1: [1, 2) in quarters, [2, 4) in
+ * halves, [4, 8) in units, [8, 16) in twos, so the slot is bits 21..24 of b's float encoding (the low two
+ * exponent bits and the top two mantissa bits): slot 12..15 for a in [0, 1), 0..3 for [1, 3), 4..7 for
+ * [3, 7), 8..11 for [7, 15). Per slot: the centre c (chosen where R(c) is nearly a float), then the
+ * coefficients c0..c6 of R(c + u) = c0 + c1 u + ... + c6 u^6, fitted (weighted Lawson least squares, each
+ * coefficient rounded to float before the next is fitted) to the double C library's erfc: 6e-9 relative. */
+static const float vm_gelu_r_tab[8][16] __attribute__((aligned(64))) = {
+    {1.24477088e+00f, 1.78514588e+00f, 2.25329161e+00f, 2.74514580e+00f,  /* centre */
+     3.48141670e+00f, 4.48595810e+00f, 5.55866671e+00f, 6.54466677e+00f,
+     7.86299992e+00f, 1.00270004e+01f, 1.20866671e+01f, 1.39201670e+01f,
+     1.41385421e-01f, 3.57947916e-01f, 6.10468745e-01f, 8.71020854e-01f},
+    {2.31339365e-01f, 1.82636395e-01f, 1.53476924e-01f, 1.30916491e-01f,  /* c0 */
+     1.06844179e-01f, 8.50473717e-02f, 6.96421862e-02f, 5.96233346e-02f,
+     4.99529429e-02f, 3.94023322e-02f, 3.27853560e-02f, 2.85136327e-02f,
+     4.48240548e-01f, 3.84021372e-01f, 3.26237857e-01f, 2.80385077e-01f},
+    {-1.10977776e-01f, -7.29096755e-02f, -5.31140156e-02f, -3.95574234e-02f,  /* c1 */
+     -2.69731749e-02f, -1.74233355e-02f, -1.18245790e-02f, -8.72742385e-03f,
+     -6.16229558e-03f, -3.85507941e-03f, -2.67659756e-03f, -2.02775211e-03f,
+     -3.35567594e-01f, -2.61482626e-01f, -1.99784264e-01f, -1.54721037e-01f},
+    {4.65987250e-02f, 2.62409970e-02f, 1.68977771e-02f, 1.11627951e-02f,  /* c2 */
+     6.46966556e-03f, 3.44351027e-03f, 1.95664796e-03f, 1.25262584e-03f,
+     7.49406638e-04f, 3.73726536e-04f, 2.17107125e-04f, 1.43492347e-04f,
+     2.00398102e-01f, 1.45212099e-01f, 1.02137901e-01f, 7.28099123e-02f},
+    {-1.76572036e-02f, -8.68824683e-03f, -5.01279859e-03f, -2.97137862e-03f,  /* c3 */
+     -1.48303725e-03f, -6.58595702e-04f, -3.16071149e-04f, -1.76472298e-04f,
+     -8.98865183e-05f, -3.59048390e-05f, -1.74977158e-05f, -1.01046417e-05f,
+     -1.02413446e-01f, -6.98359758e-02f, -4.58109565e-02f, -3.04326173e-02f},
+    {6.15510624e-03f, 2.68256688e-03f, 1.40063232e-03f, 7.51606596e-04f,  /* c4 */
+     3.26560694e-04f, 1.22247235e-04f, 4.98983027e-05f, 2.44194180e-05f,
+     1.06554298e-05f, 3.41984583e-06f, 1.40154395e-06f, 7.08302025e-07f,
+     4.64714728e-02f, 3.00587844e-02f, 1.85445286e-02f, 1.15747461e-02f},
+    {-2.01710593e-03f, -7.87572702e-04f, -3.72909417e-04f, -1.81371201e-04f,  /* c5 */
+     -7.05007769e-05f, -2.23412990e-05f, -7.77905461e-06f, -3.32634454e-06f,
+     -1.26532302e-06f, -3.28293169e-07f, -1.13127811e-07f, -4.97163803e-08f,
+     -1.90852303e-02f, -1.17608840e-02f, -6.89781923e-03f, -4.15048329e-03f},
+    {6.08957023e-04f, 2.18140747e-04f, 9.44884887e-05f, 4.11384135e-05f,  /* c6 */
+     1.41689752e-05f, 3.85822477e-06f, 1.25338511e-06f, 4.73554564e-07f,
+     1.32269648e-07f, 3.06899750e-08f, 8.92620644e-09f, 3.31662875e-09f,
+     8.04020558e-03f, 3.84304719e-03f, 2.26807618e-03f, 1.41840149e-03f},
+};
+
+/* x * Phi(x) with Phi(x) = 1 - Phi(-x) and Phi(-a) = e^(-a^2/2) R(a), a = |x|, one formula for every x:
+ * a^2/2 is carried as p + err (exact: err by FMA, or by splitting a at 12 bits without FMA), e^(-p - err)
+ * as 2^n e^r with r = -p - n ln2 - err and e^r by a degree-6 polynomial (5e-9 relative), and R by the
+ * table above. For a > 13.2 the power of two is flushed to 0 (the result is below 1e-36 in magnitude). */
+static inline __attribute__((always_inline)) vf vm_gelu_erf(vf x) {
+  vf ac = V_MIN(vm_abs(x), vm_splat(14.75f)); /* NaN -> 14.75 (x * anything stays NaN) */
+#if V_HAS_FMA
+  vf h = ac * 0.5f, p = ac * h, err = V_FMA(ac, h, -p);
+#else
+  vf ah = (vf)((vi)ac & vm_splati((int32_t)0xfffff000u)), al = ac - ah;
+  vf p = ah * ah * 0.5f, err = ((ah + ah + al) * al) * 0.5f;
+#endif
+  vf n, rq = vm_exp_neg_parts(p, err, &n);
+  vi slot = (vi)(ac + 1.0f) >> 21;
+  vf u = ac - V_LOOKUP16(vm_gelu_r_tab[0], slot);
+  vf rr = V_LOOKUP16(vm_gelu_r_tab[7], slot);
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[6], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[5], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[4], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[3], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[2], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[1], slot));
+  vf left = V_SCALE(V_FMA(rr, rq, rr), n); /* Phi(-a) = R e^r 2^n */
+  /* x >= 0: x - x Phi(-x) with one rounding, ac for x so that +inf gives +inf (its Phi(-a) is 0) */
+  return V_SEL_LT(x, vm_splat(0.0f), x * left, V_FMA(-ac, left, x));
 }
 
-/* x * sigmoid(t), t = 2u = 2 sqrt(2/pi) (x + 0.044715 x^3): equal to 0.5 x (1 + tanh u) without its
- * cancellation. t is computed in double and carried as hi + lo floats, since the sigmoid's left tail
- * multiplies t's relative error by |t|: e^-|t| = e^-|hi| (1 - sign(hi) lo). */
-static inline vf vm_gelu_tanh(vf x) {
-  vd xd = __builtin_convertvector(x, vd);
-  vd td = xd * (xd * xd * 0.044715 + 1.0) * 1.5957691216057307118;
-  vf hi = __builtin_convertvector(td, vf);
-  vf lo = __builtin_convertvector(td - __builtin_convertvector(hi, vd), vf);
-  lo = vm_sel(vm_isnan(lo), vm_splat(0.0f), lo); /* inf - inf */
-  vf slo = (vf)((vi)lo ^ ((vi)hi & vm_splati((int32_t)0x80000000u))); /* sign(hi) lo */
-  vf e = vm_exp(-vm_abs(hi)) * (1.0f - slo);
-  vf r = 1.0f / (1.0f + e);
-  return x * vm_sel((vi)(hi >= 0.0f), r, e * r);
+/* s = 2 sqrt(2/pi) (a + 0.044715 a^3) = c1 a + c3 a^3 for a >= 0 as hi + lo floats, within 2^-40 s: with
+ * FMA by error-free products and a two-sum (c1, c3 themselves as float pairs), else in double. */
+static inline __attribute__((always_inline)) vf vm_gelu_tanh_arg(vf a, vf *lo) {
+#if V_HAS_FMA
+  const vf c1h = vm_splat(1.595769167e+00f), c1l = vm_splat(-4.534068054e-08f);
+  const vf c3h = vm_splat(7.135481387e-02f), c3l = vm_splat(2.398832466e-09f);
+  vf a2 = a * a, a2l = V_FMA(a, a, -a2);     /* a^2 = a2 + a2l */
+  vf v = c3h * a2, vl = V_FMA(c3h, a2, -v); /* c3h a2 = v + vl */
+  vl = V_FMA(c3l, a2, V_FMA(c3h, a2l, vl)); /* c3 a^2 = v + vl */
+  vf w = c1h + v, bv = w - c1h;
+  vf wl = ((c1h - (w - bv)) + (v - bv)) + (vl + c1l); /* c1 + c3 a^2 = w + wl */
+  vf hi = a * w;
+  *lo = V_FMA(a, wl, V_FMA(a, w, -hi));
+  return hi;
+#else
+  vd ad = __builtin_convertvector(a, vd);
+  vd sd = ad * (ad * ad * 0.044715 + 1.0) * 1.5957691216057307118;
+  vf hi = __builtin_convertvector(sd, vf);
+  *lo = __builtin_convertvector(sd - __builtin_convertvector(hi, vd), vf);
+  return hi;
+#endif
+}
+
+/* x sigmoid(t), t = 2 sqrt(2/pi) (x + 0.044715 x^3): equal to 0.5 x (1 + tanh(t / 2)) without its
+ * cancellation. With a = |x| and s = t(a) >= 0, sigmoid(-s) = e / (1 + e), e = e^-s: x sigmoid(-s) for
+ * x < 0 and x - x sigmoid(-s) for x >= 0. s is carried as hi + lo floats into the exponential (e^-s
+ * multiplies s's error by s). */
+static inline __attribute__((always_inline)) vf vm_gelu_tanh(vf x) {
+  vf ac = V_MIN(vm_abs(x), vm_splat(14.75f)); /* s(14.75) = 252: e^-s is 0 in float; NaN -> 14.75 */
+  vf lo, hi = vm_gelu_tanh_arg(ac, &lo);
+  vf n, rq = vm_exp_neg_parts(hi, lo, &n);
+  vf e = V_SCALE(1.0f + rq, n);
+  vf left = V_DIV(e, 1.0f + e); /* sigmoid(-s), in [0, 1/2] */
+  return V_SEL_LT(x, vm_splat(0.0f), x * left, V_FMA(-ac, left, x));
 }
 
 #endif
