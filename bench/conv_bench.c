@@ -7,6 +7,9 @@
  * thread, measured here with one thread and counted twice for two) and the speed-up over the reference.
  * One-thread times (and the peak loop) are the calling thread's CPU time, so a loaded machine does not
  * inflate them; two-thread times are wall time and are only meaningful when both cores are free.
+ * The 3x3 stride-1 layers with enough tiles (layer1-3 here) run Winograd F(2x2, 3x3) (conv_winograd.h), so
+ * their GFLOP/s (counted for the direct convolution's multiplies) pass the FMA peak; TB_CONV_WINOGRAD=off
+ * measures the direct convolution instead.
  * Usage: conv_bench [--no-reference] [--only TEXT] (--only: the layers whose name contains TEXT) */
 #include <immintrin.h>
 #include <stdio.h>

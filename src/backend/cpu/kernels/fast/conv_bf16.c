@@ -14,11 +14,13 @@
  * Depthwise convolutions keep the direct fp32 path: they are bound by memory, not by multiplies, so bf16
  * would only lose precision. On the AVX512-BF16 path the geometries
  * the direct convolution takes (conv_direct.h: 3x3, 7x7, strides 1 and 2...) run it instead, with the bf16
- * micro-kernels of conv_direct_bf16_avx512.c (`.direct` below; TB_CONV_DIRECT=off keeps the GEMM). */
+ * micro-kernels of conv_direct_bf16_avx512.c (`.direct` below; TB_CONV_DIRECT=off keeps the GEMM), and the
+ * 3x3 stride-1 ones Winograd takes run it (conv_winograd.h, `.winograd` below; TB_CONV_WINOGRAD=off). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "backend/cpu/kernels/fast/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #include "core/threadpool.h"
@@ -223,8 +225,14 @@ static const tb_conv_direct_impl *bf16_direct(int path) {
   return path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr ? &tb_conv_direct_bf16_avx512bf16 : NULL;
 }
 
+/* Winograd F(2x2, 3x3) (conv_winograd*.c) on the AVX512-BF16 path; the portable path has none. */
+static const tb_conv_winograd_impl *bf16_winograd(int path) {
+  return path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr ? &tb_conv_winograd_bf16_avx512bf16 : NULL;
+}
+
 static const tb_conv_gemm bf16_gemm = {.pack_weights = bf16_pack, .free_weights = bf16_free, .run = bf16_run,
-                                       .transposed = bf16_transposed, .run_t = bf16_run_t, .direct = bf16_direct};
+                                       .transposed = bf16_transposed, .run_t = bf16_run_t, .direct = bf16_direct,
+                                       .winograd = bf16_winograd};
 
 #define BF16_ENTRIES(suffix, path, dw_path)                                                                        \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &bf16_gemm, path, dw_path, false); } \

@@ -14,12 +14,17 @@
  * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
  * runs instead, with W packed for it at prepare (or per run when W is not a constant); TB_CONV_DIRECT=off
- * keeps the implicit GEMM. */
+ * keeps the implicit GEMM. Before both, Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1,
+ * enough tiles; the same two paths) takes what it fits, with W transformed at prepare when X's shape is
+ * known there (or per run); a W with an infinity stays off it, and a run whose X holds a NaN or an
+ * infinity (reported by Winograd's input transform) is redone on the others; TB_CONV_WINOGRAD=off keeps
+ * the others. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv_winograd.h"
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
 #include "core/threadpool.h"
@@ -42,6 +47,7 @@ typedef struct conv_state {
   bool transposed; /* packed for the transposed product */
   void **packed;
   tb_conv_direct_weights *direct; /* instead of packed: packed for the direct convolution */
+  tb_conv_winograd_weights *winograd; /* instead of both: transformed and packed for Winograd */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -50,6 +56,7 @@ void tb_conv_release(void *state) {
   for (int64_t g = 0; s->packed && g < s->group; g++) s->gemm->free_weights(s->packed[g]);
   free(s->packed);
   tb_conv_direct_free(s->direct);
+  tb_conv_winograd_free(s->winograd);
   free(s);
 }
 
@@ -242,6 +249,31 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
   return TB_OK;
 }
 
+/* The Winograd convolution of this GEMM and path when it is wanted (TB_CONV_WINOGRAD) and takes g; else NULL. */
+static const tb_conv_winograd_impl *winograd_impl(const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+  const tb_conv_winograd_impl *impl = gemm->winograd ? gemm->winograd(path) : NULL;
+  return impl && tb_conv_winograd_wanted(NULL, 0) && tb_conv_winograd_fits(impl, g, NULL, 0) ? impl : NULL;
+}
+
+/* Winograd with the weights transformed at prepare (the prepare chose it) or now; *declined when X holds
+ * a NaN or an infinity (y then unspecified: the caller runs another path). */
+static tb_status run_winograd(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w,
+                              const tb_conv_winograd_impl *impl, bool *declined) {
+  const tb_conv_geom *g = j->g;
+  const conv_state *s = ctx->state;
+  tb_conv_winograd_weights *own = NULL;
+  const tb_conv_winograd_weights *packed = state_fits(s, j->gemm, j->path, w, g->group) ? s->winograd : NULL;
+  if (!packed && !(packed = own = tb_conv_winograd_pack(impl, g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to transform the weights W for the Winograd convolution");
+  tb_conv_winograd_status done = tb_conv_winograd_run(impl, g, packed, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_winograd_free(own);
+  *declined = done == TB_WINOGRAD_NOT_FINITE;
+  if (done == TB_WINOGRAD_NO_MEMORY)
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the Winograd convolution's transformed tiles (%lld -> "
+                           "%lld channels)", (long long)g->in_c, (long long)g->out_c);
+  return TB_OK;
+}
+
 static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
   size_t len = (size_t)snprintf(buf, cap, "[");
   for (size_t d = 0; d < tb_tensor_ndim(t) && len < cap; d++)
@@ -287,8 +319,14 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
     return TB_OK;
   }
   const conv_state *s = ctx->state;
-  if (state_fits(s, gemm, path, w, g.group) ? s->direct != NULL : direct_impl(gemm, path, &g) != NULL)
-    return run_direct(ctx, &j, w);
+  bool prepared = state_fits(s, gemm, path, w, g.group);
+  const tb_conv_winograd_impl *wino = prepared && !s->winograd ? NULL : winograd_impl(gemm, path, &g);
+  bool declined = false;
+  if (wino && (prepared || tb_conv_winograd_no_inf(j.w, tb_tensor_numel(w))) &&
+      ((st = run_winograd(ctx, &j, w, wino, &declined)) != TB_OK || !declined))
+    return st;
+  /* weights transformed for Winograd that this run's shape or X does not take: the other paths pack per run */
+  if (prepared && !s->winograd ? s->direct != NULL : direct_impl(gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
 
@@ -325,6 +363,30 @@ static int64_t static_pixels(const tb_kernel_ctx *ctx, const tb_tensor *w) {
   return static_geom(ctx, w, false, &g) ? tb_conv_pixels(&g) : -1;
 }
 
+/* The state of a W transformed for Winograd when that is wanted and takes X's static shape (known: the
+ * number of tiles decides); *out NULL otherwise. */
+static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w,
+                                  conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  const tb_conv_winograd_impl *impl = NULL;
+  if (!gemm->winograd || !gemm->winograd(path) || !static_geom(ctx, w, false, &g) || !(impl = winograd_impl(gemm, path, &g)) ||
+      !tb_conv_winograd_no_inf(tb_tensor_host_data(w), tb_tensor_numel(w)))
+    return TB_OK;
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s || !(s->winograd = tb_conv_winograd_pack(impl, &g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to transform the weights W for the Winograd convolution");
+  }
+  s->gemm = gemm;
+  s->path = path;
+  s->w_ndim = tb_tensor_ndim(w);
+  s->group = g.group;
+  memcpy(s->w_shape, tb_tensor_shape(w), s->w_ndim * sizeof(int64_t));
+  *out = s;
+  return TB_OK;
+}
+
 /* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
 static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
@@ -354,12 +416,16 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_winograd(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_direct(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
     st = pack_weights(ctx, gemm, path, w, group,
                       want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
   *state = s;
-  if (st == TB_OK && s) tb_kernel_constant_consumed(ctx, 1); /* run() reads the packed copy only */
+  /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
+   * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then */
+  if (st == TB_OK && s && !s->winograd) tb_kernel_constant_consumed(ctx, 1);
   return st;
 }
 
@@ -415,13 +481,19 @@ static bool f32_run_t(int path, int64_t m, int64_t n, int64_t k, const void *w, 
   return tb_gemm_f32_run((tb_gemm_path)path, n, m, k, 1.0f, &oa, &ob, 0.0f, ct, m, NULL, pool);
 }
 
+/* Winograd F(2x2, 3x3) on the AVX-512 path (conv_winograd*.c). */
+static const tb_conv_winograd_impl *f32_winograd(int path) {
+  return path == TB_GEMM_AVX512 ? &tb_conv_winograd_f32_avx512 : NULL;
+}
+
 /* The direct convolution on the AVX-512 path (conv_direct_avx512.c). */
 static const tb_conv_direct_impl *f32_direct(int path) {
   return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
 }
 
 static const tb_conv_gemm f32_gemm = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
-                                      .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct};
+                                      .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct,
+                                      .winograd = f32_winograd};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, false); } \

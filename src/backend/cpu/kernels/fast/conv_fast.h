@@ -80,6 +80,10 @@ typedef struct tb_conv_gemm {
   /* Optional (NULL: never): the direct convolution (conv_direct.h) of this precision on this path, NULL
    * when the path has none. The driver uses it for the geometries tb_conv_direct_fits takes. */
   const struct tb_conv_direct_impl *(*direct)(int path);
+  /* Optional (NULL: never): the Winograd F(2x2, 3x3) convolution (conv_winograd.h) of this precision on
+   * this path, NULL when the path has none. The driver prefers it to the direct convolution for the
+   * geometries tb_conv_winograd_fits takes. */
+  const struct tb_conv_winograd_impl *(*winograd)(int path);
 } tb_conv_gemm;
 
 /* An output block (rows x cols, row stride ldy) before its products: y = bias[row] (0 when bias is NULL)
