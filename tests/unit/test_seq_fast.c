@@ -37,6 +37,7 @@ extern const tb_cpu_kernel tb_kernel_gru_f32_avx512, tb_kernel_gru_f32_avx2, tb_
 extern const tb_cpu_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f32_avx2,
     tb_kernel_attention_f32_portable;
 extern const tb_cpu_kernel tb_kernel_lstm_bf16_avx512bf16, tb_kernel_lstm_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16;
 extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru, tb_kernel_fused_attention;
 
 static const tb_cpu_kernel *const lstm_entries[3] = {&tb_kernel_lstm_f32_portable, &tb_kernel_lstm_f32_avx2,
@@ -536,6 +537,8 @@ static void attention_matches_reference(void **state) {
        * column broadcast along the row (a strided mask in the row step) */
       {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {1, 150}, 2, false},
       {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {13, 1}, 1, false},
+      /* rows of 300: the AVX-512 row sums 256 elements in fp32 lanes, then the rest */
+      {3, 3, 3, 2, {2, 5, 16}, {2, 16, 300}, {2, 300, 7}, {1, 300}, 2, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_attention(&cases[i]);
 }
@@ -587,13 +590,16 @@ static void kernel_choice_follows_mask(void **state) {
   assert_ptr_equal(pick_rnn("LSTM", TB_DTYPE_F64, 2, NULL), &tb_kernel_lstm); /* f32 only */
   assert_ptr_equal(pick_rnn("GRU", TB_DTYPE_F16, 2, NULL), &tb_kernel_gru);
   assert_ptr_equal(pick_attention(TB_DTYPE_F64, 2, NULL), &tb_kernel_fused_attention);
-  /* level 3 (O3 / precision bf16): the bf16 LSTM, AVX512-BF16 first; GRU and attention stay fp32 */
+  /* level 3 (O3 / precision bf16): the bf16 LSTM, AVX512-BF16 first; GRU stays fp32; attention in bf16 on
+   * AVX512-BF16 (test_attention_bf16.c), else the fp32 kernel */
   if (n_bf16_paths() > 1) assert_ptr_equal(pick_rnn("LSTM", TB_DTYPE_F32, 3, NULL), &tb_kernel_lstm_bf16_avx512bf16);
   assert_ptr_equal(pick_rnn("LSTM", TB_DTYPE_F32, 3, "-avx512bf16"), &tb_kernel_lstm_bf16_portable);
   assert_string_equal(tb_kernel_lstm_bf16_portable.precision, "bf16");
   assert_null(tb_kernel_lstm_f32_portable.precision);
   assert_ptr_equal(pick_rnn("GRU", TB_DTYPE_F32, 3, NULL), gru_entries[top]);
-  assert_ptr_equal(pick_attention(TB_DTYPE_F32, 3, NULL), attn_entries[top]);
+  assert_ptr_equal(pick_attention(TB_DTYPE_F32, 3, NULL),
+                   n_bf16_paths() > 1 ? &tb_kernel_attention_bf16_avx512bf16 : attn_entries[top]);
+  assert_ptr_equal(pick_attention(TB_DTYPE_F32, 3, "-avx512bf16"), attn_entries[top]);
 }
 
 /* ---- vector math ---- */
