@@ -4,7 +4,8 @@
  * past the blocking sizes, beta 0 (NaN in C ignored), 1 and 0.5, alpha 0 and k 0, each epilogue (bias per
  * row and per column, residual separate or C itself, each activation), results bit-identical on 1 and 2
  * threads (and on a pool of 3), the refusals (a packed operand for another path or size), NaN through
- * the piecewise-linear activations, and the exact packed layout (the AVX-512 transposing packer too).
+ * the piecewise-linear activations, the exact packed layout (the AVX-512 transposing packer too), and the
+ * late bias and residual (tb::FusedMatMul's) bit for bit as separate adds followed by the vec_ops Gelu.
  *
  * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
  * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
@@ -16,6 +17,7 @@
 #include <string.h>
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
+#include "backend/cpu/kernels/fast/vec_ops.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_util.h"
@@ -319,6 +321,47 @@ static void activations_keep_nan(void **state) {
     }
 }
 
+/* The late bias and residual (added after the products, before the activation) give exactly the bits of
+ * the plain product followed by the two float adds and the vec_ops Gelu, on every path, packed or plain B,
+ * 1 and 2 threads, with edges (m 37, n 75), several depth blocks (k 600), and k 0 (just the adds). */
+static void late_bias_and_residual_are_separate_adds(void **state) {
+  (void)state;
+  enum { M = 37, N = 75, K = 600 };
+  static const tb_gemm_path paths[] = {TB_GEMM_PORTABLE, TB_GEMM_AVX2, TB_GEMM_AVX512};
+  const vec_ops *tables[] = {&tb_vec_ops_portable, &tb_vec_ops_avx2, &tb_vec_ops_avx512};
+  float *a = random_floats(M * K, 101), *b = random_floats(K * N, 102), *bias = random_floats(N, 103);
+  float *res = random_floats(M * N, 104), *want = malloc(M * N * sizeof(float)), *got = malloc(M * N * sizeof(float));
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  for (int p = 0; p < n_paths(); p++)
+    for (int k = 0; k <= K; k += K)
+      for (int variant = 0; variant < 4; variant++) { /* plain B / packed B, 1 / 2 threads */
+        tb_gemm_operand oa = {.data = a, .ld = K}, ob = {.data = b, .ld = N};
+        tb_gemm_packed *packed = variant & 1 ? tb_gemm_pack_b(paths[p], &ob, k, N) : NULL;
+        tb_gemm_operand obp = packed ? (tb_gemm_operand){.packed = packed} : ob;
+        tb_pool *use = variant & 2 ? pool : NULL;
+        assert_true(tb_gemm_f32_run(paths[p], M, N, k, 1.0f, &oa, &obp, 0.0f, want, N, NULL, use));
+        for (int i = 0; i < M; i++) {
+          for (int j = 0; j < N; j++) want[i * N + j] = (want[i * N + j] + bias[j]) + res[i * N + j];
+          tables[p]->unary(VEC_GELU_ERF, want + i * N, want + i * N, N);
+        }
+        tb_gemm_epilogue ep = {.act = 8, .vec = tables[p], .late_bias = bias, .late_residual = res, .ld_late_residual = N,
+                               .c = got};
+        assert_true(tb_gemm_f32_run(paths[p], M, N, k, 1.0f, &oa, &obp, 0.0f, got, N, &ep, use));
+        if (memcmp(want, got, M * N * sizeof(float)) != 0)
+          fail_msg("%s path, k %d, %s B, %d thread(s): the late epilogue differs from separate adds", path_names[p], k,
+                   packed ? "packed" : "plain", use ? 2 : 1);
+        tb_gemm_packed_free(packed);
+      }
+  tb_pool_destroy(pool);
+  free(a);
+  free(b);
+  free(bias);
+  free(res);
+  free(want);
+  free(got);
+}
+
 /* Operands packed once follow the documented layout exactly on every path (the transposing packers of
  * row-major A and of transposed B too): depth blocks of tb_gemm_depth_block, slivers of the path's width, zeros past
  * the edge; sizes with a partial sliver, a partial depth block, a depth not a multiple of 16 and a row
@@ -362,6 +405,7 @@ int main(void) {
       cmocka_unit_test(mismatched_operands_refused),
       cmocka_unit_test(activations_keep_nan),
       cmocka_unit_test(packed_layout_is_exact),
+      cmocka_unit_test(late_bias_and_residual_are_separate_adds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,12 @@
  * FusedMatMul; Conv + Add(residual) [+ activation] becomes FusedConv with the residual as input 3. Relu,
  * LeakyRelu, Clip and the residual add are bit-identical (the same base kernel, the same rounding); the
  * transcendental activations (Sigmoid, Tanh, HardSigmoid, HardSwish) are computed in double and rounded
- * once, so they agree within 1e-5 relative. A Conv whose output is also a graph output is not fused. */
+ * once, so they agree within 1e-5 relative. A Conv whose output is also a graph output is not fused.
+ * The transformer's MatMul -> Add(constant bias) [-> Add(residual)] [-> Gelu] becomes one FusedMatMul
+ * (bias input 2, residual input 3, activation Gelu with activation_approximate), bit-identical at O1 to
+ * the separate reference kernels (O0), float32 and float64, with the counts in the pass's summary; and
+ * what must stay apart: a bias that is not a constant or not N values, a constant of the output's whole
+ * shape, a residual that broadcasts, a value read twice. */
 #include "pass_test.h"
 
 static void conv_input(tb_graph *g) {
@@ -121,6 +126,247 @@ static void test_shared_not_fused(void **state) {
   pt_assert_kept(13, conv_relu_shared, "activation_fusion", "Conv,Relu", PT_NO_COMPARE);
 }
 
+/* ---- MatMul -> Add(bias) [-> Add(residual)] [-> Gelu]: the transformer's projections and FFN ---- */
+
+/* A [1, 6, 16] x W [16, 12] -> y, and a constant bias [12]. */
+static void mm_base(tb_graph *g) {
+  int64_t a[3] = {1, 6, 16}, w[2] = {16, 12}, n = 12;
+  tbt_input(g, "A", TB_DTYPE_F32, 3, a, NULL);
+  pt_const_rand(g, "W", 2, w, 60, -0.5f, 0.5f);
+  pt_const_rand(g, "bias", 1, &n, 61, -1.0f, 1.0f);
+  tbt_node(g, "MatMul", "mm", "A,W", "y");
+}
+
+/* A tb::Gelu node (approximate "none" or "tanh"). */
+static void gelu_node(tb_graph *g, const char *name, const char *in, const char *out, const char *approx) {
+  int n = tbt_node(g, "Gelu", name, in, out);
+  g->nodes[n].domain = tb_graph_strdup(g, "tb");
+  if (approx) pt_attr_string(g, n, "approximate", approx);
+}
+
+static void mm_bias(tb_graph *g) { /* the Q/K/V projection: bias first, as PyTorch exports it */
+  mm_base(g);
+  tbt_node(g, "Add", "add_bias", "bias,y", "Y");
+  tbt_output(g, "Y");
+}
+
+static void mm_bias_gelu(tb_graph *g) {
+  mm_base(g);
+  tbt_node(g, "Add", "add_bias", "y,bias", "z");
+  gelu_node(g, "gelu", "z", "Y", NULL);
+  tbt_output(g, "Y");
+}
+
+static void residual_input(tb_graph *g) {
+  int64_t r[3] = {1, 6, 12};
+  tbt_input(g, "R", TB_DTYPE_F32, 3, r, NULL);
+}
+
+static void mm_bias_residual(tb_graph *g) { /* the attention's output projection */
+  mm_base(g);
+  residual_input(g);
+  tbt_node(g, "Add", "add_bias", "bias,y", "z");
+  tbt_node(g, "Add", "add_res", "R,z", "Y");
+  tbt_output(g, "Y");
+}
+
+static void mm_bias_residual_gelu_tanh(tb_graph *g) {
+  mm_base(g);
+  residual_input(g);
+  tbt_node(g, "Add", "add_bias", "y,bias", "z");
+  tbt_node(g, "Add", "add_res", "z,R", "r");
+  gelu_node(g, "gelu", "r", "Y", "tanh");
+  tbt_output(g, "Y");
+}
+
+static void ffn(tb_graph *g) { /* MatMul, bias, Gelu, MatMul, bias, residual (A) */
+  mm_base(g);
+  int64_t w2[2] = {12, 16}, n2 = 16;
+  pt_const_rand(g, "W2", 2, w2, 62, -0.5f, 0.5f);
+  pt_const_rand(g, "bias2", 2, (int64_t[]){1, n2}, 63, -1.0f, 1.0f); /* [1, N]: a bias too */
+  tbt_node(g, "Add", "add_bias", "bias,y", "z");
+  gelu_node(g, "gelu", "z", "h", "none");
+  tbt_node(g, "MatMul", "mm2", "h,W2", "y2");
+  tbt_node(g, "Add", "add_bias2", "y2,bias2", "z2");
+  tbt_node(g, "Add", "add_res", "z2,A", "Y");
+  tbt_output(g, "Y");
+}
+
+static const char *act_string(const tb_graph *g, const char *attr) {
+  const char *s = NULL;
+  TB_ASSERT_OK(tb_attr_string(g, &g->nodes[0], attr, NULL, &s));
+  return s;
+}
+
+/* The pass fuses build's chain into ops, absorbing that many nodes, with `summary` in its report; the
+ * fused graph at O0 gives the separate kernels' bits. */
+static tb_graph *fuses(pt_pair *p, void (*build)(tb_graph *), const char *after, size_t absorbed, const char *summary) {
+  *p = pt_build(17, build);
+  tb_pass_stats st = pt_run_pass(p->after, "activation_fusion");
+  pt_assert_ops(p->after, "after:", after);
+  assert_int_equal(st.nodes_fused, absorbed);
+  TB_ASSERT_CONTAINS(st.summary, summary);
+  pt_compare(p->before, p->after, 70, 0.0);
+  return p->after;
+}
+
+static void test_matmul_bias(void **state) {
+  (void)state;
+  pt_pair p;
+  tb_graph *g = fuses(&p, mm_bias, "tb::FusedMatMul", 1, "fused 1 activation/residual epilogue into Conv/Gemm/MatMul (0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  assert_int_equal(g->nodes[0].n_inputs, 3);
+  assert_string_equal(g->values[g->nodes[0].inputs[2]].name, "bias");
+  assert_null(act_string(g, "activation"));
+  pt_free(&p);
+}
+
+static void test_matmul_bias_gelu(void **state) {
+  (void)state;
+  pt_pair p;
+  tb_graph *g = fuses(&p, mm_bias_gelu, "tb::FusedMatMul", 2, "(0 with a residual Add, 1 with a bias Add, 1 GELU)");
+  assert_string_equal(act_string(g, "activation"), "Gelu");
+  assert_string_equal(act_string(g, "activation_approximate"), "none");
+  pt_free(&p);
+}
+
+static void test_matmul_bias_residual(void **state) {
+  (void)state;
+  pt_pair p;
+  tb_graph *g = fuses(&p, mm_bias_residual, "tb::FusedMatMul", 2, "(1 with a residual Add, 1 with a bias Add, 0 GELU)");
+  assert_int_equal(g->nodes[0].n_inputs, 4);
+  assert_string_equal(g->values[g->nodes[0].inputs[3]].name, "R");
+  assert_string_equal(g->values[g->nodes[0].outputs[0]].name, "Y");
+  pt_free(&p);
+}
+
+static void test_matmul_bias_residual_gelu_tanh(void **state) {
+  (void)state;
+  pt_pair p;
+  tb_graph *g = fuses(&p, mm_bias_residual_gelu_tanh, "tb::FusedMatMul", 3, "(1 with a residual Add, 1 with a bias Add, 1 GELU)");
+  assert_string_equal(act_string(g, "activation_approximate"), "tanh");
+  pt_free(&p);
+}
+
+static void test_ffn(void **state) {
+  (void)state;
+  pt_pair p;
+  fuses(&p, ffn, "tb::FusedMatMul,tb::FusedMatMul", 4,
+        "fused 2 activation/residual epilogues into Conv/Gemm/MatMul (1 with a residual Add, 2 with a bias Add, 1 GELU)");
+  pt_free(&p);
+}
+
+/* float64 end to end (Cast in and out so the comparison sees float32): fused and exact. */
+static void mm_f64(tb_graph *g) {
+  int64_t a[2] = {5, 16}, w[2] = {16, 12}, n = 12;
+  double wd[16 * 12], bd[12];
+  uint32_t seed = 64;
+  for (int i = 0; i < 16 * 12; i++) wd[i] = pt_rand(&seed, -0.5f, 0.5f) + 1e-9 * i; /* not float-exact */
+  for (int i = 0; i < 12; i++) bd[i] = pt_rand(&seed, -1.0f, 1.0f) + 1e-10;
+  tbt_input(g, "A", TB_DTYPE_F32, 2, a, NULL);
+  tbt_const(g, "W", TB_DTYPE_F64, 2, w, wd);
+  tbt_const(g, "bias", TB_DTYPE_F64, 1, &n, bd);
+  pt_attr_int(g, tbt_node(g, "Cast", "to64", "A", "a64"), "to", 11); /* ONNX DOUBLE */
+  tbt_node(g, "MatMul", "mm", "a64,W", "y");
+  tbt_node(g, "Add", "add_bias", "y,bias", "z");
+  gelu_node(g, "gelu", "z", "g", NULL);
+  pt_attr_int(g, tbt_node(g, "Cast", "to32", "g", "Y"), "to", 1); /* ONNX FLOAT */
+  tbt_output(g, "Y");
+}
+
+static void test_matmul_f64(void **state) {
+  (void)state;
+  pt_pair p;
+  fuses(&p, mm_f64, "Cast,tb::FusedMatMul,Cast", 2, "1 with a bias Add, 1 GELU");
+  pt_free(&p);
+}
+
+/* ---- what must not fuse ---- */
+
+static void bias_not_constant(tb_graph *g) {
+  int64_t a[3] = {1, 6, 16}, w[2] = {16, 12}, n = 12;
+  tbt_input(g, "A", TB_DTYPE_F32, 3, a, NULL);
+  tbt_input(g, "bias", TB_DTYPE_F32, 1, &n, NULL);
+  pt_const_rand(g, "W", 2, w, 60, -0.5f, 0.5f);
+  tbt_node(g, "MatMul", "mm", "A,W", "y");
+  tbt_node(g, "Add", "add_bias", "y,bias", "Y");
+  tbt_output(g, "Y");
+}
+
+static void bias_of_whole_shape(tb_graph *g) { /* a constant [M, N]: neither a bias nor a skip connection */
+  int64_t a[2] = {6, 16}, w[2] = {16, 12}, mn[2] = {6, 12};
+  tbt_input(g, "A", TB_DTYPE_F32, 2, a, NULL);
+  pt_const_rand(g, "W", 2, w, 60, -0.5f, 0.5f);
+  pt_const_rand(g, "bias", 2, mn, 65, -1.0f, 1.0f);
+  tbt_node(g, "MatMul", "mm", "A,W", "y");
+  tbt_node(g, "Add", "add_bias", "bias,y", "Y");
+  tbt_output(g, "Y");
+}
+
+static void bias_per_row(tb_graph *g) { /* [6, 1]: broadcasts along the rows, not the columns */
+  int64_t a[2] = {6, 16}, w[2] = {16, 12}, m1[2] = {6, 1};
+  tbt_input(g, "A", TB_DTYPE_F32, 2, a, NULL);
+  pt_const_rand(g, "W", 2, w, 60, -0.5f, 0.5f);
+  pt_const_rand(g, "bias", 2, m1, 66, -1.0f, 1.0f);
+  tbt_node(g, "MatMul", "mm", "A,W", "y");
+  tbt_node(g, "Add", "add_bias", "y,bias", "Y");
+  tbt_output(g, "Y");
+}
+
+static void matmul_read_twice(tb_graph *g) { /* y is also a graph output */
+  mm_bias(g);
+  tbt_output(g, "y");
+}
+
+static void add_of_itself(tb_graph *g) { /* Add(y, y): y used twice by one node */
+  mm_base(g);
+  tbt_node(g, "Add", "add", "y,y", "Y");
+  tbt_output(g, "Y");
+}
+
+static void test_not_fused(void **state) {
+  (void)state;
+  pt_assert_kept(17, bias_not_constant, "activation_fusion", "MatMul,Add", 71);
+  pt_assert_kept(17, bias_of_whole_shape, "activation_fusion", "MatMul,Add", 72);
+  pt_assert_kept(17, bias_per_row, "activation_fusion", "MatMul,Add", 73);
+  pt_assert_kept(17, matmul_read_twice, "activation_fusion", "MatMul,Add", PT_NO_COMPARE);
+  pt_assert_kept(17, add_of_itself, "activation_fusion", "MatMul,Add", 74);
+}
+
+static void residual_broadcast(tb_graph *g) { /* R [1, 1, 12] broadcasts: only the bias is fused */
+  mm_base(g);
+  int64_t r[3] = {1, 1, 12};
+  tbt_input(g, "R", TB_DTYPE_F32, 3, r, NULL);
+  tbt_node(g, "Add", "add_bias", "bias,y", "z");
+  tbt_node(g, "Add", "add_res", "z,R", "Y");
+  tbt_output(g, "Y");
+}
+
+static void biased_read_twice(tb_graph *g) { /* z feeds the Gelu and is an output: the fused node ends at z */
+  mm_bias_gelu(g);
+  tbt_output(g, "z");
+}
+
+static void test_partly_fused(void **state) {
+  (void)state;
+  pt_pair p;
+  fuses(&p, residual_broadcast, "tb::FusedMatMul,Add", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  pt_free(&p);
+  fuses(&p, biased_read_twice, "tb::FusedMatMul,tb::Gelu", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  pt_free(&p);
+}
+
+/* Gelu is fused into MatMul and Gemm, never into Conv (whose fast kernels have no Gelu); the schema says so. */
+static void conv_gelu(tb_graph *g) {
+  conv_input(g);
+  gelu_node(g, "gelu", "y", "Y", NULL);
+  tbt_output(g, "Y");
+}
+
+static void test_conv_gelu_not_fused(void **state) {
+  (void)state;
+  pt_assert_kept(13, conv_gelu, "activation_fusion", "Conv,tb::Gelu", 75);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_conv_relu, tbt_setup_clean_env),
@@ -129,6 +375,15 @@ int main(void) {
       cmocka_unit_test_setup(test_matmul_clip, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_matmul_transcendental, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_shared_not_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_matmul_bias, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_matmul_bias_gelu, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_matmul_bias_residual, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_matmul_bias_residual_gelu_tanh, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_ffn, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_matmul_f64, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_not_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_partly_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_conv_gelu_not_fused, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,16 @@
 /* O1 pass: fuse an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid,
- * HardSwish) that is the only consumer of a Conv, Gemm or MatMul into tb::FusedConv / tb::FusedGemm /
- * tb::FusedMatMul (attributes activation, activation_alpha/beta/min/max). For Conv, an Add of a residual
- * of the same static shape (the ResNet block's skip connection), with or without an activation after it,
- * becomes FusedConv's input 3. The fused kernels run the same Conv/Gemm/MatMul reference kernel and round
- * after the residual add as the Add kernel does, so Relu, LeakyRelu, Clip and the residual are exact; the
- * transcendental activations are computed in double and rounded once (last-bit differences, well within
- * 1e-5 relative). Only float32 and float64 outputs are fused. */
+ * HardSwish, and tb::Gelu after Gemm or MatMul) that is the only consumer of a Conv, Gemm or MatMul into
+ * tb::FusedConv / tb::FusedGemm / tb::FusedMatMul (attributes activation, activation_alpha/beta/min/max,
+ * activation_approximate for Gelu). For Conv, an Add of a residual of the same static shape (the ResNet
+ * block's skip connection), with or without an activation after it, becomes FusedConv's input 3. For
+ * MatMul (B of rank 2 or more), an Add of a constant bias of N values (N the output's last dim; shape [N] or
+ * [1, .., N]) becomes FusedMatMul's input 2 and a following Add of a residual of the same static shape its
+ * input 3 (the transformer's MatMul -> Add(bias) [-> Add(residual)] [-> Gelu]): each of the chain's
+ * intermediate values must be read only by the next node of the chain. The fused kernels run the same
+ * Conv/Gemm/MatMul reference kernel and round after each add as the Add kernel does, so Relu, LeakyRelu,
+ * Clip, the bias, the residual and Gelu are exact; the other transcendental activations are computed in
+ * double and rounded once (last-bit differences, well within 1e-5 relative). Only float32 and float64
+ * outputs are fused. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,16 +19,32 @@
 
 typedef struct act_info {
   const char *name;
+  const char *approximate; /* Gelu's: "none" or "tanh" */
   bool has_alpha, has_beta, has_min, has_max;
   float alpha, beta, min, max;
 } act_info;
 
-/* Node a (consuming value x as its input 0) is an activation this pass fuses: fill info. */
-static bool read_activation(const tb_graph *g, int a, int x, act_info *info) {
+/* Node n is tb::Gelu with an approximate this pass fuses ("none" or "tanh"): fill info. */
+static bool read_gelu(const tb_graph *g, const tb_node *n, act_info *info) {
+  const char *approx = "none";
+  if (strcmp(n->op_type, "Gelu") != 0 || n->n_inputs != 1 ||
+      tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK)
+    return false;
+  if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0) return false;
+  info->name = "Gelu";
+  info->approximate = strcmp(approx, "tanh") == 0 ? "tanh" : "none";
+  return true;
+}
+
+/* Node a (consuming value x as its input 0) is an activation this pass fuses (tb::Gelu only when
+ * gelu_ok): fill info. */
+static bool read_activation(const tb_graph *g, int a, int x, bool gelu_ok, act_info *info) {
   static const char *const simple[] = {"Relu", "Sigmoid", "Tanh", "HardSwish"};
   const tb_node *n = &g->nodes[a];
-  if (n->dead || (n->domain && n->domain[0]) || n->n_inputs < 1 || n->inputs[0] != x || n->n_outputs != 1) return false;
+  if (n->dead || n->n_inputs < 1 || n->inputs[0] != x || n->n_outputs != 1) return false;
   memset(info, 0, sizeof *info);
+  if (n->domain && strcmp(n->domain, "tb") == 0) return gelu_ok && read_gelu(g, n, info);
+  if (n->domain && n->domain[0]) return false;
   for (size_t i = 0; i < 4; i++)
     if (strcmp(n->op_type, simple[i]) == 0 && n->n_inputs == 1) {
       info->name = simple[i];
@@ -82,69 +103,115 @@ static tb_attr float_attr(const char *name, float f) {
   return a;
 }
 
+/* Value v is a constant bias for MatMul node mm's output y: y's dtype, N values along the last axis (N
+ * y's known last dim, every other dim 1, rank at most y's), and mm's B of rank 2 or more (so N is B's
+ * columns, the GEMM's n). */
+static bool is_bias(const tb_graph *g, int v, int mm, int y) {
+  const tb_ir_tensor *c = tbp_const(g, v);
+  const tb_value_type *t = &g->values[y].type;
+  int b = g->nodes[mm].inputs[1];
+  const tb_value_type *bt = b >= 0 ? &g->values[b].type : NULL;
+  if (!c || !t->has_dtype || c->dtype != t->dtype || !t->has_shape || t->ndim == 0 || c->ndim == 0 || c->ndim > t->ndim)
+    return false;
+  if (!bt || !bt->has_shape || bt->ndim < 2) return false;
+  int64_t n = t->dims[t->ndim - 1].value;
+  for (size_t d = 0; d + 1 < c->ndim; d++)
+    if (c->dims[d] != 1) return false;
+  return n >= 0 && c->dims[c->ndim - 1] == n;
+}
+
 typedef struct fusion_counts {
-  size_t fused, residual, absorbed;
+  size_t fused, bias, residual, gelu, absorbed;
 } fusion_counts;
 
-static tb_status fuse(tb_graph *g, int base, int add, int residual, int act, const act_info *info, int out,
-                      fusion_counts *c) {
+/* The chain found after a base node: the Add nodes absorbed (-1: none), the bias and residual values, the
+ * activation node, and the value the fused node produces. */
+typedef struct chain {
+  int add_bias, add_residual, act;
+  int bias, residual;
+  int out;
+  act_info info;
+} chain;
+
+static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) {
   const tb_node *b = &g->nodes[base];
   const char *op = strcmp(b->op_type, "Conv") == 0 ? "FusedConv" : strcmp(b->op_type, "Gemm") == 0 ? "FusedGemm" : "FusedMatMul";
-  tb_attr *attrs = malloc((b->n_attrs + 5) * sizeof *attrs);
+  const act_info *info = ch->act >= 0 ? &ch->info : NULL;
+  tb_attr *attrs = malloc((b->n_attrs + 6) * sizeof *attrs);
   if (!attrs) return TB_ERR_OUT_OF_MEMORY;
   size_t n_attrs = b->n_attrs;
   if (n_attrs) memcpy(attrs, b->attrs, n_attrs * sizeof *attrs);
   if (info) {
-    memset(&attrs[n_attrs], 0, sizeof attrs[n_attrs]);
-    attrs[n_attrs].name = "activation";
-    attrs[n_attrs].type = TB_ATTR_STRING;
-    attrs[n_attrs].s = info->name;
-    attrs[n_attrs++].s_len = strlen(info->name);
+    attrs[n_attrs++] = tbp_attr_string("activation", info->name);
     if (info->has_alpha) attrs[n_attrs++] = float_attr("activation_alpha", info->alpha);
     if (info->has_beta) attrs[n_attrs++] = float_attr("activation_beta", info->beta);
     if (info->has_min) attrs[n_attrs++] = float_attr("activation_min", info->min);
     if (info->has_max) attrs[n_attrs++] = float_attr("activation_max", info->max);
+    if (info->approximate) attrs[n_attrs++] = tbp_attr_string("activation_approximate", info->approximate);
   }
   int inputs[4] = {-1, -1, -1, -1};
   size_t n_inputs = b->n_inputs < 3 ? b->n_inputs : 3;
   memcpy(inputs, b->inputs, n_inputs * sizeof(int));
-  if (residual >= 0) {
-    inputs[3] = residual;
+  if (ch->bias >= 0) {
+    inputs[2] = ch->bias;
+    n_inputs = 3;
+  }
+  if (ch->residual >= 0) {
+    inputs[3] = ch->residual;
     n_inputs = 4;
   }
-  int node = tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &out, 1, attrs, n_attrs);
+  int node = tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &ch->out, 1, attrs, n_attrs);
   free(attrs);
-  const int replaced[3] = {base, add, act};
-  if (tbp_replace(g, node, replaced, 3, out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+  const int replaced[4] = {base, ch->add_bias, ch->add_residual, ch->act};
+  if (tbp_replace(g, node, replaced, 4, ch->out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
   c->fused++;
-  c->residual += add >= 0;
-  c->absorbed += (add >= 0) + (act >= 0);
+  c->bias += ch->add_bias >= 0;
+  c->residual += ch->add_residual >= 0;
+  c->gelu += info && strcmp(info->name, "Gelu") == 0;
+  c->absorbed += (ch->add_bias >= 0) + (ch->add_residual >= 0) + (ch->act >= 0);
   return TB_OK;
+}
+
+/* Node `add` is a one-output Add reading x: its other operand, or -1. */
+static int add_operand(const tb_graph *g, int add, int x) {
+  if (add < 0 || !tbp_is_op(g, add, "Add") || g->nodes[add].n_outputs != 1 || g->nodes[add].outputs[0] < 0) return -1;
+  int other = tbp_other_input(g, add, x);
+  return other != x ? other : -1;
 }
 
 static tb_status try_node(tb_graph *g, int i, fusion_counts *c) {
   const tb_node *n = &g->nodes[i];
-  bool conv = tbp_is_op(g, i, "Conv");
-  if (!conv && !tbp_is_op(g, i, "Gemm") && !tbp_is_op(g, i, "MatMul")) return TB_OK;
+  bool conv = tbp_is_op(g, i, "Conv"), matmul = tbp_is_op(g, i, "MatMul");
+  if (!conv && !matmul && !tbp_is_op(g, i, "Gemm")) return TB_OK;
   if (n->n_outputs != 1 || n->outputs[0] < 0 || !float_value(g, n->outputs[0])) return TB_OK;
-  int y = n->outputs[0], value = y, add = -1, residual = -1;
+  int y = n->outputs[0];
+  chain ch = {.add_bias = -1, .add_residual = -1, .act = -1, .bias = -1, .residual = -1, .out = y};
   int next = tbp_sole_consumer(g, y);
   if (next < 0) return TB_OK;
-  if (conv && tbp_is_op(g, next, "Add") && g->nodes[next].n_outputs == 1) {
-    int r = tbp_other_input(g, next, y);
+  int other = matmul ? add_operand(g, next, y) : -1;
+  if (other >= 0 && is_bias(g, other, i, y)) {
+    ch.add_bias = next;
+    ch.bias = other;
+    ch.out = g->nodes[next].outputs[0];
+    next = tbp_sole_consumer(g, ch.out);
+  }
+  other = conv || matmul ? add_operand(g, next, ch.out) : -1;
+  if (other >= 0) {
     int z = g->nodes[next].outputs[0];
-    if (r >= 0 && r != y && z >= 0 && same_static_shape(g, r, y) && same_static_shape(g, z, y)) {
-      add = next;
-      residual = r;
-      value = z;
+    /* MatMul's residual is a computed value (a constant of the output's whole shape is not a skip connection) */
+    if (same_static_shape(g, other, ch.out) && same_static_shape(g, z, ch.out) && !(matmul && tbp_const(g, other))) {
+      ch.add_residual = next;
+      ch.residual = other;
+      ch.out = z;
       next = tbp_sole_consumer(g, z);
     }
   }
-  act_info info;
-  if (next >= 0 && read_activation(g, next, value, &info))
-    return fuse(g, i, add, residual, next, &info, g->nodes[next].outputs[0], c);
-  if (add >= 0) return fuse(g, i, add, residual, -1, NULL, value, c);
-  return TB_OK;
+  if (next >= 0 && read_activation(g, next, ch.out, !conv, &ch.info)) {
+    ch.act = next;
+    ch.out = g->nodes[next].outputs[0];
+  }
+  if (ch.add_bias < 0 && ch.add_residual < 0 && ch.act < 0) return TB_OK;
+  return fuse(g, i, &ch, c);
 }
 
 static tb_status run_graph(tb_graph *g, void *ctx) {
@@ -157,12 +224,14 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
 }
 
 static tb_status activation_fusion(tb_graph *g, tb_pass_stats *stats) {
-  fusion_counts c = {0, 0, 0};
+  fusion_counts c = {0, 0, 0, 0, 0};
   tb_status s = run_graph(g, &c);
   stats->changed = c.fused;
   stats->nodes_fused = stats->nodes_removed = c.absorbed;
-  tbp_summary(stats, "fused %zu activation/residual epilogue%s into Conv/Gemm/MatMul (%zu with a residual Add)", c.fused,
-              c.fused == 1 ? "" : "s", c.residual);
+  tbp_summary(stats,
+              "fused %zu activation/residual epilogue%s into Conv/Gemm/MatMul (%zu with a residual Add, %zu with a "
+              "bias Add, %zu GELU)",
+              c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu);
   return s;
 }
 

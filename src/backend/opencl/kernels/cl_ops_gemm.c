@@ -1,7 +1,8 @@
 /* OpenCL kernels of the GEMM family on float32: MatMul (batched, broadcast, 1-D operands), Gemm (transA/B,
- * alpha/beta, C broadcast into the output first), tb::FusedMatMul / tb::FusedGemm (then the activation in
- * place) and tb::Attention (Q K_T scaled, masked, softmax, times V). Each matrix product goes through
- * CLBlast when the node was prepared with it (cl_clblast.h), else through the tiled tb_gemm kernel. */
+ * alpha/beta, C broadcast into the output first), tb::FusedMatMul / tb::FusedGemm (then FusedMatMul's
+ * bias and residual added and the activation, Gelu included, in place) and tb::Attention (Q K_T scaled,
+ * masked, softmax, times V). Each matrix product goes through CLBlast when the node was prepared with it
+ * (cl_clblast.h), else through the tiled tb_gemm kernel. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
@@ -9,7 +10,7 @@
 #include "backend/opencl/cl_program.h"
 #include "backend/opencl/kernels/cl_ops.h"
 
-enum { SLOT_GEMM = 0, SLOT_COPY = 1, SLOT_ACT = 2, SLOT_MASK = 3, SLOT_SOFTMAX = 4 };
+enum { SLOT_GEMM = 0, SLOT_COPY = 1, SLOT_ACT = 2, SLOT_MASK = 3, SLOT_SOFTMAX = 4, SLOT_ADD = 5 };
 
 typedef cl_mat mat;
 
@@ -74,7 +75,9 @@ static tb_status activation(tb_kernel_ctx *ctx, tb_tensor *y) {
   if (s != TB_OK || act.kind == 0) return s;
   float a = (float)act.alpha, b = (float)act.beta;
   if (act.kind == 3) a = (float)act.min, b = (float)act.max;
-  return cl_unary(ctx, SLOT_ACT, y, y, act.kind, a, b);
+  /* tb_unary's codes (00_common.cl): the fused kinds 1-7, then Gelu 13 and Gelu tanh 14 */
+  int op = act.kind == TB_FUSED_ACT_GELU ? 13 : act.kind == TB_FUSED_ACT_GELU_TANH ? 14 : act.kind;
+  return cl_unary(ctx, SLOT_ACT, y, y, op, a, b);
 }
 
 static tb_status matmul(tb_kernel_ctx *ctx) {
@@ -134,9 +137,22 @@ static tb_status gemm_op(tb_kernel_ctx *ctx) {
   return s;
 }
 
+/* MatMul, then the bias (input 2: the output's last dim of values) and the residual (input 3: the output's
+ * shape) added in place, each rounded as the Add kernel rounds, then the activation. */
 static tb_status fused_matmul(tb_kernel_ctx *ctx) {
   tb_status s = matmul(ctx);
-  return s == TB_OK ? activation(ctx, ctx->outputs[0]) : s;
+  tb_tensor *y = ctx->outputs[0];
+  const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  int64_t n = y && y->ndim ? y->shape[y->ndim - 1] : 1;
+  if (s == TB_OK && bias && (tb_tensor_numel(bias) != n || bias->ndim == 0 || bias->shape[bias->ndim - 1] != n))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                           "the bias (input 2) has %lld values; expected %lld, the output's last dimension",
+                           (long long)tb_tensor_numel(bias), (long long)n);
+  if (s == TB_OK && res && (res->ndim != y->ndim || memcmp(res->shape, y->shape, y->ndim * sizeof(int64_t)) != 0))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual (input 3) does not have the output's shape");
+  if (s == TB_OK && bias) s = cl_binary(ctx, SLOT_ADD, y, bias, y, 0);
+  if (s == TB_OK && res) s = cl_binary(ctx, SLOT_ADD, y, res, y, 0);
+  return s == TB_OK ? activation(ctx, y) : s;
 }
 
 static tb_status fused_gemm(tb_kernel_ctx *ctx) {

@@ -1,7 +1,8 @@
 /* Vulkan kernels of the neural-network ops on fp32: MatMul, Gemm and their fused forms (matmul.comp, with
- * the activation epilogue as a specialization constant), Conv / FusedConv (conv2d.comp, 1-D and 2-D),
- * MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (pool.comp) and BatchNormalization in inference
- * mode (batchnorm.comp). */
+ * the activation epilogue, Gelu included, as a specialization constant and FusedMatMul's bias as the
+ * shader's C; a FusedMatMul with a residual input is refused and runs on the CPU), Conv / FusedConv
+ * (conv2d.comp, 1-D and 2-D), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (pool.comp) and
+ * BatchNormalization in inference mode (batchnorm.comp). */
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
@@ -33,16 +34,21 @@ typedef struct mm_push {
   float alpha, beta, act_a, act_b;
 } mm_push;
 
+/* FusedMatMul's bias is matmul.comp's C (broadcast along the rows); its residual (input 3) is not in the
+ * shader: such a node runs on the CPU (the placement says why). */
 static bool mm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
+  if (is_op(n, "FusedMatMul") && n->n_inputs > 3 && n->inputs[3] >= 0) return false;
   return n->n_outputs == 1 && vk_inputs_f32(n, in, 7u);
 }
+
+/* The node's input 2 is matmul.comp's C: Gemm's C, or FusedMatMul's bias. */
+static bool mm_has_c(const tb_node *n) { return n->n_inputs > 2 && n->inputs[2] >= 0 && !is_op(n, "MatMul"); }
 
 static tb_status mm_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[2] = {0, 0};
   float a, b;
-  bool gemm = is_op(ctx->node, "Gemm") || is_op(ctx->node, "FusedGemm");
-  spec[0] = gemm && ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0;
+  spec[0] = mm_has_c(ctx->node);
   tb_status st = read_act(ctx, &spec[1], &a, &b);
   if (st != TB_OK) return st;
   return vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, state);
@@ -112,7 +118,7 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   vk_arg a, b, c = {0, 0}, y;
   st = vk_input(ctx, 0, TB_DTYPE_F32, &a);
   if (st == TB_OK) st = vk_input(ctx, 1, TB_DTYPE_F32, &b);
-  bool has_c = gemm && ctx->n_inputs > 2 && ctx->inputs[2];
+  bool has_c = mm_has_c(n) && ctx->n_inputs > 2 && ctx->inputs[2];
   if (st == TB_OK && has_c) st = vk_input(ctx, 2, TB_DTYPE_F32, &c);
   if (st != TB_OK) return st;
   const tb_tensor *ta = ctx->inputs[0], *tbt = ctx->inputs[1];
@@ -170,6 +176,17 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
     if (st != TB_OK) return st;
     if (ra == 2) shape[ndim++] = M;
     if (rb == 2) shape[ndim++] = N;
+    if (has_c) { /* the bias: N values (the output's last dim) added to every row, as C with beta 1 */
+      const tb_tensor *tc = ctx->inputs[2];
+      int64_t last = ndim ? shape[ndim - 1] : 1;
+      if (tb_tensor_numel(tc) != last || tc->ndim == 0 || tc->shape[tc->ndim - 1] != last)
+        return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                               "the bias (input 2) has %lld values; expected %lld, the output's last dimension",
+                               (long long)tb_tensor_numel(tc), (long long)last);
+      p.c_off = c.offset;
+      p.c_m = rb == 2 ? 0 : 1; /* a 1-D B: the output's last dim is M (a value per row) */
+      p.c_n = rb == 2 ? 1 : 0;
+    }
   }
   tb_tensor *out;
   st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);

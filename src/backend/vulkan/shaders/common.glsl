@@ -1,6 +1,7 @@
 // Shared helpers of the compute shaders: the element buffers' layout, erf, the fused activations
 // (kinds as in backend/cpu/kernels/fused/fused_kernel.h: 0 none, 1 Relu, 2 LeakyRelu, 3 Clip, 4 Sigmoid,
-// 5 Tanh, 6 HardSigmoid, 7 HardSwish) and a grid-stride loop over n elements.
+// 5 Tanh, 6 HardSigmoid, 7 HardSwish, 8 Gelu, 9 Gelu with the tanh approximation) and a grid-stride loop
+// over n elements.
 
 // erf after Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7).
 float tb_erf(float x) {
@@ -28,6 +29,8 @@ float tb_act(uint kind, float x, float a, float b) {
     case 5u: return tb_tanh(x);
     case 6u: return clamp(a * x + b, 0.0, 1.0);
     case 7u: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    case 8u: return 0.5 * x * (1.0 + tb_erf(x * 0.70710678118654752));
+    case 9u: return 0.5 * x * (1.0 + tb_tanh(0.79788456080286535 * (x + 0.044715 * x * x * x)));
     default: return x;
   }
 }

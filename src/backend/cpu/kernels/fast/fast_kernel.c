@@ -1,7 +1,11 @@
 /* Helpers shared by the level-2 (fast) kernels: f32 checks, constant inputs, B packed once at prepare,
- * a fused node's activation as a GEMM epilogue, and a MatMul's or Gemm's output and sizes. */
+ * a fused node's activation, bias and residual as a GEMM epilogue, and a MatMul's or Gemm's output and
+ * sizes. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/fast/vec_ops.h"
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "ops/nn/nn_infer.h"
 
@@ -74,6 +78,56 @@ tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep) {
   ep->act_beta = (float)act.beta;
   ep->act_min = (float)act.min;
   ep->act_max = (float)act.max;
+  return TB_OK;
+}
+
+const struct vec_ops *tb_fast_vec_ops(tb_gemm_path path) {
+  return path == TB_GEMM_AVX512 ? &tb_vec_ops_avx512 : path == TB_GEMM_AVX2 ? &tb_vec_ops_avx2 : &tb_vec_ops_portable;
+}
+
+static void format_dims(size_t nd, const int64_t *dims, char *buf, size_t cap) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (size_t d = 0; d < nd && len < cap; d++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? ", " : "", (long long)dims[d]);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+bool tb_fast_matmul_bias_by_rows(const tb_kernel_ctx *ctx) {
+  return ctx->n_inputs > 2 && ctx->inputs[2] && ctx->inputs[1] && tb_tensor_ndim(ctx->inputs[1]) < 2;
+}
+
+tb_status tb_fast_matmul_epilogue(tb_kernel_ctx *ctx, const tb_fast_matmul *mm, bool late, tb_gemm_epilogue *ep) {
+  const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  size_t nd = tb_tensor_ndim(mm->y);
+  if (bias) {
+    size_t bd = tb_tensor_ndim(bias);
+    bool ok = tb_tensor_numel(bias) == mm->n && bd >= 1 && bd <= nd && tb_tensor_shape(bias)[bd - 1] == mm->n;
+    if (!ok)
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                             "the bias (input 2) has %lld values (rank %zu); expected %lld, the output's last dimension",
+                             (long long)tb_tensor_numel(bias), bd, (long long)mm->n);
+    if (late) {
+      ep->late_bias = tb_tensor_host_data(bias);
+    } else {
+      ep->bias = tb_tensor_host_data(bias);
+      ep->bias_axis = 1;
+    }
+  }
+  if (res) {
+    if (tb_tensor_ndim(res) != nd || memcmp(tb_tensor_shape(res), mm->shape, nd * sizeof(int64_t)) != 0) {
+      char rs[128], ys[128];
+      format_dims(tb_tensor_ndim(res), tb_tensor_shape(res), rs, sizeof rs);
+      format_dims(nd, mm->shape, ys, sizeof ys);
+      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual (input 3) has shape %s; expected the output's %s", rs, ys);
+    }
+    if (late) {
+      ep->late_residual = tb_tensor_host_data(res);
+      ep->ld_late_residual = mm->n;
+    } else {
+      ep->residual = tb_tensor_host_data(res);
+      ep->ld_residual = mm->n;
+    }
+  }
   return TB_OK;
 }
 

@@ -1,7 +1,7 @@
 /* Internal: what the level-2 (fast) fp32 kernels share: the f32-only accepts, constant-input tests, the
- * per-node state (op(B) packed once at prepare), the activation of a fused node as a GEMM epilogue, a
- * MatMul's or Gemm's output and sizes (also for the bf16 kernels), and the MatMul / Gemm runs the fused kernels
- * extend. */
+ * per-node state (op(B) packed once at prepare), the activation, bias and residual of a fused node as a
+ * GEMM epilogue, a MatMul's or Gemm's output and sizes (also for the bf16 kernels), and the MatMul / Gemm
+ * runs the fused kernels extend. */
 #ifndef TB_CPU_KERNELS_FAST_KERNEL_H
 #define TB_CPU_KERNELS_FAST_KERNEL_H
 #include "backend/cpu/kernels/fast/gemm_f32.h"
@@ -30,6 +30,9 @@ tb_gemm_operand tb_fast_operand_b(const tb_kernel_ctx *ctx, const float *b, int6
 
 /* The activation attributes of a fused node (tb::FusedGemm, tb::FusedMatMul) into ep's act fields. */
 tb_status tb_fast_read_act(tb_kernel_ctx *ctx, tb_gemm_epilogue *ep);
+/* The vec_ops table (vec_ops.h) of the level-2 elementwise kernels that run on the CPU features a GEMM path
+ * needs (AVX-512, AVX2, portable), for tb_gemm_epilogue.vec. */
+const struct vec_ops *tb_fast_vec_ops(tb_gemm_path path);
 
 /* A MatMul node's operands and output as the fp32 and bf16 MatMul kernels run it: the output's shape by
  * the MatMul op's rule (1-D promotion, batch broadcast), y allocated, the product sizes and batch ranks. */
@@ -42,6 +45,17 @@ typedef struct tb_fast_matmul {
 } tb_fast_matmul;
 /* Fill mm and allocate y (an error naming the node when the shapes do not multiply). */
 tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm);
+/* A tb::FusedMatMul's bias (input 2, when present: mm->n values, added along the columns) and residual
+ * (input 3: the output's shape, row stride mm->n over the output's rows) into ep: as its late_bias and
+ * late_residual when `late` (the fp32 GEMM: added after the products, as the separate Adds add them; the
+ * caller sets ep->c), else as its bias and residual (the bf16 GEMM, which adds those after the products).
+ * TB_ERR_INVALID_ARGUMENT naming the node when the bias's length or the residual's shape is not the
+ * output's. Call only with B of rank 2 or more when there is a bias (then the output's last dim is
+ * mm->n); see tb_fast_matmul_bias_by_rows. */
+tb_status tb_fast_matmul_epilogue(tb_kernel_ctx *ctx, const tb_fast_matmul *mm, bool late, tb_gemm_epilogue *ep);
+/* True when a tb::FusedMatMul has a bias and a 1-D B (the bias then runs along A's rows, which the GEMM
+ * epilogue does not index across batches): the fast kernels hand such a node to the reference kernel. */
+bool tb_fast_matmul_bias_by_rows(const tb_kernel_ctx *ctx);
 
 /* A Gemm node as the fp32 and bf16 Gemm kernels run it: its attributes, 2-D A and B with matching inner
  * sizes, C's rank and shape (cnd 0: no C) broadcasting to [m, n], and y [m, n] allocated. */
@@ -57,7 +71,8 @@ typedef struct tb_fast_gemm {
 /* Fill gm and allocate y; an error naming the node for bad attributes or shapes. */
 tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm);
 
-/* MatMul / Gemm on a path with the epilogue's activation (act 0: plain ONNX MatMul / Gemm). */
+/* MatMul / Gemm on a path with the epilogue's activation (act 0: plain ONNX MatMul / Gemm); MatMul adds a
+ * fused node's bias and residual (tb_fast_matmul_epilogue) to it. */
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
 tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
 bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);

@@ -1,10 +1,16 @@
 /* Level-2 tb::FusedGemm and tb::FusedMatMul for float32: the fast Gemm / MatMul with the node's activation
- * (activation, activation_alpha/beta/min/max) applied by the GEMM's epilogue while each tile is in cache,
- * instead of a second pass over the output. */
+ * (activation, activation_alpha/beta/min/max, activation_approximate) and FusedMatMul's bias and residual
+ * applied by the GEMM's epilogue while each tile is in cache, instead of more passes over the output. The
+ * activation's row loops are the vec_ops table of the path's instruction set, the one the level-2
+ * elementwise kernels use on the same CPU features. A FusedMatMul whose bias runs along A's rows (1-D B)
+ * goes to the reference kernel. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 
+extern const tb_cpu_kernel tb_kernel_fused_matmul;
+
 static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
-  tb_gemm_epilogue act = {0};
+  if (!gemm && tb_fast_matmul_bias_by_rows(ctx)) return tb_kernel_fused_matmul.run(ctx);
+  tb_gemm_epilogue act = {.vec = tb_fast_vec_ops(path)};
   tb_status st = tb_fast_read_act(ctx, &act);
   if (st != TB_OK) return st;
   return gemm ? tb_fast_gemm_run(ctx, path, &act) : tb_fast_matmul_run(ctx, path, &act);

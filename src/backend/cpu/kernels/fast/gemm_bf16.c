@@ -10,6 +10,7 @@
 #include <string.h>
 #include <tensorbridge/device.h>
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/vec_ops.h"
 #include "core/threadpool.h"
 
 /* KC: the deepest block (even: whole pairs); MC, NC, NG and M_SLAB multiples of every path's MR / NR (4,
@@ -159,20 +160,29 @@ size_t tb_gemm_bf16_packed_bytes(const tb_gemm_bf16_packed *packed) {
 
 /* ---- epilogue ---- */
 
-/* Rows i0..i1, columns j0..j1 of C: bias, then residual (res, row stride ldr), then the activation. */
+/* Rows i0..i1, columns j0..j1 of C: bias, then residual (res, row stride ldr), then the activation, row by
+ * row: with ep->vec its binary add (the same float adds, vectorised) and its activation loops
+ * (tb_gemm_act_row), else per element. */
 static void apply_epilogue(const tb_gemm_epilogue *ep, const float *res, int64_t ldr, float *c, int64_t ldc, int64_t i0,
                            int64_t i1, int64_t j0, int64_t j1) {
-  if (!ep || (!ep->bias && !res && ep->act == 0)) return;
+  if (!ep || (!ep->bias && !res && ep->act == 0) || j1 <= j0) return;
+  const vec_ops *v = ep->vec;
+  int64_t cols = j1 - j0;
   for (int64_t i = i0; i < i1; i++) {
-    float *ci = c + i * ldc;
-    if (ep->bias && ep->bias_axis == 0)
-      for (int64_t j = j0; j < j1; j++) ci[j] += ep->bias[i];
-    else if (ep->bias)
-      for (int64_t j = j0; j < j1; j++) ci[j] += ep->bias[j];
-    if (res)
-      for (int64_t j = j0; j < j1; j++) ci[j] += res[i * ldr + j];
-    if (ep->act)
-      for (int64_t j = j0; j < j1; j++) ci[j] = tb_gemm_act(ep, ci[j]);
+    float *ci = c + i * ldc + j0;
+    const float *bias = ep->bias ? (ep->bias_axis == 0 ? ep->bias + i : ep->bias + j0) : NULL;
+    const float *ri = res ? res + i * ldr + j0 : NULL;
+    if (bias && v) {
+      v->binary(VEC_ADD, ci, false, bias, ep->bias_axis == 0, ci, cols);
+    } else if (bias) {
+      for (int64_t j = 0; j < cols; j++) ci[j] += bias[ep->bias_axis == 0 ? 0 : j];
+    }
+    if (ri && v) {
+      v->binary(VEC_ADD, ci, false, ri, false, ci, cols);
+    } else if (ri) {
+      for (int64_t j = 0; j < cols; j++) ci[j] += ri[j];
+    }
+    tb_gemm_act_row(ep, ci, cols);
   }
 }
 
@@ -244,7 +254,7 @@ static void tile_task(void *ctx, size_t begin, size_t end) {
  * than the tiled driver on 1 thread and 5-8% on 2 (a band of rows per thread, each reading all of B, was
  * slower). Up to ROWS_MAX rows (a depth block of A stays in L2) and, on more threads, at least
  * BAND_MIN_SLIVERS slivers per band (bands of whole slivers stay nearly even). */
-enum { ROWS_MAX = 2 * MC, BAND_MIN_SLIVERS = 8 };
+enum { ROWS_MAX = 2 * MC, BAND_MIN_SLIVERS = 8, EPILOGUE_SLIVERS = 8 };
 
 typedef struct band_job {
   const tb_gemm_bf16_kernel *kr;
@@ -326,7 +336,13 @@ static void band_task(void *ctx, size_t begin, size_t end) {
           run_tile(kr, kp, ablock + t * kp * mr * 2, bs, j->c + tile_row(j->m, tiles, t) * j->ldc + jr, j->ldc,
                    j->alpha, beta, tile_height(j->m, tiles, t), cols, tile);
         }
-        if (pc + kc >= j->k) apply_epilogue(j->ep, j->res, j->ldr, j->c, j->ldc, 0, j->m, jr, jr + cols);
+        /* after the last depth block: the epilogue over EPILOGUE_SLIVERS finished slivers at once (still in
+         * L2), so its row loops run on EPILOGUE_SLIVERS * NR columns per call rather than NR */
+        bool group_end = (jr - j0) / nr % EPILOGUE_SLIVERS == EPILOGUE_SLIVERS - 1 || jr + nr >= j1;
+        if (pc + kc >= j->k && group_end) {
+          int64_t from = j0 + (jr - j0) / nr / EPILOGUE_SLIVERS * EPILOGUE_SLIVERS * nr;
+          apply_epilogue(j->ep, j->res, j->ldr, j->c, j->ldc, 0, j->m, from, jr + cols);
+        }
       }
     }
   }

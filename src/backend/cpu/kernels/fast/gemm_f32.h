@@ -75,9 +75,12 @@ typedef struct tb_gemm_operand {
   void *pack_ctx;
 } tb_gemm_operand;
 
+struct vec_ops;
+
 /* After C = alpha * op(A) op(B) + beta * C: add bias, then residual, then the activation, per element.
- * act is a tb_fused_act kind: 0 none, 1 Relu, 2 LeakyRelu (act_alpha), 3 Clip (act_min, act_max),
- * 4 Sigmoid, 5 Tanh, 6 HardSigmoid (act_alpha, act_beta), 7 HardSwish. */
+ * act is a tb_fused_act kind (fused_kernel.h): 0 none, 1 Relu, 2 LeakyRelu (act_alpha), 3 Clip (act_min,
+ * act_max), 4 Sigmoid, 5 Tanh, 6 HardSigmoid (act_alpha, act_beta), 7 HardSwish, 8 Gelu (erf: x * Phi(x)),
+ * 9 Gelu with the tanh approximation. */
 typedef struct tb_gemm_epilogue {
   const float *bias;     /* NULL, or bias[i] added to row i (bias_axis 0) or bias[j] to column j (1) */
   int bias_axis;
@@ -86,9 +89,29 @@ typedef struct tb_gemm_epilogue {
   int64_t ld_residual;
   int act;
   float act_alpha, act_beta, act_min, act_max;
+  /* NULL, or the vec_ops table (vec_ops.h) whose row loops the epilogue uses: its unary Relu, Sigmoid,
+   * Tanh and Gelu for the activation (the level-2 elementwise kernels of the same instruction set use the
+   * same loops, so the fused activation equals the unfused one bit for bit), and its binary add for the
+   * bias and residual where the epilogue adds them after the products (the bf16 GEMM). NULL: the scalar
+   * tb_gemm_act per element. */
+  const struct vec_ops *vec;
+  /* Optional, the fp32 GEMM only (tb_gemm_f32_run; the bf16 GEMM adds bias and residual after the products
+   * anyway): a column bias and a residual added after the last product block, just before the activation,
+   * instead of into C before the first one: C = act((A B + late_bias) + late_residual), each add rounded as
+   * a separate Add kernel rounds it, and the first block still writes C without reading it. `c` is the C of
+   * the call (a tile's place in C is found from its address). */
+  const float *late_bias;     /* NULL, or n values added to every row */
+  const float *late_residual; /* NULL, or m x n with row stride ld_late_residual; not C itself */
+  int64_t ld_late_residual;
+  const float *c;
 } tb_gemm_epilogue;
 /* The epilogue's activation of one value, in float (gemm_epilogue.c; the bf16 GEMM's epilogue uses it too). */
 float tb_gemm_act(const tb_gemm_epilogue *ep, float x);
+/* The activation over n contiguous values in place: ep->vec's unary loop where it has the activation,
+ * else tb_gemm_act per element. */
+void tb_gemm_act_row(const tb_gemm_epilogue *ep, float *x, int64_t n);
+/* The row and column of C where the tile at `tile` starts (C of row stride ldc at ep->c). */
+void tb_gemm_tile_place(const tb_gemm_epilogue *ep, const float *tile, int64_t ldc, int64_t *row, int64_t *col);
 
 /* op(A) (m x k) or op(B) (k x n) packed once for this path, for weights packed at prepare time. NULL when
  * out of memory. */

@@ -1,7 +1,8 @@
 /* The GEMM epilogue on one C tile with AVX-512 (16 columns per step, a masked last step): the start
- * C = beta * C + bias + residual and the piecewise-linear activations (Relu, LeakyRelu, Clip), branch-free
- * and with the same operations per element as the portable epilogue (gemm_epilogue.c), which still runs
- * the activations that call libm (Sigmoid, Tanh) and the fminf/fmaxf ones (HardSigmoid, HardSwish).
+ * C = beta * C + bias + residual, the late bias and residual, and the piecewise-linear activations (Relu,
+ * LeakyRelu, Clip), branch-free and with the same operations per element as the portable epilogue
+ * (gemm_epilogue.c), which still runs the others row by row: Sigmoid, Tanh and Gelu through the
+ * epilogue's vec_ops table (the AVX-512 one on this path), HardSigmoid and HardSwish per element.
  * Only these functions are built for AVX-512 (target attribute); the driver calls them only on the
  * AVX-512 path. */
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
@@ -39,11 +40,31 @@ AVX512_TARGET void tb_gemm_tile_init_avx512(float *c, int64_t ldc, int64_t i0, i
   }
 }
 
+/* C += late bias, then += late residual (each add rounded, as the Add kernel's). */
+static AVX512_TARGET void late_adds(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep) {
+  int64_t i0, j0;
+  tb_gemm_tile_place(ep, c, ldc, &i0, &j0);
+  const float *bias = ep->late_bias ? ep->late_bias + j0 : NULL;
+  for (int64_t i = 0; i < rows; i++) {
+    float *ci = c + i * ldc;
+    const float *ri = ep->late_residual ? ep->late_residual + (i0 + i) * ep->ld_late_residual + j0 : NULL;
+    for (int64_t j = 0; j < cols; j += 16) {
+      __mmask16 m = tail_mask(cols - j);
+      __m512 v = _mm512_maskz_loadu_ps(m, ci + j);
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+      if (ri) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ri + j));
+      _mm512_mask_storeu_ps(ci + j, m, v);
+    }
+  }
+}
+
 AVX512_TARGET void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t rows, int64_t cols,
                                            const tb_gemm_epilogue *ep) {
-  if (!ep || ep->act == 0) return;
+  if (!ep) return;
+  if (ep->late_bias || ep->late_residual) late_adds(c, ldc, rows, cols, ep);
+  if (ep->act == 0) return;
   if (ep->act < 1 || ep->act > 3) {
-    tb_gemm_tile_act(c, ldc, rows, cols, ep);
+    for (int64_t i = 0; i < rows; i++) tb_gemm_act_row(ep, c + i * ldc, cols);
     return;
   }
   const __m512 zero = _mm512_setzero_ps(), alpha = _mm512_set1_ps(ep->act_alpha);

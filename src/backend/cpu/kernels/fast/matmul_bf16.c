@@ -1,11 +1,18 @@
 /* Level-3 (precision bf16, fp32 accumulation) MatMul, Gemm, tb::FusedMatMul and tb::FusedGemm on the bf16
  * GEMM (gemm_bf16.h), on the AVX512-BF16 or portable path. A constant B (the weights) is rounded and
  * packed once in prepare(); the activations are rounded while the GEMM packs them. Inputs and outputs are
- * float32; only the products see bf16. The fused activation runs in the GEMM's epilogue. */
+ * float32; only the products see bf16. The fused epilogue (FusedMatMul's bias and residual, then the
+ * activation) runs in the GEMM's epilogue on finished fp32 values, with the row loops of the AVX-512
+ * vec_ops table on the AVX512-BF16 path and of the portable one on the portable path: on this CPU the
+ * same loops as the level-2 Add and Gelu kernels, so the fused node gives the unfused nodes' bits. A
+ * FusedMatMul whose bias runs along A's rows (1-D B) goes to the reference kernel. */
 #include <stdlib.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/vec_ops.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
+
+extern const tb_cpu_kernel tb_kernel_fused_matmul;
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {
@@ -26,15 +33,22 @@ static tb_gemm_bf16_operand b_operand(const tb_kernel_ctx *ctx, const float *dat
   return (tb_gemm_bf16_operand){.data = data, .ld = ld, .trans = trans};
 }
 
+/* The epilogue's row loops for a path (see the top of the file). */
+static const vec_ops *path_vec_ops(tb_gemm_bf16_path path) {
+  return path == TB_GEMM_BF16_AVX512BF16 ? &tb_vec_ops_avx512 : &tb_vec_ops_portable;
+}
+
 /* ---- MatMul / tb::FusedMatMul ---- */
 
 static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
-  tb_status st = tb_fast_check_f32(ctx, 2);
-  tb_gemm_epilogue ep = {0}; /* no activation for a plain MatMul */
+  if (fused && tb_fast_matmul_bias_by_rows(ctx)) return tb_kernel_fused_matmul.run(ctx);
+  tb_status st = tb_fast_check_f32(ctx, 4);
+  tb_gemm_epilogue ep = {.vec = path_vec_ops(path)}; /* no activation, bias or residual for a plain MatMul */
   if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
   if (st != TB_OK) return st;
   tb_fast_matmul mm;
   st = tb_fast_matmul_begin(ctx, &mm);
+  if (st == TB_OK && fused) st = tb_fast_matmul_epilogue(ctx, &mm, false, &ep);
   if (st != TB_OK || tb_tensor_numel(mm.y) == 0) return st;
   const tb_tensor *a = mm.a, *b = mm.b;
   tb_tensor *y = mm.y;
@@ -54,7 +68,9 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
   for (int64_t p = 0; p < batches; p++) {
     tb_gemm_bf16_operand oa = {.data = pa + nn_bcast_offset(nb, idx, ba, as) * m * k, .ld = k};
     tb_gemm_bf16_operand ob = {.data = pb + nn_bcast_offset(nb, idx, bb, bs) * k * n, .ld = n};
-    if (!tb_gemm_bf16_run(path, m, n, k, 1.0f, &oa, &ob, 0.0f, py + p * m * n, n, &ep, ctx->pool))
+    tb_gemm_epilogue product_ep = ep;
+    if (ep.residual) product_ep.residual = ep.residual + p * m * n; /* this product's rows of the residual */
+    if (!tb_gemm_bf16_run(path, m, n, k, 1.0f, &oa, &ob, 0.0f, py + p * m * n, n, &product_ep, ctx->pool))
       return out_of_memory(ctx, m, n, k);
     tb_kernel_next_index(nb, shape, idx);
   }
@@ -65,7 +81,7 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
 
 static tb_status gemm_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fused) {
   tb_fast_gemm g;
-  tb_gemm_epilogue ep = {0}; /* no activation for a plain Gemm */
+  tb_gemm_epilogue ep = {.vec = path_vec_ops(path)}; /* no activation for a plain Gemm */
   tb_status st = tb_fast_check_f32(ctx, 3);
   if (st == TB_OK) st = tb_fast_gemm_begin(ctx, &g);
   if (st == TB_OK && fused) st = tb_fast_read_act(ctx, &ep);
@@ -127,7 +143,7 @@ static void release_weights(void *state) {
 
 static bool matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, 2);
+  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
 }
 
 static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {

@@ -1,8 +1,9 @@
 /* Level-2 MatMul for float32: the output shape from the MatMul op's own shape rule (1-D promotion, batch
  * broadcast); with a 2-D (or 1-D) B every batch of A is one tall GEMM against B (packed once at prepare
  * when B is a constant), else one GEMM per batch (small ones spread over ctx->pool, large ones each split
- * over it); on the AVX-512, AVX2 or portable path. tb::FusedMatMul (fused_gemm_fast.c) adds its
- * activation as the GEMM's epilogue. */
+ * over it); on the AVX-512, AVX2 or portable path. tb::FusedMatMul (fused_gemm_fast.c) adds its bias,
+ * residual and activation as the GEMM's epilogue, on each finished tile while it is in cache (the late
+ * bias and residual of tb_gemm_epilogue: each add rounded as the separate Add kernel rounds it). */
 #include <stdatomic.h>
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
@@ -39,18 +40,23 @@ static void batch_tasks(void *ctx, size_t begin, size_t end) {
   for (size_t p = begin; p < end; p++) {
     tb_gemm_operand oa = {.data = j->pa + nn_bcast_offset(j->nb, idx, j->ba, j->as) * j->m * j->k, .ld = j->k};
     tb_gemm_operand ob = {.data = j->pb + nn_bcast_offset(j->nb, idx, j->bb, j->bs) * j->k * j->n, .ld = j->n};
-    if (!tb_gemm_f32_run(j->path, j->m, j->n, j->k, 1.0f, &oa, &ob, 0.0f, j->py + (int64_t)p * j->m * j->n, j->n, j->ep,
-                         j->pool))
+    float *c = j->py + (int64_t)p * j->m * j->n;
+    tb_gemm_epilogue ep = j->ep ? *j->ep : (tb_gemm_epilogue){0};
+    ep.c = c;
+    if (ep.late_residual) ep.late_residual += (int64_t)p * j->m * j->n; /* this product's rows of the residual */
+    if (!tb_gemm_f32_run(j->path, j->m, j->n, j->k, 1.0f, &oa, &ob, 0.0f, c, j->n, j->ep ? &ep : NULL, j->pool))
       atomic_store(&j->failed, true);
     tb_kernel_next_index(j->nb, j->shape, idx);
   }
 }
 
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act) {
-  tb_status st = tb_fast_check_f32(ctx, 2);
+  tb_status st = tb_fast_check_f32(ctx, 4);
   if (st != TB_OK) return st;
   tb_fast_matmul mm;
+  tb_gemm_epilogue fused = act ? *act : (tb_gemm_epilogue){0};
   st = tb_fast_matmul_begin(ctx, &mm);
+  if (st == TB_OK) st = tb_fast_matmul_epilogue(ctx, &mm, true, &fused);
   if (st != TB_OK || tb_tensor_numel(mm.y) == 0) return st;
   const tb_tensor *a = mm.a, *b = mm.b;
   tb_tensor *y = mm.y;
@@ -58,7 +64,8 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);
-  const tb_gemm_epilogue *ep = act && act->act ? act : NULL;
+  fused.c = py;
+  const tb_gemm_epilogue *ep = fused.act || fused.late_bias || fused.late_residual ? &fused : NULL;
   if (mm.bb == 0) { /* every row of every batch of A against the one B */
     int64_t rows = tb_tensor_numel(a) / (k ? k : 1);
     if (k == 0) rows = tb_tensor_numel(y) / n;
@@ -82,7 +89,7 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
 
 bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, 2);
+  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
 }
 
 #define MATMUL_ENTRY(suffix, PATH, features)                                                                        \

@@ -1,21 +1,25 @@
 /* Reference kernels of tb::FusedConv, tb::FusedGemm and tb::FusedMatMul: the ONNX Conv / Gemm / MatMul
- * reference kernel, then the epilogue (FusedConv's residual input 3, then the activation) in place. */
+ * reference kernel, then the epilogue in place: FusedConv's residual input 3, FusedMatMul's bias input 2
+ * and residual input 3, then the activation. */
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+
+static const tb_tensor *optional_input(const tb_kernel_ctx *ctx, size_t i) {
+  return ctx->n_inputs > i ? ctx->inputs[i] : NULL;
+}
 
 static tb_status fused_conv_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_fused_run_base(ctx, "Conv", 3);
-  const tb_tensor *residual = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
-  return st == TB_OK ? tb_fused_epilogue(ctx, residual) : st;
+  return st == TB_OK ? tb_fused_epilogue(ctx, NULL, optional_input(ctx, 3)) : st;
 }
 
 static tb_status fused_gemm_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_fused_run_base(ctx, "Gemm", 3);
-  return st == TB_OK ? tb_fused_epilogue(ctx, NULL) : st;
+  return st == TB_OK ? tb_fused_epilogue(ctx, NULL, NULL) : st;
 }
 
 static tb_status fused_matmul_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_fused_run_base(ctx, "MatMul", 2);
-  return st == TB_OK ? tb_fused_epilogue(ctx, NULL) : st;
+  return st == TB_OK ? tb_fused_epilogue(ctx, optional_input(ctx, 2), optional_input(ctx, 3)) : st;
 }
 
 const tb_cpu_kernel tb_kernel_fused_conv = {.domain = "tb", .name = "FusedConv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = fused_conv_run};

@@ -1,6 +1,7 @@
-/* The fused kernels' shared parts: the ONNX kernel a fused op extends, and the residual + activation
+/* The fused kernels' shared parts: the ONNX kernel a fused op extends, and the bias + residual + activation
  * epilogue on its output. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
@@ -42,14 +43,15 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
 }
 
 tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
-  static const char *const names[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
-  const char *name = NULL;
+  static const char *const names[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu"};
+  const char *name = NULL, *approx = "none";
   float alpha, beta, lo, hi;
   tb_status st = tb_attr_string(ctx->graph, ctx->node, "activation", NULL, &name);
   if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_alpha", 0.01f, &alpha);
   if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_beta", 0.5f, &beta);
   if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_min", -INFINITY, &lo);
   if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_max", INFINITY, &hi);
+  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "activation_approximate", "none", &approx);
   if (st != TB_OK) return st;
   memset(act, 0, sizeof *act);
   act->alpha = alpha;
@@ -57,21 +59,28 @@ tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
   act->min = lo;
   act->max = hi;
   if (!name) return TB_OK;
-  for (int i = 0; i < 7; i++)
+  for (int i = 0; i < 8; i++)
     if (strcmp(name, names[i]) == 0) act->kind = i + 1;
   if (act->kind == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown activation '%s'", name);
+  if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "tanh") == 0) act->kind = TB_FUSED_ACT_GELU_TANH;
+  else if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "none") != 0)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute activation_approximate is '%s'; expected 'none' or 'tanh'", approx);
   return TB_OK;
 }
 
 double tb_fused_act_apply(const tb_fused_act *a, double x) {
+  const double k_tanh = 0.79788456080286535588, inv_sqrt2 = 0.70710678118654752440; /* sqrt(2/pi), 1/sqrt(2) */
   switch (a->kind) {
-    case 1: return x < 0 ? 0.0 : x;
-    case 2: return x < 0 ? a->alpha * x : x;
-    case 3: return x < a->min ? a->min : x > a->max ? a->max : x;
-    case 4: return 1.0 / (1.0 + exp(-x));
-    case 5: return tanh(x);
-    case 6: return fmax(0.0, fmin(1.0, a->alpha * x + a->beta));
-    case 7: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case TB_FUSED_ACT_RELU: return x < 0 ? 0.0 : x;
+    case TB_FUSED_ACT_LEAKY_RELU: return x < 0 ? a->alpha * x : x;
+    case TB_FUSED_ACT_CLIP: return x < a->min ? a->min : x > a->max ? a->max : x;
+    case TB_FUSED_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case TB_FUSED_ACT_TANH: return tanh(x);
+    case TB_FUSED_ACT_HARD_SIGMOID: return fmax(0.0, fmin(1.0, a->alpha * x + a->beta));
+    case TB_FUSED_ACT_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    /* the expressions of tb::Gelu's reference kernel (fused/gelu.c), term for term */
+    case TB_FUSED_ACT_GELU: return 0.5 * x * (1.0 + erf(x * inv_sqrt2));
+    case TB_FUSED_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(k_tanh * (x + 0.044715 * x * x * x)));
     default: return x;
   }
 }
@@ -109,27 +118,59 @@ static double round_to(tb_dtype dtype, double x) {
   return r;
 }
 
-tb_status tb_fused_epilogue(tb_kernel_ctx *ctx, const tb_tensor *residual) {
+static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (size_t d = 0; d < tb_tensor_ndim(t) && len < cap; d++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? ", " : "", (long long)tb_tensor_shape(t)[d]);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+static bool same_shape(const tb_tensor *a, const tb_tensor *b) {
+  return tb_tensor_ndim(a) == tb_tensor_ndim(b) &&
+         memcmp(tb_tensor_shape(a), tb_tensor_shape(b), tb_tensor_ndim(a) * sizeof(int64_t)) == 0;
+}
+
+/* The bias holds N values, N the output's last dim, along its own last axis (other dims 1). */
+static tb_status check_bias(tb_kernel_ctx *ctx, const tb_tensor *bias, const tb_tensor *out, int64_t *n) {
+  size_t nd = tb_tensor_ndim(out), bd = tb_tensor_ndim(bias);
+  *n = nd ? tb_tensor_shape(out)[nd - 1] : 1;
+  int64_t count = tb_tensor_numel(bias);
+  bool ok = count == *n && bd <= (nd ? nd : 1) && (bd == 0 ? *n == 1 : tb_tensor_shape(bias)[bd - 1] == *n);
+  if (ok) return TB_OK;
+  return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                         "the bias (input 2) has %lld values (rank %zu); expected %lld, the output's last dimension",
+                         (long long)count, bd, (long long)*n);
+}
+
+tb_status tb_fused_epilogue(tb_kernel_ctx *ctx, const tb_tensor *bias, const tb_tensor *residual) {
   tb_fused_act act;
   tb_status st = tb_fused_act_read(ctx, &act);
   tb_tensor *out = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
-  if (st != TB_OK || !out || (act.kind == 0 && !residual)) return st;
-  if (residual && (tb_tensor_numel(residual) != tb_tensor_numel(out) || tb_tensor_ndim(residual) != tb_tensor_ndim(out) ||
-                   memcmp(tb_tensor_shape(residual), tb_tensor_shape(out), tb_tensor_ndim(out) * sizeof(int64_t)) != 0))
-    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual input's shape differs from the output's");
-  double *y = NULL, *r = NULL;
+  if (st != TB_OK || !out || (act.kind == 0 && !residual && !bias)) return st;
+  if (residual && !same_shape(residual, out)) {
+    char rs[128], ys[128];
+    format_shape(residual, rs, sizeof rs);
+    format_shape(out, ys, sizeof ys);
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual (input 3) has shape %s; expected the output's %s", rs, ys);
+  }
+  int64_t n = 1;
+  if (bias && (st = check_bias(ctx, bias, out, &n)) != TB_OK) return st;
+  double *y = NULL, *r = NULL, *b = NULL;
   st = read_doubles(ctx, out, &y);
   if (st == TB_OK && residual) st = read_doubles(ctx, residual, &r);
+  if (st == TB_OK && bias) st = read_doubles(ctx, bias, &b);
   if (st == TB_OK) {
     tb_dtype dtype = tb_tensor_dtype(out);
-    int64_t n = tb_tensor_numel(out);
-    for (int64_t i = 0; i < n; i++) {
-      double v = r ? round_to(dtype, y[i] + r[i]) : y[i];
+    int64_t count = tb_tensor_numel(out);
+    for (int64_t i = 0; i < count; i++) {
+      double v = b ? round_to(dtype, y[i] + b[n > 0 ? i % n : 0]) : y[i];
+      if (r) v = round_to(dtype, v + r[i]);
       y[i] = tb_fused_act_apply(&act, v);
     }
     st = write_doubles(ctx, out, y);
   }
   free(y);
   free(r);
+  free(b);
   return st;
 }

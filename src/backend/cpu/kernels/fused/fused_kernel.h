@@ -6,15 +6,33 @@
 
 /* Run the reference kernel of ONNX op `base` on the first n_base inputs of ctx, writing ctx->outputs. */
 tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base);
-/* Output 0 in place: add `residual` (same shape; NULL for none), then apply the node's activation
- * attributes. Computed in double and rounded once to the output dtype per step, as the separate kernels do. */
-tb_status tb_fused_epilogue(tb_kernel_ctx *ctx, const tb_tensor *residual);
-/* The activation named by the node's attributes applied to one value (identity when absent). */
+/* Output 0 in place: add `bias` (NULL for none: N values broadcast along the output's last axis of size
+ * N), then `residual` (same shape; NULL for none), then apply the node's activation attributes. Computed
+ * in double and rounded to the output dtype after each step, as the separate Add kernels and the
+ * activation's kernel do (so the result is theirs bit for bit). A bias or residual of the wrong size is
+ * TB_ERR_INVALID_ARGUMENT naming the node, the size and the expected one. */
+tb_status tb_fused_epilogue(tb_kernel_ctx *ctx, const tb_tensor *bias, const tb_tensor *residual);
+
+/* The activation named by the node's attributes (activation, activation_alpha/beta/min/max and, for Gelu,
+ * activation_approximate). */
+enum {
+  TB_FUSED_ACT_NONE = 0,
+  TB_FUSED_ACT_RELU,
+  TB_FUSED_ACT_LEAKY_RELU,
+  TB_FUSED_ACT_CLIP,
+  TB_FUSED_ACT_SIGMOID,
+  TB_FUSED_ACT_TANH,
+  TB_FUSED_ACT_HARD_SIGMOID,
+  TB_FUSED_ACT_HARD_SWISH,
+  TB_FUSED_ACT_GELU,      /* activation Gelu, approximate "none": x * Phi(x) through erf */
+  TB_FUSED_ACT_GELU_TANH, /* activation Gelu, approximate "tanh" */
+};
 typedef struct tb_fused_act {
-  int kind; /* 0 none, 1 Relu, 2 LeakyRelu, 3 Clip, 4 Sigmoid, 5 Tanh, 6 HardSigmoid, 7 HardSwish */
+  int kind; /* a TB_FUSED_ACT_* value; the numbering is tb_gemm_epilogue's act (gemm_f32.h) */
   double alpha, beta, min, max;
 } tb_fused_act;
 tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act);
+/* The activation of one value in double (identity when none); Gelu exactly as tb::Gelu's reference. */
 double tb_fused_act_apply(const tb_fused_act *act, double x);
 
 #endif
