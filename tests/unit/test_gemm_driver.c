@@ -345,8 +345,7 @@ static void late_bias_and_residual_are_separate_adds(void **state) {
           for (int j = 0; j < N; j++) want[i * N + j] = (want[i * N + j] + bias[j]) + res[i * N + j];
           tables[p]->unary(VEC_GELU_ERF, want + i * N, want + i * N, N);
         }
-        tb_gemm_epilogue ep = {.act = 8, .vec = tables[p], .late_bias = bias, .late_residual = res, .ld_late_residual = N,
-                               .c = got};
+        tb_gemm_epilogue ep = {.act = 8, .vec = tables[p], .late_bias = bias, .late_residual = res, .ld_late_residual = N};
         assert_true(tb_gemm_f32_run(paths[p], M, N, k, 1.0f, &oa, &obp, 0.0f, got, N, &ep, use));
         if (memcmp(want, got, M * N * sizeof(float)) != 0)
           fail_msg("%s path, k %d, %s B, %d thread(s): the late epilogue differs from separate adds", path_names[p], k,

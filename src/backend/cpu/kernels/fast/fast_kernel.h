@@ -47,8 +47,8 @@ typedef struct tb_fast_matmul {
 tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm);
 /* A tb::FusedMatMul's bias (input 2, when present: mm->n values, added along the columns) and residual
  * (input 3: the output's shape, row stride mm->n over the output's rows) into ep: as its late_bias and
- * late_residual when `late` (the fp32 GEMM: added after the products, as the separate Adds add them; the
- * caller sets ep->c), else as its bias and residual (the bf16 GEMM, which adds those after the products).
+ * late_residual when `late` (the fp32 GEMM: added after the products, as the separate Adds add them),
+ * else as its bias and residual (the bf16 GEMM, which adds those after the products).
  * TB_ERR_INVALID_ARGUMENT naming the node when the bias's length or the residual's shape is not the
  * output's. Call only with B of rank 2 or more when there is a bias (then the output's last dim is
  * mm->n); see tb_fast_matmul_bias_by_rows. */

@@ -64,7 +64,7 @@ static void macro_tile(const gemm_job *g, const float *pa, const float *pb, int6
         g->kr->ukr(kc, as, bs, tile, nr, g->alpha);
         for (int64_t i = 0; i < rr; i++) memcpy(cp + i * g->ldc, tile + i * nr, (size_t)cc * sizeof(float));
       }
-      if (last) g->tile_act(cp, g->ldc, rr, cc, g->ep);
+      if (last) g->tile_act(cp, g->ldc, ic + ir, j0 + jr, rr, cc, g->ep);
     }
   }
 }
@@ -82,7 +82,7 @@ static const float *operand_block(const tb_gemm_kernel *kr, const tb_gemm_operan
 static void run_block(const gemm_job *g, float *abuf, float *bbuf, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   if (g->n_blocks == 0) {
     g->tile_init(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->beta, g->ep);
-    g->tile_act(g->c + i0 * g->ldc + j0, g->ldc, rows, cols, g->ep);
+    g->tile_act(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->ep);
     return;
   }
   for (int64_t q = 0; q < g->n_blocks; q++) {

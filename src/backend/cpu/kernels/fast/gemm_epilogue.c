@@ -71,16 +71,9 @@ void tb_gemm_act_row(const tb_gemm_epilogue *ep, float *x, int64_t n) {
   }
 }
 
-void tb_gemm_tile_place(const tb_gemm_epilogue *ep, const float *tile, int64_t ldc, int64_t *row, int64_t *col) {
-  int64_t offset = (int64_t)(tile - ep->c);
-  *row = offset / ldc;
-  *col = offset % ldc;
-}
-
-void tb_gemm_tile_act(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep) {
+void tb_gemm_tile_act(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                      const tb_gemm_epilogue *ep) {
   if (!ep || (ep->act == 0 && !ep->late_bias && !ep->late_residual)) return;
-  int64_t i0 = 0, j0 = 0;
-  if (ep->late_bias || ep->late_residual) tb_gemm_tile_place(ep, c, ldc, &i0, &j0);
   for (int64_t i = 0; i < rows; i++) {
     float *ci = c + i * ldc;
     const float *bias = ep->late_bias ? ep->late_bias + j0 : NULL;

@@ -21,7 +21,7 @@ struct tb_gemm_epilogue;
  * an instruction set; the same result per element as the portable one. */
 typedef void (*tb_gemm_tile_init_fn)(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
                                      float beta, const struct tb_gemm_epilogue *ep);
-typedef void (*tb_gemm_tile_act_fn)(float *c, int64_t ldc, int64_t rows, int64_t cols,
+typedef void (*tb_gemm_tile_act_fn)(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
                                     const struct tb_gemm_epilogue *ep);
 
 typedef struct tb_gemm_kernel {
@@ -98,20 +98,16 @@ typedef struct tb_gemm_epilogue {
   /* Optional, the fp32 GEMM only (tb_gemm_f32_run; the bf16 GEMM adds bias and residual after the products
    * anyway): a column bias and a residual added after the last product block, just before the activation,
    * instead of into C before the first one: C = act((A B + late_bias) + late_residual), each add rounded as
-   * a separate Add kernel rounds it, and the first block still writes C without reading it. `c` is the C of
-   * the call (a tile's place in C is found from its address). */
+   * a separate Add kernel rounds it, and the first block still writes C without reading it. */
   const float *late_bias;     /* NULL, or n values added to every row */
   const float *late_residual; /* NULL, or m x n with row stride ld_late_residual; not C itself */
   int64_t ld_late_residual;
-  const float *c;
 } tb_gemm_epilogue;
 /* The epilogue's activation of one value, in float (gemm_epilogue.c; the bf16 GEMM's epilogue uses it too). */
 float tb_gemm_act(const tb_gemm_epilogue *ep, float x);
 /* The activation over n contiguous values in place: ep->vec's unary loop where it has the activation,
  * else tb_gemm_act per element. */
 void tb_gemm_act_row(const tb_gemm_epilogue *ep, float *x, int64_t n);
-/* The row and column of C where the tile at `tile` starts (C of row stride ldc at ep->c). */
-void tb_gemm_tile_place(const tb_gemm_epilogue *ep, const float *tile, int64_t ldc, int64_t *row, int64_t *col);
 
 /* op(A) (m x k) or op(B) (k x n) packed once for this path, for weights packed at prepare time. NULL when
  * out of memory. */

@@ -41,9 +41,8 @@ AVX512_TARGET void tb_gemm_tile_init_avx512(float *c, int64_t ldc, int64_t i0, i
 }
 
 /* C += late bias, then += late residual (each add rounded, as the Add kernel's). */
-static AVX512_TARGET void late_adds(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep) {
-  int64_t i0, j0;
-  tb_gemm_tile_place(ep, c, ldc, &i0, &j0);
+static AVX512_TARGET void late_adds(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                                    const tb_gemm_epilogue *ep) {
   const float *bias = ep->late_bias ? ep->late_bias + j0 : NULL;
   for (int64_t i = 0; i < rows; i++) {
     float *ci = c + i * ldc;
@@ -58,10 +57,10 @@ static AVX512_TARGET void late_adds(float *c, int64_t ldc, int64_t rows, int64_t
   }
 }
 
-AVX512_TARGET void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t rows, int64_t cols,
+AVX512_TARGET void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
                                            const tb_gemm_epilogue *ep) {
   if (!ep) return;
-  if (ep->late_bias || ep->late_residual) late_adds(c, ldc, rows, cols, ep);
+  if (ep->late_bias || ep->late_residual) late_adds(c, ldc, i0, j0, rows, cols, ep);
   if (ep->act == 0) return;
   if (ep->act < 1 || ep->act > 3) {
     for (int64_t i = 0; i < rows; i++) tb_gemm_act_row(ep, c + i * ldc, cols);

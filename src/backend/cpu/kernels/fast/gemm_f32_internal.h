@@ -38,10 +38,12 @@ void tb_gemm_pack_rows_avx512(const float *x, int64_t ld, int64_t rows, int64_t 
 void tb_gemm_tile_init(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float beta,
                        const tb_gemm_epilogue *ep);
 /* The activation over a finished C tile. */
-void tb_gemm_tile_act(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep);
+void tb_gemm_tile_act(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                      const tb_gemm_epilogue *ep);
 /* The same two with AVX-512 (gemm_f32_epilogue_avx512.c; call only when the CPU has AVX512F). */
 void tb_gemm_tile_init_avx512(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float beta,
                               const tb_gemm_epilogue *ep);
-void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t rows, int64_t cols, const tb_gemm_epilogue *ep);
+void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                             const tb_gemm_epilogue *ep);
 
 #endif

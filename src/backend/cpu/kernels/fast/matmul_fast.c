@@ -42,7 +42,6 @@ static void batch_tasks(void *ctx, size_t begin, size_t end) {
     tb_gemm_operand ob = {.data = j->pb + nn_bcast_offset(j->nb, idx, j->bb, j->bs) * j->k * j->n, .ld = j->n};
     float *c = j->py + (int64_t)p * j->m * j->n;
     tb_gemm_epilogue ep = j->ep ? *j->ep : (tb_gemm_epilogue){0};
-    ep.c = c;
     if (ep.late_residual) ep.late_residual += (int64_t)p * j->m * j->n; /* this product's rows of the residual */
     if (!tb_gemm_f32_run(j->path, j->m, j->n, j->k, 1.0f, &oa, &ob, 0.0f, c, j->n, j->ep ? &ep : NULL, j->pool))
       atomic_store(&j->failed, true);
@@ -64,7 +63,6 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);
-  fused.c = py;
   const tb_gemm_epilogue *ep = fused.act || fused.late_bias || fused.late_residual ? &fused : NULL;
   if (mm.bb == 0) { /* every row of every batch of A against the one B */
     int64_t rows = tb_tensor_numel(a) / (k ? k : 1);
