@@ -88,7 +88,14 @@ static bool same_type(const tb_value_type *a, const tb_value_type *b) {
   return true;
 }
 
-/* A read-only CPU tensor over a constant's bytes (no copy when they are aligned for the dtype). */
+/* Constants up to this size are copied out of the model file. Kernels read small constants (biases,
+ * normalisation scales, shapes) at every run; reading them from the file's mapping faults in the page-cache
+ * folio around them (up to 2 MiB on kernels with large folios), which maps the neighbouring weights' pages
+ * back into the process after prepare dropped them: BERT-base kept 46 MiB of packed-away weights that way. */
+enum { CONST_COPY_MAX_BYTES = 64 * 1024 };
+
+/* A read-only CPU tensor over a constant's bytes (no copy when they are aligned for the dtype and larger
+ * than CONST_COPY_MAX_BYTES). */
 static tb_status const_tensor(tb_backend *cpu, const tb_ir_tensor *c, tb_tensor **out) {
   size_t es = tb_dtype_size(c->dtype);
   int64_t numel, strides[TB_MAX_DIMS];
@@ -97,7 +104,7 @@ static tb_status const_tensor(tb_backend *cpu, const tb_ir_tensor *c, tb_tensor 
   if ((uint64_t)numel * es != c->nbytes)
     return tb_error(TB_ERR_MODEL, "constant '%s': %zu bytes of data for %lld %s elements", c->name, c->nbytes,
                     (long long)numel, tb_dtype_name(c->dtype));
-  if (numel == 0 || !c->data || ((uintptr_t)c->data % es) != 0) {
+  if (numel == 0 || !c->data || ((uintptr_t)c->data % es) != 0 || c->nbytes <= CONST_COPY_MAX_BYTES) {
     st = tb_tensor_create(cpu, c->dtype, c->ndim, c->dims, out);
     if (st == TB_OK && numel > 0) st = tb_tensor_copy_from_host(*out, c->data, c->nbytes);
     if (st == TB_OK && numel > 0) tb_weights_drop_file(c->data, c->nbytes); /* the copy is used: not the file's pages */
