@@ -65,6 +65,23 @@ static inline __attribute__((always_inline)) WG_TARGET void transform_in(const f
   }
 }
 
+enum { PREFETCH_CHANNELS = 4 };
+
+/* Fetch the lines transform_in will load from this plane. The previous layer wrote X from every thread, so
+ * on 2 threads half of a channel's rows sit in the other core's cache; fetched one plane at a time at the
+ * load, those transfers stalled the transform (9x its 1-thread time when the two vCPUs were far apart on
+ * the host), fetched PREFETCH_CHANNELS planes ahead they overlap the arithmetic. */
+static inline __attribute__((always_inline)) WG_TARGET void prefetch_plane(const float *plane, const row_load plan[2][4]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    const row_load *l = &plan[i & 1][i >> 1];
+    if (!l->mask) continue;
+    const char *p = (const char *)(plane + l->off);
+    _mm_prefetch(p, _MM_HINT_T0);
+    _mm_prefetch(p + 15 * sizeof(float), _MM_HINT_T0);
+  }
+}
+
 /* Lane i of column c of the 4x4 tiles: element 2i + c of the half's 16 loaded columns (half 0 in the first
  * operand, half 1 in the second). */
 static WG_TARGET void make_indices(__m512i idx[4]) {
@@ -88,6 +105,7 @@ TB_TARGET_BF16 bool tb_conv_winograd_input_avx512(const tb_conv_geom *g, const f
   if (!bf16) {
     float *d = dst;
     for (int64_t c = 0; c < cn; c++) {
+      if (c + PREFETCH_CHANNELS < cn) prefetch_plane(x + (c + PREFETCH_CHANNELS) * plane, plan);
       transform_in(x + c * plane, plan, idx, v, seen);
 #pragma GCC unroll 16
       for (int xi = 0; xi < 16; xi++) _mm512_mask_storeu_ps(d + xi * xi_stride + c * TB_WG_SLIVER, tiles, v[xi]);
@@ -103,6 +121,7 @@ TB_TARGET_BF16 bool tb_conv_winograd_input_avx512(const tb_conv_geom *g, const f
   uint16_t *d = dst;
   for (int64_t c = 0; c < cn; c += 2) {
     __m512 v1[16];
+    for (int64_t p = c + PREFETCH_CHANNELS; p < c + PREFETCH_CHANNELS + 2 && p < cn; p++) prefetch_plane(x + p * plane, plan);
     transform_in(x + c * plane, plan, idx, v, seen);
     if (c + 1 < cn) transform_in(x + (c + 1) * plane, plan, idx, v1, seen);
     else
