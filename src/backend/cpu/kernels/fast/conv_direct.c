@@ -259,36 +259,9 @@ static void run_tile(const direct_run *r, const source_view *v, int64_t bg, int6
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "backend/cpu/kernels/fast/transpose_avx512.h"
 #define AVX512 __attribute__((target("avx512f")))
 
-/* In place: the 16 x 16 block r[row][column] becomes r[column][row]. */
-static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16]) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
-}
 
 /* One block of up to 16 channels (jn of them) x n pixels (<= 16): y[j * plane + p] = act(acc[p * cols + j]
  * + bias[j] + res[j * plane + p]). Branch-free: the rows past n load as zeros (masked loads), the bias is
@@ -309,7 +282,7 @@ static inline __attribute__((always_inline)) AVX512 void store_block(const float
     r[p] = _mm512_maskz_loadu_ps(p < n ? (__mmask16)0xFFFF : (__mmask16)0, acc + p * cols);
     if (BIAS) r[p] = _mm512_add_ps(r[p], b);
   }
-  transpose16(r);
+  tb_transpose16_ps(r);
 #pragma GCC unroll 16
   for (int j = 0; j < 16; j++) {
     const __mmask16 mj = j < jn ? m : (__mmask16)0;

@@ -60,6 +60,16 @@ void tb_conv_release(void *state) {
   free(s);
 }
 
+/* A state for W (its shape, the GEMM, path and group it was made for), nothing packed yet; NULL when out
+ * of memory. */
+static conv_state *new_state(const tb_conv_gemm *gemm, int path, const tb_tensor *w, int64_t group) {
+  conv_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  *s = (conv_state){.gemm = gemm, .path = path, .w_ndim = tb_tensor_ndim(w), .group = group};
+  memcpy(s->w_shape, tb_tensor_shape(w), s->w_ndim * sizeof(int64_t));
+  return s;
+}
+
 /* W [M, C/group, kh(, kw)] packed per group (group g's rows: an mg x K row-major matrix). *out stays NULL
  * when there is nothing to pack: a shape the run will reject, a depthwise or an empty weight. */
 static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w,
@@ -70,15 +80,15 @@ static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm
   if (nd < 3 || nd > 4 || group < 1 || ws[0] % group != 0 || tb_tensor_numel(w) == 0) return TB_OK;
   if (group == ws[0] && ws[1] == 1 && group > 1) return TB_OK; /* depthwise: the taps are used as they are */
   int64_t mg = ws[0] / group, k = tb_tensor_numel(w) / ws[0];
-  conv_state *s = calloc(1, sizeof *s);
+  conv_state *s = new_state(gemm, path, w, group);
   void **packed = calloc((size_t)group, sizeof *packed);
   if (!s || !packed) {
     free(s);
     free(packed);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the packed weights of %lld groups", (long long)group);
   }
-  *s = (conv_state){.gemm = gemm, .path = path, .w_ndim = nd, .group = group, .transposed = transposed, .packed = packed};
-  memcpy(s->w_shape, ws, nd * sizeof *ws);
+  s->transposed = transposed;
+  s->packed = packed;
   const float *pw = tb_tensor_host_data(w);
   for (int64_t g = 0; g < group; g++)
     if (!(packed[g] = gemm->pack_weights(path, pw + g * mg * k, mg, k, transposed))) {
@@ -373,16 +383,11 @@ static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, 
   if (!gemm->winograd || !gemm->winograd(path) || !static_geom(ctx, w, false, &g) || !(impl = winograd_impl(gemm, path, &g)) ||
       !tb_conv_winograd_no_inf(tb_tensor_host_data(w), tb_tensor_numel(w)))
     return TB_OK;
-  conv_state *s = calloc(1, sizeof *s);
+  conv_state *s = new_state(gemm, path, w, g.group);
   if (!s || !(s->winograd = tb_conv_winograd_pack(impl, &g, tb_tensor_host_data(w)))) {
     free(s);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to transform the weights W for the Winograd convolution");
   }
-  s->gemm = gemm;
-  s->path = path;
-  s->w_ndim = tb_tensor_ndim(w);
-  s->group = g.group;
-  memcpy(s->w_shape, tb_tensor_shape(w), s->w_ndim * sizeof(int64_t));
   *out = s;
   return TB_OK;
 }
@@ -394,16 +399,11 @@ static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, in
   const tb_conv_direct_impl *impl = NULL;
   if (!gemm->direct || !gemm->direct(path) || !static_geom(ctx, w, true, &g) || !(impl = direct_impl(gemm, path, &g)))
     return TB_OK;
-  conv_state *s = calloc(1, sizeof *s);
+  conv_state *s = new_state(gemm, path, w, g.group);
   if (!s || !(s->direct = tb_conv_direct_pack(impl, &g, tb_tensor_host_data(w)))) {
     free(s);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the direct convolution");
   }
-  s->gemm = gemm;
-  s->path = path;
-  s->w_ndim = tb_tensor_ndim(w);
-  s->group = g.group;
-  memcpy(s->w_shape, tb_tensor_shape(w), s->w_ndim * sizeof(int64_t));
   *out = s;
   return TB_OK;
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "backend/cpu/kernels/fast/transpose_avx512.h"
 #include <string.h>
 #include "backend/cpu/kernels/fast/bf16_round_avx512.h"
 
@@ -150,34 +151,6 @@ WG_TARGET bool tb_conv_winograd_no_inf(const float *x, int64_t n) {
   return true;
 }
 
-/* In place: the 16 x 16 block r[row][column] becomes r[column][row]. */
-static inline __attribute__((always_inline)) WG_TARGET void transpose16(__m512 r[16]) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-  }
-}
 
 /* buf[p][j] (p < 14 pixels of one output row segment, j < 16 channels, bias already added) to
  * y[j * plane + p] for p < n and j < jn: + residual, then Relu / LeakyRelu / Clip in registers with the
@@ -186,7 +159,7 @@ static WG_TARGET void store_segment(const __m512 buf[16], int64_t n, int64_t jn,
                                     const float *res, const tb_gemm_epilogue *ep) {
   __m512 r[16];
   memcpy(r, buf, sizeof r);
-  transpose16(r);
+  tb_transpose16_ps(r);
   const __mmask16 m = (__mmask16)((1u << n) - 1u);
   const __m512 zero = _mm512_setzero_ps(), alpha = _mm512_set1_ps(ep->act_alpha);
   const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);

@@ -6,6 +6,7 @@
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "backend/cpu/kernels/fast/transpose_avx512.h"
 
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 
@@ -13,34 +14,6 @@ static inline AVX512_TARGET __mmask16 low_lanes(int64_t n) {
   return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
-/* r[i] lane j -> r[j] lane i. */
-static inline __attribute__((always_inline)) AVX512_TARGET void transpose16(__m512 r[16]) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
-  }
-}
 
 AVX512_TARGET void tb_gemm_pack_rows_avx512(const float *x, int64_t ld, int64_t rows, int64_t kc, int width,
                                             float *dst) {
@@ -53,7 +26,7 @@ AVX512_TARGET void tb_gemm_pack_rows_avx512(const float *x, int64_t ld, int64_t 
 #pragma GCC unroll 16
       for (int i = 0; i < 16; i++)
         r[i] = o0 + i < rows ? _mm512_maskz_loadu_ps(load, x + (o0 + i) * ld + p) : _mm512_setzero_ps();
-      transpose16(r);
+      tb_transpose16_ps(r);
 #pragma GCC unroll 16
       for (int q = 0; q < 16; q++)
         if (q < steps) _mm512_mask_storeu_ps(dst + (p + q) * width + o0, store, r[q]);
