@@ -19,6 +19,7 @@
  * known there (or per run); a W with an infinity stays off it, and a run whose X holds a NaN or an
  * infinity (reported by Winograd's input transform) is redone on the others; TB_CONV_WINOGRAD=off keeps
  * the others. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,24 @@
 #include "backend/cpu/kernels/fast/conv_winograd.h"
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm_f32_internal.h"
+#include "core/env.h"
 #include "core/threadpool.h"
+
+bool tb_conv_env_switch(const char *name, const char *runs, _Atomic bool *warned, char *why, size_t why_cap) {
+  const char *mode = tb_env(name);
+  char scratch[200];
+  if (!why || !why_cap) why = scratch, why_cap = sizeof scratch;
+  why[0] = '\0';
+  if (!mode || strcmp(mode, "on") == 0 || strcmp(mode, "1") == 0) return true;
+  if (strcmp(mode, "off") == 0 || strcmp(mode, "0") == 0) {
+    snprintf(why, why_cap, "%s=%s", name, mode);
+    return false;
+  }
+  /* a typo must not silently pick one of the two: the default, and the log says so */
+  snprintf(why, why_cap, "%s='%.100s' is not one of on, 1, off, 0; %s", name, mode, runs);
+  if (!atomic_exchange(warned, true)) tb_log(TB_LOG_WARN, "CPU: %s", why);
+  return true;
+}
 
 /* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
  * divides it) and, when cut for threads, at least MIN_THREAD_PIXELS wide. */

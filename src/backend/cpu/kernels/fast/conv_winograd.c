@@ -31,20 +31,8 @@ struct tb_conv_winograd_weights {
 };
 
 bool tb_conv_winograd_wanted(char *why, size_t why_cap) {
-  const char *mode = tb_env("TB_CONV_WINOGRAD");
-  char scratch[200];
-  if (!why || !why_cap) why = scratch, why_cap = sizeof scratch;
-  why[0] = '\0';
-  if (!mode || strcmp(mode, "on") == 0 || strcmp(mode, "1") == 0) return true;
-  if (strcmp(mode, "off") == 0 || strcmp(mode, "0") == 0) {
-    snprintf(why, why_cap, "TB_CONV_WINOGRAD=%s", mode);
-    return false;
-  }
-  /* a typo must not silently pick one of the two: the default (Winograd where it fits) and the log says so */
-  snprintf(why, why_cap, "TB_CONV_WINOGRAD='%.100s' is not one of on, 1, off, 0; Winograd runs where it fits", mode);
   static atomic_bool warned;
-  if (!atomic_exchange(&warned, true)) tb_log(TB_LOG_WARN, "CPU: %s", why);
-  return true;
+  return tb_conv_env_switch("TB_CONV_WINOGRAD", "Winograd runs where it fits", &warned, why, why_cap);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
