@@ -298,26 +298,7 @@ static void fits_refuses_with_a_reason(void **state) {
  * sentence naming the variable and the value. */
 static void env_switch_and_bad_value(void **state) {
   (void)state;
-  char why[200];
-  unsetenv("TB_CONV_DIRECT");
-  assert_true(tb_conv_direct_wanted(why, sizeof why));
-  assert_string_equal(why, "");
-  const char *on[] = {"on", "1"}, *off[] = {"off", "0"};
-  for (int i = 0; i < 2; i++) {
-    setenv("TB_CONV_DIRECT", on[i], 1);
-    assert_true(tb_conv_direct_wanted(why, sizeof why));
-    setenv("TB_CONV_DIRECT", off[i], 1);
-    assert_false(tb_conv_direct_wanted(why, sizeof why));
-    char want[64];
-    snprintf(want, sizeof want, "TB_CONV_DIRECT=%s", off[i]);
-    assert_string_equal(why, want);
-  }
-  setenv("TB_CONV_DIRECT", "fast please", 1);
-  assert_true(tb_conv_direct_wanted(why, sizeof why));
-  assert_string_equal(why, "TB_CONV_DIRECT='fast please' is not one of on, 1, off, 0; the direct convolution runs where it "
-                           "fits");
-  assert_true(tb_conv_direct_wanted(NULL, 0));
-  unsetenv("TB_CONV_DIRECT");
+  assert_env_switch("TB_CONV_DIRECT", tb_conv_direct_wanted, "the direct convolution runs where it fits");
 }
 
 static int group_setup(void **state) {

@@ -3,7 +3,9 @@
  * random inputs in a harness. */
 #ifndef TB_TEST_CONV_UTIL_H
 #define TB_TEST_CONV_UTIL_H
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
@@ -94,6 +96,31 @@ static inline void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
   t->in[0] = random_tensor(t, (size_t)rank_of(c), xs, seed);
   t->in[1] = random_tensor(t, (size_t)rank_of(c), ws, seed + 1);
   if (c->bias) t->in[2] = random_tensor(t, 1, &c->m, seed + 2);
+}
+
+/* A convolution path's on/off environment switch (tb_conv_direct_wanted, tb_conv_winograd_wanted): unset,
+ * on and 1 want it with no reason; off and 0 do not, the reason "NAME=value"; anything else wants it with a
+ * sentence naming the variable and the value and `runs`. Leaves the variable unset. */
+static inline void assert_env_switch(const char *name, bool (*wanted)(char *why, size_t cap), const char *runs) {
+  char why[200], want[256];
+  unsetenv(name);
+  assert_true(wanted(why, sizeof why));
+  assert_string_equal(why, "");
+  const char *on[] = {"on", "1"}, *off[] = {"off", "0"};
+  for (int i = 0; i < 2; i++) {
+    setenv(name, on[i], 1);
+    assert_true(wanted(why, sizeof why));
+    setenv(name, off[i], 1);
+    assert_false(wanted(why, sizeof why));
+    snprintf(want, sizeof want, "%s=%s", name, off[i]);
+    assert_string_equal(why, want);
+  }
+  setenv(name, "fast please", 1);
+  assert_true(wanted(why, sizeof why));
+  snprintf(want, sizeof want, "%s='fast please' is not one of on, 1, off, 0; %s", name, runs);
+  assert_string_equal(why, want);
+  assert_true(wanted(NULL, 0));
+  unsetenv(name);
 }
 
 #endif

@@ -392,25 +392,7 @@ static void fits_declines_with_a_reason(void **state) {
  * Winograd's; anything else Winograd's with a sentence naming the variable and the value. */
 static void env_switch_and_bad_value(void **state) {
   (void)state;
-  char why[200];
-  unsetenv("TB_CONV_WINOGRAD");
-  assert_true(tb_conv_winograd_wanted(why, sizeof why));
-  assert_string_equal(why, "");
-  const char *on[] = {"on", "1"}, *off[] = {"off", "0"};
-  for (int i = 0; i < 2; i++) {
-    setenv("TB_CONV_WINOGRAD", on[i], 1);
-    assert_true(tb_conv_winograd_wanted(why, sizeof why));
-    setenv("TB_CONV_WINOGRAD", off[i], 1);
-    assert_false(tb_conv_winograd_wanted(why, sizeof why));
-    char want[64];
-    snprintf(want, sizeof want, "TB_CONV_WINOGRAD=%s", off[i]);
-    assert_string_equal(why, want);
-  }
-  setenv("TB_CONV_WINOGRAD", "fast please", 1);
-  assert_true(tb_conv_winograd_wanted(why, sizeof why));
-  assert_string_equal(why, "TB_CONV_WINOGRAD='fast please' is not one of on, 1, off, 0; Winograd runs where it fits");
-  assert_true(tb_conv_winograd_wanted(NULL, 0));
-  unsetenv("TB_CONV_WINOGRAD");
+  assert_env_switch("TB_CONV_WINOGRAD", tb_conv_winograd_wanted, "Winograd runs where it fits");
   if (!have_avx512()) return;
   /* through the level-2 entry */
   const conv_case *c = named("14x16");
