@@ -112,6 +112,8 @@ const double *tb_exec_node_ms(const tb_exec *e);
 const uint64_t *tb_exec_node_runs(const tb_exec *e);
 /* The kernel that ran node i last (NULL before its first run) and whether it was the device's. */
 const struct tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
+/* The method node i's kernel said its prepared state runs (tb_kernel_set_method), or NULL. */
+const char *tb_exec_node_method(const tb_exec *e, size_t i);
 /* Observe intermediate values (validation's localisation, src/tools/validate_localize.c): after each node of
  * the top-level graph runs, fn gets the node and its output tensors (CPU tensors, NULL for an omitted output;
  * valid only during the call: copy what you keep). fn NULL removes the hook. */

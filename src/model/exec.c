@@ -50,6 +50,17 @@ const tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_de
   return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
 }
 
+const char *tb_exec_node_method(const tb_exec *e, size_t i) {
+  return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].method : NULL;
+}
+
+void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method) {
+  if (!ctx || !ctx->exec || ctx->outputs || !ctx->node) return; /* only inside the executor's prepare */
+  tb_exec *e = ctx->exec;
+  if (ctx->graph != e->g || ctx->node < e->g->nodes || ctx->node >= e->g->nodes + e->g->n_nodes) return;
+  e->cache[ctx->node - e->g->nodes].method = method;
+}
+
 /* tb_exec_test_break_op: the op type whose float outputs are perturbed, and from which kernel level. */
 static char broken_op[64];
 static int broken_min_level;

@@ -15,6 +15,7 @@ typedef struct node_cache {
   bool on_device;     /* kernel is the device backend's */
   const tb_cpu_kernel *state_kernel; /* the kernel whose prepare() made state */
   void *state;
+  const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
 } node_cache;
 
 typedef struct child_exec {

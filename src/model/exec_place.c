@@ -76,6 +76,7 @@ static void release_state(node_cache *c) {
   if (c->state && c->state_kernel && c->state_kernel->release) c->state_kernel->release(c->state);
   c->state = NULL;
   c->state_kernel = NULL;
+  c->method = NULL;
 }
 
 tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {

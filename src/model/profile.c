@@ -13,8 +13,9 @@ tb_status tb_prepared_set_profiling(tb_prepared *p, bool on) {
   return tb_exec_set_profiling(p->exec, on);
 }
 
-/* "reference", "fast fp32 (avx512f,fma)", "bf16 (avx512bf16)", "device", or "not run yet". */
-static void describe(const tb_cpu_kernel *k, bool on_device, char *buf, size_t cap) {
+/* "reference", "fast fp32 (avx512f,fma)", "bf16 (avx512bf16)", "device", or "not run yet"; then ", <method>"
+ * when the kernel said which its prepared state runs (a convolution's "winograd", "direct" or "implicit GEMM"). */
+static void describe(const tb_cpu_kernel *k, const char *method, bool on_device, char *buf, size_t cap) {
   if (!k) {
     snprintf(buf, cap, "not run yet");
     return;
@@ -26,6 +27,7 @@ static void describe(const tb_cpu_kernel *k, bool on_device, char *buf, size_t c
   char features[64] = "portable";
   if (k->cpu_features) tb_cpu_features_format(k->cpu_features, features, sizeof features);
   if (k->level == 0) snprintf(buf, cap, "reference");
+  else if (method) snprintf(buf, cap, "%s (%s), %s", k->precision ? k->precision : "fast fp32", features, method);
   else snprintf(buf, cap, "%s (%s)", k->precision ? k->precision : "fast fp32", features);
 }
 
@@ -51,7 +53,7 @@ tb_status tb_prepared_profile(tb_prepared *p, size_t *count, const tb_node_profi
     const tb_cpu_kernel *k = tb_exec_node_kernel(p->exec, i, &on_device);
     if (node->domain && node->domain[0]) snprintf(p->profile_text[i][0], 96, "%s.%s", node->domain, node->op_type);
     else snprintf(p->profile_text[i][0], 96, "%s", node->op_type);
-    describe(k, on_device, p->profile_text[i][1], 96);
+    describe(k, tb_exec_node_method(p->exec, i), on_device, p->profile_text[i][1], 96);
     p->profile[i] = (tb_node_profile){node->name, p->profile_text[i][0], on_device ? device : "cpu", p->profile_text[i][1], runs[i],
                                       ms[i]};
   }

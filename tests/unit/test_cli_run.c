@@ -165,6 +165,26 @@ static void profile(void **state) {
   TB_ASSERT_CONTAINS(r.out, "  tb.FusedConv                 cpu           3 ");
   TB_ASSERT_CONTAINS(r.out, "  slowest nodes:\n");
   TB_ASSERT_CONTAINS(r.out, "fast fp32 (");
+  /* the method each convolution's prepared state runs, after the kernel */
+  if (__builtin_cpu_supports("avx512f")) {
+    TB_ASSERT_CONTAINS(r.out, "fast fp32 (fma,avx512f), winograd  /block0/conv/Conv\n"); /* 3x3 stride 1 */
+    assert_null(strstr(r.out, "implicit GEMM"));
+  }
+  tcli_free(&r);
+  setenv("TB_CONV_WINOGRAD", "off", 1);
+  r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --profile " CNN_IN);
+  unsetenv("TB_CONV_WINOGRAD");
+  TCLI_ASSERT_EXIT(r, 0);
+  if (__builtin_cpu_supports("avx512f")) TB_ASSERT_CONTAINS(r.out, "fast fp32 (fma,avx512f), direct  /block0/conv/Conv\n");
+  assert_null(strstr(r.out, "winograd"));
+  tcli_free(&r);
+  setenv("TB_CPU_FEATURES", "-avx512f", 1); /* the AVX2 or portable path: the implicit GEMM */
+  r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --profile " CNN_IN);
+  unsetenv("TB_CPU_FEATURES");
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "), implicit GEMM  /block0/conv/Conv\n");
+  assert_null(strstr(r.out, "winograd"));
+  assert_null(strstr(r.out, ", direct"));
   tcli_free(&r);
 
   r = tcli("run " CNN " --backend cpu --level O0 --json --profile " CNN_IN);

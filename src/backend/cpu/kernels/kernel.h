@@ -44,6 +44,10 @@ tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t 
  * (they were packed into the state), so the executor may let the original go (src/model/weights.h). Only a
  * hint: nothing happens outside prepare() or for a non-constant. */
 void tb_kernel_constant_consumed(tb_kernel_ctx *ctx, size_t input);
+/* For a kernel's prepare(): the method the node's state runs (a string with static storage: a
+ * convolution's "winograd", "direct" or "implicit GEMM"), shown by the profiler after the kernel. Only
+ * inside the executor's prepare(); nothing happens elsewhere. */
+void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method);
 /* Advance a multi-index over shape (row-major); false after the last one. */
 bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */

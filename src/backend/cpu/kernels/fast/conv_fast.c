@@ -441,6 +441,7 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
     st = pack_weights(ctx, gemm, path, w, group,
                       want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
   *state = s;
+  if (st == TB_OK && s) tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->direct ? "direct" : "implicit GEMM");
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
    * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then */
   if (st == TB_OK && s && !s->winograd) tb_kernel_constant_consumed(ctx, 1);
