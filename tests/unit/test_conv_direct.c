@@ -66,41 +66,7 @@ static const conv_case cases[] = {
     {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
 };
 
-typedef enum prep_mode { PREP_NONE, PREP_CONST_W, PREP_NO_W } prep_mode;
 
-/* Give X's graph value its static shape or make it unknown; mark W a constant holding W's data or not. */
-static void set_prepare_view(toh *t, bool x_known, bool w_constant) {
-  const tb_tensor *x = t->in[0], *w = t->in[1];
-  t->graph->values[toh_node(t)->inputs[0]].type =
-      toh_type(TB_DTYPE_F32, x_known ? tb_tensor_ndim(x) : SIZE_MAX, tb_tensor_shape(x));
-  tb_value *v = &t->graph->values[toh_node(t)->inputs[1]];
-  v->constant = NULL;
-  if (!w_constant) return;
-  void *data = NULL;
-  tb_ir_tensor *c = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, tb_tensor_ndim(w), tb_tensor_shape(w), &data);
-  assert_non_null(c);
-  memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w));
-  v->constant = c;
-}
-
-/* Run kernel k on t->in (prepared per `prep`, X's shape known to prepare or not) on `pool`. */
-static tb_tensor *run_kernel(toh *t, const tb_cpu_kernel *k, prep_mode prep, bool x_known, tb_pool *pool) {
-  void *state = NULL;
-  tb_tensor *out = NULL;
-  if (prep != PREP_NONE && k->prepare) {
-    set_prepare_view(t, x_known, prep == PREP_CONST_W);
-    tb_tensor *consts[4] = {NULL, prep == PREP_NO_W ? NULL : t->in[1], NULL, NULL};
-    tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
-                        .backend = t->cpu, .threads = 1};
-    TB_ASSERT_OK(k->prepare(&pc, &state));
-    assert_int_equal(state != NULL, prep == PREP_CONST_W);
-  }
-  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
-                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
-  TB_ASSERT_OK(k->run(&ctx));
-  if (k->release) k->release(state);
-  return out;
-}
 
 /* |got - ref| <= 1e-4 + 1e-4 |ref| everywhere (NaN where the reference has NaN), or fail naming the case. */
 static void assert_close(const tb_tensor *got, const tb_tensor *ref, const char *what, const char *how) {
@@ -113,25 +79,11 @@ static void assert_close(const tb_tensor *got, const tb_tensor *ref, const char 
   }
 }
 
-static void assert_same_bits(const tb_tensor *a, const tb_tensor *b, const char *what, const char *how) {
-  assert_int_equal(tb_tensor_nbytes(a), tb_tensor_nbytes(b));
-  const uint32_t *x = tb_tensor_host_data(a), *y = tb_tensor_host_data(b);
-  for (int64_t i = 0; i < tb_tensor_numel(a); i++)
-    if (x[i] != y[i]) fail_msg("%s (%s): element %lld differs: 0x%08x vs 0x%08x", what, how, (long long)i, x[i], y[i]);
-}
 
-/* The case's geometry as the kernels resolve it. */
-static tb_conv_geom geom_of(toh *t) {
-  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t)};
-  tb_conv_geom g;
-  TB_ASSERT_OK(tb_conv_geom_resolve(&ctx, tb_tensor_ndim(t->in[0]), tb_tensor_shape(t->in[0]), tb_tensor_ndim(t->in[1]),
-                                    tb_tensor_shape(t->in[1]), &g));
-  return g;
-}
 
 /* tb_conv_direct_run itself on `pool` into a tensor of the output's shape (like `like`). */
 static tb_tensor *run_direct(toh *t, const act_case *act, const tb_tensor *like, tb_pool *pool) {
-  tb_conv_geom g = geom_of(t);
+  tb_conv_geom g = tconv_geom(t);
   char why[200] = "";
   if (!tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why)) fail_msg("fits refused: %s", why);
   tb_conv_direct_weights *w = tb_conv_direct_pack(&tb_conv_direct_f32_avx512, &g, tb_tensor_host_data(t->in[1]));
@@ -161,7 +113,7 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
   setup(&t, fused, c, act, residual);
   make_inputs(&t, c, (uint64_t)(c->m * 7 + c->c * 3 + c->kh));
   if (residual) { /* the residual has the output's shape */
-    tb_conv_geom g = geom_of(&t);
+    tb_conv_geom g = tconv_geom(&t);
     int64_t ys[4] = {g.batch, g.out_c, g.oh, g.ow};
     if (g.spatial == 1) ys[2] = g.ow;
     t.in[3] = random_tensor(&t, g.spatial + 2, ys, 99);
@@ -172,7 +124,7 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
     x[tb_tensor_numel(t.in[0]) - 1 - c->w / 2] = NAN;
   }
   const tb_cpu_kernel *k = fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512;
-  tb_tensor *ref = run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, PREP_NONE, false, NULL);
+  tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, false, NULL);
   /* run_direct knows the vectorised activations; the others are compared with the reference only */
   bool vector_act = !act->name || !strcmp(act->name, "Relu") || !strcmp(act->name, "LeakyRelu") || !strcmp(act->name, "Clip");
   tb_tensor *direct = vector_act ? run_direct(&t, act, ref, NULL) : NULL;
@@ -181,16 +133,16 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
            residual ? " residual" : "", nan_input ? " NaN input" : "");
   static const char *const hows[] = {"prepared, X known", "prepared, X unknown", "packed per run, 2 threads"};
   for (int how = 0; how < 3; how++) {
-    tb_tensor *got = run_kernel(&t, k, how < 2 ? PREP_CONST_W : PREP_NO_W, how == 0, how == 2 ? pool2 : NULL);
+    tb_tensor *got = tconv_run_kernel(&t, k, how < 2 ? TCONV_PREP_CONST_W : TCONV_PREP_NO_W, how == 0, how == 2 ? pool2 : NULL);
     assert_close(got, ref, what, hows[how]);
-    if (direct) assert_same_bits(got, direct, what, hows[how]); /* the entry took the direct path */
+    if (direct) tconv_assert_same_bits(got, direct, what, hows[how]); /* the entry took the direct path */
     tb_tensor_destroy(got);
   }
   setenv("TB_CONV_DIRECT", "off", 1);
-  tb_tensor *gemm = run_kernel(&t, k, PREP_CONST_W, true, NULL);
+  tb_tensor *gemm = tconv_run_kernel(&t, k, TCONV_PREP_CONST_W, true, NULL);
   assert_close(gemm, ref, what, "TB_CONV_DIRECT=off");
   tb_tensor_destroy(gemm);
-  gemm = run_kernel(&t, k, PREP_NO_W, false, pool2);
+  gemm = tconv_run_kernel(&t, k, TCONV_PREP_NO_W, false, pool2);
   assert_close(gemm, ref, what, "TB_CONV_DIRECT=off, packed per run");
   tb_tensor_destroy(gemm);
   unsetenv("TB_CONV_DIRECT");
@@ -241,12 +193,12 @@ static void threads_give_the_same_bits(void **state) {
     toh t;
     setup(&t, true, c, &acts[1], false);
     make_inputs(&t, c, 17 + i);
-    tb_tensor *ref = run_kernel(&t, &tb_kernel_fused_conv, PREP_NONE, false, NULL);
+    tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_fused_conv, TCONV_PREP_NONE, false, NULL);
     tb_tensor *one = run_direct(&t, &acts[1], ref, NULL), *two = run_direct(&t, &acts[1], ref, pool2);
     tb_tensor *three = run_direct(&t, &acts[1], ref, pool3);
     assert_close(one, ref, c->what, "1 thread");
-    assert_same_bits(two, one, c->what, "2 threads against 1");
-    assert_same_bits(three, one, c->what, "3 threads against 1");
+    tconv_assert_same_bits(two, one, c->what, "2 threads against 1");
+    tconv_assert_same_bits(three, one, c->what, "3 threads against 1");
     tb_tensor_destroy(one);
     tb_tensor_destroy(two);
     tb_tensor_destroy(three);

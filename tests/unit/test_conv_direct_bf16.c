@@ -28,6 +28,7 @@
 #include "core/convert_features.h"
 #include "core/convert_scalar.h"
 #include "core/threadpool.h"
+#include "test_conv_util.h"
 #include "test_op_harness.h"
 
 static const tb_conv_direct_impl *const impl = &tb_conv_direct_bf16_avx512bf16;
@@ -607,31 +608,14 @@ static void entry_setup(toh *t, const net_case *c, const net_data *d, bool fused
   attrs[na++] = TOH_INTS("pads", g->ph, g->pw, g->ph, g->pw);
   if (fused && c->relu) attrs[na++] = TOH_STR("activation", "Relu");
   bool residual = fused && d->r;
-  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
-                d->b ? tb_graph_value(t->graph, "in2") : -1, residual ? tb_graph_value(t->graph, "in3") : -1};
-  int outs[1] = {tb_graph_value(t->graph, "out0")};
-  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
-  t->n_in = residual ? 4 : 3;
-  t->n_out = 1;
-  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = 11;
-  toh_node(t)->def = tb_op_find(domain, op, 11);
-  assert_non_null(toh_node(t)->def);
+  tconv_add_node(t, fused, d->b != NULL, residual, attrs, na);
   int64_t xs[4] = {g->batch, g->in_c, g->ih, g->iw}, ws[4] = {g->out_c, g->in_c / g->group, g->kh, g->kw};
   int64_t ys[4] = {g->batch, g->out_c, g->oh, g->ow};
   t->in[0] = toh_host_tensor(t->cpu, TB_DTYPE_F32, 4, xs, d->x);
   t->in[1] = toh_host_tensor(t->cpu, TB_DTYPE_F32, 4, ws, d->w);
   if (d->b) t->in[2] = toh_host_tensor(t->cpu, TB_DTYPE_F32, 1, &g->out_c, d->b);
   if (residual) t->in[3] = toh_host_tensor(t->cpu, TB_DTYPE_F32, 4, ys, d->r);
-  t->graph->values[ins[0]].type = toh_type(TB_DTYPE_F32, 4, xs);
-  if (constant_w) {
-    void *data = NULL;
-    tb_ir_tensor *wc = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, 4, ws, &data);
-    assert_non_null(wc);
-    memcpy(data, d->w, (size_t)d->nw * sizeof *d->w);
-    t->graph->values[ins[1]].constant = wc;
-  }
+  tconv_set_prepare_view(t, true, constant_w);
 }
 
 /* Run kernel k on t->in, prepared (W given to prepare) or not, on pool; the output. */

@@ -1,12 +1,16 @@
-/* Test helper for the convolution kernels' tests (test_conv_fast.c, test_conv_direct.c): a seeded fill,
- * the case tables' row types, every fused activation, and the Conv / tb::FusedConv node of a case with its
- * random inputs in a harness. */
+/* Test helper for the convolution kernels' tests (test_conv_fast.c, test_conv_direct.c, test_conv_direct_bf16.c,
+ * test_conv_winograd.c): a seeded fill, the case tables' row types, every fused activation, the Conv /
+ * tb::FusedConv node of a case with its random inputs in a harness, running a kernel prepared in each
+ * way, bit comparison, the resolved geometry, and the paths' on/off environment switches. */
 #ifndef TB_TEST_CONV_UTIL_H
 #define TB_TEST_CONV_UTIL_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/fast/conv_fast.h"
+#include "core/threadpool.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
@@ -42,6 +46,22 @@ static const act_case acts[] = {
 
 static inline int rank_of(const conv_case *c) { return c->h ? 4 : 3; }
 
+/* Node n0 of t: Conv (opset 11) or tb::FusedConv with these attributes; inputs X, W, B (omitted without
+ * bias) and the residual R when `residual`. */
+static inline void tconv_add_node(toh *t, bool fused, bool bias, bool residual, const tb_attr *attrs, size_t na) {
+  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
+                bias ? tb_graph_value(t->graph, "in2") : -1, residual ? tb_graph_value(t->graph, "in3") : -1};
+  int outs[1] = {tb_graph_value(t->graph, "out0")};
+  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
+  t->n_in = residual ? 4 : 3;
+  t->n_out = 1;
+  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
+  assert_true(t->node >= 0);
+  toh_node(t)->opset = 11;
+  toh_node(t)->def = tb_op_find(domain, op, 11);
+  assert_non_null(toh_node(t)->def);
+}
+
 /* The node n0: Conv (opset 11) or tb::FusedConv with this case's attributes; inputs X, W, B (omitted
  * without bias) and the residual R when `residual`. */
 static inline void setup(toh *t, bool fused, const conv_case *c, const act_case *act, bool residual) {
@@ -65,17 +85,7 @@ static inline void setup(toh *t, bool fused, const conv_case *c, const act_case 
     attrs[na++] = TOH_FLOAT("activation_min", act->lo);
     attrs[na++] = TOH_FLOAT("activation_max", act->hi);
   }
-  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
-                c->bias ? tb_graph_value(t->graph, "in2") : -1, tb_graph_value(t->graph, "in3")};
-  int outs[1] = {tb_graph_value(t->graph, "out0")};
-  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
-  t->n_in = residual ? 4 : 3;
-  t->n_out = 1;
-  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = 11;
-  toh_node(t)->def = tb_op_find(domain, op, 11);
-  assert_non_null(toh_node(t)->def);
+  tconv_add_node(t, fused, c->bias, residual, attrs, na);
 }
 
 static inline tb_tensor *random_tensor(toh *t, size_t ndim, const int64_t *shape, uint64_t seed) {
@@ -96,6 +106,62 @@ static inline void make_inputs(toh *t, const conv_case *c, uint64_t seed) {
   t->in[0] = random_tensor(t, (size_t)rank_of(c), xs, seed);
   t->in[1] = random_tensor(t, (size_t)rank_of(c), ws, seed + 1);
   if (c->bias) t->in[2] = random_tensor(t, 1, &c->m, seed + 2);
+}
+
+/* How a test prepares a kernel: not at all, with W a constant (the state packs it), or with W not
+ * constant (no state: run() packs per call). */
+typedef enum tconv_prep { TCONV_PREP_NONE, TCONV_PREP_CONST_W, TCONV_PREP_NO_W } tconv_prep;
+
+/* X's graph value gets its static shape (x_known) or none; W's is a constant holding W's data or not. */
+static inline void tconv_set_prepare_view(toh *t, bool x_known, bool w_constant) {
+  const tb_tensor *x = t->in[0], *w = t->in[1];
+  t->graph->values[toh_node(t)->inputs[0]].type =
+      toh_type(TB_DTYPE_F32, x_known ? tb_tensor_ndim(x) : SIZE_MAX, tb_tensor_shape(x));
+  tb_value *v = &t->graph->values[toh_node(t)->inputs[1]];
+  v->constant = NULL;
+  if (!w_constant) return;
+  void *data = NULL;
+  tb_ir_tensor *c = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, tb_tensor_ndim(w), tb_tensor_shape(w), &data);
+  assert_non_null(c);
+  memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w));
+  v->constant = c;
+}
+
+/* Kernel k on t->in, prepared per `prep` (X's shape known to the prepare when x_known), run on `pool`;
+ * a constant W must give a state, a non-constant one none. */
+static inline tb_tensor *tconv_run_kernel(toh *t, const tb_cpu_kernel *k, tconv_prep prep, bool x_known, tb_pool *pool) {
+  void *state = NULL;
+  tb_tensor *out = NULL;
+  if (prep != TCONV_PREP_NONE && k->prepare) {
+    tconv_set_prepare_view(t, x_known, prep == TCONV_PREP_CONST_W);
+    tb_tensor *consts[4] = {NULL, prep == TCONV_PREP_NO_W ? NULL : t->in[1], NULL, NULL};
+    tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
+                        .backend = t->cpu, .threads = 1};
+    TB_ASSERT_OK(k->prepare(&pc, &state));
+    assert_int_equal(state != NULL, prep == TCONV_PREP_CONST_W);
+  }
+  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
+                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+  TB_ASSERT_OK(k->run(&ctx));
+  if (k->release) k->release(state);
+  return out;
+}
+
+/* a and b hold the same bits, or fail naming the case and the first element that differs. */
+static inline void tconv_assert_same_bits(const tb_tensor *a, const tb_tensor *b, const char *what, const char *how) {
+  assert_int_equal(tb_tensor_nbytes(a), tb_tensor_nbytes(b));
+  const uint32_t *x = tb_tensor_host_data(a), *y = tb_tensor_host_data(b);
+  for (int64_t i = 0; i < tb_tensor_numel(a); i++)
+    if (x[i] != y[i]) fail_msg("%s (%s): element %lld differs: 0x%08x vs 0x%08x", what, how, (long long)i, x[i], y[i]);
+}
+
+/* The case's geometry as the kernels resolve it. */
+static inline tb_conv_geom tconv_geom(toh *t) {
+  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t)};
+  tb_conv_geom g;
+  TB_ASSERT_OK(tb_conv_geom_resolve(&ctx, tb_tensor_ndim(t->in[0]), tb_tensor_shape(t->in[0]), tb_tensor_ndim(t->in[1]),
+                                    tb_tensor_shape(t->in[1]), &g));
+  return g;
 }
 
 /* A convolution path's on/off environment switch (tb_conv_direct_wanted, tb_conv_winograd_wanted): unset,

@@ -65,41 +65,7 @@ static const conv_case *named(const char *prefix) {
   return NULL;
 }
 
-typedef enum prep_mode { PREP_NONE, PREP_CONST_W, PREP_NO_W } prep_mode;
 
-/* X's graph value gets its static shape (known) or none; W is a constant holding W's data or not. */
-static void set_prepare_view(toh *t, bool x_known, bool w_constant) {
-  const tb_tensor *x = t->in[0], *w = t->in[1];
-  t->graph->values[toh_node(t)->inputs[0]].type =
-      toh_type(TB_DTYPE_F32, x_known ? tb_tensor_ndim(x) : SIZE_MAX, tb_tensor_shape(x));
-  tb_value *v = &t->graph->values[toh_node(t)->inputs[1]];
-  v->constant = NULL;
-  if (!w_constant) return;
-  void *data = NULL;
-  tb_ir_tensor *c = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, tb_tensor_ndim(w), tb_tensor_shape(w), &data);
-  assert_non_null(c);
-  memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w));
-  v->constant = c;
-}
-
-/* Kernel k on t->in, prepared per `prep` (X's shape known to the prepare), on `pool`. */
-static tb_tensor *run_kernel(toh *t, const tb_cpu_kernel *k, prep_mode prep, tb_pool *pool) {
-  void *state = NULL;
-  tb_tensor *out = NULL;
-  if (prep != PREP_NONE && k->prepare) {
-    set_prepare_view(t, true, prep == PREP_CONST_W);
-    tb_tensor *consts[4] = {NULL, prep == PREP_NO_W ? NULL : t->in[1], NULL, NULL};
-    tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
-                        .backend = t->cpu, .threads = 1};
-    TB_ASSERT_OK(k->prepare(&pc, &state));
-    assert_int_equal(state != NULL, prep == PREP_CONST_W);
-  }
-  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
-                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
-  TB_ASSERT_OK(k->run(&ctx));
-  if (k->release) k->release(state);
-  return out;
-}
 
 /* Within the tolerance above (bf16: the bf16 one), NaN where the reference has NaN, the same infinities.
  * The scale is at least min_scale (an activation such as Clip bounds the outputs, not the sums' rounding). */
@@ -130,20 +96,7 @@ static double max_abs_finite(const tb_tensor *t) {
   return m;
 }
 
-static void assert_same_bits(const tb_tensor *a, const tb_tensor *b, const char *what, const char *how) {
-  assert_int_equal(tb_tensor_nbytes(a), tb_tensor_nbytes(b));
-  const uint32_t *x = tb_tensor_host_data(a), *y = tb_tensor_host_data(b);
-  for (int64_t i = 0; i < tb_tensor_numel(a); i++)
-    if (x[i] != y[i]) fail_msg("%s (%s): element %lld differs: 0x%08x vs 0x%08x", what, how, (long long)i, x[i], y[i]);
-}
 
-static tb_conv_geom geom_of(toh *t) {
-  tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t)};
-  tb_conv_geom g;
-  TB_ASSERT_OK(tb_conv_geom_resolve(&ctx, tb_tensor_ndim(t->in[0]), tb_tensor_shape(t->in[0]), tb_tensor_ndim(t->in[1]),
-                                    tb_tensor_shape(t->in[1]), &g));
-  return g;
-}
 
 static tb_gemm_epilogue epilogue_of(const act_case *act) {
   static const char *const names[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
@@ -164,7 +117,7 @@ static tb_tensor *empty_like(toh *t, const tb_tensor *like) {
  * (NULL returned unless DONE). */
 static tb_tensor *run_winograd_status(toh *t, const tb_conv_winograd_impl *impl, const act_case *act, const tb_tensor *like,
                                       tb_pool *pool, tb_conv_winograd_status want) {
-  tb_conv_geom g = geom_of(t);
+  tb_conv_geom g = tconv_geom(t);
   char why[200] = "";
   if (!tb_conv_winograd_fits(impl, &g, why, sizeof why)) fail_msg("fits refused: %s", why);
   tb_conv_winograd_weights *w = tb_conv_winograd_pack(impl, &g, tb_tensor_host_data(t->in[1]));
@@ -197,7 +150,7 @@ static void make_case(toh *t, const conv_case *c, bool fused, const act_case *ac
   setup(t, fused, c, act, residual);
   make_inputs(t, c, (uint64_t)(c->m * 7 + c->c * 3 + c->h));
   if (residual) {
-    tb_conv_geom g = geom_of(t);
+    tb_conv_geom g = tconv_geom(t);
     int64_t ys[4] = {g.batch, g.out_c, g.oh, g.ow};
     t->in[3] = random_tensor(t, 4, ys, 99);
   }
@@ -217,12 +170,12 @@ static void check_case(const conv_case *c, bool bf16, bool fused, const act_case
   const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512;
   const tb_cpu_kernel *k = bf16 ? (fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16)
                                 : (fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512);
-  tb_tensor *ref = run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, PREP_NONE, NULL);
+  tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
   double scale = 1.0; /* the sums' scale: the same node without its activation */
   if (act->name) {
     toh plain;
     make_case(&plain, c, fused, &no_act, residual, PLAIN);
-    tb_tensor *sums = run_kernel(&plain, &tb_kernel_fused_conv, PREP_NONE, NULL);
+    tb_tensor *sums = tconv_run_kernel(&plain, &tb_kernel_fused_conv, TCONV_PREP_NONE, true, NULL);
     scale = max_abs_finite(sums);
     tb_tensor_destroy(sums);
     toh_teardown(&plain);
@@ -238,9 +191,9 @@ static void check_case(const conv_case *c, bool bf16, bool fused, const act_case
            special == WITH_INF ? " NaN/Inf input" : special == WITH_NAN ? " NaN input" : "");
   if (wino) assert_close_scaled(wino, ref, bf16, scale, what, "tb_conv_winograd_run");
   for (int how = 0; how < 2; how++) {
-    tb_tensor *got = run_kernel(&t, k, how == 0 ? PREP_CONST_W : PREP_NO_W, how == 0 ? NULL : pool2);
+    tb_tensor *got = tconv_run_kernel(&t, k, how == 0 ? TCONV_PREP_CONST_W : TCONV_PREP_NO_W, true, how == 0 ? NULL : pool2);
     const char *name = how == 0 ? "entry prepared" : "entry packed per run, 2 threads";
-    if (wino) assert_same_bits(got, wino, what, name);
+    if (wino) tconv_assert_same_bits(got, wino, what, name);
     else assert_close_scaled(got, ref, bf16, scale, what, name);
     tb_tensor_destroy(got);
   }
@@ -279,10 +232,10 @@ static void fused_activations_residual_and_specials(void **state) {
     make_case(&t, c1, false, &no_act, false, PLAIN);
     float *x = tb_tensor_host_data(t.in[0]);
     x[tb_tensor_numel(t.in[0]) - c1->w] = NAN;
-    tb_tensor *ref = run_kernel(&t, &tb_kernel_conv, PREP_NONE, NULL);
+    tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
     assert_null(run_winograd_status(&t, bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512, &no_act,
                                     ref, NULL, TB_WINOGRAD_NOT_FINITE));
-    tb_tensor *got = run_kernel(&t, bf16 ? &tb_kernel_conv_bf16_avx512bf16 : &tb_kernel_conv_f32_avx512, PREP_CONST_W, NULL);
+    tb_tensor *got = tconv_run_kernel(&t, bf16 ? &tb_kernel_conv_bf16_avx512bf16 : &tb_kernel_conv_f32_avx512, TCONV_PREP_CONST_W, true, NULL);
     assert_close(got, ref, bf16, "C 1, NaN in the last row", "entry prepared");
     tb_tensor_destroy(got);
     tb_tensor_destroy(ref);
@@ -302,12 +255,12 @@ static void threads_give_the_same_bits(void **state) {
       const conv_case *c = named(names[i]);
       toh t;
       make_case(&t, c, true, &acts[1], true, PLAIN);
-      tb_tensor *ref = run_kernel(&t, &tb_kernel_fused_conv, PREP_NONE, NULL);
+      tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_fused_conv, TCONV_PREP_NONE, true, NULL);
       tb_tensor *one = run_winograd(&t, impl, &acts[1], ref, NULL), *two = run_winograd(&t, impl, &acts[1], ref, pool2);
       tb_tensor *three = run_winograd(&t, impl, &acts[1], ref, pool3);
       assert_close(one, ref, bf16, c->what, "1 thread");
-      assert_same_bits(two, one, c->what, "2 threads against 1");
-      assert_same_bits(three, one, c->what, "3 threads against 1");
+      tconv_assert_same_bits(two, one, c->what, "2 threads against 1");
+      tconv_assert_same_bits(three, one, c->what, "3 threads against 1");
       tb_tensor_destroy(one);
       tb_tensor_destroy(two);
       tb_tensor_destroy(three);
@@ -398,9 +351,9 @@ static void env_switch_and_bad_value(void **state) {
   const conv_case *c = named("14x16");
   toh t;
   make_case(&t, c, false, &no_act, false, PLAIN);
-  tb_tensor *ref = run_kernel(&t, &tb_kernel_conv, PREP_NONE, NULL);
+  tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
   tb_tensor *wino = run_winograd(&t, &tb_conv_winograd_f32_avx512, &no_act, ref, NULL);
-  tb_conv_geom g = geom_of(&t);
+  tb_conv_geom g = tconv_geom(&t);
   tb_conv_direct_weights *dw = tb_conv_direct_pack(&tb_conv_direct_f32_avx512, &g, tb_tensor_host_data(t.in[1]));
   tb_tensor *direct = empty_like(&t, ref);
   tb_gemm_epilogue ep = {0};
@@ -410,9 +363,9 @@ static void env_switch_and_bad_value(void **state) {
   for (int i = 0; i < 4; i++) {
     setenv("TB_CONV_WINOGRAD", values[i], 1);
     for (int prep = 0; prep < 2; prep++) {
-      tb_tensor *got = run_kernel(&t, &tb_kernel_conv_f32_avx512, prep ? PREP_CONST_W : PREP_NO_W, prep ? NULL : pool2);
+      tb_tensor *got = tconv_run_kernel(&t, &tb_kernel_conv_f32_avx512, prep ? TCONV_PREP_CONST_W : TCONV_PREP_NO_W, true, prep ? NULL : pool2);
       assert_close(got, ref, false, c->what, values[i]);
-      assert_same_bits(got, i < 2 ? direct : wino, c->what, values[i]);
+      tconv_assert_same_bits(got, i < 2 ? direct : wino, c->what, values[i]);
       tb_tensor_destroy(got);
     }
   }
@@ -448,7 +401,7 @@ static void masked_features_fall_back(void **state) {
   const conv_case *c = named("16x12");
   toh t;
   make_case(&t, c, false, &no_act, false, PLAIN);
-  tb_tensor *ref = run_kernel(&t, &tb_kernel_conv, PREP_NONE, NULL);
+  tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
   struct {
     int level;
     const char *mask;
@@ -460,7 +413,7 @@ static void masked_features_fall_back(void **state) {
     assert_ptr_not_equal(k, &tb_kernel_conv_bf16_avx512bf16);
     assert_int_equal(k->level, runs[i].level);
     for (int prep = 0; prep < 2; prep++) {
-      tb_tensor *got = run_kernel(&t, k, prep ? PREP_CONST_W : PREP_NO_W, prep ? NULL : pool2);
+      tb_tensor *got = tconv_run_kernel(&t, k, prep ? TCONV_PREP_CONST_W : TCONV_PREP_NO_W, true, prep ? NULL : pool2);
       assert_close(got, ref, runs[i].bf16, c->what, runs[i].mask);
       tb_tensor_destroy(got);
     }
