@@ -51,19 +51,7 @@ static int64_t numel(size_t ndim, const int64_t *shape) {
 
 static void attn_setup(toh *t, size_t n_in, const tb_attr *attrs, size_t n_attrs) {
   toh_begin(t, NULL);
-  int ins[4], out = tb_graph_value(t->graph, "out0");
-  char name[32];
-  for (size_t i = 0; i < n_in; i++) {
-    snprintf(name, sizeof name, "in%zu", i);
-    ins[i] = tb_graph_value(t->graph, name);
-  }
-  t->node = tb_graph_add_node(t->graph, "n0", "Attention", "tb", ins, n_in, &out, 1, attrs, n_attrs);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = 1;
-  toh_node(t)->def = tb_op_find("tb", "Attention", 1);
-  assert_non_null(toh_node(t)->def);
-  t->n_in = n_in;
-  t->n_out = 1;
+  toh_add_op(t, "tb", "Attention", 1, n_in, 0, 1, 0, attrs, n_attrs);
 }
 
 static tb_status run_kernel(toh *t, const tb_cpu_kernel *k, tb_pool *pool, tb_tensor **out) {

@@ -49,17 +49,7 @@ static inline int rank_of(const conv_case *c) { return c->h ? 4 : 3; }
 /* Node n0 of t: Conv (opset 11) or tb::FusedConv with these attributes; inputs X, W, B (omitted without
  * bias) and the residual R when `residual`. */
 static inline void tconv_add_node(toh *t, bool fused, bool bias, bool residual, const tb_attr *attrs, size_t na) {
-  int ins[4] = {tb_graph_value(t->graph, "in0"), tb_graph_value(t->graph, "in1"),
-                bias ? tb_graph_value(t->graph, "in2") : -1, residual ? tb_graph_value(t->graph, "in3") : -1};
-  int outs[1] = {tb_graph_value(t->graph, "out0")};
-  const char *op = fused ? "FusedConv" : "Conv", *domain = fused ? "tb" : "";
-  t->n_in = residual ? 4 : 3;
-  t->n_out = 1;
-  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, t->n_in, outs, 1, attrs, na);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = 11;
-  toh_node(t)->def = tb_op_find(domain, op, 11);
-  assert_non_null(toh_node(t)->def);
+  toh_add_op(t, fused ? "tb" : "", fused ? "FusedConv" : "Conv", 11, residual ? 4 : 3, bias ? 0u : 4u, 1, 0, attrs, na);
 }
 
 /* The node n0: Conv (opset 11) or tb::FusedConv with this case's attributes; inputs X, W, B (omitted

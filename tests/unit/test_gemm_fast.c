@@ -298,20 +298,7 @@ static void encoder_o2_matches_o0_on_every_path(void **state) {
 static void setup_node(toh *t, const char *domain, const char *op, int opset, size_t n_in, const tb_attr *attrs,
                        size_t n_attrs) {
   toh_begin(t, NULL);
-  int ins[3], out = tb_graph_value(t->graph, "out0");
-  char name[32];
-  assert_true(n_in <= 3);
-  for (size_t i = 0; i < n_in; i++) {
-    snprintf(name, sizeof name, "in%zu", i);
-    ins[i] = tb_graph_value(t->graph, name);
-  }
-  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, n_in, &out, 1, attrs, n_attrs);
-  assert_true(t->node >= 0);
-  toh_node(t)->opset = opset;
-  toh_node(t)->def = tb_op_find(domain, op, opset);
-  assert_non_null(toh_node(t)->def);
-  t->n_in = n_in;
-  t->n_out = 1;
+  toh_add_op(t, domain, op, opset, n_in, 0, 1, 0, attrs, n_attrs);
 }
 
 static const tb_ir_tensor a_constant; /* marks a graph value constant: only its presence matters here */

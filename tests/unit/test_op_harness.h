@@ -65,10 +65,10 @@ static inline void toh_begin(toh *t, tb_backend *cpu) {
   if (!cpu) TB_ASSERT_OK(tb_backend_create("cpu", &t->cpu));
 }
 
-/* The node `op` at `opset`: n_in inputs in0.. (omitted where omit has bit i) and n_out outputs out0..
- * (omitted where omit_out has bit i). Fails the test when no definition exists. */
-static inline void toh_add(toh *t, const char *op, int opset, size_t n_in, unsigned omit, size_t n_out, unsigned omit_out,
-                           const tb_attr *attrs, size_t n_attrs) {
+/* The node `op` of `domain` ("" for ONNX, "tb") at `opset`: n_in inputs in0.. (omitted where omit has bit
+ * i) and n_out outputs out0.. (omitted where omit_out has bit i). Fails the test when no definition exists. */
+static inline void toh_add_op(toh *t, const char *domain, const char *op, int opset, size_t n_in, unsigned omit,
+                              size_t n_out, unsigned omit_out, const tb_attr *attrs, size_t n_attrs) {
   int ins[TOH_MAX], outs[TOH_MAX];
   char name[32];
   assert_true(n_in <= TOH_MAX && n_out <= TOH_MAX);
@@ -80,13 +80,19 @@ static inline void toh_add(toh *t, const char *op, int opset, size_t n_in, unsig
     snprintf(name, sizeof name, "out%zu", i);
     outs[i] = (omit_out >> i) & 1u ? -1 : tb_graph_value(t->graph, name);
   }
-  t->node = tb_graph_add_node(t->graph, "n0", op, "", ins, n_in, outs, n_out, attrs, n_attrs);
+  t->node = tb_graph_add_node(t->graph, "n0", op, domain, ins, n_in, outs, n_out, attrs, n_attrs);
   assert_true(t->node >= 0);
   toh_node(t)->opset = opset;
-  toh_node(t)->def = tb_op_find("", op, opset);
-  if (!toh_node(t)->def) fail_msg("no definition of %s at opset %d", op, opset);
+  toh_node(t)->def = tb_op_find(domain, op, opset);
+  if (!toh_node(t)->def) fail_msg("no definition of %s%s%s at opset %d", domain, domain[0] ? "::" : "", op, opset);
   t->n_in = n_in;
   t->n_out = n_out;
+}
+
+/* toh_add_op of an ONNX op. */
+static inline void toh_add(toh *t, const char *op, int opset, size_t n_in, unsigned omit, size_t n_out, unsigned omit_out,
+                           const tb_attr *attrs, size_t n_attrs) {
+  toh_add_op(t, "", op, opset, n_in, omit, n_out, omit_out, attrs, n_attrs);
 }
 
 /* toh_begin with a CPU backend of its own, then toh_add with every output present. */
