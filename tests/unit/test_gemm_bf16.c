@@ -303,6 +303,28 @@ static void driver_large_blocked_and_threaded(void **state) {
   tb_pool_destroy(pool);
 }
 
+/* m x n x 601 with B plain (the tiled driver; checked against the reference when check_tiled), then with
+ * B packed on 1, 2 and 3 threads (pools[t]), A in a kind that turns with `turn` and t: bit-identical to
+ * the tiled result (the run on check_thread threads - 1 also checked against the reference; -1: none). */
+static void packed_b_matches_tiled(tb_gemm_bf16_path p, int64_t m, int64_t n, size_t turn, bool check_tiled,
+                                   int check_thread, tb_pool *const pools[3]) {
+  static const int a_modes[] = {PLAIN, TRANSPOSED, PACK_FN};
+  gemm_case g = {m, n, 601, 1, 0, PLAIN, PLAIN, NULL, false, NULL, check_tiled};
+  float *tiled = check_case(p, &g);
+  g.mode_b = PACKED;
+  for (int t = 0; t < 3; t++) {
+    g.mode_a = a_modes[(turn + (size_t)t) % 3];
+    g.pool = pools[t];
+    g.check = t == check_thread;
+    float *c = check_case(p, &g);
+    if (memcmp(c, tiled, (size_t)(g.m * g.n) * sizeof(float)))
+      fail_msg("%s path %lldx%lldx601: A %s, B packed on %d threads differs from the tiled driver", tb_gemm_bf16_path_name(p),
+               (long long)g.m, (long long)g.n, mode_names[g.mode_a], t + 1);
+    free(c);
+  }
+  free(tiled);
+}
+
 /* B packed and at most 336 rows: a band of columns per thread (tiles of nearly equal height; A packed per
  * depth block on one thread, all at once on more) when every band gets at least 8 slivers, else the tiled
  * driver. Row counts on both sides of the rules and around whole tiles, 70 columns (one thread: bands;
@@ -315,42 +337,12 @@ static void driver_column_bands_match_tiled(void **state) {
   TB_ASSERT_OK(tb_pool_create(2, &pools[1]));
   TB_ASSERT_OK(tb_pool_create(3, &pools[2]));
   static const int64_t rows[] = {1, 2, 13, 14, 15, 29, 41, 42, 85, 126, 128, 336, 337};
-  static const int a_modes[] = {PLAIN, TRANSPOSED, PACK_FN};
   for (int p = 0; p < n_paths(); p++)
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-      gemm_case g = {rows[r], 70, 601, 1, 0, PLAIN, PLAIN, NULL, false, NULL, true};
-      float *tiled = check_case((tb_gemm_bf16_path)p, &g);
-      g.mode_b = PACKED;
-      for (int t = 0; t < 3; t++) {
-        g.mode_a = a_modes[(r + (size_t)t) % 3];
-        g.pool = pools[t];
-        g.check = t == 0;
-        float *c = check_case((tb_gemm_bf16_path)p, &g);
-        if (memcmp(c, tiled, (size_t)(g.m * g.n) * sizeof(float)))
-          fail_msg("%s path %lldx70x601: A %s, B packed on %d threads differs from the tiled driver",
-                   tb_gemm_bf16_path_name((tb_gemm_bf16_path)p), (long long)g.m, mode_names[g.mode_a], t + 1);
-        free(c);
-      }
-      free(tiled);
-    }
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) packed_b_matches_tiled((tb_gemm_bf16_path)p, rows[r], 70, r, true, 0, pools);
   static const int64_t band_rows[] = {1, 29, 128, 336};
   for (int p = 0; p < n_paths(); p++)
-    for (size_t r = 0; r < sizeof band_rows / sizeof band_rows[0]; r++) {
-      gemm_case g = {band_rows[r], 800, 601, 1, 0, PLAIN, PLAIN, NULL, false, NULL, r == 0};
-      float *tiled = check_case((tb_gemm_bf16_path)p, &g);
-      g.mode_b = PACKED;
-      for (int t = 0; t < 3; t++) {
-        g.mode_a = a_modes[(r + (size_t)t) % 3];
-        g.pool = pools[t];
-        g.check = r == 0 && t == 1;
-        float *c = check_case((tb_gemm_bf16_path)p, &g);
-        if (memcmp(c, tiled, (size_t)(g.m * g.n) * sizeof(float)))
-          fail_msg("%s path %lldx800x601: A %s, B packed on %d threads differs from the tiled driver",
-                   tb_gemm_bf16_path_name((tb_gemm_bf16_path)p), (long long)g.m, mode_names[g.mode_a], t + 1);
-        free(c);
-      }
-      free(tiled);
-    }
+    for (size_t r = 0; r < sizeof band_rows / sizeof band_rows[0]; r++)
+      packed_b_matches_tiled((tb_gemm_bf16_path)p, band_rows[r], 800, r, r == 0, r == 0 ? 1 : -1, pools);
   /* epilogues on both paths: bias per row and column, residual aliasing C, beta */
   float bias[128];
   fill(bias, 128, 5);
