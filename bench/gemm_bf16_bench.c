@@ -1,8 +1,9 @@
 /* bf16 GEMM throughput (issue 5): TensorBridge's bf16 GEMM with fp32 accumulation
  * (src/backend/cpu/kernels/fast/gemm_bf16.h) at 1024^3 and 2048^3 (or the sizes given as arguments: N for N^3,
  * or MxNxK such as 128x3072x768, BERT's feed-forward product) on 1 and 2 threads, against
- *   - the AVX512-BF16 peak of this machine, measured by a loop of independent vdpbf16ps (64 flops each) on
- *     1 and on 2 threads at once;
+ *   - the peak of the path the library picks on this machine, measured on 1 and on 2 threads at once: on
+ *     AMX (when tb_gemm_bf16_amx_ready) a loop of tdpbf16ps on four accumulator tiles (16384 flops each),
+ *     else a loop of independent vdpbf16ps (64 flops each);
  *   - oneDNN's bf16 matmul (bf16 inputs, f32 output; the dnnl C primitive API), built in when CMake found
  *     libdnnl, its thread count set with omp_set_num_threads.
  * Two cases each: "fp32 in" (ours rounds fp32 A and B while packing; oneDNN gets bf16 A and B in plain
@@ -65,14 +66,53 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void *peak_loop(vo
   return NULL;
 }
 
+/* The AMX peak: tiles configured 16 rows x 64 bytes, A in tiles 4-5 and B in 6-7 loaded once, four
+ * independent tdpbf16ps per iteration into tiles 0-3 (16 x 16 x 32 x 2 flops each). Runs only where the
+ * library's AMX path is ready (cpuid, the kernel's permission, the self-check). */
+__attribute__((target("amx-tile,amx-bf16"))) static void *peak_loop_amx(void *arg) {
+  peak_run *r = arg;
+  _Alignas(64) static const struct {
+    uint8_t palette, start, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+  } config = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+  _Alignas(64) uint16_t ones[16 * 32];
+  _Alignas(64) float out[16 * 16];
+  for (int i = 0; i < 16 * 32; i++) ones[i] = 0x3F80;
+  __asm__ volatile("" : : : "memory");
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, ones, 64);
+  _tile_loadd(5, ones, 64);
+  _tile_loadd(6, ones, 64);
+  _tile_loadd(7, ones, 64);
+  double t0 = clock_for(1);
+  long iters = PEAK_ITERS / 4;
+  for (long it = 0; it < iters; it++) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  double t1 = clock_for(1);
+  _tile_stored(0, out, 64);
+  _tile_release();
+  r->sink = out[0]; /* keeps the loop */
+  r->gflops = (double)iters * 4 * 16 * 16 * 32 * 2 / (t1 - t0) * 1e-9;
+  return NULL;
+}
+
 /* The threads run the loop at once; the peak is the sum of their rates (each over its own CPU time). */
-static double peak_gflops(int threads) {
+static double peak_gflops(int threads, bool amx) {
   double best = 0;
   for (int rep = 0; rep < 5; rep++) {
     pthread_t t[8];
     peak_run runs[8];
     double g = 0;
-    for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, peak_loop, &runs[i]);
+    for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, amx ? peak_loop_amx : peak_loop, &runs[i]);
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
     for (int i = 0; i < threads; i++) g += runs[i].gflops;
     if (runs[0].sink == 12345.0f) printf("(%g)\n", runs[0].sink);
@@ -250,12 +290,16 @@ int main(int argc, char **argv) {
     }
   }
   tb_gemm_bf16_path path = tb_gemm_bf16_path_for(tb_convert_features());
-  if (path != TB_GEMM_BF16_AVX512BF16) {
-    printf("this CPU has no AVX512-BF16 (or TB_CPU_FEATURES removed it): nothing to measure against the peak\n");
+  if (path != TB_GEMM_BF16_AVX512BF16 && path != TB_GEMM_BF16_AMX) {
+    printf("this CPU has neither AMX nor AVX512-BF16 (or TB_CPU_FEATURES removed them): nothing to measure against "
+           "a peak\n");
     return 0;
   }
-  double peak[3] = {0, peak_gflops(1), peak_gflops(2)};
-  printf("vdpbf16ps peak (measured): %.1f GFLOP/s on 1 thread, %.1f on 2 threads\n", peak[1], peak[2]);
+  bool amx = path == TB_GEMM_BF16_AMX;
+  if (!amx) printf("AMX: not used here (no AMX-BF16 in cpuid, TB_CPU_FEATURES, or the log above says why)\n");
+  double peak[3] = {0, peak_gflops(1, amx), peak_gflops(2, amx)};
+  printf("%s peak (measured): %.1f GFLOP/s on 1 thread, %.1f on 2 threads; ours runs the %s path\n",
+         amx ? "tdpbf16ps" : "vdpbf16ps", peak[1], peak[2], tb_gemm_bf16_path_name(path));
 #ifndef TB_HAVE_DNNL
   printf("oneDNN: not built in (CMake did not find libdnnl and oneapi/dnnl/dnnl.h)\n");
 #endif

@@ -36,23 +36,36 @@
 extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
 extern const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2,
     tb_kernel_fused_conv_f32_portable;
-extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable;
-extern const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable, tb_kernel_conv_bf16_amx,
+    tb_kernel_conv_bf16_amx_emulated;
+extern const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable,
+    tb_kernel_fused_conv_bf16_amx, tb_kernel_fused_conv_bf16_amx_emulated;
 extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
 static const tb_cpu_kernel *const conv_entries[] = {&tb_kernel_conv_f32_portable, &tb_kernel_conv_f32_avx2,
                                                     &tb_kernel_conv_f32_avx512};
 static const tb_cpu_kernel *const fused_entries[] = {&tb_kernel_fused_conv_f32_portable, &tb_kernel_fused_conv_f32_avx2,
                                                      &tb_kernel_fused_conv_f32_avx512};
-static const tb_cpu_kernel *const conv_bf16_entries[] = {&tb_kernel_conv_bf16_portable, &tb_kernel_conv_bf16_avx512bf16};
-static const tb_cpu_kernel *const fused_bf16_entries[] = {&tb_kernel_fused_conv_bf16_portable,
-                                                          &tb_kernel_fused_conv_bf16_avx512bf16};
+/* indexed by tb_gemm_bf16_path */
+static const tb_cpu_kernel *const conv_bf16_entries[] = {&tb_kernel_conv_bf16_portable, &tb_kernel_conv_bf16_avx512bf16,
+                                                         &tb_kernel_conv_bf16_amx, &tb_kernel_conv_bf16_amx_emulated};
+static const tb_cpu_kernel *const fused_bf16_entries[] = {
+    &tb_kernel_fused_conv_bf16_portable, &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_amx,
+    &tb_kernel_fused_conv_bf16_amx_emulated};
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
-static const char *const bf16_path_names[] = {"bf16 portable", "bf16 avx512bf16"};
+static const char *const bf16_path_names[] = {"bf16 portable", "bf16 avx512bf16", "bf16 amx", "bf16 amx-emulated"};
 static tb_pool *pool2;
 
 static int n_paths(void) { return (int)tb_gemm_path_for(tb_convert_hardware_features()) + 1; }
-static int n_bf16_paths(void) { return (int)tb_gemm_bf16_path_for(tb_convert_hardware_features()) + 1; }
+static bool cpu_has(tb_gemm_bf16_path p) {
+  uint64_t need = tb_gemm_bf16_path_features(p);
+  return (tb_convert_hardware_features() & need) == need;
+}
+/* The bf16 paths that run here: portable and the AMX kernel on the C model of the tiles always, AVX512-BF16
+ * and AMX when this CPU has them (AMX: and it is ready). */
+static bool bf16_runs_here(int p) {
+  return p == TB_GEMM_BF16_AMX ? tb_gemm_bf16_amx_ready() : cpu_has((tb_gemm_bf16_path)p);
+}
 
 /* PREP_CONST_W: W is a graph constant and prepare sees it (weights packed once); PREP_NO_W: prepare sees
  * no W (packed per run); PREP_ALL_INPUTS: prepare sees every input but W is not a constant (nothing may be
@@ -163,7 +176,8 @@ static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *
   t->in[0] = x;
   t->in[1] = w;
   set_w_constant(t, false);
-  for (int p = 0; p < n_bf16_paths(); p++) {
+  for (int p = 0; p < TB_GEMM_BF16_PATH_COUNT; p++) {
+    if (!bf16_runs_here(p)) continue;
     const tb_cpu_kernel *k = fused ? fused_bf16_entries[p] : conv_bf16_entries[p];
     for (int run = 0; run < 3; run++) { /* prepared (X's shape unknown, then known), then packed per run */
       set_x_shape_known(t, run == 1);
@@ -178,7 +192,8 @@ static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *
   snprintf(table_what, sizeof table_what, "%s, scaled weights against fp32 at the bf16 tolerance", what);
   t->in[1] = scaled_weights(t, w);
   TB_ASSERT_OK(run_kernel(t, ref_kernel, PREP_NONE, NULL, &ref_scaled));
-  for (int p = 0; p < n_bf16_paths(); p++) {
+  for (int p = 0; p < TB_GEMM_BF16_PATH_COUNT; p++) {
+    if (!bf16_runs_here(p)) continue;
     TB_ASSERT_OK(run_kernel(t, fused ? fused_bf16_entries[p] : conv_bf16_entries[p], PREP_NO_W, pool2, &got));
     assert_close_tol(got, ref_scaled, 1e-2, 1e-2, table_what, bf16_path_names[p]);
     tb_tensor_destroy(got);
@@ -478,7 +493,9 @@ static void kernel_choice_follows_mask(void **state) {
     assert_ptr_equal(pick(f, TB_DTYPE_F64, 4, 2, NULL), ref); /* float32 only */
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 5, 2, NULL), ref); /* 3-D convolutions stay on the reference */
     const tb_cpu_kernel *const *b16 = f ? fused_bf16_entries : conv_bf16_entries;
-    assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 3, NULL), b16[n_bf16_paths() - 1]); /* O3: bf16 */
+    assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 3, NULL), b16[cpu_has(TB_GEMM_BF16_AMX)          ? TB_GEMM_BF16_AMX
+                                                                : cpu_has(TB_GEMM_BF16_AVX512BF16) ? TB_GEMM_BF16_AVX512BF16
+                                                                                                   : TB_GEMM_BF16_PORTABLE]); /* O3: bf16 */
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 3, "-avx512bf16"), b16[0]);
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 5, 3, NULL), ref);
   }

@@ -125,7 +125,10 @@ static int elementwise_table(uint64_t f) {
   tb_gemm_path p = tb_gemm_path_for(f);
   return p == TB_GEMM_AVX512 ? 2 : p == TB_GEMM_AVX2 ? 1 : 0;
 }
-static int bf16_epilogue_table(uint64_t f) { return tb_gemm_bf16_path_for(f) == TB_GEMM_BF16_AVX512BF16 ? 2 : 0; }
+static int bf16_epilogue_table(uint64_t f) {
+  tb_gemm_bf16_path p = tb_gemm_bf16_path_for(f);
+  return p == TB_GEMM_BF16_AVX512BF16 || p == TB_GEMM_BF16_AMX ? 2 : 0;
+}
 
 static void check_case(const chain_case *c) {
   cur = c;

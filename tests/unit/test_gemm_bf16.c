@@ -13,6 +13,7 @@
 #include <float.h>
 #include <math.h>
 #include <tensorbridge/validate.h>
+#include "backend/cpu/kernels/fast/amx_emulate.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
@@ -21,7 +22,16 @@
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
-static int n_paths(void) { return (int)tb_gemm_bf16_path_for(tb_convert_hardware_features()) + 1; }
+/* Every path that runs here: portable and the AMX kernel on the C model of the tiles always, AVX512-BF16
+ * and AMX when this CPU has them. */
+static bool runs_here(int p) {
+  if (p == TB_GEMM_BF16_AMX) return tb_gemm_bf16_amx_ready();
+  uint64_t need = tb_gemm_bf16_path_features((tb_gemm_bf16_path)p);
+  return (tb_convert_hardware_features() & need) == need && (p != TB_GEMM_BF16_AVX512BF16 || tb_gemm_bf16_kernel_avx512bf16.ukr);
+}
+#define FOR_EACH_PATH(p)                                   \
+  for (int p = 0; p < TB_GEMM_BF16_PATH_COUNT; p++)        \
+    if (runs_here(p))
 
 static uint64_t rng_next(uint64_t *s) {
   *s ^= *s >> 12;
@@ -34,6 +44,9 @@ static void fill(float *x, int64_t n, uint64_t seed) {
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
   for (int64_t i = 0; i < n; i++) x[i] = (float)((double)(rng_next(&s) >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
 }
+
+/* Faults the test of the C model of AMX causes on purpose; every other run on the model must add none. */
+static unsigned long deliberate_faults;
 
 static double bf(float x) { return (double)tb_minifloat_to_float(TB_MINIFLOAT_BF16, tb_f32_to_bf16_ref(x)); }
 
@@ -81,7 +94,7 @@ static void packed_layout_is_pair_interleaved(void **state) {
  * depths, partial slivers, and the widths the micro-kernels use. */
 static void packing_paths_agree(void **state) {
   (void)state;
-  if (n_paths() < 2) skip(); /* no AVX512-BF16 on this CPU: the portable packing is the only one */
+  if (!runs_here(TB_GEMM_BF16_AVX512BF16)) skip(); /* no AVX512-BF16 on this CPU: the portable packing is the only one */
   enum { LINES = 40, DEPTH = 45 };
   float src[LINES * DEPTH];
   fill(src, LINES * DEPTH, 5);
@@ -100,6 +113,115 @@ static void packing_paths_agree(void **state) {
         tb_gemm_bf16_kernel_avx512bf16.pack_p_contiguous(src, DEPTH, kc, outer, widths[w], b);
         if (memcmp(a, b, bytes)) fail_msg("p-contiguous packing differs: width %d kc %lld outer %lld", widths[w], (long long)kc, (long long)outer);
       }
+}
+
+/* The AMX kernel's packing (the same code on the hardware and on the C model): B in the shared
+ * pair-interleaved layout, A line by line, both with the portable rounding's bits and zeros up to whole
+ * tiles of 16 pairs, for both source layouts, odd depths and partial slivers. */
+static void amx_packing_is_line_and_pair_layout(void **state) {
+  (void)state;
+  enum { LINES = 40, DEPTH = 45, MAX = 64 * 32 };
+  const tb_gemm_bf16_kernel *amx = &tb_gemm_bf16_kernel_amx_emulated, *port = &tb_gemm_bf16_kernel_portable;
+  assert_int_equal(amx->mr, 32);
+  assert_int_equal(amx->nr, 32);
+  assert_int_equal(tb_gemm_bf16_pairs(amx, 1), 16);
+  assert_int_equal(tb_gemm_bf16_pairs(amx, 33), 32);
+  assert_int_equal(tb_gemm_bf16_pairs(port, 33), 17);
+  float src[LINES * DEPTH];
+  fill(src, LINES * DEPTH, 6);
+  const uint32_t odd[] = {0x7F800001u, 0xFF800000u, 0x00000001u, 0x3F818000u};
+  for (size_t i = 0; i < 4; i++) memcpy(&src[i * 41], &odd[i], sizeof(float));
+  for (int64_t kc = 1; kc <= DEPTH; kc += 11)
+    for (int64_t outer = 1; outer <= 32; outer += 5)
+      for (int contiguous = 0; contiguous < 2; contiguous++) {
+        uint16_t want[MAX], b[MAX], a[MAX];
+        int64_t kp = (kc + 1) / 2, kpp = tb_gemm_bf16_pairs(amx, kc);
+        int64_t ld = contiguous ? DEPTH : LINES;
+        tb_gemm_bf16_pack_fn port_pack = contiguous ? port->pack_p_contiguous : port->pack_o_contiguous;
+        port_pack(src, ld, kc, outer, 32, want);
+        (contiguous ? amx->pack_p_contiguous : amx->pack_o_contiguous)(src, ld, kc, outer, 32, b);
+        (contiguous ? amx->pack_a_p_contiguous : amx->pack_a_o_contiguous)(src, ld, kc, outer, 32, a);
+        for (int64_t q = 0; q < kpp; q++)
+          for (int64_t o = 0; o < 32; o++)
+            for (int64_t h = 0; h < 2; h++) {
+              uint16_t expect = q < kp ? want[(q * 32 + o) * 2 + h] : 0;
+              if (b[(q * 32 + o) * 2 + h] != expect || a[o * kpp * 2 + q * 2 + h] != expect)
+                fail_msg("AMX packing (%s source) kc %lld outer %lld: pair %lld line %lld half %lld is B %04x A %04x, "
+                         "expected %04x", contiguous ? "p-contiguous" : "o-contiguous", (long long)kc, (long long)outer,
+                         (long long)q, (long long)o, (long long)h, b[(q * 32 + o) * 2 + h], a[o * kpp * 2 + q * 2 + h], expect);
+            }
+      }
+}
+
+/* The C model of the tile instructions against the reference's pseudocode on a few values by hand:
+ * loads zero what the configuration leaves out, tdpbf16ps sums pairs with subnormal inputs read as zero,
+ * and what real tiles fault on (no configuration, a bad one, mismatched shapes) is counted. */
+static void amx_model_follows_the_reference(void **state) {
+  (void)state;
+  unsigned long faults = tb_amx_emu_faults();
+  tb_amx_emu_release();
+  tb_amx_emu_zero(0); /* not configured: #UD */
+  assert_int_equal(tb_amx_emu_faults(), faults + 1);
+  tb_amx_config bad = {.palette_id = 1, .colsb = {64}, .rows = {17}};
+  tb_amx_emu_loadconfig(&bad); /* 17 rows: #GP */
+  assert_int_equal(tb_amx_emu_faults(), faults + 2);
+  /* tile 0: 2 x 2 fp32; tile 1: A, 2 rows x 2 pairs; tile 2: B, 2 pairs x 2 columns */
+  tb_amx_config cfg = {.palette_id = 1, .colsb = {8, 8, 8}, .rows = {2, 2, 2}};
+  tb_amx_emu_loadconfig(&cfg);
+  tb_amx_config back;
+  tb_amx_emu_storeconfig(&back);
+  assert_memory_equal(&back, &cfg, sizeof cfg);
+  /* A row m = [a(m,0) a(m,1) | a(m,2) a(m,3)] as bf16; B pair-row q = [b(2q,0) b(2q+1,0) | b(2q,1) b(2q+1,1)] */
+  const uint16_t one = 0x3F80, two = 0x4000, half = 0x3F00, tiny = 0x0001 /* subnormal */, minus = 0xBF80;
+  uint16_t a[2][4] = {{one, two, half, tiny}, {minus, one, two, two}};
+  uint16_t b[2][4] = {{one, two, half, one}, {two, tiny, one, minus}};
+  float c[2][2] = {{10, 20}, {30, 40}}, out[2][4];
+  tb_amx_emu_load(0, c, sizeof c[0]);
+  tb_amx_emu_load(1, a, sizeof a[0]);
+  tb_amx_emu_load(2, b, sizeof b[0]);
+  tb_amx_emu_dpbf16ps(0, 1, 2);
+  memset(out, 0x55, sizeof out);
+  tb_amx_emu_store(0, out, sizeof out[0]);
+  /* c(m, n) += sum over k of a(m, k) b(k, n), b(k, n) = b[k / 2][2 n + k % 2], the subnormal as zero */
+  assert_true(out[0][0] == 10 + 1 * 1 + 2 * 2 + 0.5f * 2 + 0);
+  assert_true(out[0][1] == 20 + 1 * 0.5f + 2 * 1 + 0.5f * 1 + 0);
+  assert_true(out[1][0] == 30 - 1 * 1 + 1 * 2 + 2 * 2 + 0);
+  assert_true(out[1][1] == 40 - 1 * 0.5f + 1 * 1 + 2 * 1 + 2 * -1);
+  uint32_t untouched;
+  memcpy(&untouched, &out[0][2], sizeof untouched);
+  assert_int_equal(untouched, 0x55555555u); /* a store writes colsb bytes per row, no more */
+  assert_int_equal(tb_amx_emu_faults(), faults + 2);
+  tb_amx_emu_dpbf16ps(0, 0, 2); /* dst used as a source: #UD */
+  tb_amx_emu_dpbf16ps(0, 3, 2); /* tile 3 has no shape: #UD */
+  assert_int_equal(tb_amx_emu_faults(), faults + 4);
+  deliberate_faults += 4;
+  tb_amx_emu_release();
+}
+
+/* The self-check passes on every path that runs here (the AMX kernel on the C model included), AMX is only
+ * ready where cpuid has it, and a feature mask claiming AMX (a recorded cpuid) still gets a path that runs. */
+static void amx_readiness_and_self_check(void **state) {
+  (void)state;
+  char why[300] = "";
+  FOR_EACH_PATH(p) {
+    if (!tb_gemm_bf16_self_check((tb_gemm_bf16_path)p, why, sizeof why)) fail_msg("self-check: %s", why);
+  }
+  assert_int_equal(tb_amx_emu_faults(), deliberate_faults);
+  uint64_t hw = tb_convert_hardware_features();
+  uint64_t amx = TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
+  assert_int_equal(tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX),
+                   amx | TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW));
+  assert_int_equal(tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX_EMULATED), 0);
+  if ((hw & amx) != amx) {
+    assert_false(tb_gemm_bf16_amx_ready());
+    assert_int_equal(tb_gemm_bf16_path_for(hw | amx), tb_gemm_bf16_path_for(hw));
+    assert_int_equal(tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX), tb_gemm_bf16_path_for(hw));
+  } else if (tb_gemm_bf16_amx_ready()) {
+    assert_int_equal(tb_gemm_bf16_path_for(hw), TB_GEMM_BF16_AMX);
+  }
+  assert_int_equal(tb_gemm_bf16_runnable(TB_GEMM_BF16_AVX512BF16), TB_GEMM_BF16_AVX512BF16);
+  assert_string_equal(tb_gemm_bf16_path_name(TB_GEMM_BF16_AMX), "amx");
+  assert_string_equal(tb_gemm_bf16_path_name(TB_GEMM_BF16_AMX_EMULATED), "amx-emulated");
 }
 
 /* ---- the driver ---- */
@@ -194,6 +316,7 @@ static float *check_case(tb_gemm_bf16_path path, const gemm_case *g) {
   tb_gemm_bf16_operand oa = operand(path, g->mode_a, true, a, m, k, &fa, &sa, &pa);
   tb_gemm_bf16_operand ob = operand(path, g->mode_b, false, b, k, n, &fb, &sb, &pb);
   assert_true(tb_gemm_bf16_run(path, m, n, k, g->alpha, &oa, &ob, g->beta, c, n, g->ep || g->residual_is_c ? &ep : NULL, g->pool));
+  if (tb_amx_emu_faults() != deliberate_faults) fail_msg("%s: the C model of AMX saw an instruction real tiles would fault on", tb_gemm_bf16_path_name(path));
   double *ra = malloc((size_t)(m * k + 1) * sizeof(double)), *rb = malloc((size_t)(k * n + 1) * sizeof(double));
   assert_true(ra && rb);
   for (int64_t i = 0; i < m * k; i++) ra[i] = bf(a[i]);
@@ -236,7 +359,7 @@ static void check(tb_gemm_bf16_path path, gemm_case g) { free(check_case(path, &
 
 static void driver_every_dim_and_operand_kind(void **state) {
   (void)state;
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (int64_t d = 1; d <= 67; d++) {
       int ma = (int)(d % N_MODES), mb = (int)((d / N_MODES) % N_MODES);
       check((tb_gemm_bf16_path)p, (gemm_case){d, 37, 19, 1, 0, ma, mb, NULL, false, NULL, true});
@@ -247,7 +370,7 @@ static void driver_every_dim_and_operand_kind(void **state) {
 
 static void driver_operand_kinds_alpha_beta(void **state) {
   (void)state;
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (int ma = 0; ma < N_MODES; ma++)
       for (int mb = 0; mb < N_MODES; mb++) {
         check((tb_gemm_bf16_path)p, (gemm_case){17, 45, 23, 1, 0, ma, mb, NULL, false, NULL, true});
@@ -266,7 +389,7 @@ static void driver_operand_kinds_alpha_beta(void **state) {
   /* the inputs are rounded: 1 + 2^-9 is a quarter of bf16's step at 1 and rounds to 1; 1 + 2^-7 is exact */
   float x = 1.0f + 1.0f / 512, y = 1.0f + 1.0f / 128, one = 1;
   tb_gemm_bf16_operand ox = {.data = &x, .ld = 1}, oy = {.data = &y, .ld = 1}, o1 = {.data = &one, .ld = 1};
-  for (int p = 0; p < n_paths(); p++) {
+  FOR_EACH_PATH(p) {
     assert_true(tb_gemm_bf16_run((tb_gemm_bf16_path)p, 1, 1, 1, 1, &ox, &o1, 0, c, 1, NULL, NULL));
     assert_true(c[0] == 1.0f);
     assert_true(tb_gemm_bf16_run((tb_gemm_bf16_path)p, 1, 1, 1, 1, &oy, &oy, 0, c, 1, NULL, NULL));
@@ -283,7 +406,7 @@ static void driver_large_blocked_and_threaded(void **state) {
   TB_ASSERT_OK(tb_pool_create(2, &pool));
   static const int64_t shapes[][3] = {{200, 1030, 517}, {4100, 20, 10}, {20, 2100, 40}, {60, 40, 300}};
   static const int modes[][2] = {{PACKED, PACK_FN}, {TRANSPOSED, PACKED}, {PACK_FN, TRANSPOSED}, {PLAIN, PLAIN}};
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (size_t s = 0; s < 4; s++) {
       gemm_case g = {shapes[s][0], shapes[s][1], shapes[s][2], 1, 0, PLAIN, PLAIN, NULL, false, NULL, true};
       float *checked = check_case((tb_gemm_bf16_path)p, &g);
@@ -337,16 +460,16 @@ static void driver_column_bands_match_tiled(void **state) {
   TB_ASSERT_OK(tb_pool_create(2, &pools[1]));
   TB_ASSERT_OK(tb_pool_create(3, &pools[2]));
   static const int64_t rows[] = {1, 2, 13, 14, 15, 29, 41, 42, 85, 126, 128, 336, 337};
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) packed_b_matches_tiled((tb_gemm_bf16_path)p, rows[r], 70, r, true, 0, pools);
   static const int64_t band_rows[] = {1, 29, 128, 336};
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (size_t r = 0; r < sizeof band_rows / sizeof band_rows[0]; r++)
       packed_b_matches_tiled((tb_gemm_bf16_path)p, band_rows[r], 800, r, r == 0, r == 0 ? 1 : -1, pools);
   /* epilogues on both paths: bias per row and column, residual aliasing C, beta */
   float bias[128];
   fill(bias, 128, 5);
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (int t = 0; t < 3; t++) {
       tb_gemm_epilogue ep = {.bias = bias, .bias_axis = t % 2 ? 0 : 1, .act = t == 1 ? 1 : 5};
       check((tb_gemm_bf16_path)p, (gemm_case){128, 100, 40, 0.5f, 0, TRANSPOSED, PACKED, &ep, false, pools[t], true});
@@ -366,7 +489,7 @@ static void driver_epilogues(void **state) {
   fill(residual, 70 * 70, 3);
   tb_pool *pool = NULL;
   TB_ASSERT_OK(tb_pool_create(2, &pool));
-  for (int p = 0; p < n_paths(); p++)
+  FOR_EACH_PATH(p)
     for (int act = 0; act <= 7; act++) {
       tb_gemm_epilogue ep = {.bias = act % 2 ? bias_rows : bias_cols, .bias_axis = act % 2 ? 0 : 1, .act = act,
                              .act_alpha = act == 2 ? 0.1f : 0.2f, .act_beta = 0.5f, .act_min = -0.5f, .act_max = 0.75f};
@@ -398,7 +521,7 @@ static void driver_rejects_mismatched_packed(void **state) {
   assert_true(tb_gemm_bf16_run(TB_GEMM_BF16_PORTABLE, 6, 5, 5, 1, &oa, &ob, 0, c, 5, NULL, NULL) == false); /* k 6 != 5 */
   assert_true(tb_gemm_bf16_run(TB_GEMM_BF16_PORTABLE, 6, 6, 5, 1, &oa, &plain_b, 0, c, 6, NULL, NULL)); /* fits */
   assert_false(tb_gemm_bf16_run(TB_GEMM_BF16_PORTABLE, 6, 6, 5, 1, &ob, &plain_b, 0, c, 6, NULL, NULL)); /* B as A */
-  if (n_paths() > 1) assert_false(tb_gemm_bf16_run(TB_GEMM_BF16_AVX512BF16, 6, 6, 5, 1, &oa, &plain_b, 0, c, 6, NULL, NULL));
+  assert_false(tb_gemm_bf16_run(TB_GEMM_BF16_AMX_EMULATED, 6, 6, 5, 1, &oa, &plain_b, 0, c, 6, NULL, NULL));
   assert_null(tb_gemm_bf16_pack_a(TB_GEMM_BF16_PORTABLE, &oa, 6, 5)); /* already packed */
   assert_null(tb_gemm_bf16_pack_b(TB_GEMM_BF16_PORTABLE, &(tb_gemm_bf16_operand){0}, 6, 5)); /* nothing */
   assert_int_equal(tb_gemm_bf16_packed_bytes(NULL), 0);
@@ -426,22 +549,27 @@ static void path_choice_follows_features(void **state) {
 extern const tb_cpu_kernel tb_kernel_matmul_bf16_avx512bf16, tb_kernel_matmul_bf16_portable, tb_kernel_gemm_bf16_avx512bf16,
     tb_kernel_gemm_bf16_portable, tb_kernel_fused_matmul_bf16_avx512bf16, tb_kernel_fused_matmul_bf16_portable,
     tb_kernel_fused_gemm_bf16_avx512bf16, tb_kernel_fused_gemm_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_matmul_bf16_amx, tb_kernel_gemm_bf16_amx, tb_kernel_fused_matmul_bf16_amx,
+    tb_kernel_fused_gemm_bf16_amx, tb_kernel_matmul_bf16_amx_emulated, tb_kernel_gemm_bf16_amx_emulated,
+    tb_kernel_fused_matmul_bf16_amx_emulated, tb_kernel_fused_gemm_bf16_amx_emulated;
 extern const tb_cpu_kernel tb_kernel_matmul, tb_kernel_gemm, tb_kernel_fused_matmul, tb_kernel_fused_gemm;
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
 
 typedef struct op_entries {
   const char *domain, *op;
-  const tb_cpu_kernel *path[2]; /* portable, avx512bf16 */
+  const tb_cpu_kernel *path[TB_GEMM_BF16_PATH_COUNT]; /* indexed by tb_gemm_bf16_path */
   const tb_cpu_kernel *ref;
 } op_entries;
 
-static const op_entries matmul_entries = {"", "MatMul", {&tb_kernel_matmul_bf16_portable, &tb_kernel_matmul_bf16_avx512bf16}, &tb_kernel_matmul};
-static const op_entries gemm_entries = {"", "Gemm", {&tb_kernel_gemm_bf16_portable, &tb_kernel_gemm_bf16_avx512bf16}, &tb_kernel_gemm};
+static const op_entries matmul_entries = {"", "MatMul", {&tb_kernel_matmul_bf16_portable, &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_amx, &tb_kernel_matmul_bf16_amx_emulated}, &tb_kernel_matmul};
+static const op_entries gemm_entries = {"", "Gemm", {&tb_kernel_gemm_bf16_portable, &tb_kernel_gemm_bf16_avx512bf16, &tb_kernel_gemm_bf16_amx, &tb_kernel_gemm_bf16_amx_emulated}, &tb_kernel_gemm};
 static const op_entries fused_matmul_entries = {
-    "tb", "FusedMatMul", {&tb_kernel_fused_matmul_bf16_portable, &tb_kernel_fused_matmul_bf16_avx512bf16}, &tb_kernel_fused_matmul};
+    "tb", "FusedMatMul", {&tb_kernel_fused_matmul_bf16_portable, &tb_kernel_fused_matmul_bf16_avx512bf16, &tb_kernel_fused_matmul_bf16_amx,
+                             &tb_kernel_fused_matmul_bf16_amx_emulated}, &tb_kernel_fused_matmul};
 static const op_entries fused_gemm_entries = {
-    "tb", "FusedGemm", {&tb_kernel_fused_gemm_bf16_portable, &tb_kernel_fused_gemm_bf16_avx512bf16}, &tb_kernel_fused_gemm};
+    "tb", "FusedGemm", {&tb_kernel_fused_gemm_bf16_portable, &tb_kernel_fused_gemm_bf16_avx512bf16, &tb_kernel_fused_gemm_bf16_amx,
+                           &tb_kernel_fused_gemm_bf16_amx_emulated}, &tb_kernel_fused_gemm};
 
 static tb_tolerance bf16_tolerance(void) {
   tb_tolerance t = {.size = sizeof t};
@@ -516,7 +644,7 @@ static void assert_within(const tb_tensor *got, const tb_tensor *ref, double ato
 static void check_entries(toh *t, const op_entries *e, tb_tensor **in, size_t n_in, int64_t k, const char *what) {
   tb_tolerance tol = bf16_tolerance();
   tb_tensor *ref = run_ok(t, e->ref, in, n_in, NULL, NULL), *portable = NULL;
-  for (int p = 0; p < n_paths(); p++) {
+  FOR_EACH_PATH(p) {
     tb_tensor *got = run_ok(t, e->path[p], in, n_in, NULL, NULL);
     char msg[160];
     snprintf(msg, sizeof msg, "%s %s on %s vs the fp32 reference", e->op, what, tb_gemm_bf16_path_name((tb_gemm_bf16_path)p));
@@ -603,7 +731,7 @@ static void prepare_packs_constant_weights(void **state) {
     const int64_t as[3] = {3, 70, 300}, bs_mm[2] = {300, 90}, bs_gemm[2] = {90, 300};
     tb_tensor *in[2] = {which ? random_tensor(&t, 2, as + 1, 1) : random_tensor(&t, 3, as, 1),
                         random_tensor(&t, 2, which ? bs_gemm : bs_mm, 2)};
-    for (int p = 0; p < n_paths(); p++) {
+    FOR_EACH_PATH(p) {
       const tb_cpu_kernel *k = e->path[p];
       assert_non_null(k->prepare);
       assert_string_equal(k->precision, "bf16");
@@ -686,7 +814,7 @@ static void kernel_choice_follows_level_and_mask(void **state) {
   const op_entries *all[] = {&matmul_entries, &gemm_entries, &fused_matmul_entries, &fused_gemm_entries};
   for (int i = 0; i < 4; i++) {
     const op_entries *e = all[i];
-    if (n_paths() > 1) assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, hw), e->path[TB_GEMM_BF16_AVX512BF16]);
+    if (runs_here(TB_GEMM_BF16_AVX512BF16)) assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, hw), e->path[TB_GEMM_BF16_AVX512BF16]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512bf16")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512f")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, 0), e->path[TB_GEMM_BF16_PORTABLE]);
@@ -717,7 +845,7 @@ static void encoder_o3_matches_o0_within_bf16_tolerance(void **state) {
   const char *masks[] = {"", "-avx512bf16"};
   const char *names[] = {"x"};
   for (int mi = 0; mi < 2; mi++) {
-    bool bf16 = mi == 0 && n_paths() > 1;
+    bool bf16 = mi == 0 && runs_here(TB_GEMM_BF16_AVX512BF16);
     tb_tensor *y[2] = {NULL, NULL};
     for (int l = 0; l < 2; l++) {
       setenv("TB_CPU_FEATURES", masks[mi], 1);
@@ -754,6 +882,9 @@ int main(void) {
       cmocka_unit_test(rounding_matches_tb_convert),
       cmocka_unit_test(packed_layout_is_pair_interleaved),
       cmocka_unit_test(packing_paths_agree),
+      cmocka_unit_test(amx_packing_is_line_and_pair_layout),
+      cmocka_unit_test(amx_model_follows_the_reference),
+      cmocka_unit_test(amx_readiness_and_self_check),
       cmocka_unit_test(driver_every_dim_and_operand_kind),
       cmocka_unit_test(driver_operand_kinds_alpha_beta),
       cmocka_unit_test(driver_large_blocked_and_threaded),

@@ -13,8 +13,8 @@
 #include "backend/cpu/kernels/fast/vec_ops.h"
 #include "core/threadpool.h"
 
-/* KC: the deepest block (even: whole pairs); MC, NC, NG and M_SLAB multiples of every path's MR / NR (4,
- * 14; 16, 32). */
+/* KC: the deepest block (even: whole pairs); NC, NG and M_SLAB multiples of every path's MR / NR (4, 14,
+ * 32; 16, 32); MC is cut down to a multiple of the path's MR (168, or 160 for AMX). */
 enum { KC = 512, MC = 168, NC = 1024, NG = 256, M_SLAB = MC * 24, MAX_TILE = 14 * 32 };
 static const double SERIAL_FLOPS = 1 << 18; /* smaller products run on the caller's thread only */
 
@@ -27,27 +27,35 @@ struct tb_gemm_bf16_packed {
   uint16_t *data;
 };
 
+const tb_gemm_bf16_kernel *tb_gemm_bf16_kernel_for(int path) {
+  if (path == TB_GEMM_BF16_AMX && tb_gemm_bf16_kernel_amx.ukr) return &tb_gemm_bf16_kernel_amx;
+  if (path == TB_GEMM_BF16_AMX_EMULATED) return &tb_gemm_bf16_kernel_amx_emulated;
+  if (path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr) return &tb_gemm_bf16_kernel_avx512bf16;
+  return &tb_gemm_bf16_kernel_portable;
+}
+
 tb_gemm_bf16_path tb_gemm_bf16_path_for(uint64_t features) {
-  /* An AMX path (TB_FEATURE_AMX_TILE + AMX_BF16, tiles configured once per thread) would be chosen first
-   * here. It is not written: no AMX unit and no emulator on the development machine to test it. */
+  uint64_t amx = tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX);
+  if ((features & amx) == amx && tb_gemm_bf16_amx_ready()) return TB_GEMM_BF16_AMX;
   uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
   if ((features & need) == need && tb_gemm_bf16_kernel_avx512bf16.ukr) return TB_GEMM_BF16_AVX512BF16;
   return TB_GEMM_BF16_PORTABLE;
 }
 
 uint64_t tb_gemm_bf16_path_features(tb_gemm_bf16_path path) {
-  if (path == TB_GEMM_BF16_AVX512BF16)
-    return TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16);
+  uint64_t avx512 = TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW);
+  if (path == TB_GEMM_BF16_AVX512BF16) return avx512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16);
+  if (path == TB_GEMM_BF16_AMX) return avx512 | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
   return 0;
 }
 
 const char *tb_gemm_bf16_path_name(tb_gemm_bf16_path path) {
-  return path == TB_GEMM_BF16_AVX512BF16 ? "avx512bf16" : "portable";
-}
-
-static const tb_gemm_bf16_kernel *kernel_for(tb_gemm_bf16_path path) {
-  if (path == TB_GEMM_BF16_AVX512BF16 && tb_gemm_bf16_kernel_avx512bf16.ukr) return &tb_gemm_bf16_kernel_avx512bf16;
-  return &tb_gemm_bf16_kernel_portable;
+  switch (path) {
+  case TB_GEMM_BF16_AVX512BF16: return "avx512bf16";
+  case TB_GEMM_BF16_AMX: return "amx";
+  case TB_GEMM_BF16_AMX_EMULATED: return "amx-emulated";
+  default: return "portable";
+  }
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -59,13 +67,15 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
  * floats for a pack-function operand. */
 static void pack_sliver(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand *x, bool is_a, int64_t o0,
                         int64_t outer, int64_t p0, int64_t kc, int width, float *tmp, uint16_t *dst) {
+  tb_gemm_bf16_pack_fn o_contiguous = is_a && kr->pack_a_o_contiguous ? kr->pack_a_o_contiguous : kr->pack_o_contiguous;
+  tb_gemm_bf16_pack_fn p_contiguous = is_a && kr->pack_a_p_contiguous ? kr->pack_a_p_contiguous : kr->pack_p_contiguous;
   if (x->pack) {
     x->pack(x->pack_ctx, o0, outer, p0, kc, width, tmp);
-    kr->pack_o_contiguous(tmp, width, kc, outer, width, dst);
+    o_contiguous(tmp, width, kc, outer, width, dst);
   } else if (is_a ? x->trans : !x->trans) { /* op element (p, o) at data[p * ld + o] */
-    kr->pack_o_contiguous(x->data + p0 * x->ld + o0, x->ld, kc, outer, width, dst);
+    o_contiguous(x->data + p0 * x->ld + o0, x->ld, kc, outer, width, dst);
   } else { /* at data[o * ld + p] */
-    kr->pack_p_contiguous(x->data + o0 * x->ld + p0, x->ld, kc, outer, width, dst);
+    p_contiguous(x->data + o0 * x->ld + p0, x->ld, kc, outer, width, dst);
   }
 }
 
@@ -86,7 +96,7 @@ static void pack_task(void *ctx, size_t begin, size_t end) {
     atomic_store(&j->failed, 1);
     return;
   }
-  int64_t kp = (j->kc + 1) / 2;
+  int64_t kp = tb_gemm_bf16_pairs(j->kr, j->kc);
   for (size_t s = begin; s < end; s++) {
     int64_t o = (int64_t)s * j->width;
     pack_sliver(j->kr, j->x, j->is_a, j->o0 + o, min64(j->width, j->outer - o), j->p0, j->kc, j->width, tmp,
@@ -115,20 +125,22 @@ static bool pack_lines(const tb_gemm_bf16_kernel *kr, const tb_gemm_bf16_operand
 /* Where the slivers of lines o0.. at depth block pc start in a whole packed operand: the k blocks one
  * after another, each the slivers of every line. */
 static const uint16_t *packed_at(const tb_gemm_bf16_packed *p, int64_t pc, int64_t o0) {
-  int64_t kcb = depth_block(p->k), slivers = ceil_div(p->outer, p->width), kp = (min64(kcb, p->k - pc) + 1) / 2;
-  return p->data + (pc / kcb) * slivers * kcb * p->width + (o0 / p->width) * kp * p->width * 2;
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(p->path);
+  int64_t kcb = depth_block(p->k), slivers = ceil_div(p->outer, p->width);
+  int64_t block_pairs = tb_gemm_bf16_pairs(kr, kcb), kp = tb_gemm_bf16_pairs(kr, min64(kcb, p->k - pc));
+  return p->data + (pc / kcb) * slivers * block_pairs * 2 * p->width + (o0 / p->width) * kp * p->width * 2;
 }
 
 static tb_gemm_bf16_packed *pack_whole(tb_gemm_bf16_path path, const tb_gemm_bf16_operand *x, bool is_a, int64_t outer,
                                        int64_t k) {
   if (!x || x->packed || (!x->data && !x->pack) || outer < 0 || k < 0) return NULL;
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   tb_gemm_bf16_packed *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   *p = (tb_gemm_bf16_packed){path, is_a, outer, k, is_a ? kr->mr : kr->nr, 0, NULL};
   int64_t slivers = ceil_div(outer, p->width);
   int64_t kcb = depth_block(k);
-  for (int64_t pc = 0; pc < k; pc += kcb) p->count += (size_t)(slivers * (min64(kcb, k - pc) + 1) / 2 * p->width * 2);
+  for (int64_t pc = 0; pc < k; pc += kcb) p->count += (size_t)(slivers * tb_gemm_bf16_pairs(kr, min64(kcb, k - pc)) * p->width * 2);
   p->data = malloc(p->count ? p->count * sizeof(uint16_t) : 1);
   bool ok = p->data != NULL;
   for (int64_t pc = 0; ok && pc < k && outer > 0; pc += kcb)
@@ -226,6 +238,7 @@ static void tile_task(void *ctx, size_t begin, size_t end) {
   const tb_gemm_bf16_kernel *kr = t->kr;
   const int mr = kr->mr, nr = kr->nr;
   _Alignas(64) float tile[MAX_TILE];
+  if (kr->thread_setup) kr->thread_setup();
   for (size_t task = begin; task < end; task++) {
     int64_t i0 = (int64_t)task / t->n_groups * t->mc, i1 = min64(t->ms, i0 + t->mc);
     int64_t j0 = (int64_t)task % t->n_groups * t->ng, j1 = min64(t->nc, j0 + t->ng);
@@ -267,7 +280,8 @@ typedef struct band_job {
   const tb_gemm_epilogue *ep;
   const float *res;
   int64_t ldr;
-  uint16_t *abuf;    /* one depth block of A's tiles (bands == 1), or every block, tiles * MR * kcb apart */
+  uint16_t *abuf;    /* one depth block of A's tiles (bands == 1), or every block, block_size apart */
+  int64_t block_size; /* values of one depth block of A's tiles */
   atomic_int failed; /* out of memory for a pack function's buffer */
 } band_job;
 
@@ -302,8 +316,8 @@ static void pack_a_task(void *ctx, size_t begin, size_t end) {
   band_job *j = ctx;
   for (size_t task = begin; task < end; task++) {
     int64_t q = (int64_t)task / j->tiles, t = (int64_t)task % j->tiles, pc = q * j->kcb, kc = min64(j->kcb, j->k - pc);
-    int64_t kp = (kc + 1) / 2;
-    if (!pack_a_tile(j, t, pc, kc, j->abuf + q * j->tiles * j->kr->mr * j->kcb + t * kp * j->kr->mr * 2))
+    int64_t kp = tb_gemm_bf16_pairs(j->kr, kc);
+    if (!pack_a_tile(j, t, pc, kc, j->abuf + q * j->block_size + t * kp * j->kr->mr * 2))
       atomic_store(&j->failed, 1);
   }
 }
@@ -315,12 +329,13 @@ static void band_task(void *ctx, size_t begin, size_t end) {
   const int mr = kr->mr, nr = kr->nr;
   const int64_t tiles = j->tiles, slivers = ceil_div(j->n, nr);
   _Alignas(64) float tile[MAX_TILE];
+  if (kr->thread_setup) kr->thread_setup();
   for (size_t band = begin; band < end; band++) {
     int64_t j0 = slivers * (int64_t)band / j->bands * nr, j1 = min64(j->n, slivers * ((int64_t)band + 1) / j->bands * nr);
     for (int64_t pc = 0; pc < j->k && j0 < j1; pc += j->kcb) {
-      int64_t kc = min64(j->kcb, j->k - pc), kp = (kc + 1) / 2;
+      int64_t kc = min64(j->kcb, j->k - pc), kp = tb_gemm_bf16_pairs(kr, kc);
       float beta = pc == 0 ? j->beta : 1.0f;
-      uint16_t *ablock = j->abuf + (j->bands > 1 ? pc / j->kcb * tiles * mr * j->kcb : 0);
+      uint16_t *ablock = j->abuf + (j->bands > 1 ? pc / j->kcb * j->block_size : 0);
       for (int64_t t = 0; j->bands == 1 && t < tiles; t++)
         if (!pack_a_tile(j, t, pc, kc, ablock + t * kp * mr * 2)) {
           atomic_store(&j->failed, 1);
@@ -330,7 +345,7 @@ static void band_task(void *ctx, size_t begin, size_t end) {
         int64_t cols = min64(nr, j->n - jr), npc = jr + nr < j1 ? pc : pc + j->kcb, njr = jr + nr < j1 ? jr + nr : j0;
         const uint16_t *bs = packed_at(j->b, pc, jr);
         const char *next = npc < j->k ? (const char *)packed_at(j->b, npc, njr) : NULL;
-        int64_t next_lines = next ? ((min64(j->kcb, j->k - npc) + 1) / 2 * nr * 4 + 63) / 64 : 0;
+        int64_t next_lines = next ? (tb_gemm_bf16_pairs(kr, min64(j->kcb, j->k - npc)) * nr * 4 + 63) / 64 : 0;
         for (int64_t t = 0; t < tiles; t++) {
           prefetch_share(next, next_lines, t, tiles);
           run_tile(kr, kp, ablock + t * kp * mr * 2, bs, j->c + tile_row(j->m, tiles, t) * j->ldc + jr, j->ldc,
@@ -353,8 +368,9 @@ static bool run_bands(const tb_gemm_bf16_kernel *kr, int64_t m, int64_t n, int64
                      const tb_gemm_epilogue *ep, const float *res, int64_t ldr, tb_pool *pool) {
   int64_t kcb = depth_block(k), tiles = ceil_div(m, kr->mr), bands = tb_pool_threads(pool);
   int64_t blocks = bands > 1 ? ceil_div(k, kcb) : 1;
-  band_job j = {kr, a, b, m, n, k, kcb, tiles, bands, alpha, beta, c, ldc, ep, res, ldr, NULL, 0};
-  if (!(j.abuf = malloc((size_t)(blocks * tiles * kr->mr * kcb) * sizeof(uint16_t)))) return false;
+  band_job j = {kr, a, b, m, n, k, kcb, tiles, bands, alpha, beta, c, ldc, ep, res, ldr, NULL, 0, 0};
+  j.block_size = tiles * kr->mr * tb_gemm_bf16_pairs(kr, kcb) * 2;
+  if (!(j.abuf = malloc((size_t)(blocks * j.block_size) * sizeof(uint16_t)))) return false;
   if (bands > 1) tb_pool_parallel_for(pool, (size_t)(blocks * tiles), pack_a_task, &j);
   if (atomic_load(&j.failed) == 0) {
     if (bands > 1)
@@ -373,7 +389,7 @@ static bool run_bands(const tb_gemm_bf16_kernel *kr, int64_t m, int64_t n, int64
 static void task_shape(tile_job *t, int threads) {
   const int mr = t->kr->mr, nr = t->kr->nr;
   int64_t want = threads > 1 ? 4 * (int64_t)threads : 1;
-  t->mc = MC;
+  t->mc = MC / mr * mr;
   t->ng = NG;
   int64_t n_mb = ceil_div(t->ms, t->mc);
   if (n_mb * ceil_div(t->nc, t->ng) < want) {
@@ -390,7 +406,7 @@ static void task_shape(tile_job *t, int threads) {
 
 static bool packed_fits(const tb_gemm_bf16_operand *x, tb_gemm_bf16_path path, bool is_a, int64_t outer, int64_t k) {
   const tb_gemm_bf16_packed *p = x->packed;
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   return !p || (p->path == path && p->is_a == is_a && p->outer == outer && p->k == k &&
                 p->width == (is_a ? kr->mr : kr->nr));
 }
@@ -413,7 +429,7 @@ bool tb_gemm_bf16_run(tb_gemm_bf16_path path, int64_t m, int64_t n, int64_t k, f
                       struct tb_pool *pool) {
   if (m <= 0 || n <= 0) return true;
   if (!packed_fits(a, path, true, m, k) || !packed_fits(b, path, false, n, k)) return false;
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   const float *res = ep ? ep->residual : NULL;
   int64_t ldr = ep ? ep->ld_residual : 0;
   float *res_copy = NULL;
@@ -435,7 +451,7 @@ bool tb_gemm_bf16_run(tb_gemm_bf16_path path, int64_t m, int64_t n, int64_t k, f
     free(res_copy);
     return done;
   }
-  int64_t kcb = depth_block(k), kc_max = min64(kcb, (k + 1) / 2 * 2);
+  int64_t kcb = depth_block(k), kc_max = tb_gemm_bf16_pairs(kr, min64(kcb, k)) * 2;
   uint16_t *abuf = a->packed ? NULL : malloc((size_t)(ceil_div(min64(m, M_SLAB), kr->mr) * kr->mr * kc_max) * sizeof(uint16_t));
   uint16_t *bbuf = b->packed ? NULL : malloc((size_t)(ceil_div(min64(n, NC), kr->nr) * kr->nr * kc_max) * sizeof(uint16_t));
   bool ok = (a->packed || abuf) && (b->packed || bbuf);
@@ -450,7 +466,7 @@ bool tb_gemm_bf16_run(tb_gemm_bf16_path path, int64_t m, int64_t n, int64_t k, f
         const uint16_t *b_panel = b->packed ? packed_at(b->packed, pc, jc) : bbuf;
         if (!b->packed) ok = pack_lines(kr, b, false, jc, nc, pc, kc, bbuf, pool);
         if (!ok) break;
-        tile_job t = {kr, a_slab, b_panel, ic0, ms, jc, nc, (kc + 1) / 2, alpha, pc == 0 ? beta : 1.0f, c, ldc,
+        tile_job t = {kr, a_slab, b_panel, ic0, ms, jc, nc, tb_gemm_bf16_pairs(kr, kc), alpha, pc == 0 ? beta : 1.0f, c, ldc,
                       pc + kc >= k, ep, res, ldr, MC, NG, 0};
         task_shape(&t, tb_pool_threads(pool));
         tb_pool_parallel_for(pool, (size_t)(ceil_div(ms, t.mc) * t.n_groups), tile_task, &t);

@@ -4,9 +4,10 @@
  * summed in fp32, and C fp32. The operand and epilogue contract is gemm_f32.h's (tb_gemm_epilogue is
  * shared; tb_gemm_bf16_operand has the fields of tb_gemm_operand with a bf16-packed operand in `packed`).
  *
- * Paths: AVX512-BF16 (vdpbf16ps on pairs of k) and portable C computing the same products (bf16 inputs,
- * fp32 sums; only the summation order differs). AMX is not implemented: this machine has no AMX and no
- * emulator, and untested AMX code is not written; the place for it is marked in gemm_bf16.c. */
+ * Paths: AMX (tdpbf16ps on 16 x 16 tiles), AVX512-BF16 (vdpbf16ps on pairs of k) and portable C computing
+ * the same products (bf16 inputs, fp32 sums; only the summation order differs). The AMX kernel is also
+ * built on a C model of the tile instructions (amx_emulate.h), the path the tests run it on where there is
+ * no AMX; on the hardware it is used only after a self-check against the portable path passes. */
 #ifndef TB_CPU_KERNELS_FAST_GEMM_BF16_H
 #define TB_CPU_KERNELS_FAST_GEMM_BF16_H
 #include <stdbool.h>
@@ -17,16 +18,31 @@
 typedef enum tb_gemm_bf16_path {
   TB_GEMM_BF16_PORTABLE = 0,
   TB_GEMM_BF16_AVX512BF16, /* AVX512F + AVX512BW + AVX512_BF16 */
-  /* TB_GEMM_BF16_AMX would go here (tile micro-kernel; the pair-interleaved B layout is AMX's too). */
+  TB_GEMM_BF16_AMX,        /* AVX512F + AVX512BW + AMX_TILE + AMX_BF16, the tile state granted, self-checked */
+  TB_GEMM_BF16_AMX_EMULATED, /* the AMX kernel on the C model of the instructions: tests only, never chosen */
   TB_GEMM_BF16_PATH_COUNT
 } tb_gemm_bf16_path;
 
-/* The fastest path for a TB_FEATURE_BIT mask: AVX512-BF16 when AVX512F, AVX512BW and AVX512BF16 are all
- * present, else portable. */
+/* The fastest path for a TB_FEATURE_BIT mask: AMX when its features are in the mask and
+ * tb_gemm_bf16_amx_ready(), else AVX512-BF16 when AVX512F, AVX512BW and AVX512BF16 are all present, else
+ * portable. */
 tb_gemm_bf16_path tb_gemm_bf16_path_for(uint64_t features);
-/* The TB_FEATURE_BIT set a path needs (0 for portable), for kernel entries. */
+/* The TB_FEATURE_BIT set a path needs (0 for portable and the emulated AMX), for kernel entries. */
 uint64_t tb_gemm_bf16_path_features(tb_gemm_bf16_path path);
-const char *tb_gemm_bf16_path_name(tb_gemm_bf16_path path); /* "portable", "avx512bf16" */
+/* "portable", "avx512bf16", "amx", "amx-emulated" */
+const char *tb_gemm_bf16_path_name(tb_gemm_bf16_path path);
+
+/* Whether the AMX path runs on this machine: the kernel is built, this CPU's cpuid (not a recorded one)
+ * has AMX-TILE and AMX-BF16, Linux granted the process the tile state, and tb_gemm_bf16_self_check
+ * passed. Decided once; a failure is logged (warning) with its reason. */
+bool tb_gemm_bf16_amx_ready(void);
+/* path, or when it cannot run here (AMX not ready) the best path of this CPU without AMX: what a kernel
+ * entry chosen for AMX runs, so prepare and run agree. */
+tb_gemm_bf16_path tb_gemm_bf16_runnable(tb_gemm_bf16_path path);
+/* Runs the path on a fixed 45 x 70 x 1100 product whose values are exact in bf16 and whose sums are exact
+ * in fp32 in any order (edges, padding and three depth blocks) and compares with the portable path bit
+ * for bit; false with the first difference in why when they differ or memory runs out. */
+bool tb_gemm_bf16_self_check(tb_gemm_bf16_path path, char *why, size_t why_cap);
 
 typedef struct tb_gemm_bf16_packed tb_gemm_bf16_packed; /* an operand rounded to bf16 and packed; opaque */
 

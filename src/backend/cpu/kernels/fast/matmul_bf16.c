@@ -1,5 +1,6 @@
 /* Level-3 (precision bf16, fp32 accumulation) MatMul, Gemm, tb::FusedMatMul and tb::FusedGemm on the bf16
- * GEMM (gemm_bf16.h), on the AVX512-BF16 or portable path. A constant B (the weights) is rounded and
+ * GEMM (gemm_bf16.h), on the AMX, AVX512-BF16 or portable path (the AMX entries run AVX512-BF16 when
+ * tb_gemm_bf16_runnable says AMX cannot run here; the emulated-AMX entries are for the tests only). A constant B (the weights) is rounded and
  * packed once in prepare(); the activations are rounded while the GEMM packs them. Inputs and outputs are
  * float32; only the products see bf16. The fused epilogue (FusedMatMul's bias and residual, then the
  * activation) runs in the GEMM's epilogue on finished fp32 values, with the row loops of the AVX-512
@@ -35,7 +36,7 @@ static tb_gemm_bf16_operand b_operand(const tb_kernel_ctx *ctx, const float *dat
 
 /* The epilogue's row loops for a path (see the top of the file). */
 static const vec_ops *path_vec_ops(tb_gemm_bf16_path path) {
-  return path == TB_GEMM_BF16_AVX512BF16 ? &tb_vec_ops_avx512 : &tb_vec_ops_portable;
+  return path == TB_GEMM_BF16_AVX512BF16 || path == TB_GEMM_BF16_AMX ? &tb_vec_ops_avx512 : &tb_vec_ops_portable;
 }
 
 /* ---- MatMul / tb::FusedMatMul ---- */
@@ -173,7 +174,13 @@ static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
 
 #define FEATURES_avx512bf16 \
   (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
+#define FEATURES_amx                                                                                       \
+  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | \
+   TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
 #define FEATURES_portable 0
+#define FEATURES_amx_emulated 0 /* not registered: the tests call these entries directly */
 
+BF16_ENTRIES(amx, tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX))
+BF16_ENTRIES(amx_emulated, TB_GEMM_BF16_AMX_EMULATED)
 BF16_ENTRIES(avx512bf16, TB_GEMM_BF16_AVX512BF16)
 BF16_ENTRIES(portable, TB_GEMM_BF16_PORTABLE)

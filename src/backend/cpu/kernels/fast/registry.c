@@ -15,8 +15,11 @@ extern const tb_cpu_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f
 extern const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16; /* level 3: bf16 (fp32 below it without AVX512-BF16) */
 extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
 extern const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2, tb_kernel_fused_conv_f32_portable;
+extern const tb_cpu_kernel tb_kernel_conv_bf16_amx, tb_kernel_fused_conv_bf16_amx; /* level 3: AMX tiles */
 extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable;
 extern const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable;
+extern const tb_cpu_kernel tb_kernel_matmul_bf16_amx, tb_kernel_gemm_bf16_amx, tb_kernel_fused_matmul_bf16_amx,
+    tb_kernel_fused_gemm_bf16_amx; /* level 3: bf16 on AMX tiles (AVX512-BF16 when the AMX self-check fails) */
 extern const tb_cpu_kernel tb_kernel_matmul_bf16_avx512bf16, tb_kernel_matmul_bf16_portable, tb_kernel_gemm_bf16_avx512bf16,
     tb_kernel_gemm_bf16_portable, tb_kernel_fused_matmul_bf16_avx512bf16, tb_kernel_fused_matmul_bf16_portable,
     tb_kernel_fused_gemm_bf16_avx512bf16, tb_kernel_fused_gemm_bf16_portable; /* level 3: bf16 */
@@ -30,12 +33,12 @@ static const tb_cpu_kernel *const kernels[] = {
     &tb_kernel_attention_f32_avx512, &tb_kernel_attention_f32_avx2, &tb_kernel_attention_f32_portable,
     &tb_kernel_conv_f32_avx512, &tb_kernel_conv_f32_avx2, &tb_kernel_conv_f32_portable,
     &tb_kernel_fused_conv_f32_avx512, &tb_kernel_fused_conv_f32_avx2, &tb_kernel_fused_conv_f32_portable,
-    &tb_kernel_conv_bf16_avx512bf16, &tb_kernel_conv_bf16_portable,
-    &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_portable,
-    &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_portable,
-    &tb_kernel_gemm_bf16_avx512bf16, &tb_kernel_gemm_bf16_portable,
-    &tb_kernel_fused_matmul_bf16_avx512bf16, &tb_kernel_fused_matmul_bf16_portable,
-    &tb_kernel_fused_gemm_bf16_avx512bf16, &tb_kernel_fused_gemm_bf16_portable,
+    &tb_kernel_conv_bf16_amx, &tb_kernel_conv_bf16_avx512bf16, &tb_kernel_conv_bf16_portable,
+    &tb_kernel_fused_conv_bf16_amx, &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_portable,
+    &tb_kernel_matmul_bf16_amx, &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_portable,
+    &tb_kernel_gemm_bf16_amx, &tb_kernel_gemm_bf16_avx512bf16, &tb_kernel_gemm_bf16_portable,
+    &tb_kernel_fused_matmul_bf16_amx, &tb_kernel_fused_matmul_bf16_avx512bf16, &tb_kernel_fused_matmul_bf16_portable,
+    &tb_kernel_fused_gemm_bf16_amx, &tb_kernel_fused_gemm_bf16_avx512bf16, &tb_kernel_fused_gemm_bf16_portable,
     &tb_kernel_lstm_bf16_avx512bf16, &tb_kernel_lstm_bf16_portable,
     &tb_kernel_attention_bf16_avx512bf16,
     TB_VEC_KERNEL_ENTRIES /* vectorised elementwise, softmax, norms, reductions, pools (vec_*.c) */

@@ -1,0 +1,124 @@
+/* The AMX bf16 GEMM path: a 32 x 32 micro-kernel on the eight tiles (four 16 x 16 fp32 accumulators, two
+ * 16-row tiles of A, two 16-column tiles of B, four tdpbf16ps per 32 k), and the packing of its layouts.
+ * B keeps the shared pair-interleaved layout (gemm_bf16_kernel.h), which is AMX's own for B: a B tile is
+ * 16 pairs of k x 16 columns, rows 128 bytes apart in a 32-wide sliver. A is packed line by line instead
+ * (line o's kpp pairs at o * kpp * 2): a tile of A is 16 lines x 32 k. Every sliver's depth is padded with
+ * zeros to whole tiles of 16 pairs (pair_block), so no tile reads past its sliver. Each thread loads the
+ * configuration (all eight tiles 16 rows x 64 bytes) before its first tile (thread_setup: again only when
+ * the thread's configuration differs, e.g. another library used the tiles in between).
+ * Built twice: on the hardware (gemm_bf16_amx.c, x86-64 only, run only when cpuid has AMX, the kernel has
+ * granted the tile state and the self-check of gemm_bf16.c passed) and on the C model of the instructions
+ * (gemm_bf16_amx_emulated.c, TB_AMX_EMULATED), which the tests run on any machine. */
+#include <string.h>
+#include "backend/cpu/kernels/fast/amx_tiles.h"
+#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+
+#if defined(TB_AMX_EMULATED)
+#define TB_AMX_KERNEL tb_gemm_bf16_kernel_amx_emulated
+#else
+#define TB_AMX_KERNEL tb_gemm_bf16_kernel_amx
+#endif
+
+#if TB_AMX_BUILT
+enum { MR = 32, NR = 32, PAIR_BLOCK = 16, TILE_ROWS = 16, TILE_BYTES = 64 };
+
+static const tb_amx_config config = {
+    .palette_id = 1,
+    .colsb = {TILE_BYTES, TILE_BYTES, TILE_BYTES, TILE_BYTES, TILE_BYTES, TILE_BYTES, TILE_BYTES, TILE_BYTES},
+    .rows = {TILE_ROWS, TILE_ROWS, TILE_ROWS, TILE_ROWS, TILE_ROWS, TILE_ROWS, TILE_ROWS, TILE_ROWS},
+};
+
+static TB_AMX_TARGET void thread_setup(void) {
+  _Alignas(64) tb_amx_config now;
+  TB_TILE_STORECONFIG(&now);
+  if (memcmp(&now, &config, sizeof now) != 0) TB_TILE_LOADCONFIG(&config);
+}
+
+/* The 32 x 32 sums of a sliver pair over kp (a multiple of PAIR_BLOCK) pairs into acc (row stride NR):
+ * tiles 0-3 accumulate (rows 0-15 | 16-31) x (columns 0-15 | 16-31), 4-5 hold A, 6-7 hold B. */
+static TB_AMX_TARGET void tile_sums(int64_t kp, const uint16_t *a, const uint16_t *b, float *acc) {
+  const long a_stride = (long)kp * 4, b_stride = NR * 4;
+  const uint16_t *a_low = a + TILE_ROWS * kp * 2;
+  TB_TILE_ZERO(0);
+  TB_TILE_ZERO(1);
+  TB_TILE_ZERO(2);
+  TB_TILE_ZERO(3);
+  for (int64_t q = 0; q < kp; q += PAIR_BLOCK) {
+    TB_TILE_LOAD(4, a + q * 2, a_stride);
+    TB_TILE_LOAD(6, b + q * NR * 2, b_stride);
+    TB_TILE_LOAD(7, b + q * NR * 2 + 32, b_stride);
+    TB_TILE_DPBF16PS(0, 4, 6);
+    TB_TILE_DPBF16PS(1, 4, 7);
+    TB_TILE_LOAD(5, a_low + q * 2, a_stride);
+    TB_TILE_DPBF16PS(2, 5, 6);
+    TB_TILE_DPBF16PS(3, 5, 7);
+  }
+  TB_TILE_STORE(0, acc, NR * 4);
+  TB_TILE_STORE(1, acc + 16, NR * 4);
+  TB_TILE_STORE(2, acc + TILE_ROWS * NR, NR * 4);
+  TB_TILE_STORE(3, acc + TILE_ROWS * NR + 16, NR * 4);
+}
+
+static TB_AMX_TARGET void edge_amx(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, float alpha,
+                                   float beta, int rows, int cols) {
+  _Alignas(64) float acc[MR * NR];
+  tile_sums(kp, a, b, acc);
+  for (int i = 0; i < rows; i++) {
+    float *ci = c + i * ldc;
+    const float *ai = acc + i * NR;
+    if (beta == 0.0f)
+      for (int j = 0; j < cols; j++) ci[j] = alpha * ai[j];
+    else
+      for (int j = 0; j < cols; j++) ci[j] = alpha * ai[j] + beta * ci[j];
+  }
+}
+
+static TB_AMX_TARGET void ukr_amx(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, float alpha,
+                                  float beta) {
+  edge_amx(kp, a, b, c, ldc, alpha, beta, MR, NR);
+}
+
+static int64_t padded_pairs(int64_t kc) { return ((kc + 1) / 2 + PAIR_BLOCK - 1) / PAIR_BLOCK * PAIR_BLOCK; }
+
+/* B, pair-interleaved: element (p, o) at ((p / 2) * width + o) * 2 + p % 2, zeros past kc and outer. */
+static TB_AMX_TARGET void pack_b_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  int64_t kpp = padded_pairs(kc);
+  for (int64_t p = 0; p < kpp * 2; p++) {
+    uint16_t *d = dst + (p / 2) * width * 2 + p % 2;
+    for (int64_t o = 0; o < width; o++) d[o * 2] = p < kc && o < outer ? tb_bf16_round(src[p * ld + o]) : 0;
+  }
+}
+
+static TB_AMX_TARGET void pack_b_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  int64_t kpp = padded_pairs(kc);
+  memset(dst, 0, (size_t)(kpp * width * 2) * sizeof *dst);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t p = 0; p < kc; p++) dst[((p / 2) * width + o) * 2 + p % 2] = tb_bf16_round(src[o * ld + p]);
+}
+
+/* A, line by line: element (p, o) at o * kpp * 2 + p, zeros past kc and outer. */
+static TB_AMX_TARGET void pack_a_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  int64_t line = padded_pairs(kc) * 2;
+  memset(dst, 0, (size_t)(line * width) * sizeof *dst);
+  for (int64_t p = 0; p < kc; p++)
+    for (int64_t o = 0; o < outer; o++) dst[o * line + p] = tb_bf16_round(src[p * ld + o]);
+}
+
+static TB_AMX_TARGET void pack_a_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  int64_t line = padded_pairs(kc) * 2;
+  for (int64_t o = 0; o < width; o++) {
+    uint16_t *d = dst + o * line;
+    const float *s = src + o * ld;
+    int64_t filled = o < outer ? kc : 0;
+    for (int64_t p = 0; p < filled; p++) d[p] = tb_bf16_round(s[p]);
+    memset(d + filled, 0, (size_t)(line - filled) * sizeof *d);
+  }
+}
+
+const tb_gemm_bf16_kernel TB_AMX_KERNEL = {.mr = MR, .nr = NR, .pair_block = PAIR_BLOCK, .ukr = ukr_amx,
+                                           .edge = edge_amx, .thread_setup = thread_setup,
+                                           .pack_o_contiguous = pack_b_o, .pack_p_contiguous = pack_b_p,
+                                           .pack_a_o_contiguous = pack_a_o, .pack_a_p_contiguous = pack_a_p};
+#else
+const tb_gemm_bf16_kernel TB_AMX_KERNEL = {0};
+#endif
