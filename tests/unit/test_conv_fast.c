@@ -198,6 +198,16 @@ static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *
     assert_close_tol(got, ref_scaled, 1e-2, 1e-2, table_what, bf16_path_names[p]);
     tb_tensor_destroy(got);
   }
+  if (!tb_gemm_bf16_amx_ready()) { /* the AMX entry runs the path AMX falls back to, bit for bit */
+    tb_tensor *fallback = NULL;
+    TB_ASSERT_OK(run_kernel(t, fused ? fused_bf16_entries[TB_GEMM_BF16_AMX] : conv_bf16_entries[TB_GEMM_BF16_AMX],
+                            PREP_NO_W, pool2, &got));
+    int to = tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX);
+    TB_ASSERT_OK(run_kernel(t, fused ? fused_bf16_entries[to] : conv_bf16_entries[to], PREP_NO_W, pool2, &fallback));
+    assert_memory_equal(tb_tensor_host_data(got), tb_tensor_host_data(fallback), tb_tensor_nbytes(fallback));
+    tb_tensor_destroy(got);
+    tb_tensor_destroy(fallback);
+  }
   tb_tensor_destroy(t->in[1]);
   t->in[1] = w;
   tb_tensor_destroy(ref_rounded);

@@ -640,10 +640,19 @@ static void assert_within(const tb_tensor *got, const tb_tensor *ref, double ato
 }
 
 /* Every path against the fp32 reference (the bf16 tolerance) and against the portable bf16 path (only the
- * summation order differs: 2 (k + 4) 2^-24 k for inputs in [-1, 1], plus an ulp-scale term for the epilogue). */
+ * summation order differs: 2 (k + 4) 2^-24 k for inputs in [-1, 1], plus an ulp-scale term for the epilogue).
+ * Where AMX is not ready, the AMX entry (chosen on a CPU whose cpuid has AMX even when Linux refuses the
+ * tiles) runs the path tb_gemm_bf16_runnable gives, bit for bit. */
 static void check_entries(toh *t, const op_entries *e, tb_tensor **in, size_t n_in, int64_t k, const char *what) {
   tb_tolerance tol = bf16_tolerance();
   tb_tensor *ref = run_ok(t, e->ref, in, n_in, NULL, NULL), *portable = NULL;
+  if (!tb_gemm_bf16_amx_ready()) {
+    tb_tensor *amx = run_ok(t, e->path[TB_GEMM_BF16_AMX], in, n_in, NULL, NULL);
+    tb_tensor *fallback = run_ok(t, e->path[tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX)], in, n_in, NULL, NULL);
+    assert_memory_equal(tb_tensor_host_data(amx), tb_tensor_host_data(fallback), tb_tensor_nbytes(fallback));
+    tb_tensor_destroy(amx);
+    tb_tensor_destroy(fallback);
+  }
   FOR_EACH_PATH(p) {
     tb_tensor *got = run_ok(t, e->path[p], in, n_in, NULL, NULL);
     char msg[160];
@@ -815,6 +824,12 @@ static void kernel_choice_follows_level_and_mask(void **state) {
   for (int i = 0; i < 4; i++) {
     const op_entries *e = all[i];
     if (runs_here(TB_GEMM_BF16_AVX512BF16)) assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, hw), e->path[TB_GEMM_BF16_AVX512BF16]);
+    /* AMX in the features: its entries come first; the rest of the AMX group masked: AVX512-BF16 again */
+    uint64_t amx = TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
+    uint64_t avx512bf16 = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
+    assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, avx512bf16 | amx), e->path[TB_GEMM_BF16_AMX]);
+    assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, avx512bf16 | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE)), e->path[TB_GEMM_BF16_AVX512BF16]);
+    assert_int_equal(e->path[TB_GEMM_BF16_AMX]->cpu_features, tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX));
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512bf16")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512f")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, 0), e->path[TB_GEMM_BF16_PORTABLE]);
