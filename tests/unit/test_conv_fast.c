@@ -13,7 +13,8 @@
  * im2col for sliver widths 4..128, row-crossing and partial slivers, depth ranges starting mid-channel,
  * strides, dilations and pads; every product both with X's shape unknown and known at prepare (the latter
  * picks the transposed product for few pixels).
- * The level-3 bf16 entries (AVX512-BF16 and portable) on the same cases. The bundled CNN (three Conv +
+ * The level-3 bf16 entries (AVX512-BF16, portable, and AMX on the C model of the tile instructions; the AMX
+ * entry itself where AMX is not ready gives its fallback's bits) on the same cases. The bundled CNN (three Conv +
  * BatchNorm + Relu blocks, fused at O1 into FusedConv) at O2 under each mask and at O3 against O0.
  *
  * Tolerance: |fast - reference| <= 1e-4 * |reference| + 1e-4 per element (inputs in [-1, 1], at most a few

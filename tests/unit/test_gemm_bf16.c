@@ -1,10 +1,12 @@
-/* The bf16 GEMM (src/backend/cpu/kernels/fast/gemm_bf16*.c) on every path this CPU can run (portable always,
- * AVX512-BF16 when cpuid has it): the rounding and packing against tb_convert's bf16 bits; the driver against
- * a naive double-precision product of the bf16-rounded inputs over many shapes, every operand kind (plain,
- * transposed, packed once, packed on demand by a pack function), alpha/beta, the epilogues, a 2-thread pool
- * (bit-identical to serial); and the level-3 MatMul / Gemm / tb::FusedMatMul / tb::FusedGemm entries against
- * the level-0 fp32 reference kernels within the validate table's bf16 tolerance, against the portable bf16
- * path, with weights packed by prepare(), and their choice under feature masks.
+/* The bf16 GEMM (src/backend/cpu/kernels/fast/gemm_bf16*.c) on every path this CPU can run (portable and the
+ * AMX kernel on the C model of the tile instructions always, AVX512-BF16 and AMX when cpuid has them): the
+ * C model itself against hand-worked tiles, the AMX packing layouts, the self-check, the rounding and
+ * packing against tb_convert's bf16 bits; the driver against a naive double-precision product of the
+ * bf16-rounded inputs over many shapes, every operand kind (plain, transposed, packed once, packed on demand
+ * by a pack function), alpha/beta, the epilogues, a 2-thread pool (bit-identical to serial); and the
+ * level-3 MatMul / Gemm / tb::FusedMatMul / tb::FusedGemm entries against the level-0 fp32 reference kernels
+ * within the validate table's bf16 tolerance, against the portable bf16 path, with weights packed by
+ * prepare(), and their choice under feature masks.
  *
  * Tolerance of the driver check: the products of two bf16 values are exact in fp32, so only the fp32 sums
  * differ from the exact sum of the rounded inputs: by at most gamma_k * sum|a_i b_i| with gamma_k ~ k * 2^-24
