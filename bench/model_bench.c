@@ -1,9 +1,9 @@
 /* One configuration of the model-set benchmark (bench/models/, docs/benchmarking.md "Model set"): load an
  * ONNX model, prepare it on the CPU at a level with a thread count, feed it the inputs in DIR/<input>.npy,
  * run it W times untimed and N times timed, save the last run's outputs as OUTDIR/<output>.npy and print
- * one JSON object: the latencies (median, p90, min, mean), the precision preparation picked, the tolerance
- * the library's table gives for it, and this process's peak resident memory (VmHWM and ru_maxrss) after
- * loading, after preparing and at the end. Run one configuration per process so the peak is its own.
+ * one JSON object: the latencies (every timed run, sorted, and their median, p90, min, mean), the precision
+ * preparation picked, the tolerance the library's table gives for it, and this process's peak resident
+ * memory (VmHWM and ru_maxrss) after loading, after preparing and at the end. Run one configuration per process so the peak is its own.
  * Only the public API (the headers in include/tensorbridge/).
  * Usage: model_bench MODEL --inputs DIR [--outputs DIR] [--level O2] [--threads N] [--precision P]
  *                    [--warmup W] [--runs N] */
@@ -124,7 +124,10 @@ static void print_json(const options *o, const tb_prepare_result *r, const tb_to
   for (int i = 0; i < o->runs; i++) mean += ms[i] / o->runs;
   bench_times t = bench_summarize(ms, (size_t)o->runs); /* sorts ms */
   bench_buf b = {0};
-  bench_buf_addf(&b, "{\"runner\": \"tensorbridge\", \"model\": ");
+  bench_buf_addf(&b, "{\"times_ms\": [");
+  for (int i = 0; i < o->runs; i++) bench_buf_addf(&b, "%s%.6f", i ? ", " : "", ms[i]);
+  bench_buf_addf(&b, "], ");
+  bench_buf_addf(&b, "\"runner\": \"tensorbridge\", \"model\": ");
   bench_buf_json_string(&b, o->model);
   bench_buf_addf(&b, ", \"level\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"warmup\": %d, \"runs\": %d",
                  tb_opt_level_name(r->level), tb_precision_name(r->precision), o->threads, o->warmup, o->runs);

@@ -2,15 +2,19 @@
 """Runs the model set (written by make_models.py) in TensorBridge and in ONNX Runtime, one process per
 configuration, and prints the comparison as a markdown table; writes it to OUT/models.md and OUT/models.json.
 
-For each model, each thread count, ONNX Runtime once (ort_runner.py) and TensorBridge at each level
-(model_bench); TensorBridge's outputs are checked against ONNX Runtime's of the same thread count with the
+For each model and thread count, ONNX Runtime (ort_runner.py) and TensorBridge at each level (model_bench)
+take turns: ROUNDS rounds, each running every one of them once for RUNS / ROUNDS timed runs (rounded up),
+and each configuration's latencies are those of all its rounds together. Interleaved so that both sides
+sample the same minutes: on a shared machine the speed of a core drifts over minutes, and one side's block
+of runs falling in a slow minute would move the ratio more than the code does. The peak memory is the
+highest of the rounds. TensorBridge's outputs are checked against ONNX Runtime's of the same thread count with the
 library's tolerance for the precision the level ran in: an element passes when
 |ours - ort| <= atol * s + rtol * |ort|, s = max(1, max |ort|) (the table's atol is for outputs of unit
 scale; a logit near 0 among logits of 400 carries the rounding of the 400s). Exit code 0 when every
 configuration ran and passed the check.
 
 Usage: compare.py --models DIR --runner PATH/model_bench --out DIR [--threads 1,2] [--levels O2,O3]
-                  [--warmup 3] [--runs 20]"""
+                  [--warmup 3] [--runs 20] [--rounds 3]"""
 import argparse
 import datetime
 import json
@@ -80,6 +84,21 @@ def describe_commit():
         return "unknown"
 
 
+def pooled(results):
+    """One configuration's rounds as one result: every round's timed runs together (median and p90 by
+    linear interpolation, as bench_util.c and ort_runner.py compute them), the memory of the round that
+    peaked highest; the first error when a round failed."""
+    for r in results:
+        if "error" in r:
+            return r
+    out = dict(max(results, key=lambda r: r.get("peak_rss_bytes", 0)))
+    times = [t for r in results for t in r["times_ms"]]
+    out.update({"times_ms": sorted(times), "runs": len(times), "rounds": len(results),
+                "median_ms": float(np.percentile(times, 50)), "p90_ms": float(np.percentile(times, 90)),
+                "min_ms": min(times), "mean_ms": float(np.mean(times))})
+    return out
+
+
 def ms(r):
     def fmt(v):
         return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 100 else f"{v:.1f}"
@@ -109,7 +128,8 @@ def markdown(report):
             "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"]
     lines = [f"Model set, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, "
              f"{report['date']}", f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; "
-             f"{report['warmup']} warm-up runs, {report['runs']} timed runs per configuration, one process each.",
+             f"{report['rounds']} interleaved rounds of one process per configuration, each {report['warmup']} "
+             f"warm-up runs and {-(-report['runs'] // report['rounds'])} timed runs.",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row_cells(r)) + " |" for r in report["rows"]]
     failures = []  # ONNX Runtime's failure is in every level's row: listed once
@@ -132,25 +152,36 @@ def main():
     ap.add_argument("--levels", default="O2,O3")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    if a.rounds < 1 or a.runs < 1:
+        ap.error(f"--runs ({a.runs}) and --rounds ({a.rounds}) must be at least 1")
     with open(os.path.join(a.models, "manifest.json")) as f:
         manifest = json.load(f)
-    timing = ["--warmup", str(a.warmup), "--runs", str(a.runs)]
+    timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
     report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "quick": manifest["quick"], "warmup": a.warmup,
-        "runs": a.runs, "models": manifest["models"], "rows": []}
+        "runs": a.runs, "rounds": a.rounds, "models": manifest["models"], "rows": []}
     for m in manifest["models"]:
         for threads in [int(t) for t in a.threads.split(",")]:
             outputs = os.path.join(a.out, "model-outputs", m["name"], f"t{threads}")
             ort_dir = os.path.join(outputs, "ort")
             os.makedirs(ort_dir, exist_ok=True)
             common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
-            ort = run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common + ["--outputs", ort_dir])
+            levels = a.levels.split(",")
+            rounds = {"ort": [], **{level: [] for level in levels}}
+            for _ in range(a.rounds):
+                rounds["ort"].append(run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common +
+                                              ["--outputs", ort_dir]))
+                for level in levels:
+                    ours_dir = os.path.join(outputs, level)
+                    os.makedirs(ours_dir, exist_ok=True)
+                    rounds[level].append(run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir]))
+            ort = pooled(rounds["ort"])
             report.setdefault("ort_version", ort.get("version", "?"))
-            for level in a.levels.split(","):
+            for level in levels:
                 ours_dir = os.path.join(outputs, level)
-                os.makedirs(ours_dir, exist_ok=True)
-                ours = run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir])
+                ours = pooled(rounds[level])
                 row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours,
                        "onnxruntime": ort}
                 if "error" not in ours and "error" not in ort:

@@ -2,9 +2,9 @@
 """ONNX Runtime's side of one model-set configuration, the peer of bench/model_bench.c: load MODEL into an
 InferenceSession on the CPU (intra-op threads N, inter-op 1, sequential execution, all graph optimizations),
 feed it DIR/<input>.npy, run W times untimed and R times timed, save the last outputs as OUTDIR/<output>.npy
-and print one JSON object with the same keys as model_bench: median, p90, min and mean in ms, and this
-process's peak resident memory (VmHWM) after `import onnxruntime` (the Python baseline), after the session
-is created, and at the end. Run one configuration per process so the peak is its own.
+and print one JSON object with the same keys as model_bench: every timed run and their median, p90, min and
+mean in ms, and this process's peak resident memory (VmHWM) after `import onnxruntime` (the Python
+baseline), after the session is created, and at the end. Run one configuration per process so the peak is its own.
 
 Usage: ort_runner.py MODEL --inputs DIR [--outputs DIR] [--threads N] [--warmup W] [--runs R]"""
 import argparse
@@ -62,7 +62,7 @@ def main():
         "warmup": a.warmup, "runs": a.runs,
         # linear interpolation between the two nearest runs, as bench_util.c does
         "median_ms": float(np.percentile(times, 50)), "p90_ms": float(np.percentile(times, 90)),
-        "min_ms": min(times), "mean_ms": float(np.mean(times)), "prepare_ms": prepare_ms,
+        "min_ms": min(times), "mean_ms": float(np.mean(times)), "times_ms": times, "prepare_ms": prepare_ms,
         "rss_baseline_bytes": rss_baseline, "rss_after_prepare_bytes": rss_session,
         "peak_rss_bytes": vm_hwm_bytes(),
         "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

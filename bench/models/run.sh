@@ -8,8 +8,9 @@
 #   4. runs every model in both, threads 1 and 2, TensorBridge at O2 and O3, one process per configuration,
 #      checks TensorBridge's outputs against ONNX Runtime's, and prints the table (compare.py), also written
 #      to build/bench/models.md and build/bench/models.json.
-# Usage: bash bench/models/run.sh [--quick]   (--quick: small models, 5 timed runs: a check, not a measurement)
-# Environment: BENCH_THREADS (default 1,2), BENCH_LEVELS (O2,O3), BENCH_WARMUP (3), BENCH_RUNS (20; 5 quick).
+# Usage: bash bench/models/run.sh [--quick]   (--quick: small models, 6 timed runs: a check, not a measurement)
+# Environment: BENCH_THREADS (default 1,2), BENCH_LEVELS (O2,O3), BENCH_WARMUP (3), BENCH_RUNS (30; 6 quick),
+# BENCH_ROUNDS (3: ORT and each level take turns, RUNS / ROUNDS timed runs per turn).
 set -euo pipefail
 
 quick=""
@@ -43,4 +44,4 @@ rm -rf "$models"
 echo "== 4/4 running (one process per configuration; progress on stderr)"
 "$venv/bin/python" bench/models/compare.py --models "$models" --runner "$build/bench/model_bench" --out "$build" \
   --threads "${BENCH_THREADS:-1,2}" --levels "${BENCH_LEVELS:-O2,O3}" --warmup "${BENCH_WARMUP:-3}" \
-  --runs "${BENCH_RUNS:-$([ -n "$quick" ] && echo 5 || echo 20)}"
+  --runs "${BENCH_RUNS:-$([ -n "$quick" ] && echo 6 || echo 30)}" --rounds "${BENCH_ROUNDS:-3}"
