@@ -5,10 +5,12 @@
  * (line o's kpp pairs at o * kpp * 2): a tile of A is 16 lines x 32 k. Every sliver's depth is padded with
  * zeros to whole tiles of 16 pairs (pair_block), so no tile reads past its sliver. Each thread loads the
  * configuration (all eight tiles 16 rows x 64 bytes) before its first tile (thread_setup: again only when
- * the thread's configuration differs, e.g. another library used the tiles in between).
+ * the thread's configuration differs, e.g. another library used the tiles in between). C is loaded into
+ * the accumulator tiles and stored from them directly (alpha 1, beta 0 or 1: the driver's usual case).
  * Built twice: on the hardware (gemm_bf16_amx.c, x86-64 only, run only when cpuid has AMX, the kernel has
- * granted the tile state and the self-check of gemm_bf16.c passed) and on the C model of the instructions
- * (gemm_bf16_amx_emulated.c, TB_AMX_EMULATED), which the tests run on any machine. */
+ * granted the tile state and the self-check of gemm_bf16_check.c passed) and on the C model of the
+ * instructions (gemm_bf16_amx_emulated.c, TB_AMX_EMULATED), which the tests run on any machine. */
+#include <stdbool.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/amx_tiles.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
@@ -34,15 +36,11 @@ static TB_AMX_TARGET void thread_setup(void) {
   if (memcmp(&now, &config, sizeof now) != 0) TB_TILE_LOADCONFIG(&config);
 }
 
-/* The 32 x 32 sums of a sliver pair over kp (a multiple of PAIR_BLOCK) pairs into acc (row stride NR):
- * tiles 0-3 accumulate (rows 0-15 | 16-31) x (columns 0-15 | 16-31), 4-5 hold A, 6-7 hold B. */
-static TB_AMX_TARGET void tile_sums(int64_t kp, const uint16_t *a, const uint16_t *b, float *acc) {
+/* The products of a sliver pair over kp (a multiple of PAIR_BLOCK) pairs added to tiles 0-3, which hold
+ * (rows 0-15 | 16-31) x (columns 0-15 | 16-31); 4-5 hold A, 6-7 hold B. */
+static TB_AMX_TARGET void tile_products(int64_t kp, const uint16_t *a, const uint16_t *b) {
   const long a_stride = (long)kp * 4, b_stride = NR * 4;
   const uint16_t *a_low = a + TILE_ROWS * kp * 2;
-  TB_TILE_ZERO(0);
-  TB_TILE_ZERO(1);
-  TB_TILE_ZERO(2);
-  TB_TILE_ZERO(3);
   for (int64_t q = 0; q < kp; q += PAIR_BLOCK) {
     TB_TILE_LOAD(4, a + q * 2, a_stride);
     TB_TILE_LOAD(6, b + q * NR * 2, b_stride);
@@ -53,15 +51,45 @@ static TB_AMX_TARGET void tile_sums(int64_t kp, const uint16_t *a, const uint16_
     TB_TILE_DPBF16PS(2, 5, 6);
     TB_TILE_DPBF16PS(3, 5, 7);
   }
+}
+
+/* The 32 x 32 sums into acc (row stride NR). */
+static TB_AMX_TARGET void tile_sums(int64_t kp, const uint16_t *a, const uint16_t *b, float *acc) {
+  TB_TILE_ZERO(0);
+  TB_TILE_ZERO(1);
+  TB_TILE_ZERO(2);
+  TB_TILE_ZERO(3);
+  tile_products(kp, a, b);
   TB_TILE_STORE(0, acc, NR * 4);
   TB_TILE_STORE(1, acc + 16, NR * 4);
   TB_TILE_STORE(2, acc + TILE_ROWS * NR, NR * 4);
   TB_TILE_STORE(3, acc + TILE_ROWS * NR + 16, NR * 4);
 }
 
+/* With alpha 1 and beta 0 or 1 (every depth block after the first), C itself is the accumulator: loaded
+ * into the tiles (or the tiles zeroed), the products added, the tiles stored back, with no pass over C in
+ * vector code. An edge goes through a 32 x 32 copy of its part of C so that its elements see the same
+ * additions as a whole tile's. Other alpha and beta: alpha * sums + beta * C. */
+static bool accumulates_in_c(float alpha, float beta) { return alpha == 1.0f && (beta == 0.0f || beta == 1.0f); }
+
 static TB_AMX_TARGET void edge_amx(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, float alpha,
                                    float beta, int rows, int cols) {
   _Alignas(64) float acc[MR * NR];
+  if (accumulates_in_c(alpha, beta)) {
+    memset(acc, 0, sizeof acc);
+    for (int i = 0; beta != 0.0f && i < rows; i++) memcpy(acc + i * NR, c + i * ldc, (size_t)cols * sizeof(float));
+    TB_TILE_LOAD(0, acc, NR * 4);
+    TB_TILE_LOAD(1, acc + 16, NR * 4);
+    TB_TILE_LOAD(2, acc + TILE_ROWS * NR, NR * 4);
+    TB_TILE_LOAD(3, acc + TILE_ROWS * NR + 16, NR * 4);
+    tile_products(kp, a, b);
+    TB_TILE_STORE(0, acc, NR * 4);
+    TB_TILE_STORE(1, acc + 16, NR * 4);
+    TB_TILE_STORE(2, acc + TILE_ROWS * NR, NR * 4);
+    TB_TILE_STORE(3, acc + TILE_ROWS * NR + 16, NR * 4);
+    for (int i = 0; i < rows; i++) memcpy(c + i * ldc, acc + i * NR, (size_t)cols * sizeof(float));
+    return;
+  }
   tile_sums(kp, a, b, acc);
   for (int i = 0; i < rows; i++) {
     float *ci = c + i * ldc;
@@ -75,7 +103,28 @@ static TB_AMX_TARGET void edge_amx(int64_t kp, const uint16_t *a, const uint16_t
 
 static TB_AMX_TARGET void ukr_amx(int64_t kp, const uint16_t *a, const uint16_t *b, float *c, int64_t ldc, float alpha,
                                   float beta) {
-  edge_amx(kp, a, b, c, ldc, alpha, beta, MR, NR);
+  if (!accumulates_in_c(alpha, beta)) {
+    edge_amx(kp, a, b, c, ldc, alpha, beta, MR, NR);
+    return;
+  }
+  const long stride = (long)ldc * 4;
+  float *c_low = c + TILE_ROWS * ldc;
+  if (beta == 0.0f) {
+    TB_TILE_ZERO(0);
+    TB_TILE_ZERO(1);
+    TB_TILE_ZERO(2);
+    TB_TILE_ZERO(3);
+  } else {
+    TB_TILE_LOAD(0, c, stride);
+    TB_TILE_LOAD(1, c + 16, stride);
+    TB_TILE_LOAD(2, c_low, stride);
+    TB_TILE_LOAD(3, c_low + 16, stride);
+  }
+  tile_products(kp, a, b);
+  TB_TILE_STORE(0, c, stride);
+  TB_TILE_STORE(1, c + 16, stride);
+  TB_TILE_STORE(2, c_low, stride);
+  TB_TILE_STORE(3, c_low + 16, stride);
 }
 
 static int64_t padded_pairs(int64_t kc) { return ((kc + 1) / 2 + PAIR_BLOCK - 1) / PAIR_BLOCK * PAIR_BLOCK; }
