@@ -17,6 +17,7 @@
 #include <tensorbridge/validate.h>
 #include "backend/cpu/kernels/fast/amx_emulate.h"
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm_bf16_amx_pack.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
 #include "core/convert_scalar.h"
@@ -153,6 +154,23 @@ static void amx_packing_is_line_and_pair_layout(void **state) {
                          (long long)q, (long long)o, (long long)h, b[(q * 32 + o) * 2 + h], a[o * kpp * 2 + q * 2 + h], expect);
             }
       }
+  /* the AVX-512 packing gives the plain C packing's bits, padding included, for every kind and both widths
+   * of 16-line blocks */
+  if (!tb_amx_pack_avx512_runs()) return;
+  for (int kind = TB_AMX_PACK_A_O; kind <= TB_AMX_PACK_B_P; kind++)
+    for (int width = 16; width <= 32; width += 16)
+      for (int64_t kc = 1; kc <= DEPTH; kc += 4)
+        for (int64_t outer = 1; outer <= width; outer += 5) {
+          uint16_t plain[MAX], vector[MAX];
+          memset(vector, 0xAB, sizeof vector);
+          bool o_contiguous = kind == TB_AMX_PACK_A_O || kind == TB_AMX_PACK_B_O;
+          int64_t ld = o_contiguous ? LINES : DEPTH, count = tb_gemm_bf16_pairs(amx, kc) * 2 * width;
+          tb_amx_pack((tb_amx_pack_kind)kind, false, src, ld, kc, outer, width, plain);
+          tb_amx_pack((tb_amx_pack_kind)kind, true, src, ld, kc, outer, width, vector);
+          if (memcmp(plain, vector, (size_t)count * sizeof(uint16_t)))
+            fail_msg("AMX packing kind %d width %d kc %lld outer %lld: AVX-512 differs from plain C", kind, width,
+                     (long long)kc, (long long)outer);
+        }
 }
 
 /* The C model of the tile instructions against the reference's pseudocode on a few values by hand:
@@ -211,8 +229,7 @@ static void amx_readiness_and_self_check(void **state) {
   assert_int_equal(tb_amx_emu_faults(), deliberate_faults);
   uint64_t hw = tb_convert_hardware_features();
   uint64_t amx = TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
-  assert_int_equal(tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX),
-                   amx | TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW));
+  assert_int_equal(tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX), amx | tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16));
   assert_int_equal(tb_gemm_bf16_path_features(TB_GEMM_BF16_AMX_EMULATED), 0);
   if ((hw & amx) != amx) {
     assert_false(tb_gemm_bf16_amx_ready());

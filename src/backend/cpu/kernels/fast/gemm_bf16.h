@@ -18,7 +18,7 @@
 typedef enum tb_gemm_bf16_path {
   TB_GEMM_BF16_PORTABLE = 0,
   TB_GEMM_BF16_AVX512BF16, /* AVX512F + AVX512BW + AVX512_BF16 */
-  TB_GEMM_BF16_AMX,        /* AVX512F + AVX512BW + AMX_TILE + AMX_BF16, the tile state granted, self-checked */
+  TB_GEMM_BF16_AMX,        /* AVX512-BF16's + AMX_TILE + AMX_BF16, the tile state granted, self-checked */
   TB_GEMM_BF16_AMX_EMULATED, /* the AMX kernel on the C model of the instructions: tests only, never chosen */
   TB_GEMM_BF16_PATH_COUNT
 } tb_gemm_bf16_path;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/amx_tiles.h"
+#include "backend/cpu/kernels/fast/gemm_bf16_amx_pack.h"
 #include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
 
 #if defined(TB_AMX_EMULATED)
@@ -22,7 +23,7 @@
 #endif
 
 #if TB_AMX_BUILT
-enum { MR = 32, NR = 32, PAIR_BLOCK = 16, TILE_ROWS = 16, TILE_BYTES = 64 };
+enum { MR = 32, NR = 32, PAIR_BLOCK = TB_AMX_PAIR_BLOCK, TILE_ROWS = 16, TILE_BYTES = 64 };
 
 static const tb_amx_config config = {
     .palette_id = 1,
@@ -127,41 +128,23 @@ static TB_AMX_TARGET void ukr_amx(int64_t kp, const uint16_t *a, const uint16_t 
   TB_TILE_STORE(3, c_low + 16, stride);
 }
 
-static int64_t padded_pairs(int64_t kc) { return ((kc + 1) / 2 + PAIR_BLOCK - 1) / PAIR_BLOCK * PAIR_BLOCK; }
-
-/* B, pair-interleaved: element (p, o) at ((p / 2) * width + o) * 2 + p % 2, zeros past kc and outer. */
-static TB_AMX_TARGET void pack_b_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
-  int64_t kpp = padded_pairs(kc);
-  for (int64_t p = 0; p < kpp * 2; p++) {
-    uint16_t *d = dst + (p / 2) * width * 2 + p % 2;
-    for (int64_t o = 0; o < width; o++) d[o * 2] = p < kc && o < outer ? tb_bf16_round(src[p * ld + o]) : 0;
-  }
+/* The packing: AVX-512 on the hardware (AMX implies it); on the model, whatever this CPU runs. */
+#if defined(TB_AMX_EMULATED)
+#define PACK_AVX512 tb_amx_pack_avx512_runs()
+#else
+#define PACK_AVX512 true
+#endif
+static void pack_a_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  tb_amx_pack(TB_AMX_PACK_A_O, PACK_AVX512, src, ld, kc, outer, width, dst);
 }
-
-static TB_AMX_TARGET void pack_b_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
-  int64_t kpp = padded_pairs(kc);
-  memset(dst, 0, (size_t)(kpp * width * 2) * sizeof *dst);
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t p = 0; p < kc; p++) dst[((p / 2) * width + o) * 2 + p % 2] = tb_bf16_round(src[o * ld + p]);
+static void pack_a_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  tb_amx_pack(TB_AMX_PACK_A_P, PACK_AVX512, src, ld, kc, outer, width, dst);
 }
-
-/* A, line by line: element (p, o) at o * kpp * 2 + p, zeros past kc and outer. */
-static TB_AMX_TARGET void pack_a_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
-  int64_t line = padded_pairs(kc) * 2;
-  memset(dst, 0, (size_t)(line * width) * sizeof *dst);
-  for (int64_t p = 0; p < kc; p++)
-    for (int64_t o = 0; o < outer; o++) dst[o * line + p] = tb_bf16_round(src[p * ld + o]);
+static void pack_b_o(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  tb_amx_pack(TB_AMX_PACK_B_O, PACK_AVX512, src, ld, kc, outer, width, dst);
 }
-
-static TB_AMX_TARGET void pack_a_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
-  int64_t line = padded_pairs(kc) * 2;
-  for (int64_t o = 0; o < width; o++) {
-    uint16_t *d = dst + o * line;
-    const float *s = src + o * ld;
-    int64_t filled = o < outer ? kc : 0;
-    for (int64_t p = 0; p < filled; p++) d[p] = tb_bf16_round(s[p]);
-    memset(d + filled, 0, (size_t)(line - filled) * sizeof *d);
-  }
+static void pack_b_p(const float *src, int64_t ld, int64_t kc, int64_t outer, int width, uint16_t *dst) {
+  tb_amx_pack(TB_AMX_PACK_B_P, PACK_AVX512, src, ld, kc, outer, width, dst);
 }
 
 const tb_gemm_bf16_kernel TB_AMX_KERNEL = {.mr = MR, .nr = NR, .pair_block = PAIR_BLOCK, .ukr = ukr_amx,

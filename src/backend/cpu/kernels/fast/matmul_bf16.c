@@ -174,9 +174,7 @@ static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
 
 #define FEATURES_avx512bf16 \
   (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
-#define FEATURES_amx                                                                                       \
-  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | \
-   TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
+#define FEATURES_amx (FEATURES_avx512bf16 | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
 #define FEATURES_portable 0
 #define FEATURES_amx_emulated 0 /* not registered: the tests call these entries directly */
 
