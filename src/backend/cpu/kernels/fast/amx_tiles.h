@@ -31,7 +31,13 @@
     __asm__ volatile("" : : : "memory");       \
   } while (0)
 #define TB_TILE_ZERO(t) _tile_zero(t)
-#define TB_TILE_LOAD(t, base, stride) _tile_loadd(t, base, stride)
+/* tileloadd's intrinsic names no memory it reads: the barrier keeps stores to base (a copy of C just
+ * made, say) from being moved after it */
+#define TB_TILE_LOAD(t, base, stride)          \
+  do {                                         \
+    __asm__ volatile("" : : : "memory");       \
+    _tile_loadd(t, base, stride);              \
+  } while (0)
 #define TB_TILE_STORE(t, base, stride) _tile_stored(t, base, stride)
 #define TB_TILE_DPBF16PS(dst, a, b) _tile_dpbf16ps(dst, a, b)
 #else
