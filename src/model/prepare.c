@@ -127,15 +127,14 @@ static tb_status run_passes(tb_prepared *p, tb_opt_level level, strlist *applied
 }
 
 /* O0 and O1 run the reference kernels; O2 the fast fp32 ones; bf16 kernels (level 3) run at O3 unless fp32 is
- * asked for, and at O2 when bf16 is, on a CPU with bf16 instructions (AVX512-BF16 or AMX-BF16): elsewhere
- * bf16 would only be emulated, slower than fp32, so the fp32 kernels run and a warning says why. */
+ * asked for, and at O2 when bf16 is, on a CPU with AVX512-BF16 (every fast bf16 kernel needs it; the AMX ones
+ * too, for their packing and their fallback): elsewhere bf16 would only be emulated, slower than fp32, so the
+ * fp32 kernels run and a warning says why. */
 static bool wants_bf16(const tb_prepare_options *o) {
   return o->precision == TB_PRECISION_BF16 || (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO);
 }
 
-static bool cpu_has_bf16(uint64_t features) {
-  return (features & (TB_FEATURE_BIT(TB_FEATURE_AVX512BF16) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))) != 0;
-}
+static bool cpu_has_bf16(uint64_t features) { return (features & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0; }
 
 static int kernel_level(const tb_prepare_options *o, uint64_t features) {
   if (o->level <= TB_LEVEL_O1) return 0;
@@ -232,7 +231,7 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   } else if (st == TB_OK && wants_bf16(o) && !r->reduced_precision_nodes) {
     char text[240];
     const char *why = o->level <= TB_LEVEL_O1 ? "bf16 kernels run at O2 and O3"
-                      : !cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16 or AMX-BF16)"
+                      : !cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16; AMX-BF16 alone is not used)"
                       : cpu_nodes ? "no node of this model has a bf16 kernel" : "the device's kernels compute in fp32";
     snprintf(text, sizeof text, "precision %s: fp32 is used: %s", o->precision == TB_PRECISION_AUTO ? "auto at O3" : "bf16", why);
     st = warn(p, warnings, text);
