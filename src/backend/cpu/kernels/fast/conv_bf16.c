@@ -1,9 +1,10 @@
 /* Level-3 (precision bf16, fp32 accumulation) Conv and tb::FusedConv: the level-2 convolution driver
  * (conv_fast.c: implicit GEMM per image, group and pixel block, 1x1 as plain GEMM, epilogue around the
  * products) on a bf16 product of its own, built from the bf16 GEMM's micro-kernels and packing routines
- * (gemm_bf16_kernel.h: AMX, AVX512-BF16 or portable; AMX slivers are padded to whole tiles of depth). The general bf16 GEMM driver did not fit these shapes:
- * its fixed 512-deep blocks left K = 576 as 512 + 64 (a second pass over C for 64 products), it allocated
- * a conversion buffer per packing task, and ran its bias / residual / activation epilogue in scalar code.
+ * (gemm_bf16_kernel.h: AMX, AVX512-BF16 or portable; AMX slivers are padded to whole tiles of depth). The
+ * general bf16 GEMM driver did not fit these shapes: its fixed 512-deep blocks left K = 576 as 512 + 64 (a
+ * second pass over C for 64 products), it allocated a conversion buffer per packing task, and ran its bias /
+ * residual / activation epilogue in scalar code.
  * Here the depth is cut into equal even blocks of at most KC_MAX, the weights are rounded and packed once
  * at prepare in those blocks, and per depth block the patches of the pixel block are packed (fp32 slivers
  * from the patch packer, then rounded into the pair-interleaved bf16 layout) once and shared by every row
@@ -29,8 +30,6 @@
 #include "core/threadpool.h"
 
 enum { KC_MAX = 512, MAX_TILE = 32 * 32, PACK_GROUP = 4 };
-
-static const tb_gemm_bf16_kernel *kernel_for(int path) { return tb_gemm_bf16_kernel_for(path); }
 
 /* The packing of an operand in the product's A role (rows of C: weights, or pixels when transposed) or B
  * role: the same for every path but AMX, whose A slivers are laid out line by line. */
@@ -68,7 +67,7 @@ static const uint16_t *weights_at(const bf16_weights *w, int64_t q, int64_t kp_q
 
 /* As the fp32 product's rule (conv_fast.c): channels as columns when that wastes no more of the tile. */
 static bool bf16_transposed(int path, int64_t mg) {
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   return (mg + kr->nr - 1) / kr->nr * kr->nr <= (mg + kr->mr - 1) / kr->mr * kr->mr;
 }
 
@@ -80,7 +79,7 @@ static void bf16_free(void *packed) {
 }
 
 static void *bf16_pack(int path, const float *src, int64_t mg, int64_t k, bool transposed) {
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   bf16_weights *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   int width = transposed ? kr->nr : kr->mr;
@@ -220,7 +219,7 @@ static bool run_blocks(const tb_gemm_bf16_kernel *kr, const bf16_weights *w, int
 static bool bf16_run_t(int path, int64_t m, int64_t n, int64_t k, const void *a, const float *b, int64_t ldb,
                        tb_conv_patches *patches, float *ct, struct tb_pool *pool) {
   const bf16_weights *w = a;
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   if (!w || w->path != path || !w->transposed || w->m != m || w->k != k) return false;
   if (m <= 0 || n <= 0 || k <= 0) return true;
   return run_blocks(kr, w, n, kr->mr, b, ldb, patches, ct, m, pixel_slivers, (n + kr->mr - 1) / kr->mr, pool);
@@ -229,7 +228,7 @@ static bool bf16_run_t(int path, int64_t m, int64_t n, int64_t k, const void *a,
 static bool bf16_run(int path, int64_t m, int64_t n, int64_t k, const void *a, const float *b, int64_t ldb,
                      tb_conv_patches *patches, float *c, int64_t ldc, struct tb_pool *pool) {
   const bf16_weights *w = a;
-  const tb_gemm_bf16_kernel *kr = kernel_for(path);
+  const tb_gemm_bf16_kernel *kr = tb_gemm_bf16_kernel_for(path);
   if (!w || w->path != path || w->transposed || w->m != m || w->k != k) return false;
   if (m <= 0 || n <= 0 || k <= 0) return true;
   return run_blocks(kr, w, n, kr->nr, b, ldb, patches, c, ldc, row_slivers, w->slivers, pool);

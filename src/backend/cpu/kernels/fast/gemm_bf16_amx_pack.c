@@ -23,7 +23,8 @@ static int64_t padded_pairs(int64_t kc) {
 static void pack_scalar(tb_amx_pack_kind kind, const float *src, int64_t ld, int64_t kc, int64_t outer, int width,
                         uint16_t *dst) {
   int64_t kpp = padded_pairs(kc);
-  bool is_b = kind == TB_AMX_PACK_B_O || kind == TB_AMX_PACK_B_P, o_contiguous = kind == TB_AMX_PACK_A_O || kind == TB_AMX_PACK_B_O;
+  bool is_b = kind == TB_AMX_PACK_B_O || kind == TB_AMX_PACK_B_P;
+  bool o_contiguous = kind == TB_AMX_PACK_A_O || kind == TB_AMX_PACK_B_O;
   memset(dst, 0, (size_t)(kpp * 2 * width) * sizeof *dst);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t p = 0; p < kc; p++) {

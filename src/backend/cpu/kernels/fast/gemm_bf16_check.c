@@ -54,7 +54,7 @@ static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
 
 static void decide_amx(void) {
   uint64_t need = TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
-  if (!tb_gemm_bf16_kernel_amx.ukr || (tb_convert_hardware_features() & need) != need) return; /* no AMX: nothing to say */
+  if (!tb_gemm_bf16_kernel_amx.ukr || (tb_convert_hardware_features() & need) != need) return; /* no AMX: no log */
   char why[300], errno_text[32];
   int err = tb_amx_request_permission();
   if (err != 0) {

@@ -1,10 +1,11 @@
 /* Level-3 (precision bf16, fp32 accumulation) MatMul, Gemm, tb::FusedMatMul and tb::FusedGemm on the bf16
  * GEMM (gemm_bf16.h), on the AMX, AVX512-BF16 or portable path (the AMX entries run AVX512-BF16 when
- * tb_gemm_bf16_runnable says AMX cannot run here; the emulated-AMX entries are for the tests only). A constant B (the weights) is rounded and
- * packed once in prepare(); the activations are rounded while the GEMM packs them. Inputs and outputs are
- * float32; only the products see bf16. The fused epilogue (FusedMatMul's bias and residual, then the
- * activation) runs in the GEMM's epilogue on finished fp32 values, with the row loops of the AVX-512
- * vec_ops table on the AVX512-BF16 path and of the portable one on the portable path: on this CPU the
+ * tb_gemm_bf16_runnable says AMX cannot run here; the emulated-AMX entries are for the tests only). A
+ * constant B (the weights) is rounded and packed once in prepare(); the activations are rounded while the
+ * GEMM packs them. Inputs and outputs are float32; only the products see bf16. The fused epilogue
+ * (FusedMatMul's bias and residual, then the activation) runs in the GEMM's epilogue on finished fp32
+ * values, with the row loops of the AVX-512 vec_ops table on the AVX512-BF16 and AMX paths and of the
+ * portable one on the portable path (and the model of AMX): on this CPU the
  * same loops as the level-2 Add and Gelu kernels, so the fused node gives the unfused nodes' bits. A
  * FusedMatMul whose bias runs along A's rows (1-D B) goes to the reference kernel. */
 #include <stdlib.h>
