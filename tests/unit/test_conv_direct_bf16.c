@@ -33,9 +33,7 @@
 
 static const tb_conv_direct_impl *const impl = &tb_conv_direct_bf16_avx512bf16;
 
-static bool has_avx512bf16(void) {
-  return tbt_cpu_has_bf16() && (tb_convert_features() & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0;
-}
+static bool has_avx512bf16(void) { return tbt_cpu_has_bf16(); }
 
 #define SKIP_WITHOUT_AVX512BF16()                                                                  \
   do {                                                                                             \
