@@ -79,15 +79,4 @@ char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg);
  * the AMX ones need it too): not under valgrind, which hides AVX-512. */
 static inline bool tbt_cpu_has_bf16(void) { return (tb_convert_features() & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0; }
 
-/* Under AddressSanitizer, LeakSanitizer's check now, while every thread (a driver's workers included) is
- * idle, rather than at exit: its thread-stopping tracer crashed twice ("Tracer caught signal 11") at the
- * exit of a test that had used PoCL, whose threads are being torn down then. Leaks fail the test as they
- * would at exit; a no-op in other builds. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-static inline void tbt_leak_check_now(void) { __lsan_do_leak_check(); }
-#else
-static inline void tbt_leak_check_now(void) {}
-#endif
-
 #endif
