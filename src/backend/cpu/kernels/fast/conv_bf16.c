@@ -259,13 +259,12 @@ BF16_ENTRIES(avx512bf16, TB_GEMM_BF16_AVX512BF16, TB_GEMM_AVX512)
 BF16_ENTRIES(portable, TB_GEMM_BF16_PORTABLE, TB_GEMM_PORTABLE)
 BF16_ENTRIES(amx_emulated, TB_GEMM_BF16_AMX_EMULATED, TB_GEMM_PORTABLE)
 
-#define AVX512BF16_FEATURES \
-  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
+#define AVX512BF16_FEATURES TB_GEMM_BF16_AVX512BF16_FEATURES
 #define BF16_KERNEL(dom, op, features, run_fn, prep)                                                               \
   {.domain = dom, .name = op, .level = 3, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
    .prepare = prep, .release = tb_conv_release, .precision = "bf16"}
 
-#define AMX_FEATURES (AVX512BF16_FEATURES | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
+#define AMX_FEATURES TB_GEMM_BF16_AMX_FEATURES
 
 const tb_cpu_kernel tb_kernel_conv_bf16_amx = BF16_KERNEL("", "Conv", AMX_FEATURES, conv_run_amx, prepare_amx);
 const tb_cpu_kernel tb_kernel_fused_conv_bf16_amx = BF16_KERNEL("tb", "FusedConv", AMX_FEATURES, fused_run_amx, prepare_amx);

@@ -43,11 +43,8 @@ tb_gemm_bf16_path tb_gemm_bf16_path_for(uint64_t features) {
 }
 
 uint64_t tb_gemm_bf16_path_features(tb_gemm_bf16_path path) {
-  uint64_t avx512 = TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW);
-  if (path == TB_GEMM_BF16_AVX512BF16) return avx512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16);
-  if (path == TB_GEMM_BF16_AMX) /* its packing is AVX-512, and it falls back to AVX512-BF16 */
-    return avx512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16) | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) |
-           TB_FEATURE_BIT(TB_FEATURE_AMX_BF16);
+  if (path == TB_GEMM_BF16_AVX512BF16) return TB_GEMM_BF16_AVX512BF16_FEATURES;
+  if (path == TB_GEMM_BF16_AMX) return TB_GEMM_BF16_AMX_FEATURES; /* AVX-512 packing, AVX512-BF16 fallback */
   return 0;
 }
 

@@ -23,6 +23,13 @@ typedef enum tb_gemm_bf16_path {
   TB_GEMM_BF16_PATH_COUNT
 } tb_gemm_bf16_path;
 
+/* The TB_FEATURE_BIT sets of the AVX512-BF16 and AMX paths, as constants for kernel entries' initializers
+ * (tb_gemm_bf16_path_features returns them; <tensorbridge/device.h> defines the bits). */
+#define TB_GEMM_BF16_AVX512BF16_FEATURES \
+  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
+#define TB_GEMM_BF16_AMX_FEATURES \
+  (TB_GEMM_BF16_AVX512BF16_FEATURES | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
+
 /* The fastest path for a TB_FEATURE_BIT mask: AMX when its features are in the mask and
  * tb_gemm_bf16_amx_ready(), else AVX512-BF16 when AVX512F, AVX512BW and AVX512BF16 are all present, else
  * portable. */

@@ -173,9 +173,8 @@ static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
       "tb", "FusedGemm", 3, FEATURES_##suffix, gemm_accepts, fused_gemm_run_##suffix, gemm_prepare_##suffix,           \
       release_weights, "bf16"};
 
-#define FEATURES_avx512bf16 \
-  (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16))
-#define FEATURES_amx (FEATURES_avx512bf16 | TB_FEATURE_BIT(TB_FEATURE_AMX_TILE) | TB_FEATURE_BIT(TB_FEATURE_AMX_BF16))
+#define FEATURES_avx512bf16 TB_GEMM_BF16_AVX512BF16_FEATURES
+#define FEATURES_amx TB_GEMM_BF16_AMX_FEATURES
 #define FEATURES_portable 0
 #define FEATURES_amx_emulated 0 /* not registered: the tests call these entries directly */
 
