@@ -243,6 +243,73 @@ static void subgraphs_checked_and_profiled(void **state) {
   tb_model_destroy(model);
 }
 
+static const tb_node_profile *profile_entry(const tb_node_profile *e, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(e[i].name, name) == 0) return &e[i];
+  fail_msg("no profile entry for node '%s'", name);
+  return NULL;
+}
+
+/* y = Loop(M, , x) whose body doubles its carried state with MatMul(s, 2I), W from the outer scope: no
+ * warning at O2, and the body's nodes are profiled once per iteration, under "loop0/body". */
+static void loop_body_checked_and_profiled(void **state) {
+  fixture *f = *state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "main");
+  int64_t x_dims[2] = {2, 3}, w_dims[2] = {3, 3};
+  float w[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2};
+  tbt_input(g, "x", TB_DTYPE_F32, 2, x_dims, NULL);
+  tbt_input(g, "M", TB_DTYPE_I64, 0, NULL, NULL);
+  tbt_const_f32(g, "W", 2, w_dims, w);
+  tb_graph *body = tb_graph_new(m, g, "body");
+  tbt_input(body, "iter", TB_DTYPE_I64, 0, NULL, NULL);
+  tbt_input(body, "cond_in", TB_DTYPE_BOOL, 0, NULL, NULL);
+  tbt_input(body, "s", TB_DTYPE_F32, 2, x_dims, NULL);
+  tbt_node(body, "Not", "keep_going", "cond_in", "stop");
+  tbt_node(body, "Not", "keep_going2", "stop", "cond_out");
+  tbt_node(body, "MatMul", "double", "s,W", "s_out");
+  tbt_output(body, "cond_out");
+  tbt_output(body, "s_out");
+  tb_attr attrs[1] = {{.name = "body", .type = TB_ATTR_GRAPH, .g = body}};
+  int in[3] = {tb_graph_find(g, "M"), -1, tb_graph_find(g, "x")}, out = tb_graph_value(g, "y");
+  assert_true(tb_graph_add_node(g, "loop0", "Loop", "", in, 3, &out, 1, attrs, 1) >= 0);
+  tbt_output(g, "y");
+  tb_model *model = tbt_model_of(m);
+  tb_prepare_options o = options_at(TB_LEVEL_O2, NULL);
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, f->cpu, &o, &p, &r));
+  assert_false(warns_reference_only(r));
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  float x[6] = {1, 2, 3, 4, 5, 6}, want[6] = {8, 16, 24, 32, 40, 48};
+  int64_t three = 3;
+  tb_tensor *ins[2] = {tbt_f32(f->cpu, 2, x_dims, x), NULL}, *y = NULL;
+  TB_ASSERT_OK(tb_tensor_create(f->cpu, TB_DTYPE_I64, 0, NULL, &ins[1]));
+  TB_ASSERT_OK(tb_tensor_copy_from_host(ins[1], &three, sizeof three));
+  const char *names[2] = {"x", "M"};
+  for (int run = 0; run < 2; run++) {
+    TB_ASSERT_OK(tb_prepared_run(p, 2, names, ins, 1, NULL, &y));
+    tbt_expect_f32(y, 2, x_dims, want);
+    tb_tensor_destroy(y);
+  }
+  size_t n = 0;
+  const tb_node_profile *e = NULL;
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  assert_int_equal(n, 4);
+  assert_string_equal(e[0].name, "loop0");
+  assert_string_equal(e[0].graph, "");
+  assert_int_equal(e[0].runs, 2);
+  const tb_node_profile *mm = profile_entry(e, n, "double");
+  assert_string_equal(mm->graph, "loop0/body");
+  TB_ASSERT_CONTAINS(mm->kernel, "fast fp32 (");
+  assert_int_equal(mm->runs, 6); /* 3 iterations in each of 2 runs */
+  assert_int_equal(profile_entry(e, n, "keep_going")->runs, 6);
+  tb_tensor_destroy(ins[0]);
+  tb_tensor_destroy(ins[1]);
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+}
+
 static void options_checked(void **state) {
   fixture *f = *state;
   tb_prepared *p = (tb_prepared *)f; /* must be reset to NULL on failure */
@@ -453,6 +520,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(o3_without_bf16_instructions, setup, teardown),
       cmocka_unit_test_setup_teardown(profiling, setup, teardown),
       cmocka_unit_test_setup_teardown(subgraphs_checked_and_profiled, setup, teardown),
+      cmocka_unit_test_setup_teardown(loop_body_checked_and_profiled, setup, teardown),
       cmocka_unit_test(precision_names),
       cmocka_unit_test_setup_teardown(result_json, setup, teardown),
       cmocka_unit_test_setup_teardown(input_errors_name_the_input, setup, teardown),
