@@ -324,6 +324,51 @@ static void profile(void **state) {
 }
 
 /* A reference that differs: exit 1 and the compare line says how much. */
+/* A model whose work is inside a Scan body (libonnx-testdata's test_scan9_sum: Add in the body): no
+ * reference-only warning at O2, and the profile lists the body's nodes with their kernels and per-iteration
+ * runs, the run count taken from the model's own nodes. */
+static void profile_inside_subgraphs(void **state) {
+  (void)state;
+  const char *model = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
+  if (access(model, R_OK) != 0) {
+    print_message("skipped: %s is missing (Debian's libonnx-testdata)\n", model);
+    skip();
+  }
+  char args[1024];
+  snprintf(args, sizeof args, "run %s --backend cpu --level O2 --repeat 2 --profile", model);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  assert_null(strstr(r.out, "no faster CPU kernel"));
+  TB_ASSERT_CONTAINS(r.out, "over 1 timed run\n");
+  TB_ASSERT_CONTAINS(r.out, "  Add                          cpu           1 ");
+  TB_ASSERT_CONTAINS(r.out, "  #0/body/(no name)\n");
+  const char *add = strstr(r.out, "  slowest nodes:\n");
+  assert_non_null(add);
+  add = strstr(add, "  Add ");
+  assert_non_null(add);
+  TB_ASSERT_CONTAINS(add, "fast fp32 (");
+  tcli_free(&r);
+  snprintf(args, sizeof args, "run %s --backend cpu --level O2 --profile --json", model);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  cJSON *root = tcli_json(r.out);
+  const cJSON *entry, *profile = cJSON_GetObjectItemCaseSensitive(root, "profile");
+  assert_int_equal(cJSON_GetArraySize(profile), 3);
+  assert_string_equal(tcli_json_str(cJSON_GetArrayItem(profile, 0), "op"), "Scan");
+  assert_string_equal(tcli_json_str(cJSON_GetArrayItem(profile, 0), "graph"), "");
+  bool body_add = false;
+  cJSON_ArrayForEach(entry, profile) {
+    if (strcmp(tcli_json_str(entry, "op"), "Add") != 0) continue;
+    assert_string_equal(tcli_json_str(entry, "graph"), "#0/body");
+    TB_ASSERT_CONTAINS(tcli_json_str(entry, "kernel"), "fast fp32 (");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(entry, "runs")->valueint, 3); /* one per scanned row */
+    body_add = true;
+  }
+  assert_true(body_add);
+  cJSON_Delete(root);
+  tcli_free(&r);
+}
+
 static void compare_mismatch(void **state) {
   (void)state;
   char dir[] = "/tmp/tb-run-XXXXXX";
@@ -393,6 +438,7 @@ int main(void) {
       cmocka_unit_test_setup(symbolic_dims, setup),
       cmocka_unit_test_setup(json_output, setup),
       cmocka_unit_test_setup(profile, setup),
+      cmocka_unit_test_setup(profile_inside_subgraphs, setup),
       cmocka_unit_test_setup(compare_mismatch, setup),
       cmocka_unit_test_setup(errors_and_exit_codes, setup),
   };
