@@ -38,7 +38,7 @@ static const char help[] =
     "  --repeat N          run N times and print the median and fastest time (default 1; each run ends\n"
     "                      with a synchronize of the backend)\n"
     "  --threads N         CPU threads (default 0: TB_NUM_THREADS, else the CPUs this process may use)\n"
-    "  --output-dir D      write each output as D/NAME.npy (the folder must exist)\n"
+    "  --output-dir D      write each output as D/NAME.npy (D is made if missing)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
     "  --weights F         replace initializers with the tensors of the safetensors file F before\n"
@@ -579,6 +579,7 @@ static int run_model(run_opts *o) {
     if (st != TB_OK) goto library_error;
   }
   qsort(times, (size_t)o->repeat, sizeof *times, cmp_double);
+  if (o->output_dir && (code = tbc_make_output_dir(o->output_dir)) != TBC_EXIT_OK) goto done;
   bool all_match = true;
   for (size_t k = 0; k < n_out && code == TBC_EXIT_OK; k++) {
     code = summarise(o, backend, out_names[k], outs[k], &sums[k]);

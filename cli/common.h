@@ -26,5 +26,6 @@ int tbc_cmd_devices(int argc, char **argv);
 int tbc_cmd_info(int argc, char **argv);
 int tbc_cmd_select(int argc, char **argv);
 int tbc_cmd_doctor(int argc, char **argv);
+int tbc_cmd_ops(int argc, char **argv);
 
 #endif

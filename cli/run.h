@@ -13,6 +13,10 @@
 /* `tb run`: argv holds the words after "run"; returns the exit code. */
 int tbc_cmd_run(int argc, char **argv);
 
+/* Make the folder of --output-dir as `mkdir -p` does; prints an error naming the part that failed and
+ * returns the exit code. */
+int tbc_make_output_dir(const char *dir);
+
 /* "NAME=VALUE" options as given. */
 typedef struct tbc_pairs {
   const char *names[TBC_RUN_MAX];

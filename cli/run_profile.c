@@ -21,10 +21,11 @@ static int node_by_ms_desc(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The timed runs of the model: its own graph's nodes run once per run (a Loop body's once per iteration). */
 static uint64_t runs_of(const tb_node_profile *e, size_t n) {
   uint64_t runs = 0;
   for (size_t i = 0; i < n; i++)
-    if (e[i].runs > runs) runs = e[i].runs;
+    if (!e[i].graph[0] && e[i].runs > runs) runs = e[i].runs;
   return runs ? runs : 1;
 }
 
@@ -61,8 +62,9 @@ int tbc_profile_text(tb_prepared *p, size_t top) {
            total > 0 ? 100.0 * ops[i].ms / total : 0.0);
   printf("  slowest nodes:\n");
   for (size_t i = 0; i < n && i < top; i++)
-    printf("  %-28s %-8s %10.3f %6.1f%%  %s  %s\n", order[i]->op_type, order[i]->placement, order[i]->total_ms / (double)runs,
-           total > 0 ? 100.0 * order[i]->total_ms / total : 0.0, order[i]->kernel, order[i]->name[0] ? order[i]->name : "(no name)");
+    printf("  %-28s %-8s %10.3f %6.1f%%  %s  %s%s%s\n", order[i]->op_type, order[i]->placement, order[i]->total_ms / (double)runs,
+           total > 0 ? 100.0 * order[i]->total_ms / total : 0.0, order[i]->kernel, order[i]->graph,
+           order[i]->graph[0] ? "/" : "", order[i]->name[0] ? order[i]->name : "(no name)");
   free(ops);
   free(order);
   return TBC_EXIT_OK;
@@ -82,6 +84,8 @@ void tbc_profile_json(tbc_buf *b, tb_prepared *p) {
     tbc_buf_add(b, i ? ",{" : "{");
     tbc_json_key(b, &first, "node");
     tbc_json_string(b, e[i].name);
+    tbc_json_key(b, &first, "graph");
+    tbc_json_string(b, e[i].graph);
     tbc_json_key(b, &first, "op");
     tbc_json_string(b, e[i].op_type);
     tbc_json_key(b, &first, "placement");

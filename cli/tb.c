@@ -1,5 +1,5 @@
 /* `tb`: the command-line face of TensorBridge. main() dispatches to one sub-command per file
- * (cmd_devices.c, cmd_info.c, cmd_select.c, cmd_doctor.c, cmd_run.c) and answers --help and --version itself.
+ * (cmd_devices.c, cmd_info.c, cmd_select.c, cmd_doctor.c, cmd_run.c, cmd_ops.c, ...) and answers --help and --version itself.
  * The tool uses only the public headers, as any user's program would. */
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +24,7 @@ static const command commands[] = {
     {"convert", tbc_cmd_convert, "convert safetensors and .npy files into each other and between dtypes"},
     {"validate", tbc_cmd_validate, "compare a model's outputs on backends and levels with the CPU O0 reference"},
     {"bench", tbc_cmd_bench, "time a model on backends at levels: latency, throughput, memory, cost, chart"},
+    {"ops", tbc_cmd_ops, "the operators TensorBridge runs: opsets, dtypes, and the backends and levels with kernels"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
@@ -43,7 +44,7 @@ static void print_help(FILE *out) {
         "  -h, --help     show this help\n"
         "  -V, --version  show the version\n"
         "\n"
-        "Every command takes --help; devices, info, select, doctor, run, validate and bench take --json.\n"
+        "Every command takes --help; devices, info, select, doctor, run, validate, bench and ops take --json.\n"
         "\n"
         "Environment:\n"
         "  TB_BACKEND       the request `tb select` uses when given none: auto, cpu, cuda, rocm, xpu,\n"
@@ -69,7 +70,7 @@ static const command *find_command(const char *name) {
 }
 
 static int unknown_command(const char *name) {
-  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, run, convert, validate, bench, help; see 'tb --help'", name);
+  tbc_error("unknown command '%s'; the commands are devices, info, select, doctor, run, convert, validate, bench, ops, help; see 'tb --help'", name);
   return TBC_EXIT_USAGE;
 }
 

@@ -141,12 +141,16 @@ typedef struct tb_node_profile {
   const char *op_type;   /* with the domain for non-ONNX ops: "tb.FusedConv" */
   const char *placement; /* "cpu", or the device backend's name ("opencl", "vulkan") */
   const char *kernel;    /* which kernel: "reference", "fast fp32 (avx512f)", "bf16 (avx512bf16)", "device" */
-  uint64_t runs;
-  double total_ms;
+  uint64_t runs;          /* a Loop or Scan body's nodes: once per iteration */
+  double total_ms;        /* the node's own time: a node with subgraphs (If, Loop, Scan) leaves out its
+                             subgraphs' nodes, which have entries of their own */
+  const char *graph;      /* where the node is: "" in the model's graph; in a subgraph, the path of the
+                             nodes and graph attributes that hold it ("cond/then_branch", "loop/body") */
 } tb_node_profile;
 
 TB_API tb_status tb_prepared_set_profiling(tb_prepared *prepared, bool on);
-/* One entry per node of the prepared graph, in execution order; valid until the next run, the next
+/* One entry per node of the prepared graph, in execution order, each node with subgraphs followed by
+ * their nodes (a branch that has not run yet: kernel "not run yet", runs 0); valid until the next run, the next
  * tb_prepared_set_profiling or tb_prepared_destroy. TB_ERR_INVALID_ARGUMENT when profiling is off. */
 TB_API tb_status tb_prepared_profile(tb_prepared *prepared, size_t *count, const tb_node_profile **entries);
 

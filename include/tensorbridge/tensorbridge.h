@@ -17,6 +17,7 @@
 #include "dlpack.h"
 #include "tensor.h"
 #include "model.h"
+#include "ops.h"
 #include "validate.h"
 #include "checkpoint.h"
 #endif

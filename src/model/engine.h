@@ -104,7 +104,7 @@ uint64_t tb_exec_planned_bytes(const tb_exec *e);
 size_t tb_exec_plan_count(const tb_exec *e);
 /* Nodes without a kernel at this level (first one's label in buf); 0 when all have one. */
 size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap);
-/* Whether any node got a kernel of level > 0. */
+/* Whether any node, also inside If/Loop/Scan bodies, gets a kernel of level > 0. */
 bool tb_exec_uses_fast_kernels(const tb_exec *e);
 /* Per-node timing (tb_prepared_set_profiling): on clears the counts. ms/runs per node; NULL when off. */
 tb_status tb_exec_set_profiling(tb_exec *e, bool on);
@@ -112,6 +112,9 @@ const double *tb_exec_node_ms(const tb_exec *e);
 const uint64_t *tb_exec_node_runs(const tb_exec *e);
 /* The kernel that ran node i last (NULL before its first run) and whether it was the device's. */
 const struct tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
+/* The executor of a subgraph of e's graph (an If branch, a Loop or Scan body), made at its first run; NULL
+ * before. */
+const tb_exec *tb_exec_child(const tb_exec *e, const tb_graph *body);
 /* The method node i's kernel said its prepared state runs (tb_kernel_set_method), or NULL. */
 const char *tb_exec_node_method(const tb_exec *e, size_t i);
 /* Observe intermediate values (validation's localisation, src/tools/validate_localize.c): after each node of

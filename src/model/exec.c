@@ -33,6 +33,15 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
   free(e->node_runs);
   e->node_ms = NULL;
   e->node_runs = NULL;
+  e->subgraph_ms = 0;
+  /* the subgraphs' executors made so far; those made later follow in run_subgraph */
+  for (size_t i = 0; i < e->n_children; i++) {
+    tb_status st = tb_exec_set_profiling(e->children[i].exec, on);
+    if (st != TB_OK) {
+      tb_exec_set_profiling(e, false);
+      return st;
+    }
+  }
   if (!on) return TB_OK;
   size_t n = e->g->n_nodes ? e->g->n_nodes : 1;
   e->node_ms = calloc(n, sizeof *e->node_ms);
@@ -48,6 +57,12 @@ const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 const tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
   *on_device = i < e->g->n_nodes && e->cache[i].on_device;
   return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
+}
+
+const tb_exec *tb_exec_child(const tb_exec *e, const tb_graph *body) {
+  for (size_t i = 0; i < e->n_children; i++)
+    if (e->children[i].body == body) return e->children[i].exec;
+  return NULL;
 }
 
 const char *tb_exec_node_method(const tb_exec *e, size_t i) {
@@ -333,16 +348,79 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
   return missing;
 }
 
+static bool graph_uses_fast_kernels(const tb_exec *e, const tb_graph *g, const tb_value_type *types);
+
+/* The types of a subgraph's values known before running: a capture has its outer value's, the others what
+ * the model declares, improved by inference over the body in order. NULL when out of memory. */
+static tb_value_type *body_types(const tb_graph *body, const tb_value_type *outer_types) {
+  tb_value_type *t = calloc(body->n_values ? body->n_values : 1, sizeof *t);
+  size_t cap = 1;
+  for (size_t i = 0; i < body->n_nodes; i++) cap = body->nodes[i].n_inputs > cap ? body->nodes[i].n_inputs : cap;
+  for (size_t i = 0; i < body->n_nodes; i++) cap = body->nodes[i].n_outputs > cap ? body->nodes[i].n_outputs : cap;
+  const tb_value_type **in = calloc(cap, sizeof *in);
+  const tb_ir_tensor **vals = calloc(cap, sizeof *vals);
+  tb_value_type *out = calloc(cap, sizeof *out);
+  if (!t || !in || !vals || !out) {
+    free(t);
+    t = NULL;
+  }
+  for (size_t v = 0; t && v < body->n_values; v++)
+    t[v] = body->values[v].outer >= 0 && outer_types ? outer_types[body->values[v].outer] : body->values[v].type;
+  for (size_t i = 0; t && i < body->n_nodes; i++) {
+    const tb_node *n = &body->nodes[i];
+    if (n->dead) continue;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      in[k] = n->inputs[k] >= 0 ? &t[n->inputs[k]] : NULL;
+      vals[k] = n->inputs[k] >= 0 ? body->values[n->inputs[k]].constant : NULL;
+    }
+    if (tb_infer_node(body, n, in, vals, out) != TB_OK) continue; /* found again, with its sentence, at run */
+    for (size_t o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0 && out[o].has_dtype && !t[n->outputs[o]].has_dtype) t[n->outputs[o]] = out[o];
+  }
+  free(in);
+  free(vals);
+  free(out);
+  return t;
+}
+
+static bool body_uses_fast_kernels(const tb_exec *e, const tb_graph *body, const tb_value_type *outer_types) {
+  tb_value_type *types = body_types(body, outer_types);
+  bool fast = types && graph_uses_fast_kernels(e, body, types);
+  free(types);
+  return fast;
+}
+
+/* Whether a node of g, or of its If/Loop/Scan bodies, gets a CPU kernel of level > 0 for the types known
+ * before running (types: per value of g). */
+static bool graph_uses_fast_kernels(const tb_exec *e, const tb_graph *g, const tb_value_type *types) {
+  bool fast = false;
+  for (size_t i = 0; i < g->n_nodes && !fast; i++) {
+    const tb_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    const tb_value_type **in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof *in);
+    if (!in) return false;
+    for (size_t k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k] >= 0 ? &types[n->inputs[k]] : NULL;
+    const tb_cpu_kernel *k = tb_cpu_kernel_find(g, n, in, e->level, e->features);
+    free(in);
+    fast = k && k->level > 0;
+    for (size_t a = 0; a < n->n_attrs && !fast; a++) {
+      const tb_attr *at = &n->attrs[a];
+      if (at->type == TB_ATTR_GRAPH && at->g) fast = body_uses_fast_kernels(e, at->g, types);
+      for (size_t b = 0; at->type == TB_ATTR_GRAPHS && at->graphs && b < at->count && !fast; b++)
+        fast = at->graphs[b] && body_uses_fast_kernels(e, at->graphs[b], types);
+    }
+  }
+  return fast;
+}
+
 bool tb_exec_uses_fast_kernels(const tb_exec *e) {
   const tb_graph *g = e->g;
-  for (size_t i = 0; i < g->n_nodes; i++) {
-    const tb_node *n = &g->nodes[i];
-    const tb_value_type **in = e->in_ptrs;
-    static_in_types(g, n, in);
-    const tb_cpu_kernel *k = tb_cpu_kernel_find(g, n, in, e->level, e->features);
-    if (k && k->level > 0) return true;
-  }
-  return false;
+  tb_value_type *types = calloc(g->n_values ? g->n_values : 1, sizeof *types);
+  if (!types) return false;
+  for (size_t v = 0; v < g->n_values; v++) types[v] = g->values[v].type;
+  bool fast = graph_uses_fast_kernels(e, g, types);
+  free(types);
+  return fast;
 }
 
 /* ---- Running -------------------------------------------------------------------------------------- */
@@ -367,7 +445,14 @@ static tb_status run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n
     e->children[e->n_children++] = (child_exec){body, child};
   }
   child->parent = e;
-  return run_graph(child, inputs, outputs);
+  if (!e->node_ms != !child->node_ms) {
+    tb_status st = tb_exec_set_profiling(child, e->node_ms != NULL);
+    if (st != TB_OK) return st;
+  }
+  double t0 = e->node_ms ? now_ms() : 0;
+  tb_status st = run_graph(child, inputs, outputs);
+  if (e->node_ms) e->subgraph_ms += now_ms() - t0; /* the calling node's time leaves it out */
+  return st;
 }
 
 /* Free the values whose last use was `step`. */
@@ -514,11 +599,11 @@ static tb_status run_node(tb_exec *e, size_t step) {
                         in,        n->n_outputs, out,
                         c->on_device ? e->device : e->cpu, run_subgraph, e,
                         e->threads, c->on_device ? NULL : e->pool, c->state};
-    double t0 = e->node_ms ? now_ms() : 0;
+    double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {
       if (c->on_device) st = tb_backend_synchronize(e->device); /* the node's own time, not its enqueue */
-      e->node_ms[step] += now_ms() - t0;
+      e->node_ms[step] += now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
       e->node_runs[step]++;
     }
     if (st == TB_OK) break_outputs(e, n, out);

@@ -57,7 +57,9 @@ struct tb_exec {
   const tb_value_type **in_ptrs;
   tb_ir_tensor *views;
   const tb_ir_tensor **known;
-  double *node_ms;       /* tb_exec_set_profiling: per node, NULL when off */
+  double *node_ms;       /* tb_exec_set_profiling: per node, NULL when off (a node's own time: its subgraphs'
+                            nodes have theirs in the child executors) */
+  double subgraph_ms;    /* while profiling: the time spent in subgraphs so far */
   uint64_t *node_runs;
   tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
   void *node_hook_ctx;

@@ -16,7 +16,7 @@ struct tb_prepared {
   tb_prepare_result result;
   tb_arena arena;        /* result strings and arrays */
   tb_node_profile *profile;   /* tb_prepared_profile's entries, remade per call */
-  char (*profile_text)[2][96]; /* per node: the op type with its domain, the kernel's description */
+  char (*profile_text)[3][96]; /* per entry: the op type with its domain, the kernel's description, the graph */
 };
 
 #endif

@@ -1,5 +1,6 @@
 /* Per-node profiling of a prepared model: switching the executor's timing on and off, and the entries of
- * tb_prepared_profile (node, op type, where it ran, which kernel, runs, total time). */
+ * tb_prepared_profile (node, op type, where it ran, which kernel, runs, total time, which subgraph), the
+ * nodes of If/Loop/Scan bodies from their executors after the node that holds them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,33 +32,77 @@ static void describe(const tb_cpu_kernel *k, const char *method, bool on_device,
   else snprintf(buf, cap, "%s (%s)", k->precision ? k->precision : "fast fp32", features);
 }
 
+/* Entries for g's nodes and, after each, its subgraphs' (count_entries of them). */
+typedef struct profile_walk {
+  tb_prepared *p;
+  const char *device;
+  size_t n;
+} profile_walk;
+
+static size_t count_entries(const tb_graph *g) {
+  size_t n = g->n_nodes;
+  for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t a = 0; a < g->nodes[i].n_attrs; a++) {
+      const tb_attr *at = &g->nodes[i].attrs[a];
+      if (at->type == TB_ATTR_GRAPH && at->g) n += count_entries(at->g);
+      for (size_t b = 0; at->type == TB_ATTR_GRAPHS && at->graphs && b < at->count; b++)
+        if (at->graphs[b]) n += count_entries(at->graphs[b]);
+    }
+  return n;
+}
+
+static void add_graph(profile_walk *w, const tb_graph *g, const tb_exec *exec, const char *path);
+
+/* A subgraph's entries: from its executor when it has run, else "not run yet". */
+static void add_body(profile_walk *w, const tb_node *node, size_t index, const tb_attr *at, const tb_graph *body,
+                     const tb_exec *exec, const char *path) {
+  char label[64], sub[96];
+  if (node->name[0]) snprintf(label, sizeof label, "%s", node->name);
+  else snprintf(label, sizeof label, "#%zu", index);
+  snprintf(sub, sizeof sub, "%s%s%s/%s", path, path[0] ? "/" : "", label, at->name);
+  add_graph(w, body, exec ? tb_exec_child(exec, body) : NULL, sub);
+}
+
+static void add_graph(profile_walk *w, const tb_graph *g, const tb_exec *exec, const char *path) {
+  tb_prepared *p = w->p;
+  const double *ms = exec ? tb_exec_node_ms(exec) : NULL;
+  const uint64_t *runs = exec ? tb_exec_node_runs(exec) : NULL;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const tb_node *node = &g->nodes[i];
+    size_t at_entry = w->n++;
+    char (*text)[96] = p->profile_text[at_entry];
+    bool on_device = false;
+    const tb_cpu_kernel *k = exec ? tb_exec_node_kernel(exec, i, &on_device) : NULL;
+    if (node->domain && node->domain[0]) snprintf(text[0], 96, "%s.%s", node->domain, node->op_type);
+    else snprintf(text[0], 96, "%s", node->op_type);
+    describe(k, exec ? tb_exec_node_method(exec, i) : NULL, on_device, text[1], 96);
+    snprintf(text[2], 96, "%s", path);
+    p->profile[at_entry] = (tb_node_profile){node->name, text[0], on_device ? w->device : "cpu", text[1],
+                                             runs ? runs[i] : 0, ms ? ms[i] : 0, text[2]};
+    for (size_t a = 0; a < node->n_attrs; a++) {
+      const tb_attr *at = &node->attrs[a];
+      if (at->type == TB_ATTR_GRAPH && at->g) add_body(w, node, i, at, at->g, exec, path);
+      for (size_t b = 0; at->type == TB_ATTR_GRAPHS && at->graphs && b < at->count; b++)
+        if (at->graphs[b]) add_body(w, node, i, at, at->graphs[b], exec, path);
+    }
+  }
+}
+
 tb_status tb_prepared_profile(tb_prepared *p, size_t *count, const tb_node_profile **entries) {
   static const char fn[] = "tb_prepared_profile";
   if (!p || !count || !entries) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: prepared, count and entries must not be NULL", fn);
   *count = 0;
   *entries = NULL;
-  const double *ms = tb_exec_node_ms(p->exec);
-  const uint64_t *runs = tb_exec_node_runs(p->exec);
-  if (!ms) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: profiling is off; call tb_prepared_set_profiling(prepared, true) first", fn);
-  const tb_graph *g = p->graph;
-  size_t n = g->n_nodes ? g->n_nodes : 1;
+  if (!tb_exec_node_ms(p->exec)) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: profiling is off; call tb_prepared_set_profiling(prepared, true) first", fn);
+  size_t n = count_entries(p->graph);
   free(p->profile);
   free(p->profile_text);
-  p->profile = calloc(n, sizeof *p->profile);
-  p->profile_text = calloc(n, sizeof *p->profile_text);
+  p->profile = calloc(n ? n : 1, sizeof *p->profile);
+  p->profile_text = calloc(n ? n : 1, sizeof *p->profile_text);
   if (!p->profile || !p->profile_text) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-  const char *device = tb_backend_name(tb_backend_kind_of(p->backend));
-  for (size_t i = 0; i < g->n_nodes; i++) {
-    const tb_node *node = &g->nodes[i];
-    bool on_device = false;
-    const tb_cpu_kernel *k = tb_exec_node_kernel(p->exec, i, &on_device);
-    if (node->domain && node->domain[0]) snprintf(p->profile_text[i][0], 96, "%s.%s", node->domain, node->op_type);
-    else snprintf(p->profile_text[i][0], 96, "%s", node->op_type);
-    describe(k, tb_exec_node_method(p->exec, i), on_device, p->profile_text[i][1], 96);
-    p->profile[i] = (tb_node_profile){node->name, p->profile_text[i][0], on_device ? device : "cpu", p->profile_text[i][1], runs[i],
-                                      ms[i]};
-  }
-  *count = g->n_nodes;
+  profile_walk w = {p, tb_backend_name(tb_backend_kind_of(p->backend)), 0};
+  add_graph(&w, p->graph, p->exec, "");
+  *count = w.n;
   *entries = p->profile;
   return TB_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "ops/op.h"
+#include "ops/op_probe.h"
 
 static void dims_str(const tb_value_type *t, char *buf, size_t cap) {
   size_t len = (size_t)snprintf(buf, cap, "[");
@@ -77,6 +78,7 @@ tb_status tb_infer_require(const tb_infer_ctx *ctx, size_t input, tb_dtype_set a
                           input);
   if (!t->has_dtype) return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu has no known element type", input);
   if (allowed && !(allowed & TB_DTYPE_BIT(t->dtype))) {
+    tb_op_probe_refused(input, allowed);
     char list[256] = "";
     size_t len = 0;
     for (int d = 0; d < TB_DTYPE_COUNT && len < sizeof list; d++)

@@ -1,8 +1,9 @@
 /* `tb run`: the bundled CNN and encoder run on the reference inputs and match ONNX Runtime through
  * --compare-dir; the printed SHA-256 is that of the bytes --output-dir writes; random inputs are
  * deterministic per seed; symbolic dims come from --dim or default to 1 with a note; --json holds the same
- * facts; the prepare result is printed per level; and every bad argument or file is an error line with
- * the CLI's exit code (docs/cli.md). */
+ * facts; the prepare result is printed per level; --output-dir is made with its parents (a part that is a
+ * file, or no permission: an error naming it); and every bad argument or file is an error line with the
+ * CLI's exit code (docs/cli.md). */
 #include <sys/stat.h>
 #include "core/sha256.h"
 #include "test_cli_util.h"
@@ -89,6 +90,110 @@ static void output_dir_and_sha256(void **state) {
   unlink(path);
   rmdir(dir);
   tcli_free(&r);
+}
+
+/* --output-dir makes the folder and its missing parents, as `mkdir -p` does; a trailing '/' and "//" are fine. */
+static void output_dir_made_with_parents(void **state) {
+  (void)state;
+  char base[] = "/tmp/tb-run-XXXXXX";
+  assert_non_null(mkdtemp(base));
+  char dir[256], args[2048], path[512];
+  snprintf(dir, sizeof dir, "%s/a//b/c/", base);
+  snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s", ENCODER, ENC_IN, dir);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  assert_string_equal(r.err, "");
+  snprintf(path, sizeof path, "%s/a/b/c/y.npy", base);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_size, 128 + 2 * 16 * 64 * 4);
+  tcli_free(&r);
+  /* the folder exists now: a second run writes into it */
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  tcli_free(&r);
+  unlink(path);
+  const char *dirs[] = {"/a/b/c", "/a/b", "/a", ""};
+  for (size_t i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s%s", base, dirs[i]);
+    assert_int_equal(rmdir(path), 0);
+  }
+}
+
+/* A part of the path that is a file: an error naming it, exit 1 (a failed output write), nothing made. */
+static void output_dir_part_is_a_file(void **state) {
+  (void)state;
+  char base[] = "/tmp/tb-run-XXXXXX";
+  assert_non_null(mkdtemp(base));
+  char file[256], args[2048], want[1024];
+  snprintf(file, sizeof file, "%s/file", base);
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fclose(f);
+  snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s/sub/deeper", ENCODER, ENC_IN, file);
+  snprintf(want, sizeof want,
+           "tb: error: --output-dir %s/sub/deeper: %s is a file, not a folder; give a folder path whose parts are "
+           "folders\n",
+           file, file);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 1);
+  assert_string_equal(r.err, want);
+  tcli_free(&r);
+  /* the folder itself a file */
+  snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s", ENCODER, ENC_IN, file);
+  tcli_expect_err(args, 1, "is a file, not a folder");
+  assert_int_equal(unlink(file), 0);
+  assert_int_equal(rmdir(base), 0);
+}
+
+/* tcli, run as nobody when the test runs as root (root may write anywhere), so that permissions hold. */
+static tcli_run tcli_unprivileged(const char *args) {
+  if (geteuid() != 0) return tcli(args);
+  char err_path[] = "/tmp/tb-test-cli-stderr-XXXXXX";
+  int fd = mkstemp(err_path);
+  assert_true(fd >= 0);
+  close(fd);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "setpriv --reuid=65534 --regid=65534 --clear-groups %s %s 2>%s", TB_TEST_TOOL, args,
+           err_path);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  tcli_run r;
+  r.out = tcli_slurp(p);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  FILE *e = fopen(err_path, "r");
+  assert_non_null(e);
+  r.err = tcli_slurp(e);
+  fclose(e);
+  unlink(err_path);
+  return r;
+}
+
+/* No permission to make the folder: an error naming the folder that could not be made, with the exit code
+ * of writing an output into a folder without permission (both are failed output writes). Root runs tb as
+ * nobody (tcli_unprivileged). */
+static void output_dir_without_permission(void **state) {
+  (void)state;
+  char base[] = "/tmp/tb-run-XXXXXX";
+  assert_non_null(mkdtemp(base));
+  assert_int_equal(chmod(base, 0555), 0);
+  char args[2048], want[1024];
+  snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s/new/sub", ENCODER, ENC_IN, base);
+  tcli_run made = tcli_unprivileged(args);
+  snprintf(want, sizeof want,
+           "tb: error: --output-dir %s/new/sub: cannot create the folder %s/new: Permission denied; give a folder "
+           "you can write to\n",
+           base, base);
+  assert_string_equal(made.err, want);
+  snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s", ENCODER, ENC_IN, base);
+  tcli_run written = tcli_unprivileged(args);
+  TB_ASSERT_CONTAINS(written.err, "cannot create the .npy file");
+  assert_int_not_equal(made.code, 0);
+  assert_int_equal(made.code, written.code);
+  tcli_free(&made);
+  tcli_free(&written);
+  assert_int_equal(rmdir(base), 0);
 }
 
 static void random_inputs_follow_the_seed(void **state) {
@@ -219,6 +324,51 @@ static void profile(void **state) {
 }
 
 /* A reference that differs: exit 1 and the compare line says how much. */
+/* A model whose work is inside a Scan body (libonnx-testdata's test_scan9_sum: Add in the body): no
+ * reference-only warning at O2, and the profile lists the body's nodes with their kernels and per-iteration
+ * runs, the run count taken from the model's own nodes. */
+static void profile_inside_subgraphs(void **state) {
+  (void)state;
+  const char *model = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
+  if (access(model, R_OK) != 0) {
+    print_message("skipped: %s is missing (Debian's libonnx-testdata)\n", model);
+    skip();
+  }
+  char args[1024];
+  snprintf(args, sizeof args, "run %s --backend cpu --level O2 --repeat 2 --profile", model);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  assert_null(strstr(r.out, "no faster CPU kernel"));
+  TB_ASSERT_CONTAINS(r.out, "over 1 timed run\n");
+  TB_ASSERT_CONTAINS(r.out, "  Add                          cpu           1 ");
+  TB_ASSERT_CONTAINS(r.out, "  #0/body/(no name)\n");
+  const char *add = strstr(r.out, "  slowest nodes:\n");
+  assert_non_null(add);
+  add = strstr(add, "  Add ");
+  assert_non_null(add);
+  TB_ASSERT_CONTAINS(add, "fast fp32 (");
+  tcli_free(&r);
+  snprintf(args, sizeof args, "run %s --backend cpu --level O2 --profile --json", model);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  cJSON *root = tcli_json(r.out);
+  const cJSON *entry, *profile = cJSON_GetObjectItemCaseSensitive(root, "profile");
+  assert_int_equal(cJSON_GetArraySize(profile), 3);
+  assert_string_equal(tcli_json_str(cJSON_GetArrayItem(profile, 0), "op"), "Scan");
+  assert_string_equal(tcli_json_str(cJSON_GetArrayItem(profile, 0), "graph"), "");
+  bool body_add = false;
+  cJSON_ArrayForEach(entry, profile) {
+    if (strcmp(tcli_json_str(entry, "op"), "Add") != 0) continue;
+    assert_string_equal(tcli_json_str(entry, "graph"), "#0/body");
+    TB_ASSERT_CONTAINS(tcli_json_str(entry, "kernel"), "fast fp32 (");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(entry, "runs")->valueint, 3); /* one per scanned row */
+    body_add = true;
+  }
+  assert_true(body_add);
+  cJSON_Delete(root);
+  tcli_free(&r);
+}
+
 static void compare_mismatch(void **state) {
   (void)state;
   char dir[] = "/tmp/tb-run-XXXXXX";
@@ -281,10 +431,14 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(cnn_matches_reference_at_each_level, setup),
       cmocka_unit_test_setup(output_dir_and_sha256, setup),
+      cmocka_unit_test_setup(output_dir_made_with_parents, setup),
+      cmocka_unit_test_setup(output_dir_part_is_a_file, setup),
+      cmocka_unit_test_setup(output_dir_without_permission, setup),
       cmocka_unit_test_setup(random_inputs_follow_the_seed, setup),
       cmocka_unit_test_setup(symbolic_dims, setup),
       cmocka_unit_test_setup(json_output, setup),
       cmocka_unit_test_setup(profile, setup),
+      cmocka_unit_test_setup(profile_inside_subgraphs, setup),
       cmocka_unit_test_setup(compare_mismatch, setup),
       cmocka_unit_test_setup(errors_and_exit_codes, setup),
   };

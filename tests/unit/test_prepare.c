@@ -151,6 +151,165 @@ static void profiling(void **state) {
   tb_prepared_destroy(p);
 }
 
+/* y = If(cond, then: MatMul(x, W), else: `else_op`(x) or MatMul(x, W) when NULL), x and W from the outer
+ * scope. */
+static tb_model *if_model(const char *else_op) {
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "main");
+  int64_t x_dims[2] = {2, 3}, w_dims[2] = {3, 2};
+  float w[6] = {1, 0, 0, 1, 1, 1};
+  tbt_input(g, "x", TB_DTYPE_F32, 2, x_dims, NULL);
+  tbt_input(g, "cond", TB_DTYPE_BOOL, 0, NULL, NULL);
+  tbt_const_f32(g, "W", 2, w_dims, w);
+  tb_graph *then_g = tb_graph_new(m, g, "then");
+  tbt_node(then_g, else_op ? else_op : "MatMul", "t_mm", else_op ? "x" : "x,W", "t_out");
+  tbt_output(then_g, "t_out");
+  tb_graph *else_g = tb_graph_new(m, g, "else");
+  tbt_node(else_g, else_op ? else_op : "MatMul", "e_mm", else_op ? "x" : "x,W", "e_out");
+  tbt_output(else_g, "e_out");
+  tb_attr attrs[2] = {{.name = "then_branch", .type = TB_ATTR_GRAPH, .g = then_g},
+                      {.name = "else_branch", .type = TB_ATTR_GRAPH, .g = else_g}};
+  int in = tb_graph_find(g, "cond"), out = tb_graph_value(g, "y");
+  assert_true(tb_graph_add_node(g, "if0", "If", "", &in, 1, &out, 1, attrs, 2) >= 0);
+  tbt_output(g, "y");
+  return tbt_model_of(m);
+}
+
+static bool warns_reference_only(const tb_prepare_result *r) {
+  for (size_t i = 0; i < r->warning_count; i++)
+    if (strstr(r->warnings[i], "no faster CPU kernel exists")) return true;
+  return false;
+}
+
+/* A model whose work is inside an If: the fast-kernel check looks into the branches (no warning at O2), and
+ * the profile lists the branches' nodes after the If with their kernels; the If's own time leaves them out. */
+static void subgraphs_checked_and_profiled(void **state) {
+  fixture *f = *state;
+  tb_model *model = if_model(NULL);
+  tb_prepare_options o = options_at(TB_LEVEL_O2, NULL);
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, f->cpu, &o, &p, &r));
+  assert_false(warns_reference_only(r));
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t x_shape[2] = {2, 3}, y_shape[2] = {2, 2};
+  uint8_t yes = 1;
+  tb_tensor *in[2] = {tbt_f32(f->cpu, 2, x_shape, x), NULL}, *out = NULL;
+  TB_ASSERT_OK(tb_tensor_create(f->cpu, TB_DTYPE_BOOL, 0, NULL, &in[1]));
+  TB_ASSERT_OK(tb_tensor_copy_from_host(in[1], &yes, 1));
+  const char *names[2] = {"x", "cond"};
+  for (int run = 0; run < 2; run++) {
+    TB_ASSERT_OK(tb_prepared_run(p, 2, names, in, 1, NULL, &out));
+    float want[4] = {4, 5, 10, 11};
+    tbt_expect_f32(out, 2, y_shape, want);
+    tb_tensor_destroy(out);
+  }
+  size_t n = 0;
+  const tb_node_profile *e = NULL;
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  assert_int_equal(n, 3);
+  assert_string_equal(e[0].name, "if0");
+  assert_string_equal(e[0].op_type, "If");
+  assert_string_equal(e[0].graph, "");
+  assert_string_equal(e[0].kernel, "reference");
+  assert_int_equal(e[0].runs, 2);
+  assert_string_equal(e[1].name, "t_mm");
+  assert_string_equal(e[1].op_type, "MatMul");
+  assert_string_equal(e[1].graph, "if0/then_branch");
+  assert_string_equal(e[1].placement, "cpu");
+  TB_ASSERT_CONTAINS(e[1].kernel, "fast fp32 (");
+  assert_int_equal(e[1].runs, 2);
+  assert_true(e[1].total_ms > 0);
+  assert_string_equal(e[2].name, "e_mm");
+  assert_string_equal(e[2].graph, "if0/else_branch");
+  assert_string_equal(e[2].kernel, "not run yet");
+  assert_int_equal(e[2].runs, 0);
+  /* switched on again: the branch's counts are cleared too */
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  assert_int_equal(e[1].runs, 0);
+  assert_true(e[1].total_ms == 0);
+  tb_tensor_destroy(in[0]);
+  tb_tensor_destroy(in[1]);
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+  /* branches with only reference kernels: the warning stays */
+  model = if_model("Transpose");
+  TB_ASSERT_OK(tb_model_prepare(model, f->cpu, &o, &p, &r));
+  assert_true(warns_reference_only(r));
+  assert_string_equal(r->warnings[0], "O2: no faster CPU kernel exists for this model's operators; the reference kernels run");
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+}
+
+static const tb_node_profile *profile_entry(const tb_node_profile *e, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(e[i].name, name) == 0) return &e[i];
+  fail_msg("no profile entry for node '%s'", name);
+  return NULL;
+}
+
+/* y = Loop(M, , x) whose body doubles its carried state with MatMul(s, 2I), W from the outer scope: no
+ * warning at O2, and the body's nodes are profiled once per iteration, under "loop0/body". */
+static void loop_body_checked_and_profiled(void **state) {
+  fixture *f = *state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "main");
+  int64_t x_dims[2] = {2, 3}, w_dims[2] = {3, 3};
+  float w[9] = {2, 0, 0, 0, 2, 0, 0, 0, 2};
+  tbt_input(g, "x", TB_DTYPE_F32, 2, x_dims, NULL);
+  tbt_input(g, "M", TB_DTYPE_I64, 0, NULL, NULL);
+  tbt_const_f32(g, "W", 2, w_dims, w);
+  tb_graph *body = tb_graph_new(m, g, "body");
+  tbt_input(body, "iter", TB_DTYPE_I64, 0, NULL, NULL);
+  tbt_input(body, "cond_in", TB_DTYPE_BOOL, 0, NULL, NULL);
+  tbt_input(body, "s", TB_DTYPE_F32, 2, x_dims, NULL);
+  tbt_node(body, "Not", "keep_going", "cond_in", "stop");
+  tbt_node(body, "Not", "keep_going2", "stop", "cond_out");
+  tbt_node(body, "MatMul", "double", "s,W", "s_out");
+  tbt_output(body, "cond_out");
+  tbt_output(body, "s_out");
+  tb_attr attrs[1] = {{.name = "body", .type = TB_ATTR_GRAPH, .g = body}};
+  int in[3] = {tb_graph_find(g, "M"), -1, tb_graph_find(g, "x")}, out = tb_graph_value(g, "y");
+  assert_true(tb_graph_add_node(g, "loop0", "Loop", "", in, 3, &out, 1, attrs, 1) >= 0);
+  tbt_output(g, "y");
+  tb_model *model = tbt_model_of(m);
+  tb_prepare_options o = options_at(TB_LEVEL_O2, NULL);
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, f->cpu, &o, &p, &r));
+  assert_false(warns_reference_only(r));
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  float x[6] = {1, 2, 3, 4, 5, 6}, want[6] = {8, 16, 24, 32, 40, 48};
+  int64_t three = 3;
+  tb_tensor *ins[2] = {tbt_f32(f->cpu, 2, x_dims, x), NULL}, *y = NULL;
+  TB_ASSERT_OK(tb_tensor_create(f->cpu, TB_DTYPE_I64, 0, NULL, &ins[1]));
+  TB_ASSERT_OK(tb_tensor_copy_from_host(ins[1], &three, sizeof three));
+  const char *names[2] = {"x", "M"};
+  for (int run = 0; run < 2; run++) {
+    TB_ASSERT_OK(tb_prepared_run(p, 2, names, ins, 1, NULL, &y));
+    tbt_expect_f32(y, 2, x_dims, want);
+    tb_tensor_destroy(y);
+  }
+  size_t n = 0;
+  const tb_node_profile *e = NULL;
+  TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+  assert_int_equal(n, 4);
+  assert_string_equal(e[0].name, "loop0");
+  assert_string_equal(e[0].graph, "");
+  assert_int_equal(e[0].runs, 2);
+  const tb_node_profile *mm = profile_entry(e, n, "double");
+  assert_string_equal(mm->graph, "loop0/body");
+  TB_ASSERT_CONTAINS(mm->kernel, "fast fp32 (");
+  assert_int_equal(mm->runs, 6); /* 3 iterations in each of 2 runs */
+  assert_int_equal(profile_entry(e, n, "keep_going")->runs, 6);
+  tb_tensor_destroy(ins[0]);
+  tb_tensor_destroy(ins[1]);
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+}
+
 static void options_checked(void **state) {
   fixture *f = *state;
   tb_prepared *p = (tb_prepared *)f; /* must be reset to NULL on failure */
@@ -360,6 +519,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(options_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(o3_without_bf16_instructions, setup, teardown),
       cmocka_unit_test_setup_teardown(profiling, setup, teardown),
+      cmocka_unit_test_setup_teardown(subgraphs_checked_and_profiled, setup, teardown),
+      cmocka_unit_test_setup_teardown(loop_body_checked_and_profiled, setup, teardown),
       cmocka_unit_test(precision_names),
       cmocka_unit_test_setup_teardown(result_json, setup, teardown),
       cmocka_unit_test_setup_teardown(input_errors_name_the_input, setup, teardown),

@@ -1,6 +1,7 @@
 /* Infer helpers shared by the elementwise operators (see ew_infer.h). */
 #include "ops/elementwise/ew_infer.h"
 #include <stdio.h>
+#include "ops/op_probe.h"
 
 static void dtype_list(tb_dtype_set set, char *buf, size_t cap) {
   size_t len = 0;
@@ -15,6 +16,7 @@ tb_status ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_d
   if (st != TB_OK) return st;
   tb_dtype d = ctx->in[i]->dtype;
   char list[256];
+  if (!(allowed & implemented & TB_DTYPE_BIT(d))) tb_op_probe_refused(i, allowed & implemented);
   if (!(allowed & TB_DTYPE_BIT(d))) {
     dtype_list(allowed, list, sizeof list);
     return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu has element type %s, which %s does not accept (it takes %s)", i,

@@ -2,6 +2,7 @@
  * accepts the node's input types; NULL sends the node to the CPU, with the reason logged at debug level. */
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/kernel_tables.h"
 #include "backend/opencl/kernels/cl_ops.h"
 #include "core/env.h"
 
@@ -40,4 +41,18 @@ const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_
   const tb_cpu_kernel *k = cl_find(g, n, in, &why);
   if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, n->name, n->op_type, why);
   return k;
+}
+
+size_t tb_cl_kernel_count(void) {
+  size_t n = 0;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) n += families[f]->count;
+  return n;
+}
+
+const tb_cpu_kernel *tb_cl_kernel_at(size_t i) {
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+    if (i < families[f]->count) return &families[f]->kernels[i];
+    i -= families[f]->count;
+  }
+  return NULL;
 }

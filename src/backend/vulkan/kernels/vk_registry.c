@@ -1,4 +1,5 @@
 /* The Vulkan kernels in the order find_kernel tries them (the first that accepts a node wins). */
+#include "backend/kernel_tables.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 
 extern const tb_cpu_kernel tb_vk_kernel_identity, tb_vk_kernel_relu, tb_vk_kernel_leakyrelu, tb_vk_kernel_sigmoid,
@@ -118,3 +119,7 @@ const tb_cpu_kernel *const tb_vk_kernels[] = {
     &tb_vk_kernel_lstm,
 };
 const size_t tb_vk_kernel_count = sizeof tb_vk_kernels / sizeof tb_vk_kernels[0];
+
+size_t tb_vk_kernel_table_count(void) { return tb_vk_kernel_count; }
+
+const tb_cpu_kernel *tb_vk_kernel_at(size_t i) { return i < tb_vk_kernel_count ? tb_vk_kernels[i] : NULL; }
