@@ -240,10 +240,10 @@ static void compare_mismatch(void **state) {
   TB_ASSERT_CONTAINS(r.out, "compare: MISMATCH: 1 of 10 elements differ");
   TB_ASSERT_CONTAINS(r.err, "tb: error: outputs differ from the references in");
   tcli_free(&r);
-  /* a reference that is missing */
+  /* a reference that is missing: a file not found, exit 2 */
   unlink(path);
   r = tcli(args);
-  TCLI_ASSERT_EXIT(r, 1);
+  TCLI_ASSERT_EXIT(r, 2);
   TB_ASSERT_CONTAINS(r.out, "compare: FAILED: cannot open the .npy file");
   tcli_free(&r);
   rmdir(dir);
@@ -256,9 +256,9 @@ static void errors_and_exit_codes(void **state) {
   tcli_expect_err("run " CNN " --level O9", 2, "unknown optimization level 'O9'");
   tcli_expect_err("run " CNN " --precision fp7", 2, "fp7");
   tcli_expect_err("run " CNN " --level", 2, "'tb run --level' needs a value");
-  tcli_expect_err("run " CNN " --repeat 0", 2, "'tb run --repeat' takes a number, not '0'");
+  tcli_expect_err("run " CNN " --repeat 0", 2, "'tb run --repeat' takes a whole number from 1 to 100000, not '0'");
   tcli_expect_err("run " CNN " --dim batch", 2, "'tb run --dim' takes NAME=VALUE, not 'batch'");
-  tcli_expect_err("run " CNN " --dim batch=-2", 2, "the size must be a whole number >= 0");
+  tcli_expect_err("run " CNN " --dim batch=-2", 2, "'tb run --dim batch' takes a whole number from 0 to 1099511627776, not '-2'");
   tcli_expect_err("run " CNN " --input nosuch=x.npy", 2, "the model has no input 'nosuch'; its inputs are 'input'");
   tcli_expect_err("run " CNN " --input input=/tmp/tb-no-such.npy", 2, "cannot open the .npy file /tmp/tb-no-such.npy");
   tcli_expect_err("run " CNN " " CNN, 2, "unexpected argument");
