@@ -8,6 +8,7 @@
 #include <string.h>
 #include "args.h"
 #include "common.h"
+#include "format.h"
 #include "run.h"
 #include "table.h"
 #include "validate.h"
@@ -190,7 +191,7 @@ static const char *const headers[] = {"backend", "level", "precision", "output",
 static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
   tb_validation_config cfg = {.size = sizeof cfg};
   if (tb_validation_report_config(r, c, &cfg) != TB_OK) return;
-  char cells[COLUMNS][96], line[1200];
+  char cells[COLUMNS][96], line[1200], one_line[1200];
   const char *ptrs[COLUMNS];
   for (size_t k = 0; k < COLUMNS; k++) ptrs[k] = cells[k];
   snprintf(cells[0], sizeof cells[0], "%s", cfg.backend);
@@ -202,13 +203,13 @@ static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
     snprintf(cells[COLUMNS - 1], sizeof cells[0], "ERROR");
     tbc_table_row(t, ptrs);
     snprintf(line, sizeof line, "    error: %s", cfg.error);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
     return;
   }
   for (size_t j = 0; j < cfg.output_count; j++) {
     tb_output_metrics m = {.size = sizeof m};
     if (tb_validation_report_output(r, c, j, &m) != TB_OK) continue;
-    snprintf(cells[3], sizeof cells[3], "%s", m.name);
+    tbc_one_line(m.name, cells[3], sizeof cells[3]);
     snprintf(cells[4], sizeof cells[4], "%.3g", m.max_abs_error);
     snprintf(cells[5], sizeof cells[5], "%.3g", m.max_rel_error);
     snprintf(cells[6], sizeof cells[6], "%.9f", m.cosine);
@@ -224,10 +225,10 @@ static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
              "    first diverging node: #%zu %s '%s' output '%s': max abs %.3g, max rel %.3g, cosine %.9f, %lld/%lld outside",
              cfg.node_index, cfg.node_op, cfg.node_name, cfg.node_output, cfg.node_max_abs_error, cfg.node_max_rel_error,
              cfg.node_cosine, (long long)cfg.node_mismatches, (long long)cfg.node_numel);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
   } else if (cfg.localize_note) {
     snprintf(line, sizeof line, "    localize: %s", cfg.localize_note);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
   }
 }
 

@@ -200,6 +200,15 @@ static void control_characters_are_escaped(void **state) {
   assert_string_equal(r.err, "tb: error: the model has no input 'nosuch'; its inputs are 'in\\x1b[2J\\nz'\n");
   tcli_free(&r);
 
+  /* the table of tb validate too */
+  snprintf(args, sizeof args, "validate %s --levels O0", model);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, " p\\nq\\xff ");
+  TB_ASSERT_CONTAINS(r.out, " y\\x1b[31m\\x07\\x7f\xc2\x9b ");
+  assert_null(strchr(r.out, '\x1b'));
+  tcli_free(&r);
+
   /* --json escapes them the JSON way, and nothing else */
   snprintf(args, sizeof args, "run %s --backend cpu --json", model);
   r = tcli(args);
