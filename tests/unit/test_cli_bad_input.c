@@ -247,6 +247,22 @@ static void stdout_that_cannot_be_written(void **state) {
   tcli_free(&r);
 }
 
+/* An output file on a full disk (a link to /dev/full): exit 4 with the reason, not "Success". */
+static void output_file_on_a_full_disk(void **state) {
+  (void)state;
+  write_model("x", "y", "z");
+  char out_dir[128], link[256], args[1024], want[512];
+  sub_dir("full", 0755, out_dir, sizeof out_dir);
+  snprintf(link, sizeof link, "%s/y.npy", out_dir);
+  assert_int_equal(symlink("/dev/full", link), 0);
+  snprintf(args, sizeof args, "run %s --backend cpu --input x=%s --output-dir %s", model, input_npy, out_dir);
+  tcli_run r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 4);
+  snprintf(want, sizeof want, "tb: error: --output-dir: writing the .npy file %s failed: No space left on device\n", link);
+  assert_string_equal(r.err, want);
+  tcli_free(&r);
+}
+
 /* Root passes every permission check, so the cases run tb as nobody then (a non-root run stays itself). */
 static const char *as_unprivileged(void) {
   return geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
@@ -376,6 +392,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(json_is_always_utf8, setup, teardown),
       cmocka_unit_test_setup_teardown(control_characters_are_escaped, setup, teardown),
       cmocka_unit_test_setup_teardown(stdout_that_cannot_be_written, setup, teardown),
+      cmocka_unit_test_setup_teardown(output_file_on_a_full_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(permission_denied_is_an_io_error, setup, teardown),
       cmocka_unit_test_setup_teardown(compare_dir_that_is_missing, setup, teardown),
       cmocka_unit_test_setup_teardown(unknown_backend_in_a_list, setup, teardown),
