@@ -1,5 +1,7 @@
 /* Option parsing shared by the sub-commands (see args.h). */
 #include "args.h"
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common.h"
 
@@ -94,5 +96,34 @@ int tbc_parse_valued(const char *command, int argc, char **argv, const tbc_optio
     int code = on_value(ctx, name, value);
     if (code != TBC_EXIT_OK) return code;
   }
+  return TBC_EXIT_OK;
+}
+
+int tbc_parse_int(const char *command, const char *option, const char *text, long long min, long long max,
+                  long long *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  bool digits_only = (text[0] >= '0' && text[0] <= '9') || (text[0] == '-' && text[1] >= '0' && text[1] <= '9');
+  if (!digits_only || *end || errno == ERANGE || v < min || v > max) {
+    tbc_error("'tb %s %s' takes a whole number from %lld to %lld, not '%s'; see 'tb %s --help'", command, option, min,
+              max, text, command);
+    return TBC_EXIT_USAGE;
+  }
+  *out = v;
+  return TBC_EXIT_OK;
+}
+
+int tbc_parse_double(const char *command, const char *option, const char *text, double min, double max, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  bool number_start = (text[0] >= '0' && text[0] <= '9') || text[0] == '.' || text[0] == '-' || text[0] == '+';
+  if (!number_start || end == text || *end || errno == ERANGE || !(v >= min && v <= max)) {
+    tbc_error("'tb %s %s' takes a number from %g to %g, not '%s'; see 'tb %s --help'", command, option, min, max, text,
+              command);
+    return TBC_EXIT_USAGE;
+  }
+  *out = v;
   return TBC_EXIT_OK;
 }

@@ -1,5 +1,5 @@
-/* Option parsing shared by the sub-commands: boolean flags, positional arguments, --help, and usage
- * errors that name the bad argument and point to the command's --help. */
+/* Option parsing shared by the sub-commands: boolean flags, positional arguments, --help, numbers, and
+ * usage errors that name the bad argument and point to the command's --help. */
 #ifndef TB_CLI_ARGS_H
 #define TB_CLI_ARGS_H
 #include <stdbool.h>
@@ -35,5 +35,14 @@ typedef int (*tbc_value_fn)(void *ctx, const char *name, const char *value);
  * word and point to the command's --help, and return 2. *out_positional is NULL when none was given. */
 int tbc_parse_valued(const char *command, int argc, char **argv, const tbc_option *flags, const char *const *valued,
                      size_t n_valued, tbc_value_fn on_value, void *ctx, const char **out_positional, bool *out_help);
+
+/* The one parser of whole numbers in option values: decimal digits (a leading '-' where min < 0), nothing
+ * else, from min to max. A number out of range (also one too long for 64 bits) is refused, never clamped:
+ * 2 after "tb: error: 'tb run --dim batch' takes a whole number from 0 to 1099511627776, not '...'; see
+ * 'tb run --help'". `option` is what the sentence names ("--threads", "--dim batch"). */
+int tbc_parse_int(const char *command, const char *option, const char *text, long long min, long long max,
+                  long long *out);
+/* The same for a decimal or exponent number ("1e-4") from min to max; NaN and infinity are refused. */
+int tbc_parse_double(const char *command, const char *option, const char *text, double min, double max, double *out);
 
 #endif

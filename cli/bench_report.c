@@ -17,7 +17,8 @@ static void print_header(const tbc_bench_report *r, FILE *out) {
           r->threads ? "" : " (the backend's default)", (unsigned long long)r->seed);
   if (r->has_batch)
     fprintf(out, "batch:    %lld (input '%s' dimension 0 '%s')\n", (long long)r->batch, r->batch_input, r->batch_dim);
-  for (size_t i = 0; i < r->notes.count; i++) fprintf(out, "note:     %s\n", r->notes.text[i]);
+  char line[1200];
+  for (size_t i = 0; i < r->notes.count; i++) fprintf(out, "note:     %s\n", tbc_one_line(r->notes.text[i], line, sizeof line));
   fputs("\n", out);
 }
 
@@ -71,9 +72,9 @@ void tbc_bench_print_table(const tbc_bench_report *r, FILE *out) {
     snprintf(cells[status], sizeof cells[status], "%s", row->ok ? "ok" : "FAILED");
     tbc_table_row(t, ptrs);
     if (!row->ok) {
-      char line[1200];
+      char line[1200], one_line[1200];
       snprintf(line, sizeof line, "  error: %s", row->error);
-      tbc_table_note(t, line);
+      tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
     }
   }
   tbc_table_print(t, out);

@@ -44,7 +44,7 @@ static const char help[] =
     "  -h, --help          show this help\n"
     "\n"
     "Exit codes: 0 every configuration ran, 1 one failed (its row says why) or the model is malformed,\n"
-    "2 usage error or an unknown backend, level or file.\n";
+    "2 usage error or an unknown backend, level or file, 4 the model cannot be read or the chart written.\n";
 
 typedef struct bench_opts {
   const char *model;
@@ -68,14 +68,9 @@ static int usage(const char *fmt, ...) {
   return TBC_EXIT_USAGE;
 }
 
-/* A whole number in [min, max]. */
+/* A whole number in [min, max] (the shared parser, which names the option). */
 static int parse_int(const char *option, const char *text, long long min, long long max, long long *out) {
-  char *end;
-  long long v = strtoll(text, &end, 10);
-  if (end == text || *end || v < min || v > max)
-    return usage("'tb bench %s' takes a whole number from %lld to %lld, not '%s'", option, min, max, text);
-  *out = v;
-  return TBC_EXIT_OK;
+  return tbc_parse_int("bench", option, text, min, max, out);
 }
 
 static int set_option(bench_opts *o, const char *name, const char *value) {
@@ -93,12 +88,16 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
   } else if (strcmp(name, "--iters") == 0) {
     if ((code = parse_int(name, value, 1, 1000000, &n)) == TBC_EXIT_OK) o->iters = (int)n;
   } else if (strcmp(name, "--seed") == 0) {
-    if ((code = parse_int(name, value, 0, 1LL << 53, &n)) == TBC_EXIT_OK) o->seed = (uint64_t)n;
+    if ((code = parse_int(name, value, 0, TBC_MAX_SEED, &n)) == TBC_EXIT_OK) o->seed = (uint64_t)n;
   } else if (strcmp(name, "--input") == 0 || strcmp(name, "--dim") == 0) {
     const char *eq = strchr(value, '=');
     if (!eq || eq == value || !eq[1]) return usage("'tb bench %s' takes NAME=VALUE, not '%s'", name, value);
-    if (name[2] == 'd' && parse_int(name, eq + 1, 0, 1LL << 40, &n) != TBC_EXIT_OK) return TBC_EXIT_USAGE;
-    code = tbc_pairs_add(name[2] == 'i' ? &o->inputs : &o->dims, "bench", name, value);
+    tbc_pairs *pairs = name[2] == 'i' ? &o->inputs : &o->dims;
+    code = tbc_pairs_add(pairs, "bench", name, value);
+    if (code == TBC_EXIT_OK && pairs == &o->dims)
+      code = tbc_parse_dim("bench", pairs->names[pairs->count - 1], pairs->values[pairs->count - 1], &n);
+    else if (code == TBC_EXIT_OK)
+      code = tbc_check_input_file("bench", value, pairs->values[pairs->count - 1]);
   } else if (strcmp(name, "--cost-per-hour") == 0) {
     char *end;
     double v = strtod(value, &end);
@@ -406,7 +405,7 @@ static int write_chart(const char *path, const tbc_bench_report *report) {
   tbc_buf_free(&svg);
   if (!ok) {
     tbc_error("could not write the chart to '%s': %s", path, out_of_memory ? "out of memory" : strerror(saved));
-    return TBC_EXIT_FAILURE;
+    return out_of_memory ? TBC_EXIT_FAILURE : TBC_EXIT_IO;
   }
   return TBC_EXIT_OK;
 }
@@ -434,7 +433,7 @@ static int bench(const bench_opts *o) {
   tb_status st = tb_model_load(o->model, &model);
   if (st != TB_OK) {
     tbc_error("%s", tb_last_error());
-    code = tbc_exit_for_status(st);
+    code = tbc_exit_for_file_status(st);
     goto done;
   }
   snprintf(report->model_sha256, sizeof report->model_sha256, "%s", tb_model_sha256(model));

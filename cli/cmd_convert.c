@@ -25,8 +25,8 @@ static const char help[] =
     "  --name NAME  the tensor's name (see above)\n"
     "  -h, --help   show this help\n"
     "\n"
-    "Details: docs/checkpoints.md. Exit codes: 0 success, 1 a file could not be read or written or is\n"
-    "malformed, 2 usage error or a file or tensor not found.\n";
+    "Details: docs/checkpoints.md. Exit codes: 0 success, 1 a file is malformed, 2 usage error or a file\n"
+    "or tensor not found, 4 a file cannot be read or written (permission denied, disk full).\n";
 
 typedef struct convert_opts {
   const char *in, *out, *name;
@@ -202,9 +202,9 @@ static int convert(const convert_opts *o) {
                                                                              : ", beyond the range +-Inf");
   printf("wrote %s (%zu tensor%s)\n", o->out, n, n == 1 ? "" : "s");
   goto done;
-library_error:
+library_error: /* reading or writing the files: a permission error is exit 4 */
   tbc_error("%s", tb_last_error());
-  code = tbc_exit_for_status(st);
+  code = tbc_exit_for_file_status(st);
 done:
   for (size_t i = 0; src && i < n; i++) {
     if (dst && dst[i] && dst[i] != src[i]) tb_tensor_destroy(dst[i]);

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "args.h"
 #include "common.h"
+#include "format.h"
 #include "json_out.h"
 #include "run.h"
 #include "run_profile.h"
@@ -38,7 +40,7 @@ static const char help[] =
     "  --repeat N          run N times and print the median and fastest time (default 1; each run ends\n"
     "                      with a synchronize of the backend)\n"
     "  --threads N         CPU threads (default 0: TB_NUM_THREADS, else the CPUs this process may use)\n"
-    "  --output-dir D      write each output as D/NAME.npy (D is made if missing)\n"
+    "  --output-dir D      write each output as D/NAME.npy (D is made if missing; see below for NAME)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
     "  --weights F         replace initializers with the tensors of the safetensors file F before\n"
@@ -55,10 +57,15 @@ static const char help[] =
     "  --json              print everything as JSON (keys in docs/cli.md)\n"
     "  -h, --help          show this help\n"
     "\n"
-    "In NAME.npy, characters of NAME other than letters, digits, '-', '_' and '.' become '_'.\n"
+    "In NAME.npy, characters of NAME other than letters, digits, '-', '_' and '.' become '_'. When two\n"
+    "outputs come to the same NAME (a/b and a_b), the later one in the model's order gets the first free\n"
+    "NAME_2, NAME_3, ...; a note and the 'wrote:' lines say which file holds which output.\n"
     "\n"
     "Exit codes: 0 success, 1 the model or a run failed or outputs differ from --compare-dir, 2 usage\n"
-    "error or a file or name not found, 3 the backend is unavailable.\n";
+    "error or a file or name not found, 3 the backend is unavailable, 4 a file, folder or stdout cannot\n"
+    "be read or written (permission denied, disk full).\n";
+
+#define TBC_STEM_MAX 1024
 
 typedef struct run_opts {
   const char *model;
@@ -70,6 +77,7 @@ typedef struct run_opts {
   int threads;
   int repeat;
   const char *output_dir, *compare_dir;
+  char (*stems)[TBC_STEM_MAX]; /* per output, its file name in the folders without ".npy" */
   double rtol, atol;
   bool json;
   const char *weights, *export_weights, *record;
@@ -92,19 +100,11 @@ static int usage(const char *fmt, ...) {
   return TBC_EXIT_USAGE;
 }
 
-static int parse_number(const char *option, const char *text, double min, double *out) {
-  char *end;
-  double v = strtod(text, &end);
-  if (end == text || *end || !(v >= min) || isinf(v)) return usage("'tb run %s' takes a number, not '%s'", option, text);
-  *out = v;
-  return TBC_EXIT_OK;
-}
-
 /* One option that takes a value (the names listed in parse_options). */
 static int run_option(void *ctx, const char *name, const char *value) {
   run_opts *o = ctx;
   int code = TBC_EXIT_OK;
-  double num;
+  long long n;
   if (strcmp(name, "--backend") == 0) {
     o->backend = value;
   } else if (strcmp(name, "--level") == 0) {
@@ -112,21 +112,17 @@ static int run_option(void *ctx, const char *name, const char *value) {
   } else if (strcmp(name, "--precision") == 0) {
     if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
   } else if (strcmp(name, "--input") == 0) {
-    code = tbc_pairs_add(&o->inputs, "run", "--input", value);
+    if ((code = tbc_pairs_add(&o->inputs, "run", "--input", value)) == TBC_EXIT_OK)
+      code = tbc_check_input_file("run", value, o->inputs.values[o->inputs.count - 1]);
   } else if (strcmp(name, "--dim") == 0) {
-    code = tbc_pairs_add(&o->dims, "run", "--dim", value);
+    if ((code = tbc_pairs_add(&o->dims, "run", "--dim", value)) == TBC_EXIT_OK)
+      code = tbc_parse_dim("run", o->dims.names[o->dims.count - 1], o->dims.values[o->dims.count - 1], &n);
   } else if (strcmp(name, "--seed") == 0) {
-    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
+    if ((code = tbc_parse_int("run", name, value, 0, TBC_MAX_SEED, &n)) == TBC_EXIT_OK) o->seed = (uint64_t)n;
   } else if (strcmp(name, "--repeat") == 0) {
-    if ((code = parse_number(name, value, 1, &num)) == TBC_EXIT_OK) {
-      if (num > 100000 || num != (double)(long)num) return usage("'tb run --repeat' takes 1..100000, not '%s'", value);
-      o->repeat = (int)num;
-    }
+    if ((code = tbc_parse_int("run", name, value, 1, 100000, &n)) == TBC_EXIT_OK) o->repeat = (int)n;
   } else if (strcmp(name, "--threads") == 0) {
-    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) {
-      if (num > 4096 || num != (double)(long)num) return usage("'tb run --threads' takes 0..4096, not '%s'", value);
-      o->threads = (int)num;
-    }
+    if ((code = tbc_parse_int("run", name, value, 0, 4096, &n)) == TBC_EXIT_OK) o->threads = (int)n;
   } else if (strcmp(name, "--weights") == 0) {
     o->weights = value;
   } else if (strcmp(name, "--export-weights") == 0) {
@@ -138,9 +134,9 @@ static int run_option(void *ctx, const char *name, const char *value) {
   } else if (strcmp(name, "--compare-dir") == 0) {
     o->compare_dir = value;
   } else if (strcmp(name, "--rtol") == 0) {
-    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->rtol = num;
+    code = tbc_parse_double("run", name, value, 0, TBC_MAX_TOLERANCE, &o->rtol);
   } else if (strcmp(name, "--atol") == 0) {
-    if ((code = parse_number(name, value, 0, &num)) == TBC_EXIT_OK) o->atol = num;
+    code = tbc_parse_double("run", name, value, 0, TBC_MAX_TOLERANCE, &o->atol);
   }
   return code;
 }
@@ -156,12 +152,13 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
   if (!o->model) return usage("'tb run' needs a MODEL file");
-  for (size_t i = 0; i < o->dims.count; i++) {
-    char *end;
-    long long v = strtoll(o->dims.values[i], &end, 10);
-    if (*end || v < 0) return usage("'tb run --dim %s': the size must be a whole number >= 0, not '%s'", o->dims.names[i],
-                                    o->dims.values[i]);
-  }
+  struct stat st;
+  if (o->compare_dir && stat(o->compare_dir, &st) != 0)
+    return usage("'tb run --compare-dir %s': there is no such folder; give the folder that 'tb run --output-dir' "
+                 "wrote the references to", o->compare_dir);
+  if (o->compare_dir && !S_ISDIR(st.st_mode))
+    return usage("'tb run --compare-dir %s': it is a file, not a folder; give the folder that holds NAME.npy for "
+                 "each output", o->compare_dir);
   return TBC_EXIT_OK;
 }
 
@@ -183,16 +180,56 @@ static void dims_text(const tb_tensor *t, char *buf, size_t cap) {
   if (used < cap) snprintf(buf + used, cap - used, "]");
 }
 
-/* Output NAME as a file name: letters, digits, '-', '_', '.' kept, the rest '_'. */
-static void file_name(const char *dir, const char *name, char *buf, size_t cap) {
-  size_t used = (size_t)snprintf(buf, cap, "%s/", dir);
-  for (const char *p = name; *p && used + 5 < cap; p++) {
+/* Output NAME as a file name without ".npy": letters, digits, '-', '_', '.' (not first) kept, the rest '_';
+ * cut to leave room for a suffix. */
+static void natural_stem(const char *name, char *buf) {
+  size_t used = 0;
+  for (const char *p = name; *p && used + 16 < TBC_STEM_MAX; p++) {
     char c = *p;
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
               (c == '.' && p != name);
     buf[used++] = ok ? c : '_';
   }
-  snprintf(buf + used, cap - used, ".npy");
+  buf[used] = '\0';
+}
+
+static bool stem_taken(char (*stems)[TBC_STEM_MAX], char (*natural)[TBC_STEM_MAX], size_t n, size_t k,
+                       const char *stem) {
+  for (size_t i = 0; i < n; i++)
+    if ((i < k && strcmp(stems[i], stem) == 0) || (i != k && strcmp(natural[i], stem) == 0)) return true;
+  return false;
+}
+
+/* One file name per output, the same for --output-dir and --compare-dir: its natural stem, or, when an
+ * earlier output already has that stem, the first "<stem>_<j>" (j = 2, 3, ...) that no earlier output has
+ * and no other output has naturally. Notes say which outputs were renamed. */
+static int assign_stems(run_opts *o, size_t n, const char *const *names, tbc_notes *notes) {
+  char (*natural)[TBC_STEM_MAX] = calloc(n ? n : 1, sizeof *natural);
+  o->stems = calloc(n ? n : 1, sizeof *o->stems);
+  if (!natural || !o->stems) {
+    free(natural);
+    tbc_error("out of memory");
+    return TBC_EXIT_FAILURE;
+  }
+  for (size_t k = 0; k < n; k++) natural_stem(names[k], natural[k]);
+  for (size_t k = 0; k < n; k++) {
+    size_t earlier = k;
+    for (size_t i = 0; i < k && earlier == k; i++)
+      if (strcmp(natural[i], natural[k]) == 0) earlier = i;
+    snprintf(o->stems[k], TBC_STEM_MAX, "%s", natural[k]);
+    if (earlier == k) continue;
+    for (unsigned j = 2; stem_taken(o->stems, natural, n, k, o->stems[k]); j++)
+      snprintf(o->stems[k], TBC_STEM_MAX, "%s_%u", natural[k], j);
+    char a[64], b[64];
+    tbc_note(notes, "output '%s' is in %s.npy: '%s' before it is in %s.npy", tbc_one_line(names[k], a, sizeof a),
+             o->stems[k], tbc_one_line(names[earlier], b, sizeof b), natural[k]);
+  }
+  free(natural);
+  return TBC_EXIT_OK;
+}
+
+static void file_name(const char *dir, const char *stem, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s.npy", dir, stem);
 }
 
 /* The elements as doubles (a malloc'd array), through tb_convert for the narrow floats. */
@@ -210,19 +247,22 @@ static double *as_doubles(const tb_tensor *t, const void *bytes) {
 
 typedef struct compare_stats {
   bool done, ok;
+  bool missing; /* the reference file does not exist */
   int64_t mismatches;
   double max_abs, max_rel;
   char error[8192];
 } compare_stats;
 
-static void compare_with(const run_opts *o, tb_backend *backend, const char *name, const tb_tensor *out,
-                         const double *got, compare_stats *c) {
+static void compare_with(const run_opts *o, tb_backend *backend, size_t k, const tb_tensor *out, const double *got,
+                         compare_stats *c) {
   char path[4096];
-  file_name(o->compare_dir, name, path, sizeof path);
+  file_name(o->compare_dir, o->stems[k], path, sizeof path);
   memset(c, 0, sizeof *c);
   c->done = true;
   tb_tensor *ref = NULL;
-  if (tb_npy_load(path, backend, &ref) != TB_OK) {
+  tb_status st = tb_npy_load(path, backend, &ref);
+  if (st != TB_OK) {
+    c->missing = st == TB_ERR_NOT_FOUND;
     snprintf(c->error, sizeof c->error, "%s", tb_last_error());
     return;
   }
@@ -276,7 +316,8 @@ typedef struct output_summary {
   char written[4096];
 } output_summary;
 
-static int summarise(const run_opts *o, tb_backend *backend, const char *name, const tb_tensor *t, output_summary *s) {
+static int summarise(const run_opts *o, tb_backend *backend, size_t k, const char *name, const tb_tensor *t,
+                     output_summary *s) {
   memset(s, 0, sizeof *s);
   dims_text(t, s->shape, sizeof s->shape);
   size_t nbytes = tb_tensor_nbytes(t);
@@ -298,14 +339,14 @@ static int summarise(const run_opts *o, tb_backend *backend, const char *name, c
   for (int64_t i = 0; i < n; i++) s->sum += v[i];
   s->n_first = n < 8 ? (size_t)n : 8;
   memcpy(s->first, v, s->n_first * sizeof *v);
-  if (o->compare_dir) compare_with(o, backend, name, t, v, &s->cmp);
+  if (o->compare_dir) compare_with(o, backend, k, t, v, &s->cmp);
   free(v);
   if (o->output_dir) {
-    file_name(o->output_dir, name, s->written, sizeof s->written);
+    file_name(o->output_dir, o->stems[k], s->written, sizeof s->written);
     st = tb_npy_save(s->written, t);
     if (st != TB_OK) {
-      tbc_error("%s", tb_last_error());
-      return tbc_exit_for_status(st);
+      tbc_error("--output-dir: %s", tb_last_error());
+      return tbc_exit_for_file_status(st);
     }
   }
   return TBC_EXIT_OK;
@@ -322,32 +363,35 @@ static void print_text(const run_opts *o, const tb_model *model, const tb_backen
   printf("backend:  %s (%s)\n", dev ? dev->device : "?", dev ? dev->name : "?");
   printf("prepare:  level %s, precision %s, %.2f ms\n", tb_opt_level_name(r->level), tb_precision_name(r->precision),
          r->prepare_ms);
-  for (size_t i = 0; i < r->pass_count; i++) printf("  pass:    %s\n", r->passes[i]);
+  char line[4096];
+  for (size_t i = 0; i < r->pass_count; i++) printf("  pass:    %s\n", tbc_one_line(r->passes[i], line, sizeof line));
   if (r->pass_count == 0) printf("  passes:  none\n");
-  for (size_t i = 0; i < r->warning_count; i++) printf("  warning: %s\n", r->warnings[i]);
+  for (size_t i = 0; i < r->warning_count; i++) printf("  warning: %s\n", tbc_one_line(r->warnings[i], line, sizeof line));
   printf("  nodes %zu -> %zu (%zu fused), weights %llu bytes, planned peak activations %llu bytes, "
          "%zu on the device, %zu on the CPU fallback, %zu copies, %zu in reduced precision\n",
          r->nodes_before, r->nodes_after, r->fused_nodes, (unsigned long long)r->weight_bytes,
          (unsigned long long)r->planned_peak_activation_bytes, r->device_nodes, r->cpu_fallback_nodes, r->copies_inserted,
          r->reduced_precision_nodes);
-  for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++) printf("  fallback: %s\n", r->fallback_ops[i]);
-  for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", r->copies[i]);
-  for (size_t i = 0; i < r->reduced_precision_nodes && r->node_precisions; i++) printf("  precision: %s\n", r->node_precisions[i]);
-  for (size_t i = 0; i < notes->count; i++) printf("note:     %s\n", notes->text[i]);
+  for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++)
+    printf("  fallback: %s\n", tbc_one_line(r->fallback_ops[i], line, sizeof line));
+  for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", tbc_one_line(r->copies[i], line, sizeof line));
+  for (size_t i = 0; i < r->reduced_precision_nodes && r->node_precisions; i++)
+    printf("  precision: %s\n", tbc_one_line(r->node_precisions[i], line, sizeof line));
+  for (size_t i = 0; i < notes->count; i++) printf("note:     %s\n", tbc_one_line(notes->text[i], line, sizeof line));
   if (o->repeat > 1)
     printf("run:      %d runs, median %.3f ms, fastest %.3f ms\n", o->repeat, median, fastest);
   else
     printf("run:      %.3f ms\n", median);
   for (size_t k = 0; k < n_out; k++) {
     const output_summary *s = &sums[k];
-    printf("output %s: %s %s\n", names[k], tb_dtype_name(tb_tensor_dtype(outs[k])), s->shape);
+    printf("output %s: %s %s\n", tbc_one_line(names[k], line, sizeof line), tb_dtype_name(tb_tensor_dtype(outs[k])), s->shape);
     printf("  values: ");
     for (size_t i = 0; i < s->n_first; i++) printf("%s%.6g", i ? " " : "", s->first[i]);
     printf("%s\n", (int64_t)s->n_first < tb_tensor_numel(outs[k]) ? " ..." : "");
     printf("  sum:    %.9g\n  sha256: %s\n", s->sum, s->sha256);
     if (s->written[0]) printf("  wrote:  %s\n", s->written);
     if (s->cmp.done && s->cmp.error[0])
-      printf("  compare: FAILED: %s\n", s->cmp.error);
+      printf("  compare: FAILED: %s\n", tbc_one_line(s->cmp.error, line, sizeof line));
     else if (s->cmp.done)
       printf("  compare: %s: %lld of %lld elements differ (rtol %g, atol %g); max abs error %.3g, max rel error %.3g\n",
              s->cmp.ok ? "ok" : "MISMATCH", (long long)s->cmp.mismatches, (long long)tb_tensor_numel(outs[k]), o->rtol,
@@ -478,7 +522,7 @@ static int load_inputs(const run_opts *o, tb_model *model, tb_backend *backend, 
       st = tb_npy_load(file, backend, &ins[i]);
       if (st != TB_OK) {
         tbc_error("input '%s': %s", io.name, tb_last_error());
-        return tbc_exit_for_status(st);
+        return tbc_exit_for_file_status(st);
       }
       code = TBC_EXIT_OK;
     } else {
@@ -501,14 +545,14 @@ static int apply_weights(const run_opts *o, tb_model *model, tbc_notes *notes) {
     size_t replaced = 0;
     if ((st = tb_model_override_weights(model, o->weights, o->allow_narrowing, &replaced)) != TB_OK) {
       tbc_error("--weights: %s", tb_last_error());
-      return tbc_exit_for_status(st);
+      return tbc_exit_for_file_status(st);
     }
     tbc_note(notes, "weights: %zu initializers replaced from %s", replaced, o->weights);
   }
   if (o->export_weights) {
     if ((st = tb_model_export_weights(model, o->export_weights)) != TB_OK) {
       tbc_error("--export-weights: %s", tb_last_error());
-      return tbc_exit_for_status(st);
+      return tbc_exit_for_file_status(st);
     }
     tbc_note(notes, "weights: every initializer written to %s", o->export_weights);
   }
@@ -532,7 +576,7 @@ static int run_model(run_opts *o) {
     tbc_error("%s", tb_last_error());
     return tbc_exit_for_status(st);
   }
-  if ((st = tb_model_load(o->model, &model)) != TB_OK) goto library_error;
+  if ((st = tb_model_load(o->model, &model)) != TB_OK) goto file_error;
   if ((code = apply_weights(o, model, &notes)) != TBC_EXIT_OK) goto done;
   n_out = tb_model_output_count(model);
   if (n_out > TBC_RUN_MAX) {
@@ -545,6 +589,7 @@ static int run_model(run_opts *o) {
     if ((st = tb_model_output(model, k, &io)) != TB_OK) goto library_error;
     out_names[k] = io.name;
   }
+  if ((o->output_dir || o->compare_dir) && (code = assign_stems(o, n_out, out_names, &notes)) != TBC_EXIT_OK) goto done;
   int64_t dim_values[TBC_RUN_MAX];
   for (size_t i = 0; i < o->dims.count; i++) dim_values[i] = strtoll(o->dims.values[i], NULL, 10);
   tb_prepare_options opts = {.size = sizeof opts,
@@ -580,10 +625,11 @@ static int run_model(run_opts *o) {
   }
   qsort(times, (size_t)o->repeat, sizeof *times, cmp_double);
   if (o->output_dir && (code = tbc_make_output_dir(o->output_dir)) != TBC_EXIT_OK) goto done;
-  bool all_match = true;
+  bool all_match = true, reference_missing = false;
   for (size_t k = 0; k < n_out && code == TBC_EXIT_OK; k++) {
-    code = summarise(o, backend, out_names[k], outs[k], &sums[k]);
+    code = summarise(o, backend, k, out_names[k], outs[k], &sums[k]);
     if (sums[k].cmp.done && (!sums[k].cmp.ok || sums[k].cmp.error[0])) all_match = false;
+    if (sums[k].cmp.missing) reference_missing = true;
   }
   if (code != TBC_EXIT_OK) goto done;
   if (o->record) {
@@ -591,7 +637,7 @@ static int run_model(run_opts *o) {
                             .precision = result->precision, .rtol = o->rtol, .atol = o->atol};
     st = tb_record_write(o->record, model, backend, &ro, n_in, in_names, (const tb_tensor *const *)ins, n_out, out_names,
                          (const tb_tensor *const *)outs);
-    if (st != TB_OK) goto library_error;
+    if (st != TB_OK) goto file_error;
     tbc_note(&notes, "recorded the inputs, outputs and facts of this run in %s", o->record);
   }
   if (o->json)
@@ -599,10 +645,18 @@ static int run_model(run_opts *o) {
   else
     print_text(o, model, backend, result, &notes, times[o->repeat / 2], times[0], n_out, out_names, outs, sums);
   if (o->profile && !o->json) tbc_profile_text(prepared, 10);
-  if (!all_match) {
+  if (reference_missing) {
+    tbc_error("a reference file is missing in %s (see the compare lines); write the references with 'tb run "
+              "--output-dir %s' first", o->compare_dir, o->compare_dir);
+    code = TBC_EXIT_USAGE;
+  } else if (!all_match) {
     tbc_error("outputs differ from the references in %s (see the compare lines)", o->compare_dir);
     code = TBC_EXIT_FAILURE;
   }
+  goto done;
+file_error:
+  tbc_error("%s", tb_last_error());
+  code = tbc_exit_for_file_status(st);
   goto done;
 library_error:
   tbc_error("%s", tb_last_error());
@@ -614,6 +668,8 @@ done:
   }
   free(times);
   free(sums);
+  free(o->stems);
+  o->stems = NULL;
   tb_prepared_destroy(prepared);
   tb_model_destroy(model);
   tb_backend_destroy(backend);

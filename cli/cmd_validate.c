@@ -8,6 +8,7 @@
 #include <string.h>
 #include "args.h"
 #include "common.h"
+#include "format.h"
 #include "run.h"
 #include "table.h"
 #include "validate.h"
@@ -39,8 +40,8 @@ static const char help[] =
     "  --json              print the report as JSON (keys in docs/validation.md)\n"
     "  -h, --help          show this help\n"
     "\n"
-    "Exit codes: 0 every configuration passed, 1 one failed or could not run, 2 usage error or a file or\n"
-    "name not found, 3 a backend is unavailable.\n";
+    "Exit codes: 0 every configuration passed, 1 one failed or could not run, 2 usage error, an unknown\n"
+    "backend, or a file or name not found, 3 a backend is unavailable, 4 a file cannot be read.\n";
 
 #define MAX_LIST 32
 
@@ -69,14 +70,6 @@ static int usage(const char *fmt, ...) {
   return TBC_EXIT_USAGE;
 }
 
-static int parse_number(const char *option, const char *text, double *out) {
-  char *end;
-  double v = strtod(text, &end);
-  if (end == text || *end || !(v >= 0) || v > 1e300) return usage("'tb validate %s' takes a number >= 0, not '%s'", option, text);
-  *out = v;
-  return TBC_EXIT_OK;
-}
-
 /* Every backend kind available here, as "cpu" or "<kind>:0". */
 static int all_backends(validate_opts *o) {
   tb_backend_kind kinds[TB_BACKEND_COUNT];
@@ -102,6 +95,12 @@ static int split_backends(validate_opts *o, const char *value) {
   o->backend_count = 0;
   for (char *save = NULL, *w = strtok_r(o->backends_text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
     if (o->backend_count == MAX_LIST) return usage("'tb validate --backends' takes at most %d backends", MAX_LIST);
+    char kind_name[64];
+    snprintf(kind_name, sizeof kind_name, "%.*s", (int)strcspn(w, ":"), w);
+    tb_backend_kind kind;
+    bool is_auto = false;
+    if (tb_backend_parse(kind_name, &kind, &is_auto) != TB_OK)
+      return usage("'tb validate --backends %s': %s", value, tb_last_error());
     o->backends[o->backend_count++] = w;
   }
   if (!o->backend_count) return usage("'tb validate --backends' needs at least one backend");
@@ -135,21 +134,27 @@ static int apply_option(validate_opts *o, const char *name, const char *value) {
   if (strcmp(name, "--levels") == 0) return split_levels(o, value);
   if (strcmp(name, "--precision") == 0)
     return tb_precision_parse(value, &o->precision) == TB_OK ? TBC_EXIT_OK : usage("%s", tb_last_error());
-  if (strcmp(name, "--input") == 0) return add_pair(&o->inputs, name, value);
-  if (strcmp(name, "--dim") == 0) return add_pair(&o->dims, name, value);
-  double num;
+  if (strcmp(name, "--input") == 0) {
+    int added = add_pair(&o->inputs, name, value);
+    return added != TBC_EXIT_OK ? added : tbc_check_input_file("validate", value, o->inputs.values[o->inputs.count - 1]);
+  }
+  long long n;
   int code;
+  if (strcmp(name, "--dim") == 0) {
+    if ((code = add_pair(&o->dims, name, value)) != TBC_EXIT_OK) return code;
+    return tbc_parse_dim("validate", o->dims.names[o->dims.count - 1], o->dims.values[o->dims.count - 1], &n);
+  }
   if (strcmp(name, "--seed") == 0) {
-    if ((code = parse_number(name, value, &num)) == TBC_EXIT_OK) o->seed = (uint64_t)num;
+    if ((code = tbc_parse_int("validate", name, value, 0, TBC_MAX_SEED, &n)) == TBC_EXIT_OK) o->seed = (uint64_t)n;
     return code;
   }
   if (strcmp(name, "--rtol") == 0) {
     o->has_rtol = true;
-    return parse_number(name, value, &o->rtol);
+    return tbc_parse_double("validate", name, value, 0, TBC_MAX_TOLERANCE, &o->rtol);
   }
   if (strcmp(name, "--atol") == 0) {
     o->has_atol = true;
-    return parse_number(name, value, &o->atol);
+    return tbc_parse_double("validate", name, value, 0, TBC_MAX_TOLERANCE, &o->atol);
   }
   if (strcmp(name, "--replay") == 0) o->replay = value;
   else if (strcmp(name, "--backend") == 0) o->backend = value;
@@ -186,7 +191,7 @@ static const char *const headers[] = {"backend", "level", "precision", "output",
 static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
   tb_validation_config cfg = {.size = sizeof cfg};
   if (tb_validation_report_config(r, c, &cfg) != TB_OK) return;
-  char cells[COLUMNS][96], line[1200];
+  char cells[COLUMNS][96], line[1200], one_line[1200];
   const char *ptrs[COLUMNS];
   for (size_t k = 0; k < COLUMNS; k++) ptrs[k] = cells[k];
   snprintf(cells[0], sizeof cells[0], "%s", cfg.backend);
@@ -198,13 +203,13 @@ static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
     snprintf(cells[COLUMNS - 1], sizeof cells[0], "ERROR");
     tbc_table_row(t, ptrs);
     snprintf(line, sizeof line, "    error: %s", cfg.error);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
     return;
   }
   for (size_t j = 0; j < cfg.output_count; j++) {
     tb_output_metrics m = {.size = sizeof m};
     if (tb_validation_report_output(r, c, j, &m) != TB_OK) continue;
-    snprintf(cells[3], sizeof cells[3], "%s", m.name);
+    tbc_one_line(m.name, cells[3], sizeof cells[3]);
     snprintf(cells[4], sizeof cells[4], "%.3g", m.max_abs_error);
     snprintf(cells[5], sizeof cells[5], "%.3g", m.max_rel_error);
     snprintf(cells[6], sizeof cells[6], "%.9f", m.cosine);
@@ -220,10 +225,10 @@ static void add_rows(tbc_table *t, const tb_validation_report *r, size_t c) {
              "    first diverging node: #%zu %s '%s' output '%s': max abs %.3g, max rel %.3g, cosine %.9f, %lld/%lld outside",
              cfg.node_index, cfg.node_op, cfg.node_name, cfg.node_output, cfg.node_max_abs_error, cfg.node_max_rel_error,
              cfg.node_cosine, (long long)cfg.node_mismatches, (long long)cfg.node_numel);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
   } else if (cfg.localize_note) {
     snprintf(line, sizeof line, "    localize: %s", cfg.localize_note);
-    tbc_table_note(t, line);
+    tbc_table_note(t, tbc_one_line(line, one_line, sizeof one_line));
   }
 }
 
@@ -262,18 +267,14 @@ static int run_validate(validate_opts *o) {
   tb_validation_report *r = NULL;
   int code = TBC_EXIT_OK;
   tb_status st = tb_model_load(o->model, &model);
+  bool file_failed = st != TB_OK; /* reading the model or an --input file: a permission error is exit 4 */
   if (st == TB_OK) st = tb_backend_create("cpu", &cpu);
-  for (size_t i = 0; st == TB_OK && i < o->inputs.count; i++) st = tb_npy_load(o->inputs.values[i], cpu, &tensors[i]);
-  for (size_t i = 0; st == TB_OK && i < o->dims.count; i++) {
-    char *end;
-    long long v = strtoll(o->dims.values[i], &end, 10);
-    if (*end || v < 0) {
-      code = usage("'tb validate --dim %s=%s': the size must be a whole number >= 0", o->dims.names[i], o->dims.values[i]);
-      break;
-    }
-    dim_values[i] = v;
+  for (size_t i = 0; st == TB_OK && i < o->inputs.count; i++) {
+    st = tb_npy_load(o->inputs.values[i], cpu, &tensors[i]);
+    file_failed = st != TB_OK;
   }
-  if (st == TB_OK && code == TBC_EXIT_OK) {
+  for (size_t i = 0; i < o->dims.count; i++) dim_values[i] = strtoll(o->dims.values[i], NULL, 10); /* checked */
+  if (st == TB_OK) {
     tb_validate_options vo = {.size = sizeof vo, .backend_count = o->backend_count, .backends = o->backends,
                               .level_count = o->level_count, .levels = o->levels, .precision = o->precision,
                               .input_count = o->inputs.count, .input_names = o->inputs.names, .inputs = tensors,
@@ -284,8 +285,8 @@ static int run_validate(validate_opts *o) {
   }
   if (st != TB_OK) {
     tbc_error("%s", tb_last_error());
-    code = tbc_exit_for_status(st);
-  } else if (code == TBC_EXIT_OK) {
+    code = file_failed ? tbc_exit_for_file_status(st) : tbc_exit_for_status(st);
+  } else {
     char what[1200];
     snprintf(what, sizeof what, "validate %s against cpu O0 fp32 (inputs: %zu given, the others random with seed %llu)",
              o->model, o->inputs.count, (unsigned long long)o->seed);

@@ -4,12 +4,19 @@
 #include <stdio.h>
 
 void tbc_error(const char *fmt, ...) {
+  char msg[8192];
   va_list ap;
   va_start(ap, fmt);
-  fputs("tb: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  fputs("tb: error: ", stderr);
+  for (const char *p = msg; *p; p++) {
+    if (*p == '\n') fputs("\\n", stderr);
+    else if (*p == '\r') fputs("\\r", stderr);
+    else if (*p == '\t') fputs("\\t", stderr);
+    else fputc(*p, stderr);
+  }
+  fputc('\n', stderr);
 }
 
 int tbc_exit_for_status(tb_status status) {
@@ -22,9 +29,15 @@ int tbc_exit_for_status(tb_status status) {
     case TB_ERR_UNAVAILABLE:
     case TB_ERR_PERMISSION:
       return TBC_EXIT_UNAVAILABLE;
+    case TB_ERR_IO:
+      return TBC_EXIT_IO;
     default:
       return TBC_EXIT_FAILURE;
   }
+}
+
+int tbc_exit_for_file_status(tb_status status) {
+  return status == TB_ERR_PERMISSION ? TBC_EXIT_IO : tbc_exit_for_status(status);
 }
 
 int tbc_discover(tb_device_list **out_list) {

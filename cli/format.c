@@ -74,3 +74,17 @@ void tbc_format_dtypes(tb_dtype_set dtypes, const char *separator, char *buf, si
 }
 
 const char *tbc_or_dash(const char *s) { return s && s[0] ? s : "-"; }
+
+const char *tbc_one_line(const char *s, char *buf, size_t size) {
+  size_t o = 0;
+  for (const char *p = s ? s : ""; *p && o + 3 <= size; p++) {
+    if (*p == '\n' || *p == '\r') {
+      buf[o++] = '\\';
+      buf[o++] = *p == '\n' ? 'n' : 'r';
+    } else {
+      buf[o++] = *p;
+    }
+  }
+  if (size) buf[o < size ? o : size - 1] = '\0';
+  return buf;
+}

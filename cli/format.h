@@ -19,6 +19,11 @@ void tbc_format_features(uint64_t features, const char *separator, char *buf, si
 /* Names of the dtypes in `dtypes`, in enum order, joined by `separator`; "-" when none. */
 void tbc_format_dtypes(tb_dtype_set dtypes, const char *separator, char *buf, size_t size);
 
+/* s on one line: a newline or carriage return in it (a model's name may hold any byte) written as \n or
+ * \r, so that it cannot fake a line of output; returns buf. Other control bytes are escaped on the way
+ * out (safe_output.c). */
+const char *tbc_one_line(const char *s, char *buf, size_t size);
+
 /* s, or "-" when s is NULL or empty. */
 const char *tbc_or_dash(const char *s);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "utf8.h"
 
 static bool reserve(tbc_buf *b, size_t extra) {
   if (b->failed) return false;
@@ -56,7 +57,19 @@ void tbc_json_string(tbc_buf *b, const char *s) {
     return;
   }
   add_bytes(b, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  size_t left = strlen(s);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++, left--) {
+    if (*p >= 0x80) {
+      int len = tbc_utf8_len(p, left);
+      if (len > 0) {
+        add_bytes(b, (const char *)p, (size_t)len);
+        p += len - 1;
+        left -= (size_t)(len - 1);
+      } else {
+        tbc_buf_add(b, "\\ufffd"); /* not UTF-8: one replacement character per byte */
+      }
+      continue;
+    }
     switch (*p) {
       case '"': tbc_buf_add(b, "\\\""); break;
       case '\\': tbc_buf_add(b, "\\\\"); break;
@@ -66,7 +79,7 @@ void tbc_json_string(tbc_buf *b, const char *s) {
       case '\b': tbc_buf_add(b, "\\b"); break;
       case '\f': tbc_buf_add(b, "\\f"); break;
       default:
-        if (*p < 0x20)
+        if (*p < 0x20 || *p == 0x7f)
           tbc_buf_addf(b, "\\u%04x", *p);
         else
           add_bytes(b, (const char *)p, 1);

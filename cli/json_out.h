@@ -16,8 +16,9 @@ void tbc_buf_add(tbc_buf *buf, const char *text);
 void tbc_buf_addf(tbc_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tbc_buf_free(tbc_buf *buf);
 
-/* Append s as a JSON string literal: quoted, with '"', '\\' and control characters escaped. Bytes
- * from 0x80 up are copied as they are (the library's strings are UTF-8). NULL appends null. */
+/* Append s as a JSON string literal: quoted, with '"', '\\', control characters and DEL escaped.
+ * Well-formed UTF-8 is copied as it is; each byte that is not (a model's names may hold any bytes) becomes
+ * \ufffd, so the JSON is always valid UTF-8. NULL appends null. */
 void tbc_json_string(tbc_buf *buf, const char *s);
 /* Append "key": (the key escaped) after a ',' when `*first` is false; sets *first to false. */
 void tbc_json_key(tbc_buf *buf, bool *first, const char *key);

@@ -9,6 +9,11 @@
 #include <tensorbridge/tensorbridge.h>
 
 #define TBC_RUN_MAX 64
+/* The ranges of the options run, validate and bench share: --seed (exact in a JSON number), --dim sizes and
+ * the tolerances. */
+#define TBC_MAX_SEED (1LL << 53)
+#define TBC_MAX_DIM (1LL << 40)
+#define TBC_MAX_TOLERANCE 1e300
 
 /* `tb run`: argv holds the words after "run"; returns the exit code. */
 int tbc_cmd_run(int argc, char **argv);
@@ -28,6 +33,11 @@ typedef struct tbc_pairs {
  * and `option`. */
 int tbc_pairs_add(tbc_pairs *pairs, const char *command, const char *option, const char *word);
 void tbc_pairs_free(tbc_pairs *pairs);
+/* The size N of "--dim NAME=N" as a whole number from 0 to TBC_MAX_DIM; 2 after a usage error naming it. */
+int tbc_parse_dim(const char *command, const char *name, const char *value, long long *out);
+/* The FILE of "--input NAME=FILE" given as `word`: 2 after a usage error when it is a directory (the
+ * library would read it as an empty file); a missing or unreadable file is left to the loader. */
+int tbc_check_input_file(const char *command, const char *word, const char *path);
 /* The value for name, or NULL. */
 const char *tbc_pairs_find(const tbc_pairs *pairs, const char *name);
 

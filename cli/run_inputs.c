@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include "args.h"
 #include "common.h"
 
 int tbc_pairs_add(tbc_pairs *pairs, const char *command, const char *option, const char *word) {
@@ -41,6 +43,22 @@ void tbc_pairs_free(tbc_pairs *pairs) {
   pairs->count = 0;
 }
 
+int tbc_parse_dim(const char *command, const char *name, const char *value, long long *out) {
+  char option[160];
+  snprintf(option, sizeof option, "--dim %s", name);
+  return tbc_parse_int(command, option, value, 0, TBC_MAX_DIM, out);
+}
+
+int tbc_check_input_file(const char *command, const char *word, const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    tbc_error("'tb %s --input %s': %s is a directory, not a .npy file; give the path of a .npy file; see 'tb %s "
+              "--help'", command, word, path, command);
+    return TBC_EXIT_USAGE;
+  }
+  return TBC_EXIT_OK;
+}
+
 const char *tbc_pairs_find(const tbc_pairs *pairs, const char *name) {
   for (size_t i = 0; i < pairs->count; i++)
     if (strcmp(pairs->names[i], name) == 0) return pairs->values[i];
@@ -67,13 +85,9 @@ int tbc_random_input(const char *command, tb_backend *backend, const tb_model_io
     const char *sym = io->dim_names[d] && io->dim_names[d][0] ? io->dim_names[d] : NULL;
     const char *given = sym ? tbc_pairs_find(dims, sym) : NULL;
     if (given) {
-      char *end;
-      long long v = strtoll(given, &end, 10);
-      if (*end || v < 0) {
-        tbc_error("'tb %s --dim %s=%s': the size must be a whole number >= 0; see 'tb %s --help'", command, sym, given,
-                  command);
-        return TBC_EXIT_USAGE;
-      }
+      long long v;
+      int code = tbc_parse_dim(command, sym, given, &v);
+      if (code != TBC_EXIT_OK) return code;
       shape[d] = v;
     } else {
       shape[d] = 1;

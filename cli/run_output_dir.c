@@ -14,7 +14,7 @@ static int mkdir_failed(const char *dir, const char *part, int err) {
   else
     tbc_error("--output-dir %s: cannot create the folder %s: %s; give a folder you can write to", dir, part,
               strerror(err));
-  return tbc_exit_for_status(err == EACCES || err == EPERM ? TB_ERR_PERMISSION : TB_ERR_IO);
+  return tbc_exit_for_file_status(err == EACCES || err == EPERM ? TB_ERR_PERMISSION : TB_ERR_IO);
 }
 
 /* 0 when path is a folder (made now if missing), else the errno (ENOTDIR: it is something else). */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "format.h"
 #include "run_profile.h"
 
 typedef struct op_total {
@@ -61,10 +62,13 @@ int tbc_profile_text(tb_prepared *p, size_t top) {
     printf("  %-28s %-8s %6zu %10.3f %6.1f%%\n", ops[i].op, ops[i].placement, ops[i].nodes, ops[i].ms / (double)runs,
            total > 0 ? 100.0 * ops[i].ms / total : 0.0);
   printf("  slowest nodes:\n");
-  for (size_t i = 0; i < n && i < top; i++)
+  char name[512], graph[512];
+  for (size_t i = 0; i < n && i < top; i++) {
+    const char *where = order[i]->graph[0] ? tbc_one_line(order[i]->graph, graph, sizeof graph) : "";
     printf("  %-28s %-8s %10.3f %6.1f%%  %s  %s%s%s\n", order[i]->op_type, order[i]->placement, order[i]->total_ms / (double)runs,
-           total > 0 ? 100.0 * order[i]->total_ms / total : 0.0, order[i]->kernel, order[i]->graph,
-           order[i]->graph[0] ? "/" : "", order[i]->name[0] ? order[i]->name : "(no name)");
+           total > 0 ? 100.0 * order[i]->total_ms / total : 0.0, order[i]->kernel, where, where[0] ? "/" : "",
+           order[i]->name[0] ? tbc_one_line(order[i]->name, name, sizeof name) : "(no name)");
+  }
   free(ops);
   free(order);
   return TBC_EXIT_OK;

@@ -1,6 +1,7 @@
 /* `tb`: the command-line face of TensorBridge. main() dispatches to one sub-command per file
  * (cmd_devices.c, cmd_info.c, cmd_select.c, cmd_doctor.c, cmd_run.c, cmd_ops.c, ...) and answers --help and --version itself.
- * The tool uses only the public headers, as any user's program would. */
+ * The tool uses only the public headers, as any user's program would. Everything it prints goes through
+ * safe_output.c, which escapes control bytes and turns a failed write to stdout into exit code 4. */
 #include <stdio.h>
 #include <string.h>
 #include "common.h"
@@ -8,6 +9,7 @@
 #include "convert.h"
 #include "validate.h"
 #include "bench_common.h"
+#include "safe_output.h"
 
 typedef struct command {
   const char *name;
@@ -58,6 +60,7 @@ static void print_help(FILE *out) {
         "  1  failure inside the library (discovery failed, out of memory)\n"
         "  2  usage error (bad option, unknown command, unknown backend or device name)\n"
         "  3  the requested backend or device is unavailable here\n"
+        "  4  a file, folder or stdout cannot be read or written (permission denied, disk full)\n"
         "\n"
         "Details: docs/cli.md; JSON keys: docs/json.md.\n",
         out);
@@ -95,7 +98,7 @@ static int run_help(int argc, char **argv) {
   return c->run(1, help_argv);
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     print_help(stderr);
     tbc_error("no command given; see 'tb --help'");
@@ -118,4 +121,10 @@ int main(int argc, char **argv) {
   const command *c = find_command(first);
   if (!c) return unknown_command(first);
   return c->run(argc - 2, argv + 2);
+}
+
+int main(int argc, char **argv) {
+  int code = tbc_output_begin();
+  if (code != TBC_EXIT_OK) return code;
+  return tbc_output_end(dispatch(argc, argv));
 }

@@ -76,6 +76,7 @@ cJSON *tb_json_report(const tb_backend_report *r) {
 tb_status tb_json_finish(cJSON *root, bool ok, char **out_json, const char *what) {
   char *text = ok && root ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
+  if (text) text = tb_json_repair_utf8(text);
   if (!text) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory while writing JSON", what);
   /* cJSON allocates with malloc by default, so tb_free (free) releases it. */
   *out_json = text;

@@ -406,7 +406,10 @@ tb_status tb_npy_save(const char *path, const tb_tensor *tensor) {
   bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
             (nbytes == 0 || fwrite(data, 1, nbytes, f) == nbytes);
   int e = errno;
-  ok = (fclose(f) == 0) && ok;
+  if (fclose(f) != 0 && ok) { /* the buffered bytes failed on close (a full disk): that errno says why */
+    e = errno;
+    ok = false;
+  }
   free(data);
   if (!ok) {
     remove(path);

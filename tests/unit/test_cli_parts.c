@@ -1,5 +1,6 @@
 /* The pieces of the `tb` tool, compiled in here from cli/: byte and memory formatting, feature and
- * dtype lists, column-aligned tables, the JSON string escaper, and option parsing. */
+ * dtype lists, column-aligned tables, the JSON string escaper (always UTF-8), UTF-8 checking, one-line
+ * text, option and number parsing, and the status -> exit code map. */
 #include "test_util.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "../../cli/common.c"
 #include "../../cli/format.c"
 #include "../../cli/json_out.c"
+#include "../../cli/utf8.c"
 #include "../../cli/table.c"
 
 static void bytes_use_binary_units(void **state) {
@@ -139,6 +141,13 @@ static void json_strings_are_escaped(void **state) {
   assert_false(b.failed);
   assert_string_equal(b.data, "\"say \\\"hi\\\"\\\\ \\n\\t\\r\\b\\f \\u0001\\u001f caf\xc3\xa9\"");
   tbc_buf_free(&b);
+  /* bytes that are not UTF-8 (stray, overlong, surrogate, cut short) become \ufffd each; DEL is escaped */
+  tbc_json_string(&b, "a\xff\xc0\xaf\xed\xa0\x80\x7f\xe2\x82");
+  assert_string_equal(b.data, "\"a\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\u007f\\ufffd\\ufffd\"");
+  tbc_buf_free(&b);
+  tbc_json_string(&b, "\xf0\x9f\x98\x80\xe2\x82\xac");
+  assert_string_equal(b.data, "\"\xf0\x9f\x98\x80\xe2\x82\xac\"");
+  tbc_buf_free(&b);
   tbc_json_string(&b, NULL);
   assert_string_equal(b.data, "null");
   tbc_buf_free(&b);
@@ -189,13 +198,60 @@ static void args_parse_flags_positionals_and_errors(void **state) {
   assert_string_equal(args.positional[0], "-"); /* a lone "-" is an argument, not an option */
 }
 
+static void utf8_sequences(void **state) {
+  (void)state;
+  const unsigned char *u = (const unsigned char *)"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+  assert_int_equal(tbc_utf8_len(u, 9), 2);
+  assert_int_equal(tbc_utf8_len(u + 2, 7), 3);
+  assert_int_equal(tbc_utf8_len(u + 5, 4), 4);
+  assert_int_equal(tbc_utf8_len(u + 5, 2), -1); /* a valid start, cut short */
+  assert_int_equal(tbc_utf8_len((const unsigned char *)"\x80", 1), 0);
+  assert_int_equal(tbc_utf8_len((const unsigned char *)"\xc0\xaf", 2), 0);
+  assert_int_equal(tbc_utf8_len((const unsigned char *)"\xed\xa0\x80", 3), 0);
+  assert_int_equal(tbc_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4), 0);
+  assert_int_equal(tbc_utf8_len((const unsigned char *)"\xe2\x28", 2), 0);
+}
+
+static void one_line_text(void **state) {
+  (void)state;
+  char buf[16];
+  assert_string_equal(tbc_one_line("a\nb\rc\td", buf, sizeof buf), "a\\nb\\rc\td");
+  assert_string_equal(tbc_one_line("0123456789abcdefghij", buf, sizeof buf), "0123456789abcd");
+  assert_string_equal(tbc_one_line(NULL, buf, sizeof buf), "");
+}
+
+static void numbers_are_checked_not_clamped(void **state) {
+  (void)state;
+  long long n = -1;
+  double d = -1;
+  assert_int_equal(tbc_parse_int("run", "--threads", "16", 0, 4096, &n), 0);
+  assert_int_equal(n, 16);
+  assert_int_equal(tbc_parse_int("run", "--x", "-3", -5, 5, &n), 0);
+  assert_int_equal(n, -3);
+  const char *bad_ints[] = {"", "4097", "-1", "1.5", "1e3", " 7", "+7", "7 ", "0x10", "99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad_ints / sizeof bad_ints[0]; i++) {
+    n = 42;
+    assert_int_equal(tbc_parse_int("run", "--threads", bad_ints[i], 0, 4096, &n), TBC_EXIT_USAGE);
+    assert_int_equal(n, 42); /* untouched */
+  }
+  assert_int_equal(tbc_parse_double("run", "--rtol", "1e-4", 0, 1e300, &d), 0);
+  assert_true(d == 1e-4);
+  const char *bad_doubles[] = {"", "x", "nan", "inf", "-0.5", "1e999", "1e301", "2,5", "1e-4x"};
+  for (size_t i = 0; i < sizeof bad_doubles / sizeof bad_doubles[0]; i++)
+    assert_int_equal(tbc_parse_double("run", "--rtol", bad_doubles[i], 0, 1e300, &d), TBC_EXIT_USAGE);
+}
+
 static void statuses_map_to_exit_codes(void **state) {
   (void)state;
   assert_int_equal(tbc_exit_for_status(TB_OK), 0);
   assert_int_equal(tbc_exit_for_status(TB_ERR_NOT_FOUND), 2);
   assert_int_equal(tbc_exit_for_status(TB_ERR_INVALID_ARGUMENT), 2);
   assert_int_equal(tbc_exit_for_status(TB_ERR_UNAVAILABLE), 3);
-  assert_int_equal(tbc_exit_for_status(TB_ERR_PERMISSION), 3);
+  assert_int_equal(tbc_exit_for_status(TB_ERR_PERMISSION), 3); /* a device node */
+  assert_int_equal(tbc_exit_for_file_status(TB_ERR_PERMISSION), 4); /* a file the user named */
+  assert_int_equal(tbc_exit_for_status(TB_ERR_IO), 4);
+  assert_int_equal(tbc_exit_for_file_status(TB_ERR_NOT_FOUND), 2);
+  assert_int_equal(tbc_exit_for_file_status(TB_ERR_MODEL), 1);
   assert_int_equal(tbc_exit_for_status(TB_ERR_OUT_OF_MEMORY), 1);
   assert_int_equal(tbc_exit_for_status(TB_ERR_DRIVER), 1);
   assert_int_equal(tbc_exit_for_status(TB_ERR_INTERNAL), 1);
@@ -210,6 +266,9 @@ int main(void) {
       cmocka_unit_test(table_grows_past_its_first_allocation),
       cmocka_unit_test(json_strings_are_escaped),
       cmocka_unit_test(args_parse_flags_positionals_and_errors),
+      cmocka_unit_test(utf8_sequences),
+      cmocka_unit_test(one_line_text),
+      cmocka_unit_test(numbers_are_checked_not_clamped),
       cmocka_unit_test(statuses_map_to_exit_codes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,7 +120,7 @@ static void output_dir_made_with_parents(void **state) {
   }
 }
 
-/* A part of the path that is a file: an error naming it, exit 1 (a failed output write), nothing made. */
+/* A part of the path that is a file: an error naming it, exit 4 (a folder that cannot be made), nothing made. */
 static void output_dir_part_is_a_file(void **state) {
   (void)state;
   char base[] = "/tmp/tb-run-XXXXXX";
@@ -136,12 +136,12 @@ static void output_dir_part_is_a_file(void **state) {
            "folders\n",
            file, file);
   tcli_run r = tcli(args);
-  TCLI_ASSERT_EXIT(r, 1);
+  TCLI_ASSERT_EXIT(r, 4);
   assert_string_equal(r.err, want);
   tcli_free(&r);
   /* the folder itself a file */
   snprintf(args, sizeof args, "run %s --level O0 %s --output-dir %s", ENCODER, ENC_IN, file);
-  tcli_expect_err(args, 1, "is a file, not a folder");
+  tcli_expect_err(args, 4, "is a file, not a folder");
   assert_int_equal(unlink(file), 0);
   assert_int_equal(rmdir(base), 0);
 }
@@ -390,10 +390,10 @@ static void compare_mismatch(void **state) {
   TB_ASSERT_CONTAINS(r.out, "compare: MISMATCH: 1 of 10 elements differ");
   TB_ASSERT_CONTAINS(r.err, "tb: error: outputs differ from the references in");
   tcli_free(&r);
-  /* a reference that is missing */
+  /* a reference that is missing: a file not found, exit 2 */
   unlink(path);
   r = tcli(args);
-  TCLI_ASSERT_EXIT(r, 1);
+  TCLI_ASSERT_EXIT(r, 2);
   TB_ASSERT_CONTAINS(r.out, "compare: FAILED: cannot open the .npy file");
   tcli_free(&r);
   rmdir(dir);
@@ -406,9 +406,9 @@ static void errors_and_exit_codes(void **state) {
   tcli_expect_err("run " CNN " --level O9", 2, "unknown optimization level 'O9'");
   tcli_expect_err("run " CNN " --precision fp7", 2, "fp7");
   tcli_expect_err("run " CNN " --level", 2, "'tb run --level' needs a value");
-  tcli_expect_err("run " CNN " --repeat 0", 2, "'tb run --repeat' takes a number, not '0'");
+  tcli_expect_err("run " CNN " --repeat 0", 2, "'tb run --repeat' takes a whole number from 1 to 100000, not '0'");
   tcli_expect_err("run " CNN " --dim batch", 2, "'tb run --dim' takes NAME=VALUE, not 'batch'");
-  tcli_expect_err("run " CNN " --dim batch=-2", 2, "the size must be a whole number >= 0");
+  tcli_expect_err("run " CNN " --dim batch=-2", 2, "'tb run --dim batch' takes a whole number from 0 to 1099511627776, not '-2'");
   tcli_expect_err("run " CNN " --input nosuch=x.npy", 2, "the model has no input 'nosuch'; its inputs are 'input'");
   tcli_expect_err("run " CNN " --input input=/tmp/tb-no-such.npy", 2, "cannot open the .npy file /tmp/tb-no-such.npy");
   tcli_expect_err("run " CNN " " CNN, 2, "unexpected argument");

@@ -32,14 +32,15 @@ static inline char *tcli_slurp(FILE *f) {
   return buf;
 }
 
-/* Run `tb <args>` (a shell command tail) in the current environment. */
-static inline tcli_run tcli(const char *args) {
+/* Run `<prefix>tb <args>` (args a shell command tail; prefix "" or a command such as setpriv that runs tb)
+ * in the current environment. */
+static inline tcli_run tcli_with(const char *prefix, const char *args) {
   char err_path[] = "/tmp/tb-test-cli-stderr-XXXXXX";
   int fd = mkstemp(err_path);
   assert_true(fd >= 0);
   close(fd);
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "%s %s 2>%s", TB_TEST_TOOL, args, err_path);
+  snprintf(cmd, sizeof cmd, "%s%s %s 2>%s", prefix, TB_TEST_TOOL, args, err_path);
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
   tcli_run r;
@@ -53,6 +54,9 @@ static inline tcli_run tcli(const char *args) {
   unlink(err_path);
   return r;
 }
+
+/* Run `tb <args>` (a shell command tail) in the current environment. */
+static inline tcli_run tcli(const char *args) { return tcli_with("", args); }
 
 static inline void tcli_free(tcli_run *r) {
   free(r->out);
