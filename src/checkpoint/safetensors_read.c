@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "checkpoint/safetensors_impl.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 
 static const struct {
   const char *name;
@@ -253,6 +254,35 @@ static tb_status check_layout(tb_safetensors *st) {
   return TB_OK;
 }
 
+/* A NUL in the header, raw or written as \u0000 inside a JSON string, would cut a tensor name or a metadata
+ * text short once parsed into C strings: refused, naming the byte and the string's start. */
+static tb_status refuse_nul(const tb_safetensors *st, const char *text, size_t n) {
+  size_t string_at = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < n; i++) {
+    size_t nul_at = SIZE_MAX;
+    if (text[i] == '\0') nul_at = i;
+    else if (!in_string) {
+      if (text[i] == '"') in_string = true, string_at = i + 1;
+    } else if (text[i] == '"') {
+      in_string = false;
+    } else if (text[i] == '\\' && i + 1 < n) {
+      if (text[i + 1] == 'u' && i + 5 < n && strncmp(text + i + 2, "0000", 4) == 0) nul_at = i;
+      i++; /* the escaped character */
+    }
+    if (nul_at == SIZE_MAX) continue;
+    char where[260] = "";
+    if (in_string)
+      snprintf(where, sizeof where, ", in the string that starts '%.*s'", (int)(nul_at - string_at > 200 ? 200 : nul_at - string_at),
+               text + string_at);
+    return tb_error(TB_ERR_MODEL,
+                    "%s: the header has a NUL character (%s) at byte %zu%s; tensor names and metadata cannot contain NUL: "
+                    "remove it from the file",
+                    st->label, text[nul_at] == '\0' ? "a zero byte" : "\\u0000", nul_at, where);
+  }
+  return TB_OK;
+}
+
 static tb_status parse_header(tb_safetensors *st) {
   const char *f = st->label;
   if (st->size < 8)
@@ -270,6 +300,8 @@ static tb_status parse_header(tb_safetensors *st) {
   const char *text = (const char *)st->bytes + 8;
   if (!valid_utf8((const unsigned char *)text, (size_t)n))
     return tb_error(TB_ERR_MODEL, "%s: the %llu-byte header is not valid UTF-8", f, (unsigned long long)n);
+  tb_status nul = refuse_nul(st, text, (size_t)n);
+  if (nul != TB_OK) return nul;
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)n, &end, 0);
   if (!root) {
@@ -340,17 +372,10 @@ tb_status tb_safetensors_open_memory(const void *data, size_t size, const char *
 tb_status tb_safetensors_open(const char *path, tb_safetensors **out_st) {
   if (out_st) *out_st = NULL;
   if (!path || !out_st) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_safetensors_open: path and out_st are required");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return tb_error(e == ENOENT ? TB_ERR_NOT_FOUND : e == EACCES ? TB_ERR_PERMISSION : TB_ERR_IO, "%s: cannot open: %s",
-                    path, strerror(e));
-  }
+  int fd;
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return tb_error(TB_ERR_IO, "%s: not a regular file", path);
-  }
+  tb_status opened = tb_fs_open_regular(path, "safetensors file", &fd, &sb);
+  if (opened != TB_OK) return opened;
   tb_safetensors *st = calloc(1, sizeof *st);
   if (!st || !(st->label = strdup(path))) {
     free(st);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include "core/env.h"
 
 #define BIT(f) TB_FEATURE_BIT(TB_FEATURE_##f)
 #define AVX512_GROUP (BIT(AVX512F) | BIT(AVX512BW) | BIT(AVX512VL) | BIT(AVX512VNNI) | BIT(AVX512BF16) | BIT(AVX512FP16))
@@ -101,6 +102,7 @@ typedef struct mask_state {
   tb_cpu_mask_result *result;
   tb_cpu_mask_note_fn note;
   void *ctx;
+  const char *mask;
 } mask_state;
 
 static void report(mask_state *s, tb_cpu_mask_outcome outcome, const char *item, const char *fmt, ...)
@@ -108,13 +110,18 @@ static void report(mask_state *s, tb_cpu_mask_outcome outcome, const char *item,
 static void report(mask_state *s, tb_cpu_mask_outcome outcome, const char *item, const char *fmt, ...) {
   if (outcome == TB_CPU_MASK_INVALID) s->result->invalid_items++;
   if (outcome == TB_CPU_MASK_IGNORED) s->result->ignored_items++;
-  if (!s->note) return;
+  if (!s->note && outcome == TB_CPU_MASK_APPLIED) return;
   char detail[768];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
-  s->note(s->ctx, outcome, item, detail);
+  if (outcome != TB_CPU_MASK_APPLIED) { /* the log says so once per process, whoever reads the mask */
+    char key[400];
+    snprintf(key, sizeof key, "TB_CPU_FEATURES=%.300s item %s", s->mask, item);
+    tb_warn_once(key, "TB_CPU_FEATURES=%s: %s; the other items apply", s->mask, detail);
+  }
+  if (s->note) s->note(s->ctx, outcome, item, detail);
 }
 
 static void add_back(mask_state *s, const char *item, uint64_t bits) {
@@ -179,7 +186,7 @@ static void apply_item(mask_state *s, const char *item) {
 
 tb_cpu_mask_result tb_cpu_features_apply_mask(uint64_t hardware, const char *mask, tb_cpu_mask_note_fn note, void *ctx) {
   tb_cpu_mask_result result = {.features = hardware, .removed = 0, .invalid_items = 0, .ignored_items = 0};
-  mask_state s = {.hardware = hardware, .current = hardware, .result = &result, .note = note, .ctx = ctx};
+  mask_state s = {.hardware = hardware, .current = hardware, .result = &result, .note = note, .ctx = ctx, .mask = mask};
   if (!mask) return result;
   const char *p = mask;
   for (;;) {

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tensorbridge/device.h>
+#include "core/regular_file.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -211,8 +213,14 @@ bool tb_cpuid_parse(const char *text, tb_cpuid_dump *out, tb_cpuid_error *err) {
 
 bool tb_cpuid_load_file(const char *path, tb_cpuid_dump *out, tb_cpuid_error *err) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return set_error(err, 0, "cannot open it: %s", strerror(errno));
+  int fd;
+  if (tb_fs_open_regular(path, "cpuid dump", &fd, NULL) != TB_OK)
+    return errno ? set_error(err, 0, "cannot open it: %s", strerror(errno)) : set_error(err, 0, "%s", tb_last_error());
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return set_error(err, 0, "cannot read it: %s", strerror(errno));
+  }
   char *text = malloc(TB_CPUID_FILE_MAX_BYTES + 1);
   if (!text) {
     fclose(f);

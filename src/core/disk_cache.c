@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "core/env.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 
 enum { MAX_ENTRY_BYTES = 1 << 30 };
 
@@ -21,25 +22,40 @@ static bool valid_name(const char *s) {
   return s[0] != '.';
 }
 
-tb_status tb_disk_cache_dir(const char *kind, char *buf, size_t cap) {
+/* The folder of `kind`, and the variable that named it (*var, *value) for the warnings. */
+static tb_status resolve_dir(const char *kind, char *buf, size_t cap, const char **var, const char **value) {
   if (!valid_name(kind)) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: kind '%s' is not a plain name", kind ? kind : "(null)");
   const char *dir = tb_env("TB_CACHE_DIR");
   int n;
+  *var = "TB_CACHE_DIR";
+  *value = dir;
   if (dir) {
     if (strcmp(dir, "off") == 0 || strcmp(dir, "0") == 0)
       return tb_error(TB_ERR_UNAVAILABLE, "disk cache: switched off by TB_CACHE_DIR=%s", dir);
-    if (dir[0] != '/')
+    if (dir[0] != '/') {
+      tb_env_warn("TB_CACHE_DIR", dir, "is not an absolute path, so the on-disk cache of compiled device code is off; set it "
+                                       "to an absolute folder, or to 'off'");
       return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: TB_CACHE_DIR='%s' is not an absolute path; set it to one, or to 'off'", dir);
+    }
     n = snprintf(buf, cap, "%s/%s", dir, kind);
   } else if ((dir = tb_env("XDG_CACHE_HOME")) && dir[0] == '/') {
+    *var = "XDG_CACHE_HOME";
+    *value = dir;
     n = snprintf(buf, cap, "%s/tensorbridge/%s", dir, kind);
   } else if ((dir = tb_env("HOME")) && dir[0] == '/') {
+    *var = "HOME";
+    *value = dir;
     n = snprintf(buf, cap, "%s/.cache/tensorbridge/%s", dir, kind);
   } else {
     return tb_error(TB_ERR_UNAVAILABLE, "disk cache: none of TB_CACHE_DIR, XDG_CACHE_HOME and HOME is set to an absolute path");
   }
   if (n < 0 || (size_t)n >= cap) return tb_error(TB_ERR_INVALID_ARGUMENT, "disk cache: the folder path for '%s' is too long", kind);
   return TB_OK;
+}
+
+tb_status tb_disk_cache_dir(const char *kind, char *buf, size_t cap) {
+  const char *var, *value;
+  return resolve_dir(kind, buf, cap, &var, &value);
 }
 
 static tb_status entry_path(const char *kind, const char *key, char *buf, size_t cap) {
@@ -58,10 +74,18 @@ tb_status tb_disk_cache_read(const char *kind, const char *key, void **data, siz
   char path[4352];
   tb_status st = entry_path(kind, key, path, sizeof path);
   if (st != TB_OK) return st;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  int fd;
+  st = tb_fs_open_regular(path, "disk cache entry", &fd, NULL);
+  if (st != TB_OK) {
     if (errno == ENOENT) return tb_error(TB_ERR_NOT_FOUND, "disk cache: no entry %s", path);
-    return tb_error(TB_ERR_IO, "disk cache: cannot open %s: %s", path, strerror(errno));
+    /* unreadable, or a FIFO, a folder... in place of the entry: the user's to fix, so said once */
+    tb_warn_once(path, "%s; it is ignored (compiled again, not cached): remove it", tb_last_error());
+    return st;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return tb_error(TB_ERR_IO, "disk cache: cannot read %s: %s", path, strerror(errno));
   }
   struct stat sb;
   if (fstat(fileno(f), &sb) != 0 || sb.st_size <= 0 || sb.st_size > MAX_ENTRY_BYTES) {
@@ -103,15 +127,27 @@ static tb_status make_dirs(char *path) {
   }
 }
 
+/* The one rule for a folder that cannot be written (a file, no permission, a read-only file system): one
+ * warning per process naming the variable that chose it; the caller goes on without the cache. */
+static tb_status unusable_folder(const char *var, const char *value, tb_status st) {
+  tb_env_warn(var, value ? value : "", "names a cache folder that cannot be used (%s), so compiled device code is not cached; "
+                                       "set TB_CACHE_DIR to an absolute folder you can write, or to 'off'", tb_last_error());
+  return st;
+}
+
 tb_status tb_disk_cache_write(const char *kind, const char *key, const void *data, size_t size) {
   char path[4352], dir[4096], tmp[4400];
+  const char *var = NULL, *value = NULL;
   tb_status st = entry_path(kind, key, path, sizeof path);
-  if (st == TB_OK) st = tb_disk_cache_dir(kind, dir, sizeof dir);
-  if (st == TB_OK) st = make_dirs(dir);
+  if (st == TB_OK) st = resolve_dir(kind, dir, sizeof dir, &var, &value);
   if (st != TB_OK) return st;
+  if ((st = make_dirs(dir)) != TB_OK) return unusable_folder(var, value, st);
   snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, key);
   int fd = mkstemp(tmp);
-  if (fd < 0) return tb_error(TB_ERR_IO, "disk cache: cannot create a file in %s: %s", dir, strerror(errno));
+  if (fd < 0) {
+    tb_error(TB_ERR_IO, "disk cache: cannot create a file in %s: %s", dir, strerror(errno));
+    return unusable_folder(var, value, TB_ERR_IO);
+  }
   const char *p = data;
   size_t left = size;
   while (left > 0) {

@@ -7,12 +7,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/env.h"
+#include "core/regular_file.h"
+
+/* A TB_FSROOT that is not a folder is warned about (once per value); reads under it then find nothing,
+ * as under an empty tree: it is never silently replaced by the real system. */
+static void check_root(const char *root) {
+  static _Thread_local char checked[512];
+  if (strncmp(checked, root, sizeof checked) == 0) return;
+  snprintf(checked, sizeof checked, "%s", root);
+  struct stat sb;
+  if (stat(root, &sb) != 0)
+    tb_env_warn("TB_FSROOT", root, "cannot be used: %s; set it to a folder that holds a recorded sys/proc/dev tree, or "
+                                   "unset it for the real system (every read under it finds nothing)", strerror(errno));
+  else if (!S_ISDIR(sb.st_mode))
+    tb_env_warn("TB_FSROOT", root, "is %s, not a folder; set it to a folder that holds a recorded sys/proc/dev tree, or "
+                                   "unset it for the real system (every read under it finds nothing)", tb_fs_kind_name(sb.st_mode));
+}
 
 const char *tb_fs_root(void) {
   const char *root = tb_env("TB_FSROOT");
-  return root ? root : "";
+  if (!root) return "";
+  check_root(root);
+  return root;
 }
 
 bool tb_fs_path(char *out, size_t cap, const char *path) {
@@ -23,7 +42,7 @@ bool tb_fs_path(char *out, size_t cap, const char *path) {
 bool tb_fs_read(const char *path, char *buf, size_t cap) {
   char full[4096];
   if (cap == 0 || !tb_fs_path(full, sizeof full, path)) return false;
-  int fd = open(full, O_RDONLY | O_CLOEXEC);
+  int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO in a recorded tree reads as empty, never blocks */
   if (fd < 0) return false;
   size_t len = 0;
   while (len + 1 < cap) {

@@ -32,6 +32,10 @@ static bool load_dump(tb_device_list *list, tb_cpuid_dump *dump, bool *recorded)
       tb_report_check(list, TB_BACKEND_CPU, false, "TB_CPUID_FILE", "%s line %d: %s; the file is ignored", file, err.line, err.message);
     else
       tb_report_check(list, TB_BACKEND_CPU, false, "TB_CPUID_FILE", "%s: %s; the file is ignored", file, err.message);
+    char where[32] = "";
+    if (err.line > 0) snprintf(where, sizeof where, "line %d: ", err.line);
+    tb_env_warn("TB_CPUID_FILE", file, "cannot be used (%s%s); it must name a cpuid dump (docs/cpu.md): the cpuid "
+                "instruction is used instead", where, err.message);
   }
   if (!tb_cpuid_read_host(dump)) return false;
   tb_report_check(list, TB_BACKEND_CPU, true, "cpuid instruction", "highest leaf 0x%x", dump->leaves[0].regs[TB_EAX]);

@@ -609,7 +609,7 @@ static tb_status run_node(tb_exec *e, size_t step) {
     if (st == TB_OK) break_outputs(e, n, out);
   }
   for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(e->tmp[k]);
-  return keep_outputs(e, n, st);
+  return tb_node_name_error(g, n, keep_outputs(e, n, st));
 }
 
 /* The node hook sees CPU tensors: device outputs are copied (the copies live until the values go). */

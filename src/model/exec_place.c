@@ -93,7 +93,7 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {
     tb_status st = c->kernel->prepare(&kc, &state);
     if (st != TB_OK) {
       tb_exec_restore_consumed(e, step);
-      return st;
+      return tb_node_name_error(e->g, n, st);
     }
     c->state = state;
   }

@@ -26,6 +26,16 @@ tb_status tb_node_verror(const tb_graph *g, const tb_node *n, tb_status status, 
   return tb_error(status, "%s: %s", tb_node_label(g, n, label, sizeof label), msg);
 }
 
+tb_status tb_node_name_error(const tb_graph *g, const tb_node *n, tb_status status) {
+  if (status == TB_OK) return status;
+  char label[200], msg[1024];
+  tb_node_label(g, n, label, sizeof label);
+  const char *last = tb_last_error();
+  if (strstr(last, label)) return status;
+  snprintf(msg, sizeof msg, "%s", last); /* tb_error rewrites the buffer that `last` points into */
+  return tb_error(status, "%s: %s", label, msg[0] ? msg : "failed without a message");
+}
+
 /* True when the value is defined without a node of g: graph input, initializer, constant. */
 static bool defined_without_node(const tb_value *v) { return v->is_input || v->is_initializer || v->constant; }
 

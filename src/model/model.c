@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "core/sha256.h"
 #include "model/model_impl.h"
 #include "model/weights.h"
@@ -101,17 +102,10 @@ static char *folder_of(const char *path) {
 tb_status tb_model_load(const char *path, tb_model **out_model) {
   if (out_model) *out_model = NULL;
   if (!path || !out_model) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_model_load: path and out_model are required");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return tb_error(e == ENOENT ? TB_ERR_NOT_FOUND : e == EACCES ? TB_ERR_PERMISSION : TB_ERR_IO,
-                    "%s: cannot open the model: %s", path, strerror(e));
-  }
+  int fd;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return tb_error(TB_ERR_IO, "%s: not a regular file", path);
-  }
+  tb_status opened = tb_fs_open_regular(path, "model", &fd, &st);
+  if (opened != TB_OK) return opened;
   size_t size = (size_t)st.st_size;
   if (size == 0) {
     close(fd);

@@ -17,8 +17,10 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tensorbridge/model.h>
 #include "core/error.h"
+#include "core/regular_file.h"
 
 #define TB_NPY_MAX_HEADER (1u << 20) /* numpy itself refuses headers over 10 KB unless told otherwise */
 
@@ -348,10 +350,15 @@ tb_status tb_npy_load(const char *path, tb_backend *backend, tb_tensor **out_ten
   if (out_tensor) *out_tensor = NULL;
   if (!path || !backend || !out_tensor)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_npy_load: path, backend and out_tensor must not be NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return tb_error(errno == ENOENT ? TB_ERR_NOT_FOUND : errno == EACCES ? TB_ERR_PERMISSION : TB_ERR_IO,
-                    "cannot open the .npy file %s: %s", path, strerror(errno));
+  int fd;
+  tb_status opened = tb_fs_open_regular(path, ".npy file", &fd, NULL);
+  if (opened != TB_OK) return opened;
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "cannot read the .npy file %s: %s", path, strerror(e));
+  }
   tb_status st = load_file(f, path, backend, out_tensor);
   fclose(f);
   return st;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../../src/backend/opencl/cl_api.h"
 #include "../../src/discover/opencl_api.h"
 
@@ -60,6 +61,10 @@ static fake_platform platforms[] = {
     {"FakeCL Alpha", "TensorBridge fakes", "OpenCL 3.0 FakeCL 1.0", alpha_devices, 2},
     {"FakeCL Beta", "TensorBridge fakes", "OpenCL 1.2 FakeCL 2.0", beta_devices, 3},
 };
+
+/* Mode host_oom_hang: a write fails with CL_OUT_OF_HOST_MEMORY, and from then on clFinish on that queue
+ * never returns (what PoCL did). A new queue starts sound. */
+static bool queue_broken;
 
 static bool mode(const char *name) {
   const char *m = getenv("TBT_FAKE_OPENCL");
@@ -286,6 +291,7 @@ static tb_cl_command_queue make_queue(tb_cl_context c, tb_cl_device_id d, tb_cl_
   if ((const fake_device *)d != ctx->device) return fail_with(err, -33); /* CL_INVALID_DEVICE */
   if (mode("queue_error")) return fail_with(err, TB_CL_OUT_OF_HOST_MEMORY);
   fake_object *q = make(FAKE_MAGIC_QUEUE, ctx->device, 0);
+  queue_broken = false;
   if (!q) return fail_with(err, TB_CL_OUT_OF_HOST_MEMORY);
   if (err) *err = TB_CL_SUCCESS;
   return (tb_cl_command_queue)q;
@@ -345,6 +351,10 @@ tb_cl_int clEnqueueWriteBuffer(tb_cl_command_queue q, tb_cl_mem mem, tb_cl_bool 
   fake_object *m = as(mem, FAKE_MAGIC_MEM);
   if (!m) return -38;
   if (!blocking || !src || !in_range(m, offset, size)) return TB_CL_INVALID_VALUE;
+  if (mode("host_oom_hang")) {
+    queue_broken = true;
+    return TB_CL_OUT_OF_HOST_MEMORY;
+  }
   tb_cl_int err = enqueue(q, nwait, wait, event);
   if (err == TB_CL_SUCCESS) memcpy(m->data + offset, src, size);
   return err;
@@ -409,6 +419,7 @@ tb_cl_int clReleaseEvent(tb_cl_event e) { return release(e, FAKE_MAGIC_EVENT); }
 tb_cl_int clFinish(tb_cl_command_queue q);
 tb_cl_int clFinish(tb_cl_command_queue q) {
   if (!as(q, FAKE_MAGIC_QUEUE)) return -36;
+  while (queue_broken) sleep(1); /* as PoCL after running out of host memory: never returns */
   return mode("finish_error") ? -36 : TB_CL_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 /* External data: tensors whose bytes are in another file next to the model. The happy paths (mapped in
  * place when aligned, copied when not, shared mappings, a folder below the model's) and every refusal:
- * "..", absolute paths, a missing file, an offset or length past the end, a symlink leading out. */
+ * "..", absolute paths, a missing file, an offset or length past the end, a symlink leading out, a NUL
+ * inside the location, a FIFO in place of the file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,12 @@ static int teardown(void **state) {
 }
 
 /* A model whose initializer "w" (float[4]) is at location/offset/length (offset/length < 0: left out). */
-static void write_model(const char *location, long offset, long length) {
+static void write_model_n(const char *location, size_t location_len, long offset, long length) {
   pbw t = {0}, kv = {0}, extra = {0}, g = {0};
   int64_t d4[1] = {4};
   pbw_tensor_head(&t, "w", 1, d4, 1);
   pbw_str(&kv, 1, "location");
-  pbw_str(&kv, 2, location);
+  pbw_bytes(&kv, 2, location, location_len);
   pbw_msg(&t, 13, &kv);
   char num[32];
   if (offset >= 0) {
@@ -88,6 +89,10 @@ static void write_model(const char *location, long offset, long length) {
   pbw m = pbw_model(&g);
   write_file(dir, "model.onnx", m.data, m.len);
   free(m.data);
+}
+
+static void write_model(const char *location, long offset, long length) {
+  write_model_n(location, strlen(location), offset, length);
 }
 
 static tb_model *load_ok(const char *location, long offset, long length) {
@@ -190,6 +195,33 @@ static void test_refusals(void **state) {
   expect_refused("", -1, -1, "location is empty");
 }
 
+/* A location with a NUL inside would name another file than the model says: refused. */
+static void test_nul_in_location(void **state) {
+  (void)state;
+  static const char location[] = "weights.bin\0/../../secret.bin";
+  write_model_n(location, sizeof location - 1, -1, -1);
+  char path[128];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  tb_model *model = (tb_model *)0x1;
+  assert_int_equal(tb_model_load(path, &model), TB_ERR_MODEL);
+  assert_null(model);
+  TB_ASSERT_CONTAINS(tb_last_error(), "graph 'ext': initializer: an external_data value has a NUL byte at position 11 of "
+                                      "its 29 ('weights.bin' then more); it would cut the text short: remove the NUL from the model");
+}
+
+/* A FIFO as the external data file is refused at once; opening it for reading would wait for a writer. */
+static void test_fifo_location(void **state) {
+  (void)state;
+  char fifo[128];
+  snprintf(fifo, sizeof fifo, "%s/pipe.bin", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(30); /* a hang fails the test (SIGALRM) instead of stalling the suite */
+  expect_refused("pipe.bin", -1, -1, "external data 'pipe.bin' is not a regular file (the external data file ");
+  expect_refused("pipe.bin", -1, -1, "/pipe.bin is a FIFO (named pipe), not a regular file; give the path of a file)");
+  alarm(0);
+  unlink(fifo);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapped_in_place_when_aligned),
@@ -197,6 +229,8 @@ int main(void) {
       cmocka_unit_test(test_subfolder_and_inner_symlink),
       cmocka_unit_test(test_load_memory_with_base_dir),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_nul_in_location),
+      cmocka_unit_test(test_fifo_location),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -141,13 +141,15 @@ static void test_every_pb_file_reads_with_numpy_dims(void **state) {
   assert_int_equal(unsupported, 87);
 }
 
-/* A missing file, and a file that is not a TensorProto. */
+/* A missing file, a folder, and a file that is not a TensorProto. */
 static void test_tensor_file_errors(void **state) {
   (void)state;
   tb_ir_model *holder = tb_ir_model_new();
   tb_ir_tensor *t;
-  assert_int_equal(tb_onnx_read_tensor_file(holder, "/nonexistent/input_0.pb", &t), TB_ERR_IO);
-  TB_ASSERT_CONTAINS(tb_last_error(), "/nonexistent/input_0.pb");
+  assert_int_equal(tb_onnx_read_tensor_file(holder, "/nonexistent/input_0.pb", &t), TB_ERR_NOT_FOUND);
+  assert_string_equal(tb_last_error(), "cannot open the tensor file /nonexistent/input_0.pb: No such file or directory");
+  assert_int_equal(tb_onnx_read_tensor_file(holder, "/tmp", &t), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "the tensor file /tmp is a folder, not a regular file; give the path of a file");
   const unsigned char garbage[] = {0x08, 0x01, 0x12, 0x7f, 0x00};
   assert_int_equal(tb_onnx_read_tensor(holder, garbage, sizeof garbage, "garbage.pb", &t), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "garbage.pb: tensor");

@@ -1,10 +1,12 @@
 /* The OpenCL backend's memory ops against tests/fakes/fake_opencl.c: the queue call chosen by the
  * platform's version, alignment from CL_DEVICE_MEM_BASE_ADDR_ALIGN, AMD's free-memory query, the host
  * path for fills on OpenCL 1.1, and every failure the fake can produce (context, queue, buffer, read,
- * copy, finish, the loader), each with its code, name and fix, with nothing left unreleased. */
+ * copy, finish, the loader), each with its code, name and fix, with nothing left unreleased; after the
+ * driver runs out of host memory the queue is neither used nor waited for again. */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "backend/backend_impl.h"
 #include "test_util.h"
 
@@ -174,6 +176,43 @@ static void read_copy_and_finish_fail(void **state) {
   assert_int_equal(fake_live(), 0); /* the failed copy's event was released too */
 }
 
+/* Out of host memory inside the driver: the queue is never used again and never waited for, so a driver
+ * whose clFinish would then wait forever (the fake's host_oom_hang, as PoCL did) cannot hang synchronize or
+ * close (alarm: a hang fails the test). A new backend gets a new queue. */
+static void host_oom_fails_the_queue(void **state) {
+  (void)state;
+  alarm(60);
+  void *st = NULL;
+  TB_ASSERT_OK(ops->open(dev(1), &st));
+  tb_devmem a;
+  TB_ASSERT_OK(ops->alloc(st, 64, &a));
+  unsigned char buf[16] = {1, 2, 3};
+  setenv("TBT_FAKE_OPENCL", "host_oom_hang", 1);
+  assert_int_equal(ops->write(st, a, 0, buf, 16), TB_ERR_OUT_OF_MEMORY);
+  const char *first = "opencl:1 (Fake Integrated GPU): clEnqueueWriteBuffer (16 bytes at offset 0) failed with -6 "
+                      "CL_OUT_OF_HOST_MEMORY; free host memory: the OpenCL driver could not allocate its own bookkeeping";
+  assert_string_equal(tb_last_error(), first);
+  unsetenv("TBT_FAKE_OPENCL");
+  char want[600];
+  snprintf(want, sizeof want, "opencl:1 (Fake Integrated GPU): a read refused: the device's command queue failed earlier "
+           "(%s) and is not used again; destroy this backend, free memory, and create it again", first);
+  assert_int_equal(ops->read(st, a, 0, buf, 16), TB_ERR_OUT_OF_MEMORY);
+  assert_string_equal(tb_last_error(), want);
+  assert_int_equal(ops->synchronize(st), TB_ERR_OUT_OF_MEMORY);
+  TB_ASSERT_CONTAINS(tb_last_error(), "opencl:1 (Fake Integrated GPU): synchronize refused: the device's command queue failed "
+                                      "earlier (opencl:1 (Fake Integrated GPU): clEnqueueWriteBuffer");
+  ops->free(st, a);
+  ops->close(st); /* no clFinish: the fake's would never return */
+  assert_int_equal(fake_live(), 0);
+  TB_ASSERT_OK(ops->open(dev(1), &st));
+  TB_ASSERT_OK(ops->alloc(st, 64, &a));
+  TB_ASSERT_OK(ops->write(st, a, 0, buf, 16));
+  TB_ASSERT_OK(ops->synchronize(st));
+  ops->free(st, a);
+  ops->close(st);
+  alarm(0);
+}
+
 static void devices_gone_since_discovery(void **state) {
   (void)state;
   setenv("TBT_FAKE_OPENCL", "devices_error", 1);
@@ -209,6 +248,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(queue_creation_fails, setup, teardown),
       cmocka_unit_test_setup_teardown(buffer_allocation_fails, setup, teardown),
       cmocka_unit_test_setup_teardown(read_copy_and_finish_fail, setup, teardown),
+      cmocka_unit_test_setup_teardown(host_oom_fails_the_queue, setup, teardown),
       cmocka_unit_test_setup_teardown(devices_gone_since_discovery, setup, teardown),
       cmocka_unit_test_setup_teardown(loader_missing_or_wrong, setup, teardown),
   };

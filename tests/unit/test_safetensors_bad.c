@@ -70,7 +70,8 @@ static void test_lengths(void **state) {
   TB_ASSERT_CONTAINS(tb_last_error(), "tensor 'a' data_offsets [0, 4] go beyond the data region of 2 bytes (out of range)");
   unlink(path);
   assert_int_equal(tb_safetensors_open(path, &st), TB_ERR_NOT_FOUND);
-  TB_ASSERT_CONTAINS(tb_last_error(), "cannot open: No such file or directory");
+  TB_ASSERT_CONTAINS(tb_last_error(), "cannot open the safetensors file ");
+  TB_ASSERT_CONTAINS(tb_last_error(), ": No such file or directory");
 }
 
 static void test_json(void **state) {
@@ -157,10 +158,34 @@ static void test_allowed(void **state) {
   tb_safetensors_close(st);
 }
 
+/* A NUL would cut a name short in C: refused, raw or escaped, in a name or in metadata; an escaped
+ * backslash followed by "u0000" is no NUL and stays. */
+static void test_nul(void **state) {
+  (void)state;
+  expect_bad("{\"a\\u0000hidden\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, TB_ERR_MODEL,
+             "bad.safetensors: the header has a NUL character (\\u0000) at byte 3, in the string that starts 'a'; "
+             "tensor names and metadata cannot contain NUL: remove it from the file");
+  expect_bad("{\"__metadata__\":{\"k\":\"v\\u0000w\"}," U8("a", 0, 4, 4) "}", 4, TB_ERR_MODEL,
+             "NUL character (\\u0000) at byte 23, in the string that starts 'v'");
+  /* a raw zero byte inside a name: written by hand, strlen cannot */
+  size_t size = make("{\"ab\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4);
+  file_buf[8 + 3] = '\0'; /* {"a<NUL>": the name would read as "a" */
+  tb_safetensors *st = NULL;
+  assert_int_equal(tb_safetensors_open_memory(file_buf, size, "raw.safetensors", &st), TB_ERR_MODEL);
+  assert_null(st);
+  assert_string_equal(tb_last_error(), "raw.safetensors: the header has a NUL character (a zero byte) at byte 3, in the "
+                                       "string that starts 'a'; tensor names and metadata cannot contain NUL: remove it "
+                                       "from the file");
+  st = expect_good("{\"a\\\\u0000b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4);
+  assert_int_equal(tb_safetensors_count(st), 1);
+  assert_string_equal(tb_safetensors_name(st, 0), "a\\u0000b");
+  tb_safetensors_close(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lengths), cmocka_unit_test(test_json),    cmocka_unit_test(test_entries),
-      cmocka_unit_test(test_layout),  cmocka_unit_test(test_allowed),
+      cmocka_unit_test(test_layout),  cmocka_unit_test(test_allowed), cmocka_unit_test(test_nul),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,33 @@ int tbt_run_tool(const char *args, char **out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static int captured_fd = -1, saved_stderr = -1;
+
+void tbt_capture_stderr_begin(void) {
+  char path[] = "/tmp/tb_stderr_XXXXXX";
+  fflush(stderr);
+  captured_fd = mkstemp(path);
+  assert_true(captured_fd >= 0);
+  unlink(path);
+  saved_stderr = dup(2);
+  assert_true(saved_stderr >= 0);
+  assert_true(dup2(captured_fd, 2) >= 0);
+}
+
+char *tbt_capture_stderr_end(void) {
+  fflush(stderr);
+  assert_true(dup2(saved_stderr, 2) >= 0);
+  close(saved_stderr);
+  off_t size = lseek(captured_fd, 0, SEEK_END);
+  assert_true(size >= 0);
+  char *text = calloc(1, (size_t)size + 1);
+  assert_non_null(text);
+  assert_int_equal(pread(captured_fd, text, (size_t)size, 0), (ssize_t)size);
+  close(captured_fd);
+  captured_fd = saved_stderr = -1;
+  return text;
+}
+
 int tbt_setup_clean_env(void **state) {
   (void)state;
   tbt_clear_env();

@@ -33,6 +33,10 @@ int tbt_report_has(const tb_backend_report *report, const char *what_part, const
  * *out (malloc'd, caller frees) when out is not NULL. */
 int tbt_run_tool(const char *args, char **out);
 
+/* Capture what this process writes to stderr (fd 2) between begin and end; end returns it (malloc'd). */
+void tbt_capture_stderr_begin(void);
+char *tbt_capture_stderr_end(void);
+
 /* cmocka setups: tbt_clear_env; the NVIDIA one also unsets the fake libcuda/NVML variables
  * (FAKE_CUDA_*, FAKE_NVML_MODE) and CUDA_VISIBLE_DEVICES. */
 int tbt_setup_clean_env(void **state);

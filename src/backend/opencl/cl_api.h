@@ -29,6 +29,7 @@ typedef void (*tb_cl_context_notify)(const char *errinfo, const void *private_in
 #define TB_CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
 #define TB_CL_OUT_OF_RESOURCES (-5)
 #define TB_CL_OUT_OF_HOST_MEMORY (-6)
+#define TB_CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14)
 #define TB_CL_INVALID_BUFFER_SIZE (-61)
 #define TB_CL_BUILD_PROGRAM_FAILURE (-11)
 #define TB_CL_INVALID_BINARY (-42)

@@ -12,6 +12,11 @@
  * logged once), or the library missing (logged once at info level). */
 bool tb_clblast_available(char *why, size_t cap);
 
+/* False (and an info line in the log) when CLBlast's temporary buffers for an m x n x k product would not fit
+ * the device memory left or the host memory the process can still take: the built-in kernel runs instead,
+ * which needs none (drivers such as PoCL abort inside CLBlast's calls when host memory runs out). */
+bool tb_clblast_fits(tb_cl_device *dev, size_t m, size_t n, size_t k);
+
 /* Row-major C = alpha op(A) op(B) + beta C on the device's queue (offsets and leading dimensions in
  * elements). Errors name the device, `who` and CLBlast's status code. */
 tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,

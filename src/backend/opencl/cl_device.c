@@ -119,6 +119,11 @@ static void read_limits(tb_cl_device *dev, int *platform_major, int *platform_mi
   tb_cl_scalar(api, obj, TB_CL_DEVICE_MAX_WORK_GROUP_SIZE, &max_wg, sizeof max_wg);
   dev->max_work_group = max_wg;
   dev->fill = dev->rt.cl.clEnqueueFillBuffer && at_least(dev->version_major, dev->version_minor, 1, 2);
+  tb_cl_ulong type = 0;
+  tb_cl_uint unified = 0;
+  tb_cl_scalar(api, obj, TB_CL_DEVICE_TYPE, &type, sizeof type);
+  tb_cl_scalar(api, obj, TB_CL_DEVICE_HOST_UNIFIED_MEMORY, &unified, sizeof unified);
+  dev->host_memory = (type & TB_CL_DEVICE_TYPE_CPU) != 0 || unified != 0;
 }
 
 /* A queue is made only when the call says so and returns one; anything else is the call's failure. */
@@ -176,7 +181,7 @@ tb_status tb_cl_device_open(const tb_device_info *info, tb_cl_device *dev) {
 }
 
 void tb_cl_device_close(tb_cl_device *dev) {
-  if (dev->queue) dev->rt.cl.clFinish(dev->queue);
+  if (dev->queue && !atomic_load(&dev->queue_failed)) dev->rt.cl.clFinish(dev->queue); /* a failed queue may never finish */
   tb_clblast_forget(dev);
   tb_cl_program_release(dev);
   if (dev->lock_made) pthread_mutex_destroy(&dev->program_lock);

@@ -59,8 +59,10 @@ tb_status tb_cl_event_record(void *state, void *event) {
   tb_cl_device *dev = state;
   cl_marker *m = event;
   tb_cl_event marker = NULL;
+  tb_status s = tb_cl_queue_check(dev, "an event record");
+  if (s != TB_OK) return s;
   tb_cl_int err = dev->rt.cl.clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &marker);
-  if (err != TB_CL_SUCCESS) return tb_cl_fail(dev, "clEnqueueMarkerWithWaitList", "", err);
+  if (err != TB_CL_SUCCESS) return tb_cl_queue_fail(dev, "clEnqueueMarkerWithWaitList", "", err);
   if (m->event) dev->rt.cl.clReleaseEvent(m->event);
   m->event = marker;
   m->stamped = false;
@@ -71,8 +73,10 @@ tb_status tb_cl_event_record(void *state, void *event) {
 tb_status tb_cl_event_synchronize(void *state, void *event) {
   tb_cl_device *dev = state;
   cl_marker *m = event;
+  tb_status s = tb_cl_queue_check(dev, "an event wait");
+  if (s != TB_OK) return s;
   tb_cl_int err = dev->rt.cl.clWaitForEvents(1, &m->event);
-  if (err != TB_CL_SUCCESS) return tb_cl_fail(dev, "clWaitForEvents", "the event's marker", err);
+  if (err != TB_CL_SUCCESS) return tb_cl_queue_fail(dev, "clWaitForEvents", "the event's marker", err);
   stamp(m);
   return TB_OK;
 }
@@ -85,7 +89,7 @@ tb_status tb_cl_event_query(void *state, void *event, bool *done) {
       dev->rt.cl.clGetEventInfo(m->event, TB_CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
   if (err != TB_CL_SUCCESS) return tb_cl_fail(dev, "clGetEventInfo", "CL_EVENT_COMMAND_EXECUTION_STATUS", err);
   /* A negative status is the error that ended the commands before the marker. */
-  if (status < 0) return tb_cl_fail(dev, "the event's marker", "CL_EVENT_COMMAND_EXECUTION_STATUS", status);
+  if (status < 0) return tb_cl_queue_fail(dev, "the event's marker", "CL_EVENT_COMMAND_EXECUTION_STATUS", status);
   *done = status == TB_CL_COMPLETE;
   if (*done) stamp(m);
   return TB_OK;

@@ -11,6 +11,7 @@
 #include "backend/opencl/cl_device.h"
 #include "backend/opencl/cl_event.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "discover/opencl_query.h"
 
 /* kernels/cl_registry.c */
@@ -35,7 +36,7 @@ static tb_status cl_open(const tb_device_info *device, void **state) {
 static void cl_close(void *state) {
   tb_cl_device *dev = state;
   if (!dev) return;
-  if (dev->queue) dev->rt.cl.clFinish(dev->queue);
+  if (dev->queue && !atomic_load(&dev->queue_failed)) dev->rt.cl.clFinish(dev->queue);
   tb_cl_device_close(dev);
   free(dev);
 }
@@ -74,6 +75,19 @@ static tb_status reserve(tb_cl_device *dev, size_t bytes) {
   return TB_OK;
 }
 
+/* On a device whose memory is host memory (PoCL), the buffer must fit what the process can still take: the
+ * driver takes the memory only when the buffer is first used, and asserts (aborts the process) when it
+ * cannot. The buffer, plus the driver's own bookkeeping then (an eighth, and 8 MiB). */
+static tb_status host_room(const tb_cl_device *dev, size_t bytes) {
+  uint64_t room = 0;
+  double need = (double)bytes * 1.125 + (double)(8u << 20);
+  if (!dev->host_memory || !tb_host_memory_room(&room) || need <= (double)room) return TB_OK;
+  return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: an allocation of %zu bytes does not fit the %llu bytes of host memory this "
+                  "process can still take (MemAvailable, RLIMIT_AS); this device's memory is host memory, which its driver "
+                  "takes only when the buffer is first used (and aborts the process if it cannot): free memory, raise the "
+                  "limit or use smaller tensors", dev->label, bytes, (unsigned long long)room);
+}
+
 static tb_status cl_alloc(void *state, size_t bytes, tb_devmem *out) {
   tb_cl_device *dev = state;
   out->handle = NULL;
@@ -83,6 +97,7 @@ static tb_status cl_alloc(void *state, size_t bytes, tb_devmem *out) {
   tb_cl_mem mem = dev->rt.cl.clCreateBuffer(dev->context, TB_CL_MEM_READ_WRITE, bytes, NULL, &err);
   if (!mem || err != TB_CL_SUCCESS) return alloc_failed(dev, bytes, err != TB_CL_SUCCESS ? err : TB_CL_MEM_OBJECT_ALLOCATION_FAILURE);
   tb_status s = reserve(dev, bytes);
+  if (s == TB_OK && (s = host_room(dev, bytes)) != TB_OK) atomic_fetch_sub(&dev->live_bytes, bytes);
   if (s != TB_OK) {
     dev->rt.cl.clReleaseMemObject(mem);
     return s;
@@ -111,23 +126,25 @@ static tb_status check_range(const tb_cl_device *dev, const char *what, tb_devme
 static tb_status cl_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
   tb_cl_device *dev = state;
   tb_status s = check_range(dev, "write", dst, dst_offset, bytes);
+  if (s == TB_OK) s = tb_cl_queue_check(dev, "a write");
   if (s != TB_OK || bytes == 0) return s;
   tb_cl_int err = dev->rt.cl.clEnqueueWriteBuffer(dev->queue, (tb_cl_mem)dst.handle, TB_CL_TRUE, dst_offset, bytes, src, 0, NULL, NULL);
   if (err == TB_CL_SUCCESS) return TB_OK;
   char detail[96];
   snprintf(detail, sizeof detail, "%zu bytes at offset %zu", bytes, dst_offset);
-  return tb_cl_fail(dev, "clEnqueueWriteBuffer", detail, err);
+  return tb_cl_queue_fail(dev, "clEnqueueWriteBuffer", detail, err);
 }
 
 static tb_status cl_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
   tb_cl_device *dev = state;
   tb_status s = check_range(dev, "read", src, src_offset, bytes);
+  if (s == TB_OK) s = tb_cl_queue_check(dev, "a read");
   if (s != TB_OK || bytes == 0) return s;
   tb_cl_int err = dev->rt.cl.clEnqueueReadBuffer(dev->queue, (tb_cl_mem)src.handle, TB_CL_TRUE, src_offset, bytes, dst, 0, NULL, NULL);
   if (err == TB_CL_SUCCESS) return TB_OK;
   char detail[96];
   snprintf(detail, sizeof detail, "%zu bytes at offset %zu", bytes, src_offset);
-  return tb_cl_fail(dev, "clEnqueueReadBuffer", detail, err);
+  return tb_cl_queue_fail(dev, "clEnqueueReadBuffer", detail, err);
 }
 
 /* Wait for one enqueued command and release its event. */
@@ -137,13 +154,14 @@ static tb_status wait_event(tb_cl_device *dev, const char *call, const char *det
   if (err == TB_CL_SUCCESS) return TB_OK;
   char what[160];
   snprintf(what, sizeof what, "clWaitForEvents after %s", call);
-  return tb_cl_fail(dev, what, detail, err);
+  return tb_cl_queue_fail(dev, what, detail, err);
 }
 
 static tb_status cl_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset, size_t bytes) {
   tb_cl_device *dev = state;
   tb_status s = check_range(dev, "copy destination", dst, dst_offset, bytes);
   if (s == TB_OK) s = check_range(dev, "copy source", src, src_offset, bytes);
+  if (s == TB_OK) s = tb_cl_queue_check(dev, "a copy");
   if (s != TB_OK || bytes == 0) return s;
   if (dst.handle == src.handle && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: copy of %zu bytes from offset %zu to offset %zu of the same buffer overlaps; "
@@ -153,7 +171,7 @@ static tb_status cl_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devme
   tb_cl_event event = NULL;
   tb_cl_int err = dev->rt.cl.clEnqueueCopyBuffer(dev->queue, (tb_cl_mem)src.handle, (tb_cl_mem)dst.handle, src_offset,
                                                  dst_offset, bytes, 0, NULL, &event);
-  if (err != TB_CL_SUCCESS) return tb_cl_fail(dev, "clEnqueueCopyBuffer", detail, err);
+  if (err != TB_CL_SUCCESS) return tb_cl_queue_fail(dev, "clEnqueueCopyBuffer", detail, err);
   return wait_event(dev, "clEnqueueCopyBuffer", detail, event);
 }
 
@@ -181,6 +199,7 @@ static tb_status cl_fill(void *state, tb_devmem dst, size_t offset, const void *
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: fill of %zu bytes at offset %zu is not a whole number of %zu-byte patterns",
                     dev->label, bytes, offset, pattern_size);
   tb_status s = check_range(dev, "fill", dst, offset, bytes);
+  if (s == TB_OK) s = tb_cl_queue_check(dev, "a fill");
   if (s != TB_OK || bytes == 0) return s;
   if (!dev->fill) return fill_from_host(dev, dst, offset, pattern, pattern_size, bytes);
   char detail[128];
@@ -188,14 +207,17 @@ static tb_status cl_fill(void *state, tb_devmem dst, size_t offset, const void *
   tb_cl_event event = NULL;
   tb_cl_int err = dev->rt.cl.clEnqueueFillBuffer(dev->queue, (tb_cl_mem)dst.handle, pattern, pattern_size, offset, bytes, 0,
                                                  NULL, &event);
-  if (err != TB_CL_SUCCESS) return tb_cl_fail(dev, "clEnqueueFillBuffer", detail, err);
+  if (err != TB_CL_SUCCESS) return tb_cl_queue_fail(dev, "clEnqueueFillBuffer", detail, err);
   return wait_event(dev, "clEnqueueFillBuffer", detail, event);
 }
 
 static tb_status cl_synchronize(void *state) {
   tb_cl_device *dev = state;
+  tb_status s = tb_cl_queue_check(dev, "synchronize"); /* never a clFinish on a failed queue: it can wait forever */
+  if (s != TB_OK) return s;
   tb_cl_int err = dev->rt.cl.clFinish(dev->queue);
-  return err == TB_CL_SUCCESS ? TB_OK : tb_cl_fail(dev, "clFinish", "", err);
+  if (err == TB_CL_SUCCESS) return TB_OK;
+  return tb_cl_queue_fail(dev, "clFinish", "", err);
 }
 
 /* Total from CL_DEVICE_GLOBAL_MEM_SIZE; free only through AMD's attribute query (KiB), else unknown:

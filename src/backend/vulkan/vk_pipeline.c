@@ -149,7 +149,7 @@ static void save_cache(vk_state *s, vk_compute *c) {
     if (tb_disk_cache_write(CACHE_KIND, c->cache_key, buf, WRAP_BYTES + n) == TB_OK)
       c->stats.cache_writes++;
     else
-      tb_log(TB_LOG_WARN, "%s: could not save the pipeline cache: %s", s->label, tb_last_error());
+      tb_log(TB_LOG_INFO, "%s: could not save the pipeline cache: %s", s->label, tb_last_error()); /* disk_cache warned */
   }
   free(buf);
 }

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/regular_file.h"
 #include "model/onnx/onnx_internal.h"
 #include "model/weights.h"
 
@@ -43,14 +44,15 @@ static tb_status map_file(const onnx_ctx *c, const char *where, const char *real
       *out = &maps->items[i];
       return TB_OK;
     }
-  int fd = open(real, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return onnx_fail(c, errno == EACCES ? TB_ERR_PERMISSION : TB_ERR_IO, where, "external data file '%.200s' cannot be opened: %s",
-                     location, strerror(errno));
+  int fd;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return onnx_fail(c, TB_ERR_MODEL, where, "external data '%.200s' is not a regular file", location);
+  if (tb_fs_open_regular(real, "external data file", &fd, &st) != TB_OK) {
+    int e = errno;
+    if (e == 0) /* it exists but is a folder, a FIFO, a device... */
+      return onnx_fail(c, TB_ERR_MODEL, where, "external data '%.200s' is not a regular file (%s)", location,
+                       tb_last_error());
+    return onnx_fail(c, e == EACCES ? TB_ERR_PERMISSION : TB_ERR_IO, where, "external data file '%.200s' cannot be opened: %s",
+                     location, strerror(e));
   }
   void *addr = NULL;
   size_t size = (size_t)st.st_size;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "model/onnx/onnx_internal.h"
 
 enum {
@@ -159,13 +160,10 @@ tb_status tb_onnx_read_tensor(tb_ir_model *m, const void *data, size_t size, con
 
 tb_status tb_onnx_read_tensor_file(tb_ir_model *m, const char *path, tb_ir_tensor **out) {
   *out = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return tb_error(TB_ERR_IO, "%s: cannot be opened: %s", path, strerror(errno));
+  int fd;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return tb_error(TB_ERR_IO, "%s: not a regular file", path);
-  }
+  tb_status opened = tb_fs_open_regular(path, "tensor file", &fd, &st);
+  if (opened != TB_OK) return opened;
   size_t size = (size_t)st.st_size;
   unsigned char *buf = malloc(size ? size : 1);
   if (!buf) {

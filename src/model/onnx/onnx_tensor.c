@@ -83,6 +83,13 @@ static tb_status read_external_entry(const onnx_ctx *c, tb_arena *arena, const t
   while ((rc = tb_pb_next(&r, &e)) > 0) {
     if (e.number != 1 && e.number != 2) continue;
     if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, where, "external_data", &e);
+    const uint8_t *nul = e.len ? memchr(e.data, 0, e.len) : NULL;
+    if (nul)
+      return onnx_fail(c, TB_ERR_MODEL, where,
+                       "an external_data %s has a NUL byte at position %zu of its %zu ('%.*s' then more); it would cut "
+                       "the text short: remove the NUL from the model",
+                       e.number == 1 ? "key" : "value", (size_t)(nul - e.data), e.len, (int)(nul - e.data > 200 ? 200 : nul - e.data),
+                       (const char *)e.data);
     char *str = onnx_strdup(arena, &e);
     if (!str) return onnx_oom(c, where);
     if (e.number == 1) key = str;

@@ -143,12 +143,14 @@ void cl_arg_int8(cl_launch *l, const int64_t *v, size_t n) {
 static tb_status enqueue(cl_launch *l, unsigned dims, const size_t *global, const size_t *local) {
   if (l->status != TB_OK) return l->status;
   tb_cl_device *dev = cl_dev(l->ctx);
+  tb_status s = tb_cl_queue_check(dev, l->name);
+  if (s != TB_OK) return s;
   tb_cl_int err = dev->rt.cl.clEnqueueNDRangeKernel(dev->queue, l->kernel, dims, NULL, global, local, 0, NULL, NULL);
   if (err == TB_CL_SUCCESS) return TB_OK;
   char label[128], detail[256];
   snprintf(detail, sizeof detail, "kernel %s for %s (%s), %zu work-items", l->name,
            tb_node_label(l->ctx->graph, l->ctx->node, label, sizeof label), l->ctx->node->op_type, dims == 1 ? global[0] : global[0] * global[1]);
-  return tb_cl_fail(dev, "clEnqueueNDRangeKernel", detail, err);
+  return tb_cl_queue_fail(dev, "clEnqueueNDRangeKernel", detail, err);
 }
 
 tb_status cl_go(cl_launch *l, size_t n) {

@@ -19,7 +19,7 @@ tb_status cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alp
   if (m == 0 || n == 0) return TB_OK;
   cl_node *node = ctx->state;
   tb_cl_device *dev = cl_dev(ctx);
-  if (node && node->clblast && k > 0) {
+  if (node && node->clblast && k > 0 && tb_clblast_fits(dev, (size_t)m, (size_t)n, (size_t)k)) {
     tb_cl_mem am, bm, cm;
     int64_t ao, bo, co;
     tb_status s = cl_buffer(ctx, a.t, &am, &ao);

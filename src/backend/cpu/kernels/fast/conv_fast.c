@@ -47,6 +47,14 @@ bool tb_conv_env_switch(const char *name, const char *runs, _Atomic bool *warned
   return true;
 }
 
+/* TB_CONV_DIRECT and TB_CONV_WINOGRAD are read by every convolution, also on the paths that have neither
+ * kernel (AVX2, portable), so that a bad value is warned about on every CPU. */
+static void read_switches(void) {
+  char why[200];
+  tb_conv_direct_wanted(why, sizeof why);
+  tb_conv_winograd_wanted(why, sizeof why);
+}
+
 /* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
  * divides it) and, when cut for threads, at least MIN_THREAD_PIXELS wide. */
 enum { PIXEL_BLOCK = 512, PIXEL_ALIGN = 32, MIN_THREAD_PIXELS = 192 };
@@ -310,6 +318,7 @@ static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
 }
 
 tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb_gemm_path dw_path, bool fused) {
+  read_switches();
   size_t n_in = ctx->n_inputs < (fused ? 4u : 3u) ? ctx->n_inputs : (fused ? 4u : 3u);
   tb_status st = tb_fast_check_f32(ctx, n_in);
   if (st != TB_OK) return st;
@@ -428,6 +437,7 @@ static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, in
 
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path) {
   *state = NULL;
+  read_switches();
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
   int64_t group = 1;
