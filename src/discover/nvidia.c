@@ -270,6 +270,9 @@ static void report_none(nv_probe *p) {
       tb_report_set(p->list, TB_BACKEND_CUDA, tb_cuda_error_fix(cu->code), "%s, and %s failed with %d %s", none,
                     cu->failed_call, cu->code, cu->code_name);
       break;
+    case TB_CUDA_NOT_OPENED:
+      tb_report_set(p->list, TB_BACKEND_CUDA, NULL, "%s, and no NVIDIA kernel driver (/proc/driver/nvidia)", none);
+      break;
     case TB_CUDA_READY:
       tb_report_set(p->list, TB_BACKEND_CUDA, tb_cuda_error_fix(TB_CUDA_ERROR_NO_DEVICE),
                     "%s, and libcuda at %s (CUDA %s) lists no device", none, cu->dl.path, p->cuda_api);
@@ -321,7 +324,17 @@ void tb_probe_cuda(tb_device_list *list) {
   p.list = list;
   p.ctl_errno = -1;
   p.driver_version = "";
-  if (!tb_nv_pci_scan(list, &p.bus, &p.bus_count) || !tb_cuda_query(list, &p.cuda)) {
+  if (!tb_nv_pci_scan(list, &p.bus, &p.bus_count)) {
+    list->arena.failed = true;
+    goto done;
+  }
+  /* libcuda and NVML are opened only when something can use them: cuInit alone costs hundreds of
+   * milliseconds, and a runtime stays loaded for the life of the process once opened (core/dl.c). */
+  if (p.bus_count == 0 && !tb_fs_exists("/proc/driver/nvidia") && tb_pci_bus_visible()) {
+    p.cuda.state = TB_CUDA_NOT_OPENED;
+    tb_report_check(list, TB_BACKEND_CUDA, true, "dlopen libcuda",
+                    "not opened: no NVIDIA function on the PCI bus and no /proc/driver/nvidia");
+  } else if (!tb_cuda_query(list, &p.cuda)) {
     list->arena.failed = true;
     goto done;
   }

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_nvidia_gpus.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_NVML", "fake_nvml")
 
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st *nvmlDevice_t;
