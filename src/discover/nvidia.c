@@ -231,19 +231,23 @@ static void add_bus_device(nv_probe *p, const tb_nv_pci_gpu *g) {
   mark_unusable(p, d, &c);
 }
 
-/* Free and total memory from NVML for every CUDA device with a bus id. */
+/* Free and total memory of every CUDA device from one source, so that "free/total" compares like with
+ * like: NVML when it answers for the device (both figures; CUDA's cuDeviceTotalMem counts memory NVML
+ * does not, e.g. 79.6 against 79.2 GiB on an H100), else libcuda's total alone (its free figure needs a
+ * context, which discovery does not create). The property memory_source says which. */
 static void add_memory(nv_probe *p) {
-  if (!p->nvml) return;
   for (size_t i = 0; i < p->list->count; i++) {
     tb_device_info *d = p->list->devices[i];
-    if (d->backend != TB_BACKEND_CUDA || !d->pci_bus_id[0]) continue;
+    if (d->backend != TB_BACKEND_CUDA) continue;
     uint64_t total = 0, free_bytes = 0;
-    if (!tb_nvml_memory(p->nvml, p->list, d->pci_bus_id, &total, &free_bytes)) continue;
-    d->memory_free = free_bytes;
-    d->memory_free_known = true;
-    if (!d->memory_total_known) {
+    if (p->nvml && d->pci_bus_id[0] && tb_nvml_memory(p->nvml, p->list, d->pci_bus_id, &total, &free_bytes)) {
       d->memory_total = total;
       d->memory_total_known = true;
+      d->memory_free = free_bytes;
+      d->memory_free_known = true;
+      tb_dev_prop(p->list, d, "memory_source", "NVML");
+    } else if (d->memory_total_known) {
+      tb_dev_prop(p->list, d, "memory_source", "libcuda (free memory unknown without NVML)");
     }
   }
 }
