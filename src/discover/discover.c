@@ -30,11 +30,15 @@ static void *run_job(void *arg) {
   return NULL;
 }
 
-/* Every probe of `mask` on its own list; the first on the calling thread, and any whose thread cannot
- * be started too. false when out of memory for a list. */
+/* Every probe of `mask` on its own list, each on a thread of its own but one, which runs on the calling
+ * thread (as does any whose thread cannot be started). That one is the OpenCL probe when it runs: PoCL's
+ * LLVM installs its own alternate signal stack on the thread that first loads it, in place of the one
+ * AddressSanitizer gave the thread, and ASan then fails to unmap it when that thread exits (LLVM's is
+ * heap memory), so a sanitized build would abort at the end of the probe's thread. false when out of
+ * memory for a list. */
 static bool run_probes(uint32_t mask, probe_job jobs[TB_BACKEND_COUNT]) {
   bool ok = true;
-  int inline_job = -1;
+  int inline_job = (mask & (1u << TB_BACKEND_OPENCL)) ? TB_BACKEND_OPENCL : -1;
   for (int k = 0; k < TB_BACKEND_COUNT; k++) {
     if (!(mask & (1u << k))) continue;
     jobs[k].fn = probes[k];
@@ -44,7 +48,7 @@ static bool run_probes(uint32_t mask, probe_job jobs[TB_BACKEND_COUNT]) {
       continue;
     }
     if (inline_job < 0) inline_job = k;
-    else jobs[k].threaded = pthread_create(&jobs[k].thread, NULL, run_job, &jobs[k]) == 0;
+    if (k != inline_job) jobs[k].threaded = pthread_create(&jobs[k].thread, NULL, run_job, &jobs[k]) == 0;
   }
   for (int k = 0; k < TB_BACKEND_COUNT; k++)
     if (jobs[k].list && !jobs[k].threaded) run_job(&jobs[k]);
