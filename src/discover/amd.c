@@ -419,7 +419,9 @@ void tb_probe_rocm(tb_device_list *list) {
     bool any_gpu = p.kfd.gpu_count > 0 || p.pci_count > 0;
     /* HIP and ROCm SMI are opened only for an AMD GPU: loading a runtime costs time, and it stays
      * loaded for the life of the process once opened (core/dl.c). */
-    if (any_gpu || (!p.kfd.present && !tb_pci_bus_visible())) ok = tb_hip_query(list, &p.hip) && tb_smi_query(list, &p.smi);
+    bool sysfs_blind = !p.kfd.present && !tb_pci_bus_visible(); /* a container hiding sysfs: ask HIP */
+    if (any_gpu || sysfs_blind)
+      ok = tb_hip_query(list, &p.hip) && tb_smi_query(list, &p.smi);
     else
       tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen libamdhip64.so",
                       "not opened: no AMD GPU in the KFD topology or on the PCI bus");
