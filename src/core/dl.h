@@ -41,7 +41,9 @@ typedef struct tb_dl_modules tb_dl_modules;
 tb_dl_modules *tb_dl_modules_snapshot(void);
 
 /* Keep loaded for the life of the process every module loaded since `before` (RTLD_NODELETE, handle
- * kept here), and free `before`. Returns how many were newly kept; 0 for a NULL snapshot. */
+ * kept here), and free `before`. Modules another thread loaded in between are kept too (probes run at
+ * once: another probe's runtime, which stays loaded anyway). Returns how many were newly kept; 0 for a
+ * NULL snapshot. */
 size_t tb_dl_keep_new_modules(tb_dl_modules *before);
 
 #endif
