@@ -36,7 +36,7 @@ if ((valgrind_pass)); then
   for t in test_tensor test_tensor_views test_dlpack test_backend_memory test_allocator test_allocator_oom \
            test_allocator_cpu test_tensor_backends test_opencl_memory test_cuda_memory test_hip_memory \
            test_level_zero_memory test_exec test_prepare test_plan test_models test_npy test_onnx_reader \
-           test_events test_events_fake; do
+           test_events test_events_fake test_discover_reload; do
     if ! valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
          --suppressions=tests/valgrind.supp "build/ci/tests/$t" > "build/ci/valgrind-$t.log" 2>&1; then
       cat "build/ci/valgrind-$t.log"

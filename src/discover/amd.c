@@ -203,7 +203,7 @@ static void explain_hip(const amd_probe *p, amd_gpu *g) {
       else
         put(g->fix, sizeof g->fix, "check dmesg for amdgpu errors and that this ROCm release supports %s", gfx);
       return;
-    case TB_HIP_LOADED:
+    case TB_HIP_NOT_OPENED:
     case TB_HIP_OK:
       break;
   }
@@ -417,8 +417,14 @@ void tb_probe_rocm(tb_device_list *list) {
   if (ok) {
     check_sources(&p);
     bool any_gpu = p.kfd.gpu_count > 0 || p.pci_count > 0;
-    ok = tb_hip_query(list, any_gpu, &p.hip);
-    if (ok && any_gpu) ok = tb_smi_query(list, &p.smi);
+    /* HIP and ROCm SMI are opened only for an AMD GPU: loading a runtime costs time, and it stays
+     * loaded for the life of the process once opened (core/dl.c). */
+    bool sysfs_blind = !p.kfd.present && !tb_pci_bus_visible(); /* a container hiding sysfs: ask HIP */
+    if (any_gpu || sysfs_blind)
+      ok = tb_hip_query(list, &p.hip) && tb_smi_query(list, &p.smi);
+    else
+      tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen libamdhip64.so",
+                      "not opened: no AMD GPU in the KFD topology or on the PCI bus");
   }
   if (ok) {
     pick_driver_version(&p);

@@ -155,7 +155,7 @@ static bool list_devices(tb_device_list *list, const tb_hip_api *api, tb_hip_inf
   return true;
 }
 
-bool tb_hip_query(tb_device_list *list, bool initialise, tb_hip_info *out) {
+bool tb_hip_query(tb_device_list *list, tb_hip_info *out) {
   memset(out, 0, sizeof *out);
   tb_hip_api api;
   void *handle = tb_hip_api_open(&api, false, &out->dl, out->missing_symbol, sizeof out->missing_symbol);
@@ -171,14 +171,8 @@ bool tb_hip_query(tb_device_list *list, bool initialise, tb_hip_info *out) {
     return true;
   }
   tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen libamdhip64.so", "%s", out->dl.path);
-  if (!initialise) {
-    out->state = TB_HIP_LOADED;
-    tb_dl_close(handle);
-    return true;
-  }
-  /* Once hipInit has run, the runtime owns threads and atexit handlers inside the library: unloading
-   * it would leave them pointing at unmapped code. The handle stays open for the life of the process
-   * (a later dlopen of the same file returns the same handle). */
+  /* Once hipInit has run, the runtime owns threads and atexit handlers inside the library: it stays
+   * loaded for the life of the process (core/dl.c owns the handle). */
   return list_devices(list, &api, out);
 }
 

@@ -19,9 +19,9 @@ typedef struct tb_hip_device {
 } tb_hip_device;
 
 typedef enum tb_hip_state {
+  TB_HIP_NOT_OPENED,  /* not opened: no AMD GPU in sysfs (KFD topology or PCI bus) to ask about */
   TB_HIP_NOT_FOUND,   /* the library could not be loaded */
   TB_HIP_BAD_LIBRARY, /* loaded, but a required symbol is missing */
-  TB_HIP_LOADED,      /* loaded; not initialised (no AMD GPU to ask about) */
   TB_HIP_ERROR,       /* hipInit or hipGetDeviceCount failed */
   TB_HIP_OK
 } tb_hip_state;
@@ -39,9 +39,10 @@ typedef struct tb_hip_info {
   tb_hip_device *devices;
 } tb_hip_info;
 
-/* Open HIP and, when `initialise` is set, list its devices; every step is recorded as a check of the
- * ROCm report. false only when host memory runs out. */
-bool tb_hip_query(tb_device_list *list, bool initialise, tb_hip_info *out);
+/* Open HIP and list its devices; every step is recorded as a check of the ROCm report. Call it only
+ * when sysfs shows an AMD GPU: the runtime stays loaded once opened (core/dl.c). false only when host
+ * memory runs out. */
+bool tb_hip_query(tb_device_list *list, tb_hip_info *out);
 void tb_hip_free(tb_hip_info *info);
 
 /* "hipErrorNoDevice" for 100; "hipError?" for codes not in the local table. */

@@ -22,7 +22,6 @@ void *tb_hip_api_open(tb_hip_api *api, bool memory, tb_dl_result *dl, char *miss
 #undef TB_HIP_EVENT_ENTRY
   };
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap)) {
-    tb_dl_close(handle);
     memset(api, 0, sizeof *api);
     return NULL;
   }

@@ -135,7 +135,6 @@ bool tb_smi_query(tb_device_list *list, tb_smi_info *out) {
     tb_report_check(list, TB_BACKEND_ROCM, true, "dlopen librocm_smi64.so", "%s", dl.path);
     ok = read_all(list, &api, out);
   }
-  tb_dl_close(handle);
   return ok;
 }
 

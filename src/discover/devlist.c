@@ -202,6 +202,40 @@ static void link_routes(tb_device_list *list) {
   }
 }
 
+void tb_devlist_adopt(tb_device_list *list, tb_device_list *part) {
+  if (part->arena.failed || list->part_count == TB_BACKEND_COUNT) list->arena.failed = true;
+  if (list->part_count == TB_BACKEND_COUNT) {
+    tb_device_list_destroy(part);
+    return;
+  }
+  list->parts[list->part_count++] = part;
+  size_t need = list->count + part->count;
+  if (need > list->cap) {
+    tb_device_info **grown = realloc(list->devices, need * sizeof *grown);
+    if (grown) list->devices = grown;
+    size_t *caps = grown ? realloc(list->property_caps, need * sizeof *caps) : NULL;
+    if (caps) list->property_caps = caps;
+    if (!grown || !caps) {
+      list->arena.failed = true;
+      return; /* the part's devices stay its own and are freed with it */
+    }
+    list->cap = need;
+  }
+  for (size_t i = 0; i < part->count; i++) {
+    tb_device_info *d = part->devices[i];
+    d->physical_id = (int)list->count;
+    list->property_caps[list->count] = part->property_caps[i];
+    list->devices[list->count++] = d;
+  }
+  part->count = 0;
+  for (int k = 0; k < TB_BACKEND_COUNT; k++) {
+    if (!part->reports[k].probed) continue;
+    free(list->reports[k].checks);
+    list->reports[k] = part->reports[k];
+    part->reports[k].checks = NULL;
+  }
+}
+
 void tb_devlist_finish(tb_device_list *list) {
   for (int k = 0; k < TB_BACKEND_COUNT; k++) {
     tb_report_builder *b = &list->reports[k];
@@ -233,6 +267,7 @@ void tb_device_list_destroy(tb_device_list *list) {
   free(list->devices);
   free(list->property_caps);
   for (int k = 0; k < TB_BACKEND_COUNT; k++) free(list->reports[k].checks);
+  for (size_t i = 0; i < list->part_count; i++) tb_device_list_destroy(list->parts[i]);
   tb_arena_free(&list->arena);
   free(list);
 }

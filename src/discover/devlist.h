@@ -21,6 +21,8 @@ struct tb_device_list {
   size_t *property_caps;    /* parallel to devices */
   tb_report_builder reports[TB_BACKEND_COUNT];
   tb_arena arena;
+  struct tb_device_list *parts[TB_BACKEND_COUNT]; /* lists merged in by tb_devlist_adopt: their arenas hold strings */
+  size_t part_count;
 };
 
 tb_device_list *tb_devlist_new(void);
@@ -46,6 +48,11 @@ void tb_report_check(tb_device_list *list, tb_backend_kind backend, bool ok, con
 /* Set the backend's one-line summary and fix. Later calls replace earlier ones. fix may be NULL. */
 void tb_report_set(tb_device_list *list, tb_backend_kind backend, const char *fix, const char *summary_fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Move the devices and the reports of `part` (one probe's own list, filled on its thread) to the end of
+ * `list`; `list` then owns `part` (whose arena holds the strings) and frees it with itself. At most
+ * TB_BACKEND_COUNT parts. A failed part (out of memory) marks `list` failed. */
+void tb_devlist_adopt(tb_device_list *list, tb_device_list *part);
 
 /* After all probes ran: counts, availability, default summaries, and routes of shared hardware. */
 void tb_devlist_finish(tb_device_list *list);

@@ -223,7 +223,14 @@ void tb_probe_xpu(tb_device_list *list) {
   intel_function *f = scan_bus(list, &nf);
   if (list->arena.failed) return;
   tb_ze_scan scan;
-  tb_ze_scan_run(list, &scan);
+  /* Level Zero is opened only for an Intel GPU on the bus: its loader starts every installed driver,
+   * and a runtime stays loaded for the life of the process once opened (core/dl.c). */
+  if (nf > 0 || !tb_pci_bus_visible()) {
+    tb_ze_scan_run(list, &scan);
+  } else {
+    memset(&scan, 0, sizeof scan);
+    tb_report_check(list, TB_XPU, true, "dlopen libze_loader", "not opened: no Intel display function on the PCI bus");
+  }
   for (size_t i = 0; i < scan.count; i++) {
     const tb_ze_device *d = &scan.devices[i];
     if (d->props_result == 0 && d->type != TB_ZE_DEVICE_TYPE_GPU) {

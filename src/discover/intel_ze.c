@@ -242,20 +242,17 @@ void tb_ze_scan_run(tb_device_list *list, tb_ze_scan *scan) {
   ze_api api;
   memset(&api, 0, sizeof api);
   if (!open_loader(list, scan, &handle, &api)) {
-    tb_dl_close(handle);
     return;
   }
   uint32_t r = ZE_CALL(&api, zeInit)(0);
   if (r != 0) {
     set_call_failure(list, scan, TB_ZE_INIT_FAILED, "zeInit", r);
-    tb_dl_close(handle);
     return;
   }
   tb_report_check(list, TB_BACKEND_XPU, true, "zeInit", "0x00000000 (ZE_RESULT_SUCCESS)");
   if (!enumerate(list, &api, scan)) list->arena.failed = true;
   number_siblings(scan);
   if (scan->outcome == TB_ZE_OK && scan->count) tb_zes_read_free(list, handle, scan);
-  tb_dl_close(handle);
 }
 
 void tb_ze_scan_free(tb_ze_scan *scan) {

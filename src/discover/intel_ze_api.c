@@ -18,7 +18,6 @@ void *tb_ze_api_open(ze_api *api, bool memory, tb_dl_result *dl, char *missing, 
 #undef TB_ZE_MEMORY_ENTRY
   };
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap)) {
-    tb_dl_close(handle);
     memset(api, 0, sizeof *api);
     return NULL;
   }

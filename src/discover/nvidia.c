@@ -231,19 +231,23 @@ static void add_bus_device(nv_probe *p, const tb_nv_pci_gpu *g) {
   mark_unusable(p, d, &c);
 }
 
-/* Free and total memory from NVML for every CUDA device with a bus id. */
+/* Free and total memory of every CUDA device from one source, so that "free/total" compares like with
+ * like: NVML when it answers for the device (both figures; CUDA's cuDeviceTotalMem counts memory NVML
+ * does not, e.g. 79.6 against 79.2 GiB on an H100), else libcuda's total alone (its free figure needs a
+ * context, which discovery does not create). The property memory_source says which. */
 static void add_memory(nv_probe *p) {
-  if (!p->nvml) return;
   for (size_t i = 0; i < p->list->count; i++) {
     tb_device_info *d = p->list->devices[i];
-    if (d->backend != TB_BACKEND_CUDA || !d->pci_bus_id[0]) continue;
+    if (d->backend != TB_BACKEND_CUDA) continue;
     uint64_t total = 0, free_bytes = 0;
-    if (!tb_nvml_memory(p->nvml, p->list, d->pci_bus_id, &total, &free_bytes)) continue;
-    d->memory_free = free_bytes;
-    d->memory_free_known = true;
-    if (!d->memory_total_known) {
+    if (p->nvml && d->pci_bus_id[0] && tb_nvml_memory(p->nvml, p->list, d->pci_bus_id, &total, &free_bytes)) {
       d->memory_total = total;
       d->memory_total_known = true;
+      d->memory_free = free_bytes;
+      d->memory_free_known = true;
+      tb_dev_prop(p->list, d, "memory_source", "NVML");
+    } else if (d->memory_total_known) {
+      tb_dev_prop(p->list, d, "memory_source", "libcuda (free memory unknown without NVML)");
     }
   }
 }
@@ -269,6 +273,9 @@ static void report_none(nv_probe *p) {
     case TB_CUDA_CALL_FAILED:
       tb_report_set(p->list, TB_BACKEND_CUDA, tb_cuda_error_fix(cu->code), "%s, and %s failed with %d %s", none,
                     cu->failed_call, cu->code, cu->code_name);
+      break;
+    case TB_CUDA_NOT_OPENED:
+      tb_report_set(p->list, TB_BACKEND_CUDA, NULL, "%s, and no NVIDIA kernel driver (/proc/driver/nvidia)", none);
       break;
     case TB_CUDA_READY:
       tb_report_set(p->list, TB_BACKEND_CUDA, tb_cuda_error_fix(TB_CUDA_ERROR_NO_DEVICE),
@@ -321,7 +328,17 @@ void tb_probe_cuda(tb_device_list *list) {
   p.list = list;
   p.ctl_errno = -1;
   p.driver_version = "";
-  if (!tb_nv_pci_scan(list, &p.bus, &p.bus_count) || !tb_cuda_query(list, &p.cuda)) {
+  if (!tb_nv_pci_scan(list, &p.bus, &p.bus_count)) {
+    list->arena.failed = true;
+    goto done;
+  }
+  /* libcuda and NVML are opened only when something can use them: cuInit alone costs hundreds of
+   * milliseconds, and a runtime stays loaded for the life of the process once opened (core/dl.c). */
+  if (p.bus_count == 0 && !tb_fs_exists("/proc/driver/nvidia") && tb_pci_bus_visible()) {
+    p.cuda.state = TB_CUDA_NOT_OPENED;
+    tb_report_check(list, TB_BACKEND_CUDA, true, "dlopen libcuda",
+                    "not opened: no NVIDIA function on the PCI bus and no /proc/driver/nvidia");
+  } else if (!tb_cuda_query(list, &p.cuda)) {
     list->arena.failed = true;
     goto done;
   }

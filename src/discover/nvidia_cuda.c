@@ -284,7 +284,6 @@ bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) {
                   api.cuDeviceGetUuid_v2 ? "" : " (no cuDeviceGetUuid_v2: using cuDeviceGetUuid)");
 
   if (!initialise(list, &api, out)) {
-    tb_dl_close(handle);
     return true;
   }
   out->state = TB_CUDA_READY;

@@ -20,7 +20,8 @@ typedef enum tb_cuda_state {
   TB_CUDA_LIB_MISSING,    /* the library could not be loaded */
   TB_CUDA_SYMBOL_MISSING, /* it loaded but lacks a required symbol */
   TB_CUDA_STUB,           /* the CUDA toolkit's stub: cuInit returned CUDA_ERROR_STUB_LIBRARY */
-  TB_CUDA_CALL_FAILED     /* cuInit, cuDriverGetVersion or cuDeviceGetCount returned an error */
+  TB_CUDA_CALL_FAILED,    /* cuInit, cuDriverGetVersion or cuDeviceGetCount returned an error */
+  TB_CUDA_NOT_OPENED      /* not opened: no NVIDIA function on the PCI bus and no /proc/driver/nvidia */
 } tb_cuda_state;
 
 typedef struct tb_cuda_gpu {

@@ -22,7 +22,6 @@ void *tb_cuda_api_open(tb_cuda_api *api, bool memory, tb_dl_result *dl, char *mi
 #undef TB_CUDA_EVENT_ENTRY
   };
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap)) {
-    tb_dl_close(handle);
     memset(api, 0, sizeof *api);
     return NULL;
   }

@@ -69,7 +69,6 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
   tb_nvml *n = calloc(1, sizeof *n);
   if (!n) {
     list->arena.failed = true;
-    tb_dl_close(handle);
     return NULL;
   }
   n->handle = handle;
@@ -82,7 +81,6 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
   if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
     tb_report_check(list, TB_BACKEND_CUDA, false, "NVML symbols", "%s not found in %s; free memory is unknown", missing,
                     dl.path);
-    tb_dl_close(handle);
     free(n);
     return NULL;
   }
@@ -90,7 +88,6 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
   if (r != TB_NVML_SUCCESS) {
     tb_report_check(list, TB_BACKEND_CUDA, false, "nvmlInit_v2", "%d %s (%s); free memory is unknown", r,
                     error_text(n, r), dl.path);
-    tb_dl_close(handle);
     free(n);
     return NULL;
   }
@@ -144,6 +141,5 @@ bool tb_nvml_memory(tb_nvml *n, tb_device_list *list, const char *bus_id, uint64
 void tb_nvml_close(tb_nvml *n) {
   if (!n) return;
   n->nvmlShutdown();
-  tb_dl_close(n->handle);
   free(n);
 }

@@ -431,10 +431,7 @@ void tb_probe_opencl(tb_device_list *list) {
                   dl.from_env ? "point TB_OPENCL_LIB at an OpenCL ICD loader (libOpenCL.so.1), or unset it"
                               : "reinstall ocl-icd-libopencl1: the library found is not an OpenCL ICD loader",
                   "%s not found in %s", missing, dl.path);
-    tb_dl_close(handle);
     return;
   }
   probe_platforms(&p);
-  tb_cl_loader_keep(dl.path); /* the loader stays loaded: see opencl_loader.c */
-  tb_dl_close(handle);
 }

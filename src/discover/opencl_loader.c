@@ -3,9 +3,8 @@
  * The ICD loader stays loaded for the life of the process once opened, as in any OpenCL program:
  * ocl-icd never unloads its drivers and does not free its vendor table when it is unloaded itself, so
  * opening and closing it again and again would leak. It also reads OCL_ICD_VENDORS only when first
- * loaded. Callers may dlclose their own handle; the pin made here keeps the library mapped. */
+ * loaded. core/dl.c keeps the handle: nobody closes it. */
 #include "discover/opencl_loader.h"
-#include <dlfcn.h>
 
 void *tb_cl_loader_open(tb_dl_result *dl) {
   static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so", NULL};
@@ -19,9 +18,4 @@ bool tb_cl_loader_resolve(void *handle, tb_cl_api *api, char *missing, size_t ca
 #undef TB_CL_ENTRY
   };
   return tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, cap);
-}
-
-void tb_cl_loader_keep(const char *path) {
-  void *pinned = dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-  if (pinned) dlclose(pinned);
 }

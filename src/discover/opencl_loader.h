@@ -17,8 +17,4 @@ void *tb_cl_loader_open(tb_dl_result *dl);
 /* Resolve TB_CL_SYMBOLS (the info queries) into *api; false with the missing name otherwise. */
 bool tb_cl_loader_resolve(void *handle, tb_cl_api *api, char *missing, size_t cap);
 
-/* Keep the loader at `path` loaded for the life of the process (see opencl_loader.c). Call it after a
- * successful open and before closing the handle. */
-void tb_cl_loader_keep(const char *path);
-
 #endif

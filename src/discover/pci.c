@@ -45,6 +45,14 @@ static void read_driver(const char *dir, char *out, size_t cap) {
   if (!tb_fs_link_name(path, out, cap)) out[0] = '\0';
 }
 
+bool tb_pci_bus_visible(void) {
+  char **names;
+  size_t n;
+  if (!tb_fs_list("/sys/bus/pci/devices", &names, &n)) return false;
+  tb_fs_free_names(names, n);
+  return n > 0;
+}
+
 bool tb_pci_scan(uint16_t vendor, uint32_t class_mask, uint32_t class_value, tb_pci_device **out, size_t *count) {
   *out = NULL;
   *count = 0;

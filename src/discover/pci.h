@@ -26,6 +26,10 @@ typedef struct tb_pci_device {
  * files are skipped. false only on memory failure. */
 bool tb_pci_scan(uint16_t vendor, uint32_t class_mask, uint32_t class_value, tb_pci_device **out, size_t *count);
 
+/* False when /sys/bus/pci/devices is missing or empty, as in containers that hide sysfs: then the bus
+ * cannot tell that a vendor's runtime has nothing to find, and probes open it anyway. */
+bool tb_pci_bus_visible(void);
+
 /* True for display controllers (class 0x03xxxx) and processing accelerators (0x12xxxx). */
 bool tb_pci_is_display_or_accel(uint32_t class_code);
 

@@ -9,7 +9,6 @@
 #include "discover/vulkan_api.h"
 #include "discover/vulkan_device.h"
 #include "discover/vulkan_loader.h"
-#include "discover/vulkan_resident.h"
 #include "discover/vulkan_validation.h"
 
 #define VK_BACKEND TB_BACKEND_VULKAN
@@ -201,6 +200,16 @@ static void probe_devices(vk_probe *p) {
   }
 }
 
+/* The loader opens its drivers (ICDs) in vkCreateInstance and closes them in vkDestroyInstance; drivers
+ * keep global state they never free (lavapipe sets up LLVM once per load), so the ones it opened stay
+ * loaded for the life of the process, as in a long-lived Vulkan application (core/dl.c keeps them). */
+static bool keep_drivers_loaded_around(vk_probe *p) {
+  tb_dl_modules *before = tb_dl_modules_snapshot();
+  bool ok = create_instance(p);
+  tb_dl_keep_new_modules(before);
+  return ok;
+}
+
 void tb_probe_vulkan(tb_device_list *list) {
   vk_probe p = {.list = list};
   tb_dl_result dl;
@@ -217,8 +226,7 @@ void tb_probe_vulkan(tb_device_list *list) {
                   dl.from_env ? "point TB_VULKAN_LIB at the Vulkan loader (libvulkan.so.1), or unset it"
                               : "reinstall libvulkan1: the library found is not the Vulkan loader",
                   "%s not found in %s", missing, dl.path);
-  } else if (load_global(&p) && create_instance(&p)) {
-    tb_vk_keep_drivers_loaded(); /* the loader opened its drivers in vkCreateInstance */
+  } else if (load_global(&p) && keep_drivers_loaded_around(&p)) {
     if (load_instance(&p)) {
       tb_vk_validation_attach(list, &p.api, p.instance, &p.validation);
       probe_devices(&p);
@@ -228,5 +236,4 @@ void tb_probe_vulkan(tb_device_list *list) {
     else tb_report_check(list, VK_BACKEND, false, "vkDestroyInstance", "not available from %s: the instance is leaked", dl.path);
   }
   tb_vk_validation_finish(list, &p.validation);
-  tb_dl_close(handle);
 }

@@ -26,6 +26,9 @@
 #include <string.h>
 #include "fake_devmem.h"
 #include "fake_nvidia_gpus.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_CUDA", "fake_cuda")
 
 typedef int CUresult;
 typedef int CUdevice;

@@ -23,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_devmem.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_HIP", "fake_hip")
 
 enum {
   hipSuccess = 0,

@@ -3,11 +3,16 @@
  * at call time:
  *   FAKE_NVML_MODE  ok (default) | init_error (nvmlInit_v2 returns 9, driver not loaded) |
  *                   memory_error (nvmlDeviceGetMemoryInfo returns 4, no permission)
+ *   FAKE_NVML_TOTAL_EXTRA  bytes NVML's total (and free) memory exceed libcuda's cuDeviceTotalMem, as on
+ *                          an H100, where NVML says 79.6 GiB and CUDA 79.2 GiB (default 0)
  * Driver version 550.54.15; GPU i has its total memory less (i + 1) GiB free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fake_nvidia_gpus.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_NVML", "fake_nvml")
 
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -93,8 +98,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) 
   const fake_gpu *g = from_handle(device, &i);
   if (!g || !memory) return NVML_ERROR_INVALID_ARGUMENT;
   if (mode_is("memory_error")) return NVML_ERROR_NO_PERMISSION;
-  memory->total = g->memory_total;
-  memory->free = fake_free_bytes(g, i);
+  const char *extra_text = getenv("FAKE_NVML_TOTAL_EXTRA");
+  unsigned long long extra = extra_text ? strtoull(extra_text, NULL, 10) : 0;
+  memory->total = g->memory_total + extra;
+  memory->free = fake_free_bytes(g, i) + extra;
   memory->used = memory->total - memory->free;
   return NVML_SUCCESS;
 }

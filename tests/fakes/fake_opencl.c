@@ -10,6 +10,9 @@
 #include <unistd.h>
 #include "../../src/backend/opencl/cl_api.h"
 #include "../../src/discover/opencl_api.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_OPENCL", "fake_opencl")
 
 #define GIB (1024ull * 1024ull * 1024ull)
 

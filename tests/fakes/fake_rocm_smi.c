@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_ROCM_SMI", "fake_rocm_smi")
 
 enum { RSMI_STATUS_SUCCESS = 0, RSMI_STATUS_INVALID_ARGS = 1, RSMI_STATUS_NOT_SUPPORTED = 2, RSMI_STATUS_INIT_ERROR = 8 };
 

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../../src/discover/vulkan_api.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_VULKAN", "fake_vulkan")
 
 #define GIB (1024ull * 1024ull * 1024ull)
 

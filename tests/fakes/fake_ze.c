@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_devmem.h"
+#include "fake_once.h"
+
+FAKE_ONCE("FAKE_LOADED_ZE", "fake_ze")
 
 typedef uint32_t ze_result_t;
 #define ZE_OK 0u

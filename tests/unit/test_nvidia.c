@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "test_util.h"
 
 #define CUDA_ONLY (1u << TB_BACKEND_CUDA)
@@ -245,6 +246,60 @@ static void driver_lists_fewer_than_bus(void **state) {
   tb_device_list_destroy(list);
 }
 
+/* NVML and libcuda disagree on the total, as on an H100 (NVML 79.6 GiB, cuDeviceTotalMem 79.2 GiB): the
+ * line once read "79.2/79.2 GiB" (NVML's free over CUDA's total). Both figures now come from NVML when it
+ * answers, else the total from libcuda alone; memory_source says which, and `tb devices` agrees. */
+static void memory_from_one_source(void **state) {
+  (void)state;
+  tbt_use_fixture("h100x8");
+  tbt_no_vendor_libs();
+  tbt_use_nvidia_fakes();
+  const uint64_t nvml_total = 80 * GIB;
+  char extra[32];
+  snprintf(extra, sizeof extra, "%llu", (unsigned long long)(nvml_total - H100_TOTAL));
+  setenv("FAKE_NVML_TOTAL_EXTRA", extra, 1);
+  tb_device_list *list = tbt_discover(CUDA_ONLY);
+  for (int i = 0; i < 8; i++) {
+    const tb_device_info *d = tbt_nth(list, TB_BACKEND_CUDA, i);
+    assert_int_equal(d->memory_total, nvml_total);
+    assert_int_equal(d->memory_free, nvml_total - (uint64_t)(i + 1) * GIB);
+    assert_string_equal(tb_device_property(d, "memory_source"), "NVML");
+  }
+  tb_device_list_destroy(list);
+
+  char *out = NULL, line[256];
+  assert_int_equal(tbt_run_tool("devices", &out), 0);
+  TB_ASSERT_CONTAINS(tbt_line(out, "cuda:0 ", line, sizeof line), " 79.0/80.0 GiB ");
+  TB_ASSERT_CONTAINS(tbt_line(out, "cuda:7 ", line, sizeof line), " 72.0/80.0 GiB ");
+  free(out);
+  assert_int_equal(tbt_run_tool("devices --json", &out), 0);
+  cJSON *root = cJSON_Parse(out);
+  assert_non_null(root);
+  const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
+  int cuda_seen = 0;
+  const cJSON *dev;
+  cJSON_ArrayForEach(dev, devices) {
+    const cJSON *backend = cJSON_GetObjectItemCaseSensitive(dev, "backend");
+    if (!cJSON_IsString(backend) || strcmp(backend->valuestring, "cuda") != 0) continue;
+    assert_true(cJSON_GetObjectItemCaseSensitive(dev, "memory_total_bytes")->valuedouble == (double)nvml_total);
+    assert_true(cJSON_GetObjectItemCaseSensitive(dev, "memory_free_bytes")->valuedouble ==
+                (double)(nvml_total - (uint64_t)(cuda_seen + 1) * GIB));
+    cuda_seen++;
+  }
+  assert_int_equal(cuda_seen, 8);
+  cJSON_Delete(root);
+  free(out);
+
+  /* NVML cannot say: libcuda's total, free unknown (a context would be needed), and the source named. */
+  setenv("FAKE_NVML_MODE", "memory_error", 1);
+  list = tbt_discover(CUDA_ONLY);
+  const tb_device_info *d = tbt_nth(list, TB_BACKEND_CUDA, 0);
+  assert_int_equal(d->memory_total, H100_TOTAL);
+  assert_false(d->memory_free_known);
+  assert_string_equal(tb_device_property(d, "memory_source"), "libcuda (free memory unknown without NVML)");
+  tb_device_list_destroy(list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(h100x8_with_driver, tbt_setup_clean_nvidia),
@@ -255,6 +310,7 @@ int main(void) {
       cmocka_unit_test_setup(no_nvidia_gpu_at_all, tbt_setup_clean_nvidia),
       cmocka_unit_test_setup(container_without_sysfs, tbt_setup_clean_nvidia),
       cmocka_unit_test_setup(driver_lists_fewer_than_bus, tbt_setup_clean_nvidia),
+      cmocka_unit_test_setup(memory_from_one_source, tbt_setup_clean_nvidia),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,16 @@ static const char *const tb_vars[] = {"TB_BACKEND",  "TB_FSROOT",   "TB_CPU_FEAT
                                       "TB_NVML_LIB", "TB_HIP_LIB",  "TB_ROCM_SMI_LIB", "TB_ZE_LIB",
                                       "TB_OPENCL_LIB", "TB_VULKAN_LIB", "TB_TPU_LIB",  "TB_CPUID_FILE"};
 
+/* The fakes' load-once marks (tests/fakes/fake_once.h): defined here, before any probe thread runs, so that
+ * a fake's constructor replaces a value instead of growing the environment while other threads read it
+ * (ctest defines them too; this covers runs by hand and under valgrind). */
+static const char *const fake_load_marks[] = {"FAKE_LOADED_CUDA", "FAKE_LOADED_NVML",   "FAKE_LOADED_HIP",
+                                              "FAKE_LOADED_ROCM_SMI", "FAKE_LOADED_ZE", "FAKE_LOADED_OPENCL",
+                                              "FAKE_LOADED_VULKAN"};
+
 void tbt_clear_env(void) {
   for (size_t i = 0; i < sizeof tb_vars / sizeof tb_vars[0]; i++) unsetenv(tb_vars[i]);
+  for (size_t i = 0; i < sizeof fake_load_marks / sizeof fake_load_marks[0]; i++) setenv(fake_load_marks[i], "", 0);
 }
 
 void tbt_use_fixture(const char *name) {
@@ -124,7 +132,8 @@ int tbt_setup_clean_env(void **state) {
 
 int tbt_setup_clean_nvidia(void **state) {
   static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
-                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "CUDA_VISIBLE_DEVICES"};
+                                          "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "FAKE_NVML_TOTAL_EXTRA",
+                                          "CUDA_VISIBLE_DEVICES"};
   tbt_setup_clean_env(state);
   for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
   return 0;

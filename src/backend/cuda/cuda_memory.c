@@ -61,7 +61,6 @@ static void release(cuda_state *s) {
     leave(s);
   }
   if (s->ctx) s->api.cuDevicePrimaryCtxRelease(s->device);
-  tb_dl_close(s->lib);
   free(s);
 }
 

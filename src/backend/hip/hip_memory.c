@@ -92,7 +92,6 @@ static tb_status hip_open(const tb_device_info *device, void **state) {
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s);
   if (st != TB_OK) {
-    tb_dl_close(s->lib);
     free(s);
     return st;
   }
@@ -100,12 +99,10 @@ static tb_status hip_open(const tb_device_info *device, void **state) {
   return TB_OK;
 }
 
-/* HIP has no context of ours to release: the runtime stays loaded (see discover/amd_hip.c), the handle
- * this backend took is dropped. */
+/* HIP has no context of ours to release: the runtime stays loaded (core/dl.c owns the handle). */
 static void hip_close(void *state) {
   hip_state *s = state;
   if (!s) return;
-  tb_dl_close(s->lib);
   free(s);
 }
 

@@ -156,7 +156,6 @@ static void release(ze_state *s) {
   if (s->list) ZE_CALL(&s->api, zeCommandListDestroy)(s->list);
   if (s->context) ZE_CALL(&s->api, zeContextDestroy)(s->context);
   pthread_mutex_destroy(&s->lock);
-  tb_dl_close(s->lib);
   free(s);
 }
 

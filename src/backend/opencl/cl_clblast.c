@@ -50,8 +50,7 @@ static void load(void) {
   if (!tb_dl_symbols(h, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
     snprintf(lib.why, sizeof lib.why, "%.200s has no %.60s; install libclblast1 1.5 or later", dl.path, missing);
     tb_log(TB_LOG_INFO, "OpenCL: %s; using the built-in tiled GEMM", lib.why);
-    tb_dl_close(h);
-    return;
+    return; /* the library stays loaded, unused: core/dl.c owns the handle */
   }
   lib.loaded = true; /* kept loaded for the life of the process: CLBlast keeps its own caches */
 }

@@ -39,11 +39,9 @@ tb_status tb_cl_runtime_open(tb_cl_runtime *rt) {
     return missing_symbol(rt, dl.from_env, missing);
   if (!rt->cl.clCreateCommandQueue && !rt->cl.clCreateCommandQueueWithProperties)
     return missing_symbol(rt, dl.from_env, "clCreateCommandQueue (and clCreateCommandQueueWithProperties)");
-  tb_cl_loader_keep(rt->path);
   return TB_OK;
 }
 
 void tb_cl_runtime_close(tb_cl_runtime *rt) {
-  if (rt->handle) tb_dl_close(rt->handle);
-  rt->handle = NULL;
+  rt->handle = NULL; /* the library stays loaded: core/dl.c owns the handle */
 }

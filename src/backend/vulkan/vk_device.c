@@ -12,7 +12,6 @@
 #include "core/error.h"
 #include "core/uuid.h"
 #include "discover/vulkan_loader.h"
-#include "discover/vulkan_resident.h"
 
 #define MAX_PHYSICAL_DEVICES 64u
 #define MAX_QUEUE_FAMILIES 64u
@@ -52,17 +51,19 @@ static tb_status create_instance(vk_state *s) {
     version = TB_VK_API_VERSION_1_0;
   version &= ~0xfffu;
   tb_vk_validation_prepare(NULL, &s->api, &s->validation);
+  /* as the probe does: the drivers the loader opens stay loaded (their global state is set up once) */
+  tb_dl_modules *before = tb_dl_modules_snapshot();
   tb_vk_result r = tb_vk_loader_create_instance(&s->api, &s->validation, "TensorBridge", version, &s->instance);
   if ((r == TB_VK_ERROR_LAYER_NOT_PRESENT || r == TB_VK_ERROR_EXTENSION_NOT_PRESENT) && s->validation.layer_enabled) {
     s->validation.layer_enabled = s->validation.counting = false;
     r = tb_vk_loader_create_instance(&s->api, &s->validation, "TensorBridge", version, &s->instance);
   }
+  tb_dl_keep_new_modules(before);
   if (r != TB_VK_SUCCESS) return vk_fail(s, "vkCreateInstance", r);
   if (s->validation.requested && !s->validation.counting)
     tb_log(TB_LOG_WARN, "%s: TB_VULKAN_VALIDATION=1 but the Khronos validation layer or VK_EXT_debug_utils is not available; "
                         "running without validation (install vulkan-validationlayers)", s->label);
   if (!s->instance) return tb_error(TB_ERR_DRIVER, "%s: vkCreateInstance returned VK_SUCCESS but no instance", s->label);
-  tb_vk_keep_drivers_loaded(); /* as the probe does: the driver's global state is set up once per process */
   tb_vk_loader_instance(&s->api, s->instance);
 #define LOAD(name, ret, args) s->vk.name = (ret(*) args)s->api.vkGetInstanceProcAddr(s->instance, #name);
   TB_VK_EXEC_INSTANCE_FUNCTIONS(LOAD)
@@ -311,7 +312,6 @@ void vk_device_close(vk_state *s) {
     if (s->api.vkDestroyInstance) s->api.vkDestroyInstance(s->instance, NULL);
   }
   record_validation(s);
-  if (s->loader) tb_dl_close(s->loader);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }

@@ -14,7 +14,7 @@
 typedef struct vk_state {
   pthread_mutex_t lock;
   char label[96]; /* "vulkan:0 (llvmpipe (LLVM 15.0.6, 256 bits))" for messages */
-  void *loader;   /* dlopen handle of libvulkan */
+  void *loader;   /* dlopen handle of libvulkan (core/dl.c keeps it open) */
   tb_vk_api api;  /* discovery's global and instance functions */
   tb_vk_exec_api vk;
   tb_vk_instance instance;
