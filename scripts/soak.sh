@@ -19,7 +19,7 @@ bench=build/bench-models/quick
 if [ ! -f "$bench/manifest.json" ]; then
   if { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } &&
      { "$venv/bin/python" -c "import onnx, numpy" 2>/dev/null || "$venv/bin/pip" install --quiet onnx numpy; }; then
-    "$venv/bin/python" bench/models/make_models.py "$bench" --quick
+    "$venv/bin/python" bench/models/make_models.py "$bench" --quick || rm -f "$bench/manifest.json"
   fi
 fi
 if [ -f "$bench/manifest.json" ]; then
