@@ -2,7 +2,7 @@
 # The test command: install what is missing, build with warnings as errors, run the suite, then build and
 # run it again under AddressSanitizer + UndefinedBehaviorSanitizer, with the memory tests under valgrind too.
 # Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass; --long adds
-# 10 minutes of fuzzing the ONNX reader, scripts/fuzz.sh)
+# the 10-minute soak test, scripts/soak.sh, and 10 minutes of fuzzing the ONNX reader, scripts/fuzz.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -61,6 +61,8 @@ if ((sanitize)); then
 fi
 
 if ((long)); then
+  echo "== long suite: the soak test for 10 minutes (scripts/soak.sh, docs/testing.md) =="
+  bash scripts/soak.sh 600 build/ci
   echo "== long suite: the ONNX reader under libFuzzer for 10 minutes =="
   bash scripts/fuzz.sh 600
 fi

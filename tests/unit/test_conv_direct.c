@@ -7,7 +7,8 @@
  * with and without bias; FusedConv with a residual and every activation, NaN inputs propagating as in the
  * reference. Through the level-2 AVX-512 entries (weights packed at prepare with X's shape known or not,
  * and packed per run on the two-thread pool), whose output must be bit-identical to tb_conv_direct_run's
- * (the entry took the direct path); 1, 2 and 3 threads give the same bits; TB_CONV_DIRECT=off runs the
+ * (the entry took the direct path); 1, 2 and 3 threads give the same bits, also with every share run on the
+ * caller (a pool busy or called from a task); TB_CONV_DIRECT=off runs the
  * implicit GEMM (still against the reference); fits() refuses depthwise, 1x1 stride-1 unpadded, more than
  * 64 taps and 1x1 kernels with a reason (stride 3 it takes); TB_CONV_DIRECT values and the warning sentence for a
  * bad one.
@@ -207,6 +208,44 @@ static void threads_give_the_same_bits(void **state) {
   }
 }
 
+/* A pool that is busy, or a call from inside a pool task, runs every share on the caller in one call: each
+ * share must still make its own window of the source (a window kept from the share before held other rows; two
+ * threads running one model at O2 got wrong outputs from it, found by tb_soak). */
+typedef struct nested_job {
+  toh *t;
+  const tb_tensor *ref;
+  tb_tensor *out;
+} nested_job;
+
+static void direct_in_task(void *p, size_t begin, size_t end) {
+  nested_job *j = p;
+  (void)begin, (void)end;
+  j->out = run_direct(j->t, &acts[1], j->ref, pool2);
+}
+
+static void shares_on_the_caller_give_the_same_bits(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  const char *names[] = {"3x3 width 56", "3x3 width 7, M 128", "batch 2 width 14", "7x7 stride 2 pad 3 stem, C 3",
+                         "groups 4 stride 2, batch 2", "several chunks, width 9 (C 600)"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const conv_case *c = named(names[i]);
+    toh t;
+    setup(&t, true, c, &acts[1], false);
+    make_inputs(&t, c, 31 + i);
+    tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_fused_conv, TCONV_PREP_NONE, false, NULL);
+    tb_tensor *one = run_direct(&t, &acts[1], ref, NULL);
+    nested_job job = {&t, ref, NULL};
+    tb_pool_parallel_for(pool3, 1, direct_in_task, &job); /* one task: it runs on this thread, inside a task */
+    assert_close(one, ref, c->what, "1 thread");
+    tconv_assert_same_bits(job.out, one, c->what, "2 shares on the caller against 1 thread");
+    tb_tensor_destroy(one);
+    tb_tensor_destroy(job.out);
+    tb_tensor_destroy(ref);
+    toh_teardown(&t);
+  }
+}
+
 /* What fits() refuses, with the reason's key words. */
 static void fits_refuses_with_a_reason(void **state) {
   (void)state;
@@ -272,6 +311,7 @@ int main(void) {
       cmocka_unit_test(direct_matches_reference),
       cmocka_unit_test(fused_activations_residual_and_nan),
       cmocka_unit_test(threads_give_the_same_bits),
+      cmocka_unit_test(shares_on_the_caller_give_the_same_bits),
       cmocka_unit_test(fits_refuses_with_a_reason),
       cmocka_unit_test(env_switch_and_bad_value),
   };

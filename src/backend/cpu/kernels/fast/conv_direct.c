@@ -400,6 +400,8 @@ static void share_jobs(void *p, size_t begin, size_t end) {
   }
   for (size_t s = begin; s < end; s++) {
     int64_t lo = r->items * (int64_t)s / r->shares, hi = r->items * ((int64_t)s + 1) / r->shares;
+    win_bg = -1; /* a window holds the rows of the share it was made for: one call may take several shares (a
+                  * busy or nested pool runs them all on the caller) */
     while (lo < hi) {
       band b = band_at(r, lo, hi);
       if (!r->windows) {
