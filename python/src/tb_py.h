@@ -62,6 +62,8 @@ PyObject *tb_py_tensor_wrap(tb_tensor *tensor);
  * `what` names the value in messages ("input 'x'"). The caller destroys the result. NULL with an
  * exception set. */
 tb_tensor *tb_py_tensor_import(PyObject *value, const char *what);
+/* numpy.asarray of a Tensor: a view of host memory, else of a copy on the CPU backend. */
+PyObject *tb_py_tensor_numpy(PyObject *tensor);
 /* tb_dtype from a name ("f32", "float32"), with an exception on failure. */
 int tb_py_parse_dtype(PyObject *name, tb_dtype *out);
 

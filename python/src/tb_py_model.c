@@ -422,7 +422,8 @@ static tb_status run_unlocked(tb_py_prepared *self, const feeds *f, const wanted
 
 static PyObject *prepared_run(tb_py_prepared *self, PyObject *args) {
   PyObject *inputs, *names = Py_None;
-  if (!PyArg_ParseTuple(args, "O|O", &inputs, &names)) return NULL;
+  int as_numpy = 0;
+  if (!PyArg_ParseTuple(args, "O|Op", &inputs, &names, &as_numpy)) return NULL;
   if (!self->prepared) return closed_error();
   feeds f;
   wanted w;
@@ -446,6 +447,10 @@ static PyObject *prepared_run(tb_py_prepared *self, PyObject *args) {
   for (size_t i = 0; i < w.n; i++) {
     PyObject *t = tb_py_tensor_wrap(outs[i]);
     outs[i] = NULL;
+    if (t && as_numpy) {
+      PyObject *array = tb_py_tensor_numpy(t);
+      Py_SETREF(t, array);
+    }
     if (!result || !t || PyDict_SetItem(result, PySequence_Fast_GET_ITEM(w.keys, (Py_ssize_t)i), t) < 0) Py_CLEAR(result);
     Py_XDECREF(t);
   }
@@ -542,7 +547,7 @@ static PyObject *prepared_get_output_names(tb_py_prepared *self, void *unused) {
 }
 
 static PyMethodDef prepared_methods[] = {
-    {"run", (PyCFunction)prepared_run, METH_VARARGS, "run(inputs, outputs=None) -> {name: Tensor}."},
+    {"run", (PyCFunction)prepared_run, METH_VARARGS, "run(inputs, outputs=None, as_numpy=False) -> {name: Tensor or numpy.ndarray}."},
     {"time_runs", (PyCFunction)prepared_time_runs, METH_VARARGS, "time_runs(inputs, warmup, iterations, sync_backend)."},
     {"result_json", (PyCFunction)prepared_result_json, METH_NOARGS, "The preparation result as JSON."},
     {"close", (PyCFunction)prepared_close, METH_NOARGS, "Destroy the handle (waits for a run in progress)."},

@@ -476,8 +476,8 @@ static PyObject *tensor_tobytes(tb_py_tensor *self, PyObject *unused) {
   return out;
 }
 
-static PyObject *tensor_numpy(tb_py_tensor *self, PyObject *unused) {
-  (void)unused;
+PyObject *tb_py_tensor_numpy(PyObject *tensor) {
+  tb_py_tensor *self = (tb_py_tensor *)tensor;
   static PyObject *asarray;
   if (!asarray) {
     PyObject *np = PyImport_ImportModule("numpy");
@@ -492,6 +492,11 @@ static PyObject *tensor_numpy(tb_py_tensor *self, PyObject *unused) {
   PyObject *out = PyObject_CallOneArg(asarray, host);
   Py_DECREF(host);
   return out;
+}
+
+static PyObject *tensor_numpy(tb_py_tensor *self, PyObject *unused) {
+  (void)unused;
+  return tb_py_tensor_numpy((PyObject *)self);
 }
 
 static PyMethodDef tensor_methods[] = {

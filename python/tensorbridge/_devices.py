@@ -158,7 +158,7 @@ def select(request: Optional[str] = "auto") -> Selection:
     >>> sel = tensorbridge.select("cpu")
     >>> sel.device.device, sel.source
     ('cpu:0', 'argument')
-    >>> sel.explain().splitlines()[0].startswith("request")
+    >>> sel.explain().splitlines()[0].startswith("selected cpu:0")
     True
     """
     return _selection(json.loads(_tb.select_json(request)))

@@ -96,3 +96,6 @@ _BY_STATUS = (
     TensorBridgeError, InvalidArgumentError, NotFoundError, UnavailableError, DriverError, OutOfMemoryError,
     ModelError, UnsupportedError, InputOutputError, PermissionDeniedError, InternalError,
 )
+
+for _cls in _BY_STATUS:  # shown as tensorbridge.NotFoundError in tracebacks
+    _cls.__module__ = "tensorbridge"

@@ -67,10 +67,7 @@ class PreparedModel:
         {name: numpy.ndarray} (views of the library's memory on the CPU backend) or, with
         ``as_numpy=False``, {name: tensorbridge.Tensor} for DLPack consumers (``torch.from_dlpack``).
         A wrong name, dtype or shape raises InvalidArgumentError naming the input, expected and given."""
-        res = self._h.run(inputs, outputs)
-        if as_numpy:
-            return {k: v.numpy() for k, v in res.items()}
-        return res
+        return self._h.run(inputs, outputs, as_numpy)
 
     def close(self) -> None:
         """Free the prepared model (waits for a run in progress on another thread)."""

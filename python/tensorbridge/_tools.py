@@ -190,8 +190,8 @@ def safetensors_metadata(source: Union[PathLike, bytes]) -> Dict[str, str]:
 
 
 def save_safetensors(tensors: Mapping[str, Any], path: PathLike, metadata: Optional[Mapping[str, str]] = None) -> None:
-    """Write {name: array} (NumPy, DLPack objects or Tensors) to a safetensors file, tensors sorted by name as
-    the safetensors package writes them; the file is replaced atomically.
+    """Write {name: array} (NumPy, DLPack objects or Tensors) to a safetensors file in the order the safetensors
+    package writes (docs/checkpoints.md); the file is written under a temporary name and renamed.
 
     >>> import numpy as np, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The Python package's tests (docs/python.md §8): make build/venv when missing, install the test tooling from
+# PyPI, build and install the package with -Werror (incrementally, in build/python/), run python/tests (the
+# doctests of docs/python.md included) and the overhead report of bench/python/run_overhead.py.
+# Usage: scripts/test_python.sh [--wheel] [--torch]
+#   --wheel  also build a wheel with `python -m build` and install it into a fresh venv without a compiler
+#   --torch  install PyPI's torch into build/venv (several GB with its CUDA libraries) for the torch tests
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+wheel=0
+torch=0
+for arg in "$@"; do
+  case "$arg" in
+    --wheel) wheel=1 ;;
+    --torch) torch=1 ;;
+    *) echo "scripts/test_python.sh: unknown option '$arg' (use --wheel or --torch)" >&2; exit 2 ;;
+  esac
+done
+
+venv=build/venv
+if [ ! -x "$venv/bin/python" ]; then
+  echo "== python: creating $venv =="
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+"$py" -m pip install -q --disable-pip-version-check scikit-build-core pytest numpy onnxruntime build
+if ((torch)); then
+  "$py" -m pip install -q --disable-pip-version-check torch
+fi
+
+echo "== python: build and install the package (-Werror) =="
+"$py" -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps \
+  --config-settings=cmake.define.TB_WERROR=ON .
+
+echo "== python: tests =="
+(cd build && "../$py" -m pytest -q -p no:cacheprovider "$root/python/tests")
+
+echo "== python: overhead of prepared.run against the C API (target <= 5 us; a report, not a gate) =="
+"$py" bench/python/run_overhead.py --iterations 20000 --repeats 5
+
+if ((wheel)); then
+  echo "== python: wheel, installed into a clean venv =="
+  rm -rf build/wheel build/venv-clean
+  "$py" -m build --wheel --no-isolation --outdir build/wheel . >/dev/null
+  python3 -m venv build/venv-clean
+  build/venv-clean/bin/pip install -q --disable-pip-version-check build/wheel/tensorbridge-*.whl
+  (cd build && venv-clean/bin/python -c "import tensorbridge as tb; print('wheel ok:', tb.__version__, tb.select('cpu').device.device)")
+fi
