@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests (docs/python.md §8): make build/venv when missing, install the test tooling from
-# PyPI, build and install the package with -Werror (incrementally, in build/python/), run python/tests (the
-# doctests of docs/python.md included) and the overhead report of bench/python/run_overhead.py.
+# PyPI, build and install the package with -Werror (incrementally, in build/python/), check its type hints
+# with mypy --strict, run python/tests (the doctests of docs/python.md included) and the overhead report of
+# bench/python/run_overhead.py.
 # Usage: scripts/test_python.sh [--wheel] [--torch]
 #   --wheel  also build a wheel with `python -m build` and install it into a fresh venv without a compiler
 #   --torch  install PyPI's torch into build/venv (several GB with its CUDA libraries) for the torch tests
@@ -25,7 +26,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 py="$venv/bin/python"
-"$py" -m pip install -q --disable-pip-version-check scikit-build-core pytest numpy onnxruntime build
+"$py" -m pip install -q --disable-pip-version-check scikit-build-core pytest numpy onnxruntime build mypy
 if ((torch)); then
   "$py" -m pip install -q --disable-pip-version-check torch
 fi
@@ -33,6 +34,9 @@ fi
 echo "== python: build and install the package (-Werror) =="
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps \
   --config-settings=cmake.define.TB_WERROR=ON .
+
+echo "== python: type check (mypy --strict) =="
+"$py" -m mypy --strict --cache-dir build/mypy-cache python/tensorbridge
 
 echo "== python: tests =="
 (cd build && "../$py" -m pytest -q -p no:cacheprovider "$root/python/tests")

@@ -52,7 +52,8 @@ class Backend:
         >>> stats["allocated_bytes"] >= 0 and "peak_reserved_bytes" in stats
         True
         """
-        return json.loads(self._h.memory_stats_json())
+        stats: Dict[str, Any] = json.loads(self._h.memory_stats_json())
+        return stats
 
     def empty_cache(self) -> None:
         """Return fully free cached blocks to the device."""
@@ -110,7 +111,7 @@ class Backend:
         return f"<tensorbridge.Backend {self.device.device}>"
 
 
-def _handle(backend: "Backend | str | None") -> Any:
+def _handle(backend: "Backend | str | None") -> _tb.Backend:
     if isinstance(backend, Backend):
         return backend._h
     if backend is None or isinstance(backend, str):

@@ -100,7 +100,8 @@ class BackendReport:
 
 
 def _discover() -> Dict[str, Any]:
-    return json.loads(_tb.devices_json())
+    listing: Dict[str, Any] = json.loads(_tb.devices_json())
+    return listing
 
 
 def devices(usable_only: bool = False) -> List[Device]:
@@ -142,7 +143,8 @@ class Selection:
 
     def to_dict(self) -> Dict[str, Any]:
         """The selection object of docs/selection.md."""
-        return json.loads(json.dumps(self._json))
+        copy: Dict[str, Any] = json.loads(json.dumps(self._json))
+        return copy
 
 
 def _selection(d: Dict[str, Any]) -> Selection:
@@ -211,7 +213,7 @@ def doctor() -> DoctorReport:
     tb_backend: Optional[Dict[str, Any]] = None
     if env:
         try:
-            picked = json.loads(_tb.select_json(env))["selected"]["device"]
+            picked = json.loads(_tb.select_json(None))["selected"]["device"]  # None: as TB_BACKEND is read
             tb_backend = {"request": env, "selected": picked, "error": ""}
         except TensorBridgeError as e:
             tb_backend = {"request": env, "selected": None, "error": e.message}

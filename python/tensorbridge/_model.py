@@ -1,13 +1,14 @@
 """Models: load an ONNX model, prepare it for a backend at a level, and run it on NumPy or DLPack arrays."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _tb
-from ._backend import Backend, Tensor, _handle
+from ._backend import Backend, _handle
 from ._errors import InvalidArgumentError
 
 __all__ = ["Model", "PreparedModel", "PrepareResult", "ValueInfo", "load"]
@@ -37,7 +38,7 @@ class PrepareResult:
     def to_dict(self) -> Dict[str, Any]:
         return {"success": self.success, "level": self.level, "precision": self.precision,
                 "optimizations_applied": list(self.optimizations_applied), "warnings": list(self.warnings),
-                "metrics": json.loads(json.dumps(self.metrics))}
+                "metrics": copy.deepcopy(self.metrics)}
 
 
 class PreparedModel:
@@ -45,7 +46,7 @@ class PreparedModel:
     per prepared model (other threads wait), so prepare one per thread to run in parallel. It keeps the
     library's references to its model and backend: both may be closed first."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: _tb.Prepared) -> None:
         self._h = handle
 
     @property
@@ -83,7 +84,7 @@ class PreparedModel:
 class Model:
     """An ONNX model loaded by the library (``tensorbridge.load``)."""
 
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: _tb.Model) -> None:
         self._h = handle
 
     @property

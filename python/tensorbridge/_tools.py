@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _tb
-from ._backend import Backend, Tensor, _handle
+from ._backend import Backend
 from ._devices import Device
 from ._errors import InvalidArgumentError
 from ._model import Model, PathLike, load
@@ -36,7 +36,8 @@ class ValidationReport:
         return self.passed == self.total
 
     def to_dict(self) -> Dict[str, Any]:
-        return json.loads(json.dumps(self._json))
+        copy: Dict[str, Any] = json.loads(json.dumps(self._json))
+        return copy
 
 
 def _report(text: str) -> ValidationReport:
@@ -168,7 +169,7 @@ def ort_providers(request: str = "auto", available: Optional[Sequence[str]] = No
     """
     if available is None:
         try:
-            import onnxruntime  # type: ignore[import-not-found]
+            import onnxruntime  # type: ignore[import-untyped,import-not-found,unused-ignore]
             available = onnxruntime.get_available_providers()
         except ImportError:
             available = ["CPUExecutionProvider"]

@@ -1,7 +1,5 @@
 """load / prepare / run: values against NumPy and onnxruntime, every level, and every error with its sentence."""
 import hashlib
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
