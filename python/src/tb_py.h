@@ -62,7 +62,9 @@ PyObject *tb_py_tensor_wrap(tb_tensor *tensor);
  * `what` names the value in messages ("input 'x'"). The caller destroys the result. NULL with an
  * exception set. */
 tb_tensor *tb_py_tensor_import(PyObject *value, const char *what);
-/* numpy.asarray of a Tensor: a view of host memory, else of a copy on the CPU backend. */
+/* Load NumPy's C API (at module init); -1 with an exception when NumPy cannot be imported. */
+int tb_py_numpy_init(void);
+/* A NumPy array of a Tensor: a view of host memory (the Tensor is its base), else of a copy on the CPU. */
 PyObject *tb_py_tensor_numpy(PyObject *tensor);
 /* tb_dtype from a name ("f32", "float32"), with an exception on failure. */
 int tb_py_parse_dtype(PyObject *name, tb_dtype *out);

@@ -158,6 +158,10 @@ PyMODINIT_FUNC PyInit__tb(void) {
     PyErr_SetString(PyExc_ImportError, "tensorbridge._errors._BY_STATUS must be a tuple");
     return NULL;
   }
+  if (tb_py_numpy_init() < 0) {
+    Py_CLEAR(error_classes);
+    return NULL;
+  }
   PyObject *m = PyModule_Create(&module_def);
   if (!m) return NULL;
   if (add_methods(m, core_methods) < 0 || add_methods(m, tb_py_device_methods) < 0 ||

@@ -3,6 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tb_py.h"
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+int tb_py_numpy_init(void) {
+  import_array1(-1);
+  return 0;
+}
 
 /* DLPack before 1.0 (the "dltensor" capsule), for producers and consumers that do not speak 1.x. */
 typedef struct tb_py_dlpack_legacy {
@@ -228,6 +235,86 @@ static tb_tensor *import_buffer_copy(Py_buffer *view, tb_dtype dtype, const int6
   return t;
 }
 
+/* A NumPy array lent to the library without the buffer protocol's bookkeeping; the deleter drops it. */
+typedef struct {
+  DLManagedTensorVersioned managed;
+  PyObject *array;
+  int64_t shape[TB_MAX_DIMS];
+  int64_t strides[TB_MAX_DIMS];
+} array_import;
+
+static void array_import_delete(DLManagedTensorVersioned *m) {
+  array_import *a = (array_import *)m;
+  if (!is_finalizing()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(a->array);
+    tb_py_live_add(TB_PY_LIVE_IMPORT, -1);
+    PyGILState_Release(g);
+  }
+  free(a);
+}
+
+/* The dtype of a NumPy array's elements when TensorBridge has it; -1 otherwise. */
+static int array_dtype(PyArrayObject *a, tb_dtype *out) {
+  char kind = PyArray_DESCR(a)->kind;
+  npy_intp size = PyArray_ITEMSIZE(a);
+  if (kind == 'f') *out = size == 8 ? TB_DTYPE_F64 : size == 4 ? TB_DTYPE_F32 : size == 2 ? TB_DTYPE_F16 : TB_DTYPE_COUNT;
+  else if (kind == 'i') *out = size == 8 ? TB_DTYPE_I64 : size == 4 ? TB_DTYPE_I32 : size == 2 ? TB_DTYPE_I16 : size == 1 ? TB_DTYPE_I8 : TB_DTYPE_COUNT;
+  else if (kind == 'u' && size == 1) *out = TB_DTYPE_U8;
+  else if (kind == 'b' && size == 1) *out = TB_DTYPE_BOOL;
+  else return -1;
+  return *out == TB_DTYPE_COUNT ? -1 : 0;
+}
+
+static const DLDataType dl_types[TB_DTYPE_COUNT] = {
+    [TB_DTYPE_F64] = {kDLFloat, 64, 1}, [TB_DTYPE_F32] = {kDLFloat, 32, 1}, [TB_DTYPE_F16] = {kDLFloat, 16, 1},
+    [TB_DTYPE_I64] = {kDLInt, 64, 1},   [TB_DTYPE_I32] = {kDLInt, 32, 1},   [TB_DTYPE_I16] = {kDLInt, 16, 1},
+    [TB_DTYPE_I8] = {kDLInt, 8, 1},     [TB_DTYPE_U8] = {kDLUInt, 8, 1},    [TB_DTYPE_BOOL] = {kDLBool, 8, 1}};
+
+/* A writable, aligned, native-order NumPy array with non-negative strides, wrapped in place; NULL without
+ * an exception when the array needs the general path. */
+static tb_tensor *import_array_fast(PyObject *value, tb_backend *cpu, int *failed) {
+  PyArrayObject *a = (PyArrayObject *)value;
+  tb_dtype dtype;
+  int ndim = PyArray_NDIM(a);
+  *failed = 0;
+  if (ndim > TB_MAX_DIMS || !PyArray_ISWRITEABLE(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) ||
+      array_dtype(a, &dtype) < 0)
+    return NULL;
+  npy_intp item = PyArray_ITEMSIZE(a);
+  array_import *w = malloc(sizeof *w);
+  if (!w) {
+    *failed = 1;
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (int i = 0; i < ndim; i++) {
+    npy_intp st = PyArray_STRIDE(a, i);
+    if (st < 0 || st % item) {
+      free(w);
+      return NULL;
+    }
+    w->shape[i] = PyArray_DIM(a, i);
+    w->strides[i] = st / item;
+  }
+  w->managed = (DLManagedTensorVersioned){.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION},
+                                          .deleter = array_import_delete,
+                                          .dl_tensor = {.data = PyArray_DATA(a), .device = {kDLCPU, 0}, .ndim = ndim,
+                                                        .dtype = dl_types[dtype], .shape = w->shape,
+                                                        .strides = w->strides}};
+  tb_tensor *t = NULL;
+  tb_status st = tb_tensor_from_dlpack(cpu, &w->managed, &t);
+  if (st != TB_OK) {
+    free(w);
+    *failed = 1;
+    tb_py_raise(st);
+    return NULL;
+  }
+  w->array = Py_NewRef(value);
+  tb_py_live_add(TB_PY_LIVE_IMPORT, 1);
+  return t;
+}
+
 static tb_tensor *import_buffer(PyObject *value, const char *what) {
   tb_backend *cpu = tb_py_cpu_backend();
   if (!cpu) return NULL;
@@ -263,10 +350,6 @@ static tb_tensor *import_buffer(PyObject *value, const char *what) {
   b->managed.dl_tensor.ndim = b->view.ndim;
   b->managed.dl_tensor.shape = b->shape;
   b->managed.dl_tensor.strides = b->strides;
-  static const DLDataType dl_types[TB_DTYPE_COUNT] = {
-      [TB_DTYPE_F64] = {kDLFloat, 64, 1}, [TB_DTYPE_F32] = {kDLFloat, 32, 1}, [TB_DTYPE_F16] = {kDLFloat, 16, 1},
-      [TB_DTYPE_I64] = {kDLInt, 64, 1},   [TB_DTYPE_I32] = {kDLInt, 32, 1},   [TB_DTYPE_I16] = {kDLInt, 16, 1},
-      [TB_DTYPE_I8] = {kDLInt, 8, 1},     [TB_DTYPE_U8] = {kDLUInt, 8, 1},    [TB_DTYPE_BOOL] = {kDLBool, 8, 1}};
   b->managed.dl_tensor.dtype = dl_types[dtype];
   tb_status st = tb_tensor_from_dlpack(cpu, &b->managed, &t);
   if (st != TB_OK) {
@@ -386,6 +469,12 @@ tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) {
     if (st != TB_OK) tb_py_raise(st);
     return view;
   }
+  if (PyArray_CheckExact(value)) {
+    tb_backend *cpu = tb_py_cpu_backend();
+    int failed = 0;
+    tb_tensor *t = cpu ? import_array_fast(value, cpu, &failed) : NULL;
+    if (t || failed || !cpu) return t;
+  }
   if (PyObject_CheckBuffer(value)) return import_buffer(value, what);
   if (PyObject_HasAttrString(value, "__dlpack__")) return import_dlpack(value, what);
   return (tb_tensor *)tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT,
@@ -476,20 +565,46 @@ static PyObject *tensor_tobytes(tb_py_tensor *self, PyObject *unused) {
   return out;
 }
 
+static int numpy_type(tb_dtype d) {
+  switch (d) {
+    case TB_DTYPE_F64: return NPY_FLOAT64;
+    case TB_DTYPE_F32: return NPY_FLOAT32;
+    case TB_DTYPE_F16: return NPY_FLOAT16;
+    case TB_DTYPE_I64: return NPY_INT64;
+    case TB_DTYPE_I32: return NPY_INT32;
+    case TB_DTYPE_I16: return NPY_INT16;
+    case TB_DTYPE_I8: return NPY_INT8;
+    case TB_DTYPE_U8: return NPY_UINT8;
+    case TB_DTYPE_BOOL: return NPY_BOOL;
+    default: return -1;
+  }
+}
+
+/* A NumPy array over a host tensor's memory, keeping the Tensor object alive as its base. */
+static PyObject *host_array(tb_py_tensor *self) {
+  int type = numpy_type(tb_tensor_dtype(self->tensor));
+  if (type < 0) { /* the buffer protocol's sentence for dtypes NumPy lacks */
+    Py_buffer view;
+    if (tensor_getbuffer(self, &view, PyBUF_RECORDS) == 0) PyBuffer_Release(&view);
+    return NULL;
+  }
+  PyObject *array = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(type), (int)tb_tensor_ndim(self->tensor),
+                                         (npy_intp *)self->shape, (npy_intp *)self->strides,
+                                         tb_tensor_host_data(self->tensor), NPY_ARRAY_WRITEABLE, NULL);
+  if (!array) return NULL;
+  if (PyArray_SetBaseObject((PyArrayObject *)array, Py_NewRef((PyObject *)self)) < 0) {
+    Py_DECREF(array);
+    return NULL;
+  }
+  return array;
+}
+
 PyObject *tb_py_tensor_numpy(PyObject *tensor) {
   tb_py_tensor *self = (tb_py_tensor *)tensor;
-  static PyObject *asarray;
-  if (!asarray) {
-    PyObject *np = PyImport_ImportModule("numpy");
-    if (!np) return NULL;
-    asarray = PyObject_GetAttrString(np, "asarray");
-    Py_DECREF(np);
-    if (!asarray) return NULL;
-  }
-  if (tb_tensor_host_data(self->tensor)) return PyObject_CallOneArg(asarray, (PyObject *)self);
+  if (tb_tensor_host_data(self->tensor)) return host_array(self);
   PyObject *host = tensor_cpu(self, NULL);
   if (!host) return NULL;
-  PyObject *out = PyObject_CallOneArg(asarray, host);
+  PyObject *out = host_array((tb_py_tensor *)host);
   Py_DECREF(host);
   return out;
 }
