@@ -3,20 +3,23 @@
 # PyPI, build and install the package with -Werror (incrementally, in build/python/), check its type hints
 # with mypy --strict, run python/tests (the doctests of docs/python.md included) and the overhead report of
 # bench/python/run_overhead.py.
-# Usage: scripts/test_python.sh [--wheel] [--torch]
-#   --wheel  also build a wheel with `python -m build` and install it into a fresh venv without a compiler
-#   --torch  install PyPI's torch into build/venv (several GB with its CUDA libraries) for the torch tests
+# Usage: scripts/test_python.sh [--wheel] [--torch] [--sanitize]
+#   --wheel     also build a wheel with `python -m build` and install it into a fresh venv without a compiler
+#   --torch     install PyPI's torch into build/venv (several GB with its CUDA libraries) for the torch tests
+#   --sanitize  also build the extension with ASan + UBSan (build/python-asan) and run the tests under them
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 wheel=0
 torch=0
+sanitize=0
 for arg in "$@"; do
   case "$arg" in
     --wheel) wheel=1 ;;
     --torch) torch=1 ;;
-    *) echo "scripts/test_python.sh: unknown option '$arg' (use --wheel or --torch)" >&2; exit 2 ;;
+    --sanitize) sanitize=1 ;;
+    *) echo "scripts/test_python.sh: unknown option '$arg' (use --wheel, --torch or --sanitize)" >&2; exit 2 ;;
   esac
 done
 
@@ -51,4 +54,18 @@ if ((wheel)); then
   python3 -m venv build/venv-clean
   build/venv-clean/bin/pip install -q --disable-pip-version-check build/wheel/tensorbridge-*.whl
   (cd build && venv-clean/bin/python -c "import tensorbridge as tb; print('wheel ok:', tb.__version__, tb.select('cpu').device.device)")
+fi
+
+if ((sanitize)); then
+  echo "== python: the extension under AddressSanitizer + UndefinedBehaviorSanitizer =="
+  asan=build/python-asan
+  cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DTB_WERROR=ON -DTB_SANITIZE=ON -DTB_BUILD_PYTHON=ON \
+    -DTB_BUILD_TESTS=OFF -DPython_EXECUTABLE="$root/$py" >/dev/null
+  cmake --build "$asan" --target _tb -j"$(nproc)"
+  rm -rf "$asan/pkg" && mkdir -p "$asan/pkg/tensorbridge"
+  cp python/tensorbridge/*.py python/tensorbridge/py.typed "$asan"/python/_tb*.so "$asan/pkg/tensorbridge/"
+  # Python keeps its own allocations at exit, so LeakSanitizer is off; the tests count our handles instead.
+  (cd build && PYTHONPATH="$root/$asan/pkg" LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+    ASAN_OPTIONS="detect_leaks=0:halt_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    "../$py" -m pytest -q -p no:cacheprovider "$root/python/tests")
 fi

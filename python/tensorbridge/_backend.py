@@ -15,8 +15,8 @@ Tensor = _tb.Tensor
 
 
 class Backend:
-    """A backend on the device a request selects (``"auto"``, ``"cpu"``, ``"opencl:0"``; None reads
-    TB_BACKEND). Used in a ``with`` block it is a scope (``tb_backend_scope_begin``/``end``): when the
+    """A backend on the device a request selects (``"auto"``, ``"cpu"``, ``"opencl:0"``; None, the default,
+    reads TB_BACKEND and falls back to auto). Used in a ``with`` block it is a scope (``tb_backend_scope_begin``/``end``): when the
     outermost block ends, the backend synchronizes and releases its cache. ``close()`` frees the handle;
     tensors made on it stay valid.
 
@@ -25,7 +25,7 @@ class Backend:
     ('cpu', 'cpu:0')
     """
 
-    def __init__(self, request: Optional[str] = "auto", *, memory_fraction: Optional[float] = None) -> None:
+    def __init__(self, request: Optional[str] = None, *, memory_fraction: Optional[float] = None) -> None:
         self._h = _tb.Backend(request)
         if memory_fraction is not None:
             self.set_memory_fraction(memory_fraction)

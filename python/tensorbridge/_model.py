@@ -107,10 +107,10 @@ class Model:
         weight_bytes, graph_name; None for an unknown key."""
         return self._h.property(key)
 
-    def prepare(self, backend: Union[Backend, str, None] = "auto", level: str = "O2", precision: str = "auto",
+    def prepare(self, backend: Union[Backend, str, None] = None, level: str = "O2", precision: str = "auto",
                 threads: Optional[int] = None, *, dims: Optional[Mapping[str, int]] = None,
                 cpu_fallback: bool = False) -> Tuple[PreparedModel, PrepareResult]:
-        """Prepare for ``backend`` (a Backend or a request) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
+        """Prepare for ``backend`` (a Backend, or a request; None: TB_BACKEND, else auto) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
         bf16, fp16, fp8) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
         dimensions now. Returns the prepared model and what preparation did.
 

@@ -109,11 +109,11 @@ def _random_inputs(model: Model, given: Mapping[str, Any], dims: Mapping[str, in
     return feeds
 
 
-def bench(model: Union[Model, PathLike, bytes], backend: Union[Backend, str, None] = "auto", level: str = "O2",
+def bench(model: Union[Model, PathLike, bytes], backend: Union[Backend, str, None] = None, level: str = "O2",
           precision: str = "auto", threads: Optional[int] = None, *, warmup: int = 3, iterations: int = 20,
           inputs: Optional[Mapping[str, Any]] = None, dims: Optional[Mapping[str, int]] = None,
           seed: int = 0) -> BenchResult:
-    """Benchmark like ``tb bench``: prepare (timed), ``warmup`` untimed runs, then ``iterations`` timed runs
+    """Benchmark like ``tb bench`` on ``backend`` (None: TB_BACKEND, else auto): prepare (timed), ``warmup`` untimed runs, then ``iterations`` timed runs
     in C with the GIL released; inputs not given are random as ``tb run`` makes them.
 
     >>> r = tensorbridge.bench(relu_model, "cpu", iterations=5)

@@ -105,3 +105,12 @@ def test_errors():
         with pytest.raises(tb.InvalidArgumentError, match="this Backend was closed"):
             call()
     b.close()  # twice is fine
+
+
+def test_default_request_reads_tb_backend(monkeypatch):
+    monkeypatch.setenv("TB_BACKEND", "cpu")
+    assert tb.Backend().device.device == "cpu:0"
+    monkeypatch.setenv("TB_BACKEND", "nosuch")
+    with pytest.raises(tb.NotFoundError, match="nosuch"):
+        tb.Backend()
+    assert tb.Backend("cpu").kind == "cpu"  # an explicit request does not read it
