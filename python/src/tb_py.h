@@ -41,6 +41,10 @@ extern PyTypeObject tb_py_backend_type;
 extern PyTypeObject tb_py_tensor_type;
 extern PyTypeObject tb_py_model_type;
 extern PyTypeObject tb_py_prepared_type;
+extern PyTypeObject tb_py_event_type;
+
+/* A new Event on `backend`; NULL with an exception set. */
+PyObject *tb_py_event_new(tb_backend *backend);
 
 /* Counts of live handles made by this module, for leak tests (_tb.live_objects()). */
 enum { TB_PY_LIVE_BACKEND, TB_PY_LIVE_TENSOR, TB_PY_LIVE_MODEL, TB_PY_LIVE_PREPARED, TB_PY_LIVE_IMPORT,
@@ -76,4 +80,5 @@ PyObject *tb_py_json_result(tb_status status, char **json);
 extern PyMethodDef tb_py_device_methods[];
 extern PyMethodDef tb_py_checkpoint_methods[];
 extern PyMethodDef tb_py_validate_methods[];
+extern PyMethodDef tb_py_table_methods[];
 #endif

@@ -180,6 +180,12 @@ static PyObject *backend_copy_in(tb_py_backend *self, PyObject *value) {
   return tb_py_tensor_wrap(dst);
 }
 
+static PyObject *backend_event(tb_py_backend *self, PyObject *unused) {
+  (void)unused;
+  tb_backend *b = open_handle(self);
+  return b ? tb_py_event_new(b) : NULL;
+}
+
 static PyObject *backend_get_closed(tb_py_backend *self, void *unused) {
   (void)unused;
   return PyBool_FromLong(self->backend == NULL);
@@ -205,6 +211,7 @@ static PyMethodDef backend_methods[] = {
     {"empty", (PyCFunction)backend_empty, METH_VARARGS, "empty(dtype, shape): a new tensor, contents undefined."},
     {"random", (PyCFunction)backend_random, METH_VARARGS, "random(dtype, shape, seed, index): tb_tensor_fill_random."},
     {"copy_in", (PyCFunction)backend_copy_in, METH_O, "A copy of an array or DLPack object on this backend."},
+    {"event", (PyCFunction)backend_event, METH_NOARGS, "A new Event on this backend (tb_event_create)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef backend_getset[] = {

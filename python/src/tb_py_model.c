@@ -541,6 +541,51 @@ static PyObject *prepared_result_json(tb_py_prepared *self, PyObject *unused) {
   return tb_py_json_result(tb_prepare_result_to_json(tb_prepared_result(self->prepared), &json), &json);
 }
 
+static PyObject *prepared_set_profiling(tb_py_prepared *self, PyObject *on) {
+  if (!self->prepared) return closed_error();
+  int flag = PyObject_IsTrue(on);
+  if (flag < 0) return NULL;
+  tb_status st;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  st = tb_prepared_set_profiling(self->prepared, flag != 0);
+  PyThread_release_lock(self->lock);
+  Py_END_ALLOW_THREADS
+  if (st != TB_OK) return tb_py_raise(st);
+  Py_RETURN_NONE;
+}
+
+/* [{name, op_type, placement, kernel, runs, total_ms}] per node, in execution order. */
+static PyObject *prepared_profile(tb_py_prepared *self, PyObject *unused) {
+  (void)unused;
+  if (!self->prepared) return closed_error();
+  size_t n = 0;
+  const tb_node_profile *entries = NULL;
+  PyObject *list = NULL;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS
+  tb_status st = tb_prepared_profile(self->prepared, &n, &entries);
+  if (st != TB_OK) {
+    tb_py_raise(st);
+    goto done;
+  }
+  list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; i++) {
+    const tb_node_profile *e = &entries[i];
+    PyObject *item = Py_BuildValue("{sssssssssKsd}", "name", e->name, "op_type", e->op_type, "placement", e->placement,
+                                   "kernel", e->kernel, "runs", (unsigned long long)e->runs, "total_ms", e->total_ms);
+    if (!item) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+done:
+  PyThread_release_lock(self->lock);
+  return list;
+}
+
 static PyObject *prepared_get_output_names(tb_py_prepared *self, void *unused) {
   (void)unused;
   return Py_NewRef(self->output_keys);
@@ -550,6 +595,8 @@ static PyMethodDef prepared_methods[] = {
     {"run", (PyCFunction)prepared_run, METH_VARARGS, "run(inputs, outputs=None, as_numpy=False) -> {name: Tensor or numpy.ndarray}."},
     {"time_runs", (PyCFunction)prepared_time_runs, METH_VARARGS, "time_runs(inputs, warmup, iterations, sync_backend)."},
     {"result_json", (PyCFunction)prepared_result_json, METH_NOARGS, "The preparation result as JSON."},
+    {"set_profiling", (PyCFunction)prepared_set_profiling, METH_O, "tb_prepared_set_profiling(on)."},
+    {"profile", (PyCFunction)prepared_profile, METH_NOARGS, "Time per node since profiling was turned on."},
     {"close", (PyCFunction)prepared_close, METH_NOARGS, "Destroy the handle (waits for a run in progress)."},
     {NULL, NULL, 0, NULL}};
 

@@ -166,6 +166,7 @@ PyMODINIT_FUNC PyInit__tb(void) {
   if (!m) return NULL;
   if (add_methods(m, core_methods) < 0 || add_methods(m, tb_py_device_methods) < 0 ||
       add_methods(m, tb_py_checkpoint_methods) < 0 || add_methods(m, tb_py_validate_methods) < 0 ||
+      add_methods(m, tb_py_table_methods) < 0 || add_type(m, &tb_py_event_type, "Event") < 0 ||
       add_type(m, &tb_py_backend_type, "Backend") < 0 || add_type(m, &tb_py_tensor_type, "Tensor") < 0 ||
       add_type(m, &tb_py_model_type, "Model") < 0 || add_type(m, &tb_py_prepared_type, "Prepared") < 0) {
     Py_DECREF(m);

@@ -12,17 +12,19 @@ from ._errors import (InputOutputError, InternalError, InvalidArgumentError, Mod
                       OutOfMemoryError, PermissionDeniedError, TensorBridgeError, UnavailableError,
                       UnsupportedError, DriverError)
 from . import _tb
-from ._backend import Backend, Tensor
+from ._backend import Backend, Event, Tensor
 from ._devices import (BackendReport, Candidate, Check, Device, DoctorReport, Selection, devices, doctor,
                        select)
 from ._model import Model, PreparedModel, PrepareResult, ValueInfo, load
-from ._tools import (AmpPolicy, BenchResult, ValidationReport, amp_policy, bench, load_safetensors,
-                     ort_providers, replay, safetensors_metadata, save_safetensors, validate)
+from ._tools import (AmpPolicy, BenchResult, ValidationReport, amp_policy, bench, capabilities, compare,
+                     config_for_preset, convert, load_safetensors, ort_providers, replay, safetensors_metadata,
+                     save_safetensors, tolerance, tolerance_table, validate)
 
 __version__: str = _tb.version()
 
 __all__ = [
-    "__version__", "Backend", "Tensor", "Device", "BackendReport", "Check", "Candidate", "Selection",
+    "__version__", "Backend", "Tensor", "Event", "capabilities", "tolerance", "tolerance_table",
+    "config_for_preset", "compare", "convert", "Device", "BackendReport", "Check", "Candidate", "Selection",
     "DoctorReport", "devices", "select", "doctor", "Model", "PreparedModel", "PrepareResult", "ValueInfo",
     "load", "ValidationReport", "validate", "replay", "BenchResult", "bench", "AmpPolicy", "amp_policy",
     "ort_providers", "load_safetensors", "save_safetensors", "safetensors_metadata", "from_dlpack",

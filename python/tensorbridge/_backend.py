@@ -8,10 +8,14 @@ from . import _tb
 from ._devices import Device
 from ._errors import InvalidArgumentError
 
-__all__ = ["Backend", "Tensor"]
+__all__ = ["Backend", "Tensor", "Event"]
 
 Tensor = _tb.Tensor
 """A tensor of the library: ``.numpy()``, ``.cpu()``, ``.dtype``, ``.shape``, the buffer protocol and DLPack."""
+
+
+Event = _tb.Event
+"""A marker in a backend's stream of work: ``record()``, ``synchronize()``, ``query()``, ``elapsed_ms(end)``."""
 
 
 class Backend:
@@ -92,6 +96,17 @@ class Backend:
     def tensor(self, value: Any) -> Tensor:
         """A copy of a NumPy array or DLPack object (PyTorch, CuPy, JAX) on this backend."""
         return self._h.copy_in(value)
+
+    def event(self) -> Event:
+        """A new event on this backend, for waiting on part of its work and timing it.
+
+        >>> b = tensorbridge.Backend("cpu")
+        >>> start, end = b.event(), b.event()
+        >>> start.record(); end.record(); end.synchronize()
+        >>> start.query(), start.elapsed_ms(end) >= 0
+        (True, True)
+        """
+        return self._h.event()
 
     def close(self) -> None:
         """Free the handle. Tensors and prepared models made with it keep working."""

@@ -70,6 +70,23 @@ class PreparedModel:
         A wrong name, dtype or shape raises InvalidArgumentError naming the input, expected and given."""
         return self._h.run(inputs, outputs, as_numpy)
 
+    def set_profiling(self, on: bool) -> None:
+        """Time every node from now on (device nodes are waited for one by one, so runs are slower); turning
+        it on again clears the counts."""
+        self._h.set_profiling(bool(on))
+
+    def profile(self) -> List[Dict[str, Any]]:
+        """Per node in execution order: name, op_type, placement, kernel, runs and total_ms since profiling
+        was turned on (InvalidArgumentError while it is off).
+
+        >>> p, _ = tensorbridge.load(relu_model).prepare("cpu")
+        >>> p.set_profiling(True)
+        >>> _ = p.run({"x": np.zeros((3, 4), np.float32)})
+        >>> [(e["op_type"], e["runs"]) for e in p.profile()]
+        [('Relu', 1)]
+        """
+        return self._h.profile()
+
     def close(self) -> None:
         """Free the prepared model (waits for a run in progress on another thread)."""
         self._h.close()

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _tb
-from ._backend import Backend
+from ._backend import Backend, Tensor
 from ._devices import Device
 from ._errors import InvalidArgumentError
 from ._model import Model, PathLike, load
 
 __all__ = ["ValidationReport", "validate", "replay", "BenchResult", "bench", "AmpPolicy", "amp_policy",
-           "ort_providers", "load_safetensors", "save_safetensors", "safetensors_metadata"]
+           "ort_providers", "load_safetensors", "save_safetensors", "safetensors_metadata", "capabilities",
+           "tolerance", "tolerance_table", "config_for_preset", "compare", "convert"]
 
 
 def _model(model: Union[Model, PathLike, bytes]) -> Model:
@@ -201,3 +202,60 @@ def save_safetensors(tensors: Mapping[str, Any], path: PathLike, metadata: Optio
     ([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], {'step': '7'})
     """
     _tb.safetensors_save(os.fspath(path), list(tensors.items()), dict(metadata) if metadata else None)
+
+
+def capabilities() -> List[Dict[str, Any]]:
+    """The capability table (architecture -> dtypes, features, matrix unit, sources), as docs/capabilities.md.
+
+    >>> [r["architecture"] for r in tensorbridge.capabilities() if r["key"] == "sm_90"]
+    ['Hopper']
+    """
+    return _tb.capabilities()
+
+
+def tolerance(backend: str, precision: str, level: str) -> Dict[str, Any]:
+    """The validation tolerance for a configuration, with the table's fallback order (docs/validation.md).
+
+    >>> t = tensorbridge.tolerance("cpu", "fp32", "O0")
+    >>> t["rtol"], t["source"]
+    (0.0, 'measured')
+    """
+    return _tb.tolerance(backend, precision, level)
+
+
+def tolerance_table() -> List[Dict[str, Any]]:
+    """Every entry of the tolerance table; ``"any"`` where an entry matches every backend, precision or level."""
+    return _tb.tolerance_table()
+
+
+def config_for_preset(preset: str, device: Union[Device, str, None] = None) -> Dict[str, Any]:
+    """The settings a preset (training, inference, development) recommends for a device (a Device or a
+    request; None: TB_BACKEND, else auto): level, precision, determinism, validation, memory fraction, why.
+
+    >>> tensorbridge.config_for_preset("inference", "cpu")["level"]
+    'O2'
+    """
+    return _tb.config_for_preset(preset, device.device if isinstance(device, Device) else device)
+
+
+def compare(got: Any, ref: Any, rtol: float = 1e-4, atol: float = 1e-5) -> Dict[str, Any]:
+    """The metrics ``validate`` computes for one output, for any two arrays of the same dtype and shape:
+    max abs/rel error, cosine, ULP distance (f32), mismatches outside atol*S + rtol*|ref|, NaN/Inf counts.
+
+    >>> import numpy as np
+    >>> m = tensorbridge.compare(np.float32([1, 2]), np.float32([1, 2.5]), rtol=0.0, atol=0.1)
+    >>> m["max_abs_error"], m["mismatches"], m["passed"]
+    (0.5, 1, False)
+    """
+    return _tb.compare(got, ref, float(rtol), float(atol))
+
+
+def convert(value: Any, dtype: str, saturate: bool = True) -> Tensor:
+    """A copy of an array in another dtype with the ONNX Cast rules of docs/dtypes.md (bf16, fp8 included),
+    as a CPU tensorbridge.Tensor.
+
+    >>> t = tensorbridge.convert(np.float32([1.0, 3.0]), "bf16")
+    >>> t.dtype, tensorbridge.convert(t, "f32").numpy().tolist()
+    ('bf16', [1.0, 3.0])
+    """
+    return _tb.convert(value, dtype, bool(saturate))

@@ -3,6 +3,7 @@ import doctest
 import importlib
 from pathlib import Path
 
+import numpy
 import pytest
 
 import onnx_build
@@ -17,7 +18,8 @@ MODULES = ["tensorbridge", "tensorbridge._devices", "tensorbridge._backend", "te
 def globs(tmp_path):
     relu = tmp_path / "relu.onnx"
     relu.write_bytes(onnx_build.relu((3, 4)))
-    return {"tensorbridge": tensorbridge, "relu_model": str(relu), "cnn_model": str(ROOT / "models" / "cnn_small.onnx")}
+    return {"tensorbridge": tensorbridge, "np": numpy, "relu_model": str(relu),
+            "cnn_model": str(ROOT / "models" / "cnn_small.onnx")}
 
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
