@@ -151,3 +151,14 @@ def test_weights_export_and_override(cnn_path, tmp_path):
     with pytest.raises(tb.TensorBridgeError) as info:
         m.override_weights(tmp_path / "missing.safetensors")
     assert "missing.safetensors" in info.value.message
+
+
+def test_run_on_every_usable_device(cnn_path):
+    x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    model = tb.load(cnn_path)
+    ref = model.prepare("cpu", level="O0")[0].run({"input": x})["probs"]
+    for d in tb.devices(usable_only=True):
+        prepared, result = model.prepare(d.device, level="O2", precision="fp32", cpu_fallback=True)
+        outs = prepared.run({"input": x}, as_numpy=False)
+        assert outs["probs"].device == d.device
+        np.testing.assert_allclose(outs["probs"].numpy(), ref, rtol=1e-3, atol=1e-4, err_msg=d.device)
