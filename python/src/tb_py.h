@@ -6,10 +6,12 @@
 #include <Python.h>
 #include <tensorbridge/tensorbridge.h>
 
-/* A tb_backend handle; NULL after close(). */
+/* A tb_backend handle; NULL after close(). `busy` counts calls using it with the GIL released, during
+ * which close() is refused. */
 typedef struct {
   PyObject_HEAD
   tb_backend *backend;
+  int busy;
 } tb_py_backend;
 
 /* A tb_tensor with the buffer protocol and DLPack export. `owner` keeps imported memory alive when the
@@ -24,6 +26,7 @@ typedef struct {
 typedef struct {
   PyObject_HEAD
   tb_model *model;
+  int busy; /* as tb_py_backend's */
 } tb_py_model;
 
 /* A prepared model: the graph output names (copied, so the model may go first) and a lock that keeps
@@ -51,6 +54,8 @@ enum { TB_PY_LIVE_BACKEND, TB_PY_LIVE_TENSOR, TB_PY_LIVE_MODEL, TB_PY_LIVE_PREPA
        TB_PY_LIVE_COUNT };
 void tb_py_live_add(int which, int delta);
 
+/* close() of a handle another thread is using with the GIL released: raises and returns NULL. */
+PyObject *tb_py_busy_error(const char *what);
 /* Raise the exception class for `status` with the library's sentence (tb_last_error()); returns NULL. */
 PyObject *tb_py_raise(tb_status status);
 /* Raise the exception class for `status` with a sentence made here; returns NULL. */

@@ -26,6 +26,7 @@ static PyObject *backend_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return NULL;
   }
   self->backend = backend;
+  self->busy = 0;
   tb_py_live_add(TB_PY_LIVE_BACKEND, 1);
   return (PyObject *)self;
 }
@@ -52,6 +53,7 @@ static tb_backend *open_handle(tb_py_backend *self) {
 
 static PyObject *backend_close(tb_py_backend *self, PyObject *unused) {
   (void)unused;
+  if (self->busy) return tb_py_busy_error("Backend.close()");
   backend_close_handle(self);
   Py_RETURN_NONE;
 }
@@ -82,9 +84,11 @@ static PyObject *backend_memory_stats_json(tb_py_backend *self, PyObject *unused
     tb_backend *b = open_handle(self);                                 \
     if (!b) return NULL;                                               \
     tb_status st;                                                      \
+    self->busy++;                                                      \
     Py_BEGIN_ALLOW_THREADS                                             \
     st = call(b);                                                      \
     Py_END_ALLOW_THREADS                                               \
+    self->busy--;                                                      \
     if (st != TB_OK) return tb_py_raise(st);                           \
     Py_RETURN_NONE;                                                    \
   }
@@ -168,9 +172,11 @@ static PyObject *backend_copy_in(tb_py_backend *self, PyObject *value) {
   tb_tensor *dst = NULL;
   tb_status st = tb_tensor_create(b, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &dst);
   if (st == TB_OK) {
+    self->busy++;
     Py_BEGIN_ALLOW_THREADS
     st = tb_tensor_copy(dst, src);
     Py_END_ALLOW_THREADS
+    self->busy--;
   }
   tb_tensor_destroy(src);
   if (st != TB_OK) {

@@ -13,6 +13,7 @@ static PyObject *model_wrap(tb_model *model) {
     return NULL;
   }
   self->model = model;
+  self->busy = 0;
   tb_py_live_add(TB_PY_LIVE_MODEL, 1);
   return (PyObject *)self;
 }
@@ -67,6 +68,7 @@ static tb_model *open_model(tb_py_model *self) {
 
 static PyObject *model_close(tb_py_model *self, PyObject *unused) {
   (void)unused;
+  if (self->busy) return tb_py_busy_error("Model.close()");
   model_close_handle(self);
   Py_RETURN_NONE;
 }
@@ -233,9 +235,14 @@ static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds
   opt.dim_names = dim_names;
   opt.dim_values = dim_values;
   tb_prepared *prepared = NULL;
+  tb_py_backend *backend_self = (tb_py_backend *)backend_obj;
+  self->busy++;
+  backend_self->busy++;
   Py_BEGIN_ALLOW_THREADS
   st = tb_model_prepare(m, backend, &opt, &prepared, NULL);
   Py_END_ALLOW_THREADS
+  self->busy--;
+  backend_self->busy--;
   if (st != TB_OK) return tb_py_raise(st);
   return prepared_wrap(prepared, m);
 }
@@ -483,6 +490,7 @@ static PyObject *prepared_time_runs(tb_py_prepared *self, PyObject *args) {
       return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "synchronize: expected an open Backend or None");
     sync = ((tb_py_backend *)backend_obj)->backend;
   }
+  tb_py_backend *sync_obj = sync ? (tb_py_backend *)backend_obj : NULL;
   feeds f;
   wanted w;
   if (feeds_import(&f, inputs) < 0) return NULL;
@@ -498,6 +506,7 @@ static PyObject *prepared_time_runs(tb_py_prepared *self, PyObject *args) {
     PyErr_NoMemory();
     goto done;
   }
+  if (sync_obj) sync_obj->busy++;
   Py_BEGIN_ALLOW_THREADS
   PyThread_acquire_lock(self->lock, WAIT_LOCK);
   for (Py_ssize_t r = 0; st == TB_OK && r < warmup + iterations; r++) {
@@ -513,6 +522,7 @@ static PyObject *prepared_time_runs(tb_py_prepared *self, PyObject *args) {
   }
   PyThread_release_lock(self->lock);
   Py_END_ALLOW_THREADS
+  if (sync_obj) sync_obj->busy--;
   if (st != TB_OK) {
     tb_py_raise(st);
     goto done;

@@ -43,6 +43,13 @@ PyObject *tb_py_raise_msg(tb_status status, const char *fmt, ...) {
   return raise_text(status, text);
 }
 
+PyObject *tb_py_busy_error(const char *what) {
+  return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT,
+                         "%s: another thread is using it (a prepare, validate or synchronize in progress); close it "
+                         "after that call returns",
+                         what);
+}
+
 tb_backend *tb_py_cpu_backend(void) {
   if (!cpu_backend) {
     tb_status st = tb_backend_create("cpu", &cpu_backend);

@@ -118,9 +118,11 @@ static PyObject *py_validate(PyObject *self, PyObject *args, PyObject *kwds) {
   opt.dim_names = dim_names;
   opt.dim_values = dim_values;
   tb_validation_report *report = NULL;
+  ((tb_py_model *)model_obj)->busy++;
   Py_BEGIN_ALLOW_THREADS
   st = tb_validate(model, &opt, &report);
   Py_END_ALLOW_THREADS
+  ((tb_py_model *)model_obj)->busy--;
   if (st != TB_OK) {
     tb_py_raise(st);
     goto done;

@@ -79,3 +79,29 @@ def test_interpreter_exit_with_objects_alive():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "alive [0.0, 0.0, 1.0]"
     assert out.stderr == ""
+
+
+def test_close_is_refused_while_another_thread_uses_the_handle(cnn_path):
+    import threading
+    import time
+
+    import pytest
+    b = tb.Backend("cpu")
+    m = tb.load(cnn_path)
+    p, _ = m.prepare(b, threads=1)
+    x = {"input": np.zeros((1, 3, 32, 32), np.float32)}
+    started = threading.Event()
+
+    def work() -> None:
+        started.set()
+        p._h.time_runs(x, 0, 20000, b._h)  # seconds of runs, each followed by b's synchronize, GIL released
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    time.sleep(0.05)
+    assert t.is_alive()
+    with pytest.raises(tb.InvalidArgumentError, match="Backend.close\\(\\): another thread is using it"):
+        b.close()
+    t.join()
+    b.close()  # free again once the call returned
+    assert b.closed
