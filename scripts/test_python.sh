@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
 # The Python package's tests (docs/python.md §8): make build/venv when missing, install the test tooling from
 # PyPI, build and install the package with -Werror (incrementally, in build/python/), check its type hints
-# with mypy --strict, run python/tests (the doctests of docs/python.md included) and the overhead report of
-# bench/python/run_overhead.py.
-# Usage: scripts/test_python.sh [--wheel] [--torch] [--sanitize]
+# with mypy --strict, run python/tests (the doctests of docs/python.md included), run them again with PyTorch
+# (Debian's CPU-only python3-torch, in build/venv-torch) for the torch round trips, and print the overhead
+# report of bench/python/run_overhead.py.
+# Usage: scripts/test_python.sh [--wheel] [--sanitize]
 #   --wheel     also build a wheel with `python -m build` and install it into a fresh venv without a compiler
-#   --torch     install PyPI's torch into build/venv (several GB with its CUDA libraries) for the torch tests
 #   --sanitize  also build the extension with ASan + UBSan (build/python-asan) and run the tests under them
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 wheel=0
-torch=0
 sanitize=0
 for arg in "$@"; do
   case "$arg" in
     --wheel) wheel=1 ;;
-    --torch) torch=1 ;;
     --sanitize) sanitize=1 ;;
-    *) echo "scripts/test_python.sh: unknown option '$arg' (use --wheel, --torch or --sanitize)" >&2; exit 2 ;;
+    *) echo "scripts/test_python.sh: unknown option '$arg' (use --wheel or --sanitize)" >&2; exit 2 ;;
   esac
 done
 
@@ -30,9 +28,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 "$py" -m pip install -q --disable-pip-version-check scikit-build-core pytest numpy onnxruntime build mypy
-if ((torch)); then
-  "$py" -m pip install -q --disable-pip-version-check torch
-fi
 
 echo "== python: build and install the package (-Werror) =="
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps \
@@ -43,6 +38,19 @@ echo "== python: type check (mypy --strict) =="
 
 echo "== python: tests =="
 (cd build && "../$py" -m pytest -q -p no:cacheprovider "$root/python/tests")
+
+echo "== python: tests again with PyTorch (Debian's CPU-only python3-torch) =="
+# PyPI's torch is the CUDA build (several GB with its libraries); Debian's is CPU-only and ~230 MB installed.
+# Its venv sees the system site-packages (torch and the NumPy it was built with) and gets this package's wheel.
+bash scripts/setup.sh python3-torch
+tvenv=build/venv-torch
+[ -x "$tvenv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$tvenv"
+"$tvenv/bin/pip" install -q --disable-pip-version-check pytest
+rm -rf build/wheel-torch
+"$py" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w build/wheel-torch .
+"$tvenv/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall build/wheel-torch/tensorbridge-*.whl
+(cd build && "../$tvenv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests/test_dlpack.py" \
+  "$root/python/tests/test_model.py" "$root/python/tests/test_lifetimes.py")
 
 echo "== python: overhead of prepared.run against the C API (target <= 5 us; a report, not a gate) =="
 "$py" bench/python/run_overhead.py --iterations 20000 --repeats 5
