@@ -14,6 +14,7 @@ packages=(
   glslc                                  # compiles the Vulkan compute shaders to SPIR-V at build time
   libclblast1                            # CLBlast: the OpenCL backend's GEMM when present (opened with dlopen)
   python3 valgrind                       # test tooling
+  python3-venv python3-dev               # the Python package (scripts/test_python.sh): its venv and Python.h
   libonnx-testdata                       # the ONNX operator conformance suite with reference outputs
 )
 packages+=("$@")                         # extra packages a caller needs (scripts/fuzz.sh: clang)

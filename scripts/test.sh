@@ -28,6 +28,7 @@ cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_WERROR=ON >/dev/nu
 cmake --build build/ci -j"$jobs"
 echo "== tests =="
 ctest --test-dir build/ci --output-on-failure -j"$jobs"
+bash scripts/test_python.sh             # the Python package: build, pytest, doctests (docs/python.md)
 
 if ((valgrind_pass)); then
   echo "== memory and tensor tests under valgrind =="

@@ -1,0 +1,179 @@
+"""Models: load an ONNX model, prepare it for a backend at a level, and run it on NumPy or DLPack arrays."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _tb
+from ._backend import Backend, _handle
+from ._errors import InvalidArgumentError
+
+__all__ = ["Model", "PreparedModel", "PrepareResult", "ValueInfo", "load"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """A graph input or output: its dims are ints, symbolic names (``"batch"``) or None when unknown."""
+    name: str
+    dtype: str
+    shape: Tuple[Union[int, str, None], ...]
+    has_shape: bool
+
+
+@dataclass(frozen=True)
+class PrepareResult:
+    """What preparation did (the seeds' OptimizationResult; keys of ``tb_prepare_result_to_json``)."""
+    success: bool
+    level: str
+    precision: str
+    optimizations_applied: Tuple[str, ...]
+    warnings: Tuple[str, ...]
+    metrics: Dict[str, Any] = field(hash=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"success": self.success, "level": self.level, "precision": self.precision,
+                "optimizations_applied": list(self.optimizations_applied), "warnings": list(self.warnings),
+                "metrics": copy.deepcopy(self.metrics)}
+
+
+class PreparedModel:
+    """A model prepared for one backend. ``run`` releases the GIL while the library runs; one run at a time
+    per prepared model (other threads wait), so prepare one per thread to run in parallel. It keeps the
+    library's references to its model and backend: both may be closed first."""
+
+    def __init__(self, handle: _tb.Prepared) -> None:
+        self._h = handle
+
+    @property
+    def output_names(self) -> Tuple[str, ...]:
+        return tuple(self._h.output_names)
+
+    @property
+    def result(self) -> PrepareResult:
+        """What preparation did."""
+        d = json.loads(self._h.result_json())
+        return PrepareResult(success=d["success"], level=d["level"], precision=d["precision"],
+                             optimizations_applied=tuple(d["optimizations_applied"]),
+                             warnings=tuple(d["warnings"]), metrics=d["metrics"])
+
+    def run(self, inputs: Mapping[str, Any], outputs: Optional[Sequence[str]] = None, *,
+            as_numpy: bool = True) -> Dict[str, Any]:
+        """Run once. ``inputs`` maps input names to NumPy arrays or DLPack objects (PyTorch, CuPy, JAX: host
+        memory is used in place, never copied); ``outputs`` picks outputs by name (default: all). Returns
+        {name: numpy.ndarray} (views of the library's memory on the CPU backend) or, with
+        ``as_numpy=False``, {name: tensorbridge.Tensor} for DLPack consumers (``torch.from_dlpack``).
+        A wrong name, dtype or shape raises InvalidArgumentError naming the input, expected and given."""
+        return self._h.run(inputs, outputs, as_numpy)
+
+    def set_profiling(self, on: bool) -> None:
+        """Time every node from now on (device nodes are waited for one by one, so runs are slower); turning
+        it on again clears the counts."""
+        self._h.set_profiling(bool(on))
+
+    def profile(self) -> List[Dict[str, Any]]:
+        """Per node in execution order: name, op_type, placement, kernel, runs and total_ms since profiling
+        was turned on (InvalidArgumentError while it is off).
+
+        >>> p, _ = tensorbridge.load(relu_model).prepare("cpu")
+        >>> p.set_profiling(True)
+        >>> _ = p.run({"x": np.zeros((3, 4), np.float32)})
+        >>> [(e["op_type"], e["runs"]) for e in p.profile()]
+        [('Relu', 1)]
+        """
+        return self._h.profile()
+
+    def close(self) -> None:
+        """Free the prepared model (waits for a run in progress on another thread)."""
+        self._h.close()
+
+    def __enter__(self) -> "PreparedModel":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Model:
+    """An ONNX model loaded by the library (``tensorbridge.load``)."""
+
+    def __init__(self, handle: _tb.Model) -> None:
+        self._h = handle
+
+    @property
+    def inputs(self) -> List[ValueInfo]:
+        """The graph inputs as declared."""
+        return [ValueInfo(*i) for i in self._h.inputs()]
+
+    @property
+    def outputs(self) -> List[ValueInfo]:
+        """The graph outputs as declared."""
+        return [ValueInfo(*o) for o in self._h.outputs()]
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of the model's bytes, 64 hex digits."""
+        return self._h.sha256()
+
+    def property(self, key: str) -> Optional[str]:
+        """A fact about the model: producer, producer_version, ir_version, opset, nodes, initializers,
+        weight_bytes, graph_name; None for an unknown key."""
+        return self._h.property(key)
+
+    def prepare(self, backend: Union[Backend, str, None] = None, level: str = "O2", precision: str = "auto",
+                threads: Optional[int] = None, *, dims: Optional[Mapping[str, int]] = None,
+                cpu_fallback: bool = False) -> Tuple[PreparedModel, PrepareResult]:
+        """Prepare for ``backend`` (a Backend, or a request; None: TB_BACKEND, else auto) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
+        bf16, fp16, fp8) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
+        dimensions now. Returns the prepared model and what preparation did.
+
+        >>> model = tensorbridge.load(relu_model)
+        >>> prepared, result = model.prepare("cpu", level="O2")
+        >>> result.level, result.success
+        ('O2', True)
+        """
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise InvalidArgumentError(1, f"threads: {threads!r} is not a count >= 1; pass None for the "
+                                          f"backend's default")
+        handle = self._h.prepare(_handle(backend), level, precision, threads or 0,
+                                 dict(dims) if dims else None, bool(cpu_fallback))
+        prepared = PreparedModel(handle)
+        return prepared, prepared.result
+
+    def export_weights(self, path: PathLike) -> None:
+        """Write every initializer to a safetensors file (docs/checkpoints.md)."""
+        self._h.export_weights(os.fspath(path))
+
+    def override_weights(self, path: PathLike, allow_narrowing: bool = False) -> int:
+        """Replace initializers with the tensors of a safetensors file; returns how many were replaced."""
+        return int(self._h.override_weights(os.fspath(path), bool(allow_narrowing)))
+
+    def close(self) -> None:
+        """Free the model. Prepared models made from it keep working."""
+        self._h.close()
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load(source: Union[PathLike, bytes, bytearray, memoryview], base_dir: Optional[PathLike] = None) -> Model:
+    """Load an ONNX model from a file or from bytes (external data relative to ``base_dir``; None refuses
+    it for bytes). A malformed file raises ModelError naming the field and the reason.
+
+    >>> tensorbridge.load(b"not a model")
+    Traceback (most recent call last):
+    ...
+    tensorbridge.ModelError: ...
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return Model(_tb.Model.load_bytes(source, os.fspath(base_dir) if base_dir is not None else None))
+    if not isinstance(source, (str, os.PathLike)):
+        raise InvalidArgumentError(1, f"source: expected a path or bytes, got a {type(source).__name__}")
+    return Model(_tb.Model.load(os.fspath(source)))
