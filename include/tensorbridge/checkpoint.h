@@ -72,7 +72,8 @@ TB_API tb_status tb_safetensors_metadata_at(const tb_safetensors *st, size_t i, 
 
 /* Write n tensors (any backend, any strides; copied out packed) and n_meta metadata pairs (n_meta 0:
  * no "__metadata__"). The header is written as the Python package writes it: "__metadata__" first, then
- * the tensors sorted by name, compact JSON, padded with spaces to a multiple of 8 bytes; the data follows
+ * the tensors ordered by dtype (largest first, as the Python package's Dtype enum sorts), then by name, compact
+ * JSON, padded with spaces to a multiple of 8 bytes; the data follows
  * in the same order. Names must be unique and non-empty; metadata keys unique. The file is written to a
  * temporary name and renamed, so a failure leaves no partial file. */
 TB_API tb_status tb_safetensors_write(const char *path, size_t n, const char *const *names,
