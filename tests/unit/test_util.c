@@ -1,5 +1,6 @@
 /* Shared test helpers (see test_util.h). */
 #include "test_util.h"
+#include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <grp.h>
@@ -12,8 +13,18 @@ static const char *const tb_vars[] = {"TB_BACKEND",  "TB_FSROOT",   "TB_CPU_FEAT
                                       "TB_NVML_LIB", "TB_HIP_LIB",  "TB_ROCM_SMI_LIB", "TB_ZE_LIB",
                                       "TB_OPENCL_LIB", "TB_VULKAN_LIB", "TB_TPU_LIB",  "TB_CPUID_FILE"};
 
+/* TB_CPU_FEATURES as the test process started with it (CTest starts it empty; scripts/test_isa.sh runs the
+ * kernel tests once with a mask that every test then starts from). */
+static char start_mask[256];
+
+__attribute__((constructor)) static void save_start_mask(void) {
+  const char *mask = getenv("TB_CPU_FEATURES");
+  if (mask && strlen(mask) < sizeof start_mask) snprintf(start_mask, sizeof start_mask, "%s", mask);
+}
+
 void tbt_clear_env(void) {
   for (size_t i = 0; i < sizeof tb_vars / sizeof tb_vars[0]; i++) unsetenv(tb_vars[i]);
+  if (start_mask[0]) setenv("TB_CPU_FEATURES", start_mask, 1);
 }
 
 void tbt_use_fixture(const char *name) {
@@ -206,4 +217,9 @@ char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("unprivileged child failed (status 0x%x): %s", status, text);
   return text;
+}
+
+bool tbt_cpu_has_bf16_path(void) {
+  uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
+  return (tb_convert_hardware_features() & need) == need;
 }
