@@ -343,7 +343,7 @@ static void amx_request_without_amx(void **state) {
   (void)state;
   unsigned a, b, c, d;
   /* an AMX machine (cpuid leaf 7 EDX bit 24, AMX-TILE): covered by real_cpu's granted path */
-  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 24))) skip();
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 24))) TBT_SKIP("this CPU has AMX: real_cpu covers it");
   int err = tb_amx_request_permission();
   if (err != EOPNOTSUPP && err != EINVAL) fail_msg("arch_prctl(ARCH_REQ_XCOMP_PERM) gave errno %d", err);
   char buf[32];

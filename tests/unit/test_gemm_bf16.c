@@ -98,7 +98,7 @@ static void packed_layout_is_pair_interleaved(void **state) {
  * depths, partial slivers, and the widths the micro-kernels use. */
 static void packing_paths_agree(void **state) {
   (void)state;
-  if (!runs_here(TB_GEMM_BF16_AVX512BF16)) skip(); /* no AVX512-BF16 on this CPU: the portable packing is the only one */
+  if (!runs_here(TB_GEMM_BF16_AVX512BF16)) TBT_SKIP("no AVX512-BF16 on this CPU: the portable packing is the only one");
   enum { LINES = 40, DEPTH = 45 };
   float src[LINES * DEPTH];
   fill(src, LINES * DEPTH, 5);
