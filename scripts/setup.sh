@@ -15,6 +15,7 @@ packages=(
   libclblast1                            # CLBlast: the OpenCL backend's GEMM when present (opened with dlopen)
   python3 valgrind                       # test tooling
   libonnx-testdata                       # the ONNX operator conformance suite with reference outputs
+  qemu-user                              # qemu-x86_64 -cpu Haswell: the suite on a CPU without AVX-512
 )
 packages+=("$@")                         # extra packages a caller needs (scripts/fuzz.sh: clang)
 

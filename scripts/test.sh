@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: install what is missing, build with warnings as errors, run the suite, then build and
 # run it again under AddressSanitizer + UndefinedBehaviorSanitizer, with the memory tests under valgrind too.
-# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass; --long adds
-# 10 minutes of fuzzing the ONNX reader, scripts/fuzz.sh)
+# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass and the
+# 60-second fuzzing; --long fuzzes each file reader for 10 minutes instead, scripts/fuzz.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -28,6 +28,10 @@ cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_WERROR=ON >/dev/nu
 cmake --build build/ci -j"$jobs"
 echo "== tests =="
 ctest --test-dir build/ci --output-on-failure -j"$jobs"
+
+# No instruction the CPU lacks: the kernel tests and the demo models under qemu's Haswell (no AVX-512), and
+# with TB_CPU_FEATURES=-avx512f,-amx (docs/testing.md).
+bash scripts/test_isa.sh build/ci
 
 if ((valgrind_pass)); then
   echo "== memory and tensor tests under valgrind =="
@@ -60,7 +64,12 @@ if ((sanitize)); then
     ctest --test-dir build/asan --output-on-failure -j"$jobs" -E 'install_consumer|conformance_.*_(opencl|vulkan)'
 fi
 
+if ((sanitize && !long)); then
+  echo "== the onnx, safetensors and npy readers under libFuzzer (clang, ASan + UBSan) for 60 s each =="
+  bash scripts/fuzz.sh 60 onnx safetensors npy
+fi
+
 if ((long)); then
-  echo "== long suite: the ONNX reader under libFuzzer for 10 minutes =="
-  bash scripts/fuzz.sh 600
+  echo "== long suite: the onnx, safetensors and npy readers under libFuzzer for 10 minutes each =="
+  bash scripts/fuzz.sh 600 onnx safetensors npy
 fi
