@@ -29,7 +29,7 @@ run_test() {
   local label="$1" t="$2" log
   shift 2
   log="$build/isa-$label-$t.log"
-  if ! env TB_BACKEND= TB_FSROOT= TB_LOG=error CMOCKA_MESSAGE_OUTPUT=stdout "$@" "$build/tests/$t" >"$log" 2>&1; then
+  if ! env TB_BACKEND= TB_FSROOT= TB_CPU_FEATURES= TB_LOG=error CMOCKA_MESSAGE_OUTPUT=stdout "$@" "$build/tests/$t" >"$log" 2>&1; then
     cat "$log"
     fail "$t failed $label (log above, also in $log)"
   fi
@@ -45,7 +45,7 @@ run_models() {
     input="${model#*:}"
     model="${model%%:*}"
     for level in O2 O3; do
-      if ! out="$("$@" "$build/tb" run "models/$model.onnx" --backend cpu --level "$level" --json --profile \
+      if ! out="$(env TB_BACKEND= TB_CPU_FEATURES= "$@" "$build/tb" run "models/$model.onnx" --backend cpu --level "$level" --json --profile \
                   --input "$input=models/$model/inputs/$input.npy" --compare-dir "models/$model/outputs" 2>&1)"; then
         echo "$out"
         fail "tb run models/$model.onnx --level $level failed $label (output above)"
@@ -62,7 +62,7 @@ run_models() {
 
 echo "== kernel tests and models under qemu-x86_64 -cpu Haswell (AVX2, no AVX-512) =="
 command -v qemu-x86_64 >/dev/null || fail "qemu-x86_64 is missing: install Debian's qemu-user (scripts/setup.sh does)"
-features="$(TB_LOG=error "${qemu[@]}" "$build/tb" info cpu 2>/dev/null | sed -n 's/^  features: *//p' | head -1)"
+features="$(env TB_CPU_FEATURES= TB_LOG=error "${qemu[@]}" "$build/tb" info cpu 2>/dev/null | sed -n 's/^  features: *//p' | head -1)"
 [ -n "$features" ] || fail "tb info cpu under qemu printed no features line"
 grep -qw avx2 <<<"$features" && grep -qw fma <<<"$features" || fail "qemu's Haswell should show avx2 and fma: '$features'"
 ! grep -Eqw 'avx512f|amx_tile' <<<"$features" || fail "qemu's Haswell should show no AVX-512 or AMX: '$features'"
