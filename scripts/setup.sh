@@ -16,6 +16,7 @@ packages=(
   python3 valgrind                       # test tooling
   python3-venv python3-dev               # the Python package (scripts/test_python.sh): its venv and Python.h
   libonnx-testdata                       # the ONNX operator conformance suite with reference outputs
+  qemu-user                              # qemu-x86_64 -cpu Haswell: the suite on a CPU without AVX-512
 )
 packages+=("$@")                         # extra packages a caller needs (scripts/fuzz.sh: clang)
 

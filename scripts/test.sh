@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: install what is missing, build with warnings as errors, run the suite, then build and
 # run it again under AddressSanitizer + UndefinedBehaviorSanitizer, with the memory tests under valgrind too.
-# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass; --long adds
-# the 10-minute soak test, scripts/soak.sh, and 10 minutes of fuzzing the ONNX reader, scripts/fuzz.sh)
+# Usage: scripts/test.sh [--no-sanitize] [--long]   (--no-sanitize also skips the valgrind pass and the
+# 60-second fuzzing; --long adds the 10-minute soak test, scripts/soak.sh, and fuzzes each file reader for
+# 10 minutes instead, scripts/fuzz.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -29,6 +30,10 @@ cmake --build build/ci -j"$jobs"
 echo "== tests =="
 ctest --test-dir build/ci --output-on-failure -j"$jobs"
 bash scripts/test_python.sh             # the Python package: build, pytest, doctests (docs/python.md)
+
+# No instruction the CPU lacks: the kernel tests and the demo models under qemu's Haswell (no AVX-512), and
+# with TB_CPU_FEATURES=-avx512f,-amx (docs/testing.md).
+bash scripts/test_isa.sh build/ci
 
 if ((valgrind_pass)); then
   echo "== memory and tensor tests under valgrind =="
@@ -61,9 +66,14 @@ if ((sanitize)); then
     ctest --test-dir build/asan --output-on-failure -j"$jobs" -E 'install_consumer|conformance_.*_(opencl|vulkan)'
 fi
 
+if ((sanitize && !long)); then
+  echo "== the onnx, safetensors and npy readers under libFuzzer (clang, ASan + UBSan) for 60 s each =="
+  bash scripts/fuzz.sh 60 onnx safetensors npy
+fi
+
 if ((long)); then
   echo "== long suite: the soak test for 10 minutes (scripts/soak.sh, docs/testing.md) =="
   bash scripts/soak.sh 600 build/ci
-  echo "== long suite: the ONNX reader under libFuzzer for 10 minutes =="
-  bash scripts/fuzz.sh 600
+  echo "== long suite: the onnx, safetensors and npy readers under libFuzzer for 10 minutes each =="
+  bash scripts/fuzz.sh 600 onnx safetensors npy
 fi

@@ -16,7 +16,7 @@ void *tb_arena_alloc(tb_arena *arena, size_t bytes);
 /* A copy of s (NULL gives ""). On failure returns "" (static) and sets arena->failed. */
 const char *tb_arena_strdup(tb_arena *arena, const char *s);
 const char *tb_arena_printf(tb_arena *arena, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-const char *tb_arena_vprintf(tb_arena *arena, const char *fmt, va_list ap);
+const char *tb_arena_vprintf(tb_arena *arena, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void tb_arena_free(tb_arena *arena);
 
 #endif

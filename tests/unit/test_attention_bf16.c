@@ -29,10 +29,8 @@ extern const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16, tb_kernel_attent
 #define BF16_TOL 1e-2
 #define EMU_TOL 1e-3
 
-static bool have_bf16(void) {
-  uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
-  return (tb_convert_hardware_features() & need) == need;
-}
+static bool have_bf16(void) { return tbt_cpu_has_bf16_path(); }
+#define NO_BF16 "this CPU (or valgrind) lacks the AVX512-BF16 path's features, so the bf16 kernel never runs"
 
 static void fill(float *x, int64_t n, uint64_t seed, float scale) {
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 11;
@@ -208,7 +206,7 @@ static double check_case(toh *t, const char *what) {
 
 static void matches_reference_and_emulation(void **state) {
   (void)state;
-  if (!have_bf16()) skip(); /* no AVX512-BF16 on this CPU: the level-3 choice is the fp32 kernel (tested below) */
+  if (!have_bf16()) TBT_SKIP(NO_BF16); /* the level-3 choice is then the fp32 kernel (tested below) */
   const int64_t lens[4] = {1, 7, 128, 130}, dims[4][2] = {{64, 64}, {13, 7}, {1, 33}, {33, 64}};
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 4; b++)
@@ -232,7 +230,7 @@ static void matches_reference_and_emulation(void **state) {
 /* Broadcast batches, a padding-row mask, a strided mask column, rank-2 operands. */
 static void broadcasts_and_mask_layouts(void **state) {
   (void)state;
-  if (!have_bf16()) skip();
+  if (!have_bf16()) TBT_SKIP(NO_BF16);
   const attn_case cases[] = {
       {4, 3, 4, 4, {2, 1, 130, 64}, {3, 64, 130}, {1, 3, 130, 64}, {2, 1, 1, 130}, 2, MASK_RANDOM},
       {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {13, 1}, 3, MASK_RANDOM},
@@ -253,7 +251,7 @@ static void broadcasts_and_mask_layouts(void **state) {
  * query rows). */
 static void same_bits_on_any_thread_count(void **state) {
   (void)state;
-  if (!have_bf16()) skip();
+  if (!have_bf16()) TBT_SKIP(NO_BF16);
   const attn_case cases[] = {
       {4, 4, 4, 2, {1, 12, 128, 64}, {1, 12, 64, 128}, {1, 12, 128, 64}, {128, 128}, 2, MASK_RANDOM},
       {2, 2, 2, 0, {130, 33}, {33, 130}, {130, 64}, {0}, 1, MASK_NONE},
@@ -286,7 +284,7 @@ static void same_bits_on_any_thread_count(void **state) {
  * every row is NaN. A mask row of -inf everywhere: that row NaN, as the reference (exp(-inf - -inf)). */
 static void nan_goes_where_the_reference_puts_it(void **state) {
   (void)state;
-  if (!have_bf16()) skip();
+  if (!have_bf16()) TBT_SKIP(NO_BF16);
   for (int kind = 0; kind < 3; kind++) {
     attn_case c = {3, 3, 3, 2, {2, 130, 64}, {2, 64, 130}, {2, 130, 64}, {130, 130}, 2,
                    kind == 2 ? MASK_RANDOM : MASK_NONE};
@@ -351,10 +349,16 @@ static void divide_by_power_of_two_is_exact(void **state) {
   }
 }
 
+/* The kernel chosen under exactly `mask` (NULL: none, whatever mask the test run has; that one is kept). */
 static const tb_cpu_kernel *pick(int level, const char *mask) {
+  const char *outer = getenv("TB_CPU_FEATURES");
+  char *before = outer ? strdup(outer) : NULL;
   if (mask) setenv("TB_CPU_FEATURES", mask, 1);
+  else unsetenv("TB_CPU_FEATURES");
   uint64_t f = tb_convert_features();
-  unsetenv("TB_CPU_FEATURES");
+  if (before) setenv("TB_CPU_FEATURES", before, 1);
+  else unsetenv("TB_CPU_FEATURES");
+  free(before);
   toh t;
   attn_setup(&t, 3, NULL, 0);
   const int64_t d[3] = {2, 4, 4};
@@ -460,7 +464,7 @@ static void o3_lists_attention_as_bf16(void **state) {
 /* Bad shapes: an error naming the node, no output. */
 static void errors_name_the_node(void **state) {
   (void)state;
-  if (!have_bf16()) skip();
+  if (!have_bf16()) TBT_SKIP(NO_BF16);
   const int64_t q[3] = {2, 5, 8}, k_bad[3] = {2, 7, 6}, k[3] = {2, 8, 6}, v[3] = {2, 6, 4}, m_bad[2] = {5, 3},
                 q1[1] = {8};
   float buf[2 * 8 * 6] = {0};

@@ -33,12 +33,12 @@
 
 static const tb_conv_direct_impl *const impl = &tb_conv_direct_bf16_avx512bf16;
 
-static bool has_avx512bf16(void) { return tbt_cpu_has_bf16(); }
+static bool has_avx512bf16(void) { return tbt_cpu_has_bf16_path(); }
 
 #define SKIP_WITHOUT_AVX512BF16()                                                                  \
   do {                                                                                             \
     if (!has_avx512bf16()) {                                                                       \
-      print_message("skipped: this CPU (or TB_CPU_FEATURES, or valgrind) has no AVX512_BF16\n");   \
+      print_message("skipped: this CPU (or valgrind) lacks the AVX512-BF16 path's features\n");       \
       skip();                                                                                      \
     }                                                                                              \
   } while (0)

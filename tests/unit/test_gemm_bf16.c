@@ -29,8 +29,9 @@
  * and AMX when this CPU has them. */
 static bool runs_here(int p) {
   if (p == TB_GEMM_BF16_AMX) return tb_gemm_bf16_amx_ready();
+  if (p == TB_GEMM_BF16_AVX512BF16) return tbt_cpu_has_bf16_path() && tb_gemm_bf16_kernel_avx512bf16.ukr;
   uint64_t need = tb_gemm_bf16_path_features((tb_gemm_bf16_path)p);
-  return (tb_convert_hardware_features() & need) == need && (p != TB_GEMM_BF16_AVX512BF16 || tb_gemm_bf16_kernel_avx512bf16.ukr);
+  return (tb_convert_hardware_features() & need) == need;
 }
 #define FOR_EACH_PATH(p)                                   \
   for (int p = 0; p < TB_GEMM_BF16_PATH_COUNT; p++)        \
@@ -97,7 +98,7 @@ static void packed_layout_is_pair_interleaved(void **state) {
  * depths, partial slivers, and the widths the micro-kernels use. */
 static void packing_paths_agree(void **state) {
   (void)state;
-  if (!runs_here(TB_GEMM_BF16_AVX512BF16)) skip(); /* no AVX512-BF16 on this CPU: the portable packing is the only one */
+  if (!runs_here(TB_GEMM_BF16_AVX512BF16)) TBT_SKIP("no AVX512-BF16 on this CPU: the portable packing is the only one");
   enum { LINES = 40, DEPTH = 45 };
   float src[LINES * DEPTH];
   fill(src, LINES * DEPTH, 5);

@@ -54,10 +54,7 @@ static const char *const bf16_path_names[2] = {"bf16 portable", "avx512bf16"};
 /* The paths this CPU can run: portable always, AVX2 and AVX-512 when cpuid has them. */
 static int n_paths(void) { return (int)tb_gemm_path_for(tb_convert_hardware_features()) + 1; }
 /* portable, and AVX512-BF16 when the CPU has it (these entries have no AMX path of their own) */
-static int n_bf16_paths(void) {
-  uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
-  return (tb_convert_hardware_features() & need) == need ? 2 : 1;
-}
+static int n_bf16_paths(void) { return tbt_cpu_has_bf16_path() ? 2 : 1; }
 
 /* Entries to compare, one per path, with their names and tolerance. */
 typedef struct entry_set {
@@ -646,7 +643,7 @@ SEQ_T512 static void cell_math_avx512(bool tanh_fn, const float *x, float *y, in
 static void cell_math_matches_libm(void **state) {
   (void)state;
 #if defined(__x86_64__)
-  if (n_paths() < 3) skip(); /* this CPU has no AVX-512: the functions are never called here */
+  if (n_paths() < 3) TBT_SKIP("this CPU has no AVX-512: the AVX-512 cell math is never called here");
   enum { N = 4096 };
   static float x[N], y[N];
   for (int i = 0; i < N; i++) x[i] = -110.0f + 220.0f * (float)i / (N - 1);

@@ -1,5 +1,6 @@
 /* Shared test helpers (see test_util.h). */
 #include "test_util.h"
+#include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <grp.h>
@@ -19,9 +20,19 @@ static const char *const fake_load_marks[] = {"FAKE_LOADED_CUDA", "FAKE_LOADED_N
                                               "FAKE_LOADED_ROCM_SMI", "FAKE_LOADED_ZE", "FAKE_LOADED_OPENCL",
                                               "FAKE_LOADED_VULKAN"};
 
+/* TB_CPU_FEATURES as the test process started with it (CTest starts it empty; scripts/test_isa.sh runs the
+ * kernel tests once with a mask that every test then starts from). */
+static char start_mask[256];
+
+__attribute__((constructor)) static void save_start_mask(void) {
+  const char *mask = getenv("TB_CPU_FEATURES");
+  if (mask && strlen(mask) < sizeof start_mask) snprintf(start_mask, sizeof start_mask, "%s", mask);
+}
+
 void tbt_clear_env(void) {
   for (size_t i = 0; i < sizeof tb_vars / sizeof tb_vars[0]; i++) unsetenv(tb_vars[i]);
   for (size_t i = 0; i < sizeof fake_load_marks / sizeof fake_load_marks[0]; i++) setenv(fake_load_marks[i], "", 0);
+  if (start_mask[0]) setenv("TB_CPU_FEATURES", start_mask, 1);
 }
 
 void tbt_use_fixture(const char *name) {
@@ -242,4 +253,9 @@ char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("unprivileged child failed (status 0x%x): %s", status, text);
   return text;
+}
+
+bool tbt_cpu_has_bf16_path(void) {
+  uint64_t need = tb_gemm_bf16_path_features(TB_GEMM_BF16_AVX512BF16);
+  return (tb_convert_hardware_features() & need) == need;
 }

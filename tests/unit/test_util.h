@@ -11,7 +11,8 @@
 #include <tensorbridge/tensorbridge.h>
 #include "core/convert_features.h"
 
-/* Clear every TB_* variable the library reads, so each test starts from the real-machine defaults. */
+/* Clear every TB_* variable the library reads, so each test starts from the real-machine defaults; except
+ * TB_CPU_FEATURES when the test process started with it set: then each test starts from that mask. */
 void tbt_clear_env(void);
 /* Point TB_FSROOT at tests/fixtures/<name>. */
 void tbt_use_fixture(const char *name);
@@ -82,5 +83,14 @@ char *tbt_run_as_nobody(tbt_child_fn fn, const void *arg);
 /* Whether this CPU (after TB_CPU_FEATURES) has the bf16 instructions O3's bf16 kernels need (AVX512-BF16;
  * the AMX ones need it too): not under valgrind, which hides AVX-512. */
 static inline bool tbt_cpu_has_bf16(void) { return (tb_convert_features() & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0; }
+/* Print "skipped: <why>" and end the test as skipped (cmocka's skip()): a test the CPU cannot run. */
+#define TBT_SKIP(why)                        \
+  do {                                       \
+    print_message("skipped: %s\n", (why)); \
+    skip();                                  \
+  } while (0)
+/* Whether the hardware (cpuid and XCR0, before TB_CPU_FEATURES) has every feature of the AVX512-BF16 path
+ * (tb_gemm_bf16_path_features), so a test may call that path's kernel entries directly without SIGILL. */
+bool tbt_cpu_has_bf16_path(void);
 
 #endif

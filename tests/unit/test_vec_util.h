@@ -32,6 +32,10 @@ static inline int vt_teardown(void **state) {
 static inline bool vt_runnable(const tb_cpu_kernel *k) {
   return (k->cpu_features & ~tb_convert_hardware_features()) == 0;
 }
+/* The fastest of the three entries this CPU can run (the portable one always can). */
+static inline const tb_cpu_kernel *vt_fastest(const tb_cpu_kernel *const *entries) {
+  return vt_runnable(entries[0]) ? entries[0] : vt_runnable(entries[1]) ? entries[1] : entries[2];
+}
 
 /* Deterministic values uniform in [lo, hi). */
 static inline void vt_fill(float *x, int64_t n, uint64_t seed, float lo, float hi) {

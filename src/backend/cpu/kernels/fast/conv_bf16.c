@@ -254,7 +254,12 @@ static const tb_conv_gemm bf16_gemm = {.pack_weights = bf16_pack, .free_weights 
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                            \
     return tb_conv_prepare(ctx, state, &bf16_gemm, path);                                                          \
   }
-BF16_ENTRIES(amx, tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX), TB_GEMM_AVX512)
+/* The AMX entry runs the path AMX falls back to when the tiles cannot be used; its packing and epilogue follow
+ * that path (the portable ones without AVX512-BF16: never AVX-512 on a CPU without it). */
+static tb_gemm_path amx_dw_path(void) {
+  return tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX) == TB_GEMM_BF16_PORTABLE ? TB_GEMM_PORTABLE : TB_GEMM_AVX512;
+}
+BF16_ENTRIES(amx, tb_gemm_bf16_runnable(TB_GEMM_BF16_AMX), amx_dw_path())
 BF16_ENTRIES(avx512bf16, TB_GEMM_BF16_AVX512BF16, TB_GEMM_AVX512)
 BF16_ENTRIES(portable, TB_GEMM_BF16_PORTABLE, TB_GEMM_PORTABLE)
 BF16_ENTRIES(amx_emulated, TB_GEMM_BF16_AMX_EMULATED, TB_GEMM_PORTABLE)

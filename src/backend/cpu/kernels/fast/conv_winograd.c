@@ -199,7 +199,7 @@ static void products(const wg_run *r, const void *v, int64_t s, bool one_half, i
  * V first (every channel), then per column block of 32 channels (its U, 16 x C x 32 values, in L2 for
  * the whole block) and sliver: the 16 products into m (28 KiB, in L1) and at once their output
  * transform, so M never leaves L1. */
-static void run_item(const wg_run *r, int64_t item, void *v, float *m) {
+static void run_item(wg_run *r, int64_t item, void *v, float *m) {
   const tb_conv_geom *g = r->g;
   const tb_conv_winograd_weights *w = r->w;
   int64_t blk = item % r->blocks, part = item / r->blocks % r->kparts, b = item / r->blocks / r->kparts;

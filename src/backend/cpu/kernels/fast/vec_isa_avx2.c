@@ -1,13 +1,12 @@
 /* The AVX2 table of the vectorised fp32 loops (vec_ops.h): 8 lanes, fused multiply-add, and vec_math.h's
  * hooks as AVX2 instructions (16-entry table lookups as two permutes and a blend, min / max, blendv). Only
- * this file is compiled for AVX2 (GCC target pragma); the kernels use the table only when cpuid has AVX2
- * and FMA. On other architectures it is the portable body under this name (never chosen there). */
+ * this file is compiled for AVX2 (-mavx2 -mfma, set for it alone in CMakeLists.txt); the kernels use the
+ * table only when cpuid has AVX2 and FMA. On other architectures it is the portable body under this name
+ * (never chosen there). */
 #include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
 #define VW 8
 typedef float vf __attribute__((vector_size(32)));
 typedef int32_t vi __attribute__((vector_size(32)));
@@ -33,6 +32,3 @@ static inline vf v_lookup16(const float *tab, vi idx) {
 #define VEC_TABLE tb_vec_ops_avx2
 #define VEC_TABLE_NAME "avx2"
 #include "backend/cpu/kernels/fast/vec_loops.h"
-#if defined(__x86_64__)
-#pragma GCC pop_options
-#endif

@@ -1,14 +1,12 @@
 /* The AVX-512 table of the vectorised fp32 loops (vec_ops.h): 16 lanes, fused multiply-add, and vec_math.h's
  * hooks as single AVX-512F instructions (vpermps table lookups, min / max, a mask blend, vscalefps, and
- * division by vrcp14ps with one correction step). Only this file is compiled for AVX-512 (GCC target
- * pragma); the kernels use the table only when cpuid has AVX512F and FMA. On other architectures it is the
- * portable body under this name (never chosen there). */
+ * division by vrcp14ps with one correction step). Only this file is compiled for AVX-512 (-mavx512f -mfma,
+ * set for it alone in CMakeLists.txt); the kernels use the table only when cpuid has AVX512F and FMA. On
+ * other architectures it is the portable body under this name (never chosen there). */
 #include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
-#pragma GCC push_options
-#pragma GCC target("avx512f,fma")
 #define VW 16
 typedef float vf __attribute__((vector_size(64)));
 typedef int32_t vi __attribute__((vector_size(64)));
@@ -34,6 +32,3 @@ static inline vf v_div(vf a, vf b) {
 #define VEC_TABLE tb_vec_ops_avx512
 #define VEC_TABLE_NAME "avx512"
 #include "backend/cpu/kernels/fast/vec_loops.h"
-#if defined(__x86_64__)
-#pragma GCC pop_options
-#endif
