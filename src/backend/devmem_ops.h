@@ -44,7 +44,7 @@ typedef struct tb_devmem_state {
 tb_status tb_devmem_call_failed(const tb_devmem_state *s, const char *call, const char *what, int64_t code,
                                 const char *then);
 
-/* The shared ops, for a vendor's tb_backend_ops table. */
+/* The shared ops, for a vendor's tb_backend_ops table (TB_DEVMEM_OPS sets all of them). */
 size_t tb_devmem_alignment(void *state);
 tb_status tb_devmem_alloc(void *state, size_t bytes, tb_devmem *out);
 void tb_devmem_free(void *state, tb_devmem mem);
@@ -56,5 +56,11 @@ tb_status tb_devmem_fill(void *state, tb_devmem dst, size_t offset, const void *
                          size_t bytes);
 tb_status tb_devmem_synchronize(void *state);
 tb_status tb_devmem_memory_info(void *state, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* The memory members of a vendor's tb_backend_ops initializer. */
+#define TB_DEVMEM_OPS                                                                                          \
+  .alignment = tb_devmem_alignment, .alloc = tb_devmem_alloc, .free = tb_devmem_free, .write = tb_devmem_write, \
+  .read = tb_devmem_read, .copy = tb_devmem_copy, .fill = tb_devmem_fill, .synchronize = tb_devmem_synchronize, \
+  .memory_info = tb_devmem_memory_info
 
 #endif
