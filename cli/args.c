@@ -1,9 +1,21 @@
 /* Option parsing shared by the sub-commands (see args.h). */
 #include "args.h"
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+
+int tbc_usage(const char *command, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tbc_error("%s; see 'tb %s --help'", msg, command);
+  return TBC_EXIT_USAGE;
+}
 
 static bool is_option(const char *word) { return word[0] == '-' && word[1] != '\0'; }
 

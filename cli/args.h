@@ -36,6 +36,10 @@ typedef int (*tbc_value_fn)(void *ctx, const char *name, const char *value);
 int tbc_parse_valued(const char *command, int argc, char **argv, const tbc_option *flags, const char *const *valued,
                      size_t n_valued, tbc_value_fn on_value, void *ctx, const char **out_positional, bool *out_help);
 
+/* A usage error of `tb <command>`: prints "tb: error: <formatted sentence>; see 'tb <command> --help'" on
+ * stderr and returns 2 (TBC_EXIT_USAGE). */
+int tbc_usage(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The one parser of whole numbers in option values: decimal digits (a leading '-' where min < 0), nothing
  * else, from min to max. A number out of range (also one too long for 64 bits) is refused, never clamped:
  * 2 after "tb: error: 'tb run --dim batch' takes a whole number from 0 to 1099511627776, not '...'; see

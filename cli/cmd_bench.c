@@ -4,7 +4,6 @@
  * --cost-per-hour, the cost per million inferences. A configuration that fails keeps its row with the
  * library's sentence and makes the exit code 1; the others still run. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +56,6 @@ typedef struct bench_opts {
   double cost_per_hour;
 } bench_opts;
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tbc_error("%s; see 'tb bench --help'", msg);
-  return TBC_EXIT_USAGE;
-}
-
 /* A whole number in [min, max] (the shared parser, which names the option). */
 static int parse_int(const char *option, const char *text, long long min, long long max, long long *out) {
   return tbc_parse_int("bench", option, text, min, max, out);
@@ -80,7 +68,7 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
   else if (strcmp(name, "--levels") == 0) o->levels = value;
   else if (strcmp(name, "--chart") == 0) o->chart = value;
   else if (strcmp(name, "--precision") == 0) {
-    if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
+    if (tb_precision_parse(value, &o->precision) != TB_OK) return tbc_usage("bench", "%s", tb_last_error());
   } else if (strcmp(name, "--threads") == 0) {
     if ((code = parse_int(name, value, 0, 4096, &n)) == TBC_EXIT_OK) o->threads = (int)n;
   } else if (strcmp(name, "--warmup") == 0) {
@@ -91,7 +79,7 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
     if ((code = parse_int(name, value, 0, TBC_MAX_SEED, &n)) == TBC_EXIT_OK) o->seed = (uint64_t)n;
   } else if (strcmp(name, "--input") == 0 || strcmp(name, "--dim") == 0) {
     const char *eq = strchr(value, '=');
-    if (!eq || eq == value || !eq[1]) return usage("'tb bench %s' takes NAME=VALUE, not '%s'", name, value);
+    if (!eq || eq == value || !eq[1]) return tbc_usage("bench", "'tb bench %s' takes NAME=VALUE, not '%s'", name, value);
     tbc_pairs *pairs = name[2] == 'i' ? &o->inputs : &o->dims;
     code = tbc_pairs_add(pairs, "bench", name, value);
     if (code == TBC_EXIT_OK && pairs == &o->dims)
@@ -102,7 +90,7 @@ static int set_option(bench_opts *o, const char *name, const char *value) {
     char *end;
     double v = strtod(value, &end);
     if (end == value || *end || !(v >= 0) || v > 1e9)
-      return usage("'tb bench --cost-per-hour' takes a price in US dollars such as 0.70, not '%s'", value);
+      return tbc_usage("bench", "'tb bench --cost-per-hour' takes a price in US dollars such as 0.70, not '%s'", value);
     o->cost_per_hour = v;
     o->has_cost = true;
   }
@@ -120,7 +108,7 @@ static int parse_options(int argc, char **argv, bench_opts *o, bool *help_only) 
                               &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
-  if (!o->model) return usage("'tb bench' needs a MODEL file");
+  if (!o->model) return tbc_usage("bench", "'tb bench' needs a MODEL file");
   return TBC_EXIT_OK;
 }
 
@@ -139,8 +127,8 @@ static int split(const char *option, const char *list, char words[][64], size_t 
   const char *p = list;
   for (;;) {
     size_t len = strcspn(p, ",");
-    if (len == 0 || len >= 64) return usage("'tb bench %s' takes a comma-separated list, not '%s'", option, list);
-    if (*count == cap) return usage("'tb bench %s' takes at most %zu entries", option, cap);
+    if (len == 0 || len >= 64) return tbc_usage("bench", "'tb bench %s' takes a comma-separated list, not '%s'", option, list);
+    if (*count == cap) return tbc_usage("bench", "'tb bench %s' takes at most %zu entries", option, cap);
     memcpy(words[*count], p, len);
     words[(*count)++][len] = '\0';
     if (!p[len]) return TBC_EXIT_OK;
@@ -166,7 +154,7 @@ static int make_plan(const bench_opts *o, tbc_bench_report *report, plan *p) {
     if (st == TB_OK) snprintf(p->requests[p->request_count++], 64, "%s", tb_selection_device(sel)->device);
     else if (st == TB_ERR_UNAVAILABLE)
       snprintf(p->requests[p->request_count++], 64, "%s", getenv("TB_BACKEND") ? getenv("TB_BACKEND") : "auto");
-    else code = usage("%s", tb_last_error());
+    else code = tbc_usage("bench", "%s", tb_last_error());
     tb_selection_destroy(sel);
   } else if (strcmp(o->backends, "all") == 0) {
     for (size_t i = 0; i < tb_device_list_count(list) && p->request_count < TBC_BENCH_MAX_ROWS; i++) {
@@ -177,7 +165,7 @@ static int make_plan(const bench_opts *o, tbc_bench_report *report, plan *p) {
     for (size_t i = 0; i < count && code == TBC_EXIT_OK; i++) {
       tb_selection *sel = NULL;
       tb_status st = tb_select(list, words[i], &sel);
-      if (st != TB_OK && st != TB_ERR_UNAVAILABLE) code = usage("%s", tb_last_error());
+      if (st != TB_OK && st != TB_ERR_UNAVAILABLE) code = tbc_usage("bench", "%s", tb_last_error());
       tb_selection_destroy(sel);
       snprintf(p->requests[p->request_count++], 64, "%s", words[i]);
     }
@@ -186,9 +174,9 @@ static int make_plan(const bench_opts *o, tbc_bench_report *report, plan *p) {
   if (code != TBC_EXIT_OK) return code;
   if ((code = split("--levels", o->levels ? o->levels : "O2", words, 4 * 4, &count)) != TBC_EXIT_OK) return code;
   for (size_t i = 0; i < count; i++)
-    if (tb_opt_level_parse(words[i], &p->levels[p->level_count++]) != TB_OK) return usage("%s", tb_last_error());
+    if (tb_opt_level_parse(words[i], &p->levels[p->level_count++]) != TB_OK) return tbc_usage("bench", "%s", tb_last_error());
   if (p->request_count * p->level_count > TBC_BENCH_MAX_ROWS)
-    return usage("'tb bench' measures at most %d configurations, not %zu", TBC_BENCH_MAX_ROWS,
+    return tbc_usage("bench", "'tb bench' measures at most %d configurations, not %zu", TBC_BENCH_MAX_ROWS,
                  p->request_count * p->level_count);
   return TBC_EXIT_OK;
 }

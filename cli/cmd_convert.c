@@ -1,10 +1,10 @@
 /* `tb convert IN OUT [--dtype D] [--name NAME]`: between safetensors and .npy files (by extension), with
  * floating tensors converted to D: widening is exact, narrowing rounds to nearest even (tb_convert's rule)
  * and says so. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "common.h"
 #include "convert.h"
 
@@ -33,17 +33,6 @@ typedef struct convert_opts {
   bool has_dtype;
   tb_dtype dtype;
 } convert_opts;
-
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tbc_error("%s; see 'tb convert --help'", msg);
-  return TBC_EXIT_USAGE;
-}
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
@@ -78,28 +67,28 @@ static int parse(int argc, char **argv, convert_opts *o, bool *help_only) {
       const char *eq = strchr(w, '=');
       if (eq) value = eq + 1;
       else if (i + 1 < argc) value = argv[++i];
-      else return usage("'tb convert %s' needs a value", is_dtype ? "--dtype" : "--name");
+      else return tbc_usage("convert", "'tb convert %s' needs a value", is_dtype ? "--dtype" : "--name");
       if (is_name) {
         o->name = value;
         continue;
       }
-      if (tb_dtype_parse(value, &o->dtype) != TB_OK) return usage("%s", tb_last_error());
+      if (tb_dtype_parse(value, &o->dtype) != TB_OK) return tbc_usage("convert", "%s", tb_last_error());
       if (!is_float(o->dtype))
-        return usage("'tb convert --dtype' takes a floating dtype (f64 f32 f16 bf16 fp8_e4m3fn fp8_e5m2), not '%s'", value);
+        return tbc_usage("convert", "'tb convert --dtype' takes a floating dtype (f64 f32 f16 bf16 fp8_e4m3fn fp8_e5m2), not '%s'", value);
       o->has_dtype = true;
       continue;
     }
-    if (w[0] == '-' && w[1]) return usage("unknown option '%s' for 'tb convert'", w);
+    if (w[0] == '-' && w[1]) return tbc_usage("convert", "unknown option '%s' for 'tb convert'", w);
     if (!o->in) o->in = w;
     else if (!o->out) o->out = w;
-    else return usage("unexpected argument '%s' for 'tb convert' (IN is '%s', OUT is '%s')", w, o->in, o->out);
+    else return tbc_usage("convert", "unexpected argument '%s' for 'tb convert' (IN is '%s', OUT is '%s')", w, o->in, o->out);
   }
   if (*help_only) return TBC_EXIT_OK;
-  if (!o->in || !o->out) return usage("'tb convert' needs IN and OUT files");
+  if (!o->in || !o->out) return tbc_usage("convert", "'tb convert' needs IN and OUT files");
   const char *files[2] = {o->in, o->out};
   for (int k = 0; k < 2; k++)
     if (!ends_with(files[k], ".safetensors") && !ends_with(files[k], ".npy"))
-      return usage("'%s' ends neither in .safetensors nor in .npy", files[k]);
+      return tbc_usage("convert", "'%s' ends neither in .safetensors nor in .npy", files[k]);
   return TBC_EXIT_OK;
 }
 

@@ -5,7 +5,6 @@
  * --weights replaces initializers from a safetensors file before preparing, --export-weights saves them,
  * --record writes the inputs, outputs and facts of the run to a safetensors record (docs/checkpoints.md). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,17 +88,6 @@ typedef struct run_opts {
 
 /* ---- options ------------------------------------------------------------------------------------ */
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tbc_error("%s; see 'tb run --help'", msg);
-  return TBC_EXIT_USAGE;
-}
-
 /* One option that takes a value (the names listed in parse_options). */
 static int run_option(void *ctx, const char *name, const char *value) {
   run_opts *o = ctx;
@@ -108,9 +96,9 @@ static int run_option(void *ctx, const char *name, const char *value) {
   if (strcmp(name, "--backend") == 0) {
     o->backend = value;
   } else if (strcmp(name, "--level") == 0) {
-    if (tb_opt_level_parse(value, &o->level) != TB_OK) return usage("%s", tb_last_error());
+    if (tb_opt_level_parse(value, &o->level) != TB_OK) return tbc_usage("run", "%s", tb_last_error());
   } else if (strcmp(name, "--precision") == 0) {
-    if (tb_precision_parse(value, &o->precision) != TB_OK) return usage("%s", tb_last_error());
+    if (tb_precision_parse(value, &o->precision) != TB_OK) return tbc_usage("run", "%s", tb_last_error());
   } else if (strcmp(name, "--input") == 0) {
     if ((code = tbc_pairs_add(&o->inputs, "run", "--input", value)) == TBC_EXIT_OK)
       code = tbc_check_input_file("run", value, o->inputs.values[o->inputs.count - 1]);
@@ -151,13 +139,13 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
                               &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
-  if (!o->model) return usage("'tb run' needs a MODEL file");
+  if (!o->model) return tbc_usage("run", "'tb run' needs a MODEL file");
   struct stat st;
   if (o->compare_dir && stat(o->compare_dir, &st) != 0)
-    return usage("'tb run --compare-dir %s': there is no such folder; give the folder that 'tb run --output-dir' "
+    return tbc_usage("run", "'tb run --compare-dir %s': there is no such folder; give the folder that 'tb run --output-dir' "
                  "wrote the references to", o->compare_dir);
   if (o->compare_dir && !S_ISDIR(st.st_mode))
-    return usage("'tb run --compare-dir %s': it is a file, not a folder; give the folder that holds NAME.npy for "
+    return tbc_usage("run", "'tb run --compare-dir %s': it is a file, not a folder; give the folder that holds NAME.npy for "
                  "each output", o->compare_dir);
   return TBC_EXIT_OK;
 }

@@ -2,7 +2,6 @@
  * configuration and output, the errors and the verdict from the tolerance table, then "passed N/M";
  * --localize names the first diverging node of a failing configuration. `tb validate --replay FILE` reruns
  * a record of `tb run --record` here and compares with its outputs. Uses include/tensorbridge/validate.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,17 +58,6 @@ typedef struct validate_opts {
   bool has_rtol, has_atol, localize, json;
 } validate_opts;
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tbc_error("%s; see 'tb validate --help'", msg);
-  return TBC_EXIT_USAGE;
-}
-
 /* Every backend kind available here, as "cpu" or "<kind>:0". */
 static int all_backends(validate_opts *o) {
   tb_backend_kind kinds[TB_BACKEND_COUNT];
@@ -94,16 +82,16 @@ static int split_backends(validate_opts *o, const char *value) {
   if (!o->backends_text) return TBC_EXIT_FAILURE;
   o->backend_count = 0;
   for (char *save = NULL, *w = strtok_r(o->backends_text, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    if (o->backend_count == MAX_LIST) return usage("'tb validate --backends' takes at most %d backends", MAX_LIST);
+    if (o->backend_count == MAX_LIST) return tbc_usage("validate", "'tb validate --backends' takes at most %d backends", MAX_LIST);
     char kind_name[64];
     snprintf(kind_name, sizeof kind_name, "%.*s", (int)strcspn(w, ":"), w);
     tb_backend_kind kind;
     bool is_auto = false;
     if (tb_backend_parse(kind_name, &kind, &is_auto) != TB_OK)
-      return usage("'tb validate --backends %s': %s", value, tb_last_error());
+      return tbc_usage("validate", "'tb validate --backends %s': %s", value, tb_last_error());
     o->backends[o->backend_count++] = w;
   }
-  if (!o->backend_count) return usage("'tb validate --backends' needs at least one backend");
+  if (!o->backend_count) return tbc_usage("validate", "'tb validate --backends' needs at least one backend");
   return TBC_EXIT_OK;
 }
 
@@ -114,18 +102,18 @@ static int split_levels(validate_opts *o, const char *value) {
   o->level_count = 0;
   for (char *save = NULL, *w = strtok_r(text, ",", &save); w && code == TBC_EXIT_OK; w = strtok_r(NULL, ",", &save)) {
     tb_opt_level level;
-    if (tb_opt_level_parse(w, &level) != TB_OK) code = usage("%s", tb_last_error());
-    else if (o->level_count == 4) code = usage("'tb validate --levels' takes at most 4 levels, not '%s'", value);
+    if (tb_opt_level_parse(w, &level) != TB_OK) code = tbc_usage("validate", "%s", tb_last_error());
+    else if (o->level_count == 4) code = tbc_usage("validate", "'tb validate --levels' takes at most 4 levels, not '%s'", value);
     else o->levels[o->level_count++] = level;
   }
-  if (code == TBC_EXIT_OK && !o->level_count) code = usage("'tb validate --levels' needs at least one level");
+  if (code == TBC_EXIT_OK && !o->level_count) code = tbc_usage("validate", "'tb validate --levels' needs at least one level");
   free(text);
   return code;
 }
 
 static int add_pair(tbc_pairs *pairs, const char *option, const char *word) {
   const char *eq = strchr(word, '=');
-  if (!eq || eq == word || !eq[1]) return usage("'tb validate %s' takes NAME=VALUE, not '%s'", option, word);
+  if (!eq || eq == word || !eq[1]) return tbc_usage("validate", "'tb validate %s' takes NAME=VALUE, not '%s'", option, word);
   return tbc_pairs_add(pairs, "validate", option, word);
 }
 
@@ -133,7 +121,7 @@ static int apply_option(validate_opts *o, const char *name, const char *value) {
   if (strcmp(name, "--backends") == 0) return split_backends(o, value);
   if (strcmp(name, "--levels") == 0) return split_levels(o, value);
   if (strcmp(name, "--precision") == 0)
-    return tb_precision_parse(value, &o->precision) == TB_OK ? TBC_EXIT_OK : usage("%s", tb_last_error());
+    return tb_precision_parse(value, &o->precision) == TB_OK ? TBC_EXIT_OK : tbc_usage("validate", "%s", tb_last_error());
   if (strcmp(name, "--input") == 0) {
     int added = add_pair(&o->inputs, name, value);
     return added != TBC_EXIT_OK ? added : tbc_check_input_file("validate", value, o->inputs.values[o->inputs.count - 1]);
@@ -172,13 +160,13 @@ static int parse_options(int argc, char **argv, validate_opts *o, bool *help_onl
                               o, &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
   if (*help_only) return TBC_EXIT_OK;
-  if (o->has_rtol != o->has_atol) return usage("'tb validate' takes --rtol and --atol together");
+  if (o->has_rtol != o->has_atol) return tbc_usage("validate", "'tb validate' takes --rtol and --atol together");
   if (o->replay) {
-    if (o->model) return usage("'tb validate --replay' takes no MODEL argument (use --model to name the file)");
+    if (o->model) return tbc_usage("validate", "'tb validate --replay' takes no MODEL argument (use --model to name the file)");
     return TBC_EXIT_OK;
   }
-  if (!o->model) return usage("'tb validate' needs a MODEL (an .onnx file) or --replay FILE");
-  if (o->backend || o->replay_model) return usage("'tb validate --backend' and '--model' go with --replay; use --backends");
+  if (!o->model) return tbc_usage("validate", "'tb validate' needs a MODEL (an .onnx file) or --replay FILE");
+  if (o->backend || o->replay_model) return tbc_usage("validate", "'tb validate --backend' and '--model' go with --replay; use --backends");
   return TBC_EXIT_OK;
 }
 

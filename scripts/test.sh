@@ -39,13 +39,15 @@ if ((valgrind_pass)); then
   echo "== memory and tensor tests under valgrind =="
   # The tests that own device memory, tensors, DLPack storage and models, once more under memcheck: any error or
   # definitely-lost block fails. (Drivers' thread-local blocks show as "possibly lost" and do not count.)
+  # test_device_memory:cuda is the device-memory suite with its argument (ctest's test_cuda_memory).
   for t in test_tensor test_tensor_views test_dlpack test_backend_memory test_allocator test_allocator_oom \
-           test_allocator_cpu test_tensor_backends test_opencl_memory test_cuda_memory test_hip_memory \
-           test_level_zero_memory test_exec test_prepare test_plan test_models test_npy test_onnx_reader \
+           test_allocator_cpu test_tensor_backends test_opencl_memory test_device_memory:cuda test_device_memory:hip \
+           test_device_memory:level_zero test_exec test_prepare test_plan test_models test_npy test_onnx_reader \
            test_events test_events_fake test_discover_reload; do
+    read -r -a cmd <<< "build/ci/tests/${t/:/ }"
     if ! valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
-         --suppressions=tests/valgrind.supp "build/ci/tests/$t" > "build/ci/valgrind-$t.log" 2>&1; then
-      cat "build/ci/valgrind-$t.log"
+         --suppressions=tests/valgrind.supp "${cmd[@]}" > "build/ci/valgrind-${t/:/-}.log" 2>&1; then
+      cat "build/ci/valgrind-${t/:/-}.log"
       echo "valgrind: $t failed (log above)" >&2
       exit 1
     fi

@@ -129,7 +129,11 @@ static tb_status oom_error(tb_allocator *a, size_t bytes, bool over_limit) {
 /* One raw allocation of `size` bytes, refused as out of memory when it would take reserved over the limit. */
 static tb_status device_alloc(tb_allocator *a, size_t size, tb_devmem *mem, bool *over_limit) {
   *over_limit = a->stats.limit && (a->stats.reserved > a->stats.limit || size > a->stats.limit - a->stats.reserved);
-  if (*over_limit) return TB_ERR_OUT_OF_MEMORY;
+  if (*over_limit)
+    return tb_error(TB_ERR_OUT_OF_MEMORY,
+                    "%s: %zu bytes more would take reserved memory (%llu bytes) over the limit of %llu bytes; free "
+                    "tensors or raise the limit with tb_backend_set_memory_fraction",
+                    a->label, size, (unsigned long long)a->stats.reserved, (unsigned long long)a->stats.limit);
   memset(mem, 0, sizeof *mem);
   return a->ops->alloc(a->state, size, mem);
 }

@@ -1,5 +1,5 @@
-/* Checks shared by the CUDA, HIP and Level Zero memory tests (test_cuda_memory.c, test_hip_memory.c,
- * test_level_zero_memory.c): each runs them on an opened backend over its fake runtime, and asserts the
+/* Checks of the device-memory suite (test_device_memory.c, run for CUDA, HIP and Level Zero): each runs on
+ * an opened backend over its fake runtime, and asserts the
  * bytes that come back, so a wrong offset, size or pattern anywhere shows up as a mismatch. */
 #ifndef TB_TEST_GPUMEM_HELPERS_H
 #define TB_TEST_GPUMEM_HELPERS_H

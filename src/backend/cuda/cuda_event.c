@@ -12,7 +12,7 @@
 static tb_status failed(const cuda_state *s, const char *call, tb_cu_result r) {
   char name[64];
   tb_cuda_api_error_name(&s->api, r, name, sizeof name);
-  return tb_error(TB_ERR_DRIVER, "%s: %s failed with %d %s", s->label, call, r, name);
+  return tb_error(TB_ERR_DRIVER, "%s: %s failed with %d %s", s->base.label, call, r, name);
 }
 
 /* Run one call with the backend's context current. */
@@ -37,7 +37,7 @@ static tb_status have_symbols(const cuda_state *s) {
   return tb_error(TB_ERR_UNSUPPORTED,
                   "%s: the loaded libcuda does not export %s, which events need; update the NVIDIA driver (or point "
                   "TB_CUDA_LIB at a current libcuda.so.1)",
-                  s->label, missing);
+                  s->base.label, missing);
 }
 
 tb_status tb_cuda_event_create(void *state, void **out_event) {

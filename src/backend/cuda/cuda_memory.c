@@ -2,14 +2,15 @@
  * table shared with the NVIDIA probe (discover/nvidia_cuda_api.h). The device's primary context is
  * retained once and pushed/popped around every call, so any thread can use the backend without
  * disturbing the context the caller has current. Copies are the blocking cuMemcpy* calls; a stream is
- * created for the kernels to come. */
+ * created for the kernels to come. The range checks and fill rules are the shared ones (devmem_ops.c);
+ * this file is the driver's side of them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_state.h"
-#include "backend/devmem_check.h"
+#include "backend/devmem_ops.h"
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
 #include "discover/nvidia_cuda_api.h"
@@ -18,18 +19,11 @@
 #define CUDA_ERROR_OUT_OF_MEMORY 2
 
 
-static tb_cu_deviceptr device_pointer(tb_devmem mem, size_t offset) {
-  return (tb_cu_deviceptr)(uintptr_t)mem.handle + offset;
-}
-
-/* A failed driver call as a status and a sentence: the device, the call, what it was asked, the code and
- * its name. Out of memory is TB_ERR_OUT_OF_MEMORY; everything else TB_ERR_DRIVER. */
+/* A failed driver call as a status and a sentence (devmem_ops.h): the device, the call, what it was asked,
+ * the code and its name. Out of memory is TB_ERR_OUT_OF_MEMORY; everything else TB_ERR_DRIVER. */
 static tb_status call_failed_then(const cuda_state *s, const char *call, const char *what, tb_cu_result r,
                                   const char *then) {
-  char name[64];
-  tb_cuda_api_error_name(&s->api, r, name, sizeof name);
-  tb_status status = r == CUDA_ERROR_OUT_OF_MEMORY ? TB_ERR_OUT_OF_MEMORY : TB_ERR_DRIVER;
-  return tb_error(status, "%s: %s%s%s failed with %d %s%s", s->label, call, what[0] ? " " : "", what, r, name, then);
+  return tb_devmem_call_failed(&s->base, call, what, r, then);
 }
 
 static tb_status call_failed(const cuda_state *s, const char *call, const char *what, tb_cu_result r) {
@@ -73,11 +67,11 @@ static tb_status open_library(cuda_state *s) {
     return tb_error(TB_ERR_UNAVAILABLE,
                     "%s: %s does not export %s, which the CUDA backend needs; update the NVIDIA driver (or point "
                     "TB_CUDA_LIB at a current libcuda.so.1)",
-                    s->label, dl.path, missing);
+                    s->base.label, dl.path, missing);
   return tb_error(TB_ERR_UNAVAILABLE,
                   "%s: libcuda.so.1 not found (tried %s): %s; install the NVIDIA driver (nvidia-driver package) or set "
                   "TB_CUDA_LIB to the path of libcuda.so.1",
-                  s->label, dl.tried, dl.error[0] ? dl.error : "not found");
+                  s->base.label, dl.tried, dl.error[0] ? dl.error : "not found");
 }
 
 /* cuInit, the device, its primary context and a stream. */
@@ -102,6 +96,8 @@ static tb_status start(cuda_state *s, int index) {
   return TB_OK;
 }
 
+static const tb_devmem_vendor cuda_vendor;
+
 static tb_status cuda_open(const tb_device_info *device, void **state) {
   *state = NULL;
   if (!device || device->backend != TB_BACKEND_CUDA || device->index < 0)
@@ -109,7 +105,8 @@ static tb_status cuda_open(const tb_device_info *device, void **state) {
                     device && device->device ? device->device : "(null)");
   cuda_state *s = calloc(1, sizeof *s);
   if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory opening %s", device->device);
-  snprintf(s->label, sizeof s->label, "%s", device->device);
+  s->base.vendor = &cuda_vendor;
+  snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s, device->index);
   if (st != TB_OK) {
@@ -124,12 +121,16 @@ static void cuda_close(void *state) {
   if (state) release(state);
 }
 
-static size_t cuda_alignment(void *state) {
-  (void)state;
-  return CUDA_ALIGNMENT;
+static void error_name(const void *state, int64_t code, char *out, size_t size) {
+  const cuda_state *s = state;
+  char name[64];
+  tb_cuda_api_error_name(&s->api, (tb_cu_result)code, name, sizeof name);
+  snprintf(out, size, "%d %s", (int)code, name);
 }
 
-static tb_status cuda_alloc(void *state, size_t bytes, tb_devmem *out) {
+static bool out_of_memory(int64_t code) { return code == CUDA_ERROR_OUT_OF_MEMORY; }
+
+static tb_status cuda_alloc(void *state, size_t bytes, uintptr_t *out) {
   cuda_state *s = state;
   tb_status st = enter(s, "cuMemAlloc_v2");
   if (st != TB_OK) return st;
@@ -144,94 +145,53 @@ static tb_status cuda_alloc(void *state, size_t bytes, tb_devmem *out) {
     if (info) snprintf(then, sizeof then, " (the driver reports %zu bytes free of %zu)", free_bytes, total_bytes);
     return call_failed_then(s, "cuMemAlloc_v2", what, r, then);
   }
-  out->handle = (void *)(uintptr_t)p;
-  out->size = bytes;
+  *out = (uintptr_t)p;
   return TB_OK;
 }
 
-static void cuda_free(void *state, tb_devmem mem) {
+static void cuda_free(void *state, uintptr_t address) {
   cuda_state *s = state;
   if (enter(s, "cuMemFree_v2") != TB_OK) return;
-  s->api.cuMemFree_v2(device_pointer(mem, 0));
+  s->api.cuMemFree_v2((tb_cu_deviceptr)address);
   leave(s);
 }
 
-static tb_status cuda_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
+static tb_status cuda_copy(void *state, tb_devmem_direction direction, uintptr_t dst, uintptr_t src, size_t bytes,
+                           size_t offset) {
+  static const char *const calls[] = {"", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2"};
   cuda_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "write", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  if (bytes == 0) return TB_OK;
-  tb_status st = enter(s, "cuMemcpyHtoD_v2");
+  tb_status st = enter(s, calls[direction]);
   if (st != TB_OK) return st;
-  tb_cu_result r = s->api.cuMemcpyHtoD_v2(device_pointer(dst, dst_offset), src, bytes);
+  tb_cu_result r;
+  if (direction == TB_DEVMEM_HOST_TO_DEVICE) r = s->api.cuMemcpyHtoD_v2((tb_cu_deviceptr)dst, (const void *)src, bytes);
+  else if (direction == TB_DEVMEM_DEVICE_TO_HOST) r = s->api.cuMemcpyDtoH_v2((void *)dst, (tb_cu_deviceptr)src, bytes);
+  else r = s->api.cuMemcpyDtoD_v2((tb_cu_deviceptr)dst, (tb_cu_deviceptr)src, bytes);
   leave(s);
   if (r == TB_CUDA_SUCCESS) return TB_OK;
   char what[96];
-  snprintf(what, sizeof what, "of %zu bytes at offset %zu", bytes, dst_offset);
-  return call_failed(s, "cuMemcpyHtoD_v2", what, r);
+  if (direction == TB_DEVMEM_DEVICE_TO_DEVICE) snprintf(what, sizeof what, "of %zu bytes", bytes);
+  else snprintf(what, sizeof what, "of %zu bytes at offset %zu", bytes, offset);
+  return call_failed(s, calls[direction], what, r);
 }
 
-static tb_status cuda_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
+/* A 1-, 2- or 4-byte pattern at an address it divides (the shared fill sees to both). */
+static tb_status cuda_fill(void *state, uintptr_t at, const unsigned char *p, size_t pattern_size, size_t bytes,
+                           size_t offset) {
   cuda_state *s = state;
-  tb_status range_src = tb_devmem_check(s->label, "read", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  if (bytes == 0) return TB_OK;
-  tb_status st = enter(s, "cuMemcpyDtoH_v2");
-  if (st != TB_OK) return st;
-  tb_cu_result r = s->api.cuMemcpyDtoH_v2(dst, device_pointer(src, src_offset), bytes);
-  leave(s);
-  if (r == TB_CUDA_SUCCESS) return TB_OK;
-  char what[96];
-  snprintf(what, sizeof what, "of %zu bytes at offset %zu", bytes, src_offset);
-  return call_failed(s, "cuMemcpyDtoH_v2", what, r);
-}
-
-static tb_status cuda_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
-                           size_t bytes) {
-  cuda_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "copy destination", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  tb_status range_src = tb_devmem_check(s->label, "copy source", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  if (bytes == 0) return TB_OK;
-  tb_status st = enter(s, "cuMemcpyDtoD_v2");
-  if (st != TB_OK) return st;
-  tb_cu_result r = s->api.cuMemcpyDtoD_v2(device_pointer(dst, dst_offset), device_pointer(src, src_offset), bytes);
-  leave(s);
-  if (r == TB_CUDA_SUCCESS) return TB_OK;
-  char what[96];
-  snprintf(what, sizeof what, "of %zu bytes", bytes);
-  return call_failed(s, "cuMemcpyDtoD_v2", what, r);
-}
-
-
-static tb_status cuda_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
-                           size_t bytes) {
-  cuda_state *s = state;
-  tb_status checked = tb_fill_check(s->label, pattern, pattern_size, bytes);
-  if (checked != TB_OK) return checked;
-  if (!tb_devmem_in_range(dst, offset, bytes)) return tb_devmem_range_error(s->label, "fill", offset, bytes, dst.size);
-  if (bytes == 0) return TB_OK;
-  unsigned char p[8];
-  memcpy(p, pattern, pattern_size);
-  if (pattern_size == 8 && memcmp(p, p + 4, 4) == 0) pattern_size = 4; /* two equal halves: a 4-byte pattern */
-  tb_cu_deviceptr at = device_pointer(dst, offset);
-  if (pattern_size == 8 || at % pattern_size != 0)
-    return tb_fill_through_host(s->label, cuda_write, s, dst, offset, pattern, pattern_size, bytes);
   const char *call = pattern_size == 1 ? "cuMemsetD8_v2" : pattern_size == 2 ? "cuMemsetD16_v2" : "cuMemsetD32_v2";
   tb_status st = enter(s, call);
   if (st != TB_OK) return st;
   tb_cu_result r;
   if (pattern_size == 1) {
-    r = s->api.cuMemsetD8_v2(at, p[0], bytes);
+    r = s->api.cuMemsetD8_v2((tb_cu_deviceptr)at, p[0], bytes);
   } else if (pattern_size == 2) {
     unsigned short v;
     memcpy(&v, p, 2);
-    r = s->api.cuMemsetD16_v2(at, v, bytes / 2);
+    r = s->api.cuMemsetD16_v2((tb_cu_deviceptr)at, v, bytes / 2);
   } else {
     unsigned int v;
     memcpy(&v, p, 4);
-    r = s->api.cuMemsetD32_v2(at, v, bytes / 4);
+    r = s->api.cuMemsetD32_v2((tb_cu_deviceptr)at, v, bytes / 4);
   }
   leave(s);
   if (r == TB_CUDA_SUCCESS) return TB_OK;
@@ -262,19 +222,24 @@ static tb_status cuda_memory_info(void *state, uint64_t *free_bytes, uint64_t *t
   return TB_OK;
 }
 
-const tb_backend_ops tb_cuda_ops = {
-    .kind = TB_BACKEND_CUDA,
-    .open = cuda_open,
-    .close = cuda_close,
-    .alignment = cuda_alignment,
+static const tb_devmem_vendor cuda_vendor = {
+    .alignment = CUDA_ALIGNMENT,
+    .fill_any_pattern = false,
     .alloc = cuda_alloc,
     .free = cuda_free,
-    .write = cuda_write,
-    .read = cuda_read,
     .copy = cuda_copy,
     .fill = cuda_fill,
     .synchronize = cuda_synchronize,
     .memory_info = cuda_memory_info,
+    .error_name = error_name,
+    .out_of_memory = out_of_memory,
+};
+
+const tb_backend_ops tb_cuda_ops = {
+    .kind = TB_BACKEND_CUDA,
+    .open = cuda_open,
+    .close = cuda_close,
+    TB_DEVMEM_OPS,
     .event_create = tb_cuda_event_create,
     .event_record = tb_cuda_event_record,
     .event_synchronize = tb_cuda_event_synchronize,

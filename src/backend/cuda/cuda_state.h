@@ -4,15 +4,16 @@
 #define TB_BACKEND_CUDA_STATE_H
 #include <stdbool.h>
 #include "backend/backend_impl.h"
+#include "backend/devmem_ops.h"
 #include "discover/nvidia_cuda_api.h"
 
 typedef struct cuda_state {
+  tb_devmem_state base; /* first: the shared ops' table and the label, "cuda:0" */
   tb_cuda_api api;
   void *lib;
   tb_cu_device device;
   tb_cu_context ctx;
   tb_cu_stream stream;
-  char label[64]; /* "cuda:0" */
 } cuda_state;
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */

@@ -9,7 +9,7 @@
 static tb_status failed(const hip_state *s, const char *call, int r) {
   char name[64];
   tb_hip_api_error_name(&s->api, r, name, sizeof name);
-  return tb_error(TB_ERR_DRIVER, "%s: %s failed with %d %s", s->label, call, r, name);
+  return tb_error(TB_ERR_DRIVER, "%s: %s failed with %d %s", s->base.label, call, r, name);
 }
 
 /* Run one call with the backend's device current on this thread, then put the thread's device back. */
@@ -37,7 +37,7 @@ static tb_status have_symbols(const hip_state *s) {
   return tb_error(TB_ERR_UNSUPPORTED,
                   "%s: the loaded HIP runtime does not export %s, which events need; install a current ROCm HIP "
                   "runtime (or point TB_HIP_LIB at libamdhip64.so)",
-                  s->label, missing);
+                  s->base.label, missing);
 }
 
 tb_status tb_hip_event_create(void *state, void **out_event) {

@@ -1,13 +1,14 @@
 /* The HIP backend's memory ops (tb_hip_ops) over the HIP runtime, opened with dlopen through the table
  * shared with the ROCm probe (discover/amd_hip_api.h). HIP's current device belongs to the calling
  * thread, so every call is wrapped: the backend's device is made current (hipSetDevice) and the thread's
- * previous device is put back afterwards. Copies are the blocking hipMemcpy. */
+ * previous device is put back afterwards. Copies are the blocking hipMemcpy. The range checks and fill
+ * rules are the shared ones (devmem_ops.c); this file is the runtime's side of them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
-#include "backend/devmem_check.h"
+#include "backend/devmem_ops.h"
 #include "backend/hip/hip_state.h"
 #include "core/error.h"
 #include "discover/amd_hip_api.h"
@@ -15,13 +16,9 @@
 #define HIP_ALIGNMENT 256
 
 
-static void *device_pointer(tb_devmem mem, size_t offset) { return (unsigned char *)mem.handle + offset; }
-
+/* A failed runtime call as a status and a sentence (devmem_ops.h). */
 static tb_status call_failed_then(const hip_state *s, const char *call, const char *what, int r, const char *then) {
-  char name[64];
-  tb_hip_api_error_name(&s->api, r, name, sizeof name);
-  tb_status status = r == TB_HIP_ERROR_OUT_OF_MEMORY ? TB_ERR_OUT_OF_MEMORY : TB_ERR_DRIVER;
-  return tb_error(status, "%s: %s%s%s failed with %d %s%s", s->label, call, what[0] ? " " : "", what, r, name, then);
+  return tb_devmem_call_failed(&s->base, call, what, r, then);
 }
 
 static tb_status call_failed(const hip_state *s, const char *call, const char *what, int r) {
@@ -56,11 +53,11 @@ static tb_status open_library(hip_state *s) {
     return tb_error(TB_ERR_UNAVAILABLE,
                     "%s: %s does not export %s, which the HIP backend needs; install a current ROCm HIP runtime (or "
                     "point TB_HIP_LIB at libamdhip64.so)",
-                    s->label, dl.path, missing);
+                    s->base.label, dl.path, missing);
   return tb_error(TB_ERR_UNAVAILABLE,
                   "%s: libamdhip64.so not found (tried %s): %s; install ROCm's HIP runtime (hip-runtime-amd) or set "
                   "TB_HIP_LIB to the path of libamdhip64.so",
-                  s->label, dl.tried, dl.error[0] ? dl.error : "not found");
+                  s->base.label, dl.tried, dl.error[0] ? dl.error : "not found");
 }
 
 static tb_status start(hip_state *s) {
@@ -73,12 +70,14 @@ static tb_status start(hip_state *s) {
   if ((r = s->api.hipGetDeviceCount(&count)) != TB_HIP_SUCCESS) return call_failed(s, "hipGetDeviceCount", "", r);
   if (s->device >= count)
     return tb_error(TB_ERR_NOT_FOUND, "%s: HIP lists %d device%s; check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES",
-                    s->label, count, count == 1 ? "" : "s");
+                    s->base.label, count, count == 1 ? "" : "s");
   int previous;
   tb_status st = enter(s, &previous);
   if (st == TB_OK) leave(s, previous);
   return st;
 }
+
+static const tb_devmem_vendor hip_vendor;
 
 static tb_status hip_open(const tb_device_info *device, void **state) {
   *state = NULL;
@@ -88,7 +87,8 @@ static tb_status hip_open(const tb_device_info *device, void **state) {
   hip_state *s = calloc(1, sizeof *s);
   if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory opening %s", device->device);
   s->device = device->index;
-  snprintf(s->label, sizeof s->label, "%s", device->device);
+  s->base.vendor = &hip_vendor;
+  snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s);
   if (st != TB_OK) {
@@ -106,12 +106,16 @@ static void hip_close(void *state) {
   free(s);
 }
 
-static size_t hip_alignment(void *state) {
-  (void)state;
-  return HIP_ALIGNMENT;
+static void error_name(const void *state, int64_t code, char *out, size_t size) {
+  const hip_state *s = state;
+  char name[64];
+  tb_hip_api_error_name(&s->api, (int)code, name, sizeof name);
+  snprintf(out, size, "%d %s", (int)code, name);
 }
 
-static tb_status hip_alloc(void *state, size_t bytes, tb_devmem *out) {
+static bool out_of_memory(int64_t code) { return code == TB_HIP_ERROR_OUT_OF_MEMORY; }
+
+static tb_status hip_alloc(void *state, size_t bytes, uintptr_t *out) {
   hip_state *s = state;
   int previous;
   tb_status st = enter(s, &previous);
@@ -127,74 +131,39 @@ static tb_status hip_alloc(void *state, size_t bytes, tb_devmem *out) {
     if (info) snprintf(then, sizeof then, " (the runtime reports %zu bytes free of %zu)", free_bytes, total_bytes);
     return call_failed_then(s, "hipMalloc", what, r != TB_HIP_SUCCESS ? r : TB_HIP_ERROR_OUT_OF_MEMORY, then);
   }
-  out->handle = p;
-  out->size = bytes;
+  *out = (uintptr_t)p;
   return TB_OK;
 }
 
-static void hip_free(void *state, tb_devmem mem) {
+static void hip_free(void *state, uintptr_t address) {
   hip_state *s = state;
   int previous;
   if (enter(s, &previous) != TB_OK) return;
-  s->api.hipFree(mem.handle);
+  s->api.hipFree((void *)address);
   leave(s, previous);
 }
 
-static tb_status memcpy_call(hip_state *s, void *dst, const void *src, size_t bytes, int kind, size_t offset) {
+static tb_status hip_copy(void *state, tb_devmem_direction direction, uintptr_t dst, uintptr_t src, size_t bytes,
+                          size_t offset) {
+  static const char *const kinds[] = {"", "host to device", "device to host", "device to device"};
+  static const int hip_kinds[] = {0, TB_HIP_MEMCPY_H2D, TB_HIP_MEMCPY_D2H, TB_HIP_MEMCPY_D2D};
+  hip_state *s = state;
   int previous;
   tb_status st = enter(s, &previous);
   if (st != TB_OK) return st;
-  int r = s->api.hipMemcpy(dst, src, bytes, kind);
+  int r = s->api.hipMemcpy((void *)dst, (const void *)src, bytes, hip_kinds[direction]);
   leave(s, previous);
   if (r == TB_HIP_SUCCESS) return TB_OK;
-  static const char *const kinds[] = {"", "host to device", "device to host", "device to device"};
   char what[128];
-  snprintf(what, sizeof what, "(%s) of %zu bytes at offset %zu", kinds[kind], bytes, offset);
+  snprintf(what, sizeof what, "(%s) of %zu bytes at offset %zu", kinds[direction], bytes, offset);
   return call_failed(s, "hipMemcpy", what, r);
 }
 
-static tb_status hip_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
+/* A 1-, 2- or 4-byte pattern at an address it divides (the shared fill sees to both). */
+static tb_status hip_fill(void *state, uintptr_t address, const unsigned char *p, size_t pattern_size, size_t bytes,
+                          size_t offset) {
   hip_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "write", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  if (bytes == 0) return TB_OK;
-  return memcpy_call(s, device_pointer(dst, dst_offset), src, bytes, TB_HIP_MEMCPY_H2D, dst_offset);
-}
-
-static tb_status hip_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
-  hip_state *s = state;
-  tb_status range_src = tb_devmem_check(s->label, "read", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  if (bytes == 0) return TB_OK;
-  return memcpy_call(s, dst, device_pointer(src, src_offset), bytes, TB_HIP_MEMCPY_D2H, src_offset);
-}
-
-static tb_status hip_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
-                          size_t bytes) {
-  hip_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "copy destination", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  tb_status range_src = tb_devmem_check(s->label, "copy source", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  if (bytes == 0) return TB_OK;
-  return memcpy_call(s, device_pointer(dst, dst_offset), device_pointer(src, src_offset), bytes, TB_HIP_MEMCPY_D2D,
-                     dst_offset);
-}
-
-
-static tb_status hip_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
-                          size_t bytes) {
-  hip_state *s = state;
-  tb_status checked = tb_fill_check(s->label, pattern, pattern_size, bytes);
-  if (checked != TB_OK) return checked;
-  if (!tb_devmem_in_range(dst, offset, bytes)) return tb_devmem_range_error(s->label, "fill", offset, bytes, dst.size);
-  if (bytes == 0) return TB_OK;
-  unsigned char p[8];
-  memcpy(p, pattern, pattern_size);
-  if (pattern_size == 8 && memcmp(p, p + 4, 4) == 0) pattern_size = 4;
-  void *at = device_pointer(dst, offset);
-  if (pattern_size == 8 || (uintptr_t)at % pattern_size != 0)
-    return tb_fill_through_host(s->label, hip_write, s, dst, offset, pattern, pattern_size, bytes);
+  void *at = (void *)address;
   int previous;
   tb_status st = enter(s, &previous);
   if (st != TB_OK) return st;
@@ -245,19 +214,24 @@ static tb_status hip_memory_info(void *state, uint64_t *free_bytes, uint64_t *to
   return TB_OK;
 }
 
-const tb_backend_ops tb_hip_ops = {
-    .kind = TB_BACKEND_ROCM,
-    .open = hip_open,
-    .close = hip_close,
-    .alignment = hip_alignment,
+static const tb_devmem_vendor hip_vendor = {
+    .alignment = HIP_ALIGNMENT,
+    .fill_any_pattern = false,
     .alloc = hip_alloc,
     .free = hip_free,
-    .write = hip_write,
-    .read = hip_read,
     .copy = hip_copy,
     .fill = hip_fill,
     .synchronize = hip_synchronize,
     .memory_info = hip_memory_info,
+    .error_name = error_name,
+    .out_of_memory = out_of_memory,
+};
+
+const tb_backend_ops tb_hip_ops = {
+    .kind = TB_BACKEND_ROCM,
+    .open = hip_open,
+    .close = hip_close,
+    TB_DEVMEM_OPS,
     .event_create = tb_hip_event_create,
     .event_record = tb_hip_event_record,
     .event_synchronize = tb_hip_event_synchronize,

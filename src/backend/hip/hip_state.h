@@ -4,13 +4,14 @@
 #define TB_BACKEND_HIP_STATE_H
 #include <stdbool.h>
 #include "backend/backend_impl.h"
+#include "backend/devmem_ops.h"
 #include "discover/amd_hip_api.h"
 
 typedef struct hip_state {
+  tb_devmem_state base; /* first: the shared ops' table and the label, "rocm:0" */
   tb_hip_api api;
   void *lib;
   int device;
-  char label[64]; /* "rocm:0" */
 } hip_state;
 
 /* Native events on the null stream (hip_event.c); the ops' event_* entries. */

@@ -15,7 +15,7 @@ typedef struct ze_event {
 } ze_event;
 
 static tb_status failed(const ze_state *s, const char *call, uint32_t r) {
-  return tb_error(TB_ERR_DRIVER, "%s: %s failed with 0x%08x %s", s->label, call, r, tb_ze_result_name(r));
+  return tb_error(TB_ERR_DRIVER, "%s: %s failed with 0x%08x %s", s->base.label, call, r, tb_ze_result_name(r));
 }
 
 static tb_status have_symbols(const ze_state *s) {
@@ -32,7 +32,7 @@ static tb_status have_symbols(const ze_state *s) {
   return tb_error(TB_ERR_UNSUPPORTED,
                   "%s: the loaded Level Zero loader does not export %s, which events need; install a current Level "
                   "Zero loader (libze1 / level-zero) or point TB_ZE_LIB at libze_loader.so.1",
-                  s->label, missing);
+                  s->base.label, missing);
 }
 
 tb_status tb_ze_event_create(void *state, void **out_event) {
@@ -40,7 +40,7 @@ tb_status tb_ze_event_create(void *state, void **out_event) {
   tb_status st = have_symbols(s);
   if (st != TB_OK) return st;
   ze_event *e = calloc(1, sizeof *e);
-  if (!e) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory creating an event", s->label);
+  if (!e) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory creating an event", s->base.label);
   ze_event_pool_desc pool_desc = {.stype = ZE_STYPE_EVENT_POOL_DESC, .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE, .count = 1};
   void *devices[1] = {s->device};
   uint32_t r = ZE_CALL(&s->api, zeEventPoolCreate)(s->context, &pool_desc, 1, devices, &e->pool);

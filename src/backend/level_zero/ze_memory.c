@@ -3,14 +3,15 @@
  * as the N-th GPU in driver order, as the probe numbers them), creates a context and one immediate command
  * list in synchronous mode: every copy and fill appended to it has finished when the call returns. A
  * command list is not safe for two threads at once, so a mutex guards it. Free memory comes from Sysman
- * (zesInit; discover/intel_zes.h) when the loader has it. */
+ * (zesInit; discover/intel_zes.h) when the loader has it. The range checks are the shared ones
+ * (devmem_ops.c); this file is the driver's side of them. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
-#include "backend/devmem_check.h"
+#include "backend/devmem_ops.h"
 #include "backend/level_zero/ze_state.h"
 #include "core/error.h"
 #include "core/uuid.h"
@@ -24,14 +25,10 @@
 #define ZE_MAX_DEVICES 256
 
 
+/* A failed driver call as a status and a sentence (devmem_ops.h). */
 static tb_status call_failed(const ze_state *s, const char *call, const char *what, uint32_t r) {
-  tb_status status =
-      (r == ZE_RESULT_OUT_OF_DEVICE_MEMORY || r == ZE_RESULT_OUT_OF_HOST_MEMORY) ? TB_ERR_OUT_OF_MEMORY : TB_ERR_DRIVER;
-  return tb_error(status, "%s: %s%s%s failed with 0x%08x %s", s->label, call, what[0] ? " " : "", what, r,
-                  tb_ze_result_name(r));
+  return tb_devmem_call_failed(&s->base, call, what, r, "");
 }
-
-static void *device_pointer(tb_devmem mem, size_t offset) { return (unsigned char *)mem.handle + offset; }
 
 static tb_status open_library(ze_state *s) {
   tb_dl_result dl;
@@ -45,11 +42,11 @@ static tb_status open_library(ze_state *s) {
     return tb_error(TB_ERR_UNAVAILABLE,
                     "%s: %s does not export %s, which the Level Zero backend needs; install a current Level Zero "
                     "loader (libze1 / level-zero) or point TB_ZE_LIB at libze_loader.so.1",
-                    s->label, dl.path, missing);
+                    s->base.label, dl.path, missing);
   return tb_error(TB_ERR_UNAVAILABLE,
                   "%s: libze_loader.so.1 not found (tried %s): %s; install the Level Zero loader and Intel's GPU "
                   "compute runtime, or set TB_ZE_LIB to the path of libze_loader.so.1",
-                  s->label, dl.tried, dl.error[0] ? dl.error : "not found");
+                  s->base.label, dl.tried, dl.error[0] ? dl.error : "not found");
 }
 
 /* Is this device a GPU, and what is its UUID as 32 hex digits? false when its properties cannot be read. */
@@ -96,7 +93,7 @@ static tb_status find_device(ze_state *s, const tb_device_info *info) {
     return tb_error(TB_ERR_NOT_FOUND,
                     "%s: Level Zero lists %d GPU%s and none has UUID %s; check ZE_AFFINITY_MASK and "
                     "ONEAPI_DEVICE_SELECTOR",
-                    s->label, gpus, gpus == 1 ? "" : "s", info->uuid && info->uuid[0] ? info->uuid : "(unknown)");
+                    s->base.label, gpus, gpus == 1 ? "" : "s", info->uuid && info->uuid[0] ? info->uuid : "(unknown)");
   s->driver = by_index_driver;
   s->device = by_index;
   return TB_OK;
@@ -159,6 +156,8 @@ static void release(ze_state *s) {
   free(s);
 }
 
+static const tb_devmem_vendor ze_vendor;
+
 static tb_status ze_open(const tb_device_info *device, void **state) {
   *state = NULL;
   if (!device || device->backend != TB_BACKEND_XPU || device->index < 0)
@@ -170,7 +169,8 @@ static tb_status ze_open(const tb_device_info *device, void **state) {
     free(s);
     return tb_error(TB_ERR_INTERNAL, "pthread_mutex_init failed opening %s", device->device);
   }
-  snprintf(s->label, sizeof s->label, "%s", device->device);
+  s->base.vendor = &ze_vendor;
+  snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s, device);
   if (st != TB_OK) {
@@ -185,12 +185,16 @@ static void ze_close(void *state) {
   if (state) release(state);
 }
 
-static size_t ze_alignment(void *state) {
+static void error_name(const void *state, int64_t code, char *out, size_t size) {
   (void)state;
-  return ZE_ALIGNMENT;
+  snprintf(out, size, "0x%08x %s", (uint32_t)code, tb_ze_result_name((uint32_t)code));
 }
 
-static tb_status ze_alloc(void *state, size_t bytes, tb_devmem *out) {
+static bool out_of_memory(int64_t code) {
+  return code == ZE_RESULT_OUT_OF_DEVICE_MEMORY || code == ZE_RESULT_OUT_OF_HOST_MEMORY;
+}
+
+static tb_status ze_alloc(void *state, size_t bytes, uintptr_t *out) {
   ze_state *s = state;
   ze_device_mem_alloc_desc desc = {ZE_STYPE_DEVICE_MEM_ALLOC_DESC, NULL, 0, 0};
   void *p = NULL;
@@ -200,63 +204,38 @@ static tb_status ze_alloc(void *state, size_t bytes, tb_devmem *out) {
     snprintf(what, sizeof what, "of %zu bytes", bytes);
     return call_failed(s, "zeMemAllocDevice", what, r ? r : ZE_RESULT_OUT_OF_DEVICE_MEMORY);
   }
-  out->handle = p;
-  out->size = bytes;
+  *out = (uintptr_t)p;
   return TB_OK;
 }
 
-static void ze_free(void *state, tb_devmem mem) {
+static void ze_free(void *state, uintptr_t address) {
   ze_state *s = state;
-  ZE_CALL(&s->api, zeMemFree)(s->context, mem.handle);
+  ZE_CALL(&s->api, zeMemFree)(s->context, (void *)address);
 }
 
 /* One copy on the immediate (synchronous) list. */
-static tb_status copy_bytes(ze_state *s, void *dst, const void *src, size_t bytes, const char *what) {
+static tb_status ze_copy(void *state, tb_devmem_direction direction, uintptr_t dst, uintptr_t src, size_t bytes,
+                         size_t offset) {
+  static const char *const kinds[] = {"", "host to device", "device to host", "device to device"};
+  (void)offset;
+  ze_state *s = state;
   pthread_mutex_lock(&s->lock);
-  uint32_t r = ZE_CALL(&s->api, zeCommandListAppendMemoryCopy)(s->list, dst, src, bytes, NULL, 0, NULL);
+  uint32_t r =
+      ZE_CALL(&s->api, zeCommandListAppendMemoryCopy)(s->list, (void *)dst, (const void *)src, bytes, NULL, 0, NULL);
   pthread_mutex_unlock(&s->lock);
   if (r == 0) return TB_OK;
   char detail[128];
-  snprintf(detail, sizeof detail, "(%s) of %zu bytes", what, bytes);
+  snprintf(detail, sizeof detail, "(%s) of %zu bytes", kinds[direction], bytes);
   return call_failed(s, "zeCommandListAppendMemoryCopy", detail, r);
 }
 
-static tb_status ze_write(void *state, tb_devmem dst, size_t dst_offset, const void *src, size_t bytes) {
+/* Level Zero fills any pattern of 1 to 8 bytes at any address. */
+static tb_status ze_fill(void *state, uintptr_t at, const unsigned char *pattern, size_t pattern_size, size_t bytes,
+                         size_t offset) {
   ze_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "write", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  return bytes ? copy_bytes(s, device_pointer(dst, dst_offset), src, bytes, "host to device") : TB_OK;
-}
-
-static tb_status ze_read(void *state, tb_devmem src, size_t src_offset, void *dst, size_t bytes) {
-  ze_state *s = state;
-  tb_status range_src = tb_devmem_check(s->label, "read", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  return bytes ? copy_bytes(s, dst, device_pointer(src, src_offset), bytes, "device to host") : TB_OK;
-}
-
-static tb_status ze_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devmem src, size_t src_offset,
-                         size_t bytes) {
-  ze_state *s = state;
-  tb_status range_dst = tb_devmem_check(s->label, "copy destination", dst, dst_offset, bytes);
-  if (range_dst != TB_OK) return range_dst;
-  tb_status range_src = tb_devmem_check(s->label, "copy source", src, src_offset, bytes);
-  if (range_src != TB_OK) return range_src;
-  return bytes ? copy_bytes(s, device_pointer(dst, dst_offset), device_pointer(src, src_offset), bytes,
-                            "device to device")
-               : TB_OK;
-}
-
-static tb_status ze_fill(void *state, tb_devmem dst, size_t offset, const void *pattern, size_t pattern_size,
-                         size_t bytes) {
-  ze_state *s = state;
-  tb_status checked = tb_fill_check(s->label, pattern, pattern_size, bytes);
-  if (checked != TB_OK) return checked;
-  if (!tb_devmem_in_range(dst, offset, bytes)) return tb_devmem_range_error(s->label, "fill", offset, bytes, dst.size);
-  if (bytes == 0) return TB_OK;
   pthread_mutex_lock(&s->lock);
-  uint32_t r = ZE_CALL(&s->api, zeCommandListAppendMemoryFill)(s->list, device_pointer(dst, offset), pattern,
-                                                               pattern_size, bytes, NULL, 0, NULL);
+  uint32_t r = ZE_CALL(&s->api, zeCommandListAppendMemoryFill)(s->list, (void *)at, pattern, pattern_size, bytes,
+                                                               NULL, 0, NULL);
   pthread_mutex_unlock(&s->lock);
   if (r == 0) return TB_OK;
   char what[96];
@@ -280,9 +259,9 @@ static tb_status ze_synchronize(void *state) {
 static tb_status ze_memory_info(void *state, uint64_t *free_bytes, uint64_t *total_bytes) {
   ze_state *s = state;
   if (!s->total_known)
-    return tb_error(TB_ERR_UNSUPPORTED, "%s: zeDeviceGetMemoryProperties did not report the memory size", s->label);
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: zeDeviceGetMemoryProperties did not report the memory size", s->base.label);
   tb_device_list *checks = tb_devlist_new();
-  if (!checks) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory asking Sysman for free memory", s->label);
+  if (!checks) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory asking Sysman for free memory", s->base.label);
   tb_ze_device key = s->sysman_key;
   tb_ze_scan scan;
   memset(&scan, 0, sizeof scan);
@@ -295,24 +274,29 @@ static tb_status ze_memory_info(void *state, uint64_t *free_bytes, uint64_t *tot
   if (!key.memory_free_known)
     return tb_error(TB_ERR_UNSUPPORTED,
                     "%s: free memory unknown (Level Zero Sysman did not report it for %s); total is %llu bytes",
-                    s->label, key.bus_id[0] ? key.bus_id : "this device", (unsigned long long)s->total);
+                    s->base.label, key.bus_id[0] ? key.bus_id : "this device", (unsigned long long)s->total);
   *free_bytes = key.memory_free < s->total ? key.memory_free : s->total;
   return TB_OK;
 }
+
+static const tb_devmem_vendor ze_vendor = {
+    .alignment = ZE_ALIGNMENT,
+    .fill_any_pattern = true,
+    .alloc = ze_alloc,
+    .free = ze_free,
+    .copy = ze_copy,
+    .fill = ze_fill,
+    .synchronize = ze_synchronize,
+    .memory_info = ze_memory_info,
+    .error_name = error_name,
+    .out_of_memory = out_of_memory,
+};
 
 const tb_backend_ops tb_level_zero_ops = {
     .kind = TB_BACKEND_XPU,
     .open = ze_open,
     .close = ze_close,
-    .alignment = ze_alignment,
-    .alloc = ze_alloc,
-    .free = ze_free,
-    .write = ze_write,
-    .read = ze_read,
-    .copy = ze_copy,
-    .fill = ze_fill,
-    .synchronize = ze_synchronize,
-    .memory_info = ze_memory_info,
+    TB_DEVMEM_OPS,
     .event_create = tb_ze_event_create,
     .event_record = tb_ze_event_record,
     .event_synchronize = tb_ze_event_synchronize,

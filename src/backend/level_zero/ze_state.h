@@ -6,10 +6,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/backend_impl.h"
+#include "backend/devmem_ops.h"
 #include "discover/intel_ze_api.h"
 #include "discover/intel_zes.h"
 
 typedef struct ze_state {
+  tb_devmem_state base; /* first: the shared ops' table and the label, "xpu:0" */
   ze_api api;
   void *lib;
   void *driver, *device, *context, *list;
@@ -18,7 +20,6 @@ typedef struct ze_state {
   bool total_known;
   tb_ze_device sysman_key; /* bus id and tile of the device, to find it in Sysman */
   char library[512];
-  char label[64]; /* "xpu:0" */
 } ze_state;
 
 /* Native events signalled from the immediate command list (ze_event.c); the ops' event_* entries.

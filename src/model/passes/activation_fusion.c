@@ -138,7 +138,9 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
   const char *op = strcmp(b->op_type, "Conv") == 0 ? "FusedConv" : strcmp(b->op_type, "Gemm") == 0 ? "FusedGemm" : "FusedMatMul";
   const act_info *info = ch->act >= 0 ? &ch->info : NULL;
   tb_attr *attrs = malloc((b->n_attrs + 6) * sizeof *attrs);
-  if (!attrs) return TB_ERR_OUT_OF_MEMORY;
+  if (!attrs)
+    return tbp_out_of_memory(g, "activation_fusion", "the fused node's attributes",
+                             (b->n_attrs + 6) * sizeof *attrs);
   size_t n_attrs = b->n_attrs;
   if (n_attrs) memcpy(attrs, b->attrs, n_attrs * sizeof *attrs);
   if (info) {
@@ -163,7 +165,8 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
   int node = tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &ch->out, 1, attrs, n_attrs);
   free(attrs);
   const int replaced[4] = {base, ch->add_bias, ch->add_residual, ch->act};
-  if (tbp_replace(g, node, replaced, 4, ch->out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+  tb_status st = tbp_replace(g, "activation_fusion", node, replaced, 4, ch->out);
+  if (st != TB_OK) return st;
   c->fused++;
   c->bias += ch->add_bias >= 0;
   c->residual += ch->add_residual >= 0;

@@ -55,7 +55,7 @@ static tb_status fold_shape(tb_graph *g, int node, bool *done) {
   void *data = NULL;
   int out = n->outputs[0];
   tb_ir_tensor *c = tb_graph_new_tensor(g, g->values[out].name, TB_DTYPE_I64, 1, dims, &data);
-  if (!c) return TB_ERR_OUT_OF_MEMORY;
+  if (!c) return tbp_out_of_memory(g, "constant_folding", "the folded Shape constant", (size_t)count * sizeof(int64_t));
   int64_t *v = data;
   for (int64_t i = 0; i < count; i++) v[i] = t->dims[start + i].value;
   tbp_kill(g, node);

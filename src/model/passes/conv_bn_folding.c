@@ -46,8 +46,9 @@ static tb_status fold_pair(tb_graph *g, int conv, int bn, bool *done) {
   if (tb_attr_float(g, b, "epsilon", 1e-5f, &eps) != TB_OK) return TB_OK;
 
   int64_t per = m > 0 ? tb_ir_tensor_numel(w) / m : 0;
-  double *wd = malloc(((size_t)tb_ir_tensor_numel(w) + (size_t)m + 1) * sizeof *wd);
-  if (!wd) return TB_ERR_OUT_OF_MEMORY;
+  size_t wd_bytes = ((size_t)tb_ir_tensor_numel(w) + (size_t)m + 1) * sizeof(double);
+  double *wd = malloc(wd_bytes);
+  if (!wd) return tbp_out_of_memory(g, "conv_bn_folding", "the folded weights in f64", wd_bytes);
   double *bd = wd + tb_ir_tensor_numel(w);
   for (int64_t ch = 0; ch < m; ch++) {
     double s = tb_ir_tensor_double(p[0], ch) / sqrt(tb_ir_tensor_double(p[3], ch) + (double)eps);
@@ -63,7 +64,7 @@ static tb_status fold_pair(tb_graph *g, int conv, int bn, bool *done) {
   size_t wndim = w->ndim;
   int wv = tbp_new_const(g, "bn_folded_W", dtype, wndim, wdims, &wdata);
   int bv = wv < 0 ? -1 : tbp_new_const(g, "bn_folded_B", dtype, 1, bdims, &bdata);
-  tb_status s = bv < 0 ? TB_ERR_OUT_OF_MEMORY : TB_OK;
+  tb_status s = bv < 0 ? tbp_out_of_memory(g, "conv_bn_folding", "the folded W and B constants", wd_bytes) : TB_OK;
   if (s == TB_OK) s = tb_convert(TB_DTYPE_F64, wd, dtype, wdata, (size_t)(m * per), true);
   if (s == TB_OK) s = tb_convert(TB_DTYPE_F64, bd, dtype, bdata, (size_t)m, true);
   free(wd);
@@ -74,7 +75,8 @@ static tb_status fold_pair(tb_graph *g, int conv, int bn, bool *done) {
   int out = b->outputs[0];
   int fused = tbp_add_node(g, c->name, "Conv", "", c->opset, inputs, 3, &out, 1, c->attrs, c->n_attrs);
   const int replaced[2] = {conv, bn};
-  if (tbp_replace(g, fused, replaced, 2, out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+  s = tbp_replace(g, "conv_bn_folding", fused, replaced, 2, out);
+  if (s != TB_OK) return s;
   *done = true;
   return TB_OK;
 }

@@ -44,7 +44,8 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
   if (!needed || !live) {
     free(needed);
     free(live);
-    return TB_ERR_OUT_OF_MEMORY;
+    return tbp_out_of_memory(g, "dead_node_removal", "the liveness marks",
+                             (g->n_values ? g->n_values : 1) * sizeof *needed + g->n_nodes * sizeof *live);
   }
   for (size_t i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] >= 0) needed[g->outputs[i]] = true;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/error.h"
 
 int tbp_producer(const tb_graph *g, int v) {
   if (v < 0 || (size_t)v >= g->n_values) return -1;
@@ -253,8 +254,17 @@ void tbp_append(char *buf, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
-tb_status tbp_replace(tb_graph *g, int node, const int *nodes, size_t n, int out) {
-  if (node < 0) return TB_ERR_OUT_OF_MEMORY;
+tb_status tbp_out_of_memory(const tb_graph *g, const char *pass, const char *what, size_t bytes) {
+  char size[48] = "";
+  if (bytes) snprintf(size, sizeof size, " (%zu bytes)", bytes);
+  return tb_error(TB_ERR_OUT_OF_MEMORY,
+                  "graph pass %s: out of host memory for %s%s in a graph of %zu node%s; free host memory or prepare "
+                  "at O0, which runs no graph passes",
+                  pass, what, size, g->n_nodes, g->n_nodes == 1 ? "" : "s");
+}
+
+tb_status tbp_replace(tb_graph *g, const char *pass, int node, const int *nodes, size_t n, int out) {
+  if (node < 0) return tbp_out_of_memory(g, pass, "the fused node", 0);
   for (size_t k = 0; k < n; k++)
     if (nodes[k] >= 0) tbp_kill(g, nodes[k]);
   g->values[out].producer = node;

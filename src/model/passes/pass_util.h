@@ -57,9 +57,12 @@ int tbp_add_node(tb_graph *g, const char *name, const char *op_type, const char 
 /* Mark a node dead and forget it as its outputs' producer. */
 void tbp_kill(tb_graph *g, int node);
 /* The fused node `node` (from tbp_add_node; < 0: it failed) takes the place of the n nodes it replaces
- * (entries < 0 skipped): they die and node becomes the producer of out again. TB_ERR_OUT_OF_MEMORY when
- * node < 0. */
-tb_status tbp_replace(tb_graph *g, int node, const int *nodes, size_t n, int out);
+ * (entries < 0 skipped): they die and node becomes the producer of out again. When node < 0:
+ * tbp_out_of_memory for `pass` and the fused node. */
+tb_status tbp_replace(tb_graph *g, const char *pass, int node, const int *nodes, size_t n, int out);
+/* TB_ERR_OUT_OF_MEMORY with its sentence: "graph pass <pass>: out of host memory for <what> (<bytes> bytes;
+ * left out when 0) in a graph of N nodes; free host memory or prepare at O0, which runs no graph passes". */
+tb_status tbp_out_of_memory(const tb_graph *g, const char *pass, const char *what, size_t bytes);
 /* The default-domain opset of the graph's model (0 when unknown). */
 int tbp_opset(const tb_graph *g);
 /* Run `pass` on every subgraph of g's live nodes (sorting and compacting each one it changed), adding

@@ -100,7 +100,8 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     const char *name = g->nodes[i].name;
     int node = tbp_add_node(g, name, "Attention", "tb", tbp_opset(g), inputs, m.mask >= 0 ? 4 : 3, &m.out, 1, attrs,
                             m.has_scale ? 2 : 0);
-    if (tbp_replace(g, node, m.nodes, m.n, m.out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+    tb_status st = tbp_replace(g, "pattern_attention", node, m.nodes, m.n, m.out);
+    if (st != TB_OK) return st;
     found[0]++;
     found[1] += m.n - 1;
   }

@@ -153,7 +153,8 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     tb_attr approx = tbp_attr_string("approximate", is_erf ? "none" : "tanh");
     const char *name = g->nodes[c.nodes[c.n - 1]].name;
     int node = tbp_add_node(g, name, "Gelu", "tb", tbp_opset(g), &x, 1, &out, 1, &approx, 1);
-    if (tbp_replace(g, node, c.nodes, c.n, out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+    tb_status st = tbp_replace(g, "pattern_gelu", node, c.nodes, c.n, out);
+    if (st != TB_OK) return st;
     if (is_erf) counts->exact++;
     else counts->approx++;
     counts->absorbed += c.n - 1;

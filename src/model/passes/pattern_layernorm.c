@@ -144,7 +144,8 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     const char *name = g->nodes[m.nodes[m.n - 1]].name;
     int node = tbp_add_node(g, name, "LayerNormalization", onnx ? "" : "tb", opset, inputs, m.beta >= 0 ? 3 : 2, &m.out,
                             1, attrs, 2);
-    if (tbp_replace(g, node, m.nodes, m.n, m.out) != TB_OK) return TB_ERR_OUT_OF_MEMORY;
+    tb_status st = tbp_replace(g, "pattern_layernorm", node, m.nodes, m.n, m.out);
+    if (st != TB_OK) return st;
     found[0]++;
     found[1] += m.n - 1;
   }
