@@ -236,7 +236,8 @@ bool tb_nvml_describe(tb_nvml *n, const char *bus_id, tb_cuda_gpu *g, char *why,
     snprintf(why, cap, "nvmlDeviceGetUUID for %s gave \"%.48s\", not GPU- and a UUID", bus_id, uuid);
     return false;
   }
-  snprintf(g->uuid, sizeof g->uuid, "%s", uuid);
+  _Static_assert(sizeof g->uuid > 40, "room for GPU- and a UUID");
+  memcpy(g->uuid, uuid, 41); /* uuid_ok: 40 characters and the NUL */
   int major = 0, minor = 0;
   TB_NVML_NEED(nvmlDeviceGetCudaComputeCapability, (device, &major, &minor));
   if (major < 1 || major > 99 || minor < 0 || minor > 9) {

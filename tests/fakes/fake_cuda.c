@@ -89,9 +89,7 @@ static void log_init(void) {
   fclose(f);
 }
 
-CUresult cuInit(unsigned int flags) {
-  log_init();
-  initialized = 0;
+static CUresult init_result(unsigned int flags) {
   if (flags != 0) return INVALID_VALUE;
   if (mode_is("stub")) return STUB_LIBRARY;
   if (mode_is("no_device")) return NO_DEVICE;
@@ -99,8 +97,16 @@ CUresult cuInit(unsigned int flags) {
     const char *code = getenv("FAKE_CUDA_INIT_CODE");
     return code && *code ? atoi(code) : UNKNOWN;
   }
-  initialized = 1;
   return SUCCESS;
+}
+
+/* One store: a cuInit on one thread never makes another thread's calls fail for a moment (a backend
+ * opening on one thread while another closes its stream). */
+CUresult cuInit(unsigned int flags) {
+  log_init();
+  CUresult r = init_result(flags);
+  initialized = r == SUCCESS;
+  return r;
 }
 
 CUresult cuDriverGetVersion(int *version) {
