@@ -11,6 +11,7 @@
 #include "discover/capability.h"
 #include "discover/nvidia_cuda.h"
 #include "discover/nvidia_nvml.h"
+#include "discover/nvidia_order.h"
 #include "discover/nvidia_pci.h"
 #include "discover/probes.h"
 
@@ -53,6 +54,7 @@ typedef struct nv_probe {
   size_t bus_count;
   tb_cuda_info cuda;
   tb_nvml *nvml;
+  bool nvml_tried;
   char kernel_version[64];
   char nvml_version[96];
   char cuda_api[16];        /* "12.4" */
@@ -322,6 +324,70 @@ static void read_versions(nv_probe *p) {
     p->driver_version = p->cuda_api;
 }
 
+static void open_nvml(nv_probe *p) {
+  if (p->nvml_tried) return;
+  p->nvml_tried = true;
+  p->nvml = tb_nvml_open(p->list, p->nvml_version, sizeof p->nvml_version);
+}
+
+static bool from_cuinit(nv_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool from_cuinit(nv_probe *p, const char *fmt, ...) {
+  char why[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  tb_report_check(p->list, TB_BACKEND_CUDA, true, "device list", "from cuInit: %s", why);
+  return false;
+}
+
+/* The GPUs from NVML, matched to the PCI bus and numbered as CUDA would, without cuInit (about 250 ms on
+ * an H100 host). true when this decided p->cuda (libcuda is still opened, for its path and to see that
+ * it is a driver, not the stub); false, with a check saying why, when only cuInit can list them. */
+static bool list_from_nvml(nv_probe *p) {
+  if (p->bus_count == 0) return from_cuinit(p, "the PCI bus shows no NVIDIA GPU to match NVML's list against");
+  open_nvml(p);
+  if (!p->nvml) return from_cuinit(p, "NVML is not available");
+  tb_cuda_gpu *gpus = calloc(p->bus_count, sizeof *gpus);
+  if (!gpus) {
+    p->list->arena.failed = true;
+    return true;
+  }
+  int n = 0;
+  char why[512] = "";
+  for (size_t i = 0; i < p->bus_count && !why[0]; i++) {
+    if (strcmp(p->bus[i].pci.driver, "nvidia") != 0) continue; /* not a CUDA device: the bus reasons apply */
+    if (!tb_nvml_describe(p->nvml, p->bus[i].pci.bus_id, &gpus[n++], why, sizeof why) && !why[0])
+      snprintf(why, sizeof why, "NVML could not describe %s", p->bus[i].pci.bus_id);
+  }
+  if (!why[0] && n == 0) snprintf(why, sizeof why, "no GPU on the PCI bus is bound to the nvidia driver");
+  if (!why[0] && tb_nvml_count(p->nvml) != n)
+    snprintf(why, sizeof why, "NVML lists %d GPUs and the PCI bus shows %d bound to nvidia", tb_nvml_count(p->nvml), n);
+  if (!why[0])
+    tb_nv_cuda_order(gpus, &n, getenv("CUDA_DEVICE_ORDER"), getenv("CUDA_VISIBLE_DEVICES"), why, sizeof why);
+  if (why[0]) {
+    free(gpus);
+    return from_cuinit(p, "%s", why);
+  }
+  if (!tb_cuda_open_without_init(p->list, &p->cuda)) {
+    free(gpus);
+    p->list->arena.failed = true;
+    return true;
+  }
+  if (p->cuda.init_called || p->cuda.state != TB_CUDA_READY) {
+    free(gpus); /* libcuda is missing or is not a working driver: the reasons read as before */
+    return true;
+  }
+  p->cuda.gpus = gpus;
+  p->cuda.count = n;
+  tb_report_check(p->list, TB_BACKEND_CUDA, true, "device list", "from NVML without cuInit: %d GPU%s in CUDA's order", n,
+                  n == 1 ? "" : "s");
+  for (int i = 0; i < n; i++)
+    tb_report_check(p->list, TB_BACKEND_CUDA, true, "nvml device", "cuda:%d %s, sm_%d%d, %d SMs, bus %s", i, gpus[i].name,
+                    gpus[i].cc_major, gpus[i].cc_minor, gpus[i].sm_count, gpus[i].bus_id);
+  return true;
+}
+
 void tb_probe_cuda(tb_device_list *list) {
   nv_probe p;
   memset(&p, 0, sizeof p);
@@ -338,11 +404,12 @@ void tb_probe_cuda(tb_device_list *list) {
     p.cuda.state = TB_CUDA_NOT_OPENED;
     tb_report_check(list, TB_BACKEND_CUDA, true, "dlopen libcuda",
                     "not opened: no NVIDIA function on the PCI bus and no /proc/driver/nvidia");
-  } else if (!tb_cuda_query(list, &p.cuda)) {
+  } else if (!list_from_nvml(&p) && !tb_cuda_query(list, &p.cuda)) {
     list->arena.failed = true;
     goto done;
   }
-  if (p.bus_count > 0 || p.cuda.count > 0) p.nvml = tb_nvml_open(list, p.nvml_version, sizeof p.nvml_version);
+  if (list->arena.failed) goto done;
+  if (p.bus_count > 0 || p.cuda.count > 0) open_nvml(&p);
   read_versions(&p);
   for (int i = 0; i < p.cuda.count; i++) add_driver_device(&p, &p.cuda.gpus[i]);
   for (size_t i = 0; i < p.bus_count; i++)

@@ -264,7 +264,19 @@ static bool initialise(tb_device_list *list, const tb_cuda_api *api, tb_cuda_inf
   return true;
 }
 
-bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) {
+/* Without cuInit: cuDriverGetVersion answers before it (the toolkit's stub answers 34 here too).
+ * true when it did; the caller then lists the devices from NVML. */
+static bool version_without_init(tb_device_list *list, const tb_cuda_api *api, tb_cuda_info *out) {
+  int version = 0;
+  if (api->cuDriverGetVersion(&version) != TB_CUDA_SUCCESS || version <= 0) return false;
+  out->driver_version = version;
+  tb_report_check(list, TB_BACKEND_CUDA, true, "cuDriverGetVersion", "%d (CUDA %d.%d)", version, version / 1000,
+                  (version % 1000) / 10);
+  tb_report_check(list, TB_BACKEND_CUDA, true, "cuInit", "not called: NVML lists the GPUs in CUDA's order");
+  return true;
+}
+
+static bool query(tb_device_list *list, tb_cuda_info *out, bool lazy) {
   memset(out, 0, sizeof *out);
   tb_cuda_api api;
   void *handle = tb_cuda_api_open(&api, false, &out->dl, out->missing, sizeof out->missing);
@@ -283,6 +295,11 @@ bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) {
   tb_report_check(list, TB_BACKEND_CUDA, true, "libcuda symbols", "all required symbols found%s",
                   api.cuDeviceGetUuid_v2 ? "" : " (no cuDeviceGetUuid_v2: using cuDeviceGetUuid)");
 
+  if (lazy && version_without_init(list, &api, out)) {
+    out->state = TB_CUDA_READY;
+    return true;
+  }
+  out->init_called = true;
   if (!initialise(list, &api, out)) {
     return true;
   }
@@ -300,6 +317,10 @@ bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) {
    * initialised driver is not something NVIDIA supports. */
   return true;
 }
+
+bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out) { return query(list, out, false); }
+
+bool tb_cuda_open_without_init(tb_device_list *list, tb_cuda_info *out) { return query(list, out, true); }
 
 void tb_cuda_info_free(tb_cuda_info *info) {
   free(info->gpus);

@@ -45,6 +45,7 @@ typedef struct tb_cuda_info {
   int code;                  /* its CUresult */
   char code_name[64];        /* "CUDA_ERROR_NO_DEVICE", or "CUDA error 12345" when unknown */
   int driver_version;        /* 12040 for CUDA 12.4; 0 when unknown */
+  bool init_called;          /* cuInit was called (always by tb_cuda_query) */
   int count;                 /* devices the driver lists */
   tb_cuda_gpu *gpus;         /* count entries */
 } tb_cuda_info;
@@ -53,6 +54,10 @@ typedef struct tb_cuda_info {
  * device, recording each step as a check of the CUDA report. Never creates a context. false only
  * when host memory runs out. Free with tb_cuda_info_free. */
 bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out);
+/* The same without cuInit when the driver answers cuDriverGetVersion: state TB_CUDA_READY, the
+ * version, count 0 and init_called false; the caller lists the devices some other way (NVML). When
+ * cuDriverGetVersion fails it goes on as tb_cuda_query does, so the errors read the same. */
+bool tb_cuda_open_without_init(tb_device_list *list, tb_cuda_info *out);
 void tb_cuda_info_free(tb_cuda_info *info);
 
 /* The name of a CUresult ("CUDA_ERROR_NO_DEVICE"); NULL when the code is not in the local table. */

@@ -7,6 +7,8 @@
  *                      attr_error (every attribute of device 0 fails with 1)
  *   FAKE_CUDA_DEVICES  h100x8 (default) | laptop (see fake_nvidia_gpus.h)
  *   FAKE_CUDA_COUNT    list only the first N devices, as CUDA_VISIBLE_DEVICES would
+ *   FAKE_CUDA_INIT_LOG a file to which every cuInit call appends a line, so that tests (and the `tb`
+ *                      processes they start) can count them
  * Memory (primary contexts, streams, allocations, copies, fills; see fake_devmem.h) for the CUDA backend:
  *   FAKE_CUDA_MEM_CAPACITY  bytes per device (default 1G; K/M/G suffixes): cuMemAlloc_v2 beyond it
  *                           returns 2 CUDA_ERROR_OUT_OF_MEMORY, cuMemGetInfo_v2 reports it as the total
@@ -79,8 +81,15 @@ static const fake_gpu *gpu(CUdevice dev) {
   return dev >= 0 && dev < device_count() ? &all[dev] : NULL;
 }
 
-CUresult cuInit(unsigned int flags) {
-  initialized = 0;
+static void log_init(void) {
+  const char *path = getenv("FAKE_CUDA_INIT_LOG");
+  FILE *f = path && *path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  fputs("cuInit\n", f);
+  fclose(f);
+}
+
+static CUresult init_result(unsigned int flags) {
   if (flags != 0) return INVALID_VALUE;
   if (mode_is("stub")) return STUB_LIBRARY;
   if (mode_is("no_device")) return NO_DEVICE;
@@ -88,8 +97,16 @@ CUresult cuInit(unsigned int flags) {
     const char *code = getenv("FAKE_CUDA_INIT_CODE");
     return code && *code ? atoi(code) : UNKNOWN;
   }
-  initialized = 1;
   return SUCCESS;
+}
+
+/* One store: a cuInit on one thread never makes another thread's calls fail for a moment (a backend
+ * opening on one thread while another closes its stream). */
+CUresult cuInit(unsigned int flags) {
+  log_init();
+  CUresult r = init_result(flags);
+  initialized = r == SUCCESS;
+  return r;
 }
 
 CUresult cuDriverGetVersion(int *version) {

@@ -1,6 +1,6 @@
 /* The NVIDIA probe on recorded trees with the fake libcuda and NVML: an 8x H100 server, a laptop, a
  * GPU without a driver, no GPU at all, a container without sysfs, and a driver that lists fewer GPUs
- * than the bus shows. Failure paths (stub, driver errors, permissions) are in test_nvidia_errors.c. */
+ * than the bus shows. The listing from NVML without cuInit is in test_nvidia_nvml.c. Failure paths (stub, driver errors, permissions) are in test_nvidia_errors.c. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +15,13 @@
 static const char *const h100_buses[8] = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
                                           "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
 
+/* The listing from libcuda (cuInit): an NVML without the device queries makes the probe ask libcuda.
+ * test_nvidia_nvml.c checks that the listing from NVML, without cuInit, equals this one. */
 static void h100x8_with_driver(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
+  setenv("FAKE_NVML_MODE", "old", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8); /* the NVSwitch (class 0x0680) is not a GPU */
   for (int i = 0; i < 8; i++) {
@@ -223,6 +226,7 @@ static void driver_lists_fewer_than_bus(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
+  setenv("FAKE_NVML_MODE", "old", 1); /* libcuda lists them: NVML would list all 8 */
   setenv("FAKE_CUDA_COUNT", "6", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8);

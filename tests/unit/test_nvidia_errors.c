@@ -68,6 +68,7 @@ static void cuinit_errors(void **state) {
   };
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
+  setenv("FAKE_NVML_MODE", "old", 1); /* cuInit runs only when NVML cannot list (test_nvidia_nvml.c) */
   setenv("FAKE_CUDA_MODE", "init_error", 1);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv("FAKE_CUDA_INIT_CODE", cases[c].code, 1);
@@ -97,6 +98,7 @@ static void garbage_attributes(void **state) {
   (void)state;
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
+  setenv("FAKE_NVML_MODE", "old", 1); /* the attributes are libcuda's: it lists the GPUs */
   setenv("FAKE_CUDA_MODE", "bad_attr", 1);
   tb_device_list *list = tbt_discover(CUDA_ONLY);
   assert_int_equal(tbt_count(list, TB_BACKEND_CUDA), 8);

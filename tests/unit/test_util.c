@@ -144,7 +144,7 @@ int tbt_setup_clean_env(void **state) {
 int tbt_setup_clean_nvidia(void **state) {
   static const char *const fake_vars[] = {"FAKE_CUDA_MODE", "FAKE_CUDA_DEVICES", "FAKE_CUDA_COUNT",
                                           "FAKE_CUDA_INIT_CODE", "FAKE_NVML_MODE", "FAKE_NVML_TOTAL_EXTRA",
-                                          "CUDA_VISIBLE_DEVICES"};
+                                          "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "FAKE_CUDA_INIT_LOG"};
   tbt_setup_clean_env(state);
   for (size_t i = 0; i < sizeof fake_vars / sizeof fake_vars[0]; i++) unsetenv(fake_vars[i]);
   return 0;

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
 #include "discover/nvidia_cuda_api.h"
+#include "discover/pci.h"
 
 #define CUDA_ALIGNMENT 256
 #define CUDA_ERROR_OUT_OF_MEMORY 2
@@ -74,13 +75,31 @@ static tb_status open_library(cuda_state *s) {
                   s->base.label, dl.tried, dl.error[0] ? dl.error : "not found");
 }
 
-/* cuInit, the device, its primary context and a stream. */
-static tb_status start(cuda_state *s, int index) {
+/* Discovery may number the GPUs from NVML without cuInit (docs/nvidia.md): the ordinal must reach the GPU
+ * it listed, never another one. */
+static tb_status check_bus(const cuda_state *s, int index, const char *expected) {
+  char got[64] = "", normal[16] = "";
+  if (!expected || !expected[0]) return TB_OK;
+  tb_cu_result r = s->api.cuDeviceGetPCIBusId(got, (int)sizeof got, s->device);
+  got[sizeof got - 1] = '\0';
+  if (r != TB_CUDA_SUCCESS) return call_failed(s, "cuDeviceGetPCIBusId", "", r);
+  if (tb_pci_normalize(got, normal, sizeof normal) && strcmp(normal, expected) == 0) return TB_OK;
+  return tb_error(TB_ERR_DRIVER,
+                  "%s: discovery listed the GPU at %s as CUDA ordinal %d, but libcuda has %s there; run `tb devices` "
+                  "again in this environment (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER decide the numbering), or "
+                  "set CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                  s->label, expected, index, normal[0] ? normal : "no valid bus id");
+}
+
+/* cuInit, the device (the one discovery listed), its primary context and a stream. */
+static tb_status start(cuda_state *s, int index, const char *bus_id) {
   tb_cu_result r = s->api.cuInit(0);
   if (r != TB_CUDA_SUCCESS) return call_failed_fix(s, "cuInit", r);
   char what[32];
   snprintf(what, sizeof what, "(%d)", index);
   if ((r = s->api.cuDeviceGet(&s->device, index)) != TB_CUDA_SUCCESS) return call_failed(s, "cuDeviceGet", what, r);
+  tb_status bus = check_bus(s, index, bus_id);
+  if (bus != TB_OK) return bus;
   if ((r = s->api.cuDevicePrimaryCtxRetain(&s->ctx, s->device)) != TB_CUDA_SUCCESS) {
     s->ctx = NULL;
     return call_failed_fix(s, "cuDevicePrimaryCtxRetain", r);
@@ -108,7 +127,7 @@ static tb_status cuda_open(const tb_device_info *device, void **state) {
   s->base.vendor = &cuda_vendor;
   snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
-  if (st == TB_OK) st = start(s, device->index);
+  if (st == TB_OK) st = start(s, device->index, device->pci_bus_id);
   if (st != TB_OK) {
     release(s);
     return st;
