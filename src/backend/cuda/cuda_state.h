@@ -4,7 +4,7 @@
 #define TB_BACKEND_CUDA_STATE_H
 #include <stdbool.h>
 #include "backend/backend_impl.h"
-#include "discover/nvidia_cuda_api.h"
+#include "runtime/nvidia_cuda_api.h"
 
 typedef struct cuda_state {
   tb_cuda_api api;

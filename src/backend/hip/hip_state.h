@@ -4,7 +4,7 @@
 #define TB_BACKEND_HIP_STATE_H
 #include <stdbool.h>
 #include "backend/backend_impl.h"
-#include "discover/amd_hip_api.h"
+#include "runtime/amd_hip_api.h"
 
 typedef struct hip_state {
   tb_hip_api api;

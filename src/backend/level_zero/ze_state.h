@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/backend_impl.h"
-#include "discover/intel_ze_api.h"
+#include "runtime/intel_ze_api.h"
 #include "discover/intel_zes.h"
 
 typedef struct ze_state {
