@@ -152,9 +152,12 @@ static int make_plan(const bench_opts *o, tbc_bench_report *report, plan *p) {
     tb_selection *sel = NULL;
     tb_status st = tb_select(list, NULL, &sel);
     if (st == TB_OK) snprintf(p->requests[p->request_count++], 64, "%s", tb_selection_device(sel)->device);
-    else if (st == TB_ERR_UNAVAILABLE)
-      snprintf(p->requests[p->request_count++], 64, "%s", getenv("TB_BACKEND") ? getenv("TB_BACKEND") : "auto");
-    else code = tbc_usage("bench", "%s", tb_last_error());
+    else if (st == TB_ERR_UNAVAILABLE) {
+      const char *request = NULL; /* the text tb_select read: TB_BACKEND, else auto */
+      tb_request_effective(NULL, &request);
+      snprintf(p->requests[p->request_count++], 64, "%s", request);
+    } else
+      code = tbc_usage("bench", "%s", tb_last_error());
     tb_selection_destroy(sel);
   } else if (strcmp(o->backends, "all") == 0) {
     for (size_t i = 0; i < tb_device_list_count(list) && p->request_count < TBC_BENCH_MAX_ROWS; i++) {

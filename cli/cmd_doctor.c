@@ -77,8 +77,8 @@ static void gather(const tb_device_list *list, findings *f) {
     }
   }
   run_select(list, "auto", &f->auto_pick);
-  const char *env = getenv("TB_BACKEND");
-  if (env && env[0]) {
+  const char *env = NULL;
+  if (tb_request_effective(NULL, &env) == TB_REQUEST_ENVIRONMENT) {
     f->tb_backend = env;
     run_select(list, NULL, &f->env_pick);
     if (!f->env_pick.selection) add_todo(f, "TB_BACKEND", f->env_pick.error);

@@ -29,6 +29,17 @@ typedef struct tb_candidate {
                                    "rejected: <reason>" (docs/selection.md) */
 } tb_candidate;
 
+/* Where a backend request comes from: the API argument (the tool's --backend), the TB_BACKEND
+ * environment variable, or the default "auto". */
+typedef enum tb_request_source { TB_REQUEST_ARGUMENT = 0, TB_REQUEST_ENVIRONMENT, TB_REQUEST_DEFAULT } tb_request_source;
+
+/* The backend request that tb_select and tb_backend_create read for `request`: `request` itself when
+ * not NULL; else TB_BACKEND when it is set and not empty; else "auto". *out_text (out_text may be NULL)
+ * points at `request`, at the environment's value (valid until the environment changes) or at "auto".
+ * A TB_BACKEND of white space only comes back as TB_REQUEST_ENVIRONMENT and selects as auto
+ * (tb_selection_source then says "default"). */
+TB_API tb_request_source tb_request_effective(const char *request, const char **out_text);
+
 /* Choose a device from `list`. Order and rules: docs/selection.md.
  * request: "auto", a backend name or alias ("cuda", "amd"; any case), or a device ("cuda:1");
  *          NULL means the TB_BACKEND environment variable, or "auto" when it is unset or empty.

@@ -13,8 +13,8 @@
 #include "backend/allocator.h"
 #include "backend/backend_impl.h"
 #include "backend/backend_refs.h"
-#include "core/env.h"
 #include "core/error.h"
+#include "select/request.h"
 
 /* The handle as allocated: the shared struct first, then the counts only this file touches. */
 typedef struct backend_box {
@@ -55,32 +55,17 @@ static void close_device(const tb_backend_ops *ops, void *state, tb_allocator *a
   if (ops) ops->close(state);
 }
 
-/* The backends discovery must probe for a request: only the named one ("cpu", "cuda:1", or the same in
- * TB_BACKEND), so creating a CPU backend does not start the OpenCL and Vulkan drivers; all for "auto"
- * and for anything that does not parse (tb_select then reports it). */
-static uint32_t backends_to_probe(const char *request) {
-  const char *r = request ? request : tb_env("TB_BACKEND");
-  if (!r) return 0;
-  char name[32];
-  size_t len = strcspn(r, ":");
-  if (len == 0 || len >= sizeof name) return 0;
-  memcpy(name, r, len);
-  name[len] = '\0';
-  tb_backend_kind kind;
-  bool is_auto = false;
-  if (tb_backend_parse(name, &kind, &is_auto) != TB_OK || is_auto) return 0;
-  return 1u << kind;
-}
-
 tb_status tb_backend_create(const char *request, tb_backend **out_backend) {
   if (!out_backend) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_backend_create: out_backend must not be NULL");
   *out_backend = NULL;
+  tb_request_spec spec; /* read once: the probe mask and the selection both come from it */
+  tb_request_parse(request, &spec);
   tb_device_list *list = NULL;
-  tb_discover_options options = {.size = sizeof options, .backends = backends_to_probe(request)};
+  tb_discover_options options = {.size = sizeof options, .backends = tb_request_probe_mask(&spec)};
   tb_status st = tb_discover(&options, &list);
   if (st != TB_OK) return st;
   tb_selection *sel = NULL;
-  st = tb_select(list, request, &sel);
+  st = tb_select_spec(list, &spec, &sel);
   if (st != TB_OK) {
     tb_device_list_destroy(list);
     return st;

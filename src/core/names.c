@@ -4,6 +4,7 @@
 #include <tensorbridge/device.h>
 #include <tensorbridge/dtype.h>
 #include "core/error.h"
+#include "core/names.h"
 
 static const char *const backend_names[TB_BACKEND_COUNT] = {"cpu", "cuda", "rocm", "xpu", "tpu", "vulkan", "opencl"};
 
@@ -22,22 +23,26 @@ static const struct { const char *alias; tb_backend_kind kind; } backend_aliases
 #define TB_BACKEND_VALID_NAMES \
   "auto, cpu, cuda (nvidia), rocm (amd, hip), xpu (intel, level_zero), tpu (xla), vulkan, opencl"
 
-tb_status tb_backend_parse(const char *name, tb_backend_kind *out_kind, bool *out_is_auto) {
-  if (!name || !out_kind) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_backend_parse: name and out_kind must not be NULL");
-  if (out_is_auto) *out_is_auto = false;
-  if (strcasecmp(name, "auto") == 0) {
-    if (out_is_auto) {
-      *out_is_auto = true;
-      return TB_OK;
-    }
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "backend 'auto' is not allowed here; name one of: " TB_BACKEND_VALID_NAMES);
-  }
+bool tb_backend_lookup(const char *name, tb_backend_kind *out_kind, bool *out_is_auto) {
+  *out_is_auto = strcasecmp(name, "auto") == 0;
+  if (*out_is_auto) return true;
   for (size_t i = 0; i < sizeof backend_aliases / sizeof backend_aliases[0]; i++) {
     if (strcasecmp(name, backend_aliases[i].alias) == 0) {
       *out_kind = backend_aliases[i].kind;
-      return TB_OK;
+      return true;
     }
   }
+  return false;
+}
+
+tb_status tb_backend_parse(const char *name, tb_backend_kind *out_kind, bool *out_is_auto) {
+  if (!name || !out_kind) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_backend_parse: name and out_kind must not be NULL");
+  bool is_auto = false;
+  bool known = tb_backend_lookup(name, out_kind, &is_auto);
+  if (out_is_auto) *out_is_auto = is_auto;
+  if (is_auto && !out_is_auto)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "backend 'auto' is not allowed here; name one of: " TB_BACKEND_VALID_NAMES);
+  if (known) return TB_OK;
   return tb_error(TB_ERR_NOT_FOUND, "unknown backend '%s'; valid names are: " TB_BACKEND_VALID_NAMES, name);
 }
 

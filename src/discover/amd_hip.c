@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "discover/amd_hip_api.h"
+#include "runtime/amd_hip_api.h"
 #include "discover/pci.h"
 
 /* hipDeviceAttribute_t values (hip_runtime_api.h: the CUDA-compatible block is alphabetical from 0). */
@@ -16,35 +16,6 @@ enum {
 };
 enum { HIP_SUCCESS = 0, HIP_ERROR_NO_DEVICE = 100 };
 #define HIP_MAX_DEVICES 1024
-
-const char *tb_hip_error_name(int code) {
-  static const struct {
-    int code;
-    const char *name;
-  } names[] = {{0, "hipSuccess"},
-               {1, "hipErrorInvalidValue"},
-               {2, "hipErrorOutOfMemory"},
-               {3, "hipErrorNotInitialized"},
-               {4, "hipErrorDeinitialized"},
-               {35, "hipErrorInsufficientDriver"},
-               {100, "hipErrorNoDevice"},
-               {101, "hipErrorInvalidDevice"},
-               {200, "hipErrorInvalidImage"},
-               {201, "hipErrorInvalidContext"},
-               {209, "hipErrorNoBinaryForGpu"},
-               {303, "hipErrorSharedObjectInitFailed"},
-               {304, "hipErrorOperatingSystem"},
-               {400, "hipErrorInvalidHandle"},
-               {500, "hipErrorNotFound"},
-               {700, "hipErrorIllegalAddress"},
-               {801, "hipErrorNotSupported"},
-               {999, "hipErrorUnknown"},
-               {1052, "hipErrorRuntimeMemory"},
-               {1053, "hipErrorRuntimeOther"}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (names[i].code == code) return names[i].name;
-  return "hipError?";
-}
 
 static void error_name(const tb_hip_api *api, int code, char *out, size_t cap) {
   tb_hip_api_error_name(api, code, out, cap);

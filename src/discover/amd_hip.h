@@ -45,7 +45,4 @@ typedef struct tb_hip_info {
 bool tb_hip_query(tb_device_list *list, tb_hip_info *out);
 void tb_hip_free(tb_hip_info *info);
 
-/* "hipErrorNoDevice" for 100; "hipError?" for codes not in the local table. */
-const char *tb_hip_error_name(int code);
-
 #endif

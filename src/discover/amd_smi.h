@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "discover/devlist.h"
+#include "runtime/amd_smi_api.h"
 
 typedef struct tb_smi_device {
   char bus_id[16];     /* normalized, from rsmi_dev_pci_id_get */
@@ -25,8 +26,5 @@ bool tb_smi_query(tb_device_list *list, tb_smi_info *out);
 void tb_smi_free(tb_smi_info *info);
 /* The device with this bus id, or NULL. */
 const tb_smi_device *tb_smi_find(const tb_smi_info *info, const char *bus_id);
-
-/* "RSMI_STATUS_INIT_ERROR" for 8; "RSMI_STATUS_?" for unknown codes. */
-const char *tb_smi_status_name(uint32_t status);
 
 #endif

@@ -7,38 +7,9 @@
 #include <string.h>
 #include "core/dl.h"
 #include "core/uuid.h"
-#include "discover/intel_ze_api.h"
+#include "runtime/intel_ze_api.h"
 #include "discover/intel_zes.h"
 #include "discover/pci.h"
-
-static const struct { uint32_t code; const char *name; } ze_results[] = {
-    {0x0, "ZE_RESULT_SUCCESS"},
-    {0x1, "ZE_RESULT_NOT_READY"},
-    {0x70000001, "ZE_RESULT_ERROR_DEVICE_LOST"},
-    {0x70000002, "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY"},
-    {0x70000003, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"},
-    {0x70000006, "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET"},
-    {0x70000007, "ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE"},
-    {0x70010000, "ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS"},
-    {0x70010001, "ZE_RESULT_ERROR_NOT_AVAILABLE"},
-    {0x70020000, "ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE"},
-    {0x78000001, "ZE_RESULT_ERROR_UNINITIALIZED"},
-    {0x78000002, "ZE_RESULT_ERROR_UNSUPPORTED_VERSION"},
-    {0x78000003, "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE"},
-    {0x78000004, "ZE_RESULT_ERROR_INVALID_ARGUMENT"},
-    {0x78000005, "ZE_RESULT_ERROR_INVALID_NULL_HANDLE"},
-    {0x78000007, "ZE_RESULT_ERROR_INVALID_NULL_POINTER"},
-    {0x78000008, "ZE_RESULT_ERROR_INVALID_SIZE"},
-    {0x7800000c, "ZE_RESULT_ERROR_INVALID_ENUMERATION"},
-    {0x7800000d, "ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION"},
-    {0x7ffffffe, "ZE_RESULT_ERROR_UNKNOWN"},
-};
-
-const char *tb_ze_result_name(uint32_t result) {
-  for (size_t i = 0; i < sizeof ze_results / sizeof ze_results[0]; i++)
-    if (ze_results[i].code == result) return ze_results[i].name;
-  return "unknown ze_result_t";
-}
 
 #define TB_ZE_INSTALL_FIX                                                                                      \
   "install the Level Zero loader and Intel's GPU compute runtime (Debian/Ubuntu: libze1 or level-zero, and " \

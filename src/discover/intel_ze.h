@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "discover/devlist.h"
+#include "runtime/intel_ze_api.h"
 
 #define TB_ZE_DEVICE_TYPE_GPU 1u
 #define TB_ZE_FLAG_INTEGRATED 1u /* ZE_DEVICE_PROPERTY_FLAG_INTEGRATED */
@@ -57,8 +58,5 @@ typedef struct tb_ze_scan {
  * tb_ze_scan_free. */
 void tb_ze_scan_run(tb_device_list *list, tb_ze_scan *scan);
 void tb_ze_scan_free(tb_ze_scan *scan);
-
-/* "ZE_RESULT_ERROR_UNINITIALIZED" for 0x78000001; "unknown ze_result_t" for values not in the table. */
-const char *tb_ze_result_name(uint32_t result);
 
 #endif

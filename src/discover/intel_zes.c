@@ -1,74 +1,13 @@
 /* Free device memory from Level Zero Sysman: zesInit(0), zesDriverGet, zesDeviceGet, the PCI address of each
  * Sysman device (zesDevicePciGetProperties), then its memory modules (zesDeviceEnumMemoryModules,
- * zesMemoryGetProperties, zesMemoryGetState). Structs follow Level Zero's public zes_api.h (spec 1.x). */
+ * zesMemoryGetProperties, zesMemoryGetState), through the table in runtime/intel_zes_api.h. */
 #include "discover/intel_zes.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dl.h"
 #include "discover/pci.h"
-
-enum { ZES_STYPE_PCI_PROPERTIES = 0x2, ZES_STYPE_MEM_PROPERTIES = 0xb, ZES_STYPE_MEM_STATE = 0x1e };
-enum { ZES_MEM_LOC_SYSTEM = 0, ZES_MEM_LOC_DEVICE = 1 };
-
-typedef struct zes_pci_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t domain, bus, device, function; /* zes_pci_address_t */
-  int32_t gen, width;                     /* zes_pci_speed_t */
-  int64_t maxBandwidth;
-  uint8_t haveBandwidthCounters, havePacketCounters, haveReplayCounters;
-} zes_pci_properties;
-
-typedef struct zes_mem_properties {
-  uint32_t stype;
-  void *pNext;
-  uint32_t type;       /* zes_mem_type_t */
-  uint8_t onSubdevice; /* ze_bool_t */
-  uint32_t subdeviceId;
-  uint32_t location;   /* zes_mem_loc_t */
-  uint64_t physicalSize;
-  int32_t busWidth, numChannels;
-} zes_mem_properties;
-
-typedef struct zes_mem_state {
-  uint32_t stype;
-  const void *pNext;
-  uint32_t health; /* zes_mem_health_t */
-  uint64_t free, size;
-} zes_mem_state;
-
-_Static_assert(offsetof(zes_pci_properties, haveBandwidthCounters) == 48, "zes_pci_properties_t layout");
-_Static_assert(offsetof(zes_mem_properties, location) == 28 && offsetof(zes_mem_properties, physicalSize) == 32,
-               "zes_mem_properties_t layout");
-_Static_assert(offsetof(zes_mem_state, free) == 24 && sizeof(zes_mem_state) == 40, "zes_mem_state_t layout");
-
-typedef uint32_t (*zesInit_fn)(uint32_t flags);
-typedef uint32_t (*zesDriverGet_fn)(uint32_t *count, void **drivers);
-typedef uint32_t (*zesDeviceGet_fn)(void *driver, uint32_t *count, void **devices);
-typedef uint32_t (*zesDevicePciGetProperties_fn)(void *device, zes_pci_properties *props);
-typedef uint32_t (*zesDeviceEnumMemoryModules_fn)(void *device, uint32_t *count, void **modules);
-typedef uint32_t (*zesMemoryGetProperties_fn)(void *module, zes_mem_properties *props);
-typedef uint32_t (*zesMemoryGetState_fn)(void *module, zes_mem_state *state);
-
-/* All optional: an old loader without Sysman leaves free memory unknown. */
-#define TB_ZES_SYMBOLS(X)             \
-  X(zesInit)                          \
-  X(zesDriverGet)                     \
-  X(zesDeviceGet)                     \
-  X(zesDevicePciGetProperties)        \
-  X(zesDeviceEnumMemoryModules)       \
-  X(zesMemoryGetProperties)           \
-  X(zesMemoryGetState)
-
-typedef struct zes_api {
-#define TB_ZES_SLOT(name) void *name;
-  TB_ZES_SYMBOLS(TB_ZES_SLOT)
-#undef TB_ZES_SLOT
-} zes_api;
-
-#define ZES_CALL(api, name) ((name##_fn)(api)->name)
+#include "runtime/intel_zes_api.h"
 
 #define TB_ZES_MAX_DEVICES 64
 #define TB_ZES_MAX_MODULES 16
@@ -86,29 +25,29 @@ typedef struct zes_device {
   unsigned module_count;
 } zes_device;
 
-static void read_modules(tb_device_list *list, const zes_api *api, void *device, zes_device *out) {
+static void read_modules(tb_device_list *list, const tb_zes_api *api, void *device, zes_device *out) {
   uint32_t n = 0;
-  uint32_t r = ZES_CALL(api, zesDeviceEnumMemoryModules)(device, &n, NULL);
+  uint32_t r = TB_ZES_CALL(api, zesDeviceEnumMemoryModules)(device, &n, NULL);
   void *modules[TB_ZES_MAX_MODULES] = {0};
   if (n > TB_ZES_MAX_MODULES) n = TB_ZES_MAX_MODULES;
-  if (r == 0 && n) r = ZES_CALL(api, zesDeviceEnumMemoryModules)(device, &n, modules);
+  if (r == 0 && n) r = TB_ZES_CALL(api, zesDeviceEnumMemoryModules)(device, &n, modules);
   if (r != 0) {
     tb_report_check(list, TB_BACKEND_XPU, false, "zesDeviceEnumMemoryModules", "%s: 0x%08x (%s)",
                     out->bus_id[0] ? out->bus_id : "?", r, tb_ze_result_name(r));
     return;
   }
   for (uint32_t i = 0; i < n && i < TB_ZES_MAX_MODULES; i++) {
-    zes_mem_properties props;
+    tb_zes_mem_properties props;
     memset(&props, 0, sizeof props);
-    props.stype = ZES_STYPE_MEM_PROPERTIES;
-    props.location = ZES_MEM_LOC_DEVICE;
-    if (api->zesMemoryGetProperties && ZES_CALL(api, zesMemoryGetProperties)(modules[i], &props) == 0 &&
-        props.location != ZES_MEM_LOC_DEVICE)
+    props.stype = TB_ZES_STYPE_MEM_PROPERTIES;
+    props.location = TB_ZES_MEM_LOC_DEVICE;
+    if (api->zesMemoryGetProperties && TB_ZES_CALL(api, zesMemoryGetProperties)(modules[i], &props) == 0 &&
+        props.location != TB_ZES_MEM_LOC_DEVICE)
       continue; /* system memory seen by the GPU is not its own */
-    zes_mem_state state;
+    tb_zes_mem_state state;
     memset(&state, 0, sizeof state);
-    state.stype = ZES_STYPE_MEM_STATE;
-    r = ZES_CALL(api, zesMemoryGetState)(modules[i], &state);
+    state.stype = TB_ZES_STYPE_MEM_STATE;
+    r = TB_ZES_CALL(api, zesMemoryGetState)(modules[i], &state);
     if (r != 0 || state.free > state.size) {
       tb_report_check(list, TB_BACKEND_XPU, false, "zesMemoryGetState", "%s module %u: 0x%08x (%s), free %llu of %llu",
                       out->bus_id[0] ? out->bus_id : "?", i, r, tb_ze_result_name(r), (unsigned long long)state.free,
@@ -123,24 +62,24 @@ static void read_modules(tb_device_list *list, const zes_api *api, void *device,
   }
 }
 
-static void read_address(const zes_api *api, void *device, zes_device *out) {
+static void read_address(const tb_zes_api *api, void *device, zes_device *out) {
   out->bus_id[0] = '\0';
   if (!api->zesDevicePciGetProperties) return;
-  zes_pci_properties p;
+  tb_zes_pci_properties p;
   memset(&p, 0, sizeof p);
-  p.stype = ZES_STYPE_PCI_PROPERTIES;
-  if (ZES_CALL(api, zesDevicePciGetProperties)(device, &p) != 0) return;
+  p.stype = TB_ZES_STYPE_PCI_PROPERTIES;
+  if (TB_ZES_CALL(api, zesDevicePciGetProperties)(device, &p) != 0) return;
   if (p.domain > 0xffff || p.bus > 0xff || p.device > 0x1f || p.function > 7) return;
   tb_pci_format(p.domain, p.bus, p.device, p.function, out->bus_id, sizeof out->bus_id);
 }
 
 /* Sysman devices of every Sysman driver, at most TB_ZES_MAX_DEVICES. */
-static size_t list_devices(tb_device_list *list, const zes_api *api, zes_device *out) {
+static size_t list_devices(tb_device_list *list, const tb_zes_api *api, zes_device *out) {
   uint32_t ndrivers = 0;
-  uint32_t r = ZES_CALL(api, zesDriverGet)(&ndrivers, NULL);
+  uint32_t r = TB_ZES_CALL(api, zesDriverGet)(&ndrivers, NULL);
   void *drivers[8] = {0};
   if (ndrivers > 8) ndrivers = 8;
-  if (r == 0 && ndrivers) r = ZES_CALL(api, zesDriverGet)(&ndrivers, drivers);
+  if (r == 0 && ndrivers) r = TB_ZES_CALL(api, zesDriverGet)(&ndrivers, drivers);
   if (r != 0) {
     tb_report_check(list, TB_BACKEND_XPU, false, "zesDriverGet", "0x%08x (%s)", r, tb_ze_result_name(r));
     return 0;
@@ -149,9 +88,9 @@ static size_t list_devices(tb_device_list *list, const zes_api *api, zes_device 
   for (uint32_t di = 0; di < ndrivers && di < 8; di++) {
     void *devices[TB_ZES_MAX_DEVICES] = {0};
     uint32_t n = 0;
-    r = ZES_CALL(api, zesDeviceGet)(drivers[di], &n, NULL);
+    r = TB_ZES_CALL(api, zesDeviceGet)(drivers[di], &n, NULL);
     if (n > TB_ZES_MAX_DEVICES - count) n = (uint32_t)(TB_ZES_MAX_DEVICES - count);
-    if (r == 0 && n) r = ZES_CALL(api, zesDeviceGet)(drivers[di], &n, devices);
+    if (r == 0 && n) r = TB_ZES_CALL(api, zesDeviceGet)(drivers[di], &n, devices);
     if (r != 0) {
       tb_report_check(list, TB_BACKEND_XPU, false, "zesDeviceGet", "driver %u: 0x%08x (%s)", di, r, tb_ze_result_name(r));
       continue;
@@ -199,14 +138,8 @@ static const zes_device *match(const tb_ze_scan *scan, size_t index, const zes_d
 }
 
 void tb_zes_read_free(tb_device_list *list, void *handle, tb_ze_scan *scan) {
-  zes_api api;
-  memset(&api, 0, sizeof api);
-  tb_dl_symbol table[] = {
-#define TB_ZES_ENTRY(name) {#name, &api.name, true},
-      TB_ZES_SYMBOLS(TB_ZES_ENTRY)
-#undef TB_ZES_ENTRY
-  };
-  tb_dl_symbols(handle, table, sizeof table / sizeof table[0], NULL, 0);
+  tb_zes_api api;
+  tb_zes_api_resolve(handle, &api);
   if (!api.zesInit || !api.zesDriverGet || !api.zesDeviceGet || !api.zesDeviceEnumMemoryModules ||
       !api.zesMemoryGetState) {
     tb_report_check(list, TB_BACKEND_XPU, false, "zesInit",
@@ -215,7 +148,7 @@ void tb_zes_read_free(tb_device_list *list, void *handle, tb_ze_scan *scan) {
                     scan->library);
     return;
   }
-  uint32_t r = ZES_CALL(&api, zesInit)(0);
+  uint32_t r = TB_ZES_CALL(&api, zesInit)(0);
   if (r != 0) {
     tb_report_check(list, TB_BACKEND_XPU, false, "zesInit", "0x%08x (%s): free memory unknown", r, tb_ze_result_name(r));
     return;

@@ -7,13 +7,7 @@
 #include <stdint.h>
 #include "core/dl.h"
 #include "discover/devlist.h"
-
-/* CUresult codes the probe treats specially (values from the CUDA driver API). */
-enum {
-  TB_CUDA_SUCCESS = 0,
-  TB_CUDA_ERROR_STUB_LIBRARY = 34,
-  TB_CUDA_ERROR_NO_DEVICE = 100,
-};
+#include "runtime/nvidia_cuda_api.h"
 
 typedef enum tb_cuda_state {
   TB_CUDA_READY,          /* cuInit succeeded and the device count is known */
@@ -59,10 +53,5 @@ bool tb_cuda_query(tb_device_list *list, tb_cuda_info *out);
  * cuDriverGetVersion fails it goes on as tb_cuda_query does, so the errors read the same. */
 bool tb_cuda_open_without_init(tb_device_list *list, tb_cuda_info *out);
 void tb_cuda_info_free(tb_cuda_info *info);
-
-/* The name of a CUresult ("CUDA_ERROR_NO_DEVICE"); NULL when the code is not in the local table. */
-const char *tb_cuda_error_name(int code);
-/* What a person can do when cuInit returns `code`. */
-const char *tb_cuda_error_fix(int code);
 
 #endif

@@ -6,9 +6,9 @@
 #include <string.h>
 #include "core/dl.h"
 #include "core/uuid.h"
-#include "discover/opencl_api.h"
-#include "discover/opencl_loader.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_api.h"
+#include "runtime/opencl_loader.h"
+#include "runtime/opencl_query.h"
 #include "discover/pci.h"
 #include "discover/probes.h"
 

@@ -1,5 +1,5 @@
 /* Names of OpenCL error codes, so reasons can say "-1001 CL_PLATFORM_NOT_FOUND_KHR" and not a bare number. */
-#include "discover/opencl_api.h"
+#include "runtime/opencl_api.h"
 
 typedef struct tb_cl_error_entry {
   tb_cl_int code;

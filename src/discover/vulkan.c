@@ -6,9 +6,9 @@
 #include <string.h>
 #include "core/dl.h"
 #include "discover/probes.h"
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
 #include "discover/vulkan_device.h"
-#include "discover/vulkan_loader.h"
+#include "runtime/vulkan_loader.h"
 #include "discover/vulkan_validation.h"
 
 #define VK_BACKEND TB_BACKEND_VULKAN
@@ -114,7 +114,8 @@ static void report_create_error(vk_probe *p, tb_vk_result r) {
 }
 
 static tb_vk_result try_create(vk_probe *p, uint32_t api_version) {
-  return tb_vk_loader_create_instance(&p->api, &p->validation, "TensorBridge discovery", api_version, &p->instance);
+  tb_vk_instance_request request = tb_vk_validation_request(&p->validation);
+  return tb_vk_loader_create_instance(&p->api, &request, "TensorBridge discovery", api_version, &p->instance);
 }
 
 static bool create_instance(vk_probe *p) {

@@ -3,7 +3,7 @@
 #define TB_DISCOVER_VULKAN_DEVICE_H
 #include <stdbool.h>
 #include "discover/devlist.h"
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
 
 /* Add "vulkan:N" for `phys`: properties (through vkGetPhysicalDeviceProperties2 and its extension
  * structures when the instance is Vulkan 1.1 or newer), features, memory heaps and budget, device

@@ -1,7 +1,7 @@
 /* Names and text for Vulkan values: VkResult names, vendor ids, driver and API versions. */
 #include <stdio.h>
 #include <string.h>
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
 
 typedef struct vk_result_entry {
   tb_vk_result code;

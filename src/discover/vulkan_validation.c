@@ -101,6 +101,16 @@ void tb_vk_validation_prepare(tb_device_list *list, const tb_vk_api *api, tb_vk_
   };
 }
 
+tb_vk_instance_request tb_vk_validation_request(const tb_vk_validation *v) {
+  return (tb_vk_instance_request){
+      .layer_count = v->layer_enabled ? 1u : 0u,
+      .layer_names = v->layer_names,
+      .extension_count = v->counting ? 1u : 0u,
+      .extension_names = v->extension_names,
+      .next = v->counting ? &v->messenger_info : NULL,
+  };
+}
+
 void tb_vk_validation_attach(tb_device_list *list, const tb_vk_api *api, tb_vk_instance instance, tb_vk_validation *v) {
   if (!v->counting) return;
   if (!api->vkCreateDebugUtilsMessengerEXT || !api->vkDestroyDebugUtilsMessengerEXT) {

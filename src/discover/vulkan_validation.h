@@ -5,7 +5,8 @@
 #define TB_DISCOVER_VULKAN_VALIDATION_H
 #include <stdbool.h>
 #include "discover/devlist.h"
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
+#include "runtime/vulkan_loader.h"
 
 #define TB_VK_VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 #define TB_VK_DEBUG_UTILS_EXTENSION "VK_EXT_debug_utils"
@@ -30,6 +31,9 @@ typedef struct tb_vk_validation {
  * messenger info to chain into VkInstanceCreateInfo (pNext), which counts into *v. `list` may be NULL
  * (the backend): then nothing is recorded. */
 void tb_vk_validation_prepare(tb_device_list *list, const tb_vk_api *api, tb_vk_validation *v);
+
+/* The layer, extension and messenger chain `v` prepared, as the loader's instance request. */
+tb_vk_instance_request tb_vk_validation_request(const tb_vk_validation *v);
 
 /* After vkCreateInstance: a messenger for the instance's lifetime (the chained one covers only
  * creation and destruction). */

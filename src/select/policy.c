@@ -44,13 +44,19 @@ static tb_status choose(tb_selection *sel, const tb_device_list *list, const tb_
 }
 
 tb_status tb_select(const tb_device_list *list, const char *request, tb_selection **out_selection) {
+  tb_request_spec spec;
+  tb_request_parse(request, &spec);
+  return tb_select_spec(list, &spec, out_selection);
+}
+
+tb_status tb_select_spec(const tb_device_list *list, const tb_request_spec *spec, tb_selection **out_selection) {
   if (!out_selection) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_select: out_selection must not be NULL");
   *out_selection = NULL;
   if (!list) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_select: list must not be NULL; get one from tb_discover()");
   tb_selection *sel = calloc(1, sizeof *sel);
   if (!sel) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_select: out of host memory");
   tb_request req;
-  tb_status st = tb_request_resolve(list, request, &sel->arena, &req);
+  tb_status st = tb_request_resolve(list, spec, &sel->arena, &req);
   if (st == TB_OK) {
     sel->request = req.text;
     sel->source = req.source;

@@ -1,9 +1,7 @@
-/* Selection requests: where a request comes from (argument, TB_BACKEND, default), what it names (auto,
- * a backend or alias, one device), and the errors for names that do not exist or cannot be used. */
-#include <ctype.h>
+/* Selection requests against a device list: the parsed request (request_parse.c) resolved to auto, a
+ * backend or one listed device, and the errors for names that do not exist or cannot be used. */
 #include <stdio.h>
 #include <string.h>
-#include "core/env.h"
 #include "core/error.h"
 #include "discover/devlist.h"
 #include "select/select.h"
@@ -21,17 +19,6 @@ const char *tb_backend_display_name(tb_backend_kind kind) {
 const char *tb_request_quote(const tb_request *req, tb_arena *arena) {
   if (strcmp(req->source, "TB_BACKEND") == 0) return tb_arena_printf(arena, "TB_BACKEND=%s", req->text);
   return tb_arena_printf(arena, "request '%s'", req->text);
-}
-
-/* Copy `text` without surrounding white space into buf; false when it does not fit. */
-static bool trim_copy(const char *text, char *buf, size_t cap) {
-  while (isspace((unsigned char)*text)) text++;
-  size_t len = strlen(text);
-  while (len > 0 && isspace((unsigned char)text[len - 1])) len--;
-  if (len >= cap) return false;
-  memcpy(buf, text, len);
-  buf[len] = '\0';
-  return true;
 }
 
 static tb_status not_a_backend(const tb_request *req) {
@@ -80,44 +67,30 @@ static tb_status find_indexed(const tb_device_list *list, const tb_request *req,
                   where(req), req->text, tb_backend_name(out->kind), index, tb_backend_name(out->kind), have);
 }
 
-tb_status tb_request_resolve(const tb_device_list *list, const char *request, tb_arena *arena, tb_request *out) {
+tb_status tb_request_resolve(const tb_device_list *list, const tb_request_spec *spec, tb_arena *arena, tb_request *out) {
   memset(out, 0, sizeof *out);
-  const char *text = request;
-  out->source = "argument";
-  if (!request) {
-    text = tb_env("TB_BACKEND");
-    out->source = text ? "TB_BACKEND" : "default";
-    if (!text) text = "auto";
-  }
-  out->text = tb_arena_strdup(arena, text);
-  char name[96];
-  if (!trim_copy(text, name, sizeof name)) return not_a_backend(out);
-  if (!name[0]) {
-    if (!request) { /* TB_BACKEND of white space only: treated as unset */
-      out->source = "default";
-      out->text = "auto";
-      out->is_auto = true;
-      return TB_OK;
-    }
+  out->source = tb_request_source_name(spec->source);
+  out->text = tb_arena_strdup(arena, spec->text);
+  if (!spec->fits) return not_a_backend(out);
+  if (!spec->name[0])
     return tb_error(TB_ERR_INVALID_ARGUMENT, "an empty backend request; valid names are " TB_REQUEST_VALID_NAMES);
-  }
   /* A device string exactly as listed ("cuda:0", "pci:0000:3b:00.0"). */
   for (size_t i = 0; i < tb_device_list_count(list); i++) {
     const tb_device_info *d = tb_device_list_get(list, i);
-    if (strcmp(d->device, name) == 0) {
+    if (strcmp(d->device, spec->name) == 0) {
       out->kind = d->backend;
       out->device = d;
       return TB_OK;
     }
   }
-  char *colon = strchr(name, ':');
-  if (colon) *colon = '\0';
-  if (tb_backend_parse(name, &out->kind, &out->is_auto) != TB_OK) return not_a_backend(out);
-  if (!colon) return TB_OK;
+  if (!spec->names_backend) return not_a_backend(out);
+  out->kind = spec->kind;
+  out->is_auto = spec->is_auto;
+  if (!spec->index) return TB_OK;
   if (out->is_auto)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s%.100s: auto takes no device index; valid names are " TB_REQUEST_VALID_NAMES,
                     where(out), out->text);
-  return find_indexed(list, out, colon + 1, out);
+  return find_indexed(list, out, spec->index, out);
 }
 
 /* The most useful sentence for why `kind` has nothing usable: a device's reason, else the report. */

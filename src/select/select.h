@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <tensorbridge/policy.h>
 #include "core/arena.h"
+#include "select/request.h"
 
 /* Why a candidate is where it is; the JSON "outcome" key names these. */
 typedef enum tb_outcome {
@@ -39,9 +40,9 @@ typedef struct tb_request {
   const tb_device_info *device; /* when the request names one device ("cuda:1"); else NULL */
 } tb_request;
 
-/* Resolve `request` (NULL: TB_BACKEND, else "auto") against the list. Unknown names are
- * TB_ERR_NOT_FOUND, malformed device indices TB_ERR_INVALID_ARGUMENT, with the valid forms. */
-tb_status tb_request_resolve(const tb_device_list *list, const char *request, tb_arena *arena, tb_request *out);
+/* Resolve the parsed request against the list. Unknown names are TB_ERR_NOT_FOUND, malformed device
+ * indices TB_ERR_INVALID_ARGUMENT, with the valid forms. */
+tb_status tb_request_resolve(const tb_device_list *list, const tb_request_spec *spec, tb_arena *arena, tb_request *out);
 /* The error for a backend (or device) the request named that has nothing usable. */
 tb_status tb_request_unavailable(const tb_device_list *list, const tb_request *req);
 /* How the request is quoted in messages: "TB_BACKEND=cuda" or "backend 'cuda'". */

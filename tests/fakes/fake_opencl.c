@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../src/backend/opencl/cl_api.h"
-#include "../../src/discover/opencl_api.h"
+#include "../../src/runtime/opencl_exec_api.h"
+#include "../../src/runtime/opencl_api.h"
 #include "fake_once.h"
 
 FAKE_ONCE("FAKE_LOADED_OPENCL", "fake_opencl")

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../src/discover/vulkan_api.h"
+#include "../../src/runtime/vulkan_api.h"
 #include "fake_once.h"
 
 FAKE_ONCE("FAKE_LOADED_VULKAN", "fake_vulkan")

@@ -3,8 +3,8 @@
 #include <string.h>
 #include "test_util.h"
 #include "core/uuid.h"
-#include "discover/opencl_api.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_api.h"
+#include "runtime/opencl_query.h"
 
 #if __has_include(<CL/cl_ext.h>)
 #define CL_TARGET_OPENCL_VERSION 300

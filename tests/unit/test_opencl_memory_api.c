@@ -1,4 +1,4 @@
-/* The OpenCL backend's local declarations (src/backend/opencl/cl_api.h) against the Khronos headers
+/* The OpenCL backend's local declarations (src/runtime/opencl_exec_api.h) against the Khronos headers
  * when the system has them, and how OpenCL codes become statuses and sentences (cl_error.c). */
 #include <string.h>
 #include "backend/opencl/cl_device.h"

@@ -1,6 +1,7 @@
 /* Selection by name: TB_BACKEND and explicit requests (backends, aliases, devices), the errors for
  * unknown and unavailable names, bad arguments, and the JSON rendering of a selection. */
 #include <cjson/cJSON.h>
+#include "select/request.h"
 #include "test_select_helpers.h"
 
 /* Two H100s, an NVIDIA GPU without a driver is not here; plus the CPU. */
@@ -108,6 +109,65 @@ static void tb_backend_empty_is_unset(void **state) {
   assert_int_equal(tb_selection_candidate_count(sel), 3);
   tb_selection_destroy(sel);
   tb_device_list_destroy(l);
+}
+
+/* The public view of the request tb_select and tb_backend_create read: the text and where it comes from. */
+static void request_effective_names_the_source(void **state) {
+  (void)state;
+  const char *text = NULL;
+  assert_int_equal(tb_request_effective(NULL, &text), TB_REQUEST_DEFAULT);
+  assert_string_equal(text, "auto");
+  setenv("TB_BACKEND", "nvidia", 1);
+  assert_int_equal(tb_request_effective(NULL, &text), TB_REQUEST_ENVIRONMENT);
+  assert_string_equal(text, "nvidia");
+  /* the argument (the tool's --backend) wins over TB_BACKEND */
+  assert_int_equal(tb_request_effective("cpu", &text), TB_REQUEST_ARGUMENT);
+  assert_string_equal(text, "cpu");
+  assert_int_equal(tb_request_effective("cpu", NULL), TB_REQUEST_ARGUMENT);
+  /* white space only: still TB_BACKEND's text, which selects as the default */
+  setenv("TB_BACKEND", " \t", 1);
+  assert_int_equal(tb_request_effective(NULL, &text), TB_REQUEST_ENVIRONMENT);
+  assert_string_equal(text, " \t");
+  setenv("TB_BACKEND", "", 1);
+  assert_int_equal(tb_request_effective(NULL, &text), TB_REQUEST_DEFAULT);
+  assert_string_equal(text, "auto");
+}
+
+/* One parse gives discovery its probe mask: only the named backend, all for auto and for other names. */
+static void parsed_request_probe_mask(void **state) {
+  (void)state;
+  static const struct {
+    const char *request;
+    uint32_t mask;
+  } cases[] = {
+      {"cpu", 1u << TB_BACKEND_CPU},     {" Nvidia:1 ", 1u << TB_BACKEND_CUDA}, {"hip", 1u << TB_BACKEND_ROCM},
+      {"level_zero:0", 1u << TB_BACKEND_XPU}, {"auto", 0},                  {"pci:0000:3b:00.0", 0},
+      {"bogus", 0},                     {"", 0},
+  };
+  tb_request_spec spec;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tb_clear_error();
+    tb_request_parse(cases[i].request, &spec);
+    assert_int_equal(spec.source, TB_REQUEST_ARGUMENT);
+    assert_int_equal(tb_request_probe_mask(&spec), cases[i].mask);
+    assert_string_equal(tb_last_error(), ""); /* parsing sets no error: resolving names the problem */
+  }
+  tb_request_parse("cuda:7", &spec);
+  assert_string_equal(spec.name, "cuda:7");
+  assert_string_equal(spec.index, "7");
+  assert_true(spec.names_backend);
+  setenv("TB_BACKEND", "amd", 1);
+  tb_request_parse(NULL, &spec);
+  assert_int_equal(spec.source, TB_REQUEST_ENVIRONMENT);
+  assert_string_equal(tb_request_source_name(spec.source), "TB_BACKEND");
+  assert_int_equal(tb_request_probe_mask(&spec), 1u << TB_BACKEND_ROCM);
+  setenv("TB_BACKEND", "  ", 1);
+  tb_request_parse(NULL, &spec);
+  assert_int_equal(spec.origin, TB_REQUEST_ENVIRONMENT);
+  assert_int_equal(spec.source, TB_REQUEST_DEFAULT);
+  assert_string_equal(spec.text, "auto");
+  assert_true(spec.is_auto);
+  assert_int_equal(tb_request_probe_mask(&spec), 0);
 }
 
 static void device_requests(void **state) {
@@ -256,6 +316,8 @@ int main(void) {
       cmocka_unit_test_setup(tb_backend_any_case_when_available, tbt_setup_clean_env),
       cmocka_unit_test_setup(tb_backend_unknown_lists_names, tbt_setup_clean_env),
       cmocka_unit_test_setup(tb_backend_empty_is_unset, tbt_setup_clean_env),
+      cmocka_unit_test_setup(request_effective_names_the_source, tbt_setup_clean_env),
+      cmocka_unit_test_setup(parsed_request_probe_mask, tbt_setup_clean_env),
       cmocka_unit_test_setup(device_requests, tbt_setup_clean_env),
       cmocka_unit_test_setup(unusable_device_request, tbt_setup_clean_env),
       cmocka_unit_test_setup(null_arguments, tbt_setup_clean_env),

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "test_util.h"
 #include "core/uuid.h"
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
 #include "discover/vulkan_validation.h"
 
 #if __has_include(<vulkan/vulkan_core.h>)

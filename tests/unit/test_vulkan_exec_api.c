@@ -1,10 +1,10 @@
-/* The Vulkan backend's compute declarations (backend/vulkan/vk_api.h: shaders, pipelines, pipeline cache,
+/* The Vulkan backend's compute declarations (runtime/vulkan_device_api.h: shaders, pipelines, pipeline cache,
  * descriptors, 16-bit storage) against the system's vulkan_core.h: sizes, offsets, structure types, flag
  * bits. Checked at compile time when the header is installed; without it there is nothing to compare
  * with. Also the embedded shader table: every shader present as SPIR-V (magic number, whole words). */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_shaders.h"
-#include "backend/vulkan/vk_api.h"
+#include "runtime/vulkan_device_api.h"
 #include "test_util.h"
 
 #if __has_include(<vulkan/vulkan_core.h>)

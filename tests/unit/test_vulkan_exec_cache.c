@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "backend/vulkan/vk_api.h"
+#include "runtime/vulkan_device_api.h"
 #include "core/sha256.h"
 #include "test_vulkan_exec_util.h"
 

@@ -1,8 +1,8 @@
-/* The Vulkan backend's local declarations (backend/vulkan/vk_api.h) against the system's vulkan_core.h:
+/* The Vulkan backend's local declarations (runtime/vulkan_device_api.h) against the system's vulkan_core.h:
  * structure sizes and offsets, structure-type values, flag bits and result codes. Checked at compile
  * time when the header is installed; without it there is nothing to compare with. */
 #include <string.h>
-#include "backend/vulkan/vk_api.h"
+#include "runtime/vulkan_device_api.h"
 #include "test_util.h"
 
 #if __has_include(<vulkan/vulkan_core.h>)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include "backend/cuda/cuda_state.h"
 #include "core/error.h"
-#include "discover/nvidia_cuda.h"
 
 #define CUDA_ERROR_NOT_READY 600
 

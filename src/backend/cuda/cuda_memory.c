@@ -1,5 +1,5 @@
 /* The CUDA backend's memory ops (tb_cuda_ops) over libcuda's driver API, opened with dlopen through the
- * table shared with the NVIDIA probe (discover/nvidia_cuda_api.h). The device's primary context is
+ * table shared with the NVIDIA probe (runtime/nvidia_cuda_api.h). The device's primary context is
  * retained once and pushed/popped around every call, so any thread can use the backend without
  * disturbing the context the caller has current. Copies are the blocking cuMemcpy* calls; a stream is
  * created for the kernels to come. The range checks and fill rules are the shared ones (devmem_ops.c);
@@ -13,8 +13,8 @@
 #include "backend/devmem_ops.h"
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
-#include "discover/nvidia_cuda_api.h"
 #include "discover/pci.h"
+#include "runtime/nvidia_cuda_api.h"
 
 #define CUDA_ALIGNMENT 256
 #define CUDA_ERROR_OUT_OF_MEMORY 2

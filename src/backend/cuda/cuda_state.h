@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_ops.h"
-#include "discover/nvidia_cuda_api.h"
+#include "runtime/nvidia_cuda_api.h"
 
 typedef struct cuda_state {
   tb_devmem_state base; /* first: the shared ops' table and the label, "cuda:0" */

@@ -1,5 +1,5 @@
 /* The HIP backend's memory ops (tb_hip_ops) over the HIP runtime, opened with dlopen through the table
- * shared with the ROCm probe (discover/amd_hip_api.h). HIP's current device belongs to the calling
+ * shared with the ROCm probe (runtime/amd_hip_api.h). HIP's current device belongs to the calling
  * thread, so every call is wrapped: the backend's device is made current (hipSetDevice) and the thread's
  * previous device is put back afterwards. Copies are the blocking hipMemcpy. The range checks and fill
  * rules are the shared ones (devmem_ops.c); this file is the runtime's side of them. */
@@ -11,7 +11,7 @@
 #include "backend/devmem_ops.h"
 #include "backend/hip/hip_state.h"
 #include "core/error.h"
-#include "discover/amd_hip_api.h"
+#include "runtime/amd_hip_api.h"
 
 #define HIP_ALIGNMENT 256
 

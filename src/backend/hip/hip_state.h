@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_ops.h"
-#include "discover/amd_hip_api.h"
+#include "runtime/amd_hip_api.h"
 
 typedef struct hip_state {
   tb_devmem_state base; /* first: the shared ops' table and the label, "rocm:0" */

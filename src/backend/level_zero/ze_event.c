@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include "backend/level_zero/ze_state.h"
 #include "core/error.h"
-#include "discover/intel_ze.h"
 
 typedef struct ze_event {
   void *pool;

@@ -1,5 +1,5 @@
 /* The Level Zero backend's memory ops (tb_level_zero_ops) over libze_loader, opened with dlopen through the
- * table shared with the XPU probe (discover/intel_ze_api.h). open() finds the xpu:N device (by UUID, else
+ * table shared with the XPU probe (runtime/intel_ze_api.h). open() finds the xpu:N device (by UUID, else
  * as the N-th GPU in driver order, as the probe numbers them), creates a context and one immediate command
  * list in synchronous mode: every copy and fill appended to it has finished when the call returns. A
  * command list is not safe for two threads at once, so a mutex guards it. Free memory comes from Sysman
@@ -17,7 +17,7 @@
 #include "core/uuid.h"
 #include "discover/devlist.h"
 #include "discover/intel_ze.h"
-#include "discover/intel_ze_api.h"
+#include "runtime/intel_ze_api.h"
 #include "discover/intel_zes.h"
 
 #define ZE_ALIGNMENT 256

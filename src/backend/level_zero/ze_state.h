@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_ops.h"
-#include "discover/intel_ze_api.h"
+#include "runtime/intel_ze_api.h"
 #include "discover/intel_zes.h"
 
 typedef struct ze_state {

@@ -1,59 +1,18 @@
-/* CLBlast through dlopen: the two entry points the backend calls, declared locally (no CLBlast header
- * needed to build), with the enum values of clblast_c.h (row-major 101, no transpose 111, transpose 112). */
+/* CLBlast for the OpenCL backend's GEMMs: whether to use it (TB_CLBLAST), whether its temporary buffers
+ * fit, and the calls through its symbol table (runtime/clblast_api.h). */
 #include "backend/opencl/cl_clblast.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/dl.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "runtime/clblast_api.h"
 
-#define CLBLAST_ROW_MAJOR 101
-#define CLBLAST_NO_TRANS 111
-#define CLBLAST_TRANS 112
-
-#define CLBLAST_SYMBOLS(X)                                                                                     \
-  X(CLBlastSgemm, int,                                                                                         \
-    (int, int, int, size_t, size_t, size_t, float, tb_cl_mem, size_t, size_t, tb_cl_mem, size_t, size_t, float, \
-     tb_cl_mem, size_t, size_t, tb_cl_command_queue *, tb_cl_event *))                                          \
-  X(CLBlastClearCache, int, (void))
-
-static struct {
-#define CLBLAST_FIELD(name, ret, args) ret(*name) args;
-  CLBLAST_SYMBOLS(CLBLAST_FIELD)
-#undef CLBLAST_FIELD
-  bool loaded;
-  char why[400];
-} lib;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic(unsigned long) calls;
 
 unsigned long tb_clblast_calls(void) { return atomic_load(&calls); }
-
-static void load(void) {
-  static const char *const names[] = {"libclblast.so.1", "libclblast.so", NULL};
-  tb_dl_result dl;
-  void *h = tb_dl_open("TB_CLBLAST_LIB", names, &dl);
-  if (!h) {
-    snprintf(lib.why, sizeof lib.why, "CLBlast not loaded (tried %.120s: %.200s); install libclblast1 for its tuned GEMM", dl.tried, dl.error);
-    tb_log(TB_LOG_INFO, "OpenCL: %s; using the built-in tiled GEMM", lib.why);
-    return;
-  }
-  const tb_dl_symbol table[] = {
-#define CLBLAST_ENTRY(name, ret, args) {#name, (void **)&lib.name, false},
-      CLBLAST_SYMBOLS(CLBLAST_ENTRY)
-#undef CLBLAST_ENTRY
-  };
-  char missing[96];
-  if (!tb_dl_symbols(h, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
-    snprintf(lib.why, sizeof lib.why, "%.200s has no %.60s; install libclblast1 1.5 or later", dl.path, missing);
-    tb_log(TB_LOG_INFO, "OpenCL: %s; using the built-in tiled GEMM", lib.why);
-    return; /* the library stays loaded, unused: core/dl.c owns the handle */
-  }
-  lib.loaded = true; /* kept loaded for the life of the process: CLBlast keeps its own caches */
-}
 
 bool tb_clblast_available(char *why, size_t cap) {
   const char *mode = tb_env("TB_CLBLAST");
@@ -68,9 +27,7 @@ bool tb_clblast_available(char *why, size_t cap) {
     if (!atomic_exchange(&warned, true)) tb_log(TB_LOG_WARN, "OpenCL: %s", why);
     return false;
   }
-  pthread_once(&once, load);
-  if (!lib.loaded) snprintf(why, cap, "%s", lib.why);
-  return lib.loaded;
+  return tb_clblast_api_open(why, cap) != NULL;
 }
 
 bool tb_clblast_fits(tb_cl_device *dev, size_t m, size_t n, size_t k) {
@@ -89,7 +46,8 @@ bool tb_clblast_fits(tb_cl_device *dev, size_t m, size_t n, size_t k) {
 tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
                            tb_cl_mem a, size_t a_off, size_t lda, tb_cl_mem b, size_t b_off, size_t ldb, float beta,
                            tb_cl_mem c, size_t c_off, size_t ldc) {
-  if (!lib.loaded) return tb_error(TB_ERR_INTERNAL, "%s: %s: CLBlast used before it was loaded", dev->label, who);
+  const tb_clblast_api *lib = tb_clblast_api_loaded();
+  if (!lib) return tb_error(TB_ERR_INTERNAL, "%s: %s: CLBlast used before it was loaded", dev->label, who);
   tb_status s = tb_cl_queue_check(dev, who);
   if (s != TB_OK) return s;
   pthread_mutex_lock(&dev->program_lock);
@@ -97,8 +55,9 @@ tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb,
   pthread_mutex_unlock(&dev->program_lock);
   tb_cl_command_queue queue = dev->queue;
   atomic_fetch_add(&calls, 1);
-  int st = lib.CLBlastSgemm(CLBLAST_ROW_MAJOR, ta ? CLBLAST_TRANS : CLBLAST_NO_TRANS, tb ? CLBLAST_TRANS : CLBLAST_NO_TRANS, m, n,
-                            k, alpha, a, a_off, lda, b, b_off, ldb, beta, c, c_off, ldc, &queue, NULL);
+  int st = lib->CLBlastSgemm(TB_CLBLAST_ROW_MAJOR, ta ? TB_CLBLAST_TRANS : TB_CLBLAST_NO_TRANS,
+                             tb ? TB_CLBLAST_TRANS : TB_CLBLAST_NO_TRANS, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c,
+                             c_off, ldc, &queue, NULL);
   if (st == 0) return TB_OK;
   /* out of memory, CLBlast may have enqueued part of its work (and its temporary buffers' copies) before
    * failing: the queue is not used again, and not waited for at close */
@@ -116,6 +75,7 @@ tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb,
 }
 
 void tb_clblast_forget(tb_cl_device *dev) {
-  if (dev->used_clblast && lib.loaded) lib.CLBlastClearCache();
+  const tb_clblast_api *lib = tb_clblast_api_loaded();
+  if (dev->used_clblast && lib) lib->CLBlastClearCache();
   dev->used_clblast = false;
 }

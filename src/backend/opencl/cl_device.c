@@ -9,7 +9,7 @@
 #include "backend/opencl/cl_clblast.h"
 #include "backend/opencl/cl_program.h"
 #include "core/error.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_query.h"
 
 #define CL_MAX_PLATFORMS 64u
 #define CL_MAX_DEVICES 256u

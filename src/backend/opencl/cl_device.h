@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <tensorbridge/device.h>
 #include <tensorbridge/status.h>
-#include "backend/opencl/cl_loader.h"
+#include "runtime/opencl_exec_loader.h"
 
 typedef struct tb_cl_device {
   tb_cl_runtime rt;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "backend/opencl/cl_device.h"
 #include "core/error.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_query.h"
 
 static tb_status status_of(tb_cl_int code) {
   switch (code) {

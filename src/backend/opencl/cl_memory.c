@@ -12,7 +12,7 @@
 #include "backend/opencl/cl_event.h"
 #include "core/error.h"
 #include "core/host_memory.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_query.h"
 
 /* kernels/cl_registry.c */
 const struct tb_cpu_kernel *tb_cl_find_kernel(void *state, const struct tb_graph *g, const struct tb_node *n,

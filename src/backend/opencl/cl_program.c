@@ -10,7 +10,7 @@
 #include "core/disk_cache.h"
 #include "core/env.h"
 #include "core/error.h"
-#include "discover/opencl_query.h"
+#include "runtime/opencl_query.h"
 
 extern const unsigned char tb_cl_kernel_source[];
 extern const size_t tb_cl_kernel_source_len;

@@ -11,7 +11,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/uuid.h"
-#include "discover/vulkan_loader.h"
+#include "runtime/vulkan_loader.h"
 
 #define MAX_PHYSICAL_DEVICES 64u
 #define MAX_QUEUE_FAMILIES 64u
@@ -53,10 +53,12 @@ static tb_status create_instance(vk_state *s) {
   tb_vk_validation_prepare(NULL, &s->api, &s->validation);
   /* as the probe does: the drivers the loader opens stay loaded (their global state is set up once) */
   tb_dl_modules *before = tb_dl_modules_snapshot();
-  tb_vk_result r = tb_vk_loader_create_instance(&s->api, &s->validation, "TensorBridge", version, &s->instance);
+  tb_vk_instance_request request = tb_vk_validation_request(&s->validation);
+  tb_vk_result r = tb_vk_loader_create_instance(&s->api, &request, "TensorBridge", version, &s->instance);
   if ((r == TB_VK_ERROR_LAYER_NOT_PRESENT || r == TB_VK_ERROR_EXTENSION_NOT_PRESENT) && s->validation.layer_enabled) {
     s->validation.layer_enabled = s->validation.counting = false;
-    r = tb_vk_loader_create_instance(&s->api, &s->validation, "TensorBridge", version, &s->instance);
+    request = tb_vk_validation_request(&s->validation);
+    r = tb_vk_loader_create_instance(&s->api, &request, "TensorBridge", version, &s->instance);
   }
   tb_dl_keep_new_modules(before);
   if (r != TB_VK_SUCCESS) return vk_fail(s, "vkCreateInstance", r);

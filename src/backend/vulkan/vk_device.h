@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <tensorbridge/device.h>
-#include "backend/vulkan/vk_api.h"
+#include "runtime/vulkan_device_api.h"
 #include "backend/vulkan/vk_memory.h"
 #include "discover/vulkan_validation.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <tensorbridge/status.h>
-#include "backend/vulkan/vk_api.h"
+#include "runtime/vulkan_device_api.h"
 
 #define TB_VK_BLOCK_SIZE (64ull << 20)
 #define TB_VK_STAGING_MAX (16ull << 20) /* bigger transfers go through the staging buffer in pieces */

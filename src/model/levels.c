@@ -1,4 +1,5 @@
-/* Optimization levels: names and parsing (O0..O3 and the aliases of DESIGN.md §6). */
+/* Optimization levels (tb_opt_level, the levels tb_model_prepare runs at): names and parsing (O0..O3 and the
+ * aliases of DESIGN.md §6). They live with the model because the levels are the prepare step's. */
 #include <string.h>
 #include <strings.h>
 #include <tensorbridge/policy.h>

@@ -1,11 +1,11 @@
-/* Internal: what the Vulkan backend needs beyond discovery's declarations (discover/vulkan_api.h):
+/* Internal: what the Vulkan backend needs beyond discovery's declarations (vulkan_api.h):
  * logical devices, queues, buffers, memory, command buffers and fences, declared with the exact layouts
  * of vulkan_core.h so no Vulkan SDK is needed to build (tests/unit/test_vulkan_memory_api.c compares them
  * with the system header). Non-dispatchable handles are 64-bit integers on every platform. */
-#ifndef TB_BACKEND_VK_API_H
-#define TB_BACKEND_VK_API_H
+#ifndef TB_RUNTIME_VULKAN_DEVICE_API_H
+#define TB_RUNTIME_VULKAN_DEVICE_API_H
 #include <stdint.h>
-#include "discover/vulkan_api.h"
+#include "runtime/vulkan_api.h"
 
 typedef struct tb_vk_device_t *tb_vk_device;
 typedef struct tb_vk_queue_t *tb_vk_queue;

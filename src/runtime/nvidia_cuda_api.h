@@ -1,13 +1,21 @@
 /* Internal: libcuda's entry points as one dlopen symbol table, shared by the NVIDIA probe (device queries,
  * no context) and the CUDA backend (primary context, stream, memory, copies). The few CUDA driver API
  * types are declared here with the C ABI of cuda.h, so no CUDA header is needed to build. */
-#ifndef TB_DISCOVER_NVIDIA_CUDA_API_H
-#define TB_DISCOVER_NVIDIA_CUDA_API_H
+#ifndef TB_RUNTIME_NVIDIA_CUDA_API_H
+#define TB_RUNTIME_NVIDIA_CUDA_API_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/dl.h"
 
 typedef int tb_cu_result;
+
+/* CUresult codes the probe and the backend treat specially (values from the CUDA driver API). */
+enum {
+  TB_CUDA_SUCCESS = 0,
+  TB_CUDA_ERROR_STUB_LIBRARY = 34,
+  TB_CUDA_ERROR_NO_DEVICE = 100,
+};
+
 typedef int tb_cu_device;
 typedef struct tb_cu_context_st *tb_cu_context;
 typedef struct tb_cu_stream_st *tb_cu_stream;
@@ -81,5 +89,10 @@ void *tb_cuda_api_open(tb_cuda_api *api, bool memory, tb_dl_result *dl, char *mi
 /* The name of a CUresult: the driver's own (cuGetErrorName) when it answers, else the local table, else
  * "CUDA error <code>". */
 void tb_cuda_api_error_name(const tb_cuda_api *api, tb_cu_result code, char *out, size_t cap);
+
+/* The name of a CUresult ("CUDA_ERROR_NO_DEVICE"); NULL when the code is not in the local table. */
+const char *tb_cuda_error_name(int code);
+/* What a person can do when cuInit returns `code`. */
+const char *tb_cuda_error_fix(int code);
 
 #endif

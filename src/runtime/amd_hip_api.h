@@ -1,8 +1,8 @@
 /* Internal: the HIP runtime's entry points (libamdhip64.so) as one dlopen symbol table, shared by the ROCm
  * probe (device queries, no device set) and the HIP backend (hipSetDevice, memory, copies). Prototypes
  * follow HIP's hip_runtime_api.h (ROCm 5 and 6 agree on them), so no ROCm SDK is needed to build. */
-#ifndef TB_DISCOVER_AMD_HIP_API_H
-#define TB_DISCOVER_AMD_HIP_API_H
+#ifndef TB_RUNTIME_AMD_HIP_API_H
+#define TB_RUNTIME_AMD_HIP_API_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/dl.h"
@@ -66,5 +66,8 @@ void *tb_hip_api_open(tb_hip_api *api, bool memory, tb_dl_result *dl, char *miss
 
 /* The name of a hipError_t: the runtime's own when it answers with a "hip..." name, else the local table. */
 void tb_hip_api_error_name(const tb_hip_api *api, int code, char *out, size_t cap);
+
+/* "hipErrorNoDevice" for 100; "hipError?" for codes not in the local table. */
+const char *tb_hip_error_name(int code);
 
 #endif

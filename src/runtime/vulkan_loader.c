@@ -1,6 +1,6 @@
 /* The Vulkan loader steps the probe and the backend share: open libvulkan, resolve the entry points,
- * create an instance (with the Khronos validation layer and a counting messenger when asked for). */
-#include "discover/vulkan_loader.h"
+ * create an instance with the layers, extensions and chain asked for (the validation layer and its messenger). */
+#include "runtime/vulkan_loader.h"
 
 void *tb_vk_loader_open(tb_dl_result *dl) {
   static const char *const names[] = {"libvulkan.so.1", "libvulkan.so", NULL};
@@ -24,8 +24,8 @@ void tb_vk_loader_instance(tb_vk_api *api, tb_vk_instance instance) {
 #undef TB_VK_LOAD_INSTANCE
 }
 
-tb_vk_result tb_vk_loader_create_instance(const tb_vk_api *api, const tb_vk_validation *v, const char *app_name,
-                                          uint32_t api_version, tb_vk_instance *out) {
+tb_vk_result tb_vk_loader_create_instance(const tb_vk_api *api, const tb_vk_instance_request *request,
+                                          const char *app_name, uint32_t api_version, tb_vk_instance *out) {
   tb_vk_application_info app = {
       .sType = TB_VK_STRUCTURE_TYPE_APPLICATION_INFO,
       .pApplicationName = app_name,
@@ -36,12 +36,12 @@ tb_vk_result tb_vk_loader_create_instance(const tb_vk_api *api, const tb_vk_vali
   };
   tb_vk_instance_create_info info = {
       .sType = TB_VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-      .pNext = v->counting ? &v->messenger_info : NULL,
+      .pNext = request->next,
       .pApplicationInfo = &app,
-      .enabledLayerCount = v->layer_enabled ? 1u : 0u,
-      .ppEnabledLayerNames = v->layer_enabled ? v->layer_names : NULL,
-      .enabledExtensionCount = v->counting ? 1u : 0u,
-      .ppEnabledExtensionNames = v->counting ? v->extension_names : NULL,
+      .enabledLayerCount = request->layer_count,
+      .ppEnabledLayerNames = request->layer_count ? request->layer_names : NULL,
+      .enabledExtensionCount = request->extension_count,
+      .ppEnabledExtensionNames = request->extension_count ? request->extension_names : NULL,
   };
   *out = NULL;
   tb_vk_result r = api->vkCreateInstance(&info, NULL, out);

@@ -1,8 +1,7 @@
 /* The HIP runtime's symbol table: opening the library for the probe or for the backend, naming its codes. */
-#include "discover/amd_hip_api.h"
+#include "runtime/amd_hip_api.h"
 #include <stdio.h>
 #include <string.h>
-#include "discover/amd_hip.h"
 
 static const char *const hip_names[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
 
@@ -32,4 +31,33 @@ void tb_hip_api_error_name(const tb_hip_api *api, int code, char *out, size_t ca
   const char *name = api->hipGetErrorName ? api->hipGetErrorName(code) : NULL;
   if (!name || strncmp(name, "hip", 3) != 0 || strlen(name) >= cap) name = tb_hip_error_name(code);
   snprintf(out, cap, "%s", name);
+}
+
+const char *tb_hip_error_name(int code) {
+  static const struct {
+    int code;
+    const char *name;
+  } names[] = {{0, "hipSuccess"},
+               {1, "hipErrorInvalidValue"},
+               {2, "hipErrorOutOfMemory"},
+               {3, "hipErrorNotInitialized"},
+               {4, "hipErrorDeinitialized"},
+               {35, "hipErrorInsufficientDriver"},
+               {100, "hipErrorNoDevice"},
+               {101, "hipErrorInvalidDevice"},
+               {200, "hipErrorInvalidImage"},
+               {201, "hipErrorInvalidContext"},
+               {209, "hipErrorNoBinaryForGpu"},
+               {303, "hipErrorSharedObjectInitFailed"},
+               {304, "hipErrorOperatingSystem"},
+               {400, "hipErrorInvalidHandle"},
+               {500, "hipErrorNotFound"},
+               {700, "hipErrorIllegalAddress"},
+               {801, "hipErrorNotSupported"},
+               {999, "hipErrorUnknown"},
+               {1052, "hipErrorRuntimeMemory"},
+               {1053, "hipErrorRuntimeOther"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (names[i].code == code) return names[i].name;
+  return "hipError?";
 }

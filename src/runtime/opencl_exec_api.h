@@ -1,13 +1,13 @@
 /* Internal: the OpenCL types, constants and entry points the OpenCL backend needs beyond the probe's
- * info queries (src/discover/opencl_api.h): contexts, queues, buffers, copies. Declared here so no
+ * info queries (runtime/opencl_api.h): contexts, queues, buffers, copies. Declared here so no
  * OpenCL SDK is needed to build; values are those of the Khronos cl.h (checked against it in
  * tests/unit/test_opencl_memory_api.c when the header is installed). */
-#ifndef TB_BACKEND_OPENCL_CL_API_H
-#define TB_BACKEND_OPENCL_CL_API_H
+#ifndef TB_RUNTIME_OPENCL_EXEC_API_H
+#define TB_RUNTIME_OPENCL_EXEC_API_H
 #include <stddef.h>
 #include <stdint.h>
 /* relative, so tests/fakes/fake_opencl.c can include this header without src/ on its include path */
-#include "../../discover/opencl_api.h"
+#include "opencl_api.h"
 
 typedef struct tb_cl_context_st *tb_cl_context;
 typedef struct tb_cl_command_queue_st *tb_cl_command_queue;

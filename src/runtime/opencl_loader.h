@@ -1,12 +1,12 @@
 /* Internal: opening the OpenCL ICD loader (libOpenCL.so.1, or TB_OPENCL_LIB) and resolving the info
  * entry points. Shared by the OpenCL probe (src/discover/opencl.c) and the OpenCL backend
  * (src/backend/opencl/), so both open the same library the same way and keep it loaded. */
-#ifndef TB_DISCOVER_OPENCL_LOADER_H
-#define TB_DISCOVER_OPENCL_LOADER_H
+#ifndef TB_RUNTIME_OPENCL_LOADER_H
+#define TB_RUNTIME_OPENCL_LOADER_H
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/dl.h"
-#include "discover/opencl_api.h"
+#include "runtime/opencl_api.h"
 
 #define TB_CL_LIB_ENV "TB_OPENCL_LIB"
 

@@ -1,8 +1,8 @@
 /* Internal: the few OpenCL types, constants and entry points the OpenCL probe uses, declared here so
  * that no OpenCL SDK is needed to build. Values are those of the Khronos headers (cl.h, cl_ext.h);
  * tests/unit/test_opencl_api.c checks them against the system headers when those are installed. */
-#ifndef TB_DISCOVER_OPENCL_API_H
-#define TB_DISCOVER_OPENCL_API_H
+#ifndef TB_RUNTIME_OPENCL_API_H
+#define TB_RUNTIME_OPENCL_API_H
 #include <stddef.h>
 #include <stdint.h>
 

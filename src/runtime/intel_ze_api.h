@@ -2,8 +2,8 @@
  * by the XPU probe (drivers, devices, properties) and the Level Zero backend (context, immediate command
  * list, device memory). The structs follow Level Zero's public ze_api.h (spec 1.x: every descriptor and
  * properties struct starts with stype and pNext); static asserts pin their layouts. */
-#ifndef TB_DISCOVER_INTEL_ZE_API_H
-#define TB_DISCOVER_INTEL_ZE_API_H
+#ifndef TB_RUNTIME_INTEL_ZE_API_H
+#define TB_RUNTIME_INTEL_ZE_API_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -208,5 +208,8 @@ typedef struct ze_api {
  * symbols are required when `memory` is set. Returns the handle, or NULL: *dl says what was tried and
  * `missing` names the absent required symbol ("" when the library itself did not load). */
 void *tb_ze_api_open(ze_api *api, bool memory, tb_dl_result *dl, char *missing, size_t cap);
+
+/* "ZE_RESULT_ERROR_UNINITIALIZED" for 0x78000001; "unknown ze_result_t" for values not in the table. */
+const char *tb_ze_result_name(uint32_t result);
 
 #endif

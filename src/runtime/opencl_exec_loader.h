@@ -1,10 +1,10 @@
 /* Internal: the OpenCL runtime as the backend uses it: the ICD loader opened through the probe's
- * shared loader (src/discover/opencl_loader.h), its info queries and the execution entry points. */
-#ifndef TB_BACKEND_OPENCL_CL_LOADER_H
-#define TB_BACKEND_OPENCL_CL_LOADER_H
+ * shared loader (opencl_loader.h), its info queries and the execution entry points. */
+#ifndef TB_RUNTIME_OPENCL_EXEC_LOADER_H
+#define TB_RUNTIME_OPENCL_EXEC_LOADER_H
 #include <tensorbridge/status.h>
-#include "backend/opencl/cl_api.h"
-#include "discover/opencl_api.h"
+#include "runtime/opencl_exec_api.h"
+#include "runtime/opencl_api.h"
 
 typedef struct tb_cl_runtime {
   void *handle;

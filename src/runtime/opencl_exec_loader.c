@@ -1,11 +1,11 @@
 /* Loading the OpenCL runtime for the backend: the same library the probe opens (TB_OPENCL_LIB or
  * libOpenCL.so.1), kept loaded for the life of the process as the probe keeps it (see
- * src/discover/opencl_loader.c), with the execution entry points resolved on top of the info ones. */
-#include "backend/opencl/cl_loader.h"
+ * opencl_loader.c), with the execution entry points resolved on top of the info ones. */
+#include "runtime/opencl_exec_loader.h"
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
-#include "discover/opencl_loader.h"
+#include "runtime/opencl_loader.h"
 
 static tb_status missing_symbol(tb_cl_runtime *rt, bool from_env, const char *missing) {
   tb_status s = tb_error(TB_ERR_UNAVAILABLE, "%s not found in %s; %s", missing, rt->path,

@@ -1,9 +1,9 @@
 /* Internal: bounded OpenCL info queries for the OpenCL probe (opencl_query.c). */
-#ifndef TB_DISCOVER_OPENCL_QUERY_H
-#define TB_DISCOVER_OPENCL_QUERY_H
+#ifndef TB_RUNTIME_OPENCL_QUERY_H
+#define TB_RUNTIME_OPENCL_QUERY_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "discover/opencl_api.h"
+#include "runtime/opencl_api.h"
 
 /* Longest driver string accepted; device extension lists run to a few KiB, names to tens of bytes. */
 #define TB_CL_STRING_MAX (1u << 20)

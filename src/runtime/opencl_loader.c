@@ -4,7 +4,7 @@
  * ocl-icd never unloads its drivers and does not free its vendor table when it is unloaded itself, so
  * opening and closing it again and again would leak. It also reads OCL_ICD_VENDORS only when first
  * loaded. core/dl.c keeps the handle: nobody closes it. */
-#include "discover/opencl_loader.h"
+#include "runtime/opencl_loader.h"
 
 void *tb_cl_loader_open(tb_dl_result *dl) {
   static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so", NULL};

@@ -1,6 +1,6 @@
 /* Bounded OpenCL info queries: strings that may be huge or lack their terminator, fixed-size scalars,
  * and extension-list lookups. The OpenCL probe builds devices from these. */
-#include "discover/opencl_query.h"
+#include "runtime/opencl_query.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* Internal: the Vulkan types, structures and entry points the Vulkan probe uses, declared here with the
  * exact layouts of vulkan_core.h so that no Vulkan SDK is needed to build. Names carry a tb_vk_ prefix;
  * tests/unit/test_vulkan_api.c checks sizes and offsets against the system header when it is installed. */
-#ifndef TB_DISCOVER_VULKAN_API_H
-#define TB_DISCOVER_VULKAN_API_H
+#ifndef TB_RUNTIME_VULKAN_API_H
+#define TB_RUNTIME_VULKAN_API_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,8 +1,7 @@
 /* libcuda's symbol table: opening the library for the probe or for the backend, and naming its codes. */
-#include "discover/nvidia_cuda_api.h"
+#include "runtime/nvidia_cuda_api.h"
 #include <stdio.h>
 #include <string.h>
-#include "discover/nvidia_cuda.h"
 
 static const char *const libcuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
 
