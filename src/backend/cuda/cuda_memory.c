@@ -88,7 +88,7 @@ static tb_status check_bus(const cuda_state *s, int index, const char *expected)
                   "%s: discovery listed the GPU at %s as CUDA ordinal %d, but libcuda has %s there; run `tb devices` "
                   "again in this environment (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER decide the numbering), or "
                   "set CUDA_DEVICE_ORDER=PCI_BUS_ID",
-                  s->label, expected, index, normal[0] ? normal : "no valid bus id");
+                  s->base.label, expected, index, normal[0] ? normal : "no valid bus id");
 }
 
 /* cuInit, the device (the one discovery listed), its primary context and a stream. */
