@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "tools/validate_impl.h"
 
-uint64_t tbv_ulp_distance(float a, float b) {
+uint64_t tb_tbv_ulp_distance(float a, float b) {
   uint32_t ua, ub;
   memcpy(&ua, &a, 4);
   memcpy(&ub, &b, 4);
@@ -18,7 +18,7 @@ uint64_t tbv_ulp_distance(float a, float b) {
   return (uint64_t)(ia > ib ? ia - ib : ib - ia);
 }
 
-void *tbv_host_copy(const tb_tensor *t) {
+void *tb_tbv_host_copy(const tb_tensor *t) {
   size_t n = tb_tensor_nbytes(t);
   void *p = malloc(n ? n : 1);
   if (!p) {
@@ -37,7 +37,7 @@ static void count_special(double v, int64_t *nan, int64_t *inf) {
   else if (isinf(v)) (*inf)++;
 }
 
-tb_status tbv_compare_host(tb_dtype dtype, const void *got, const void *ref, int64_t n, double rtol, double atol,
+tb_status tb_tbv_compare_host(tb_dtype dtype, const void *got, const void *ref, int64_t n, double rtol, double atol,
                            tb_output_metrics *out) {
   size_t size = out->size;
   const char *name = out->name;
@@ -79,7 +79,7 @@ tb_status tbv_compare_host(tb_dtype dtype, const void *got, const void *ref, int
     gg += g[i] * g[i];
     rr += r[i] * r[i];
     if (dtype == TB_DTYPE_F32) {
-      uint64_t u = tbv_ulp_distance(((const float *)got)[i], ((const float *)ref)[i]);
+      uint64_t u = tb_tbv_ulp_distance(((const float *)got)[i], ((const float *)ref)[i]);
       if (u > out->max_ulp) out->max_ulp = u;
     }
   }
@@ -111,9 +111,9 @@ tb_status tb_compare_tensors(const tb_tensor *got, const tb_tensor *ref, double 
     out->mismatches = out->numel;
     return TB_OK;
   }
-  void *g = tbv_host_copy(got);
-  void *r = g ? tbv_host_copy(ref) : NULL;
-  tb_status st = g && r ? tbv_compare_host(tb_tensor_dtype(ref), g, r, tb_tensor_numel(ref), rtol, atol, out) : TB_ERR_OUT_OF_MEMORY;
+  void *g = tb_tbv_host_copy(got);
+  void *r = g ? tb_tbv_host_copy(ref) : NULL;
+  tb_status st = g && r ? tb_tbv_compare_host(tb_tensor_dtype(ref), g, r, tb_tensor_numel(ref), rtol, atol, out) : TB_ERR_OUT_OF_MEMORY;
   if (!g || !r) {
     char why[512];
     snprintf(why, sizeof why, "%s", tb_last_error());

@@ -125,7 +125,7 @@ static tb_status lookup(const tb_validate_options *o, tb_backend_kind kind, tb_p
 /* One configuration. Errors of the configuration itself fail it; only OOM and internal errors return. */
 static tb_status check_config(tb_validation_report *r, tb_model *model, const tb_validate_options *o, const char *request,
                               tb_opt_level level, const inputs *in, tb_prepared *ref_p, tb_tensor **ref_t, size_t n_out) {
-  tbv_config *cfg = tbv_report_add(r, request, level, o->precision);
+  tbv_config *cfg = tb_tbv_report_add(r, request, level, o->precision);
   if (!cfg) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_validate: out of memory");
   tb_backend *b = NULL;
   tb_prepared *p = NULL;
@@ -150,7 +150,7 @@ static tb_status check_config(tb_validation_report *r, tb_model *model, const tb
   }
   st = compare_outputs(r, cfg, model, got, ref_t, n_out);
   if (st == TB_OK && !cfg->info.passed && o->localize)
-    st = tbv_localize(r, cfg, ref_p, p, in->n, in->names, in->tensors);
+    st = tb_tbv_localize(r, cfg, ref_p, p, in->n, in->names, in->tensors);
 done:
   destroy_all(got, n_out);
   free(got);
@@ -190,7 +190,7 @@ tb_status tb_validate(tb_model *model, const tb_validate_options *o, tb_validati
   tb_prepared *ref_p = NULL;
   inputs in = {0};
   tb_tensor **ref_t = calloc(n_out ? n_out : 1, sizeof *ref_t);
-  tb_validation_report *r = tbv_report_new();
+  tb_validation_report *r = tb_tbv_report_new();
   if (!ref_t || !r) st = tb_error(TB_ERR_OUT_OF_MEMORY, "tb_validate: out of memory");
   if (st == TB_OK) st = tb_backend_create("cpu", &cpu);
   if (st == TB_OK) st = make_inputs(model, cpu, o, &in);

@@ -20,7 +20,7 @@ typedef struct ref_values {
 
 static double *as_f64(const tb_tensor *t, tb_status *st) {
   int64_t n = tb_tensor_numel(t);
-  void *host = tbv_host_copy(t);
+  void *host = tb_tbv_host_copy(t);
   double *d = host ? malloc((size_t)(n ? n : 1) * sizeof *d) : NULL;
   if (!d) {
     free(host);
@@ -88,7 +88,7 @@ static void compare_target(void *ctx, const tb_graph *g, const tb_node *n, tb_te
     double *got = as_f64(outputs[o], &w->st);
     if (!got) return;
     tb_output_metrics m = {.size = sizeof m};
-    w->st = tbv_compare_host(TB_DTYPE_F64, got, w->ref->data[rv], tb_tensor_numel(outputs[o]), w->rtol, w->atol, &m);
+    w->st = tb_tbv_compare_host(TB_DTYPE_F64, got, w->ref->data[rv], tb_tensor_numel(outputs[o]), w->rtol, w->atol, &m);
     free(got);
     w->compared++;
     if (w->st == TB_OK && !m.passed) {
@@ -124,7 +124,7 @@ static tb_status run_hooked(tb_prepared *p, tb_exec_node_fn fn, void *ctx, size_
   return st;
 }
 
-tb_status tbv_localize(tb_validation_report *r, tbv_config *cfg, tb_prepared *reference, tb_prepared *target,
+tb_status tb_tbv_localize(tb_validation_report *r, tbv_config *cfg, tb_prepared *reference, tb_prepared *target,
                        size_t n_inputs, const char *const *names, tb_tensor *const *inputs) {
   tb_validation_config *c = &cfg->info;
   ref_values rv = {.g = reference->graph};

@@ -115,7 +115,7 @@ static tb_status run_replay(replay *p, const char *record_path, const char *mode
   r->record = tb_arena_strdup(&r->arena, record_path);
   const char *used = request ? request : "cpu";
   tb_status bst = open_backend(request, &p->info, &p->target, &used);
-  tbv_config *cfg = tbv_report_add(r, used, p->info.level, p->info.precision);
+  tbv_config *cfg = tb_tbv_report_add(r, used, p->info.level, p->info.precision);
   if (!cfg) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_validate_replay: out of memory");
   cfg->info.tolerance.rtol = p->info.rtol;
   cfg->info.tolerance.atol = p->info.atol;
@@ -148,7 +148,7 @@ tb_status tb_validate_replay(const char *record_path, const char *model_path, co
   if (!record_path || !out_report)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_validate_replay: record_path and out_report must not be NULL");
   *out_report = NULL;
-  tb_validation_report *r = tbv_report_new();
+  tb_validation_report *r = tb_tbv_report_new();
   if (!r) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_validate_replay: out of memory");
   replay p = {0};
   tb_status st = run_replay(&p, record_path, model_path, backend_request, r);

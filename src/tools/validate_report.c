@@ -6,7 +6,7 @@
 #include "json/json_util.h"
 #include "tools/validate_impl.h"
 
-tb_validation_report *tbv_report_new(void) {
+tb_validation_report *tb_tbv_report_new(void) {
   tb_validation_report *r = calloc(1, sizeof *r);
   if (r) {
     r->sha256 = "";
@@ -15,7 +15,7 @@ tb_validation_report *tbv_report_new(void) {
   return r;
 }
 
-tbv_config *tbv_report_add(tb_validation_report *r, const char *backend, tb_opt_level level, tb_precision precision) {
+tbv_config *tb_tbv_report_add(tb_validation_report *r, const char *backend, tb_opt_level level, tb_precision precision) {
   if (r->count == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 8;
     tbv_config *c = realloc(r->configs, cap * sizeof *c);

@@ -128,9 +128,9 @@ static float *emulate(toh *t) {
   for (int64_t e = 0; e < entries; e++) {
     int64_t full[6];
     memcpy(full, bidx, nb * sizeof(int64_t));
-    const float *qe = (const float *)tb_tensor_host_data(q) + nn_bcast_offset(nb, bidx, nq - 2, tb_tensor_shape(q)) * lq * d;
-    const float *ke = (const float *)tb_tensor_host_data(k) + nn_bcast_offset(nb, bidx, nk - 2, tb_tensor_shape(k)) * d * lk;
-    const float *ve = (const float *)tb_tensor_host_data(v) + nn_bcast_offset(nb, bidx, nv - 2, tb_tensor_shape(v)) * lk * dv;
+    const float *qe = (const float *)tb_tensor_host_data(q) + tb_nn_bcast_offset(nb, bidx, nq - 2, tb_tensor_shape(q)) * lq * d;
+    const float *ke = (const float *)tb_tensor_host_data(k) + tb_nn_bcast_offset(nb, bidx, nk - 2, tb_tensor_shape(k)) * d * lk;
+    const float *ve = (const float *)tb_tensor_host_data(v) + tb_nn_bcast_offset(nb, bidx, nv - 2, tb_tensor_shape(v)) * lk * dv;
     for (int64_t i = 0; i < lq; i++) {
       double mx = -INFINITY, sum = 0.0;
       for (int64_t j = 0; j < lk; j++) {
@@ -141,7 +141,7 @@ static float *emulate(toh *t) {
         if (mk) {
           full[nb] = i;
           full[nb + 1] = j;
-          x += ((const float *)tb_tensor_host_data(mk))[nn_bcast_offset(nb + 2, full, tb_tensor_ndim(mk), tb_tensor_shape(mk))];
+          x += ((const float *)tb_tensor_host_data(mk))[tb_nn_bcast_offset(nb + 2, full, tb_tensor_ndim(mk), tb_tensor_shape(mk))];
         }
         p[j] = x;
         if (x > mx) mx = x;
@@ -315,17 +315,17 @@ static void nan_goes_where_the_reference_puts_it(void **state) {
   }
 }
 
-/* Dividing by 8 runs as multiplying by 0.125 (seq_attention_exact_inverse): the same bits as the model
+/* Dividing by 8 runs as multiplying by 0.125 (tb_seq_attention_exact_inverse): the same bits as the model
  * written with * 0.125, on every fp32 path and the bf16 one; 2.75 has no exact inverse. */
 static void divide_by_power_of_two_is_exact(void **state) {
   (void)state;
   float inverse;
-  assert_true(seq_attention_exact_inverse(8.0f, &inverse) && inverse == 0.125f);
-  assert_true(seq_attention_exact_inverse(0.0625f, &inverse) && inverse == 16.0f);
-  assert_false(seq_attention_exact_inverse(2.75f, &inverse));
-  assert_false(seq_attention_exact_inverse(0.0f, &inverse));
-  assert_false(seq_attention_exact_inverse(1e-40f, &inverse)); /* subnormal */
-  assert_false(seq_attention_exact_inverse(INFINITY, &inverse));
+  assert_true(tb_seq_attention_exact_inverse(8.0f, &inverse) && inverse == 0.125f);
+  assert_true(tb_seq_attention_exact_inverse(0.0625f, &inverse) && inverse == 16.0f);
+  assert_false(tb_seq_attention_exact_inverse(2.75f, &inverse));
+  assert_false(tb_seq_attention_exact_inverse(0.0f, &inverse));
+  assert_false(tb_seq_attention_exact_inverse(1e-40f, &inverse)); /* subnormal */
+  assert_false(tb_seq_attention_exact_inverse(INFINITY, &inverse));
   const tb_cpu_kernel *kernels[4] = {&tb_kernel_attention_f32_portable, &tb_kernel_attention_f32_avx2,
                                      &tb_kernel_attention_f32_avx512, &tb_kernel_attention_bf16_avx512bf16};
   int paths = (int)tb_gemm_path_for(tb_convert_hardware_features()) + 1;

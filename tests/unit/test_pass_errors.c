@@ -1,5 +1,5 @@
-/* The graph passes' out-of-memory returns carry their sentence (pass_util.c): tbp_out_of_memory names the
- * pass, what it was making, its size and the fix; tbp_replace gives it when the fused node could not be
+/* The graph passes' out-of-memory returns carry their sentence (pass_util.c): tb_tbp_out_of_memory names the
+ * pass, what it was making, its size and the fix; tb_tbp_replace gives it when the fused node could not be
  * added, and then leaves the nodes it would have replaced alive. */
 #include "model/passes/pass_util.h"
 #include "test_ir_util.h"
@@ -13,13 +13,13 @@ static void out_of_memory_names_the_pass_the_thing_and_the_size(void **state) {
   tbt_node(g, "Relu", "relu", "x", "y");
   tbt_node(g, "Neg", "neg", "y", "z");
   tbt_output(g, "z");
-  assert_int_equal(tbp_out_of_memory(g, "conv_bn_folding", "the folded weights in f64", 4096), TB_ERR_OUT_OF_MEMORY);
+  assert_int_equal(tb_tbp_out_of_memory(g, "conv_bn_folding", "the folded weights in f64", 4096), TB_ERR_OUT_OF_MEMORY);
   assert_string_equal(tb_last_error(),
                       "graph pass conv_bn_folding: out of host memory for the folded weights in f64 (4096 bytes) in a "
                       "graph of 2 nodes; free host memory or prepare at O0, which runs no graph passes");
 
   const int replaced[2] = {0, 1};
-  assert_int_equal(tbp_replace(g, "pattern_gelu", -1, replaced, 2, tb_graph_find(g, "z")), TB_ERR_OUT_OF_MEMORY);
+  assert_int_equal(tb_tbp_replace(g, "pattern_gelu", -1, replaced, 2, tb_graph_find(g, "z")), TB_ERR_OUT_OF_MEMORY);
   assert_string_equal(tb_last_error(),
                       "graph pass pattern_gelu: out of host memory for the fused node in a graph of 2 nodes; free "
                       "host memory or prepare at O0, which runs no graph passes");

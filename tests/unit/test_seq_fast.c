@@ -603,9 +603,9 @@ static void vector_math_matches_libm(void **state) {
     for (int fn = 0; fn < 3; fn++) {
       memcpy(y, x, sizeof y);
       if (fn == 0)
-        seq_vec_exp((tb_gemm_path)p, y, N);
+        tb_seq_vec_exp((tb_gemm_path)p, y, N);
       else
-        seq_vec_activate((tb_gemm_path)p, fn == 1 ? &sig : &th, false, 0, y, N);
+        tb_seq_vec_activate((tb_gemm_path)p, fn == 1 ? &sig : &th, false, 0, y, N);
       for (int i = 0; i < N; i++) {
         double v = x[i], want = fn == 0 ? exp(v) : fn == 1 ? 1.0 / (1.0 + exp(-v)) : tanh(v);
         if (want > FLT_MAX) continue; /* exp overflow: only finite results are checked */
@@ -615,14 +615,14 @@ static void vector_math_matches_libm(void **state) {
       }
     }
     float special[4] = {NAN, -INFINITY, 0.0f, -0.0f};
-    seq_vec_exp((tb_gemm_path)p, special, 4);
+    tb_seq_vec_exp((tb_gemm_path)p, special, 4);
     assert_true(isnan(special[0]) && special[1] == 0.0f && special[2] == 1.0f && special[3] == 1.0f);
     float clipped[3] = {-9.0f, 0.5f, 9.0f};
-    seq_vec_activate((tb_gemm_path)p, &th, true, 1.0f, clipped, 3);
+    tb_seq_vec_activate((tb_gemm_path)p, &th, true, 1.0f, clipped, 3);
     assert_true(fabs(clipped[0] + tanh(1.0)) < 4e-7 && fabs(clipped[1] - tanh(0.5)) < 4e-7 &&
                 fabs(clipped[2] - tanh(1.0)) < 4e-7);
     float row[5] = {1, 2, 3, -INFINITY, 3};
-    seq_vec_softmax((tb_gemm_path)p, row, 5);
+    tb_seq_vec_softmax((tb_gemm_path)p, row, 5);
     double e = exp(1.0) + exp(2.0) + 2 * exp(3.0);
     assert_true(fabs(row[0] - exp(1.0) / e) < 1e-7 && row[3] == 0.0f && fabs(row[4] - exp(3.0) / e) < 1e-7);
   }

@@ -53,19 +53,19 @@ typedef struct vk_compute {
 } vk_compute;
 
 /* The device's compute state, made on first use (TB_OK) or the reason it cannot run kernels. */
-tb_status vk_compute_get(vk_state *s, vk_compute **out);
+tb_status tb_vk_compute_get(vk_state *s, vk_compute **out);
 /* At device close: save the pipeline cache when it changed, destroy pipelines and layouts. */
-void vk_compute_release(vk_state *s);
+void tb_vk_compute_release(vk_state *s);
 /* The pipeline of shader `id` with these specialization constants (each a 32-bit value, constant_id i);
  * made once per device. `who` names the node for messages. Locked by the caller. */
-tb_status vk_pipeline_get(vk_state *s, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, const char *who,
+tb_status tb_vk_pipeline_get(vk_state *s, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, const char *who,
                           vk_pipeline **out);
 /* Whether reductions may use the _SG shaders (subgroup arithmetic reported in compute, not switched off). */
-bool vk_use_subgroups(vk_state *s);
+bool tb_vk_use_subgroups(vk_state *s);
 
 /* Submit the recorded dispatches and wait (nothing when none). Locked by the caller. Every transfer,
  * free and synchronize calls it first. */
-tb_status vk_exec_flush(vk_state *s);
+tb_status tb_vk_exec_flush(vk_state *s);
 
 #define VK_NODE_BINDINGS 8
 
@@ -78,19 +78,19 @@ typedef struct vk_node {
   tb_vk_descriptor_set *sets;
   uint64_t *recorded; /* the batch each set was last recorded in */
   tb_vk_buffer *bound; /* per set, VK_NODE_BINDINGS buffers it was last written with */
-  bool reuse_sets;     /* see vk_node_dispatch */
+  bool reuse_sets;     /* see tb_vk_node_dispatch */
   char who[96];       /* "node 'x' (Op)" */
 } vk_node;
 
-tb_status vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec,
+tb_status tb_vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec,
                          uint32_t n_sets, vk_node **out);
-void vk_node_destroy(vk_node *node);
+void tb_vk_node_destroy(vk_node *node);
 /* Point set `set` at the buffers (binding i: whole buffer i), push the constants and record a dispatch
  * of groups (x, y, z), after a barrier on earlier dispatches. A set already recorded in the open batch is
- * submitted first before it is rewritten; when the node has reuse_sets (set after vk_node_create) and the
+ * submitted first before it is rewritten; when the node has reuse_sets (set after tb_vk_node_create) and the
  * buffers are the same, the set is reused as is instead (only the push constants differ, e.g. the LSTM's
  * time steps), so the batch stays open. */
-tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buffers, uint32_t n_buffers, const void *push,
+tb_status tb_vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buffers, uint32_t n_buffers, const void *push,
                            uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz);
 
 #endif

@@ -24,7 +24,7 @@ static pthread_mutex_t closed_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned closed_messages;
 static char closed_first[512];
 
-tb_status vk_fail(const vk_state *s, const char *call, tb_vk_result r) {
+tb_status tb_vk_fail(const vk_state *s, const char *call, tb_vk_result r) {
   tb_status st = (r == TB_VK_ERROR_OUT_OF_DEVICE_MEMORY || r == TB_VK_ERROR_OUT_OF_HOST_MEMORY) ? TB_ERR_OUT_OF_MEMORY
                                                                                                   : TB_ERR_DRIVER;
   return tb_error(st, "%s: %s failed with %d %s", s->label, call, (int)r, tb_vk_result_name(r));
@@ -61,7 +61,7 @@ static tb_status create_instance(vk_state *s) {
     r = tb_vk_loader_create_instance(&s->api, &request, "TensorBridge", version, &s->instance);
   }
   tb_dl_keep_new_modules(before);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkCreateInstance", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkCreateInstance", r);
   if (s->validation.requested && !s->validation.counting)
     tb_log(TB_LOG_WARN, "%s: TB_VULKAN_VALIDATION=1 but the Khronos validation layer or VK_EXT_debug_utils is not available; "
                         "running without validation (install vulkan-validationlayers)", s->label);
@@ -106,7 +106,7 @@ static tb_status find_physical_device(vk_state *s, const tb_device_info *info) {
   tb_vk_physical_device devices[MAX_PHYSICAL_DEVICES];
   uint32_t count = MAX_PHYSICAL_DEVICES;
   tb_vk_result r = s->api.vkEnumeratePhysicalDevices(s->instance, &count, devices);
-  if (r != TB_VK_SUCCESS && r != TB_VK_INCOMPLETE) return vk_fail(s, "vkEnumeratePhysicalDevices", r);
+  if (r != TB_VK_SUCCESS && r != TB_VK_INCOMPLETE) return tb_vk_fail(s, "vkEnumeratePhysicalDevices", r);
   if ((uint32_t)info->index >= count)
     return tb_error(TB_ERR_NOT_FOUND, "%s: the Vulkan driver now reports %u device%s, so there is no device %d; run `tb devices` again",
                     s->label, count, count == 1 ? "" : "s", info->index);
@@ -143,7 +143,7 @@ static void read_properties(vk_state *s) {
       if (s->memory.memoryHeaps[h].size > s->max_allocation) s->max_allocation = s->memory.memoryHeaps[h].size;
 }
 
-bool vk_has_device_extension(vk_state *s, const char *name) {
+bool tb_vk_has_device_extension(vk_state *s, const char *name) {
   uint32_t count = 0;
   if (s->api.vkEnumerateDeviceExtensionProperties(s->phys, NULL, &count, NULL) != TB_VK_SUCCESS || count == 0) return false;
   if (count > MAX_DEVICE_EXTENSIONS) count = MAX_DEVICE_EXTENSIONS;
@@ -195,7 +195,7 @@ static tb_status create_device(vk_state *s) {
       .pQueuePriorities = &priority,
   };
   const char *extensions[1] = {BUDGET_EXTENSION};
-  s->has_budget = s->has_properties2 && vk_has_device_extension(s, BUDGET_EXTENSION);
+  s->has_budget = s->has_properties2 && tb_vk_has_device_extension(s, BUDGET_EXTENSION);
   tb_vk_device_create_info info = {
       .sType = TB_VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .queueCreateInfoCount = 1,
@@ -210,7 +210,7 @@ static tb_status create_device(vk_state *s) {
   tb_vk_result r = s->vk.vkCreateDevice(s->phys, &info, NULL, &s->device);
   if (r != TB_VK_SUCCESS) {
     s->device = NULL;
-    return vk_fail(s, "vkCreateDevice", r);
+    return tb_vk_fail(s, "vkCreateDevice", r);
   }
 #define LOAD(name, ret, args) s->vk.name = (ret(*) args)s->vk.vkGetDeviceProcAddr(s->device, #name);
   TB_VK_DEVICE_FUNCTIONS(LOAD)
@@ -237,7 +237,7 @@ static tb_status create_commands(vk_state *s) {
   tb_vk_result r = s->vk.vkCreateCommandPool(s->device, &pool, NULL, &s->pool);
   if (r != TB_VK_SUCCESS) {
     s->pool = 0;
-    return vk_fail(s, "vkCreateCommandPool", r);
+    return tb_vk_fail(s, "vkCreateCommandPool", r);
   }
   tb_vk_command_buffer_allocate_info alloc = {
       .sType = TB_VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -248,18 +248,18 @@ static tb_status create_commands(vk_state *s) {
   r = s->vk.vkAllocateCommandBuffers(s->device, &alloc, &s->cmd);
   if (r != TB_VK_SUCCESS) {
     s->cmd = NULL;
-    return vk_fail(s, "vkAllocateCommandBuffers", r);
+    return tb_vk_fail(s, "vkAllocateCommandBuffers", r);
   }
   tb_vk_fence_create_info fence = {.sType = TB_VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   r = s->vk.vkCreateFence(s->device, &fence, NULL, &s->fence);
   if (r != TB_VK_SUCCESS) {
     s->fence = 0;
-    return vk_fail(s, "vkCreateFence", r);
+    return tb_vk_fail(s, "vkCreateFence", r);
   }
   return TB_OK;
 }
 
-tb_status vk_device_open(const tb_device_info *info, vk_state **out) {
+tb_status tb_vk_device_open(const tb_device_info *info, vk_state **out) {
   *out = NULL;
   if (!info || info->backend != TB_BACKEND_VULKAN || info->index < 0)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "the Vulkan backend needs a Vulkan device from discovery (vulkan:N), not %s",
@@ -278,10 +278,10 @@ tb_status vk_device_open(const tb_device_info *info, vk_state **out) {
   if (st == TB_OK) st = create_device(s);
   if (st == TB_OK) st = create_commands(s);
   if (st != TB_OK) {
-    vk_device_close(s);
+    tb_vk_device_close(s);
     return st;
   }
-  vk_memory_init(s);
+  tb_vk_memory_init(s);
   *out = s;
   return TB_OK;
 }
@@ -299,12 +299,12 @@ static void record_validation(const vk_state *s) {
   pthread_mutex_unlock(&closed_lock);
 }
 
-void vk_device_close(vk_state *s) {
+void tb_vk_device_close(vk_state *s) {
   if (!s) return;
   if (s->device) {
     if (s->vk.vkDeviceWaitIdle) s->vk.vkDeviceWaitIdle(s->device);
-    vk_compute_release(s);
-    vk_memory_release(s);
+    tb_vk_compute_release(s);
+    tb_vk_memory_release(s);
     if (s->fence) s->vk.vkDestroyFence(s->device, s->fence, NULL);
     if (s->pool) s->vk.vkDestroyCommandPool(s->device, s->pool, NULL); /* frees the command buffer */
     if (s->vk.vkDestroyDevice) s->vk.vkDestroyDevice(s->device, NULL);
@@ -318,35 +318,35 @@ void vk_device_close(vk_state *s) {
   free(s);
 }
 
-tb_status vk_begin(vk_state *s) {
+tb_status tb_vk_begin(vk_state *s) {
   tb_vk_command_buffer_begin_info begin = {
       .sType = TB_VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
       .flags = TB_VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
   };
   tb_vk_result r = s->vk.vkBeginCommandBuffer(s->cmd, &begin); /* resets it: the pool allows that */
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkBeginCommandBuffer", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkBeginCommandBuffer", r);
 }
 
-tb_status vk_submit_wait(vk_state *s) {
+tb_status tb_vk_submit_wait(vk_state *s) {
   tb_vk_result r = s->vk.vkEndCommandBuffer(s->cmd);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkEndCommandBuffer", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkEndCommandBuffer", r);
   r = s->vk.vkResetFences(s->device, 1, &s->fence);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkResetFences", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkResetFences", r);
   tb_vk_submit_info submit = {
       .sType = TB_VK_STRUCTURE_TYPE_SUBMIT_INFO,
       .commandBufferCount = 1,
       .pCommandBuffers = &s->cmd,
   };
   r = s->vk.vkQueueSubmit(s->queue, 1, &submit, s->fence);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkQueueSubmit", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkQueueSubmit", r);
   r = s->vk.vkWaitForFences(s->device, 1, &s->fence, 1, FENCE_TIMEOUT_NS);
   if (r == TB_VK_TIMEOUT)
     return tb_error(TB_ERR_DRIVER, "%s: a copy did not finish within %llu s (vkWaitForFences returned %d VK_TIMEOUT)", s->label,
                     FENCE_TIMEOUT_NS / 1000000000ull, (int)r);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkWaitForFences", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkWaitForFences", r);
 }
 
-void vk_barrier(vk_state *s, tb_vk_flags dst_stage, tb_vk_flags dst_access) {
+void tb_vk_barrier(vk_state *s, tb_vk_flags dst_stage, tb_vk_flags dst_access) {
   tb_vk_memory_barrier barrier = {
       .sType = TB_VK_STRUCTURE_TYPE_MEMORY_BARRIER,
       .srcAccessMask = TB_VK_ACCESS_TRANSFER_WRITE_BIT,

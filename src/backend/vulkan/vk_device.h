@@ -37,18 +37,18 @@ typedef struct vk_state {
   char compute_missing[64];    /* a compute function the driver lacks ("" when all are there) */
 } vk_state;
 
-tb_status vk_device_open(const tb_device_info *info, vk_state **out);
-void vk_device_close(vk_state *s);
-bool vk_has_device_extension(vk_state *s, const char *name);
+tb_status tb_vk_device_open(const tb_device_info *info, vk_state **out);
+void tb_vk_device_close(vk_state *s);
+bool tb_vk_has_device_extension(vk_state *s, const char *name);
 
 /* The status for a failed call: VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY -> TB_ERR_OUT_OF_MEMORY, others
  * TB_ERR_DRIVER; the message names the device, the call, the code and its name. */
-tb_status vk_fail(const vk_state *s, const char *call, tb_vk_result r);
+tb_status tb_vk_fail(const vk_state *s, const char *call, tb_vk_result r);
 
-/* Start recording into the one command buffer; vk_submit_wait ends it, submits it and waits on the fence. */
-tb_status vk_begin(vk_state *s);
-tb_status vk_submit_wait(vk_state *s);
+/* Start recording into the one command buffer; tb_vk_submit_wait ends it, submits it and waits on the fence. */
+tb_status tb_vk_begin(vk_state *s);
+tb_status tb_vk_submit_wait(vk_state *s);
 /* A barrier making transfer writes visible to `dst_access` at `dst_stage`. */
-void vk_barrier(vk_state *s, tb_vk_flags dst_stage, tb_vk_flags dst_access);
+void tb_vk_barrier(vk_state *s, tb_vk_flags dst_stage, tb_vk_flags dst_access);
 
 #endif

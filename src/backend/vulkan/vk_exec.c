@@ -16,7 +16,7 @@ static void memory_barrier(vk_state *s, tb_vk_command_buffer cmd, tb_vk_flags sr
   s->vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
-tb_status vk_exec_flush(vk_state *s) {
+tb_status tb_vk_exec_flush(vk_state *s) {
   vk_compute *c = s->compute;
   if (!c || !c->recording) return TB_OK;
   c->recording = false;
@@ -25,9 +25,9 @@ tb_status vk_exec_flush(vk_state *s) {
                  TB_VK_PIPELINE_STAGE_TRANSFER_BIT | TB_VK_PIPELINE_STAGE_HOST_BIT,
                  TB_VK_ACCESS_TRANSFER_READ_BIT | TB_VK_ACCESS_TRANSFER_WRITE_BIT | TB_VK_ACCESS_HOST_READ_BIT);
   tb_vk_result r = s->vk.vkEndCommandBuffer(c->cmd);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkEndCommandBuffer (kernels)", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkEndCommandBuffer (kernels)", r);
   r = s->vk.vkResetFences(s->device, 1, &s->fence);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkResetFences", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkResetFences", r);
   tb_vk_submit_info submit = {.sType = TB_VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cmd};
   if (c->fail_next_submit) { /* test switch: the recorded work is dropped, as a lost device would */
     r = c->fail_next_submit;
@@ -35,13 +35,13 @@ tb_status vk_exec_flush(vk_state *s) {
   } else {
     r = s->vk.vkQueueSubmit(s->queue, 1, &submit, s->fence);
   }
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkQueueSubmit (kernels)", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkQueueSubmit (kernels)", r);
   c->stats.submits++;
   r = s->vk.vkWaitForFences(s->device, 1, &s->fence, 1, FENCE_TIMEOUT_NS);
   if (r == TB_VK_TIMEOUT)
     return tb_error(TB_ERR_DRIVER, "%s: kernels did not finish within %llu s (vkWaitForFences returned %d VK_TIMEOUT)", s->label,
                     FENCE_TIMEOUT_NS / 1000000000ull, (int)r);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkWaitForFences (kernels)", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkWaitForFences (kernels)", r);
 }
 
 /* Start the batch (after a barrier making earlier transfers visible to shaders) or, in one, a barrier
@@ -57,7 +57,7 @@ static tb_status begin_dispatch(vk_state *s, vk_compute *c) {
       .flags = TB_VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
   };
   tb_vk_result r = s->vk.vkBeginCommandBuffer(c->cmd, &begin);
-  if (r != TB_VK_SUCCESS) return vk_fail(s, "vkBeginCommandBuffer (kernels)", r);
+  if (r != TB_VK_SUCCESS) return tb_vk_fail(s, "vkBeginCommandBuffer (kernels)", r);
   c->recording = true;
   memory_barrier(s, c->cmd, TB_VK_PIPELINE_STAGE_TRANSFER_BIT | TB_VK_PIPELINE_STAGE_HOST_BIT,
                  TB_VK_ACCESS_TRANSFER_WRITE_BIT | TB_VK_ACCESS_HOST_WRITE_BIT, TB_VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -77,7 +77,7 @@ static tb_status node_sets(vk_state *s, vk_compute *c, vk_node *node, tb_vk_shad
   tb_vk_result r = s->vk.vkCreateDescriptorPool(s->device, &info, NULL, &node->pool);
   if (r != TB_VK_SUCCESS) {
     node->pool = 0;
-    return vk_fail(s, "vkCreateDescriptorPool", r);
+    return tb_vk_fail(s, "vkCreateDescriptorPool", r);
   }
   c->stats.descriptor_pools++;
   tb_vk_descriptor_set_layout *layouts = malloc(node->n_sets * sizeof *layouts);
@@ -91,10 +91,10 @@ static tb_status node_sets(vk_state *s, vk_compute *c, vk_node *node, tb_vk_shad
   };
   r = s->vk.vkAllocateDescriptorSets(s->device, &alloc, node->sets);
   free(layouts);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkAllocateDescriptorSets", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkAllocateDescriptorSets", r);
 }
 
-tb_status vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, uint32_t n_sets,
+tb_status tb_vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, uint32_t n_sets,
                          vk_node **out) {
   *out = NULL;
   if (n_sets == 0) n_sets = 1;
@@ -117,25 +117,25 @@ tb_status vk_node_create(vk_state *s, const char *who, tb_vk_shader_id id, const
   node->n_sets = n_sets;
   snprintf(node->who, sizeof node->who, "%s", who);
   pthread_mutex_lock(&s->lock);
-  tb_status st = vk_pipeline_get(s, id, spec, n_spec, who, &node->pipe);
+  tb_status st = tb_vk_pipeline_get(s, id, spec, n_spec, who, &node->pipe);
   if (st == TB_OK) st = node_sets(s, s->compute, node, id);
   pthread_mutex_unlock(&s->lock);
   if (st != TB_OK) {
-    vk_node_destroy(node);
+    tb_vk_node_destroy(node);
     return st;
   }
   *out = node;
   return TB_OK;
 }
 
-void vk_node_destroy(vk_node *node) {
+void tb_vk_node_destroy(vk_node *node) {
   if (!node) return;
   vk_state *s = node->s;
   pthread_mutex_lock(&s->lock);
   vk_compute *c = s->compute;
   bool pending = false;
   for (uint32_t i = 0; c && c->recording && i < node->n_sets; i++) pending = pending || node->recorded[i] == c->batch;
-  if (pending && vk_exec_flush(s) != TB_OK) s->vk.vkDeviceWaitIdle(s->device);
+  if (pending && tb_vk_exec_flush(s) != TB_OK) s->vk.vkDeviceWaitIdle(s->device);
   if (node->pool) s->vk.vkDestroyDescriptorPool(s->device, node->pool, NULL); /* frees its sets */
   pthread_mutex_unlock(&s->lock);
   free(node->sets);
@@ -144,7 +144,7 @@ void vk_node_destroy(vk_node *node) {
   free(node);
 }
 
-tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buffers, uint32_t n_buffers, const void *push,
+tb_status tb_vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buffers, uint32_t n_buffers, const void *push,
                            uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
   vk_state *s = node->s;
   tb_vk_shader_id id = node->pipe->shader;
@@ -169,7 +169,7 @@ tb_status vk_node_dispatch(vk_node *node, uint32_t set, const tb_vk_buffer *buff
   tb_vk_buffer *last = node->bound + (size_t)set * VK_NODE_BINDINGS;
   bool same = node->reuse_sets && c->recording && node->recorded[set] == c->batch &&
               memcmp(last, buffers, n_buffers * sizeof *buffers) == 0;
-  if (!same && c->recording && node->recorded[set] == c->batch) st = vk_exec_flush(s);
+  if (!same && c->recording && node->recorded[set] == c->batch) st = tb_vk_exec_flush(s);
   if (st == TB_OK && !same) {
     tb_vk_descriptor_buffer_info info[8];
     tb_vk_write_descriptor_set writes[8];
@@ -205,10 +205,10 @@ tb_status tb_vk_compute_stats_get(void *state, tb_vk_compute_stats *out) {
   memset(out, 0, sizeof *out);
   pthread_mutex_lock(&s->lock);
   vk_compute *c = NULL;
-  tb_status st = vk_compute_get(s, &c);
+  tb_status st = tb_vk_compute_get(s, &c);
   if (st == TB_OK) {
     *out = c->stats;
-    out->subgroups_used = vk_use_subgroups(s);
+    out->subgroups_used = tb_vk_use_subgroups(s);
   }
   pthread_mutex_unlock(&s->lock);
   return st;
@@ -218,7 +218,7 @@ void tb_vk_force_no_subgroups(void *state, bool on) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
   vk_compute *c = NULL;
-  if (vk_compute_get(s, &c) == TB_OK) c->subgroups_off = on;
+  if (tb_vk_compute_get(s, &c) == TB_OK) c->subgroups_off = on;
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -226,7 +226,7 @@ void tb_vk_fail_next_pipeline(void *state, int32_t result) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
   vk_compute *c = NULL;
-  if (vk_compute_get(s, &c) == TB_OK) c->fail_next_pipeline = result;
+  if (tb_vk_compute_get(s, &c) == TB_OK) c->fail_next_pipeline = result;
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -234,6 +234,6 @@ void tb_vk_fail_next_submit(void *state, int32_t result) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
   vk_compute *c = NULL;
-  if (vk_compute_get(s, &c) == TB_OK) c->fail_next_submit = result;
+  if (tb_vk_compute_get(s, &c) == TB_OK) c->fail_next_submit = result;
   pthread_mutex_unlock(&s->lock);
 }

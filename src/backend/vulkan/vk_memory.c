@@ -56,7 +56,7 @@ static uint32_t pick_staging_type(const vk_state *s, uint32_t allowed) {
   return best;
 }
 
-void vk_memory_init(vk_state *s) {
+void tb_vk_memory_init(vk_state *s) {
   vk_allocator *m = &s->mem;
   memset(m, 0, sizeof *m);
   m->block_size = TB_VK_BLOCK_SIZE;
@@ -98,7 +98,7 @@ static tb_status create_buffer(vk_state *s, uint64_t bytes, tb_vk_buffer *buffer
   tb_vk_result r = s->vk.vkCreateBuffer(s->device, &info, NULL, buffer);
   if (r != TB_VK_SUCCESS) {
     *buffer = 0;
-    return vk_fail(s, "vkCreateBuffer", r);
+    return tb_vk_fail(s, "vkCreateBuffer", r);
   }
   s->vk.vkGetBufferMemoryRequirements(s->device, *buffer, req);
   return TB_OK;
@@ -171,7 +171,7 @@ static tb_status new_block(vk_state *s, uint32_t type, uint64_t span, size_t byt
       release_memory(s, b->memory, false);
       free(b);
       free(ranges);
-      return vk_fail(s, "vkMapMemory", r);
+      return tb_vk_fail(s, "vkMapMemory", r);
     }
   }
   b->size = size;
@@ -263,7 +263,7 @@ static void drop_block(vk_state *s, vk_block *b) {
   free(b);
 }
 
-tb_status vk_memory_alloc(vk_state *s, size_t bytes, vk_allocation **out) {
+tb_status tb_vk_memory_alloc(vk_state *s, size_t bytes, vk_allocation **out) {
   *out = NULL;
   tb_status st = check_limits(s, bytes);
   if (st != TB_OK) return st;
@@ -307,8 +307,8 @@ tb_status vk_memory_alloc(vk_state *s, size_t bytes, vk_allocation **out) {
   s->mem.live++;
   tb_vk_result r = s->vk.vkBindBufferMemory(s->device, a->buffer, b->memory, a->offset);
   if (r != TB_VK_SUCCESS) {
-    st = vk_fail(s, "vkBindBufferMemory", r);
-    vk_memory_free(s, a);
+    st = tb_vk_fail(s, "vkBindBufferMemory", r);
+    tb_vk_memory_free(s, a);
     return st;
   }
   s->mem.tensor_type_hint = type;
@@ -316,7 +316,7 @@ tb_status vk_memory_alloc(vk_state *s, size_t bytes, vk_allocation **out) {
   return TB_OK;
 }
 
-void vk_memory_free(vk_state *s, vk_allocation *a) {
+void tb_vk_memory_free(vk_state *s, vk_allocation *a) {
   if (!a) return;
   s->vk.vkDestroyBuffer(s->device, a->buffer, NULL);
   vk_block *b = a->block;
@@ -327,7 +327,7 @@ void vk_memory_free(vk_state *s, vk_allocation *a) {
   free(a);
 }
 
-void *vk_memory_host(const vk_allocation *a, size_t offset) {
+void *tb_vk_memory_host(const vk_allocation *a, size_t offset) {
   return a->block->mapped ? (char *)a->block->mapped + a->offset + offset : NULL;
 }
 
@@ -340,18 +340,18 @@ static tb_vk_mapped_memory_range atom_range(const vk_state *s, const vk_allocati
   return range;
 }
 
-tb_status vk_memory_flush(vk_state *s, const vk_allocation *a, size_t offset, size_t bytes) {
+tb_status tb_vk_memory_flush(vk_state *s, const vk_allocation *a, size_t offset, size_t bytes) {
   if (!a->block->mapped || is_coherent(s, a->block->type) || !bytes) return TB_OK;
   tb_vk_mapped_memory_range range = atom_range(s, a, offset, bytes);
   tb_vk_result r = s->vk.vkFlushMappedMemoryRanges(s->device, 1, &range);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkFlushMappedMemoryRanges", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkFlushMappedMemoryRanges", r);
 }
 
-tb_status vk_memory_invalidate(vk_state *s, const vk_allocation *a, size_t offset, size_t bytes) {
+tb_status tb_vk_memory_invalidate(vk_state *s, const vk_allocation *a, size_t offset, size_t bytes) {
   if (!a->block->mapped || is_coherent(s, a->block->type) || !bytes) return TB_OK;
   tb_vk_mapped_memory_range range = atom_range(s, a, offset, bytes);
   tb_vk_result r = s->vk.vkInvalidateMappedMemoryRanges(s->device, 1, &range);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkInvalidateMappedMemoryRanges", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkInvalidateMappedMemoryRanges", r);
 }
 
 static void release_staging(vk_state *s) {
@@ -361,7 +361,7 @@ static void release_staging(vk_state *s) {
   memset(g, 0, sizeof *g);
 }
 
-tb_status vk_staging_get(vk_state *s, size_t bytes, size_t *size) {
+tb_status tb_vk_staging_get(vk_state *s, size_t bytes, size_t *size) {
   vk_staging *g = &s->mem.staging;
   uint64_t want = bytes < TB_VK_STAGING_MAX ? bytes : TB_VK_STAGING_MAX;
   if (g->buffer && g->size >= want) {
@@ -386,7 +386,7 @@ tb_status vk_staging_get(vk_state *s, size_t bytes, size_t *size) {
   if (r != TB_VK_SUCCESS) {
     g->mapped = NULL;
     release_staging(s);
-    return tb_error(vk_fail(s, "vkAllocateMemory", r), "%s: a %llu-byte staging buffer could not be set up: %d %s", s->label,
+    return tb_error(tb_vk_fail(s, "vkAllocateMemory", r), "%s: a %llu-byte staging buffer could not be set up: %d %s", s->label,
                     (unsigned long long)grow, (int)r, tb_vk_result_name(r));
   }
   g->size = grow;
@@ -401,13 +401,13 @@ static tb_status staging_sync(vk_state *s, size_t bytes, bool flush) {
   tb_vk_mapped_memory_range range = {.sType = TB_VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = g->memory, .offset = 0,
                                      .size = TB_VK_WHOLE_SIZE};
   tb_vk_result r = flush ? s->vk.vkFlushMappedMemoryRanges(s->device, 1, &range) : s->vk.vkInvalidateMappedMemoryRanges(s->device, 1, &range);
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, flush ? "vkFlushMappedMemoryRanges" : "vkInvalidateMappedMemoryRanges", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, flush ? "vkFlushMappedMemoryRanges" : "vkInvalidateMappedMemoryRanges", r);
 }
 
-tb_status vk_staging_flush(vk_state *s, size_t bytes) { return staging_sync(s, bytes, true); }
-tb_status vk_staging_invalidate(vk_state *s, size_t bytes) { return staging_sync(s, bytes, false); }
+tb_status tb_vk_staging_flush(vk_state *s, size_t bytes) { return staging_sync(s, bytes, true); }
+tb_status tb_vk_staging_invalidate(vk_state *s, size_t bytes) { return staging_sync(s, bytes, false); }
 
-void vk_memory_release(vk_state *s) {
+void tb_vk_memory_release(vk_state *s) {
   release_staging(s);
   while (s->mem.blocks) {
     if (s->mem.blocks->live)
@@ -417,7 +417,7 @@ void vk_memory_release(vk_state *s) {
   }
 }
 
-tb_status vk_memory_info(vk_state *s, uint64_t *free_bytes, uint64_t *total_bytes) {
+tb_status tb_vk_memory_info(vk_state *s, uint64_t *free_bytes, uint64_t *total_bytes) {
   tb_vk_memory_budget_properties budget = {.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   tb_vk_memory_properties2 p2 = {.sType = TB_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &budget};
   if (s->has_budget) s->api.vkGetPhysicalDeviceMemoryProperties2(s->phys, &p2);

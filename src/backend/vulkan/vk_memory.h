@@ -64,28 +64,28 @@ typedef struct vk_allocator {
   vk_staging staging;
 } vk_allocator;
 
-void vk_memory_init(struct vk_state *s);
+void tb_vk_memory_init(struct vk_state *s);
 /* Frees the staging buffer and every block (allocations still live are released and logged). */
-void vk_memory_release(struct vk_state *s);
+void tb_vk_memory_release(struct vk_state *s);
 
-tb_status vk_memory_alloc(struct vk_state *s, size_t bytes, vk_allocation **out);
-void vk_memory_free(struct vk_state *s, vk_allocation *a);
+tb_status tb_vk_memory_alloc(struct vk_state *s, size_t bytes, vk_allocation **out);
+void tb_vk_memory_free(struct vk_state *s, vk_allocation *a);
 
 /* The host address of byte `offset` of the allocation when it is mapped; else NULL. */
-void *vk_memory_host(const vk_allocation *a, size_t offset);
+void *tb_vk_memory_host(const vk_allocation *a, size_t offset);
 /* Make host writes to [offset, offset+bytes) visible to the device / device writes visible to the host:
  * flush / invalidate on non-coherent memory, nothing on coherent memory. Every host write is flushed at
  * once, so invalidating before a partial write never drops one; it refreshes the bytes of the atoms at
  * the ends that the write does not cover. */
-tb_status vk_memory_flush(struct vk_state *s, const vk_allocation *a, size_t offset, size_t bytes);
-tb_status vk_memory_invalidate(struct vk_state *s, const vk_allocation *a, size_t offset, size_t bytes);
+tb_status tb_vk_memory_flush(struct vk_state *s, const vk_allocation *a, size_t offset, size_t bytes);
+tb_status tb_vk_memory_invalidate(struct vk_state *s, const vk_allocation *a, size_t offset, size_t bytes);
 
 /* The staging buffer, grown to at least min(bytes, TB_VK_STAGING_MAX); returns its usable size in *size. */
-tb_status vk_staging_get(struct vk_state *s, size_t bytes, size_t *size);
-tb_status vk_staging_flush(struct vk_state *s, size_t bytes);
-tb_status vk_staging_invalidate(struct vk_state *s, size_t bytes);
+tb_status tb_vk_staging_get(struct vk_state *s, size_t bytes, size_t *size);
+tb_status tb_vk_staging_flush(struct vk_state *s, size_t bytes);
+tb_status tb_vk_staging_invalidate(struct vk_state *s, size_t bytes);
 
 /* Device-local heaps: the sum of their sizes; and of budget - usage when VK_EXT_memory_budget is on. */
-tb_status vk_memory_info(struct vk_state *s, uint64_t *free_bytes, uint64_t *total_bytes);
+tb_status tb_vk_memory_info(struct vk_state *s, uint64_t *free_bytes, uint64_t *total_bytes);
 
 #endif

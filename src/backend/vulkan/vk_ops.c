@@ -1,5 +1,5 @@
 /* tb_vulkan_ops: the backend vtable over Vulkan. Kernels (find_kernel, kernels/) record dispatches that
- * every copy, fill, free and synchronize submits first (vk_exec_flush). Copies to and from host-visible memory are a memcpy
+ * every copy, fill, free and synchronize submits first (tb_vk_exec_flush). Copies to and from host-visible memory are a memcpy
  * through the persistent mapping; other memory goes through the staging buffer and vkCmdCopyBuffer,
  * waiting on the fence. Fills of 4-byte patterns at 4-byte offsets use vkCmdFillBuffer. Every call
  * holds the device's mutex: there is one command buffer. */
@@ -24,29 +24,29 @@ static tb_status check_range(const vk_state *s, const char *op, const vk_allocat
 
 /* One region copied on the device, then made visible to the host (mapped memory may be read next). */
 static tb_status device_copy(vk_state *s, tb_vk_buffer src, uint64_t src_offset, tb_vk_buffer dst, uint64_t dst_offset, uint64_t bytes) {
-  tb_status st = vk_begin(s);
+  tb_status st = tb_vk_begin(s);
   if (st != TB_OK) return st;
   tb_vk_buffer_copy region = {src_offset, dst_offset, bytes};
   s->vk.vkCmdCopyBuffer(s->cmd, src, dst, 1, &region);
-  vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
-  return vk_submit_wait(s);
+  tb_vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
+  return tb_vk_submit_wait(s);
 }
 
 static tb_status write_locked(vk_state *s, vk_allocation *a, size_t offset, const unsigned char *src, size_t bytes) {
-  void *host = vk_memory_host(a, offset);
+  void *host = tb_vk_memory_host(a, offset);
   if (host) {
-    tb_status st = vk_memory_invalidate(s, a, offset, bytes); /* the atoms at the ends hold the device's bytes too */
+    tb_status st = tb_vk_memory_invalidate(s, a, offset, bytes); /* the atoms at the ends hold the device's bytes too */
     if (st != TB_OK) return st;
     memcpy(host, src, bytes);
-    return vk_memory_flush(s, a, offset, bytes);
+    return tb_vk_memory_flush(s, a, offset, bytes);
   }
   for (size_t done = 0; done < bytes;) {
     size_t cap = 0;
-    tb_status st = vk_staging_get(s, bytes - done, &cap);
+    tb_status st = tb_vk_staging_get(s, bytes - done, &cap);
     size_t n = min_size(cap, bytes - done);
     if (st == TB_OK) {
       memcpy(s->mem.staging.mapped, src + done, n);
-      st = vk_staging_flush(s, n);
+      st = tb_vk_staging_flush(s, n);
     }
     if (st == TB_OK) st = device_copy(s, s->mem.staging.buffer, 0, a->buffer, offset + done, n);
     if (st != TB_OK) return st;
@@ -56,18 +56,18 @@ static tb_status write_locked(vk_state *s, vk_allocation *a, size_t offset, cons
 }
 
 static tb_status read_locked(vk_state *s, vk_allocation *a, size_t offset, unsigned char *dst, size_t bytes) {
-  void *host = vk_memory_host(a, offset);
+  void *host = tb_vk_memory_host(a, offset);
   if (host) {
-    tb_status st = vk_memory_invalidate(s, a, offset, bytes);
+    tb_status st = tb_vk_memory_invalidate(s, a, offset, bytes);
     if (st == TB_OK) memcpy(dst, host, bytes);
     return st;
   }
   for (size_t done = 0; done < bytes;) {
     size_t cap = 0;
-    tb_status st = vk_staging_get(s, bytes - done, &cap);
+    tb_status st = tb_vk_staging_get(s, bytes - done, &cap);
     size_t n = min_size(cap, bytes - done);
     if (st == TB_OK) st = device_copy(s, a->buffer, offset + done, s->mem.staging.buffer, 0, n);
-    if (st == TB_OK) st = vk_staging_invalidate(s, n);
+    if (st == TB_OK) st = tb_vk_staging_invalidate(s, n);
     if (st != TB_OK) return st;
     memcpy(dst + done, s->mem.staging.mapped, n);
     done += n;
@@ -81,18 +81,18 @@ static tb_status overlapping_copy(vk_state *s, vk_allocation *a, size_t dst_offs
   bool forward = dst_offset < src_offset;
   for (size_t done = 0; done < bytes;) {
     size_t cap = 0;
-    tb_status st = vk_staging_get(s, bytes - done, &cap);
+    tb_status st = tb_vk_staging_get(s, bytes - done, &cap);
     if (st != TB_OK) return st;
     size_t n = min_size(cap, bytes - done);
     size_t at = forward ? done : bytes - done - n;
-    st = vk_begin(s);
+    st = tb_vk_begin(s);
     if (st != TB_OK) return st;
     tb_vk_buffer_copy in = {src_offset + at, 0, n}, out = {0, dst_offset + at, n};
     s->vk.vkCmdCopyBuffer(s->cmd, a->buffer, s->mem.staging.buffer, 1, &in);
-    vk_barrier(s, TB_VK_PIPELINE_STAGE_TRANSFER_BIT, TB_VK_ACCESS_TRANSFER_READ_BIT);
+    tb_vk_barrier(s, TB_VK_PIPELINE_STAGE_TRANSFER_BIT, TB_VK_ACCESS_TRANSFER_READ_BIT);
     s->vk.vkCmdCopyBuffer(s->cmd, s->mem.staging.buffer, a->buffer, 1, &out);
-    vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
-    st = vk_submit_wait(s);
+    tb_vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
+    st = tb_vk_submit_wait(s);
     if (st != TB_OK) return st;
     done += n;
   }
@@ -100,13 +100,13 @@ static tb_status overlapping_copy(vk_state *s, vk_allocation *a, size_t dst_offs
 }
 
 static tb_status copy_locked(vk_state *s, vk_allocation *dst, size_t dst_offset, vk_allocation *src, size_t src_offset, size_t bytes) {
-  void *to = vk_memory_host(dst, dst_offset), *from = vk_memory_host(src, src_offset);
+  void *to = tb_vk_memory_host(dst, dst_offset), *from = tb_vk_memory_host(src, src_offset);
   if (to && from) {
-    tb_status st = vk_memory_invalidate(s, src, src_offset, bytes);
-    if (st == TB_OK) st = vk_memory_invalidate(s, dst, dst_offset, bytes);
+    tb_status st = tb_vk_memory_invalidate(s, src, src_offset, bytes);
+    if (st == TB_OK) st = tb_vk_memory_invalidate(s, dst, dst_offset, bytes);
     if (st != TB_OK) return st;
     memmove(to, from, bytes);
-    return vk_memory_flush(s, dst, dst_offset, bytes);
+    return tb_vk_memory_flush(s, dst, dst_offset, bytes);
   }
   if (dst == src && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes) {
     if (dst_offset == src_offset) return TB_OK;
@@ -132,26 +132,26 @@ static tb_status fill_locked(vk_state *s, vk_allocation *a, size_t offset, const
     repeat_pattern(word_bytes, pattern, pattern_size, 4);
     uint32_t word;
     memcpy(&word, word_bytes, 4); /* vkCmdFillBuffer writes the word in the host's byte order */
-    tb_status st = vk_begin(s);
+    tb_status st = tb_vk_begin(s);
     if (st != TB_OK) return st;
     s->vk.vkCmdFillBuffer(s->cmd, a->buffer, offset, bytes, word);
-    vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
-    return vk_submit_wait(s);
+    tb_vk_barrier(s, TB_VK_PIPELINE_STAGE_HOST_BIT, TB_VK_ACCESS_HOST_READ_BIT);
+    return tb_vk_submit_wait(s);
   }
-  void *host = vk_memory_host(a, offset);
+  void *host = tb_vk_memory_host(a, offset);
   if (host) {
-    tb_status st = vk_memory_invalidate(s, a, offset, bytes);
+    tb_status st = tb_vk_memory_invalidate(s, a, offset, bytes);
     if (st != TB_OK) return st;
     repeat_pattern(host, pattern, pattern_size, bytes);
-    return vk_memory_flush(s, a, offset, bytes);
+    return tb_vk_memory_flush(s, a, offset, bytes);
   }
   size_t cap = 0;
-  tb_status st = vk_staging_get(s, bytes, &cap);
+  tb_status st = tb_vk_staging_get(s, bytes, &cap);
   if (st != TB_OK) return st;
   size_t chunk = min_size(cap, bytes) / pattern_size * pattern_size; /* every piece starts on a whole pattern */
   if (chunk == 0) chunk = bytes;
   repeat_pattern(s->mem.staging.mapped, pattern, pattern_size, min_size(chunk, bytes));
-  st = vk_staging_flush(s, chunk);
+  st = tb_vk_staging_flush(s, chunk);
   for (size_t done = 0; st == TB_OK && done < bytes; done += chunk)
     st = device_copy(s, s->mem.staging.buffer, 0, a->buffer, offset + done, min_size(chunk, bytes - done));
   return st;
@@ -159,12 +159,12 @@ static tb_status fill_locked(vk_state *s, vk_allocation *a, size_t offset, const
 
 static tb_status vk_open(const tb_device_info *device, void **state) {
   vk_state *s = NULL;
-  tb_status st = vk_device_open(device, &s);
+  tb_status st = tb_vk_device_open(device, &s);
   *state = s;
   return st;
 }
 
-static void vk_close(void *state) { vk_device_close(state); }
+static void vk_close(void *state) { tb_vk_device_close(state); }
 
 static size_t vk_alignment(void *state) {
   vk_state *s = state;
@@ -179,7 +179,7 @@ static tb_status vk_alloc(void *state, size_t bytes, tb_devmem *out) {
   if (bytes == 0) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: an allocation of 0 bytes", s->label);
   vk_allocation *a = NULL;
   pthread_mutex_lock(&s->lock);
-  tb_status st = vk_memory_alloc(s, bytes, &a);
+  tb_status st = tb_vk_memory_alloc(s, bytes, &a);
   pthread_mutex_unlock(&s->lock);
   if (st == TB_OK) *out = (tb_devmem){a, bytes};
   return st;
@@ -189,8 +189,8 @@ static void vk_free_mem(void *state, tb_devmem mem) {
   vk_state *s = state;
   if (!mem.handle) return;
   pthread_mutex_lock(&s->lock);
-  if (vk_exec_flush(s) != TB_OK) s->vk.vkDeviceWaitIdle(s->device); /* recorded dispatches may use it */
-  vk_memory_free(s, mem.handle);
+  if (tb_vk_exec_flush(s) != TB_OK) s->vk.vkDeviceWaitIdle(s->device); /* recorded dispatches may use it */
+  tb_vk_memory_free(s, mem.handle);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -199,7 +199,7 @@ static tb_status vk_write(void *state, tb_devmem dst, size_t dst_offset, const v
   tb_status st = check_range(s, "write", dst.handle, dst_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = vk_exec_flush(s);
+  st = tb_vk_exec_flush(s);
   if (st == TB_OK) st = write_locked(s, dst.handle, dst_offset, src, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
@@ -210,7 +210,7 @@ static tb_status vk_read(void *state, tb_devmem src, size_t src_offset, void *ds
   tb_status st = check_range(s, "read", src.handle, src_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = vk_exec_flush(s);
+  st = tb_vk_exec_flush(s);
   if (st == TB_OK) st = read_locked(s, src.handle, src_offset, dst, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
@@ -222,7 +222,7 @@ static tb_status vk_copy(void *state, tb_devmem dst, size_t dst_offset, tb_devme
   if (st == TB_OK) st = check_range(s, "copy source", src.handle, src_offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = vk_exec_flush(s);
+  st = tb_vk_exec_flush(s);
   if (st == TB_OK) st = copy_locked(s, dst.handle, dst_offset, src.handle, src_offset, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
@@ -236,7 +236,7 @@ static tb_status vk_fill(void *state, tb_devmem dst, size_t offset, const void *
   tb_status st = check_range(s, "fill", dst.handle, offset, bytes);
   if (st != TB_OK || bytes == 0) return st;
   pthread_mutex_lock(&s->lock);
-  st = vk_exec_flush(s);
+  st = tb_vk_exec_flush(s);
   if (st == TB_OK) st = fill_locked(s, dst.handle, offset, pattern, pattern_size, bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
@@ -245,17 +245,17 @@ static tb_status vk_fill(void *state, tb_devmem dst, size_t offset, const void *
 static tb_status vk_synchronize(void *state) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
-  tb_status st = vk_exec_flush(s);
+  tb_status st = tb_vk_exec_flush(s);
   tb_vk_result r = s->vk.vkDeviceWaitIdle(s->device);
   pthread_mutex_unlock(&s->lock);
   if (st != TB_OK) return st;
-  return r == TB_VK_SUCCESS ? TB_OK : vk_fail(s, "vkDeviceWaitIdle", r);
+  return r == TB_VK_SUCCESS ? TB_OK : tb_vk_fail(s, "vkDeviceWaitIdle", r);
 }
 
 static tb_status vk_memory_info_op(void *state, uint64_t *free_bytes, uint64_t *total_bytes) {
   vk_state *s = state;
   pthread_mutex_lock(&s->lock);
-  tb_status st = vk_memory_info(s, free_bytes, total_bytes);
+  tb_status st = tb_vk_memory_info(s, free_bytes, total_bytes);
   pthread_mutex_unlock(&s->lock);
   return st;
 }

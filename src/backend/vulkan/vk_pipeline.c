@@ -50,10 +50,10 @@ static void read_features(vk_state *s, vk_compute *c) {
   }
   c->stats.fp16_kernels = s->fp16;
   c->stats.cooperative_matrix =
-      vk_has_device_extension(s, "VK_KHR_cooperative_matrix") || vk_has_device_extension(s, "VK_NV_cooperative_matrix");
+      tb_vk_has_device_extension(s, "VK_KHR_cooperative_matrix") || tb_vk_has_device_extension(s, "VK_NV_cooperative_matrix");
 }
 
-bool vk_use_subgroups(vk_state *s) {
+bool tb_vk_use_subgroups(vk_state *s) {
   vk_compute *c = s->compute;
   return c && c->stats.subgroup_arithmetic && !c->subgroups_off;
 }
@@ -126,7 +126,7 @@ static tb_status create_cache(vk_state *s, vk_compute *c) {
   free(data);
   if (r != TB_VK_SUCCESS) {
     c->cache = 0;
-    return vk_fail(s, "vkCreatePipelineCache", r);
+    return tb_vk_fail(s, "vkCreatePipelineCache", r);
   }
   return TB_OK;
 }
@@ -154,7 +154,7 @@ static void save_cache(vk_state *s, vk_compute *c) {
   free(buf);
 }
 
-tb_status vk_compute_get(vk_state *s, vk_compute **out) {
+tb_status tb_vk_compute_get(vk_state *s, vk_compute **out) {
   *out = s->compute;
   if (s->compute) return TB_OK;
   if (tb_vk_shaders_missing) return tb_error(TB_ERR_UNSUPPORTED, "%s: %s", s->label, tb_vk_shaders_missing);
@@ -176,19 +176,19 @@ tb_status vk_compute_get(vk_state *s, vk_compute **out) {
     tb_vk_result r = s->vk.vkAllocateCommandBuffers(s->device, &alloc, &c->cmd);
     if (r != TB_VK_SUCCESS) {
       c->cmd = NULL;
-      st = vk_fail(s, "vkAllocateCommandBuffers", r);
+      st = tb_vk_fail(s, "vkAllocateCommandBuffers", r);
     }
   }
   s->compute = c;
   if (st != TB_OK) {
-    vk_compute_release(s);
+    tb_vk_compute_release(s);
     return st;
   }
   *out = c;
   return TB_OK;
 }
 
-void vk_compute_release(vk_state *s) {
+void tb_vk_compute_release(vk_state *s) {
   vk_compute *c = s->compute;
   if (!c) return;
   save_cache(s, c);
@@ -236,7 +236,7 @@ static tb_status shader_objects(vk_state *s, vk_compute *c, tb_vk_shader_id id, 
     r = s->vk.vkCreateDescriptorSetLayout(s->device, &info, NULL, &o->set_layout);
     if (r != TB_VK_SUCCESS) {
       o->set_layout = 0;
-      return vk_fail(s, "vkCreateDescriptorSetLayout", r);
+      return tb_vk_fail(s, "vkCreateDescriptorSetLayout", r);
     }
   }
   tb_vk_push_constant_range range = {TB_VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_BYTES};
@@ -250,15 +250,15 @@ static tb_status shader_objects(vk_state *s, vk_compute *c, tb_vk_shader_id id, 
   r = s->vk.vkCreatePipelineLayout(s->device, &info, NULL, &o->layout);
   if (r != TB_VK_SUCCESS) {
     o->layout = 0;
-    return vk_fail(s, "vkCreatePipelineLayout", r);
+    return tb_vk_fail(s, "vkCreatePipelineLayout", r);
   }
   return TB_OK;
 }
 
-tb_status vk_pipeline_get(vk_state *s, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, const char *who, vk_pipeline **out) {
+tb_status tb_vk_pipeline_get(vk_state *s, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, const char *who, vk_pipeline **out) {
   *out = NULL;
   vk_compute *c = NULL;
-  tb_status st = vk_compute_get(s, &c);
+  tb_status st = tb_vk_compute_get(s, &c);
   if (st != TB_OK) return st;
   if ((unsigned)id >= TB_VK_SHADER_COUNT || n_spec > VK_MAX_SPEC)
     return tb_error(TB_ERR_INTERNAL, "%s: %s: shader %d with %u constants", s->label, who, (int)id, n_spec);

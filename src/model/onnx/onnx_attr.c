@@ -38,7 +38,7 @@ static const char *value_field_name(int field) {
   }
 }
 
-void onnx_attr_release(tb_attr *a) {
+void tb_onnx_attr_release(tb_attr *a) {
   if (a->type == TB_ATTR_GRAPH && a->g) {
     tb_graph_destroy(a->g);
     a->g = NULL;
@@ -88,7 +88,7 @@ static tb_status read_value(onnx_ctx *c, tb_graph *g, const tb_pb_field *whole, 
   case TB_ATTR_GRAPHS: list = tb_graph_alloc(g, (n ? n : 1) * sizeof(tb_graph *)); break;
   default: break;
   }
-  if (a->type >= TB_ATTR_FLOATS && a->type <= TB_ATTR_GRAPHS && !list) return onnx_oom(c, at);
+  if (a->type >= TB_ATTR_FLOATS && a->type <= TB_ATTR_GRAPHS && !list) return tb_onnx_oom(c, at);
   if (a->type == TB_ATTR_FLOATS) a->floats = list;
   if (a->type == TB_ATTR_INTS) a->ints = list;
   if (a->type == TB_ATTR_STRINGS) a->strings = list;
@@ -104,54 +104,54 @@ static tb_status read_value(onnx_ctx *c, tb_graph *g, const tb_pb_field *whole, 
     tb_status st = TB_OK;
     switch (a->type) {
     case TB_ATTR_FLOAT: {
-      if (e.wire != TB_PB_FIXED32) return onnx_wire_fail(c, at, "f", &e);
+      if (e.wire != TB_PB_FIXED32) return tb_onnx_wire_fail(c, at, "f", &e);
       uint32_t bits = (uint32_t)e.u;
       memcpy(&a->f, &bits, 4);
       break;
     }
     case TB_ATTR_INT:
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(c, at, "i", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(c, at, "i", &e);
       a->i = (int64_t)e.u;
       break;
     case TB_ATTR_STRING: {
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, at, "s", &e);
-      char *s = onnx_strdup(&g->arena, &e);
-      if (!s) return onnx_oom(c, at);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "s", &e);
+      char *s = tb_onnx_strdup(&g->arena, &e);
+      if (!s) return tb_onnx_oom(c, at);
       a->s = s;
       a->s_len = e.len;
       break;
     }
     case TB_ATTR_STRINGS: {
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, at, "strings", &e);
-      char *s = onnx_strdup(&g->arena, &e);
-      if (!s) return onnx_oom(c, at);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "strings", &e);
+      char *s = tb_onnx_strdup(&g->arena, &e);
+      if (!s) return tb_onnx_oom(c, at);
       ((const char **)list)[a->count++] = s;
       break;
     }
     case TB_ATTR_FLOATS:
     case TB_ATTR_INTS:
       if (!tb_pb_elements(&e, a->type == TB_ATTR_FLOATS ? TB_PB_FIXED32 : TB_PB_VARINT, list_put, &sink))
-        return onnx_wire_fail(c, at, value_field_name(field), &e);
+        return tb_onnx_wire_fail(c, at, value_field_name(field), &e);
       a->count = sink.i;
       break;
     case TB_ATTR_TENSOR:
-      st = onnx_read_tensor(c, &g->arena, &e, at, "tensor", &a->t);
+      st = tb_onnx_read_tensor_field(c, &g->arena, &e, at, "tensor", &a->t);
       break;
     case TB_ATTR_TENSORS: {
       char what[48];
       snprintf(what, sizeof what, "tensor #%zu", a->count);
       tb_ir_tensor *t;
-      st = onnx_read_tensor(c, &g->arena, &e, at, what, &t);
+      st = tb_onnx_read_tensor_field(c, &g->arena, &e, at, what, &t);
       if (st == TB_OK) ((tb_ir_tensor **)list)[a->count++] = t;
       break;
     }
     case TB_ATTR_GRAPH:
-      if (a->g) return onnx_fail(c, TB_ERR_MODEL, at, "holds more than one graph");
-      st = onnx_read_graph(c, &e, g, at, &a->g);
+      if (a->g) return tb_onnx_fail(c, TB_ERR_MODEL, at, "holds more than one graph");
+      st = tb_onnx_read_graph(c, &e, g, at, &a->g);
       break;
     case TB_ATTR_GRAPHS: {
       tb_graph *sub;
-      st = onnx_read_graph(c, &e, g, at, &sub);
+      st = tb_onnx_read_graph(c, &e, g, at, &sub);
       if (st == TB_OK) ((tb_graph **)list)[a->count++] = sub;
       break;
     }
@@ -163,11 +163,11 @@ static tb_status read_value(onnx_ctx *c, tb_graph *g, const tb_pb_field *whole, 
   return TB_OK;
 }
 
-tb_status onnx_read_attr(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, const char *where, tb_attr *a) {
+tb_status tb_onnx_read_attr(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, const char *where, tb_attr *a) {
   memset(a, 0, sizeof *a);
   char at[TB_ONNX_WHERE];
-  onnx_at(at, "%s: attribute", where);
-  if (f->wire != TB_PB_LEN) return onnx_wire_fail(c, at, "attribute", f);
+  tb_onnx_at(at, "%s: attribute", where);
+  if (f->wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "attribute", f);
   tb_pb r = tb_pb_init(f->data, f->len, NULL);
   tb_pb_field e;
   int rc;
@@ -180,57 +180,57 @@ tb_status onnx_read_attr(onnx_ctx *c, tb_graph *g, const tb_pb_field *f, const c
     present[e.number] = true;
     switch (e.number) {
     case A_NAME:
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, at, "name", &e);
-      if (!(name = onnx_strdup(&g->arena, &e))) return onnx_oom(c, at);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "name", &e);
+      if (!(name = tb_onnx_strdup(&g->arena, &e))) return tb_onnx_oom(c, at);
       break;
     case A_TYPE:
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(c, at, "type", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(c, at, "type", &e);
       type = (int64_t)e.u;
       break;
     case A_FLOATS:
-      if (!tb_pb_count(&e, TB_PB_FIXED32, &count[e.number])) return onnx_wire_fail(c, at, "floats", &e);
+      if (!tb_pb_count(&e, TB_PB_FIXED32, &count[e.number])) return tb_onnx_wire_fail(c, at, "floats", &e);
       break;
     case A_INTS:
-      if (!tb_pb_count(&e, TB_PB_VARINT, &count[e.number])) return onnx_wire_fail(c, at, "ints", &e);
+      if (!tb_pb_count(&e, TB_PB_VARINT, &count[e.number])) return tb_onnx_wire_fail(c, at, "ints", &e);
       break;
     default:
       count[e.number]++;
       break;
     }
   }
-  if (rc < 0) return onnx_pb_fail(c, at, &r);
-  if (!name || !*name) return onnx_fail(c, TB_ERR_MODEL, at, "has no name");
-  onnx_at(at, "%s: attribute '%.64s'", where, name);
+  if (rc < 0) return tb_onnx_pb_fail(c, at, &r);
+  if (!name || !*name) return tb_onnx_fail(c, TB_ERR_MODEL, at, "has no name");
+  tb_onnx_at(at, "%s: attribute '%.64s'", where, name);
   a->name = name;
   if (present[A_REF])
-    return onnx_fail(c, TB_ERR_MODEL, at, "refers to a function attribute (ref_attr_name), which is only valid inside a function");
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "refers to a function attribute (ref_attr_name), which is only valid inside a function");
   if (type == 0) { /* old files leave the type out: take it from the one value field present */
     int found = 0;
     for (int t = 1; t <= TB_ATTR_TYPE_PROTOS; t++)
       if (present[value_field[t]]) {
-        if (found) return onnx_fail(c, TB_ERR_MODEL, at, "has no type and several values");
+        if (found) return tb_onnx_fail(c, TB_ERR_MODEL, at, "has no type and several values");
         found = t;
       }
-    if (!found) return onnx_fail(c, TB_ERR_MODEL, at, "has no type and no value");
+    if (!found) return tb_onnx_fail(c, TB_ERR_MODEL, at, "has no type and no value");
     type = found;
   }
   if (type < 0 || type > TB_ATTR_TYPE_PROTOS)
-    return onnx_fail(c, TB_ERR_MODEL, at, "type %lld is not an ONNX attribute type", (long long)type);
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "type %lld is not an ONNX attribute type", (long long)type);
   a->type = (tb_attr_type)type;
   for (int t = 1; t <= TB_ATTR_TYPE_PROTOS; t++) {
     int fld = value_field[t];
     if (t != type && present[fld] && fld != value_field[type])
-      return onnx_fail(c, TB_ERR_MODEL, at, "has type %s but holds '%s', a %s value", type_names[type],
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "has type %s but holds '%s', a %s value", type_names[type],
                        value_field_name(fld), type_names[t]);
   }
   if (a->type == TB_ATTR_SPARSE_TENSOR || a->type == TB_ATTR_SPARSE_TENSORS)
-    return onnx_fail(c, TB_ERR_UNSUPPORTED, at, "sparse tensor attributes are not supported");
+    return tb_onnx_fail(c, TB_ERR_UNSUPPORTED, at, "sparse tensor attributes are not supported");
   if ((a->type == TB_ATTR_TENSOR || a->type == TB_ATTR_GRAPH) && !present[value_field[type]])
-    return onnx_fail(c, TB_ERR_MODEL, at, "has type %s but no value", type_names[type]);
-  if (a->type == TB_ATTR_TENSOR && count[A_T] > 1) return onnx_fail(c, TB_ERR_MODEL, at, "holds more than one tensor");
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "has type %s but no value", type_names[type]);
+  if (a->type == TB_ATTR_TENSOR && count[A_T] > 1) return tb_onnx_fail(c, TB_ERR_MODEL, at, "holds more than one tensor");
   tb_status st = read_value(c, g, f, at, a, count);
   if (st != TB_OK) {
-    onnx_attr_release(a);
+    tb_onnx_attr_release(a);
     memset(a, 0, sizeof *a);
   }
   return st;

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "model/onnx/onnx_internal.h"
 
-tb_status onnx_fail(const onnx_ctx *c, tb_status st, const char *where, const char *fmt, ...) {
+tb_status tb_onnx_fail(const onnx_ctx *c, tb_status st, const char *where, const char *fmt, ...) {
   char reason[768], message[1400];
   va_list ap;
   va_start(ap, fmt);
@@ -19,28 +19,28 @@ tb_status onnx_fail(const onnx_ctx *c, tb_status st, const char *where, const ch
   return tb_error(st, "%s", message);
 }
 
-void onnx_at(char *at, const char *fmt, ...) {
+void tb_onnx_at(char *at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(at, TB_ONNX_WHERE, fmt, ap);
   va_end(ap);
 }
 
-tb_status onnx_pb_fail(const onnx_ctx *c, const char *where, const tb_pb *r) {
-  return onnx_fail(c, TB_ERR_MODEL, where, "malformed protobuf at byte %zu: %s (the file is truncated or corrupt)",
+tb_status tb_onnx_pb_fail(const onnx_ctx *c, const char *where, const tb_pb *r) {
+  return tb_onnx_fail(c, TB_ERR_MODEL, where, "malformed protobuf at byte %zu: %s (the file is truncated or corrupt)",
                    r->error_at, r->error ? r->error : "unknown");
 }
 
-tb_status onnx_wire_fail(const onnx_ctx *c, const char *where, const char *field, const tb_pb_field *f) {
-  return onnx_fail(c, TB_ERR_MODEL, where, "field '%s' (#%u) at byte %zu has wire type %d, which does not fit its type",
+tb_status tb_onnx_wire_fail(const onnx_ctx *c, const char *where, const char *field, const tb_pb_field *f) {
+  return tb_onnx_fail(c, TB_ERR_MODEL, where, "field '%s' (#%u) at byte %zu has wire type %d, which does not fit its type",
                    field, (unsigned)f->number, f->offset, f->wire);
 }
 
-tb_status onnx_oom(const onnx_ctx *c, const char *where) {
-  return onnx_fail(c, TB_ERR_OUT_OF_MEMORY, where, "out of host memory while reading the model");
+tb_status tb_onnx_oom(const onnx_ctx *c, const char *where) {
+  return tb_onnx_fail(c, TB_ERR_OUT_OF_MEMORY, where, "out of host memory while reading the model");
 }
 
-char *onnx_strdup(tb_arena *arena, const tb_pb_field *f) {
+char *tb_onnx_strdup(tb_arena *arena, const tb_pb_field *f) {
   if (f->len == SIZE_MAX) return NULL;
   char *s = tb_arena_alloc(arena, f->len + 1);
   if (!s) return NULL;
@@ -82,19 +82,19 @@ static const onnx_type_row onnx_types[] = {
 
 enum { ONNX_TYPE_COUNT = (int)(sizeof onnx_types / sizeof onnx_types[0]) };
 
-const char *onnx_dtype_name(int64_t code) {
+const char *tb_onnx_dtype_name(int64_t code) {
   if (code <= 0 || code >= ONNX_TYPE_COUNT) return "?";
   return onnx_types[code].name;
 }
 
-tb_status onnx_dtype(int64_t code, tb_dtype *out) {
+tb_status tb_onnx_dtype(int64_t code, tb_dtype *out) {
   if (code <= 0 || code >= ONNX_TYPE_COUNT) return TB_ERR_MODEL;
   if (onnx_types[code].dtype < 0) return TB_ERR_UNSUPPORTED;
   *out = (tb_dtype)onnx_types[code].dtype;
   return TB_OK;
 }
 
-const char *onnx_name_of(tb_dtype dtype) {
+const char *tb_onnx_name_of(tb_dtype dtype) {
   for (int i = 1; i < ONNX_TYPE_COUNT; i++)
     if (onnx_types[i].dtype == (int)dtype) return onnx_types[i].name;
   return "?";

@@ -18,8 +18,8 @@ enum { TB_ONNX_MIN_IR_VERSION = 3, TB_ONNX_MAX_IR_VERSION = 11 };
 
 static tb_status read_opset(const onnx_ctx *c, const tb_pb_field *f, size_t index, tb_opset_import *out) {
   char at[TB_ONNX_WHERE];
-  onnx_at(at, "opset_import #%zu", index);
-  if (f->wire != TB_PB_LEN) return onnx_wire_fail(c, "", "opset_import", f);
+  tb_onnx_at(at, "opset_import #%zu", index);
+  if (f->wire != TB_PB_LEN) return tb_onnx_wire_fail(c, "", "opset_import", f);
   tb_pb r = tb_pb_init(f->data, f->len, NULL);
   tb_pb_field e;
   int rc;
@@ -27,26 +27,26 @@ static tb_status read_opset(const onnx_ctx *c, const tb_pb_field *f, size_t inde
   out->version = 0;
   while ((rc = tb_pb_next(&r, &e)) > 0) {
     if (e.number == 1) {
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, at, "domain", &e);
-      char *d = onnx_strdup(&c->m->arena, &e);
-      if (!d) return onnx_oom(c, at);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "domain", &e);
+      char *d = tb_onnx_strdup(&c->m->arena, &e);
+      if (!d) return tb_onnx_oom(c, at);
       out->domain = strcmp(d, "ai.onnx") == 0 ? "" : d;
     } else if (e.number == 2) {
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(c, at, "version", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(c, at, "version", &e);
       out->version = (int64_t)e.u;
     }
   }
-  if (rc < 0) return onnx_pb_fail(c, at, &r);
+  if (rc < 0) return tb_onnx_pb_fail(c, at, &r);
   if (out->version <= 0 || out->version > 1000)
-    return onnx_fail(c, TB_ERR_MODEL, at, "domain '%.64s' has version %lld, which is not a valid opset version",
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "domain '%.64s' has version %lld, which is not a valid opset version",
                      *out->domain ? out->domain : "ai.onnx", (long long)out->version);
   return TB_OK;
 }
 
 static tb_status read_string(const onnx_ctx *c, const tb_pb_field *f, const char *field, const char **out) {
-  if (f->wire != TB_PB_LEN) return onnx_wire_fail(c, "", field, f);
-  char *s = onnx_strdup(&c->m->arena, f);
-  if (!s) return onnx_oom(c, "");
+  if (f->wire != TB_PB_LEN) return tb_onnx_wire_fail(c, "", field, f);
+  char *s = tb_onnx_strdup(&c->m->arena, f);
+  if (!s) return tb_onnx_oom(c, "");
   *out = s;
   return TB_OK;
 }
@@ -57,7 +57,7 @@ tb_status tb_onnx_read_model(tb_ir_model *m, const void *data, size_t size, cons
     c.base_dir = options->base_dir;
     c.external = options->external;
   }
-  if (!data || size == 0) return onnx_fail(&c, TB_ERR_MODEL, "", "the file is empty");
+  if (!data || size == 0) return tb_onnx_fail(&c, TB_ERR_MODEL, "", "the file is empty");
   if (m->graph) return tb_error(TB_ERR_INTERNAL, "tb_onnx_read_model: the model already has a graph");
 
   /* Walk the top level once: this checks its framing and counts the opset imports and graphs. */
@@ -70,7 +70,7 @@ tb_status tb_onnx_read_model(tb_ir_model *m, const void *data, size_t size, cons
   while (st == TB_OK && (rc = tb_pb_next(&r, &e)) > 0) {
     switch (e.number) {
     case M_IR_VERSION:
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(&c, "", "ir_version", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(&c, "", "ir_version", &e);
       m->ir_version = (int64_t)e.u;
       has_ir_version = true;
       break;
@@ -84,18 +84,18 @@ tb_status tb_onnx_read_model(tb_ir_model *m, const void *data, size_t size, cons
     }
   }
   if (st != TB_OK) return st;
-  if (rc < 0) return onnx_pb_fail(&c, "", &r);
-  if (!has_ir_version) return onnx_fail(&c, TB_ERR_MODEL, "", "has no ir_version (is it an ONNX model?)");
+  if (rc < 0) return tb_onnx_pb_fail(&c, "", &r);
+  if (!has_ir_version) return tb_onnx_fail(&c, TB_ERR_MODEL, "", "has no ir_version (is it an ONNX model?)");
   if (m->ir_version < TB_ONNX_MIN_IR_VERSION || m->ir_version > TB_ONNX_MAX_IR_VERSION)
-    return onnx_fail(&c, m->ir_version <= 0 ? TB_ERR_MODEL : TB_ERR_UNSUPPORTED, "",
+    return tb_onnx_fail(&c, m->ir_version <= 0 ? TB_ERR_MODEL : TB_ERR_UNSUPPORTED, "",
                      "ir_version %lld is outside the versions this reader knows (%d to %d)", (long long)m->ir_version,
                      TB_ONNX_MIN_IR_VERSION, TB_ONNX_MAX_IR_VERSION);
-  if (n_opsets == 0) return onnx_fail(&c, TB_ERR_MODEL, "", "has no opset_import");
+  if (n_opsets == 0) return tb_onnx_fail(&c, TB_ERR_MODEL, "", "has no opset_import");
   if (n_graphs != 1)
-    return onnx_fail(&c, TB_ERR_MODEL, "", n_graphs ? "has more than one graph" : "has no graph");
+    return tb_onnx_fail(&c, TB_ERR_MODEL, "", n_graphs ? "has more than one graph" : "has no graph");
 
   m->opsets = tb_arena_alloc(&m->arena, n_opsets * sizeof *m->opsets);
-  if (!m->opsets) return onnx_oom(&c, "");
+  if (!m->opsets) return tb_onnx_oom(&c, "");
   r = tb_pb_init(data, size, NULL);
   while (tb_pb_next(&r, &e) > 0) {
     if (e.number != M_OPSET) continue;
@@ -104,12 +104,12 @@ tb_status tb_onnx_read_model(tb_ir_model *m, const void *data, size_t size, cons
     if (st != TB_OK) return st;
     for (size_t i = 0; i < m->n_opsets; i++)
       if (!strcmp(m->opsets[i].domain, op.domain))
-        return onnx_fail(&c, TB_ERR_MODEL, "", "opset_import lists domain '%.64s' twice",
+        return tb_onnx_fail(&c, TB_ERR_MODEL, "", "opset_import lists domain '%.64s' twice",
                          *op.domain ? op.domain : "ai.onnx");
     m->opsets[m->n_opsets++] = op;
   }
   tb_graph *g;
-  st = onnx_read_graph(&c, &graph_field, NULL, "", &g);
+  st = tb_onnx_read_graph(&c, &graph_field, NULL, "", &g);
   if (st != TB_OK) return st;
   m->graph = g;
   return TB_OK;
@@ -135,7 +135,7 @@ bool tb_onnx_read_metadata(const void *data, size_t size, tb_arena *arena, const
     const char *key = NULL, *value = "";
     while (tb_pb_next(&er, &kv) > 0) {
       if (kv.wire != TB_PB_LEN || (kv.number != 1 && kv.number != 2)) continue;
-      char *str = onnx_strdup(arena, &kv);
+      char *str = tb_onnx_strdup(arena, &kv);
       if (!str) return false;
       if (kv.number == 1) key = str;
       else value = str;
@@ -155,7 +155,7 @@ tb_status tb_onnx_read_tensor(tb_ir_model *m, const void *data, size_t size, con
   onnx_ctx c = {.m = m, .label = label ? label : "tensor"};
   if (!data) data = "";
   tb_pb_field whole = {.wire = TB_PB_LEN, .data = data, .len = size};
-  return onnx_read_tensor(&c, &m->arena, &whole, "", "tensor", out);
+  return tb_onnx_read_tensor_field(&c, &m->arena, &whole, "", "tensor", out);
 }
 
 tb_status tb_onnx_read_tensor_file(tb_ir_model *m, const char *path, tb_ir_tensor **out) {

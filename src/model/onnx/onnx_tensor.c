@@ -82,30 +82,30 @@ static tb_status read_external_entry(const onnx_ctx *c, tb_arena *arena, const t
   int rc;
   while ((rc = tb_pb_next(&r, &e)) > 0) {
     if (e.number != 1 && e.number != 2) continue;
-    if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, where, "external_data", &e);
+    if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, where, "external_data", &e);
     const uint8_t *nul = e.len ? memchr(e.data, 0, e.len) : NULL;
     if (nul)
-      return onnx_fail(c, TB_ERR_MODEL, where,
+      return tb_onnx_fail(c, TB_ERR_MODEL, where,
                        "an external_data %s has a NUL byte at position %zu of its %zu ('%.*s' then more); it would cut "
                        "the text short: remove the NUL from the model",
                        e.number == 1 ? "key" : "value", (size_t)(nul - e.data), e.len, (int)(nul - e.data > 200 ? 200 : nul - e.data),
                        (const char *)e.data);
-    char *str = onnx_strdup(arena, &e);
-    if (!str) return onnx_oom(c, where);
+    char *str = tb_onnx_strdup(arena, &e);
+    if (!str) return tb_onnx_oom(c, where);
     if (e.number == 1) key = str;
     else value = str;
   }
-  if (rc < 0) return onnx_pb_fail(c, where, &r);
-  if (!key) return onnx_fail(c, TB_ERR_MODEL, where, "an external_data entry has no key");
+  if (rc < 0) return tb_onnx_pb_fail(c, where, &r);
+  if (!key) return tb_onnx_fail(c, TB_ERR_MODEL, where, "an external_data entry has no key");
   if (!value) value = "";
   if (!strcmp(key, "location")) {
     s->ext_location = value;
   } else if (!strcmp(key, "offset")) {
     if (!parse_u64(value, &s->ext_offset))
-      return onnx_fail(c, TB_ERR_MODEL, where, "external_data offset '%.40s' is not a non-negative integer", value);
+      return tb_onnx_fail(c, TB_ERR_MODEL, where, "external_data offset '%.40s' is not a non-negative integer", value);
   } else if (!strcmp(key, "length")) {
     if (!parse_u64(value, &s->ext_length))
-      return onnx_fail(c, TB_ERR_MODEL, where, "external_data length '%.40s' is not a non-negative integer", value);
+      return tb_onnx_fail(c, TB_ERR_MODEL, where, "external_data length '%.40s' is not a non-negative integer", value);
     s->has_length = true;
   }
   return TB_OK; /* "checksum" and unknown keys are ignored */
@@ -119,27 +119,27 @@ static tb_status scan_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_fie
   while ((rc = tb_pb_next(&r, &e)) > 0) {
     switch (e.number) {
     case F_DIMS:
-      if (!tb_pb_elements(&e, TB_PB_VARINT, add_dim, s)) return onnx_wire_fail(c, where, "dims", &e);
+      if (!tb_pb_elements(&e, TB_PB_VARINT, add_dim, s)) return tb_onnx_wire_fail(c, where, "dims", &e);
       break;
     case F_DATA_TYPE:
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(c, where, "data_type", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(c, where, "data_type", &e);
       s->data_type = (int64_t)e.u;
       break;
     case F_NAME:
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, where, "name", &e);
-      if (!(s->name = onnx_strdup(arena, &e))) return onnx_oom(c, where);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, where, "name", &e);
+      if (!(s->name = tb_onnx_strdup(arena, &e))) return tb_onnx_oom(c, where);
       break;
     case F_RAW:
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, where, "raw_data", &e);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, where, "raw_data", &e);
       s->raw = e;
       s->count[F_RAW]++;
       break;
     case F_LOCATION:
-      if (e.wire != TB_PB_VARINT) return onnx_wire_fail(c, where, "data_location", &e);
+      if (e.wire != TB_PB_VARINT) return tb_onnx_wire_fail(c, where, "data_location", &e);
       s->location = (int64_t)e.u;
       break;
     case F_EXTERNAL: {
-      if (e.wire != TB_PB_LEN) return onnx_wire_fail(c, where, "external_data", &e);
+      if (e.wire != TB_PB_LEN) return tb_onnx_wire_fail(c, where, "external_data", &e);
       tb_status st = read_external_entry(c, arena, &e, where, s);
       if (st != TB_OK) return st;
       s->count[F_EXTERNAL]++;
@@ -155,14 +155,14 @@ static tb_status scan_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_fie
     case F_DOUBLE:
     case F_UINT64: {
       int kind = e.number == F_FLOAT ? TB_PB_FIXED32 : e.number == F_DOUBLE ? TB_PB_FIXED64 : TB_PB_VARINT;
-      if (!tb_pb_count(&e, kind, &s->count[e.number])) return onnx_wire_fail(c, where, field_name((int)e.number), &e);
+      if (!tb_pb_count(&e, kind, &s->count[e.number])) return tb_onnx_wire_fail(c, where, field_name((int)e.number), &e);
       break;
     }
     default:
       break; /* doc_string, metadata_props, unknown fields */
     }
   }
-  if (rc < 0) return onnx_pb_fail(c, where, &r);
+  if (rc < 0) return tb_onnx_pb_fail(c, where, &r);
   return TB_OK;
 }
 
@@ -223,7 +223,7 @@ static void *owned_block(const onnx_ctx *c, size_t n) {
 }
 
 static const char *shape_text(const tensor_scan *s, tb_dtype d, char *buf, size_t cap) {
-  size_t used = (size_t)snprintf(buf, cap, "%s[", onnx_name_of(d));
+  size_t used = (size_t)snprintf(buf, cap, "%s[", tb_onnx_name_of(d));
   for (size_t i = 0; i < s->ndim && used < cap; i++)
     used += (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? "," : "", (long long)s->dims[i]);
   if (used < cap) snprintf(buf + used, cap - used, "]");
@@ -241,69 +241,69 @@ static tb_status fill_typed(const onnx_ctx *c, const tb_pb_field *whole, const c
     if ((int)e.number != field) continue;
     if (!tb_pb_elements(&e, kind, fill_one, &k)) {
       if (k.range_error)
-        return onnx_fail(c, TB_ERR_MODEL, where, "%s[%zu] = %lld is out of range for %s", field_name(field),
-                         k.bad_index, (long long)k.bad_value, onnx_name_of(d));
-      return onnx_wire_fail(c, where, field_name(field), &e);
+        return tb_onnx_fail(c, TB_ERR_MODEL, where, "%s[%zu] = %lld is out of range for %s", field_name(field),
+                         k.bad_index, (long long)k.bad_value, tb_onnx_name_of(d));
+      return tb_onnx_wire_fail(c, where, field_name(field), &e);
     }
   }
-  if (rc < 0) return onnx_pb_fail(c, where, &r);
+  if (rc < 0) return tb_onnx_pb_fail(c, where, &r);
   return TB_OK;
 }
 
-tb_status onnx_read_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_field *f, const char *where,
+tb_status tb_onnx_read_tensor_field(const onnx_ctx *c, tb_arena *arena, const tb_pb_field *f, const char *where,
                            const char *what, tb_ir_tensor **out) {
   *out = NULL;
   char at[TB_ONNX_WHERE];
-  onnx_at(at, "%s%s%s", where && *where ? where : "", where && *where ? ": " : "", what);
-  if (f->wire != TB_PB_LEN) return onnx_wire_fail(c, at, "tensor", f);
+  tb_onnx_at(at, "%s%s%s", where && *where ? where : "", where && *where ? ": " : "", what);
+  if (f->wire != TB_PB_LEN) return tb_onnx_wire_fail(c, at, "tensor", f);
   tensor_scan s;
   memset(&s, 0, sizeof s);
   tb_status st = scan_tensor(c, arena, f, at, &s);
   if (st != TB_OK) return st;
-  onnx_at(at, "%s%s%s '%.128s'", where && *where ? where : "", where && *where ? ": " : "", what,
+  tb_onnx_at(at, "%s%s%s '%.128s'", where && *where ? where : "", where && *where ? ": " : "", what,
            s.name ? s.name : "");
 
-  if (s.count[F_SEGMENT]) return onnx_fail(c, TB_ERR_UNSUPPORTED, at, "segmented tensors are not supported");
-  if (s.data_type == 0) return onnx_fail(c, TB_ERR_MODEL, at, "has no data_type");
+  if (s.count[F_SEGMENT]) return tb_onnx_fail(c, TB_ERR_UNSUPPORTED, at, "segmented tensors are not supported");
+  if (s.data_type == 0) return tb_onnx_fail(c, TB_ERR_MODEL, at, "has no data_type");
   tb_dtype d;
-  st = onnx_dtype(s.data_type, &d);
+  st = tb_onnx_dtype(s.data_type, &d);
   if (st == TB_ERR_MODEL)
-    return onnx_fail(c, st, at, "data_type %lld is not an ONNX element type", (long long)s.data_type);
+    return tb_onnx_fail(c, st, at, "data_type %lld is not an ONNX element type", (long long)s.data_type);
   if (st != TB_OK)
-    return onnx_fail(c, st, at, "element type %s (data_type %lld) is not supported", onnx_dtype_name(s.data_type),
+    return tb_onnx_fail(c, st, at, "element type %s (data_type %lld) is not supported", tb_onnx_dtype_name(s.data_type),
                      (long long)s.data_type);
   if (s.ndim > TB_MAX_DIMS)
-    return onnx_fail(c, TB_ERR_UNSUPPORTED, at, "rank %zu is above the %d dimensions supported", s.ndim, TB_MAX_DIMS);
+    return tb_onnx_fail(c, TB_ERR_UNSUPPORTED, at, "rank %zu is above the %d dimensions supported", s.ndim, TB_MAX_DIMS);
   size_t es = tb_dtype_size(d);
   uint64_t numel = 1;
   for (size_t i = 0; i < s.ndim; i++) {
-    if (s.dims[i] < 0) return onnx_fail(c, TB_ERR_MODEL, at, "dims[%zu] = %lld is negative", i, (long long)s.dims[i]);
+    if (s.dims[i] < 0) return tb_onnx_fail(c, TB_ERR_MODEL, at, "dims[%zu] = %lld is negative", i, (long long)s.dims[i]);
     uint64_t dim = (uint64_t)s.dims[i];
     if (dim && numel > (UINT64_C(1) << 62) / es / dim)
-      return onnx_fail(c, TB_ERR_MODEL, at, "dims multiply to more bytes than can be addressed");
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "dims multiply to more bytes than can be addressed");
     numel *= dim;
   }
-  if (numel * es > SIZE_MAX / 2) return onnx_fail(c, TB_ERR_MODEL, at, "dims multiply to more bytes than can be addressed");
+  if (numel * es > SIZE_MAX / 2) return tb_onnx_fail(c, TB_ERR_MODEL, at, "dims multiply to more bytes than can be addressed");
   size_t nbytes = (size_t)(numel * es);
   char shape[160];
 
   if (s.location != 0 && s.location != 1)
-    return onnx_fail(c, TB_ERR_MODEL, at, "data_location %lld is neither DEFAULT (0) nor EXTERNAL (1)",
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "data_location %lld is neither DEFAULT (0) nor EXTERNAL (1)",
                      (long long)s.location);
-  if (s.count[F_STRING]) return onnx_fail(c, TB_ERR_UNSUPPORTED, at, "string_data is not supported");
+  if (s.count[F_STRING]) return tb_onnx_fail(c, TB_ERR_UNSUPPORTED, at, "string_data is not supported");
   int typed = typed_field_for(d);
   size_t sources = (s.count[F_RAW] ? 1u : 0u) + (s.location == 1 ? 1u : 0u);
   for (int fld = F_FLOAT; fld <= F_UINT64; fld++) {
     if (fld == F_STRING || fld == F_NAME || fld == F_RAW || !s.count[fld]) continue;
     if (fld != typed)
-      return onnx_fail(c, TB_ERR_MODEL, at, "%s cannot hold a %s tensor", field_name(fld), onnx_name_of(d));
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "%s cannot hold a %s tensor", field_name(fld), tb_onnx_name_of(d));
     sources++;
   }
-  if (sources > 1) return onnx_fail(c, TB_ERR_MODEL, at, "has its data in more than one field (raw_data, %s, external)",
+  if (sources > 1) return tb_onnx_fail(c, TB_ERR_MODEL, at, "has its data in more than one field (raw_data, %s, external)",
                                     field_name(typed));
 
   tb_ir_tensor *t = tb_arena_alloc(arena, sizeof *t);
-  if (!t) return onnx_oom(c, at);
+  if (!t) return tb_onnx_oom(c, at);
   memset(t, 0, sizeof *t);
   t->name = s.name ? s.name : "";
   t->dtype = d;
@@ -315,28 +315,28 @@ tb_status onnx_read_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_field
   const uint8_t *bytes = NULL;
   if (s.location == 1) {
     if (!s.count[F_EXTERNAL] || !s.ext_location)
-      return onnx_fail(c, TB_ERR_MODEL, at, "data_location is EXTERNAL but external_data has no 'location'");
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "data_location is EXTERNAL but external_data has no 'location'");
     if (s.has_length && s.ext_length != nbytes)
-      return onnx_fail(c, TB_ERR_MODEL, at, "external_data length %llu, %zu expected for %s",
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "external_data length %llu, %zu expected for %s",
                        (unsigned long long)s.ext_length, nbytes, shape_text(&s, d, shape, sizeof shape));
-    st = onnx_external_bytes(c, at, s.ext_location, s.ext_offset, s.has_length, s.ext_length, nbytes, &bytes);
+    st = tb_onnx_external_bytes(c, at, s.ext_location, s.ext_offset, s.has_length, s.ext_length, nbytes, &bytes);
     if (st != TB_OK) return st;
   } else if (s.count[F_RAW]) {
     if (s.raw.len != nbytes)
-      return onnx_fail(c, TB_ERR_MODEL, at, "raw_data has %zu bytes, %zu expected for %s", s.raw.len, nbytes,
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "raw_data has %zu bytes, %zu expected for %s", s.raw.len, nbytes,
                        shape_text(&s, d, shape, sizeof shape));
     bytes = s.raw.data;
   } else if (s.count[typed]) {
     if (s.count[typed] != numel)
-      return onnx_fail(c, TB_ERR_MODEL, at, "%s has %zu elements, %llu expected for %s", field_name(typed),
+      return tb_onnx_fail(c, TB_ERR_MODEL, at, "%s has %zu elements, %llu expected for %s", field_name(typed),
                        s.count[typed], (unsigned long long)numel, shape_text(&s, d, shape, sizeof shape));
     void *data = owned_block(c, nbytes);
-    if (!data) return onnx_oom(c, at);
+    if (!data) return tb_onnx_oom(c, at);
     st = fill_typed(c, f, at, typed, d, (size_t)numel, data);
     if (st != TB_OK) return st;
     t->data = data;
   } else if (numel > 0) {
-    return onnx_fail(c, TB_ERR_MODEL, at, "has no data for %s", shape_text(&s, d, shape, sizeof shape));
+    return tb_onnx_fail(c, TB_ERR_MODEL, at, "has no data for %s", shape_text(&s, d, shape, sizeof shape));
   }
   if (bytes && nbytes) {
     if ((uintptr_t)bytes % es == 0 || nbytes >= TB_ONNX_IN_PLACE_UNALIGNED) {
@@ -349,7 +349,7 @@ tb_status onnx_read_tensor(const onnx_ctx *c, tb_arena *arena, const tb_pb_field
       if (nbytes >= TB_ONNX_IN_PLACE_UNALIGNED) tb_weights_drop_file(bytes, nbytes);
     } else {
       void *copy = owned_block(c, nbytes);
-      if (!copy) return onnx_oom(c, at);
+      if (!copy) return tb_onnx_oom(c, at);
       memcpy(copy, bytes, nbytes);
       t->data = copy;
     }

@@ -72,7 +72,7 @@ static bool read_activation(const tb_graph *g, int a, int x, bool gelu_ok, act_i
   for (size_t k = 1; k < n->n_inputs && k < 3; k++) {
     if (n->inputs[k] < 0) continue;
     double v;
-    if (!tbp_const_scalar(g, n->inputs[k], &v)) return false;
+    if (!tb_tbp_const_scalar(g, n->inputs[k], &v)) return false;
     if (k == 1) info->min = (float)v;
     else info->max = (float)v;
   }
@@ -107,7 +107,7 @@ static tb_attr float_attr(const char *name, float f) {
  * y's known last dim, every other dim 1, rank at most y's), and mm's B of rank 2 or more (so N is B's
  * columns, the GEMM's n). */
 static bool is_bias(const tb_graph *g, int v, int mm, int y) {
-  const tb_ir_tensor *c = tbp_const(g, v);
+  const tb_ir_tensor *c = tb_tbp_const(g, v);
   const tb_value_type *t = &g->values[y].type;
   int b = g->nodes[mm].inputs[1];
   const tb_value_type *bt = b >= 0 ? &g->values[b].type : NULL;
@@ -139,17 +139,17 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
   const act_info *info = ch->act >= 0 ? &ch->info : NULL;
   tb_attr *attrs = malloc((b->n_attrs + 6) * sizeof *attrs);
   if (!attrs)
-    return tbp_out_of_memory(g, "activation_fusion", "the fused node's attributes",
+    return tb_tbp_out_of_memory(g, "activation_fusion", "the fused node's attributes",
                              (b->n_attrs + 6) * sizeof *attrs);
   size_t n_attrs = b->n_attrs;
   if (n_attrs) memcpy(attrs, b->attrs, n_attrs * sizeof *attrs);
   if (info) {
-    attrs[n_attrs++] = tbp_attr_string("activation", info->name);
+    attrs[n_attrs++] = tb_tbp_attr_string("activation", info->name);
     if (info->has_alpha) attrs[n_attrs++] = float_attr("activation_alpha", info->alpha);
     if (info->has_beta) attrs[n_attrs++] = float_attr("activation_beta", info->beta);
     if (info->has_min) attrs[n_attrs++] = float_attr("activation_min", info->min);
     if (info->has_max) attrs[n_attrs++] = float_attr("activation_max", info->max);
-    if (info->approximate) attrs[n_attrs++] = tbp_attr_string("activation_approximate", info->approximate);
+    if (info->approximate) attrs[n_attrs++] = tb_tbp_attr_string("activation_approximate", info->approximate);
   }
   int inputs[4] = {-1, -1, -1, -1};
   size_t n_inputs = b->n_inputs < 3 ? b->n_inputs : 3;
@@ -162,10 +162,10 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
     inputs[3] = ch->residual;
     n_inputs = 4;
   }
-  int node = tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &ch->out, 1, attrs, n_attrs);
+  int node = tb_tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &ch->out, 1, attrs, n_attrs);
   free(attrs);
   const int replaced[4] = {base, ch->add_bias, ch->add_residual, ch->act};
-  tb_status st = tbp_replace(g, "activation_fusion", node, replaced, 4, ch->out);
+  tb_status st = tb_tbp_replace(g, "activation_fusion", node, replaced, 4, ch->out);
   if (st != TB_OK) return st;
   c->fused++;
   c->bias += ch->add_bias >= 0;
@@ -177,36 +177,36 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
 
 /* Node `add` is a one-output Add reading x: its other operand, or -1. */
 static int add_operand(const tb_graph *g, int add, int x) {
-  if (add < 0 || !tbp_is_op(g, add, "Add") || g->nodes[add].n_outputs != 1 || g->nodes[add].outputs[0] < 0) return -1;
-  int other = tbp_other_input(g, add, x);
+  if (add < 0 || !tb_tbp_is_op(g, add, "Add") || g->nodes[add].n_outputs != 1 || g->nodes[add].outputs[0] < 0) return -1;
+  int other = tb_tbp_other_input(g, add, x);
   return other != x ? other : -1;
 }
 
 static tb_status try_node(tb_graph *g, int i, fusion_counts *c) {
   const tb_node *n = &g->nodes[i];
-  bool conv = tbp_is_op(g, i, "Conv"), matmul = tbp_is_op(g, i, "MatMul");
-  if (!conv && !matmul && !tbp_is_op(g, i, "Gemm")) return TB_OK;
+  bool conv = tb_tbp_is_op(g, i, "Conv"), matmul = tb_tbp_is_op(g, i, "MatMul");
+  if (!conv && !matmul && !tb_tbp_is_op(g, i, "Gemm")) return TB_OK;
   if (n->n_outputs != 1 || n->outputs[0] < 0 || !float_value(g, n->outputs[0])) return TB_OK;
   int y = n->outputs[0];
   chain ch = {.add_bias = -1, .add_residual = -1, .act = -1, .bias = -1, .residual = -1, .out = y};
-  int next = tbp_sole_consumer(g, y);
+  int next = tb_tbp_sole_consumer(g, y);
   if (next < 0) return TB_OK;
   int other = matmul ? add_operand(g, next, y) : -1;
   if (other >= 0 && is_bias(g, other, i, y)) {
     ch.add_bias = next;
     ch.bias = other;
     ch.out = g->nodes[next].outputs[0];
-    next = tbp_sole_consumer(g, ch.out);
+    next = tb_tbp_sole_consumer(g, ch.out);
   }
   other = conv || matmul ? add_operand(g, next, ch.out) : -1;
   if (other >= 0) {
     int z = g->nodes[next].outputs[0];
     /* MatMul's residual is a computed value (a constant of the output's whole shape is not a skip connection) */
-    if (same_static_shape(g, other, ch.out) && same_static_shape(g, z, ch.out) && !(matmul && tbp_const(g, other))) {
+    if (same_static_shape(g, other, ch.out) && same_static_shape(g, z, ch.out) && !(matmul && tb_tbp_const(g, other))) {
       ch.add_residual = next;
       ch.residual = other;
       ch.out = z;
-      next = tbp_sole_consumer(g, z);
+      next = tb_tbp_sole_consumer(g, z);
     }
   }
   if (next >= 0 && read_activation(g, next, ch.out, !conv, &ch.info)) {
@@ -223,7 +223,7 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     tb_status s = try_node(g, (int)i, ctx);
     if (s != TB_OK) return s;
   }
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status activation_fusion(tb_graph *g, tb_pass_stats *stats) {
@@ -231,7 +231,7 @@ static tb_status activation_fusion(tb_graph *g, tb_pass_stats *stats) {
   tb_status s = run_graph(g, &c);
   stats->changed = c.fused;
   stats->nodes_fused = stats->nodes_removed = c.absorbed;
-  tbp_summary(stats,
+  tb_tbp_summary(stats,
               "fused %zu activation/residual epilogue%s into Conv/Gemm/MatMul (%zu with a residual Add, %zu with a "
               "bias Add, %zu GELU)",
               c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu);

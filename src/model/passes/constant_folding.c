@@ -55,18 +55,18 @@ static tb_status fold_shape(tb_graph *g, int node, bool *done) {
   void *data = NULL;
   int out = n->outputs[0];
   tb_ir_tensor *c = tb_graph_new_tensor(g, g->values[out].name, TB_DTYPE_I64, 1, dims, &data);
-  if (!c) return tbp_out_of_memory(g, "constant_folding", "the folded Shape constant", (size_t)count * sizeof(int64_t));
+  if (!c) return tb_tbp_out_of_memory(g, "constant_folding", "the folded Shape constant", (size_t)count * sizeof(int64_t));
   int64_t *v = data;
   for (int64_t i = 0; i < count; i++) v[i] = t->dims[start + i].value;
-  tbp_kill(g, node);
-  tbp_set_const(g, out, c);
+  tb_tbp_kill(g, node);
+  tb_tbp_set_const(g, out, c);
   *done = true;
   return TB_OK;
 }
 
 static bool all_inputs_constant(const tb_graph *g, const tb_node *n) {
   for (size_t i = 0; i < n->n_inputs; i++)
-    if (n->inputs[i] >= 0 && !tbp_const(g, n->inputs[i])) return false;
+    if (n->inputs[i] >= 0 && !tb_tbp_const(g, n->inputs[i])) return false;
   return true;
 }
 
@@ -77,8 +77,8 @@ static bool absorb_constant_node(tb_graph *g, int node) {
   int v = n->outputs[0];
   tb_ir_tensor *c = (tb_ir_tensor *)g->values[v].constant;
   if (!c || !c->data) return false;
-  tbp_kill(g, node);
-  tbp_set_const(g, v, c);
+  tb_tbp_kill(g, node);
+  tb_tbp_set_const(g, v, c);
   return true;
 }
 
@@ -101,7 +101,7 @@ static tb_status fold_node(tb_graph *g, int i, fold_ctx *c, bool *done) {
     }
   }
   if (!all_inputs_constant(g, n)) return TB_OK;
-  tb_status s = tbp_fold_eval(g, i, &c->cpu, TBP_FOLD_MAX_BYTES, done);
+  tb_status s = tb_tbp_fold_eval(g, i, &c->cpu, TBP_FOLD_MAX_BYTES, done);
   if (*done) c->folded++;
   return s;
 }
@@ -118,7 +118,7 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
       changed = changed || done;
     }
   }
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status constant_folding(tb_graph *g, tb_pass_stats *stats) {
@@ -127,7 +127,7 @@ static tb_status constant_folding(tb_graph *g, tb_pass_stats *stats) {
   tb_status s = run_graph(g, &c);
   tb_backend_destroy(c.cpu);
   stats->changed = stats->nodes_removed = c.folded + c.shapes + c.constants;
-  tbp_summary(stats, "folded %zu node%s, %zu Shape of static shapes, %zu Constant into constants", c.folded,
+  tb_tbp_summary(stats, "folded %zu node%s, %zu Shape of static shapes, %zu Constant into constants", c.folded,
               c.folded == 1 ? "" : "s", c.shapes, c.constants);
   return s;
 }

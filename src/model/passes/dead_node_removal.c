@@ -44,7 +44,7 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
   if (!needed || !live) {
     free(needed);
     free(live);
-    return tbp_out_of_memory(g, "dead_node_removal", "the liveness marks",
+    return tb_tbp_out_of_memory(g, "dead_node_removal", "the liveness marks",
                              (g->n_values ? g->n_values : 1) * sizeof *needed + g->n_nodes * sizeof *live);
   }
   for (size_t i = 0; i < g->n_outputs; i++)
@@ -70,19 +70,19 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
   }
   for (size_t k = 0; k < g->n_nodes; k++) {
     if (g->nodes[k].dead || live[k]) continue;
-    tbp_kill(g, (int)k);
+    tb_tbp_kill(g, (int)k);
     (*removed)++;
   }
   free(needed);
   free(live);
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status dead_node_removal(tb_graph *g, tb_pass_stats *stats) {
   size_t removed = 0;
   tb_status s = run_graph(g, &removed);
   stats->changed = stats->nodes_removed = removed;
-  tbp_summary(stats, "removed %zu node%s whose outputs reach no graph output", removed, removed == 1 ? "" : "s");
+  tb_tbp_summary(stats, "removed %zu node%s whose outputs reach no graph output", removed, removed == 1 ? "" : "s");
   return s;
 }
 

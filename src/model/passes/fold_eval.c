@@ -66,11 +66,11 @@ static bool adopt_output(tb_graph *g, int v, tb_tensor *t) {
   tb_ir_tensor *c =
       tb_graph_new_tensor(g, g->values[v].name, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &data);
   if (!c || (bytes > 0 && tb_tensor_copy_to_host(t, data, bytes) != TB_OK)) return false;
-  tbp_set_const(g, v, c);
+  tb_tbp_set_const(g, v, c);
   return true;
 }
 
-tb_status tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_bytes, bool *folded) {
+tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_bytes, bool *folded) {
   *folded = false;
   const tb_node *n = &g->nodes[node];
   if (n->n_inputs > 16 || n->n_outputs > 16) return TB_OK;
@@ -80,7 +80,7 @@ tb_status tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_byte
   r.n_out = n->n_outputs;
   for (size_t i = 0; i < r.n_in; i++) {
     if (n->inputs[i] < 0) continue;
-    r.in_values[i] = tbp_const(g, n->inputs[i]);
+    r.in_values[i] = tb_tbp_const(g, n->inputs[i]);
     if (!r.in_values[i]) return TB_OK;
     const_type(r.in_values[i], &r.in_types[i]);
     r.in_ptrs[i] = &r.in_types[i];
@@ -128,7 +128,7 @@ tb_status tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_byte
     fold_run_free(&r);
     return TB_OK;
   }
-  tbp_kill(g, node);
+  tb_tbp_kill(g, node);
   *folded = true;
   for (size_t o = 0; o < r.n_out && s == TB_OK; o++)
     if (g->nodes[node].outputs[o] >= 0 && !adopt_output(g, g->nodes[node].outputs[o], r.outputs[o]))

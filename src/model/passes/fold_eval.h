@@ -10,6 +10,6 @@
  * (the node is then dead): *folded true. Nodes that cannot be folded now (no kernel, inference or the
  * kernel fails, an output over max_bytes) stay, *folded false, TB_OK. *cpu is the CPU backend, created on
  * first need (the caller destroys it). Errors: out of memory, no CPU backend. */
-tb_status tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_bytes, bool *folded);
+tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_bytes, bool *folded);
 
 #endif

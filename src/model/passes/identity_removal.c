@@ -12,11 +12,11 @@ typedef struct counts {
 static bool dropout_is_identity(const tb_graph *g, const tb_node *n) {
   if (n->n_outputs > 1 && n->outputs[1] >= 0) {
     int mask = n->outputs[1];
-    if (g->values[mask].is_output || tbp_use_count(g, mask) > 0 || tbp_captured(g, mask)) return false;
+    if (g->values[mask].is_output || tb_tbp_use_count(g, mask) > 0 || tb_tbp_captured(g, mask)) return false;
   }
   if (n->n_inputs > 2 && n->inputs[2] >= 0) {
     double training;
-    if (!tbp_const_scalar(g, n->inputs[2], &training) || training != 0.0) return false;
+    if (!tb_tbp_const_scalar(g, n->inputs[2], &training) || training != 0.0) return false;
   }
   return true;
 }
@@ -33,16 +33,16 @@ static bool bypass(tb_graph *g, int i) {
   const tb_node *n = &g->nodes[i];
   if (n->n_inputs < 1 || n->n_outputs < 1 || n->inputs[0] < 0 || n->outputs[0] < 0) return false;
   int x = n->inputs[0], y = n->outputs[0];
-  if (tbp_captured(g, y)) return false;
+  if (tb_tbp_captured(g, y)) return false;
   if (!is_graph_output(g, y)) {
-    tbp_replace_uses(g, y, x);
-    tbp_kill(g, i);
+    tb_tbp_replace_uses(g, y, x);
+    tb_tbp_kill(g, i);
     return true;
   }
   /* y is a graph output: hand y to x's producer when x is private to this node. */
-  int p = tbp_producer(g, x);
-  if (p < 0 || is_graph_output(g, x) || tbp_use_count(g, x) != 1 || tbp_captured(g, x)) return false;
-  tbp_kill(g, i);
+  int p = tb_tbp_producer(g, x);
+  if (p < 0 || is_graph_output(g, x) || tb_tbp_use_count(g, x) != 1 || tb_tbp_captured(g, x)) return false;
+  tb_tbp_kill(g, i);
   tb_node *prod = &g->nodes[p];
   for (size_t o = 0; o < prod->n_outputs; o++)
     if (prod->outputs[o] == x) prod->outputs[o] = y;
@@ -54,20 +54,20 @@ static bool bypass(tb_graph *g, int i) {
 static tb_status run_graph(tb_graph *g, void *ctx) {
   counts *c = ctx;
   for (size_t i = 0; i < g->n_nodes; i++) {
-    if (tbp_is_op(g, (int)i, "Identity")) {
+    if (tb_tbp_is_op(g, (int)i, "Identity")) {
       if (bypass(g, (int)i)) c->identity++;
-    } else if (tbp_is_op(g, (int)i, "Dropout") && dropout_is_identity(g, &g->nodes[i])) {
+    } else if (tb_tbp_is_op(g, (int)i, "Dropout") && dropout_is_identity(g, &g->nodes[i])) {
       if (bypass(g, (int)i)) c->dropout++;
     }
   }
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status identity_removal(tb_graph *g, tb_pass_stats *stats) {
   counts c = {0, 0};
   tb_status s = run_graph(g, &c);
   stats->changed = stats->nodes_removed = c.identity + c.dropout;
-  tbp_summary(stats, "removed %zu Identity and %zu Dropout", c.identity, c.dropout);
+  tb_tbp_summary(stats, "removed %zu Identity and %zu Dropout", c.identity, c.dropout);
   return s;
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "core/error.h"
 
-int tbp_producer(const tb_graph *g, int v) {
+int tb_tbp_producer(const tb_graph *g, int v) {
   if (v < 0 || (size_t)v >= g->n_values) return -1;
   int p = g->values[v].producer;
   if (p < 0 || (size_t)p >= g->n_nodes || g->nodes[p].dead) return -1;
@@ -15,7 +15,7 @@ int tbp_producer(const tb_graph *g, int v) {
   return -1;
 }
 
-bool tbp_is_op(const tb_graph *g, int i, const char *op_type) {
+bool tb_tbp_is_op(const tb_graph *g, int i, const char *op_type) {
   if (i < 0 || (size_t)i >= g->n_nodes) return false;
   const tb_node *n = &g->nodes[i];
   return !n->dead && (!n->domain || n->domain[0] == '\0') && strcmp(n->op_type, op_type) == 0;
@@ -43,7 +43,7 @@ static bool sub_captures(const tb_graph *sub, int v, const char *name, bool dire
   return false;
 }
 
-bool tbp_captured(const tb_graph *g, int v) {
+bool tb_tbp_captured(const tb_graph *g, int v) {
   if (v < 0 || (size_t)v >= g->n_values) return false;
   const char *name = g->values[v].name;
   for (size_t n = 0; n < g->n_nodes; n++) {
@@ -60,7 +60,7 @@ bool tbp_captured(const tb_graph *g, int v) {
   return false;
 }
 
-size_t tbp_use_count(const tb_graph *g, int v) {
+size_t tb_tbp_use_count(const tb_graph *g, int v) {
   size_t uses = 0;
   for (size_t n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].dead) continue;
@@ -77,7 +77,7 @@ static bool is_graph_output(const tb_graph *g, int v) {
   return false;
 }
 
-int tbp_sole_consumer(const tb_graph *g, int v) {
+int tb_tbp_sole_consumer(const tb_graph *g, int v) {
   if (v < 0 || (size_t)v >= g->n_values || is_graph_output(g, v)) return -1;
   int found = -1;
   for (size_t n = 0; n < g->n_nodes; n++) {
@@ -88,21 +88,21 @@ int tbp_sole_consumer(const tb_graph *g, int v) {
       found = (int)n;
     }
   }
-  if (found >= 0 && tbp_captured(g, v)) return -1;
+  if (found >= 0 && tb_tbp_captured(g, v)) return -1;
   return found;
 }
 
-bool tbp_private_to(const tb_graph *g, int v, int node) {
-  if (v < 0 || (size_t)v >= g->n_values || is_graph_output(g, v) || tbp_producer(g, v) < 0) return false;
+bool tb_tbp_private_to(const tb_graph *g, int v, int node) {
+  if (v < 0 || (size_t)v >= g->n_values || is_graph_output(g, v) || tb_tbp_producer(g, v) < 0) return false;
   for (size_t n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].dead || (int)n == node) continue;
     for (size_t i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] == v) return false;
   }
-  return !tbp_captured(g, v);
+  return !tb_tbp_captured(g, v);
 }
 
-void tbp_replace_uses(tb_graph *g, int from, int to) {
+void tb_tbp_replace_uses(tb_graph *g, int from, int to) {
   for (size_t n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].dead) continue;
     for (size_t i = 0; i < g->nodes[n].n_inputs; i++)
@@ -110,27 +110,27 @@ void tbp_replace_uses(tb_graph *g, int from, int to) {
   }
 }
 
-const tb_ir_tensor *tbp_const(const tb_graph *g, int v) {
+const tb_ir_tensor *tb_tbp_const(const tb_graph *g, int v) {
   /* A graph input with an initializer is only a default: the caller may pass another value. */
   if (v < 0 || (size_t)v >= g->n_values || g->values[v].is_input) return NULL;
   const tb_ir_tensor *t = g->values[v].constant;
   return t && t->data ? t : NULL;
 }
 
-bool tbp_const_scalar(const tb_graph *g, int v, double *out) {
-  const tb_ir_tensor *t = tbp_const(g, v);
+bool tb_tbp_const_scalar(const tb_graph *g, int v, double *out) {
+  const tb_ir_tensor *t = tb_tbp_const(g, v);
   if (!t || tb_ir_tensor_numel(t) != 1) return false;
   *out = tb_ir_tensor_double(t, 0);
   return true;
 }
 
-bool tbp_const_near(const tb_graph *g, int v, double want, double rel) {
+bool tb_tbp_const_near(const tb_graph *g, int v, double want, double rel) {
   double x;
-  if (!tbp_const_scalar(g, v, &x)) return false;
+  if (!tb_tbp_const_scalar(g, v, &x)) return false;
   return fabs(x - want) <= rel * fabs(want);
 }
 
-int tbp_other_input(const tb_graph *g, int node, int x) {
+int tb_tbp_other_input(const tb_graph *g, int node, int x) {
   const tb_node *n = &g->nodes[node];
   if (n->n_inputs != 2) return -1;
   if (n->inputs[0] == x) return n->inputs[1];
@@ -138,7 +138,7 @@ int tbp_other_input(const tb_graph *g, int node, int x) {
   return -1;
 }
 
-void tbp_set_const(tb_graph *g, int v, tb_ir_tensor *t) {
+void tb_tbp_set_const(tb_graph *g, int v, tb_ir_tensor *t) {
   tb_value *val = &g->values[v];
   val->constant = t;
   val->is_initializer = true;
@@ -154,16 +154,16 @@ void tbp_set_const(tb_graph *g, int v, tb_ir_tensor *t) {
   }
 }
 
-int tbp_new_const(tb_graph *g, const char *hint, tb_dtype dtype, size_t ndim, const int64_t *dims, void **data) {
+int tb_tbp_new_const(tb_graph *g, const char *hint, tb_dtype dtype, size_t ndim, const int64_t *dims, void **data) {
   int v = tb_graph_new_value(g, hint);
   if (v < 0) return -1;
   tb_ir_tensor *t = tb_graph_new_tensor(g, g->values[v].name, dtype, ndim, dims, data);
   if (!t) return -1;
-  tbp_set_const(g, v, t);
+  tb_tbp_set_const(g, v, t);
   return v;
 }
 
-int tbp_add_node(tb_graph *g, const char *name, const char *op_type, const char *domain, int opset, const int *inputs,
+int tb_tbp_add_node(tb_graph *g, const char *name, const char *op_type, const char *domain, int opset, const int *inputs,
                  size_t n_inputs, const int *outputs, size_t n_outputs, const tb_attr *attrs, size_t n_attrs) {
   int i = tb_graph_add_node(g, name, op_type, domain, inputs, n_inputs, outputs, n_outputs, attrs, n_attrs);
   if (i < 0) return -1;
@@ -173,7 +173,7 @@ int tbp_add_node(tb_graph *g, const char *name, const char *op_type, const char 
   return i;
 }
 
-void tbp_kill(tb_graph *g, int node) {
+void tb_tbp_kill(tb_graph *g, int node) {
   tb_node *n = &g->nodes[node];
   n->dead = true;
   for (size_t o = 0; o < n->n_outputs; o++) {
@@ -182,7 +182,7 @@ void tbp_kill(tb_graph *g, int node) {
   }
 }
 
-int tbp_opset(const tb_graph *g) {
+int tb_tbp_opset(const tb_graph *g) {
   for (const tb_graph *s = g; s; s = s->parent)
     if (s->model) return (int)tb_ir_model_opset(s->model, "");
   return 0;
@@ -197,7 +197,7 @@ static tb_status recurse_graph(tb_graph *sub, tb_status (*fn)(tb_graph *, void *
   return TB_OK;
 }
 
-tb_status tbp_recurse_fn(tb_graph *g, tb_status (*fn)(tb_graph *, void *), void *ctx) {
+tb_status tb_tbp_recurse_fn(tb_graph *g, tb_status (*fn)(tb_graph *, void *), void *ctx) {
   for (size_t n = 0; n < g->n_nodes; n++) {
     if (g->nodes[n].dead) continue;
     for (size_t a = 0; a < g->nodes[n].n_attrs; a++) {
@@ -229,19 +229,19 @@ static tb_status run_with_stats(tb_graph *sub, void *ctx) {
   return s;
 }
 
-tb_status tbp_recurse(tb_graph *g, tb_status (*pass)(tb_graph *, tb_pass_stats *), tb_pass_stats *stats) {
+tb_status tb_tbp_recurse(tb_graph *g, tb_status (*pass)(tb_graph *, tb_pass_stats *), tb_pass_stats *stats) {
   recurse_stats r = {pass, stats};
-  return tbp_recurse_fn(g, run_with_stats, &r);
+  return tb_tbp_recurse_fn(g, run_with_stats, &r);
 }
 
-void tbp_summary(tb_pass_stats *stats, const char *fmt, ...) {
+void tb_tbp_summary(tb_pass_stats *stats, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(stats->summary, sizeof stats->summary, fmt, ap);
   va_end(ap);
 }
 
-void tbp_append(char *buf, size_t cap, const char *fmt, ...) {
+void tb_tbp_append(char *buf, size_t cap, const char *fmt, ...) {
   size_t len = strlen(buf);
   if (len + 3 >= cap) return;
   if (len > 0) {
@@ -254,7 +254,7 @@ void tbp_append(char *buf, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
-tb_status tbp_out_of_memory(const tb_graph *g, const char *pass, const char *what, size_t bytes) {
+tb_status tb_tbp_out_of_memory(const tb_graph *g, const char *pass, const char *what, size_t bytes) {
   char size[48] = "";
   if (bytes) snprintf(size, sizeof size, " (%zu bytes)", bytes);
   return tb_error(TB_ERR_OUT_OF_MEMORY,
@@ -263,15 +263,15 @@ tb_status tbp_out_of_memory(const tb_graph *g, const char *pass, const char *wha
                   pass, what, size, g->n_nodes, g->n_nodes == 1 ? "" : "s");
 }
 
-tb_status tbp_replace(tb_graph *g, const char *pass, int node, const int *nodes, size_t n, int out) {
-  if (node < 0) return tbp_out_of_memory(g, pass, "the fused node", 0);
+tb_status tb_tbp_replace(tb_graph *g, const char *pass, int node, const int *nodes, size_t n, int out) {
+  if (node < 0) return tb_tbp_out_of_memory(g, pass, "the fused node", 0);
   for (size_t k = 0; k < n; k++)
-    if (nodes[k] >= 0) tbp_kill(g, nodes[k]);
+    if (nodes[k] >= 0) tb_tbp_kill(g, nodes[k]);
   g->values[out].producer = node;
   return TB_OK;
 }
 
-tb_attr tbp_attr_int(const char *name, int64_t v) {
+tb_attr tb_tbp_attr_int(const char *name, int64_t v) {
   tb_attr a;
   memset(&a, 0, sizeof a);
   a.name = name;
@@ -280,15 +280,15 @@ tb_attr tbp_attr_int(const char *name, int64_t v) {
   return a;
 }
 
-tb_attr tbp_attr_float(const char *name, float v) {
-  tb_attr a = tbp_attr_int(name, 0);
+tb_attr tb_tbp_attr_float(const char *name, float v) {
+  tb_attr a = tb_tbp_attr_int(name, 0);
   a.type = TB_ATTR_FLOAT;
   a.f = v;
   return a;
 }
 
-tb_attr tbp_attr_string(const char *name, const char *s) {
-  tb_attr a = tbp_attr_int(name, 0);
+tb_attr tb_tbp_attr_string(const char *name, const char *s) {
+  tb_attr a = tb_tbp_attr_int(name, 0);
   a.type = TB_ATTR_STRING;
   a.s = s;
   a.s_len = strlen(s);

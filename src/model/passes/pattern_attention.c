@@ -24,13 +24,13 @@ typedef struct attn_match {
 
 /* s is the scaled (or plain) scores: walk back to the first MatMul. */
 static bool match_scores(const tb_graph *g, int s, int user, attn_match *m) {
-  int p = tbp_producer(g, s);
-  if (p < 0 || !tbp_private_to(g, s, user)) return false;
-  if ((tbp_is_op(g, p, "Div") || tbp_is_op(g, p, "Mul")) && g->nodes[p].n_inputs == 2 && !m->has_scale) {
-    bool div = tbp_is_op(g, p, "Div");
+  int p = tb_tbp_producer(g, s);
+  if (p < 0 || !tb_tbp_private_to(g, s, user)) return false;
+  if ((tb_tbp_is_op(g, p, "Div") || tb_tbp_is_op(g, p, "Mul")) && g->nodes[p].n_inputs == 2 && !m->has_scale) {
+    bool div = tb_tbp_is_op(g, p, "Div");
     for (int i = div ? 1 : 0; i < 2; i++) {
       double c;
-      if (!tbp_const_scalar(g, g->nodes[p].inputs[i], &c) || (double)(float)c != c) continue;
+      if (!tb_tbp_const_scalar(g, g->nodes[p].inputs[i], &c) || (double)(float)c != c) continue;
       m->has_scale = true;
       m->divide = div;
       m->scale = (float)c;
@@ -39,7 +39,7 @@ static bool match_scores(const tb_graph *g, int s, int user, attn_match *m) {
     }
     return false;
   }
-  if (!tbp_is_op(g, p, "MatMul") || g->nodes[p].n_inputs != 2) return false;
+  if (!tb_tbp_is_op(g, p, "MatMul") || g->nodes[p].n_inputs != 2) return false;
   m->q = g->nodes[p].inputs[0];
   m->k = g->nodes[p].inputs[1];
   m->nodes[m->n++] = p;
@@ -56,8 +56,8 @@ static bool match(const tb_graph *g, int sm, attn_match *m) {
   if (tb_attr_int(g, n, "axis", n->opset > 0 && n->opset < 13 ? 1 : -1, &axis) != TB_OK) return false;
   if (axis < 0) axis += (int64_t)st->ndim;
   if (axis != (int64_t)st->ndim - 1) return false;
-  int mm2 = tbp_sole_consumer(g, n->outputs[0]);
-  if (mm2 < 0 || !tbp_is_op(g, mm2, "MatMul") || g->nodes[mm2].inputs[0] != n->outputs[0] ||
+  int mm2 = tb_tbp_sole_consumer(g, n->outputs[0]);
+  if (mm2 < 0 || !tb_tbp_is_op(g, mm2, "MatMul") || g->nodes[mm2].inputs[0] != n->outputs[0] ||
       g->nodes[mm2].inputs[1] == n->outputs[0])
     return false;
   memset(m, 0, sizeof *m);
@@ -66,8 +66,8 @@ static bool match(const tb_graph *g, int sm, attn_match *m) {
   m->out = g->nodes[mm2].outputs[0];
   m->nodes[m->n++] = mm2;
   m->nodes[m->n++] = sm;
-  int p = tbp_producer(g, s);
-  if (p >= 0 && tbp_is_op(g, p, "Add") && g->nodes[p].n_inputs == 2 && tbp_private_to(g, s, sm)) {
+  int p = tb_tbp_producer(g, s);
+  if (p >= 0 && tb_tbp_is_op(g, p, "Add") && g->nodes[p].n_inputs == 2 && tb_tbp_private_to(g, s, sm)) {
     for (int i = 0; i < 2; i++) {
       attn_match trial = *m;
       trial.nodes[trial.n++] = p;
@@ -92,20 +92,20 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
   size_t *found = ctx; /* [0] patterns, [1] nodes absorbed */
   size_t n_nodes = g->n_nodes;
   for (size_t i = 0; i < n_nodes; i++) {
-    if (!tbp_is_op(g, (int)i, "Softmax")) continue;
+    if (!tb_tbp_is_op(g, (int)i, "Softmax")) continue;
     attn_match m;
     if (!match(g, (int)i, &m)) continue;
-    tb_attr attrs[2] = {tbp_attr_float("scale", m.scale), tbp_attr_int("scale_divide", m.divide)};
+    tb_attr attrs[2] = {tb_tbp_attr_float("scale", m.scale), tb_tbp_attr_int("scale_divide", m.divide)};
     int inputs[4] = {m.q, m.k, m.v, m.mask};
     const char *name = g->nodes[i].name;
-    int node = tbp_add_node(g, name, "Attention", "tb", tbp_opset(g), inputs, m.mask >= 0 ? 4 : 3, &m.out, 1, attrs,
+    int node = tb_tbp_add_node(g, name, "Attention", "tb", tb_tbp_opset(g), inputs, m.mask >= 0 ? 4 : 3, &m.out, 1, attrs,
                             m.has_scale ? 2 : 0);
-    tb_status st = tbp_replace(g, "pattern_attention", node, m.nodes, m.n, m.out);
+    tb_status st = tb_tbp_replace(g, "pattern_attention", node, m.nodes, m.n, m.out);
     if (st != TB_OK) return st;
     found[0]++;
     found[1] += m.n - 1;
   }
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status pattern_attention(tb_graph *g, tb_pass_stats *stats) {
@@ -114,7 +114,7 @@ static tb_status pattern_attention(tb_graph *g, tb_pass_stats *stats) {
   size_t found = counts[0];
   stats->changed = found;
   stats->nodes_fused = stats->nodes_removed = counts[1];
-  tbp_summary(stats, "recognised %zu scaled dot-product attention pattern%s as tb::Attention", found,
+  tb_tbp_summary(stats, "recognised %zu scaled dot-product attention pattern%s as tb::Attention", found,
               found == 1 ? "" : "s");
   return s;
 }

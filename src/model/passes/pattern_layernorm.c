@@ -21,7 +21,7 @@ static size_t trailing_axes(const tb_graph *g, int r, size_t rank) {
     if (count > rank || count == 0) return 0;
     memcpy(axes, list, count * sizeof *axes);
   } else {
-    const tb_ir_tensor *t = n->n_inputs > 1 ? tbp_const(g, n->inputs[1]) : NULL;
+    const tb_ir_tensor *t = n->n_inputs > 1 ? tb_tbp_const(g, n->inputs[1]) : NULL;
     if (!t || tb_ir_tensor_numel(t) == 0 || (size_t)tb_ir_tensor_numel(t) > rank) return 0;
     count = (size_t)tb_ir_tensor_numel(t);
     for (size_t i = 0; i < count; i++) axes[i] = tb_ir_tensor_int(t, (int64_t)i);
@@ -36,14 +36,14 @@ static size_t trailing_axes(const tb_graph *g, int r, size_t rank) {
 }
 
 static int next_op(const tb_graph *g, int v, const char *op) {
-  int n = tbp_sole_consumer(g, v);
-  return n >= 0 && tbp_is_op(g, n, op) && g->nodes[n].n_outputs == 1 ? n : -1;
+  int n = tb_tbp_sole_consumer(g, v);
+  return n >= 0 && tb_tbp_is_op(g, n, op) && g->nodes[n].n_outputs == 1 ? n : -1;
 }
 
 /* gamma/beta value p: a constant whose shape, without leading 1s, is the trailing k dims of x. Returns the
  * value to use (a reshaped copy when it had leading 1s), or -1. */
 static int affine_param(tb_graph *g, int p, const tb_value_type *x, size_t k) {
-  const tb_ir_tensor *t = tbp_const(g, p);
+  const tb_ir_tensor *t = tb_tbp_const(g, p);
   if (!t || !x->has_dtype || t->dtype != x->dtype) return -1;
   size_t skip = 0;
   while (skip < t->ndim && t->ndim - skip > k && t->dims[skip] == 1) skip++;
@@ -57,7 +57,7 @@ static int affine_param(tb_graph *g, int p, const tb_value_type *x, size_t k) {
   void *data = NULL;
   size_t nbytes = t->nbytes;
   const void *src = t->data;
-  int v = tbp_new_const(g, "ln_param", t->dtype, k, dims, &data);
+  int v = tb_tbp_new_const(g, "ln_param", t->dtype, k, dims, &data);
   if (v >= 0 && nbytes) memcpy(data, src, nbytes);
   return v;
 }
@@ -97,29 +97,29 @@ static bool match(tb_graph *g, int r1, ln_match *m) {
         uses_d = true;
       }
     if (!uses_d) continue;
-    if (tbp_is_op(g, (int)i, "Div") && c->inputs[0] == d && c->inputs[1] != d) div = (int)i;
-    else if (tbp_is_op(g, (int)i, "Pow") && c->inputs[0] == d && tbp_const_near(g, c->inputs[1], 2.0, 0)) sq = (int)i;
-    else if (tbp_is_op(g, (int)i, "Mul") && c->inputs[0] == d && c->inputs[1] == d) sq = (int)i;
+    if (tb_tbp_is_op(g, (int)i, "Div") && c->inputs[0] == d && c->inputs[1] != d) div = (int)i;
+    else if (tb_tbp_is_op(g, (int)i, "Pow") && c->inputs[0] == d && tb_tbp_const_near(g, c->inputs[1], 2.0, 0)) sq = (int)i;
+    else if (tb_tbp_is_op(g, (int)i, "Mul") && c->inputs[0] == d && c->inputs[1] == d) sq = (int)i;
     else return false;
   }
-  if (sq < 0 || div < 0 || uses != (tbp_is_op(g, sq, "Pow") ? 2u : 3u) || g->values[d].is_output || tbp_captured(g, d))
+  if (sq < 0 || div < 0 || uses != (tb_tbp_is_op(g, sq, "Pow") ? 2u : 3u) || g->values[d].is_output || tb_tbp_captured(g, d))
     return false;
   int r2 = next_op(g, g->nodes[sq].outputs[0], "ReduceMean");
   if (r2 < 0 || trailing_axes(g, r2, xt->ndim) != m->k) return false;
   int var = g->nodes[r2].outputs[0];
   int add_eps = next_op(g, var, "Add");
   double eps;
-  if (add_eps < 0 || !tbp_const_scalar(g, tbp_other_input(g, add_eps, var), &eps)) return false;
+  if (add_eps < 0 || !tb_tbp_const_scalar(g, tb_tbp_other_input(g, add_eps, var), &eps)) return false;
   int sqrt_node = next_op(g, g->nodes[add_eps].outputs[0], "Sqrt");
   if (sqrt_node < 0 || next_op(g, g->nodes[sqrt_node].outputs[0], "Div") != div) return false;
   int normed = g->nodes[div].outputs[0];
   int mul = next_op(g, normed, "Mul");
   if (mul < 0) return false;
-  m->gamma = affine_param(g, tbp_other_input(g, mul, normed), xt, m->k);
+  m->gamma = affine_param(g, tb_tbp_other_input(g, mul, normed), xt, m->k);
   if (m->gamma < 0) return false;
   int scaled = g->nodes[mul].outputs[0];
   int add_beta = next_op(g, scaled, "Add");
-  m->beta = add_beta >= 0 ? affine_param(g, tbp_other_input(g, add_beta, scaled), &g->values[m->x].type, m->k) : -1;
+  m->beta = add_beta >= 0 ? affine_param(g, tb_tbp_other_input(g, add_beta, scaled), &g->values[m->x].type, m->k) : -1;
   if (m->beta < 0) add_beta = -1;
   m->out = add_beta >= 0 ? g->nodes[add_beta].outputs[0] : scaled;
   m->eps = (float)eps;
@@ -132,24 +132,24 @@ static bool match(tb_graph *g, int r1, ln_match *m) {
 static tb_status run_graph(tb_graph *g, void *ctx) {
   size_t *found = ctx; /* [0] patterns, [1] nodes absorbed */
   size_t n_nodes = g->n_nodes;
-  int opset = tbp_opset(g);
+  int opset = tb_tbp_opset(g);
   for (size_t i = 0; i < n_nodes; i++) {
-    if (!tbp_is_op(g, (int)i, "ReduceMean")) continue;
+    if (!tb_tbp_is_op(g, (int)i, "ReduceMean")) continue;
     ln_match m;
     memset(&m, 0, sizeof m);
     if (!match(g, (int)i, &m)) continue;
-    tb_attr attrs[2] = {tbp_attr_int("axis", -(int64_t)m.k), tbp_attr_float("epsilon", m.eps)};
+    tb_attr attrs[2] = {tb_tbp_attr_int("axis", -(int64_t)m.k), tb_tbp_attr_float("epsilon", m.eps)};
     int inputs[3] = {m.x, m.gamma, m.beta};
     bool onnx = opset >= 17;
     const char *name = g->nodes[m.nodes[m.n - 1]].name;
-    int node = tbp_add_node(g, name, "LayerNormalization", onnx ? "" : "tb", opset, inputs, m.beta >= 0 ? 3 : 2, &m.out,
+    int node = tb_tbp_add_node(g, name, "LayerNormalization", onnx ? "" : "tb", opset, inputs, m.beta >= 0 ? 3 : 2, &m.out,
                             1, attrs, 2);
-    tb_status st = tbp_replace(g, "pattern_layernorm", node, m.nodes, m.n, m.out);
+    tb_status st = tb_tbp_replace(g, "pattern_layernorm", node, m.nodes, m.n, m.out);
     if (st != TB_OK) return st;
     found[0]++;
     found[1] += m.n - 1;
   }
-  return tbp_recurse_fn(g, run_graph, ctx);
+  return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status pattern_layernorm(tb_graph *g, tb_pass_stats *stats) {
@@ -158,7 +158,7 @@ static tb_status pattern_layernorm(tb_graph *g, tb_pass_stats *stats) {
   size_t found = counts[0];
   stats->changed = found;
   stats->nodes_fused = stats->nodes_removed = counts[1];
-  tbp_summary(stats, "recognised %zu LayerNormalization pattern%s", found, found == 1 ? "" : "s");
+  tb_tbp_summary(stats, "recognised %zu LayerNormalization pattern%s", found, found == 1 ? "" : "s");
   return s;
 }
 

@@ -3,10 +3,10 @@
 #include "ops/elementwise/ew_infer.h"
 
 /* Relu takes signed integers from opset 14; floats always. */
-static tb_status infer_relu(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_FLOATS | EW_SINTS, EW_FLOATS | EW_SINTS); }
-static tb_status infer_float_act(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS); }
+static tb_status infer_relu(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_FLOATS | EW_SINTS, EW_FLOATS | EW_SINTS); }
+static tb_status infer_float_act(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS); }
 /* Shrink takes every numeric type; TensorBridge computes it for floats. */
-static tb_status infer_shrink(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
+static tb_status infer_shrink(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
 
 const tb_op_def tb_op_relu = {"", "Relu", 1, 1, 1, 1, 1, 0, infer_relu};
 const tb_op_def tb_op_leakyrelu = {"", "LeakyRelu", 1, 1, 1, 1, 1, 0, infer_float_act};
@@ -25,9 +25,9 @@ const tb_op_def tb_op_shrink = {"", "Shrink", 9, 1, 1, 1, 1, 0, infer_shrink};
  * as Caffe2 and PyTorch's exports of that time mean it. */
 static tb_status infer_prelu(tb_infer_ctx *ctx) {
   tb_dtype_set allowed = EW_FLOATS | EW_BIT(I32) | EW_BIT(I64);
-  tb_status st = ew_check(ctx, 0, allowed, allowed);
-  if (st == TB_OK) st = ew_check(ctx, 1, allowed, allowed);
-  if (st == TB_OK) st = ew_same_dtype(ctx, 0, 1);
+  tb_status st = tb_ew_check(ctx, 0, allowed, allowed);
+  if (st == TB_OK) st = tb_ew_check(ctx, 1, allowed, allowed);
+  if (st == TB_OK) st = tb_ew_same_dtype(ctx, 0, 1);
   if (st != TB_OK) return st;
   const tb_value_type *x = ctx->in[0], *slope = ctx->in[1];
   if (ctx->node->opset < 7 && x->has_shape && slope->has_shape && slope->ndim == 1 && x->ndim >= 2) {

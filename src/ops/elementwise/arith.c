@@ -6,7 +6,7 @@
 #include <string.h>
 #include "ops/elementwise/ew_infer.h"
 
-static tb_status infer_arith(tb_infer_ctx *ctx) { return ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false); }
+static tb_status infer_arith(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false); }
 
 const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith};
 const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith};
@@ -17,22 +17,22 @@ const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith};
  * same as T before); output T. */
 static tb_status infer_pow(tb_infer_ctx *ctx) {
   tb_dtype_set base = EW_FLOATS | EW_BIT(I32) | EW_BIT(I64);
-  tb_status st = ew_check(ctx, 0, base, base);
-  if (st == TB_OK) st = ew_check(ctx, 1, EW_NUMERIC, EW_NUMERIC);
+  tb_status st = tb_ew_check(ctx, 0, base, base);
+  if (st == TB_OK) st = tb_ew_check(ctx, 1, EW_NUMERIC, EW_NUMERIC);
   if (st != TB_OK) return st;
   if (ctx->node->opset < 12) {
-    st = ew_same_dtype(ctx, 0, 1);
+    st = tb_ew_same_dtype(ctx, 0, 1);
     if (st != TB_OK) return st;
   }
-  if (ctx->node->opset < 7) return ew_infer_binary(ctx, base, base, false);
-  return ew_broadcast(ctx, 0, 2, ctx->in[0]->dtype);
+  if (ctx->node->opset < 7) return tb_ew_infer_binary(ctx, base, base, false);
+  return tb_ew_broadcast(ctx, 0, 2, ctx->in[0]->dtype);
 }
 const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow};
 
 /* Mod: fmod=0 is the integer modulus with the divisor's sign (Python's %); fmod=1 is C's fmod (the
  * dividend's sign) and is required for floats. */
 static tb_status infer_mod(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false);
+  tb_status st = tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false);
   if (st != TB_OK) return st;
   int64_t fmod;
   st = tb_attr_int(ctx->graph, ctx->node, "fmod", 0, &fmod);
@@ -48,7 +48,7 @@ const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod};
 /* BitShift: unsigned integers (TensorBridge has u8 of them); direction "LEFT" or "RIGHT". A shift by the
  * bit width or more gives 0. */
 static tb_status infer_bitshift(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_binary(ctx, EW_BIT(U8), EW_BIT(U8), false);
+  tb_status st = tb_ew_infer_binary(ctx, EW_BIT(U8), EW_BIT(U8), false);
   if (st != TB_OK) return st;
   const char *dir;
   st = tb_attr_string(ctx->graph, ctx->node, "direction", NULL, &dir);

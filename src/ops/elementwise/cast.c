@@ -47,7 +47,7 @@ tb_status tb_cast_target(const tb_graph *g, const tb_node *n, tb_dtype *out) {
 }
 
 static tb_status infer_cast(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_unary(ctx, EW_ALL, EW_ALL);
+  tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
   tb_dtype to;
   if (st == TB_OK) st = tb_cast_target(ctx->graph, ctx->node, &to);
   if (st != TB_OK) return st;
@@ -59,8 +59,8 @@ static tb_status infer_cast(tb_infer_ctx *ctx) {
 }
 
 static tb_status infer_castlike(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_unary(ctx, EW_ALL, EW_ALL);
-  if (st == TB_OK) st = ew_check(ctx, 1, EW_ALL, EW_ALL);
+  tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
+  if (st == TB_OK) st = tb_ew_check(ctx, 1, EW_ALL, EW_ALL);
   if (st != TB_OK) return st;
   ctx->out[0].dtype = ctx->in[1]->dtype;
   return TB_OK;

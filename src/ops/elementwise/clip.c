@@ -5,13 +5,13 @@
 
 static tb_status infer_clip(tb_infer_ctx *ctx) {
   tb_dtype_set allowed = ctx->node->opset >= 12 ? EW_NUMERIC : EW_FLOATS;
-  tb_status st = ew_infer_unary(ctx, allowed, allowed);
+  tb_status st = tb_ew_infer_unary(ctx, allowed, allowed);
   if (st != TB_OK) return st;
   if (ctx->node->opset < 11) return TB_OK;
   for (size_t i = 1; i < ctx->n_inputs && i < 3; i++) {
     if (!ctx->in[i]) continue;
-    st = ew_check(ctx, i, allowed, allowed);
-    if (st == TB_OK) st = ew_same_dtype(ctx, 0, i);
+    st = tb_ew_check(ctx, i, allowed, allowed);
+    if (st == TB_OK) st = tb_ew_same_dtype(ctx, 0, i);
     if (st != TB_OK) return st;
     const tb_value_type *b = ctx->in[i];
     if (b->has_shape) {

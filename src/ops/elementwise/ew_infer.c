@@ -11,7 +11,7 @@ static void dtype_list(tb_dtype_set set, char *buf, size_t cap) {
       len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", tb_dtype_name((tb_dtype)d));
 }
 
-tb_status ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_dtype_set implemented) {
+tb_status tb_ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_dtype_set implemented) {
   tb_status st = tb_infer_require(ctx, i, 0);
   if (st != TB_OK) return st;
   tb_dtype d = ctx->in[i]->dtype;
@@ -31,7 +31,7 @@ tb_status ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_d
   return TB_OK;
 }
 
-tb_status ew_same_dtype(const tb_infer_ctx *ctx, size_t first, size_t last) {
+tb_status tb_ew_same_dtype(const tb_infer_ctx *ctx, size_t first, size_t last) {
   const tb_value_type *ref = ctx->in[first];
   for (size_t i = first + 1; i <= last && i < ctx->n_inputs; i++) {
     const tb_value_type *t = ctx->in[i];
@@ -43,7 +43,7 @@ tb_status ew_same_dtype(const tb_infer_ctx *ctx, size_t first, size_t last) {
   return TB_OK;
 }
 
-tb_status ew_broadcast(const tb_infer_ctx *ctx, size_t first, size_t n, tb_dtype dtype) {
+tb_status tb_ew_broadcast(const tb_infer_ctx *ctx, size_t first, size_t n, tb_dtype dtype) {
   tb_value_type acc;
   bool have = false;
   for (size_t i = first; i < first + n && i < ctx->n_inputs; i++) {
@@ -66,8 +66,8 @@ tb_status ew_broadcast(const tb_infer_ctx *ctx, size_t first, size_t n, tb_dtype
   return TB_OK;
 }
 
-tb_status ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented) {
-  tb_status st = ew_check(ctx, 0, allowed, implemented);
+tb_status tb_ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented) {
+  tb_status st = tb_ew_check(ctx, 0, allowed, implemented);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   return TB_OK;
@@ -85,7 +85,7 @@ static tb_status legacy_broadcast(tb_infer_ctx *ctx, tb_dtype dtype) {
     if (a->has_shape && b->has_shape && a->ndim != b->ndim)
       return tb_infer_error(ctx, TB_ERR_MODEL, "inputs of rank %zu and %zu need broadcast=1 at opset %d", a->ndim,
                             b->ndim, ctx->node->opset);
-    return ew_broadcast(ctx, 0, 2, dtype);
+    return tb_ew_broadcast(ctx, 0, 2, dtype);
   }
   ctx->out[0] = *a;
   ctx->out[0].dtype = dtype;
@@ -107,23 +107,23 @@ static tb_status legacy_broadcast(tb_infer_ctx *ctx, tb_dtype dtype) {
   return TB_OK;
 }
 
-tb_status ew_infer_binary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented, bool bool_out) {
-  tb_status st = ew_check(ctx, 0, allowed, implemented);
-  if (st == TB_OK) st = ew_check(ctx, 1, allowed, implemented);
-  if (st == TB_OK) st = ew_same_dtype(ctx, 0, 1);
+tb_status tb_ew_infer_binary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented, bool bool_out) {
+  tb_status st = tb_ew_check(ctx, 0, allowed, implemented);
+  if (st == TB_OK) st = tb_ew_check(ctx, 1, allowed, implemented);
+  if (st == TB_OK) st = tb_ew_same_dtype(ctx, 0, 1);
   if (st != TB_OK) return st;
   tb_dtype out = bool_out ? TB_DTYPE_BOOL : ctx->in[0]->dtype;
   if (ctx->node->opset < 7) return legacy_broadcast(ctx, out);
-  return ew_broadcast(ctx, 0, 2, out);
+  return tb_ew_broadcast(ctx, 0, 2, out);
 }
 
-tb_status ew_infer_variadic(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented) {
+tb_status tb_ew_infer_variadic(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented) {
   if (ctx->n_inputs == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "needs at least one input");
   for (size_t i = 0; i < ctx->n_inputs; i++) {
-    tb_status st = ew_check(ctx, i, allowed, implemented);
+    tb_status st = tb_ew_check(ctx, i, allowed, implemented);
     if (st != TB_OK) return st;
   }
-  tb_status st = ew_same_dtype(ctx, 0, ctx->n_inputs - 1);
+  tb_status st = tb_ew_same_dtype(ctx, 0, ctx->n_inputs - 1);
   if (st != TB_OK) return st;
-  return ew_broadcast(ctx, 0, ctx->n_inputs, ctx->in[0]->dtype);
+  return tb_ew_broadcast(ctx, 0, ctx->n_inputs, ctx->in[0]->dtype);
 }

@@ -17,18 +17,18 @@
 
 /* Input i must be a present tensor of known dtype: in `allowed` (else TB_ERR_MODEL: the spec forbids
  * it) and in `implemented` (else TB_ERR_UNSUPPORTED naming the op and dtype). */
-tb_status ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_dtype_set implemented);
+tb_status tb_ew_check(const tb_infer_ctx *ctx, size_t i, tb_dtype_set allowed, tb_dtype_set implemented);
 /* Every present input in [first, last] has the dtype of input `first` (TB_ERR_MODEL otherwise). */
-tb_status ew_same_dtype(const tb_infer_ctx *ctx, size_t first, size_t last);
+tb_status tb_ew_same_dtype(const tb_infer_ctx *ctx, size_t first, size_t last);
 /* Output 0 = the numpy broadcast of the present inputs [first, first + n), with dtype `dtype`. */
-tb_status ew_broadcast(const tb_infer_ctx *ctx, size_t first, size_t n, tb_dtype dtype);
+tb_status tb_ew_broadcast(const tb_infer_ctx *ctx, size_t first, size_t n, tb_dtype dtype);
 
 /* One input, output 0 of the same type. */
-tb_status ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented);
+tb_status tb_ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented);
 /* Two inputs of one dtype, output 0 the broadcast shape, dtype of the inputs or bool. For opset < 7
  * the legacy attributes broadcast/axis decide instead (B aligned at axis of A; output A's shape). */
-tb_status ew_infer_binary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented, bool bool_out);
+tb_status tb_ew_infer_binary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented, bool bool_out);
 /* One or more inputs of one dtype, broadcast together (Sum, Mean, Min, Max). */
-tb_status ew_infer_variadic(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented);
+tb_status tb_ew_infer_variadic(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_set implemented);
 
 #endif

@@ -7,21 +7,21 @@
  * type). */
 #include "ops/elementwise/ew_infer.h"
 
-static tb_status infer_identity(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_ALL, EW_ALL); }
+static tb_status infer_identity(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_ALL, EW_ALL); }
 const tb_op_def tb_op_identity = {"", "Identity", 1, 1, 1, 1, 1, 0, infer_identity};
 
 static tb_status infer_dropout(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS);
+  tb_status st = tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS);
   if (st != TB_OK) return st;
   if (ctx->node->opset >= 12) {
     const tb_ir_tensor *ratio = ctx->n_inputs > 1 ? ctx->value[1] : NULL;
     const tb_ir_tensor *training = ctx->n_inputs > 2 ? ctx->value[2] : NULL;
     if (ctx->n_inputs > 1 && ctx->in[1]) {
-      st = ew_check(ctx, 1, EW_FLOATS, EW_FLOATS);
+      st = tb_ew_check(ctx, 1, EW_FLOATS, EW_FLOATS);
       if (st != TB_OK) return st;
     }
     if (ctx->n_inputs > 2 && ctx->in[2]) {
-      st = ew_check(ctx, 2, EW_BOOL, EW_BOOL);
+      st = tb_ew_check(ctx, 2, EW_BOOL, EW_BOOL);
       if (st != TB_OK) return st;
     }
     if (training && tb_ir_tensor_numel(training) == 1 && tb_ir_tensor_int(training, 0) != 0) {

@@ -3,16 +3,16 @@
  * (bool for IsNaN and IsInf). */
 #include "ops/elementwise/ew_infer.h"
 
-static tb_status infer_float(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS); }
+static tb_status infer_float(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS); }
 /* Neg takes signed integers; Abs and Sign every numeric type. */
-static tb_status infer_signed(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_FLOATS | EW_SINTS, EW_FLOATS | EW_SINTS); }
-static tb_status infer_numeric(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_NUMERIC, EW_NUMERIC); }
+static tb_status infer_signed(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_FLOATS | EW_SINTS, EW_FLOATS | EW_SINTS); }
+static tb_status infer_numeric(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_NUMERIC, EW_NUMERIC); }
 /* Erf takes every numeric type from opset 13; TensorBridge computes it for floats only (erf of an
  * integer tensor has no use worth a kernel). */
-static tb_status infer_erf(tb_infer_ctx *ctx) { return ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
+static tb_status infer_erf(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
 
 static tb_status infer_bool_result(tb_infer_ctx *ctx) {
-  tb_status st = ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS);
+  tb_status st = tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS);
   if (st == TB_OK) ctx->out[0].dtype = TB_DTYPE_BOOL;
   return st;
 }

@@ -47,8 +47,8 @@ static tb_status conv_common(tb_infer_ctx *ctx, bool transpose, conv_inputs io, 
   int64_t group = 1;
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
   if (st != TB_OK) return st;
-  nn_out_unranked(&ctx->out[0], out_dtype);
-  const tb_value_type *x = nn_ranked(ctx, io.x), *w = nn_ranked(ctx, io.w);
+  tb_nn_out_unranked(&ctx->out[0], out_dtype);
+  const tb_value_type *x = tb_nn_ranked(ctx, io.x), *w = tb_nn_ranked(ctx, io.w);
   if (x && x->ndim < 3) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x->ndim);
   if (w && w->ndim < 3) return tb_infer_error(ctx, TB_ERR_MODEL, "W must have rank >= 3 (got %zu)", w->ndim);
   if (x && w && x->ndim != w->ndim)
@@ -59,8 +59,8 @@ static tb_status conv_common(tb_infer_ctx *ctx, bool transpose, conv_inputs io, 
   int64_t kernel[TB_MAX_DIMS];
   for (size_t i = 0; i < n; i++) kernel[i] = w ? w->dims[2 + i].value : -1;
   nn_window win;
-  st = nn_window_read(ctx->graph, ctx->node, n, kernel, false, &win);
-  if (st == TB_OK && transpose) st = nn_window_read_transpose(ctx->graph, ctx->node, &win);
+  st = tb_nn_window_read(ctx->graph, ctx->node, n, kernel, false, &win);
+  if (st == TB_OK && transpose) st = tb_nn_window_read_transpose(ctx->graph, ctx->node, &win);
   if (st != TB_OK) return st;
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
@@ -72,14 +72,14 @@ static tb_status conv_common(tb_infer_ctx *ctx, bool transpose, conv_inputs io, 
     if (n_output_shape != 0 && n_output_shape != n)
       return tb_infer_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, n);
   }
-  nn_out_rank(&ctx->out[0], out_dtype, rank);
+  tb_nn_out_rank(&ctx->out[0], out_dtype, rank);
   if (x) ctx->out[0].dims[0] = x->dims[0];
   if (w) {
     int64_t m = w->dims[0].value;
     if (transpose && (w->dims[1].value < 0 || __builtin_mul_overflow(w->dims[1].value, group, &m))) m = -1;
-    ctx->out[0].dims[1] = nn_dim(m);
+    ctx->out[0].dims[1] = tb_nn_dim(m);
   }
-  const tb_value_type *b = io.b >= 0 ? nn_ranked(ctx, (size_t)io.b) : NULL;
+  const tb_value_type *b = io.b >= 0 ? tb_nn_ranked(ctx, (size_t)io.b) : NULL;
   if (b && (b->ndim != 1 || (b->dims[0].value >= 0 && ctx->out[0].dims[1].value >= 0 &&
                              b->dims[0].value != ctx->out[0].dims[1].value)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "bias B must be 1-D with one value per output channel");
@@ -89,12 +89,12 @@ static tb_status conv_common(tb_infer_ctx *ctx, bool transpose, conv_inputs io, 
       if (n_output_shape && output_shape[i] < 0)
         return tb_infer_error(ctx, TB_ERR_MODEL, "attribute output_shape[%zu] is %lld; it must be >= 0", i,
                               (long long)output_shape[i]);
-      st = nn_window_out_transpose(ctx->graph, ctx->node, &win, i, in, n_output_shape ? output_shape[i] : -1, &o);
+      st = tb_nn_window_out_transpose(ctx->graph, ctx->node, &win, i, in, n_output_shape ? output_shape[i] : -1, &o);
     } else {
-      st = nn_window_out(ctx->graph, ctx->node, &win, i, in, &o);
+      st = tb_nn_window_out(ctx->graph, ctx->node, &win, i, in, &o);
     }
     if (st != TB_OK) return st;
-    ctx->out[0].dims[2 + i] = nn_dim(o);
+    ctx->out[0].dims[2 + i] = tb_nn_dim(o);
   }
   return TB_OK;
 }

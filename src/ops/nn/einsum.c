@@ -10,7 +10,7 @@ static tb_status einsum_infer(tb_infer_ctx *ctx) {
   if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "equation", NULL, &equation);
   if (st != TB_OK) return st;
   if (!equation) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute equation is required");
-  nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
+  tb_nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
   if (ctx->n_inputs > NN_EINSUM_MAX_INPUTS)
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%zu inputs; at most %d are supported", ctx->n_inputs,
                           NN_EINSUM_MAX_INPUTS);
@@ -18,7 +18,7 @@ static tb_status einsum_infer(tb_infer_ctx *ctx) {
   const int64_t *dims[NN_EINSUM_MAX_INPUTS];
   int64_t dim_values[NN_EINSUM_MAX_INPUTS][TB_MAX_DIMS];
   for (size_t i = 0; i < ctx->n_inputs; i++) {
-    const tb_value_type *x = nn_ranked(ctx, i);
+    const tb_value_type *x = tb_nn_ranked(ctx, i);
     if (!x) return TB_OK;
     ranks[i] = x->ndim;
     for (size_t k = 0; k < x->ndim; k++) dim_values[i][k] = x->dims[k].value;
@@ -26,11 +26,11 @@ static tb_status einsum_infer(tb_infer_ctx *ctx) {
   }
   nn_einsum e;
   int64_t sizes[NN_EINSUM_LABELS];
-  st = nn_einsum_parse(ctx->graph, ctx->node, equation, ctx->n_inputs, ranks, &e);
-  if (st == TB_OK) st = nn_einsum_sizes(ctx->graph, ctx->node, &e, dims, sizes);
+  st = tb_nn_einsum_parse(ctx->graph, ctx->node, equation, ctx->n_inputs, ranks, &e);
+  if (st == TB_OK) st = tb_nn_einsum_sizes(ctx->graph, ctx->node, &e, dims, sizes);
   if (st != TB_OK) return st;
-  nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, e.out_rank);
-  for (size_t k = 0; k < e.out_rank; k++) ctx->out[0].dims[k] = nn_dim(sizes[e.out_label[k]]);
+  tb_nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, e.out_rank);
+  for (size_t k = 0; k < e.out_rank; k++) ctx->out[0].dims[k] = tb_nn_dim(sizes[e.out_label[k]]);
   return TB_OK;
 }
 

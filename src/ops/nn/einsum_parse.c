@@ -64,7 +64,7 @@ static tb_status parse_term(const tb_graph *g, const tb_node *node, const char *
   return TB_OK;
 }
 
-tb_status nn_einsum_parse(const tb_graph *g, const tb_node *node, const char *equation, size_t n_inputs,
+tb_status tb_nn_einsum_parse(const tb_graph *g, const tb_node *node, const char *equation, size_t n_inputs,
                           const size_t *ranks, nn_einsum *out) {
   memset(out, 0, sizeof *out);
   if (n_inputs == 0 || n_inputs > NN_EINSUM_MAX_INPUTS) return eq_error(g, node, equation, "1 to 16 inputs are supported");
@@ -134,7 +134,7 @@ tb_status nn_einsum_parse(const tb_graph *g, const tb_node *node, const char *eq
   return TB_OK;
 }
 
-tb_status nn_einsum_sizes(const tb_graph *g, const tb_node *node, const nn_einsum *e, const int64_t *const *dims,
+tb_status tb_nn_einsum_sizes(const tb_graph *g, const tb_node *node, const nn_einsum *e, const int64_t *const *dims,
                           int64_t *sizes) {
   /* Letters start unknown; ellipsis axes start at 1 and stretch to the first size other than 1. */
   for (int l = 0; l < NN_EINSUM_LABELS; l++) sizes[l] = l < NN_EINSUM_LETTERS ? -1 : 1;

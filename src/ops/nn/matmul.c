@@ -41,8 +41,8 @@ static tb_status matmul_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, NN_FLOATS | TB_DTYPE_BIT(TB_DTYPE_I32) | TB_DTYPE_BIT(TB_DTYPE_I64));
   if (st == TB_OK) st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st != TB_OK) return st;
-  nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
-  const tb_value_type *a = nn_ranked(ctx, 0), *b = nn_ranked(ctx, 1);
+  tb_nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
+  const tb_value_type *a = tb_nn_ranked(ctx, 0), *b = tb_nn_ranked(ctx, 1);
   if (!a || !b) return TB_OK;
   st = tb_nn_matmul_shape(ctx, a, b, &ctx->out[0]);
   ctx->out[0].has_dtype = true;
@@ -59,8 +59,8 @@ static tb_status gemm_infer(tb_infer_ctx *ctx) {
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &trans_a);
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
   if (st != TB_OK) return st;
-  nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, 2);
-  const tb_value_type *a = nn_ranked(ctx, 0), *b = nn_ranked(ctx, 1);
+  tb_nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, 2);
+  const tb_value_type *a = tb_nn_ranked(ctx, 0), *b = tb_nn_ranked(ctx, 1);
   if (a && a->ndim != 2) return tb_infer_error(ctx, TB_ERR_MODEL, "input A must be 2-D (got rank %zu)", a->ndim);
   if (b && b->ndim != 2) return tb_infer_error(ctx, TB_ERR_MODEL, "input B must be 2-D (got rank %zu)", b->ndim);
   if (a) ctx->out[0].dims[0] = a->dims[trans_a ? 1 : 0];
@@ -68,7 +68,7 @@ static tb_status gemm_infer(tb_infer_ctx *ctx) {
   if (a && b && dims_conflict(a->dims[trans_a ? 0 : 1], b->dims[trans_b ? 1 : 0]))
     return tb_infer_error(ctx, TB_ERR_MODEL, "inner dimensions of A and B differ: %lld vs %lld",
                           (long long)a->dims[trans_a ? 0 : 1].value, (long long)b->dims[trans_b ? 1 : 0].value);
-  const tb_value_type *c = nn_ranked(ctx, 2);
+  const tb_value_type *c = tb_nn_ranked(ctx, 2);
   if (c) {
     if (c->ndim > 2) return tb_infer_error(ctx, TB_ERR_MODEL, "input C must have rank <= 2 (got %zu)", c->ndim);
     for (size_t i = 0; i < c->ndim; i++) {

@@ -16,7 +16,7 @@ static tb_status batchnorm_infer(tb_infer_ctx *ctx) {
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED,
                           "the running/saved mean and variance outputs are training outputs; inference only is supported");
   tb_infer_same(ctx->in[0], &ctx->out[0]);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (x && x->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 2 (got %zu)", x->ndim);
   return TB_OK;
 }
@@ -27,7 +27,7 @@ static tb_status instancenorm_infer(tb_infer_ctx *ctx) {
   if (st == TB_OK) st = tb_infer_require(ctx, 2, NN_FLOATS);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (x && x->ndim < 3) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x->ndim);
   return TB_OK;
 }
@@ -43,8 +43,8 @@ static tb_status layernorm_infer(tb_infer_ctx *ctx) {
   if (stash != 1 && stash != 11 && stash != 10 && stash != 16)
     return tb_infer_error(ctx, TB_ERR_MODEL, "attribute stash_type is %lld; it must be a float type", (long long)stash);
   tb_infer_same(ctx->in[0], &ctx->out[0]);
-  for (size_t i = 1; i < ctx->n_outputs; i++) nn_out_unranked(&ctx->out[i], TB_DTYPE_F32);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  for (size_t i = 1; i < ctx->n_outputs; i++) tb_nn_out_unranked(&ctx->out[i], TB_DTYPE_F32);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   size_t a;
   st = tb_infer_axis(ctx, "axis", axis, x->ndim, &a);
@@ -52,7 +52,7 @@ static tb_status layernorm_infer(tb_infer_ctx *ctx) {
   for (size_t i = 1; i < ctx->n_outputs; i++) {
     ctx->out[i] = *x;
     ctx->out[i].dtype = TB_DTYPE_F32;
-    for (size_t d = a; d < x->ndim; d++) ctx->out[i].dims[d] = nn_dim(1);
+    for (size_t d = a; d < x->ndim; d++) ctx->out[i].dims[d] = tb_nn_dim(1);
   }
   return TB_OK;
 }
@@ -64,7 +64,7 @@ static tb_status lrn_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   if (size < 1) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute size is %lld; it must be >= 1", (long long)size);
   tb_infer_same(ctx->in[0], &ctx->out[0]);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (x && x->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 2 (got %zu)", x->ndim);
   return TB_OK;
 }

@@ -7,23 +7,23 @@ static tb_status pool_infer(tb_infer_ctx *ctx, tb_dtype_set types) {
   tb_status st = tb_infer_require(ctx, 0, types);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  nn_out_unranked(&ctx->out[0], dt);
-  if (ctx->n_outputs > 1) nn_out_unranked(&ctx->out[1], TB_DTYPE_I64);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  tb_nn_out_unranked(&ctx->out[0], dt);
+  if (ctx->n_outputs > 1) tb_nn_out_unranked(&ctx->out[1], TB_DTYPE_I64);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   if (x->ndim < 3) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x->ndim);
   size_t n = x->ndim - 2;
   nn_window w;
-  st = nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
+  st = tb_nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
   if (st != TB_OK) return st;
-  nn_out_rank(&ctx->out[0], dt, x->ndim);
+  tb_nn_out_rank(&ctx->out[0], dt, x->ndim);
   ctx->out[0].dims[0] = x->dims[0];
   ctx->out[0].dims[1] = x->dims[1];
   for (size_t i = 0; i < n; i++) {
     int64_t o;
-    st = nn_window_out(ctx->graph, ctx->node, &w, i, x->dims[2 + i].value, &o);
+    st = tb_nn_window_out(ctx->graph, ctx->node, &w, i, x->dims[2 + i].value, &o);
     if (st != TB_OK) return st;
-    ctx->out[0].dims[2 + i] = nn_dim(o);
+    ctx->out[0].dims[2 + i] = tb_nn_dim(o);
   }
   if (ctx->n_outputs > 1) {
     ctx->out[1] = ctx->out[0];
@@ -54,12 +54,12 @@ static tb_status lppool_infer(tb_infer_ctx *ctx) {
 static tb_status global_pool_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, NN_FLOATS);
   if (st != TB_OK) return st;
-  nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  tb_nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   if (x->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "X must have rank >= 2 (got %zu)", x->ndim);
   ctx->out[0] = *x;
-  for (size_t i = 2; i < x->ndim; i++) ctx->out[0].dims[i] = nn_dim(1);
+  for (size_t i = 2; i < x->ndim; i++) ctx->out[0].dims[i] = tb_nn_dim(1);
   return TB_OK;
 }
 

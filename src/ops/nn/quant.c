@@ -6,7 +6,7 @@
 
 /* Check a 1-D scale / zero point against X's axis when both are known. */
 static tb_status check_axis_param(tb_infer_ctx *ctx, size_t input, const tb_value_type *x) {
-  const tb_value_type *p = nn_ranked(ctx, input);
+  const tb_value_type *p = tb_nn_ranked(ctx, input);
   if (!p || !x || p->ndim == 0 || (p->ndim == 1 && p->dims[0].value == 1)) return TB_OK;
   if (p->ndim > 1) return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu must be a scalar or 1-D (got rank %zu)", input, p->ndim);
   if (ctx->node->opset < 13)
@@ -25,7 +25,7 @@ static tb_status check_axis_param(tb_infer_ctx *ctx, size_t input, const tb_valu
 /* The scale (input 1) and the zero point (input 2, when given) fit x's axis; the output is x's shape in
  * dtype `out`. */
 static tb_status q_infer_out(tb_infer_ctx *ctx, bool has_zp, tb_dtype out) {
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   tb_status st = check_axis_param(ctx, 1, x);
   if (st == TB_OK && has_zp) st = check_axis_param(ctx, 2, x);
   if (st != TB_OK) return st;
@@ -56,8 +56,8 @@ static tb_status matmul_q_infer(tb_infer_ctx *ctx, size_t a_in, size_t b_in, tb_
   tb_status st = tb_infer_require(ctx, a_in, Q8);
   if (st == TB_OK) st = tb_infer_require(ctx, b_in, Q8);
   if (st != TB_OK) return st;
-  nn_out_unranked(&ctx->out[0], out_dtype);
-  const tb_value_type *a = nn_ranked(ctx, a_in), *b = nn_ranked(ctx, b_in);
+  tb_nn_out_unranked(&ctx->out[0], out_dtype);
+  const tb_value_type *a = tb_nn_ranked(ctx, a_in), *b = tb_nn_ranked(ctx, b_in);
   if (!a || !b) return TB_OK;
   st = tb_nn_matmul_shape(ctx, a, b, &ctx->out[0]);
   ctx->out[0].has_dtype = true;

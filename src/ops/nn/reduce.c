@@ -6,11 +6,11 @@
 #include "core/error.h"
 #include "ops/nn/nn_infer.h"
 
-bool nn_reduce_axes_from_input(const tb_node *node) {
+bool tb_nn_reduce_axes_from_input(const tb_node *node) {
   return node->opset >= (strcmp(node->op_type, "ReduceSum") == 0 ? 13 : 18);
 }
 
-tb_status nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t rank, bool axes_input_present,
+tb_status tb_nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t rank, bool axes_input_present,
                               const int64_t *axes_value, size_t n_axes_value, nn_reduce_axes *out) {
   memset(out, 0, sizeof *out);
   int64_t keepdims = 1, noop = 0;
@@ -20,7 +20,7 @@ tb_status nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t ran
   out->keepdims = keepdims != 0;
   const int64_t *axes = NULL;
   size_t n = 0;
-  if (nn_reduce_axes_from_input(node)) {
+  if (tb_nn_reduce_axes_from_input(node)) {
     if (axes_input_present && !axes_value) return TB_OK; /* known stays false */
     axes = axes_value;
     n = axes_input_present ? n_axes_value : 0;
@@ -52,7 +52,7 @@ tb_status nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t ran
 static tb_status reduce_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, NN_NUMBERS);
   if (st != TB_OK) return st;
-  bool from_input = nn_reduce_axes_from_input(ctx->node);
+  bool from_input = tb_nn_reduce_axes_from_input(ctx->node);
   bool present = from_input && ctx->n_inputs > 1 && ctx->in[1];
   if (present) {
     st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(TB_DTYPE_I64));
@@ -62,8 +62,8 @@ static tb_status reduce_infer(tb_infer_ctx *ctx) {
                           ctx->node->opset);
   }
   tb_dtype dt = ctx->in[0]->dtype;
-  nn_out_unranked(&ctx->out[0], dt);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  tb_nn_out_unranked(&ctx->out[0], dt);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   const tb_ir_tensor *axes_t = present && ctx->value ? ctx->value[1] : NULL;
   int64_t axes_buf[TB_MAX_DIMS];
@@ -77,17 +77,17 @@ static tb_status reduce_infer(tb_infer_ctx *ctx) {
     n_axes = (size_t)count;
   }
   nn_reduce_axes ax;
-  st = nn_reduce_axes_read(ctx->graph, ctx->node, x->ndim, present, axes_t ? axes_buf : NULL, n_axes, &ax);
+  st = tb_nn_reduce_axes_read(ctx->graph, ctx->node, x->ndim, present, axes_t ? axes_buf : NULL, n_axes, &ax);
   if (st != TB_OK) return st;
   if (!ax.known) {
-    if (ax.keepdims) nn_out_rank(&ctx->out[0], dt, x->ndim);
+    if (ax.keepdims) tb_nn_out_rank(&ctx->out[0], dt, x->ndim);
     return TB_OK;
   }
   size_t r = 0;
   ctx->out[0] = *x;
   for (size_t i = 0; i < x->ndim; i++) {
     if (!ax.reduce[i]) ctx->out[0].dims[r++] = x->dims[i];
-    else if (ax.keepdims) ctx->out[0].dims[r++] = nn_dim(1);
+    else if (ax.keepdims) ctx->out[0].dims[r++] = tb_nn_dim(1);
   }
   ctx->out[0].ndim = r;
   return TB_OK;
@@ -100,8 +100,8 @@ static tb_status argmax_infer(tb_infer_ctx *ctx) {
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "keepdims", 1, &keepdims);
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
   if (st != TB_OK) return st;
-  nn_out_unranked(&ctx->out[0], TB_DTYPE_I64);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  tb_nn_out_unranked(&ctx->out[0], TB_DTYPE_I64);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   size_t a;
   st = tb_infer_axis(ctx, "axis", axis, x->ndim, &a);
@@ -109,7 +109,7 @@ static tb_status argmax_infer(tb_infer_ctx *ctx) {
   ctx->out[0] = *x;
   ctx->out[0].dtype = TB_DTYPE_I64;
   if (keepdims) {
-    ctx->out[0].dims[a] = nn_dim(1);
+    ctx->out[0].dims[a] = tb_nn_dim(1);
   } else {
     for (size_t i = a; i + 1 < x->ndim; i++) ctx->out[0].dims[i] = x->dims[i + 1];
     ctx->out[0].ndim--;

@@ -13,11 +13,11 @@ typedef struct nn_reduce_axes {
 } nn_reduce_axes;
 
 /* Whether this node takes its axes from input 1. */
-bool nn_reduce_axes_from_input(const tb_node *node);
+bool tb_nn_reduce_axes_from_input(const tb_node *node);
 /* Resolve the axes for an input of rank `rank`. axes_value: input 1's value (or NULL when absent or
  * unknown: `known` is then false when input 1 is present). Out-of-range or repeated axes are TB_ERR_MODEL
  * naming the node and the value. */
-tb_status nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t rank, bool axes_input_present,
+tb_status tb_nn_reduce_axes_read(const tb_graph *g, const tb_node *node, size_t rank, bool axes_input_present,
                               const int64_t *axes_value, size_t n_axes_value, nn_reduce_axes *out);
 
 #endif

@@ -11,7 +11,7 @@ static tb_status softmax_infer(tb_infer_ctx *ctx) {
   st = tb_attr_int(ctx->graph, ctx->node, "axis", v13 ? -1 : 1, &axis);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
-  const tb_value_type *x = nn_ranked(ctx, 0);
+  const tb_value_type *x = tb_nn_ranked(ctx, 0);
   if (!x) return TB_OK;
   size_t a;
   /* Before 13, axis == rank is allowed (every row has one element). */

@@ -33,7 +33,7 @@ static tb_status read_list(const tb_graph *g, const tb_node *node, const char *n
   return TB_OK;
 }
 
-tb_status nn_window_read(const tb_graph *g, const tb_node *node, size_t n, const int64_t *kernel, bool with_ceil,
+tb_status tb_nn_window_read(const tb_graph *g, const tb_node *node, size_t n, const int64_t *kernel, bool with_ceil,
                          nn_window *w) {
   memset(w, 0, sizeof *w);
   w->n = n;
@@ -102,7 +102,7 @@ static tb_status dilated(const tb_graph *g, const tb_node *node, const nn_window
   return TB_OK;
 }
 
-tb_status nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in, int64_t *out) {
+tb_status tb_nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in, int64_t *out) {
   *out = -1;
   if (in < 0 || w->kernel[i] < 0) return TB_OK;
   int64_t dk, s = w->stride[i];
@@ -140,7 +140,7 @@ tb_status nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w, si
   return TB_OK;
 }
 
-tb_status nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_window *w) {
+tb_status tb_nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_window *w) {
   tb_status st = read_list(g, node, "output_padding", w->n, 0, 0, w->output_padding);
   if (st != TB_OK) return st;
   for (size_t i = 0; i < w->n; i++)
@@ -152,7 +152,7 @@ tb_status nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_wi
   return TB_OK;
 }
 
-tb_status nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in,
+tb_status tb_nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in,
                                   int64_t want, int64_t *out) {
   *out = -1;
   if (in < 0 || w->kernel[i] < 0) return TB_OK;

@@ -12,7 +12,7 @@ typedef struct nn_window {
   int64_t kernel[TB_MAX_DIMS];       /* -1 when unknown (Conv before W's shape is known) */
   int64_t stride[TB_MAX_DIMS];
   int64_t dilation[TB_MAX_DIMS];
-  int64_t pad_begin[TB_MAX_DIMS];    /* from pads, or resolved by nn_window_out for SAME_* */
+  int64_t pad_begin[TB_MAX_DIMS];    /* from pads, or resolved by tb_nn_window_out for SAME_* */
   int64_t pad_end[TB_MAX_DIMS];      /* negative for a ConvTranspose output_shape beyond the full output */
   int64_t output_padding[TB_MAX_DIMS]; /* ConvTranspose only */
   nn_auto_pad auto_pad;
@@ -24,16 +24,16 @@ typedef struct nn_window {
  * kernel_shape is required). Pools pass with_ceil to read ceil_mode. Bad values (a stride, dilation or
  * kernel < 1, a negative pad, a list of the wrong length, an unknown auto_pad) are TB_ERR_MODEL naming
  * the node, the attribute and the value. */
-tb_status nn_window_read(const tb_graph *g, const tb_node *node, size_t n, const int64_t *kernel, bool with_ceil,
+tb_status tb_nn_window_read(const tb_graph *g, const tb_node *node, size_t n, const int64_t *kernel, bool with_ceil,
                          nn_window *w);
 /* The output size of spatial axis i for an input of size `in` (-1: unknown, giving -1), resolving the
  * SAME_* pads of the axis. A kernel larger than the padded input, or sizes that overflow, are TB_ERR_MODEL. */
-tb_status nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in, int64_t *out);
-/* ConvTranspose, after nn_window_read: read and check output_padding; then the output size of axis i
+tb_status tb_nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in, int64_t *out);
+/* ConvTranspose, after tb_nn_window_read: read and check output_padding; then the output size of axis i
  * for input `in` — from the pads, or (with `want` >= 0 from output_shape, or SAME_* auto_pad) the
  * requested size with the pads that give it. */
-tb_status nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_window *w);
-tb_status nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in,
+tb_status tb_nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_window *w);
+tb_status tb_nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in,
                                   int64_t want, int64_t *out);
 
 #endif

@@ -20,14 +20,14 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
     }
   }
   if (!ranked) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   size_t rank = ranked->ndim, a;
   if (rank == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "cannot concatenate scalars (rank 0)");
   if ((st = tb_infer_axis(ctx, "axis", axis, rank, &a)) != TB_OK) return st;
   tb_dim out[TB_MAX_DIMS];
-  for (size_t d = 0; d < rank; d++) out[d] = tt_dim(-1);
+  for (size_t d = 0; d < rank; d++) out[d] = tb_tt_dim(-1);
   int64_t sum = 0;
   for (size_t i = 0; i < ctx->n_inputs; i++) {
     const tb_value_type *t = ctx->in[i];
@@ -47,8 +47,8 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
       if (out[d].value < 0 && (v >= 0 || out[d].symbol < 0)) out[d] = t->dims[d];
     }
   }
-  out[a] = tt_dim(sum);
-  tt_out_tdims(ctx, 0, dt, rank, out);
+  out[a] = tb_tt_dim(sum);
+  tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }
 

@@ -25,27 +25,27 @@ static tb_status constant_infer(tb_infer_ctx *ctx) {
   if (strcmp(name, "value") == 0) {
     const tb_ir_tensor *t;
     if ((st = tb_attr_tensor(ctx->graph, ctx->node, "value", &t)) != TB_OK) return st;
-    tt_out_dims(ctx, 0, t->dtype, t->ndim, t->dims);
+    tb_tt_out_dims(ctx, 0, t->dtype, t->ndim, t->dims);
   } else if (strcmp(name, "value_float") == 0) {
     float f;
     if ((st = tb_attr_float(ctx->graph, ctx->node, name, 0, &f)) != TB_OK) return st;
-    tt_out_dims(ctx, 0, TB_DTYPE_F32, 0, NULL);
+    tb_tt_out_dims(ctx, 0, TB_DTYPE_F32, 0, NULL);
   } else if (strcmp(name, "value_int") == 0) {
     int64_t v;
     if ((st = tb_attr_int(ctx->graph, ctx->node, name, 0, &v)) != TB_OK) return st;
-    tt_out_dims(ctx, 0, TB_DTYPE_I64, 0, NULL);
+    tb_tt_out_dims(ctx, 0, TB_DTYPE_I64, 0, NULL);
   } else if (strcmp(name, "value_floats") == 0) {
     const float *f;
     size_t count;
     if ((st = tb_attr_floats(ctx->graph, ctx->node, name, &f, &count)) != TB_OK) return st;
     int64_t dim = (int64_t)count;
-    tt_out_dims(ctx, 0, TB_DTYPE_F32, 1, &dim);
+    tb_tt_out_dims(ctx, 0, TB_DTYPE_F32, 1, &dim);
   } else {
     const int64_t *v;
     size_t count;
     if ((st = tb_attr_ints(ctx->graph, ctx->node, name, &v, &count)) != TB_OK) return st;
     int64_t dim = (int64_t)count;
-    tt_out_dims(ctx, 0, TB_DTYPE_I64, 1, &dim);
+    tb_tt_out_dims(ctx, 0, TB_DTYPE_I64, 1, &dim);
   }
   return TB_OK;
 }
@@ -66,19 +66,19 @@ static tb_status constant_of_shape_infer(tb_infer_ctx *ctx) {
   tb_dtype dt = value ? value->dtype : TB_DTYPE_F32;
   int64_t shape[TB_MAX_DIMS], n;
   bool known;
-  if ((st = tt_input_ints(ctx, 0, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
+  if ((st = tb_tt_input_ints(ctx, 0, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
   if (!known) {
     if (n >= 0)
-      tt_out_rank(ctx, 0, dt, (size_t)n);
+      tb_tt_out_rank(ctx, 0, dt, (size_t)n);
     else
-      tt_out_unranked(ctx, 0, dt);
+      tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   for (int64_t i = 0; i < n; i++)
     if (shape[i] < 0)
       return tb_infer_error(ctx, TB_ERR_MODEL, "shape has the negative size %lld at %lld", (long long)shape[i],
                             (long long)i);
-  tt_out_dims(ctx, 0, dt, (size_t)n, shape);
+  tb_tt_out_dims(ctx, 0, dt, (size_t)n, shape);
   return TB_OK;
 }
 

@@ -18,30 +18,30 @@ static tb_status depth_space_infer(tb_infer_ctx *ctx) {
     if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
       return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (DCR or CRD)", mode);
   }
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_rank(ctx, 0, dt, 4);
+    tb_tt_out_rank(ctx, 0, dt, 4);
     return TB_OK;
   }
   if (in->ndim != 4) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 4 (NCHW), not %zu", in->ndim);
   int64_t c = in->dims[1].value, h = in->dims[2].value, w = in->dims[3].value;
-  tb_dim out[4] = {in->dims[0], tt_dim(-1), tt_dim(-1), tt_dim(-1)};
+  tb_dim out[4] = {in->dims[0], tb_tt_dim(-1), tb_tt_dim(-1), tb_tt_dim(-1)};
   if (to_space) {
     if (c >= 0 && c % (b * b) != 0)
       return tb_infer_error(ctx, TB_ERR_MODEL, "channels (%lld) must be a multiple of blocksize^2 (%lld)", (long long)c,
                             (long long)(b * b));
-    out[1] = tt_dim(c >= 0 ? c / (b * b) : -1);
-    out[2] = tt_dim(h >= 0 ? h * b : -1);
-    out[3] = tt_dim(w >= 0 ? w * b : -1);
+    out[1] = tb_tt_dim(c >= 0 ? c / (b * b) : -1);
+    out[2] = tb_tt_dim(h >= 0 ? h * b : -1);
+    out[3] = tb_tt_dim(w >= 0 ? w * b : -1);
   } else {
     if ((h >= 0 && h % b != 0) || (w >= 0 && w % b != 0))
       return tb_infer_error(ctx, TB_ERR_MODEL, "height %lld and width %lld must be multiples of blocksize %lld",
                             (long long)h, (long long)w, (long long)b);
-    out[1] = tt_dim(c >= 0 ? c * b * b : -1);
-    out[2] = tt_dim(h >= 0 ? h / b : -1);
-    out[3] = tt_dim(w >= 0 ? w / b : -1);
+    out[1] = tb_tt_dim(c >= 0 ? c * b * b : -1);
+    out[2] = tb_tt_dim(h >= 0 ? h / b : -1);
+    out[3] = tb_tt_dim(w >= 0 ? w / b : -1);
   }
-  tt_out_tdims(ctx, 0, dt, 4, out);
+  tb_tt_out_tdims(ctx, 0, dt, 4, out);
   return TB_OK;
 }
 

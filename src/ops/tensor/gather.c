@@ -11,8 +11,8 @@ static tb_status indexed_begin(tb_infer_ctx *ctx, int64_t *axis, const tb_value_
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis)) != TB_OK) return st;
-  *data = tt_ranked(ctx, 0);
-  *idx = tt_ranked(ctx, 1);
+  *data = tb_tt_ranked(ctx, 0);
+  *idx = tb_tt_ranked(ctx, 1);
   return TB_OK;
 }
 
@@ -23,7 +23,7 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   if (!data || !idx) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   if (data->ndim == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "data must have rank 1 or more, not 0");
@@ -38,7 +38,7 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
   for (size_t d = 0; d < a; d++) out[k++] = data->dims[d];
   for (size_t d = 0; d < idx->ndim; d++) out[k++] = idx->dims[d];
   for (size_t d = a + 1; d < data->ndim; d++) out[k++] = data->dims[d];
-  tt_out_tdims(ctx, 0, dt, rank, out);
+  tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }
 
@@ -51,7 +51,7 @@ static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   if (!idx) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   if (data) {
@@ -62,7 +62,7 @@ static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
     if (data->ndim == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "data must have rank 1 or more, not 0");
     if ((st = tb_infer_axis(ctx, "axis", axis, data->ndim, &a)) != TB_OK) return st;
   }
-  tt_out_tdims(ctx, 0, dt, idx->ndim, idx->dims);
+  tb_tt_out_tdims(ctx, 0, dt, idx->ndim, idx->dims);
   return TB_OK;
 }
 
@@ -75,10 +75,10 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   tb_dtype dt = ctx->in[0]->dtype;
   int64_t b = 0;
   if (ctx->node->opset >= 12 && (st = tb_attr_int(ctx->graph, ctx->node, "batch_dims", 0, &b)) != TB_OK) return st;
-  const tb_value_type *data = tt_ranked(ctx, 0), *idx = tt_ranked(ctx, 1);
+  const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1);
   if (!data || !idx || idx->ndim == 0 || idx->dims[idx->ndim - 1].value < 0) {
     if (data && idx && idx->ndim == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "indices must have rank 1 or more");
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   int64_t r = (int64_t)data->ndim, q = (int64_t)idx->ndim, k = idx->dims[q - 1].value;
@@ -98,7 +98,7 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   size_t n = 0;
   for (int64_t d = 0; d < q - 1; d++) out[n++] = idx->dims[d];
   for (int64_t d = b + k; d < r; d++) out[n++] = data->dims[d];
-  tt_out_tdims(ctx, 0, dt, n, out);
+  tb_tt_out_tdims(ctx, 0, dt, n, out);
   return TB_OK;
 }
 
@@ -126,7 +126,7 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
       return tb_infer_error(ctx, TB_ERR_MODEL, "unknown reduction '%s' (none, add, mul%s)", red,
                             ctx->node->opset >= 18 ? ", min, max" : "");
   }
-  const tb_value_type *data = tt_ranked(ctx, 0), *idx = tt_ranked(ctx, 1), *upd = tt_ranked(ctx, 2);
+  const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1), *upd = tb_tt_ranked(ctx, 2);
   if (!nd) {
     int64_t axis;
     if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
@@ -147,9 +147,9 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
       return tb_infer_error(ctx, TB_ERR_MODEL, "updates has rank %zu; %zu expected", upd->ndim, want);
   }
   if (data)
-    tt_out_tdims(ctx, 0, dt, data->ndim, data->dims);
+    tb_tt_out_tdims(ctx, 0, dt, data->ndim, data->dims);
   else
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
   return TB_OK;
 }
 

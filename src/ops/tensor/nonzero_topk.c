@@ -6,9 +6,9 @@
 static tb_status nonzero_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   int64_t dims[2] = {in ? (int64_t)in->ndim : -1, -1};
-  tt_out_dims(ctx, 0, TB_DTYPE_I64, 2, dims);
+  tb_tt_out_dims(ctx, 0, TB_DTYPE_I64, 2, dims);
   return TB_OK;
 }
 
@@ -25,7 +25,7 @@ tb_status tb_topk_k(const tb_infer_ctx *ctx, int64_t *k, bool *known) {
   tb_status st = tb_infer_require(ctx, 1, TT_I64);
   if (st != TB_OK) return st;
   int64_t v[1], n;
-  if ((st = tt_input_ints(ctx, 1, v, 1, &n, known)) != TB_OK) return st;
+  if ((st = tb_tt_input_ints(ctx, 1, v, 1, &n, known)) != TB_OK) return st;
   if (*known && n != 1) return tb_infer_error(ctx, TB_ERR_MODEL, "k must hold one value, not %lld", (long long)n);
   *k = v[0];
   return TB_OK;
@@ -41,10 +41,10 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   if ((st = tb_attr_int(ctx->graph, ctx->node, "largest", 1, &v)) != TB_OK) return st;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "sorted", 1, &v)) != TB_OK) return st;
   if ((st = tb_topk_k(ctx, &k, &known)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_unranked(ctx, 0, dt);
-    tt_out_unranked(ctx, 1, TB_DTYPE_I64);
+    tb_tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 1, TB_DTYPE_I64);
     return TB_OK;
   }
   size_t a;
@@ -54,8 +54,8 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
     return tb_infer_error(ctx, TB_ERR_MODEL, "k %lld is out of range for axis %zu of size %lld", (long long)k, a,
                           (long long)in->dims[a].value);
   for (size_t o = 0; o < 2; o++) {
-    tt_out_tdims(ctx, o, o ? TB_DTYPE_I64 : dt, in->ndim, in->dims);
-    if (o < ctx->n_outputs) ctx->out[o].dims[a] = tt_dim(known ? k : -1);
+    tb_tt_out_tdims(ctx, o, o ? TB_DTYPE_I64 : dt, in->ndim, in->dims);
+    if (o < ctx->n_outputs) ctx->out[o].dims[a] = tb_tt_dim(known ? k : -1);
   }
   return TB_OK;
 }

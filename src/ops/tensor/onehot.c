@@ -7,16 +7,16 @@ static tb_status onehot_infer(tb_infer_ctx *ctx) {
   if ((st = tb_infer_require(ctx, 1, TT_NUMBERS)) != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 2, 0)) != TB_OK) return st;
   tb_dtype dt = ctx->in[2]->dtype;
-  const tb_value_type *vals = tt_ranked(ctx, 2), *depth = tt_ranked(ctx, 1);
+  const tb_value_type *vals = tb_tt_ranked(ctx, 2), *depth = tb_tt_ranked(ctx, 1);
   if (vals && (vals->ndim != 1 || (vals->dims[0].value >= 0 && vals->dims[0].value != 2)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "values must be a 1-D tensor of 2 elements [off, on]");
   if (depth && !(depth->ndim == 0 || (depth->ndim == 1 && depth->dims[0].value == 1)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "depth must be a scalar or a one-element tensor");
   int64_t axis;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   size_t rank = in->ndim + 1, a;
@@ -31,8 +31,8 @@ static tb_status onehot_infer(tb_infer_ctx *ctx) {
   }
   tb_dim out[TB_MAX_DIMS];
   size_t k = 0;
-  for (size_t i = 0; i < rank; i++) out[i] = i == a ? tt_dim(d) : in->dims[k++];
-  tt_out_tdims(ctx, 0, dt, rank, out);
+  for (size_t i = 0; i < rank; i++) out[i] = i == a ? tb_tt_dim(d) : in->dims[k++];
+  tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }
 

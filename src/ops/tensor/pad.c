@@ -29,11 +29,11 @@ tb_status tb_pad_amounts(tb_infer_ctx *ctx, size_t rank, int64_t *begin, int64_t
     n = (int64_t)count;
   } else {
     if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
-    if ((st = tt_input_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &n, &k)) != TB_OK) return st;
+    if ((st = tb_tt_input_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &n, &k)) != TB_OK) return st;
     if (!k) return TB_OK;
-    if (ctx->node->opset >= 18 && tt_has(ctx, 3)) {
+    if (ctx->node->opset >= 18 && tb_tt_has(ctx, 3)) {
       if ((st = tb_infer_require(ctx, 3, TT_INDEX_TYPES)) != TB_OK) return st;
-      if ((st = tt_input_ints(ctx, 3, axes, TB_MAX_DIMS, &na, &k)) != TB_OK) return st;
+      if ((st = tb_tt_input_ints(ctx, 3, axes, TB_MAX_DIMS, &na, &k)) != TB_OK) return st;
       if (!k) return TB_OK;
       has_axes = true;
     }
@@ -68,22 +68,22 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
       return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "mode 'wrap' is not supported (constant, reflect, edge are)");
     return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (constant, reflect or edge)", mode_s);
   }
-  if (ctx->node->opset >= 11 && tt_has(ctx, 2)) {
+  if (ctx->node->opset >= 11 && tb_tt_has(ctx, 2)) {
     if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
     const tb_value_type *cv = ctx->in[2];
     if (cv->has_shape && !(cv->ndim == 0 || (cv->ndim == 1 && cv->dims[0].value == 1)))
       return tb_infer_error(ctx, TB_ERR_MODEL, "constant_value must be a scalar");
   }
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
   if ((st = tb_pad_amounts(ctx, in->ndim, begin, end, &known)) != TB_OK) return st;
   if (!known) {
-    tt_out_rank(ctx, 0, dt, in->ndim);
+    tb_tt_out_rank(ctx, 0, dt, in->ndim);
     return TB_OK;
   }
   tb_dim out[TB_MAX_DIMS];
@@ -94,7 +94,7 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
       continue;
     }
     if (v < 0) {
-      out[d] = tt_dim(-1);
+      out[d] = tb_tt_dim(-1);
       continue;
     }
     int64_t o;
@@ -103,9 +103,9 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
                             (long long)begin[d], (long long)end[d], d, (long long)v);
     if (mode != 0 && v == 0 && o > 0)
       return tb_infer_error(ctx, TB_ERR_MODEL, "mode '%s' cannot pad dim %zu of size 0", mode_s, d);
-    out[d] = tt_dim(o);
+    out[d] = tb_tt_dim(o);
   }
-  tt_out_tdims(ctx, 0, dt, in->ndim, out);
+  tb_tt_out_tdims(ctx, 0, dt, in->ndim, out);
   return TB_OK;
 }
 

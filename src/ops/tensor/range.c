@@ -45,7 +45,7 @@ static tb_status range_infer(tb_infer_ctx *ctx) {
   for (size_t i = 0; i < 3; i++) {
     v[i] = ctx->value ? ctx->value[i] : NULL;
     if (!v[i] || tb_ir_tensor_numel(v[i]) != 1) {
-      tt_out_rank(ctx, 0, dt, 1);
+      tb_tt_out_rank(ctx, 0, dt, 1);
       return TB_OK;
     }
   }
@@ -55,7 +55,7 @@ static tb_status range_infer(tb_infer_ctx *ctx) {
                       tb_ir_tensor_int(v[0], 0), tb_ir_tensor_int(v[1], 0), tb_ir_tensor_int(v[2], 0), &count))
     return tb_infer_error(ctx, TB_ERR_MODEL, "delta is 0 (or a value is NaN, or the range is too long): start %g, limit %g, delta %g",
                           tb_ir_tensor_double(v[0], 0), tb_ir_tensor_double(v[1], 0), tb_ir_tensor_double(v[2], 0));
-  tt_out_dims(ctx, 0, dt, 1, &count);
+  tb_tt_out_dims(ctx, 0, dt, 1, &count);
   return TB_OK;
 }
 

@@ -25,16 +25,16 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   } else {
     if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
     if (ctx->node->opset >= 14 && (st = tb_attr_int(ctx->graph, ctx->node, "allowzero", 0, &allowzero)) != TB_OK) return st;
-    if ((st = tt_input_ints(ctx, 1, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
+    if ((st = tb_tt_input_ints(ctx, 1, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
   }
   if (n > TB_MAX_DIMS)
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "shape has %lld dims; at most %d are supported", (long long)n,
                           TB_MAX_DIMS);
   if (!known) {
     if (n < 0)
-      tt_out_unranked(ctx, 0, dt);
+      tb_tt_out_unranked(ctx, 0, dt);
     else
-      tt_out_rank(ctx, 0, dt, (size_t)n);
+      tb_tt_out_rank(ctx, 0, dt, (size_t)n);
     return TB_OK;
   }
   const tb_value_type *in = ctx->in[0];
@@ -46,13 +46,13 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
       if (shape[i] < -1) return tb_infer_error(ctx, TB_ERR_MODEL, "shape has the negative size %lld", (long long)shape[i]);
       out[i] = shape[i] > 0 || (shape[i] == 0 && allowzero) ? shape[i] : -1;
     }
-    tt_out_dims(ctx, 0, dt, (size_t)n, out);
+    tb_tt_out_dims(ctx, 0, dt, (size_t)n, out);
     return TB_OK;
   }
-  tt_dims(in, in_dims);
+  tb_tt_dims(in, in_dims);
   if (!tb_rule_reshape(in->ndim, in_dims, (size_t)n, shape, allowzero != 0, out, why, sizeof why))
     return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
-  tt_out_dims(ctx, 0, dt, (size_t)n, out);
+  tb_tt_out_dims(ctx, 0, dt, (size_t)n, out);
   for (int64_t i = 0; i < n; i++)
     if (shape[i] == 0 && !allowzero && (size_t)i < in->ndim) ctx->out[0].dims[i] = in->dims[i];
   return TB_OK;
@@ -68,9 +68,9 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
   tb_dtype dt = ctx->in[0]->dtype;
   int64_t axis;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_rank(ctx, 0, dt, 2);
+    tb_tt_out_rank(ctx, 0, dt, 2);
     return TB_OK;
   }
   int64_t r = (int64_t)in->ndim;
@@ -79,10 +79,10 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
                           (long long)-r, (long long)r, (long long)r);
   if (axis < 0) axis += r;
   int64_t dims[TB_MAX_DIMS];
-  tt_dims(in, dims);
+  tb_tt_dims(in, dims);
   int64_t out[2] = {tb_rule_numel((size_t)axis, dims), tb_rule_numel((size_t)(r - axis), dims + axis)};
   if (out[0] == -2 || out[1] == -2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input has too many elements");
-  tt_out_dims(ctx, 0, dt, 2, out);
+  tb_tt_out_dims(ctx, 0, dt, 2, out);
   if (axis == 1) ctx->out[0].dims[0] = in->dims[0];
   if (axis == r - 1) ctx->out[0].dims[1] = in->dims[r - 1];
   return TB_OK;
@@ -106,7 +106,7 @@ static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool
     *n = (int64_t)count;
     return TB_OK;
   }
-  if (!tt_has(ctx, 1)) {
+  if (!tb_tt_has(ctx, 1)) {
     *known = true;
     *n = 0;
     return TB_OK;
@@ -114,7 +114,7 @@ static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool
   *given = true;
   tb_status st = tb_infer_require(ctx, 1, TT_I64);
   if (st != TB_OK) return st;
-  return tt_input_ints(ctx, 1, axes, TB_MAX_DIMS, n, known);
+  return tb_tt_input_ints(ctx, 1, axes, TB_MAX_DIMS, n, known);
 }
 
 /* Normalise axes against rank into a mask; duplicates and out-of-range axes are errors. */
@@ -137,12 +137,12 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   int64_t axes[TB_MAX_DIMS], n;
   bool known, given;
   if ((st = squeeze_axes(ctx, axes, &n, &known, &given)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in || !known) {
     if (in && n >= 0 && (size_t)n <= in->ndim)
-      tt_out_rank(ctx, 0, dt, in->ndim - (size_t)n);
+      tb_tt_out_rank(ctx, 0, dt, in->ndim - (size_t)n);
     else
-      tt_out_unranked(ctx, 0, dt);
+      tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   bool mask[TB_MAX_DIMS];
@@ -155,7 +155,7 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   } else {
     for (size_t d = 0; d < in->ndim; d++) {
       if (in->dims[d].value < 0) {
-        tt_out_unranked(ctx, 0, dt); /* which dims are 1 is not known yet */
+        tb_tt_out_unranked(ctx, 0, dt); /* which dims are 1 is not known yet */
         return TB_OK;
       }
       mask[d] = in->dims[d].value == 1;
@@ -165,7 +165,7 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   size_t k = 0;
   for (size_t d = 0; d < in->ndim; d++)
     if (!mask[d]) out[k++] = in->dims[d];
-  tt_out_tdims(ctx, 0, dt, k, out);
+  tb_tt_out_tdims(ctx, 0, dt, k, out);
   return TB_OK;
 }
 
@@ -180,15 +180,15 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   bool known, given;
   if ((st = squeeze_axes(ctx, axes, &n, &known, &given)) != TB_OK) return st;
   if (!given) return tb_infer_error(ctx, TB_ERR_MODEL, "axes are required");
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (in && n >= 0 && in->ndim + (size_t)n > TB_MAX_DIMS)
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "the output would have %zu dims; at most %d are supported",
                           in->ndim + (size_t)n, TB_MAX_DIMS);
   if (!in || !known) {
     if (in && n >= 0)
-      tt_out_rank(ctx, 0, dt, in->ndim + (size_t)n);
+      tb_tt_out_rank(ctx, 0, dt, in->ndim + (size_t)n);
     else
-      tt_out_unranked(ctx, 0, dt);
+      tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   size_t rank = in->ndim + (size_t)n;
@@ -196,8 +196,8 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   if ((st = axes_mask(ctx, axes, n, rank, mask)) != TB_OK) return st;
   tb_dim out[TB_MAX_DIMS];
   size_t k = 0;
-  for (size_t d = 0; d < rank; d++) out[d] = mask[d] ? tt_dim(1) : in->dims[k++];
-  tt_out_tdims(ctx, 0, dt, rank, out);
+  for (size_t d = 0; d < rank; d++) out[d] = mask[d] ? tb_tt_dim(1) : in->dims[k++];
+  tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }
 

@@ -71,7 +71,7 @@ tb_status tb_resize_read_attrs(const tb_infer_ctx *ctx, tb_resize_attrs *a) {
 static tb_status float_values(const tb_infer_ctx *ctx, size_t i, double *out, size_t cap, int64_t *n, bool *known) {
   *known = false;
   *n = -1;
-  if (!tt_has(ctx, i)) return TB_OK;
+  if (!tb_tt_has(ctx, i)) return TB_OK;
   const tb_value_type *t = ctx->in[i];
   if (t->has_shape && t->ndim == 1) *n = t->dims[0].value;
   const tb_ir_tensor *v = ctx->value ? ctx->value[i] : NULL;
@@ -110,14 +110,14 @@ tb_status tb_resize_params(const tb_infer_ctx *ctx, size_t rank, const int64_t *
   } else if (is_upsample(ctx) || ctx->node->opset < 11) {
     if ((st = float_values(ctx, 1, sc, TB_MAX_DIMS, &ns, &sk)) != TB_OK) return st;
   } else {
-    if (tt_has(ctx, 3) && (st = tb_infer_require(ctx, 3, TT_I64)) != TB_OK) return st;
+    if (tb_tt_has(ctx, 3) && (st = tb_infer_require(ctx, 3, TT_I64)) != TB_OK) return st;
     if ((st = float_values(ctx, 2, sc, TB_MAX_DIMS, &ns, &sk)) != TB_OK) return st;
-    if ((st = tt_input_ints(ctx, 3, sizes, TB_MAX_DIMS, &nz, &zk)) != TB_OK) return st;
-    has_sizes = tt_has(ctx, 3) && nz != 0;
+    if ((st = tb_tt_input_ints(ctx, 3, sizes, TB_MAX_DIMS, &nz, &zk)) != TB_OK) return st;
+    has_sizes = tb_tt_has(ctx, 3) && nz != 0;
     if (has_sizes && ns > 0) return tb_infer_error(ctx, TB_ERR_MODEL, "has both scales and sizes; give only one");
     if (has_sizes && !zk) return TB_OK;
     if (!has_sizes && ns == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "has neither scales nor sizes");
-    if (a.coord == TB_COORD_TF_CROP_AND_RESIZE && tt_has(ctx, 1)) {
+    if (a.coord == TB_COORD_TF_CROP_AND_RESIZE && tb_tt_has(ctx, 1)) {
       double r[2 * TB_MAX_DIMS];
       int64_t nr;
       bool rk;
@@ -167,21 +167,21 @@ static tb_status resize_infer(tb_infer_ctx *ctx) {
   if (a.mode != TB_RESIZE_NEAREST && !(TT_FLOATS & TB_DTYPE_BIT(dt)))
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%s interpolation of %s is not supported (float types only)",
                           a.mode == TB_RESIZE_LINEAR ? "linear" : "cubic", tb_dtype_name(dt));
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   int64_t dims[TB_MAX_DIMS], out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  tt_dims(in, dims);
+  tb_tt_dims(in, dims);
   if ((st = tb_resize_params(ctx, in->ndim, dims, out, scales, roi, &known)) != TB_OK) return st;
   if (!known) {
-    tt_out_rank(ctx, 0, dt, in->ndim);
+    tb_tt_out_rank(ctx, 0, dt, in->ndim);
     return TB_OK;
   }
-  tt_out_dims(ctx, 0, dt, in->ndim, out);
+  tb_tt_out_dims(ctx, 0, dt, in->ndim, out);
   return TB_OK;
 }
 

@@ -4,10 +4,10 @@
 static tb_status trilu_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
-  if (tt_has(ctx, 1) && (st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
+  if (tb_tt_has(ctx, 1) && (st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
   int64_t upper;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "upper", 1, &upper)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (in && in->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 2 or more, not %zu", in->ndim);
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   return TB_OK;
@@ -19,7 +19,7 @@ static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_NUMBERS);
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
-  const tb_value_type *ax = tt_ranked(ctx, 1);
+  const tb_value_type *ax = tb_tt_ranked(ctx, 1);
   if (ax && !(ax->ndim == 0 || (ax->ndim == 1 && ax->dims[0].value == 1)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "axis must be a scalar, not rank %zu", ax->ndim);
   int64_t v;
@@ -41,7 +41,7 @@ static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   if (!((batch == 0 && time == 1) || (batch == 1 && time == 0)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "batch_axis (%lld) and time_axis (%lld) must be 0 and 1 in some order",
                           (long long)batch, (long long)time);
-  const tb_value_type *in = tt_ranked(ctx, 0), *lens = tt_ranked(ctx, 1);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0), *lens = tb_tt_ranked(ctx, 1);
   if (in && in->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 2 or more, not %zu", in->ndim);
   if (lens && lens->ndim != 1) return tb_infer_error(ctx, TB_ERR_MODEL, "sequence_lens must be 1-D, not rank %zu", lens->ndim);
   if (in && lens && in->dims[batch].value >= 0 && lens->dims[0].value >= 0 && in->dims[batch].value != lens->dims[0].value)

@@ -21,14 +21,14 @@ static tb_status shape_infer(tb_infer_ctx *ctx) {
     if ((st = tb_attr_int(ctx->graph, ctx->node, "start", 0, &start)) != TB_OK) return st;
     if ((st = tb_attr_int(ctx->graph, ctx->node, "end", INT64_MAX, &end)) != TB_OK) return st;
   }
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_rank(ctx, 0, TB_DTYPE_I64, 1);
+    tb_tt_out_rank(ctx, 0, TB_DTYPE_I64, 1);
     return TB_OK;
   }
   int64_t first, count;
   tb_shape_range((int64_t)in->ndim, start, end, &first, &count);
-  tt_out_dims(ctx, 0, TB_DTYPE_I64, 1, &count);
+  tb_tt_out_dims(ctx, 0, TB_DTYPE_I64, 1, &count);
   return TB_OK;
 }
 
@@ -37,7 +37,7 @@ const tb_op_def tb_op_shape = {"", "Shape", 1, 1, 1, 1, 1, 0, shape_infer};
 static tb_status size_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
-  tt_out_dims(ctx, 0, TB_DTYPE_I64, 0, NULL);
+  tb_tt_out_dims(ctx, 0, TB_DTYPE_I64, 0, NULL);
   return TB_OK;
 }
 

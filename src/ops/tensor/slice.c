@@ -31,12 +31,12 @@ static tb_status slice_params(tb_infer_ctx *ctx, int64_t *starts, int64_t *ends,
   bool k[4] = {true, true, true, true};
   int64_t *dst[4] = {starts, ends, axes, steps};
   for (size_t i = 0; i < 4; i++) {
-    if (!tt_has(ctx, i + 1)) {
+    if (!tb_tt_has(ctx, i + 1)) {
       if (i < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu (%s) is required", i + 1, i ? "ends" : "starts");
       continue;
     }
     if ((st = tb_infer_require(ctx, i + 1, TT_INDEX_TYPES)) != TB_OK) return st;
-    if ((st = tt_input_ints(ctx, i + 1, dst[i], TB_MAX_DIMS, &len[i], &k[i])) != TB_OK) return st;
+    if ((st = tb_tt_input_ints(ctx, i + 1, dst[i], TB_MAX_DIMS, &len[i], &k[i])) != TB_OK) return st;
     if (i == 2) *has_axes = true;
     if (i == 3) *has_steps = true;
   }
@@ -57,23 +57,23 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   size_t n;
   bool has_axes, has_steps, known;
   if ((st = slice_params(ctx, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    tt_out_unranked(ctx, 0, dt);
+    tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   if (!known) {
-    tt_out_rank(ctx, 0, dt, in->ndim);
+    tb_tt_out_rank(ctx, 0, dt, in->ndim);
     return TB_OK;
   }
   int64_t dims[TB_MAX_DIMS];
-  tt_dims(in, dims);
+  tb_tt_dims(in, dims);
   tb_slice_plan plan;
   char why[300];
   if (!tb_rule_slice_plan(in->ndim, dims, n, starts, ends, has_axes ? axes : NULL, has_steps ? steps : NULL, &plan, why,
                           sizeof why))
     return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
-  tt_out_dims(ctx, 0, dt, in->ndim, plan.count);
+  tb_tt_out_dims(ctx, 0, dt, in->ndim, plan.count);
   for (size_t d = 0; d < in->ndim; d++)
     if (plan.first[d] == 0 && plan.step[d] == 1 && plan.count[d] == dims[d]) ctx->out[0].dims[d] = in->dims[d];
   return TB_OK;
@@ -89,10 +89,10 @@ tb_status tb_slice_infer_plan(tb_infer_ctx *ctx, tb_slice_plan *plan) {
   bool has_axes, has_steps, known;
   tb_status st = slice_params(ctx, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known);
   if (st != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!known || !in) return tb_infer_error(ctx, TB_ERR_INTERNAL, "slice parameters are not known");
   int64_t dims[TB_MAX_DIMS];
-  tt_dims(in, dims);
+  tb_tt_dims(in, dims);
   char why[300];
   if (!tb_rule_slice_plan(in->ndim, dims, n, starts, ends, has_axes ? axes : NULL, has_steps ? steps : NULL, plan, why,
                           sizeof why))

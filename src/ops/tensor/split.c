@@ -19,10 +19,10 @@ tb_status tb_split_sizes(tb_infer_ctx *ctx, int64_t dim, int64_t *sizes, bool *k
     size_t count;
     if ((st = tb_attr_ints(ctx->graph, ctx->node, "split", &split, &count)) != TB_OK) return st;
     n = split ? (int64_t)count : -1;
-  } else if (tt_has(ctx, 1)) {
+  } else if (tb_tt_has(ctx, 1)) {
     if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
     bool k;
-    if ((st = tt_input_ints(ctx, 1, buf, SPLIT_MAX, &n, &k)) != TB_OK) return st;
+    if ((st = tb_tt_input_ints(ctx, 1, buf, SPLIT_MAX, &n, &k)) != TB_OK) return st;
     if (!k) {
       *known = false;
       return TB_OK;
@@ -79,9 +79,9 @@ static tb_status split_infer(tb_infer_ctx *ctx) {
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%zu outputs; at most %d are supported", ctx->n_outputs, SPLIT_MAX);
   int64_t axis;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
-    for (size_t o = 0; o < ctx->n_outputs; o++) tt_out_unranked(ctx, o, dt);
+    for (size_t o = 0; o < ctx->n_outputs; o++) tb_tt_out_unranked(ctx, o, dt);
     return TB_OK;
   }
   size_t a;
@@ -90,8 +90,8 @@ static tb_status split_infer(tb_infer_ctx *ctx) {
   bool known;
   if ((st = tb_split_sizes(ctx, in->dims[a].value, sizes, &known)) != TB_OK) return st;
   for (size_t o = 0; o < ctx->n_outputs; o++) {
-    tt_out_tdims(ctx, o, dt, in->ndim, in->dims);
-    ctx->out[o].dims[a] = tt_dim(known ? sizes[o] : -1);
+    tb_tt_out_tdims(ctx, o, dt, in->ndim, in->dims);
+    ctx->out[o].dims[a] = tb_tt_dim(known ? sizes[o] : -1);
   }
   return TB_OK;
 }

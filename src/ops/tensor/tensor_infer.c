@@ -2,22 +2,22 @@
 #include "ops/tensor/tensor_infer.h"
 #include <string.h>
 
-bool tt_has(const tb_infer_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->in[i] != NULL; }
+bool tb_tt_has(const tb_infer_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->in[i] != NULL; }
 
-const tb_value_type *tt_ranked(const tb_infer_ctx *ctx, size_t i) {
-  return tt_has(ctx, i) && ctx->in[i]->has_shape ? ctx->in[i] : NULL;
+const tb_value_type *tb_tt_ranked(const tb_infer_ctx *ctx, size_t i) {
+  return tb_tt_has(ctx, i) && ctx->in[i]->has_shape ? ctx->in[i] : NULL;
 }
 
-tb_dim tt_dim(int64_t v) {
+tb_dim tb_tt_dim(int64_t v) {
   tb_dim d = {v < 0 ? -1 : v, -1};
   return d;
 }
 
-void tt_dims(const tb_value_type *t, int64_t *dims) {
+void tb_tt_dims(const tb_value_type *t, int64_t *dims) {
   for (size_t d = 0; d < t->ndim; d++) dims[d] = t->dims[d].value;
 }
 
-void tt_out_unranked(tb_infer_ctx *ctx, size_t i, tb_dtype dtype) {
+void tb_tt_out_unranked(tb_infer_ctx *ctx, size_t i, tb_dtype dtype) {
   if (i >= ctx->n_outputs) return;
   tb_value_type *o = &ctx->out[i];
   memset(o, 0, sizeof *o);
@@ -26,30 +26,30 @@ void tt_out_unranked(tb_infer_ctx *ctx, size_t i, tb_dtype dtype) {
   o->dtype = dtype;
 }
 
-void tt_out_rank(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim) {
+void tb_tt_out_rank(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim) {
   if (i >= ctx->n_outputs) return;
-  tt_out_unranked(ctx, i, dtype);
+  tb_tt_out_unranked(ctx, i, dtype);
   ctx->out[i].has_shape = true;
   ctx->out[i].ndim = ndim;
-  for (size_t d = 0; d < ndim && d < TB_MAX_DIMS; d++) ctx->out[i].dims[d] = tt_dim(-1);
+  for (size_t d = 0; d < ndim && d < TB_MAX_DIMS; d++) ctx->out[i].dims[d] = tb_tt_dim(-1);
 }
 
-void tt_out_dims(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *dims) {
+void tb_tt_out_dims(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *dims) {
   if (i >= ctx->n_outputs) return;
-  tt_out_rank(ctx, i, dtype, ndim);
-  for (size_t d = 0; d < ndim && d < TB_MAX_DIMS; d++) ctx->out[i].dims[d] = tt_dim(dims[d]);
+  tb_tt_out_rank(ctx, i, dtype, ndim);
+  for (size_t d = 0; d < ndim && d < TB_MAX_DIMS; d++) ctx->out[i].dims[d] = tb_tt_dim(dims[d]);
 }
 
-void tt_out_tdims(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const tb_dim *dims) {
+void tb_tt_out_tdims(tb_infer_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const tb_dim *dims) {
   if (i >= ctx->n_outputs) return;
-  tt_out_rank(ctx, i, dtype, ndim);
+  tb_tt_out_rank(ctx, i, dtype, ndim);
   for (size_t d = 0; d < ndim && d < TB_MAX_DIMS; d++) ctx->out[i].dims[d] = dims[d];
 }
 
-tb_status tt_input_ints(const tb_infer_ctx *ctx, size_t i, int64_t *out, size_t cap, int64_t *n, bool *known) {
+tb_status tb_tt_input_ints(const tb_infer_ctx *ctx, size_t i, int64_t *out, size_t cap, int64_t *n, bool *known) {
   *known = false;
   *n = -1;
-  if (!tt_has(ctx, i)) return TB_OK;
+  if (!tb_tt_has(ctx, i)) return TB_OK;
   const tb_value_type *t = ctx->in[i];
   if (t->has_shape && t->ndim > 1)
     return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu must be a scalar or 1-D tensor, not rank %zu", i, t->ndim);

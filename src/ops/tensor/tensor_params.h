@@ -1,6 +1,6 @@
 /* Internal: parameter functions of tensor-family operators that their CPU kernels call too, so a kernel
  * reads an operator's attributes and value inputs exactly as its definition does. Each takes the
- * operator's infer context (kernels build one from their concrete inputs: tk_infer_begin). */
+ * operator's infer context (kernels build one from their concrete inputs: tb_tk_infer_begin). */
 #ifndef TB_OPS_TENSOR_PARAMS_H
 #define TB_OPS_TENSOR_PARAMS_H
 #include "ops/op.h"

@@ -8,12 +8,12 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
   const int64_t *perm;
   size_t count;
   if ((st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &count)) != TB_OK) return st;
-  const tb_value_type *in = tt_ranked(ctx, 0);
+  const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     if (perm)
-      tt_out_rank(ctx, 0, dt, count);
+      tb_tt_out_rank(ctx, 0, dt, count);
     else
-      tt_out_unranked(ctx, 0, dt);
+      tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
   if (perm && count != in->ndim)
@@ -28,7 +28,7 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
     seen[p] = true;
     out[d] = in->dims[p];
   }
-  tt_out_tdims(ctx, 0, dt, in->ndim, out);
+  tb_tt_out_tdims(ctx, 0, dt, in->ndim, out);
   return TB_OK;
 }
 

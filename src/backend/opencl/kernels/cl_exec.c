@@ -12,32 +12,32 @@
 #include "ops/op.h"
 #include "tensor/tensor_impl.h"
 
-tb_cl_device *cl_dev(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
+tb_cl_device *tb_cl_dev(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
 
 static void node_who(const tb_kernel_ctx *ctx, char *buf, size_t cap) {
   char label[128];
   snprintf(buf, cap, "%s (%s)", tb_node_label(ctx->graph, ctx->node, label, sizeof label), ctx->node->op_type);
 }
 
-tb_status cl_prepare(tb_kernel_ctx *ctx, void **state) {
+tb_status tb_cl_prepare(tb_kernel_ctx *ctx, void **state) {
   *state = NULL;
   if (!ctx->backend || ctx->backend->ops != &tb_opencl_ops || !ctx->backend->state)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "an OpenCL kernel was prepared for a backend that is not an open OpenCL device");
   char who[192];
   node_who(ctx, who, sizeof who);
   tb_cl_program prog = NULL;
-  tb_status s = tb_cl_program_get(cl_dev(ctx), who, &prog);
+  tb_status s = tb_cl_program_get(tb_cl_dev(ctx), who, &prog);
   if (s != TB_OK) return s;
   cl_node *node = calloc(1, sizeof *node);
   if (!node) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the OpenCL kernel state");
   char why[256];
   node->clblast = tb_clblast_available(why, sizeof why);
-  node->release = cl_dev(ctx)->rt.cl.clReleaseKernel;
+  node->release = tb_cl_dev(ctx)->rt.cl.clReleaseKernel;
   *state = node;
   return TB_OK;
 }
 
-void cl_release(void *state) {
+void tb_cl_release(void *state) {
   cl_node *node = state;
   if (!node) return;
   for (int i = 0; i < CL_NODE_KERNELS; i++)
@@ -45,7 +45,7 @@ void cl_release(void *state) {
   free(node);
 }
 
-tb_status cl_kernel(tb_kernel_ctx *ctx, int slot, const char *name, tb_cl_kernel *out) {
+tb_status tb_cl_kernel_get(tb_kernel_ctx *ctx, int slot, const char *name, tb_cl_kernel *out) {
   cl_node *node = ctx->state;
   if (!node || slot < 0 || slot >= CL_NODE_KERNELS)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "OpenCL kernel %s run without its prepared state (slot %d)", name, slot);
@@ -53,7 +53,7 @@ tb_status cl_kernel(tb_kernel_ctx *ctx, int slot, const char *name, tb_cl_kernel
     *out = node->kernels[slot];
     return TB_OK;
   }
-  tb_cl_device *dev = cl_dev(ctx);
+  tb_cl_device *dev = tb_cl_dev(ctx);
   char who[192];
   node_who(ctx, who, sizeof who);
   tb_cl_kernel k = NULL;
@@ -66,17 +66,17 @@ tb_status cl_kernel(tb_kernel_ctx *ctx, int slot, const char *name, tb_cl_kernel
   return TB_OK;
 }
 
-tb_status cl_begin(cl_launch *l, tb_kernel_ctx *ctx, int slot, const char *name) {
+tb_status tb_cl_begin(cl_launch *l, tb_kernel_ctx *ctx, int slot, const char *name) {
   memset(l, 0, sizeof *l);
   l->ctx = ctx;
   l->name = name;
-  l->status = cl_kernel(ctx, slot, name, &l->kernel);
+  l->status = tb_cl_kernel_get(ctx, slot, name, &l->kernel);
   return l->status;
 }
 
 static void set_arg(cl_launch *l, size_t size, const void *value) {
   if (l->status != TB_OK) return;
-  tb_cl_device *dev = cl_dev(l->ctx);
+  tb_cl_device *dev = tb_cl_dev(l->ctx);
   tb_cl_int err = dev->rt.cl.clSetKernelArg(l->kernel, l->arg, size, value);
   if (err != TB_CL_SUCCESS) {
     char detail[160];
@@ -86,11 +86,11 @@ static void set_arg(cl_launch *l, size_t size, const void *value) {
   l->arg++;
 }
 
-tb_status cl_buffer(tb_kernel_ctx *ctx, const tb_tensor *t, tb_cl_mem *mem, int64_t *offset) {
+tb_status tb_cl_buffer(tb_kernel_ctx *ctx, const tb_tensor *t, tb_cl_mem *mem, int64_t *offset) {
   *mem = NULL;
   *offset = 0;
   if (!t || !t->storage || tb_tensor_backend(t) != ctx->backend)
-    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a tensor given to the OpenCL kernel is not on %s", cl_dev(ctx)->label);
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a tensor given to the OpenCL kernel is not on %s", tb_cl_dev(ctx)->label);
   if (!tb_tensor_is_contiguous(t))
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernels take contiguous tensors; this one is a strided view");
   const tb_block *b = t->storage->block;
@@ -106,19 +106,19 @@ tb_status cl_buffer(tb_kernel_ctx *ctx, const tb_tensor *t, tb_cl_mem *mem, int6
   return TB_OK;
 }
 
-void cl_arg_tensor_at(cl_launch *l, const tb_tensor *t, int64_t extra) {
+void tb_cl_arg_tensor_at(cl_launch *l, const tb_tensor *t, int64_t extra) {
   if (l->status != TB_OK) return;
   tb_cl_mem mem = NULL;
   int64_t off = 0;
-  l->status = cl_buffer(l->ctx, t, &mem, &off);
+  l->status = tb_cl_buffer(l->ctx, t, &mem, &off);
   if (l->status != TB_OK) return;
   set_arg(l, sizeof mem, &mem);
-  cl_arg_int(l, off + extra);
+  tb_cl_arg_int(l, off + extra);
 }
 
-void cl_arg_tensor(cl_launch *l, const tb_tensor *t) { cl_arg_tensor_at(l, t, 0); }
+void tb_cl_arg_tensor(cl_launch *l, const tb_tensor *t) { tb_cl_arg_tensor_at(l, t, 0); }
 
-void cl_arg_int(cl_launch *l, int64_t v) {
+void tb_cl_arg_int(cl_launch *l, int64_t v) {
   if (l->status == TB_OK && (v < INT_MIN || v > INT_MAX))
     l->status = tb_kernel_error(l->ctx, TB_ERR_UNSUPPORTED, "argument %u of OpenCL kernel %s is %lld, outside the kernels' int range",
                                 l->arg, l->name, (long long)v);
@@ -126,9 +126,9 @@ void cl_arg_int(cl_launch *l, int64_t v) {
   set_arg(l, sizeof i, &i);
 }
 
-void cl_arg_float(cl_launch *l, float v) { set_arg(l, sizeof v, &v); }
+void tb_cl_arg_float(cl_launch *l, float v) { set_arg(l, sizeof v, &v); }
 
-void cl_arg_int8(cl_launch *l, const int64_t *v, size_t n) {
+void tb_cl_arg_int8(cl_launch *l, const int64_t *v, size_t n) {
   int32_t vec[8] = {0};
   for (size_t i = 0; i < n && i < 8; i++) {
     if (l->status == TB_OK && (v[i] < INT_MIN || v[i] > INT_MAX))
@@ -142,7 +142,7 @@ void cl_arg_int8(cl_launch *l, const int64_t *v, size_t n) {
 
 static tb_status enqueue(cl_launch *l, unsigned dims, const size_t *global, const size_t *local) {
   if (l->status != TB_OK) return l->status;
-  tb_cl_device *dev = cl_dev(l->ctx);
+  tb_cl_device *dev = tb_cl_dev(l->ctx);
   tb_status s = tb_cl_queue_check(dev, l->name);
   if (s != TB_OK) return s;
   tb_cl_int err = dev->rt.cl.clEnqueueNDRangeKernel(dev->queue, l->kernel, dims, NULL, global, local, 0, NULL, NULL);
@@ -153,19 +153,19 @@ static tb_status enqueue(cl_launch *l, unsigned dims, const size_t *global, cons
   return tb_cl_queue_fail(dev, "clEnqueueNDRangeKernel", detail, err);
 }
 
-tb_status cl_go(cl_launch *l, size_t n) {
+tb_status tb_cl_go(cl_launch *l, size_t n) {
   if (l->status != TB_OK || n == 0) return l->status;
   if (n > (size_t)INT_MAX) return tb_kernel_error(l->ctx, TB_ERR_UNSUPPORTED, "%zu work-items; the OpenCL kernels index with int", n);
   return enqueue(l, 1, &n, NULL);
 }
 
-tb_status cl_go2(cl_launch *l, size_t gx, size_t gy, size_t lx, size_t ly) {
+tb_status tb_cl_go2(cl_launch *l, size_t gx, size_t gy, size_t lx, size_t ly) {
   if (l->status != TB_OK || gx == 0 || gy == 0) return l->status;
   const size_t global[2] = {gx, gy}, local[2] = {lx, ly};
   return enqueue(l, 2, global, local);
 }
 
-tb_status cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
+tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
   const tb_node *n = ctx->node;
   memset(ci, 0, sizeof *ci);
   if (!n->def || !n->def->infer || ctx->n_inputs > CL_INFER_MAX || ctx->n_outputs > CL_INFER_MAX)
@@ -198,14 +198,14 @@ tb_status cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
   return TB_OK;
 }
 
-tb_status cl_outputs(tb_kernel_ctx *ctx) {
+tb_status tb_cl_outputs(tb_kernel_ctx *ctx) {
   const tb_node *n = ctx->node;
   bool missing = false;
   for (size_t i = 0; i < ctx->n_outputs; i++) missing |= !ctx->outputs[i] && i < n->n_outputs && n->outputs[i] >= 0;
   if (!missing) return TB_OK;
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
-  tb_status s = cl_infer_begin(ctx, ci);
+  tb_status s = tb_cl_infer_begin(ctx, ci);
   if (s == TB_OK) s = n->def->infer(&ci->ic);
   for (size_t i = 0; s == TB_OK && i < ctx->n_outputs; i++) {
     if (ctx->outputs[i] || i >= n->n_outputs || n->outputs[i] < 0) continue;
@@ -224,7 +224,7 @@ tb_status cl_outputs(tb_kernel_ctx *ctx) {
   return s;
 }
 
-void cl_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
+void tb_cl_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (size_t d = ndim; d-- > 0;) {
     strides[d] = s;
@@ -232,18 +232,18 @@ void cl_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
   }
 }
 
-void cl_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides) {
+void tb_cl_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides) {
   int64_t own[TB_MAX_DIMS];
-  cl_strides(in_ndim, in, own);
+  tb_cl_strides(in_ndim, in, own);
   for (size_t d = 0; d < ndim; d++) {
     size_t lead = ndim - in_ndim;
     strides[d] = d < lead || (in[d - lead] == 1 && out[d] != 1) ? 0 : own[d - lead];
   }
 }
 
-bool cl_float_type(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F16; }
+bool tb_cl_float_type(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F16; }
 
-tb_status cl_copy_strided(tb_kernel_ctx *ctx, int slot, const tb_tensor *src, int64_t src_off, const int64_t *src_str,
+tb_status tb_cl_copy_strided(tb_kernel_ctx *ctx, int slot, const tb_tensor *src, int64_t src_off, const int64_t *src_str,
                           tb_tensor *dst, int64_t dst_off, const int64_t *dst_str, size_t ndim, const int64_t *shape) {
   int64_t n = 1;
   for (size_t d = 0; d < ndim; d++) n *= shape[d];
@@ -252,37 +252,37 @@ tb_status cl_copy_strided(tb_kernel_ctx *ctx, int slot, const tb_tensor *src, in
   if (elem != tb_dtype_size(dst->dtype) || (elem != 2 && elem != 4))
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL copy kernels move 2- or 4-byte elements, not %s", tb_dtype_name(src->dtype));
   cl_launch l;
-  cl_begin(&l, ctx, slot, elem == 4 ? "tb_copy_u32" : "tb_copy_u16");
-  cl_arg_tensor_at(&l, src, src_off);
-  cl_arg_tensor_at(&l, dst, dst_off);
-  cl_arg_int(&l, n);
-  cl_arg_int(&l, (int64_t)ndim);
-  cl_arg_int8(&l, shape, ndim);
-  cl_arg_int8(&l, src_str, ndim);
-  cl_arg_int8(&l, dst_str, ndim);
-  return cl_go(&l, (size_t)n);
+  tb_cl_begin(&l, ctx, slot, elem == 4 ? "tb_copy_u32" : "tb_copy_u16");
+  tb_cl_arg_tensor_at(&l, src, src_off);
+  tb_cl_arg_tensor_at(&l, dst, dst_off);
+  tb_cl_arg_int(&l, n);
+  tb_cl_arg_int(&l, (int64_t)ndim);
+  tb_cl_arg_int8(&l, shape, ndim);
+  tb_cl_arg_int8(&l, src_str, ndim);
+  tb_cl_arg_int8(&l, dst_str, ndim);
+  return tb_cl_go(&l, (size_t)n);
 }
 
-tb_status cl_unary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, tb_tensor *y, int op, float a, float b) {
+tb_status tb_cl_unary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, tb_tensor *y, int op, float a, float b) {
   if (tb_tensor_numel(y) == 0) return TB_OK;
-  if (tb_tensor_numel(x) != tb_tensor_numel(y) || x->dtype != y->dtype || !cl_float_type(x->dtype))
+  if (tb_tensor_numel(x) != tb_tensor_numel(y) || x->dtype != y->dtype || !tb_cl_float_type(x->dtype))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "unary op on %s input of %lld elements into %s output of %lld",
                            tb_dtype_name(x->dtype), (long long)tb_tensor_numel(x), tb_dtype_name(y->dtype), (long long)tb_tensor_numel(y));
   cl_launch l;
-  cl_begin(&l, ctx, slot, x->dtype == TB_DTYPE_F32 ? "tb_unary_f32" : "tb_unary_f16");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
-  cl_arg_int(&l, op);
-  cl_arg_float(&l, a);
-  cl_arg_float(&l, b);
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, slot, x->dtype == TB_DTYPE_F32 ? "tb_unary_f32" : "tb_unary_f16");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
+  tb_cl_arg_int(&l, op);
+  tb_cl_arg_float(&l, a);
+  tb_cl_arg_float(&l, b);
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
-tb_status cl_binary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, const tb_tensor *z, tb_tensor *y, int op) {
+tb_status tb_cl_binary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, const tb_tensor *z, tb_tensor *y, int op) {
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
-  if (x->dtype != y->dtype || z->dtype != y->dtype || !cl_float_type(y->dtype))
+  if (x->dtype != y->dtype || z->dtype != y->dtype || !tb_cl_float_type(y->dtype))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "binary op on %s and %s inputs into %s", tb_dtype_name(x->dtype),
                            tb_dtype_name(z->dtype), tb_dtype_name(y->dtype));
   if (x->ndim > y->ndim || z->ndim > y->ndim)
@@ -297,8 +297,8 @@ tb_status cl_binary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, const tb_t
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input dims %lld and %lld do not broadcast to %lld (axis %zu)",
                              (long long)dx, (long long)dz, (long long)y->shape[d], d);
   }
-  cl_bcast_strides(nd, y->shape, x->ndim, x->shape, sx);
-  cl_bcast_strides(nd, y->shape, z->ndim, z->shape, sz);
+  tb_cl_bcast_strides(nd, y->shape, x->ndim, x->shape, sx);
+  tb_cl_bcast_strides(nd, y->shape, z->ndim, z->shape, sz);
   memcpy(shape, y->shape, nd * sizeof(int64_t));
   if (tb_tensor_numel(x) == n && tb_tensor_numel(z) == n) { /* same shapes: one flat dim */
     nd = 1;
@@ -306,15 +306,15 @@ tb_status cl_binary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, const tb_t
     sx[0] = sz[0] = 1;
   }
   cl_launch l;
-  cl_begin(&l, ctx, slot, y->dtype == TB_DTYPE_F32 ? "tb_binary_f32" : "tb_binary_f16");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, z);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, n);
-  cl_arg_int(&l, (int64_t)nd);
-  cl_arg_int8(&l, shape, nd);
-  cl_arg_int8(&l, sx, nd);
-  cl_arg_int8(&l, sz, nd);
-  cl_arg_int(&l, op);
-  return cl_go(&l, (size_t)n);
+  tb_cl_begin(&l, ctx, slot, y->dtype == TB_DTYPE_F32 ? "tb_binary_f32" : "tb_binary_f16");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, z);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, n);
+  tb_cl_arg_int(&l, (int64_t)nd);
+  tb_cl_arg_int8(&l, shape, nd);
+  tb_cl_arg_int8(&l, sx, nd);
+  tb_cl_arg_int8(&l, sz, nd);
+  tb_cl_arg_int(&l, op);
+  return tb_cl_go(&l, (size_t)n);
 }

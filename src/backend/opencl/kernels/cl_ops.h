@@ -6,7 +6,7 @@
 #include "backend/opencl/kernels/cl_exec.h"
 #include "tensor/tensor_impl.h"
 
-#define CL_KERNEL(domain, name, accepts, run) {domain, name, 0, 0, accepts, run, cl_prepare, cl_release, NULL}
+#define CL_KERNEL(domain, name, accepts, run) {domain, name, 0, 0, accepts, run, tb_cl_prepare, tb_cl_release, NULL}
 
 /* Each family's kernels (cl_ops_elementwise.c, cl_ops_tensor.c, cl_ops_gemm.c, cl_ops_nn.c,
  * cl_ops_lstm.c). */
@@ -14,9 +14,9 @@ typedef struct cl_family {
   const tb_cpu_kernel *kernels;
   size_t count;
 } cl_family;
-extern const cl_family cl_family_elementwise, cl_family_tensor, cl_family_gemm, cl_family_nn, cl_family_lstm;
+extern const cl_family tb_cl_family_elementwise, tb_cl_family_tensor, tb_cl_family_gemm, tb_cl_family_nn, tb_cl_family_lstm;
 
-/* A row-major matrix operand of cl_gemm: tensor, element offset, leading dimension, transposed. */
+/* A row-major matrix operand of tb_cl_gemm: tensor, element offset, leading dimension, transposed. */
 typedef struct cl_mat {
   const tb_tensor *t;
   int64_t off, ld;
@@ -24,9 +24,9 @@ typedef struct cl_mat {
 } cl_mat;
 /* C = alpha op(A) op(B) + beta C (m x n x k) on the node's kernel slot 0: through CLBlast when the node was
  * prepared with it, else the tb_gemm kernel (cl_ops_gemm.c). */
-tb_status cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, cl_mat a, cl_mat b, float beta, cl_mat c);
+tb_status tb_cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, cl_mat a, cl_mat b, float beta, cl_mat c);
 
 /* The kernel for (domain, op) with these input types, or NULL (then *why says why). */
-const tb_cpu_kernel *cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why);
+const tb_cpu_kernel *tb_cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why);
 
 #endif

@@ -58,42 +58,42 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
     s = tb_attr_float(ctx->graph, ctx->node, p->a_name, p->a, &a);
     if (s == TB_OK && p->b_name) s = tb_attr_float(ctx->graph, ctx->node, p->b_name, p->b, &b);
   }
-  if (s == TB_OK) s = cl_outputs(ctx);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  return cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], code, a, b);
+  return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], code, a, b);
 }
 
 static tb_status gelu_run(tb_kernel_ctx *ctx) {
   const char *approx = "none";
   tb_status s = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
-  if (s == TB_OK) s = cl_outputs(ctx);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  return cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], strcmp(approx, "tanh") == 0 ? 14 : 13, 0.0f, 0.0f);
+  return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], strcmp(approx, "tanh") == 0 ? 14 : 13, 0.0f, 0.0f);
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx) {
   const char *op = ctx->node->op_type;
   int code = code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
   if (strcmp(op, "Mod") == 0) code = OP_FMOD; /* mod_accepts took fmod = 1 only */
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  return cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0], code);
+  return tb_cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0], code);
 }
 
 /* PRelu: the slope broadcasts numpy-style to X; before opset 7 a 1-D slope of X's channel count runs along
  * dim 1 instead (viewed as [C, 1, ..., 1]), as the CPU kernel does. */
 static tb_status prelu_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *x = ctx->inputs[0], *slope = ctx->inputs[1];
   if (ctx->node->opset >= 7 || slope->ndim != 1 || x->ndim < 2 || slope->shape[0] != x->shape[1] || slope->shape[0] == 1)
-    return cl_binary(ctx, 0, x, slope, ctx->outputs[0], OP_PRELU);
+    return tb_cl_binary(ctx, 0, x, slope, ctx->outputs[0], OP_PRELU);
   int64_t shape[TB_MAX_DIMS];
   shape[0] = slope->shape[0];
   for (size_t d = 1; d + 1 < x->ndim; d++) shape[d] = 1;
   tb_tensor *per_channel = NULL;
   if ((s = tb_tensor_view(slope, x->ndim - 1, shape, NULL, slope->offset, &per_channel)) != TB_OK) return s;
-  s = cl_binary(ctx, 0, x, per_channel, ctx->outputs[0], OP_PRELU);
+  s = tb_cl_binary(ctx, 0, x, per_channel, ctx->outputs[0], OP_PRELU);
   tb_tensor_destroy(per_channel);
   return s;
 }
@@ -103,22 +103,22 @@ static tb_status variadic_run(tb_kernel_ctx *ctx) {
   const char *op = ctx->node->op_type;
   bool mean = strcmp(op, "Mean") == 0;
   int code = mean || strcmp(op, "Sum") == 0 ? OP_ADD : code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t n = ctx->n_inputs;
   for (size_t i = 0; i < n; i++)
     if (!ctx->inputs[i]) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu of %s is missing", i, op);
-  if (n == 1) s = cl_unary(ctx, 1, ctx->inputs[0], y, OP_COPY, 0.0f, 0.0f);
-  else s = cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], y, code);
-  for (size_t i = 2; s == TB_OK && i < n; i++) s = cl_binary(ctx, 0, y, ctx->inputs[i], y, code);
-  if (s == TB_OK && mean && n > 1) s = cl_unary(ctx, 1, y, y, OP_SCALE, 1.0f / (float)n, 0.0f);
+  if (n == 1) s = tb_cl_unary(ctx, 1, ctx->inputs[0], y, OP_COPY, 0.0f, 0.0f);
+  else s = tb_cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], y, code);
+  for (size_t i = 2; s == TB_OK && i < n; i++) s = tb_cl_binary(ctx, 0, y, ctx->inputs[i], y, code);
+  if (s == TB_OK && mean && n > 1) s = tb_cl_unary(ctx, 1, y, y, OP_SCALE, 1.0f / (float)n, 0.0f);
   return s;
 }
 
 /* Clip: bounds from attributes before opset 11, else from the optional min / max inputs (NaN stays NaN). */
 static tb_status clip_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -126,31 +126,31 @@ static tb_status clip_run(tb_kernel_ctx *ctx) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     s = tb_attr_float(ctx->graph, ctx->node, "min", lo, &lo);
     if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "max", hi, &hi);
-    return s == TB_OK ? cl_unary(ctx, 1, x, y, OP_CLIP, lo, hi) : s;
+    return s == TB_OK ? tb_cl_unary(ctx, 1, x, y, OP_CLIP, lo, hi) : s;
   }
   const tb_tensor *lo = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *hi = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   if ((lo && tb_tensor_numel(lo) != 1) || (hi && tb_tensor_numel(hi) != 1))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Clip's min and max must be single values");
-  if (!lo && !hi) return cl_unary(ctx, 1, x, y, OP_COPY, 0.0f, 0.0f);
+  if (!lo && !hi) return tb_cl_unary(ctx, 1, x, y, OP_COPY, 0.0f, 0.0f);
   const tb_tensor *src = x;
-  if (lo) s = cl_binary(ctx, 0, src, lo, y, OP_CLIP_MIN), src = y;
-  if (s == TB_OK && hi) s = cl_binary(ctx, 0, src, hi, y, OP_CLIP_MAX);
+  if (lo) s = tb_cl_binary(ctx, 0, src, lo, y, OP_CLIP_MIN), src = y;
+  if (s == TB_OK && hi) s = tb_cl_binary(ctx, 0, src, hi, y, OP_CLIP_MAX);
   return s;
 }
 
 static tb_status cast_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  if (x->dtype == y->dtype) return cl_unary(ctx, 0, x, y, 0, 0.0f, 0.0f);
+  if (x->dtype == y->dtype) return tb_cl_unary(ctx, 0, x, y, 0, 0.0f, 0.0f);
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, x->dtype == TB_DTYPE_F32 ? "tb_cast_f32_f16" : "tb_cast_f16_f32");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, 0, x->dtype == TB_DTYPE_F32 ? "tb_cast_f32_f16" : "tb_cast_f16_f32");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 /* Every input float32, or every input float16. */
@@ -158,7 +158,7 @@ static bool same_float(const tb_node *n, const tb_value_type *const *in) {
   tb_dtype first = TB_DTYPE_COUNT;
   for (size_t i = 0; i < n->n_inputs; i++) {
     if (!in[i]) continue;
-    if (!in[i]->has_dtype || !cl_float_type(in[i]->dtype)) return false;
+    if (!in[i]->has_dtype || !tb_cl_float_type(in[i]->dtype)) return false;
     if (first == TB_DTYPE_COUNT) first = in[i]->dtype;
     if (in[i]->dtype != first) return false;
   }
@@ -197,7 +197,7 @@ static bool clip_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
 static bool cast_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   const tb_attr *to = tb_node_attr(n, "to");
   (void)g;
-  if (n->n_inputs != 1 || !in[0] || !in[0]->has_dtype || !cl_float_type(in[0]->dtype)) return false;
+  if (n->n_inputs != 1 || !in[0] || !in[0]->has_dtype || !tb_cl_float_type(in[0]->dtype)) return false;
   return to && to->type == TB_ATTR_INT && (to->i == ONNX_FLOAT || to->i == ONNX_FLOAT16);
 }
 
@@ -221,4 +221,4 @@ static const tb_cpu_kernel kernels[] = {
     CL_KERNEL("tb", "Gelu", ew_accepts, gelu_run),
     CL_KERNEL("", "Cast", cast_accepts, cast_run),
 };
-const cl_family cl_family_elementwise = {kernels, sizeof kernels / sizeof kernels[0]};
+const cl_family tb_cl_family_elementwise = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -15,16 +15,16 @@ enum { SLOT_GEMM = 0, SLOT_COPY = 1, SLOT_ACT = 2, SLOT_MASK = 3, SLOT_SOFTMAX =
 typedef cl_mat mat;
 
 /* C = alpha op(A) op(B) + beta C for one m x n x k product (cl_ops.h). */
-tb_status cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, mat a, mat b, float beta, mat c) {
+tb_status tb_cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alpha, mat a, mat b, float beta, mat c) {
   if (m == 0 || n == 0) return TB_OK;
   cl_node *node = ctx->state;
-  tb_cl_device *dev = cl_dev(ctx);
+  tb_cl_device *dev = tb_cl_dev(ctx);
   if (node && node->clblast && k > 0 && tb_clblast_fits(dev, (size_t)m, (size_t)n, (size_t)k)) {
     tb_cl_mem am, bm, cm;
     int64_t ao, bo, co;
-    tb_status s = cl_buffer(ctx, a.t, &am, &ao);
-    if (s == TB_OK) s = cl_buffer(ctx, b.t, &bm, &bo);
-    if (s == TB_OK) s = cl_buffer(ctx, c.t, &cm, &co);
+    tb_status s = tb_cl_buffer(ctx, a.t, &am, &ao);
+    if (s == TB_OK) s = tb_cl_buffer(ctx, b.t, &bm, &bo);
+    if (s == TB_OK) s = tb_cl_buffer(ctx, c.t, &cm, &co);
     if (s != TB_OK) return s;
     char label[128], who[192];
     snprintf(who, sizeof who, "%s (%s)", tb_node_label(ctx->graph, ctx->node, label, sizeof label), ctx->node->op_type);
@@ -33,21 +33,21 @@ tb_status cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float alp
   }
   size_t ts = (size_t)tb_cl_program_tile(dev);
   cl_launch l;
-  cl_begin(&l, ctx, SLOT_GEMM, "tb_gemm");
-  cl_arg_int(&l, m);
-  cl_arg_int(&l, n);
-  cl_arg_int(&l, k);
-  cl_arg_tensor_at(&l, a.t, a.off);
-  cl_arg_int(&l, a.ld);
-  cl_arg_int(&l, a.trans);
-  cl_arg_tensor_at(&l, b.t, b.off);
-  cl_arg_int(&l, b.ld);
-  cl_arg_int(&l, b.trans);
-  cl_arg_tensor_at(&l, c.t, c.off);
-  cl_arg_int(&l, c.ld);
-  cl_arg_float(&l, alpha);
-  cl_arg_float(&l, beta);
-  return cl_go2(&l, ((size_t)n + ts - 1) / ts * ts, ((size_t)m + ts - 1) / ts * ts, ts, ts);
+  tb_cl_begin(&l, ctx, SLOT_GEMM, "tb_gemm");
+  tb_cl_arg_int(&l, m);
+  tb_cl_arg_int(&l, n);
+  tb_cl_arg_int(&l, k);
+  tb_cl_arg_tensor_at(&l, a.t, a.off);
+  tb_cl_arg_int(&l, a.ld);
+  tb_cl_arg_int(&l, a.trans);
+  tb_cl_arg_tensor_at(&l, b.t, b.off);
+  tb_cl_arg_int(&l, b.ld);
+  tb_cl_arg_int(&l, b.trans);
+  tb_cl_arg_tensor_at(&l, c.t, c.off);
+  tb_cl_arg_int(&l, c.ld);
+  tb_cl_arg_float(&l, alpha);
+  tb_cl_arg_float(&l, beta);
+  return tb_cl_go2(&l, ((size_t)n + ts - 1) / ts * ts, ((size_t)m + ts - 1) / ts * ts, ts, ts);
 }
 
 /* The matrix offset (elements) of a batch index for an operand with op_nb batch dims, broadcast from the
@@ -77,11 +77,11 @@ static tb_status activation(tb_kernel_ctx *ctx, tb_tensor *y) {
   if (act.kind == 3) a = (float)act.min, b = (float)act.max;
   /* tb_unary's codes (00_common.cl): the fused kinds 1-7, then Gelu 13 and Gelu tanh 14 */
   int op = act.kind == TB_FUSED_ACT_GELU ? 13 : act.kind == TB_FUSED_ACT_GELU_TANH ? 14 : act.kind;
-  return cl_unary(ctx, SLOT_ACT, y, y, op, a, b);
+  return tb_cl_unary(ctx, SLOT_ACT, y, y, op, a, b);
 }
 
 static tb_status matmul(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
@@ -101,13 +101,13 @@ static tb_status matmul(tb_kernel_ctx *ctx) {
     mat ma = {a, batch_offset(nb, idx, na, a->shape, m * k), k, false};
     mat mb = {b, batch_offset(nb, idx, nbb, b->shape, k * n), n, false};
     mat mc = {y, yoff * m * n, n, false};
-    s = cl_gemm(ctx, m, n, k, 1.0f, ma, mb, 0.0f, mc);
+    s = tb_cl_gemm(ctx, m, n, k, 1.0f, ma, mb, 0.0f, mc);
   } while (s == TB_OK && next_index(nb, y->shape, idx));
   return s;
 }
 
 static tb_status gemm_op(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   int64_t ta = 0, tb = 0;
   float alpha = 1.0f, beta = 1.0f;
   if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &ta);
@@ -126,14 +126,14 @@ static tb_status gemm_op(tb_kernel_ctx *ctx) {
   if (c && beta != 0.0f && tb_tensor_numel(c) > 0) {
     if (c->ndim > 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "C has rank %zu; Gemm broadcasts C of rank <= 2", c->ndim);
     int64_t src[2], dst[2];
-    cl_bcast_strides(2, y->shape, c->ndim, c->shape, src);
-    cl_strides(2, y->shape, dst);
-    s = cl_copy_strided(ctx, SLOT_COPY, c, 0, src, y, 0, dst, 2, y->shape);
+    tb_cl_bcast_strides(2, y->shape, c->ndim, c->shape, src);
+    tb_cl_strides(2, y->shape, dst);
+    s = tb_cl_copy_strided(ctx, SLOT_COPY, c, 0, src, y, 0, dst, 2, y->shape);
   } else {
     beta = 0.0f;
   }
   mat ma = {a, 0, a->shape[1], ta != 0}, mb = {b, 0, b->shape[1], tb != 0}, mc = {y, 0, n, false};
-  if (s == TB_OK) s = cl_gemm(ctx, m, n, k, alpha, ma, mb, beta, mc);
+  if (s == TB_OK) s = tb_cl_gemm(ctx, m, n, k, alpha, ma, mb, beta, mc);
   return s;
 }
 
@@ -150,8 +150,8 @@ static tb_status fused_matmul(tb_kernel_ctx *ctx) {
                            (long long)tb_tensor_numel(bias), (long long)n);
   if (s == TB_OK && res && (res->ndim != y->ndim || memcmp(res->shape, y->shape, y->ndim * sizeof(int64_t)) != 0))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual (input 3) does not have the output's shape");
-  if (s == TB_OK && bias) s = cl_binary(ctx, SLOT_ADD, y, bias, y, 0);
-  if (s == TB_OK && res) s = cl_binary(ctx, SLOT_ADD, y, res, y, 0);
+  if (s == TB_OK && bias) s = tb_cl_binary(ctx, SLOT_ADD, y, bias, y, 0);
+  if (s == TB_OK && res) s = tb_cl_binary(ctx, SLOT_ADD, y, res, y, 0);
   return s == TB_OK ? activation(ctx, y) : s;
 }
 
@@ -162,7 +162,7 @@ static tb_status fused_gemm(tb_kernel_ctx *ctx) {
 
 /* tb::Attention: Q [.., Lq, D], K_T [.., D, Lk], V [.., Lk, Dv], optional additive mask. */
 static tb_status attention(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   float scale = 1.0f;
   int64_t divide = 0;
   if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &scale);
@@ -193,19 +193,19 @@ static tb_status attention(tb_kernel_ctx *ctx) {
     mat mq = {q, batch_offset(nb, idx, q->ndim - 2, q->shape, lq * d), d, false};
     mat mk = {kt, batch_offset(nb, idx, kt->ndim - 2, kt->shape, d * lk), lk, false};
     mat ms = {scores, boff * lq * lk, lk, false};
-    s = cl_gemm(ctx, lq, lk, d, alpha, mq, mk, 0.0f, ms);
+    s = tb_cl_gemm(ctx, lq, lk, d, alpha, mq, mk, 0.0f, ms);
   } while (s == TB_OK && next_index(nb, y->shape, idx));
-  if (s == TB_OK && mask) s = cl_binary(ctx, SLOT_MASK, scores, mask, scores, 0);
+  if (s == TB_OK && mask) s = tb_cl_binary(ctx, SLOT_MASK, scores, mask, scores, 0);
   if (s == TB_OK && lk > 0) {
     cl_launch l;
-    cl_begin(&l, ctx, SLOT_SOFTMAX, "tb_softmax");
-    cl_arg_tensor(&l, scores);
-    cl_arg_tensor(&l, scores);
-    cl_arg_int(&l, tb_tensor_numel(scores) / lk);
-    cl_arg_int(&l, lk);
-    cl_arg_int(&l, 1);
-    cl_arg_int(&l, 0);
-    s = cl_go(&l, (size_t)(tb_tensor_numel(scores) / lk));
+    tb_cl_begin(&l, ctx, SLOT_SOFTMAX, "tb_softmax");
+    tb_cl_arg_tensor(&l, scores);
+    tb_cl_arg_tensor(&l, scores);
+    tb_cl_arg_int(&l, tb_tensor_numel(scores) / lk);
+    tb_cl_arg_int(&l, lk);
+    tb_cl_arg_int(&l, 1);
+    tb_cl_arg_int(&l, 0);
+    s = tb_cl_go(&l, (size_t)(tb_tensor_numel(scores) / lk));
   }
   memset(idx, 0, sizeof idx);
   if (s == TB_OK) do {
@@ -214,7 +214,7 @@ static tb_status attention(tb_kernel_ctx *ctx) {
       mat ms = {scores, boff * lq * lk, lk, false};
       mat mv = {v, batch_offset(nb, idx, v->ndim - 2, v->shape, lk * dv), dv, false};
       mat my = {y, boff * lq * dv, dv, false};
-      s = cl_gemm(ctx, lq, dv, lk, 1.0f, ms, mv, 0.0f, my);
+      s = tb_cl_gemm(ctx, lq, dv, lk, 1.0f, ms, mv, 0.0f, my);
     } while (s == TB_OK && next_index(nb, y->shape, idx));
   tb_tensor_destroy(scores); /* its block is reused only by work queued after this on the in-order queue */
   return s;
@@ -238,4 +238,4 @@ static const tb_cpu_kernel kernels[] = {
     CL_KERNEL("tb", "FusedGemm", f32_accepts, fused_gemm),
     CL_KERNEL("tb", "Attention", f32_accepts, attention),
 };
-const cl_family cl_family_gemm = {kernels, sizeof kernels / sizeof kernels[0]};
+const cl_family tb_cl_family_gemm = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -65,12 +65,12 @@ static bool has_shape(const tb_tensor *t, size_t ndim, int64_t d0, int64_t d1, i
 /* state = initial (a flat copy) or zeros. */
 static tb_status init_state(tb_kernel_ctx *ctx, const tb_tensor *initial, tb_tensor *state) {
   int64_t n = tb_tensor_numel(state), one = 1;
-  if (initial) return cl_copy_strided(ctx, SLOT_COPY, initial, 0, &one, state, 0, &one, 1, &n);
+  if (initial) return tb_cl_copy_strided(ctx, SLOT_COPY, initial, 0, &one, state, 0, &one, 1, &n);
   cl_launch l;
-  cl_begin(&l, ctx, SLOT_ZERO, "tb_lstm_zero");
-  cl_arg_tensor(&l, state);
-  cl_arg_int(&l, n);
-  return cl_go(&l, (size_t)n);
+  tb_cl_begin(&l, ctx, SLOT_ZERO, "tb_lstm_zero");
+  tb_cl_arg_tensor(&l, state);
+  tb_cl_arg_int(&l, n);
+  return tb_cl_go(&l, (size_t)n);
 }
 
 typedef struct lstm_dims {
@@ -113,26 +113,26 @@ static tb_status step(tb_kernel_ctx *ctx, const lstm_dims *dm, int d, int64_t t,
   const tb_tensor *r = input_at(ctx, 2), *bias = input_at(ctx, 3);
   tb_tensor *y = output_at(ctx, 0);
   cl_mat mh = {h, d * B * H, H, false}, mr = {r, d * 4 * H * H, H, true}, mg = {g, gate_off, 4 * H, false};
-  tb_status s = cl_gemm(ctx, B, 4 * H, H, 1.0f, mh, mr, 1.0f, mg);
+  tb_status s = tb_cl_gemm(ctx, B, 4 * H, H, 1.0f, mh, mr, 1.0f, mg);
   if (s != TB_OK) return s;
   cl_launch l;
-  cl_begin(&l, ctx, SLOT_GATES, "tb_lstm_gates");
-  cl_arg_tensor_at(&l, g, gate_off);
-  cl_arg_tensor_at(&l, bias ? bias : g, bias ? d * 8 * H : 0);
-  cl_arg_int(&l, bias != NULL);
-  cl_arg_tensor_at(&l, h, d * B * H);
-  cl_arg_tensor_at(&l, c, d * B * H);
-  cl_arg_tensor_at(&l, y ? y : h, y ? (t * dm->dirs + d) * B * H : 0);
-  cl_arg_int(&l, y != NULL);
-  cl_arg_int(&l, B);
-  cl_arg_int(&l, H);
-  return cl_go(&l, (size_t)(B * H));
+  tb_cl_begin(&l, ctx, SLOT_GATES, "tb_lstm_gates");
+  tb_cl_arg_tensor_at(&l, g, gate_off);
+  tb_cl_arg_tensor_at(&l, bias ? bias : g, bias ? d * 8 * H : 0);
+  tb_cl_arg_int(&l, bias != NULL);
+  tb_cl_arg_tensor_at(&l, h, d * B * H);
+  tb_cl_arg_tensor_at(&l, c, d * B * H);
+  tb_cl_arg_tensor_at(&l, y ? y : h, y ? (t * dm->dirs + d) * B * H : 0);
+  tb_cl_arg_int(&l, y != NULL);
+  tb_cl_arg_int(&l, B);
+  tb_cl_arg_int(&l, H);
+  return tb_cl_go(&l, (size_t)(B * H));
 }
 
 static tb_status lstm_run(tb_kernel_ctx *ctx) {
   lstm_dims dm = {0};
   tb_status s = check_inputs(ctx, &dm);
-  if (s == TB_OK) s = cl_outputs(ctx);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   int64_t H = dm.hidden, B = dm.batch, D = dm.dirs;
   if (B == 0 || H == 0) return TB_OK;
@@ -146,7 +146,7 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
   if (s == TB_OK) s = init_state(ctx, input_at(ctx, 6), c);
   for (int d = 0; s == TB_OK && g && d < dm.dirs; d++) {
     cl_mat mx = {x, 0, dm.input, false}, mw = {w, d * 4 * H * dm.input, dm.input, true}, mg = {g, d * dm.seq * B * 4 * H, 4 * H, false};
-    s = cl_gemm(ctx, dm.seq * B, 4 * H, dm.input, 1.0f, mx, mw, 0.0f, mg);
+    s = tb_cl_gemm(ctx, dm.seq * B, 4 * H, dm.input, 1.0f, mx, mw, 0.0f, mg);
   }
   for (int64_t i = 0; s == TB_OK && g && i < dm.seq; i++)
     for (int d = 0; s == TB_OK && d < dm.dirs; d++) s = step(ctx, &dm, d, dm.reverse || d == 1 ? dm.seq - 1 - i : i, g, h, c);
@@ -160,4 +160,4 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
 static const tb_cpu_kernel kernels[] = {
     CL_KERNEL("", "LSTM", lstm_accepts, lstm_run),
 };
-const cl_family cl_family_lstm = {kernels, sizeof kernels / sizeof kernels[0]};
+const cl_family tb_cl_family_lstm = {kernels, sizeof kernels / sizeof kernels[0]};

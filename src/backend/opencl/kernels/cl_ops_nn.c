@@ -20,10 +20,10 @@ static tb_status geometry(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tenso
   if (x->ndim < 3 || x->ndim > 4 || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
   nn_window win;
-  tb_status s = nn_window_read(ctx->graph, ctx->node, ns, kernel, pool, &win);
+  tb_status s = tb_nn_window_read(ctx->graph, ctx->node, ns, kernel, pool, &win);
   for (size_t i = 0; s == TB_OK && i < ns; i++) {
     int64_t out = 0;
-    s = nn_window_out(ctx->graph, ctx->node, &win, i, x->shape[2 + i], &out);
+    s = tb_nn_window_out(ctx->graph, ctx->node, &win, i, x->shape[2 + i], &out);
     if (s == TB_OK && out != y->shape[2 + i])
       s = tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                           (long long)y->shape[2 + i]);
@@ -38,7 +38,7 @@ static tb_status geometry(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tenso
 }
 
 static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
@@ -58,20 +58,20 @@ static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
   if (fused && (s = tb_fused_act_read(ctx, &act)) != TB_OK) return s;
   float a = (float)(act.kind == 3 ? act.min : act.alpha), b = (float)(act.kind == 3 ? act.max : act.beta);
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_conv2d");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, w);
-  cl_arg_tensor(&l, bias ? bias : w);
-  cl_arg_int(&l, bias != NULL);
-  cl_arg_tensor(&l, res ? res : y);
-  cl_arg_int(&l, res != NULL);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, 0, "tb_conv2d");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, w);
+  tb_cl_arg_tensor(&l, bias ? bias : w);
+  tb_cl_arg_int(&l, bias != NULL);
+  tb_cl_arg_tensor(&l, res ? res : y);
+  tb_cl_arg_int(&l, res != NULL);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
   int64_t geo[] = {c, g.h, g.w, m, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, group, act.kind};
-  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
-  cl_arg_float(&l, a);
-  cl_arg_float(&l, b);
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) tb_cl_arg_int(&l, geo[i]);
+  tb_cl_arg_float(&l, a);
+  tb_cl_arg_float(&l, b);
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 static tb_status conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, false); }
@@ -80,7 +80,7 @@ static tb_status fused_conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, tr
 /* ConvTranspose, 1-D and 2-D: the geometry (output_padding, output_shape, auto_pad) from the ops' window
  * functions, as the CPU kernel reads it; one work-item per output element gathers its inputs. */
 static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
@@ -95,8 +95,8 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
                            (long long)w->shape[0], (long long)w->shape[1], (long long)c, (long long)group);
   if (bias && tb_tensor_numel(bias) != m) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "bias B must have %lld values", (long long)m);
   nn_window win;
-  s = nn_window_read(ctx->graph, ctx->node, ns, w->shape + 2, false, &win);
-  if (s == TB_OK) s = nn_window_read_transpose(ctx->graph, ctx->node, &win);
+  s = tb_nn_window_read(ctx->graph, ctx->node, ns, w->shape + 2, false, &win);
+  if (s == TB_OK) s = tb_nn_window_read_transpose(ctx->graph, ctx->node, &win);
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
   if (s == TB_OK) s = tb_attr_ints(ctx->graph, ctx->node, "output_shape", &output_shape, &n_output_shape);
@@ -106,7 +106,7 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, ns);
   for (size_t i = 0; i < ns; i++) {
     int64_t out = 0, want = n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1;
-    if ((s = nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
+    if ((s = tb_nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
     if (out != y->shape[2 + i])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                              (long long)y->shape[2 + i]);
@@ -118,19 +118,19 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
                    ns == 1 ? 1 : win.kernel[0], win.kernel[o], ns == 1 ? 1 : win.stride[0], win.stride[o],
                    ns == 1 ? 0 : win.pad_begin[0], win.pad_begin[o], ns == 1 ? 1 : win.dilation[0], win.dilation[o], group};
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_conv_transpose2d");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, w);
-  cl_arg_tensor(&l, bias ? bias : w);
-  cl_arg_int(&l, bias != NULL);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
-  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, 0, "tb_conv_transpose2d");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, w);
+  tb_cl_arg_tensor(&l, bias ? bias : w);
+  tb_cl_arg_int(&l, bias != NULL);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) tb_cl_arg_int(&l, geo[i]);
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   float eps = 1e-5f;
   if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
   if (s != TB_OK) return s;
@@ -144,19 +144,19 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu needs %lld values (one per channel)", i, (long long)ch);
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_batchnorm");
-  cl_arg_tensor(&l, x);
-  for (size_t i = 1; i < 5; i++) cl_arg_tensor(&l, ctx->inputs[i]);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
-  cl_arg_int(&l, ch);
-  cl_arg_int(&l, inner);
-  cl_arg_float(&l, eps);
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, 0, "tb_batchnorm");
+  tb_cl_arg_tensor(&l, x);
+  for (size_t i = 1; i < 5; i++) tb_cl_arg_tensor(&l, ctx->inputs[i]);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
+  tb_cl_arg_int(&l, ch);
+  tb_cl_arg_int(&l, inner);
+  tb_cl_arg_float(&l, eps);
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   bool avg = strcmp(ctx->node->op_type, "AveragePool") == 0;
   int64_t count_pad = 0;
@@ -167,20 +167,20 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   if ((s = geometry(ctx, x, y, NULL, true, &g)) != TB_OK) return s;
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_pool2d");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
+  tb_cl_begin(&l, ctx, 0, "tb_pool2d");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
   int64_t geo[] = {g.h, g.w, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, avg, count_pad, g.ph_end, g.pw_end};
-  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) cl_arg_int(&l, geo[i]);
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) tb_cl_arg_int(&l, geo[i]);
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 /* Reduce x over the axes marked in `reduced` into y (whose elements are the kept positions in order). */
 static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, const bool *reduced, int op) {
   int64_t xs[TB_MAX_DIMS], ks[TB_MAX_DIMS], kt[TB_MAX_DIMS], rs[TB_MAX_DIMS], rt[TB_MAX_DIMS], rcount = 1;
   size_t nk = 0, nr = 0;
-  cl_strides(x->ndim, x->shape, xs);
+  tb_cl_strides(x->ndim, x->shape, xs);
   for (size_t d = 0; d < x->ndim; d++) {
     if (reduced[d]) {
       rs[nr] = x->shape[d], rt[nr++] = xs[d];
@@ -192,19 +192,19 @@ static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, co
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_reduce");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, n);
-  cl_arg_int(&l, (int64_t)nk);
-  cl_arg_int8(&l, ks, nk);
-  cl_arg_int8(&l, kt, nk);
-  cl_arg_int(&l, (int64_t)nr);
-  cl_arg_int8(&l, rs, nr);
-  cl_arg_int8(&l, rt, nr);
-  cl_arg_int(&l, rcount);
-  cl_arg_int(&l, op);
-  return cl_go(&l, (size_t)n);
+  tb_cl_begin(&l, ctx, 0, "tb_reduce");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, n);
+  tb_cl_arg_int(&l, (int64_t)nk);
+  tb_cl_arg_int8(&l, ks, nk);
+  tb_cl_arg_int8(&l, kt, nk);
+  tb_cl_arg_int(&l, (int64_t)nr);
+  tb_cl_arg_int8(&l, rs, nr);
+  tb_cl_arg_int8(&l, rt, nr);
+  tb_cl_arg_int(&l, rcount);
+  tb_cl_arg_int(&l, op);
+  return tb_cl_go(&l, (size_t)n);
 }
 
 static const char *const reduce_ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
@@ -212,7 +212,7 @@ static const char *const reduce_ops[] = {"ReduceSum",       "ReduceMean", "Reduc
 enum { N_REDUCE = sizeof reduce_ops / sizeof reduce_ops[0] };
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   int op = 0;
   for (int i = 0; i < N_REDUCE; i++)
@@ -233,7 +233,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
     return s;
   }
   bool reduced[TB_MAX_DIMS] = {false};
-  if (n_axes == 0 && noop) return cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
+  if (n_axes == 0 && noop) return tb_cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
   for (size_t d = 0; d < x->ndim; d++) reduced[d] = n_axes == 0;
   for (size_t i = 0; i < n_axes; i++) {
     int64_t a = axes[i] < 0 ? axes[i] + (int64_t)x->ndim : axes[i];
@@ -245,7 +245,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status global_pool_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   bool reduced[TB_MAX_DIMS] = {false};
   for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
@@ -253,7 +253,7 @@ static tb_status global_pool_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -272,19 +272,19 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   }
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_softmax");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, outer * inner);
-  cl_arg_int(&l, len);
-  cl_arg_int(&l, inner);
-  cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0 ? 1 : strcmp(ctx->node->op_type, "Hardmax") == 0 ? 2 : 0);
-  return cl_go(&l, (size_t)(outer * inner));
+  tb_cl_begin(&l, ctx, 0, "tb_softmax");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, outer * inner);
+  tb_cl_arg_int(&l, len);
+  tb_cl_arg_int(&l, inner);
+  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0 ? 1 : strcmp(ctx->node->op_type, "Hardmax") == 0 ? 2 : 0);
+  return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 /* ArgMax / ArgMin along one axis into an int64 tensor on the device. */
 static tb_status argextreme_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   int64_t axis = 0, last = 0;
   if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
   if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
@@ -303,19 +303,19 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
   if (outer * inner == 0) return TB_OK;
   if (len == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", ctx->node->op_type, (long long)axis);
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_argextreme");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, outer * inner);
-  cl_arg_int(&l, len);
-  cl_arg_int(&l, inner);
-  cl_arg_int(&l, strcmp(ctx->node->op_type, "ArgMin") == 0);
-  cl_arg_int(&l, last != 0);
-  return cl_go(&l, (size_t)(outer * inner));
+  tb_cl_begin(&l, ctx, 0, "tb_argextreme");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, outer * inner);
+  tb_cl_arg_int(&l, len);
+  tb_cl_arg_int(&l, inner);
+  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "ArgMin") == 0);
+  tb_cl_arg_int(&l, last != 0);
+  return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   int64_t axis = -1;
   float eps = 1e-5f;
   if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
@@ -334,26 +334,26 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
                            "one value per normalized element or a single value", (long long)ns, (long long)nb, (long long)cols);
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
-  cl_begin(&l, ctx, 0, "tb_layernorm");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, sc);
-  cl_arg_int(&l, ns == 1 ? 0 : 1);
-  cl_arg_tensor(&l, bias ? bias : sc);
-  cl_arg_int(&l, nb == 1 ? 0 : 1);
-  cl_arg_int(&l, bias != NULL);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, rows);
-  cl_arg_int(&l, cols);
-  cl_arg_float(&l, eps);
+  tb_cl_begin(&l, ctx, 0, "tb_layernorm");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, sc);
+  tb_cl_arg_int(&l, ns == 1 ? 0 : 1);
+  tb_cl_arg_tensor(&l, bias ? bias : sc);
+  tb_cl_arg_int(&l, nb == 1 ? 0 : 1);
+  tb_cl_arg_int(&l, bias != NULL);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, rows);
+  tb_cl_arg_int(&l, cols);
+  tb_cl_arg_float(&l, eps);
   const tb_node *n = ctx->node;
   tb_tensor *mean = ctx->n_outputs > 1 && n->n_outputs > 1 && n->outputs[1] >= 0 ? ctx->outputs[1] : NULL;
   tb_tensor *inv = ctx->n_outputs > 2 && n->n_outputs > 2 && n->outputs[2] >= 0 ? ctx->outputs[2] : NULL;
   if ((mean && tb_tensor_numel(mean) != rows) || (inv && tb_tensor_numel(inv) != rows))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Mean / InvStdDev outputs do not hold one value per row (%lld rows)", (long long)rows);
-  cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));
-  cl_arg_tensor(&l, mean ? mean : y);
-  cl_arg_tensor(&l, inv ? inv : y);
-  return cl_go(&l, (size_t)rows);
+  tb_cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));
+  tb_cl_arg_tensor(&l, mean ? mean : y);
+  tb_cl_arg_tensor(&l, inv ? inv : y);
+  return tb_cl_go(&l, (size_t)rows);
 }
 
 /* Every input float32 and no optional outputs beyond the first (BatchNormalization's training
@@ -426,4 +426,4 @@ static const tb_cpu_kernel kernels[] = {
     K("", "LayerNormalization", layernorm_accepts, layernorm_run),
     K("tb", "LayerNormalization", layernorm_accepts, layernorm_run),
 };
-const cl_family cl_family_nn = {kernels, sizeof kernels / sizeof kernels[0]};
+const cl_family tb_cl_family_nn = {kernels, sizeof kernels / sizeof kernels[0]};

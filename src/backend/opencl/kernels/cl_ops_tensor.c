@@ -11,7 +11,7 @@
 
 /* y = x byte for byte, enqueued on the queue (no wait). */
 static tb_status copy_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -21,10 +21,10 @@ static tb_status copy_run(tb_kernel_ctx *ctx) {
   if (bytes == 0) return TB_OK;
   tb_cl_mem src = NULL, dst = NULL;
   int64_t so = 0, dso = 0;
-  if ((s = cl_buffer(ctx, x, &src, &so)) != TB_OK || (s = cl_buffer(ctx, y, &dst, &dso)) != TB_OK) return s;
+  if ((s = tb_cl_buffer(ctx, x, &src, &so)) != TB_OK || (s = tb_cl_buffer(ctx, y, &dst, &dso)) != TB_OK) return s;
   size_t elem = tb_dtype_size(x->dtype);
   if (src == dst && so == dso) return TB_OK;
-  tb_cl_device *dev = cl_dev(ctx);
+  tb_cl_device *dev = tb_cl_dev(ctx);
   tb_cl_int err = dev->rt.cl.clEnqueueCopyBuffer(dev->queue, src, dst, (size_t)so * elem, (size_t)dso * elem, bytes, 0, NULL, NULL);
   if (err == TB_CL_SUCCESS) return TB_OK;
   char label[128], detail[200];
@@ -34,7 +34,7 @@ static tb_status copy_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status transpose_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -43,14 +43,14 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   if ((s = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &np)) != TB_OK) return s;
   if (perm && np != nd) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm has %zu entries for a rank-%zu input", np, nd);
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
-  cl_strides(nd, x->shape, xs);
-  cl_strides(nd, y->shape, dst);
+  tb_cl_strides(nd, x->shape, xs);
+  tb_cl_strides(nd, y->shape, dst);
   for (size_t d = 0; d < nd; d++) {
     int64_t p = perm ? perm[d] : (int64_t)(nd - 1 - d);
     if (p < 0 || p >= (int64_t)nd) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm[%zu] = %lld is outside rank %zu", d, (long long)p, nd);
     src[d] = xs[p];
   }
-  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, nd, y->shape);
+  return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, nd, y->shape);
 }
 
 static tb_status axis_of(tb_kernel_ctx *ctx, int64_t dflt, size_t rank, size_t *axis) {
@@ -65,60 +65,60 @@ static tb_status axis_of(tb_kernel_ctx *ctx, int64_t dflt, size_t rank, size_t *
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t axis = 0, nd = y->ndim;
   if ((s = axis_of(ctx, 0, nd, &axis)) != TB_OK) return s;
   int64_t ys[TB_MAX_DIMS], xs[TB_MAX_DIMS];
-  cl_strides(nd, y->shape, ys);
+  tb_cl_strides(nd, y->shape, ys);
   int64_t at = 0;
   for (size_t i = 0; i < ctx->n_inputs && s == TB_OK; i++) {
     const tb_tensor *x = ctx->inputs[i];
     if (!x) continue;
     if (x->ndim != nd) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has rank %zu, the output %zu", i, x->ndim, nd);
-    cl_strides(nd, x->shape, xs);
-    if (tb_tensor_numel(x) > 0) s = cl_copy_strided(ctx, 0, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
+    tb_cl_strides(nd, x->shape, xs);
+    if (tb_tensor_numel(x) > 0) s = tb_cl_copy_strided(ctx, 0, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
     at += x->shape[axis];
   }
   return s;
 }
 
 static tb_status split_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   size_t axis = 0, nd = x->ndim;
   if ((s = axis_of(ctx, 0, nd, &axis)) != TB_OK) return s;
   int64_t xs[TB_MAX_DIMS], ys[TB_MAX_DIMS];
-  cl_strides(nd, x->shape, xs);
+  tb_cl_strides(nd, x->shape, xs);
   int64_t at = 0;
   for (size_t o = 0; o < ctx->n_outputs && s == TB_OK; o++) {
     tb_tensor *y = ctx->outputs[o];
     if (!y) continue;
-    cl_strides(nd, y->shape, ys);
-    s = cl_copy_strided(ctx, 0, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
+    tb_cl_strides(nd, y->shape, ys);
+    s = tb_cl_copy_strided(ctx, 0, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
     at += y->shape[axis];
   }
   return s;
 }
 
 static tb_status slice_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   tb_slice_plan plan;
-  s = cl_infer_begin(ctx, ci);
+  s = tb_cl_infer_begin(ctx, ci);
   if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, &plan);
   free(ci);
   if (s != TB_OK) return s;
   size_t nd = x->ndim;
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], ys[TB_MAX_DIMS], base = 0;
-  cl_strides(nd, x->shape, xs);
-  cl_strides(nd, y->shape, ys);
+  tb_cl_strides(nd, x->shape, xs);
+  tb_cl_strides(nd, y->shape, ys);
   for (size_t d = 0; d < nd; d++) {
     if (plan.count[d] != y->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "slice plan gives %lld elements on axis %zu, the output has %lld",
@@ -126,25 +126,25 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
     base += plan.first[d] * xs[d];
     src[d] = plan.step[d] * xs[d];
   }
-  return cl_copy_strided(ctx, 0, x, base, src, y, 0, ys, nd, y->shape);
+  return tb_cl_copy_strided(ctx, 0, x, base, src, y, 0, ys, nd, y->shape);
 }
 
 static tb_status expand_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim > y->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input rank %zu over the output's %zu", x->ndim, y->ndim);
   int64_t src[TB_MAX_DIMS], ys[TB_MAX_DIMS];
-  cl_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
-  cl_strides(y->ndim, y->shape, ys);
-  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, ys, y->ndim, y->shape);
+  tb_cl_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
+  tb_cl_strides(y->ndim, y->shape, ys);
+  return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, ys, y->ndim, y->shape);
 }
 
 /* Tile: the output viewed as [r0, d0, r1, d1, ...] (repeat, input position per axis) is the input expanded
  * along the repeat axes, so one strided copy of rank 2 x rank (the kernel's 8 dims: inputs up to rank 4). */
 static tb_status tile_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -152,7 +152,7 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
   if (nd > TB_MAX_DIMS / 2 || y->ndim != nd)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL Tile takes inputs up to rank %d (got rank %zu)", TB_MAX_DIMS / 2, nd);
   int64_t xs[TB_MAX_DIMS], shape[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
-  cl_strides(nd, x->shape, xs);
+  tb_cl_strides(nd, x->shape, xs);
   for (size_t d = 0; d < nd; d++) {
     if (x->shape[d] == 0 || y->shape[d] % x->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output dim %lld is not a multiple of the input's %lld", (long long)y->shape[d],
@@ -160,14 +160,14 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
     shape[2 * d] = y->shape[d] / x->shape[d], src[2 * d] = 0;
     shape[2 * d + 1] = x->shape[d], src[2 * d + 1] = xs[d];
   }
-  cl_strides(2 * nd, shape, dst);
-  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 2 * nd, shape);
+  tb_cl_strides(2 * nd, shape, dst);
+  return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
 /* DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW: the output as a 6-D view whose source strides are
  * those of the ONNX reshape + transpose the ops are defined by. */
 static tb_status depth_space_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   int64_t b = 0;
   const char *mode = "DCR";
   if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
@@ -193,8 +193,8 @@ static tb_status depth_space_run(tb_kernel_ctx *ctx) {
   }
   if (shape[0] * shape[1] * shape[2] * shape[3] * shape[4] * shape[5] != tb_tensor_numel(y))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "blocksize %lld does not fit the input and output shapes", (long long)b);
-  cl_strides(6, shape, dst);
-  return cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 6, shape);
+  tb_cl_strides(6, shape, dst);
+  return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 6, shape);
 }
 
 /* Dropout for inference: a copy. With training_mode true (a CPU value input) and a nonzero ratio the CPU
@@ -221,7 +221,7 @@ static tb_status dropout_run(tb_kernel_ctx *ctx) {
 /* Pad: amounts from the op's own parameter function (attribute, or the pads / axes inputs); the constant
  * from the attribute (before opset 11) or the constant_value input (a device tensor, read back once). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -230,7 +230,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   bool known = false;
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
-  s = cl_infer_begin(ctx, ci);
+  s = tb_cl_infer_begin(ctx, ci);
   if (s == TB_OK) s = tb_pad_amounts(&ci->ic, nd, begin, end, &known);
   free(ci);
   if (s == TB_OK && !known) s = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
@@ -260,24 +260,24 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "pads give %lld on axis %zu, the output has %lld",
                              (long long)(x->shape[d] + begin[d] + end[d]), d, (long long)y->shape[d]);
   cl_launch l;
-  cl_begin(&l, ctx, 0, x->dtype == TB_DTYPE_F32 ? "tb_pad_u32" : "tb_pad_u16");
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, n);
-  cl_arg_int(&l, (int64_t)nd);
-  cl_arg_int8(&l, y->shape, nd);
-  cl_arg_int8(&l, x->shape, nd);
-  cl_arg_int8(&l, begin, nd);
-  cl_arg_int(&l, mode);
+  tb_cl_begin(&l, ctx, 0, x->dtype == TB_DTYPE_F32 ? "tb_pad_u32" : "tb_pad_u16");
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, n);
+  tb_cl_arg_int(&l, (int64_t)nd);
+  tb_cl_arg_int8(&l, y->shape, nd);
+  tb_cl_arg_int8(&l, x->shape, nd);
+  tb_cl_arg_int8(&l, begin, nd);
+  tb_cl_arg_int(&l, mode);
   int32_t as_int; /* the kernel's uint argument: the same four bytes */
   memcpy(&as_int, &bits, sizeof as_int);
-  cl_arg_int(&l, as_int);
-  return cl_go(&l, (size_t)n);
+  tb_cl_arg_int(&l, as_int);
+  return tb_cl_go(&l, (size_t)n);
 }
 
 /* Constant with a float32 / float16 value: the attribute's bytes written to the device. */
 static tb_status constant_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t nbytes = tb_tensor_nbytes(y);
@@ -316,7 +316,7 @@ static tb_status check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t
 }
 
 static tb_status gather_run(tb_kernel_ctx *ctx) {
-  tb_status s = cl_outputs(ctx);
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
@@ -329,22 +329,22 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   if ((s = check_indices(ctx, idx, axis_len)) != TB_OK || tb_tensor_numel(y) == 0) return s;
   bool i64 = idx->dtype == TB_DTYPE_I64, f32 = x->dtype == TB_DTYPE_F32;
   cl_launch l;
-  cl_begin(&l, ctx, 0, f32 ? (i64 ? "tb_gather_u32_i64" : "tb_gather_u32_i32") : (i64 ? "tb_gather_u16_i64" : "tb_gather_u16_i32"));
-  cl_arg_tensor(&l, x);
-  cl_arg_tensor(&l, idx);
-  cl_arg_tensor(&l, y);
-  cl_arg_int(&l, tb_tensor_numel(y));
-  cl_arg_int(&l, axis_len);
-  cl_arg_int(&l, tb_tensor_numel(idx));
-  cl_arg_int(&l, inner);
+  tb_cl_begin(&l, ctx, 0, f32 ? (i64 ? "tb_gather_u32_i64" : "tb_gather_u32_i32") : (i64 ? "tb_gather_u16_i64" : "tb_gather_u16_i32"));
+  tb_cl_arg_tensor(&l, x);
+  tb_cl_arg_tensor(&l, idx);
+  tb_cl_arg_tensor(&l, y);
+  tb_cl_arg_int(&l, tb_tensor_numel(y));
+  tb_cl_arg_int(&l, axis_len);
+  tb_cl_arg_int(&l, tb_tensor_numel(idx));
+  tb_cl_arg_int(&l, inner);
   (void)outer;
-  return cl_go(&l, (size_t)tb_tensor_numel(y));
+  return tb_cl_go(&l, (size_t)tb_tensor_numel(y));
 }
 
 /* Input 0 is float32 or float16 (the others are shapes, axes or indices). */
 static bool data_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && cl_float_type(in[0]->dtype);
+  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && tb_cl_float_type(in[0]->dtype);
 }
 
 static bool all_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
@@ -352,7 +352,7 @@ static bool all_accepts(const tb_graph *g, const tb_node *n, const tb_value_type
   tb_dtype first = TB_DTYPE_COUNT;
   for (size_t i = 0; i < n->n_inputs; i++) {
     if (!in[i]) continue;
-    if (!in[i]->has_dtype || !cl_float_type(in[i]->dtype) || (first != TB_DTYPE_COUNT && in[i]->dtype != first)) return false;
+    if (!in[i]->has_dtype || !tb_cl_float_type(in[i]->dtype) || (first != TB_DTYPE_COUNT && in[i]->dtype != first)) return false;
     first = in[i]->dtype;
   }
   return first != TB_DTYPE_COUNT;
@@ -370,7 +370,7 @@ static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value
   if (n->n_outputs != 1) return false;
   if (tb_node_attr(n, "value_float") || tb_node_attr(n, "value_floats")) return true;
   const tb_ir_tensor *t = NULL;
-  return tb_node_attr(n, "value") && tb_attr_tensor(g, n, "value", &t) == TB_OK && t && cl_float_type(t->dtype);
+  return tb_node_attr(n, "value") && tb_attr_tensor(g, n, "value", &t) == TB_OK && t && tb_cl_float_type(t->dtype);
 }
 
 /* Pad of float data in the modes constant, reflect and edge, with a constant_value of the data's type. */
@@ -401,4 +401,4 @@ static const tb_cpu_kernel kernels[] = {
     CL_KERNEL("", "Pad", pad_accepts, pad_run),
     CL_KERNEL("", "DepthToSpace", data_accepts, depth_space_run), CL_KERNEL("", "SpaceToDepth", data_accepts, depth_space_run),
 };
-const cl_family cl_family_tensor = {kernels, sizeof kernels / sizeof kernels[0]};
+const cl_family tb_cl_family_tensor = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -6,10 +6,10 @@
 #include "backend/opencl/kernels/cl_ops.h"
 #include "core/env.h"
 
-static const cl_family *const families[] = {&cl_family_elementwise, &cl_family_tensor, &cl_family_gemm, &cl_family_nn,
-                                             &cl_family_lstm};
+static const cl_family *const families[] = {&tb_cl_family_elementwise, &tb_cl_family_tensor, &tb_cl_family_gemm, &tb_cl_family_nn,
+                                             &tb_cl_family_lstm};
 
-const tb_cpu_kernel *cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why) {
+const tb_cpu_kernel *tb_cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why) {
   const char *domain = n->domain ? n->domain : "";
   bool named = false;
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
@@ -38,7 +38,7 @@ const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_
     return NULL;
   }
   const char *why = NULL;
-  const tb_cpu_kernel *k = cl_find(g, n, in, &why);
+  const tb_cpu_kernel *k = tb_cl_find(g, n, in, &why);
   if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, n->name, n->op_type, why);
   return k;
 }

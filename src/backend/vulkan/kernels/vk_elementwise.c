@@ -72,7 +72,7 @@ static tb_status unary_code(const tb_kernel_ctx *ctx, uint32_t *code) {
 
 static bool unary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 1 && n->n_outputs == 1 && vk_inputs_float(n, in, 1u);
+  return n->n_inputs >= 1 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 1u);
 }
 
 /* fp16 when the graph says input 0 is fp16 (find_kernel offered the node only if the device can). */
@@ -94,7 +94,7 @@ static tb_status unary_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t code = 0;
   tb_status st = unary_code(ctx, &code);
   if (st != TB_OK) return st;
-  return vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_UNARY_F16 : TB_VK_SHADER_UNARY, &code, 1, 1, state);
+  return tb_vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_UNARY_F16 : TB_VK_SHADER_UNARY, &code, 1, 1, state);
 }
 
 static tb_status unary_run(tb_kernel_ctx *ctx) {
@@ -102,10 +102,10 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   vk_arg x, y;
   tb_tensor *out;
   tb_dtype dt = TB_DTYPE_F32;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = node_dtype(ctx, node, &dt);
-  if (st == TB_OK) st = vk_input(ctx, 0, dt, &x);
-  if (st == TB_OK) st = vk_output(ctx, 0, dt, ctx->inputs[0]->ndim, ctx->inputs[0]->shape, &out, &y);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, dt, &x);
+  if (st == TB_OK) st = tb_vk_output(ctx, 0, dt, ctx->inputs[0]->ndim, ctx->inputs[0]->shape, &out, &y);
   float a = 0.0f, b = 0.0f;
   if (st == TB_OK) st = unary_params(ctx, &a, &b);
   if (st != TB_OK) return st;
@@ -114,19 +114,19 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
     float a, b;
   } push = {(uint32_t)out->numel, x.offset, y.offset, a, b};
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
 }
 
 /* Clip before opset 11 (min and max as attributes); from 11 on, the multi-input kernel below. */
 static bool clip_attr_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   return n->opset < 11 && unary_accepts(g, n, in);
 }
-const tb_cpu_kernel tb_vk_kernel_clip_attr = {"", "Clip", 0, 0, clip_attr_accepts, unary_run, unary_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_clip_attr = {"", "Clip", 0, 0, clip_attr_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
 
 #define UNARY(sym, dom, opname) \
-  const tb_cpu_kernel sym = {dom, opname, 0, 0, unary_accepts, unary_run, unary_prepare, vk_release_node, NULL};
+  const tb_cpu_kernel sym = {dom, opname, 0, 0, unary_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
 UNARY(tb_vk_kernel_identity, "", "Identity")
 UNARY(tb_vk_kernel_relu, "", "Relu")
 UNARY(tb_vk_kernel_leakyrelu, "", "LeakyRelu")
@@ -178,12 +178,12 @@ static uint32_t binary_code(const char *op) {
 
 static bool binary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs == 2 && n->n_outputs == 1 && vk_inputs_float(n, in, 3u);
+  return n->n_inputs == 2 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 3u);
 }
 
 static tb_status binary_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t code = binary_code(ctx->node->op_type);
-  return vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1, 1, state);
+  return tb_vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1, 1, state);
 }
 
 /* Strides of `t` seen with the output's rank (aligned right; 0 where broadcast). */
@@ -223,9 +223,9 @@ static tb_status binary_dispatch(tb_kernel_ctx *ctx, vk_node *node, uint32_t set
                                  const tb_tensor *b, const tb_tensor *out, size_t rank, const int64_t *shape) {
   size_t unit = tb_dtype_size(out->dtype);
   vk_arg xa, xb, y;
-  tb_status st = vk_arg_of(ctx, a, "input", unit, &xa);
-  if (st == TB_OK) st = vk_arg_of(ctx, b, "input", unit, &xb);
-  if (st == TB_OK) st = vk_arg_of(ctx, out, "output 0", unit, &y);
+  tb_status st = tb_vk_arg_of(ctx, a, "input", unit, &xa);
+  if (st == TB_OK) st = tb_vk_arg_of(ctx, b, "input", unit, &xb);
+  if (st == TB_OK) st = tb_vk_arg_of(ctx, out, "output 0", unit, &y);
   if (st != TB_OK) return st;
   struct {
     uint32_t n, rank, a_off, b_off, y_off;
@@ -245,9 +245,9 @@ static tb_status binary_dispatch(tb_kernel_ctx *ctx, vk_node *node, uint32_t set
   broadcast_strides(a, rank, shape, push.as);
   broadcast_strides(b, rank, shape, push.bs);
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[3] = {xa.buffer, xb.buffer, y.buffer};
-  return vk_node_dispatch(node, set, buffers, 3, &push, sizeof push, gx, gy, 1);
+  return tb_vk_node_dispatch(node, set, buffers, 3, &push, sizeof push, gx, gy, 1);
 }
 
 /* The operands ins[0..n) present, of the node's dtype, their broadcast shape and the output. */
@@ -263,13 +263,13 @@ static tb_status operands(tb_kernel_ctx *ctx, const vk_node *node, const tb_tens
     st = broadcast_with(ctx, t, rank, shape);
   }
   vk_arg y;
-  if (st == TB_OK) st = vk_output(ctx, 0, dt, *rank, shape, out, &y);
+  if (st == TB_OK) st = tb_vk_output(ctx, 0, dt, *rank, shape, out, &y);
   return st;
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   if (!a || !b) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "an input is missing");
@@ -295,7 +295,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
 }
 
 #define BINARY(sym, opname) \
-  const tb_cpu_kernel sym = {"", opname, 0, 0, binary_accepts, binary_run, binary_prepare, vk_release_node, NULL};
+  const tb_cpu_kernel sym = {"", opname, 0, 0, binary_accepts, binary_run, binary_prepare, tb_vk_release_node, NULL};
 BINARY(tb_vk_kernel_add, "Add")
 BINARY(tb_vk_kernel_sub, "Sub")
 BINARY(tb_vk_kernel_mul, "Mul")
@@ -314,18 +314,18 @@ static bool nary_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
   (void)g;
   if (n->n_inputs < 1 || n->n_inputs > 32 || n->n_outputs != 1 || n->inputs[0] < 0) return false;
   if (strcmp(n->op_type, "Clip") == 0 && n->opset < 11) return false; /* min / max attributes: the unary kernel */
-  return vk_inputs_float(n, in, n->n_inputs >= 32 ? UINT32_MAX : (1u << n->n_inputs) - 1u);
+  return tb_vk_inputs_float(n, in, n->n_inputs >= 32 ? UINT32_MAX : (1u << n->n_inputs) - 1u);
 }
 
 static tb_status nary_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t code = OP_DYNAMIC;
-  return vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1,
+  return tb_vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1,
                          (uint32_t)ctx->node->n_inputs + 1u, state);
 }
 
 static tb_status nary_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
   if (!ctx->inputs[0]) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input 0 is missing");
   size_t rank;
@@ -350,7 +350,7 @@ static tb_status nary_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-#define NARY(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, nary_accepts, nary_run, nary_prepare, vk_release_node, NULL};
+#define NARY(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, nary_accepts, nary_run, nary_prepare, tb_vk_release_node, NULL};
 NARY(tb_vk_kernel_sum, "Sum")
 NARY(tb_vk_kernel_mean, "Mean")
 NARY(tb_vk_kernel_max_n, "Max")
@@ -378,29 +378,29 @@ static tb_status cast_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t mode = 0;
   if (!t->has_dtype || !cast_mode(ctx->graph, ctx->node, t->dtype, &mode))
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan Cast converts float32 <-> float16 only");
-  return vk_prepare_node(ctx, TB_VK_SHADER_CAST, &mode, 1, 1, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_CAST, &mode, 1, 1, state);
 }
 
 static tb_status cast_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   const tb_tensor *x = ctx->inputs[0];
   uint32_t mode = 0;
   if (st == TB_OK && (!x || !cast_mode(ctx->graph, ctx->node, x->dtype, &mode)))
     st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan Cast converts float32 <-> float16 only");
   vk_arg xa, y;
   tb_tensor *out;
-  if (st == TB_OK) st = vk_input(ctx, 0, x->dtype, &xa);
-  if (st == TB_OK) st = vk_output(ctx, 0, mode == 0 ? TB_DTYPE_F16 : TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, x->dtype, &xa);
+  if (st == TB_OK) st = tb_vk_output(ctx, 0, mode == 0 ? TB_DTYPE_F16 : TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
   if (st != TB_OK) return st;
   struct {
     uint32_t n, x_off, y_off;
   } push = {(uint32_t)out->numel, xa.offset, y.offset};
   uint64_t items = mode == 0 && out->numel ? (y.offset + (uint64_t)out->numel - 1) / 2 - y.offset / 2 + 1 : (uint64_t)out->numel;
   uint32_t gx, gy;
-  vk_groups(items, 256, &gx, &gy);
+  tb_vk_groups(items, 256, &gx, &gy);
   tb_vk_buffer buffers[2] = {xa.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_cast = {"", "Cast", 0, 0, cast_accepts, cast_run, cast_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_cast = {"", "Cast", 0, 0, cast_accepts, cast_run, cast_prepare, tb_vk_release_node, NULL};

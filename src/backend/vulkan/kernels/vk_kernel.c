@@ -8,26 +8,26 @@
 #include "core/error.h"
 #include "tensor/tensor_impl.h"
 
-vk_state *vk_ctx_state(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
+vk_state *tb_vk_ctx_state(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
 
-tb_status vk_check_u32(const tb_kernel_ctx *ctx, int64_t value, const char *what) {
+tb_status tb_vk_check_u32(const tb_kernel_ctx *ctx, int64_t value, const char *what) {
   if (value < 0 || value > (int64_t)UINT32_MAX)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%s is %lld; the Vulkan kernels take 0 .. 2^32-1", what, (long long)value);
   return TB_OK;
 }
 
-tb_status vk_arg_of(const tb_kernel_ctx *ctx, const tb_tensor *t, const char *what, size_t unit, vk_arg *out) {
+tb_status tb_vk_arg_of(const tb_kernel_ctx *ctx, const tb_tensor *t, const char *what, size_t unit, vk_arg *out) {
   if (!t || !t->storage) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s is missing", what);
   if (t->storage->backend != ctx->backend || !t->storage->block || !t->storage->block->mem.handle) {
     if (t->numel == 0 && t->storage->backend == ctx->backend) {
       *out = (vk_arg){0, 0};
       return TB_OK;
     }
-    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s is not on %s", what, vk_ctx_state(ctx)->label);
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s is not on %s", what, tb_vk_ctx_state(ctx)->label);
   }
   const tb_block *b = t->storage->block;
   const vk_allocation *a = b->mem.handle;
-  uint32_t range = vk_ctx_state(ctx)->props.limits.maxStorageBufferRange;
+  uint32_t range = tb_vk_ctx_state(ctx)->props.limits.maxStorageBufferRange;
   if (a->size > range)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%s lives in a %llu-byte buffer, over the device's maxStorageBufferRange of %u bytes",
                            what, (unsigned long long)a->size, range);
@@ -39,7 +39,7 @@ tb_status vk_arg_of(const tb_kernel_ctx *ctx, const tb_tensor *t, const char *wh
   return TB_OK;
 }
 
-tb_status vk_input(const tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, vk_arg *out) {
+tb_status tb_vk_input(const tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, vk_arg *out) {
   char what[32];
   snprintf(what, sizeof what, "input %zu", i);
   const tb_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
@@ -47,40 +47,40 @@ tb_status vk_input(const tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, vk_arg *o
   if (t->dtype != dtype)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%s is %s; the Vulkan kernel takes %s", what, tb_dtype_name(t->dtype), tb_dtype_name(dtype));
   if (!t->contiguous) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%s is a strided view; the Vulkan kernel takes contiguous tensors", what);
-  if (t->numel > (int64_t)UINT32_MAX) return vk_check_u32(ctx, t->numel, what);
+  if (t->numel > (int64_t)UINT32_MAX) return tb_vk_check_u32(ctx, t->numel, what);
   size_t unit = tb_dtype_size(dtype) >= 4 ? 4 : tb_dtype_size(dtype);
-  return vk_arg_of(ctx, t, what, unit, out);
+  return tb_vk_arg_of(ctx, t, what, unit, out);
 }
 
-tb_status vk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t, vk_arg *out) {
+tb_status tb_vk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t, vk_arg *out) {
   tb_status st = tb_kernel_output(ctx, i, dtype, ndim, shape, t);
   if (st != TB_OK) return st;
   char what[32];
   snprintf(what, sizeof what, "output %zu", i);
   if (!(*t)->contiguous) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%s is a strided view", what);
-  if ((*t)->numel > (int64_t)UINT32_MAX) return vk_check_u32(ctx, (*t)->numel, what);
+  if ((*t)->numel > (int64_t)UINT32_MAX) return tb_vk_check_u32(ctx, (*t)->numel, what);
   size_t unit = tb_dtype_size(dtype) >= 4 ? 4 : tb_dtype_size(dtype);
-  return vk_arg_of(ctx, *t, what, unit, out);
+  return tb_vk_arg_of(ctx, *t, what, unit, out);
 }
 
-tb_status vk_prepare_node(tb_kernel_ctx *ctx, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, uint32_t n_sets, void **state) {
+tb_status tb_vk_prepare_node(tb_kernel_ctx *ctx, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, uint32_t n_sets, void **state) {
   char who[96];
   snprintf(who, sizeof who, "node '%s' (%s)", ctx->node->name[0] ? ctx->node->name : "?", ctx->node->op_type);
   vk_node *node = NULL;
-  tb_status st = vk_node_create(vk_ctx_state(ctx), who, id, spec, n_spec, n_sets, &node);
+  tb_status st = tb_vk_node_create(tb_vk_ctx_state(ctx), who, id, spec, n_spec, n_sets, &node);
   *state = node;
   return st;
 }
 
-void vk_release_node(void *state) { vk_node_destroy(state); }
+void tb_vk_release_node(void *state) { tb_vk_node_destroy(state); }
 
-tb_status vk_node_of(const tb_kernel_ctx *ctx, vk_node **out) {
+tb_status tb_vk_node_of(const tb_kernel_ctx *ctx, vk_node **out) {
   *out = ctx->state;
   if (!*out) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the Vulkan kernel ran without its prepare()");
   return TB_OK;
 }
 
-void vk_groups(uint64_t items, uint32_t per_group, uint32_t *gx, uint32_t *gy) {
+void tb_vk_groups(uint64_t items, uint32_t per_group, uint32_t *gx, uint32_t *gy) {
   uint64_t groups = (items + per_group - 1) / per_group;
   if (groups <= 65535) {
     *gx = (uint32_t)groups;
@@ -91,7 +91,7 @@ void vk_groups(uint64_t items, uint32_t per_group, uint32_t *gx, uint32_t *gy) {
   *gy = (uint32_t)((groups + 65534) / 65535);
 }
 
-bool vk_inputs_f32(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask) {
+bool tb_vk_inputs_f32(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask) {
   for (size_t i = 0; i < n->n_inputs && i < 32; i++) {
     if (!((float_mask >> i) & 1u) || n->inputs[i] < 0) continue;
     if (!in || !in[i] || !in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32) return false;
@@ -99,7 +99,7 @@ bool vk_inputs_f32(const tb_node *n, const tb_value_type *const *in, uint32_t fl
   return true;
 }
 
-bool vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask) {
+bool tb_vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask) {
   tb_dtype first = TB_DTYPE_COUNT;
   for (size_t i = 0; i < n->n_inputs && i < 32; i++) {
     if (!((float_mask >> i) & 1u) || n->inputs[i] < 0) continue;
@@ -116,7 +116,7 @@ static bool any_f16(const tb_node *n, const tb_value_type *const *in) {
   return false;
 }
 
-tb_status vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *count) {
+tb_status tb_vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *count) {
   *count = 0;
   const tb_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
   if (!t || t->numel == 0) return TB_OK; /* an empty tensor (e.g. ReduceSum's axes = []) has no host block */

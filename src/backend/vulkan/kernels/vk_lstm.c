@@ -46,7 +46,7 @@ static int directions_of(const char *direction) {
 
 static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   if (n->n_inputs < 3 || present(n, IN_SEQ_LENS) || present(n, IN_P)) return false;
-  if (!vk_inputs_f32(n, in, (1u << IN_X) | (1u << IN_W) | (1u << IN_R) | (1u << IN_B) | (1u << IN_H0) | (1u << IN_C0))) return false;
+  if (!tb_vk_inputs_f32(n, in, (1u << IN_X) | (1u << IN_W) | (1u << IN_R) | (1u << IN_B) | (1u << IN_H0) | (1u << IN_C0))) return false;
   static const char *const declined[] = {"activations", "activation_alpha", "activation_beta", "clip"};
   for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++)
     if (tb_node_attr(n, declined[i])) return false;
@@ -62,9 +62,9 @@ static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
 static void lstm_release(void *state) {
   lstm_state *ls = state;
   if (!ls) return;
-  vk_node_destroy(ls->project);
-  vk_node_destroy(ls->recurrent);
-  vk_node_destroy(ls->gates);
+  tb_vk_node_destroy(ls->project);
+  tb_vk_node_destroy(ls->recurrent);
+  tb_vk_node_destroy(ls->gates);
   for (int i = 0; i < SCRATCH_COUNT; i++) tb_tensor_destroy(ls->scratch[i]);
   free(ls);
 }
@@ -75,9 +75,9 @@ static tb_status lstm_prepare(tb_kernel_ctx *ctx, void **state) {
   if (!ls) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   const uint32_t spec[2] = {0, 0}; /* matmul.comp: no C, no activation */
   void *project = NULL, *recurrent = NULL, *gates = NULL;
-  tb_status st = vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, &project);
-  if (st == TB_OK) st = vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 2, &recurrent);
-  if (st == TB_OK) st = vk_prepare_node(ctx, TB_VK_SHADER_LSTM_GATES, NULL, 0, 1, &gates);
+  tb_status st = tb_vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, &project);
+  if (st == TB_OK) st = tb_vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 2, &recurrent);
+  if (st == TB_OK) st = tb_vk_prepare_node(ctx, TB_VK_SHADER_LSTM_GATES, NULL, 0, 1, &gates);
   ls->project = project;
   ls->recurrent = recurrent;
   ls->gates = gates;
@@ -99,7 +99,7 @@ static tb_status scratch(tb_kernel_ctx *ctx, lstm_state *ls, int which, int64_t 
     tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &numel, t);
     if (st != TB_OK) return st;
   }
-  return vk_arg_of(ctx, *t, "scratch", 4, out);
+  return tb_vk_arg_of(ctx, *t, "scratch", 4, out);
 }
 
 static bool shape_is(const tb_tensor *t, int64_t a, int64_t b, int64_t c) {
@@ -141,8 +141,8 @@ static tb_status read_dims(tb_kernel_ctx *ctx, lstm_dims *d) {
   if (ctx->n_inputs > IN_SEQ_LENS && in[IN_SEQ_LENS])
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "sequence_lens is not in the Vulkan LSTM");
   int64_t xw = d->dirs * d->seq * d->batch * 4 * H;
-  st = vk_check_u32(ctx, xw, "the input projection's size");
-  if (st == TB_OK) st = vk_check_u32(ctx, d->seq * d->dirs * d->batch * H, "Y's size");
+  st = tb_vk_check_u32(ctx, xw, "the input projection's size");
+  if (st == TB_OK) st = tb_vk_check_u32(ctx, d->seq * d->dirs * d->batch * H, "Y's size");
   return st;
 }
 
@@ -153,7 +153,7 @@ static tb_status maybe_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const i
   *out = (vk_arg){0, 0};
   if (!wanted(ctx, i)) return TB_OK;
   tb_tensor *t;
-  return vk_output(ctx, i, TB_DTYPE_F32, ndim, shape, &t, out);
+  return tb_vk_output(ctx, i, TB_DTYPE_F32, ndim, shape, &t, out);
 }
 
 static tb_status lstm_run(tb_kernel_ctx *ctx) {
@@ -166,12 +166,12 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
   bool has_b = ctx->n_inputs > IN_B && ctx->inputs[IN_B], has_h0 = ctx->n_inputs > IN_H0 && ctx->inputs[IN_H0];
   bool has_c0 = ctx->n_inputs > IN_C0 && ctx->inputs[IN_C0];
   vk_arg x, w, r, b = {0, 0}, h0 = {0, 0}, c0 = {0, 0}, y, yh, yc, xw, g;
-  st = vk_input(ctx, IN_X, TB_DTYPE_F32, &x);
-  if (st == TB_OK) st = vk_input(ctx, IN_W, TB_DTYPE_F32, &w);
-  if (st == TB_OK) st = vk_input(ctx, IN_R, TB_DTYPE_F32, &r);
-  if (st == TB_OK && has_b) st = vk_input(ctx, IN_B, TB_DTYPE_F32, &b);
-  if (st == TB_OK && has_h0) st = vk_input(ctx, IN_H0, TB_DTYPE_F32, &h0);
-  if (st == TB_OK && has_c0) st = vk_input(ctx, IN_C0, TB_DTYPE_F32, &c0);
+  st = tb_vk_input(ctx, IN_X, TB_DTYPE_F32, &x);
+  if (st == TB_OK) st = tb_vk_input(ctx, IN_W, TB_DTYPE_F32, &w);
+  if (st == TB_OK) st = tb_vk_input(ctx, IN_R, TB_DTYPE_F32, &r);
+  if (st == TB_OK && has_b) st = tb_vk_input(ctx, IN_B, TB_DTYPE_F32, &b);
+  if (st == TB_OK && has_h0) st = tb_vk_input(ctx, IN_H0, TB_DTYPE_F32, &h0);
+  if (st == TB_OK && has_c0) st = tb_vk_input(ctx, IN_C0, TB_DTYPE_F32, &c0);
   int64_t y_shape[4] = {d.seq, d.dirs, d.batch, H}, state_shape[3] = {d.dirs, d.batch, H};
   if (st == TB_OK) st = maybe_output(ctx, 0, 4, y_shape, &y);
   if (st == TB_OK) st = maybe_output(ctx, 1, 3, state_shape, &yh);
@@ -194,10 +194,10 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
                     .b_off = w.offset, .b_b2 = (uint32_t)(4 * H * d.input), .b_k = 1, .b_n = (uint32_t)d.input,
                     .y_off = xw.offset, .alpha = d.input ? 1.0f : 0.0f, .beta = 1.0f};
   tb_vk_buffer mm_buffers[4] = {x.buffer, w.buffer, x.buffer, xw.buffer};
-  st = vk_node_dispatch(ls->project, 0, mm_buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, (uint32_t)d.dirs);
+  st = tb_vk_node_dispatch(ls->project, 0, mm_buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, (uint32_t)d.dirs);
   tb_vk_buffer gate_buffers[7] = {xw.buffer, g.buffer, b.buffer, c0.buffer, yc.buffer, y.buffer, yh.buffer};
   uint32_t gx, gy;
-  vk_groups((uint64_t)bh, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)bh, 256, &gx, &gy);
   for (int64_t dir = 0; dir < d.dirs && st == TB_OK; dir++) {
     bool backward = d.reverse || dir == 1;
     for (int64_t step = 0; step < d.seq && st == TB_OK; step++) {
@@ -211,7 +211,7 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
                           .y_off = g.offset, .alpha = 1.0f, .beta = 1.0f};
         tb_vk_buffer a_buffer = first ? h0.buffer : y.buffer;
         tb_vk_buffer rec_buffers[4] = {a_buffer, r.buffer, a_buffer, g.buffer};
-        st = vk_node_dispatch(ls->recurrent, first ? 0 : 1, rec_buffers, 4, &q, sizeof q, (q.N + 15) / 16, (q.M + 15) / 16, 1);
+        st = tb_vk_node_dispatch(ls->recurrent, first ? 0 : 1, rec_buffers, 4, &q, sizeof q, (q.N + 15) / 16, (q.M + 15) / 16, 1);
         if (st != TB_OK) break;
       }
       uint32_t flags = (has_h ? GATE_HAS_H : 0) | (has_b ? GATE_HAS_B : 0) | (step == d.seq - 1 && wanted(ctx, 1) ? GATE_WRITE_YH : 0);
@@ -219,7 +219,7 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
       lstm_gate_push gp = {(uint32_t)H, (uint32_t)bh, xw.offset + (uint32_t)((dir * d.seq + t) * d.batch * 4 * H), g.offset,
                            b.offset + (uint32_t)(dir * 8 * H), c0.offset + (uint32_t)(dir * bh), yc.offset + (uint32_t)(dir * bh),
                            y.offset + (uint32_t)((t * d.dirs + dir) * bh), yh.offset + (uint32_t)(dir * bh), flags};
-      st = vk_node_dispatch(ls->gates, 0, gate_buffers, 7, &gp, sizeof gp, gx, gy, 1);
+      st = tb_vk_node_dispatch(ls->gates, 0, gate_buffers, 7, &gp, sizeof gp, gx, gy, 1);
     }
   }
   return st;

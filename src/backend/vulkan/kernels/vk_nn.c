@@ -39,7 +39,7 @@ typedef struct mm_push {
 static bool mm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   if (is_op(n, "FusedMatMul") && n->n_inputs > 3 && n->inputs[3] >= 0) return false;
-  return n->n_outputs == 1 && vk_inputs_f32(n, in, 7u);
+  return n->n_outputs == 1 && tb_vk_inputs_f32(n, in, 7u);
 }
 
 /* The node's input 2 is matmul.comp's C: Gemm's C, or FusedMatMul's bias. */
@@ -51,7 +51,7 @@ static tb_status mm_prepare(tb_kernel_ctx *ctx, void **state) {
   spec[0] = mm_has_c(ctx->node);
   tb_status st = read_act(ctx, &spec[1], &a, &b);
   if (st != TB_OK) return st;
-  return vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, state);
 }
 
 /* MatMul's batch dims broadcast and collapsed to at most two levels of (size, A stride, B stride). */
@@ -96,9 +96,9 @@ static tb_status mm_batches(tb_kernel_ctx *ctx, const tb_tensor *a, const tb_ten
     ls[0] = 1;
     la[0] = lb[0] = 0;
   }
-  tb_status st = vk_check_u32(ctx, ls[0] * ls[1], "the batch count");
-  if (st == TB_OK) st = vk_check_u32(ctx, la[0], "A's batch stride");
-  if (st == TB_OK) st = vk_check_u32(ctx, lb[0], "B's batch stride");
+  tb_status st = tb_vk_check_u32(ctx, ls[0] * ls[1], "the batch count");
+  if (st == TB_OK) st = tb_vk_check_u32(ctx, la[0], "A's batch stride");
+  if (st == TB_OK) st = tb_vk_check_u32(ctx, lb[0], "B's batch stride");
   if (st != TB_OK) return st;
   *nb1 = (uint32_t)ls[0];
   p->nb2 = (uint32_t)ls[1];
@@ -111,15 +111,15 @@ static tb_status mm_batches(tb_kernel_ctx *ctx, const tb_tensor *a, const tb_ten
 
 static tb_status mm_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
   const tb_node *n = ctx->node;
   bool gemm = is_op(n, "Gemm") || is_op(n, "FusedGemm");
   vk_arg a, b, c = {0, 0}, y;
-  st = vk_input(ctx, 0, TB_DTYPE_F32, &a);
-  if (st == TB_OK) st = vk_input(ctx, 1, TB_DTYPE_F32, &b);
+  st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &a);
+  if (st == TB_OK) st = tb_vk_input(ctx, 1, TB_DTYPE_F32, &b);
   bool has_c = mm_has_c(n) && ctx->n_inputs > 2 && ctx->inputs[2];
-  if (st == TB_OK && has_c) st = vk_input(ctx, 2, TB_DTYPE_F32, &c);
+  if (st == TB_OK && has_c) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &c);
   if (st != TB_OK) return st;
   const tb_tensor *ta = ctx->inputs[0], *tbt = ctx->inputs[1];
   mm_push p;
@@ -189,7 +189,7 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
     }
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   p.a_off = a.offset;
   p.b_off = b.offset;
@@ -197,10 +197,10 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   tb_vk_buffer buffers[4] = {a.buffer, b.buffer, has_c ? c.buffer : a.buffer, y.buffer};
   uint32_t batches = nb1 * p.nb2;
   if (p.K == 0) p.alpha = 0.0f;
-  return vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, batches);
+  return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, batches);
 }
 
-#define MATMUL(sym, dom, opname) const tb_cpu_kernel sym = {dom, opname, 0, 0, mm_accepts, mm_run, mm_prepare, vk_release_node, NULL};
+#define MATMUL(sym, dom, opname) const tb_cpu_kernel sym = {dom, opname, 0, 0, mm_accepts, mm_run, mm_prepare, tb_vk_release_node, NULL};
 MATMUL(tb_vk_kernel_matmul, "", "MatMul")
 MATMUL(tb_vk_kernel_gemm, "", "Gemm")
 MATMUL(tb_vk_kernel_fused_matmul, "tb", "FusedMatMul")
@@ -270,7 +270,7 @@ static tb_status read_window(tb_kernel_ctx *ctx, const tb_tensor *x, const int64
 
 static bool conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  if (n->n_outputs != 1 || !vk_inputs_f32(n, in, 15u)) return false;
+  if (n->n_outputs != 1 || !tb_vk_inputs_f32(n, in, 15u)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 
@@ -282,18 +282,18 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, void **state) {
   spec[1] = n->n_inputs > 3 && n->inputs[3] >= 0;
   tb_status st = read_act(ctx, &spec[2], &a, &b);
   if (st != TB_OK) return st;
-  return vk_prepare_node(ctx, TB_VK_SHADER_CONV2D, spec, 3, 1, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_CONV2D, spec, 3, 1, state);
 }
 
 static tb_status conv_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   vk_arg x, w, bias = {0, 0}, res = {0, 0}, y;
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
-  if (st == TB_OK) st = vk_input(ctx, 1, TB_DTYPE_F32, &w);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  if (st == TB_OK) st = tb_vk_input(ctx, 1, TB_DTYPE_F32, &w);
   bool has_b = ctx->n_inputs > 2 && ctx->inputs[2], has_r = ctx->n_inputs > 3 && ctx->inputs[3];
-  if (st == TB_OK && has_b) st = vk_input(ctx, 2, TB_DTYPE_F32, &bias);
-  if (st == TB_OK && has_r) st = vk_input(ctx, 3, TB_DTYPE_F32, &res);
+  if (st == TB_OK && has_b) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &bias);
+  if (st == TB_OK && has_r) st = tb_vk_input(ctx, 3, TB_DTYPE_F32, &res);
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0], *tw = ctx->inputs[1];
   if (tw->ndim != tx->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X rank %zu", tw->ndim, tx->ndim);
@@ -311,7 +311,7 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   int64_t shape[4] = {tx->shape[0], M, win.oh, win.ow};
   if (tx->ndim == 3) shape[2] = win.ow;
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, tx->ndim, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, tx->ndim, shape, &out, &y);
   if (st == TB_OK && has_r && ctx->inputs[3]->numel != out->numel)
     st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the residual has %lld values, the output %lld", (long long)ctx->inputs[3]->numel, (long long)out->numel);
   if (st != TB_OK || out->numel == 0) return st;
@@ -327,32 +327,32 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
          win.kh, win.kw, win.sh, win.sw, win.ph, win.pw, win.dh, win.dw, (uint32_t)group, x.offset, w.offset, bias.offset, res.offset,
          y.offset, (uint32_t)out->numel, aa, ab};
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[5] = {x.buffer, w.buffer, has_b ? bias.buffer : x.buffer, has_r ? res.buffer : x.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 5, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 5, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_conv = {"", "Conv", 0, 0, conv_accepts, conv_run, conv_prepare, vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", 0, 0, conv_accepts, conv_run, conv_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_conv = {"", "Conv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
 
 /* ---- pools ---- */
 
 static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   bool indices = n->n_outputs > 1 && n->outputs[1] >= 0; /* MaxPool's Indices: CPU */
-  return !indices && vk_inputs_f32(n, in, 1u) && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
+  return !indices && tb_vk_inputs_f32(n, in, 1u) && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
 }
 
 static tb_status pool_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t mode = strstr(ctx->node->op_type, "Average") ? 1 : 0;
-  return vk_prepare_node(ctx, TB_VK_SHADER_POOL, &mode, 1, 1, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_POOL, &mode, 1, 1, state);
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg x, y;
-  tb_status st = vk_node_of(ctx, &node);
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  tb_status st = tb_vk_node_of(ctx, &node);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0];
   if (tx->ndim != 3 && tx->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan pools take rank 3 or 4, not %zu", tx->ndim);
@@ -374,19 +374,19 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   int64_t shape[4] = {tx->shape[0], tx->shape[1], win.oh, win.ow};
   if (tx->ndim == 3) shape[2] = win.ow;
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, tx->ndim, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, tx->ndim, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
     uint32_t H, W, OH, OW, KH, KW, sh, sw, ph, pw, eh, ew, dh, dw, total, x_off, y_off, include_pad;
   } p = {tx->ndim == 4 ? (uint32_t)tx->shape[2] : 1, (uint32_t)tx->shape[tx->ndim - 1], win.oh, win.ow, win.kh, win.kw, win.sh, win.sw,
          win.ph, win.pw, win.eh, win.ew, win.dh, win.dw, (uint32_t)out->numel, x.offset, y.offset, include_pad != 0};
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define POOL(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, pool_accepts, pool_run, pool_prepare, vk_release_node, NULL};
+#define POOL(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, pool_accepts, pool_run, pool_prepare, tb_vk_release_node, NULL};
 POOL(tb_vk_kernel_maxpool, "MaxPool")
 POOL(tb_vk_kernel_averagepool, "AveragePool")
 POOL(tb_vk_kernel_global_averagepool, "GlobalAveragePool")
@@ -399,16 +399,16 @@ static bool bn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type 
   if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
   for (size_t i = 1; i < n->n_outputs; i++)
     if (n->outputs[i] >= 0) return false;
-  return n->n_inputs == 5 && vk_inputs_f32(n, in, 31u);
+  return n->n_inputs == 5 && tb_vk_inputs_f32(n, in, 31u);
 }
 
-static tb_status bn_prepare(tb_kernel_ctx *ctx, void **state) { return vk_prepare_node(ctx, TB_VK_SHADER_BATCHNORM, NULL, 0, 1, state); }
+static tb_status bn_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_BATCHNORM, NULL, 0, 1, state); }
 
 static tb_status bn_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg a[5], y;
-  tb_status st = vk_node_of(ctx, &node);
-  for (size_t i = 0; i < 5 && st == TB_OK; i++) st = vk_input(ctx, i, TB_DTYPE_F32, &a[i]);
+  tb_status st = tb_vk_node_of(ctx, &node);
+  for (size_t i = 0; i < 5 && st == TB_OK; i++) st = tb_vk_input(ctx, i, TB_DTYPE_F32, &a[i]);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   if (x->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "X has rank %zu; it needs >= 2", x->ndim);
@@ -420,16 +420,16 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   float eps = 1e-5f;
   st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
   tb_tensor *out;
-  if (st == TB_OK) st = vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
+  if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
     uint32_t C, HW, total, x_off, s_off, b_off, m_off, v_off, y_off;
     float eps;
   } p = {(uint32_t)C, (uint32_t)hw, (uint32_t)out->numel, a[0].offset, a[1].offset, a[2].offset, a[3].offset, a[4].offset, y.offset, eps};
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[6] = {a[0].buffer, a[1].buffer, a[2].buffer, a[3].buffer, a[4].buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", 0, 0, bn_accepts, bn_run, bn_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", 0, 0, bn_accepts, bn_run, bn_prepare, tb_vk_release_node, NULL};

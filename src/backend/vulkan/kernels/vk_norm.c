@@ -9,7 +9,7 @@
 #include "tensor/tensor_impl.h"
 
 static tb_vk_shader_id variant(tb_kernel_ctx *ctx, tb_vk_shader_id plain, tb_vk_shader_id subgroup) {
-  return vk_use_subgroups(vk_ctx_state(ctx)) ? subgroup : plain;
+  return tb_vk_use_subgroups(tb_vk_ctx_state(ctx)) ? subgroup : plain;
 }
 
 static int64_t prod(const int64_t *dims, size_t from, size_t to) {
@@ -27,21 +27,21 @@ static tb_status norm_axis(tb_kernel_ctx *ctx, int64_t axis, size_t ndim, size_t
 
 static bool f32_in0(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 1 && vk_inputs_f32(n, in, 1u);
+  return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
 }
 
 /* ---- Softmax, LogSoftmax ---- */
 
 static tb_status softmax_prepare(tb_kernel_ctx *ctx, void **state) {
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_SOFTMAX, TB_VK_SHADER_SOFTMAX_SG);
-  return vk_prepare_node(ctx, id, NULL, 0, 1, state);
+  return tb_vk_prepare_node(ctx, id, NULL, 0, 1, state);
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg x, y;
-  tb_status st = vk_node_of(ctx, &node);
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  tb_status st = tb_vk_node_of(ctx, &node);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
   bool old = ctx->node->opset < 13;
@@ -51,7 +51,7 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK && t->ndim == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Softmax of a scalar");
   if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
   tb_tensor *out;
-  if (st == TB_OK) st = vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
+  if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   int64_t outer = prod(t->shape, 0, axis);
   int64_t cols = old ? prod(t->shape, axis, t->ndim) : t->shape[axis];
@@ -60,19 +60,19 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
     uint32_t rows, cols, inner, x_off, y_off, log_softmax;
   } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, strcmp(ctx->node->op_type, "LogSoftmax") == 0};
   uint32_t gx, gy;
-  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_softmax = {"", "Softmax", 0, 0, f32_in0, softmax_run, softmax_prepare, vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, softmax_run, softmax_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_softmax = {"", "Softmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
 
 /* ---- LayerNormalization ---- */
 
 static bool ln_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 2 && n->n_outputs <= 3 && vk_inputs_f32(n, in, 7u);
+  return n->n_inputs >= 2 && n->n_outputs <= 3 && tb_vk_inputs_f32(n, in, 7u);
 }
 
 /* Bit 0: the node uses its Mean output, bit 1: its InvStdDev output. */
@@ -86,17 +86,17 @@ static uint32_t ln_stats(const tb_node *n) {
 static tb_status ln_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[2] = {ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0, ln_stats(ctx->node)};
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_LAYERNORM, TB_VK_SHADER_LAYERNORM_SG);
-  return vk_prepare_node(ctx, id, spec, 2, 1, state);
+  return tb_vk_prepare_node(ctx, id, spec, 2, 1, state);
 }
 
 static tb_status ln_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg x, s, b = {0, 0}, y;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   bool has_b = ctx->n_inputs > 2 && ctx->inputs[2];
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
-  if (st == TB_OK) st = vk_input(ctx, 1, TB_DTYPE_F32, &s);
-  if (st == TB_OK && has_b) st = vk_input(ctx, 2, TB_DTYPE_F32, &b);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  if (st == TB_OK) st = tb_vk_input(ctx, 1, TB_DTYPE_F32, &s);
+  if (st == TB_OK && has_b) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &b);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
   int64_t axis_attr = -1;
@@ -118,14 +118,14 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Scale (%lld values) or B (%lld) does not broadcast to the %lld normalized values",
                            (long long)sn, (long long)bn, (long long)cols);
   tb_tensor *out, *stat_out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, t->ndim, t->shape, &out, &y);
   /* Mean and InvStdDev: X's shape with the normalized dimensions 1 */
   int64_t stat_shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) stat_shape[d] = d < axis ? t->shape[d] : 1;
   vk_arg stats[2] = {y, y};
   uint32_t want = ln_stats(ctx->node);
   for (size_t i = 0; i < 2 && st == TB_OK; i++)
-    if ((want >> i) & 1u) st = vk_output(ctx, i + 1, TB_DTYPE_F32, t->ndim, stat_shape, &stat_out, &stats[i]);
+    if ((want >> i) & 1u) st = tb_vk_output(ctx, i + 1, TB_DTYPE_F32, t->ndim, stat_shape, &stat_out, &stats[i]);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
     uint32_t rows, cols, x_off, s_off, b_off, y_off, s_n, b_n;
@@ -134,14 +134,14 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   } p = {(uint32_t)prod(t->shape, 0, axis), (uint32_t)cols, x.offset, s.offset, b.offset, y.offset, (uint32_t)sn, (uint32_t)bn, eps,
          stats[0].offset, stats[1].offset, instance};
   uint32_t gx, gy;
-  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[6] = {x.buffer, s.buffer, has_b ? b.buffer : s.buffer, y.buffer, stats[0].buffer, stats[1].buffer};
-  return vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
 
 /* ---- Reduce* ---- */
 
@@ -195,20 +195,20 @@ static uint32_t reduce_mode(const char *op) {
 static tb_status reduce_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t mode = reduce_mode(ctx->node->op_type);
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_REDUCE, TB_VK_SHADER_REDUCE_SG);
-  return vk_prepare_node(ctx, id, &mode, 1, 1, state);
+  return tb_vk_prepare_node(ctx, id, &mode, 1, 1, state);
 }
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg x, y;
-  tb_status st = vk_node_of(ctx, &node);
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &x);
+  tb_status st = tb_vk_node_of(ctx, &node);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
   int64_t axes[TB_MAX_DIMS], keepdims = 1, noop = 0;
   size_t n_axes = 0;
   if (ctx->n_inputs > 1 && ctx->inputs[1]) {
-    st = vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes);
+    st = tb_vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes);
   } else {
     const int64_t *attr = NULL;
     st = tb_attr_ints(ctx->graph, ctx->node, "axes", &attr, &n_axes);
@@ -236,10 +236,10 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   }
   reduce_runs runs;
   reduce_split(t, reduced, &runs);
-  st = vk_check_u32(ctx, runs.len, "the reduced length");
+  st = tb_vk_check_u32(ctx, runs.len, "the reduced length");
   if (st != TB_OK) return st;
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   struct {
     uint32_t rows, len, x_off, y_off, nk, nr;
@@ -252,12 +252,12 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
     p.rst[i] = runs.stride[1][i];
   }
   uint32_t gx, gy;
-  vk_groups((uint64_t)p.rows, 1, &gx, &gy);
+  tb_vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define REDUCE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_in0, reduce_run, reduce_prepare, vk_release_node, NULL};
+#define REDUCE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_in0, reduce_run, reduce_prepare, tb_vk_release_node, NULL};
 REDUCE(tb_vk_kernel_reduce_mean, "ReduceMean")
 REDUCE(tb_vk_kernel_reduce_sum, "ReduceSum")
 REDUCE(tb_vk_kernel_reduce_max, "ReduceMax")
@@ -275,19 +275,19 @@ REDUCE(tb_vk_kernel_reduce_prod, "ReduceProd")
 static bool attn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   bool mask = n->n_inputs > 3 && n->inputs[3] >= 0;
-  return !mask && n->n_inputs >= 3 && vk_inputs_f32(n, in, 7u);
+  return !mask && n->n_inputs >= 3 && tb_vk_inputs_f32(n, in, 7u);
 }
 
 static tb_status attn_prepare(tb_kernel_ctx *ctx, void **state) {
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_ATTENTION, TB_VK_SHADER_ATTENTION_SG);
-  return vk_prepare_node(ctx, id, NULL, 0, 1, state);
+  return tb_vk_prepare_node(ctx, id, NULL, 0, 1, state);
 }
 
 static tb_status attn_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg a[3], y;
-  tb_status st = vk_node_of(ctx, &node);
-  for (size_t i = 0; i < 3 && st == TB_OK; i++) st = vk_input(ctx, i, TB_DTYPE_F32, &a[i]);
+  tb_status st = tb_vk_node_of(ctx, &node);
+  for (size_t i = 0; i < 3 && st == TB_OK; i++) st = tb_vk_input(ctx, i, TB_DTYPE_F32, &a[i]);
   if (st != TB_OK) return st;
   const tb_tensor *q = ctx->inputs[0], *k = ctx->inputs[1], *v = ctx->inputs[2];
   if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Q, K_T and V need rank >= 2");
@@ -342,7 +342,7 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
   shape[nb] = lq;
   shape[nb + 1] = dv;
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, nb + 2, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, nb + 2, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   float scale = 1.0f;
   int64_t divide = 0;
@@ -358,7 +358,7 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
          a[0].offset, (uint32_t)lst[0][0], (uint32_t)lst[0][1], a[1].offset, (uint32_t)lst[1][0], (uint32_t)lst[1][1],
          a[2].offset, (uint32_t)lst[2][0], (uint32_t)lst[2][1], y.offset, mode, scale};
   tb_vk_buffer buffers[4] = {a[0].buffer, a[1].buffer, a[2].buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (uint32_t)lq, (uint32_t)(ls[0] * ls[1]), 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (uint32_t)lq, (uint32_t)(ls[0] * ls[1]), 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_attention = {"tb", "Attention", 0, 0, attn_accepts, attn_run, attn_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_attention = {"tb", "Attention", 0, 0, attn_accepts, attn_run, attn_prepare, tb_vk_release_node, NULL};

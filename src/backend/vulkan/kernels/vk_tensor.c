@@ -19,7 +19,7 @@ typedef struct copy_push {
 
 static bool f32_data(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 1 && vk_inputs_f32(n, in, 1u);
+  return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
 }
 
 /* Drop size-1 dimensions so up to VK_MAX_RANK remain where possible. */
@@ -44,9 +44,9 @@ static tb_status copy_record(tb_kernel_ctx *ctx, vk_node *node, uint32_t set, si
   p.src_off = (uint32_t)(src.offset + src_off);
   p.dst_off = (uint32_t)(dst.offset + dst_off);
   uint32_t gx, gy;
-  vk_groups((uint64_t)n, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)n, 256, &gx, &gy);
   tb_vk_buffer buffers[2] = {src.buffer, dst.buffer};
-  return vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
 static void contiguous_strides(size_t rank, const int64_t *shape, int64_t *strides) {
@@ -63,7 +63,7 @@ static tb_status copy_prepare(tb_kernel_ctx *ctx, void **state) {
   if (strcmp(n->op_type, "Concat") == 0) sets = (uint32_t)n->n_inputs;
   if (strcmp(n->op_type, "Split") == 0) sets = (uint32_t)n->n_outputs;
   if (sets > MAX_PARTS) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%u parts; the Vulkan kernel takes up to %d", sets, MAX_PARTS);
-  return vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, sets, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, sets, state);
 }
 
 /* The source as a tensor argument with its own strides. */
@@ -71,7 +71,7 @@ static tb_status source(tb_kernel_ctx *ctx, const tb_tensor **t, vk_arg *arg) {
   *t = ctx->inputs[0];
   if (!*t) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input 0 is missing");
   if ((*t)->dtype != TB_DTYPE_F32) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan kernel takes float32 data");
-  return vk_arg_of(ctx, *t, "input 0", 4, arg);
+  return tb_vk_arg_of(ctx, *t, "input 0", 4, arg);
 }
 
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze: the output's shape, then a copy in element order ---- */
@@ -93,7 +93,7 @@ static tb_status reshaped_shape(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t 
     return TB_OK;
   }
   if (ctx->n_inputs > 1 && ctx->inputs[1]) {
-    st = vk_value_ints(ctx, 1, vals, TB_MAX_DIMS, &nv);
+    st = tb_vk_value_ints(ctx, 1, vals, TB_MAX_DIMS, &nv);
   } else {
     const int64_t *attr = NULL;
     st = tb_attr_ints(ctx->graph, ctx->node, strcmp(op, "Reshape") == 0 ? "shape" : "axes", &attr, &nv);
@@ -142,7 +142,7 @@ static tb_status reshape_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   if (st != TB_OK) return st;
   int64_t shape[TB_MAX_DIMS];
@@ -155,7 +155,7 @@ static tb_status reshape_run(tb_kernel_ctx *ctx) {
     st = reshaped_shape(ctx, x, shape, &ndim);
     if (st != TB_OK) return st;
   }
-  st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &dst);
   if (st != TB_OK) return st;
   if (out->numel != x->numel)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%lld values cannot take %lld", (long long)x->numel, (long long)out->numel);
@@ -164,7 +164,7 @@ static tb_status reshape_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, x->ndim, x->shape, x->strides, src, 0, ds, dst, 0);
 }
 
-#define RESHAPE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_data, reshape_run, copy_prepare, vk_release_node, NULL};
+#define RESHAPE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_data, reshape_run, copy_prepare, tb_vk_release_node, NULL};
 RESHAPE(tb_vk_kernel_reshape, "Reshape")
 RESHAPE(tb_vk_kernel_flatten, "Flatten")
 RESHAPE(tb_vk_kernel_squeeze, "Squeeze")
@@ -176,7 +176,7 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   const int64_t *perm = NULL;
   size_t np = 0;
@@ -193,13 +193,13 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
     ss[d] = x->strides[from];
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
   if (st != TB_OK) return st;
   contiguous_strides(x->ndim, shape, ds);
   return copy_record(ctx, node, 0, x->ndim, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_transpose = {"", "Transpose", 0, 0, f32_data, transpose_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_transpose = {"", "Transpose", 0, 0, f32_data, transpose_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- DepthToSpace (DCR and CRD) and SpaceToDepth: a rank-6 strided copy in the output's order ---- */
 
@@ -207,7 +207,7 @@ static tb_status space_depth_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   int64_t b = 0;
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
@@ -242,29 +242,29 @@ static tb_status space_depth_run(tb_kernel_ctx *ctx) {
     memcpy(out_shape, o, sizeof o);
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, 4, out_shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, 4, out_shape, &out, &dst);
   if (st != TB_OK || out->numel == 0) return st;
   contiguous_strides(6, shape, ds);
   return copy_record(ctx, node, 0, 6, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_depth_to_space = {"", "DepthToSpace", 0, 0, f32_data, space_depth_run, copy_prepare, vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", 0, 0, f32_data, space_depth_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_depth_to_space = {"", "DepthToSpace", 0, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", 0, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Pad: constant, edge, reflect (copy.comp's pad modes) ---- */
 
 static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   if (n->n_inputs > 3 && n->inputs[3] >= 0) return false; /* axes (opset 18): the CPU */
-  return f32_data(g, n, in) && vk_inputs_f32(n, in, 1u | 4u);
+  return f32_data(g, n, in) && tb_vk_inputs_f32(n, in, 1u | 4u);
 }
 
-static tb_status pad_prepare(tb_kernel_ctx *ctx, void **state) { return vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, 2, state); }
+static tb_status pad_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, 2, state); }
 
 static tb_status pad_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   const char *mode_s = "constant";
   if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
@@ -281,7 +281,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     if (st == TB_OK && a) memcpy(pads, a, np * sizeof *a);
     if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &fill);
   } else {
-    st = vk_value_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &np);
+    st = tb_vk_value_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &np);
   }
   if (st != TB_OK) return st;
   if (np != 2 * x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "pads has %zu entries for rank %zu", np, x->ndim);
@@ -291,17 +291,17 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     shape[d] = x->shape[d] + pads[d] + pads[d + x->ndim];
     if (shape[d] < 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "pads crop dimension %zu below 0", d);
     if (mode != 1 && shape[d] > 0 && x->shape[d] == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "%s padding of an empty dimension", mode_s);
-    if (pads[d] < INT32_MIN || pads[d] > INT32_MAX) return vk_check_u32(ctx, pads[d], "a pad");
+    if (pads[d] < INT32_MIN || pads[d] > INT32_MAX) return tb_vk_check_u32(ctx, pads[d], "a pad");
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
   if (st != TB_OK || out->numel == 0) return st;
   const tb_tensor *cv = ctx->node->opset >= 11 && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   uint32_t set = 0;
   if (mode == 1 && cv && cv->numel == 1) {
     /* the constant lives on the device: broadcast it over the output first, then write the inside only */
     vk_arg c;
-    st = vk_arg_of(ctx, cv, "constant_value", 4, &c);
+    st = tb_vk_arg_of(ctx, cv, "constant_value", 4, &c);
     int64_t all = out->numel, zero = 0, one = 1;
     if (st == TB_OK) st = copy_record(ctx, node, set++, 1, &all, &zero, c, 0, &one, dst, 0);
     if (st != TB_OK) return st;
@@ -322,12 +322,12 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     p.begin[d] = (int32_t)pads[d];
   }
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[2] = {src.buffer, dst.buffer};
-  return vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_pad = {"", "Pad", 0, 0, pad_accepts, pad_run, pad_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_pad = {"", "Pad", 0, 0, pad_accepts, pad_run, pad_prepare, tb_vk_release_node, NULL};
 
 /* ---- Constant (float32 values): uploaded into the device output at each run ---- */
 
@@ -389,16 +389,16 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   if (st != TB_OK) return st;
   int64_t starts[TB_MAX_DIMS], ends[TB_MAX_DIMS], axes[TB_MAX_DIMS], steps[TB_MAX_DIMS];
   size_t ns = 0, ne = 0, na = 0, nst = 0;
   if (ctx->node->opset >= 10) {
-    st = vk_value_ints(ctx, 1, starts, TB_MAX_DIMS, &ns);
-    if (st == TB_OK) st = vk_value_ints(ctx, 2, ends, TB_MAX_DIMS, &ne);
-    if (st == TB_OK) st = vk_value_ints(ctx, 3, axes, TB_MAX_DIMS, &na);
-    if (st == TB_OK) st = vk_value_ints(ctx, 4, steps, TB_MAX_DIMS, &nst);
+    st = tb_vk_value_ints(ctx, 1, starts, TB_MAX_DIMS, &ns);
+    if (st == TB_OK) st = tb_vk_value_ints(ctx, 2, ends, TB_MAX_DIMS, &ne);
+    if (st == TB_OK) st = tb_vk_value_ints(ctx, 3, axes, TB_MAX_DIMS, &na);
+    if (st == TB_OK) st = tb_vk_value_ints(ctx, 4, steps, TB_MAX_DIMS, &nst);
   } else {
     const int64_t *a = NULL, *b = NULL, *c = NULL;
     st = tb_attr_ints(ctx->graph, ctx->node, "starts", &a, &ns);
@@ -447,13 +447,13 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
     off += begin[d] * x->strides[d];
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
   if (st != TB_OK) return st;
   contiguous_strides(x->ndim, shape, ds);
   return copy_record(ctx, node, 0, x->ndim, shape, ss, src, off, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_slice = {"", "Slice", 0, 0, f32_data, slice_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_slice = {"", "Slice", 0, 0, f32_data, slice_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Expand ---- */
 
@@ -461,11 +461,11 @@ static tb_status expand_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src, dst;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   int64_t want[TB_MAX_DIMS];
   size_t nw = 0;
-  if (st == TB_OK) st = vk_value_ints(ctx, 1, want, TB_MAX_DIMS, &nw);
+  if (st == TB_OK) st = tb_vk_value_ints(ctx, 1, want, TB_MAX_DIMS, &nw);
   if (st != TB_OK) return st;
   size_t rank = nw > x->ndim ? nw : x->ndim;
   int64_t shape[TB_MAX_DIMS], ss[TB_MAX_DIMS], ds[TB_MAX_DIMS];
@@ -476,24 +476,24 @@ static tb_status expand_run(tb_kernel_ctx *ctx) {
     ss[d] = dx == 1 ? 0 : x->strides[d + x->ndim - rank];
   }
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, rank, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, rank, shape, &out, &dst);
   if (st != TB_OK) return st;
   contiguous_strides(rank, shape, ds);
   return copy_record(ctx, node, 0, rank, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_expand = {"", "Expand", 0, 0, f32_data, expand_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_expand = {"", "Expand", 0, 0, f32_data, expand_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Concat ---- */
 
 static bool concat_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs >= 1 && n->n_inputs <= MAX_PARTS && vk_inputs_f32(n, in, 0xffffffffu);
+  return n->n_inputs >= 1 && n->n_inputs <= MAX_PARTS && tb_vk_inputs_f32(n, in, 0xffffffffu);
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
   vk_node *node;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
   const tb_tensor *first = ctx->inputs[0];
   if (!first) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input 0 is missing");
@@ -514,21 +514,21 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
   }
   tb_tensor *out;
   vk_arg dst;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, first->ndim, shape, &out, &dst);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, first->ndim, shape, &out, &dst);
   if (st != TB_OK) return st;
   int64_t ds[TB_MAX_DIMS], at = 0;
   contiguous_strides(first->ndim, shape, ds);
   for (size_t i = 0; i < ctx->n_inputs && st == TB_OK; i++) {
     const tb_tensor *t = ctx->inputs[i];
     vk_arg src;
-    st = vk_arg_of(ctx, t, "an input", 4, &src);
+    st = tb_vk_arg_of(ctx, t, "an input", 4, &src);
     if (st == TB_OK) st = copy_record(ctx, node, (uint32_t)i, t->ndim, t->shape, t->strides, src, 0, ds, dst, at * ds[axis]);
     at += t->shape[axis];
   }
   return st;
 }
 
-const tb_cpu_kernel tb_vk_kernel_concat = {"", "Concat", 0, 0, concat_accepts, concat_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_concat = {"", "Concat", 0, 0, concat_accepts, concat_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Split ---- */
 
@@ -540,7 +540,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   const tb_tensor *x;
   vk_arg src;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
   int64_t axis = 0, parts[MAX_PARTS];
   size_t np = 0, n_out = ctx->n_outputs;
@@ -549,7 +549,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   if (axis < 0) axis += (int64_t)x->ndim;
   if (axis < 0 || axis >= (int64_t)x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "axis out of range");
   if (ctx->n_inputs > 1 && ctx->inputs[1]) {
-    st = vk_value_ints(ctx, 1, parts, MAX_PARTS, &np);
+    st = tb_vk_value_ints(ctx, 1, parts, MAX_PARTS, &np);
   } else {
     const int64_t *attr = NULL;
     st = tb_attr_ints(ctx->graph, ctx->node, "split", &attr, &np);
@@ -578,7 +578,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
     if (ctx->node->outputs[i] >= 0) {
       tb_tensor *out;
       vk_arg dst;
-      st = vk_output(ctx, i, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
+      st = tb_vk_output(ctx, i, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
       contiguous_strides(x->ndim, shape, ds);
       if (st == TB_OK) st = copy_record(ctx, node, (uint32_t)i, x->ndim, shape, x->strides, src, at * x->strides[axis], ds, dst, 0);
     }
@@ -587,32 +587,32 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_vk_kernel_split = {"", "Split", 0, 0, split_accepts, split_run, copy_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_split = {"", "Split", 0, 0, split_accepts, split_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Gather ---- */
 
 static bool gather_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
-  return n->n_inputs == 2 && vk_inputs_f32(n, in, 1u) && in[1] && in[1]->has_dtype &&
+  return n->n_inputs == 2 && tb_vk_inputs_f32(n, in, 1u) && in[1] && in[1]->has_dtype &&
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
 }
 
 static tb_status gather_prepare(tb_kernel_ctx *ctx, void **state) {
   const tb_value_type *t = &ctx->graph->values[ctx->node->inputs[1]].type;
   uint32_t idx64 = !t->has_dtype || t->dtype == TB_DTYPE_I64;
-  return vk_prepare_node(ctx, TB_VK_SHADER_GATHER, &idx64, 1, 1, state);
+  return tb_vk_prepare_node(ctx, TB_VK_SHADER_GATHER, &idx64, 1, 1, state);
 }
 
 static tb_status gather_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   vk_arg d, i, y;
-  tb_status st = vk_node_of(ctx, &node);
+  tb_status st = tb_vk_node_of(ctx, &node);
   const tb_tensor *idx = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (st == TB_OK && !idx) st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the indices are missing");
   if (st == TB_OK && (idx->dtype == TB_DTYPE_I64) != (node->pipe->spec[0] != 0))
     st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the indices are %s, not the type the node was prepared for", tb_dtype_name(idx->dtype));
-  if (st == TB_OK) st = vk_input(ctx, 0, TB_DTYPE_F32, &d);
-  if (st == TB_OK) st = vk_input(ctx, 1, idx->dtype, &i);
+  if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &d);
+  if (st == TB_OK) st = tb_vk_input(ctx, 1, idx->dtype, &i);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   int64_t axis = 0;
@@ -628,7 +628,7 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   for (size_t dd = 0; dd < idx->ndim; dd++) shape[k++] = idx->shape[dd];
   for (size_t dd = (size_t)axis + 1; dd < x->ndim; dd++) shape[k++] = x->shape[dd];
   tb_tensor *out;
-  st = vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
+  st = tb_vk_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
   int64_t inner = 1;
   for (size_t dd = (size_t)axis + 1; dd < x->ndim; dd++) inner *= x->shape[dd];
@@ -636,9 +636,9 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
     uint32_t axis, inner, nidx, total, d_off, i_off, y_off;
   } p = {(uint32_t)x->shape[axis], (uint32_t)inner, (uint32_t)idx->numel, (uint32_t)out->numel, d.offset, i.offset, y.offset};
   uint32_t gx, gy;
-  vk_groups((uint64_t)out->numel, 256, &gx, &gy);
+  tb_vk_groups((uint64_t)out->numel, 256, &gx, &gy);
   tb_vk_buffer buffers[3] = {d.buffer, i.buffer, y.buffer};
-  return vk_node_dispatch(node, 0, buffers, 3, &p, sizeof p, gx, gy, 1);
+  return tb_vk_node_dispatch(node, 0, buffers, 3, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_gather = {"", "Gather", 0, 0, gather_accepts, gather_run, gather_prepare, vk_release_node, NULL};
+const tb_cpu_kernel tb_vk_kernel_gather = {"", "Gather", 0, 0, gather_accepts, gather_run, gather_prepare, tb_vk_release_node, NULL};

@@ -26,9 +26,9 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
     return tb_kernel_error(ctx, TB_ERR_MODEL, "W [%lld, %lld, ...] does not fit %lld input channels in %lld groups",
                            (long long)w_shape[0], (long long)w_shape[1], (long long)g->in_c, (long long)g->group);
   nn_window win;
-  st = nn_window_read(ctx->graph, ctx->node, g->spatial, w_shape + 2, false, &win);
+  st = tb_nn_window_read(ctx->graph, ctx->node, g->spatial, w_shape + 2, false, &win);
   int64_t out[2] = {1, 1};
-  for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = nn_window_out(ctx->graph, ctx->node, &win, i, x_shape[2 + i], &out[i]);
+  for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = tb_nn_window_out(ctx->graph, ctx->node, &win, i, x_shape[2 + i], &out[i]);
   if (st != TB_OK) return st;
   bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
   size_t x = g->spatial - 1;

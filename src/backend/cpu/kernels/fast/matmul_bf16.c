@@ -57,7 +57,7 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
   int64_t m = mm.m, k = mm.k, n = mm.n, *shape = mm.shape;
   size_t ba = mm.ba, bb = mm.bb, nb = mm.nb;
   const int64_t *as = tb_tensor_shape(a), *bs = tb_tensor_shape(b);
-  int64_t batches = nn_numel(nb, shape);
+  int64_t batches = tb_nn_numel(nb, shape);
   const float *pa = tb_tensor_host_data(a), *pb = tb_tensor_host_data(b);
   float *py = tb_tensor_host_data(y);
   if (bb == 0) { /* one B for every batch of A: the batches are rows of one product */
@@ -68,8 +68,8 @@ static tb_status matmul_run(tb_kernel_ctx *ctx, tb_gemm_bf16_path path, bool fus
   }
   int64_t idx[TB_MAX_DIMS] = {0};
   for (int64_t p = 0; p < batches; p++) {
-    tb_gemm_bf16_operand oa = {.data = pa + nn_bcast_offset(nb, idx, ba, as) * m * k, .ld = k};
-    tb_gemm_bf16_operand ob = {.data = pb + nn_bcast_offset(nb, idx, bb, bs) * k * n, .ld = n};
+    tb_gemm_bf16_operand oa = {.data = pa + tb_nn_bcast_offset(nb, idx, ba, as) * m * k, .ld = k};
+    tb_gemm_bf16_operand ob = {.data = pb + tb_nn_bcast_offset(nb, idx, bb, bs) * k * n, .ld = n};
     tb_gemm_epilogue product_ep = ep;
     if (ep.residual) product_ep.residual = ep.residual + p * m * n; /* this product's rows of the residual */
     if (!tb_gemm_bf16_run(path, m, n, k, 1.0f, &oa, &ob, 0.0f, py + p * m * n, n, &product_ep, ctx->pool))

@@ -38,8 +38,8 @@ static void batch_tasks(void *ctx, size_t begin, size_t end) {
     rest /= (size_t)j->shape[d];
   }
   for (size_t p = begin; p < end; p++) {
-    tb_gemm_operand oa = {.data = j->pa + nn_bcast_offset(j->nb, idx, j->ba, j->as) * j->m * j->k, .ld = j->k};
-    tb_gemm_operand ob = {.data = j->pb + nn_bcast_offset(j->nb, idx, j->bb, j->bs) * j->k * j->n, .ld = j->n};
+    tb_gemm_operand oa = {.data = j->pa + tb_nn_bcast_offset(j->nb, idx, j->ba, j->as) * j->m * j->k, .ld = j->k};
+    tb_gemm_operand ob = {.data = j->pb + tb_nn_bcast_offset(j->nb, idx, j->bb, j->bs) * j->k * j->n, .ld = j->n};
     float *c = j->py + (int64_t)p * j->m * j->n;
     tb_gemm_epilogue ep = j->ep ? *j->ep : (tb_gemm_epilogue){0};
     if (ep.late_residual) ep.late_residual += (int64_t)p * j->m * j->n; /* this product's rows of the residual */
@@ -74,7 +74,7 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
   batch_job j = {.path = path, .m = m, .n = n, .k = k, .nb = mm.nb, .ba = mm.ba, .bb = mm.bb, .as = as, .bs = bs,
                  .shape = shape, .pa = pa, .pb = pb, .py = py, .ep = ep};
   atomic_init(&j.failed, false);
-  int64_t batches = nn_numel(j.nb, shape);
+  int64_t batches = tb_nn_numel(j.nb, shape);
   /* small products: one per task over the pool; large ones: each split over the pool in turn */
   bool per_task = ctx->pool && batches > 1 && (double)m * (double)n * (double)k < BATCH_TASK_WORK;
   if (per_task) tb_pool_parallel_for(ctx->pool, (size_t)batches, batch_tasks, &j);

@@ -72,7 +72,7 @@ static tb_status shapes(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   return TB_OK;
 }
 
-tb_status seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
+tb_status tb_seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   memset(g, 0, sizeof *g);
   tb_status st = tb_fast_check_f32(ctx, ctx->n_inputs < 4 ? ctx->n_inputs : 4);
   if (st != TB_OK) return st;
@@ -88,7 +88,7 @@ tb_status seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
   g->has_scale = tb_node_attr(ctx->node, "scale") != NULL;
   g->divide = divide != 0;
-  g->scale_by_inverse = g->has_scale && g->divide && seq_attention_exact_inverse(g->scale, &g->inv_scale);
+  g->scale_by_inverse = g->has_scale && g->divide && tb_seq_attention_exact_inverse(g->scale, &g->inv_scale);
   if (st == TB_OK) st = shapes(ctx, g);
   if (st == TB_OK && g->nb + 2 > TB_MAX_DIMS)
     st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the output has rank %zu; at most %d supported", g->nb + 2,
@@ -98,15 +98,15 @@ tb_status seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   memcpy(shape, g->batch, g->nb * sizeof(int64_t));
   shape[g->nb] = g->lq;
   shape[g->nb + 1] = g->dv;
-  g->entries = nn_numel(g->nb, g->batch);
+  g->entries = tb_nn_numel(g->nb, g->batch);
   return tb_kernel_output(ctx, 0, TB_DTYPE_F32, g->nb + 2, shape, &g->y);
 }
 
 static int64_t batch_offset(const seq_attention_geom *g, const int64_t *bidx, const tb_tensor *t) {
-  return nn_bcast_offset(g->nb, bidx, tb_tensor_ndim(t) - 2, tb_tensor_shape(t));
+  return tb_nn_bcast_offset(g->nb, bidx, tb_tensor_ndim(t) - 2, tb_tensor_shape(t));
 }
 
-seq_attention_entry seq_attention_entry_at(const seq_attention_geom *g, int64_t p) {
+seq_attention_entry tb_seq_attention_entry_at(const seq_attention_geom *g, int64_t p) {
   int64_t bidx[TB_MAX_DIMS] = {0}, rest = p;
   for (size_t i = g->nb; i-- > 0;) {
     bidx[i] = rest % g->batch[i];
@@ -122,22 +122,22 @@ seq_attention_entry seq_attention_entry_at(const seq_attention_geom *g, int64_t 
   return e;
 }
 
-bool seq_attention_exact_inverse(float scale, float *inverse) {
+bool tb_seq_attention_exact_inverse(float scale, float *inverse) {
   *inverse = 1.0f / scale;
   return isnormal(scale) && isnormal(*inverse) && (double)*inverse * (double)scale == 1.0;
 }
 
-seq_attention_row seq_attention_row_for(const seq_attention_geom *g, const seq_attention_entry *e, int64_t i) {
+seq_attention_row tb_seq_attention_row_for(const seq_attention_geom *g, const seq_attention_entry *e, int64_t i) {
   /* BERT's / 8 becomes * 0.125: bit for bit the same */
   return (seq_attention_row){g->has_scale, g->divide && !g->scale_by_inverse,
                              g->scale_by_inverse ? g->inv_scale : g->scale,
                              e->mask ? e->mask + i * g->mstride[g->nb] : NULL, g->mstride[g->nb + 1]};
 }
 
-void seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, const seq_attention_row *how) {
+void tb_seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, const seq_attention_row *how) {
 #if defined(__x86_64__)
   if (path == TB_GEMM_AVX512) {
-    seq_attention_row_avx512(row, n, how);
+    tb_seq_attention_row_avx512(row, n, how);
     return;
   }
 #endif
@@ -147,7 +147,7 @@ void seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, const s
     for (int64_t c = 0; c < n; c++) row[c] *= how->scale;
   if (how->mask)
     for (int64_t c = 0; c < n; c++) row[c] += how->mask[c * how->mask_step];
-  seq_vec_softmax(path, row, n);
+  tb_seq_vec_softmax(path, row, n);
 }
 
 /* ---- the fp32 kernel ---- */
@@ -161,12 +161,12 @@ typedef struct attn_job {
 
 static bool attend(attn_job *j, int64_t p, float *s) {
   const seq_attention_geom *g = j->g;
-  seq_attention_entry e = seq_attention_entry_at(g, p);
+  seq_attention_entry e = tb_seq_attention_entry_at(g, p);
   tb_gemm_operand A = {.data = e.q, .ld = g->d}, B = {.data = e.k, .ld = g->lk};
   if (!tb_gemm_f32_run(j->path, g->lq, g->lk, g->d, 1.0f, &A, &B, 0.0f, s, g->lk, NULL, j->gemm_pool)) return false;
   for (int64_t i = 0; i < g->lq && g->lk > 0; i++) {
-    seq_attention_row how = seq_attention_row_for(g, &e, i);
-    seq_attention_softmax_row(j->path, s + i * g->lk, g->lk, &how);
+    seq_attention_row how = tb_seq_attention_row_for(g, &e, i);
+    tb_seq_attention_softmax_row(j->path, s + i * g->lk, g->lk, &how);
   }
   A = (tb_gemm_operand){.data = s, .ld = g->lk};
   B = (tb_gemm_operand){.data = e.v, .ld = g->dv};
@@ -188,7 +188,7 @@ static void attend_task(void *ctx, size_t begin, size_t end) {
 
 static tb_status attention_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   seq_attention_geom g;
-  tb_status st = seq_attention_begin(ctx, &g);
+  tb_status st = tb_seq_attention_begin(ctx, &g);
   if (st != TB_OK || tb_tensor_numel(g.y) == 0) return st;
   attn_job j = {.path = path, .g = &g};
   atomic_init(&j.failed, 0);

@@ -28,7 +28,7 @@ typedef struct seq_attention_geom {
   int64_t mstride[TB_MAX_DIMS + 2];
   bool has_scale, divide;
   float scale;
-  bool scale_by_inverse; /* divide by a power of two: multiply by inv_scale (seq_attention_exact_inverse) */
+  bool scale_by_inverse; /* divide by a power of two: multiply by inv_scale (tb_seq_attention_exact_inverse) */
   float inv_scale;
   tb_tensor *y;
 } seq_attention_geom;
@@ -43,17 +43,17 @@ typedef struct seq_attention_entry {
 
 /* Check the inputs (float32, ranks, inner sizes, broadcasts), read scale and scale_divide, and allocate
  * the output (g->y); an error naming the node otherwise. */
-tb_status seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g);
-seq_attention_entry seq_attention_entry_at(const seq_attention_geom *g, int64_t p);
+tb_status tb_seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g);
+seq_attention_entry tb_seq_attention_entry_at(const seq_attention_geom *g, int64_t p);
 /* The row step for query row i of an entry (mask row i, or none). */
-seq_attention_row seq_attention_row_for(const seq_attention_geom *g, const seq_attention_entry *e, int64_t i);
+seq_attention_row tb_seq_attention_row_for(const seq_attention_geom *g, const seq_attention_entry *e, int64_t i);
 /* True when 1 / scale is exact (scale a power of two, both normal): x / scale is then x * inverse, the
  * same result without a division. */
-bool seq_attention_exact_inverse(float scale, float *inverse);
+bool tb_seq_attention_exact_inverse(float scale, float *inverse);
 /* row[0..n) = softmax(scaled row + mask) on a path, n > 0: each step rounded to fp32 as the reference. */
-void seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, const seq_attention_row *how);
+void tb_seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, const seq_attention_row *how);
 
 /* row[0..n) = softmax(scaled row + mask), n > 0; only when the CPU has AVX512F. */
-void seq_attention_row_avx512(float *row, int64_t n, const seq_attention_row *how);
+void tb_seq_attention_row_avx512(float *row, int64_t n, const seq_attention_row *how);
 
 #endif

@@ -20,7 +20,7 @@ static inline AVX512_TARGET __mmask16 low_lanes(int64_t n) {
   return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
-AVX512_TARGET void seq_attention_row_avx512(float *row, int64_t n, const seq_attention_row *how) {
+AVX512_TARGET void tb_seq_attention_row_avx512(float *row, int64_t n, const seq_attention_row *how) {
   const __m512 scale = _mm512_set1_ps(how->scale), ninf = _mm512_set1_ps(-__builtin_inff());
   __m512 mx = ninf;
   for (int64_t c = 0; c < n; c += 16) {

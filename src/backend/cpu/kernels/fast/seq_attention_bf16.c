@@ -86,7 +86,7 @@ static void attend_task(void *ctx, size_t begin, size_t end) {
                           .k_pack = w.k_pack, .v_pack = w.v_pack};
   for (size_t t = begin; t < end; t++) {
     int64_t p = (int64_t)t / j->groups, group = (int64_t)t % j->groups;
-    seq_attention_entry e = seq_attention_entry_at(g, p);
+    seq_attention_entry e = tb_seq_attention_entry_at(g, p);
     if (w.k_of != e.k) {
       pack_slivers(e.k, g->lk, g->d, g->lk, w.k_pack);
       w.k_of = e.k;
@@ -104,7 +104,7 @@ static void attend_task(void *ctx, size_t begin, size_t end) {
     for (int64_t b = group * j->blocks / j->groups; b < b_end; b++) {
       int64_t r0 = b * g->lq / j->blocks, r1 = (b + 1) * g->lq / j->blocks;
 #if defined(__x86_64__)
-      seq_attention_bf16_block_avx512(&h, r0, (int)(r1 - r0), &w.s);
+      tb_seq_attention_bf16_block_avx512(&h, r0, (int)(r1 - r0), &w.s);
 #endif
     }
   }
@@ -113,7 +113,7 @@ static void attend_task(void *ctx, size_t begin, size_t end) {
 
 static tb_status run_avx512bf16(tb_kernel_ctx *ctx) {
   seq_attention_geom g;
-  tb_status st = seq_attention_begin(ctx, &g);
+  tb_status st = tb_seq_attention_begin(ctx, &g);
   if (st != TB_OK || tb_tensor_numel(g.y) == 0) return st;
   if (g.lk == 0) { /* softmax over no keys: a sum of no terms */
     memset(tb_tensor_host_data(g.y), 0, tb_tensor_nbytes(g.y));

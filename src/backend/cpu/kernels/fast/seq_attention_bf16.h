@@ -33,6 +33,6 @@ typedef struct seq_attn_bf16_scratch {
 } seq_attn_bf16_scratch;
 
 /* Y rows row0 .. row0+rows (1 <= rows <= SEQ_ATTN_MR) of one entry; only when the CPU has AVX512-BF16. */
-void seq_attention_bf16_block_avx512(const seq_attn_bf16_head *h, int64_t row0, int rows, seq_attn_bf16_scratch *s);
+void tb_seq_attention_bf16_block_avx512(const seq_attn_bf16_head *h, int64_t row0, int rows, seq_attn_bf16_scratch *s);
 
 #endif

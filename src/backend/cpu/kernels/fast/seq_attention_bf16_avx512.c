@@ -159,7 +159,7 @@ ATTN_INLINE void exp_rows(int rows, const seq_attn_bf16_head *h, seq_attn_bf16_s
   }
 }
 
-ATTN_TARGET void seq_attention_bf16_block_avx512(const seq_attn_bf16_head *h, int64_t row0, int rows,
+ATTN_TARGET void tb_seq_attention_bf16_block_avx512(const seq_attn_bf16_head *h, int64_t row0, int rows,
                                                  seq_attn_bf16_scratch *s) {
   for (int i = 0; i < rows; i++) {
     round_row(h->q + (row0 + i) * h->d, h->d, s->q_rows + i * 2 * h->kp_d);

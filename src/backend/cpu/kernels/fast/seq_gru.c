@@ -15,7 +15,7 @@ static void gru_gates(seq_dir *s, int64_t k, int64_t b) {
   float *g = s->g + b * 3 * hid;
   const float *xw = s->xw + seq_x_row(m, t, b) * 3 * hid;
   for (int64_t j = 0; j < 2 * hid; j++) g[j] += xw[j];
-  seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, g, 2 * hid);
+  tb_seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, g, 2 * hid);
   if (!a->linear_before_reset) {
     const float *r = g + hid, *h = s->h + b * hid;
     float *rh = s->tmp + b * hid;
@@ -35,23 +35,23 @@ static void gru_out(seq_dir *s, int64_t k, int64_t b) {
     for (int64_t j = 0; j < hid; j++) hh[j] = xw[j] + r[j] * (hh[j] + s->rb[j]);
   else
     for (int64_t j = 0; j < hid; j++) hh[j] = xw[j] + hh[j] + s->rb[j];
-  seq_vec_activate(s->path, &s->acts[1], a->has_clip, a->clip, hh, hid);
+  tb_seq_vec_activate(s->path, &s->acts[1], a->has_clip, a->clip, hh, hid);
   for (int64_t j = 0; j < hid; j++) h[j] = (1.0f - z[j]) * hh[j] + z[j] * h[j];
   if (s->y) memcpy(s->y + seq_y_at(m, t, s->d, b), h, (size_t)hid * sizeof(float));
 }
 
 static bool gru_step(seq_dir *s, int64_t k) {
   int64_t hid = s->m->hidden;
-  if (!seq_recurrent_gemm(s, s->h, s->r[0], 2 * hid, s->g, 3 * hid)) return false;
-  seq_for_rows(s, k, gru_gates);
-  if (!seq_recurrent_gemm(s, s->a->linear_before_reset ? s->h : s->tmp, s->r[1], hid, s->g + 2 * hid, 3 * hid))
+  if (!tb_seq_recurrent_gemm(s, s->h, s->r[0], 2 * hid, s->g, 3 * hid)) return false;
+  tb_seq_for_rows(s, k, gru_gates);
+  if (!tb_seq_recurrent_gemm(s, s->a->linear_before_reset ? s->h : s->tmp, s->r[1], hid, s->g + 2 * hid, 3 * hid))
     return false;
-  seq_for_rows(s, k, gru_out);
+  tb_seq_for_rows(s, k, gru_out);
   return true;
 }
 
 static bool gru_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return seq_rnn_accepts(g, n, in, TB_RNN_CELL_GRU);
+  return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_GRU);
 }
 
 #define GRU_ENTRY(...) SEQ_RNN_ENTRY(gru, "GRU", TB_RNN_CELL_GRU, gru_accepts, gru_step, __VA_ARGS__)

@@ -5,7 +5,7 @@
  *   o = f(Go + Po . c')  h' = o . h(c')
  * clip, when given, applied to every activation's input. The fp32 AVX-512 and AVX2 entries and the
  * AVX512-BF16 one run the fused step (here; its work items in seq_lstm_avx512.c and seq_lstm_avx2.c) on R
- * packed here by seq_lstm_pack_r; the portable ones the GEMM and the rows. Level 3 (precision bf16) runs
+ * packed here by tb_seq_lstm_pack_r; the portable ones the GEMM and the rows. Level 3 (precision bf16) runs
  * both GEMMs on bf16 operands with fp32 sums; the gate math and the states stay fp32. */
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +28,18 @@ static void lstm_row(seq_dir *s, int64_t k, int64_t b) {
       gi[j] += pi[j] * c[j];
       gf[j] += pf[j] * c[j];
     }
-  seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, gi, hid);
+  tb_seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, gi, hid);
   if (a->input_forget)
     for (int64_t j = 0; j < hid; j++) gf[j] = 1.0f - gi[j];
   else
-    seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, gf, hid);
-  seq_vec_activate(s->path, &s->acts[1], a->has_clip, a->clip, gc, hid);
+    tb_seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, gf, hid);
+  tb_seq_vec_activate(s->path, &s->acts[1], a->has_clip, a->clip, gc, hid);
   for (int64_t j = 0; j < hid; j++) c[j] = gf[j] * c[j] + gi[j] * gc[j];
   if (po)
     for (int64_t j = 0; j < hid; j++) go[j] += po[j] * c[j];
-  seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, go, hid);
+  tb_seq_vec_activate(s->path, &s->acts[0], a->has_clip, a->clip, go, hid);
   memcpy(gc, c, (size_t)hid * sizeof(float));
-  seq_vec_activate(s->path, &s->acts[2], a->has_clip, a->clip, gc, hid);
+  tb_seq_vec_activate(s->path, &s->acts[2], a->has_clip, a->clip, gc, hid);
   for (int64_t j = 0; j < hid; j++) h[j] = go[j] * gc[j];
   if (s->y) memcpy(s->y + seq_y_at(m, t, s->d, b), h, (size_t)hid * sizeof(float));
 }
@@ -50,7 +50,7 @@ static void lstm_row(seq_dir *s, int64_t k, int64_t b) {
  * batch 4 x 128 and 8 x 64 (256K, 128K) 0.58 -> 0.65 ms and 0.35 -> 0.50 ms split: those stay serial. */
 enum { FUSED_PARALLEL_MIN = 1 << 20 };
 
-bool seq_lstm_fused(tb_gemm_path path, int bf16) {
+bool tb_seq_lstm_fused(tb_gemm_path path, int bf16) {
 #if defined(__x86_64__)
   return (path == TB_GEMM_AVX512 && (bf16 < 0 || bf16 == TB_GEMM_BF16_AVX512BF16)) ||
          (path == TB_GEMM_AVX2 && bf16 < 0);
@@ -61,7 +61,7 @@ bool seq_lstm_fused(tb_gemm_path path, int bf16) {
 #endif
 }
 
-void *seq_lstm_pack_r(const float *r, int64_t hidden, bool bf16) {
+void *tb_seq_lstm_pack_r(const float *r, int64_t hidden, bool bf16) {
   int64_t blocks = (hidden + SEQ_LSTM_UNITS - 1) / SEQ_LSTM_UNITS, width = 2 * SEQ_LSTM_UNITS;
   int64_t depth = bf16 ? (hidden + 1) / 2 * 2 : hidden; /* bf16: k padded to whole pairs */
   size_t bytes = (size_t)(blocks * 2 * depth * width) * (bf16 ? sizeof(uint16_t) : sizeof(float));
@@ -114,7 +114,7 @@ static void fused_step(seq_dir *s, int64_t k) {
                  .k = k,
                  .blocks = (m->hidden + SEQ_LSTM_UNITS - 1) / SEQ_LSTM_UNITS,
                  .chunks = (m->batch + SEQ_LSTM_ROWS - 1) / SEQ_LSTM_ROWS,
-                 .item = s->path == TB_GEMM_AVX512 ? seq_lstm_item_avx512 : seq_lstm_item_avx2};
+                 .item = s->path == TB_GEMM_AVX512 ? tb_seq_lstm_item_avx512 : tb_seq_lstm_item_avx2};
   int64_t threads = tb_pool_threads(s->pool), items = j.blocks * j.chunks;
   if ((m->batch < 4 ? 4 : m->batch) * 4 * m->hidden * m->hidden < FUSED_PARALLEL_MIN) threads = 1;
   j.parts = (size_t)(threads < items ? threads : items);
@@ -136,13 +136,13 @@ static bool lstm_step(seq_dir *s, int64_t k) {
     return true;
   }
   int64_t gh = 4 * s->m->hidden;
-  if (!seq_recurrent_gemm(s, s->h, s->r[0], gh, s->g, gh)) return false;
-  seq_for_rows(s, k, lstm_row);
+  if (!tb_seq_recurrent_gemm(s, s->h, s->r[0], gh, s->g, gh)) return false;
+  tb_seq_for_rows(s, k, lstm_row);
   return true;
 }
 
 static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return seq_rnn_accepts(g, n, in, TB_RNN_CELL_LSTM);
+  return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_LSTM);
 }
 
 #define LSTM_ENTRY(...) SEQ_RNN_ENTRY(lstm, "LSTM", TB_RNN_CELL_LSTM, lstm_accepts, lstm_step, __VA_ARGS__)

@@ -56,7 +56,7 @@ static const tile_fn tiles[TILE_ROWS + 1] = {NULL, tile_1, tile_2, tile_3, tile_
 T256 static __attribute__((noinline)) __m256 activate_lanes(const tb_rnn_act *act, __m256 x) {
   float v[8];
   _mm256_storeu_ps(v, x);
-  for (int i = 0; i < 8; i++) v[i] = (float)rnn_activate(act, (double)v[i]);
+  for (int i = 0; i < 8; i++) v[i] = (float)tb_rnn_activate(act, (double)v[i]);
   return _mm256_loadu_ps(v);
 }
 
@@ -133,7 +133,7 @@ T256 static void cell(seq_dir *s, int64_t k, int64_t b, int64_t u0, int64_t n, c
   }
 }
 
-T256 void seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
+T256 void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
   int64_t hid = s->m->hidden, u0 = j * SEQ_LSTM_UNITS, n = hid - u0 < SEQ_LSTM_UNITS ? hid - u0 : SEQ_LSTM_UNITS;
   bool any = false;
   for (int r = 0; r < rows; r++) any = any || seq_row_active(s, b0 + r, k);
@@ -152,7 +152,7 @@ T256 void seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int r
 }
 
 #else
-void seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
+void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
   (void)s, (void)k, (void)j, (void)b0, (void)rows;
 }
 #endif

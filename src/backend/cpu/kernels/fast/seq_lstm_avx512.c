@@ -120,7 +120,7 @@ T512 static inline __m256i round_bf16(__m512 x) {
 T512 static __attribute__((noinline)) __m512 activate_lanes(const tb_rnn_act *act, __m512 x) {
   _Alignas(64) float v[16];
   _mm512_store_ps(v, x);
-  for (int i = 0; i < 16; i++) v[i] = (float)rnn_activate(act, (double)v[i]);
+  for (int i = 0; i < 16; i++) v[i] = (float)tb_rnn_activate(act, (double)v[i]);
   return _mm512_load_ps(v);
 }
 
@@ -231,7 +231,7 @@ CELL_ROWS_N(4)
 typedef void (*cells_fn)(seq_dir *s, int64_t k, int64_t b0, int64_t u0, __mmask16 m, const float *g);
 static const cells_fn cell_rows[CELL_ROWS + 1] = {NULL, cells_1, cells_2, cells_3, cells_4};
 
-T512 void seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
+T512 void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
   int64_t hid = s->m->hidden, u0 = j * SEQ_LSTM_UNITS, n = hid - u0 < SEQ_LSTM_UNITS ? hid - u0 : SEQ_LSTM_UNITS;
   __mmask16 m = (__mmask16)((1u << n) - 1u);
   bool any = false;
@@ -266,7 +266,7 @@ T512 void seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int
 }
 
 #else
-void seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
+void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows) {
   (void)s, (void)k, (void)j, (void)b0, (void)rows;
 }
 #endif

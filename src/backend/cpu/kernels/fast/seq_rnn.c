@@ -17,7 +17,7 @@ enum { ROWS_PARALLEL_MIN = 8192 }; /* gate elements per step below which the row
 
 typedef struct seq_state {
   int bf16;   /* what the operands were packed for (seq_prec.bf16) */
-  bool fused; /* r[d][0] is seq_lstm_pack_r's layout */
+  bool fused; /* r[d][0] is tb_seq_lstm_pack_r's layout */
   int64_t dirs, gh, input, hidden;
   void *w[2];
   void *r[2][SEQ_MAX_R];
@@ -42,9 +42,9 @@ static void packed_free(int bf16, void *packed) {
     tb_gemm_packed_free(packed);
 }
 
-/* Whether the LSTM runs the fused step on this entry's path (R in seq_lstm_pack_r's layout). */
+/* Whether the LSTM runs the fused step on this entry's path (R in tb_seq_lstm_pack_r's layout). */
 static bool fused_cell(tb_rnn_cell cell, seq_prec prec) {
-  return cell == TB_RNN_CELL_LSTM && seq_lstm_fused(prec.path, prec.bf16);
+  return cell == TB_RNN_CELL_LSTM && tb_seq_lstm_fused(prec.path, prec.bf16);
 }
 
 static void r_free(int bf16, bool fused, void *r) {
@@ -75,14 +75,14 @@ static tb_status expect(const tb_kernel_ctx *ctx, const tb_tensor *t, const char
   if (f32 && tb_tensor_dtype(t) != TB_DTYPE_F32)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has dtype %s; the float32 kernel needs float32", name,
                            tb_dtype_name(tb_tensor_dtype(t)));
-  if (rc_shape_is(t, ndim, shape)) return TB_OK;
+  if (tb_rc_shape_is(t, ndim, shape)) return TB_OK;
   char have[96], want[96];
   size_t used = 0;
   want[0] = '\0';
   for (size_t d = 0; d < ndim && used < sizeof want; d++)
     used += (size_t)snprintf(want + used, sizeof want - used, "%s%lld", d ? ", " : "[", (long long)shape[d]);
   return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s]", name,
-                         rc_shape_str(t, have, sizeof have), want);
+                         tb_rc_shape_str(t, have, sizeof have), want);
 }
 
 /* W's dims: directions, G*H and the input size; checks what W alone says. */
@@ -93,7 +93,7 @@ static tb_status weight_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, co
                            tb_dtype_name(tb_tensor_dtype(w)));
   if (tb_tensor_ndim(w) != 3)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "input W has shape %s, expected rank 3",
-                           rc_shape_str(w, have, sizeof have));
+                           tb_rc_shape_str(w, have, sizeof have));
   const int64_t *ws = tb_tensor_shape(w);
   m->dirs = a->num_directions;
   m->gates = (int64_t)a->cell;
@@ -119,7 +119,7 @@ static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_
                            tb_dtype_name(tb_tensor_dtype(x)));
   if (tb_tensor_ndim(x) != 3)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "input X has shape %s, expected rank 3",
-                           rc_shape_str(x, have, sizeof have));
+                           tb_rc_shape_str(x, have, sizeof have));
   tb_status st = weight_dims(ctx, a, in[IN_W], m);
   if (st != TB_OK) return st;
   const int64_t *xs = tb_tensor_shape(x);
@@ -147,7 +147,7 @@ static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_
 
 /* ---- accepts, prepare, release ---- */
 
-bool seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell) {
+bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell) {
   tb_rnn_attrs a;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (!in || !in[0] || n->n_inputs > max_inputs || tb_rnn_attrs_read(g, n, cell, &a) != TB_OK) return false;
@@ -170,7 +170,7 @@ static void state_free(seq_state *s) {
   free(s);
 }
 
-void seq_rnn_release(void *state) { state_free(state); }
+void tb_seq_rnn_release(void *state) { state_free(state); }
 
 static void *pack_w(seq_prec prec, const float *w, const seq_dims *m, int64_t d) {
   int64_t gh = m->gates * m->hidden;
@@ -181,14 +181,14 @@ static void *pack_w(seq_prec prec, const float *w, const seq_dims *m, int64_t d)
 static bool pack_r(seq_prec prec, tb_rnn_cell cell, const float *r, const seq_dims *m, int64_t d, void **out) {
   int64_t h = m->hidden, gh = m->gates * h;
   const float *rd = r + d * gh * h;
-  if (fused_cell(cell, prec)) return (out[0] = seq_lstm_pack_r(rd, h, prec.bf16 >= 0)) != NULL;
+  if (fused_cell(cell, prec)) return (out[0] = tb_seq_lstm_pack_r(rd, h, prec.bf16 >= 0)) != NULL;
   if (cell == TB_RNN_CELL_LSTM) return (out[0] = pack_bt(prec, rd, h, h, gh)) != NULL;
   out[0] = pack_bt(prec, rd, h, h, 2 * h);
   out[1] = pack_bt(prec, rd + 2 * h * h, h, h, h);
   return out[0] && out[1];
 }
 
-tb_status seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state) {
+tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state) {
   *state = NULL;
   tb_rnn_attrs a;
   tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
@@ -240,7 +240,7 @@ static void rows_task(void *ctx, size_t begin, size_t end) {
     if (seq_row_active(j->s, (int64_t)b, j->k)) j->fn(j->s, j->k, (int64_t)b);
 }
 
-void seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn) {
+void tb_seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn) {
   rows_job j = {s, k, fn};
   if (s->pool && s->m->batch > 1 && s->m->batch * s->m->gates * s->m->hidden >= ROWS_PARALLEL_MIN)
     tb_pool_parallel_for(s->pool, (size_t)s->m->batch, rows_task, &j);
@@ -248,7 +248,7 @@ void seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn) {
     rows_task(&j, 0, (size_t)s->m->batch);
 }
 
-bool seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc) {
+bool tb_seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc) {
   seq_prec prec = {s->path, s->bf16};
   return gemm(prec, s->m->batch, n, s->m->hidden, a, s->m->hidden, r, NULL, 0, c, ldc, NULL, s->pool);
 }
@@ -262,7 +262,7 @@ typedef struct seq_bufs {
   int64_t hb_ld;
   void *r[SEQ_MAX_R]; /* packed this run when the state has none */
   int bf16;           /* what r was packed for */
-  bool fused;         /* r is seq_lstm_pack_r's layout */
+  bool fused;         /* r is tb_seq_lstm_pack_r's layout */
 } seq_bufs;
 
 static void bufs_free(seq_bufs *bf) {
@@ -398,7 +398,7 @@ static tb_status make_outputs(tb_kernel_ctx *ctx, tb_rnn_cell cell, const seq_di
   float **dst[3] = {&io->y, &io->yh, &io->yc};
   size_t n_out = cell == TB_RNN_CELL_LSTM ? 3 : 2;
   for (size_t i = 0; i < n_out; i++) {
-    if (!rc_has_output(ctx, i)) continue;
+    if (!tb_rc_has_output(ctx, i)) continue;
     tb_tensor *t = NULL;
     tb_status st = i == 0 ? tb_kernel_output(ctx, 0, TB_DTYPE_F32, 4, m->layout == 0 ? y0 : y1, &t)
                           : tb_kernel_output(ctx, i, TB_DTYPE_F32, 3, m->layout == 0 ? s0 : s1, &t);
@@ -409,7 +409,7 @@ static tb_status make_outputs(tb_kernel_ctx *ctx, tb_rnn_cell cell, const seq_di
   return TB_OK;
 }
 
-tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step) {
+tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step) {
   tb_rnn_attrs a;
   tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
   if (st != TB_OK) return st;
@@ -417,7 +417,7 @@ tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_s
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);
   seq_io io = {0};
-  for (size_t i = 0; i < IN_COUNT; i++) io.in[i] = rc_input(ctx, i);
+  for (size_t i = 0; i < IN_COUNT; i++) io.in[i] = tb_rc_input(ctx, i);
   seq_dims m = {0};
   if ((st = check_dims(ctx, &a, io.in, &m)) != TB_OK) return st;
   if (m.seq == 0 || m.batch == 0 || m.input == 0)

@@ -49,7 +49,7 @@ typedef struct seq_dir {
   float *tmp;               /* [batch, H] scratch (GRU: r . h) */
   float *h, *c;             /* [batch, H] state */
   float *h_next;            /* [batch, H]: the fused LSTM step writes the new h here, then swaps it with h */
-  bool fused;               /* LSTM: r[0] is seq_lstm_pack_r's layout and the step is the fused one */
+  bool fused;               /* LSTM: r[0] is tb_seq_lstm_pack_r's layout and the step is the fused one */
   uint16_t *hb, *hb_next;   /* fused bf16 step: h and the new h rounded to bf16, rows of hb_ld (H rounded up
                              * to SEQ_LSTM_UNITS, zeros past H); NULL otherwise */
   int64_t hb_ld;
@@ -81,11 +81,11 @@ static inline int64_t seq_y_at(const seq_dims *m, int64_t t, int64_t d, int64_t 
 
 /* Run fn(s, k, b) for every row b, over the pool when the batch is large enough to pay for it. */
 typedef void (*seq_row_fn)(seq_dir *s, int64_t k, int64_t b);
-void seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn);
+void tb_seq_for_rows(seq_dir *s, int64_t k, seq_row_fn fn);
 
 /* h R^T-style product for a step: C[batch x n] (row stride ldc) = A[batch x H] (row stride H) times the
  * packed operand. False when a buffer cannot be allocated. */
-bool seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc);
+bool tb_seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t n, float *c, int64_t ldc);
 
 /* The fused LSTM step (seq_lstm_avx512.c), fp32 or bf16 (AVX512-BF16). R of one direction ([4H, H],
  * gates i, o, f, c) packed by blocks of SEQ_LSTM_UNITS hidden units: block j, gate pair p (0: i and o,
@@ -94,26 +94,26 @@ bool seq_recurrent_gemm(const seq_dir *s, const float *a, const void *r, int64_t
  * column's two values for k = 2q, 2q + 1 in one 32-bit word (zero for k = H when H is odd). */
 enum { SEQ_LSTM_UNITS = 16, SEQ_LSTM_ROWS = 8 };
 /* Whether this path runs the fused step: AVX-512 fp32 and AVX512-BF16, AVX2 fp32. */
-bool seq_lstm_fused(tb_gemm_path path, int bf16);
-void *seq_lstm_pack_r(const float *r, int64_t hidden, bool bf16); /* NULL when out of memory; free() it */
+bool tb_seq_lstm_fused(tb_gemm_path path, int bf16);
+void *tb_seq_lstm_pack_r(const float *r, int64_t hidden, bool bf16); /* NULL when out of memory; free() it */
 /* One work item of step k: hidden-unit block j for rows b0 .. b0+rows (rows <= SEQ_LSTM_ROWS): the gates
  * from h and R, then the cell update: the new h in s->h_next (and s->hb_next), rows past their length
  * keeping theirs; c in place; Y written. The step (seq_lstm.c) runs every item, then swaps h and h_next. */
-void seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows);
-void seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows); /* fp32 only */
+void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows);
+void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows); /* fp32 only */
 
 /* The kernel pieces for a cell on a path: accepts, prepare, release and the whole run. */
-bool seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);
-tb_status seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state);
-void seq_rnn_release(void *state);
-tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);
+bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);
+tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state);
+void tb_seq_rnn_release(void *state);
+tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);
 
-/* One level-2/3 kernel entry of a cell: tb_kernel_<kernel>_<suffix> running seq_rnn_run with `step` on the
+/* One level-2/3 kernel entry of a cell: tb_kernel_<kernel>_<suffix> running tb_seq_rnn_run with `step` on the
  * path and bf16 path (-1: fp32), needing `features` (TB_FEATURE_BIT mask), precision NULL or "bf16". */
 #define SEQ_RNN_ENTRY(kernel, op, cell, accepts_, step, suffix, level_, path_, bf16_, features, precision_)           \
-  static tb_status run_##suffix(tb_kernel_ctx *ctx) { return seq_rnn_run(ctx, cell, (seq_prec){path_, bf16_}, step); } \
+  static tb_status run_##suffix(tb_kernel_ctx *ctx) { return tb_seq_rnn_run(ctx, cell, (seq_prec){path_, bf16_}, step); } \
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                          \
-    return seq_rnn_prepare(ctx, cell, (seq_prec){path_, bf16_}, state);                                         \
+    return tb_seq_rnn_prepare(ctx, cell, (seq_prec){path_, bf16_}, state);                                         \
   }                                                                                                              \
   const tb_cpu_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
                                                      .name = op,                                                \
@@ -122,7 +122,7 @@ tb_status seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_s
                                                      .accepts = accepts_,                                       \
                                                      .run = run_##suffix,                                       \
                                                      .prepare = prepare_##suffix,                               \
-                                                     .release = seq_rnn_release,                                \
+                                                     .release = tb_seq_rnn_release,                                \
                                                      .precision = precision_};
 #define SEQ_FMA_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define SEQ_FMA_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))

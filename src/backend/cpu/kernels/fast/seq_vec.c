@@ -72,19 +72,19 @@ static void map(tb_gemm_path path, int fn, float *x, int64_t n) {
   map_portable(fn, x, n);
 }
 
-void seq_vec_exp(tb_gemm_path path, float *x, int64_t n) { map(path, VEC_EXP, x, n); }
+void tb_seq_vec_exp(tb_gemm_path path, float *x, int64_t n) { map(path, VEC_EXP, x, n); }
 
-void seq_vec_activate(tb_gemm_path path, const tb_rnn_act *act, bool has_clip, float clip, float *x, int64_t n) {
+void tb_seq_vec_activate(tb_gemm_path path, const tb_rnn_act *act, bool has_clip, float clip, float *x, int64_t n) {
   if (has_clip)
     for (int64_t i = 0; i < n; i++) x[i] = x[i] < -clip ? -clip : x[i] > clip ? clip : x[i];
   if (act->kind == TB_RNN_ACT_SIGMOID || act->kind == TB_RNN_ACT_TANH) {
     map(path, act->kind == TB_RNN_ACT_SIGMOID ? VEC_SIGMOID : VEC_TANH, x, n);
     return;
   }
-  for (int64_t i = 0; i < n; i++) x[i] = (float)rnn_activate(act, (double)x[i]);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)tb_rnn_activate(act, (double)x[i]);
 }
 
-void seq_vec_softmax(tb_gemm_path path, float *s, int64_t n) {
+void tb_seq_vec_softmax(tb_gemm_path path, float *s, int64_t n) {
   float mx = s[0];
   for (int64_t j = 1; j < n; j++) mx = s[j] > mx ? s[j] : mx;
   for (int64_t j = 0; j < n; j++) s[j] -= mx;

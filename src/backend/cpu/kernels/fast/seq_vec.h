@@ -10,11 +10,11 @@
 #include "ops/rnn/rnn_attrs.h"
 
 /* x[i] = exp(x[i]): gradual underflow below -87.3, 0 below -104, +inf from 88.72 up. */
-void seq_vec_exp(tb_gemm_path path, float *x, int64_t n);
+void tb_seq_vec_exp(tb_gemm_path path, float *x, int64_t n);
 /* x[i] = act(clip(x[i])): clip to [-clip, clip] first when has_clip; Sigmoid and Tanh vectorised, the
  * other ONNX recurrent activations element by element. */
-void seq_vec_activate(tb_gemm_path path, const tb_rnn_act *act, bool has_clip, float clip, float *x, int64_t n);
+void tb_seq_vec_activate(tb_gemm_path path, const tb_rnn_act *act, bool has_clip, float clip, float *x, int64_t n);
 /* s[0..n) = softmax(s) in place (max subtracted first); n > 0. */
-void seq_vec_softmax(tb_gemm_path path, float *s, int64_t n);
+void tb_seq_vec_softmax(tb_gemm_path path, float *s, int64_t n);
 
 #endif

@@ -106,16 +106,16 @@ static void bin_chunks(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_binop op) {
-  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !vec_inputs_ok(ctx, 2) || ctx->node->opset < 7) return vec_fallback(ctx);
+  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 2) || ctx->node->opset < 7) return tb_vec_fallback(ctx);
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   bin_plan p;
   if (!bin_make_plan(tb_tensor_ndim(a), tb_tensor_shape(a), tb_tensor_ndim(b), tb_tensor_shape(b), &p))
-    return vec_fallback(ctx);
+    return tb_vec_fallback(ctx);
   float *y = NULL;
   tb_status st;
-  if (!vec_output(ctx, 0, p.ndim, p.shape, &y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, p.ndim, p.shape, &y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   bin_job j = {ops, op, &p, tb_tensor_host_data(p.small_is_b ? a : b), tb_tensor_host_data(p.small_is_b ? b : a), y};
-  vec_parallel(ctx, (size_t)((p.total + VEC_CHUNK - 1) / VEC_CHUNK), p.total, bin_chunks, &j);
+  tb_vec_parallel(ctx, (size_t)((p.total + VEC_CHUNK - 1) / VEC_CHUNK), p.total, bin_chunks, &j);
   return TB_OK;
 }
 

@@ -1,7 +1,7 @@
 /* Helpers shared by the level-2 vectorised kernels: reference fallback, input/output checks, pool split. */
 #include "backend/cpu/kernels/fast/vec_kernel.h"
 
-tb_status vec_fallback(tb_kernel_ctx *ctx) {
+tb_status tb_vec_fallback(tb_kernel_ctx *ctx) {
   enum { MAX_IN = 16 };
   tb_value_type types[MAX_IN];
   const tb_value_type *in[MAX_IN] = {NULL};
@@ -25,7 +25,7 @@ tb_status vec_fallback(tb_kernel_ctx *ctx) {
   return k->run(&sub);
 }
 
-bool vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n) {
+bool tb_vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n) {
   if (ctx->n_inputs < 1 || !ctx->inputs[0]) return false;
   for (size_t i = 0; i < n && i < ctx->n_inputs; i++) {
     const tb_tensor *t = ctx->inputs[i];
@@ -36,7 +36,7 @@ bool vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n) {
   return true;
 }
 
-bool vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, float **data, tb_status *st) {
+bool tb_vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, float **data, tb_status *st) {
   *st = TB_OK;
   if (ctx->outputs[i] && !tb_tensor_is_contiguous(ctx->outputs[i])) return false;
   tb_tensor *y = NULL;
@@ -50,7 +50,7 @@ bool vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape,
   return true;
 }
 
-void vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, tb_pool_fn fn, void *arg) {
+void tb_vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, tb_pool_fn fn, void *arg) {
   if (n_tasks == 0) return;
   if (ctx->pool && n_tasks > 1 && total_work >= VEC_PARALLEL_MIN)
     tb_pool_parallel_for(ctx->pool, n_tasks, fn, arg);
@@ -58,8 +58,8 @@ void vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, 
     fn(arg, 0, n_tasks);
 }
 
-bool vec_node_has_output(const tb_node *n, size_t i) { return i < n->n_outputs && n->outputs[i] >= 0; }
+bool tb_vec_node_has_output(const tb_node *n, size_t i) { return i < n->n_outputs && n->outputs[i] >= 0; }
 
-bool vec_rank_is(const tb_value_type *const *in, size_t i, size_t r) {
+bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r) {
   return in && in[i] && in[i]->has_shape && in[i]->ndim == r;
 }

@@ -12,18 +12,18 @@
 enum { VEC_PARALLEL_MIN = 1 << 15, VEC_CHUNK = 1 << 13 };
 
 /* Run the level-0 kernel of ctx->node on ctx's inputs and outputs. */
-tb_status vec_fallback(tb_kernel_ctx *ctx);
+tb_status tb_vec_fallback(tb_kernel_ctx *ctx);
 /* The first n inputs: every present one float32, contiguous and host-readable; input 0 present. */
-bool vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n);
+bool tb_vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n);
 /* Output i as float32 of this shape (made or checked by tb_kernel_output); false with *st TB_OK when a
  * preallocated output is not contiguous (the caller falls back), false with the error otherwise. */
-bool vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, float **data, tb_status *st);
+bool tb_vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, float **data, tb_status *st);
 /* fn over [0, n_tasks) on ctx->pool when total_work (elements) is worth it, else on the caller. */
-void vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, tb_pool_fn fn, void *arg);
+void tb_vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, tb_pool_fn fn, void *arg);
 /* Whether output i of the node exists (not omitted). */
-bool vec_node_has_output(const tb_node *n, size_t i);
+bool tb_vec_node_has_output(const tb_node *n, size_t i);
 /* The input type i is known to be a tensor of rank r (false when unknown or different). */
-bool vec_rank_is(const tb_value_type *const *in, size_t i, size_t r);
+bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r);
 
 #define VEC_FEATURES_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define VEC_FEATURES_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))

@@ -46,7 +46,7 @@ static bool ln_param_full(const tb_tensor *p, size_t nn, const int64_t *norm) {
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !vec_inputs_ok(ctx, 3)) return vec_fallback(ctx);
+  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 3)) return tb_vec_fallback(ctx);
   float eps = 1e-5f;
   int64_t axis = -1;
   tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
@@ -56,29 +56,29 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   int64_t r = (int64_t)tb_tensor_ndim(x);
   const int64_t *shape = tb_tensor_shape(x);
   if (axis < 0) axis += r;
-  if (axis < 0 || axis >= r) return vec_fallback(ctx);
+  if (axis < 0 || axis >= r) return tb_vec_fallback(ctx);
   size_t nn = (size_t)(r - axis);
   if (!ln_param_full(scale, nn, shape + axis) || (bias && !ln_param_full(bias, nn, shape + axis)))
-    return vec_fallback(ctx);
+    return tb_vec_fallback(ctx);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < r; d++) *(d < axis ? &outer : &inner) *= shape[d];
-  if (inner == 0) return vec_fallback(ctx);
+  if (inner == 0) return tb_vec_fallback(ctx);
   ln_job j = {.ops = ops,
               .x = tb_tensor_host_data(x),
               .g = tb_tensor_host_data(scale),
               .b = bias ? tb_tensor_host_data(bias) : NULL,
               .inner = inner,
               .eps = eps};
-  if (!vec_output(ctx, 0, (size_t)r, shape, &j.y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, (size_t)r, shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   int64_t stat_shape[TB_MAX_DIMS];
   for (int64_t d = 0; d < r; d++) stat_shape[d] = d < axis ? shape[d] : 1;
-  if (vec_node_has_output(ctx->node, 1) && ctx->n_outputs > 1 &&
-      !vec_output(ctx, 1, (size_t)r, stat_shape, &j.mean, &st))
-    return st == TB_OK ? vec_fallback(ctx) : st;
-  if (vec_node_has_output(ctx->node, 2) && ctx->n_outputs > 2 &&
-      !vec_output(ctx, 2, (size_t)r, stat_shape, &j.inv, &st))
-    return st == TB_OK ? vec_fallback(ctx) : st;
-  vec_parallel(ctx, (size_t)outer, outer * inner, ln_rows, &j);
+  if (tb_vec_node_has_output(ctx->node, 1) && ctx->n_outputs > 1 &&
+      !tb_vec_output(ctx, 1, (size_t)r, stat_shape, &j.mean, &st))
+    return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  if (tb_vec_node_has_output(ctx->node, 2) && ctx->n_outputs > 2 &&
+      !tb_vec_output(ctx, 2, (size_t)r, stat_shape, &j.inv, &st))
+    return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  tb_vec_parallel(ctx, (size_t)outer, outer * inner, ln_rows, &j);
   return TB_OK;
 }
 
@@ -115,18 +115,18 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "training_mode", 0, &training);
   if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "spatial", 1, &spatial);
   if (st != TB_OK) return st;
-  if (training || spatial != 1 || ctx->n_inputs < 5 || !vec_inputs_ok(ctx, 5)) return vec_fallback(ctx);
+  if (training || spatial != 1 || ctx->n_inputs < 5 || !tb_vec_inputs_ok(ctx, 5)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   size_t r = tb_tensor_ndim(x);
   for (size_t i = 1; i < 5; i++)
-    if (!ctx->inputs[i] || r < 2 || tb_tensor_numel(ctx->inputs[i]) != tb_tensor_shape(x)[1]) return vec_fallback(ctx);
+    if (!ctx->inputs[i] || r < 2 || tb_tensor_numel(ctx->inputs[i]) != tb_tensor_shape(x)[1]) return tb_vec_fallback(ctx);
   int64_t c = tb_tensor_shape(x)[1], numel = tb_tensor_numel(x);
   bn_job j = {.ops = ops,
               .x = tb_tensor_host_data(x),
               .mean = tb_tensor_host_data(ctx->inputs[3]),
               .b = tb_tensor_host_data(ctx->inputs[2]),
               .c = c};
-  if (!vec_output(ctx, 0, r, tb_tensor_shape(x), &j.y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, r, tb_tensor_shape(x), &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   if (numel == 0) return TB_OK;
   float *k = malloc((size_t)c * sizeof(float));
   if (!k) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %lld channel factors", (long long)c);
@@ -135,9 +135,9 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   j.k = k;
   j.plane = numel / (tb_tensor_shape(x)[0] * c);
   if (j.plane == 1)
-    vec_parallel(ctx, (size_t)tb_tensor_shape(x)[0], numel, bn_rows, &j);
+    tb_vec_parallel(ctx, (size_t)tb_tensor_shape(x)[0], numel, bn_rows, &j);
   else
-    vec_parallel(ctx, (size_t)(numel / j.plane), numel, bn_planes, &j);
+    tb_vec_parallel(ctx, (size_t)(numel / j.plane), numel, bn_planes, &j);
   free(k);
   return TB_OK;
 }
@@ -148,7 +148,7 @@ static bool batchnorm_accepts(const tb_graph *g, const tb_node *n, const tb_valu
   for (size_t i = 1; i < 5; i++)
     if (!in[i]) return false;
   for (size_t i = 1; i < n->n_outputs; i++)
-    if (vec_node_has_output(n, i)) return false; /* the training outputs */
+    if (tb_vec_node_has_output(n, i)) return false; /* the training outputs */
   if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
   return tb_attr_int(g, n, "spatial", 1, &spatial) == TB_OK && spatial == 1;
 }

@@ -359,33 +359,33 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
-  if (!vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4 || (max && vec_node_has_output(ctx->node, 1)))
-    return vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4 || (max && tb_vec_node_has_output(ctx->node, 1)))
+    return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   const int64_t *shape = tb_tensor_shape(x);
   pool_job j = {.ops = ops, .x = tb_tensor_host_data(x), .max = max, .h = shape[2], .w = shape[3]};
   int64_t include = 0, out_shape[4] = {shape[0], shape[1], 0, 0};
-  if (nn_window_read(ctx->graph, ctx->node, 2, NULL, true, &j.win) != TB_OK) return vec_fallback(ctx);
+  if (tb_nn_window_read(ctx->graph, ctx->node, 2, NULL, true, &j.win) != TB_OK) return tb_vec_fallback(ctx);
   for (size_t i = 0; i < 2; i++)
     if (j.win.dilation[i] != 1 ||
-        nn_window_out(ctx->graph, ctx->node, &j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
-      return vec_fallback(ctx);
+        tb_nn_window_out(ctx->graph, ctx->node, &j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
+      return tb_vec_fallback(ctx);
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include);
   if (st != TB_OK) return st;
   j.include_pad = include != 0;
   j.oh = out_shape[2];
   j.ow = out_shape[3];
-  if (!vec_output(ctx, 0, 4, out_shape, &j.y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, 4, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   int64_t planes = shape[0] * shape[1];
   if (planes * j.oh * j.ow == 0) return TB_OK;
-  vec_parallel(ctx, (size_t)planes, planes * j.oh * j.ow * j.win.kernel[0] * j.win.kernel[1], pool_planes, &j);
+  tb_vec_parallel(ctx, (size_t)planes, planes * j.oh * j.ow * j.win.kernel[0] * j.win.kernel[1], pool_planes, &j);
   return TB_OK;
 }
 
 static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   const int64_t *list = NULL;
   size_t count = 0;
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || vec_node_has_output(n, 1)) return false;
+  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || tb_vec_node_has_output(n, 1)) return false;
   if (in[0]->has_shape && in[0]->ndim != 4) return false;
   if (tb_attr_ints(g, n, "kernel_shape", &list, &count) != TB_OK || count != 2) return false;
   if (tb_attr_ints(g, n, "dilations", &list, &count) != TB_OK) return false;
@@ -408,7 +408,7 @@ static void gap_planes(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status gap_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  if (!vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) < 2) return vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) < 2) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   size_t r = tb_tensor_ndim(x);
   const int64_t *shape = tb_tensor_shape(x);
@@ -419,8 +419,8 @@ static tb_status gap_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
     if (d >= 2) j.plane *= shape[d];
   }
   tb_status st;
-  if (!vec_output(ctx, 0, r, out_shape, &j.y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
-  vec_parallel(ctx, (size_t)(shape[0] * shape[1]), tb_tensor_numel(x), gap_planes, &j);
+  if (!tb_vec_output(ctx, 0, r, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  tb_vec_parallel(ctx, (size_t)(shape[0] * shape[1]), tb_tensor_numel(x), gap_planes, &j);
   return TB_OK;
 }
 

@@ -24,7 +24,7 @@ static void red_rows(void *arg, size_t begin, size_t end) {
 static bool last_axis_only(const tb_graph *g, const tb_node *n, size_t rank, bool axes_present, const int64_t *vals,
                            size_t count, bool *keepdims) {
   nn_reduce_axes ax;
-  if (rank == 0 || nn_reduce_axes_read(g, n, rank, axes_present, vals, count, &ax) != TB_OK) return false;
+  if (rank == 0 || tb_nn_reduce_axes_read(g, n, rank, axes_present, vals, count, &ax) != TB_OK) return false;
   if (!ax.known || ax.noop) return false;
   for (size_t d = 0; d < rank; d++)
     if (ax.reduce[d] != (d == rank - 1)) return false;
@@ -33,32 +33,32 @@ static bool last_axis_only(const tb_graph *g, const tb_node *n, size_t rank, boo
 }
 
 static tb_status reduce_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool mean) {
-  if (!vec_inputs_ok(ctx, 1)) return vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0], *axes = NULL;
-  if (nn_reduce_axes_from_input(ctx->node) && ctx->n_inputs > 1) axes = ctx->inputs[1];
+  if (tb_nn_reduce_axes_from_input(ctx->node) && ctx->n_inputs > 1) axes = ctx->inputs[1];
   if (axes && (tb_tensor_dtype(axes) != TB_DTYPE_I64 || !tb_tensor_is_contiguous(axes) ||
                (tb_tensor_numel(axes) > 0 && !tb_tensor_host_data(axes))))
-    return vec_fallback(ctx);
+    return tb_vec_fallback(ctx);
   size_t rank = tb_tensor_ndim(x);
   bool keep = true;
   if (!last_axis_only(ctx->graph, ctx->node, rank, axes != NULL, axes ? tb_tensor_host_data(axes) : NULL,
                       axes ? (size_t)tb_tensor_numel(axes) : 0, &keep))
-    return vec_fallback(ctx);
+    return tb_vec_fallback(ctx);
   const int64_t *shape = tb_tensor_shape(x);
   int64_t out_shape[TB_MAX_DIMS], rows = 1;
   for (size_t d = 0; d + 1 < rank; d++) rows *= out_shape[d] = shape[d];
   if (keep) out_shape[rank - 1] = 1;
   red_job j = {.ops = ops, .x = tb_tensor_host_data(x), .n = shape[rank - 1], .mean = mean};
   tb_status st;
-  if (!vec_output(ctx, 0, keep ? rank : rank - 1, out_shape, &j.y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
-  vec_parallel(ctx, (size_t)rows, rows * j.n, red_rows, &j);
+  if (!tb_vec_output(ctx, 0, keep ? rank : rank - 1, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  tb_vec_parallel(ctx, (size_t)rows, rows * j.n, red_rows, &j);
   return TB_OK;
 }
 
 static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
   bool keep;
-  if (nn_reduce_axes_from_input(n) || !in[0]->has_shape) return true; /* run() sees the axes and shape */
+  if (tb_nn_reduce_axes_from_input(n) || !in[0]->has_shape) return true; /* run() sees the axes and shape */
   return last_axis_only(g, n, in[0]->ndim, false, NULL, 0, &keep);
 }
 

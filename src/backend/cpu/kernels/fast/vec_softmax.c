@@ -57,7 +57,7 @@ static void sm_columns(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  if (!vec_inputs_ok(ctx, 1)) return vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   bool v13 = ctx->node->opset >= 13;
   int64_t axis = 0, r = (int64_t)tb_tensor_ndim(x);
@@ -65,7 +65,7 @@ static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", v13 ? -1 : 1, &axis);
   if (st != TB_OK) return st;
   if (axis < 0) axis += r;
-  if (axis < 0 || axis > r || (v13 && axis == r)) return vec_fallback(ctx); /* the reference reports it */
+  if (axis < 0 || axis > r || (v13 && axis == r)) return tb_vec_fallback(ctx); /* the reference reports it */
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < r; d++) {
     if (d < axis)
@@ -76,15 +76,15 @@ static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
       inner *= shape[d];
   }
   float *y = NULL;
-  if (!vec_output(ctx, 0, (size_t)r, shape, &y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, (size_t)r, shape, &y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   int64_t total = outer * n * inner;
   if (total == 0) return TB_OK;
   sm_job j = {.ops = ops, .x = tb_tensor_host_data(x), .y = y, .n = n, .inner = inner};
   atomic_init(&j.failed, 0);
   if (inner == 1)
-    vec_parallel(ctx, (size_t)outer, total, sm_rows, &j);
+    tb_vec_parallel(ctx, (size_t)outer, total, sm_rows, &j);
   else
-    vec_parallel(ctx, (size_t)outer, total, sm_columns, &j);
+    tb_vec_parallel(ctx, (size_t)outer, total, sm_columns, &j);
   if (atomic_load(&j.failed))
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the softmax scratch rows (%lld floats)",
                            (long long)(2 * inner));

@@ -20,13 +20,13 @@ static void unary_chunks(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status unary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) {
-  if (!vec_inputs_ok(ctx, 1)) return vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   float *y = NULL;
   tb_status st;
-  if (!vec_output(ctx, 0, tb_tensor_ndim(x), tb_tensor_shape(x), &y, &st)) return st == TB_OK ? vec_fallback(ctx) : st;
+  if (!tb_vec_output(ctx, 0, tb_tensor_ndim(x), tb_tensor_shape(x), &y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   unary_job j = {ops, op, tb_tensor_host_data(x), y, tb_tensor_numel(x)};
-  vec_parallel(ctx, (size_t)((j.n + VEC_CHUNK - 1) / VEC_CHUNK), j.n, unary_chunks, &j);
+  tb_vec_parallel(ctx, (size_t)((j.n + VEC_CHUNK - 1) / VEC_CHUNK), j.n, unary_chunks, &j);
   return TB_OK;
 }
 
@@ -48,7 +48,7 @@ static tb_status gelu_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (st != TB_OK) return st;
   if (strcmp(approx, "tanh") == 0) return unary_run(ctx, ops, VEC_GELU_TANH);
   if (strcmp(approx, "none") == 0) return unary_run(ctx, ops, VEC_GELU_ERF);
-  return vec_fallback(ctx);
+  return tb_vec_fallback(ctx);
 }
 
 #define UNARY(sym, name, op)                                                                             \

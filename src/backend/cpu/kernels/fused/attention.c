@@ -50,9 +50,9 @@ static tb_status batch_shape(tb_kernel_ctx *ctx, attn *a) {
 
 /* One batch entry: rows of S in s (lk doubles), output rows into y. */
 static void attend(const attn *a, tb_dtype dt, const int64_t *bidx, double *s, double *y) {
-  const double *q = a->q.data + nn_bcast_offset(a->nb, bidx, a->q.ndim - 2, a->q.shape) * a->lq * a->d;
-  const double *k = a->k.data + nn_bcast_offset(a->nb, bidx, a->k.ndim - 2, a->k.shape) * a->d * a->lk;
-  const double *v = a->v.data + nn_bcast_offset(a->nb, bidx, a->v.ndim - 2, a->v.shape) * a->lk * a->dv;
+  const double *q = a->q.data + tb_nn_bcast_offset(a->nb, bidx, a->q.ndim - 2, a->q.shape) * a->lq * a->d;
+  const double *k = a->k.data + tb_nn_bcast_offset(a->nb, bidx, a->k.ndim - 2, a->k.shape) * a->d * a->lk;
+  const double *v = a->v.data + tb_nn_bcast_offset(a->nb, bidx, a->v.ndim - 2, a->v.shape) * a->lk * a->dv;
   int64_t full[TB_MAX_DIMS + 2];
   memcpy(full, bidx, a->nb * sizeof(int64_t));
   for (int64_t i = 0; i < a->lq; i++) {
@@ -65,7 +65,7 @@ static void attend(const attn *a, tb_dtype dt, const int64_t *bidx, double *s, d
       if (a->mask.data) {
         full[a->nb] = i;
         full[a->nb + 1] = j;
-        x = round_to(dt, x + a->mask.data[nn_bcast_offset(a->nb + 2, full, a->mask.ndim, a->mask.shape)]);
+        x = round_to(dt, x + a->mask.data[tb_nn_bcast_offset(a->nb + 2, full, a->mask.ndim, a->mask.shape)]);
       }
       s[j] = x;
       if (x > mx) mx = x;
@@ -91,10 +91,10 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   a.scale = scale;
   a.divide = divide != 0;
   a.has_scale = tb_node_attr(ctx->node, "scale") != NULL;
-  if (st == TB_OK) st = nn_load(ctx, 0, false, &a.q);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &a.k);
-  if (st == TB_OK) st = nn_load(ctx, 2, false, &a.v);
-  if (st == TB_OK) st = nn_load(ctx, 3, true, &a.mask);
+  if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &a.q);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &a.k);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, false, &a.v);
+  if (st == TB_OK) st = tb_nn_load(ctx, 3, true, &a.mask);
   if (st == TB_OK) st = batch_shape(ctx, &a);
   int64_t shape[TB_MAX_DIMS + 2], n_out = 0;
   double *y = NULL, *s = NULL;
@@ -102,10 +102,10 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
     memcpy(shape, a.batch, a.nb * sizeof(int64_t));
     shape[a.nb] = a.lq;
     shape[a.nb + 1] = a.dv;
-    st = nn_checked_numel(ctx, a.nb + 2, shape, &n_out);
+    st = tb_nn_checked_numel(ctx, a.nb + 2, shape, &n_out);
   }
-  if (st == TB_OK) st = nn_alloc(ctx, n_out, &y);
-  if (st == TB_OK) st = nn_alloc(ctx, a.lk, &s);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, n_out, &y);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, a.lk, &s);
   if (st == TB_OK && n_out > 0) {
     int64_t bidx[TB_MAX_DIMS] = {0};
     int64_t per = a.lq * a.dv;
@@ -115,13 +115,13 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
       yb += per;
     } while (tb_kernel_next_index(a.nb, a.batch, bidx));
   }
-  if (st == TB_OK) st = nn_store(ctx, 0, a.q.dtype, a.nb + 2, shape, y);
+  if (st == TB_OK) st = tb_nn_store(ctx, 0, a.q.dtype, a.nb + 2, shape, y);
   free(y);
   free(s);
-  nn_buf_free(&a.q);
-  nn_buf_free(&a.k);
-  nn_buf_free(&a.v);
-  nn_buf_free(&a.mask);
+  tb_nn_buf_free(&a.q);
+  tb_nn_buf_free(&a.k);
+  tb_nn_buf_free(&a.v);
+  tb_nn_buf_free(&a.mask);
   return st;
 }
 

@@ -10,15 +10,15 @@ static tb_status gelu_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   bool use_tanh = strcmp(approx, "tanh") == 0;
   nn_buf x;
-  st = nn_load(ctx, 0, false, &x);
+  st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
   const double k_tanh = 0.79788456080286535588, inv_sqrt2 = 0.70710678118654752440; /* sqrt(2/pi), 1/sqrt(2) */
   for (int64_t i = 0; i < x.numel; i++) {
     double v = x.data[i];
     x.data[i] = use_tanh ? 0.5 * v * (1.0 + tanh(k_tanh * (v + 0.044715 * v * v * v))) : 0.5 * v * (1.0 + erf(v * inv_sqrt2));
   }
-  st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, x.data);
-  nn_buf_free(&x);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, x.data);
+  tb_nn_buf_free(&x);
   return st;
 }
 

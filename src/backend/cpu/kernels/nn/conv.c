@@ -15,17 +15,17 @@ typedef struct conv_args {
 } conv_args;
 
 static void conv_free(conv_args *a) {
-  nn_buf_free(&a->x);
-  nn_buf_free(&a->w);
-  nn_buf_free(&a->b);
+  tb_nn_buf_free(&a->x);
+  tb_nn_buf_free(&a->w);
+  tb_nn_buf_free(&a->b);
 }
 
 /* Load X, W and B (inputs x_in, w_in, b_in; b_in -1 for none). */
 static tb_status conv_load(tb_kernel_ctx *ctx, size_t x_in, size_t w_in, int b_in, conv_args *a) {
   memset(a, 0, sizeof *a);
-  tb_status st = nn_load(ctx, x_in, false, &a->x);
-  if (st == TB_OK) st = nn_load(ctx, w_in, false, &a->w);
-  if (st == TB_OK && b_in >= 0) st = nn_load(ctx, (size_t)b_in, true, &a->b);
+  tb_status st = tb_nn_load(ctx, x_in, false, &a->x);
+  if (st == TB_OK) st = tb_nn_load(ctx, w_in, false, &a->w);
+  if (st == TB_OK && b_in >= 0) st = tb_nn_load(ctx, (size_t)b_in, true, &a->b);
   return st;
 }
 
@@ -57,8 +57,8 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) 
   }
   if (a->b.data && (a->b.ndim != 1 || a->b.shape[0] != a->out_c))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "bias B must be 1-D with %lld values", (long long)a->out_c);
-  st = nn_window_read(ctx->graph, ctx->node, a->n, a->w.shape + 2, false, &a->win);
-  if (st == TB_OK && transpose) st = nn_window_read_transpose(ctx->graph, ctx->node, &a->win);
+  st = tb_nn_window_read(ctx->graph, ctx->node, a->n, a->w.shape + 2, false, &a->win);
+  if (st == TB_OK && transpose) st = tb_nn_window_read_transpose(ctx->graph, ctx->node, &a->win);
   if (st != TB_OK) return st;
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
@@ -72,10 +72,10 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) 
   for (size_t i = 0; i < a->n; i++) {
     a->in_sp[i] = a->x.shape[2 + i];
     if (transpose)
-      st = nn_window_out_transpose(ctx->graph, ctx->node, &a->win, i, a->in_sp[i],
+      st = tb_nn_window_out_transpose(ctx->graph, ctx->node, &a->win, i, a->in_sp[i],
                                    n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1, &a->out_sp[i]);
     else
-      st = nn_window_out(ctx->graph, ctx->node, &a->win, i, a->in_sp[i], &a->out_sp[i]);
+      st = tb_nn_window_out(ctx->graph, ctx->node, &a->win, i, a->in_sp[i], &a->out_sp[i]);
     if (st != TB_OK) return st;
   }
   return TB_OK;
@@ -89,13 +89,13 @@ static tb_status conv_forward(tb_kernel_ctx *ctx, const conv_args *a, double **o
   out_shape[0] = a->batch;
   out_shape[1] = a->out_c;
   memcpy(out_shape + 2, a->out_sp, a->n * sizeof(int64_t));
-  tb_status st = nn_checked_numel(ctx, a->n + 2, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  tb_status st = tb_nn_checked_numel(ctx, a->n + 2, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) return st;
   const nn_window *w = &a->win;
   int64_t cg = a->in_c / a->group, mg = a->out_c / a->group;
-  int64_t in_plane = nn_numel(a->n, a->in_sp), k_plane = nn_numel(a->n, a->w.shape + 2);
-  int64_t out_plane = nn_numel(a->n, a->out_sp);
+  int64_t in_plane = tb_nn_numel(a->n, a->in_sp), k_plane = tb_nn_numel(a->n, a->w.shape + 2);
+  int64_t out_plane = tb_nn_numel(a->n, a->out_sp);
   double *py = y;
   for (int64_t b = 0; total > 0 && b < a->batch; b++)
     for (int64_t m = 0; m < a->out_c; m++) {
@@ -132,7 +132,7 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   tb_status st = conv_load(ctx, 0, 1, 2, &a);
   if (st == TB_OK) st = conv_prepare(ctx, false, &a);
   if (st == TB_OK) st = conv_forward(ctx, &a, &y, out_shape);
-  if (st == TB_OK) st = nn_store(ctx, 0, a.x.dtype, a.n + 2, out_shape, y);
+  if (st == TB_OK) st = tb_nn_store(ctx, 0, a.x.dtype, a.n + 2, out_shape, y);
   free(y);
   conv_free(&a);
   return st;
@@ -141,7 +141,7 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
 /* Subtract a zero point from X (a scalar) or from W (a scalar, or one per output channel: W's axis 0). */
 static tb_status sub_zero_point(tb_kernel_ctx *ctx, nn_buf *t, size_t input, bool per_channel) {
   nn_buf zp;
-  tb_status st = nn_load(ctx, input, true, &zp);
+  tb_status st = tb_nn_load(ctx, input, true, &zp);
   if (st != TB_OK || !zp.data) return st;
   int64_t ch = t->ndim ? t->shape[0] : 1, per = ch ? t->numel / ch : 0;
   if (zp.numel != 1 && !(per_channel && zp.numel == ch)) {
@@ -150,7 +150,7 @@ static tb_status sub_zero_point(tb_kernel_ctx *ctx, nn_buf *t, size_t input, boo
   } else {
     for (int64_t e = 0; e < t->numel; e++) t->data[e] -= zp.data[zp.numel == 1 ? 0 : e / per];
   }
-  nn_buf_free(&zp);
+  tb_nn_buf_free(&zp);
   return st;
 }
 
@@ -163,7 +163,7 @@ static tb_status conv_integer_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = sub_zero_point(ctx, &a.w, 3, true);
   if (st == TB_OK) st = conv_prepare(ctx, false, &a);
   if (st == TB_OK) st = conv_forward(ctx, &a, &y, out_shape);
-  if (st == TB_OK) st = nn_store(ctx, 0, TB_DTYPE_I32, a.n + 2, out_shape, y);
+  if (st == TB_OK) st = tb_nn_store(ctx, 0, TB_DTYPE_I32, a.n + 2, out_shape, y);
   free(y);
   conv_free(&a);
   return st;
@@ -179,10 +179,10 @@ static tb_status qlinear_conv_run(tb_kernel_ctx *ctx) {
   tb_status st = conv_load(ctx, 0, 3, 8, &a);
   if (st == TB_OK) st = sub_zero_point(ctx, &a.x, 2, false);
   if (st == TB_OK) st = sub_zero_point(ctx, &a.w, 5, true);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &xs);
-  if (st == TB_OK) st = nn_load(ctx, 4, false, &ws);
-  if (st == TB_OK) st = nn_load(ctx, 6, false, &ys);
-  if (st == TB_OK) st = nn_load(ctx, 7, false, &yzp);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &xs);
+  if (st == TB_OK) st = tb_nn_load(ctx, 4, false, &ws);
+  if (st == TB_OK) st = tb_nn_load(ctx, 6, false, &ys);
+  if (st == TB_OK) st = tb_nn_load(ctx, 7, false, &yzp);
   if (st == TB_OK) st = conv_prepare(ctx, false, &a);
   if (st == TB_OK && (xs.numel != 1 || ys.numel != 1 || yzp.numel != 1 || (ws.numel != 1 && ws.numel != a.out_c)))
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "x_scale, y_scale and y_zero_point must be scalars and w_scale a scalar or "
@@ -191,21 +191,21 @@ static tb_status qlinear_conv_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) goto done;
   tb_dtype out = yzp.dtype;
   double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
-  int64_t plane = nn_numel(a.n, a.out_sp), total = nn_numel(a.n + 2, out_shape);
+  int64_t plane = tb_nn_numel(a.n, a.out_sp), total = tb_nn_numel(a.n + 2, out_shape);
   for (int64_t e = 0; e < total; e++) {
     int64_t m = (e / plane) % a.out_c;
     float mult = (float)xs.data[0] * (float)ws.data[ws.numel == 1 ? 0 : m] / (float)ys.data[0];
     double q = (double)rintf((float)y[e] * mult) + yzp.data[0];
     y[e] = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q;
   }
-  st = nn_store(ctx, 0, out, a.n + 2, out_shape, y);
+  st = tb_nn_store(ctx, 0, out, a.n + 2, out_shape, y);
 done:
   free(y);
   conv_free(&a);
-  nn_buf_free(&xs);
-  nn_buf_free(&ws);
-  nn_buf_free(&ys);
-  nn_buf_free(&yzp);
+  tb_nn_buf_free(&xs);
+  tb_nn_buf_free(&ws);
+  tb_nn_buf_free(&ys);
+  tb_nn_buf_free(&yzp);
   return st;
 }
 
@@ -217,12 +217,12 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) goto done;
   int64_t out_shape[TB_MAX_DIMS] = {a.batch, a.out_c}, total = 0;
   memcpy(out_shape + 2, a.out_sp, a.n * sizeof(int64_t));
-  st = nn_checked_numel(ctx, a.n + 2, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  st = tb_nn_checked_numel(ctx, a.n + 2, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) goto done;
   const nn_window *w = &a.win;
   int64_t cg = a.in_c / a.group, mg = a.out_c / a.group;
-  int64_t in_plane = nn_numel(a.n, a.in_sp), k_plane = nn_numel(a.n, a.w.shape + 2), out_plane = nn_numel(a.n, a.out_sp);
+  int64_t in_plane = tb_nn_numel(a.n, a.in_sp), k_plane = tb_nn_numel(a.n, a.w.shape + 2), out_plane = tb_nn_numel(a.n, a.out_sp);
   for (int64_t b = 0; total > 0 && b < a.batch; b++) {
     for (int64_t m = 0; m < a.out_c; m++) {
       double *py = y + (b * a.out_c + m) * out_plane;
@@ -252,7 +252,7 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
       }
     }
   }
-  st = nn_store(ctx, 0, a.x.dtype, a.n + 2, out_shape, y);
+  st = tb_nn_store(ctx, 0, a.x.dtype, a.n + 2, out_shape, y);
 done:
   free(y);
   conv_free(&a);

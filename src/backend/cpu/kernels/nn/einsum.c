@@ -17,15 +17,15 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   nn_buf in[NN_EINSUM_MAX_INPUTS];
   memset(in, 0, sizeof in);
   double *y = NULL;
-  for (size_t i = 0; i < n_in && st == TB_OK; i++) st = nn_load(ctx, i, false, &in[i]);
+  for (size_t i = 0; i < n_in && st == TB_OK; i++) st = tb_nn_load(ctx, i, false, &in[i]);
   if (st != TB_OK) goto done;
   size_t ranks[NN_EINSUM_MAX_INPUTS];
   const int64_t *dims[NN_EINSUM_MAX_INPUTS];
   for (size_t i = 0; i < n_in; i++) ranks[i] = in[i].ndim, dims[i] = in[i].shape;
   nn_einsum e;
   int64_t sizes[NN_EINSUM_LABELS];
-  st = nn_einsum_parse(ctx->graph, ctx->node, equation, n_in, ranks, &e);
-  if (st == TB_OK) st = nn_einsum_sizes(ctx->graph, ctx->node, &e, dims, sizes);
+  st = tb_nn_einsum_parse(ctx->graph, ctx->node, equation, n_in, ranks, &e);
+  if (st == TB_OK) st = tb_nn_einsum_sizes(ctx->graph, ctx->node, &e, dims, sizes);
   if (st != TB_OK) goto done;
   /* The loop order: output labels first (so the output index is a prefix), then the summed ones. */
   int order[NN_EINSUM_LABELS];
@@ -44,8 +44,8 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
       goto done;
     }
   }
-  st = nn_checked_numel(ctx, e.out_rank, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  st = tb_nn_checked_numel(ctx, e.out_rank, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) goto done;
   int64_t pos[NN_EINSUM_LABELS] = {0}; /* index of each loop label */
   int64_t at[NN_EINSUM_LABELS] = {0};  /* the same, by label id */
@@ -61,10 +61,10 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
     y[s / sum_space] += prod;
     tb_kernel_next_index(n_loop, extent, pos);
   }
-  st = nn_store(ctx, 0, in[0].dtype, e.out_rank, out_shape, y);
+  st = tb_nn_store(ctx, 0, in[0].dtype, e.out_rank, out_shape, y);
 done:
   free(y);
-  for (size_t i = 0; i < n_in; i++) nn_buf_free(&in[i]);
+  for (size_t i = 0; i < n_in; i++) tb_nn_buf_free(&in[i]);
   return st;
 }
 

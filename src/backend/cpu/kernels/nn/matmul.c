@@ -23,8 +23,8 @@ static void matmul_row_range(void *arg, size_t begin, size_t end) {
       idx[d] = rest % r->batch[d];
       rest /= r->batch[d];
     }
-    const double *pa = r->a->data + nn_bcast_offset(r->nb, idx, r->ba, r->a->shape) * m * k + i * k;
-    const double *pb = r->b->data + nn_bcast_offset(r->nb, idx, r->bb, r->b->shape) * k * n;
+    const double *pa = r->a->data + tb_nn_bcast_offset(r->nb, idx, r->ba, r->a->shape) * m * k + i * k;
+    const double *pb = r->b->data + tb_nn_bcast_offset(r->nb, idx, r->bb, r->b->shape) * k * n;
     double *py = r->y + p * m * n + i * n;
     for (int64_t j = 0; j < n; j++) {
       double s = 0;
@@ -34,7 +34,7 @@ static void matmul_row_range(void *arg, size_t begin, size_t end) {
   }
 }
 
-tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double **out, size_t *out_ndim,
+tb_status tb_nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double **out, size_t *out_ndim,
                     int64_t *out_shape) {
   *out = NULL;
   if (a->ndim == 0 || b->ndim == 0)
@@ -60,10 +60,10 @@ tb_status nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, double
   *out_ndim = on;
   int64_t total = 0;
   double *y = NULL;
-  tb_status st = nn_checked_numel(ctx, on, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  tb_status st = tb_nn_checked_numel(ctx, on, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) return st;
-  int64_t batches = total ? nn_numel(nb, batch) : 0; /* fits: total does */
+  int64_t batches = total ? tb_nn_numel(nb, batch) : 0; /* fits: total does */
   matmul_rows job = {a, b, y, m, k, n, nb, ba, bb, batch};
   /* Each task is one output row of one batch: independent outputs, so any split gives the same bits. */
   tb_pool_parallel_for(ctx->pool, (size_t)(batches * m), matmul_row_range, &job);
@@ -76,13 +76,13 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
   double *y = NULL;
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
-  tb_status st = nn_load(ctx, 0, false, &a);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &b);
-  if (st == TB_OK) st = nn_matmul(ctx, &a, &b, &y, &ndim, shape);
-  if (st == TB_OK) st = nn_store(ctx, 0, a.dtype, ndim, shape, y);
+  tb_status st = tb_nn_load(ctx, 0, false, &a);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &b);
+  if (st == TB_OK) st = tb_nn_matmul(ctx, &a, &b, &y, &ndim, shape);
+  if (st == TB_OK) st = tb_nn_store(ctx, 0, a.dtype, ndim, shape, y);
   free(y);
-  nn_buf_free(&a);
-  nn_buf_free(&b);
+  tb_nn_buf_free(&a);
+  tb_nn_buf_free(&b);
   return st;
 }
 
@@ -96,9 +96,9 @@ static tb_status gemm_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   nn_buf a = {0}, b = {0}, c = {0};
   double *y = NULL;
-  st = nn_load(ctx, 0, false, &a);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &b);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &c);
+  st = tb_nn_load(ctx, 0, false, &a);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &b);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &c);
   if (st != TB_OK) goto done;
   if (a.ndim != 2 || b.ndim != 2) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", a.ndim, b.ndim);
@@ -121,8 +121,8 @@ static tb_status gemm_run(tb_kernel_ctx *ctx) {
     }
   }
   int64_t total = 0;
-  st = nn_checked_numel(ctx, 2, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  st = tb_nn_checked_numel(ctx, 2, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) goto done;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
@@ -135,16 +135,16 @@ static tb_status gemm_run(tb_kernel_ctx *ctx) {
       double v = (double)alpha * s;
       if (c.data) {
         int64_t idx[2] = {i, j};
-        v += (double)beta * c.data[nn_bcast_offset(2, idx, c.ndim, c.shape)];
+        v += (double)beta * c.data[tb_nn_bcast_offset(2, idx, c.ndim, c.shape)];
       }
       y[i * n + j] = v;
     }
-  st = nn_store(ctx, 0, a.dtype, 2, out_shape, y);
+  st = tb_nn_store(ctx, 0, a.dtype, 2, out_shape, y);
 done:
   free(y);
-  nn_buf_free(&a);
-  nn_buf_free(&b);
-  nn_buf_free(&c);
+  tb_nn_buf_free(&a);
+  tb_nn_buf_free(&b);
+  tb_nn_buf_free(&c);
   return st;
 }
 

@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t nn_numel(size_t ndim, const int64_t *shape) {
+int64_t tb_nn_numel(size_t ndim, const int64_t *shape) {
   int64_t n = 1;
   for (size_t i = 0; i < ndim; i++) n *= shape[i];
   return n;
 }
 
-tb_status nn_checked_numel(tb_kernel_ctx *ctx, size_t ndim, const int64_t *shape, int64_t *out) {
+tb_status tb_nn_checked_numel(tb_kernel_ctx *ctx, size_t ndim, const int64_t *shape, int64_t *out) {
   int64_t n = 1;
   for (size_t i = 0; i < ndim; i++) {
     if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
@@ -20,7 +20,7 @@ tb_status nn_checked_numel(tb_kernel_ctx *ctx, size_t ndim, const int64_t *shape
   return TB_OK;
 }
 
-tb_status nn_alloc(tb_kernel_ctx *ctx, int64_t count, double **out) {
+tb_status tb_nn_alloc(tb_kernel_ctx *ctx, int64_t count, double **out) {
   *out = NULL;
   if (count < 0 || (uint64_t)count > SIZE_MAX / sizeof(double))
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "a buffer of %lld doubles does not fit in memory", (long long)count);
@@ -30,7 +30,7 @@ tb_status nn_alloc(tb_kernel_ctx *ctx, int64_t count, double **out) {
   return TB_OK;
 }
 
-tb_status nn_load(tb_kernel_ctx *ctx, size_t i, bool optional, nn_buf *b) {
+tb_status tb_nn_load(tb_kernel_ctx *ctx, size_t i, bool optional, nn_buf *b) {
   memset(b, 0, sizeof *b);
   const tb_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
   if (!t) {
@@ -45,14 +45,14 @@ tb_status nn_load(tb_kernel_ctx *ctx, size_t i, bool optional, nn_buf *b) {
   void *raw = malloc(bytes ? bytes : 1);
   if (!raw) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory reading input %zu (%zu bytes)", i, bytes);
   tb_status st = tb_tensor_copy_to_host(t, raw, bytes);
-  if (st == TB_OK) st = nn_alloc(ctx, b->numel, &b->data);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, b->numel, &b->data);
   if (st == TB_OK) st = tb_convert(b->dtype, raw, TB_DTYPE_F64, b->data, (size_t)b->numel, false);
   free(raw);
-  if (st != TB_OK) nn_buf_free(b);
+  if (st != TB_OK) tb_nn_buf_free(b);
   return st;
 }
 
-tb_status nn_load_i64(tb_kernel_ctx *ctx, size_t i, int64_t **out) {
+tb_status tb_nn_load_i64(tb_kernel_ctx *ctx, size_t i, int64_t **out) {
   *out = NULL;
   const tb_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
   if (!t) return tb_kernel_error(ctx, TB_ERR_MODEL, "required input %zu is missing", i);
@@ -72,17 +72,17 @@ tb_status nn_load_i64(tb_kernel_ctx *ctx, size_t i, int64_t **out) {
   return TB_OK;
 }
 
-void nn_buf_free(nn_buf *b) {
+void tb_nn_buf_free(nn_buf *b) {
   free(b->data);
   b->data = NULL;
 }
 
-bool nn_has_output(const tb_kernel_ctx *ctx, size_t i) {
+bool tb_nn_has_output(const tb_kernel_ctx *ctx, size_t i) {
   return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
 }
 
-tb_status nn_store(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, const double *data) {
-  if (!nn_has_output(ctx, i)) return TB_OK;
+tb_status tb_nn_store(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, const double *data) {
+  if (!tb_nn_has_output(ctx, i)) return TB_OK;
   tb_tensor *out = NULL;
   tb_status st = tb_kernel_output(ctx, i, dtype, ndim, shape, &out);
   if (st != TB_OK) return st;
@@ -96,7 +96,7 @@ tb_status nn_store(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, co
   return st;
 }
 
-int64_t nn_bcast_offset(size_t ndim, const int64_t *idx, size_t in_ndim, const int64_t *in_shape) {
+int64_t tb_nn_bcast_offset(size_t ndim, const int64_t *idx, size_t in_ndim, const int64_t *in_shape) {
   int64_t off = 0;
   for (size_t k = 0; k < in_ndim; k++) {
     size_t o = ndim - in_ndim + k;

@@ -13,7 +13,7 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
   if (training) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
   nn_buf in[5] = {{0}};
   double *y = NULL;
-  for (size_t i = 0; i < 5 && st == TB_OK; i++) st = nn_load(ctx, i, false, &in[i]);
+  for (size_t i = 0; i < 5 && st == TB_OK; i++) st = tb_nn_load(ctx, i, false, &in[i]);
   if (st != TB_OK) goto done;
   const nn_buf *x = &in[0];
   if (x->ndim < 2) {
@@ -28,7 +28,7 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
                            (long long)in[i].numel, (long long)c);
       goto done;
     }
-  st = nn_alloc(ctx, x->numel, &y);
+  st = tb_nn_alloc(ctx, x->numel, &y);
   if (st != TB_OK) goto done;
   for (int64_t e = 0; e < x->numel; e++) {
     int64_t within = e % sample, ch = within / spatial;
@@ -36,10 +36,10 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
     for (size_t i = 1; i < 5; i++) p[i] = in[i].data[in[i].numel == c ? ch : within];
     y[e] = (x->data[e] - p[3]) / sqrt(p[4] + (double)eps) * p[1] + p[2];
   }
-  st = nn_store(ctx, 0, x->dtype, x->ndim, x->shape, y);
+  st = tb_nn_store(ctx, 0, x->dtype, x->ndim, x->shape, y);
 done:
   free(y);
-  for (size_t i = 0; i < 5; i++) nn_buf_free(&in[i]);
+  for (size_t i = 0; i < 5; i++) tb_nn_buf_free(&in[i]);
   return st;
 }
 
@@ -49,17 +49,17 @@ static tb_status instancenorm_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL;
-  st = nn_load(ctx, 0, false, &x);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
-  if (st == TB_OK) st = nn_load(ctx, 2, false, &bias);
+  st = tb_nn_load(ctx, 0, false, &x);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &scale);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, false, &bias);
   if (st != TB_OK) goto done;
   if (x.ndim < 3 || scale.numel != x.shape[1] || bias.numel != x.shape[1]) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 and scale and B one value per channel");
     goto done;
   }
-  st = nn_alloc(ctx, x.numel, &y);
+  st = tb_nn_alloc(ctx, x.numel, &y);
   if (st != TB_OK) goto done;
-  int64_t c = x.shape[1], planes = x.shape[0] * c, plane = nn_numel(x.ndim - 2, x.shape + 2);
+  int64_t c = x.shape[1], planes = x.shape[0] * c, plane = tb_nn_numel(x.ndim - 2, x.shape + 2);
   for (int64_t p = 0; p < planes; p++) {
     const double *px = x.data + p * plane;
     double mean = 0, var = 0;
@@ -70,12 +70,12 @@ static tb_status instancenorm_run(tb_kernel_ctx *ctx) {
     double inv = 1.0 / sqrt(var + (double)eps);
     for (int64_t i = 0; i < plane; i++) y[p * plane + i] = (px[i] - mean) * inv * scale.data[p % c] + bias.data[p % c];
   }
-  st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
 done:
   free(y);
-  nn_buf_free(&x);
-  nn_buf_free(&scale);
-  nn_buf_free(&bias);
+  tb_nn_buf_free(&x);
+  tb_nn_buf_free(&scale);
+  tb_nn_buf_free(&bias);
   return st;
 }
 
@@ -87,9 +87,9 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL, *mean = NULL, *inv = NULL;
-  st = nn_load(ctx, 0, false, &x);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &scale);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &bias);
+  st = tb_nn_load(ctx, 0, false, &x);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &scale);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &bias);
   if (st != TB_OK) goto done;
   int64_t r = (int64_t)x.ndim;
   if (axis < 0) axis += r;
@@ -112,10 +112,10 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
       goto done;
     }
   }
-  int64_t outer = nn_numel((size_t)axis, x.shape), inner = nn_numel(norm_ndim, norm_shape);
-  st = nn_alloc(ctx, x.numel, &y);
-  if (st == TB_OK) st = nn_alloc(ctx, outer, &mean);
-  if (st == TB_OK) st = nn_alloc(ctx, outer, &inv);
+  int64_t outer = tb_nn_numel((size_t)axis, x.shape), inner = tb_nn_numel(norm_ndim, norm_shape);
+  st = tb_nn_alloc(ctx, x.numel, &y);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, outer, &mean);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, outer, &inv);
   if (st != TB_OK) goto done;
   for (int64_t o = 0; o < outer; o++) {
     const double *px = x.data + o * inner;
@@ -128,23 +128,23 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
     inv[o] = 1.0 / sqrt(var + (double)eps);
     int64_t idx[TB_MAX_DIMS] = {0};
     for (int64_t i = 0; i < inner; i++, tb_kernel_next_index(norm_ndim, norm_shape, idx)) {
-      double v = (px[i] - m) * inv[o] * scale.data[nn_bcast_offset(norm_ndim, idx, scale.ndim, scale.shape)];
-      if (bias.data) v += bias.data[nn_bcast_offset(norm_ndim, idx, bias.ndim, bias.shape)];
+      double v = (px[i] - m) * inv[o] * scale.data[tb_nn_bcast_offset(norm_ndim, idx, scale.ndim, scale.shape)];
+      if (bias.data) v += bias.data[tb_nn_bcast_offset(norm_ndim, idx, bias.ndim, bias.shape)];
       y[o * inner + i] = v;
     }
   }
   int64_t stat_shape[TB_MAX_DIMS];
   for (int64_t d = 0; d < r; d++) stat_shape[d] = d < axis ? x.shape[d] : 1;
-  st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
-  if (st == TB_OK) st = nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
-  if (st == TB_OK) st = nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
+  if (st == TB_OK) st = tb_nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
+  if (st == TB_OK) st = tb_nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
 done:
   free(y);
   free(mean);
   free(inv);
-  nn_buf_free(&x);
-  nn_buf_free(&scale);
-  nn_buf_free(&bias);
+  tb_nn_buf_free(&x);
+  tb_nn_buf_free(&scale);
+  tb_nn_buf_free(&bias);
   return st;
 }
 
@@ -159,15 +159,15 @@ static tb_status lrn_run(tb_kernel_ctx *ctx) {
   if (size < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute size is %lld; it must be >= 1", (long long)size);
   nn_buf x;
   double *y = NULL;
-  st = nn_load(ctx, 0, false, &x);
+  st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
   if (x.ndim < 2) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "X must have rank >= 2 (got %zu)", x.ndim);
     goto done;
   }
-  st = nn_alloc(ctx, x.numel, &y);
+  st = tb_nn_alloc(ctx, x.numel, &y);
   if (st != TB_OK) goto done;
-  int64_t c = x.shape[1], plane = nn_numel(x.ndim - 2, x.shape + 2);
+  int64_t c = x.shape[1], plane = tb_nn_numel(x.ndim - 2, x.shape + 2);
   /* Channels c - floor((size-1)/2) .. c + ceil((size-1)/2), clipped to the valid ones. */
   int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
   for (int64_t e = 0; e < x.numel; e++) {
@@ -179,10 +179,10 @@ static tb_status lrn_run(tb_kernel_ctx *ctx) {
     }
     y[e] = x.data[e] / pow((double)bias + (double)alpha / (double)size * sq, (double)beta);
   }
-  st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
 done:
   free(y);
-  nn_buf_free(&x);
+  tb_nn_buf_free(&x);
   return st;
 }
 

@@ -17,7 +17,7 @@ typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
   nn_buf x;
   double *y = NULL, *ind = NULL;
-  tb_status st = nn_load(ctx, 0, false, &x);
+  tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
   int64_t include_pad = 0, order = 0, p = 2;
   st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
@@ -42,16 +42,16 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
       out_shape[2 + i] = 1;
     }
   } else {
-    st = nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
-    for (size_t i = 0; st == TB_OK && i < n; i++) st = nn_window_out(ctx->graph, ctx->node, &w, i, in[i], &out_shape[2 + i]);
+    st = tb_nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
+    for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_nn_window_out(ctx->graph, ctx->node, &w, i, in[i], &out_shape[2 + i]);
     if (st != TB_OK) goto done;
   }
-  st = nn_checked_numel(ctx, x.ndim, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
-  if (st == TB_OK && kind == POOL_MAX) st = nn_alloc(ctx, total, &ind);
+  st = tb_nn_checked_numel(ctx, x.ndim, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
+  if (st == TB_OK && kind == POOL_MAX) st = tb_nn_alloc(ctx, total, &ind);
   if (st != TB_OK) goto done;
-  int64_t planes = x.shape[0] * x.shape[1], in_plane = nn_numel(n, in), out_plane = nn_numel(n, out_shape + 2);
-  int64_t taps = nn_numel(n, w.kernel);
+  int64_t planes = x.shape[0] * x.shape[1], in_plane = tb_nn_numel(n, in), out_plane = tb_nn_numel(n, out_shape + 2);
+  int64_t taps = tb_nn_numel(n, w.kernel);
   double *py = y;
   for (int64_t pl = 0; total > 0 && pl < planes; pl++) {
     const double *px = x.data + pl * in_plane;
@@ -97,12 +97,12 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
       }
     }
   }
-  st = nn_store(ctx, 0, x.dtype, x.ndim, out_shape, y);
-  if (st == TB_OK && kind == POOL_MAX) st = nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, out_shape, y);
+  if (st == TB_OK && kind == POOL_MAX) st = tb_nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
 done:
   free(y);
   free(ind);
-  nn_buf_free(&x);
+  tb_nn_buf_free(&x);
   return st;
 }
 

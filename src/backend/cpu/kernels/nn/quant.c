@@ -32,7 +32,7 @@ static tb_status q_axis_for(tb_kernel_ctx *ctx, const nn_buf *x, const nn_buf *p
                            (long long)param->numel, (long long)axis);
   qa->per_axis = true;
   qa->len = x->shape[axis];
-  qa->inner = nn_numel((size_t)(r - axis - 1), x->shape + axis + 1);
+  qa->inner = tb_nn_numel((size_t)(r - axis - 1), x->shape + axis + 1);
   return TB_OK;
 }
 
@@ -48,12 +48,12 @@ typedef struct q_io {
 
 static tb_status q_begin(tb_kernel_ctx *ctx, q_io *q) {
   memset(q, 0, sizeof *q);
-  tb_status st = nn_load(ctx, 0, false, &q->x);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &q->scale);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &q->zp);
+  tb_status st = tb_nn_load(ctx, 0, false, &q->x);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &q->scale);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &q->zp);
   if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->scale, &q->qs);
   if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->zp, &q->qz);
-  if (st == TB_OK) st = nn_alloc(ctx, q->x.numel, &q->y);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, q->x.numel, &q->y);
   return st;
 }
 
@@ -65,9 +65,9 @@ static void q_params(const q_io *q, int64_t e, double *s, double *z) {
 
 static tb_status q_end(q_io *q, tb_status st) {
   free(q->y);
-  nn_buf_free(&q->x);
-  nn_buf_free(&q->scale);
-  nn_buf_free(&q->zp);
+  tb_nn_buf_free(&q->x);
+  tb_nn_buf_free(&q->scale);
+  tb_nn_buf_free(&q->zp);
   return st;
 }
 
@@ -85,7 +85,7 @@ static tb_status quantize_run(tb_kernel_ctx *ctx) {
     v += z;
     q.y[e] = isnan(v) ? 0 : v < lo ? lo : v > hi ? hi : v; /* NaN: ONNX leaves it undefined; 0 here */
   }
-  return q_end(&q, nn_store(ctx, 0, out, q.x.ndim, q.x.shape, q.y));
+  return q_end(&q, tb_nn_store(ctx, 0, out, q.x.ndim, q.x.shape, q.y));
 }
 
 static tb_status dequantize_run(tb_kernel_ctx *ctx) {
@@ -98,7 +98,7 @@ static tb_status dequantize_run(tb_kernel_ctx *ctx) {
     double d = q.x.data[e] - z; /* exact: integers below 2^33 */
     q.y[e] = q.scale.dtype == TB_DTYPE_F32 ? (double)((float)d * (float)s) : d * s;
   }
-  return q_end(&q, nn_store(ctx, 0, q.scale.dtype, q.x.ndim, q.x.shape, q.y));
+  return q_end(&q, tb_nn_store(ctx, 0, q.scale.dtype, q.x.ndim, q.x.shape, q.y));
 }
 
 /* Subtract a zero point that is a scalar, or 1-D per row of a (rows: axis -2) / per column of b (axis -1). */
@@ -122,19 +122,19 @@ static tb_status matmul_integer_run(tb_kernel_ctx *ctx) {
   double *y = NULL;
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
-  tb_status st = nn_load(ctx, 0, false, &a);
-  if (st == TB_OK) st = nn_load(ctx, 1, false, &b);
-  if (st == TB_OK) st = nn_load(ctx, 2, true, &azp);
-  if (st == TB_OK) st = nn_load(ctx, 3, true, &bzp);
+  tb_status st = tb_nn_load(ctx, 0, false, &a);
+  if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &b);
+  if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &azp);
+  if (st == TB_OK) st = tb_nn_load(ctx, 3, true, &bzp);
   if (st == TB_OK && a.ndim >= 1 && b.ndim >= 1) st = sub_zero_point(ctx, &a, &azp, true);
   if (st == TB_OK && a.ndim >= 1 && b.ndim >= 1) st = sub_zero_point(ctx, &b, &bzp, false);
-  if (st == TB_OK) st = nn_matmul(ctx, &a, &b, &y, &ndim, shape);
-  if (st == TB_OK) st = nn_store(ctx, 0, TB_DTYPE_I32, ndim, shape, y);
+  if (st == TB_OK) st = tb_nn_matmul(ctx, &a, &b, &y, &ndim, shape);
+  if (st == TB_OK) st = tb_nn_store(ctx, 0, TB_DTYPE_I32, ndim, shape, y);
   free(y);
-  nn_buf_free(&a);
-  nn_buf_free(&b);
-  nn_buf_free(&azp);
-  nn_buf_free(&bzp);
+  tb_nn_buf_free(&a);
+  tb_nn_buf_free(&b);
+  tb_nn_buf_free(&azp);
+  tb_nn_buf_free(&bzp);
   return st;
 }
 
@@ -145,7 +145,7 @@ static tb_status qlinear_matmul_run(tb_kernel_ctx *ctx) {
   size_t ndim = 0;
   tb_status st = TB_OK;
   for (size_t i = 0; i < 8; i++) in[i] = (nn_buf){0};
-  for (size_t i = 0; i < 8 && st == TB_OK; i++) st = nn_load(ctx, i, false, &in[i]);
+  for (size_t i = 0; i < 8 && st == TB_OK; i++) st = tb_nn_load(ctx, i, false, &in[i]);
   if (st != TB_OK) goto done;
   for (size_t i = 1; i < 8; i++)
     if (i != 3 && in[i].numel != 1) {
@@ -157,20 +157,20 @@ static tb_status qlinear_matmul_run(tb_kernel_ctx *ctx) {
     sub_zero_point(ctx, &in[0], &in[2], true);
     sub_zero_point(ctx, &in[3], &in[5], false);
   }
-  st = nn_matmul(ctx, &in[0], &in[3], &y, &ndim, shape);
+  st = tb_nn_matmul(ctx, &in[0], &in[3], &y, &ndim, shape);
   if (st != TB_OK) goto done;
   float mult = (float)in[1].data[0] * (float)in[4].data[0] / (float)in[6].data[0];
   tb_dtype out = in[7].dtype;
   double lo = out == TB_DTYPE_I8 ? -128 : 0, hi = out == TB_DTYPE_I8 ? 127 : 255;
-  int64_t total = nn_numel(ndim, shape);
+  int64_t total = tb_nn_numel(ndim, shape);
   for (int64_t e = 0; e < total; e++) {
     double q = (double)rintf((float)y[e] * mult) + in[7].data[0];
     y[e] = isnan(q) ? 0 : q < lo ? lo : q > hi ? hi : q;
   }
-  st = nn_store(ctx, 0, out, ndim, shape, y);
+  st = tb_nn_store(ctx, 0, out, ndim, shape, y);
 done:
   free(y);
-  for (size_t i = 0; i < 8; i++) nn_buf_free(&in[i]);
+  for (size_t i = 0; i < 8; i++) tb_nn_buf_free(&in[i]);
   return st;
 }
 

@@ -14,14 +14,14 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
   nn_buf x = {0}, axes = {0};
   double *y = NULL;
   int64_t *axes_i = NULL;
-  tb_status st = nn_load(ctx, 0, false, &x);
-  bool from_input = nn_reduce_axes_from_input(ctx->node);
-  if (st == TB_OK && from_input) st = nn_load(ctx, 1, true, &axes);
+  tb_status st = tb_nn_load(ctx, 0, false, &x);
+  bool from_input = tb_nn_reduce_axes_from_input(ctx->node);
+  if (st == TB_OK && from_input) st = tb_nn_load(ctx, 1, true, &axes);
   if (st != TB_OK) goto done;
-  if (axes.data) st = nn_load_i64(ctx, 1, &axes_i);
+  if (axes.data) st = tb_nn_load_i64(ctx, 1, &axes_i);
   if (st != TB_OK) goto done;
   nn_reduce_axes ax;
-  st = nn_reduce_axes_read(ctx->graph, ctx->node, x.ndim, axes.data != NULL, axes_i, (size_t)axes.numel, &ax);
+  st = tb_nn_reduce_axes_read(ctx->graph, ctx->node, x.ndim, axes.data != NULL, axes_i, (size_t)axes.numel, &ax);
   if (st != TB_OK) goto done;
   int64_t out_shape[TB_MAX_DIMS], red_shape[TB_MAX_DIMS]; /* red_shape: the input shape with reduced dims 1 */
   size_t on = 0;
@@ -33,11 +33,11 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
     else if (ax.keepdims) out_shape[on++] = 1;
   }
   int64_t total = 0;
-  st = nn_checked_numel(ctx, on, out_shape, &total);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  st = tb_nn_checked_numel(ctx, on, out_shape, &total);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) goto done;
   if (ax.noop) {
-    st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, x.data);
+    st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, x.data);
     goto done;
   }
   double init = 0;
@@ -65,12 +65,12 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
     if (kind == R_L2) y[o] = sqrt(y[o]);
     if (kind == R_LSE) y[o] = log(y[o]);
   }
-  st = nn_store(ctx, 0, x.dtype, on, out_shape, y);
+  st = tb_nn_store(ctx, 0, x.dtype, on, out_shape, y);
 done:
   free(y);
   free(axes_i);
-  nn_buf_free(&x);
-  nn_buf_free(&axes);
+  tb_nn_buf_free(&x);
+  tb_nn_buf_free(&axes);
   return st;
 }
 
@@ -82,7 +82,7 @@ static tb_status argminmax_run(tb_kernel_ctx *ctx, bool is_max) {
   if (st != TB_OK) return st;
   nn_buf x;
   double *y = NULL;
-  st = nn_load(ctx, 0, false, &x);
+  st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
   int64_t r = (int64_t)x.ndim;
   if (axis < 0) axis += r;
@@ -90,19 +90,19 @@ static tb_status argminmax_run(tb_kernel_ctx *ctx, bool is_max) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "attribute axis is out of range for rank %lld", (long long)r);
     goto done;
   }
-  int64_t n = x.shape[axis], outer = nn_numel((size_t)axis, x.shape);
-  int64_t inner = nn_numel((size_t)(r - axis - 1), x.shape + axis + 1);
+  int64_t n = x.shape[axis], outer = tb_nn_numel((size_t)axis, x.shape);
+  int64_t inner = tb_nn_numel((size_t)(r - axis - 1), x.shape + axis + 1);
   int64_t out_shape[TB_MAX_DIMS], total = 0;
   size_t on = 0;
   for (int64_t i = 0; i < r; i++) {
     if (i != axis) out_shape[on++] = x.shape[i];
     else if (keepdims) out_shape[on++] = 1;
   }
-  st = nn_checked_numel(ctx, on, out_shape, &total);
+  st = tb_nn_checked_numel(ctx, on, out_shape, &total);
   if (st == TB_OK && n == 0 && total > 0)
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", is_max ? "ArgMax" : "ArgMin",
                          (long long)axis);
-  if (st == TB_OK) st = nn_alloc(ctx, total, &y);
+  if (st == TB_OK) st = tb_nn_alloc(ctx, total, &y);
   if (st != TB_OK) goto done;
   if (total == 0) outer = 0;
   for (int64_t o = 0; o < outer; o++)
@@ -116,10 +116,10 @@ static tb_status argminmax_run(tb_kernel_ctx *ctx, bool is_max) {
       }
       y[o * inner + i] = (double)best;
     }
-  st = nn_store(ctx, 0, TB_DTYPE_I64, on, out_shape, y);
+  st = tb_nn_store(ctx, 0, TB_DTYPE_I64, on, out_shape, y);
 done:
   free(y);
-  nn_buf_free(&x);
+  tb_nn_buf_free(&x);
   return st;
 }
 

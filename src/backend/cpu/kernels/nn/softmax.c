@@ -10,7 +10,7 @@ typedef enum { SM_SOFT, SM_LOG, SM_HARD } sm_kind;
 static tb_status softmax_common(tb_kernel_ctx *ctx, sm_kind kind) {
   nn_buf x;
   double *y = NULL;
-  tb_status st = nn_load(ctx, 0, false, &x);
+  tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
   bool v13 = ctx->node->opset >= 13;
   int64_t axis = 0;
@@ -22,10 +22,10 @@ static tb_status softmax_common(tb_kernel_ctx *ctx, sm_kind kind) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "attribute axis is out of range for rank %lld", (long long)r);
     goto done;
   }
-  int64_t outer = nn_numel((size_t)axis, x.shape);
-  int64_t n = v13 ? x.shape[axis] : nn_numel((size_t)(r - axis), x.shape + axis);
-  int64_t inner = v13 ? nn_numel((size_t)(r - axis - 1), x.shape + axis + 1) : 1;
-  st = nn_alloc(ctx, x.numel, &y);
+  int64_t outer = tb_nn_numel((size_t)axis, x.shape);
+  int64_t n = v13 ? x.shape[axis] : tb_nn_numel((size_t)(r - axis), x.shape + axis);
+  int64_t inner = v13 ? tb_nn_numel((size_t)(r - axis - 1), x.shape + axis + 1) : 1;
+  st = tb_nn_alloc(ctx, x.numel, &y);
   if (st != TB_OK) goto done;
   for (int64_t o = 0; x.numel > 0 && o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
@@ -44,10 +44,10 @@ static tb_status softmax_common(tb_kernel_ctx *ctx, sm_kind kind) {
       for (int64_t j = 0; j < n; j++)
         py[j * inner] = kind == SM_LOG ? px[j * inner] - mx - log(sum) : exp(px[j * inner] - mx) / sum;
     }
-  st = nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
+  st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
 done:
   free(y);
-  nn_buf_free(&x);
+  tb_nn_buf_free(&x);
   return st;
 }
 

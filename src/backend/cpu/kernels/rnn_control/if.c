@@ -4,10 +4,10 @@
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
 
 static tb_status run_if(tb_kernel_ctx *ctx) {
-  tb_tensor *cond_t = rc_input(ctx, 0);
+  tb_tensor *cond_t = tb_rc_input(ctx, 0);
   if (!cond_t) return tb_kernel_error(ctx, TB_ERR_MODEL, "the condition input is missing");
   bool cond = false;
-  tb_status st = rc_scalar_bool(ctx, cond_t, "the condition", &cond);
+  tb_status st = tb_rc_scalar_bool(ctx, cond_t, "the condition", &cond);
   if (st != TB_OK) return st;
   const char *which = cond ? "then_branch" : "else_branch";
   tb_graph *branch = NULL;
@@ -17,9 +17,9 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_MODEL, "%s has %zu outputs, the node %zu", which, branch->n_outputs, ctx->n_outputs);
   tb_tensor **outs = calloc(branch->n_outputs ? branch->n_outputs : 1, sizeof *outs);
   if (!outs) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "cannot allocate %zu output slots", branch->n_outputs);
-  st = rc_run_body(ctx, branch, 0, NULL, branch->n_outputs, outs);
-  for (size_t i = 0; st == TB_OK && i < ctx->n_outputs; i++) st = rc_output_copy(ctx, i, outs[i]);
-  rc_destroy_all(outs, branch->n_outputs);
+  st = tb_rc_run_body(ctx, branch, 0, NULL, branch->n_outputs, outs);
+  for (size_t i = 0; st == TB_OK && i < ctx->n_outputs; i++) st = tb_rc_output_copy(ctx, i, outs[i]);
+  tb_rc_destroy_all(outs, branch->n_outputs);
   free(outs);
   return st;
 }

@@ -17,7 +17,7 @@ typedef struct loop_state {
 static void state_free(loop_state *s) {
   for (size_t j = 0; j < s->carried; j++)
     if (s->owned && s->owned[j]) tb_tensor_destroy(s->values[j]);
-  if (s->parts) rc_destroy_all(s->parts, s->scans * s->cap);
+  if (s->parts) tb_rc_destroy_all(s->parts, s->scans * s->cap);
   free(s->values);
   free(s->owned);
   free(s->parts);
@@ -55,8 +55,8 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
   if (st == TB_OK) st = scalar_tensor(ctx, TB_DTYPE_BOOL, &cond_byte, &ins[1]);
   if (st == TB_OK) st = grow(ctx, s);
   for (size_t j = 0; st == TB_OK && j < s->carried; j++) ins[2 + j] = s->values[j];
-  if (st == TB_OK) st = rc_run_body(ctx, body, n_in, ins, n_out, outs);
-  if (st == TB_OK) st = rc_scalar_bool(ctx, outs[0], "the body's condition output", cond);
+  if (st == TB_OK) st = tb_rc_run_body(ctx, body, n_in, ins, n_out, outs);
+  if (st == TB_OK) st = tb_rc_scalar_bool(ctx, outs[0], "the body's condition output", cond);
   if (st == TB_OK) {
     for (size_t j = 0; j < s->carried; j++) {
       if (s->owned[j]) tb_tensor_destroy(s->values[j]);
@@ -70,8 +70,8 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
     }
     s->count++;
   }
-  if (ins) rc_destroy_all(ins, 2); /* the carried inputs belong to the state */
-  if (outs) rc_destroy_all(outs, n_out);
+  if (ins) tb_rc_destroy_all(ins, 2); /* the carried inputs belong to the state */
+  if (outs) tb_rc_destroy_all(outs, n_out);
   free(ins);
   free(outs);
   return st;
@@ -85,11 +85,11 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
   if (ctx->n_inputs < 2 || body->n_inputs != ctx->n_inputs || body->n_outputs + 1 < ctx->n_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "the body's %zu inputs and %zu outputs do not fit the node's %zu inputs",
                            body->n_inputs, body->n_outputs, ctx->n_inputs);
-  tb_tensor *max_t = rc_input(ctx, 0), *cond_t = rc_input(ctx, 1);
+  tb_tensor *max_t = tb_rc_input(ctx, 0), *cond_t = tb_rc_input(ctx, 1);
   int64_t max_trips = 0;
   bool cond = true;
-  if (max_t && (st = rc_scalar_i64(ctx, max_t, "the trip count M", &max_trips)) != TB_OK) return st;
-  if (cond_t && (st = rc_scalar_bool(ctx, cond_t, "the condition", &cond)) != TB_OK) return st;
+  if (max_t && (st = tb_rc_scalar_i64(ctx, max_t, "the trip count M", &max_trips)) != TB_OK) return st;
+  if (cond_t && (st = tb_rc_scalar_bool(ctx, cond_t, "the condition", &cond)) != TB_OK) return st;
   if (!max_t && !cond_t) return tb_kernel_error(ctx, TB_ERR_MODEL, "has neither a trip count M nor a condition: it would never end");
 
   loop_state s = {.carried = ctx->n_inputs - 2, .scans = body->n_outputs + 1 - ctx->n_inputs};
@@ -97,7 +97,7 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
   s.owned = calloc(s.carried + 1, sizeof *s.owned);
   if (!s.values || !s.owned) st = tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "cannot allocate the loop state");
   for (size_t j = 0; st == TB_OK && j < s.carried; j++) {
-    s.values[j] = rc_input(ctx, 2 + j);
+    s.values[j] = tb_rc_input(ctx, 2 + j);
     if (!s.values[j]) st = tb_kernel_error(ctx, TB_ERR_MODEL, "loop-carried input %zu is empty", j);
   }
   for (int64_t i = 0; st == TB_OK && (!max_t || i < max_trips) && cond; i++) {
@@ -105,10 +105,10 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
     st = iterate(ctx, body, &s, i, &next);
     if (cond_t) cond = next;
   }
-  for (size_t j = 0; st == TB_OK && j < s.carried && j < ctx->n_outputs; j++) st = rc_output_copy(ctx, j, s.values[j]);
+  for (size_t j = 0; st == TB_OK && j < s.carried && j < ctx->n_outputs; j++) st = tb_rc_output_copy(ctx, j, s.values[j]);
   for (size_t k = 0; st == TB_OK && k < s.scans && s.carried + k < ctx->n_outputs; k++) {
     const tb_value_type *declared = &body->values[body->outputs[1 + s.carried + k]].type;
-    st = rc_stack(ctx, s.carried + k, "a scan output", s.parts ? &s.parts[k * s.cap] : NULL, s.count, 0, false, declared);
+    st = tb_rc_stack(ctx, s.carried + k, "a scan output", s.parts ? &s.parts[k * s.cap] : NULL, s.count, 0, false, declared);
   }
   state_free(&s);
   return st;

@@ -6,11 +6,11 @@ static void rnn_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidd
                      double *h, double *c, double *g) {
   (void)c;
   for (size_t j = 0; j < hidden; j++) g[j] = p->wb[j] + p->rb[j];
-  rnn_gemv(hidden, input, p->w, x, g);
-  rnn_gemv(hidden, hidden, p->r, h, g);
-  for (size_t j = 0; j < hidden; j++) h[j] = rnn_activate(&p->acts[0], rnn_clip(a, g[j]));
+  tb_rnn_gemv(hidden, input, p->w, x, g);
+  tb_rnn_gemv(hidden, hidden, p->r, h, g);
+  for (size_t j = 0; j < hidden; j++) h[j] = tb_rnn_activate(&p->acts[0], tb_rnn_clip(a, g[j]));
 }
 
-static tb_status run_rnn(tb_kernel_ctx *ctx) { return rnn_run(ctx, TB_RNN_CELL_RNN, rnn_step); }
+static tb_status run_rnn(tb_kernel_ctx *ctx) { return tb_rnn_run(ctx, TB_RNN_CELL_RNN, rnn_step); }
 
-const tb_cpu_kernel tb_kernel_rnn = {.domain = "", .name = "RNN", .level = 0, .cpu_features = 0, .accepts = rnn_accepts, .run = run_rnn};
+const tb_cpu_kernel tb_kernel_rnn = {.domain = "", .name = "RNN", .level = 0, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_rnn};

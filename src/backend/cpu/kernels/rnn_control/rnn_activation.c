@@ -3,7 +3,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
-double rnn_activate(const tb_rnn_act *act, double x) {
+double tb_rnn_activate(const tb_rnn_act *act, double x) {
   double alpha = act->alpha, beta = act->beta;
   switch (act->kind) {
     case TB_RNN_ACT_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
@@ -21,13 +21,13 @@ double rnn_activate(const tb_rnn_act *act, double x) {
   return x;
 }
 
-double rnn_clip(const tb_rnn_attrs *a, double x) {
+double tb_rnn_clip(const tb_rnn_attrs *a, double x) {
   if (!a->has_clip) return x;
   double c = a->clip;
   return x < -c ? -c : x > c ? c : x;
 }
 
-void rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out) {
+void tb_rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out) {
   for (size_t j = 0; j < rows; j++) {
     double sum = 0.0;
     for (size_t k = 0; k < cols; k++) sum += m[j * cols + k] * v[k];

@@ -22,16 +22,16 @@ typedef void (*rnn_step_fn)(const tb_rnn_attrs *a, const rnn_dir_params *p, size
                             const double *x, double *h, double *c, double *scratch);
 
 /* The whole operator for `cell`: inputs X, W, R, [B, sequence_lens, initial_h, initial_c, P]. */
-tb_status rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step);
+tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step);
 
 /* An activation applied to x. */
-double rnn_activate(const tb_rnn_act *act, double x);
+double tb_rnn_activate(const tb_rnn_act *act, double x);
 /* x clipped to [-clip, clip] when the node has a clip. */
-double rnn_clip(const tb_rnn_attrs *a, double x);
+double tb_rnn_clip(const tb_rnn_attrs *a, double x);
 /* out[j] += sum_k m[j, k] * v[k] for j < rows (m is rows x cols, row-major). */
-void rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out);
+void tb_rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out);
 
 /* Whether the kernel takes this X dtype (f32, f64, f16, bf16). */
-bool rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
 
 #endif

@@ -10,7 +10,7 @@
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };
 
-bool rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
   (void)g;
   (void)n;
   if (!in || !in[0] || !in[0]->has_dtype) return true;
@@ -31,12 +31,12 @@ static tb_status expect(const tb_kernel_ctx *ctx, const tb_tensor *t, const char
   if (dtype != TB_DTYPE_COUNT && tb_tensor_dtype(t) != dtype)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has dtype %s but X has %s", name, tb_dtype_name(tb_tensor_dtype(t)),
                            tb_dtype_name(dtype));
-  if (rc_shape_is(t, ndim, shape)) return TB_OK;
+  if (tb_rc_shape_is(t, ndim, shape)) return TB_OK;
   size_t used = 0;
   want[0] = '\0';
   for (size_t d = 0; d < ndim && used < sizeof want; d++)
     used += (size_t)snprintf(want + used, sizeof want - used, "%s%lld", d ? ", " : "[", (long long)shape[d]);
-  return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s]", name, rc_shape_str(t, have, sizeof have), want);
+  return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s]", name, tb_rc_shape_str(t, have, sizeof have), want);
 }
 
 static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_tensor *const *in, rnn_dims *dm) {
@@ -48,9 +48,9 @@ static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_
                            tb_dtype_name(tb_tensor_dtype(x)));
   char have[96];
   if (tb_tensor_ndim(x) != 3)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "input X has shape %s, expected rank 3", rc_shape_str(x, have, sizeof have));
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input X has shape %s, expected rank 3", tb_rc_shape_str(x, have, sizeof have));
   if (tb_tensor_ndim(w) != 3)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "input W has shape %s, expected rank 3", rc_shape_str(w, have, sizeof have));
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input W has shape %s, expected rank 3", tb_rc_shape_str(w, have, sizeof have));
   const int64_t *xs = tb_tensor_shape(x), *ws = tb_tensor_shape(w);
   dm->layout = a->layout;
   dm->seq = xs[a->layout == 0 ? 0 : 1];
@@ -111,14 +111,14 @@ static tb_status load_all(const tb_kernel_ctx *ctx, tb_tensor *const *in, const 
   tb_status st = TB_OK;
   for (size_t i = 0; i < IN_COUNT && st == TB_OK; i++) {
     if (!in[i]) continue;
-    st = i == IN_SEQ_LENS ? rc_load_i64(ctx, in[i], &dt->lens) : rc_load(ctx, in[i], &dt->v[i]);
+    st = i == IN_SEQ_LENS ? tb_rc_load_i64(ctx, in[i], &dt->lens) : tb_rc_load(ctx, in[i], &dt->v[i]);
   }
   size_t gh = (size_t)(m->gates * m->hidden), states = (size_t)(m->dirs * m->batch * m->hidden);
-  if (st == TB_OK) st = rc_alloc(ctx, 2 * gh, &dt->zeros);
-  if (st == TB_OK) st = rc_alloc(ctx, (size_t)m->seq * states, &dt->y);
-  if (st == TB_OK) st = rc_alloc(ctx, states, &dt->yh);
-  if (st == TB_OK) st = rc_alloc(ctx, states, &dt->yc);
-  if (st == TB_OK) st = rc_alloc(ctx, 2 * gh, &dt->scratch);
+  if (st == TB_OK) st = tb_rc_alloc(ctx, 2 * gh, &dt->zeros);
+  if (st == TB_OK) st = tb_rc_alloc(ctx, (size_t)m->seq * states, &dt->y);
+  if (st == TB_OK) st = tb_rc_alloc(ctx, states, &dt->yh);
+  if (st == TB_OK) st = tb_rc_alloc(ctx, states, &dt->yc);
+  if (st == TB_OK) st = tb_rc_alloc(ctx, 2 * gh, &dt->scratch);
   for (int64_t b = 0; st == TB_OK && dt->lens && b < m->batch; b++) {
     if (dt->lens[b] < 0 || dt->lens[b] > m->seq)
       st = tb_kernel_error(ctx, TB_ERR_MODEL, "sequence_lens[%lld] is %lld, outside 0..%lld", (long long)b,
@@ -152,7 +152,7 @@ static void run_direction(const tb_rnn_attrs *a, const rnn_dims *m, rnn_data *dt
   }
 }
 
-tb_status rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
+tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
   tb_rnn_attrs a;
   tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
   if (st != TB_OK) return st;
@@ -160,7 +160,7 @@ tb_status rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);
   tb_tensor *in[IN_COUNT] = {0};
-  for (size_t i = 0; i < IN_COUNT; i++) in[i] = rc_input(ctx, i);
+  for (size_t i = 0; i < IN_COUNT; i++) in[i] = tb_rc_input(ctx, i);
   rnn_dims m = {0};
   if ((st = check_dims(ctx, &a, in, &m)) != TB_OK) return st;
   rnn_data dt = {0};
@@ -169,9 +169,9 @@ tb_status rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
     tb_dtype dtype = tb_tensor_dtype(in[IN_X]);
     int64_t y0[4] = {m.seq, m.dirs, m.batch, m.hidden}, y1[4] = {m.batch, m.seq, m.dirs, m.hidden};
     int64_t s0[3] = {m.dirs, m.batch, m.hidden}, s1[3] = {m.batch, m.dirs, m.hidden};
-    st = rc_store(ctx, 0, dtype, 4, m.layout == 0 ? y0 : y1, dt.y);
-    if (st == TB_OK) st = rc_store(ctx, 1, dtype, 3, m.layout == 0 ? s0 : s1, dt.yh);
-    if (st == TB_OK && cell == TB_RNN_CELL_LSTM) st = rc_store(ctx, 2, dtype, 3, m.layout == 0 ? s0 : s1, dt.yc);
+    st = tb_rc_store(ctx, 0, dtype, 4, m.layout == 0 ? y0 : y1, dt.y);
+    if (st == TB_OK) st = tb_rc_store(ctx, 1, dtype, 3, m.layout == 0 ? s0 : s1, dt.yh);
+    if (st == TB_OK && cell == TB_RNN_CELL_LSTM) st = tb_rc_store(ctx, 2, dtype, 3, m.layout == 0 ? s0 : s1, dt.yc);
   }
   data_free(&dt);
   return st;

@@ -28,7 +28,7 @@ static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_attrs *a, tb_tens
 }
 
 static tb_status run_scan(tb_kernel_ctx *ctx) {
-  if (ctx->node->opset > 0 && ctx->node->opset < 9) return scan8_run(ctx);
+  if (ctx->node->opset > 0 && ctx->node->opset < 9) return tb_scan8_run(ctx);
   tb_scan_attrs a;
   tb_status st = tb_scan_attrs_read(ctx->graph, ctx->node, ctx->n_inputs, &a);
   if (st != TB_OK) return st;
@@ -39,21 +39,21 @@ static tb_status run_scan(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu inputs; at most %zu supported", ctx->n_inputs,
                            sizeof inputs / sizeof inputs[0]);
   for (size_t i = 0; i < ctx->n_inputs; i++) {
-    inputs[i] = rc_input(ctx, i);
+    inputs[i] = tb_rc_input(ctx, i);
     if (!inputs[i]) return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu is empty", i);
   }
   size_t axes[MAX_SCAN_INPUTS];
   scan_job job = {.body = a.body, .n_state = a.n_state, .n_scan_in = a.n_scan_in, .n_scan_out = a.n_scan_out,
                   .state_in = inputs, .scan_in = inputs + a.n_state, .in_axis = axes, .in_dirs = a.in_dirs};
   if ((st = scan_length(ctx, &a, job.scan_in, axes, &job.length)) != TB_OK) return st;
-  st = scan_job_run(ctx, &job);
-  for (size_t j = 0; st == TB_OK && j < a.n_state && j < ctx->n_outputs; j++) st = rc_output_copy(ctx, j, job.states[j]);
+  st = tb_scan_job_run(ctx, &job);
+  for (size_t j = 0; st == TB_OK && j < a.n_state && j < ctx->n_outputs; j++) st = tb_rc_output_copy(ctx, j, job.states[j]);
   for (size_t k = 0; st == TB_OK && k < a.n_scan_out && a.n_state + k < ctx->n_outputs; k++) {
     const tb_value_type *declared = &a.body->values[a.body->outputs[a.n_state + k]].type;
-    st = rc_stack(ctx, a.n_state + k, "a scan output", &job.parts[k * (size_t)job.length], (size_t)job.length,
+    st = tb_rc_stack(ctx, a.n_state + k, "a scan output", &job.parts[k * (size_t)job.length], (size_t)job.length,
                   tb_scan_attr_at(a.out_axes, k), tb_scan_attr_at(a.out_dirs, k) != 0, declared);
   }
-  scan_job_free(&job);
+  tb_scan_job_free(&job);
   return st;
 }
 

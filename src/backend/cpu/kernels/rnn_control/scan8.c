@@ -32,7 +32,7 @@ static tb_status read_node(tb_kernel_ctx *ctx, scan8 *s) {
   s->n_scan_out = s->body->n_outputs - s->n_state;
   s->batch = s->length = -1;
   for (size_t i = 1; i < ctx->n_inputs; i++) {
-    tb_tensor *in = rc_input(ctx, i);
+    tb_tensor *in = tb_rc_input(ctx, i);
     bool scanned = i > s->n_state;
     if (!in || tb_tensor_ndim(in) < (scanned ? 2u : 1u))
       return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu must have a batch axis%s", i, scanned ? " and a sequence axis" : "");
@@ -45,13 +45,13 @@ static tb_status read_node(tb_kernel_ctx *ctx, scan8 *s) {
     s->batch = b;
     if (scanned) s->length = len;
   }
-  tb_tensor *lens_t = rc_input(ctx, 0);
+  tb_tensor *lens_t = tb_rc_input(ctx, 0);
   if (!lens_t) return TB_OK;
   int64_t *lens = NULL;
   if (tb_tensor_numel(lens_t) != s->batch)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "sequence_lens has %lld entries for a batch of %lld",
                            (long long)tb_tensor_numel(lens_t), (long long)s->batch);
-  if ((st = rc_load_i64(ctx, lens_t, &lens)) != TB_OK) return st;
+  if ((st = tb_rc_load_i64(ctx, lens_t, &lens)) != TB_OK) return st;
   for (int64_t b = 0; st == TB_OK && b < s->batch; b++)
     if (lens[b] != s->length)
       st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "sequence_lens[%lld] is %lld, shorter than the sequence (%lld): padded "
@@ -65,17 +65,17 @@ static tb_status run_row(tb_kernel_ctx *ctx, const scan8 *s, int64_t b, tb_tenso
   static const size_t zero_axes[64] = {0};
   size_t n = s->n_state + s->n_scan_in;
   tb_status st = TB_OK;
-  for (size_t i = 0; st == TB_OK && i < n; i++) st = rc_slice_view(rc_input(ctx, 1 + i), 0, b, &views[i]);
+  for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_rc_slice_view(tb_rc_input(ctx, 1 + i), 0, b, &views[i]);
   *job = (scan_job){.body = s->body, .n_state = s->n_state, .n_scan_in = s->n_scan_in, .n_scan_out = s->n_scan_out,
                     .state_in = views, .scan_in = views + s->n_state, .in_axis = zero_axes, .in_dirs = s->dirs,
                     .length = s->length};
-  if (st == TB_OK) st = scan_job_run(ctx, job);
+  if (st == TB_OK) st = tb_scan_job_run(ctx, job);
   return st;
 }
 
 /* Output i = parts[b * per_row + t] stacked as [batch, (per_row when scanned), part...]. */
 static tb_status write_output(tb_kernel_ctx *ctx, size_t i, const scan8 *s, tb_tensor *const *parts, bool scanned) {
-  if (!rc_has_output(ctx, i)) return TB_OK;
+  if (!tb_rc_has_output(ctx, i)) return TB_OK;
   size_t per_row = scanned ? (size_t)s->length : 1, lead = scanned ? 2 : 1;
   const tb_tensor *first = parts[0];
   size_t rank = tb_tensor_ndim(first) + lead;
@@ -83,11 +83,11 @@ static tb_status write_output(tb_kernel_ctx *ctx, size_t i, const scan8 *s, tb_t
   int64_t shape[TB_MAX_DIMS] = {s->batch, s->length};
   for (size_t d = lead; d < rank; d++) shape[d] = tb_tensor_shape(first)[d - lead];
   tb_tensor *out = NULL;
-  tb_status st = rc_output(ctx, i, tb_tensor_dtype(first), rank, shape, &out);
+  tb_status st = tb_rc_output(ctx, i, tb_tensor_dtype(first), rank, shape, &out);
   for (size_t p = 0; st == TB_OK && p < (size_t)s->batch * per_row; p++) {
     tb_tensor *row = NULL, *slot = NULL;
-    st = rc_slice_view(out, 0, (int64_t)(p / per_row), &row);
-    if (st == TB_OK && scanned) st = rc_slice_view(row, 0, (int64_t)(p % per_row), &slot);
+    st = tb_rc_slice_view(out, 0, (int64_t)(p / per_row), &row);
+    if (st == TB_OK && scanned) st = tb_rc_slice_view(row, 0, (int64_t)(p % per_row), &slot);
     if (st == TB_OK) st = tb_tensor_copy(scanned ? slot : row, parts[p]);
     tb_tensor_destroy(slot);
     tb_tensor_destroy(row);
@@ -95,7 +95,7 @@ static tb_status write_output(tb_kernel_ctx *ctx, size_t i, const scan8 *s, tb_t
   return st;
 }
 
-tb_status scan8_run(tb_kernel_ctx *ctx) {
+tb_status tb_scan8_run(tb_kernel_ctx *ctx) {
   scan8 s = {0};
   tb_status st = read_node(ctx, &s);
   if (st != TB_OK) return st;
@@ -117,8 +117,8 @@ tb_status scan8_run(tb_kernel_ctx *ctx) {
       for (size_t t = 0; t < (size_t)s.length; t++) parts[b * (size_t)s.length + t] = jobs[b].parts[k * (size_t)s.length + t];
     st = write_output(ctx, s.n_state + k, &s, parts, true);
   }
-  for (size_t b = 0; jobs && b < rows; b++) scan_job_free(&jobs[b]);
-  if (views) rc_destroy_all(views, rows * n);
+  for (size_t b = 0; jobs && b < rows; b++) tb_scan_job_free(&jobs[b]);
+  if (views) tb_rc_destroy_all(views, rows * n);
   free(jobs);
   free(views);
   free(parts);

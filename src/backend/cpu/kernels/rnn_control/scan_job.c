@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include "ops/control/scan_attrs.h"
 
-void scan_job_free(scan_job *job) {
+void tb_scan_job_free(scan_job *job) {
   for (size_t j = 0; job->states && j < job->n_state; j++)
     if (job->owned && job->owned[j]) tb_tensor_destroy(job->states[j]);
-  if (job->parts) rc_destroy_all(job->parts, job->n_scan_out * (size_t)job->length);
+  if (job->parts) tb_rc_destroy_all(job->parts, job->n_scan_out * (size_t)job->length);
   free(job->states);
   free(job->owned);
   free(job->parts);
@@ -23,12 +23,12 @@ static tb_status iterate(tb_kernel_ctx *ctx, scan_job *job, int64_t t) {
   for (size_t j = 0; st == TB_OK && j < job->n_scan_in; j++) {
     int64_t index = tb_scan_attr_at(job->in_dirs, j) ? job->length - 1 - t : t;
     tb_tensor *view = NULL;
-    st = rc_slice_view(job->scan_in[j], job->in_axis[j], index, &view);
-    if (st == TB_OK) st = rc_clone(ctx, view, &ins[job->n_state + j]);
+    st = tb_rc_slice_view(job->scan_in[j], job->in_axis[j], index, &view);
+    if (st == TB_OK) st = tb_rc_clone(ctx, view, &ins[job->n_state + j]);
     tb_tensor_destroy(view);
   }
   for (size_t j = 0; st == TB_OK && j < job->n_state; j++) ins[j] = job->states[j];
-  if (st == TB_OK) st = rc_run_body(ctx, body, n_in, ins, n_out, outs);
+  if (st == TB_OK) st = tb_rc_run_body(ctx, body, n_in, ins, n_out, outs);
   if (st == TB_OK) {
     for (size_t j = 0; j < job->n_state; j++) {
       if (job->owned[j]) tb_tensor_destroy(job->states[j]);
@@ -41,14 +41,14 @@ static tb_status iterate(tb_kernel_ctx *ctx, scan_job *job, int64_t t) {
       outs[job->n_state + k] = NULL;
     }
   }
-  if (ins) rc_destroy_all(ins + job->n_state, job->n_scan_in); /* the states belong to the job */
-  if (outs) rc_destroy_all(outs, n_out);
+  if (ins) tb_rc_destroy_all(ins + job->n_state, job->n_scan_in); /* the states belong to the job */
+  if (outs) tb_rc_destroy_all(outs, n_out);
   free(ins);
   free(outs);
   return st;
 }
 
-tb_status scan_job_run(tb_kernel_ctx *ctx, scan_job *job) {
+tb_status tb_scan_job_run(tb_kernel_ctx *ctx, scan_job *job) {
   job->states = calloc(job->n_state + 1, sizeof *job->states);
   job->owned = calloc(job->n_state + 1, sizeof *job->owned);
   job->parts = calloc(job->n_scan_out * (size_t)job->length + 1, sizeof *job->parts);

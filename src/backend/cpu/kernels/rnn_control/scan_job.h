@@ -15,16 +15,16 @@ typedef struct scan_job {
   const size_t *in_axis;      /* n_scan_in axes, normalised */
   const int64_t *in_dirs;     /* n_scan_in directions, or NULL for all 0 */
   int64_t length;             /* iterations */
-  /* results, freed by scan_job_free */
+  /* results, freed by tb_scan_job_free */
   tb_tensor **states;         /* n_state final values */
   bool *owned;
   tb_tensor **parts;          /* n_scan_out x length: output k of iteration t at parts[k * length + t] */
 } scan_job;
 
-tb_status scan_job_run(tb_kernel_ctx *ctx, scan_job *job);
-void scan_job_free(scan_job *job);
+tb_status tb_scan_job_run(tb_kernel_ctx *ctx, scan_job *job);
+void tb_scan_job_free(scan_job *job);
 
 /* Scan-8 (scan8.c): a batch axis first on every input and output, scan inputs' sequence axis second. */
-tb_status scan8_run(tb_kernel_ctx *ctx);
+tb_status tb_scan8_run(tb_kernel_ctx *ctx);
 
 #endif

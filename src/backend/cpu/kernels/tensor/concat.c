@@ -4,7 +4,7 @@
 
 static tb_status run_concat(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_infer_outputs(ctx, outs);
+  tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
   int64_t axis;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
@@ -15,12 +15,12 @@ static tb_status run_concat(tb_kernel_ctx *ctx) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
   for (size_t d = (size_t)axis + 1; d < rank; d++) inner *= shape[d];
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   size_t row = (size_t)(shape[axis] * inner) * elem, at = 0;
   for (size_t i = 0; i < ctx->n_inputs; i++) {
     const tb_tensor *x;
     const unsigned char *src;
-    if ((st = tk_input(ctx, i, &x, &src)) != TB_OK) return st;
+    if ((st = tb_tk_input(ctx, i, &x, &src)) != TB_OK) return st;
     size_t block = (size_t)(tb_tensor_shape(x)[axis] * inner) * elem;
     if (block)
       for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)o * row + at, src + (size_t)o * block, block);

@@ -4,9 +4,9 @@
 
 static tb_status run_constant(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_infer_outputs(ctx, outs);
+  tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   size_t nbytes = tb_tensor_nbytes(outs[0]);
   const tb_attr *a;
   if ((a = tb_node_attr(ctx->node, "value")) != NULL) {
@@ -34,7 +34,7 @@ const tb_cpu_kernel tb_kernel_constant = {.domain = "", .name = "Constant", .lev
 
 static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_infer_outputs(ctx, outs);
+  tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
   const tb_ir_tensor *value = NULL;
   if (tb_node_attr(ctx->node, "value") && (st = tb_attr_tensor(ctx->graph, ctx->node, "value", &value)) != TB_OK)
@@ -48,7 +48,7 @@ static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
                              tb_dtype_name(value->dtype));
     fill = value->data;
   }
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   int64_t n = tb_tensor_numel(outs[0]);
   for (int64_t k = 0; k < n; k++) memcpy(dst + (size_t)k * elem, fill, elem);
   return TB_OK;

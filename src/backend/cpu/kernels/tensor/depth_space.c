@@ -6,7 +6,7 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   int64_t b;
   const char *mode = "DCR";
@@ -35,12 +35,12 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   }
   size_t elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t vstrides[6], strides[6], shape[6];
-  tk_strides(6, view, vstrides);
+  tb_tk_strides(6, view, vstrides);
   for (int d = 0; d < 6; d++) {
     shape[d] = view[perm[d]];
     strides[d] = vstrides[perm[d]] * (int64_t)elem;
   }
-  tk_strided_copy(tk_data(outs[0]), src, elem, 6, shape, strides, 0);
+  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, 6, shape, strides, 0);
   return TB_OK;
 }
 

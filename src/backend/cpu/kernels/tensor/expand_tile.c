@@ -6,11 +6,11 @@ static tb_status run_expand(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t n = tb_tensor_ndim(outs[0]), in_ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
-  tk_strides(in_ndim, tb_tensor_shape(x), in_strides);
+  tb_tk_strides(in_ndim, tb_tensor_shape(x), in_strides);
   for (size_t k = 0; k < n; k++) {
     strides[k] = 0;
     if (k >= n - in_ndim) {
@@ -18,7 +18,7 @@ static tb_status run_expand(tb_kernel_ctx *ctx) {
       if (tb_tensor_shape(x)[d] != 1) strides[k] = in_strides[d] * (int64_t)elem;
     }
   }
-  tk_strided_copy(tk_data(outs[0]), src, elem, n, tb_tensor_shape(outs[0]), strides, 0);
+  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, n, tb_tensor_shape(outs[0]), strides, 0);
   return TB_OK;
 }
 
@@ -28,18 +28,18 @@ static tb_status run_tile(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t n = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *in = tb_tensor_shape(x), *out = tb_tensor_shape(outs[0]);
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   if (tb_tensor_numel(outs[0]) == 0) return TB_OK;
   if (n == 0) {
     memcpy(dst, src, elem);
     return TB_OK;
   }
   int64_t in_strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
-  tk_strides(n, in, in_strides);
+  tb_tk_strides(n, in, in_strides);
   size_t row = (size_t)in[n - 1] * elem;
   int64_t reps = out[n - 1] / in[n - 1], rows = tb_tensor_numel(outs[0]) / out[n - 1];
   for (int64_t r = 0; r < rows; r++) {

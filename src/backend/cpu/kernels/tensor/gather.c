@@ -5,7 +5,7 @@
 #include "ops/tensor/tensor_params.h"
 
 /* idx in [-dim, dim) normalised to [0, dim), else the error naming the index, its position and the dim. */
-tb_status tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out) {
+tb_status tb_tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out) {
   if (idx < -dim || idx >= dim)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
                            "index %lld (indices element %lld) is out of range for axis %zu of size %lld", (long long)idx,
@@ -20,13 +20,13 @@ static tb_status gather_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_
   const tb_tensor *in[2];
   const unsigned char *data[2];
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 2, in, data, outs);
+  tb_status st = tb_tk_begin(ctx, 2, in, data, outs);
   if (st != TB_OK) return st;
   *x = in[0];
   *ind = in[1];
   *src = data[0];
   *ip = data[1];
-  *dst = tk_data(outs[0]);
+  *dst = tb_tk_data(outs[0]);
   return TB_OK;
 }
 
@@ -38,7 +38,7 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   int64_t axis;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  if ((st = tk_axis(ctx, rank, &axis)) != TB_OK) return st;
+  if ((st = tb_tk_axis(ctx, rank, &axis)) != TB_OK) return st;
   const int64_t *shape = tb_tensor_shape(x);
   int64_t outer = 1, inner = 1, dim = shape[axis], n = tb_tensor_numel(ind);
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
@@ -47,7 +47,7 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   tb_dtype it = tb_tensor_dtype(ind);
   for (int64_t j = 0; j < n; j++) {
     int64_t idx = 0;
-    if ((st = tk_check_index(ctx, tk_int_at(ip, it, j), dim, (size_t)axis, j, &idx)) != TB_OK) return st;
+    if ((st = tb_tk_check_index(ctx, tb_tk_int_at(ip, it, j), dim, (size_t)axis, j, &idx)) != TB_OK) return st;
     if (!block) continue;
     for (int64_t o = 0; o < outer; o++)
       memcpy(dst + (size_t)(o * n + j) * block, src + (size_t)(o * dim + idx) * block, block);
@@ -66,10 +66,10 @@ static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   int64_t axis, off;
   size_t elem = tb_dtype_size(tb_tensor_dtype(x));
   tk_elements w;
-  if ((st = tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
-  if ((st = tk_elements_begin(ctx, &w, x, ind, ip, NULL, (size_t)axis)) != TB_OK) return st;
+  if ((st = tb_tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
+  if ((st = tb_tk_elements_begin(ctx, &w, x, ind, ip, NULL, (size_t)axis)) != TB_OK) return st;
   for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
-    if ((st = tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
+    if ((st = tb_tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
     memcpy(dst + (size_t)j * elem, src + (size_t)off * elem, elem);
   }
   return TB_OK;
@@ -93,7 +93,7 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   for (size_t d = (size_t)(b + k); d < r; d++) slice *= shape[d];
   for (size_t d = (size_t)b; d + 1 < q; d++) tuples *= ishape[d];
   int64_t strides[TB_MAX_DIMS];
-  tk_strides(r, shape, strides);
+  tb_tk_strides(r, shape, strides);
   tb_dtype it = tb_tensor_dtype(ind);
   size_t block = (size_t)slice * elem;
   for (int64_t bi = 0; bi < batch; bi++) {
@@ -102,7 +102,7 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
       for (int64_t j = 0; j < k; j++) {
         int64_t v = 0;
         size_t axis = (size_t)(b + j);
-        if ((st = tk_check_index(ctx, tk_int_at(ip, it, at + j), shape[axis], axis, at + j, &v)) != TB_OK) return st;
+        if ((st = tb_tk_check_index(ctx, tb_tk_int_at(ip, it, at + j), shape[axis], axis, at + j, &v)) != TB_OK) return st;
         off += v * strides[axis];
       }
       if (block) memcpy(dst + (size_t)(bi * tuples + t) * block, src + (size_t)off * elem, block);

@@ -10,7 +10,7 @@ static bool is_nonzero(const unsigned char *p, tb_dtype dt, int64_t i) {
   size_t elem = tb_dtype_size(dt);
   if (dt == TB_DTYPE_F64 || dt == TB_DTYPE_F32 || dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16 ||
       dt == TB_DTYPE_FP8_E4M3FN || dt == TB_DTYPE_FP8_E5M2)
-    return tk_double_at(p, dt, i) != 0; /* -0 is zero, NaN is not */
+    return tb_tk_double_at(p, dt, i) != 0; /* -0 is zero, NaN is not */
   for (size_t b = 0; b < elem; b++)
     if (p[(size_t)i * elem + b]) return true;
   return false;
@@ -19,7 +19,7 @@ static bool is_nonzero(const unsigned char *p, tb_dtype dt, int64_t i) {
 static tb_status run_nonzero(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   tb_dtype dt = tb_tensor_dtype(x);
   size_t rank = tb_tensor_ndim(x);
@@ -27,7 +27,7 @@ static tb_status run_nonzero(tb_kernel_ctx *ctx) {
   for (int64_t i = 0; i < n; i++) count += is_nonzero(src, dt, i);
   int64_t shape[2] = {(int64_t)rank, count};
   unsigned char *dst;
-  if ((st = tk_output(ctx, 0, TB_DTYPE_I64, 2, shape, NULL, &dst)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 0, TB_DTYPE_I64, 2, shape, NULL, &dst)) != TB_OK) return st;
   int64_t idx[TB_MAX_DIMS] = {0}, at = 0;
   for (int64_t i = 0; i < n; i++) {
     if (is_nonzero(src, dt, i)) {
@@ -66,16 +66,16 @@ static int cmp_item(const void *pa, const void *pb) {
 static tb_status run_topk(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   int64_t axis, largest, k;
   bool known;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "largest", 1, &largest)) != TB_OK) return st;
   tk_infer *inf;
-  if ((st = tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_topk_k(tk_infer_ctx(inf), &k, &known);
-  tk_infer_end(inf);
+  if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
+  st = tb_topk_k(tb_tk_infer_ctx(inf), &k, &known);
+  tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x);
   if (rank == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the input must have rank 1 or more");
@@ -93,8 +93,8 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   tb_dtype dt = tb_tensor_dtype(x);
   size_t elem = tb_dtype_size(dt);
   unsigned char *vals, *idxs;
-  if ((st = tk_output(ctx, 0, dt, rank, oshape, NULL, &vals)) != TB_OK) return st;
-  if ((st = tk_output(ctx, 1, TB_DTYPE_I64, rank, oshape, NULL, &idxs)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 0, dt, rank, oshape, NULL, &vals)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 1, TB_DTYPE_I64, rank, oshape, NULL, &idxs)) != TB_OK) return st;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
   for (size_t d = (size_t)axis + 1; d < rank; d++) inner *= shape[d];
@@ -108,9 +108,9 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
         int64_t at = (o * len + t) * inner + i;
         items[t].index = t;
         if (topk_int)
-          items[t].i64 = tk_int_at(src, dt, at);
+          items[t].i64 = tb_tk_int_at(src, dt, at);
         else
-          items[t].d = tk_double_at(src, dt, at);
+          items[t].d = tb_tk_double_at(src, dt, at);
       }
       qsort(items, (size_t)len, sizeof *items, cmp_item);
       for (int64_t t = 0; t < k; t++) {

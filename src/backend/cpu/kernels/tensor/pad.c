@@ -20,16 +20,16 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   tb_dtype dt = tb_tensor_dtype(x);
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
   tk_infer *inf;
-  if ((st = tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_pad_amounts(tk_infer_ctx(inf), rank, begin, end, &known);
-  tk_infer_end(inf);
+  if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
+  st = tb_pad_amounts(tb_tk_infer_ctx(inf), rank, begin, end, &known);
+  tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   const char *mode_s;
   if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s)) != TB_OK) return st;
@@ -39,18 +39,18 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
     float f;
     if ((st = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &f)) != TB_OK) return st;
     tb_convert(TB_DTYPE_F32, &f, dt, value, 1, true);
-  } else if (tk_has(ctx, 2)) {
+  } else if (tb_tk_has(ctx, 2)) {
     const tb_tensor *cv;
     const unsigned char *cp;
-    if ((st = tk_input(ctx, 2, &cv, &cp)) != TB_OK) return st;
+    if ((st = tb_tk_input(ctx, 2, &cv, &cp)) != TB_OK) return st;
     if (tb_tensor_numel(cv) != 1 || tb_tensor_dtype(cv) != dt)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s", tb_dtype_name(dt));
     memcpy(value, cp, elem);
   }
   const int64_t *in = tb_tensor_shape(x), *out = tb_tensor_shape(outs[0]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(outs[0]);
-  tk_strides(rank, in, strides);
-  unsigned char *dst = tk_data(outs[0]);
+  tb_tk_strides(rank, in, strides);
+  unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t j = 0; j < n; j++, dst += elem) {
     int64_t off = 0;
     bool constant = false;

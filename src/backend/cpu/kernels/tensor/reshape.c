@@ -7,12 +7,12 @@ static tb_status run_same_bytes(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   if (tb_tensor_nbytes(outs[0]) != tb_tensor_nbytes(x))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output has %zu bytes, input %zu", tb_tensor_nbytes(outs[0]),
                            tb_tensor_nbytes(x));
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   if (tb_tensor_nbytes(x) && dst != src) memmove(dst, src, tb_tensor_nbytes(x));
   return TB_OK;
 }

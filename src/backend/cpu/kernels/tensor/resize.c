@@ -112,7 +112,7 @@ static void store(unsigned char *dst, tb_dtype dt, double v) {
 static tb_status run_resize(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   tb_dtype dt = tb_tensor_dtype(x);
@@ -122,15 +122,15 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   bool known;
   tb_resize_attrs a;
   tk_infer *inf;
-  if ((st = tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_resize_read_attrs(tk_infer_ctx(inf), &a);
-  if (st == TB_OK) st = tb_resize_params(tk_infer_ctx(inf), rank, in, out, scales, roi, &known);
-  tk_infer_end(inf);
+  if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
+  st = tb_resize_read_attrs(tb_tk_infer_ctx(inf), &a);
+  if (st == TB_OK) st = tb_resize_params(tb_tk_infer_ctx(inf), rank, in, out, scales, roi, &known);
+  tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   if (!known) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output size is not known");
   unsigned char *dst;
   tb_tensor *o;
-  if ((st = tk_output(ctx, 0, dt, rank, out, &o, &dst)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 0, dt, rank, out, &o, &dst)) != TB_OK) return st;
   int64_t numel = tb_tensor_numel(o);
   if (numel == 0) return TB_OK;
   if (tb_tensor_numel(x) == 0)
@@ -146,7 +146,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   for (size_t d = 0; d < rank; d++)
     for (int64_t k = 0; k < out[d]; k++) make_taps(&a, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
-  tk_strides(rank, in, strides);
+  tb_tk_strides(rank, in, strides);
   unsigned char extrap[8];
   store(extrap, dt, a.extrapolation);
   for (int64_t j = 0; j < numel; j++, dst += elem) {
@@ -173,7 +173,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
           w *= t[d]->w[k[d]];
           off += t[d]->idx[k[d]] * strides[d];
         }
-        if (w != 0) sum += w * tk_double_at(src, dt, off);
+        if (w != 0) sum += w * tb_tk_double_at(src, dt, off);
         size_t d = rank;
         while (d-- > 0) {
           if (++k[d] < t[d]->n) break;

@@ -6,21 +6,21 @@ static tb_status run_trilu(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   int64_t upper, k = 0;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "upper", 1, &upper)) != TB_OK) return st;
-  if (tk_has(ctx, 1)) {
+  if (tb_tk_has(ctx, 1)) {
     int64_t v[1];
     size_t n;
-    if ((st = tk_input_ints(ctx, 1, v, 1, &n)) != TB_OK) return st;
+    if ((st = tb_tk_input_ints(ctx, 1, v, 1, &n)) != TB_OK) return st;
     if (n != 1) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "k must hold one value, not %zu", n);
     k = v[0];
   }
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t rows = tb_tensor_shape(x)[rank - 2], cols = tb_tensor_shape(x)[rank - 1];
   int64_t mats = rows > 0 && cols > 0 ? tb_tensor_numel(x) / (rows * cols) : 0;
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t m = 0; m < mats; m++)
     for (int64_t i = 0; i < rows; i++)
       for (int64_t j = 0; j < cols; j++) {
@@ -40,13 +40,13 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   int64_t exclusive, reverse, axis[1];
   size_t n;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "exclusive", 0, &exclusive)) != TB_OK) return st;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "reverse", 0, &reverse)) != TB_OK) return st;
-  if ((st = tk_input_ints(ctx, 1, axis, 1, &n)) != TB_OK) return st;
+  if ((st = tb_tk_input_ints(ctx, 1, axis, 1, &n)) != TB_OK) return st;
   int64_t r = (int64_t)tb_tensor_ndim(x);
   if (n != 1 || axis[0] < -r || axis[0] >= r)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %lld",
@@ -58,7 +58,7 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   for (int64_t d = a + 1; d < r; d++) inner *= shape[d];
   tb_dtype dt = tb_tensor_dtype(x);
   size_t elem = tb_dtype_size(dt);
-  unsigned char *dst = tk_data(outs[0]);
+  unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       double fsum = 0;
@@ -76,8 +76,8 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
           memcpy(out, &f32sum, 4);
           if (exclusive) f32sum += v;
         } else if (dt == TB_DTYPE_I64 || dt == TB_DTYPE_I32 || dt == TB_DTYPE_I16 || dt == TB_DTYPE_I8 || dt == TB_DTYPE_U8) {
-          uint64_t v = (uint64_t)(int64_t)tk_double_at(in, dt, 0);
-          if (dt == TB_DTYPE_I64 || dt == TB_DTYPE_I32) v = (uint64_t)tk_int_at(in, dt, 0);
+          uint64_t v = (uint64_t)(int64_t)tb_tk_double_at(in, dt, 0);
+          if (dt == TB_DTYPE_I64 || dt == TB_DTYPE_I32) v = (uint64_t)tb_tk_int_at(in, dt, 0);
           if (!exclusive) isum += v;
           int64_t s = (int64_t)isum;
           if (dt == TB_DTYPE_I64) memcpy(out, &s, 8);
@@ -86,7 +86,7 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
           else { uint8_t w = (uint8_t)s; memcpy(out, &w, 1); }
           if (exclusive) isum += v;
         } else {
-          double v = tk_double_at(in, dt, 0);
+          double v = tb_tk_double_at(in, dt, 0);
           if (!exclusive) fsum += v;
           if (dt == TB_DTYPE_F64)
             memcpy(out, &fsum, 8);
@@ -104,11 +104,11 @@ const tb_cpu_kernel tb_kernel_cumsum = {.domain = "", .name = "CumSum", .level =
 static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *lens;
   const unsigned char *src, *lp;
-  tb_status st = tk_input(ctx, 0, &x, &src);
-  if (st == TB_OK) st = tk_input(ctx, 1, &lens, &lp);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
+  if (st == TB_OK) st = tb_tk_input(ctx, 1, &lens, &lp);
   if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) return st;
+  if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) return st;
   int64_t batch_axis, time_axis;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "batch_axis", 1, &batch_axis)) != TB_OK) return st;
   if ((st = tb_attr_int(ctx->graph, ctx->node, "time_axis", 0, &time_axis)) != TB_OK) return st;
@@ -119,16 +119,16 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "sequence_lens has %lld entries for a batch of %lld",
                            (long long)tb_tensor_numel(lens), (long long)batch);
   for (int64_t b = 0; b < batch; b++) {
-    int64_t len = tk_int_at(lp, tb_tensor_dtype(lens), b);
+    int64_t len = tb_tk_int_at(lp, tb_tensor_dtype(lens), b);
     if (len < 0 || len > time)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "sequence length %lld (batch %lld) is out of range [0, %lld]",
                              (long long)len, (long long)b, (long long)time);
   }
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(x);
-  tk_strides(rank, shape, strides);
-  unsigned char *dst = tk_data(outs[0]);
+  tb_tk_strides(rank, shape, strides);
+  unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t j = 0; j < n; j++, dst += elem) {
-    int64_t len = tk_int_at(lp, tb_tensor_dtype(lens), idx[batch_axis]), t = idx[time_axis];
+    int64_t len = tb_tk_int_at(lp, tb_tensor_dtype(lens), idx[batch_axis]), t = idx[time_axis];
     int64_t from = t < len ? len - 1 - t : t;
     int64_t off = (int64_t)j + (from - t) * strides[time_axis];
     memcpy(dst, src + (size_t)off * elem, elem);

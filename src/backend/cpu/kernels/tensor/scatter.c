@@ -75,14 +75,14 @@ static tb_status scatter_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb
   const tb_tensor *in[3];
   const unsigned char *data[3];
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 3, in, data, outs);
+  tb_status st = tb_tk_begin(ctx, 3, in, data, outs);
   if (st != TB_OK) return st;
   *x = in[0];
   *ind = in[1];
   *upd = in[2];
   *ip = data[1];
   *up = data[2];
-  *dst = tk_data(outs[0]);
+  *dst = tb_tk_data(outs[0]);
   if (tb_tensor_nbytes(*x) && *dst != data[0]) memmove(*dst, data[0], tb_tensor_nbytes(*x));
   return TB_OK;
 }
@@ -99,10 +99,10 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   tb_dtype dt = tb_tensor_dtype(x);
   size_t elem = tb_dtype_size(dt);
   tk_elements w;
-  if ((st = tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
-  if ((st = tk_elements_begin(ctx, &w, x, ind, ip, upd, (size_t)axis)) != TB_OK) return st;
+  if ((st = tb_tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
+  if ((st = tb_tk_elements_begin(ctx, &w, x, ind, ip, upd, (size_t)axis)) != TB_OK) return st;
   for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
-    if ((st = tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
+    if ((st = tb_tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
     reduce_one(dst + (size_t)off * elem, up + (size_t)j * elem, dt, red);
   }
   return TB_OK;
@@ -135,7 +135,7 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld where data has %lld on dim %zu",
                              (long long)ushape[q - 1 + d - (size_t)k], (long long)shape[d], d);
   int64_t strides[TB_MAX_DIMS], slice = 1, tuples = 1;
-  tk_strides(r, shape, strides);
+  tb_tk_strides(r, shape, strides);
   for (size_t d = (size_t)k; d < r; d++) slice *= shape[d];
   for (size_t d = 0; d + 1 < q; d++) tuples *= ishape[d];
   tb_dtype it = tb_tensor_dtype(ind), dt = tb_tensor_dtype(x);
@@ -143,7 +143,7 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
     int64_t off = 0;
     for (int64_t j = 0; j < k; j++) {
       int64_t v;
-      if ((st = tk_check_index(ctx, tk_int_at(ip, it, t * k + j), shape[j], (size_t)j, t * k + j, &v)) != TB_OK) return st;
+      if ((st = tb_tk_check_index(ctx, tb_tk_int_at(ip, it, t * k + j), shape[j], (size_t)j, t * k + j, &v)) != TB_OK) return st;
       off += v * strides[j];
     }
     for (int64_t e = 0; e < slice; e++)

@@ -5,7 +5,7 @@
 
 
 static tb_status run_shape(tb_kernel_ctx *ctx) {
-  if (!tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
+  if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
   const tb_tensor *x = ctx->inputs[0];
   int64_t start = 0, end = INT64_MAX;
   tb_status st;
@@ -16,7 +16,7 @@ static tb_status run_shape(tb_kernel_ctx *ctx) {
   int64_t first, count;
   tb_shape_range((int64_t)tb_tensor_ndim(x), start, end, &first, &count);
   unsigned char *dst;
-  if ((st = tk_output(ctx, 0, TB_DTYPE_I64, 1, &count, NULL, &dst)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 0, TB_DTYPE_I64, 1, &count, NULL, &dst)) != TB_OK) return st;
   if (count) memcpy(dst, tb_tensor_shape(x) + first, (size_t)count * sizeof(int64_t));
   return TB_OK;
 }
@@ -24,10 +24,10 @@ static tb_status run_shape(tb_kernel_ctx *ctx) {
 const tb_cpu_kernel tb_kernel_shape = {.domain = "", .name = "Shape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_shape};
 
 static tb_status run_size(tb_kernel_ctx *ctx) {
-  if (!tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
+  if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
   int64_t n = tb_tensor_numel(ctx->inputs[0]);
   unsigned char *dst;
-  tb_status st = tk_output(ctx, 0, TB_DTYPE_I64, 0, NULL, NULL, &dst);
+  tb_status st = tb_tk_output(ctx, 0, TB_DTYPE_I64, 0, NULL, NULL, &dst);
   if (st != TB_OK) return st;
   memcpy(dst, &n, sizeof n);
   return TB_OK;

@@ -7,24 +7,24 @@
 static tb_status run_slice(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   tk_infer *inf;
-  if ((st = tk_infer_begin(ctx, &inf)) != TB_OK) return st;
+  if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   tb_slice_plan plan;
-  st = tb_slice_infer_plan(tk_infer_ctx(inf), &plan);
-  tk_infer_end(inf);
+  st = tb_slice_infer_plan(tb_tk_infer_ctx(inf), &plan);
+  tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   unsigned char *dst;
-  if ((st = tk_output(ctx, 0, tb_tensor_dtype(x), ndim, plan.count, NULL, &dst)) != TB_OK) return st;
+  if ((st = tb_tk_output(ctx, 0, tb_tensor_dtype(x), ndim, plan.count, NULL, &dst)) != TB_OK) return st;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS], offset = 0;
-  tk_strides(ndim, tb_tensor_shape(x), in_strides);
+  tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
   for (size_t d = 0; d < ndim; d++) {
     strides[d] = plan.count[d] > 1 ? plan.step[d] * in_strides[d] * (int64_t)elem : 0;
     if (plan.count[d] > 0) offset += plan.first[d] * in_strides[d] * (int64_t)elem;
   }
-  tk_strided_copy(dst, src, elem, ndim, plan.count, strides, offset);
+  tb_tk_strided_copy(dst, src, elem, ndim, plan.count, strides, offset);
   return TB_OK;
 }
 

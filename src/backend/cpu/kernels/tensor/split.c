@@ -6,11 +6,11 @@
 static tb_status run_split(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  tb_status st = tk_input(ctx, 0, &x, &src);
+  tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   tb_tensor **outs = calloc(ctx->n_outputs ? ctx->n_outputs : 1, sizeof *outs);
   if (!outs) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %zu outputs", ctx->n_outputs);
-  if ((st = tk_infer_outputs(ctx, outs)) != TB_OK) {
+  if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) {
     free(outs);
     return st;
   }
@@ -26,7 +26,7 @@ static tb_status run_split(tb_kernel_ctx *ctx) {
     for (size_t o = 0; o < ctx->n_outputs; o++) {
       if (!outs[o]) continue;
       size_t block = (size_t)(tb_tensor_shape(outs[o])[axis] * inner) * elem;
-      unsigned char *dst = tk_data(outs[o]);
+      unsigned char *dst = tb_tk_data(outs[o]);
       if (block)
         for (int64_t k = 0; k < outer; k++) memcpy(dst + (size_t)k * block, src + (size_t)k * row + at, block);
       at += block;

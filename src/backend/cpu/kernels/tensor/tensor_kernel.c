@@ -5,16 +5,16 @@
 #include <string.h>
 #include "ops/op.h"
 
-bool tk_has(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->inputs[i] != NULL; }
+bool tb_tk_has(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->inputs[i] != NULL; }
 
-unsigned char *tk_data(const tb_tensor *t) { return (unsigned char *)tb_tensor_host_data(t); }
+unsigned char *tb_tk_data(const tb_tensor *t) { return (unsigned char *)tb_tensor_host_data(t); }
 
-tb_status tk_input(const tb_kernel_ctx *ctx, size_t i, const tb_tensor **t, const unsigned char **data) {
-  if (!tk_has(ctx, i)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu is missing", i);
+tb_status tb_tk_input(const tb_kernel_ctx *ctx, size_t i, const tb_tensor **t, const unsigned char **data) {
+  if (!tb_tk_has(ctx, i)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu is missing", i);
   const tb_tensor *x = ctx->inputs[i];
   if (!tb_tensor_is_contiguous(x))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %zu is not a contiguous tensor", i);
-  unsigned char *p = tk_data(x);
+  unsigned char *p = tb_tk_data(x);
   if (!p && tb_tensor_numel(x) > 0)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %zu is not in host memory", i);
   *t = x;
@@ -22,7 +22,7 @@ tb_status tk_input(const tb_kernel_ctx *ctx, size_t i, const tb_tensor **t, cons
   return TB_OK;
 }
 
-int64_t tk_int_at(const void *data, tb_dtype dtype, int64_t k) {
+int64_t tb_tk_int_at(const void *data, tb_dtype dtype, int64_t k) {
   if (dtype == TB_DTYPE_I32) {
     int32_t v;
     memcpy(&v, (const unsigned char *)data + k * 4, 4);
@@ -33,10 +33,10 @@ int64_t tk_int_at(const void *data, tb_dtype dtype, int64_t k) {
   return v;
 }
 
-double tk_double_at(const void *data, tb_dtype dtype, int64_t k) {
+double tb_tk_double_at(const void *data, tb_dtype dtype, int64_t k) {
   const unsigned char *p = (const unsigned char *)data + (size_t)k * tb_dtype_size(dtype);
   switch (dtype) {
-    case TB_DTYPE_I64: case TB_DTYPE_I32: return (double)tk_int_at(data, dtype, k);
+    case TB_DTYPE_I64: case TB_DTYPE_I32: return (double)tb_tk_int_at(data, dtype, k);
     case TB_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); return v; }
     case TB_DTYPE_I8: return (int8_t)*p;
     case TB_DTYPE_U8: return *p;
@@ -50,10 +50,10 @@ double tk_double_at(const void *data, tb_dtype dtype, int64_t k) {
   }
 }
 
-tb_status tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *n) {
+tb_status tb_tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *n) {
   const tb_tensor *t;
   const unsigned char *p;
-  tb_status st = tk_input(ctx, i, &t, &p);
+  tb_status st = tb_tk_input(ctx, i, &t, &p);
   if (st != TB_OK) return st;
   tb_dtype dt = tb_tensor_dtype(t);
   if (dt != TB_DTYPE_I64 && dt != TB_DTYPE_I32)
@@ -65,18 +65,18 @@ tb_status tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t
   if ((uint64_t)count > cap)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "input %zu has %lld values; at most %zu are supported", i,
                            (long long)count, cap);
-  for (int64_t k = 0; k < count; k++) out[k] = tk_int_at(p, dt, k);
+  for (int64_t k = 0; k < count; k++) out[k] = tb_tk_int_at(p, dt, k);
   *n = (size_t)count;
   return TB_OK;
 }
 
-tb_status tk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t,
+tb_status tb_tk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, tb_tensor **t,
                     unsigned char **data) {
   tb_tensor *o = NULL;
   tb_status st = tb_kernel_output(ctx, i, dtype, ndim, shape, &o);
   if (st != TB_OK) return st;
   if (!tb_tensor_is_contiguous(o)) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output %zu is not contiguous", i);
-  unsigned char *p = tk_data(o);
+  unsigned char *p = tb_tk_data(o);
   if (!p && tb_tensor_numel(o) > 0) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output %zu is not in host memory", i);
   if (t) *t = o;
   if (data) *data = p;
@@ -91,7 +91,7 @@ struct tk_infer {
   const tb_ir_tensor **value;
 };
 
-void tk_infer_end(tk_infer *s) {
+void tb_tk_infer_end(tk_infer *s) {
   if (!s) return;
   free(s->types);
   free(s->out);
@@ -101,7 +101,7 @@ void tk_infer_end(tk_infer *s) {
   free(s);
 }
 
-tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
+tb_status tb_tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
   *out = NULL;
   const tb_op_def *def = ctx->node->def;
   if (!def) def = tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
@@ -116,7 +116,7 @@ tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
     s->out = calloc(no, sizeof *s->out);
   }
   if (!s || !s->types || !s->in || !s->values || !s->value || !s->out) {
-    tk_infer_end(s);
+    tb_tk_infer_end(s);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for shape inference");
   }
   for (size_t i = 0; i < ctx->n_inputs; i++) {
@@ -132,9 +132,9 @@ tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
     s->in[i] = ty;
     if (i < 32 && (def->value_inputs & (1u << i))) {
       const unsigned char *p;
-      tb_status st = tk_input(ctx, i, &t, &p);
+      tb_status st = tb_tk_input(ctx, i, &t, &p);
       if (st != TB_OK) {
-        tk_infer_end(s);
+        tb_tk_infer_end(s);
         return st;
       }
       tb_ir_tensor *v = &s->values[i];
@@ -152,11 +152,11 @@ tb_status tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
   return TB_OK;
 }
 
-tb_infer_ctx *tk_infer_ctx(tk_infer *s) { return &s->ic; }
+tb_infer_ctx *tb_tk_infer_ctx(tk_infer *s) { return &s->ic; }
 
-tb_status tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
+tb_status tb_tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
   tk_infer *s;
-  tb_status st = tk_infer_begin(ctx, &s);
+  tb_status st = tb_tk_infer_begin(ctx, &s);
   if (st != TB_OK) return st;
   const tb_op_def *def = ctx->node->def ? ctx->node->def : tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
   st = def->infer(&s->ic);
@@ -174,13 +174,13 @@ tb_status tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
       st = tb_kernel_error(ctx, TB_ERR_INTERNAL, "the shape of output %zu is not known", o);
       break;
     }
-    st = tk_output(ctx, o, t->dtype, t->ndim, dims, &outs[o], NULL);
+    st = tb_tk_output(ctx, o, t->dtype, t->ndim, dims, &outs[o], NULL);
   }
-  tk_infer_end(s);
+  tb_tk_infer_end(s);
   return st;
 }
 
-void tk_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
+void tb_tk_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (size_t d = ndim; d-- > 0;) {
     strides[d] = s;
@@ -233,7 +233,7 @@ static void transpose_tiles(unsigned char *dst, const unsigned char *src, size_t
 #undef TILES
 }
 
-void tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim, const int64_t *shape,
+void tb_tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim, const int64_t *shape,
                      const int64_t *strides, int64_t src_offset) {
   int64_t numel = 1;
   for (size_t d = 0; d < ndim; d++) numel *= shape[d];
@@ -280,21 +280,21 @@ void tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, 
   }
 }
 
-tb_status tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const unsigned char **data, tb_tensor **outs) {
+tb_status tb_tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const unsigned char **data, tb_tensor **outs) {
   for (size_t i = 0; i < n; i++) {
-    tb_status st = tk_input(ctx, i, &in[i], &data[i]);
+    tb_status st = tb_tk_input(ctx, i, &in[i], &data[i]);
     if (st != TB_OK) return st;
   }
-  return tk_infer_outputs(ctx, outs);
+  return tb_tk_infer_outputs(ctx, outs);
 }
 
-tb_status tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis) {
+tb_status tb_tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis) {
   tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis);
   if (st == TB_OK && *axis < 0) *axis += (int64_t)rank;
   return st;
 }
 
-tb_status tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
+tb_status tb_tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
                             const unsigned char *ip, const tb_tensor *upd, size_t axis) {
   memset(w, 0, sizeof *w);
   w->ip = ip;
@@ -311,13 +311,13 @@ tb_status tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_t
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
                              (long long)w->ishape[d], d, (long long)w->shape[d]);
   }
-  tk_strides(w->rank, w->shape, w->strides);
+  tb_tk_strides(w->rank, w->shape, w->strides);
   return TB_OK;
 }
 
-tb_status tk_elements_next(const tb_kernel_ctx *ctx, tk_elements *w, int64_t j, int64_t *off) {
+tb_status tb_tk_elements_next(const tb_kernel_ctx *ctx, tk_elements *w, int64_t j, int64_t *off) {
   int64_t v = 0;
-  tb_status st = tk_check_index(ctx, tk_int_at(w->ip, w->it, j), w->shape[w->axis], w->axis, j, &v);
+  tb_status st = tb_tk_check_index(ctx, tb_tk_int_at(w->ip, w->it, j), w->shape[w->axis], w->axis, j, &v);
   if (st != TB_OK) return st;
   *off = 0;
   for (size_t d = 0; d < w->rank; d++) *off += (d == w->axis ? v : w->idx[d]) * w->strides[d];

@@ -5,19 +5,19 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
   tb_tensor *outs[1] = {NULL};
-  tb_status st = tk_begin(ctx, 1, &x, &src, outs);
+  tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *perm;
   size_t count;
   if ((st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &count)) != TB_OK) return st;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
-  tk_strides(ndim, tb_tensor_shape(x), in_strides);
+  tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
   for (size_t d = 0; d < ndim; d++) {
     int64_t p = perm ? perm[d] : (int64_t)(ndim - 1 - d); /* checked by inference */
     strides[d] = in_strides[p] * (int64_t)elem;
   }
-  tk_strided_copy(tk_data(outs[0]), src, elem, ndim, tb_tensor_shape(outs[0]), strides, 0);
+  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, ndim, tb_tensor_shape(outs[0]), strides, 0);
   return TB_OK;
 }
 
