@@ -263,11 +263,6 @@ static void output_file_on_a_full_disk(void **state) {
   tcli_free(&r);
 }
 
-/* Root passes every permission check, so the cases run tb as nobody then (a non-root run stays itself). */
-static const char *as_unprivileged(void) {
-  return geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-}
-
 /* Permission denied on --output-dir, --record, --export-weights: the I/O exit code 4, not 3. */
 static void permission_denied_is_an_io_error(void **state) {
   (void)state;
@@ -278,7 +273,7 @@ static void permission_denied_is_an_io_error(void **state) {
   for (size_t i = 0; i < 3; i++) {
     snprintf(args, sizeof args, "run %s --backend cpu --input x=%s %s %s%s", model, input_npy, cases[i][0], locked,
              cases[i][1]);
-    tcli_run r = tcli_with(as_unprivileged(), args);
+    tcli_run r = tcli_unprivileged(args);
     TCLI_ASSERT_EXIT(r, 4);
     snprintf(want, sizeof want, "%s/", locked);
     TB_ASSERT_CONTAINS(r.err, want);

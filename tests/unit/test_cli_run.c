@@ -146,30 +146,6 @@ static void output_dir_part_is_a_file(void **state) {
   assert_int_equal(rmdir(base), 0);
 }
 
-/* tcli, run as nobody when the test runs as root (root may write anywhere), so that permissions hold. */
-static tcli_run tcli_unprivileged(const char *args) {
-  if (geteuid() != 0) return tcli(args);
-  char err_path[] = "/tmp/tb-test-cli-stderr-XXXXXX";
-  int fd = mkstemp(err_path);
-  assert_true(fd >= 0);
-  close(fd);
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "setpriv --reuid=65534 --regid=65534 --clear-groups %s %s 2>%s", TB_TEST_TOOL, args,
-           err_path);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  tcli_run r;
-  r.out = tcli_slurp(p);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  FILE *e = fopen(err_path, "r");
-  assert_non_null(e);
-  r.err = tcli_slurp(e);
-  fclose(e);
-  unlink(err_path);
-  return r;
-}
-
 /* No permission to make the folder: an error naming the folder that could not be made, with the exit code
  * of writing an output into a folder without permission (both are failed output writes). Root runs tb as
  * nobody (tcli_unprivileged). */

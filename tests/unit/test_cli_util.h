@@ -58,6 +58,12 @@ static inline tcli_run tcli_with(const char *prefix, const char *args) {
 /* Run `tb <args>` (a shell command tail) in the current environment. */
 static inline tcli_run tcli(const char *args) { return tcli_with("", args); }
 
+/* Run `tb <args>` as nobody when the test runs as root (root passes every permission check), else as itself:
+ * for the cases about files and folders tb may not write. */
+static inline tcli_run tcli_unprivileged(const char *args) {
+  return tcli_with(geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "", args);
+}
+
 static inline void tcli_free(tcli_run *r) {
   free(r->out);
   free(r->err);
