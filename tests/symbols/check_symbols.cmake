@@ -13,6 +13,8 @@ foreach(line IN LISTS lines)
   # "ADDRESS TYPE NAME" for a defined symbol; member headers ("file.o:") and blank lines have fewer fields
   if(line MATCHES "^[0-9a-fA-F]+ [A-Za-z] ([^ ]+)$")
     set(name "${CMAKE_MATCH_1}")
+    # AddressSanitizer adds "__odr_asan.NAME" for each global NAME of ours: NAME is what is checked
+    string(REGEX REPLACE "^__odr_asan[.]" "" name "${name}")
     math(EXPR count "${count} + 1")
     if(NOT name MATCHES "^(tb_|TB_)")
       list(APPEND bad "${name}")

@@ -91,6 +91,13 @@ static void child(int fd, size_t room, bool clblast) {
 }
 
 static void sweep(bool clblast) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* AddressSanitizer's runtime allocates for itself (its stack depot) under the same RLIMIT_AS and exits 1
+   * when it cannot: the sweep says nothing about our code there. The plain build runs it. */
+  (void)clblast;
+  (void)child;
+  TBT_SKIP("the RLIMIT_AS sweep runs in the build without AddressSanitizer, whose own runtime needs memory the limit denies");
+#else
   static const size_t rooms_mib[] = {0, 6, 20, 40};
   for (size_t i = 0; i < sizeof rooms_mib / sizeof rooms_mib[0]; i++) {
     int fds[2];
@@ -119,6 +126,7 @@ static void sweep(bool clblast) {
     if (st != TB_OK && st != TB_ERR_OUT_OF_MEMORY) fail_msg("room %zu MiB: %s", rooms_mib[i], msg);
     if (st == TB_ERR_OUT_OF_MEMORY) TB_ASSERT_CONTAINS(msg, "out of");
   }
+#endif
 }
 
 static void with_clblast(void **state) {
