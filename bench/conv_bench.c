@@ -21,7 +21,7 @@
 #include "backend/cpu/kernels/kernel.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "ops/op.h"
 
 extern const tb_cpu_kernel tb_kernel_conv;

@@ -45,7 +45,8 @@ static tb_log_level current_level(void) {
   return TB_LOG_WARN;
 }
 
-static void vlog(tb_log_level level, const char *prefix, const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static void vlog(tb_log_level level, const char *prefix, const char *fmt,
+                                                     va_list ap) {
   static const char *const tags[] = {"", "error", "warning", "info", "debug"};
   /* one fprintf per line, so that lines from several threads do not interleave */
   char text[4096];

@@ -1,5 +1,5 @@
-/* Internal: the model engine's own interfaces between its parts — the graph copy and index helpers of
- * ir.c, type and shape inference (infer.c), the memory plan (plan.c), the executor (exec.c), and the
+/* Internal: the model engine's own interfaces between its parts — the node-scope helper of
+ * ir_check.c, type and shape inference (infer.c), the memory plan (plan.c), the executor (exec.c), and the
  * prepared model shared by prepare.c and run.c. */
 #ifndef TB_MODEL_ENGINE_H
 #define TB_MODEL_ENGINE_H
@@ -7,17 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <tensorbridge/model.h>
-#include "model/ir.h"
-
-/* ---- ir.c ----------------------------------------------------------------------------------------- */
-
-/* Rebuild g's name index from its values (after values are renumbered); false on OOM. */
-bool tb_graph_reindex(tb_graph *g);
-/* Destroy the subgraphs held by a node's attributes (used when a dead node is dropped). */
-void tb_node_destroy_subgraphs(tb_node *n);
-/* A deep copy of src (values, nodes, attributes, subgraphs) with `parent` as its enclosing graph. Constant
- * data is shared with src's model, which must outlive the copy. NULL on OOM. */
-tb_graph *tb_graph_clone(const tb_graph *src, tb_graph *parent);
+#include "ir/ir.h"
 
 /* ---- ir_check.c ----------------------------------------------------------------------------------- */
 

@@ -20,7 +20,7 @@
 #include "model/exec_release.h"
 #include "model/weights.h"
 #include "ops/op.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 static double now_ms(void) {
   struct timespec ts;

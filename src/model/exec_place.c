@@ -11,7 +11,7 @@
 #include "model/exec_impl.h"
 #include "model/exec_release.h"
 #include "ops/op.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t) {
   (void)e;

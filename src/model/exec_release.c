@@ -7,7 +7,7 @@
 #include <string.h>
 #include "model/exec_release.h"
 #include "model/weights.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 enum { MAX_TRACKED_INPUTS = 32 };
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <tensorbridge/model.h>
 #include "core/arena.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "model/onnx/onnx_reader.h"
 
 enum { TB_MODEL_PROP_COUNT = 8 };

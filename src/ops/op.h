@@ -11,7 +11,7 @@
 #define TB_OPS_OP_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef struct tb_infer_ctx {
   const tb_graph *graph;

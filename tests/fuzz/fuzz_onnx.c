@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <tensorbridge/model.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "model/onnx/onnx_reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/engine.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "test_op_harness.h"
 
 /* A model importing the default domain at `opset`. */

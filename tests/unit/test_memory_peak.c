@@ -11,7 +11,7 @@
 #include "core/convert_features.h"
 #include "model/exec_release.h"
 #include "model/weights.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 #include "test_engine_util.h"
 #include "test_onnx_pbw.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/kernel.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "ops/op.h"
 #include "test_util.h"
 

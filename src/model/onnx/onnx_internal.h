@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <tensorbridge/status.h>
 #include "core/arena.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "model/onnx/onnx_reader.h"
 #include "model/onnx/pb.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <tensorbridge/status.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 /* Files mapped for external data: one mapping per file, shared by the tensors in it. */
 typedef struct tb_onnx_mapping {

@@ -4,7 +4,7 @@
 #define TB_MODEL_PASS_H
 #include <stddef.h>
 #include <tensorbridge/policy.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef struct tb_pass_stats {
   size_t changed;       /* rewrites done (0: nothing to do) */

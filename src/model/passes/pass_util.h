@@ -4,7 +4,7 @@
 #define TB_MODEL_PASS_UTIL_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "model/passes/pass.h"
 
 /* The passes, one per file, listed in order in passes.c. */

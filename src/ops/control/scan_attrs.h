@@ -3,7 +3,7 @@
 #define TB_OPS_SCAN_ATTRS_H
 #include <stddef.h>
 #include <stdint.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef struct tb_scan_attrs {
   const tb_graph *body;

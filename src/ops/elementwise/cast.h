@@ -1,7 +1,7 @@
 /* Internal: the destination dtype of a Cast node, shared by its definition and its kernels. */
 #ifndef TB_OPS_ELEMENTWISE_CAST_H
 #define TB_OPS_ELEMENTWISE_CAST_H
-#include "model/ir.h"
+#include "ir/ir.h"
 
 /* The dtype Cast's attribute `to` names (an ONNX TensorProto data type code, or its name in opsets 1-5).
  * TB_ERR_MODEL naming the node for a missing or unknown value; TB_ERR_UNSUPPORTED for a type

@@ -3,7 +3,7 @@
  * across the inputs like numpy broadcasting). */
 #ifndef TB_OPS_NN_EINSUM_PARSE_H
 #define TB_OPS_NN_EINSUM_PARSE_H
-#include "model/ir.h"
+#include "ir/ir.h"
 
 #define NN_EINSUM_MAX_INPUTS 16
 #define NN_EINSUM_LETTERS 52

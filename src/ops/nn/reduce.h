@@ -3,7 +3,7 @@
  * reductions from opset 18; empty axes reduce every axis unless noop_with_empty_axes is set. */
 #ifndef TB_OPS_NN_REDUCE_H
 #define TB_OPS_NN_REDUCE_H
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef struct nn_reduce_axes {
   bool known;                  /* false: the axes input's value is not known yet */

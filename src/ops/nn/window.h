@@ -3,7 +3,7 @@
  * with the pads auto_pad resolves to. Infer and the kernels both use it, so they agree. */
 #ifndef TB_OPS_NN_WINDOW_H
 #define TB_OPS_NN_WINDOW_H
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef enum nn_auto_pad { NN_PAD_NOTSET, NN_PAD_VALID, NN_PAD_SAME_UPPER, NN_PAD_SAME_LOWER } nn_auto_pad;
 

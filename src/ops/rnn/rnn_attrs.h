@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef enum tb_rnn_cell {
   TB_RNN_CELL_RNN = 1, /* the value is the number of gates */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "backend/cpu/kernels/kernel.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 tb_status tb_kernel_error(const tb_kernel_ctx *ctx, tb_status status, const char *fmt, ...) {
   va_list ap;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <tensorbridge/tensor.h>
-#include "model/ir.h"
+#include "ir/ir.h"
 
 typedef struct tb_kernel_ctx tb_kernel_ctx;
 

@@ -10,7 +10,7 @@
 #include "backend/opencl/cl_program.h"
 #include "core/error.h"
 #include "ops/op.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 tb_cl_device *tb_cl_dev(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
 

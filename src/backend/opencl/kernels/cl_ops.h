@@ -4,7 +4,7 @@
 #ifndef TB_BACKEND_OPENCL_KERNELS_CL_OPS_H
 #define TB_BACKEND_OPENCL_KERNELS_CL_OPS_H
 #include "backend/opencl/kernels/cl_exec.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 #define CL_KERNEL(domain, name, accepts, run) {domain, name, 0, 0, accepts, run, tb_cl_prepare, tb_cl_release, NULL}
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "backend/opencl/kernels/cl_ops.h"
 #include "ops/tensor/tensor_params.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 /* y = x byte for byte, enqueued on the queue (no wait). */
 static tb_status copy_run(tb_kernel_ctx *ctx) {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "ops/elementwise/cast.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 /* ---- unary ---- */
 

@@ -6,7 +6,7 @@
 #include "backend/allocator.h"
 #include "core/env.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 vk_state *tb_vk_ctx_state(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_H0, IN_C0, IN_P };
 enum { SCRATCH_XW, SCRATCH_G, SCRATCH_Y, SCRATCH_C, SCRATCH_COUNT };

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 static bool is_op(const tb_node *n, const char *name) { return strcmp(n->op_type, name) == 0; }
 

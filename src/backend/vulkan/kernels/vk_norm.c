@@ -6,7 +6,7 @@
  * (subgroup arithmetic) when the device reports it, chosen at prepare. */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 static tb_vk_shader_id variant(tb_kernel_ctx *ctx, tb_vk_shader_id plain, tb_vk_shader_id subgroup) {
   return tb_vk_use_subgroups(tb_vk_ctx_state(ctx)) ? subgroup : plain;

@@ -6,7 +6,7 @@
  * inputs are CPU tensors (the ops' value inputs). */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 #define MAX_PARTS 64
 

@@ -1,7 +1,7 @@
 /* The staging, output and mapping helpers every elementwise CPU kernel shares (see ew_kernel.h). */
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include <stdlib.h>
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 tb_dtype tb_ew_compute_dtype(tb_dtype d) {
   return (d == TB_DTYPE_F16 || d == TB_DTYPE_BF16) ? TB_DTYPE_F32 : d;

@@ -4,7 +4,7 @@
 #ifndef TB_CPU_KERNELS_TENSOR_KERNEL_H
 #define TB_CPU_KERNELS_TENSOR_KERNEL_H
 #include "backend/cpu/kernels/kernel.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 #include "ops/op.h"
 
 /* Input i: present, on the host and contiguous. *data is its first byte (may be NULL when empty). */

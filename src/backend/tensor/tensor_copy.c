@@ -9,7 +9,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 tb_status tb_storage_write(tb_storage *s, size_t offset, const void *src, size_t bytes) {
   if (!bytes) return TB_OK;

@@ -11,7 +11,7 @@
 #include "backend/backend_impl.h"
 #include "backend/backend_refs.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 typedef struct dl_type {
   uint8_t code, bits;

@@ -1,7 +1,7 @@
 /* Reading a node's attributes with their types checked, and the elements of constant tensors. */
 #include <string.h>
 #include "core/error.h"
-#include "model/ir.h"
+#include "ir/ir.h"
 
 const tb_attr *tb_node_attr(const tb_node *n, const char *name) {
   if (!n || !name) return NULL;

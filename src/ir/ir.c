@@ -1,11 +1,10 @@
 /* The graph IR's builder: models and graphs, the value name index, values, nodes, arena strings, constant
  * tensors, and a deep copy of a graph (preparation rewrites a copy, never the loaded model). */
-#include "model/ir.h"
+#include "ir/ir.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "model/engine.h"
 
 /* ---- The name index: open addressing, value name -> value index ------------------------------------ */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "backend/backend_refs.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 const char *tb_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims) {
   size_t len = (size_t)snprintf(buf, cap, "[");

@@ -4,8 +4,8 @@
  * A graph owns its values, nodes and every string and array reachable from them (in its arena). Values
  * and nodes are referred to by index. Constant data (initializers, Constant attributes) points into the
  * mapped model file when the bytes can be used as they are, or into memory the graph owns. */
-#ifndef TB_MODEL_IR_H
-#define TB_MODEL_IR_H
+#ifndef TB_IR_IR_H
+#define TB_IR_IR_H
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -221,5 +221,15 @@ tb_status tb_attr_tensor(const tb_graph *g, const tb_node *n, const char *name, 
 int64_t tb_ir_tensor_numel(const tb_ir_tensor *t);
 int64_t tb_ir_tensor_int(const tb_ir_tensor *t, int64_t i);
 double tb_ir_tensor_double(const tb_ir_tensor *t, int64_t i);
+
+/* ---- Graph copy and index ---------------------------------------------------------------------------- */
+
+/* Rebuild g's name index from its values (after values are renumbered); false on OOM. */
+bool tb_graph_reindex(tb_graph *g);
+/* Destroy the subgraphs held by a node's attributes (used when a dead node is dropped). */
+void tb_node_destroy_subgraphs(tb_node *n);
+/* A deep copy of src (values, nodes, attributes, subgraphs) with `parent` as its enclosing graph. Constant
+ * data is shared with src's model, which must outlive the copy. NULL on OOM. */
+tb_graph *tb_graph_clone(const tb_graph *src, tb_graph *parent);
 
 #endif

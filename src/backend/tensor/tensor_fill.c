@@ -4,7 +4,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "core/error.h"
-#include "tensor/tensor_impl.h"
+#include "backend/tensor/tensor_impl.h"
 
 tb_status tb_tensor_fill(tb_tensor *t, const void *value) {
   static const char fn[] = "tb_tensor_fill";
