@@ -8,6 +8,7 @@
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
 #include "backend/opencl/kernels/cl_ops.h"
+#include "ops/fused/fused_params.h"
 #include "ops/nn/window.h"
 
 /* The spatial geometry as 2-D (a 1-D op is H = 1): sizes, kernel, strides, pads, dilations. */
@@ -15,15 +16,16 @@ typedef struct geo2 {
   int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, ph_end, pw_end;
 } geo2;
 
-static tb_status geometry(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tensor *y, const int64_t *kernel, bool pool, geo2 *g) {
+static tb_status geometry(tb_kernel_ctx *ctx, const tb_window_params *wp, const tb_tensor *x, const tb_tensor *y,
+                          const int64_t *kernel, geo2 *g) {
   size_t ns = x->ndim - 2;
   if (x->ndim < 3 || x->ndim > 4 || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
   nn_window win;
-  tb_status s = tb_nn_window_read(ctx->graph, ctx->node, ns, kernel, pool, &win);
+  tb_status s = tb_nn_window_init(wp, ns, kernel, &win);
   for (size_t i = 0; s == TB_OK && i < ns; i++) {
     int64_t out = 0;
-    s = tb_nn_window_out(ctx->graph, ctx->node, &win, i, x->shape[2 + i], &out);
+    s = tb_nn_window_out(&win, i, x->shape[2 + i], &out);
     if (s == TB_OK && out != y->shape[2 + i])
       s = tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                           (long long)y->shape[2 + i]);
@@ -43,11 +45,14 @@ static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  int64_t group = 1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  tb_fused_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  if ((s = (fused ? tb_fused_conv_parse : tb_conv_parse)(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
+  const tb_conv_params *p = &pb.conv;
+  int64_t group = p->group;
   if (w->ndim != x->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X %zu", w->ndim, x->ndim);
   geo2 g;
-  if ((s = geometry(ctx, x, y, w->shape + 2, false, &g)) != TB_OK) return s;
+  if ((s = geometry(ctx, &p->win, x, y, w->shape + 2, &g)) != TB_OK) return s;
   int64_t c = x->shape[1], m = w->shape[0];
   if (group < 1 || c % group || m % group || w->shape[1] * group != c)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels", (long long)group,
@@ -84,8 +89,11 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  int64_t group = 1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  tb_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  if ((s = tb_conv_transpose_parse(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
+  const tb_conv_params *p = &pb;
+  int64_t group = p->group;
   if (x->ndim < 3 || x->ndim > 4 || w->ndim != x->ndim || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
   size_t ns = x->ndim - 2;
@@ -95,18 +103,15 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
                            (long long)w->shape[0], (long long)w->shape[1], (long long)c, (long long)group);
   if (bias && tb_tensor_numel(bias) != m) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "bias B must have %lld values", (long long)m);
   nn_window win;
-  s = tb_nn_window_read(ctx->graph, ctx->node, ns, w->shape + 2, false, &win);
-  if (s == TB_OK) s = tb_nn_window_read_transpose(ctx->graph, ctx->node, &win);
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
-  if (s == TB_OK) s = tb_attr_ints(ctx->graph, ctx->node, "output_shape", &output_shape, &n_output_shape);
+  s = tb_nn_window_init(&p->win, ns, w->shape + 2, &win);
+  if (s == TB_OK) s = tb_nn_window_init_transpose(p, &win);
+  if (s == TB_OK) s = tb_nn_conv_output_shape(p, x->ndim, &output_shape, &n_output_shape);
   if (s != TB_OK) return s;
-  if (n_output_shape == x->ndim) output_shape += 2, n_output_shape -= 2;
-  if (n_output_shape != 0 && n_output_shape != ns)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, ns);
   for (size_t i = 0; i < ns; i++) {
-    int64_t out = 0, want = n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1;
-    if ((s = tb_nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
+    int64_t out = 0, want = n_output_shape ? output_shape[i] : -1;
+    if ((s = tb_nn_window_out_transpose(&win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
     if (out != y->shape[2 + i])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                              (long long)y->shape[2 + i]);
@@ -158,13 +163,16 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
 static tb_status pool_run(tb_kernel_ctx *ctx) {
   tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  bool avg = strcmp(ctx->node->op_type, "AveragePool") == 0;
-  int64_t count_pad = 0;
-  if (avg && (s = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &count_pad)) != TB_OK) return s;
+  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  if ((s = tb_pool_parse(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
+  const tb_pool_params *p = &pb;
+  bool avg = p->kind == TB_POOL_AVERAGE;
+  int64_t count_pad = p->count_include_pad;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   geo2 g;
-  if ((s = geometry(ctx, x, y, NULL, true, &g)) != TB_OK) return s;
+  if ((s = geometry(ctx, &p->win, x, y, NULL, &g)) != TB_OK) return s;
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
   tb_cl_begin(&l, ctx, 0, "tb_pool2d");

@@ -24,6 +24,7 @@
  * maximum, as the reference does for ties such as -0 and +0); an output row that reads an input row
  * holding a NaN is redone by row_avx512, which follows the rule tap by tap. */
 #include <math.h>
+#include <string.h>
 #include "backend/cpu/kernels/fast/vec_kernel.h"
 #include "ops/nn/window.h"
 #if defined(__x86_64__)
@@ -364,15 +365,17 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
   const tb_tensor *x = ctx->inputs[0];
   const int64_t *shape = tb_tensor_shape(x);
   pool_job j = {.ops = ops, .x = tb_tensor_host_data(x), .max = max, .h = shape[2], .w = shape[3]};
-  int64_t include = 0, out_shape[4] = {shape[0], shape[1], 0, 0};
-  if (tb_nn_window_read(ctx->graph, ctx->node, 2, NULL, true, &j.win) != TB_OK) return tb_vec_fallback(ctx);
-  for (size_t i = 0; i < 2; i++)
-    if (j.win.dilation[i] != 1 ||
-        tb_nn_window_out(ctx->graph, ctx->node, &j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
-      return tb_vec_fallback(ctx);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include);
+  int64_t out_shape[4] = {shape[0], shape[1], 0, 0};
+  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  tb_status st = tb_pool_parse(ctx->graph, ctx->node, &pb);
   if (st != TB_OK) return st;
-  j.include_pad = include != 0;
+  const tb_pool_params *p = &pb;
+  if (tb_nn_window_init(&p->win, 2, NULL, &j.win) != TB_OK) return tb_vec_fallback(ctx);
+  for (size_t i = 0; i < 2; i++)
+    if (j.win.dilation[i] != 1 || tb_nn_window_out(&j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
+      return tb_vec_fallback(ctx);
+  j.include_pad = p->count_include_pad;
   j.oh = out_shape[2];
   j.ow = out_shape[3];
   if (!tb_vec_output(ctx, 0, 4, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;

@@ -19,11 +19,13 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
   double *y = NULL, *ind = NULL;
   tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
-  int64_t include_pad = 0, order = 0, p = 2;
-  st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "storage_order", 0, &order);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "p", 2, &p);
+  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  st = tb_pool_parse(ctx->graph, ctx->node, &pb);
   if (st != TB_OK) goto done;
+  const tb_pool_params *prm = &pb;
+  bool include_pad = prm->count_include_pad;
+  int64_t order = prm->storage_order, p = prm->p;
   if (x.ndim < 3 && !(global && x.ndim == 2)) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x.ndim);
     goto done;
@@ -42,8 +44,8 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
       out_shape[2 + i] = 1;
     }
   } else {
-    st = tb_nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
-    for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_nn_window_out(ctx->graph, ctx->node, &w, i, in[i], &out_shape[2 + i]);
+    st = tb_nn_window_init(&prm->win, n, NULL, &w);
+    for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_nn_window_out(&w, i, in[i], &out_shape[2 + i]);
     if (st != TB_OK) goto done;
   }
   st = tb_nn_checked_numel(ctx, x.ndim, out_shape, &total);
