@@ -460,7 +460,7 @@ static void wrong_shapes_are_errors_naming_the_node(void **state) {
   act_case bad = {"Swish", 0, 0, 0, 0};
   setup(&t, true, &base, &bad, false);
   make_inputs(&t, &base, 6);
-  expect_error(&t, &tb_kernel_fused_conv_f32_portable, TB_ERR_MODEL, "unknown activation 'Swish'");
+  expect_error(&t, &tb_kernel_fused_conv_f32_portable, TB_ERR_MODEL, "attribute activation is 'Swish'; expected Relu");
   toh_teardown(&t);
   setup(&t, false, &base, &no_act, false);
   make_inputs(&t, &base, 7);

@@ -25,6 +25,14 @@ tb_status tb_fused_base_infer(tb_infer_ctx *ctx, const char *base, int min_opset
   return def->infer(&sub);
 }
 
+const tb_activation_params *tb_fused_activation(const char *domain, const char *op_type, const void *params) {
+  if (!params || !domain || strcmp(domain, "tb") != 0) return NULL;
+  if (strcmp(op_type, "FusedConv") == 0) return &((const tb_fused_conv_params *)params)->act;
+  if (strcmp(op_type, "FusedGemm") == 0) return &((const tb_fused_gemm_params *)params)->act;
+  if (strcmp(op_type, "FusedMatMul") == 0) return &((const tb_fused_matmul_params *)params)->act;
+  return NULL;
+}
+
 tb_status tb_activation_parse(const tb_graph *g, const tb_node *n, bool gelu_allowed, tb_activation_params *act) {
   static const char *const names[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu"};
   const char *name = NULL, *approx = "none";
@@ -39,8 +47,9 @@ tb_status tb_activation_parse(const tb_graph *g, const tb_node *n, bool gelu_all
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(name, names[i]) == 0) act->kind = (tb_fused_act_kind)(i + 1);
   if (act->kind == TB_FUSED_ACT_NONE || (act->kind == TB_FUSED_ACT_GELU && !gelu_allowed))
-    return tb_node_error(g, n, TB_ERR_MODEL, "attribute activation is '%s'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, "
-                         "HardSigmoid or HardSwish%s", name, gelu_allowed ? " or Gelu" : " (Gelu is fused only into MatMul and Gemm)");
+    return tb_node_error(g, n, TB_ERR_MODEL, "attribute activation is '%s'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, %s",
+                         name, gelu_allowed ? "HardSigmoid, HardSwish or Gelu"
+                                            : "HardSigmoid or HardSwish (Gelu is fused only into MatMul and Gemm)");
   if (act->kind != TB_FUSED_ACT_GELU) return TB_OK;
   if (strcmp(approx, "tanh") == 0) act->kind = TB_FUSED_ACT_GELU_TANH;
   else if (strcmp(approx, "none") != 0)

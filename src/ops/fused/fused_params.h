@@ -63,6 +63,9 @@ tb_status tb_gelu_parse(const tb_graph *g, const tb_node *n, void *params);     
 tb_status tb_attention_parse(const tb_graph *g, const tb_node *n, void *params);    /* tb_attention_params */
 /* tb::LayerNormalization parses with tb_norm_parse (tb_norm_params), as ONNX's. */
 
+/* The activation in the parameters of a FusedConv, FusedGemm or FusedMatMul node (params: its parsed
+ * struct); NULL for any other op (an ONNX Conv, Gemm or MatMul has none). */
+const tb_activation_params *tb_fused_activation(const char *domain, const char *op_type, const void *params);
 /* The activation attributes of n; gelu_allowed: the op takes Gelu (FusedMatMul, FusedGemm). */
 tb_status tb_activation_parse(const tb_graph *g, const tb_node *n, bool gelu_allowed, tb_activation_params *act);
 

@@ -376,13 +376,13 @@ static bool static_geom(const tb_kernel_ctx *ctx, const tb_tensor *w, bool guess
   const tb_value_type *t = v >= 0 ? &ctx->graph->values[v].type : NULL;
   const int64_t *ws = tb_tensor_shape(w);
   size_t nd = tb_tensor_ndim(w);
-  int64_t shape[4], group = 1;
+  int64_t shape[4];
   bool known = t && t->has_shape && t->ndim >= 3 && t->ndim <= 4;
   for (size_t d = 0; known && d < t->ndim; d++)
     if ((shape[d] = t->dims[d].value) < 0) known = false;
-  if ((!known && (!guess || nd < 3 || nd > 4)) || tb_attr_int(ctx->graph, ctx->node, "group", 1, &group) != TB_OK ||
-      group < 1)
-    return false;
+  tb_conv_params pb;
+  if ((!known && (!guess || nd < 3 || nd > 4)) || TB_NN_PARAMS(ctx, tb_conv_parse, pb) != TB_OK) return false;
+  int64_t group = pb.group;
   if (!known) {
     if (__builtin_mul_overflow(ws[1], group, &shape[1])) return false;
     shape[0] = 1;
@@ -440,8 +440,9 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   read_switches();
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
-  int64_t group = 1;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
+  tb_conv_params pb;
+  tb_status st = TB_NN_PARAMS(ctx, tb_conv_parse, pb);
+  int64_t group = pb.group;
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
@@ -470,9 +471,8 @@ bool tb_conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *c
   if (known) return fits;
   fits = rank_fits(in[1], &known);
   if (known) return fits;
-  const int64_t *ks = NULL;
-  size_t nks = 0;
-  return tb_attr_ints(g, n, "kernel_shape", &ks, &nks) == TB_OK && (nks == 1 || nks == 2);
+  tb_conv_params pb;
+  return TB_NN_QPARAMS(g, n, tb_conv_parse, pb) == TB_OK && (pb.win.n_kernel == 1 || pb.win.n_kernel == 2);
 }
 
 /* ---- the fp32 GEMM (gemm_f32.h) and the level-2 entries ---- */

@@ -161,11 +161,13 @@ tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm) {
 
 tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm) {
   *gm = (tb_fast_gemm){.a = ctx->inputs[0], .b = ctx->inputs[1], .c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL};
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &gm->trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &gm->trans_b);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &gm->alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &gm->beta);
+  tb_gemm_params pb; /* a FusedGemm's parameters start with Gemm's */
+  tb_status st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb);
   if (st != TB_OK) return st;
+  gm->trans_a = pb.trans_a;
+  gm->trans_b = pb.trans_b;
+  gm->alpha = pb.alpha;
+  gm->beta = pb.beta;
   if (tb_tensor_ndim(gm->a) != 2 || tb_tensor_ndim(gm->b) != 2)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(gm->a),
                            tb_tensor_ndim(gm->b));

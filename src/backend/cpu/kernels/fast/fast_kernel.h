@@ -6,6 +6,7 @@
 #define TB_CPU_KERNELS_FAST_KERNEL_H
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/cpu/kernels/params_interim.h"
 
 /* True when every present input among the first n has dtype float32 (known). */
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n);

@@ -17,10 +17,10 @@ static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
 }
 
 static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm, void **state) {
-  int64_t trans_b = 0;
+  tb_fused_gemm_params pb;
   *state = NULL;
-  if (gemm && tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
-  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+  if (gemm && TB_NN_PARAMS(ctx, tb_fused_gemm_parse, pb) != TB_OK) return TB_OK;
+  return tb_fast_prepare_b(ctx, path, gemm && pb.gemm.trans_b, state);
 }
 
 #define FUSED_ENTRY(op, OPNAME, is_gemm, accepts_fn, suffix, PATH, features)                                       \

@@ -70,10 +70,10 @@ bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_ty
 
 /* The prepare packs B as op(B) when transB says so; a bad transB attribute is left to run() to report. */
 static tb_status prepare_path(tb_kernel_ctx *ctx, tb_gemm_path path, void **state) {
-  int64_t trans_b = 0;
+  tb_gemm_params pb;
   *state = NULL;
-  if (tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
-  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+  if (TB_NN_PARAMS(ctx, tb_gemm_parse, pb) != TB_OK) return TB_OK;
+  return tb_fast_prepare_b(ctx, path, pb.trans_b, state);
 }
 
 #define GEMM_ENTRY(suffix, PATH, features)                                                                         \

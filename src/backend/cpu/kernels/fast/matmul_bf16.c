@@ -115,10 +115,12 @@ static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_
   if (!b || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
   size_t nd = tb_tensor_ndim(b);
   const int64_t *bs = tb_tensor_shape(b);
-  int64_t trans_b = 0;
+  tb_gemm_params pb;
+  bool trans_b = false;
   if (gemm) {
-    tb_status st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
+    tb_status st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb); /* a FusedGemm's parameters start with Gemm's */
     if (st != TB_OK) return st;
+    trans_b = pb.trans_b;
   }
   if (nd != 2 && (gemm || nd != 1)) return TB_OK; /* batched or malformed: run() handles it */
   int64_t k = nd == 1 ? bs[0] : bs[trans_b ? 1 : 0], n = nd == 1 ? 1 : bs[trans_b ? 0 : 1];

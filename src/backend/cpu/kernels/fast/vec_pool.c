@@ -360,8 +360,7 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
-  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4 || (max && tb_vec_node_has_output(ctx->node, 1)))
-    return tb_vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   const int64_t *shape = tb_tensor_shape(x);
   pool_job j = {.ops = ops, .x = tb_tensor_host_data(x), .max = max, .h = shape[2], .w = shape[3]};
@@ -371,6 +370,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
   tb_status st = tb_pool_parse(ctx->graph, ctx->node, &pb);
   if (st != TB_OK) return st;
   const tb_pool_params *p = &pb;
+  if (max && p->indices) return tb_vec_fallback(ctx);
   if (tb_nn_window_init(&p->win, 2, NULL, &j.win) != TB_OK) return tb_vec_fallback(ctx);
   for (size_t i = 0; i < 2; i++)
     if (j.win.dilation[i] != 1 || tb_nn_window_out(&j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
@@ -386,14 +386,13 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
 }
 
 static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  const int64_t *list = NULL;
-  size_t count = 0;
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || tb_vec_node_has_output(n, 1)) return false;
+  tb_pool_params pb;
+  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || TB_NN_QPARAMS(g, n, tb_pool_parse, pb) != TB_OK || pb.indices)
+    return false;
   if (in[0]->has_shape && in[0]->ndim != 4) return false;
-  if (tb_attr_ints(g, n, "kernel_shape", &list, &count) != TB_OK || count != 2) return false;
-  if (tb_attr_ints(g, n, "dilations", &list, &count) != TB_OK) return false;
-  for (size_t i = 0; list && i < count; i++)
-    if (list[i] != 1) return false;
+  if (pb.win.n_kernel != 2) return false;
+  for (size_t i = 0; i < pb.win.n_dilations; i++)
+    if (pb.win.dilations[i] != 1) return false;
   return true;
 }
 

@@ -37,18 +37,15 @@ static bool unary_accepts(const tb_graph *g, const tb_node *n, const tb_value_ty
 
 /* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */
 static bool gelu_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  const char *approx = NULL;
-  if (!unary_accepts(g, n, in) || tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK) return false;
-  return strcmp(approx, "none") == 0 || strcmp(approx, "tanh") == 0;
+  tb_gelu_params pb;
+  return unary_accepts(g, n, in) && TB_NN_QPARAMS(g, n, tb_gelu_parse, pb) == TB_OK;
 }
 
 static tb_status gelu_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  const char *approx = "none";
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
+  tb_gelu_params pb;
+  tb_status st = TB_NN_PARAMS(ctx, tb_gelu_parse, pb);
   if (st != TB_OK) return st;
-  if (strcmp(approx, "tanh") == 0) return unary_run(ctx, ops, VEC_GELU_TANH);
-  if (strcmp(approx, "none") == 0) return unary_run(ctx, ops, VEC_GELU_ERF);
-  return tb_vec_fallback(ctx);
+  return unary_run(ctx, ops, pb.tanh ? VEC_GELU_TANH : VEC_GELU_ERF);
 }
 
 #define UNARY(sym, name, op)                                                                             \

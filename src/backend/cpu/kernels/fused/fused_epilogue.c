@@ -43,28 +43,27 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
 }
 
 tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
-  static const char *const names[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu"};
-  const char *name = NULL, *approx = "none";
-  float alpha, beta, lo, hi;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "activation", NULL, &name);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_alpha", 0.01f, &alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_beta", 0.5f, &beta);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_min", -INFINITY, &lo);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_max", INFINITY, &hi);
-  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "activation_approximate", "none", &approx);
-  if (st != TB_OK) return st;
   memset(act, 0, sizeof *act);
-  act->alpha = alpha;
-  act->beta = beta;
-  act->min = lo;
-  act->max = hi;
-  if (!name) return TB_OK;
-  for (int i = 0; i < 8; i++)
-    if (strcmp(name, names[i]) == 0) act->kind = i + 1;
-  if (act->kind == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown activation '%s'", name);
-  if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "tanh") == 0) act->kind = TB_FUSED_ACT_GELU_TANH;
-  else if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "none") != 0)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute activation_approximate is '%s'; expected 'none' or 'tanh'", approx);
+  union {
+    tb_fused_conv_params conv;
+    tb_fused_gemm_params gemm;
+    tb_fused_matmul_params matmul;
+  } pb; /* INTERIM: ctx->params once the kernel contract lands */
+  memset(&pb, 0, sizeof pb);
+  const char *op = ctx->node->op_type, *domain = ctx->node->domain;
+  tb_status st = TB_OK;
+  if (domain && strcmp(domain, "tb") == 0)
+    st = strcmp(op, "FusedConv") == 0   ? tb_fused_conv_parse(ctx->graph, ctx->node, &pb)
+         : strcmp(op, "FusedGemm") == 0 ? tb_fused_gemm_parse(ctx->graph, ctx->node, &pb)
+         : strcmp(op, "FusedMatMul") == 0 ? tb_fused_matmul_parse(ctx->graph, ctx->node, &pb)
+                                          : TB_OK;
+  const tb_activation_params *p = st == TB_OK ? tb_fused_activation(domain, op, &pb) : NULL;
+  if (!p) return st;
+  act->kind = (int)p->kind;
+  act->alpha = p->alpha;
+  act->beta = p->beta;
+  act->min = p->min;
+  act->max = p->max;
   return TB_OK;
 }
 

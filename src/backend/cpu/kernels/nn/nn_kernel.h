@@ -9,6 +9,8 @@
 #ifndef TB_CPU_KERNELS_NN_KERNEL_H
 #define TB_CPU_KERNELS_NN_KERNEL_H
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/cpu/kernels/params_interim.h"
+#include "ops/nn/nn_params.h"
 
 typedef struct nn_buf {
   double *data;
