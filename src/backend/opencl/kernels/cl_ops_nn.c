@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/cpu/kernels/params_interim.h"
 #include "backend/opencl/kernels/cl_ops.h"
 #include "ops/fused/fused_params.h"
+#include "ops/nn/reduce.h"
 #include "ops/nn/window.h"
 
 /* The spatial geometry as 2-D (a 1-D op is H = 1): sizes, kernel, strides, pads, dilations. */
@@ -135,10 +137,11 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  float eps = 1e-5f;
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_norm_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  float eps = pb.epsilon;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "X has rank %zu; it needs >= 2", x->ndim);
@@ -215,59 +218,54 @@ static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, co
   return tb_cl_go(&l, (size_t)n);
 }
 
-static const char *const reduce_ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
-                                         "ReduceSumSquare", "ReduceL2",   "ReduceL1",  "ReduceLogSumExp"};
-enum { N_REDUCE = sizeof reduce_ops / sizeof reduce_ops[0] };
+/* The device kernel's op codes (nn.cl's tb_reduce), by tb_reduce_op. */
+static const int reduce_codes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 1,        [TB_REDUCE_MAX] = 2,
+                                   [TB_REDUCE_MIN] = 3, [TB_REDUCE_PROD] = 4,        [TB_REDUCE_SUM_SQUARE] = 5,
+                                   [TB_REDUCE_L2] = 6,  [TB_REDUCE_L1] = 7,          [TB_REDUCE_LOG_SUM_EXP] = 8};
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_reduce_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_reduce_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  int op = 0;
-  for (int i = 0; i < N_REDUCE; i++)
-    if (strcmp(ctx->node->op_type, reduce_ops[i]) == 0) op = i;
+  const tb_reduce_params *p = &pb;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  int64_t noop = 0;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "noop_with_empty_axes", 0, &noop)) != TB_OK) return s;
   const int64_t *axes = NULL;
   size_t n_axes = 0;
-  const tb_tensor *axes_t = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  const tb_tensor *axes_t = p->axes_from_input && ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (axes_t) {
     axes = tb_tensor_host_data(axes_t);
     n_axes = (size_t)tb_tensor_numel(axes_t);
     if (axes_t->dtype != TB_DTYPE_I64 || (!axes && n_axes))
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the axes input must be an int64 tensor the host can read");
-  } else if ((s = tb_attr_ints(ctx->graph, ctx->node, "axes", &axes, &n_axes)) != TB_OK) {
-    return s;
   }
-  bool reduced[TB_MAX_DIMS] = {false};
-  if (n_axes == 0 && noop) return tb_cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
-  for (size_t d = 0; d < x->ndim; d++) reduced[d] = n_axes == 0;
-  for (size_t i = 0; i < n_axes; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + (int64_t)x->ndim : axes[i];
-    if (a < 0 || a >= (int64_t)x->ndim)
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis %lld is outside rank %zu", (long long)axes[i], x->ndim);
-    reduced[a] = true;
-  }
-  return reduce(ctx, x, y, reduced, op);
+  static const int64_t no_axes[1] = {0}; /* an empty axes input is known: it reduces every axis (or none with noop) */
+  nn_reduce_axes ax;
+  if ((s = tb_nn_reduce_axes_resolve(p, x->ndim, axes_t != NULL, n_axes ? axes : no_axes, n_axes, &ax)) != TB_OK) return s;
+  if (ax.noop) return tb_cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
+  return reduce(ctx, x, y, ax.reduce, reduce_codes[p->op]);
 }
 
 static tb_status global_pool_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_pool_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_pool_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   bool reduced[TB_MAX_DIMS] = {false};
   for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
-  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, strcmp(ctx->node->op_type, "GlobalMaxPool") == 0 ? 2 : 1);
+  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, reduce_codes[pb.kind == TB_POOL_MAX ? TB_REDUCE_MAX : TB_REDUCE_MEAN]);
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_softmax_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_softmax_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  bool old = ctx->node->opset < 13;
-  int64_t axis = old ? 1 : -1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "axis", axis, &axis)) != TB_OK) return s;
+  bool old = pb.flatten;
+  int64_t axis = pb.axis;
   int64_t rank = (int64_t)x->ndim;
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= (rank ? rank : 1)) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis outside rank %lld", (long long)rank);
@@ -286,17 +284,18 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0 ? 1 : strcmp(ctx->node->op_type, "Hardmax") == 0 ? 2 : 0);
+  tb_cl_arg_int(&l, pb.kind == TB_LOG_SOFTMAX ? 1 : pb.kind == TB_HARDMAX ? 2 : 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 /* ArgMax / ArgMin along one axis into an int64 tensor on the device. */
 static tb_status argextreme_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  int64_t axis = 0, last = 0;
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
+  tb_argreduce_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_argreduce_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  int64_t axis = pb.axis;
+  bool last = pb.select_last_index;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -309,7 +308,9 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output of %s with %lld elements for %lld rows", tb_dtype_name(y->dtype),
                            (long long)tb_tensor_numel(y), (long long)(outer * inner));
   if (outer * inner == 0) return TB_OK;
-  if (len == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", ctx->node->op_type, (long long)axis);
+  if (len == 0)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", pb.is_max ? "ArgMax" : "ArgMin",
+                           (long long)axis);
   cl_launch l;
   tb_cl_begin(&l, ctx, 0, "tb_argextreme");
   tb_cl_arg_tensor(&l, x);
@@ -317,18 +318,18 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "ArgMin") == 0);
+  tb_cl_arg_int(&l, !pb.is_max);
   tb_cl_arg_int(&l, last != 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  int64_t axis = -1;
-  float eps = 1e-5f;
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_norm_params pb;
+  tb_status s = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  int64_t axis = pb.axis;
+  float eps = pb.epsilon;
   const tb_tensor *x = ctx->inputs[0], *sc = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -353,9 +354,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, rows);
   tb_cl_arg_int(&l, cols);
   tb_cl_arg_float(&l, eps);
-  const tb_node *n = ctx->node;
-  tb_tensor *mean = ctx->n_outputs > 1 && n->n_outputs > 1 && n->outputs[1] >= 0 ? ctx->outputs[1] : NULL;
-  tb_tensor *inv = ctx->n_outputs > 2 && n->n_outputs > 2 && n->outputs[2] >= 0 ? ctx->outputs[2] : NULL;
+  tb_tensor *mean = pb.mean_output && ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
+  tb_tensor *inv = pb.inv_std_output && ctx->n_outputs > 2 ? ctx->outputs[2] : NULL;
   if ((mean && tb_tensor_numel(mean) != rows) || (inv && tb_tensor_numel(inv) != rows))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Mean / InvStdDev outputs do not hold one value per row (%lld rows)", (long long)rows);
   tb_cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));

@@ -5,8 +5,10 @@
  * BatchNormalization in inference mode (batchnorm.comp). */
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/cpu/kernels/params_interim.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "backend/tensor/tensor_impl.h"
+#include "ops/nn/window.h"
 
 static bool is_op(const tb_node *n, const char *name) { return strcmp(n->op_type, name) == 0; }
 
@@ -132,12 +134,12 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
   if (gemm) {
-    int64_t trans_a = 0, trans_b = 0;
-    st = tb_attr_int(ctx->graph, n, "transA", 0, &trans_a);
-    if (st == TB_OK) st = tb_attr_int(ctx->graph, n, "transB", 0, &trans_b);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, n, "alpha", 1.0f, &p.alpha);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, n, "beta", 1.0f, &p.beta);
+    tb_gemm_params pb; /* a FusedGemm's parameters start with Gemm's */
+    st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb);
     if (st != TB_OK) return st;
+    bool trans_a = pb.trans_a, trans_b = pb.trans_b;
+    p.alpha = pb.alpha;
+    p.beta = pb.beta;
     if (ta->ndim != 2 || tbt->ndim != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Gemm takes 2-D A and B");
     int64_t M = trans_a ? ta->shape[1] : ta->shape[0], K = trans_a ? ta->shape[0] : ta->shape[1];
     int64_t KB = trans_b ? tbt->shape[1] : tbt->shape[0], N = trans_b ? tbt->shape[0] : tbt->shape[1];
@@ -212,54 +214,24 @@ typedef struct window {
   uint32_t kh, kw, sh, sw, ph, pw, eh, ew, dh, dw, oh, ow;
 } window;
 
-/* Output size and begin/end pads of one spatial axis. */
-static tb_status axis_geometry(tb_kernel_ctx *ctx, const char *auto_pad, bool ceil_mode, int64_t in, int64_t k, int64_t s, int64_t d,
-                               int64_t pb, int64_t pe, int64_t *out, int64_t *begin, int64_t *end) {
-  if (k < 1 || s < 1 || d < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "kernel, stride and dilation must be >= 1");
-  int64_t span = (k - 1) * d + 1;
-  if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-    *out = (in + s - 1) / s;
-    int64_t total = (*out - 1) * s + span - in;
-    if (total < 0) total = 0;
-    *begin = strcmp(auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-    *end = total - *begin;
-    return TB_OK;
-  }
-  if (strcmp(auto_pad, "VALID") == 0) pb = pe = 0;
-  int64_t room = in + pb + pe - span;
-  if (room < 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the window (%lld) is larger than the padded input (%lld)", (long long)span, (long long)(in + pb + pe));
-  *out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
-  if (ceil_mode && (*out - 1) * s >= in + pb) (*out)--;
-  *begin = pb;
-  *end = pe;
-  return TB_OK;
-}
-
-/* Window attributes of a 1-D or 2-D op over input x (rank 3 or 4) with kernel size from `kernel`. */
-static tb_status read_window(tb_kernel_ctx *ctx, const tb_tensor *x, const int64_t *kernel, bool ceil_ok, window *w) {
-  size_t sp = x->ndim - 2;
+/* The window of wp over input x (rank 3 or 4) with kernel size from `kernel` (NULL: kernel_shape), from
+ * the ops' window geometry (ops/nn/window.h), as inference sized the output. */
+static tb_status read_window(tb_kernel_ctx *ctx, const tb_window_params *wp, const tb_tensor *x, const int64_t *kernel, window *w) {
   if (x->ndim != 3 && x->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan kernel takes 1-D or 2-D windows (input rank 3 or 4), not rank %zu", x->ndim);
-  const int64_t *strides = NULL, *pads = NULL, *dil = NULL;
-  size_t ns = 0, np = 0, nd = 0;
-  const char *auto_pad = "NOTSET";
-  int64_t ceil_mode = 0;
-  tb_status st = tb_attr_ints(ctx->graph, ctx->node, "strides", &strides, &ns);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "pads", &pads, &np);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "dilations", &dil, &nd);
-  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "auto_pad", "NOTSET", &auto_pad);
-  if (st == TB_OK && ceil_ok) st = tb_attr_int(ctx->graph, ctx->node, "ceil_mode", 0, &ceil_mode);
+  size_t sp = x->ndim - 2;
+  nn_window win;
+  tb_status st = tb_nn_window_init(wp, sp, kernel, &win);
   if (st != TB_OK) return st;
-  if ((strides && ns != sp) || (pads && np != 2 * sp) || (dil && nd != sp))
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "strides, pads or dilations do not match %zu spatial dimensions", sp);
-  int64_t o[2] = {1, 1}, b[2] = {0, 0}, e[2] = {0, 0}, in[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1};
+  int64_t o[2] = {1, 1}, b[2] = {0, 0}, e[2] = {0, 0}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1};
   for (size_t i = 0; i < sp; i++) {
     size_t j = i + 2 - sp; /* 1-D uses the w slot */
-    in[j] = x->shape[2 + i];
-    k[j] = kernel[i];
-    s[j] = strides ? strides[i] : 1;
-    d[j] = dil ? dil[i] : 1;
-    st = axis_geometry(ctx, auto_pad, ceil_mode != 0, in[j], k[j], s[j], d[j], pads ? pads[i] : 0, pads ? pads[i + sp] : 0, &o[j], &b[j], &e[j]);
+    st = tb_nn_window_out(&win, i, x->shape[2 + i], &o[j]);
     if (st != TB_OK) return st;
+    k[j] = win.kernel[i];
+    s[j] = win.stride[i];
+    d[j] = win.dilation[i];
+    b[j] = win.pad_begin[i];
+    e[j] = win.pad_end[i];
   }
   *w = (window){(uint32_t)k[0], (uint32_t)k[1], (uint32_t)s[0], (uint32_t)s[1], (uint32_t)b[0], (uint32_t)b[1],
                 (uint32_t)e[0], (uint32_t)e[1], (uint32_t)d[0], (uint32_t)d[1], (uint32_t)o[0], (uint32_t)o[1]};
@@ -297,16 +269,17 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0], *tw = ctx->inputs[1];
   if (tw->ndim != tx->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X rank %zu", tw->ndim, tx->ndim);
-  int64_t group = 1;
-  st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
+  tb_conv_params pb; /* a FusedConv's parameters start with Conv's */
+  st = TB_NN_PARAMS(ctx, tb_conv_parse, pb);
   if (st != TB_OK) return st;
+  int64_t group = pb.group;
   int64_t C = tx->shape[1], M = tw->shape[0];
   if (group < 1 || C % group || M % group || tw->shape[1] != C / group)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "channels %lld, filters %lld and group %lld do not fit W's %lld input channels", (long long)C,
                            (long long)M, (long long)group, (long long)tw->shape[1]);
   if (has_b && ctx->inputs[2]->numel != M) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "B has %lld values for %lld filters", (long long)ctx->inputs[2]->numel, (long long)M);
   window win;
-  st = read_window(ctx, tx, tw->shape + 2, false, &win);
+  st = read_window(ctx, &pb.win, tx, tw->shape + 2, &win);
   if (st != TB_OK) return st;
   int64_t shape[4] = {tx->shape[0], M, win.oh, win.ow};
   if (tx->ndim == 3) shape[2] = win.ow;
@@ -356,19 +329,15 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0];
   if (tx->ndim != 3 && tx->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan pools take rank 3 or 4, not %zu", tx->ndim);
-  bool global = strncmp(ctx->node->op_type, "Global", 6) == 0;
+  tb_pool_params pb;
+  if ((st = TB_NN_PARAMS(ctx, tb_pool_parse, pb)) != TB_OK) return st;
+  bool global = pb.global, include_pad = pb.count_include_pad;
   window win;
-  int64_t include_pad = 0;
   if (global) {
     uint32_t h = tx->ndim == 4 ? (uint32_t)tx->shape[2] : 1, w = (uint32_t)tx->shape[tx->ndim - 1];
     win = (window){h, w, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
   } else {
-    const int64_t *kernel = NULL;
-    size_t nk = 0;
-    st = tb_attr_ints(ctx->graph, ctx->node, "kernel_shape", &kernel, &nk);
-    if (st == TB_OK && (!kernel || nk != tx->ndim - 2)) st = tb_kernel_error(ctx, TB_ERR_MODEL, "kernel_shape must have %zu values", tx->ndim - 2);
-    if (st == TB_OK) st = read_window(ctx, tx, kernel, true, &win);
-    if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
+    st = read_window(ctx, &pb.win, tx, NULL, &win);
     if (st != TB_OK) return st;
   }
   int64_t shape[4] = {tx->shape[0], tx->shape[1], win.oh, win.ow};
@@ -417,8 +386,9 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   for (size_t i = 1; i < 5; i++)
     if (ctx->inputs[i]->numel != C)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has %lld values for %lld channels", i, (long long)ctx->inputs[i]->numel, (long long)C);
-  float eps = 1e-5f;
-  st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_norm_params pb;
+  st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  float eps = pb.epsilon;
   tb_tensor *out;
   if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
