@@ -12,10 +12,6 @@
 #include <tensorbridge/tensor.h>
 #include "ir/ir.h"
 
-/* TEMPORARY (params_shim.c) until ir/ir.h declares it. */
-tb_status tb_node_error(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 typedef enum tb_auto_pad {
   TB_AUTO_PAD_NOTSET,
   TB_AUTO_PAD_VALID,

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
-#include "backend/cpu/kernels/params_interim.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/opencl/kernels/cl_ops.h"
 #include "ops/fused/fused_params.h"
 #include "ops/nn/reduce.h"
@@ -47,10 +48,8 @@ static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  tb_fused_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  if ((s = (fused ? tb_fused_conv_parse : tb_conv_parse)(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
-  const tb_conv_params *p = &pb.conv;
+  const tb_conv_params *p = tb_kernel_params(ctx, &s); /* a FusedConv's parameters start with Conv's */
+  if (!p) return s;
   int64_t group = p->group;
   if (w->ndim != x->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X %zu", w->ndim, x->ndim);
   geo2 g;
@@ -91,10 +90,8 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  tb_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  if ((s = tb_conv_transpose_parse(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
-  const tb_conv_params *p = &pb;
+  const tb_conv_params *p = tb_kernel_params(ctx, &s);
+  if (!p) return s;
   int64_t group = p->group;
   if (x->ndim < 3 || x->ndim > 4 || w->ndim != x->ndim || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
@@ -137,11 +134,11 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  tb_norm_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status s;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  float eps = pb.epsilon;
+  float eps = pb->epsilon;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "X has rank %zu; it needs >= 2", x->ndim);
@@ -166,10 +163,8 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
 static tb_status pool_run(tb_kernel_ctx *ctx) {
   tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  if ((s = tb_pool_parse(ctx->graph, ctx->node, &pb)) != TB_OK) return s;
-  const tb_pool_params *p = &pb;
+  const tb_pool_params *p = tb_kernel_params(ctx, &s);
+  if (!p) return s;
   bool avg = p->kind == TB_POOL_AVERAGE;
   int64_t count_pad = p->count_include_pad;
   const tb_tensor *x = ctx->inputs[0];
@@ -224,11 +219,11 @@ static const int reduce_codes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 1,   
                                    [TB_REDUCE_L2] = 6,  [TB_REDUCE_L1] = 7,          [TB_REDUCE_LOG_SUM_EXP] = 8};
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
-  tb_reduce_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_reduce_parse, pb);
+  tb_status s;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  const tb_reduce_params *p = &pb;
+  const tb_reduce_params *p = pb;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   const int64_t *axes = NULL;
@@ -248,24 +243,24 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status global_pool_run(tb_kernel_ctx *ctx) {
-  tb_pool_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_pool_parse, pb);
+  tb_status s;
+  const tb_pool_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   bool reduced[TB_MAX_DIMS] = {false};
   for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
-  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, reduce_codes[pb.kind == TB_POOL_MAX ? TB_REDUCE_MAX : TB_REDUCE_MEAN]);
+  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, reduce_codes[pb->kind == TB_POOL_MAX ? TB_REDUCE_MAX : TB_REDUCE_MEAN]);
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
-  tb_softmax_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_softmax_parse, pb);
+  tb_status s;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  bool old = pb.flatten;
-  int64_t axis = pb.axis;
+  bool old = pb->flatten;
+  int64_t axis = pb->axis;
   int64_t rank = (int64_t)x->ndim;
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= (rank ? rank : 1)) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis outside rank %lld", (long long)rank);
@@ -284,18 +279,18 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, pb.kind == TB_LOG_SOFTMAX ? 1 : pb.kind == TB_HARDMAX ? 2 : 0);
+  tb_cl_arg_int(&l, pb->kind == TB_LOG_SOFTMAX ? 1 : pb->kind == TB_HARDMAX ? 2 : 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 /* ArgMax / ArgMin along one axis into an int64 tensor on the device. */
 static tb_status argextreme_run(tb_kernel_ctx *ctx) {
-  tb_argreduce_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_argreduce_parse, pb);
+  tb_status s;
+  const tb_argreduce_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  int64_t axis = pb.axis;
-  bool last = pb.select_last_index;
+  int64_t axis = pb->axis;
+  bool last = pb->select_last_index;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -309,7 +304,7 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
                            (long long)tb_tensor_numel(y), (long long)(outer * inner));
   if (outer * inner == 0) return TB_OK;
   if (len == 0)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", pb.is_max ? "ArgMax" : "ArgMin",
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", pb->is_max ? "ArgMax" : "ArgMin",
                            (long long)axis);
   cl_launch l;
   tb_cl_begin(&l, ctx, 0, "tb_argextreme");
@@ -318,18 +313,18 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, !pb.is_max);
+  tb_cl_arg_int(&l, !pb->is_max);
   tb_cl_arg_int(&l, last != 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  tb_norm_params pb;
-  tb_status s = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status s;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &s);
   if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  int64_t axis = pb.axis;
-  float eps = pb.epsilon;
+  int64_t axis = pb->axis;
+  float eps = pb->epsilon;
   const tb_tensor *x = ctx->inputs[0], *sc = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -354,8 +349,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, rows);
   tb_cl_arg_int(&l, cols);
   tb_cl_arg_float(&l, eps);
-  tb_tensor *mean = pb.mean_output && ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
-  tb_tensor *inv = pb.inv_std_output && ctx->n_outputs > 2 ? ctx->outputs[2] : NULL;
+  tb_tensor *mean = pb->mean_output && ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
+  tb_tensor *inv = pb->inv_std_output && ctx->n_outputs > 2 ? ctx->outputs[2] : NULL;
   if ((mean && tb_tensor_numel(mean) != rows) || (inv && tb_tensor_numel(inv) != rows))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Mean / InvStdDev outputs do not hold one value per row (%lld rows)", (long long)rows);
   tb_cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));
@@ -364,51 +359,52 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   return tb_cl_go(&l, (size_t)rows);
 }
 
-/* Every input float32 and no optional outputs beyond the first (BatchNormalization's training
- * statistics, MaxPool's indices, LayerNormalization's mean and inverse deviation stay on the CPU). */
-static bool f32_one_output(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+/* Every input float32 and no optional outputs beyond the first (MaxPool's indices stay on the CPU;
+ * BatchNormalization's training statistics are refused by its parse). */
+static bool f32_one_output(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
   bool any = false;
-  for (size_t i = 0; i < n->n_inputs; i++) {
+  for (size_t i = 0; i < q->n_inputs; i++) {
     if (!in[i]) continue;
     if (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32) return false;
     any = true;
   }
-  for (size_t o = 1; o < n->n_outputs; o++)
-    if (n->outputs[o] >= 0) return false;
-  int64_t training = 0;
-  if (strcmp(n->op_type, "BatchNormalization") == 0 && (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training)) return false;
+  if (!q->params) return false;
+  if (strcmp(q->op_type, "MaxPool") == 0 && ((const tb_pool_params *)q->params)->indices) return false;
   return any && in[0];
 }
 
 /* Conv and the pools: the kernels take 1-D and 2-D windows (rank 3 or 4 inputs); 3-D ones run on the CPU. */
-static bool window_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  if (!f32_one_output(g, n, in)) return false;
+static bool window_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (!f32_one_output(q)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 
 /* LayerNormalization: float32 in, optional Mean / InvStdDev outputs in float32 (stash_type 1). */
-static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  int64_t stash = 1;
-  if (tb_attr_int(g, n, "stash_type", 1, &stash) != TB_OK || stash != 1 || n->n_outputs > 3) return false;
-  for (size_t i = 0; i < n->n_inputs; i++)
+static bool layernorm_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  const tb_norm_params *p = q->params;
+  if (!p || p->stash_type != 1 || q->n_outputs > 3) return false;
+  for (size_t i = 0; i < q->n_inputs; i++)
     if (in[i] && (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32)) return false;
-  return n->n_inputs >= 2 && in[0] && in[1];
+  return q->n_inputs >= 2 && in[0] && in[1];
 }
 
 /* ArgMax / ArgMin: float32 data, int64 indices out. */
-static bool argextreme_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
+static bool argextreme_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs == 1 && q->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
 }
 
 /* The reduce ops: float32 data (the axes input is int64 and read on the host). */
-static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && n->n_outputs == 1;
+static bool reduce_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && q->n_outputs == 1;
 }
 
 #define K(dom, op, acc, run) CL_KERNEL(dom, op, acc, run)
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     K("", "Conv", window_accepts, conv_run),
     K("tb", "FusedConv", window_accepts, fused_conv_run),
     K("", "ConvTranspose", window_accepts, conv_transpose_run),

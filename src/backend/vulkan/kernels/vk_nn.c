@@ -5,18 +5,18 @@
  * BatchNormalization in inference mode (batchnorm.comp). */
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
-#include "backend/cpu/kernels/params_interim.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "backend/tensor/tensor_impl.h"
 #include "ops/nn/window.h"
 
-static bool is_op(const tb_node *n, const char *name) { return strcmp(n->op_type, name) == 0; }
+static bool is_op(const char *op_type, const char *name) { return strcmp(op_type, name) == 0; }
 
 /* The activation of a fused node as (kind, a, b) for tb_act in common.glsl. */
 static tb_status read_act(tb_kernel_ctx *ctx, uint32_t *kind, float *a, float *b) {
   *kind = 0;
   *a = *b = 0.0f;
-  if (strcmp(ctx->node->domain ? ctx->node->domain : "", "tb") != 0) return TB_OK;
   tb_fused_act act;
   tb_status st = tb_fused_act_read(ctx, &act);
   if (st != TB_OK) return st;
@@ -38,19 +38,21 @@ typedef struct mm_push {
 
 /* FusedMatMul's bias is matmul.comp's C (broadcast along the rows); its residual (input 3) is not in the
  * shader: such a node runs on the CPU (the placement says why). */
-static bool mm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  if (is_op(n, "FusedMatMul") && n->n_inputs > 3 && n->inputs[3] >= 0) return false;
-  return n->n_outputs == 1 && tb_vk_inputs_f32(n, in, 7u);
+static bool mm_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (is_op(q->op_type, "FusedMatMul") && q->n_inputs > 3 && in[3]) return false;
+  return q->n_outputs == 1 && tb_vk_query_f32(q, 7u);
 }
 
 /* The node's input 2 is matmul.comp's C: Gemm's C, or FusedMatMul's bias. */
-static bool mm_has_c(const tb_node *n) { return n->n_inputs > 2 && n->inputs[2] >= 0 && !is_op(n, "MatMul"); }
+static bool mm_has_c(const tb_kernel_ctx *ctx) {
+  return ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2] && !is_op(ctx->op_type, "MatMul");
+}
 
 static tb_status mm_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[2] = {0, 0};
   float a, b;
-  spec[0] = mm_has_c(ctx->node);
+  spec[0] = mm_has_c(ctx);
   tb_status st = read_act(ctx, &spec[1], &a, &b);
   if (st != TB_OK) return st;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, state);
@@ -115,12 +117,11 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
-  const tb_node *n = ctx->node;
-  bool gemm = is_op(n, "Gemm") || is_op(n, "FusedGemm");
+  bool gemm = is_op(ctx->op_type, "Gemm") || is_op(ctx->op_type, "FusedGemm");
   vk_arg a, b, c = {0, 0}, y;
   st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &a);
   if (st == TB_OK) st = tb_vk_input(ctx, 1, TB_DTYPE_F32, &b);
-  bool has_c = mm_has_c(n) && ctx->n_inputs > 2 && ctx->inputs[2];
+  bool has_c = mm_has_c(ctx) && ctx->n_inputs > 2 && ctx->inputs[2];
   if (st == TB_OK && has_c) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &c);
   if (st != TB_OK) return st;
   const tb_tensor *ta = ctx->inputs[0], *tbt = ctx->inputs[1];
@@ -134,12 +135,11 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
   if (gemm) {
-    tb_gemm_params pb; /* a FusedGemm's parameters start with Gemm's */
-    st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb);
+    const tb_gemm_params *pb = tb_kernel_params(ctx, &st); /* a FusedGemm's parameters start with Gemm's */
     if (st != TB_OK) return st;
-    bool trans_a = pb.trans_a, trans_b = pb.trans_b;
-    p.alpha = pb.alpha;
-    p.beta = pb.beta;
+    bool trans_a = pb->trans_a, trans_b = pb->trans_b;
+    p.alpha = pb->alpha;
+    p.beta = pb->beta;
     if (ta->ndim != 2 || tbt->ndim != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Gemm takes 2-D A and B");
     int64_t M = trans_a ? ta->shape[1] : ta->shape[0], K = trans_a ? ta->shape[0] : ta->shape[1];
     int64_t KB = trans_b ? tbt->shape[1] : tbt->shape[0], N = trans_b ? tbt->shape[0] : tbt->shape[1];
@@ -202,7 +202,7 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, batches);
 }
 
-#define MATMUL(sym, dom, opname) const tb_cpu_kernel sym = {dom, opname, 0, 0, mm_accepts, mm_run, mm_prepare, tb_vk_release_node, NULL};
+#define MATMUL(sym, dom, opname) const tb_kernel sym = {dom, opname, TB_KERNEL_REFERENCE, 0, mm_accepts, mm_run, mm_prepare, tb_vk_release_node, NULL};
 MATMUL(tb_vk_kernel_matmul, "", "MatMul")
 MATMUL(tb_vk_kernel_gemm, "", "Gemm")
 MATMUL(tb_vk_kernel_fused_matmul, "tb", "FusedMatMul")
@@ -240,18 +240,17 @@ static tb_status read_window(tb_kernel_ctx *ctx, const tb_window_params *wp, con
 
 /* ---- Conv, FusedConv ---- */
 
-static bool conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  if (n->n_outputs != 1 || !tb_vk_inputs_f32(n, in, 15u)) return false;
+static bool conv_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (q->n_outputs != 1 || !tb_vk_query_f32(q, 15u)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 
 static tb_status conv_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[3];
   float a, b;
-  const tb_node *n = ctx->node;
-  spec[0] = n->n_inputs > 2 && n->inputs[2] >= 0;
-  spec[1] = n->n_inputs > 3 && n->inputs[3] >= 0;
+  spec[0] = ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2];
+  spec[1] = ctx->in_types && ctx->n_inputs > 3 && ctx->in_types[3];
   tb_status st = read_act(ctx, &spec[2], &a, &b);
   if (st != TB_OK) return st;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_CONV2D, spec, 3, 1, state);
@@ -269,17 +268,16 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0], *tw = ctx->inputs[1];
   if (tw->ndim != tx->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X rank %zu", tw->ndim, tx->ndim);
-  tb_conv_params pb; /* a FusedConv's parameters start with Conv's */
-  st = TB_NN_PARAMS(ctx, tb_conv_parse, pb);
+  const tb_conv_params *pb = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
   if (st != TB_OK) return st;
-  int64_t group = pb.group;
+  int64_t group = pb->group;
   int64_t C = tx->shape[1], M = tw->shape[0];
   if (group < 1 || C % group || M % group || tw->shape[1] != C / group)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "channels %lld, filters %lld and group %lld do not fit W's %lld input channels", (long long)C,
                            (long long)M, (long long)group, (long long)tw->shape[1]);
   if (has_b && ctx->inputs[2]->numel != M) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "B has %lld values for %lld filters", (long long)ctx->inputs[2]->numel, (long long)M);
   window win;
-  st = read_window(ctx, &pb.win, tx, tw->shape + 2, &win);
+  st = read_window(ctx, &pb->win, tx, tw->shape + 2, &win);
   if (st != TB_OK) return st;
   int64_t shape[4] = {tx->shape[0], M, win.oh, win.ow};
   if (tx->ndim == 3) shape[2] = win.ow;
@@ -305,19 +303,21 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 5, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_conv = {"", "Conv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_conv = {"", "Conv", TB_KERNEL_REFERENCE, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", TB_KERNEL_REFERENCE, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
 
 /* ---- pools ---- */
 
-static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  bool indices = n->n_outputs > 1 && n->outputs[1] >= 0; /* MaxPool's Indices: CPU */
-  return !indices && tb_vk_inputs_f32(n, in, 1u) && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
+static bool pool_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  const tb_pool_params *p = q->params;
+  if (!p || p->indices) return false; /* MaxPool's Indices: CPU */
+  return tb_vk_query_f32(q, 1u) && in[0] && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
 }
 
 static tb_status pool_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t mode = strstr(ctx->node->op_type, "Average") ? 1 : 0;
+  const tb_pool_params *p = ctx->params;
+  uint32_t mode = p && p->kind == TB_POOL_AVERAGE ? 1 : 0;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_POOL, &mode, 1, 1, state);
 }
 
@@ -329,15 +329,15 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0];
   if (tx->ndim != 3 && tx->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan pools take rank 3 or 4, not %zu", tx->ndim);
-  tb_pool_params pb;
-  if ((st = TB_NN_PARAMS(ctx, tb_pool_parse, pb)) != TB_OK) return st;
-  bool global = pb.global, include_pad = pb.count_include_pad;
+  const tb_pool_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  bool global = pb->global, include_pad = pb->count_include_pad;
   window win;
   if (global) {
     uint32_t h = tx->ndim == 4 ? (uint32_t)tx->shape[2] : 1, w = (uint32_t)tx->shape[tx->ndim - 1];
     win = (window){h, w, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
   } else {
-    st = read_window(ctx, &pb.win, tx, NULL, &win);
+    st = read_window(ctx, &pb->win, tx, NULL, &win);
     if (st != TB_OK) return st;
   }
   int64_t shape[4] = {tx->shape[0], tx->shape[1], win.oh, win.ow};
@@ -355,7 +355,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define POOL(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, pool_accepts, pool_run, pool_prepare, tb_vk_release_node, NULL};
+#define POOL(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, pool_accepts, pool_run, pool_prepare, tb_vk_release_node, NULL};
 POOL(tb_vk_kernel_maxpool, "MaxPool")
 POOL(tb_vk_kernel_averagepool, "AveragePool")
 POOL(tb_vk_kernel_global_averagepool, "GlobalAveragePool")
@@ -363,12 +363,9 @@ POOL(tb_vk_kernel_global_maxpool, "GlobalMaxPool")
 
 /* ---- BatchNormalization (inference) ---- */
 
-static bool bn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  int64_t training = 0;
-  if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
-  for (size_t i = 1; i < n->n_outputs; i++)
-    if (n->outputs[i] >= 0) return false;
-  return n->n_inputs == 5 && tb_vk_inputs_f32(n, in, 31u);
+static bool bn_accepts(const tb_kernel_query *q) {
+  /* parse refuses training_mode and the training outputs */
+  return q->params && q->n_inputs == 5 && tb_vk_query_f32(q, 31u);
 }
 
 static tb_status bn_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_BATCHNORM, NULL, 0, 1, state); }
@@ -386,9 +383,8 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   for (size_t i = 1; i < 5; i++)
     if (ctx->inputs[i]->numel != C)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has %lld values for %lld channels", i, (long long)ctx->inputs[i]->numel, (long long)C);
-  tb_norm_params pb;
-  st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
-  float eps = pb.epsilon;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  float eps = pb->epsilon;
   tb_tensor *out;
   if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
@@ -402,4 +398,4 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", 0, 0, bn_accepts, bn_run, bn_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", TB_KERNEL_REFERENCE, 0, bn_accepts, bn_run, bn_prepare, tb_vk_release_node, NULL};

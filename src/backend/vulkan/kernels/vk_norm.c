@@ -6,7 +6,8 @@
  * (subgroup arithmetic) when the device reports it, chosen at prepare. */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "backend/cpu/kernels/params_interim.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/tensor/tensor_impl.h"
 #include "ops/nn/reduce.h"
 
@@ -27,9 +28,8 @@ static tb_status norm_axis(tb_kernel_ctx *ctx, int64_t axis, size_t ndim, size_t
   return TB_OK;
 }
 
-static bool f32_in0(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
+static bool f32_in0(const tb_kernel_query *q) {
+  return q->n_inputs >= 1 && q->in[0] && tb_vk_query_f32(q, 1u);
 }
 
 /* ---- Softmax, LogSoftmax ---- */
@@ -46,10 +46,9 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  tb_softmax_params pb;
-  st = TB_NN_PARAMS(ctx, tb_softmax_parse, pb);
-  bool old = pb.flatten;
-  int64_t axis_attr = pb.axis;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
+  bool old = pb->flatten;
+  int64_t axis_attr = pb->axis;
   size_t axis = 0;
   if (st == TB_OK && t->ndim == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Softmax of a scalar");
   if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
@@ -61,31 +60,30 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   int64_t inner = old ? 1 : prod(t->shape, axis + 1, t->ndim);
   struct {
     uint32_t rows, cols, inner, x_off, y_off, log_softmax;
-  } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, pb.kind == TB_LOG_SOFTMAX};
+  } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, pb->kind == TB_LOG_SOFTMAX};
   uint32_t gx, gy;
   tb_vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_softmax = {"", "Softmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_softmax = {"", "Softmax", TB_KERNEL_REFERENCE, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", TB_KERNEL_REFERENCE, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
 
 /* ---- LayerNormalization ---- */
 
-static bool ln_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 2 && n->n_outputs <= 3 && tb_vk_inputs_f32(n, in, 7u);
+static bool ln_accepts(const tb_kernel_query *q) {
+  return q->n_inputs >= 2 && q->in[0] && q->in[1] && q->n_outputs <= 3 && tb_vk_query_f32(q, 7u);
 }
 
 /* Bit 0: the node uses its Mean output, bit 1: its InvStdDev output. */
 static uint32_t ln_stats(const tb_norm_params *p) { return (p->mean_output ? 1u : 0u) | (p->inv_std_output ? 2u : 0u); }
 
 static tb_status ln_prepare(tb_kernel_ctx *ctx, void **state) {
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  uint32_t spec[2] = {ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0, ln_stats(&pb)};
+  uint32_t spec[2] = {ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2], ln_stats(pb)};
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_LAYERNORM, TB_VK_SHADER_LAYERNORM_SG);
   return tb_vk_prepare_node(ctx, id, spec, 2, 1, state);
 }
@@ -100,14 +98,14 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK && has_b) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &b);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  tb_norm_params pb;
-  if ((st = TB_NN_PARAMS(ctx, tb_norm_parse, pb)) != TB_OK) return st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   size_t axis = 0;
   /* InstanceNormalization: rows (n, c) over the spatial dimensions, scale and bias per channel */
-  bool instance = pb.kind == TB_NORM_INSTANCE;
+  bool instance = pb->kind == TB_NORM_INSTANCE;
   if (instance && t->ndim < 3) return tb_kernel_error(ctx, TB_ERR_MODEL, "the input has rank %zu; N x C x D1 ... expected", t->ndim);
-  int64_t axis_attr = instance ? 2 : pb.axis;
-  float eps = pb.epsilon;
+  int64_t axis_attr = instance ? 2 : pb->axis;
+  float eps = pb->epsilon;
   st = norm_axis(ctx, axis_attr, t->ndim, &axis);
   if (st != TB_OK) return st;
   int64_t cols = prod(t->shape, axis, t->ndim), sn = ctx->inputs[1]->numel, bn = has_b ? ctx->inputs[2]->numel : 1;
@@ -123,7 +121,7 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   int64_t stat_shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) stat_shape[d] = d < axis ? t->shape[d] : 1;
   vk_arg stats[2] = {y, y};
-  uint32_t want = ln_stats(&pb);
+  uint32_t want = ln_stats(pb);
   for (size_t i = 0; i < 2 && st == TB_OK; i++)
     if ((want >> i) & 1u) st = tb_vk_output(ctx, i + 1, TB_DTYPE_F32, t->ndim, stat_shape, &stat_out, &stats[i]);
   if (st != TB_OK || out->numel == 0) return st;
@@ -139,9 +137,9 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
 
 /* ---- Reduce* ---- */
 
@@ -186,10 +184,10 @@ static const uint32_t reduce_modes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 
                                         [TB_REDUCE_L2] = 6,  [TB_REDUCE_LOG_SUM_EXP] = 7, [TB_REDUCE_PROD] = 8};
 
 static tb_status reduce_prepare(tb_kernel_ctx *ctx, void **state) {
-  tb_reduce_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_reduce_parse, pb);
+  tb_status st;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  uint32_t mode = reduce_modes[pb.op];
+  uint32_t mode = reduce_modes[pb->op];
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_REDUCE, TB_VK_SHADER_REDUCE_SG);
   return tb_vk_prepare_node(ctx, id, &mode, 1, 1, state);
 }
@@ -201,14 +199,14 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  tb_reduce_params pb;
-  if ((st = TB_NN_PARAMS(ctx, tb_reduce_parse, pb)) != TB_OK) return st;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   int64_t axes[TB_MAX_DIMS];
   size_t n_axes = 0;
-  bool from_input = pb.axes_from_input && ctx->n_inputs > 1 && ctx->inputs[1];
+  bool from_input = pb->axes_from_input && ctx->n_inputs > 1 && ctx->inputs[1];
   if (from_input && (st = tb_vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes)) != TB_OK) return st;
   nn_reduce_axes ax;
-  if ((st = tb_nn_reduce_axes_resolve(&pb, t->ndim, from_input, axes, n_axes, &ax)) != TB_OK) return st;
+  if ((st = tb_nn_reduce_axes_resolve(pb, t->ndim, from_input, axes, n_axes, &ax)) != TB_OK) return st;
   bool keepdims = ax.keepdims, *reduced = ax.reduce;
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
@@ -239,7 +237,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define REDUCE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_in0, reduce_run, reduce_prepare, tb_vk_release_node, NULL};
+#define REDUCE(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, f32_in0, reduce_run, reduce_prepare, tb_vk_release_node, NULL};
 REDUCE(tb_vk_kernel_reduce_mean, "ReduceMean")
 REDUCE(tb_vk_kernel_reduce_sum, "ReduceSum")
 REDUCE(tb_vk_kernel_reduce_max, "ReduceMax")
@@ -254,10 +252,9 @@ REDUCE(tb_vk_kernel_reduce_prod, "ReduceProd")
 
 #define MAX_LK 1024
 
-static bool attn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  bool mask = n->n_inputs > 3 && n->inputs[3] >= 0;
-  return !mask && n->n_inputs >= 3 && tb_vk_inputs_f32(n, in, 7u);
+static bool attn_accepts(const tb_kernel_query *q) {
+  bool mask = q->n_inputs > 3 && q->in[3];
+  return !mask && q->n_inputs >= 3 && q->in[0] && q->in[1] && q->in[2] && tb_vk_query_f32(q, 7u);
 }
 
 static tb_status attn_prepare(tb_kernel_ctx *ctx, void **state) {
@@ -326,10 +323,10 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
   tb_tensor *out;
   st = tb_vk_output(ctx, 0, TB_DTYPE_F32, nb + 2, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
-  tb_attention_params pb;
-  if ((st = TB_NN_PARAMS(ctx, tb_attention_parse, pb)) != TB_OK) return st;
-  float scale = pb.scale;
-  uint32_t mode = pb.has_scale ? (pb.scale_divide ? 2u : 1u) : 0u;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  float scale = pb->scale;
+  uint32_t mode = pb->has_scale ? (pb->scale_divide ? 2u : 1u) : 0u;
   struct {
     uint32_t lq, d, lk, dv, nb2;
     uint32_t q_off, q_b1, q_b2, k_off, k_b1, k_b2, v_off, v_b1, v_b2, y_off, mode;
@@ -341,4 +338,4 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (uint32_t)lq, (uint32_t)(ls[0] * ls[1]), 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_attention = {"tb", "Attention", 0, 0, attn_accepts, attn_run, attn_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_attention = {"tb", "Attention", TB_KERNEL_REFERENCE, 0, attn_accepts, attn_run, attn_prepare, tb_vk_release_node, NULL};

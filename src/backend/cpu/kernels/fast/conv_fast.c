@@ -367,22 +367,21 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
   return run_gemm(ctx, &j, w);
 }
 
-/* The geometry from X's static shape in the graph, or with `guess` from a made-up X (one image of W's
+/* The geometry from X's static shape (its type from inference), or with `guess` from a made-up X (one image of W's
  * channels, 64 pixels per kernel tap and more along each axis) when that is not known: what the direct
  * convolution's fits() and packing read does not depend on X's size (depthwise, taps, strides, groups);
  * false when neither is known or valid. */
 static bool static_geom(const tb_kernel_ctx *ctx, const tb_tensor *w, bool guess, tb_conv_geom *g) {
-  int v = ctx->node->n_inputs > 0 ? ctx->node->inputs[0] : -1;
-  const tb_value_type *t = v >= 0 ? &ctx->graph->values[v].type : NULL;
+  const tb_value_type *t = ctx->in_types && ctx->n_inputs > 0 ? ctx->in_types[0] : NULL;
+  const tb_conv_params *p = ctx->params;
   const int64_t *ws = tb_tensor_shape(w);
   size_t nd = tb_tensor_ndim(w);
   int64_t shape[4];
   bool known = t && t->has_shape && t->ndim >= 3 && t->ndim <= 4;
   for (size_t d = 0; known && d < t->ndim; d++)
     if ((shape[d] = t->dims[d].value) < 0) known = false;
-  tb_conv_params pb;
-  if ((!known && (!guess || nd < 3 || nd > 4)) || TB_NN_PARAMS(ctx, tb_conv_parse, pb) != TB_OK) return false;
-  int64_t group = pb.group;
+  if ((!known && (!guess || nd < 3 || nd > 4)) || !p) return false;
+  int64_t group = p->group;
   if (!known) {
     if (__builtin_mul_overflow(ws[1], group, &shape[1])) return false;
     shape[0] = 1;
@@ -440,9 +439,10 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   read_switches();
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
-  tb_conv_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_conv_parse, pb);
-  int64_t group = pb.group;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
+  int64_t group = p->group;
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
@@ -464,15 +464,16 @@ static bool rank_fits(const tb_value_type *t, bool *known) {
   return *known && (t->ndim == 3 || t->ndim == 4);
 }
 
-bool tb_conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  size_t m = n->n_inputs < 4 ? n->n_inputs : 4;
-  if (n->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
+bool tb_conv_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  size_t m = q->n_inputs < 4 ? q->n_inputs : 4;
+  if (q->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
   bool known, fits = rank_fits(in[0], &known);
   if (known) return fits;
   fits = rank_fits(in[1], &known);
   if (known) return fits;
-  tb_conv_params pb;
-  return TB_NN_QPARAMS(g, n, tb_conv_parse, pb) == TB_OK && (pb.win.n_kernel == 1 || pb.win.n_kernel == 2);
+  const tb_conv_params *p = q->params;
+  return p && (p->win.n_kernel == 1 || p->win.n_kernel == 2);
 }
 
 /* ---- the fp32 GEMM (gemm_f32.h) and the level-2 entries ---- */
@@ -537,13 +538,13 @@ CONV_ENTRIES(portable, TB_GEMM_PORTABLE)
 #define AVX512_FEATURES (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define AVX2_FEATURES (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define CONV_KERNEL(dom, op, features, run_fn, prep)                                                               \
-  {.domain = dom, .name = op, .level = 2, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
+  {.domain = dom, .name = op, .level = TB_KERNEL_FAST, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
    .prepare = prep, .release = tb_conv_release}
 
-const tb_cpu_kernel tb_kernel_conv_f32_avx512 = CONV_KERNEL("", "Conv", AVX512_FEATURES, conv_run_avx512, prepare_avx512);
-const tb_cpu_kernel tb_kernel_conv_f32_avx2 = CONV_KERNEL("", "Conv", AVX2_FEATURES, conv_run_avx2, prepare_avx2);
-const tb_cpu_kernel tb_kernel_conv_f32_portable = CONV_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512 =
+const tb_kernel tb_kernel_conv_f32_avx512 = CONV_KERNEL("", "Conv", AVX512_FEATURES, conv_run_avx512, prepare_avx512);
+const tb_kernel tb_kernel_conv_f32_avx2 = CONV_KERNEL("", "Conv", AVX2_FEATURES, conv_run_avx2, prepare_avx2);
+const tb_kernel tb_kernel_conv_f32_portable = CONV_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_f32_avx512 =
     CONV_KERNEL("tb", "FusedConv", AVX512_FEATURES, fused_run_avx512, prepare_avx512);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_avx2 = CONV_KERNEL("tb", "FusedConv", AVX2_FEATURES, fused_run_avx2, prepare_avx2);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_portable = CONV_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_f32_avx2 = CONV_KERNEL("tb", "FusedConv", AVX2_FEATURES, fused_run_avx2, prepare_avx2);
+const tb_kernel tb_kernel_fused_conv_f32_portable = CONV_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);

@@ -3,6 +3,7 @@
  * (ops/nn/window.h), so both levels agree on every output size. */
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/kernel_params.h"
 #include "ops/nn/window.h"
 
 tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const int64_t *x_shape, size_t w_ndim,
@@ -12,11 +13,9 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
     return tb_kernel_error(ctx, TB_ERR_MODEL, "X (rank %zu) and W (rank %zu) must have the same rank >= 3", x_ndim, w_ndim);
   if (x_ndim > 4)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the fast convolution takes 1 or 2 spatial axes, not %zu", x_ndim - 2);
-  tb_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  tb_status st = tb_conv_parse(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) return st;
-  const tb_conv_params *p = &pb;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
   g->group = p->group;
   g->spatial = x_ndim - 2;
   g->batch = x_shape[0];

@@ -6,7 +6,8 @@
 #define TB_CPU_KERNELS_FAST_KERNEL_H
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
-#include "backend/cpu/kernels/params_interim.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 
 /* True when every present input among the first n has dtype float32 (known). */
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n);
@@ -76,8 +77,8 @@ tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm);
  * fused node's bias and residual (tb_fast_matmul_epilogue) to it. */
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
 tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
-bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
-bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_fast_matmul_accepts(const tb_kernel_query *q);
+bool tb_fast_gemm_accepts(const tb_kernel_query *q);
 
 #define TB_FAST_FEATURES_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define TB_FAST_FEATURES_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))

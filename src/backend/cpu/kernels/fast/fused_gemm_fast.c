@@ -6,7 +6,7 @@
  * goes to the reference kernel. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 
-extern const tb_cpu_kernel tb_kernel_fused_matmul;
+extern const tb_kernel tb_kernel_fused_matmul;
 
 static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
   if (!gemm && tb_fast_matmul_bias_by_rows(ctx)) return tb_kernel_fused_matmul.run(ctx);
@@ -17,10 +17,9 @@ static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
 }
 
 static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm, void **state) {
-  tb_fused_gemm_params pb;
+  const tb_gemm_params *p = ctx->params; /* FusedGemm's parameters start with Gemm's; FusedMatMul's B is never transposed */
   *state = NULL;
-  if (gemm && TB_NN_PARAMS(ctx, tb_fused_gemm_parse, pb) != TB_OK) return TB_OK;
-  return tb_fast_prepare_b(ctx, path, gemm && pb.gemm.trans_b, state);
+  return tb_fast_prepare_b(ctx, path, gemm && p && p->trans_b, state);
 }
 
 #define FUSED_ENTRY(op, OPNAME, is_gemm, accepts_fn, suffix, PATH, features)                                       \
@@ -28,7 +27,7 @@ static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm,
   static tb_status prepare_##op##_##suffix(tb_kernel_ctx *ctx, void **state) {                                    \
     return fused_prepare(ctx, PATH, is_gemm, state);                                                               \
   }                                                                                                                \
-  const tb_cpu_kernel tb_kernel_##op##_f32_##suffix = {.domain = "tb", .name = OPNAME, .level = 2,                 \
+  const tb_kernel tb_kernel_##op##_f32_##suffix = {.domain = "tb", .name = OPNAME, .level = TB_KERNEL_FAST,                 \
                                                        .cpu_features = (features), .accepts = accepts_fn,           \
                                                        .run = run_##op##_##suffix,                                  \
                                                        .prepare = prepare_##op##_##suffix, .release = tb_fast_release};

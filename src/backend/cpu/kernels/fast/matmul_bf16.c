@@ -14,7 +14,7 @@
 #include "backend/cpu/kernels/fast/vec_ops.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
-extern const tb_cpu_kernel tb_kernel_fused_matmul;
+extern const tb_kernel tb_kernel_fused_matmul;
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {
@@ -115,12 +115,12 @@ static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_
   if (!b || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
   size_t nd = tb_tensor_ndim(b);
   const int64_t *bs = tb_tensor_shape(b);
-  tb_gemm_params pb;
   bool trans_b = false;
   if (gemm) {
-    tb_status st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb); /* a FusedGemm's parameters start with Gemm's */
-    if (st != TB_OK) return st;
-    trans_b = pb.trans_b;
+    tb_status st;
+    const tb_gemm_params *p = tb_kernel_params(ctx, &st); /* a FusedGemm's parameters start with Gemm's */
+    if (!p) return st;
+    trans_b = p->trans_b;
   }
   if (nd != 2 && (gemm || nd != 1)) return TB_OK; /* batched or malformed: run() handles it */
   int64_t k = nd == 1 ? bs[0] : bs[trans_b ? 1 : 0], n = nd == 1 ? 1 : bs[trans_b ? 0 : 1];
@@ -145,14 +145,14 @@ static void release_weights(void *state) {
   free(w);
 }
 
-static bool matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
+static bool matmul_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 4 ? q->n_inputs : 4);
 }
 
-static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
+static bool gemm_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 3 ? q->n_inputs : 3);
 }
 
 #define BF16_ENTRIES(suffix, path)                                                                                      \
@@ -164,14 +164,14 @@ static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
     return prepare_weights(ctx, state, path, false);                                                                    \
   }                                                                                                                     \
   static tb_status gemm_prepare_##suffix(tb_kernel_ctx *ctx, void **state) { return prepare_weights(ctx, state, path, true); } \
-  const tb_cpu_kernel tb_kernel_matmul_bf16_##suffix = {"",    "MatMul",       3, FEATURES_##suffix, matmul_accepts,   \
+  const tb_kernel tb_kernel_matmul_bf16_##suffix = {"",    "MatMul",       3, FEATURES_##suffix, matmul_accepts,   \
                                                         matmul_run_##suffix, matmul_prepare_##suffix, release_weights, "bf16"}; \
-  const tb_cpu_kernel tb_kernel_gemm_bf16_##suffix = {"",    "Gemm",       3, FEATURES_##suffix, gemm_accepts,         \
+  const tb_kernel tb_kernel_gemm_bf16_##suffix = {"",    "Gemm",       3, FEATURES_##suffix, gemm_accepts,         \
                                                       gemm_run_##suffix, gemm_prepare_##suffix, release_weights, "bf16"}; \
-  const tb_cpu_kernel tb_kernel_fused_matmul_bf16_##suffix = {                                                          \
+  const tb_kernel tb_kernel_fused_matmul_bf16_##suffix = {                                                          \
       "tb", "FusedMatMul", 3, FEATURES_##suffix, matmul_accepts, fused_matmul_run_##suffix, matmul_prepare_##suffix,   \
       release_weights, "bf16"};                                                                                         \
-  const tb_cpu_kernel tb_kernel_fused_gemm_bf16_##suffix = {                                                            \
+  const tb_kernel tb_kernel_fused_gemm_bf16_##suffix = {                                                            \
       "tb", "FusedGemm", 3, FEATURES_##suffix, gemm_accepts, fused_gemm_run_##suffix, gemm_prepare_##suffix,           \
       release_weights, "bf16"};
 

@@ -82,11 +82,10 @@ tb_status tb_seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   g->k = ctx->inputs[1];
   g->v = ctx->inputs[2];
   g->mask = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
-  tb_attention_params pb;
-  st = TB_NN_PARAMS(ctx, tb_attention_parse, pb);
-  g->scale = pb.scale;
-  g->has_scale = pb.has_scale;
-  g->divide = pb.scale_divide;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  g->scale = pb->scale;
+  g->has_scale = pb->has_scale;
+  g->divide = pb->scale_divide;
   g->scale_by_inverse = g->has_scale && g->divide && tb_seq_attention_exact_inverse(g->scale, &g->inv_scale);
   if (st == TB_OK) st = shapes(ctx, g);
   if (st == TB_OK && g->nb + 2 > TB_MAX_DIMS)
@@ -203,16 +202,16 @@ static tb_status attention_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   return TB_OK;
 }
 
-static bool attention_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 3 && n->n_inputs <= 4 && tb_fast_accepts_f32(in, n->n_inputs);
+static bool attention_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 3 && q->n_inputs <= 4 && tb_fast_accepts_f32(in, q->n_inputs);
 }
 
 #define ATTENTION_ENTRY(suffix, path_, features)                                          \
   static tb_status run_##suffix(tb_kernel_ctx *ctx) { return attention_run(ctx, path_); } \
-  const tb_cpu_kernel tb_kernel_attention_f32_##suffix = {.domain = "tb",                 \
+  const tb_kernel tb_kernel_attention_f32_##suffix = {.domain = "tb",                 \
                                                           .name = "Attention",            \
-                                                          .level = 2,                     \
+                                                          .level = TB_KERNEL_FAST,                     \
                                                           .cpu_features = features,       \
                                                           .accepts = attention_accepts,   \
                                                           .run = run_##suffix};

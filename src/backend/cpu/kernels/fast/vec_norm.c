@@ -47,10 +47,10 @@ static bool ln_param_full(const tb_tensor *p, size_t nn, const int64_t *norm) {
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 3)) return tb_vec_fallback(ctx);
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  const tb_norm_params *p = &pb;
+  const tb_norm_params *p = pb;
   float eps = p->epsilon;
   int64_t axis = p->axis;
   const tb_tensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
@@ -83,9 +83,9 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3) && in[1];
+static bool layernorm_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 3 ? q->n_inputs : 3) && in[1];
 }
 
 typedef struct bn_job {
@@ -110,11 +110,11 @@ static void bn_rows(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  float eps = pb.epsilon;
-  if (!pb.spatial || ctx->n_inputs < 5 || !tb_vec_inputs_ok(ctx, 5)) return tb_vec_fallback(ctx);
+  float eps = pb->epsilon;
+  if (!pb->spatial || ctx->n_inputs < 5 || !tb_vec_inputs_ok(ctx, 5)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   size_t r = tb_tensor_ndim(x);
   for (size_t i = 1; i < 5; i++)
@@ -141,12 +141,13 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool batchnorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  if (n->n_inputs < 5 || !tb_fast_accepts_f32(in, 5)) return false;
+static bool batchnorm_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (q->n_inputs < 5 || !tb_fast_accepts_f32(in, 5)) return false;
   for (size_t i = 1; i < 5; i++)
     if (!in[i]) return false;
-  tb_norm_params pb; /* parse rejects training_mode and the training outputs */
-  return TB_NN_QPARAMS(g, n, tb_norm_parse, pb) == TB_OK && pb.spatial;
+  const tb_norm_params *p = q->params; /* parse rejects training_mode and the training outputs */
+  return p && p->spatial;
 }
 
 VEC_KERNELS(layernorm, "", "LayerNormalization", layernorm_accepts, layernorm_run)

@@ -365,11 +365,9 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
   const int64_t *shape = tb_tensor_shape(x);
   pool_job j = {.ops = ops, .x = tb_tensor_host_data(x), .max = max, .h = shape[2], .w = shape[3]};
   int64_t out_shape[4] = {shape[0], shape[1], 0, 0};
-  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  tb_status st = tb_pool_parse(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) return st;
-  const tb_pool_params *p = &pb;
+  tb_status st;
+  const tb_pool_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
   if (max && p->indices) return tb_vec_fallback(ctx);
   if (tb_nn_window_init(&p->win, 2, NULL, &j.win) != TB_OK) return tb_vec_fallback(ctx);
   for (size_t i = 0; i < 2; i++)
@@ -385,14 +383,14 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
   return TB_OK;
 }
 
-static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  tb_pool_params pb;
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || TB_NN_QPARAMS(g, n, tb_pool_parse, pb) != TB_OK || pb.indices)
-    return false;
+static bool pool_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  const tb_pool_params *p = q->params;
+  if (q->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || !p || p->indices) return false;
   if (in[0]->has_shape && in[0]->ndim != 4) return false;
-  if (pb.win.n_kernel != 2) return false;
-  for (size_t i = 0; i < pb.win.n_dilations; i++)
-    if (pb.win.dilations[i] != 1) return false;
+  if (p->win.n_kernel != 2) return false;
+  for (size_t i = 0; i < p->win.n_dilations; i++)
+    if (p->win.dilations[i] != 1) return false;
   return true;
 }
 
@@ -426,9 +424,9 @@ static tb_status gap_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool gap_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+static bool gap_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 static tb_status maxpool_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return pool_run(ctx, ops, true); }

@@ -36,10 +36,9 @@ static bool last_axis_only(const tb_reduce_params *p, size_t rank, bool axes_pre
 static tb_status reduce_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool mean) {
   if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0], *axes = NULL;
-  tb_reduce_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  if (tb_reduce_parse(ctx->graph, ctx->node, &pb) != TB_OK) return tb_vec_fallback(ctx);
-  const tb_reduce_params *p = &pb;
+  tb_status st;
+  const tb_reduce_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
   if (p->axes_from_input && ctx->n_inputs > 1) axes = ctx->inputs[1];
   if (axes && (tb_tensor_dtype(axes) != TB_DTYPE_I64 || !tb_tensor_is_contiguous(axes) ||
                (tb_tensor_numel(axes) > 0 && !tb_tensor_host_data(axes))))
@@ -54,20 +53,19 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool mean) {
   for (size_t d = 0; d + 1 < rank; d++) rows *= out_shape[d] = shape[d];
   if (keep) out_shape[rank - 1] = 1;
   red_job j = {.ops = ops, .x = tb_tensor_host_data(x), .n = shape[rank - 1], .mean = mean};
-  tb_status st;
   if (!tb_vec_output(ctx, 0, keep ? rank : rank - 1, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   tb_vec_parallel(ctx, (size_t)rows, rows * j.n, red_rows, &j);
   return TB_OK;
 }
 
-static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
+static bool reduce_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (q->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
   bool keep;
-  tb_reduce_params pb; /* INTERIM: q->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  if (tb_reduce_parse(g, n, &pb) != TB_OK) return false;
-  if (pb.axes_from_input || !in[0]->has_shape) return true; /* run() sees the axes and shape */
-  return last_axis_only(&pb, in[0]->ndim, false, NULL, 0, &keep);
+  const tb_reduce_params *p = q->params;
+  if (!p) return false;
+  if (p->axes_from_input || !in[0]->has_shape) return true; /* run() sees the axes and shape */
+  return last_axis_only(p, in[0]->ndim, false, NULL, 0, &keep);
 }
 
 static tb_status mean_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return reduce_run(ctx, ops, true); }

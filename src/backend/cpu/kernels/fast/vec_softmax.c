@@ -59,11 +59,11 @@ static void sm_columns(void *arg, size_t begin, size_t end) {
 static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
-  tb_softmax_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_softmax_parse, pb);
+  tb_status st;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  bool v13 = !pb.flatten;
-  int64_t axis = pb.axis, r = (int64_t)tb_tensor_ndim(x);
+  bool v13 = !pb->flatten;
+  int64_t axis = pb->axis, r = (int64_t)tb_tensor_ndim(x);
   const int64_t *shape = tb_tensor_shape(x);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r || (v13 && axis == r)) return tb_vec_fallback(ctx); /* the reference reports it */
@@ -92,9 +92,9 @@ static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool softmax_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+static bool softmax_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 VEC_KERNELS(softmax, "", "Softmax", softmax_accepts, softmax_run)

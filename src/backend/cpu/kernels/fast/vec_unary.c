@@ -30,22 +30,21 @@ static tb_status unary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) 
   return TB_OK;
 }
 
-static bool unary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+static bool unary_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 /* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */
-static bool gelu_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  tb_gelu_params pb;
-  return unary_accepts(g, n, in) && TB_NN_QPARAMS(g, n, tb_gelu_parse, pb) == TB_OK;
+static bool gelu_accepts(const tb_kernel_query *q) {
+  return unary_accepts(q) && q->params; /* parse accepts only "none" and "tanh" */
 }
 
 static tb_status gelu_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  tb_gelu_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_gelu_parse, pb);
+  tb_status st;
+  const tb_gelu_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  return unary_run(ctx, ops, pb.tanh ? VEC_GELU_TANH : VEC_GELU_ERF);
+  return unary_run(ctx, ops, pb->tanh ? VEC_GELU_TANH : VEC_GELU_ERF);
 }
 
 #define UNARY(sym, name, op)                                                                             \

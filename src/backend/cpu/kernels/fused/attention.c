@@ -84,11 +84,11 @@ static void attend(const attn *a, tb_dtype dt, const int64_t *bidx, double *s, d
 static tb_status attention_run(tb_kernel_ctx *ctx) {
   attn a;
   memset(&a, 0, sizeof a);
-  tb_attention_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_attention_parse, pb);
-  a.scale = pb.scale;
-  a.divide = pb.scale_divide;
-  a.has_scale = pb.has_scale;
+  tb_status st;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  a.scale = pb->scale;
+  a.divide = pb->scale_divide;
+  a.has_scale = pb->has_scale;
   if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &a.q);
   if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &a.k);
   if (st == TB_OK) st = tb_nn_load(ctx, 2, false, &a.v);
@@ -123,4 +123,4 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_fused_attention = {.domain = "tb", .name = "Attention", .level = 0, .cpu_features = 0, .accepts = NULL, .run = attention_run};
+const tb_kernel tb_kernel_fused_attention = {.domain = "tb", .name = "Attention", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = attention_run};

@@ -22,11 +22,6 @@ static void type_of(const tb_tensor *t, tb_value_type *out) {
 tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base) {
   if (n_base > ctx->n_inputs) n_base = ctx->n_inputs;
   if (n_base > 8) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "%zu inputs for %s", n_base, base);
-  tb_node node = *ctx->node;
-  node.op_type = base;
-  node.domain = "";
-  node.n_inputs = n_base < node.n_inputs ? n_base : node.n_inputs;
-  node.def = NULL;
   tb_value_type types[8];
   const tb_value_type *in[8] = {NULL};
   for (size_t i = 0; i < n_base; i++)
@@ -34,31 +29,29 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
       type_of(ctx->inputs[i], &types[i]);
       in[i] = &types[i];
     }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(ctx->graph, &node, in, 0, 0);
+  /* FusedConv's and FusedGemm's parameters start with Conv's and Gemm's; MatMul has none */
+  const void *params = strcmp(base, "MatMul") == 0 ? NULL : ctx->params;
+  tb_kernel_query q = tb_kernel_ctx_query(ctx, in, TB_KERNEL_REFERENCE, 0);
+  q.op_type = base;
+  q.domain = "";
+  q.params = params;
+  q.n_inputs = n_base;
+  q.graph = NULL; /* transitional fields: the base op's kernels read neither */
+  q.node = NULL;
+  const tb_kernel *k = tb_cpu_kernel_find(&q);
   if (!k) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no reference kernel for %s, which this fused node extends", base);
   tb_kernel_ctx sub = *ctx;
-  sub.node = &node;
+  sub.op_type = base;
+  sub.domain = "";
+  sub.params = params;
   sub.n_inputs = n_base;
   return k->run(&sub);
 }
 
 tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
   memset(act, 0, sizeof *act);
-  union {
-    tb_fused_conv_params conv;
-    tb_fused_gemm_params gemm;
-    tb_fused_matmul_params matmul;
-  } pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  const char *op = ctx->node->op_type, *domain = ctx->node->domain;
-  tb_status st = TB_OK;
-  if (domain && strcmp(domain, "tb") == 0)
-    st = strcmp(op, "FusedConv") == 0   ? tb_fused_conv_parse(ctx->graph, ctx->node, &pb)
-         : strcmp(op, "FusedGemm") == 0 ? tb_fused_gemm_parse(ctx->graph, ctx->node, &pb)
-         : strcmp(op, "FusedMatMul") == 0 ? tb_fused_matmul_parse(ctx->graph, ctx->node, &pb)
-                                          : TB_OK;
-  const tb_activation_params *p = st == TB_OK ? tb_fused_activation(domain, op, &pb) : NULL;
-  if (!p) return st;
+  const tb_activation_params *p = tb_fused_activation(ctx->domain, ctx->op_type, ctx->params);
+  if (!p) return TB_OK;
   act->kind = (int)p->kind;
   act->alpha = p->alpha;
   act->beta = p->beta;

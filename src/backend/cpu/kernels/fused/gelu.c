@@ -5,10 +5,10 @@
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
 static tb_status gelu_run(tb_kernel_ctx *ctx) {
-  tb_gelu_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_gelu_parse, pb);
+  tb_status st;
+  const tb_gelu_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  bool use_tanh = pb.tanh;
+  bool use_tanh = pb->tanh;
   nn_buf x;
   st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
@@ -22,4 +22,4 @@ static tb_status gelu_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_fused_gelu = {.domain = "tb", .name = "Gelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = gelu_run};
+const tb_kernel tb_kernel_fused_gelu = {.domain = "tb", .name = "Gelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = gelu_run};

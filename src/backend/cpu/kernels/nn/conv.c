@@ -31,11 +31,9 @@ static tb_status conv_load(tb_kernel_ctx *ctx, size_t x_in, size_t w_in, int b_i
 
 /* Check the loaded shapes against each other and resolve the window and output sizes. */
 static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) {
-  tb_conv_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  tb_status st = (transpose ? tb_conv_transpose_parse : tb_conv_parse)(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) return st;
-  const tb_conv_params *p = &pb;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
   a->group = p->group;
   if (a->x.ndim < 3 || a->w.ndim != a->x.ndim)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "X (rank %zu) and W (rank %zu) must have the same rank >= 3", a->x.ndim,
@@ -254,7 +252,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_conv = {.domain = "", .name = "Conv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_run};
-const tb_cpu_kernel tb_kernel_conv_transpose = {.domain = "", .name = "ConvTranspose", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_transpose_run};
-const tb_cpu_kernel tb_kernel_conv_integer = {.domain = "", .name = "ConvInteger", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_integer_run};
-const tb_cpu_kernel tb_kernel_qlinear_conv = {.domain = "", .name = "QLinearConv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = qlinear_conv_run};
+const tb_kernel tb_kernel_conv = {.domain = "", .name = "Conv", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_run};
+const tb_kernel tb_kernel_conv_transpose = {.domain = "", .name = "ConvTranspose", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_transpose_run};
+const tb_kernel tb_kernel_conv_integer = {.domain = "", .name = "ConvInteger", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_integer_run};
+const tb_kernel tb_kernel_qlinear_conv = {.domain = "", .name = "QLinearConv", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = qlinear_conv_run};

@@ -8,10 +8,9 @@
 #include "ops/nn/nn_params.h"
 
 static tb_status einsum_run(tb_kernel_ctx *ctx) {
-  tb_einsum_params pb = {NULL}; /* INTERIM: ctx->params once the kernel contract lands */
-  tb_status st = tb_einsum_params_parse(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) return st;
-  const tb_einsum_params *p = &pb;
+  tb_status st;
+  const tb_einsum_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
   size_t n_in = ctx->n_inputs;
   if (n_in == 0 || n_in > NN_EINSUM_MAX_INPUTS)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu inputs; 1 to %d are supported", n_in, NN_EINSUM_MAX_INPUTS);
@@ -69,4 +68,4 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_einsum = {.domain = "", .name = "Einsum", .level = 0, .cpu_features = 0, .accepts = NULL, .run = einsum_run};
+const tb_kernel tb_kernel_einsum = {.domain = "", .name = "Einsum", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = einsum_run};

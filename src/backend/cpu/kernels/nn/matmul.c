@@ -87,10 +87,10 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status gemm_run(tb_kernel_ctx *ctx) {
-  tb_gemm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_gemm_parse, pb);
+  tb_status st;
+  const tb_gemm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  const tb_gemm_params *p = &pb;
+  const tb_gemm_params *p = pb;
   bool trans_a = p->trans_a, trans_b = p->trans_b;
   double alpha = p->alpha, beta = p->beta;
   nn_buf a = {0}, b = {0}, c = {0};
@@ -147,5 +147,5 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_matmul = {.domain = "", .name = "MatMul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = matmul_run};
-const tb_cpu_kernel tb_kernel_gemm = {.domain = "", .name = "Gemm", .level = 0, .cpu_features = 0, .accepts = NULL, .run = gemm_run};
+const tb_kernel tb_kernel_matmul = {.domain = "", .name = "MatMul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = matmul_run};
+const tb_kernel tb_kernel_gemm = {.domain = "", .name = "Gemm", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = gemm_run};

@@ -5,10 +5,10 @@
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  float eps = pb.epsilon;
+  float eps = pb->epsilon;
   nn_buf in[5] = {{0}};
   double *y = NULL;
   for (size_t i = 0; i < 5 && st == TB_OK; i++) st = tb_nn_load(ctx, i, false, &in[i]);
@@ -42,10 +42,10 @@ done:
 }
 
 static tb_status instancenorm_run(tb_kernel_ctx *ctx) {
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  float eps = pb.epsilon;
+  float eps = pb->epsilon;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &x);
@@ -79,11 +79,11 @@ done:
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  tb_norm_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_norm_parse, pb);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  float eps = pb.epsilon;
-  int64_t axis = pb.axis;
+  float eps = pb->epsilon;
+  int64_t axis = pb->axis;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL, *mean = NULL, *inv = NULL;
   st = tb_nn_load(ctx, 0, false, &x);
@@ -135,8 +135,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   int64_t stat_shape[TB_MAX_DIMS];
   for (int64_t d = 0; d < r; d++) stat_shape[d] = d < axis ? x.shape[d] : 1;
   st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
-  if (st == TB_OK) st = tb_nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
-  if (st == TB_OK) st = tb_nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
+  if (st == TB_OK && pb->mean_output) st = tb_nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
+  if (st == TB_OK && pb->inv_std_output) st = tb_nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
 done:
   free(y);
   free(mean);
@@ -148,11 +148,11 @@ done:
 }
 
 static tb_status lrn_run(tb_kernel_ctx *ctx) {
-  tb_lrn_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_lrn_parse, pb);
+  tb_status st;
+  const tb_lrn_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  float alpha = pb.alpha, beta = pb.beta, bias = pb.bias;
-  int64_t size = pb.size;
+  float alpha = pb->alpha, beta = pb->beta, bias = pb->bias;
+  int64_t size = pb->size;
   nn_buf x;
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &x);
@@ -182,7 +182,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_batchnorm = {.domain = "", .name = "BatchNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = batchnorm_run};
-const tb_cpu_kernel tb_kernel_instancenorm = {.domain = "", .name = "InstanceNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = instancenorm_run};
-const tb_cpu_kernel tb_kernel_layernorm = {.domain = "", .name = "LayerNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = layernorm_run};
-const tb_cpu_kernel tb_kernel_lrn = {.domain = "", .name = "LRN", .level = 0, .cpu_features = 0, .accepts = NULL, .run = lrn_run};
+const tb_kernel tb_kernel_batchnorm = {.domain = "", .name = "BatchNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = batchnorm_run};
+const tb_kernel tb_kernel_instancenorm = {.domain = "", .name = "InstanceNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = instancenorm_run};
+const tb_kernel tb_kernel_layernorm = {.domain = "", .name = "LayerNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = layernorm_run};
+const tb_kernel tb_kernel_lrn = {.domain = "", .name = "LRN", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = lrn_run};

@@ -19,11 +19,8 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
   double *y = NULL, *ind = NULL;
   tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
-  tb_pool_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  st = tb_pool_parse(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) goto done;
-  const tb_pool_params *prm = &pb;
+  const tb_pool_params *prm = tb_kernel_params(ctx, &st);
+  if (!prm) goto done;
   bool include_pad = prm->count_include_pad;
   int64_t order = prm->storage_order, p = prm->p;
   if (x.ndim < 3 && !(global && x.ndim == 2)) {
@@ -100,7 +97,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
     }
   }
   st = tb_nn_store(ctx, 0, x.dtype, x.ndim, out_shape, y);
-  if (st == TB_OK && kind == POOL_MAX) st = tb_nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
+  if (st == TB_OK && kind == POOL_MAX && prm->indices) st = tb_nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
 done:
   free(y);
   free(ind);
@@ -115,9 +112,9 @@ static tb_status global_max_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_
 static tb_status global_avg_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG, true); }
 static tb_status global_lp_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP, true); }
 
-const tb_cpu_kernel tb_kernel_maxpool = {.domain = "", .name = "MaxPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = maxpool_run};
-const tb_cpu_kernel tb_kernel_averagepool = {.domain = "", .name = "AveragePool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = avgpool_run};
-const tb_cpu_kernel tb_kernel_lppool = {.domain = "", .name = "LpPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = lppool_run};
-const tb_cpu_kernel tb_kernel_global_maxpool = {.domain = "", .name = "GlobalMaxPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_max_run};
-const tb_cpu_kernel tb_kernel_global_averagepool = {.domain = "", .name = "GlobalAveragePool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_avg_run};
-const tb_cpu_kernel tb_kernel_global_lppool = {.domain = "", .name = "GlobalLpPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_lp_run};
+const tb_kernel tb_kernel_maxpool = {.domain = "", .name = "MaxPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = maxpool_run};
+const tb_kernel tb_kernel_averagepool = {.domain = "", .name = "AveragePool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = avgpool_run};
+const tb_kernel tb_kernel_lppool = {.domain = "", .name = "LpPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = lppool_run};
+const tb_kernel tb_kernel_global_maxpool = {.domain = "", .name = "GlobalMaxPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_max_run};
+const tb_kernel tb_kernel_global_averagepool = {.domain = "", .name = "GlobalAveragePool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_avg_run};
+const tb_kernel tb_kernel_global_lppool = {.domain = "", .name = "GlobalLpPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_lp_run};

@@ -46,9 +46,9 @@ typedef struct q_io {
 
 static tb_status q_begin(tb_kernel_ctx *ctx, q_io *q) {
   memset(q, 0, sizeof *q);
-  tb_quant_params pb;
-  tb_status st = TB_NN_PARAMS(ctx, tb_quant_parse, pb);
-  const tb_quant_params *p = &pb;
+  tb_status st;
+  const tb_quant_params *pb = tb_kernel_params(ctx, &st);
+  const tb_quant_params *p = pb;
   if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &q->x);
   if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &q->scale);
   if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &q->zp);
@@ -175,7 +175,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_quantize_linear = {.domain = "", .name = "QuantizeLinear", .level = 0, .cpu_features = 0, .accepts = NULL, .run = quantize_run};
-const tb_cpu_kernel tb_kernel_dequantize_linear = {.domain = "", .name = "DequantizeLinear", .level = 0, .cpu_features = 0, .accepts = NULL, .run = dequantize_run};
-const tb_cpu_kernel tb_kernel_matmul_integer = {.domain = "", .name = "MatMulInteger", .level = 0, .cpu_features = 0, .accepts = NULL, .run = matmul_integer_run};
-const tb_cpu_kernel tb_kernel_qlinear_matmul = {.domain = "", .name = "QLinearMatMul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = qlinear_matmul_run};
+const tb_kernel tb_kernel_quantize_linear = {.domain = "", .name = "QuantizeLinear", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = quantize_run};
+const tb_kernel tb_kernel_dequantize_linear = {.domain = "", .name = "DequantizeLinear", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = dequantize_run};
+const tb_kernel tb_kernel_matmul_integer = {.domain = "", .name = "MatMulInteger", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = matmul_integer_run};
+const tb_kernel tb_kernel_qlinear_matmul = {.domain = "", .name = "QLinearMatMul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = qlinear_matmul_run};

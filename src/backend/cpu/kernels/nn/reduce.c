@@ -14,10 +14,8 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
   nn_buf x = {0}, axes = {0};
   double *y = NULL;
   int64_t *axes_i = NULL;
-  tb_reduce_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  tb_status st = tb_reduce_parse(ctx->graph, ctx->node, &pb);
-  const tb_reduce_params *p = &pb;
+  tb_status st;
+  const tb_reduce_params *p = tb_kernel_params(ctx, &st);
   if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &x);
   if (st == TB_OK && p->axes_from_input) st = tb_nn_load(ctx, 1, true, &axes);
   if (st != TB_OK) goto done;
@@ -78,11 +76,9 @@ done:
 }
 
 static tb_status argminmax_run(tb_kernel_ctx *ctx, bool is_max) {
-  tb_argreduce_params pb; /* INTERIM: ctx->params once the kernel contract lands */
-  memset(&pb, 0, sizeof pb);
-  tb_status st = tb_argreduce_parse(ctx->graph, ctx->node, &pb);
-  if (st != TB_OK) return st;
-  const tb_argreduce_params *p = &pb;
+  tb_status st;
+  const tb_argreduce_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
   int64_t axis = p->axis;
   bool keepdims = p->keepdims, last = p->select_last_index;
   nn_buf x;
@@ -130,7 +126,7 @@ done:
 
 #define REDUCE_KERNEL(sym, op, kind)                                                        \
   static tb_status sym##_run(tb_kernel_ctx *ctx) { return reduce_run(ctx, kind); }         \
-  const tb_cpu_kernel tb_kernel_##sym = {.domain = "", .name = op, .level = 0, .cpu_features = 0, .accepts = NULL, .run = sym##_run};
+  const tb_kernel tb_kernel_##sym = {.domain = "", .name = op, .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = sym##_run};
 REDUCE_KERNEL(reduce_sum, "ReduceSum", R_SUM)
 REDUCE_KERNEL(reduce_mean, "ReduceMean", R_MEAN)
 REDUCE_KERNEL(reduce_max, "ReduceMax", R_MAX)
@@ -143,5 +139,5 @@ REDUCE_KERNEL(reduce_sumsquare, "ReduceSumSquare", R_SSQ)
 
 static tb_status argmax_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, true); }
 static tb_status argmin_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, false); }
-const tb_cpu_kernel tb_kernel_argmax = {.domain = "", .name = "ArgMax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmax_run};
-const tb_cpu_kernel tb_kernel_argmin = {.domain = "", .name = "ArgMin", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmin_run};
+const tb_kernel tb_kernel_argmax = {.domain = "", .name = "ArgMax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = argmax_run};
+const tb_kernel tb_kernel_argmin = {.domain = "", .name = "ArgMin", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = argmin_run};

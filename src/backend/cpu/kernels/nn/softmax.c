@@ -12,11 +12,10 @@ static tb_status softmax_common(tb_kernel_ctx *ctx, sm_kind kind) {
   double *y = NULL;
   tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
-  tb_softmax_params pb;
-  st = TB_NN_PARAMS(ctx, tb_softmax_parse, pb);
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) goto done;
-  bool v13 = !pb.flatten;
-  int64_t axis = pb.axis;
+  bool v13 = !pb->flatten;
+  int64_t axis = pb->axis;
   int64_t r = (int64_t)x.ndim;
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r || (v13 && axis == r)) {
@@ -56,6 +55,6 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM
 static tb_status logsoftmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_LOG); }
 static tb_status hardmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_HARD); }
 
-const tb_cpu_kernel tb_kernel_softmax = {.domain = "", .name = "Softmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = softmax_run};
-const tb_cpu_kernel tb_kernel_logsoftmax = {.domain = "", .name = "LogSoftmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = logsoftmax_run};
-const tb_cpu_kernel tb_kernel_hardmax = {.domain = "", .name = "Hardmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = hardmax_run};
+const tb_kernel tb_kernel_softmax = {.domain = "", .name = "Softmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = softmax_run};
+const tb_kernel tb_kernel_logsoftmax = {.domain = "", .name = "LogSoftmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = logsoftmax_run};
+const tb_kernel tb_kernel_hardmax = {.domain = "", .name = "Hardmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = hardmax_run};
