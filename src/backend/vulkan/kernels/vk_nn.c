@@ -384,6 +384,7 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
     if (ctx->inputs[i]->numel != C)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has %lld values for %lld channels", i, (long long)ctx->inputs[i]->numel, (long long)C);
   const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   float eps = pb->epsilon;
   tb_tensor *out;
   if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);

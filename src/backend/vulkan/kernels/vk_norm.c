@@ -47,6 +47,7 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
   const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   bool old = pb->flatten;
   int64_t axis_attr = pb->axis;
   size_t axis = 0;

@@ -83,6 +83,7 @@ tb_status tb_seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   g->v = ctx->inputs[2];
   g->mask = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   g->scale = pb->scale;
   g->has_scale = pb->has_scale;
   g->divide = pb->scale_divide;

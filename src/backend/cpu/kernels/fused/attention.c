@@ -86,6 +86,7 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   memset(&a, 0, sizeof a);
   tb_status st;
   const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   a.scale = pb->scale;
   a.divide = pb->scale_divide;
   a.has_scale = pb->has_scale;

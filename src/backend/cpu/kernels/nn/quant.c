@@ -47,8 +47,7 @@ typedef struct q_io {
 static tb_status q_begin(tb_kernel_ctx *ctx, q_io *q) {
   memset(q, 0, sizeof *q);
   tb_status st;
-  const tb_quant_params *pb = tb_kernel_params(ctx, &st);
-  const tb_quant_params *p = pb;
+  const tb_quant_params *p = tb_kernel_params(ctx, &st);
   if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &q->x);
   if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &q->scale);
   if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &q->zp);
