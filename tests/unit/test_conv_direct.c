@@ -1,4 +1,4 @@
-/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv_direct*.c) against the level-0
+/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv/conv_direct*.c) against the level-0
  * reference Conv and tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
  * (shorter and evened-out tiles), stride 2, strides 3 and 4 (the generic-stride kernels), the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
  * and end-only pads, 1x3 and 3x1 kernels, 1-D, groups 2 and 4, channel counts that are not multiples of
@@ -15,8 +15,8 @@
  * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
  * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too). */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"

@@ -1,4 +1,4 @@
-/* The bf16 direct convolution's AVX512-BF16 parts (src/backend/cpu/kernels/fast/conv_direct_bf16_avx512.c,
+/* The bf16 direct convolution's AVX512-BF16 parts (src/backend/cpu/kernels/fast/conv/conv_direct_bf16_avx512.c,
  * the contract in conv_direct.h): make_source against tb_convert's bf16 bits (NaN, Inf, subnormals, ties,
  * overflow to Inf, random bit patterns; pads, odd channel counts, channel ranges not starting at 0, row
  * lengths around the vector width; nothing written outside the units asked for); pack_weights against the
@@ -23,8 +23,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
 #include "core/convert_scalar.h"
 #include "core/threadpool.h"

@@ -1,4 +1,4 @@
-/* The level-2 fp32 Conv and tb::FusedConv (src/backend/cpu/kernels/fast/conv_*.c) against the level-0
+/* The level-2 fp32 Conv and tb::FusedConv (src/backend/cpu/kernels/fast/conv/conv_*.c) against the level-0
  * reference kernels on every path this CPU has (AVX-512, AVX2+FMA, portable; the entries are called
  * directly, so no TB_CPU_FEATURES mask is needed to reach the narrower ones): implicit GEMM with groups,
  * strides, pads (explicit, asymmetric, auto_pad), dilation, 1-D; the 1x1 plain-GEMM path; the direct
@@ -23,9 +23,9 @@
  * run on X and W rounded to bf16 (bf16 x bf16 products are exact in fp32, so only the summation order
  * differs), and the validate table's bf16 tolerance (rtol 1e-2, atol 1e-2) against the fp32 reference. */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_fast.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "core/threadpool.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"

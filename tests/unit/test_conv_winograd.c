@@ -1,4 +1,4 @@
-/* The Winograd F(2x2, 3x3) convolution (src/backend/cpu/kernels/fast/conv_winograd*.c) against the level-0
+/* The Winograd F(2x2, 3x3) convolution (src/backend/cpu/kernels/fast/conv/conv_winograd*.c) against the level-0
  * reference Conv and tb::FusedConv, fp32 (level 2, AVX-512) and bf16 (level 3, AVX512-BF16): odd and even
  * output sizes (partial 2x2 blocks at the right and bottom edges), pads 0 and 1 mixed per side, C and K not
  * multiples of 14, 16 or 32 (1, 3, 5, 17, 33, 70), tile rows of 7, 14 and 35 tiles, several blocks and
@@ -17,10 +17,10 @@
  * tiles are rounded to bf16, so errors follow the magnitude of the sums, not of each output).
  * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too) or, for bf16, no AVX512-BF16. */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/conv_winograd.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/conv/conv_winograd.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
