@@ -15,8 +15,8 @@
  * Depthwise convolutions keep the direct fp32 path: they are bound by memory, not by multiplies, so bf16
  * would only lose precision. On the AVX512-BF16 path the geometries
  * the direct convolution takes (conv_direct.h: 3x3, 7x7, strides 1 and 2...) run it instead, with the bf16
- * micro-kernels of conv_direct_bf16_avx512.c (`.direct` below; TB_CONV_DIRECT=off keeps the GEMM), and the
- * 3x3 stride-1 ones Winograd takes run it (conv_winograd.h, `.winograd` below; TB_CONV_WINOGRAD=off).
+ * micro-kernels of conv_direct_bf16_avx512.c (`.direct` below), and the 3x3 stride-1 ones Winograd takes
+ * run it (conv_winograd.h, `.winograd` below); ctx->conv_algo (conv_fast.c) may rule either out.
  * The AMX path keeps the implicit GEMM for every geometry: its tiles do 16 x 16 x 32 products per
  * instruction, where the direct and Winograd kernels' vector loops would not keep up (not measured: no
  * AMX on the development machine). */

@@ -9,12 +9,10 @@
  * instance per activation, bias and residual). For bf16 with few input channels the units are channels
  * and the lanes tap pairs (tb_conv_direct_tap_pairs); the micro-kernel gets the horizontal stride in the
  * args (strides above 2: the generic kernels). TB_CONV_DIRECT turns it off. */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
-#include "core/env.h"
 #include "core/threadpool.h"
 
 /* CHUNK_BYTES: a chunk's weights of one column block at most (they stay in L2 while a band of tiles
@@ -32,11 +30,6 @@ struct tb_conv_direct_weights {
   size_t block_bytes;           /* one column block's packed weights */
   unsigned char *data;          /* group x col_blocks blocks */
 };
-
-bool tb_conv_direct_wanted(char *why, size_t why_cap) {
-  static atomic_bool warned;
-  return tb_conv_env_switch("TB_CONV_DIRECT", "the direct convolution runs where it fits", &warned, why, why_cap);
-}
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

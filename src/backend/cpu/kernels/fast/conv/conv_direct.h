@@ -92,11 +92,6 @@ typedef struct tb_conv_direct_impl {
 extern const tb_conv_direct_impl tb_conv_direct_f32_avx512;
 extern const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16;
 
-/* TB_CONV_DIRECT: unset, "on" or "1": true (the direct convolution runs where it fits); "off" or "0": false
- * with why "TB_CONV_DIRECT=off"; any other value: true, why naming the variable and the value, and that
- * sentence logged as a warning once per process. */
-bool tb_conv_direct_wanted(char *why, size_t why_cap);
-
 /* Weights packed for the direct convolution of one geometry's W (all groups). Opaque. */
 typedef struct tb_conv_direct_weights tb_conv_direct_weights;
 

@@ -13,31 +13,23 @@
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
  * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
- * runs instead, with W packed for it at prepare (or per run when W is not a constant); TB_CONV_DIRECT=off
- * keeps the implicit GEMM. Before both, Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1,
- * enough tiles; the same two paths) takes what it fits, with W transformed at prepare when X's shape is
- * known there (or per run); a W with an infinity stays off it, and a run whose X holds a NaN or an
- * infinity (reported by Winograd's input transform) is redone on the others; TB_CONV_WINOGRAD=off keeps
- * the others. */
-#include <stdatomic.h>
+ * runs instead, with W packed for it at prepare (or per run when W is not a constant). Before both,
+ * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; the same two paths)
+ * takes what it fits, with W transformed at prepare when X's shape is known there (or per run); a W with
+ * an infinity stays off it, and a run whose X holds a NaN or an infinity (reported by Winograd's input
+ * transform) is redone on the others. ctx->conv_algo (the prepare option tb_prepare_options.conv_algo,
+ * its default from TB_CONV_DIRECT / TB_CONV_WINOGRAD, resolved by tb_model_prepare) says which of
+ * Winograd and the direct convolution may run: auto both, winograd or direct that one, gemm neither. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tensorbridge/model.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
-#include "core/env.h"
 #include "core/threadpool.h"
-
-/* TB_CONV_DIRECT and TB_CONV_WINOGRAD are read by every convolution, also on the paths that have neither
- * kernel (AVX2, portable), so that a bad value is warned about on every CPU. */
-static void read_switches(void) {
-  char why[200];
-  tb_conv_direct_wanted(why, sizeof why);
-  tb_conv_winograd_wanted(why, sizeof why);
-}
 
 /* PIXEL_BLOCK: output pixels per GEMM at most; blocks are whole multiples of PIXEL_ALIGN (every path's NR
  * divides it) and, when cut for threads, at least MIN_THREAD_PIXELS wide. */
@@ -241,11 +233,14 @@ static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   return TB_OK;
 }
 
-/* The direct convolution of this GEMM and path when it is wanted (TB_CONV_DIRECT) and takes g; else NULL. */
-static const tb_conv_direct_impl *direct_impl(const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+/* The direct convolution of this GEMM and path when ctx's algorithm allows it (auto or direct) and it
+ * takes g; else NULL. */
+static const tb_conv_direct_impl *direct_impl(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path,
+                                              const tb_conv_geom *g) {
   const tb_conv_direct_impl *impl = gemm->direct ? gemm->direct(path) : NULL;
-  char why[200];
-  return impl && tb_conv_direct_wanted(why, sizeof why) && tb_conv_direct_fits(impl, g, NULL, 0) ? impl : NULL;
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO ||
+                 ctx->conv_algo == TB_CONV_ALGO_DIRECT;
+  return impl && allowed && tb_conv_direct_fits(impl, g, NULL, 0) ? impl : NULL;
 }
 
 /* The direct convolution with the weights packed at prepare (the prepare chose it) or packed now. */
@@ -269,10 +264,14 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
   return TB_OK;
 }
 
-/* The Winograd convolution of this GEMM and path when it is wanted (TB_CONV_WINOGRAD) and takes g; else NULL. */
-static const tb_conv_winograd_impl *winograd_impl(const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+/* The Winograd convolution of this GEMM and path when ctx's algorithm allows it (auto or winograd) and it
+ * takes g; else NULL. */
+static const tb_conv_winograd_impl *winograd_impl(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path,
+                                                  const tb_conv_geom *g) {
   const tb_conv_winograd_impl *impl = gemm->winograd ? gemm->winograd(path) : NULL;
-  return impl && tb_conv_winograd_wanted(NULL, 0) && tb_conv_winograd_fits(impl, g, NULL, 0) ? impl : NULL;
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO ||
+                 ctx->conv_algo == TB_CONV_ALGO_WINOGRAD;
+  return impl && allowed && tb_conv_winograd_fits(impl, g, NULL, 0) ? impl : NULL;
 }
 
 /* Winograd with the weights transformed at prepare (the prepare chose it) or now; *declined when X holds
@@ -302,7 +301,6 @@ static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
 }
 
 tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb_gemm_path dw_path, bool fused) {
-  read_switches();
   size_t n_in = ctx->n_inputs < (fused ? 4u : 3u) ? ctx->n_inputs : (fused ? 4u : 3u);
   tb_status st = tb_fast_check_f32(ctx, n_in);
   if (st != TB_OK) return st;
@@ -341,13 +339,13 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
   }
   const conv_state *s = ctx->state;
   bool prepared = state_fits(s, gemm, path, w, g.group);
-  const tb_conv_winograd_impl *wino = prepared && !s->winograd ? NULL : winograd_impl(gemm, path, &g);
+  const tb_conv_winograd_impl *wino = prepared && !s->winograd ? NULL : winograd_impl(ctx, gemm, path, &g);
   bool declined = false;
   if (wino && (prepared || tb_conv_winograd_no_inf(j.w, tb_tensor_numel(w))) &&
       ((st = run_winograd(ctx, &j, w, wino, &declined)) != TB_OK || !declined))
     return st;
   /* weights transformed for Winograd that this run's shape or X does not take: the other paths pack per run */
-  if (prepared && !s->winograd ? s->direct != NULL : direct_impl(gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
+  if (prepared && !s->winograd ? s->direct != NULL : direct_impl(ctx, gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
 
@@ -391,7 +389,7 @@ static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, 
   *out = NULL;
   tb_conv_geom g;
   const tb_conv_winograd_impl *impl = NULL;
-  if (!gemm->winograd || !gemm->winograd(path) || !static_geom(ctx, w, false, &g) || !(impl = winograd_impl(gemm, path, &g)) ||
+  if (!gemm->winograd || !gemm->winograd(path) || !static_geom(ctx, w, false, &g) || !(impl = winograd_impl(ctx, gemm, path, &g)) ||
       !tb_conv_winograd_no_inf(tb_tensor_host_data(w), tb_tensor_numel(w)))
     return TB_OK;
   conv_state *s = new_state(gemm, path, w, g.group);
@@ -408,7 +406,7 @@ static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, in
   *out = NULL;
   tb_conv_geom g;
   const tb_conv_direct_impl *impl = NULL;
-  if (!gemm->direct || !gemm->direct(path) || !static_geom(ctx, w, true, &g) || !(impl = direct_impl(gemm, path, &g)))
+  if (!gemm->direct || !gemm->direct(path) || !static_geom(ctx, w, true, &g) || !(impl = direct_impl(ctx, gemm, path, &g)))
     return TB_OK;
   conv_state *s = new_state(gemm, path, w, g.group);
   if (!s || !(s->direct = tb_conv_direct_pack(impl, &g, tb_tensor_host_data(w)))) {
@@ -421,7 +419,6 @@ static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, in
 
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path) {
   *state = NULL;
-  read_switches();
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
   int64_t group = 1;

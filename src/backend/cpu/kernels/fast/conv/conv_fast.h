@@ -99,12 +99,6 @@ void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int6
  * rest as tb_conv_epilogue_row). */
 void tb_conv_block_act(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols);
 
-/* An on/off switch of a convolution path read from environment variable `name` (TB_CONV_DIRECT,
- * TB_CONV_WINOGRAD; conv_switch.c): unset, "on" or "1": true; "off" or "0": false with why "NAME=value"; any other value:
- * true, why "NAME='value' is not one of on, 1, off, 0; <runs>", logged as a warning once per process
- * (*warned). why may be NULL. */
-bool tb_conv_env_switch(const char *name, const char *runs, _Atomic bool *warned, char *why, size_t why_cap);
-
 /* A Conv (fused false) or tb::FusedConv run on that GEMM; depthwise convolutions take the direct fp32 path
  * dw_path. prepare packs a constant W once (state NULL otherwise; run then packs per call). */
 tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb_gemm_path dw_path, bool fused);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
-#include "core/env.h"
 #include "core/threadpool.h"
 
 /* MIN_TILES: tiles per image below which the direct convolution is faster (measured on ResNet-18's layers:
@@ -29,11 +28,6 @@ struct tb_conv_winograd_weights {
   size_t bytes;
   void *data;           /* [xi][kb] blocks */
 };
-
-bool tb_conv_winograd_wanted(char *why, size_t why_cap) {
-  static atomic_bool warned;
-  return tb_conv_env_switch("TB_CONV_WINOGRAD", "Winograd runs where it fits", &warned, why, why_cap);
-}
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -60,11 +60,6 @@ typedef struct tb_conv_winograd_impl {
 extern const tb_conv_winograd_impl tb_conv_winograd_f32_avx512;
 extern const tb_conv_winograd_impl tb_conv_winograd_bf16_avx512bf16;
 
-/* TB_CONV_WINOGRAD: unset, "on" or "1": true (Winograd runs where it fits); "off" or "0": false with why
- * "TB_CONV_WINOGRAD=off"; any other value: true, why naming the variable and the value, and that sentence
- * logged as a warning once per process. */
-bool tb_conv_winograd_wanted(char *why, size_t why_cap);
-
 /* Whether Winograd takes this geometry: 2-D, group 1, 3x3, strides 1, dilations 1, pads 0 or 1 on each
  * side, and enough tiles per image that it wins (measured; fewer stay on the direct path). When `why` is
  * not NULL and the answer is no, a short reason is written there. */
