@@ -2,6 +2,7 @@
  * with attributes, parsed once; the parsed values, the defaults, every rejection (status and message), and
  * the shape-time helpers (window.h, reduce.h) that resolve what the attributes leave to the shapes. */
 #include <math.h>
+#include <stddef.h>
 #include "ops/fused/fused_params.h"
 #include "ops/nn/reduce.h"
 #include "ops/nn/window.h"
@@ -407,6 +408,58 @@ static void test_fused(void **state) {
   assert_true(at.has_scale && at.scale_divide && at.scale == 8.0f);
 }
 
+/* Every op of the two families is registered with its parse and struct size (the executor parses with
+ * them at prepare); the ops without attributes have none. */
+static void test_registered(void **state) {
+  (void)state;
+  static const struct {
+    const char *domain, *op;
+    int opset;
+    parse_fn parse;
+    size_t size;
+  } ops[] = {
+      {"", "Conv", 11, tb_conv_parse, sizeof(tb_conv_params)},
+      {"", "ConvTranspose", 11, tb_conv_transpose_parse, sizeof(tb_conv_params)},
+      {"", "ConvInteger", 10, tb_conv_parse, sizeof(tb_conv_params)},
+      {"", "QLinearConv", 10, tb_conv_parse, sizeof(tb_conv_params)},
+      {"", "MaxPool", 12, tb_pool_parse, sizeof(tb_pool_params)},
+      {"", "GlobalLpPool", 2, tb_pool_parse, sizeof(tb_pool_params)},
+      {"", "Gemm", 13, tb_gemm_parse, sizeof(tb_gemm_params)},
+      {"", "Gemm", 9, tb_gemm_parse, sizeof(tb_gemm_params)},
+      {"", "Softmax", 11, tb_softmax_parse, sizeof(tb_softmax_params)},
+      {"", "Hardmax", 13, tb_softmax_parse, sizeof(tb_softmax_params)},
+      {"", "BatchNormalization", 15, tb_norm_parse, sizeof(tb_norm_params)},
+      {"", "InstanceNormalization", 6, tb_norm_parse, sizeof(tb_norm_params)},
+      {"", "LayerNormalization", 17, tb_norm_parse, sizeof(tb_norm_params)},
+      {"", "LRN", 13, tb_lrn_parse, sizeof(tb_lrn_params)},
+      {"", "ReduceSum", 13, tb_reduce_parse, sizeof(tb_reduce_params)},
+      {"", "ReduceL2", 18, tb_reduce_parse, sizeof(tb_reduce_params)},
+      {"", "ArgMin", 13, tb_argreduce_parse, sizeof(tb_argreduce_params)},
+      {"", "QuantizeLinear", 13, tb_quant_parse, sizeof(tb_quant_params)},
+      {"", "DequantizeLinear", 10, tb_quant_parse, sizeof(tb_quant_params)},
+      {"", "Einsum", 12, tb_einsum_params_parse, sizeof(tb_einsum_params)},
+      {"tb", "FusedConv", 1, tb_fused_conv_parse, sizeof(tb_fused_conv_params)},
+      {"tb", "FusedGemm", 1, tb_fused_gemm_parse, sizeof(tb_fused_gemm_params)},
+      {"tb", "FusedMatMul", 1, tb_fused_matmul_parse, sizeof(tb_fused_matmul_params)},
+      {"tb", "Gelu", 1, tb_gelu_parse, sizeof(tb_gelu_params)},
+      {"tb", "Attention", 1, tb_attention_parse, sizeof(tb_attention_params)},
+      {"tb", "LayerNormalization", 1, tb_norm_parse, sizeof(tb_norm_params)},
+      {"", "MatMul", 13, NULL, 0},
+      {"", "MatMulInteger", 10, NULL, 0},
+      {"", "QLinearMatMul", 10, NULL, 0},
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    const tb_op_def *def = tb_op_find(ops[i].domain, ops[i].op, ops[i].opset);
+    if (!def) fail_msg("no definition of %s at opset %d", ops[i].op, ops[i].opset);
+    if (def->parse != ops[i].parse || def->params_size != ops[i].size)
+      fail_msg("%s%s%s at opset %d: another parse, or params_size %zu where %zu is expected", ops[i].domain,
+               ops[i].domain[0] ? "::" : "", ops[i].op, ops[i].opset, def->params_size, ops[i].size);
+  }
+  /* a fused op's parameters start with the ONNX op's it extends (the reference fused kernel relies on it) */
+  assert_int_equal(offsetof(tb_fused_conv_params, conv), 0);
+  assert_int_equal(offsetof(tb_fused_gemm_params, gemm), 0);
+}
+
 /* Infer reads the same parameters: a rejection surfaces from infer with the parse's sentence. */
 static void test_infer_uses_parse(void **state) {
   (void)state;
@@ -429,7 +482,7 @@ int main(void) {
       cmocka_unit_test(test_conv),    cmocka_unit_test(test_conv_rejections), cmocka_unit_test(test_window_resolve),
       cmocka_unit_test(test_pool),    cmocka_unit_test(test_gemm_softmax),    cmocka_unit_test(test_norms),
       cmocka_unit_test(test_reduce),  cmocka_unit_test(test_quant_einsum),    cmocka_unit_test(test_fused),
-      cmocka_unit_test(test_infer_uses_parse),
+      cmocka_unit_test(test_infer_uses_parse), cmocka_unit_test(test_registered),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
