@@ -1,13 +1,15 @@
 /* Transpose: dims permuted by `perm` (default: reversed). */
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status transpose_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  const int64_t *perm;
-  size_t count;
-  if ((st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &count)) != TB_OK) return st;
+  tb_transpose_params tp = {0};
+  if ((st = tb_transpose_parse(ctx->graph, ctx->node, &tp)) != TB_OK) return st;
+  const int64_t *perm = tp.has_perm ? tp.perm : NULL;
+  size_t count = tp.n_perm;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     if (perm)

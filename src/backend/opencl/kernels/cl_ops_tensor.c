@@ -111,8 +111,11 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   tb_slice_plan plan;
-  s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, &plan);
+  tb_slice_params parsed = {0};
+  const tb_slice_params *p = &parsed;
+  s = tb_slice_parse(ctx->graph, ctx->node, &parsed);
+  if (s == TB_OK) s = tb_cl_infer_begin(ctx, ci);
+  if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, p, &plan);
   free(ci);
   if (s != TB_OK) return s;
   size_t nd = x->ndim;
@@ -230,20 +233,20 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   bool known = false;
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
-  s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = tb_pad_amounts(&ci->ic, nd, begin, end, &known);
+  tb_pad_params parsed = {0};
+  const tb_pad_params *p = &parsed;
+  s = tb_pad_parse(ctx->graph, ctx->node, &parsed);
+  if (s == TB_OK) s = tb_cl_infer_begin(ctx, ci);
+  if (s == TB_OK) s = tb_pad_amounts(&ci->ic, p, nd, begin, end, &known);
   free(ci);
   if (s == TB_OK && !known) s = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
-  const char *mode_s = "constant";
-  if (s == TB_OK) s = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
   if (s != TB_OK) return s;
-  int mode = tb_pad_mode(mode_s);
-  if (mode < 0) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "pad mode '%s'", mode_s);
+  int mode = (int)p->mode;
   float value = 0.0f;
   unsigned char raw[4] = {0};
   const tb_tensor *cv = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-  if (ctx->node->opset < 11) {
-    if ((s = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &value)) != TB_OK) return s;
+  if (p->pads_attr) {
+    value = p->value;
     if ((s = tb_convert(TB_DTYPE_F32, &value, x->dtype, raw, 1, true)) != TB_OK) return s;
   } else if (cv && tb_tensor_numel(cv) > 0) {
     if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
@@ -375,8 +378,8 @@ static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value
 
 /* Pad of float data in the modes constant, reflect and edge, with a constant_value of the data's type. */
 static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  const char *mode = "constant";
-  if (!data_accepts(g, n, in) || tb_attr_string(g, n, "mode", "constant", &mode) != TB_OK || tb_pad_mode(mode) < 0) return false;
+  tb_pad_params parsed = {0};
+  if (!data_accepts(g, n, in) || tb_pad_parse(g, n, &parsed) != TB_OK) return false;
   return n->n_inputs < 3 || !in[2] || (in[2]->has_dtype && in[2]->dtype == in[0]->dtype);
 }
 

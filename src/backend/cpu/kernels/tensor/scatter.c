@@ -59,14 +59,11 @@ static void reduce_one(unsigned char *dst, const unsigned char *src, tb_dtype dt
 }
 
 static tb_status reduction_of(tb_kernel_ctx *ctx, int *red) {
-  *red = 0;
-  if (ctx->node->opset < 16) return TB_OK;
-  const char *s;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "reduction", "none", &s);
-  if (st != TB_OK) return st;
-  *red = tb_scatter_reduction(s);
-  if (*red < 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown reduction '%s'", s);
-  return TB_OK;
+  tb_scatter_params parsed = {0};
+  tb_status st = tb_scatter_parse(ctx->graph, ctx->node, &parsed);
+  const tb_scatter_params *p = &parsed;
+  *red = (int)p->reduction;
+  return st;
 }
 
 /* Inputs data, indices, updates; the output starts as a copy of data. */

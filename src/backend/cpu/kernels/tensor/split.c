@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_split(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -14,8 +15,10 @@ static tb_status run_split(tb_kernel_ctx *ctx) {
     free(outs);
     return st;
   }
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) == TB_OK) {
+  tb_split_params parsed = {0};
+  if ((st = tb_split_parse(ctx->graph, ctx->node, &parsed)) == TB_OK) {
+    const tb_split_params *p = &parsed;
+    int64_t axis = p->axis;
     size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
     if (axis < 0) axis += (int64_t)rank; /* checked by inference */
     const int64_t *shape = tb_tensor_shape(x);
