@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "ops/elementwise/cast.h"
+#include "ops/elementwise/ew_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 /* ---- unary ---- */
@@ -360,8 +360,9 @@ NARY(tb_vk_kernel_clip, "Clip")
 /* ---- Cast fp32 <-> fp16 ---- */
 
 static bool cast_mode(const tb_graph *g, const tb_node *n, tb_dtype from, uint32_t *mode) {
-  tb_dtype dst;
-  if (tb_cast_target(g, n, &dst) != TB_OK) return false;
+  tb_cast_params parsed = {0};
+  if (tb_cast_parse(g, n, &parsed) != TB_OK) return false;
+  tb_dtype dst = parsed.to;
   if (from == TB_DTYPE_F32 && dst == TB_DTYPE_F16) *mode = 0;
   else if (from == TB_DTYPE_F16 && dst == TB_DTYPE_F32) *mode = 1;
   else return false;

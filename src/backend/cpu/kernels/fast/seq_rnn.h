@@ -15,7 +15,7 @@
 #include "backend/cpu/kernels/fast/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 
 enum { SEQ_MAX_R = 2 }; /* packed recurrent operands per direction: LSTM R^T; GRU R_zr^T and R_h^T */
 
@@ -33,7 +33,7 @@ typedef struct seq_dims {
 
 /* Everything one direction's time steps need. */
 typedef struct seq_dir {
-  const tb_rnn_attrs *a;
+  const tb_rnn_params *a;
   tb_gemm_path path;
   int bf16; /* tb_gemm_bf16_path, or -1: fp32 GEMMs */
   const seq_dims *m;

@@ -39,7 +39,7 @@ static tb_status expect(const tb_kernel_ctx *ctx, const tb_tensor *t, const char
   return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s]", name, tb_rc_shape_str(t, have, sizeof have), want);
 }
 
-static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_tensor *const *in, rnn_dims *dm) {
+static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_params *a, tb_tensor *const *in, rnn_dims *dm) {
   const tb_tensor *x = in[IN_X], *w = in[IN_W], *r = in[IN_R];
   if (!x || !w || !r) return tb_kernel_error(ctx, TB_ERR_MODEL, "inputs X, W and R are required");
   tb_dtype dt = tb_tensor_dtype(x);
@@ -127,7 +127,7 @@ static tb_status load_all(const tb_kernel_ctx *ctx, tb_tensor *const *in, const 
   return st;
 }
 
-static void run_direction(const tb_rnn_attrs *a, const rnn_dims *m, rnn_data *dt, int64_t d, rnn_step_fn step) {
+static void run_direction(const tb_rnn_params *a, const rnn_dims *m, rnn_data *dt, int64_t d, rnn_step_fn step) {
   size_t h = (size_t)m->hidden, gh = (size_t)m->gates * h;
   const double *bias = dt->v[IN_B] ? dt->v[IN_B] + (size_t)d * 2 * gh : dt->zeros;
   rnn_dir_params p = {
@@ -153,7 +153,7 @@ static void run_direction(const tb_rnn_attrs *a, const rnn_dims *m, rnn_data *dt
 }
 
 tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
-  tb_rnn_attrs a;
+  tb_rnn_params a;
   tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
   if (st != TB_OK) return st;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
