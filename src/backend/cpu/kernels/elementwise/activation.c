@@ -4,6 +4,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 
 typedef struct act_params {
   double alpha, beta, gamma;
@@ -89,10 +90,8 @@ static tb_status act_run(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, size
   }
 #define RUN_WITH(name, parse)                                                    \
   static tb_status run_##name(tb_kernel_ctx *ctx) {                             \
-    tb_act_params parsed = {0, 0, 0};                                            \
-    tb_status st = parse(ctx->graph, ctx->node, &parsed);                        \
-    if (st != TB_OK) return st;                                                  \
-    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), &parsed);      \
+    TB_KPARAMS(tb_act_params, p, parse);                                         \
+    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), p);            \
   }
 
 RUN_PLAIN(relu)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 
 static tb_status cast_to(tb_kernel_ctx *ctx, tb_dtype to, bool saturate) {
   tb_status st;
@@ -30,18 +31,14 @@ static tb_status cast_to(tb_kernel_ctx *ctx, tb_dtype to, bool saturate) {
 }
 
 static tb_status run_cast(tb_kernel_ctx *ctx) {
-  tb_cast_params parsed = {0};
-  tb_status st = tb_cast_parse(ctx->graph, ctx->node, &parsed);
-  const tb_cast_params *p = &parsed;
-  return st != TB_OK ? st : cast_to(ctx, p->to, p->saturate);
+  TB_KPARAMS(tb_cast_params, p, tb_cast_parse);
+  return cast_to(ctx, p->to, p->saturate);
 }
 
 static tb_status run_castlike(tb_kernel_ctx *ctx) {
   if (ctx->n_inputs < 2 || !ctx->inputs[1]) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "CastLike needs input 1");
-  tb_cast_params parsed = {0};
-  tb_status st = tb_castlike_parse(ctx->graph, ctx->node, &parsed);
-  const tb_cast_params *p = &parsed;
-  return st != TB_OK ? st : cast_to(ctx, tb_tensor_dtype(ctx->inputs[1]), p->saturate);
+  TB_KPARAMS(tb_cast_params, p, tb_castlike_parse);
+  return cast_to(ctx, tb_tensor_dtype(ctx->inputs[1]), p->saturate);
 }
 
 const tb_cpu_kernel tb_kernel_cast = {.domain = "", .name = "Cast", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_cast};

@@ -3,6 +3,7 @@
 #include <float.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 
 typedef struct clip_params {
   bool has_lo, has_hi;
@@ -35,10 +36,7 @@ static const tb_ew_loop_entry clip_loops[] = {TB_EW_FLOATS(CLIP_ENTRY) TB_EW_SIN
 static tb_status run_clip(tb_kernel_ctx *ctx) {
   clip_params p;
   memset(&p, 0, sizeof p);
-  tb_clip_params parsed = {0};
-  tb_status pst = tb_clip_parse(ctx->graph, ctx->node, &parsed);
-  if (pst != TB_OK) return pst;
-  const tb_clip_params *cp = &parsed;
+  TB_KPARAMS(tb_clip_params, cp, tb_clip_parse);
   if (cp->attr_form) {
     p.has_lo = p.has_hi = true;
     p.lo = cp->min;

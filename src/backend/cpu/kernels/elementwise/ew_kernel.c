@@ -1,6 +1,7 @@
 /* The staging, output and mapping helpers every elementwise CPU kernel shares (see ew_kernel.h). */
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 #include <stdlib.h>
 #include "backend/tensor/tensor_impl.h"
 
@@ -209,10 +210,7 @@ tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *
 tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape) {
   *ndim = 0;
   if (ctx->node->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
-  tb_binary_params parsed = {0};
-  tb_status st = tb_binary_parse(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_binary_params *p = &parsed;
+  TB_KPARAMS(tb_binary_params, p, tb_binary_parse);
   if (!p->broadcast) return TB_OK;
   size_t a_ndim = tb_tensor_ndim(ctx->inputs[0]), b_ndim = tb_tensor_ndim(ctx->inputs[1]);
   if (b_ndim > a_ndim)

@@ -10,6 +10,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 
 static int64_t ipow(int64_t base, int64_t e) {
   if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
@@ -73,10 +74,7 @@ static const tb_ew_loop_entry cmod_loops[] = {
 static const tb_ew_loop_entry pymod_loops[] = {TB_EW_SINTS(PYMOD_ENTRY){TB_DTYPE_U8, cmod_u8}};
 
 static tb_status run_mod(tb_kernel_ctx *ctx) {
-  tb_mod_params parsed = {0};
-  tb_status st = tb_mod_parse(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_mod_params *p = &parsed;
+  TB_KPARAMS(tb_mod_params, p, tb_mod_parse);
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
   if (p->fmod) return tb_ew_simple(ctx, cmod_loops, TB_EW_COUNT(cmod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
   return tb_ew_simple(ctx, pymod_loops, TB_EW_COUNT(pymod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
@@ -89,10 +87,7 @@ static const tb_ew_loop_entry shl_loops[] = {{TB_DTYPE_U8, shl_u8}};
 static const tb_ew_loop_entry shr_loops[] = {{TB_DTYPE_U8, shr_u8}};
 
 static tb_status run_bitshift(tb_kernel_ctx *ctx) {
-  tb_bitshift_params parsed = {0};
-  tb_status st = tb_bitshift_parse(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_bitshift_params *p = &parsed;
+  TB_KPARAMS(tb_bitshift_params, p, tb_bitshift_parse);
   bool left = p->left;
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
   return left ? tb_ew_simple(ctx, shl_loops, 1, 0, dt, dt, NULL) : tb_ew_simple(ctx, shr_loops, 1, 0, dt, dt, NULL);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
+#include "backend/params_interim.h"
 
 #define MATH_f32(fn) fn##f
 #define MATH_f64(fn) fn
@@ -84,10 +85,7 @@ static tb_status run_isnan(tb_kernel_ctx *ctx) {
 }
 
 static tb_status run_isinf(tb_kernel_ctx *ctx) {
-  tb_isinf_params parsed = {0};
-  tb_status st = tb_isinf_parse(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_isinf_params *ip = &parsed;
+  TB_KPARAMS(tb_isinf_params, ip, tb_isinf_parse);
   isinf_params p = {ip->detect_negative, ip->detect_positive};
   return tb_ew_simple(ctx, isinf_loops, TB_EW_COUNT(isinf_loops), 0, TB_DTYPE_BOOL, TB_DTYPE_BOOL, &p);
 }

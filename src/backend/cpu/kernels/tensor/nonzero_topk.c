@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -68,9 +69,7 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
-  tb_topk_params parsed = {0};
-  if ((st = tb_topk_parse(ctx->graph, ctx->node, &parsed)) != TB_OK) return st;
-  const tb_topk_params *p = &parsed;
+  TB_KPARAMS(tb_topk_params, p, tb_topk_parse);
   int64_t axis = p->axis, k;
   bool largest = p->largest, known;
   tk_infer *inf;

@@ -2,6 +2,7 @@
  * input by the mode (reflect, edge) or replaced by the constant. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -26,9 +27,7 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   tb_dtype dt = tb_tensor_dtype(x);
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
-  tb_pad_params parsed = {0};
-  if ((st = tb_pad_parse(ctx->graph, ctx->node, &parsed)) != TB_OK) return st;
-  const tb_pad_params *p = &parsed;
+  TB_KPARAMS(tb_pad_params, p, tb_pad_parse);
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   st = tb_pad_amounts(tb_tk_infer_ctx(inf), p, rank, begin, end, &known);

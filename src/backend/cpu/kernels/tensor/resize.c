@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/resize.h"
 
 typedef struct taps {
@@ -120,9 +121,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   int64_t out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  tb_resize_params parsed = {0};
-  if ((st = tb_resize_parse(ctx->graph, ctx->node, &parsed)) != TB_OK) return st;
-  const tb_resize_params *p = &parsed;
+  TB_KPARAMS(tb_resize_params, p, tb_resize_parse);
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   st = tb_resize_sizes(tb_tk_infer_ctx(inf), p, rank, in, out, scales, roi, &known);

@@ -3,6 +3,7 @@
  * checked before it is used. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -58,14 +59,6 @@ static void reduce_one(unsigned char *dst, const unsigned char *src, tb_dtype dt
   }
 }
 
-static tb_status reduction_of(tb_kernel_ctx *ctx, int *red) {
-  tb_scatter_params parsed = {0};
-  tb_status st = tb_scatter_parse(ctx->graph, ctx->node, &parsed);
-  const tb_scatter_params *p = &parsed;
-  *red = (int)p->reduction;
-  return st;
-}
-
 /* Inputs data, indices, updates; the output starts as a copy of data. */
 static tb_status scatter_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const tb_tensor **upd,
                                const unsigned char **ip, const unsigned char **up, unsigned char **dst) {
@@ -88,15 +81,14 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  int red;
-  tb_status st = reduction_of(ctx, &red);
-  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  TB_KPARAMS(tb_scatter_params, p, tb_scatter_parse);
+  int red = (int)p->reduction;
+  tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
-  int64_t axis, off;
+  int64_t axis = tb_tk_axis(p->axis, tb_tensor_ndim(x)), off;
   tb_dtype dt = tb_tensor_dtype(x);
   size_t elem = tb_dtype_size(dt);
   tk_elements w;
-  if ((st = tb_tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
   if ((st = tb_tk_elements_begin(ctx, &w, x, ind, ip, upd, (size_t)axis)) != TB_OK) return st;
   for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
     if ((st = tb_tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
@@ -112,9 +104,9 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  int red;
-  tb_status st = reduction_of(ctx, &red);
-  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  TB_KPARAMS(tb_scatter_params, p, tb_scatter_parse);
+  int red = (int)p->reduction;
+  tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
   size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind), *ushape = tb_tensor_shape(upd);

@@ -1,20 +1,17 @@
 /* Shape and Size: the input's dims (a range of them from opset 15) and element count as int64. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
 static tb_status run_shape(tb_kernel_ctx *ctx) {
   if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
   const tb_tensor *x = ctx->inputs[0];
-  int64_t start = 0, end = INT64_MAX;
+  TB_KPARAMS(tb_shape_params, p, tb_shape_parse);
   tb_status st;
-  if (ctx->node->opset >= 15) {
-    if ((st = tb_attr_int(ctx->graph, ctx->node, "start", 0, &start)) != TB_OK) return st;
-    if ((st = tb_attr_int(ctx->graph, ctx->node, "end", INT64_MAX, &end)) != TB_OK) return st;
-  }
   int64_t first, count;
-  tb_shape_range((int64_t)tb_tensor_ndim(x), start, end, &first, &count);
+  tb_shape_range((int64_t)tb_tensor_ndim(x), p->start, p->end, &first, &count);
   unsigned char *dst;
   if ((st = tb_tk_output(ctx, 0, TB_DTYPE_I64, 1, &count, NULL, &dst)) != TB_OK) return st;
   if (count) memcpy(dst, tb_tensor_shape(x) + first, (size_t)count * sizeof(int64_t));

@@ -1,5 +1,6 @@
 /* Slice: a strided copy (steps may be negative) from the plan the operator's definition computes. */
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 #include "ops/tensor/shape_rules.h"
 
@@ -9,9 +10,7 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
-  tb_slice_params parsed = {0};
-  if ((st = tb_slice_parse(ctx->graph, ctx->node, &parsed)) != TB_OK) return st;
-  const tb_slice_params *p = &parsed;
+  TB_KPARAMS(tb_slice_params, p, tb_slice_parse);
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   tb_slice_plan plan;

@@ -288,11 +288,7 @@ tb_status tb_tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const 
   return tb_tk_infer_outputs(ctx, outs);
 }
 
-tb_status tb_tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis) {
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis);
-  if (st == TB_OK && *axis < 0) *axis += (int64_t)rank;
-  return st;
-}
+int64_t tb_tk_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + (int64_t)rank : axis; }
 
 tb_status tb_tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
                             const unsigned char *ip, const tb_tensor *upd, size_t axis) {
