@@ -30,6 +30,8 @@ static void test_lstm(void **state) {
   assert_int_equal(p.acts[4].kind, TB_RNN_ACT_LEAKY_RELU);
   assert_true(p.acts[4].alpha == 0.1f);
   assert_string_equal(tb_rnn_act_name(p.acts[4].kind), "LeakyRelu");
+  assert_int_equal(p.n_alpha, 3);
+  assert_int_equal(p.n_beta, 1);
 
   TB_ASSERT_OK(PARSE(tb_lstm_parse, "LSTM", 7, p, TPP_NO_ATTRS));
   assert_int_equal(p.num_directions, 1);

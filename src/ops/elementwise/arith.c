@@ -8,10 +8,10 @@
 
 static tb_status infer_arith(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false); }
 
-const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith};
+const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
 
 /* Pow: base T (floats, and int32/int64 from opset 12), exponent T1 (any numeric from opset 12; the
  * same as T before); output T. */
@@ -27,7 +27,7 @@ static tb_status infer_pow(tb_infer_ctx *ctx) {
   if (ctx->node->opset < 7) return tb_ew_infer_binary(ctx, base, base, false);
   return tb_ew_broadcast(ctx, 0, 2, ctx->in[0]->dtype);
 }
-const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow};
+const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow, sizeof(tb_binary_params), tb_binary_parse};
 
 /* Mod: fmod=0 is the integer modulus with the divisor's sign (Python's %); fmod=1 is C's fmod (the
  * dividend's sign) and is required for floats. */
@@ -41,7 +41,7 @@ static tb_status infer_mod(tb_infer_ctx *ctx) {
                           tb_dtype_name(ctx->in[0]->dtype));
   return TB_OK;
 }
-const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod};
+const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod, sizeof(tb_mod_params), tb_mod_parse};
 
 /* BitShift: unsigned integers (TensorBridge has u8 of them); direction "LEFT" or "RIGHT". A shift by the
  * bit width or more gives 0. */
@@ -51,4 +51,4 @@ static tb_status infer_bitshift(tb_infer_ctx *ctx) {
   tb_bitshift_params p = {0};
   return tb_bitshift_parse(ctx->graph, ctx->node, &p);
 }
-const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift};
+const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift, sizeof(tb_bitshift_params), tb_bitshift_parse};

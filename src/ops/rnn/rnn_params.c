@@ -73,6 +73,8 @@ static tb_status read_activations(const tb_graph *g, const tb_node *n, tb_rnn_pa
   tb_status st = tb_attr_floats(g, n, "activation_alpha", &alphas, &n_alpha);
   if (st == TB_OK) st = tb_attr_floats(g, n, "activation_beta", &betas, &n_beta);
   if (st != TB_OK) return st;
+  out->n_alpha = n_alpha;
+  out->n_beta = n_beta;
   char label[160];
   if (names && names->type != TB_ATTR_STRINGS)
     return tb_error(TB_ERR_MODEL, "%s: attribute 'activations' must be a list of strings",

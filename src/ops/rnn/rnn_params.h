@@ -42,6 +42,7 @@ typedef struct tb_rnn_params {
   int64_t hidden_size;      /* -1 when the attribute is absent */
   size_t acts_per_direction; /* LSTM 3 (f, g, h), GRU 2 (f, g), RNN 1 (f) */
   tb_rnn_act acts[TB_RNN_MAX_ACTS]; /* direction d's activation k at acts[d * acts_per_direction + k] */
+  size_t n_alpha, n_beta;   /* how many activation_alpha / activation_beta values the node gives */
   bool has_clip;
   float clip;
   bool input_forget;        /* LSTM: forget gate = 1 - input gate */

@@ -1,4 +1,5 @@
 /* Concat: inputs joined along one axis (required from opset 4; 1 by default before). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -7,7 +8,7 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_axis_params ap = {0};
-  if ((st = tb_concat_parse(ctx->graph, ctx->node, &ap)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
   int64_t axis = ap.axis;
   const tb_value_type *ranked = NULL;
   for (size_t i = 0; i < ctx->n_inputs; i++) {
@@ -52,4 +53,4 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer};
+const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer, sizeof(tb_axis_params), tb_concat_parse};

@@ -1,5 +1,6 @@
 /* Constant and ConstantOfShape: tensors made from attributes. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -45,7 +46,7 @@ tb_status tb_constant_parse(const tb_graph *g, const tb_node *n, void *params) {
 
 static tb_status constant_infer(tb_infer_ctx *ctx) {
   tb_constant_params p = {0};
-  tb_status st = tb_constant_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   int64_t dim = (int64_t)p.count;
   switch (p.kind) {
@@ -58,7 +59,7 @@ static tb_status constant_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_constant = {"", "Constant", 1, 0, 0, 1, 1, 0, constant_infer};
+const tb_op_def tb_op_constant = {"", "Constant", 1, 0, 0, 1, 1, 0, constant_infer, sizeof(tb_constant_params), tb_constant_parse};
 
 /* ConstantOfShape: input 0 (int64, 1-D) is the shape; the one-element 'value' tensor gives the dtype and
  * the fill (default float 0). */
@@ -76,7 +77,7 @@ static tb_status constant_of_shape_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_I64);
   if (st != TB_OK) return st;
   tb_constant_of_shape_params cp = {0};
-  if ((st = tb_constant_of_shape_parse(ctx->graph, ctx->node, &cp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &cp, sizeof cp)) != TB_OK) return st;
   const tb_ir_tensor *value = cp.value;
   tb_dtype dt = value ? value->dtype : TB_DTYPE_F32;
   int64_t shape[TB_MAX_DIMS], n;
@@ -97,4 +98,4 @@ static tb_status constant_of_shape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_constant_of_shape = {"", "ConstantOfShape", 9, 1, 1, 1, 1, 1u << 0, constant_of_shape_infer};
+const tb_op_def tb_op_constant_of_shape = {"", "ConstantOfShape", 9, 1, 1, 1, 1, 1u << 0, constant_of_shape_infer, sizeof(tb_constant_of_shape_params), tb_constant_of_shape_parse};

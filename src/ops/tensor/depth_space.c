@@ -1,6 +1,7 @@
 /* DepthToSpace (mode DCR or CRD from opset 11) and SpaceToDepth: NCHW blocks moved between channels and
  * the spatial dims. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -26,7 +27,7 @@ static tb_status depth_space_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_depth_space_params dp = {0};
-  if ((st = tb_depth_space_parse(ctx->graph, ctx->node, &dp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &dp, sizeof dp)) != TB_OK) return st;
   bool to_space = dp.to_space;
   int64_t b = dp.blocksize;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
@@ -56,5 +57,5 @@ static tb_status depth_space_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer};
-const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer};
+const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer, sizeof(tb_depth_space_params), tb_depth_space_parse};
+const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer, sizeof(tb_depth_space_params), tb_depth_space_parse};

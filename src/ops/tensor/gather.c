@@ -1,5 +1,6 @@
 /* Gather, GatherElements, GatherND and the scatters (ScatterElements, Scatter, ScatterND): indexing by an
  * int32/int64 indices tensor. Inference checks ranks and axes; index values are checked by the kernels. */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -10,7 +11,7 @@ static tb_status indexed_begin(tb_infer_ctx *ctx, int64_t *axis, const tb_value_
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
   tb_axis_params ap = {0};
-  if ((st = tb_axis0_parse(ctx->graph, ctx->node, &ap)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
   *axis = ap.axis;
   *data = tb_tt_ranked(ctx, 0);
   *idx = tb_tt_ranked(ctx, 1);
@@ -43,7 +44,7 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer};
+const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer, sizeof(tb_axis_params), tb_axis0_parse};
 
 static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   int64_t axis;
@@ -67,7 +68,7 @@ static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer};
+const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer, sizeof(tb_axis_params), tb_axis0_parse};
 
 static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -75,7 +76,7 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_gather_nd_params gp = {0};
-  if ((st = tb_gather_nd_parse(ctx->graph, ctx->node, &gp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &gp, sizeof gp)) != TB_OK) return st;
   int64_t b = gp.batch_dims;
   const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1);
   if (!data || !idx || idx->ndim == 0 || idx->dims[idx->ndim - 1].value < 0) {
@@ -104,7 +105,7 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer};
+const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer, sizeof(tb_gather_nd_params), tb_gather_nd_parse};
 
 static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -113,7 +114,7 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
   if ((st = tb_infer_require(ctx, 1, nd ? TT_I64 : TT_INDEX_TYPES)) != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
   tb_scatter_params sp = {0};
-  if ((st = tb_scatter_parse(ctx->graph, ctx->node, &sp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
   const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1), *upd = tb_tt_ranked(ctx, 2);
   if (!nd) {
     int64_t axis = sp.axis;
@@ -143,6 +144,6 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
 static tb_status scatter_elements_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, false); }
 static tb_status scatter_nd_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, true); }
 
-const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer};
-const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer};
-const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer};
+const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer, sizeof(tb_scatter_params), tb_scatter_parse};
+const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer, sizeof(tb_scatter_params), tb_scatter_parse};
+const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer, sizeof(tb_scatter_params), tb_scatter_parse};

@@ -1,5 +1,6 @@
 /* NonZero (opset 9: its output size depends on the data, so the kernel allocates it) and TopK (k as an
  * attribute in opset 1, as input 1 from 10; largest and sorted from 11). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -12,7 +13,7 @@ static tb_status nonzero_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_nonzero = {"", "NonZero", 9, 1, 1, 1, 1, 0, nonzero_infer};
+const tb_op_def tb_op_nonzero = {"", "NonZero", 9, 1, 1, 1, 1, 0, nonzero_infer, 0, NULL};
 
 /* k of a TopK node; *known false when input 1's value is not known. */
 tb_status tb_topk_k(const tb_infer_ctx *ctx, const tb_topk_params *p, int64_t *k, bool *known) {
@@ -38,7 +39,7 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   int64_t k;
   bool known;
   tb_topk_params tp = {0};
-  if ((st = tb_topk_parse(ctx->graph, ctx->node, &tp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &tp, sizeof tp)) != TB_OK) return st;
   int64_t axis = tp.axis;
   if ((st = tb_topk_k(ctx, &tp, &k, &known)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
@@ -60,5 +61,5 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer};
-const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer};
+const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer, sizeof(tb_topk_params), tb_topk_parse};
+const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer, sizeof(tb_topk_params), tb_topk_parse};

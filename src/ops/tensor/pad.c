@@ -2,6 +2,7 @@
  * opset 11 and input 1 from 11 ([begin..., end...], negative values crop); constant_value is input 2
  * (the 'value' attribute before 11); axes is input 3 from opset 18. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -82,7 +83,7 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_pad_params pp = {0};
-  if ((st = tb_pad_parse(ctx->graph, ctx->node, &pp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &pp, sizeof pp)) != TB_OK) return st;
   if (!pp.pads_attr && tb_tt_has(ctx, 2)) {
     if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
     const tb_value_type *cv = ctx->in[2];
@@ -124,6 +125,6 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer};
-const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer};
-const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer};
+const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer, sizeof(tb_pad_params), tb_pad_parse};
+const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer, sizeof(tb_pad_params), tb_pad_parse};
+const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer, sizeof(tb_pad_params), tb_pad_parse};

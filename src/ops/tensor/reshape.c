@@ -1,5 +1,6 @@
 /* Reshape, Flatten, Squeeze and Unsqueeze: the same elements under a new shape. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/shape_rules.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
@@ -13,7 +14,7 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   int64_t n = -1;
   bool known = false;
   tb_reshape_params rp = {0};
-  if ((st = tb_reshape_parse(ctx->graph, ctx->node, &rp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &rp, sizeof rp)) != TB_OK) return st;
   bool allowzero = rp.allowzero;
   if (rp.shape_attr) {
     memcpy(shape, rp.shape, rp.n_shape * sizeof *shape);
@@ -54,8 +55,8 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer};
-const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer};
+const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer, sizeof(tb_reshape_params), tb_reshape_parse};
+const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer, sizeof(tb_reshape_params), tb_reshape_parse};
 
 /* Flatten: [prod(dims[:axis]), prod(dims[axis:])], axis in [-rank, rank]. */
 static tb_status flatten_infer(tb_infer_ctx *ctx) {
@@ -63,7 +64,7 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_axis_params ap = {0};
-  if ((st = tb_flatten_parse(ctx->graph, ctx->node, &ap)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
   int64_t axis = ap.axis;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
@@ -85,14 +86,14 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer};
+const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer, sizeof(tb_axis_params), tb_flatten_parse};
 
 /* The axes of Squeeze/Unsqueeze: the attribute before opset 13, input 1 from 13. *known false when the
  * input's value is not known yet (then *n is its length or -1). */
 static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool *known, bool *given) {
   *given = false;
   tb_squeeze_params sp = {0};
-  tb_status st = tb_squeeze_parse(ctx->graph, ctx->node, &sp);
+  tb_status st = tb_infer_params(ctx, &sp, sizeof sp);
   if (st != TB_OK) return st;
   if (!sp.axes_input) {
     *known = true;
@@ -164,8 +165,8 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer};
-const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer};
+const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
+const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
 
 static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -196,5 +197,5 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer};
-const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer};
+const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
+const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};

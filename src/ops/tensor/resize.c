@@ -1,5 +1,6 @@
 /* Resize (opsets 10, 11/13, 18) and the deprecated Upsample (7, 9): modes nearest (4 rounding rules),
  * linear and cubic, the coordinate transformation modes, output size from scales or sizes. */
+#include "ops/op_params.h"
 #include "ops/tensor/resize.h"
 #include <math.h>
 #include <string.h>
@@ -164,7 +165,7 @@ static tb_status resize_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_resize_params a = {0};
-  if ((st = tb_resize_parse(ctx->graph, ctx->node, &a)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &a, sizeof a)) != TB_OK) return st;
   if (a.mode != TB_RESIZE_NEAREST && !(TT_FLOATS & TB_DTYPE_BIT(dt)))
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%s interpolation of %s is not supported (float types only)",
                           a.mode == TB_RESIZE_LINEAR ? "linear" : "cubic", tb_dtype_name(dt));
@@ -186,7 +187,7 @@ static tb_status resize_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_resize_10 = {"", "Resize", 10, 2, 2, 1, 1, 1u << 1, resize_infer};
-const tb_op_def tb_op_resize_11 = {"", "Resize", 11, 1, 4, 1, 1, 0xeu, resize_infer};
-const tb_op_def tb_op_upsample_7 = {"", "Upsample", 7, 1, 1, 1, 1, 0, resize_infer};
-const tb_op_def tb_op_upsample_9 = {"", "Upsample", 9, 2, 2, 1, 1, 1u << 1, resize_infer};
+const tb_op_def tb_op_resize_10 = {"", "Resize", 10, 2, 2, 1, 1, 1u << 1, resize_infer, sizeof(tb_resize_params), tb_resize_parse};
+const tb_op_def tb_op_resize_11 = {"", "Resize", 11, 1, 4, 1, 1, 0xeu, resize_infer, sizeof(tb_resize_params), tb_resize_parse};
+const tb_op_def tb_op_upsample_7 = {"", "Upsample", 7, 1, 1, 1, 1, 0, resize_infer, sizeof(tb_resize_params), tb_resize_parse};
+const tb_op_def tb_op_upsample_9 = {"", "Upsample", 9, 2, 2, 1, 1, 1u << 1, resize_infer, sizeof(tb_resize_params), tb_resize_parse};

@@ -1,4 +1,5 @@
 /* Shape (with start/end from opset 15) and Size: facts about the input's shape as int64 tensors. */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -17,7 +18,7 @@ static tb_status shape_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_shape_params sp = {0};
-  if ((st = tb_shape_parse(ctx->graph, ctx->node, &sp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_rank(ctx, 0, TB_DTYPE_I64, 1);
@@ -29,7 +30,7 @@ static tb_status shape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_shape = {"", "Shape", 1, 1, 1, 1, 1, 0, shape_infer};
+const tb_op_def tb_op_shape = {"", "Shape", 1, 1, 1, 1, 1, 0, shape_infer, sizeof(tb_shape_params), tb_shape_parse};
 
 static tb_status size_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -38,4 +39,4 @@ static tb_status size_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_size = {"", "Size", 1, 1, 1, 1, 1, 0, size_infer};
+const tb_op_def tb_op_size = {"", "Size", 1, 1, 1, 1, 1, 0, size_infer, 0, NULL};

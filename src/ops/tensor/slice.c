@@ -1,5 +1,6 @@
 /* Slice: starts/ends/axes as attributes (opset 1), or starts/ends/axes/steps as inputs (opset 10+). */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/shape_rules.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
@@ -48,7 +49,7 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   size_t n;
   bool has_axes, has_steps, known;
   tb_slice_params sp = {0};
-  if ((st = tb_slice_parse(ctx->graph, ctx->node, &sp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
   if ((st = slice_params(ctx, &sp, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
@@ -72,8 +73,8 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer};
-const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer};
+const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer, sizeof(tb_slice_params), tb_slice_parse};
+const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer, sizeof(tb_slice_params), tb_slice_parse};
 
 /* The same parameters for the kernel, from the concrete inputs (values known). */
 tb_status tb_slice_infer_plan(tb_infer_ctx *ctx, const tb_slice_params *p, tb_slice_plan *plan) {

@@ -1,6 +1,7 @@
 /* Split: one input cut into pieces along an axis — sizes from the 'split' attribute (before opset 13),
  * the split input (13+), or equal pieces (num_outputs from opset 18, where the last may be smaller). */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -71,7 +72,7 @@ static tb_status split_infer(tb_infer_ctx *ctx) {
   if (ctx->n_outputs > SPLIT_MAX)
     return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "%zu outputs; at most %d are supported", ctx->n_outputs, SPLIT_MAX);
   tb_split_params sp = {0};
-  if ((st = tb_split_parse(ctx->graph, ctx->node, &sp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
   int64_t axis = sp.axis;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
@@ -90,5 +91,5 @@ static tb_status split_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_split_2 = {"", "Split", 2, 1, 1, 1, -1, 0, split_infer};
-const tb_op_def tb_op_split_13 = {"", "Split", 13, 1, 2, 1, -1, 1u << 1, split_infer};
+const tb_op_def tb_op_split_2 = {"", "Split", 2, 1, 1, 1, -1, 0, split_infer, sizeof(tb_split_params), tb_split_parse};
+const tb_op_def tb_op_split_13 = {"", "Split", 13, 1, 2, 1, -1, 1u << 1, split_infer, sizeof(tb_split_params), tb_split_parse};

@@ -1,4 +1,5 @@
 /* Transpose: dims permuted by `perm` (default: reversed). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -7,7 +8,7 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
   tb_transpose_params tp = {0};
-  if ((st = tb_transpose_parse(ctx->graph, ctx->node, &tp)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &tp, sizeof tp)) != TB_OK) return st;
   const int64_t *perm = tp.has_perm ? tp.perm : NULL;
   size_t count = tp.n_perm;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
@@ -34,4 +35,4 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer};
+const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer, sizeof(tb_transpose_params), tb_transpose_parse};

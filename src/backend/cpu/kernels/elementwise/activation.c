@@ -4,7 +4,6 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 
 typedef struct act_params {
   double alpha, beta, gamma;
@@ -84,27 +83,13 @@ static tb_status act_run(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, size
   return run_unary(ctx, table, count, &p);
 }
 
-#define RUN_PLAIN(name)                                                          \
-  static tb_status run_##name(tb_kernel_ctx *ctx) {                             \
-    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), NULL);         \
-  }
-#define RUN_WITH(name, parse)                                                    \
-  static tb_status run_##name(tb_kernel_ctx *ctx) {                             \
-    TB_KPARAMS(tb_act_params, p, parse);                                         \
-    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), p);            \
+#define RUN(name)                                                                                       \
+  static tb_status run_##name(tb_kernel_ctx *ctx) {                                                     \
+    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), ctx->params);                          \
   }
 
-RUN_PLAIN(relu)
-RUN_WITH(leakyrelu, tb_leakyrelu_parse)
-RUN_PLAIN(sigmoid)
-RUN_WITH(hardsigmoid, tb_hardsigmoid_parse)
-RUN_PLAIN(hardswish)
-RUN_WITH(elu, tb_alpha1_parse)
-RUN_WITH(selu, tb_selu_parse)
-RUN_WITH(celu, tb_alpha1_parse)
-RUN_PLAIN(softplus)
-RUN_WITH(thresholdedrelu, tb_alpha1_parse)
-RUN_WITH(shrink, tb_shrink_parse)
+RUN(relu) RUN(leakyrelu) RUN(sigmoid) RUN(hardsigmoid) RUN(hardswish) RUN(elu) RUN(selu) RUN(celu) RUN(softplus)
+RUN(thresholdedrelu) RUN(shrink)
 
 /* PRelu: the output has X's shape; slope broadcasts to it (before opset 7 a 1-D slope of X's channel
  * count runs along dim 1: it is viewed as [C, 1, ..., 1]). */
@@ -121,7 +106,7 @@ static tb_status run_prelu(tb_kernel_ctx *ctx) {
   call.in_compute[0] = call.in_compute[1] = tb_ew_compute_dtype(dt);
   int64_t per_channel[TB_MAX_DIMS];
   size_t x_ndim = tb_tensor_ndim(x);
-  if (ctx->node->opset < 7 && tb_tensor_ndim(slope) == 1 && x_ndim >= 2 &&
+  if (ctx->opset < 7 && tb_tensor_ndim(slope) == 1 && x_ndim >= 2 &&
       tb_tensor_shape(slope)[0] == tb_tensor_shape(x)[1] && tb_tensor_shape(slope)[0] != 1) {
     per_channel[0] = tb_tensor_shape(slope)[0];
     for (size_t d = 1; d + 1 < x_ndim; d++) per_channel[d] = 1;
@@ -135,15 +120,15 @@ static tb_status run_prelu(tb_kernel_ctx *ctx) {
   return tb_ew_map(ctx, &call);
 }
 
-const tb_cpu_kernel tb_kernel_relu = {.domain = "", .name = "Relu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_relu};
-const tb_cpu_kernel tb_kernel_leakyrelu = {.domain = "", .name = "LeakyRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_leakyrelu};
-const tb_cpu_kernel tb_kernel_sigmoid = {.domain = "", .name = "Sigmoid", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_sigmoid};
-const tb_cpu_kernel tb_kernel_hardsigmoid = {.domain = "", .name = "HardSigmoid", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_hardsigmoid};
-const tb_cpu_kernel tb_kernel_hardswish = {.domain = "", .name = "HardSwish", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_hardswish};
-const tb_cpu_kernel tb_kernel_elu = {.domain = "", .name = "Elu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_elu};
-const tb_cpu_kernel tb_kernel_selu = {.domain = "", .name = "Selu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_selu};
-const tb_cpu_kernel tb_kernel_celu = {.domain = "", .name = "Celu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_celu};
-const tb_cpu_kernel tb_kernel_softplus = {.domain = "", .name = "Softplus", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_softplus};
-const tb_cpu_kernel tb_kernel_thresholdedrelu = {.domain = "", .name = "ThresholdedRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_thresholdedrelu};
-const tb_cpu_kernel tb_kernel_shrink = {.domain = "", .name = "Shrink", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_shrink};
-const tb_cpu_kernel tb_kernel_prelu = {.domain = "", .name = "PRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_prelu};
+const tb_kernel tb_kernel_relu = {.domain = "", .name = "Relu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_relu};
+const tb_kernel tb_kernel_leakyrelu = {.domain = "", .name = "LeakyRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_leakyrelu};
+const tb_kernel tb_kernel_sigmoid = {.domain = "", .name = "Sigmoid", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_sigmoid};
+const tb_kernel tb_kernel_hardsigmoid = {.domain = "", .name = "HardSigmoid", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_hardsigmoid};
+const tb_kernel tb_kernel_hardswish = {.domain = "", .name = "HardSwish", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_hardswish};
+const tb_kernel tb_kernel_elu = {.domain = "", .name = "Elu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_elu};
+const tb_kernel tb_kernel_selu = {.domain = "", .name = "Selu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_selu};
+const tb_kernel tb_kernel_celu = {.domain = "", .name = "Celu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_celu};
+const tb_kernel tb_kernel_softplus = {.domain = "", .name = "Softplus", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_softplus};
+const tb_kernel tb_kernel_thresholdedrelu = {.domain = "", .name = "ThresholdedRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_thresholdedrelu};
+const tb_kernel tb_kernel_shrink = {.domain = "", .name = "Shrink", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_shrink};
+const tb_kernel tb_kernel_prelu = {.domain = "", .name = "PRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_prelu};

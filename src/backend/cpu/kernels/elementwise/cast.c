@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 
 static tb_status cast_to(tb_kernel_ctx *ctx, tb_dtype to, bool saturate) {
   tb_status st;
@@ -31,15 +30,15 @@ static tb_status cast_to(tb_kernel_ctx *ctx, tb_dtype to, bool saturate) {
 }
 
 static tb_status run_cast(tb_kernel_ctx *ctx) {
-  TB_KPARAMS(tb_cast_params, p, tb_cast_parse);
+  const tb_cast_params *p = ctx->params;
   return cast_to(ctx, p->to, p->saturate);
 }
 
 static tb_status run_castlike(tb_kernel_ctx *ctx) {
   if (ctx->n_inputs < 2 || !ctx->inputs[1]) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "CastLike needs input 1");
-  TB_KPARAMS(tb_cast_params, p, tb_castlike_parse);
+  const tb_cast_params *p = ctx->params;
   return cast_to(ctx, tb_tensor_dtype(ctx->inputs[1]), p->saturate);
 }
 
-const tb_cpu_kernel tb_kernel_cast = {.domain = "", .name = "Cast", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_cast};
-const tb_cpu_kernel tb_kernel_castlike = {.domain = "", .name = "CastLike", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_castlike};
+const tb_kernel tb_kernel_cast = {.domain = "", .name = "Cast", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_cast};
+const tb_kernel tb_kernel_castlike = {.domain = "", .name = "CastLike", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_castlike};

@@ -3,7 +3,6 @@
 #include <float.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 
 typedef struct clip_params {
   bool has_lo, has_hi;
@@ -36,7 +35,7 @@ static const tb_ew_loop_entry clip_loops[] = {TB_EW_FLOATS(CLIP_ENTRY) TB_EW_SIN
 static tb_status run_clip(tb_kernel_ctx *ctx) {
   clip_params p;
   memset(&p, 0, sizeof p);
-  TB_KPARAMS(tb_clip_params, cp, tb_clip_parse);
+  const tb_clip_params *cp = ctx->params;
   if (cp->attr_form) {
     p.has_lo = p.has_hi = true;
     p.lo = cp->min;
@@ -74,4 +73,4 @@ static tb_status run_clip(tb_kernel_ctx *ctx) {
   return tb_ew_map(ctx, &call);
 }
 
-const tb_cpu_kernel tb_kernel_clip = {.domain = "", .name = "Clip", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_clip};
+const tb_kernel tb_kernel_clip = {.domain = "", .name = "Clip", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_clip};

@@ -1,7 +1,6 @@
 /* The staging, output and mapping helpers every elementwise CPU kernel shares (see ew_kernel.h). */
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 #include <stdlib.h>
 #include "backend/tensor/tensor_impl.h"
 
@@ -209,8 +208,8 @@ tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *
 
 tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape) {
   *ndim = 0;
-  if (ctx->node->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
-  TB_KPARAMS(tb_binary_params, p, tb_binary_parse);
+  if (ctx->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
+  const tb_binary_params *p = ctx->params;
   if (!p->broadcast) return TB_OK;
   size_t a_ndim = tb_tensor_ndim(ctx->inputs[0]), b_ndim = tb_tensor_ndim(ctx->inputs[1]);
   if (b_ndim > a_ndim)
@@ -264,5 +263,5 @@ tb_status tb_ew_scalar(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, void *out) 
 }
 
 bool tb_ew_has_output(const tb_kernel_ctx *ctx, size_t i) {
-  return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
+  return tb_kernel_has_output(ctx, i);
 }

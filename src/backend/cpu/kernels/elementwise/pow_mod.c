@@ -10,7 +10,6 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 
 static int64_t ipow(int64_t base, int64_t e) {
   if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
@@ -74,7 +73,7 @@ static const tb_ew_loop_entry cmod_loops[] = {
 static const tb_ew_loop_entry pymod_loops[] = {TB_EW_SINTS(PYMOD_ENTRY){TB_DTYPE_U8, cmod_u8}};
 
 static tb_status run_mod(tb_kernel_ctx *ctx) {
-  TB_KPARAMS(tb_mod_params, p, tb_mod_parse);
+  const tb_mod_params *p = ctx->params;
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
   if (p->fmod) return tb_ew_simple(ctx, cmod_loops, TB_EW_COUNT(cmod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
   return tb_ew_simple(ctx, pymod_loops, TB_EW_COUNT(pymod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
@@ -87,12 +86,12 @@ static const tb_ew_loop_entry shl_loops[] = {{TB_DTYPE_U8, shl_u8}};
 static const tb_ew_loop_entry shr_loops[] = {{TB_DTYPE_U8, shr_u8}};
 
 static tb_status run_bitshift(tb_kernel_ctx *ctx) {
-  TB_KPARAMS(tb_bitshift_params, p, tb_bitshift_parse);
+  const tb_bitshift_params *p = ctx->params;
   bool left = p->left;
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
   return left ? tb_ew_simple(ctx, shl_loops, 1, 0, dt, dt, NULL) : tb_ew_simple(ctx, shr_loops, 1, 0, dt, dt, NULL);
 }
 
-const tb_cpu_kernel tb_kernel_pow = {.domain = "", .name = "Pow", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_pow};
-const tb_cpu_kernel tb_kernel_mod = {.domain = "", .name = "Mod", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_mod};
-const tb_cpu_kernel tb_kernel_bitshift = {.domain = "", .name = "BitShift", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_bitshift};
+const tb_kernel tb_kernel_pow = {.domain = "", .name = "Pow", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_pow};
+const tb_kernel tb_kernel_mod = {.domain = "", .name = "Mod", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_mod};
+const tb_kernel tb_kernel_bitshift = {.domain = "", .name = "BitShift", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_bitshift};

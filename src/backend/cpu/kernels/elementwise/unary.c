@@ -4,7 +4,6 @@
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
 #include "ops/elementwise/ew_params.h"
-#include "backend/params_interim.h"
 
 #define MATH_f32(fn) fn##f
 #define MATH_f64(fn) fn
@@ -85,12 +84,12 @@ static tb_status run_isnan(tb_kernel_ctx *ctx) {
 }
 
 static tb_status run_isinf(tb_kernel_ctx *ctx) {
-  TB_KPARAMS(tb_isinf_params, ip, tb_isinf_parse);
+  const tb_isinf_params *ip = ctx->params;
   isinf_params p = {ip->detect_negative, ip->detect_positive};
   return tb_ew_simple(ctx, isinf_loops, TB_EW_COUNT(isinf_loops), 0, TB_DTYPE_BOOL, TB_DTYPE_BOOL, &p);
 }
 
-#define KERNEL(var, op) const tb_cpu_kernel tb_kernel_##var = {.domain = "", .name = op, .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_##var};
+#define KERNEL(var, op) const tb_kernel tb_kernel_##var = {.domain = "", .name = op, .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_##var};
 KERNEL(sqrt, "Sqrt") KERNEL(exp, "Exp") KERNEL(log, "Log") KERNEL(tanh, "Tanh") KERNEL(erf, "Erf")
 KERNEL(reciprocal, "Reciprocal") KERNEL(floor, "Floor") KERNEL(ceil, "Ceil") KERNEL(round, "Round")
 KERNEL(sin, "Sin") KERNEL(cos, "Cos") KERNEL(tan, "Tan") KERNEL(asin, "Asin") KERNEL(acos, "Acos")

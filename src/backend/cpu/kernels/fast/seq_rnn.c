@@ -10,7 +10,7 @@
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
 #include "core/threadpool.h"
 
-extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru;
+extern const tb_kernel tb_kernel_lstm, tb_kernel_gru;
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_LENS, IN_H0, IN_C0, IN_P, IN_COUNT };
 enum { ROWS_PARALLEL_MIN = 8192 }; /* gate elements per step below which the rows run on one thread */
@@ -147,12 +147,12 @@ static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_params *a, tb
 
 /* ---- accepts, prepare, release ---- */
 
-bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell) {
-  tb_rnn_params a;
+bool tb_seq_rnn_accepts(const tb_kernel_query *q, tb_rnn_cell cell) {
+  const tb_value_type *const *in = q->in;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
-  if (!in || !in[0] || n->n_inputs > max_inputs || tb_rnn_attrs_read(g, n, cell, &a) != TB_OK) return false;
-  for (size_t i = 0; i < n->n_inputs; i++) {
-    if (!in[i] || n->inputs[i] < 0) continue;
+  if (!in || !in[0] || q->n_inputs > max_inputs || !q->params) return false;
+  for (size_t i = 0; i < q->n_inputs; i++) {
+    if (!in[i]) continue;
     if (!in[i]->has_dtype) return false;
     bool ok =
         i == IN_LENS ? in[i]->dtype == TB_DTYPE_I32 || in[i]->dtype == TB_DTYPE_I64 : in[i]->dtype == TB_DTYPE_F32;
@@ -190,9 +190,8 @@ static bool pack_r(seq_prec prec, tb_rnn_cell cell, const float *r, const seq_di
 
 tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state) {
   *state = NULL;
-  tb_rnn_params a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   /* R packed per run unless constant; W only with R (the projection is one GEMM anyway) */
   if (!tb_fast_input_constant(ctx, IN_W) || !tb_fast_input_constant(ctx, IN_R)) return TB_OK;
   const tb_tensor *w = ctx->inputs[IN_W], *r = ctx->inputs[IN_R];
@@ -410,9 +409,8 @@ static tb_status make_outputs(tb_kernel_ctx *ctx, tb_rnn_cell cell, const seq_di
 }
 
 tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step) {
-  tb_rnn_params a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);

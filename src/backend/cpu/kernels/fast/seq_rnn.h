@@ -103,7 +103,7 @@ void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int r
 void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows); /* fp32 only */
 
 /* The kernel pieces for a cell on a path: accepts, prepare, release and the whole run. */
-bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);
+bool tb_seq_rnn_accepts(const tb_kernel_query *q, tb_rnn_cell cell);
 tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state);
 void tb_seq_rnn_release(void *state);
 tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);
@@ -115,7 +115,7 @@ tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, se
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                          \
     return tb_seq_rnn_prepare(ctx, cell, (seq_prec){path_, bf16_}, state);                                         \
   }                                                                                                              \
-  const tb_cpu_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
+  const tb_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
                                                      .name = op,                                                \
                                                      .level = level_,                                           \
                                                      .cpu_features = features,                                  \

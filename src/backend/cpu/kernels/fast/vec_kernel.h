@@ -11,7 +11,7 @@
 /* Elements below which a kernel runs on the calling thread alone (the pool's wake-up costs more). */
 enum { VEC_PARALLEL_MIN = 1 << 15, VEC_CHUNK = 1 << 13 };
 
-/* Run the level-0 kernel of ctx->node on ctx's inputs and outputs. */
+/* Run the reference kernel of ctx's op (its parameters and input types) on ctx's inputs and outputs. */
 tb_status tb_vec_fallback(tb_kernel_ctx *ctx);
 /* The first n inputs: every present one float32, contiguous and host-readable; input 0 present. */
 bool tb_vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n);
@@ -34,19 +34,19 @@ bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r);
   static tb_status sym##_avx512(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_avx512); }     \
   static tb_status sym##_avx2(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_avx2); }         \
   static tb_status sym##_portable(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_portable); } \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_avx512 = {.domain = dom,                                \
+  const tb_kernel tb_kernel_vec_##sym##_avx512 = {.domain = dom,                                \
                                                       .name = op,                                   \
-                                                      .level = 2,                                   \
+                                                      .level = TB_KERNEL_FAST,                                   \
                                                       .cpu_features = VEC_FEATURES_AVX512,          \
                                                       .accepts = accepts_fn,                        \
                                                       .run = sym##_avx512};                         \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_avx2 = {.domain = dom,                                  \
+  const tb_kernel tb_kernel_vec_##sym##_avx2 = {.domain = dom,                                  \
                                                     .name = op,                                     \
-                                                    .level = 2,                                     \
+                                                    .level = TB_KERNEL_FAST,                                     \
                                                     .cpu_features = VEC_FEATURES_AVX2,              \
                                                     .accepts = accepts_fn,                          \
                                                     .run = sym##_avx2};                             \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_portable = {                                            \
-      .domain = dom, .name = op, .level = 2, .cpu_features = 0, .accepts = accepts_fn, .run = sym##_portable};
+  const tb_kernel tb_kernel_vec_##sym##_portable = {                                            \
+      .domain = dom, .name = op, .level = TB_KERNEL_FAST, .cpu_features = 0, .accepts = accepts_fn, .run = sym##_portable};
 
 #endif

@@ -10,9 +10,7 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   bool cond = false;
   tb_status st = tb_rc_scalar_bool(ctx, cond_t, "the condition", &cond);
   if (st != TB_OK) return st;
-  tb_if_params parsed = {0};
-  if ((st = tb_if_parse(ctx->graph, ctx->node, &parsed)) != TB_OK) return st;
-  const tb_if_params *p = &parsed;
+  const tb_if_params *p = ctx->params;
   const char *which = cond ? "then_branch" : "else_branch";
   const tb_graph *branch = cond ? p->then_branch : p->else_branch;
   if (branch->n_outputs < ctx->n_outputs)
@@ -26,4 +24,4 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_if = {.domain = "", .name = "If", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_if};
+const tb_kernel tb_kernel_if = {.domain = "", .name = "If", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_if};

@@ -79,10 +79,8 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
 }
 
 static tb_status run_loop(tb_kernel_ctx *ctx) {
-  tb_loop_params parsed = {0};
-  tb_status st = tb_loop_parse(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_loop_params *p = &parsed;
+  const tb_loop_params *p = ctx->params;
+  tb_status st;
   const tb_graph *body = p->body;
   if (ctx->n_inputs < 2 || body->n_inputs != ctx->n_inputs || body->n_outputs + 1 < ctx->n_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "the body's %zu inputs and %zu outputs do not fit the node's %zu inputs",
@@ -116,4 +114,4 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_loop = {.domain = "", .name = "Loop", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_loop};
+const tb_kernel tb_kernel_loop = {.domain = "", .name = "Loop", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_loop};

@@ -10,7 +10,10 @@
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };
 
-bool tb_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_rnn_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   (void)n;
   if (!in || !in[0] || !in[0]->has_dtype) return true;
@@ -153,9 +156,8 @@ static void run_direction(const tb_rnn_params *a, const rnn_dims *m, rnn_data *d
 }
 
 tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
-  tb_rnn_params a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);

@@ -28,13 +28,10 @@ static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_params *a, tb_ten
 }
 
 static tb_status run_scan(tb_kernel_ctx *ctx) {
-  tb_scan_params parsed = {0};
-  bool batched = ctx->node->opset > 0 && ctx->node->opset < 9;
-  tb_status st = (batched ? tb_scan8_parse : tb_scan_parse)(ctx->graph, ctx->node, &parsed);
-  if (st != TB_OK) return st;
-  const tb_scan_params *p = &parsed;
+  const tb_scan_params *p = ctx->params;
   if (p->batched) return tb_scan8_run(ctx, p);
   tb_scan_params a = *p;
+  tb_status st;
   if (a.n_scan_in > MAX_SCAN_INPUTS)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu scan inputs; at most %d supported", a.n_scan_in, MAX_SCAN_INPUTS);
   tb_tensor *inputs[MAX_SCAN_INPUTS * 2 + 1] = {0};
@@ -60,4 +57,4 @@ static tb_status run_scan(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_scan = {.domain = "", .name = "Scan", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scan};
+const tb_kernel tb_kernel_scan = {.domain = "", .name = "Scan", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scan};

@@ -2,13 +2,12 @@
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_concat(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_axis_params, p, tb_concat_parse);
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(outs[0]);
   int64_t axis = tb_tk_axis(p->axis, rank); /* range checked by inference */
   const int64_t *shape = tb_tensor_shape(outs[0]);
@@ -30,4 +29,4 @@ static tb_status run_concat(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_concat = {.domain = "", .name = "Concat", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_concat};
+const tb_kernel tb_kernel_concat = {.domain = "", .name = "Concat", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_concat};

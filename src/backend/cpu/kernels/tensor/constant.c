@@ -2,7 +2,6 @@
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_constant(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
@@ -10,7 +9,7 @@ static tb_status run_constant(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   unsigned char *dst = tb_tk_data(outs[0]);
   size_t nbytes = tb_tensor_nbytes(outs[0]);
-  TB_KPARAMS(tb_constant_params, p, tb_constant_parse);
+  const tb_constant_params *p = ctx->params;
   switch (p->kind) {
     case TB_CONSTANT_TENSOR:
       if (p->tensor->nbytes != nbytes || (nbytes && !p->tensor->data))
@@ -31,13 +30,13 @@ static tb_status run_constant(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_constant = {.domain = "", .name = "Constant", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_constant};
+const tb_kernel tb_kernel_constant = {.domain = "", .name = "Constant", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_constant};
 
 static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_constant_of_shape_params, p, tb_constant_of_shape_parse);
+  const tb_constant_of_shape_params *p = ctx->params;
   const tb_ir_tensor *value = p->value;
   unsigned char zero[8] = {0};
   const void *fill = zero;
@@ -54,4 +53,4 @@ static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_constant_of_shape = {.domain = "", .name = "ConstantOfShape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_constant_of_shape};
+const tb_kernel tb_kernel_constant_of_shape = {.domain = "", .name = "ConstantOfShape", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_constant_of_shape};

@@ -2,7 +2,6 @@
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -10,7 +9,7 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_depth_space_params, dp, tb_depth_space_parse);
+  const tb_depth_space_params *dp = ctx->params;
   int64_t b = dp->blocksize;
   bool to_space = dp->to_space;
   const int64_t *s = tb_tensor_shape(x);
@@ -44,5 +43,5 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_depth_to_space = {.domain = "", .name = "DepthToSpace", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
-const tb_cpu_kernel tb_kernel_space_to_depth = {.domain = "", .name = "SpaceToDepth", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
+const tb_kernel tb_kernel_depth_to_space = {.domain = "", .name = "DepthToSpace", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
+const tb_kernel tb_kernel_space_to_depth = {.domain = "", .name = "SpaceToDepth", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};

@@ -2,7 +2,6 @@
  * gives; every index is checked against its dim (negative counts from the end) before it is used. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 /* idx in [-dim, dim) normalised to [0, dim), else the error naming the index, its position and the dim. */
@@ -37,7 +36,7 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_axis_params, p, tb_axis0_parse);
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t axis = tb_tk_axis(p->axis, rank);
   const int64_t *shape = tb_tensor_shape(x);
@@ -56,7 +55,7 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather = {.domain = "", .name = "Gather", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather};
+const tb_kernel tb_kernel_gather = {.domain = "", .name = "Gather", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather};
 
 static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
@@ -64,7 +63,7 @@ static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_axis_params, p, tb_axis0_parse);
+  const tb_axis_params *p = ctx->params;
   int64_t axis = tb_tk_axis(p->axis, tb_tensor_ndim(x)), off;
   size_t elem = tb_dtype_size(tb_tensor_dtype(x));
   tk_elements w;
@@ -76,7 +75,7 @@ static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather_elements = {.domain = "", .name = "GatherElements", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather_elements};
+const tb_kernel tb_kernel_gather_elements = {.domain = "", .name = "GatherElements", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather_elements};
 
 static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
@@ -84,7 +83,7 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_gather_nd_params, p, tb_gather_nd_parse);
+  const tb_gather_nd_params *p = ctx->params;
   int64_t b = p->batch_dims;
   size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind);
@@ -112,4 +111,4 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather_nd = {.domain = "", .name = "GatherND", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather_nd};
+const tb_kernel tb_kernel_gather_nd = {.domain = "", .name = "GatherND", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather_nd};

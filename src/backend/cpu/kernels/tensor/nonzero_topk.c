@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -40,7 +39,7 @@ static tb_status run_nonzero(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_nonzero = {.domain = "", .name = "NonZero", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_nonzero};
+const tb_kernel tb_kernel_nonzero = {.domain = "", .name = "NonZero", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_nonzero};
 
 typedef struct topk_item {
   double d;
@@ -69,7 +68,7 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_topk_params, p, tb_topk_parse);
+  const tb_topk_params *p = ctx->params;
   int64_t axis = p->axis, k;
   bool largest = p->largest, known;
   tk_infer *inf;
@@ -123,4 +122,4 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_topk = {.domain = "", .name = "TopK", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_topk};
+const tb_kernel tb_kernel_topk = {.domain = "", .name = "TopK", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_topk};

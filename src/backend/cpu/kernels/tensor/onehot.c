@@ -4,7 +4,6 @@
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_onehot(tb_kernel_ctx *ctx) {
   const tb_tensor *ind, *vals;
@@ -15,7 +14,7 @@ static tb_status run_onehot(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) return st;
   if (tb_tensor_numel(vals) != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "values must hold 2 elements");
-  TB_KPARAMS(tb_axis_params, p, tb_onehot_parse);
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(outs[0]), elem = tb_dtype_size(tb_tensor_dtype(vals));
   int64_t axis = tb_tk_axis(p->axis, rank);
   const int64_t *shape = tb_tensor_shape(outs[0]);
@@ -36,4 +35,4 @@ static tb_status run_onehot(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_onehot = {.domain = "", .name = "OneHot", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_onehot};
+const tb_kernel tb_kernel_onehot = {.domain = "", .name = "OneHot", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_onehot};

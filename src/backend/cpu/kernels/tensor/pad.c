@@ -2,7 +2,6 @@
  * input by the mode (reflect, edge) or replaced by the constant. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -27,7 +26,7 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   tb_dtype dt = tb_tensor_dtype(x);
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
-  TB_KPARAMS(tb_pad_params, p, tb_pad_parse);
+  const tb_pad_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   st = tb_pad_amounts(tb_tk_infer_ctx(inf), p, rank, begin, end, &known);
@@ -65,4 +64,4 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_pad = {.domain = "", .name = "Pad", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_pad};
+const tb_kernel tb_kernel_pad = {.domain = "", .name = "Pad", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_pad};

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/resize.h"
 
 typedef struct taps {
@@ -121,7 +120,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   int64_t out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  TB_KPARAMS(tb_resize_params, p, tb_resize_parse);
+  const tb_resize_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   st = tb_resize_sizes(tb_tk_infer_ctx(inf), p, rank, in, out, scales, roi, &known);
@@ -189,5 +188,5 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_resize = {.domain = "", .name = "Resize", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_resize};
-const tb_cpu_kernel tb_kernel_upsample = {.domain = "", .name = "Upsample", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_resize};
+const tb_kernel tb_kernel_resize = {.domain = "", .name = "Resize", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_resize};
+const tb_kernel tb_kernel_upsample = {.domain = "", .name = "Upsample", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_resize};

@@ -2,7 +2,6 @@
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_trilu(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -10,7 +9,7 @@ static tb_status run_trilu(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_trilu_params, p, tb_trilu_parse);
+  const tb_trilu_params *p = ctx->params;
   int64_t upper = p->upper, k = 0;
   if (tb_tk_has(ctx, 1)) {
     int64_t v[1];
@@ -36,7 +35,7 @@ static tb_status run_trilu(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_trilu = {.domain = "", .name = "Trilu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_trilu};
+const tb_kernel tb_kernel_trilu = {.domain = "", .name = "Trilu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_trilu};
 
 static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -44,7 +43,7 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_cumsum_params, p, tb_cumsum_parse);
+  const tb_cumsum_params *p = ctx->params;
   int64_t exclusive = p->exclusive, reverse = p->reverse, axis[1];
   size_t n;
   if ((st = tb_tk_input_ints(ctx, 1, axis, 1, &n)) != TB_OK) return st;
@@ -100,7 +99,7 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_cumsum = {.domain = "", .name = "CumSum", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_cumsum};
+const tb_kernel tb_kernel_cumsum = {.domain = "", .name = "CumSum", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_cumsum};
 
 static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *lens;
@@ -110,7 +109,7 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
   if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) return st;
-  TB_KPARAMS(tb_reverse_sequence_params, p, tb_reverse_sequence_parse);
+  const tb_reverse_sequence_params *p = ctx->params;
   int64_t batch_axis = p->batch_axis, time_axis = p->time_axis;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x);
@@ -137,4 +136,4 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_reverse_sequence = {.domain = "", .name = "ReverseSequence", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_reverse_sequence};
+const tb_kernel tb_kernel_reverse_sequence = {.domain = "", .name = "ReverseSequence", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_reverse_sequence};

@@ -3,7 +3,6 @@
  * checked before it is used. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
@@ -81,7 +80,7 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  TB_KPARAMS(tb_scatter_params, p, tb_scatter_parse);
+  const tb_scatter_params *p = ctx->params;
   int red = (int)p->reduction;
   tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
@@ -97,14 +96,14 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_scatter_elements = {.domain = "", .name = "ScatterElements", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
-const tb_cpu_kernel tb_kernel_scatter = {.domain = "", .name = "Scatter", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
+const tb_kernel tb_kernel_scatter_elements = {.domain = "", .name = "ScatterElements", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
+const tb_kernel tb_kernel_scatter = {.domain = "", .name = "Scatter", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
 
 static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  TB_KPARAMS(tb_scatter_params, p, tb_scatter_parse);
+  const tb_scatter_params *p = ctx->params;
   int red = (int)p->reduction;
   tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
@@ -141,4 +140,4 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_scatter_nd = {.domain = "", .name = "ScatterND", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_nd};
+const tb_kernel tb_kernel_scatter_nd = {.domain = "", .name = "ScatterND", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_nd};

@@ -1,14 +1,13 @@
 /* Shape and Size: the input's dims (a range of them from opset 15) and element count as int64. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 
 static tb_status run_shape(tb_kernel_ctx *ctx) {
   if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
   const tb_tensor *x = ctx->inputs[0];
-  TB_KPARAMS(tb_shape_params, p, tb_shape_parse);
+  const tb_shape_params *p = ctx->params;
   tb_status st;
   int64_t first, count;
   tb_shape_range((int64_t)tb_tensor_ndim(x), p->start, p->end, &first, &count);
@@ -18,7 +17,7 @@ static tb_status run_shape(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_shape = {.domain = "", .name = "Shape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_shape};
+const tb_kernel tb_kernel_shape = {.domain = "", .name = "Shape", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_shape};
 
 static tb_status run_size(tb_kernel_ctx *ctx) {
   if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
@@ -30,4 +29,4 @@ static tb_status run_size(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_size = {.domain = "", .name = "Size", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_size};
+const tb_kernel tb_kernel_size = {.domain = "", .name = "Size", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_size};

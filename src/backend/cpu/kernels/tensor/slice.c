@@ -1,6 +1,5 @@
 /* Slice: a strided copy (steps may be negative) from the plan the operator's definition computes. */
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 #include "ops/tensor/shape_rules.h"
 
@@ -10,7 +9,7 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
-  TB_KPARAMS(tb_slice_params, p, tb_slice_parse);
+  const tb_slice_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   tb_slice_plan plan;
@@ -30,4 +29,4 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_slice = {.domain = "", .name = "Slice", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_slice};
+const tb_kernel tb_kernel_slice = {.domain = "", .name = "Slice", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_slice};

@@ -2,13 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
-#include "backend/params_interim.h"
 #include "ops/tensor/tensor_params.h"
 
 static tb_status run_split(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
   const unsigned char *src;
-  TB_KPARAMS(tb_split_params, p, tb_split_parse);
+  const tb_split_params *p = ctx->params;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
   tb_tensor **outs = calloc(ctx->n_outputs ? ctx->n_outputs : 1, sizeof *outs);
@@ -36,4 +35,4 @@ static tb_status run_split(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_split = {.domain = "", .name = "Split", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_split};
+const tb_kernel tb_kernel_split = {.domain = "", .name = "Split", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_split};

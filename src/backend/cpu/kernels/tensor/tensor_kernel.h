@@ -37,8 +37,9 @@ int64_t tb_tk_int_at(const void *data, tb_dtype dtype, int64_t k);
 /* Element k of any numeric buffer as double (bool 0/1). */
 double tb_tk_double_at(const void *data, tb_dtype dtype, int64_t k);
 
-/* Run the node's infer function on the concrete inputs (shapes, and values of its value inputs) and
- * allocate every present output with the shape it gives; outs receives them (n_outputs entries). */
+/* Run the op's infer function (with the node's parsed parameters) on the concrete inputs (shapes, and values of
+ * its value inputs) and allocate every output the node has (tb_kernel_has_output) with the shape it gives; outs receives them
+ * (n_outputs entries, NULL for an omitted one). */
 tb_status tb_tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs);
 /* Inputs 0..n-1 as tb_tk_input gives them (in[i], data[i]), then tb_tk_infer_outputs into outs: the prologue of
  * a kernel whose outputs all come from inference. */

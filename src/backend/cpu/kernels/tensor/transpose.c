@@ -1,7 +1,6 @@
 /* Transpose: a strided copy of the input with its strides permuted. */
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
-#include "backend/params_interim.h"
 
 static tb_status run_transpose(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -10,7 +9,7 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  TB_KPARAMS(tb_transpose_params, tp, tb_transpose_parse);
+  const tb_transpose_params *tp = ctx->params;
   const int64_t *perm = tp->has_perm ? tp->perm : NULL;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
   tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
@@ -22,4 +21,4 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_transpose = {.domain = "", .name = "Transpose", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_transpose};
+const tb_kernel tb_kernel_transpose = {.domain = "", .name = "Transpose", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_transpose};
