@@ -11,11 +11,7 @@
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };
 
 bool tb_rnn_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  (void)n;
   if (!in || !in[0] || !in[0]->has_dtype) return true;
   tb_dtype d = in[0]->dtype;
   return d == TB_DTYPE_F32 || d == TB_DTYPE_F64 || d == TB_DTYPE_F16 || d == TB_DTYPE_BF16;
