@@ -14,8 +14,8 @@
  * wrong length, a residual of the wrong shape) is an error naming the node, the length and the expected
  * one; inference rejects the same with the shapes; the kernel choice follows the feature mask. */
 #include "model/params.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "pass_test.h"
 #include "test_op_harness.h"
