@@ -92,7 +92,7 @@ static void make_inputs(tb_backend *cpu, const tb_graph *g, tb_tensor **in) {
 static tb_tensor *exec(tb_backend *cpu, const tb_graph *g, int level, uint64_t features, int threads, tb_tensor **in) {
   tb_exec *e = NULL;
   tb_tensor *out[1] = {NULL};
-  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does after the passes (the test owns g) */
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, level, features, threads, &e));
   TB_ASSERT_OK(tb_exec_run(e, in, out));
   tb_exec_destroy(e);
