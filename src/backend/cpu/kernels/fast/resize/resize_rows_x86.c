@@ -1,0 +1,83 @@
+/* The AVX2+FMA and AVX-512 row loops of the level-2 Resize (resize_fast.h): gathers of 8 or 16 columns'
+ * taps, fused multiply-adds in tap order, the remainder masked (AVX-512) or scalar (AVX2). Compiled with
+ * target attributes; the kernel calls them only when cpuid has the instruction set. */
+#include "backend/cpu/kernels/fast/resize/resize_fast.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,fma")))
+
+AVX2 static void gather_avx2(const float *row, const int32_t *idx, int64_t n, float *out) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    _mm256_storeu_ps(out + j, _mm256_i32gather_ps(row, _mm256_loadu_si256((const __m256i *)(idx + j)), 4));
+  for (; j < n; j++) out[j] = row[idx[j]];
+}
+
+AVX2 static void interp_avx2(const float *row, const int32_t *idx, const float *w, int taps, int64_t n, float *out) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 s = _mm256_setzero_ps();
+    for (int t = 0; t < taps; t++) {
+      __m256 x = _mm256_i32gather_ps(row, _mm256_loadu_si256((const __m256i *)(idx + t * n + j)), 4);
+      s = _mm256_fmadd_ps(_mm256_loadu_ps(w + t * n + j), x, s);
+    }
+    _mm256_storeu_ps(out + j, s);
+  }
+  for (; j < n; j++) {
+    float s = 0.0f;
+    for (int t = 0; t < taps; t++) s = __builtin_fmaf(w[t * n + j], row[idx[t * n + j]], s);
+    out[j] = s;
+  }
+}
+
+AVX2 static void blend_avx2(const float *const *rows, const float *wy, int taps, int64_t n, float *out) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 s = _mm256_setzero_ps();
+    for (int t = 0; t < taps; t++) s = _mm256_fmadd_ps(_mm256_set1_ps(wy[t]), _mm256_loadu_ps(rows[t] + j), s);
+    _mm256_storeu_ps(out + j, s);
+  }
+  for (; j < n; j++) {
+    float s = 0.0f;
+    for (int t = 0; t < taps; t++) s = __builtin_fmaf(wy[t], rows[t][j], s);
+    out[j] = s;
+  }
+}
+
+AVX512 static void gather_avx512(const float *row, const int32_t *idx, int64_t n, float *out) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(out + j, _mm512_i32gather_ps(_mm512_loadu_si512(idx + j), row, 4));
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+    __m512i i = _mm512_maskz_loadu_epi32(m, idx + j);
+    _mm512_mask_storeu_ps(out + j, m, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, i, row, 4));
+  }
+}
+
+AVX512 static void interp_avx512(const float *row, const int32_t *idx, const float *w, int taps, int64_t n, float *out) {
+  for (int64_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+    __m512 s = _mm512_setzero_ps();
+    for (int t = 0; t < taps; t++) {
+      __m512i i = _mm512_maskz_loadu_epi32(m, idx + t * n + j);
+      __m512 x = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, i, row, 4);
+      s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + t * n + j), x, s);
+    }
+    _mm512_mask_storeu_ps(out + j, m, s);
+  }
+}
+
+AVX512 static void blend_avx512(const float *const *rows, const float *wy, int taps, int64_t n, float *out) {
+  for (int64_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+    __m512 s = _mm512_setzero_ps();
+    for (int t = 0; t < taps; t++) s = _mm512_fmadd_ps(_mm512_set1_ps(wy[t]), _mm512_maskz_loadu_ps(m, rows[t] + j), s);
+    _mm512_mask_storeu_ps(out + j, m, s);
+  }
+}
+
+const tb_resize_rows tb_resize_rows_avx2 = {gather_avx2, interp_avx2, blend_avx2};
+const tb_resize_rows tb_resize_rows_avx512 = {gather_avx512, interp_avx512, blend_avx512};
+#endif
