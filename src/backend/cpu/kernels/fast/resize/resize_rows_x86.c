@@ -1,6 +1,9 @@
-/* The AVX2+FMA and AVX-512 row loops of the level-2 Resize (resize_fast.h): gathers of 8 or 16 columns'
- * taps, fused multiply-adds in tap order, the remainder masked (AVX-512) or scalar (AVX2). Compiled with
- * target attributes; the kernel calls them only when cpuid has the instruction set. */
+/* The AVX2+FMA and AVX-512 row loops of the level-2 Resize (resize_fast.h): the taps of 8 or 16 columns
+ * loaded, fused multiply-adds in tap order, the remainder masked (AVX-512) or scalar (AVX2). AVX-512 loads
+ * the taps with gathers; AVX2 with eight scalar loads: vgatherdps is microcoded on the AVX2-only AMD cores,
+ * and qemu's Haswell model (scripts/test_isa.sh) gave every lane lane 0's element in the register
+ * allocation GCC chose for the interpolation loop.
+ * Compiled with target attributes; the kernel calls them only when cpuid has the instruction set. */
 #include "backend/cpu/kernels/fast/resize/resize_fast.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -8,10 +11,15 @@
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,fma")))
 
+/* row[idx[0..8)] */
+AVX2 static inline __m256 taps8(const float *row, const int32_t *idx) {
+  return _mm256_setr_ps(row[idx[0]], row[idx[1]], row[idx[2]], row[idx[3]], row[idx[4]], row[idx[5]], row[idx[6]],
+                        row[idx[7]]);
+}
+
 AVX2 static void gather_avx2(const float *row, const int32_t *idx, int64_t n, float *out) {
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    _mm256_storeu_ps(out + j, _mm256_i32gather_ps(row, _mm256_loadu_si256((const __m256i *)(idx + j)), 4));
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(out + j, taps8(row, idx + j));
   for (; j < n; j++) out[j] = row[idx[j]];
 }
 
@@ -20,8 +28,7 @@ AVX2 static void interp_avx2(const float *row, const int32_t *idx, const float *
   for (; j + 8 <= n; j += 8) {
     __m256 s = _mm256_setzero_ps();
     for (int t = 0; t < taps; t++) {
-      __m256 x = _mm256_i32gather_ps(row, _mm256_loadu_si256((const __m256i *)(idx + t * n + j)), 4);
-      s = _mm256_fmadd_ps(_mm256_loadu_ps(w + t * n + j), x, s);
+      s = _mm256_fmadd_ps(_mm256_loadu_ps(w + t * n + j), taps8(row, idx + t * n + j), s);
     }
     _mm256_storeu_ps(out + j, s);
   }
