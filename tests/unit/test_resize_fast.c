@@ -4,7 +4,8 @@
  * on the two-thread pool: nearest under every nearest_mode, linear, and cubic (cubic_coeff_a -0.75 and -0.5,
  * exclude_outside 0 and 1), each under every coordinate_transformation_mode (tf_crop_and_resize with a roi
  * that reaches outside the input: the extrapolation value), upsampling, downsampling, unequal and
- * non-integer factors, given by scales and by sizes, widths below, at and past the vector widths. Nearest
+ * non-integer factors, given by scales and by sizes, widths below, at and past the vector widths, taps
+ * within the AVX-512 permute windows and wider than them. Nearest
  * must give the reference's bits; linear and cubic (fp32 here, double there) agree within 1e-5 + 1e-5 |ref|
  * (inputs in [-1, 1], at most 16 weighted taps: fp32 rounding stays below 1e-6, a wrong tap or weight is off
  * by 1e-2 or more). Also: hand-computed values, what the fast kernel hands to the reference (N or C resized,
@@ -49,6 +50,7 @@ static const size_case size_cases[] = {
     {"sizes 7 x 33 from 4 x 20", {2, 1, 4, 20}, {0}, {2, 1, 7, 33}},
     {"sizes 3 x 80 from 9 x 40", {1, 2, 9, 40}, {0}, {1, 2, 3, 80}},
     {"sizes 1 x 1", {1, 2, 3, 4}, {0}, {1, 2, 1, 1}},
+    {"sizes 5 x 21 from 7 x 100 (taps wider than the permute windows)", {1, 2, 7, 100}, {0}, {1, 2, 5, 21}},
 };
 
 typedef struct rz_case {

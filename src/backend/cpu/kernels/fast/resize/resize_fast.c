@@ -21,19 +21,43 @@ extern const tb_cpu_kernel tb_kernel_resize; /* the reference (tensor/resize.c),
 /* Output rows per job at least, when a plane is cut in blocks for threads. */
 enum { MIN_BLOCK_ROWS = 4 };
 
+static int64_t blocks_of(int64_t out) { return (out + TB_RESIZE_BLOCK - 1) / TB_RESIZE_BLOCK; }
+
 /* Bytes of one axis's plan, a multiple of 8 (the next axis's starts aligned). */
 static size_t axis_bytes(int n_taps, int64_t out) {
-  return ((size_t)out * ((size_t)n_taps * (sizeof(int32_t) + sizeof(float)) + sizeof(bool)) + 7) / 8 * 8;
+  size_t per = (size_t)n_taps * (sizeof(int32_t) + sizeof(float)) + sizeof(bool);
+  return ((size_t)out * per + (size_t)(n_taps * blocks_of(out)) * sizeof(int32_t) + 7) / 8 * 8;
+}
+
+/* The windows of ax (resize_fast.h): per tap and block, the first input when the block's taps fit in 2 x
+ * TB_RESIZE_BLOCK inputs, else -1. */
+static void axis_windows(tb_resize_axis *ax) {
+  int64_t blocks = blocks_of(ax->n);
+  for (int t = 0; t < ax->taps; t++)
+    for (int64_t b = 0; b < blocks; b++) {
+      int64_t j0 = b * TB_RESIZE_BLOCK, j1 = j0 + TB_RESIZE_BLOCK < ax->n ? j0 + TB_RESIZE_BLOCK : ax->n;
+      int32_t lo = INT32_MAX, hi = -1;
+      bool outside = false;
+      for (int64_t j = j0; j < j1; j++) {
+        int32_t i = ax->idx[t * ax->n + j];
+        lo = i < lo ? i : lo;
+        hi = i > hi ? i : hi;
+        outside |= ax->outside[j];
+      }
+      ax->win[t * blocks + b] = !outside && hi - lo < 2 * TB_RESIZE_BLOCK ? lo : -1;
+    }
 }
 
 /* The taps of one axis into ax (its arrays carved from *mem); n_taps by the mode. */
 static void axis_plan(const tb_resize_attrs *a, int n_taps, int64_t in, int64_t out, double scale, double r0, double r1,
                       tb_resize_axis *ax, unsigned char **mem) {
   ax->n = out;
+  ax->in = in;
   ax->taps = n_taps;
   ax->idx = (int32_t *)*mem;
   ax->w = (float *)(ax->idx + n_taps * out);
-  ax->outside = (bool *)(ax->w + n_taps * out);
+  ax->win = (int32_t *)(ax->w + n_taps * out);
+  ax->outside = (bool *)(ax->win + n_taps * blocks_of(out));
   *mem += axis_bytes(n_taps, out);
   ax->any_outside = false;
   for (int64_t j = 0; j < out; j++) {
@@ -48,8 +72,8 @@ static void axis_plan(const tb_resize_attrs *a, int n_taps, int64_t in, int64_t 
       ax->w[k * out + j] = real ? (float)t.w[k] : 0.0f;
     }
   }
+  axis_windows(ax);
 }
-
 
 /* The axis maps every output coordinate to the same input one with weight 1 (N and C of an NCHW resize). */
 static bool axis_identity(const tb_resize_attrs *a, int64_t in, int64_t out, double scale, double r0, double r1) {
@@ -104,7 +128,7 @@ static void nearest_rows(const resize_job *j, const float *xp, float *yp, int64_
       memcpy(yrow, yrow - j->ow, (size_t)j->ow * sizeof *yrow);
       continue;
     }
-    j->rows->gather(xp + iy * j->iw, j->ax->idx, j->ow, yrow);
+    j->rows->gather(xp + iy * j->iw, j->ax, yrow);
     patch_outside(j, yrow);
     prev = iy;
   }
@@ -134,7 +158,7 @@ static void interp_rows(const resize_job *j, const float *xp, float *yp, int64_t
           for (int u = 0; u < taps; u++) needed |= tag[s] == j->ay->idx[u * oh + oy];
           if (!needed) slot = s;
         }
-        j->rows->interp(xp + iy * j->iw, j->ax->idx, j->ax->w, j->ax->taps, j->ow, buf + slot * j->ow);
+        j->rows->interp(xp + iy * j->iw, j->ax, buf + slot * j->ow);
         tag[slot] = iy;
       }
       src[t] = buf + slot * j->ow;

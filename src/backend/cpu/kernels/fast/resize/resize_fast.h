@@ -11,20 +11,27 @@
  * weight w[t * n + j] (w unused for nearest, taps 1). outside[j]: the coordinate is outside the input
  * (tf_crop_and_resize), its output is the extrapolation value. */
 typedef struct tb_resize_axis {
-  int64_t n;
+  int64_t n, in; /* output and input sizes */
   int taps;
   int32_t *idx;
   float *w;
   bool *outside;
   bool any_outside;
+  /* Per tap t and block b of TB_RESIZE_BLOCK output coordinates (win[t * blocks + b], blocks = ceil(n /
+   * TB_RESIZE_BLOCK)): the first of 2 * TB_RESIZE_BLOCK consecutive inputs that hold every tap t of the
+   * block (a vector loop then loads them and permutes instead of gathering), or -1 when they spread wider
+   * (downscaling by more than 2, an outside coordinate). */
+  int32_t *win;
 } tb_resize_axis;
 
-/* The loops of one instruction set. */
+enum { TB_RESIZE_BLOCK = 16 };
+
+/* The loops of one instruction set; ax is the width axis, row one input row (ax->in values). */
 typedef struct tb_resize_rows {
-  /* out[j] = row[idx[j]], j < n */
-  void (*gather)(const float *row, const int32_t *idx, int64_t n, float *out);
-  /* out[j] = sum over t < taps of w[t * n + j] * row[idx[t * n + j]], summed in tap order */
-  void (*interp)(const float *row, const int32_t *idx, const float *w, int taps, int64_t n, float *out);
+  /* out[j] = row[ax->idx[j]], j < ax->n (nearest) */
+  void (*gather)(const float *row, const tb_resize_axis *ax, float *out);
+  /* out[j] = sum over t < ax->taps of w[t * n + j] * row[idx[t * n + j]] (n = ax->n), summed in tap order */
+  void (*interp)(const float *row, const tb_resize_axis *ax, float *out);
   /* out[j] = sum over t < taps of wy[t] * rows[t][j], summed in tap order */
   void (*blend)(const float *const *rows, const float *wy, int taps, int64_t n, float *out);
 } tb_resize_rows;

@@ -1,14 +1,15 @@
 /* The portable row loops of the level-2 Resize (resize_fast.h), and the table per instruction set. */
 #include "backend/cpu/kernels/fast/resize/resize_fast.h"
 
-static void gather_portable(const float *row, const int32_t *idx, int64_t n, float *out) {
-  for (int64_t j = 0; j < n; j++) out[j] = row[idx[j]];
+static void gather_portable(const float *row, const tb_resize_axis *ax, float *out) {
+  for (int64_t j = 0; j < ax->n; j++) out[j] = row[ax->idx[j]];
 }
 
-static void interp_portable(const float *row, const int32_t *idx, const float *w, int taps, int64_t n, float *out) {
+static void interp_portable(const float *row, const tb_resize_axis *ax, float *out) {
+  int64_t n = ax->n;
   for (int64_t j = 0; j < n; j++) {
     float s = 0.0f;
-    for (int t = 0; t < taps; t++) s += w[t * n + j] * row[idx[t * n + j]];
+    for (int t = 0; t < ax->taps; t++) s += ax->w[t * n + j] * row[ax->idx[t * n + j]];
     out[j] = s;
   }
 }
