@@ -16,13 +16,14 @@
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
+#include "test_kernel_util.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
-extern const tb_cpu_kernel tb_kernel_conv_transpose_f32_avx512, tb_kernel_conv_transpose_f32_avx2,
+extern const tb_kernel tb_kernel_conv_transpose_f32_avx512, tb_kernel_conv_transpose_f32_avx2,
     tb_kernel_conv_transpose_f32_portable, tb_kernel_conv_transpose;
 
-static const tb_cpu_kernel *const entries[] = {&tb_kernel_conv_transpose_f32_portable, &tb_kernel_conv_transpose_f32_avx2,
+static const tb_kernel *const entries[] = {&tb_kernel_conv_transpose_f32_portable, &tb_kernel_conv_transpose_f32_avx2,
                                                &tb_kernel_conv_transpose_f32_avx512};
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
 static tb_pool *pool2;
@@ -93,17 +94,19 @@ static void setup_case(toh *t, const ct_case *c, uint64_t seed) {
 
 /* Kernel k on t->in: prepared with W a constant (packed once) or with no W (read per run), then run on
  * `pool`; the status, the output in *out. */
-static tb_status run_fast(toh *t, const tb_cpu_kernel *k, bool w_constant, tb_pool *pool, tb_tensor **out) {
+static tb_status run_fast(toh *t, const tb_kernel *k, bool w_constant, tb_pool *pool, tb_tensor **out) {
   void *state = NULL;
   *out = NULL;
   tconv_set_prepare_view(t, false, w_constant);
   tb_tensor *consts[3] = {NULL, w_constant ? t->in[1] : NULL, NULL};
   tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts, .backend = t->cpu,
                       .threads = 1};
+  (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->prepare(&pc, &state));
   if (!w_constant) assert_null(state);
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   tb_status st = k->run(&ctx);
   k->release(state);
   return st;
@@ -247,6 +250,7 @@ static void bad_shapes_and_attributes_are_errors(void **state) {
   tb_tensor *out = NULL;
   tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = t.n_in, .inputs = t.in, .n_outputs = 1,
                        .outputs = &out, .backend = t.cpu, .threads = 1};
+  (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
   assert_int_equal(entries[0]->run(&ctx), TB_ERR_INTERNAL);
   TB_ASSERT_CONTAINS(tb_last_error(), "got input 0 of dtype f64");
   toh_teardown(&t);
@@ -265,13 +269,13 @@ static uint64_t features_with_mask(const char *mask) {
 }
 
 /* The kernel the executor picks at `level` under a mask, for X of this dtype and rank. */
-static const tb_cpu_kernel *pick(tb_dtype dtype, size_t rank, int level, const char *mask) {
+static const tb_kernel *pick(tb_dtype dtype, size_t rank, int level, const char *mask) {
   toh t;
   setup_case(&t, &cases[0], 1);
   const int64_t d[5] = {1, 8, 5, 7, 7}, wd[5] = {8, 6, 2, 2, 2};
   tb_value_type x = toh_type(dtype, rank, d), w = toh_type(dtype, rank, wd), b = toh_type(dtype, 1, wd + 1);
   const tb_value_type *in[3] = {&x, &w, &b};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   return k;
 }

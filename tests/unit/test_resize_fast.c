@@ -15,15 +15,16 @@
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
+#include "test_kernel_util.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
-extern const tb_cpu_kernel tb_kernel_resize_f32_avx512, tb_kernel_resize_f32_avx2, tb_kernel_resize_f32_portable,
+extern const tb_kernel tb_kernel_resize_f32_avx512, tb_kernel_resize_f32_avx2, tb_kernel_resize_f32_portable,
     tb_kernel_upsample_f32_avx512, tb_kernel_upsample_f32_avx2, tb_kernel_upsample_f32_portable, tb_kernel_resize;
 
-static const tb_cpu_kernel *const entries[] = {&tb_kernel_resize_f32_portable, &tb_kernel_resize_f32_avx2,
+static const tb_kernel *const entries[] = {&tb_kernel_resize_f32_portable, &tb_kernel_resize_f32_avx2,
                                                &tb_kernel_resize_f32_avx512};
-static const tb_cpu_kernel *const upsample_entries[] = {&tb_kernel_upsample_f32_portable, &tb_kernel_upsample_f32_avx2,
+static const tb_kernel *const upsample_entries[] = {&tb_kernel_upsample_f32_portable, &tb_kernel_upsample_f32_avx2,
                                                         &tb_kernel_upsample_f32_avx512};
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
 static tb_pool *pool2;
@@ -76,10 +77,11 @@ static void setup_case(toh *t, const rz_case *c, uint64_t seed) {
   else t->in[2] = toh_host_tensor(t->cpu, TB_DTYPE_F32, 1, (const int64_t[]){4}, c->size->scales);
 }
 
-static tb_status run_entry(toh *t, const tb_cpu_kernel *k, tb_pool *pool, tb_tensor **out) {
+static tb_status run_entry(toh *t, const tb_kernel *k, tb_pool *pool, tb_tensor **out) {
   *out = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   return k->run(&ctx);
 }
 
@@ -239,7 +241,7 @@ static uint64_t features_with_mask(const char *mask) {
   return f;
 }
 
-static const tb_cpu_kernel *pick(tb_dtype dtype, size_t rank, int level, const char *mask) {
+static const tb_kernel *pick(tb_dtype dtype, size_t rank, int level, const char *mask) {
   static const size_case s = {"pick", {1, 2, 3, 4}, {1, 1, 2, 2}, {0}};
   rz_case c = {"linear", "half_pixel", "round_prefer_floor", -0.75f, 0, &s};
   toh t;
@@ -247,7 +249,7 @@ static const tb_cpu_kernel *pick(tb_dtype dtype, size_t rank, int level, const c
   const int64_t d[5] = {1, 2, 3, 4, 5}, four = 4;
   tb_value_type x = toh_type(dtype, rank, d), sc = toh_type(TB_DTYPE_F32, 1, &four);
   const tb_value_type *in[4] = {&x, NULL, &sc, NULL};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   return k;
 }

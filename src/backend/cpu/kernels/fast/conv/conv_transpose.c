@@ -236,7 +236,10 @@ static bool rank_fits(const tb_value_type *t, bool *known) {
 }
 
 /* float32 X, W (, B) of rank 3 or 4 (from the types, else W's, else kernel_shape's length). */
-static bool convt_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool convt_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   size_t m = n->n_inputs < 3 ? n->n_inputs : 3;
   if (n->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
   bool known, fits = rank_fits(in[0], &known);
@@ -256,9 +259,9 @@ CONVT_ENTRIES(avx2, TB_GEMM_AVX2)
 CONVT_ENTRIES(portable, TB_GEMM_PORTABLE)
 
 #define CONVT_KERNEL(features, run_fn, prep)                                                                         \
-  {.domain = "", .name = "ConvTranspose", .level = 2, .cpu_features = features, .accepts = convt_accepts, .run = run_fn, \
+  {.domain = "", .name = "ConvTranspose", .level = TB_KERNEL_FAST, .cpu_features = features, .accepts = convt_accepts, .run = run_fn, \
    .prepare = prep, .release = convt_release}
 
-const tb_cpu_kernel tb_kernel_conv_transpose_f32_avx512 = CONVT_KERNEL(TB_FAST_FEATURES_AVX512, run_avx512, prepare_avx512);
-const tb_cpu_kernel tb_kernel_conv_transpose_f32_avx2 = CONVT_KERNEL(TB_FAST_FEATURES_AVX2, run_avx2, prepare_avx2);
-const tb_cpu_kernel tb_kernel_conv_transpose_f32_portable = CONVT_KERNEL(0, run_portable, prepare_portable);
+const tb_kernel tb_kernel_conv_transpose_f32_avx512 = CONVT_KERNEL(TB_FAST_FEATURES_AVX512, run_avx512, prepare_avx512);
+const tb_kernel tb_kernel_conv_transpose_f32_avx2 = CONVT_KERNEL(TB_FAST_FEATURES_AVX2, run_avx2, prepare_avx2);
+const tb_kernel tb_kernel_conv_transpose_f32_portable = CONVT_KERNEL(0, run_portable, prepare_portable);

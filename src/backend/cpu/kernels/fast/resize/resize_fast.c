@@ -16,7 +16,7 @@
 #include "core/threadpool.h"
 #include "ops/tensor/resize.h"
 
-extern const tb_cpu_kernel tb_kernel_resize; /* the reference (tensor/resize.c), for what this one hands on */
+extern const tb_kernel tb_kernel_resize; /* the reference (tensor/resize.c), for what this one hands on */
 
 /* Output rows per job at least, when a plane is cut in blocks for threads. */
 enum { MIN_BLOCK_ROWS = 4 };
@@ -248,9 +248,9 @@ static tb_status resize_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
 }
 
 /* float32 X of rank 4 (or a rank not known yet: run() hands another to the reference). */
-static bool resize_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  (void)g;
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
+static bool resize_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (q->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
   return !in[0]->has_shape || in[0]->ndim == 4;
 }
 
@@ -259,11 +259,11 @@ static tb_status run_avx2(tb_kernel_ctx *ctx) { return resize_run(ctx, TB_GEMM_A
 static tb_status run_portable(tb_kernel_ctx *ctx) { return resize_run(ctx, TB_GEMM_PORTABLE); }
 
 #define RESIZE_KERNEL(op, features, run_fn) \
-  {.domain = "", .name = op, .level = 2, .cpu_features = features, .accepts = resize_accepts, .run = run_fn}
+  {.domain = "", .name = op, .level = TB_KERNEL_FAST, .cpu_features = features, .accepts = resize_accepts, .run = run_fn}
 
-const tb_cpu_kernel tb_kernel_resize_f32_avx512 = RESIZE_KERNEL("Resize", TB_FAST_FEATURES_AVX512, run_avx512);
-const tb_cpu_kernel tb_kernel_resize_f32_avx2 = RESIZE_KERNEL("Resize", TB_FAST_FEATURES_AVX2, run_avx2);
-const tb_cpu_kernel tb_kernel_resize_f32_portable = RESIZE_KERNEL("Resize", 0, run_portable);
-const tb_cpu_kernel tb_kernel_upsample_f32_avx512 = RESIZE_KERNEL("Upsample", TB_FAST_FEATURES_AVX512, run_avx512);
-const tb_cpu_kernel tb_kernel_upsample_f32_avx2 = RESIZE_KERNEL("Upsample", TB_FAST_FEATURES_AVX2, run_avx2);
-const tb_cpu_kernel tb_kernel_upsample_f32_portable = RESIZE_KERNEL("Upsample", 0, run_portable);
+const tb_kernel tb_kernel_resize_f32_avx512 = RESIZE_KERNEL("Resize", TB_FAST_FEATURES_AVX512, run_avx512);
+const tb_kernel tb_kernel_resize_f32_avx2 = RESIZE_KERNEL("Resize", TB_FAST_FEATURES_AVX2, run_avx2);
+const tb_kernel tb_kernel_resize_f32_portable = RESIZE_KERNEL("Resize", 0, run_portable);
+const tb_kernel tb_kernel_upsample_f32_avx512 = RESIZE_KERNEL("Upsample", TB_FAST_FEATURES_AVX512, run_avx512);
+const tb_kernel tb_kernel_upsample_f32_avx2 = RESIZE_KERNEL("Upsample", TB_FAST_FEATURES_AVX2, run_avx2);
+const tb_kernel tb_kernel_upsample_f32_portable = RESIZE_KERNEL("Upsample", 0, run_portable);
