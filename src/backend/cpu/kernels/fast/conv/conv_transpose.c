@@ -4,9 +4,9 @@
  * a constant, else read in place), then each column row added to the output pixels its tap lands on
  * (conv_transpose_col2im.c) over outputs first set to the bias. The input is taken a block of whole rows
  * at a time, so the columns stay near COL_FLOATS (in L2) whatever the image size. Threads: over (image,
- * group) jobs when there are enough to share evenly, else the jobs run in turn with the GEMM split over
- * the pool and the col2im over output channels. No activation is fused: the activation-fusion pass fuses
- * only into Conv, Gemm and MatMul. */
+ * group) pairs, or over row blocks where input rows land on disjoint output rows, else in turn with the
+ * GEMM split over the pool and the col2im over output channels (choose_split). No activation is fused:
+ * the activation-fusion pass fuses only into Conv, Gemm and MatMul. */
 #include "backend/cpu/kernels/fast/conv/conv_transpose.h"
 #include <stdlib.h>
 #include <string.h>
@@ -130,11 +130,13 @@ static tb_status convt_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, void **sta
 typedef struct convt_job {
   const tb_conv_geom *g;
   tb_gemm_path path;
-  const float *x, *w;
+  const float *x, *w, *bias;
   float *y;
   tb_gemm_packed *const *packed; /* NULL: W read in place */
   int64_t block_rows;             /* input rows per GEMM */
-  tb_pool *inner;                 /* the pool for each GEMM and col2im when the jobs run in turn */
+  int64_t blocks;                 /* row blocks per image and group */
+  bool per_block;                 /* tasks are single row blocks (else whole image-group pairs) */
+  tb_pool *pool, *inner;          /* the run's pool; the pool for each GEMM and col2im when tasks run in turn */
   int failed;
   /* the col2im over channels of one block, when split over the inner pool */
   const float *cols;
@@ -147,28 +149,29 @@ static void col2im_channels(void *p, size_t begin, size_t end) {
   tb_convt_col2im(j->path, j->g, (int64_t)begin, (int64_t)end, j->cols, j->ldc, j->iy0, j->rows, j->yg);
 }
 
-/* Image b, group grp, into its output planes (already holding the bias). */
-static bool run_group(convt_job *j, int64_t b, int64_t grp, float *cols) {
+/* Input rows iy0 .. iy0+r of image b, group grp: one GEMM into cols, then col2im into the group's output
+ * planes (already holding the bias). */
+static bool run_block(convt_job *j, int64_t b, int64_t grp, int64_t iy0, int64_t r, float *cols) {
   const tb_conv_geom *g = j->g;
   int64_t cg = g->in_c / g->group, mg = g->out_c / g->group, rows = mg * g->kh * g->kw, plane = g->ih * g->iw;
   const float *xg = j->x + (b * g->in_c + grp * cg) * plane;
   float *yg = j->y + (b * g->out_c + grp * mg) * g->oh * g->ow;
   tb_gemm_operand a = j->packed ? (tb_gemm_operand){.packed = j->packed[grp]} : weights_of_group(j->w, cg, rows, grp);
-  for (int64_t iy0 = 0; iy0 < g->ih; iy0 += j->block_rows) {
-    int64_t r = g->ih - iy0 < j->block_rows ? g->ih - iy0 : j->block_rows, n = r * g->iw;
-    tb_gemm_operand bx = {.data = xg + iy0 * g->iw, .ld = plane};
-    if (!tb_gemm_f32_run(j->path, rows, n, cg, 1.0f, &a, &bx, 0.0f, cols, n, NULL, j->inner)) return false;
-    if (j->inner) {
-      j->cols = cols, j->ldc = n, j->iy0 = iy0, j->rows = r, j->yg = yg;
-      tb_pool_parallel_for(j->inner, (size_t)mg, col2im_channels, j);
-    } else {
-      tb_convt_col2im(j->path, g, 0, mg, cols, n, iy0, r, yg);
-    }
+  int64_t n = r * g->iw;
+  tb_gemm_operand bx = {.data = xg + iy0 * g->iw, .ld = plane};
+  if (!tb_gemm_f32_run(j->path, rows, n, cg, 1.0f, &a, &bx, 0.0f, cols, n, NULL, j->inner)) return false;
+  if (j->inner) {
+    j->cols = cols, j->ldc = n, j->iy0 = iy0, j->rows = r, j->yg = yg;
+    tb_pool_parallel_for(j->inner, (size_t)mg, col2im_channels, j);
+  } else {
+    tb_convt_col2im(j->path, g, 0, mg, cols, n, iy0, r, yg);
   }
   return true;
 }
 
-static void group_jobs(void *p, size_t begin, size_t end) {
+/* Tasks [begin, end): (image, group) pairs with all their row blocks in turn, or, with j->per_block, single
+ * (image, group, row block) triples. */
+static void convt_tasks(void *p, size_t begin, size_t end) {
   convt_job *j = p;
   const tb_conv_geom *g = j->g;
   int64_t rows = g->out_c / g->group * g->kh * g->kw;
@@ -177,19 +180,49 @@ static void group_jobs(void *p, size_t begin, size_t end) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
-  for (size_t t = begin; t < end; t++)
-    if (!run_group(j, (int64_t)t / g->group, (int64_t)t % g->group, cols)) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+  for (size_t t = begin; t < end; t++) {
+    int64_t pair = j->per_block ? (int64_t)t / j->blocks : (int64_t)t;
+    int64_t first = j->per_block ? (int64_t)t % j->blocks : 0, last = j->per_block ? first + 1 : j->blocks;
+    for (int64_t blk = first; blk < last; blk++) {
+      int64_t iy0 = blk * j->block_rows, r = g->ih - iy0 < j->block_rows ? g->ih - iy0 : j->block_rows;
+      if (!run_block(j, pair / g->group, pair % g->group, iy0, r, cols)) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    }
+  }
   free(cols);
 }
 
-/* Every output plane set to its channel's bias (0 without one). */
-static void fill_bias(const tb_conv_geom *g, const float *bias, float *y) {
+/* How a run shares the pool's threads: over (image, group) pairs when there are enough to share evenly;
+ * else over row blocks when different input rows land on different output rows ((kh - 1) * dh < sh, as
+ * in every upsampling with kernel = stride), the blocks cut so that they share evenly; else each GEMM and
+ * col2im is split over the pool in turn. */
+static void choose_split(convt_job *j, int64_t threads) {
+  const tb_conv_geom *g = j->g;
+  int64_t pairs = g->batch * g->group;
+  j->blocks = (g->ih + j->block_rows - 1) / j->block_rows;
+  j->per_block = false;
+  j->inner = NULL;
+  if (threads <= 1 || pairs % threads == 0 || pairs >= 4 * threads) return;
+  bool disjoint = (g->kh - 1) * g->dh < g->sh;
+  int64_t blocks = j->blocks;
+  while (disjoint && blocks < g->ih && pairs * blocks % threads != 0 && pairs * blocks < 4 * threads) blocks++;
+  if (disjoint && pairs * blocks >= threads) {
+    j->block_rows = (g->ih + blocks - 1) / blocks;
+    j->blocks = (g->ih + j->block_rows - 1) / j->block_rows;
+    j->per_block = true;
+    return;
+  }
+  j->inner = j->pool;
+}
+
+/* Output planes [begin, end) (image-major) set to their channel's bias (0 without one). */
+static void fill_bias(void *p, size_t begin, size_t end) {
+  const convt_job *j = p;
+  const tb_conv_geom *g = j->g;
   int64_t plane = g->oh * g->ow;
-  for (int64_t b = 0; b < g->batch; b++)
-    for (int64_t m = 0; m < g->out_c; m++) {
-      float v = bias ? bias[m] : 0.0f, *py = y + (b * g->out_c + m) * plane;
-      for (int64_t i = 0; i < plane; i++) py[i] = v;
-    }
+  for (size_t t = begin; t < end; t++) {
+    float v = j->bias ? j->bias[(int64_t)t % g->out_c] : 0.0f, *py = j->y + (int64_t)t * plane;
+    for (int64_t i = 0; i < plane; i++) py[i] = v;
+  }
 }
 
 static tb_status convt_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
@@ -210,8 +243,9 @@ static tb_status convt_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   tb_tensor *y = NULL;
   st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, g.spatial + 2, shape, &y);
   if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
-  convt_job j = {.g = &g, .path = path, .x = tb_tensor_host_data(x), .w = tb_tensor_host_data(w), .y = tb_tensor_host_data(y)};
-  fill_bias(&g, b ? tb_tensor_host_data(b) : NULL, j.y);
+  convt_job j = {.g = &g, .path = path, .x = tb_tensor_host_data(x), .w = tb_tensor_host_data(w),
+                 .bias = b ? tb_tensor_host_data(b) : NULL, .y = tb_tensor_host_data(y)};
+  tb_pool_parallel_for(ctx->pool, (size_t)(g.batch * g.out_c), fill_bias, &j);
   int64_t cg = g.in_c / g.group, rows = g.out_c / g.group * g.kh * g.kw;
   if (cg == 0 || g.ih * g.iw == 0) return TB_OK; /* no products: the bias alone */
   const convt_state *s = ctx->state;
@@ -219,11 +253,11 @@ static tb_status convt_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   int64_t per_row = rows * g.iw;
   j.block_rows = per_row >= COL_FLOATS ? 1 : COL_FLOATS / per_row;
   if (j.block_rows > g.ih) j.block_rows = g.ih;
-  int64_t threads = tb_pool_threads(ctx->pool), jobs = g.batch * g.group;
-  bool share = threads > 1 && (jobs % threads == 0 || jobs >= 4 * threads);
-  j.inner = share ? NULL : ctx->pool;
-  if (share) tb_pool_parallel_for(ctx->pool, (size_t)jobs, group_jobs, &j);
-  else group_jobs(&j, 0, (size_t)jobs);
+  j.pool = ctx->pool;
+  choose_split(&j, tb_pool_threads(ctx->pool));
+  size_t tasks = (size_t)(g.batch * g.group * (j.per_block ? j.blocks : 1));
+  if (j.inner) convt_tasks(&j, 0, tasks);
+  else tb_pool_parallel_for(ctx->pool, tasks, convt_tasks, &j);
   if (j.failed)
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the columns (%lld x %lld) or the GEMM's packing buffers",
                            (long long)rows, (long long)(j.block_rows * g.iw));
