@@ -126,7 +126,7 @@ static tb_status convt_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, void **sta
   return TB_OK;
 }
 
-/* One run's work: (image, group) jobs, each a GEMM + col2im per block of input rows. */
+/* One run's work: a GEMM + col2im per (image, group, block of input rows), as choose_split shares them. */
 typedef struct convt_job {
   const tb_conv_geom *g;
   tb_gemm_path path;
