@@ -12,7 +12,7 @@
  * products per output: fp32 summation in any order stays near 1e-6 of sum |w x|, while a wrong tap, pad or
  * channel is off by 0.1 or more). */
 #include <math.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"

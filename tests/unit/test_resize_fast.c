@@ -11,7 +11,7 @@
  * by 1e-2 or more). Also: hand-computed values, what the fast kernel hands to the reference (N or C resized,
  * rank 3), Upsample, an empty input, and which entry the executor picks under masks and levels. */
 #include <math.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"

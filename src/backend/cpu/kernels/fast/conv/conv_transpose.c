@@ -10,7 +10,7 @@
 #include "backend/cpu/kernels/fast/conv/conv_transpose.h"
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/fast_kernel.h"
+#include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "core/threadpool.h"
 #include "ops/nn/window.h"
 

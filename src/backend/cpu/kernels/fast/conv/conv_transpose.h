@@ -4,7 +4,7 @@
  * column matrix into the output planes. */
 #ifndef TB_CPU_KERNELS_FAST_CONV_TRANSPOSE_H
 #define TB_CPU_KERNELS_FAST_CONV_TRANSPOSE_H
-#include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
 
 /* The geometry from X's and W's shapes and the node's attributes (group, kernel_shape, strides, dilations,
  * pads, output_padding, output_shape, auto_pad: read with the shared window helpers, ops/nn/window.h, as

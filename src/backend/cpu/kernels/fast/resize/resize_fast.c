@@ -10,7 +10,7 @@
  * (the reference in double): the results agree to a few ulps of the largest input. */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/fast_kernel.h"
+#include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "backend/cpu/kernels/fast/resize/resize_fast.h"
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "core/threadpool.h"

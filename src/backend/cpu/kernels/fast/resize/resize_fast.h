@@ -5,7 +5,7 @@
 #define TB_CPU_KERNELS_FAST_RESIZE_FAST_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 
 /* The taps of every output coordinate of one axis: tap t of coordinate j reads input idx[t * n + j] with
  * weight w[t * n + j] (w unused for nearest, taps 1). outside[j]: the coordinate is outside the input
