@@ -4,7 +4,7 @@
 #include <math.h>
 #include "ops/tensor/resize.h"
 
-static double original_coord(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
+static double original_coord(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
                               double r1) {
   double xr = (double)x;
   switch (a->coord) {
@@ -24,7 +24,7 @@ static double original_coord(const tb_resize_attrs *a, int64_t x, double scale, 
   }
 }
 
-static int64_t nearest_index(const tb_resize_attrs *a, double x, double scale) {
+static int64_t nearest_index(const tb_resize_params *a, double x, double scale) {
   switch (a->nearest) {
     case TB_NEAREST_ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
     case TB_NEAREST_ROUND_PREFER_CEIL: return x == floor(x) + 0.5 ? (int64_t)ceil(x) : (int64_t)llround(x);
@@ -41,7 +41,7 @@ static double cubic_weight(double s, double A) {
   return 0;
 }
 
-void tb_resize_taps_of(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
+void tb_resize_taps_of(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
                        tb_resize_taps *t) {
   double xo = original_coord(a, x, scale, in, out, r0, r1);
   if (a->coord == TB_COORD_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {

@@ -32,11 +32,10 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   int64_t out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  tb_resize_attrs a;
+  const tb_resize_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_resize_read_attrs(tb_tk_infer_ctx(inf), &a);
-  if (st == TB_OK) st = tb_resize_params(tb_tk_infer_ctx(inf), rank, in, out, scales, roi, &known);
+  st = tb_resize_sizes(tb_tk_infer_ctx(inf), p, rank, in, out, scales, roi, &known);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   if (!known) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output size is not known");
@@ -56,11 +55,11 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   tb_resize_taps *all = malloc((total ? total : 1) * sizeof *all);
   if (!all) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %zu interpolation entries", total);
   for (size_t d = 0; d < rank; d++)
-    for (int64_t k = 0; k < out[d]; k++) tb_resize_taps_of(&a, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
+    for (int64_t k = 0; k < out[d]; k++) tb_resize_taps_of(p, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
   tb_tk_strides(rank, in, strides);
   unsigned char extrap[8];
-  store(extrap, dt, a.extrapolation);
+  store(extrap, dt, p->extrapolation);
   for (int64_t j = 0; j < numel; j++, dst += elem) {
     const tb_resize_taps *t[TB_MAX_DIMS];
     bool outside = false;
@@ -70,7 +69,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
     }
     if (outside) {
       memcpy(dst, extrap, elem);
-    } else if (a.mode == TB_RESIZE_NEAREST) {
+    } else if (p->mode == TB_RESIZE_NEAREST) {
       int64_t off = 0;
       for (size_t d = 0; d < rank; d++) off += t[d]->idx[0] * strides[d];
       memcpy(dst, src + (size_t)off * elem, elem);

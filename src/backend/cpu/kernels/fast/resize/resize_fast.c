@@ -49,7 +49,7 @@ static void axis_windows(tb_resize_axis *ax) {
 }
 
 /* The taps of one axis into ax (its arrays carved from *mem); n_taps by the mode. */
-static void axis_plan(const tb_resize_attrs *a, int n_taps, int64_t in, int64_t out, double scale, double r0, double r1,
+static void axis_plan(const tb_resize_params *a, int n_taps, int64_t in, int64_t out, double scale, double r0, double r1,
                       tb_resize_axis *ax, unsigned char **mem) {
   ax->n = out;
   ax->in = in;
@@ -76,7 +76,7 @@ static void axis_plan(const tb_resize_attrs *a, int n_taps, int64_t in, int64_t 
 }
 
 /* The axis maps every output coordinate to the same input one with weight 1 (N and C of an NCHW resize). */
-static bool axis_identity(const tb_resize_attrs *a, int64_t in, int64_t out, double scale, double r0, double r1) {
+static bool axis_identity(const tb_resize_params *a, int64_t in, int64_t out, double scale, double r0, double r1) {
   if (in != out) return false;
   for (int64_t x = 0; x < out; x++) {
     tb_resize_taps t;
@@ -207,16 +207,16 @@ static tb_status resize_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   int64_t out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  tb_resize_attrs a;
+  const tb_resize_params *a = ctx->params;
   tk_infer *inf;
+  if (!a) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the node's Resize parameters were not parsed");
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_resize_read_attrs(tb_tk_infer_ctx(inf), &a);
-  if (st == TB_OK) st = tb_resize_params(tb_tk_infer_ctx(inf), 4, in, out, scales, roi, &known);
+  st = tb_resize_sizes(tb_tk_infer_ctx(inf), a, 4, in, out, scales, roi, &known);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   if (!known) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output size is not known");
   /* N or C resized, or sizes past int32 indices: the reference kernel */
-  if (!axis_identity(&a, in[0], out[0], scales[0], roi[0], roi[4]) || !axis_identity(&a, in[1], out[1], scales[1], roi[1], roi[5]) ||
+  if (!axis_identity(a, in[0], out[0], scales[0], roi[0], roi[4]) || !axis_identity(a, in[1], out[1], scales[1], roi[1], roi[5]) ||
       in[2] > INT32_MAX || in[3] > INT32_MAX)
     return tb_kernel_resize.run(ctx);
   unsigned char *dst;
@@ -226,17 +226,17 @@ static tb_status resize_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   if (tb_tensor_numel(x) == 0)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "cannot resize an empty input [%lld, %lld, %lld, %lld] to a non-empty "
                            "output", (long long)in[0], (long long)in[1], (long long)in[2], (long long)in[3]);
-  int n_taps = a.mode == TB_RESIZE_NEAREST ? 1 : a.mode == TB_RESIZE_LINEAR ? 2 : 4;
+  int n_taps = a->mode == TB_RESIZE_NEAREST ? 1 : a->mode == TB_RESIZE_LINEAR ? 2 : 4;
   unsigned char *plan = malloc(axis_bytes(n_taps, out[2]) + axis_bytes(n_taps, out[3])), *mem = plan;
   if (!plan)
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the taps of %lld output rows and %lld columns",
                            (long long)out[2], (long long)out[3]);
   tb_resize_axis ay, ax;
-  axis_plan(&a, n_taps, in[2], out[2], scales[2], roi[2], roi[6], &ay, &mem);
-  axis_plan(&a, n_taps, in[3], out[3], scales[3], roi[3], roi[7], &ax, &mem);
+  axis_plan(a, n_taps, in[2], out[2], scales[2], roi[2], roi[6], &ay, &mem);
+  axis_plan(a, n_taps, in[3], out[3], scales[3], roi[3], roi[7], &ax, &mem);
   resize_job j = {.rows = tb_resize_rows_for(path), .ay = &ay, .ax = &ax, .x = (const float *)src, .y = (float *)dst,
-                  .ih = in[2], .iw = in[3], .oh = out[2], .ow = out[3], .nearest = a.mode == TB_RESIZE_NEAREST,
-                  .extrapolation = (float)a.extrapolation};
+                  .ih = in[2], .iw = in[3], .oh = out[2], .ow = out[3], .nearest = a->mode == TB_RESIZE_NEAREST,
+                  .extrapolation = (float)a->extrapolation};
   int64_t planes = out[0] * out[1];
   choose_blocks(&j, planes, tb_pool_threads(ctx->pool));
   tb_pool_parallel_for(ctx->pool, (size_t)(planes * j.blocks), resize_jobs, &j);
