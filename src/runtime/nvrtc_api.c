@@ -40,6 +40,7 @@ static void add(text *t, const char *a, const char *b) {
 typedef struct wheel_search {
   text searched;  /* the site-packages folders looked in */
   int folders;    /* how many */
+  char refused[1100]; /* the first wheel file that exists but did not load, and the loader's message */
   void *handle;
   tb_dl_result dl;
 } wheel_search;
@@ -63,6 +64,7 @@ static void try_site_packages(wheel_search *w, const char *folder) {
     w->handle = tb_dl_open(NULL, names, &w->dl);
     /* the file found here, even when the loader had mapped the same file under another name before */
     if (w->handle) snprintf(w->dl.path, sizeof w->dl.path, "%s", path);
+    else if (!w->refused[0]) snprintf(w->refused, sizeof w->refused, "; %s is there but did not load (%s)", path, w->dl.error);
   }
 }
 
@@ -114,13 +116,13 @@ static tb_status not_found(const char *who, const tb_dl_result *loader, const wh
   return tb_error(TB_ERR_UNAVAILABLE,
                   "%s: NVRTC (libnvrtc, the CUDA runtime compiler the CUDA backend builds its kernels with) was not "
                   "found: tried %s through the loader path (%s) and the NVIDIA pip wheels' nvidia/cu13/lib and "
-                  "nvidia/cuda_nvrtc/lib in %s%s; install NVRTC (the CUDA toolkit's cuda-nvrtc package, or `pip "
+                  "nvidia/cuda_nvrtc/lib in %s%s%s; install NVRTC (the CUDA toolkit's cuda-nvrtc package, or `pip "
                   "install nvidia-cuda-nvrtc`), or set TB_NVRTC_LIB to the path of libnvrtc.so.13 or libnvrtc.so.12",
                   who, loader->tried, loader->error[0] ? loader->error : "not found",
                   w->folders ? "the site-packages folders " : "no site-packages folder (none found under VIRTUAL_ENV, "
                                                               "CONDA_PREFIX, PYTHONHOME, PYTHONPATH, PYTHONUSERBASE, "
                                                               "~/.local, /usr/local or /usr)",
-                  w->folders ? w->searched.buf : "");
+                  w->folders ? w->searched.buf : "", w->refused);
 }
 
 /* The library: TB_NVRTC_LIB alone when set, else the loader path, else the wheels. */

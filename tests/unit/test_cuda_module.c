@@ -477,6 +477,22 @@ static void nvrtc_search_order_and_missing(void **state) {
                           "TB_NVRTC_LIB to the path of libnvrtc.so.13 or libnvrtc.so.12");
   }
 
+  /* A wheel's file that is not a library: said in the error, and the search goes on. */
+  char broken[300];
+  snprintf(broken, sizeof broken, "%s/broken/lib/python3.9/site-packages/nvidia/cu13/lib", root);
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && echo 'not ELF' > '%s/libnvrtc.so.13'", broken, broken);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "%s/broken", root);
+  setenv("VIRTUAL_ENV", cmd, 1);
+  if (!system_wheels()) {
+    assert_int_equal(tb_nvrtc_open(&api, "cuda:0"), TB_ERR_UNAVAILABLE);
+    TB_ASSERT_CONTAINS(tb_last_error(), "in the site-packages folders /");
+    TB_ASSERT_CONTAINS(tb_last_error(), "/broken/lib/python3.9/site-packages/nvidia/cu13/lib/libnvrtc.so.13 is there but did "
+                                        "not load (");
+  }
+  unsetenv("VIRTUAL_ENV");
+
   /* A CUDA 12 wheel under CONDA_PREFIX, found without any loader path. */
   char conda[200], venv[200], path_entry[200], site[300];
   snprintf(conda, sizeof conda, "%s/conda", root);
