@@ -10,7 +10,7 @@ enum { MAX_ARCHS = 64, LOG_LINES = 4, LOG_EXCERPT = 640 };
 
 /* No --use_fast_math: results are checked against the CPU reference, so expf, erff and division are the
  * accurate ones. */
-const char *const tb_cuda_compile_options[] = {"--std=c++17", "-DTB_CUDA_KERNELS=1"};
+const char *const tb_cuda_compile_options[] = {"--std=c++17"};
 const int tb_cuda_compile_option_count = (int)(sizeof tb_cuda_compile_options / sizeof tb_cuda_compile_options[0]);
 
 static void set_target(tb_cuda_target *t, int arch, int code_arch, tb_cuda_image_kind kind) {
