@@ -8,5 +8,8 @@
 /* ctx->params with *st TB_OK; NULL with *st TB_ERR_INTERNAL naming the node when the node came without
  * its parsed parameters. */
 const void *tb_kernel_params(const tb_kernel_ctx *ctx, tb_status *st);
+/* st, with the last error prefixed by the node's name unless it names it already: for the errors of the
+ * ops' shape-time helpers (ops/nn/window.h, reduce.h), which see only parameters and shapes. */
+tb_status tb_kernel_name_error(const tb_kernel_ctx *ctx, tb_status st);
 
 #endif

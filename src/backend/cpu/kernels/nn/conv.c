@@ -71,7 +71,7 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) 
     else
       st = tb_nn_window_out(&a->win, i, a->in_sp[i], &a->out_sp[i]);
   }
-  return st;
+  return tb_kernel_name_error(ctx, st);
 }
 
 /* The convolution of the prepared arguments into a new buffer *out of shape out_shape (rank n + 2). */

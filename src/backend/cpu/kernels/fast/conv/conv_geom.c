@@ -32,7 +32,7 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
   st = tb_nn_window_init(&p->win, g->spatial, w_shape + 2, &win);
   int64_t out[2] = {1, 1};
   for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = tb_nn_window_out(&win, i, x_shape[2 + i], &out[i]);
-  if (st != TB_OK) return st;
+  if (st != TB_OK) return tb_kernel_name_error(ctx, st);
   bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
   size_t x = g->spatial - 1;
   g->ih = rows ? x_shape[2] : 1;
