@@ -24,7 +24,7 @@
 #include "ir/ir.h"
 #include "ops/op.h"
 
-extern const tb_cpu_kernel tb_kernel_conv;
+extern const tb_kernel tb_kernel_conv;
 
 static double clock_s(clockid_t id) {
   struct timespec ts;
@@ -132,7 +132,7 @@ static void free_node(bench_node *b) {
 
 /* Best seconds per run of kernel k (prepared once) on the pool (thread CPU time without a pool, wall time
  * with one); 0 on failure. `max_runs` 1: one run. */
-static double time_kernel(bench_node *b, tb_backend *cpu, const tb_cpu_kernel *k, tb_pool *pool, int max_runs) {
+static double time_kernel(bench_node *b, tb_backend *cpu, const tb_kernel *k, tb_pool *pool, int max_runs) {
   void *state = NULL;
   tb_tensor *consts[3] = {NULL, b->in[1], NULL};
   tb_kernel_ctx pc = {.graph = b->g, .node = &b->g->nodes[b->node], .n_inputs = 3, .inputs = consts, .backend = cpu, .threads = 1};
@@ -202,8 +202,8 @@ int main(int argc, char **argv) {
       in[t] = &types[t];
     }
     for (int t = 0; t < 3; t++) b.g->values[b.g->nodes[b.node].inputs[t]].type = types[t]; /* X's shape at prepare */
-    const tb_cpu_kernel *fast = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 2, features);
-    const tb_cpu_kernel *bf16 = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 3, features);
+    const tb_kernel *fast = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 2, features);
+    const tb_kernel *bf16 = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 3, features);
     double flop = 2.0 * (double)b.macs;
     double t1 = time_kernel(&b, cpu, fast, NULL, 1000), t2 = time_kernel(&b, cpu, fast, pool2, 1000);
     bool has_bf16 = bf16 && bf16->precision;

@@ -18,7 +18,8 @@ typedef struct tb_allocator tb_allocator;
 struct tb_graph;
 struct tb_node;
 struct tb_value_type;
-struct tb_cpu_kernel;
+struct tb_kernel;
+struct tb_kernel_query;
 
 /* A raw device allocation as the driver returned it. */
 typedef struct tb_devmem {
@@ -66,11 +67,11 @@ typedef struct tb_backend_ops {
   tb_status (*event_query)(void *state, void *event, bool *done);
   tb_status (*event_elapsed_ms)(void *state, void *start, void *end, double *ms, bool *measured);
   void (*event_destroy)(void *state, void *event);
-  /* Model execution (issue 6), optional: the backend's kernel for this node with these input types, or
-   * NULL when it has none (the node then runs on the CPU). See backend/cpu/kernels/kernel.h for what a
-   * device kernel gets. NULL (the field): every node runs on the CPU. */
-  const struct tb_cpu_kernel *(*find_kernel)(void *state, const struct tb_graph *g, const struct tb_node *n,
-                                             const struct tb_value_type *const *in);
+  /* Model execution, optional: the backend's kernel for the query (one node's op, typed parameters,
+   * input types and kernel level; backend/kernel.h), or NULL when it has none (on a device the node then
+   * runs on the CPU). NULL (the field): the backend runs no kernels; every node runs on the CPU. The CPU
+   * backend's is tb_cpu_kernel_find. */
+  const struct tb_kernel *(*find_kernel)(void *state, const struct tb_kernel_query *q);
 } tb_backend_ops;
 
 /* The ops of a backend kind, or NULL when this build has no memory support for it (the caller reports

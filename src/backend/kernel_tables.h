@@ -4,13 +4,13 @@
 #ifndef TB_BACKEND_KERNEL_TABLES_H
 #define TB_BACKEND_KERNEL_TABLES_H
 #include <stddef.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 
 size_t tb_cpu_kernel_count(void);
-const tb_cpu_kernel *tb_cpu_kernel_at(size_t i); /* NULL past the end */
+const tb_kernel *tb_cpu_kernel_at(size_t i); /* NULL past the end */
 size_t tb_cl_kernel_count(void);
-const tb_cpu_kernel *tb_cl_kernel_at(size_t i);
+const tb_kernel *tb_cl_kernel_at(size_t i);
 size_t tb_vk_kernel_table_count(void);
-const tb_cpu_kernel *tb_vk_kernel_at(size_t i);
+const tb_kernel *tb_vk_kernel_at(size_t i);
 
 #endif

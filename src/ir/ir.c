@@ -401,6 +401,7 @@ tb_graph *tb_graph_clone(const tb_graph *src, tb_graph *parent) {
     tb_node *copy = &g->nodes[index];
     copy->opset = n->opset;
     copy->def = n->def;
+    copy->params = NULL; /* the parameters point into the source graph: parsed again for the copy */
     copy->dead = n->dead;
     if (!clone_node_attrs(g, copy, n)) ok = false;
   }

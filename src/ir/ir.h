@@ -112,6 +112,8 @@ typedef struct tb_node {
   tb_attr *attrs;
   size_t n_attrs;
   const tb_op_def *def;     /* resolved by tb_graph_check; NULL before */
+  const void *params;       /* the op's typed parameters (tb_op_def.parse), in the graph's arena; set at
+                               prepare after the passes (model/params.c); NULL before and for ops without */
   bool dead;                /* removed by a pass; dropped by tb_graph_compact */
 } tb_node;
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <tensorbridge/model.h>
+#include "backend/kernel.h"
 #include "ir/ir.h"
 
 /* ---- ir_check.c ----------------------------------------------------------------------------------- */
@@ -66,7 +67,7 @@ uint64_t tb_plan_value_bytes(const tb_value_type *t);
 typedef struct tb_exec tb_exec;
 
 /* An executor for a checked, sorted, inferred graph on the CPU; kernels up to `level`. */
-tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t features, int threads, tb_exec **out);
+tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level level, uint64_t features, int threads, tb_exec **out);
 void tb_exec_destroy(tb_exec *e);
 /* Where tb_exec_place put a node. */
 typedef struct tb_exec_placement {
@@ -101,7 +102,7 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on);
 const double *tb_exec_node_ms(const tb_exec *e);
 const uint64_t *tb_exec_node_runs(const tb_exec *e);
 /* The kernel that ran node i last (NULL before its first run) and whether it was the device's. */
-const struct tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
+const struct tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
 /* The executor of a subgraph of e's graph (an If branch, a Loop or Scan body), made at its first run; NULL
  * before. */
 const tb_exec *tb_exec_child(const tb_exec *e, const tb_graph *body);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "backend/backend_refs.h"
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "model/engine.h"
@@ -54,7 +54,7 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
 const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
 const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 
-const tb_cpu_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
+const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
   *on_device = i < e->g->n_nodes && e->cache[i].on_device;
   return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
 }
@@ -78,11 +78,11 @@ void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method) {
 
 /* tb_exec_test_break_op: the op type whose float outputs are perturbed, and from which kernel level. */
 static char broken_op[64];
-static int broken_min_level;
+static tb_kernel_level broken_min_level;
 
 void tb_exec_test_break_op(const char *op_type, int min_level) {
   snprintf(broken_op, sizeof broken_op, "%s", op_type ? op_type : "");
-  broken_min_level = min_level;
+  broken_min_level = (tb_kernel_level)min_level;
 }
 
 void tb_exec_set_node_hook(tb_exec *e, tb_exec_node_fn fn, void *ctx) {
@@ -221,7 +221,7 @@ static tb_status free_lists(tb_exec *e) {
   return TB_OK;
 }
 
-tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, int level, uint64_t features, int threads, tb_exec **out) {
+tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level level, uint64_t features, int threads, tb_exec **out) {
   *out = NULL;
   tb_exec *e = calloc(1, sizeof *e);
   if (!e) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
@@ -342,7 +342,7 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
     bool typed = true;
     for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
     bool on_device = e->placement && e->placement[i].on_device;
-    if (!typed || on_device || tb_cpu_kernel_find(g, n, in, e->level, e->features)) continue;
+    if (!typed || on_device || tb_exec_cpu_kernel(e, g, n, in)) continue;
     if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
   }
   return missing;
@@ -400,9 +400,9 @@ static bool graph_uses_fast_kernels(const tb_exec *e, const tb_graph *g, const t
     const tb_value_type **in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof *in);
     if (!in) return false;
     for (size_t k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k] >= 0 ? &types[n->inputs[k]] : NULL;
-    const tb_cpu_kernel *k = tb_cpu_kernel_find(g, n, in, e->level, e->features);
+    const tb_kernel *k = tb_exec_cpu_kernel(e, g, n, in);
     free(in);
-    fast = k && k->level > 0;
+    fast = k && k->level > TB_KERNEL_REFERENCE;
     for (size_t a = 0; a < n->n_attrs && !fast; a++) {
       const tb_attr *at = &n->attrs[a];
       if (at->type == TB_ATTR_GRAPH && at->g) fast = body_uses_fast_kernels(e, at->g, types);
@@ -427,7 +427,7 @@ bool tb_exec_uses_fast_kernels(const tb_exec *e) {
 
 static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs);
 
-static tb_status run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
+tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
                               size_t n_outputs, tb_tensor **outputs) {
   tb_exec *e = ctx->exec;
   if (n_inputs != body->n_inputs || n_outputs != body->n_outputs)
@@ -540,8 +540,8 @@ static tb_status no_kernel_error(const tb_exec *e, const tb_node *n, tb_tensor *
   size_t len = 0;
   for (size_t k = 0; k < n->n_inputs && len < sizeof types; k++)
     len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", k ? ", " : "", in[k] ? tb_dtype_name(tb_tensor_dtype(in[k])) : "-");
-  return tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for inputs (%s) at kernel level %d", tb_node_label(e->g, n, label, sizeof label),
-                  types, e->level);
+  return tb_error(TB_ERR_UNSUPPORTED, "%s: no CPU kernel for inputs (%s) at the %s kernel level", tb_node_label(e->g, n, label, sizeof label),
+                  types, tb_kernel_level_name(e->level));
 }
 
 /* Keep the node's outputs as their values (the values' old tensors and copies go). */
@@ -591,14 +591,11 @@ static tb_status run_node(tb_exec *e, size_t step) {
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
     if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !tb_node_reads_value(n, k), &in[k]);
-  if (st == TB_OK) st = tb_exec_kernel_state(e, step, in);
+  if (st == TB_OK) st = tb_exec_kernel_state(e, step, in, e->in_ptrs);
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->on_device, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
-    tb_kernel_ctx kc = {g,         n,          n->n_inputs,
-                        in,        n->n_outputs, out,
-                        c->on_device ? e->device : e->cpu, run_subgraph, e,
-                        e->threads, c->on_device ? NULL : e->pool, c->state};
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->on_device, in, e->in_ptrs, out, c->state);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {

@@ -3,7 +3,7 @@
  * device). */
 #ifndef TB_MODEL_EXEC_IMPL_H
 #define TB_MODEL_EXEC_IMPL_H
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 #include "core/threadpool.h"
 #include "model/engine.h"
 
@@ -11,9 +11,9 @@ typedef struct node_cache {
   bool valid;
   tb_value_type *in;  /* the concrete input types the outputs were inferred for */
   tb_value_type *out; /* what inference gave */
-  const tb_cpu_kernel *kernel;
+  const tb_kernel *kernel;
   bool on_device;     /* kernel is the device backend's */
-  const tb_cpu_kernel *state_kernel; /* the kernel whose prepare() made state */
+  const tb_kernel *state_kernel; /* the kernel whose prepare() made state */
   void *state;
   const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
 } node_cache;
@@ -27,7 +27,7 @@ struct tb_exec {
   const tb_graph *g;
   tb_backend *cpu;
   tb_backend *device;    /* the device nodes may run on (tb_exec_place); NULL: all on the CPU */
-  int level;
+  tb_kernel_level level;
   uint64_t features;
   int threads;
   tb_pool *pool;
@@ -75,11 +75,23 @@ bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t);
 tb_status tb_exec_value_on(tb_exec *e, int v, bool device, tb_tensor **out);
 /* Free v's copy on the other side (when v's tensor goes). */
 void tb_exec_drop_mirror(tb_exec *e, int v);
+/* The query for node n of graph g (the executor's or one of its bodies) with these input types. */
+tb_kernel_query tb_exec_query(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+/* The CPU backend's kernel for node n of graph g with these input types at the executor's level; NULL
+ * when none. */
+const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+/* The context a kernel of node `step` runs (or prepares) with: on the device or the CPU, these input
+ * tensors and types, these outputs (NULL during prepare) and its state. */
+tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_tensor *const *in,
+                                 const tb_value_type *const *in_types, tb_tensor **out, void *state);
 /* The kernel for node `step` with these input types: the device's when the node is placed there and the
  * device has one, else the best CPU kernel; *on_device says which. NULL when there is none. */
-const tb_cpu_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device);
+const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device);
 /* Make the node's kernel state for c->kernel when it is not made yet (releasing another kernel's). */
-tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in);
+tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, const tb_value_type *const *in_types);
+/* exec.c: the run_subgraph every kernel context carries. */
+tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
+                               size_t n_outputs, tb_tensor **outputs);
 /* Release every node's kernel state and the device copies of constants. */
 void tb_exec_release_states(tb_exec *e);
 

@@ -59,17 +59,58 @@ void tb_exec_drop_mirror(tb_exec *e, int v) {
   e->mirror[v] = NULL;
 }
 
-const tb_cpu_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device) {
+tb_kernel_query tb_exec_query(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  return tb_kernel_query_for(g, n, in, e->level, e->features);
+}
+
+const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+  tb_kernel_query q = tb_exec_query(e, g, n, in);
+  return e->cpu->ops->find_kernel ? e->cpu->ops->find_kernel(e->cpu->state, &q) : NULL;
+}
+
+/* The device's kernel for node n, NULL when the device runs none or has none for it. */
+static const tb_kernel *device_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
+  if (!e->device->ops->find_kernel) return NULL;
+  tb_kernel_query q = tb_exec_query(e, e->g, n, in);
+  return e->device->ops->find_kernel(e->device->state, &q);
+}
+
+tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_tensor *const *in,
+                                 const tb_value_type *const *in_types, tb_tensor **out, void *state) {
+  const tb_node *n = &e->g->nodes[step];
+  tb_kernel_ctx kc = {
+      .graph = e->g,
+      .node = n,
+      .n_inputs = n->n_inputs,
+      .inputs = in,
+      .n_outputs = n->n_outputs,
+      .outputs = out,
+      .backend = on_device ? e->device : e->cpu,
+      .run_subgraph = tb_exec_run_subgraph,
+      .exec = e,
+      .threads = e->threads,
+      .pool = on_device ? NULL : e->pool,
+      .state = state,
+      .params = n->params,
+      .domain = n->domain ? n->domain : "",
+      .op_type = n->op_type,
+      .opset = n->opset,
+      .in_types = in_types,
+  };
+  return kc;
+}
+
+const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device) {
   const tb_node *n = &e->g->nodes[step];
   *on_device = false;
-  if (e->placement && e->placement[step].on_device && e->device->ops->find_kernel) {
-    const tb_cpu_kernel *k = e->device->ops->find_kernel(e->device->state, e->g, n, in);
+  if (e->placement && e->placement[step].on_device) {
+    const tb_kernel *k = device_kernel(e, n, in);
     if (k) {
       *on_device = true;
       return k;
     }
   }
-  return tb_cpu_kernel_find(e->g, n, in, e->level, e->features);
+  return tb_exec_cpu_kernel(e, e->g, n, in);
 }
 
 static void release_state(node_cache *c) {
@@ -79,7 +120,7 @@ static void release_state(node_cache *c) {
   c->method = NULL;
 }
 
-tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {
+tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, const tb_value_type *const *in_types) {
   node_cache *c = &e->cache[step];
   if (c->kernel && c->state_kernel == c->kernel) return TB_OK;
   release_state(c);
@@ -87,8 +128,8 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in) {
   if (!c->kernel) return TB_OK;
   if (c->kernel->prepare) {
     const tb_node *n = &e->g->nodes[step];
-    tb_kernel_ctx kc = {e->g, n,          n->n_inputs, in,   n->n_outputs, NULL, c->on_device ? e->device : e->cpu,
-                        NULL, e,          e->threads,  c->on_device ? NULL : e->pool, NULL};
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->on_device, in, in_types, NULL, NULL);
+    kc.run_subgraph = NULL;
     void *state = NULL;
     tb_status st = c->kernel->prepare(&kc, &state);
     if (st != TB_OK) {
@@ -157,16 +198,16 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
     if (e->device) pl->why_cpu = strdup("its input types are known only at run time");
     return TB_OK;
   }
-  const tb_cpu_kernel *k = NULL;
+  const tb_kernel *k = NULL;
   if (e->device) {
-    k = e->device->ops->find_kernel ? e->device->ops->find_kernel(e->device->state, g, n, in) : NULL;
+    k = device_kernel(e, n, in);
     if (!k) pl->why_cpu = no_kernel_reason(e, n, in);
   }
   if (k) {
     c->kernel = k;
     c->on_device = true;
     tb_status st = constant_inputs(e, n, true, e->in);
-    if (st == TB_OK) st = tb_exec_kernel_state(e, i, e->in);
+    if (st == TB_OK) st = tb_exec_kernel_state(e, i, e->in, in);
     if (st == TB_OK) {
       pl->on_device = true;
       return TB_OK;
@@ -178,11 +219,11 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
     pl->why_cpu = strdup(why);
   }
   c->on_device = false;
-  c->kernel = tb_cpu_kernel_find(g, n, in, e->level, e->features);
+  c->kernel = tb_exec_cpu_kernel(e, g, n, in);
   if (!c->kernel) return TB_OK; /* prepare reports nodes without a CPU kernel */
   pl->precision = c->kernel->precision;
   tb_status st = constant_inputs(e, n, false, e->in);
-  return st == TB_OK ? tb_exec_kernel_state(e, i, e->in) : st;
+  return st == TB_OK ? tb_exec_kernel_state(e, i, e->in, in) : st;
 }
 
 tb_status tb_exec_place(tb_exec *e, tb_backend *device, bool cpu_fallback) {

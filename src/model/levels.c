@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <tensorbridge/policy.h>
 #include "core/error.h"
+#include "model/levels.h"
 
 static const struct { const char *name; const char *alias; } levels[] = {
     {"O0", "none"}, {"O1", "conservative"}, {"O2", "balanced"}, {"O3", "aggressive"}};
@@ -25,4 +26,18 @@ tb_status tb_opt_level_parse(const char *name, tb_opt_level *out) {
                   "unknown optimization level '%.100s'; valid levels are O0 (none), O1 (conservative), O2 (balanced), "
                   "O3 (aggressive), also written 0..3 or o0..o3",
                   name);
+}
+
+/* bf16 kernels run at O3 unless fp32 is asked for, and at O2 when bf16 is, on a CPU with AVX512-BF16 (every
+ * fast bf16 kernel needs it; the AMX ones too, for their packing and their fallback): elsewhere bf16 would
+ * only be emulated, slower than fp32, so the fp32 kernels run and prepare's warning says why. */
+bool tb_opt_wants_bf16(const tb_prepare_options *o) {
+  return o->precision == TB_PRECISION_BF16 || (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO);
+}
+
+bool tb_cpu_has_bf16(uint64_t features) { return (features & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0; }
+
+tb_kernel_level tb_opt_kernel_level(const tb_prepare_options *o, uint64_t features) {
+  if (o->level <= TB_LEVEL_O1) return TB_KERNEL_REFERENCE;
+  return tb_opt_wants_bf16(o) && tb_cpu_has_bf16(features) ? TB_KERNEL_REDUCED : TB_KERNEL_FAST;
 }

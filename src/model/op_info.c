@@ -52,21 +52,28 @@ size_t tb_op_info_count(void) {
   return ops_count;
 }
 
+/* The lowest optimization level that runs kernels of this level (model/levels.c has the rule). */
+static tb_opt_level first_opt_level(tb_kernel_level level) {
+  return level == TB_KERNEL_REFERENCE ? TB_LEVEL_O0 : level == TB_KERNEL_FAST ? TB_LEVEL_O2 : TB_LEVEL_O3;
+}
+
 /* The kernels of the CPU table for the op: one per (level, features, precision), by level. */
 static size_t cpu_kernels(const tb_op_def *op, tb_op_kernel *out, size_t n) {
+  static const tb_kernel_level levels[] = {TB_KERNEL_REFERENCE, TB_KERNEL_FAST, TB_KERNEL_REDUCED};
   uint64_t here = tb_convert_features();
-  for (int level = 0; level <= 3; level++) {
+  for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+    tb_kernel_level level = levels[l];
     for (size_t i = 0; i < tb_cpu_kernel_count(); i++) {
-      const tb_cpu_kernel *k = tb_cpu_kernel_at(i);
+      const tb_kernel *k = tb_cpu_kernel_at(i);
       if (k->level != level || !same_op(op, k->domain, k->name)) continue;
-      const char *kind = level == 0 ? "reference" : k->precision ? k->precision : "fast";
+      const char *kind = level == TB_KERNEL_REFERENCE ? "reference" : k->precision ? k->precision : "fast";
       char features[96] = "";
       if (k->cpu_features) tb_cpu_features_format(k->cpu_features, features, sizeof features);
       bool dup = false;
       for (size_t j = 0; j < n && !dup; j++)
-        dup = out[j].level == (tb_opt_level)level && strcmp(out[j].kind, kind) == 0 && strcmp(out[j].cpu_features, features) == 0;
+        dup = out[j].level == first_opt_level(level) && strcmp(out[j].kind, kind) == 0 && strcmp(out[j].cpu_features, features) == 0;
       if (dup || n == MAX_KERNELS) continue;
-      out[n] = (tb_op_kernel){.size = sizeof out[n], .backend = TB_BACKEND_CPU, .level = (tb_opt_level)level,
+      out[n] = (tb_op_kernel){.size = sizeof out[n], .backend = TB_BACKEND_CPU, .level = first_opt_level(level),
                               .kind = kind, .usable = (k->cpu_features & ~here) == 0};
       memcpy(out[n].cpu_features, features, sizeof features);
       n++;
@@ -77,11 +84,11 @@ static size_t cpu_kernels(const tb_op_def *op, tb_op_kernel *out, size_t n) {
 
 /* One entry for a device backend whose table has a kernel for the op. */
 static size_t device_kernel(const tb_op_def *op, tb_backend_kind backend, size_t count,
-                            const tb_cpu_kernel *(*at)(size_t), tb_op_kernel *out, size_t n) {
+                            const tb_kernel *(*at)(size_t), tb_op_kernel *out, size_t n) {
   for (size_t i = 0; i < count && n < MAX_KERNELS; i++) {
-    const tb_cpu_kernel *k = at(i);
+    const tb_kernel *k = at(i);
     if (!same_op(op, k->domain, k->name)) continue;
-    out[n] = (tb_op_kernel){.size = sizeof out[n], .backend = backend, .level = TB_LEVEL_O0, .kind = "device",
+    out[n] = (tb_op_kernel){.size = sizeof out[n], .backend = backend, .level = first_opt_level(k->level), .kind = "device",
                             .usable = true};
     return n + 1;
   }

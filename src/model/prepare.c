@@ -11,6 +11,8 @@
 #include "backend/backend_refs.h"
 #include "core/convert_features.h"
 #include "core/error.h"
+#include "model/levels.h"
+#include "model/params.h"
 #include "model/passes/pass.h"
 #include "model/prepared.h"
 #include "ops/op.h"
@@ -126,21 +128,6 @@ static tb_status run_passes(tb_prepared *p, tb_opt_level level, strlist *applied
   return TB_OK;
 }
 
-/* O0 and O1 run the reference kernels; O2 the fast fp32 ones; bf16 kernels (level 3) run at O3 unless fp32 is
- * asked for, and at O2 when bf16 is, on a CPU with AVX512-BF16 (every fast bf16 kernel needs it; the AMX ones
- * too, for their packing and their fallback): elsewhere bf16 would only be emulated, slower than fp32, so the
- * fp32 kernels run and a warning says why. */
-static bool wants_bf16(const tb_prepare_options *o) {
-  return o->precision == TB_PRECISION_BF16 || (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO);
-}
-
-static bool cpu_has_bf16(uint64_t features) { return (features & TB_FEATURE_BIT(TB_FEATURE_AVX512BF16)) != 0; }
-
-static int kernel_level(const tb_prepare_options *o, uint64_t features) {
-  if (o->level <= TB_LEVEL_O1) return 0;
-  return wants_bf16(o) && cpu_has_bf16(features) ? 3 : 2;
-}
-
 static const char *node_name(tb_prepared *p, const tb_node *n, size_t i) {
   return n->name[0] ? tb_arena_printf(&p->arena, "%s (%s)", n->op_type, n->name) : tb_arena_printf(&p->arena, "%s (#%zu)", n->op_type, i);
 }
@@ -228,10 +215,10 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
     snprintf(text, sizeof text, "precision %s: no kernel computes in %s yet; fp32 is used", tb_precision_name(o->precision),
              tb_precision_name(o->precision));
     st = warn(p, warnings, text);
-  } else if (st == TB_OK && wants_bf16(o) && !r->reduced_precision_nodes) {
+  } else if (st == TB_OK && tb_opt_wants_bf16(o) && !r->reduced_precision_nodes) {
     char text[240];
     const char *why = o->level <= TB_LEVEL_O1 ? "bf16 kernels run at O2 and O3"
-                      : !cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16; AMX-BF16 alone is not used)"
+                      : !tb_cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16; AMX-BF16 alone is not used)"
                       : cpu_nodes ? "no node of this model has a bf16 kernel" : "the device's kernels compute in fp32";
     snprintf(text, sizeof text, "precision %s: fp32 is used: %s", o->precision == TB_PRECISION_AUTO ? "auto at O3" : "bf16", why);
     st = warn(p, warnings, text);
@@ -271,7 +258,8 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   tb_graph_bind_dims(p->graph, &p->dims);
   tb_status st = settle(p->graph);
   if (st == TB_OK && o->level >= TB_LEVEL_O1) st = run_passes(p, o->level, &applied);
-  if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
+  if (st == TB_OK) st = tb_graph_parse_params(p->graph);
+  if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions);
   if (st == TB_OK) {
     char first[200] = "";

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/prepared.h"
@@ -16,7 +16,7 @@ tb_status tb_prepared_set_profiling(tb_prepared *p, bool on) {
 
 /* "reference", "fast fp32 (avx512f,fma)", "bf16 (avx512bf16)", "device", or "not run yet"; then ", <method>"
  * when the kernel said which its prepared state runs (a convolution's "winograd", "direct" or "implicit GEMM"). */
-static void describe(const tb_cpu_kernel *k, const char *method, bool on_device, char *buf, size_t cap) {
+static void describe(const tb_kernel *k, const char *method, bool on_device, char *buf, size_t cap) {
   if (!k) {
     snprintf(buf, cap, "not run yet");
     return;
@@ -27,7 +27,7 @@ static void describe(const tb_cpu_kernel *k, const char *method, bool on_device,
   }
   char features[64] = "portable";
   if (k->cpu_features) tb_cpu_features_format(k->cpu_features, features, sizeof features);
-  if (k->level == 0) snprintf(buf, cap, "reference");
+  if (k->level == TB_KERNEL_REFERENCE) snprintf(buf, cap, "reference");
   else if (method) snprintf(buf, cap, "%s (%s), %s", k->precision ? k->precision : "fast fp32", features, method);
   else snprintf(buf, cap, "%s (%s)", k->precision ? k->precision : "fast fp32", features);
 }
@@ -72,7 +72,7 @@ static void add_graph(profile_walk *w, const tb_graph *g, const tb_exec *exec, c
     size_t at_entry = w->n++;
     char (*text)[96] = p->profile_text[at_entry];
     bool on_device = false;
-    const tb_cpu_kernel *k = exec ? tb_exec_node_kernel(exec, i, &on_device) : NULL;
+    const tb_kernel *k = exec ? tb_exec_node_kernel(exec, i, &on_device) : NULL;
     if (node->domain && node->domain[0]) snprintf(text[0], 96, "%s.%s", node->domain, node->op_type);
     else snprintf(text[0], 96, "%s", node->op_type);
     describe(k, exec ? tb_exec_node_method(exec, i) : NULL, on_device, text[1], 96);

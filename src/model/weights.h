@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 
-/* tb_kernel_constant_consumed (declared with the kernel contract, backend/cpu/kernels/kernel.h) is
+/* tb_kernel_constant_consumed (declared with the kernel contract, backend/kernel.h) is
  * implemented in weights.c. */
 
 /* Counters since the process started (for tests and reports). */

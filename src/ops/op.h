@@ -34,6 +34,14 @@ typedef struct tb_op_def {
   /* Check attributes and input types; fill ctx->out. Errors name the node (tb_node_label) and are
    * TB_ERR_MODEL for a malformed model, TB_ERR_UNSUPPORTED for a valid feature we lack, with the reason. */
   tb_status (*infer)(tb_infer_ctx *ctx);
+  /* Typed parameters (issue 14): the size of the op's params struct (0: its kernels read no attribute),
+   * and parse, which fills a zeroed block of that size from the node's attributes with the same checks
+   * and errors as infer (infer calls it too: one reading of the rules). Called once per node at prepare,
+   * after the passes, for every graph and subgraph (model/params.c), and by constant folding. The struct
+   * is flat (fixed arrays, enums); it may borrow pointers into the graph (a subgraph, a string), which
+   * live as long as the graph. Kernels get it as ctx->params / q->params (backend/kernel.h). */
+  size_t params_size;
+  tb_status (*parse)(const tb_graph *g, const tb_node *n, void *params);
 } tb_op_def;
 
 /* The definition of (domain, name) for a model whose opset for that domain is `opset`: the entry with the

@@ -23,7 +23,7 @@
 #include "core/threadpool.h"
 #include "test_engine_util.h"
 
-extern const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16, tb_kernel_attention_f32_avx512,
+extern const tb_kernel tb_kernel_attention_bf16_avx512bf16, tb_kernel_attention_f32_avx512,
     tb_kernel_attention_f32_avx2, tb_kernel_attention_f32_portable, tb_kernel_fused_attention;
 
 #define BF16_TOL 1e-2
@@ -53,10 +53,11 @@ static void attn_setup(toh *t, size_t n_in, const tb_attr *attrs, size_t n_attrs
   toh_add_op(t, "tb", "Attention", 1, n_in, 0, 1, 0, attrs, n_attrs);
 }
 
-static tb_status run_kernel(toh *t, const tb_cpu_kernel *k, tb_pool *pool, tb_tensor **out) {
+static tb_status run_kernel(toh *t, const tb_kernel *k, tb_pool *pool, tb_tensor **out) {
   *out = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   return k->run(&ctx);
 }
 
@@ -326,7 +327,7 @@ static void divide_by_power_of_two_is_exact(void **state) {
   assert_false(tb_seq_attention_exact_inverse(0.0f, &inverse));
   assert_false(tb_seq_attention_exact_inverse(1e-40f, &inverse)); /* subnormal */
   assert_false(tb_seq_attention_exact_inverse(INFINITY, &inverse));
-  const tb_cpu_kernel *kernels[4] = {&tb_kernel_attention_f32_portable, &tb_kernel_attention_f32_avx2,
+  const tb_kernel *kernels[4] = {&tb_kernel_attention_f32_portable, &tb_kernel_attention_f32_avx2,
                                      &tb_kernel_attention_f32_avx512, &tb_kernel_attention_bf16_avx512bf16};
   int paths = (int)tb_gemm_path_for(tb_convert_hardware_features()) + 1;
   attn_case c = {3, 3, 3, 2, {2, 130, 64}, {2, 64, 130}, {2, 130, 64}, {130, 130}, 2, MASK_RANDOM};
@@ -350,7 +351,7 @@ static void divide_by_power_of_two_is_exact(void **state) {
 }
 
 /* The kernel chosen under exactly `mask` (NULL: none, whatever mask the test run has; that one is kept). */
-static const tb_cpu_kernel *pick(int level, const char *mask) {
+static const tb_kernel *pick(int level, const char *mask) {
   const char *outer = getenv("TB_CPU_FEATURES");
   char *before = outer ? strdup(outer) : NULL;
   if (mask) setenv("TB_CPU_FEATURES", mask, 1);
@@ -364,7 +365,7 @@ static const tb_cpu_kernel *pick(int level, const char *mask) {
   const int64_t d[3] = {2, 4, 4};
   tb_value_type ty = toh_type(TB_DTYPE_F32, 3, d);
   const tb_value_type *in[3] = {&ty, &ty, &ty};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, f);
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, f);
   toh_teardown(&t);
   return k;
 }
@@ -378,7 +379,7 @@ static void kernel_choice_follows_mask(void **state) {
   assert_int_equal(tb_kernel_attention_bf16_avx512bf16.level, 3);
   assert_null(tb_kernel_attention_f32_avx512.precision);
   if (have_bf16()) assert_ptr_equal(pick(3, NULL), &tb_kernel_attention_bf16_avx512bf16);
-  const tb_cpu_kernel *best_f32 = avx512 ? &tb_kernel_attention_f32_avx512
+  const tb_kernel *best_f32 = avx512 ? &tb_kernel_attention_f32_avx512
                                   : avx2 ? &tb_kernel_attention_f32_avx2
                                          : &tb_kernel_attention_f32_portable;
   assert_ptr_equal(pick(3, "-avx512bf16"), best_f32);

@@ -23,8 +23,8 @@
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
-extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
-extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
+extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
+extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
 static tb_pool *pool2, *pool3;
 
@@ -124,7 +124,7 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
     x[0] = NAN;
     x[tb_tensor_numel(t.in[0]) - 1 - c->w / 2] = NAN;
   }
-  const tb_cpu_kernel *k = fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512;
+  const tb_kernel *k = fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512;
   tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, false, NULL);
   /* run_direct knows the vectorised activations; the others are compared with the reference only */
   bool vector_act = !act->name || !strcmp(act->name, "Relu") || !strcmp(act->name, "LeakyRelu") || !strcmp(act->name, "Clip");

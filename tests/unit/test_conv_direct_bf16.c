@@ -590,8 +590,8 @@ static void driver_declines_with_reasons(void **state) {
 
 /* ---- the level-3 Conv / tb::FusedConv entries (conv_bf16.c) with the direct path on and off ---- */
 
-extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_avx512bf16;
-extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
+extern const tb_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_avx512bf16;
+extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
 /* The node: Conv or tb::FusedConv (Relu when the case has it) with X, W, B (or none), R (fused with a
  * residual); X's static shape known to prepare, W a graph constant when `constant_w`. */
@@ -617,18 +617,20 @@ static void entry_setup(toh *t, const net_case *c, const net_data *d, bool fused
 }
 
 /* Run kernel k on t->in, prepared (W given to prepare) or not, on pool; the output. */
-static tb_tensor *entry_run(toh *t, const tb_cpu_kernel *k, bool prepare, tb_pool *pool) {
+static tb_tensor *entry_run(toh *t, const tb_kernel *k, bool prepare, tb_pool *pool) {
   void *st = NULL;
   if (prepare && k->prepare) {
     tb_tensor *consts[4] = {NULL, t->in[1], NULL, NULL};
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts, .backend = t->cpu,
                         .threads = 1};
+    (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &st));
     assert_non_null(st);
   }
   tb_tensor *out = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = st};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   if (k->release) k->release(st);
   assert_non_null(out);
@@ -660,7 +662,7 @@ static void level3_entries_direct_on_and_off(void **state) {
       if (!fused) d.r = NULL;
       toh t;
       entry_setup(&t, &cc, &d, fused != 0, true);
-      const tb_cpu_kernel *k = fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16;
+      const tb_kernel *k = fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16;
       tb_tensor *ref = entry_run(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, false, NULL);
       const float *rf = tb_tensor_host_data(ref);
       /* what the direct convolution gives for this node */

@@ -34,23 +34,23 @@
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
 
-extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
-extern const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2,
+extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
+extern const tb_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2,
     tb_kernel_fused_conv_f32_portable;
-extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable, tb_kernel_conv_bf16_amx,
+extern const tb_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable, tb_kernel_conv_bf16_amx,
     tb_kernel_conv_bf16_amx_emulated;
-extern const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable,
+extern const tb_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable,
     tb_kernel_fused_conv_bf16_amx, tb_kernel_fused_conv_bf16_amx_emulated;
-extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
+extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
-static const tb_cpu_kernel *const conv_entries[] = {&tb_kernel_conv_f32_portable, &tb_kernel_conv_f32_avx2,
+static const tb_kernel *const conv_entries[] = {&tb_kernel_conv_f32_portable, &tb_kernel_conv_f32_avx2,
                                                     &tb_kernel_conv_f32_avx512};
-static const tb_cpu_kernel *const fused_entries[] = {&tb_kernel_fused_conv_f32_portable, &tb_kernel_fused_conv_f32_avx2,
+static const tb_kernel *const fused_entries[] = {&tb_kernel_fused_conv_f32_portable, &tb_kernel_fused_conv_f32_avx2,
                                                      &tb_kernel_fused_conv_f32_avx512};
 /* indexed by tb_gemm_bf16_path */
-static const tb_cpu_kernel *const conv_bf16_entries[] = {&tb_kernel_conv_bf16_portable, &tb_kernel_conv_bf16_avx512bf16,
+static const tb_kernel *const conv_bf16_entries[] = {&tb_kernel_conv_bf16_portable, &tb_kernel_conv_bf16_avx512bf16,
                                                          &tb_kernel_conv_bf16_amx, &tb_kernel_conv_bf16_amx_emulated};
-static const tb_cpu_kernel *const fused_bf16_entries[] = {
+static const tb_kernel *const fused_bf16_entries[] = {
     &tb_kernel_fused_conv_bf16_portable, &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_amx,
     &tb_kernel_fused_conv_bf16_amx_emulated};
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
@@ -100,7 +100,7 @@ static void set_w_constant(toh *t, bool constant) {
 }
 
 /* Run kernel k on t->in (prepared per `prep`) on `pool`; the status, and the output in *out. */
-static tb_status run_kernel(toh *t, const tb_cpu_kernel *k, prep_mode prep, tb_pool *pool, tb_tensor **out) {
+static tb_status run_kernel(toh *t, const tb_kernel *k, prep_mode prep, tb_pool *pool, tb_tensor **out) {
   void *state = NULL;
   *out = NULL;
   last_prepared = false;
@@ -110,12 +110,14 @@ static tb_status run_kernel(toh *t, const tb_cpu_kernel *k, prep_mode prep, tb_p
     if (prep == PREP_ALL_INPUTS) memcpy(consts, t->in, t->n_in * sizeof *consts);
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
                         .backend = t->cpu, .threads = 1};
+    (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &state));
     last_prepared = state != NULL;
     if (prep != PREP_CONST_W) assert_null(state);
   }
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   tb_status st = k->run(&ctx);
   if (k->release) k->release(state);
   return st;
@@ -168,7 +170,7 @@ static tb_tensor *scaled_weights(toh *t, const tb_tensor *w) {
  * validate table's bf16 tolerance. */
 static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *ref, const char *what) {
   bool depthwise = c->group == c->c && c->group == c->m && c->group > 1;
-  const tb_cpu_kernel *ref_kernel = fused ? &tb_kernel_fused_conv : &tb_kernel_conv;
+  const tb_kernel *ref_kernel = fused ? &tb_kernel_fused_conv : &tb_kernel_conv;
   tb_tensor *x = t->in[0], *w = t->in[1], *ref_rounded = NULL, *ref_scaled = NULL, *got = NULL;
   t->in[0] = bf16_rounded(t, x);
   t->in[1] = bf16_rounded(t, w);
@@ -180,7 +182,7 @@ static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *
   set_w_constant(t, false);
   for (int p = 0; p < TB_GEMM_BF16_PATH_COUNT; p++) {
     if (!bf16_runs_here(p)) continue;
-    const tb_cpu_kernel *k = fused ? fused_bf16_entries[p] : conv_bf16_entries[p];
+    const tb_kernel *k = fused ? fused_bf16_entries[p] : conv_bf16_entries[p];
     for (int run = 0; run < 3; run++) { /* prepared (X's shape unknown, then known), then packed per run */
       set_x_shape_known(t, run == 1);
       TB_ASSERT_OK(run_kernel(t, k, run == 2 ? PREP_NO_W : PREP_CONST_W, run == 2 ? pool2 : NULL, &got));
@@ -233,7 +235,7 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
   snprintf(what, sizeof what, "%s%s%s%s", c->what, fused ? " fused" : "", act->name ? " " : "", act->name ? act->name : "");
   bool depthwise = c->group == c->c && c->group == c->m && c->group > 1;
   for (int p = 0; p < n_paths(); p++) {
-    const tb_cpu_kernel *k = fused ? fused_entries[p] : conv_entries[p];
+    const tb_kernel *k = fused ? fused_entries[p] : conv_entries[p];
     tb_tensor *got = NULL;
     for (int known = 0; known < 2; known++) { /* X's shape unknown at prepare, then known */
       set_x_shape_known(&t, known != 0);
@@ -419,7 +421,7 @@ static void patch_packer_matches_im2col(void **state) {
 }
 
 /* An error status naming the node n0, with `words` in the sentence. */
-static void expect_error(toh *t, const tb_cpu_kernel *k, tb_status want, const char *words) {
+static void expect_error(toh *t, const tb_kernel *k, tb_status want, const char *words) {
   tb_tensor *out = NULL;
   tb_status st = run_kernel(t, k, PREP_CONST_W, NULL, &out);
   assert_int_equal(st, want);
@@ -480,14 +482,14 @@ static uint64_t features_with_mask(const char *mask) {
 }
 
 /* The kernel the executor would pick at `level` for a case under a mask, with X of this dtype and rank. */
-static const tb_cpu_kernel *pick(bool fused, tb_dtype dtype, size_t rank, int level, const char *mask) {
+static const tb_kernel *pick(bool fused, tb_dtype dtype, size_t rank, int level, const char *mask) {
   toh t;
   const conv_case c = {"pick", 1, 4, 8, 8, 4, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true};
   setup(&t, fused, &c, &no_act, false);
   const int64_t d[5] = {1, 4, 8, 8, 8}, wd[5] = {4, 4, 3, 3, 3};
   tb_value_type x = toh_type(dtype, rank, d), w = toh_type(dtype, rank, wd), b = toh_type(dtype, 1, d + 1);
   const tb_value_type *in[3] = {&x, &w, &b};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   return k;
 }
@@ -496,15 +498,15 @@ static void kernel_choice_follows_mask(void **state) {
   (void)state;
   tb_gemm_path best = tb_gemm_path_for(tb_convert_hardware_features());
   for (int f = 0; f < 2; f++) {
-    const tb_cpu_kernel *const *e = f ? fused_entries : conv_entries;
+    const tb_kernel *const *e = f ? fused_entries : conv_entries;
     if (best == TB_GEMM_AVX512) assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 2, NULL), e[TB_GEMM_AVX512]);
     if (best >= TB_GEMM_AVX2) assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 2, "-avx512f"), e[TB_GEMM_AVX2]);
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 3, 2, "-avx2"), e[TB_GEMM_PORTABLE]);
-    const tb_cpu_kernel *ref = f ? &tb_kernel_fused_conv : &tb_kernel_conv;
+    const tb_kernel *ref = f ? &tb_kernel_fused_conv : &tb_kernel_conv;
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 1, NULL), ref); /* O1 keeps the reference */
     assert_ptr_equal(pick(f, TB_DTYPE_F64, 4, 2, NULL), ref); /* float32 only */
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 5, 2, NULL), ref); /* 3-D convolutions stay on the reference */
-    const tb_cpu_kernel *const *b16 = f ? fused_bf16_entries : conv_bf16_entries;
+    const tb_kernel *const *b16 = f ? fused_bf16_entries : conv_bf16_entries;
     assert_ptr_equal(pick(f, TB_DTYPE_F32, 4, 3, NULL), b16[cpu_has(TB_GEMM_BF16_AMX)          ? TB_GEMM_BF16_AMX
                                                                 : cpu_has(TB_GEMM_BF16_AVX512BF16) ? TB_GEMM_BF16_AVX512BF16
                                                                                                    : TB_GEMM_BF16_PORTABLE]); /* O3: bf16 */

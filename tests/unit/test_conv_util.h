@@ -119,7 +119,7 @@ static inline void tconv_set_prepare_view(toh *t, bool x_known, bool w_constant)
 
 /* Kernel k on t->in, prepared per `prep` (X's shape known to the prepare when x_known), run on `pool`;
  * a constant W must give a state, a non-constant one none. */
-static inline tb_tensor *tconv_run_kernel(toh *t, const tb_cpu_kernel *k, tconv_prep prep, bool x_known, tb_pool *pool) {
+static inline tb_tensor *tconv_run_kernel(toh *t, const tb_kernel *k, tconv_prep prep, bool x_known, tb_pool *pool) {
   void *state = NULL;
   tb_tensor *out = NULL;
   if (prep != TCONV_PREP_NONE && k->prepare) {
@@ -127,11 +127,13 @@ static inline tb_tensor *tconv_run_kernel(toh *t, const tb_cpu_kernel *k, tconv_
     tb_tensor *consts[4] = {NULL, prep == TCONV_PREP_NO_W ? NULL : t->in[1], NULL, NULL};
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
                         .backend = t->cpu, .threads = 1};
+    (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &state));
     assert_int_equal(state != NULL, prep == TCONV_PREP_CONST_W);
   }
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
                        .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   if (k->release) k->release(state);
   return out;

@@ -27,9 +27,9 @@
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
-extern const tb_cpu_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
-extern const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_avx512bf16;
-extern const tb_cpu_kernel tb_kernel_conv, tb_kernel_fused_conv;
+extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
+extern const tb_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_avx512bf16;
+extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
 static tb_pool *pool2, *pool3;
 
@@ -168,7 +168,7 @@ static void check_case(const conv_case *c, bool bf16, bool fused, const act_case
   toh t;
   make_case(&t, c, fused, act, residual, special);
   const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512;
-  const tb_cpu_kernel *k = bf16 ? (fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16)
+  const tb_kernel *k = bf16 ? (fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16)
                                 : (fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512);
   tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
   double scale = 1.0; /* the sums' scale: the same node without its activation */
@@ -379,7 +379,7 @@ static void env_switch_and_bad_value(void **state) {
 }
 
 /* The kernel the executor picks for the case at `level` under a TB_CPU_FEATURES mask. */
-static const tb_cpu_kernel *pick(toh *t, int level, const char *mask) {
+static const tb_kernel *pick(toh *t, int level, const char *mask) {
   setenv("TB_CPU_FEATURES", mask, 1);
   uint64_t features = tb_convert_features();
   unsetenv("TB_CPU_FEATURES");
@@ -389,7 +389,7 @@ static const tb_cpu_kernel *pick(toh *t, int level, const char *mask) {
     types[i] = toh_type(TB_DTYPE_F32, tb_tensor_ndim(t->in[i]), tb_tensor_shape(t->in[i]));
     in[i] = &types[i];
   }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t->graph, toh_node(t), in, level, features);
+  const tb_kernel *k = tbt_kernel_find(t->graph, toh_node(t), in, level, features);
   assert_non_null(k);
   return k;
 }
@@ -409,7 +409,7 @@ static void masked_features_fall_back(void **state) {
     bool bf16;
   } runs[] = {{3, "-avx512bf16", true}, {3, "-avx512f", true}, {2, "-avx512f", false}};
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-    const tb_cpu_kernel *k = pick(&t, runs[i].level, runs[i].mask);
+    const tb_kernel *k = pick(&t, runs[i].level, runs[i].mask);
     assert_ptr_not_equal(k, &tb_kernel_conv_f32_avx512);
     assert_ptr_not_equal(k, &tb_kernel_conv_bf16_avx512bf16);
     assert_int_equal(k->level, runs[i].level);

@@ -7,6 +7,7 @@
 #include <tensorbridge/model.h>
 #include "model/model_impl.h"
 #include "test_ir_util.h"
+#include "test_kernel_util.h"
 
 /* A model owning `ir` as tb_model_load would make it. */
 static inline tb_model *tbt_model_of(tb_ir_model *ir) {

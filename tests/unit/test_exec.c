@@ -1,7 +1,7 @@
 /* The executor on graphs built with the IR builder: outputs equal hand-computed values, the memory plan
  * made at the first run and again when the input shapes change, subgraphs with outer-scope values, and
  * errors that name the node. */
-#include "backend/cpu/kernels/kernel.h"
+#include "test_kernel_util.h"
 #include "core/convert_features.h"
 #include "test_engine_util.h"
 
@@ -185,7 +185,8 @@ static void kernel_error_names_node(void **state) {
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
-  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL};
+  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL};
+  (void)tbt_kernel_bind(&kc, g, &g->nodes[0], NULL);
   tb_tensor *outs[1] = {NULL}, *made = NULL;
   kc.outputs = outs;
   int64_t shape[2] = {2, 2};

@@ -76,17 +76,16 @@ static tb_status relu_prepare(tb_kernel_ctx *ctx, void **state) {
   return TB_OK;
 }
 
-static const tb_cpu_kernel test_relu = {.domain = "", .name = "Relu", .run = relu_run, .prepare = relu_prepare};
-static const tb_cpu_kernel test_add = {.domain = "", .name = "Add", .run = add_run, .prepare = add_prepare, .release = add_release};
-static const tb_cpu_kernel test_reshape = {.domain = "", .name = "Reshape", .run = reshape_run};
+static const tb_kernel test_relu = {.domain = "", .name = "Relu", .run = relu_run, .prepare = relu_prepare};
+static const tb_kernel test_add = {.domain = "", .name = "Add", .run = add_run, .prepare = add_prepare, .release = add_release};
+static const tb_kernel test_reshape = {.domain = "", .name = "Reshape", .run = reshape_run};
 
-static const tb_cpu_kernel *test_find(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static const tb_kernel *test_find(void *state, const tb_kernel_query *q) {
   (void)state;
-  (void)g;
-  if (!in[0] || in[0]->dtype != TB_DTYPE_F32) return NULL;
-  if (strcmp(n->op_type, "Relu") == 0) return &test_relu;
-  if (strcmp(n->op_type, "Add") == 0) return &test_add;
-  if (strcmp(n->op_type, "Reshape") == 0) return &test_reshape;
+  if (!q->in[0] || q->in[0]->dtype != TB_DTYPE_F32) return NULL;
+  if (strcmp(q->op_type, "Relu") == 0) return &test_relu;
+  if (strcmp(q->op_type, "Add") == 0) return &test_add;
+  if (strcmp(q->op_type, "Reshape") == 0) return &test_reshape;
   return NULL;
 }
 

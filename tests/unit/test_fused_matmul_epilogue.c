@@ -19,7 +19,7 @@
 #include "pass_test.h"
 #include "test_op_harness.h"
 
-extern const tb_cpu_kernel tb_kernel_fused_matmul, tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
+extern const tb_kernel tb_kernel_fused_matmul, tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
     tb_kernel_fused_matmul_f32_portable, tb_kernel_fused_matmul_bf16_avx512bf16, tb_kernel_fused_matmul_bf16_portable;
 
 /* ---- the graphs ---- */
@@ -214,7 +214,7 @@ static tb_tensor *filled(toh *t, size_t nd, const int64_t *shape) {
 
 static void bad_inputs_named(void **state) {
   (void)state;
-  const tb_cpu_kernel *kernels[] = {&tb_kernel_fused_matmul, &tb_kernel_fused_matmul_f32_portable,
+  const tb_kernel *kernels[] = {&tb_kernel_fused_matmul, &tb_kernel_fused_matmul_f32_portable,
                                     &tb_kernel_fused_matmul_f32_avx2, &tb_kernel_fused_matmul_f32_avx512,
                                     &tb_kernel_fused_matmul_bf16_portable, &tb_kernel_fused_matmul_bf16_avx512bf16};
   uint64_t hw = tb_convert_hardware_features();
@@ -230,6 +230,7 @@ static void bad_inputs_named(void **state) {
       tb_tensor *out[1] = {NULL};
       tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 4, .inputs = in, .n_outputs = 1,
                            .outputs = out, .backend = t.cpu, .threads = 1};
+      (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
       assert_int_equal(kernels[k]->run(&ctx), TB_ERR_INVALID_ARGUMENT);
       printf("  %s: %s\n", kernels[k]->precision ? "bf16" : kernels[k]->level ? "fast fp32" : "reference", tb_last_error());
       TB_ASSERT_CONTAINS(tb_last_error(), "'proj'");
@@ -297,15 +298,15 @@ static void kernel_choice_follows_mask(void **state) {
   const tb_value_type *in[4] = {&ta, &tw, &tbias, &tr};
   uint64_t hw = tb_convert_hardware_features();
   if (tb_gemm_path_for(hw) == TB_GEMM_AVX512)
-    assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, hw), &tb_kernel_fused_matmul_f32_avx512);
+    assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 2, hw), &tb_kernel_fused_matmul_f32_avx512);
   if (tb_gemm_path_for(hw) >= TB_GEMM_AVX2)
-    assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, masked("-avx512f")), &tb_kernel_fused_matmul_f32_avx2);
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, masked("-avx2")), &tb_kernel_fused_matmul_f32_portable);
+    assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 2, masked("-avx512f")), &tb_kernel_fused_matmul_f32_avx2);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 2, masked("-avx2")), &tb_kernel_fused_matmul_f32_portable);
   if (tb_gemm_bf16_path_for(hw) == TB_GEMM_BF16_AVX512BF16)
-    assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 3, hw), &tb_kernel_fused_matmul_bf16_avx512bf16);
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 3, masked("-avx512bf16")), &tb_kernel_fused_matmul_bf16_portable);
+    assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 3, hw), &tb_kernel_fused_matmul_bf16_avx512bf16);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 3, masked("-avx512bf16")), &tb_kernel_fused_matmul_bf16_portable);
   in[3] = &tr64; /* a float64 residual: the fast kernels decline, the reference takes it */
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 3, hw), &tb_kernel_fused_matmul);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 3, hw), &tb_kernel_fused_matmul);
   toh_teardown(&t);
 }
 

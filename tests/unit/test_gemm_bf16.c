@@ -566,20 +566,20 @@ static void path_choice_follows_features(void **state) {
 
 /* ---- the level-3 kernel entries ---- */
 
-extern const tb_cpu_kernel tb_kernel_matmul_bf16_avx512bf16, tb_kernel_matmul_bf16_portable, tb_kernel_gemm_bf16_avx512bf16,
+extern const tb_kernel tb_kernel_matmul_bf16_avx512bf16, tb_kernel_matmul_bf16_portable, tb_kernel_gemm_bf16_avx512bf16,
     tb_kernel_gemm_bf16_portable, tb_kernel_fused_matmul_bf16_avx512bf16, tb_kernel_fused_matmul_bf16_portable,
     tb_kernel_fused_gemm_bf16_avx512bf16, tb_kernel_fused_gemm_bf16_portable;
-extern const tb_cpu_kernel tb_kernel_matmul_bf16_amx, tb_kernel_gemm_bf16_amx, tb_kernel_fused_matmul_bf16_amx,
+extern const tb_kernel tb_kernel_matmul_bf16_amx, tb_kernel_gemm_bf16_amx, tb_kernel_fused_matmul_bf16_amx,
     tb_kernel_fused_gemm_bf16_amx, tb_kernel_matmul_bf16_amx_emulated, tb_kernel_gemm_bf16_amx_emulated,
     tb_kernel_fused_matmul_bf16_amx_emulated, tb_kernel_fused_gemm_bf16_amx_emulated;
-extern const tb_cpu_kernel tb_kernel_matmul, tb_kernel_gemm, tb_kernel_fused_matmul, tb_kernel_fused_gemm;
+extern const tb_kernel tb_kernel_matmul, tb_kernel_gemm, tb_kernel_fused_matmul, tb_kernel_fused_gemm;
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
 
 typedef struct op_entries {
   const char *domain, *op;
-  const tb_cpu_kernel *path[TB_GEMM_BF16_PATH_COUNT]; /* indexed by tb_gemm_bf16_path */
-  const tb_cpu_kernel *ref;
+  const tb_kernel *path[TB_GEMM_BF16_PATH_COUNT]; /* indexed by tb_gemm_bf16_path */
+  const tb_kernel *ref;
 } op_entries;
 
 static const op_entries matmul_entries = {"", "MatMul", {&tb_kernel_matmul_bf16_portable, &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_amx, &tb_kernel_matmul_bf16_amx_emulated}, &tb_kernel_matmul};
@@ -634,15 +634,16 @@ static tb_tensor *random_tensor(toh *t, size_t ndim, const int64_t *shape, uint6
 }
 
 /* Run kernel k on the node with these inputs (and prepare()'s state); the status, the output in *out. */
-static tb_status run_entry(toh *t, const tb_cpu_kernel *k, tb_tensor **in, size_t n_in, void *kstate, tb_pool *pool,
+static tb_status run_entry(toh *t, const tb_kernel *k, tb_tensor **in, size_t n_in, void *kstate, tb_pool *pool,
                            tb_tensor **out) {
   *out = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = pool ? 2 : 1, .pool = pool, .state = kstate};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   return k->run(&ctx);
 }
 
-static tb_tensor *run_ok(toh *t, const tb_cpu_kernel *k, tb_tensor **in, size_t n_in, void *kstate, tb_pool *pool) {
+static tb_tensor *run_ok(toh *t, const tb_kernel *k, tb_tensor **in, size_t n_in, void *kstate, tb_pool *pool) {
   tb_tensor *out = NULL;
   TB_ASSERT_OK(run_entry(t, k, in, n_in, kstate, pool, &out));
   assert_non_null(out);
@@ -761,11 +762,12 @@ static void prepare_packs_constant_weights(void **state) {
     tb_tensor *in[2] = {which ? random_tensor(&t, 2, as + 1, 1) : random_tensor(&t, 3, as, 1),
                         random_tensor(&t, 2, which ? bs_gemm : bs_mm, 2)};
     FOR_EACH_PATH(p) {
-      const tb_cpu_kernel *k = e->path[p];
+      const tb_kernel *k = e->path[p];
       assert_non_null(k->prepare);
       assert_string_equal(k->precision, "bf16");
       tb_tensor *consts[2] = {NULL, in[1]};
       tb_kernel_ctx pctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 2, .inputs = consts, .backend = t.cpu};
+      (void)tbt_kernel_bind(&pctx, t.graph, toh_node(&t), NULL);
       void *kstate = (void *)1;
       TB_ASSERT_OK(k->prepare(&pctx, &kstate)); /* B is not marked constant in the graph yet */
       assert_null(kstate);
@@ -819,13 +821,13 @@ static void entries_reject_bad_nodes(void **state) {
   toh_teardown(&t);
 }
 
-static const tb_cpu_kernel *pick(const op_entries *e, tb_dtype dtype, int level, uint64_t features) {
+static const tb_kernel *pick(const op_entries *e, tb_dtype dtype, int level, uint64_t features) {
   toh t;
   node_setup(&t, e, 2, NULL, 0);
   const int64_t d[2] = {4, 4};
   tb_value_type ty = toh_type(dtype, 2, d);
   const tb_value_type *in[2] = {&ty, &ty};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features);
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features);
   toh_teardown(&t);
   return k;
 }
@@ -853,7 +855,7 @@ static void kernel_choice_follows_level_and_mask(void **state) {
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512bf16")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, features_with_mask("-avx512f")), e->path[TB_GEMM_BF16_PORTABLE]);
     assert_ptr_equal(pick(e, TB_DTYPE_F32, 3, 0), e->path[TB_GEMM_BF16_PORTABLE]);
-    const tb_cpu_kernel *o2 = pick(e, TB_DTYPE_F32, 2, hw);
+    const tb_kernel *o2 = pick(e, TB_DTYPE_F32, 2, hw);
     assert_non_null(o2);
     assert_null(o2->precision); /* level 2 keeps fp32 */
     assert_ptr_equal(pick(e, TB_DTYPE_F64, 3, hw), e->ref); /* float32 only */

@@ -22,13 +22,13 @@
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
 
-extern const tb_cpu_kernel tb_kernel_matmul_f32_avx512, tb_kernel_matmul_f32_avx2, tb_kernel_matmul_f32_portable;
-extern const tb_cpu_kernel tb_kernel_gemm_f32_avx512, tb_kernel_gemm_f32_avx2, tb_kernel_gemm_f32_portable;
-extern const tb_cpu_kernel tb_kernel_matmul, tb_kernel_gemm;
-extern const tb_cpu_kernel tb_kernel_fused_gemm_f32_avx512, tb_kernel_fused_gemm_f32_avx2, tb_kernel_fused_gemm_f32_portable;
-extern const tb_cpu_kernel tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
+extern const tb_kernel tb_kernel_matmul_f32_avx512, tb_kernel_matmul_f32_avx2, tb_kernel_matmul_f32_portable;
+extern const tb_kernel tb_kernel_gemm_f32_avx512, tb_kernel_gemm_f32_avx2, tb_kernel_gemm_f32_portable;
+extern const tb_kernel tb_kernel_matmul, tb_kernel_gemm;
+extern const tb_kernel tb_kernel_fused_gemm_f32_avx512, tb_kernel_fused_gemm_f32_avx2, tb_kernel_fused_gemm_f32_portable;
+extern const tb_kernel tb_kernel_fused_matmul_f32_avx512, tb_kernel_fused_matmul_f32_avx2,
     tb_kernel_fused_matmul_f32_portable;
-extern const tb_cpu_kernel tb_kernel_fused_gemm, tb_kernel_fused_matmul;
+extern const tb_kernel tb_kernel_fused_gemm, tb_kernel_fused_matmul;
 
 static const char *const path_names[] = {"portable", "avx2", "avx512"};
 
@@ -133,13 +133,13 @@ static uint64_t features_with_mask(const char *mask) {
 }
 
 /* A MatMul node with f32 (or f64) inputs; which kernel the executor would pick under a mask. */
-static const tb_cpu_kernel *pick(const char *op, tb_dtype dtype, int level, const char *mask) {
+static const tb_kernel *pick(const char *op, tb_dtype dtype, int level, const char *mask) {
   toh t;
   toh_setup(&t, op, 13, 2, 0, 1, NULL, 0);
   const int64_t d[2] = {4, 4};
   tb_value_type ty = toh_type(dtype, 2, d);
   const tb_value_type *in[2] = {&ty, &ty};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   unsetenv("TB_CPU_FEATURES");
   return k;
@@ -161,10 +161,11 @@ static void kernel_choice_follows_mask(void **state) {
 }
 
 /* Run kernel k on a one-node graph of toh t with these f32 inputs; the output tensor. */
-static tb_tensor *run_kernel(toh *t, const tb_cpu_kernel *k, tb_tensor **in, size_t n_in) {
+static tb_tensor *run_kernel(toh *t, const tb_kernel *k, tb_tensor **in, size_t n_in) {
   tb_tensor *out[1] = {NULL};
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = 1};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   assert_non_null(out[0]);
   return out[0];
@@ -204,7 +205,7 @@ static void matmul_entries_match_reference(void **state) {
       {1, 1, {5}, {5}},                  /* dot product: scalar out */
       {3, 3, {2, 0, 4}, {2, 4, 3}},      /* empty */
   };
-  const tb_cpu_kernel *entries[] = {&tb_kernel_matmul_f32_portable, &tb_kernel_matmul_f32_avx2,
+  const tb_kernel *entries[] = {&tb_kernel_matmul_f32_portable, &tb_kernel_matmul_f32_avx2,
                                     &tb_kernel_matmul_f32_avx512};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     toh t;
@@ -227,7 +228,7 @@ static void matmul_entries_match_reference(void **state) {
 static void gemm_entries_match_reference(void **state) {
   (void)state;
   static const int64_t c_shapes[][3] = {{0}, {1, 21}, {2, 1, 21}, {2, 13, 1}, {2, 13, 21}, {2, 1, 1}};
-  const tb_cpu_kernel *entries[] = {&tb_kernel_gemm_f32_portable, &tb_kernel_gemm_f32_avx2, &tb_kernel_gemm_f32_avx512};
+  const tb_kernel *entries[] = {&tb_kernel_gemm_f32_portable, &tb_kernel_gemm_f32_avx2, &tb_kernel_gemm_f32_avx512};
   for (int tr = 0; tr < 4; tr++)
     for (size_t cs = 0; cs < 6; cs++) {
       bool ta = tr & 1, tb = tr & 2;
@@ -306,13 +307,14 @@ static const tb_ir_tensor a_constant; /* marks a graph value constant: only its 
 /* Run kernel k as the executor does: prepare (constant inputs only when `constant_b`, input 1 marked
  * constant in the graph), then run with every input, the state and the pool; release. *had_state says
  * whether prepare made one. */
-static tb_tensor *run_prepared(toh *t, const tb_cpu_kernel *k, tb_tensor **in, size_t n_in, bool constant_b,
+static tb_tensor *run_prepared(toh *t, const tb_kernel *k, tb_tensor **in, size_t n_in, bool constant_b,
                                tb_pool *pool, bool *had_state) {
   tb_value *vb = &t->graph->values[toh_node(t)->inputs[1]];
   vb->constant = constant_b ? &a_constant : NULL;
   tb_tensor *const_in[3] = {NULL, constant_b ? in[1] : NULL, NULL};
   tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = constant_b ? const_in : in,
                       .n_outputs = 1, .backend = t->cpu, .threads = pool ? 2 : 1, .pool = pool};
+  (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
   void *state = NULL;
   assert_non_null(k->prepare);
   TB_ASSERT_OK(k->prepare(&pc, &state));
@@ -320,6 +322,7 @@ static tb_tensor *run_prepared(toh *t, const tb_cpu_kernel *k, tb_tensor **in, s
   tb_tensor *out[1] = {NULL};
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = n_in, .inputs = in, .n_outputs = 1,
                        .outputs = out, .backend = t->cpu, .threads = pool ? 2 : 1, .pool = pool, .state = state};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   k->release(state);
   vb->constant = NULL;
@@ -343,7 +346,7 @@ static void assert_same_bits(const tb_tensor *x, const tb_tensor *y, const char 
 }
 
 /* Every path's entry, prepared with constant and with non-constant B, serial and on 2 threads, against ref. */
-static void check_entries(toh *t, const tb_cpu_kernel *const *entries, const tb_cpu_kernel *ref_kernel, tb_tensor **in,
+static void check_entries(toh *t, const tb_kernel *const *entries, const tb_kernel *ref_kernel, tb_tensor **in,
                           size_t n_in, bool b_packable, tb_pool *pool, const char *what) {
   tb_tensor *ref = run_kernel(t, ref_kernel, in, n_in);
   for (int p = 0; p < n_paths(); p++)
@@ -376,8 +379,8 @@ static void matmul_prepared_weights_and_pool(void **state) {
       {3, 3, {2, 128, 128}, {2, 128, 160}}, /* batched B, each product split over the threads */
       {2, 2, {0, 24}, {24, 50}},        /* empty */
   };
-  const tb_cpu_kernel *entries[] = {&tb_kernel_matmul_f32_portable, &tb_kernel_matmul_f32_avx2, &tb_kernel_matmul_f32_avx512};
-  const tb_cpu_kernel *fused[] = {&tb_kernel_fused_matmul_f32_portable, &tb_kernel_fused_matmul_f32_avx2,
+  const tb_kernel *entries[] = {&tb_kernel_matmul_f32_portable, &tb_kernel_matmul_f32_avx2, &tb_kernel_matmul_f32_avx512};
+  const tb_kernel *fused[] = {&tb_kernel_fused_matmul_f32_portable, &tb_kernel_fused_matmul_f32_avx2,
                                   &tb_kernel_fused_matmul_f32_avx512};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char what[64];
@@ -402,7 +405,7 @@ static void gemm_prepared_weights_every_c(void **state) {
   TB_ASSERT_OK(tb_pool_create(2, &pool));
   static const int64_t c_shapes[][3] = {{0}, {1, 150}, {2, 1, 150}, {2, 70, 1}, {2, 70, 150}, {2, 1, 1}, {1, 1}};
   static const float betas[] = {1.0f, -1.5f};
-  const tb_cpu_kernel *entries[] = {&tb_kernel_gemm_f32_portable, &tb_kernel_gemm_f32_avx2, &tb_kernel_gemm_f32_avx512};
+  const tb_kernel *entries[] = {&tb_kernel_gemm_f32_portable, &tb_kernel_gemm_f32_avx2, &tb_kernel_gemm_f32_avx512};
   for (int tr = 0; tr < 4; tr++)
     for (size_t cs = 0; cs < 7; cs++)
       for (int bi = 0; bi < 2; bi++) {
@@ -429,7 +432,7 @@ static void fused_gemm_every_activation(void **state) {
   tb_pool *pool = NULL;
   TB_ASSERT_OK(tb_pool_create(2, &pool));
   static const char *const acts[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
-  const tb_cpu_kernel *entries[] = {&tb_kernel_fused_gemm_f32_portable, &tb_kernel_fused_gemm_f32_avx2,
+  const tb_kernel *entries[] = {&tb_kernel_fused_gemm_f32_portable, &tb_kernel_fused_gemm_f32_avx2,
                                     &tb_kernel_fused_gemm_f32_avx512};
   for (int a = 0; a < 7; a++) {
     toh t;
@@ -453,6 +456,7 @@ static void fused_gemm_every_activation(void **state) {
   tb_tensor *in[2] = {random_tensor(&t, 2, s, 1), random_tensor(&t, 2, s, 2)}, *out[1] = {NULL};
   tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 2, .inputs = in, .n_outputs = 1,
                        .outputs = out, .backend = t.cpu, .threads = 1};
+  (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
   assert_int_equal(tb_kernel_fused_gemm_f32_portable.run(&ctx), TB_ERR_MODEL);
   TB_ASSERT_CONTAINS(tb_last_error(), "Swish");
   tb_tensor_destroy(out[0]);
@@ -471,12 +475,12 @@ static void fused_choice_follows_mask(void **state) {
   tb_value_type ty = toh_type(TB_DTYPE_F32, 2, d), ty64 = toh_type(TB_DTYPE_F64, 2, d);
   const tb_value_type *in[2] = {&ty, &ty}, *in64[2] = {&ty64, &ty64};
   if (tb_gemm_path_for(hw) == TB_GEMM_AVX512)
-    assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, hw), &tb_kernel_fused_matmul_f32_avx512);
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 2, features_with_mask("-avx2")),
+    assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 2, hw), &tb_kernel_fused_matmul_f32_avx512);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 2, features_with_mask("-avx2")),
                    &tb_kernel_fused_matmul_f32_portable);
   unsetenv("TB_CPU_FEATURES");
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in, 0, hw), &tb_kernel_fused_matmul);
-  assert_ptr_equal(tb_cpu_kernel_find(t.graph, toh_node(&t), in64, 2, hw), &tb_kernel_fused_matmul);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in, 0, hw), &tb_kernel_fused_matmul);
+  assert_ptr_equal(tbt_kernel_find(t.graph, toh_node(&t), in64, 2, hw), &tb_kernel_fused_matmul);
   toh_teardown(&t);
 }
 

@@ -97,6 +97,7 @@ static void destroy(mm_graph *t) {
 /* What a packing kernel's prepare() does, said after the fact for the MatMul node. */
 static void consume_w(tb_exec *e, mm_graph *t) {
   tb_kernel_ctx kc = {.graph = t->g, .node = &t->g->nodes[t->step], .n_inputs = 2, .exec = e};
+  (void)tbt_kernel_bind(&kc, t->g, &t->g->nodes[t->step], NULL);
   tb_kernel_constant_consumed(&kc, 1);
   tb_exec_release_consumed(e, t->step);
 }
@@ -191,10 +192,13 @@ static void consumption_outside_prepare_is_ignored(void **state) {
   tb_weights_stats_get(&before);
   tb_tensor *fake_out = NULL;
   tb_kernel_ctx in_run = {.graph = t.g, .node = &t.g->nodes[t.step], .n_inputs = 2, .exec = e, .outputs = &fake_out};
+  (void)tbt_kernel_bind(&in_run, t.g, &t.g->nodes[t.step], NULL);
   tb_kernel_constant_consumed(&in_run, 1);      /* run(), not prepare(): ignored */
   tb_kernel_ctx no_exec = {.graph = t.g, .node = &t.g->nodes[t.step], .n_inputs = 2};
+  (void)tbt_kernel_bind(&no_exec, t.g, &t.g->nodes[t.step], NULL);
   tb_kernel_constant_consumed(&no_exec, 1);     /* a kernel test's own context: ignored */
   tb_kernel_ctx other = {.graph = t.g, .node = &t.g->nodes[t.step], .n_inputs = 2, .exec = e};
+  (void)tbt_kernel_bind(&other, t.g, &t.g->nodes[t.step], NULL);
   tb_kernel_constant_consumed(&other, 7);       /* no input 7 */
   tb_kernel_constant_consumed(&other, 0);       /* x is a graph input, not a constant */
   tb_kernel_constant_consumed(NULL, 1);

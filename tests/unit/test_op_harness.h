@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "test_kernel_util.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 #include "test_util.h"
@@ -211,7 +211,7 @@ static inline tb_status toh_run_tensors(toh *t, tb_tensor *const *inputs, tb_ten
     types[i] = toh_type_of(inputs[i]);
     ptypes[i] = &types[i];
   }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t->graph, toh_node(t), ptypes, 0, 0);
+  const tb_kernel *k = tbt_kernel_find(t->graph, toh_node(t), ptypes, 0, 0);
   if (!k) fail_msg("no level-0 CPU kernel for %s", toh_node(t)->op_type);
   for (size_t i = 0; i < t->n_out; i++) outs[i] = NULL;
   if (prealloc) {
@@ -230,7 +230,8 @@ static inline tb_status toh_run_tensors(toh *t, tb_tensor *const *inputs, tb_ten
     }
   }
   tb_kernel_ctx ctx = {t->graph, toh_node(t), t->n_in, (tb_tensor **)inputs, t->n_out, outs, t->cpu,
-                       t->run_subgraph, t->exec, 1, NULL, NULL};
+                       t->run_subgraph, t->exec, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   return k->run(&ctx);
 }
 

@@ -110,7 +110,7 @@ static void test_float16(void **state) {
   toh_setup(&t, "Cast", 13, 1, 0, 1, (tb_attr[]){TOH_INT("to", 6)}, 1);
   tb_value_type ty = toh_type(TB_DTYPE_F32, 1, (int64_t[]){4});
   const tb_value_type *tys[] = {&ty};
-  assert_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), tys));
+  assert_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), tys));
   toh_teardown(&t);
 }
 
@@ -388,14 +388,14 @@ static void test_declined(void **state) {
   toh_setup(&t, "Shape", 15, 1, 0, 1, NULL, 0);
   tb_value_type f = toh_type(TB_DTYPE_F32, 1, (int64_t[]){4}), i64 = toh_type(TB_DTYPE_I64, 1, (int64_t[]){4});
   const tb_value_type *one_f[] = {&f}, *one_i[] = {&i64}, *two_i[] = {&i64, &i64};
-  assert_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), one_f));
+  assert_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), one_f));
   toh_teardown(&t);
   toh_setup(&t, "Add", 14, 2, 0, 1, NULL, 0);
-  assert_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), two_i));
+  assert_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), two_i));
   toh_teardown(&t);
   toh_setup(&t, "Relu", 14, 1, 0, 1, NULL, 0);
-  assert_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), one_i));
-  assert_non_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), one_f));
+  assert_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), one_i));
+  assert_non_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), one_f));
   toh_teardown(&t);
 }
 

@@ -240,7 +240,7 @@ static void test_constant_and_old_prelu(void **state) {
   }
   toh t;
   toh_setup(&t, "Constant", 13, 0, 0, 1, (tb_attr[]){TOH_INTS("value_ints", 1, 2)}, 1);
-  assert_null(clx_dev->ops->find_kernel(clx_dev->state, t.graph, toh_node(&t), NULL)); /* shapes stay on the CPU */
+  assert_null(tbt_backend_kernel_find(clx_dev, t.graph, toh_node(&t), NULL)); /* shapes stay on the CPU */
   toh_teardown(&t);
   /* PRelu before opset 7: a single slope, and a 2-D one (broadcast from the right), on the device */
   toh_setup(&t, "PRelu", 6, 2, 0, 1, NULL, 0);
@@ -310,8 +310,8 @@ static void test_conv_transpose(void **state) {
   toh_teardown(&t);
 }
 
-static const tb_cpu_kernel *find(toh *t, const tb_value_type *const *in) {
-  return clx_dev->ops->find_kernel(clx_dev->state, t->graph, toh_node(t), in);
+static const tb_kernel *find(toh *t, const tb_value_type *const *in) {
+  return tbt_backend_kernel_find(clx_dev, t->graph, toh_node(t), in);
 }
 
 /* What the device leaves to the CPU, so a conformance test never fails on opencl:0 where the CPU passes. */

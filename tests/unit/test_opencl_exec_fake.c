@@ -15,7 +15,7 @@ static void no_program_calls_means_cpu(void **state) {
   tb_value_type f = toh_type(TB_DTYPE_F32, 1, (int64_t[]){4});
   const tb_value_type *in[] = {&f};
   assert_non_null(b->ops->find_kernel);
-  assert_null(b->ops->find_kernel(b->state, t.graph, toh_node(&t), in));
+  assert_null(tbt_backend_kernel_find(b, t.graph, toh_node(&t), in));
   float x[4] = {1, -2, 3, -4}, y[4] = {0};
   tb_tensor *d = NULL;
   TB_ASSERT_OK(tb_tensor_create(b, TB_DTYPE_F32, 1, (int64_t[]){4}, &d));

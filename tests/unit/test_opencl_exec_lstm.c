@@ -34,7 +34,7 @@ static void lstm_node(toh *t, const char *direction, int64_t seq, int64_t batch,
 static void compare_run(toh *t, bool prealloc) {
   tb_tensor *ref[TOH_MAX] = {0}, *dev[TOH_MAX] = {0};
   TB_ASSERT_OK(toh_run_tensors(t, t->in, ref, true));
-  const tb_cpu_kernel *k = NULL;
+  const tb_kernel *k = NULL;
   tb_status st = clx_run_device(t, t->in, dev, prealloc, &k);
   if (st != TB_OK) fail_msg("LSTM on opencl:0: %s", tb_last_error());
   assert_string_equal(k->name, "LSTM");
@@ -108,7 +108,7 @@ static void omitted_outputs(void **state) {
 }
 
 /* find_kernel with the node's input types. */
-static const tb_cpu_kernel *find(toh *t) {
+static const tb_kernel *find(toh *t) {
   tb_value_type types[TOH_MAX];
   const tb_value_type *ptypes[TOH_MAX] = {0};
   for (size_t i = 0; i < t->n_in; i++) {
@@ -116,11 +116,11 @@ static const tb_cpu_kernel *find(toh *t) {
     types[i] = toh_type_of(t->in[i]);
     ptypes[i] = &types[i];
   }
-  return clx_dev->ops->find_kernel(clx_dev->state, t->graph, toh_node(t), ptypes);
+  return tbt_backend_kernel_find(clx_dev, t->graph, toh_node(t), ptypes);
 }
 
 /* A forward LSTM with these extra attributes and, when extra_input is 4 or 7, sequence_lens or P. */
-static const tb_cpu_kernel *find_case(const tb_attr *extra, size_t n_extra, int extra_input) {
+static const tb_kernel *find_case(const tb_attr *extra, size_t n_extra, int extra_input) {
   toh t;
   toh_begin(&t, cpu);
   tb_attr attrs[4] = {TOH_STR("direction", "forward"), TOH_INT("hidden_size", 3)};
@@ -136,14 +136,14 @@ static const tb_cpu_kernel *find_case(const tb_attr *extra, size_t n_extra, int 
   toh_input(&t, 2, TB_DTYPE_F32, 3, rs, data);
   if (extra_input == 4) toh_input(&t, 4, TB_DTYPE_I32, 1, ls, lens);
   if (extra_input == 7) toh_input(&t, 7, TB_DTYPE_F32, 2, ps, data);
-  const tb_cpu_kernel *k = find(&t);
+  const tb_kernel *k = find(&t);
   toh_teardown(&t);
   return k;
 }
 
 static void declined(void **state) {
   (void)state;
-  const tb_cpu_kernel *plain = find_case(NULL, 0, -1);
+  const tb_kernel *plain = find_case(NULL, 0, -1);
   assert_non_null(plain);
   assert_string_equal(plain->name, "LSTM");
   tb_attr defaults = TOH_STRS("activations", "Sigmoid", "Tanh", "Tanh");
@@ -156,7 +156,7 @@ static void declined(void **state) {
       TOH_FLOATS("activation_alpha", 0.5f), TOH_FLOATS("activation_beta", 0.5f), TOH_STR("direction", "sideways"),
   };
   for (size_t i = 0; i < sizeof declined_attrs / sizeof declined_attrs[0]; i++) {
-    const tb_cpu_kernel *k = NULL;
+    const tb_kernel *k = NULL;
     if (strcmp(declined_attrs[i].name, "direction") == 0) { /* replaces "forward" rather than adding */
       toh t;
       toh_begin(&t, cpu);

@@ -73,7 +73,7 @@ static inline float *clx_read(const tb_tensor *x) {
 
 /* Run the node on the device with these inputs; the outputs are preallocated (prealloc) or left to the
  * kernel. Returns the status of prepare + run; outputs in outs (device tensors). */
-static inline tb_status clx_run_device(toh *t, tb_tensor *const *cpu_in, tb_tensor **outs, bool prealloc, const tb_cpu_kernel **kernel) {
+static inline tb_status clx_run_device(toh *t, tb_tensor *const *cpu_in, tb_tensor **outs, bool prealloc, const tb_kernel **kernel) {
   tb_tensor *dev_in[TOH_MAX] = {0};
   tb_value_type types[TOH_MAX];
   const tb_value_type *ptypes[TOH_MAX] = {0};
@@ -86,7 +86,7 @@ static inline tb_status clx_run_device(toh *t, tb_tensor *const *cpu_in, tb_tens
     TB_ASSERT_OK(tb_tensor_create(clx_dev, tb_tensor_dtype(cpu_in[i]), tb_tensor_ndim(cpu_in[i]), tb_tensor_shape(cpu_in[i]), &dev_in[i]));
     TB_ASSERT_OK(tb_tensor_copy(dev_in[i], cpu_in[i]));
   }
-  const tb_cpu_kernel *k = clx_dev->ops->find_kernel(clx_dev->state, t->graph, n, ptypes);
+  const tb_kernel *k = tbt_backend_kernel_find(clx_dev, t->graph, n, ptypes);
   if (kernel) *kernel = k;
   if (!k) fail_msg("opencl:0 has no kernel for %s", n->op_type);
   assert_int_equal(k->level, 0);
@@ -107,7 +107,8 @@ static inline tb_status clx_run_device(toh *t, tb_tensor *const *cpu_in, tb_tens
       TB_ASSERT_OK(tb_tensor_create(clx_dev, t->out_types[o].dtype, t->out_types[o].ndim, dims, &outs[o]));
     }
   }
-  tb_kernel_ctx ctx = {t->graph, n, t->n_in, in_all, 0, NULL, clx_dev, NULL, NULL, 1, NULL, NULL};
+  tb_kernel_ctx ctx = {t->graph, n, t->n_in, in_all, 0, NULL, clx_dev, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL};
+  (void)tbt_kernel_bind(&ctx, t->graph, n, NULL);
   void *state = NULL;
   tb_status st = k->prepare ? k->prepare(&ctx, &state) : TB_OK;
   ctx.n_outputs = t->n_out;

@@ -32,21 +32,21 @@
 #define BF16_ATOL 1e-2
 #define BF16_RTOL 1e-2
 
-extern const tb_cpu_kernel tb_kernel_lstm_f32_avx512, tb_kernel_lstm_f32_avx2, tb_kernel_lstm_f32_portable;
-extern const tb_cpu_kernel tb_kernel_gru_f32_avx512, tb_kernel_gru_f32_avx2, tb_kernel_gru_f32_portable;
-extern const tb_cpu_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f32_avx2,
+extern const tb_kernel tb_kernel_lstm_f32_avx512, tb_kernel_lstm_f32_avx2, tb_kernel_lstm_f32_portable;
+extern const tb_kernel tb_kernel_gru_f32_avx512, tb_kernel_gru_f32_avx2, tb_kernel_gru_f32_portable;
+extern const tb_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f32_avx2,
     tb_kernel_attention_f32_portable;
-extern const tb_cpu_kernel tb_kernel_lstm_bf16_avx512bf16, tb_kernel_lstm_bf16_portable;
-extern const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16;
-extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru, tb_kernel_fused_attention;
+extern const tb_kernel tb_kernel_lstm_bf16_avx512bf16, tb_kernel_lstm_bf16_portable;
+extern const tb_kernel tb_kernel_attention_bf16_avx512bf16;
+extern const tb_kernel tb_kernel_lstm, tb_kernel_gru, tb_kernel_fused_attention;
 
-static const tb_cpu_kernel *const lstm_entries[3] = {&tb_kernel_lstm_f32_portable, &tb_kernel_lstm_f32_avx2,
+static const tb_kernel *const lstm_entries[3] = {&tb_kernel_lstm_f32_portable, &tb_kernel_lstm_f32_avx2,
                                                      &tb_kernel_lstm_f32_avx512};
-static const tb_cpu_kernel *const gru_entries[3] = {&tb_kernel_gru_f32_portable, &tb_kernel_gru_f32_avx2,
+static const tb_kernel *const gru_entries[3] = {&tb_kernel_gru_f32_portable, &tb_kernel_gru_f32_avx2,
                                                     &tb_kernel_gru_f32_avx512};
-static const tb_cpu_kernel *const attn_entries[3] = {&tb_kernel_attention_f32_portable, &tb_kernel_attention_f32_avx2,
+static const tb_kernel *const attn_entries[3] = {&tb_kernel_attention_f32_portable, &tb_kernel_attention_f32_avx2,
                                                      &tb_kernel_attention_f32_avx512};
-static const tb_cpu_kernel *const lstm_bf16_entries[2] = {&tb_kernel_lstm_bf16_portable,
+static const tb_kernel *const lstm_bf16_entries[2] = {&tb_kernel_lstm_bf16_portable,
                                                           &tb_kernel_lstm_bf16_avx512bf16};
 static const char *const path_names[3] = {"portable", "avx2", "avx512"};
 static const char *const bf16_path_names[2] = {"bf16 portable", "avx512bf16"};
@@ -58,13 +58,13 @@ static int n_bf16_paths(void) { return tbt_cpu_has_bf16_path() ? 2 : 1; }
 
 /* Entries to compare, one per path, with their names and tolerance. */
 typedef struct entry_set {
-  const tb_cpu_kernel *const *entries;
+  const tb_kernel *const *entries;
   const char *const *names;
   int count;
   double atol, rtol;
 } entry_set;
 
-static entry_set f32_set(const tb_cpu_kernel *const *entries) {
+static entry_set f32_set(const tb_kernel *const *entries) {
   return (entry_set){entries, path_names, n_paths(), ATOL, RTOL};
 }
 
@@ -117,7 +117,7 @@ static void make_constant(toh *t, size_t i) {
 
 /* Run entry k on t's node: prepare with the inputs in `constant` (bits; the others NULL), then run with
  * every input (outputs preallocated like the reference's when prealloc), then release. */
-static tb_status run_fast(toh *t, const tb_cpu_kernel *k, tb_tensor **in, unsigned constant, tb_pool *pool,
+static tb_status run_fast(toh *t, const tb_kernel *k, tb_tensor **in, unsigned constant, tb_pool *pool,
                           const tb_tensor *const *like, bool prealloc, tb_tensor **out) {
   tb_tensor *cin[TOH_MAX] = {0};
   for (size_t i = 0; i < t->n_in; i++)
@@ -132,6 +132,7 @@ static tb_status run_fast(toh *t, const tb_cpu_kernel *k, tb_tensor **in, unsign
                         .backend = t->cpu,
                         .threads = tb_pool_threads(pool),
                         .pool = pool};
+  (void)tbt_kernel_bind(&pctx, t->graph, toh_node(t), NULL);
   if (k->prepare) {
     tb_status st = k->prepare(&pctx, &state);
     if (st != TB_OK) return st;
@@ -353,7 +354,7 @@ static void prepare_packs_only_constants(void **state) {
   t.in[1] = rand_f32(&t, 3, ws, 2, 0.6f);
   t.in[2] = rand_f32(&t, 3, rs, 3, 0.6f);
   for (int p = 0; p < n_paths(); p++) {
-    const tb_cpu_kernel *k = lstm_entries[p];
+    const tb_kernel *k = lstm_entries[p];
     tb_kernel_ctx ctx = {.graph = t.graph,
                          .node = toh_node(&t),
                          .n_inputs = 3,
@@ -361,6 +362,7 @@ static void prepare_packs_only_constants(void **state) {
                          .n_outputs = 3,
                          .backend = t.cpu,
                          .threads = 1};
+    (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
     void *st = &ctx;
     TB_ASSERT_OK(k->prepare(&ctx, &st));
     assert_null(st); /* W and R are graph inputs here: nothing packed */
@@ -374,6 +376,7 @@ static void prepare_packs_only_constants(void **state) {
                          .n_outputs = 3,
                          .backend = t.cpu,
                          .threads = 1};
+    (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
     void *st = NULL;
     TB_ASSERT_OK(lstm_entries[p]->prepare(&ctx, &st));
     assert_null(st); /* R still not constant */
@@ -389,6 +392,7 @@ static void prepare_packs_only_constants(void **state) {
                          .n_outputs = 3,
                          .backend = t.cpu,
                          .threads = 1};
+    (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
     void *st = NULL;
     TB_ASSERT_OK(lstm_entries[p]->prepare(&ctx, &st));
     assert_non_null(st);
@@ -544,24 +548,24 @@ static uint64_t features_with_mask(const char *mask) {
   return f;
 }
 
-static const tb_cpu_kernel *pick_rnn(const char *op, tb_dtype dtype, int level, const char *mask) {
+static const tb_kernel *pick_rnn(const char *op, tb_dtype dtype, int level, const char *mask) {
   toh t;
   toh_setup(&t, op, 14, 3, 0, 2, NULL, 0);
   const int64_t d[3] = {2, 2, 2};
   tb_value_type ty = toh_type(dtype, 3, d);
   const tb_value_type *in[3] = {&ty, &ty, &ty};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   return k;
 }
 
-static const tb_cpu_kernel *pick_attention(tb_dtype dtype, int level, const char *mask) {
+static const tb_kernel *pick_attention(tb_dtype dtype, int level, const char *mask) {
   toh t;
   attn_setup(&t, 3, NULL, 0);
   const int64_t d[3] = {2, 4, 4};
   tb_value_type ty = toh_type(dtype, 3, d);
   const tb_value_type *in[3] = {&ty, &ty, &ty};
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
+  const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), in, level, features_with_mask(mask));
   toh_teardown(&t);
   return k;
 }
@@ -688,7 +692,7 @@ static void rnn_error(const char *op, unsigned omit, int64_t r_extra, int64_t x_
   make_constant(&t, 1);
   make_constant(&t, 2);
   for (int p = 0; p < n_paths(); p++) {
-    const tb_cpu_kernel *k = lstm ? lstm_entries[p] : gru_entries[p];
+    const tb_kernel *k = lstm ? lstm_entries[p] : gru_entries[p];
     tb_tensor *out[2] = {0};
     tb_status st = run_fast(&t, k, t.in, 0, NULL, NULL, false, out);
     if (st != TB_ERR_MODEL)

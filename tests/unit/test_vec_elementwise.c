@@ -20,12 +20,12 @@ enum { N_SPECIAL = sizeof specials / sizeof specials[0] };
 
 typedef struct unary_case {
   const char *op;
-  const tb_cpu_kernel *entries[3];
+  const tb_kernel *entries[3];
   float lo, hi;
   double rtol, atol;
 } unary_case;
 
-static void unary_check(const char *op, const tb_cpu_kernel *const *entries, const tb_attr *attrs, size_t n_attrs,
+static void unary_check(const char *op, const tb_kernel *const *entries, const tb_attr *attrs, size_t n_attrs,
                         float lo, float hi, double rtol, double atol) {
   static const int64_t sizes[] = {1, 15, 17, 33, 100003};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -50,7 +50,7 @@ static void unary_check(const char *op, const tb_cpu_kernel *const *entries, con
 
 static void unary_exact_ops(void **state) {
   (void)state;
-  const tb_cpu_kernel *relu[3] = VT_ENTRIES(relu), *neg[3] = VT_ENTRIES(neg), *sq[3] = VT_ENTRIES(sqrt),
+  const tb_kernel *relu[3] = VT_ENTRIES(relu), *neg[3] = VT_ENTRIES(neg), *sq[3] = VT_ENTRIES(sqrt),
                       *rc[3] = VT_ENTRIES(reciprocal);
   unary_check("Relu", relu, NULL, 0, -5, 5, 0, 0);
   unary_check("Neg", neg, NULL, 0, -5, 5, 0, 0);
@@ -60,7 +60,7 @@ static void unary_exact_ops(void **state) {
 
 static void unary_transcendental_ops(void **state) {
   (void)state;
-  const tb_cpu_kernel *ex[3] = VT_ENTRIES(exp), *sg[3] = VT_ENTRIES(sigmoid), *th[3] = VT_ENTRIES(tanh),
+  const tb_kernel *ex[3] = VT_ENTRIES(exp), *sg[3] = VT_ENTRIES(sigmoid), *th[3] = VT_ENTRIES(tanh),
                       *ef[3] = VT_ENTRIES(erf);
   unary_check("Exp", ex, NULL, 0, -110, 95, 1e-5, 1e-40);
   unary_check("Sigmoid", sg, NULL, 0, -100, 100, 1e-5, 1e-40);
@@ -70,7 +70,7 @@ static void unary_transcendental_ops(void **state) {
 
 static void gelu_both_forms(void **state) {
   (void)state;
-  const tb_cpu_kernel *ge[3] = VT_ENTRIES(gelu);
+  const tb_kernel *ge[3] = VT_ENTRIES(gelu);
   unary_check("Gelu", ge, NULL, 0, -15, 10, 1e-5, 1e-14);
   unary_check("Gelu", ge, (tb_attr[]){TOH_STR("approximate", "none")}, 1, -15, 10, 1e-5, 1e-14);
   unary_check("Gelu", ge, (tb_attr[]){TOH_STR("approximate", "tanh")}, 1, -15, 10, 1e-5, 1e-14);
@@ -80,7 +80,7 @@ static void gelu_both_forms(void **state) {
   vt_add_tb(&t, "Gelu", 1, 1, (tb_attr[]){TOH_STR("approximate", "cubic")}, 1);
   const int64_t shape[1] = {4};
   tb_tensor *in[1] = {vt_random(&t, 1, shape, 1, -1, 1)};
-  const tb_cpu_kernel *k = vt_pick(&t, in, 2, NULL);
+  const tb_kernel *k = vt_pick(&t, in, 2, NULL);
   assert_non_null(k);
   assert_int_equal(k->level, 0);
   toh_clear(in, 1);
@@ -120,7 +120,7 @@ static const bin_case bin_cases[] = {
     {3, 3, {2, 3, 4}, {2, 1, 4}, false},   /* a broadcast dim between covered ones */
 };
 
-static void binary_op(const char *op, const tb_cpu_kernel *const *entries) {
+static void binary_op(const char *op, const tb_kernel *const *entries) {
   for (size_t c = 0; c < sizeof bin_cases / sizeof bin_cases[0]; c++) {
     const bin_case *bc = &bin_cases[c];
     toh t;
@@ -130,7 +130,7 @@ static void binary_op(const char *op, const tb_cpu_kernel *const *entries) {
     int64_t nb = tb_tensor_numel(in[1]), na = tb_tensor_numel(in[0]);
     if (na > 3) a[0] = NAN, a[1] = INFINITY, a[2] = -INFINITY, a[3] = 0;
     if (nb > 3) b[0] = 0, b[1] = INFINITY, b[2] = NAN, b[3] = -0.0f;
-    const tb_cpu_kernel *k = vt_pick(&t, in, 2, NULL);
+    const tb_kernel *k = vt_pick(&t, in, 2, NULL);
     if (bc->accepted)
       vt_assert_picks(&t, in, entries);
     else
@@ -145,7 +145,7 @@ static void binary_op(const char *op, const tb_cpu_kernel *const *entries) {
 
 static void binary_ops_match_reference(void **state) {
   (void)state;
-  const tb_cpu_kernel *add[3] = VT_ENTRIES(add), *sub[3] = VT_ENTRIES(sub), *mul[3] = VT_ENTRIES(mul),
+  const tb_kernel *add[3] = VT_ENTRIES(add), *sub[3] = VT_ENTRIES(sub), *mul[3] = VT_ENTRIES(mul),
                       *dv[3] = VT_ENTRIES(div);
   binary_op("Add", add);
   binary_op("Sub", sub);
@@ -156,7 +156,7 @@ static void binary_ops_match_reference(void **state) {
 /* Opset 6's Add with broadcast=1 and axis is the legacy broadcast: declined, and run() falls back. */
 static void binary_declines_legacy_broadcast(void **state) {
   (void)state;
-  const tb_cpu_kernel *add[3] = VT_ENTRIES(add);
+  const tb_kernel *add[3] = VT_ENTRIES(add);
   toh t;
   toh_setup(&t, "Add", 6, 2, 0, 1, (tb_attr[]){TOH_INT("broadcast", 1), TOH_INT("axis", 1)}, 2);
   const int64_t as[3] = {2, 3, 4}, bs[1] = {3};
@@ -189,6 +189,7 @@ static void binary_mismatch_is_reference_error(void **state) {
                        .outputs = out,
                        .backend = t.cpu,
                        .threads = 1};
+  (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
   assert_int_equal(tb_kernel_vec_mul_avx2.run(&ctx), ref);
   assert_string_equal(tb_last_error(), msg);
   toh_clear(out, 1);
@@ -200,7 +201,7 @@ static void binary_mismatch_is_reference_error(void **state) {
  * (in place), and a strided view as input (handed to the reference, so the result is the reference's). */
 static void preallocated_in_place_and_views(void **state) {
   (void)state;
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(tanh);
+  const tb_kernel *entries[3] = VT_ENTRIES(tanh);
   const int64_t shape[2] = {6, 40}, vshape[2] = {6, 17}, vstrides[2] = {40, 2};
   for (int p = 0; p < 3; p++) {
     if (!vt_runnable(entries[p])) continue;
@@ -214,6 +215,7 @@ static void preallocated_in_place_and_views(void **state) {
     tb_tensor *out[1] = {pre};
     tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 1, .inputs = in, .n_outputs = 1,
                          .outputs = out, .backend = t.cpu, .threads = 1};
+    (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
     TB_ASSERT_OK(entries[p]->run(&ctx));
     assert_ptr_equal(out[0], pre);
     vt_assert_close(pre, ref[0], 1e-5, 1e-40, "Tanh into a preallocated output");

@@ -31,7 +31,7 @@ static void softmax_every_axis(void **state) {
       {2, {3, 17}, 13, -1},    {3, {2, 5, 33}, 13, 1},    {3, {4, 3, 7}, 13, 0}, {3, {2, 3, 5}, 11, 1},
       {2, {128, 1000}, 13, 1}, {4, {2, 3, 4, 19}, 13, 2}, {1, {1}, 13, 0}, {2, {600, 5}, 13, 0},
   };
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(softmax);
+  const tb_kernel *entries[3] = VT_ENTRIES(softmax);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     toh t;
     toh_setup(&t, "Softmax", cases[c].opset, 1, 0, 1, (tb_attr[]){TOH_INT("axis", cases[c].axis)}, 1);
@@ -48,7 +48,7 @@ static void softmax_every_axis(void **state) {
 /* A NaN, a +inf, an all -inf row (all NaN in the reference) and a row with some -inf (zeros there). */
 static void softmax_special_rows(void **state) {
   (void)state;
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(softmax);
+  const tb_kernel *entries[3] = VT_ENTRIES(softmax);
   for (int axis = 0; axis < 2; axis++) {
     toh t;
     toh_setup(&t, "Softmax", 13, 1, 0, 1, (tb_attr[]){TOH_INT("axis", axis ? -1 : 0)}, 1);
@@ -95,8 +95,8 @@ static void layernorm_check(bool tb_domain) {
       {2, {256, 768}, -1, 1, 1, {768}, {768}, 1, true},    /* split over the pool */
       {1, {1}, 0, 1, 1, {1}, {1}, 0, true},
   };
-  const tb_cpu_kernel *onnx[3] = VT_ENTRIES(layernorm), *tbk[3] = VT_ENTRIES(tb_layernorm);
-  const tb_cpu_kernel *const *entries = tb_domain ? tbk : onnx;
+  const tb_kernel *onnx[3] = VT_ENTRIES(layernorm), *tbk[3] = VT_ENTRIES(tb_layernorm);
+  const tb_kernel *const *entries = tb_domain ? tbk : onnx;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const ln_case *lc = &cases[c];
     size_t n_in = lc->nb ? 3 : 2, n_out = tb_domain ? 1 : 3;
@@ -131,7 +131,7 @@ static void layernorm_tb_domain(void **state) {
 /* NaN in a row makes that row's outputs NaN, the other rows stay exact. */
 static void layernorm_nan_row(void **state) {
   (void)state;
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(layernorm);
+  const tb_kernel *entries[3] = VT_ENTRIES(layernorm);
   toh t;
   toh_setup(&t, "LayerNormalization", 17, 2, 0, 1, NULL, 0);
   const int64_t xs[2] = {3, 21}, ss[1] = {21};
@@ -149,7 +149,7 @@ static void batchnorm_inference(void **state) {
   (void)state;
   static const int64_t shapes[][4] = {{2, 3, 5, 7}, {4, 6, 1, 1}, {1, 16, 3, 3}, {2, 64, 32, 32}};
   static const size_t ranks[] = {4, 2, 4, 4};
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(batchnorm);
+  const tb_kernel *entries[3] = VT_ENTRIES(batchnorm);
   for (size_t c = 0; c < 4; c++) {
     toh t;
     toh_setup(&t, "BatchNormalization", 15, 5, 0, 1, (tb_attr[]){TOH_FLOAT("epsilon", 1e-3f)}, 1);
@@ -191,7 +191,7 @@ static void batchnorm_declines(void **state) {
   in[3] = vt_random(&t, 3, full, 11, -1, 1);
   tb_tensor_destroy(in[4]);
   in[4] = vt_random(&t, 3, full, 12, 1, 2);
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(batchnorm);
+  const tb_kernel *entries[3] = VT_ENTRIES(batchnorm);
   vt_check(&t, entries, in, 1e-5, 1e-6, "BatchNormalization with per-element parameters (fallback)");
   toh_clear(in, 5);
   toh_teardown(&t);
@@ -201,14 +201,14 @@ static void batchnorm_declines(void **state) {
 
 static void reduce_case(const char *op, int opset, const tb_attr *attrs, size_t n_attrs, size_t ndim,
                         const int64_t *shape, const int64_t *axes, size_t n_axes, bool picked_fast,
-                        const tb_cpu_kernel *const *entries, const char *what) {
+                        const tb_kernel *const *entries, const char *what) {
   toh t;
   toh_setup(&t, op, opset, axes ? 2 : 1, 0, 1, attrs, n_attrs);
   const int64_t an[1] = {(int64_t)n_axes};
   tb_tensor *in[2] = {vt_random(&t, ndim, shape, ndim + 3, -2, 3),
                       axes ? toh_host_tensor(t.cpu, TB_DTYPE_I64, 1, an, axes) : NULL};
   vt_data(in[0])[1] = NAN;
-  const tb_cpu_kernel *k = vt_pick(&t, in, 2, NULL);
+  const tb_kernel *k = vt_pick(&t, in, 2, NULL);
   if (picked_fast)
     vt_assert_picks(&t, in, entries);
   else
@@ -220,7 +220,7 @@ static void reduce_case(const char *op, int opset, const tb_attr *attrs, size_t 
 
 static void reduce_last_axis(void **state) {
   (void)state;
-  const tb_cpu_kernel *mean[3] = VT_ENTRIES(reduce_mean), *sum[3] = VT_ENTRIES(reduce_sum);
+  const tb_kernel *mean[3] = VT_ENTRIES(reduce_mean), *sum[3] = VT_ENTRIES(reduce_sum);
   const int64_t s2[2] = {5, 37}, big[2] = {1000, 999}, s1[1] = {37}, s3[3] = {2, 3, 1025}, last[1] = {-1},
                 first[1] = {0};
   reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", -1)}, 1, 2, s2, NULL, 0, true, mean,
@@ -246,8 +246,8 @@ static void reduce_last_axis(void **state) {
 
 static void pool_case(const char *op, int opset, const tb_attr *attrs, size_t n_attrs, const int64_t *shape,
                       uint64_t seed, double rtol, double atol, const char *what) {
-  const tb_cpu_kernel *mx[3] = VT_ENTRIES(maxpool), *av[3] = VT_ENTRIES(averagepool);
-  const tb_cpu_kernel *const *entries = strcmp(op, "MaxPool") == 0 ? mx : av;
+  const tb_kernel *mx[3] = VT_ENTRIES(maxpool), *av[3] = VT_ENTRIES(averagepool);
+  const tb_kernel *const *entries = strcmp(op, "MaxPool") == 0 ? mx : av;
   toh t;
   toh_setup(&t, op, opset, 1, 0, 1, attrs, n_attrs);
   tb_tensor *in[1] = {vt_random(&t, 4, shape, seed, -5, 5)};
@@ -290,7 +290,7 @@ static void maxpool_geometries(void **state) {
 /* Stride 2 (the AVX-512 permute path) with NaNs scattered over the input: the same NaN rule. */
 static void maxpool_stride2_nan_rule(void **state) {
   (void)state;
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
   toh t;
   toh_setup(&t, "MaxPool", 12, 1, 0, 1,
             (tb_attr[]){TOH_INTS("kernel_shape", 3, 3), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3);
@@ -358,7 +358,7 @@ static void special_planes(float *x, int64_t w, int64_t pad, int64_t o1) {
 static void maxpool_stride2_special_values(void **state) {
   (void)state;
   static const int64_t widths[] = {7, 15, 17, 33, 65, 112, 113};
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
   for (int64_t c = 0; c < 4; c++)
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
       int64_t pad = c & 1, w = widths[wi], ow = (w + 2 * pad - 3) / 2 + 1, o1 = c < 2 ? ow / 2 : ow - 1;
@@ -399,7 +399,7 @@ static void maxpool_stride2_special_values(void **state) {
 /* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
 static void maxpool_nan_rule(void **state) {
   (void)state;
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
   toh t;
   toh_setup(&t, "MaxPool", 12, 1, 0, 1, (tb_attr[]){TOH_INTS("kernel_shape", 2, 2)}, 1);
   const int64_t shape[4] = {1, 1, 4, 4};
@@ -434,7 +434,7 @@ static void maxpool_declines(void **state) {
   toh_clear(in, 1);
   in[0] = vt_random(&t, 5, s5, 2, -1, 1);
   assert_int_equal(vt_pick(&t, in, 2, NULL)->level, 0);
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(maxpool);
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
   vt_check(&t, entries, in, 0, 0, "3-D MaxPool (fallback)");
   toh_clear(in, 1);
   toh_teardown(&t);
@@ -476,7 +476,7 @@ static void global_averagepool(void **state) {
   (void)state;
   static const int64_t shapes[][4] = {{2, 3, 7, 9}, {4, 512, 7, 7}, {1, 3, 1, 1}, {2, 5}};
   static const size_t ranks[] = {4, 4, 4, 2};
-  const tb_cpu_kernel *entries[3] = VT_ENTRIES(global_averagepool);
+  const tb_kernel *entries[3] = VT_ENTRIES(global_averagepool);
   for (size_t c = 0; c < 4; c++) {
     toh t;
     toh_setup(&t, "GlobalAveragePool", 1, 1, 0, 1, NULL, 0);

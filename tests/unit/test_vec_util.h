@@ -29,11 +29,11 @@ static inline int vt_teardown(void **state) {
 }
 
 /* Whether this CPU can run the entry (every path does on an AVX-512 machine such as the CI's). */
-static inline bool vt_runnable(const tb_cpu_kernel *k) {
+static inline bool vt_runnable(const tb_kernel *k) {
   return (k->cpu_features & ~tb_convert_hardware_features()) == 0;
 }
 /* The fastest of the three entries this CPU can run (the portable one always can). */
-static inline const tb_cpu_kernel *vt_fastest(const tb_cpu_kernel *const *entries) {
+static inline const tb_kernel *vt_fastest(const tb_kernel *const *entries) {
   return vt_runnable(entries[0]) ? entries[0] : vt_runnable(entries[1]) ? entries[1] : entries[2];
 }
 
@@ -64,7 +64,7 @@ static inline tb_tensor *vt_random(toh *t, size_t ndim, const int64_t *shape, ui
 static inline float *vt_data(tb_tensor *x) { return tb_tensor_host_data(x); }
 
 /* Run entry k directly on t's node: outputs start NULL (the kernel allocates them). */
-static inline void vt_run(toh *t, const tb_cpu_kernel *k, tb_tensor **in, tb_tensor **out, tb_pool *pool) {
+static inline void vt_run(toh *t, const tb_kernel *k, tb_tensor **in, tb_tensor **out, tb_pool *pool) {
   for (size_t i = 0; i < t->n_out; i++) out[i] = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph,
                        .node = toh_node(t),
@@ -75,6 +75,7 @@ static inline void vt_run(toh *t, const tb_cpu_kernel *k, tb_tensor **in, tb_ten
                        .backend = t->cpu,
                        .threads = tb_pool_threads(pool),
                        .pool = pool};
+  (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
 }
 
@@ -96,7 +97,7 @@ static inline void vt_assert_close(const tb_tensor *got, const tb_tensor *ref, d
 
 /* Every runnable entry, without and with the 2-thread pool, against the reference kernel on these inputs:
  * each of the node's present outputs within (rtol, atol). */
-static inline void vt_check(toh *t, const tb_cpu_kernel *const *entries, tb_tensor **in, double rtol, double atol,
+static inline void vt_check(toh *t, const tb_kernel *const *entries, tb_tensor **in, double rtol, double atol,
                             const char *what) {
   tb_tensor *ref[TOH_MAX], *got[TOH_MAX];
   TB_ASSERT_OK(toh_run_tensors(t, in, ref, false));
@@ -121,7 +122,7 @@ static inline void vt_check(toh *t, const tb_cpu_kernel *const *entries, tb_tens
 }
 
 /* The kernel tb_cpu_kernel_find picks for t's node on these inputs at `level` under TB_CPU_FEATURES=mask. */
-static inline const tb_cpu_kernel *vt_pick(toh *t, tb_tensor **in, int level, const char *mask) {
+static inline const tb_kernel *vt_pick(toh *t, tb_tensor **in, int level, const char *mask) {
   tb_value_type types[TOH_MAX];
   const tb_value_type *pt[TOH_MAX] = {0};
   for (size_t i = 0; i < t->n_in; i++)
@@ -135,17 +136,17 @@ static inline const tb_cpu_kernel *vt_pick(toh *t, tb_tensor **in, int level, co
     unsetenv("TB_CPU_FEATURES");
   uint64_t features = tb_convert_features();
   unsetenv("TB_CPU_FEATURES");
-  return tb_cpu_kernel_find(t->graph, toh_node(t), pt, level, features);
+  return tbt_kernel_find(t->graph, toh_node(t), pt, level, features);
 }
 
 /* The default pick is the AVX-512 entry, then AVX2 under -avx512f, portable under -avx2, the reference
  * at level 1 (when the CPU has the features: checked on this machine and the CI's). */
-static inline void vt_assert_picks(toh *t, tb_tensor **in, const tb_cpu_kernel *const *entries) {
+static inline void vt_assert_picks(toh *t, tb_tensor **in, const tb_kernel *const *entries) {
   uint64_t hw = tb_convert_hardware_features();
   if ((entries[0]->cpu_features & ~hw) == 0) assert_ptr_equal(vt_pick(t, in, 2, NULL), entries[0]);
   if ((entries[1]->cpu_features & ~hw) == 0) assert_ptr_equal(vt_pick(t, in, 2, "-avx512f"), entries[1]);
   assert_ptr_equal(vt_pick(t, in, 2, "-avx2"), entries[2]);
-  const tb_cpu_kernel *ref = vt_pick(t, in, 1, NULL);
+  const tb_kernel *ref = vt_pick(t, in, 1, NULL);
   assert_non_null(ref);
   assert_int_equal(ref->level, 0);
 }

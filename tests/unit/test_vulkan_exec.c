@@ -329,12 +329,12 @@ static void declines_what_it_cannot_run(void **state) {
   int64_t dims[1] = {3};
   tb_value_type i64 = toh_type(TB_DTYPE_I64, 1, dims), f = toh_type(TB_DTYPE_F32, 1, dims);
   const tb_value_type *ints[2] = {&i64, &i64}, *floats[2] = {&f, &f};
-  assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), ints)); /* int64 arithmetic stays on the CPU */
-  assert_non_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), floats));
+  assert_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), ints)); /* int64 arithmetic stays on the CPU */
+  assert_non_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), floats));
   toh_teardown(&t);
   toh_begin(&t, NULL);
   toh_add(&t, "GRU", 14, 3, 0, 1, 0, NULL, 0); /* LSTM: test_vulkan_exec_lstm */
-  assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), floats));
+  assert_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), floats));
   toh_teardown(&t);
   /* an int64 Constant feeds shape arithmetic: the CPU */
   int64_t ivals[2] = {3, 4};
@@ -342,16 +342,16 @@ static void declines_what_it_cannot_run(void **state) {
   tb_attr iattr = TOH_TENSOR("value", &ivalue);
   toh_begin(&t, NULL);
   toh_add(&t, "Constant", 13, 0, 0, 1, 0, &iattr, 1);
-  assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), NULL));
+  assert_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), NULL));
   toh_teardown(&t);
   /* a driver without a compute entry point: every node goes to the CPU */
   toh_begin(&t, NULL);
   toh_add(&t, "Add", 13, 2, 0, 1, 0, NULL, 0);
   vk_state *s = vk->state;
   snprintf(s->compute_missing, sizeof s->compute_missing, "vkCmdDispatch");
-  assert_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), floats));
+  assert_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), floats));
   s->compute_missing[0] = '\0';
-  assert_non_null(vk->ops->find_kernel(vk->state, t.graph, toh_node(&t), floats));
+  assert_non_null(tbt_backend_kernel_find(vk, t.graph, toh_node(&t), floats));
   toh_teardown(&t);
 }
 

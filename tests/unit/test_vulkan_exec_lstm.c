@@ -75,7 +75,7 @@ static void omitted_outputs(void **state) {
 }
 
 /* find_kernel with this node's input types. */
-static const tb_cpu_kernel *find(toh *t) {
+static const tb_kernel *find(toh *t) {
   tb_node *n = toh_node(t);
   tb_value_type types[TOH_MAX];
   const tb_value_type *ptypes[TOH_MAX] = {0};
@@ -84,7 +84,7 @@ static const tb_cpu_kernel *find(toh *t) {
     types[i] = toh_type_of(t->in[i]);
     ptypes[i] = &types[i];
   }
-  return vk->ops->find_kernel(vk->state, t->graph, n, ptypes);
+  return tbt_backend_kernel_find(vk, t->graph, n, ptypes);
 }
 
 static void declined_case(const tb_attr *extra, size_t n_extra, int extra_input) {

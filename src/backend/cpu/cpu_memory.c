@@ -1,12 +1,14 @@
 /* The CPU backend's memory ops (tb_cpu_ops): raw allocations are 64-byte aligned host memory, copies are
  * memmove, synchronize has nothing to wait for, and free/total memory come from the CPU device that
- * discovery described (cgroup-aware), falling back to sysconf. */
+ * discovery described (cgroup-aware), falling back to sysconf. Its find_kernel is the CPU kernel registry's
+ * choice (backend/cpu/kernels/registry.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "backend/backend_impl.h"
+#include "backend/cpu/kernels/kernel.h"
 #include "core/error.h"
 
 #define CPU_ALIGNMENT 64
@@ -136,6 +138,11 @@ static void *cpu_host_pointer(void *state, tb_devmem mem) {
   return mem.handle;
 }
 
+static const tb_kernel *cpu_find_kernel(void *state, const tb_kernel_query *q) {
+  (void)state;
+  return tb_cpu_kernel_find(q);
+}
+
 const tb_backend_ops tb_cpu_ops = {
     .kind = TB_BACKEND_CPU,
     .open = cpu_open,
@@ -150,4 +157,5 @@ const tb_backend_ops tb_cpu_ops = {
     .synchronize = cpu_synchronize,
     .memory_info = cpu_memory_info,
     .host_pointer = cpu_host_pointer,
+    .find_kernel = cpu_find_kernel,
 };

@@ -15,8 +15,7 @@
 #include "runtime/opencl_query.h"
 
 /* kernels/cl_registry.c */
-const struct tb_cpu_kernel *tb_cl_find_kernel(void *state, const struct tb_graph *g, const struct tb_node *n,
-                                              const struct tb_value_type *const *in);
+const struct tb_kernel *tb_cl_find_kernel(void *state, const struct tb_kernel_query *q);
 
 #define FILL_CHUNK ((size_t)1 << 20) /* host staging for fills when the driver has no clEnqueueFillBuffer */
 

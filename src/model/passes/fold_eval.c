@@ -3,9 +3,11 @@
 #include "model/passes/fold_eval.h"
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/backend_impl.h"
+#include "backend/kernel.h"
 #include "core/error.h"
 #include "model/engine.h"
+#include "model/params.h"
 #include "ops/op.h"
 
 /* The type a constant has, from its own dims. */
@@ -91,12 +93,15 @@ tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_b
     size_t bytes;
     if (n->outputs[o] >= 0 && type_bytes(&r.out_types[o], &bytes) && bytes > max_bytes) return TB_OK;
   }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(g, n, r.in_ptrs, 0, 0);
-  if (!k) return TB_OK;
+  /* A node whose attributes do not parse is left for prepare, where the error is reported. */
+  if (tb_node_parse_params(g, &g->nodes[node]) != TB_OK) return TB_OK;
   if (!*cpu) {
     tb_status s = tb_backend_create_kind(TB_BACKEND_CPU, 0, cpu);
     if (s != TB_OK) return s;
   }
+  tb_kernel_query q = tb_kernel_query_for(g, n, r.in_ptrs, TB_KERNEL_REFERENCE, 0);
+  const tb_kernel *k = (*cpu)->ops->find_kernel ? (*cpu)->ops->find_kernel((*cpu)->state, &q) : NULL;
+  if (!k) return TB_OK;
   tb_status s = make_inputs(&r, *cpu);
   for (size_t o = 0; o < r.n_out && s == TB_OK; o++) {
     const tb_value_type *t = &r.out_types[o];
@@ -120,6 +125,11 @@ tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_b
   ctx.outputs = r.outputs;
   ctx.backend = *cpu;
   ctx.threads = 1;
+  ctx.params = n->params;
+  ctx.domain = q.domain;
+  ctx.op_type = n->op_type;
+  ctx.opset = n->opset;
+  ctx.in_types = r.in_ptrs;
   /* A kernel error (an integer division by zero...) is left for run time, where it is reported. */
   bool ok = k->run(&ctx) == TB_OK;
   for (size_t o = 0; o < r.n_out && ok; o++)

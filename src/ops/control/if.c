@@ -35,4 +35,4 @@ static tb_status infer_if(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_if = {"", "If", 1, 1, 1, 1, -1, 0, infer_if};
+const tb_op_def tb_op_if = {"", "If", 1, 1, 1, 1, -1, 0, infer_if, 0, NULL};

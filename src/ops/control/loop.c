@@ -56,4 +56,4 @@ static tb_status infer_loop(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_loop = {"", "Loop", 1, 2, -1, 1, -1, 1u << 0, infer_loop};
+const tb_op_def tb_op_loop = {"", "Loop", 1, 2, -1, 1, -1, 1u << 0, infer_loop, 0, NULL};

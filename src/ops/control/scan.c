@@ -114,5 +114,5 @@ static tb_status infer_scan(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_scan8 = {"", "Scan", 8, 2, -1, 1, -1, 0, infer_scan8};
-const tb_op_def tb_op_scan = {"", "Scan", 9, 1, -1, 1, -1, 0, infer_scan};
+const tb_op_def tb_op_scan8 = {"", "Scan", 8, 2, -1, 1, -1, 0, infer_scan8, 0, NULL};
+const tb_op_def tb_op_scan = {"", "Scan", 9, 1, -1, 1, -1, 0, infer_scan, 0, NULL};

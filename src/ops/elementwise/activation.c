@@ -8,17 +8,17 @@ static tb_status infer_float_act(tb_infer_ctx *ctx) { return tb_ew_infer_unary(c
 /* Shrink takes every numeric type; TensorBridge computes it for floats. */
 static tb_status infer_shrink(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
 
-const tb_op_def tb_op_relu = {"", "Relu", 1, 1, 1, 1, 1, 0, infer_relu};
-const tb_op_def tb_op_leakyrelu = {"", "LeakyRelu", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_sigmoid = {"", "Sigmoid", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_hardsigmoid = {"", "HardSigmoid", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_hardswish = {"", "HardSwish", 14, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_elu = {"", "Elu", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_selu = {"", "Selu", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_celu = {"", "Celu", 12, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_softplus = {"", "Softplus", 1, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_thresholdedrelu = {"", "ThresholdedRelu", 10, 1, 1, 1, 1, 0, infer_float_act};
-const tb_op_def tb_op_shrink = {"", "Shrink", 9, 1, 1, 1, 1, 0, infer_shrink};
+const tb_op_def tb_op_relu = {"", "Relu", 1, 1, 1, 1, 1, 0, infer_relu, 0, NULL};
+const tb_op_def tb_op_leakyrelu = {"", "LeakyRelu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_sigmoid = {"", "Sigmoid", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_hardsigmoid = {"", "HardSigmoid", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_hardswish = {"", "HardSwish", 14, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_elu = {"", "Elu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_selu = {"", "Selu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_celu = {"", "Celu", 12, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_softplus = {"", "Softplus", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_thresholdedrelu = {"", "ThresholdedRelu", 10, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_shrink = {"", "Shrink", 9, 1, 1, 1, 1, 0, infer_shrink, 0, NULL};
 
 /* PRelu: slope must broadcast to X's shape (unidirectional); the output is X's type. Integer types
  * (int32, int64 in the spec) are computed too. Before opset 7 a 1-D slope is per channel (X's dim 1),
@@ -50,4 +50,4 @@ static tb_status infer_prelu(tb_infer_ctx *ctx) {
   tb_infer_same(x, &ctx->out[0]);
   return TB_OK;
 }
-const tb_op_def tb_op_prelu = {"", "PRelu", 1, 2, 2, 1, 1, 0, infer_prelu};
+const tb_op_def tb_op_prelu = {"", "PRelu", 1, 2, 2, 1, 1, 0, infer_prelu, 0, NULL};

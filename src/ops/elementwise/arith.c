@@ -8,10 +8,10 @@
 
 static tb_status infer_arith(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false); }
 
-const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith};
-const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith};
+const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
+const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
+const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
+const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
 
 /* Pow: base T (floats, and int32/int64 from opset 12), exponent T1 (any numeric from opset 12; the
  * same as T before); output T. */
@@ -27,7 +27,7 @@ static tb_status infer_pow(tb_infer_ctx *ctx) {
   if (ctx->node->opset < 7) return tb_ew_infer_binary(ctx, base, base, false);
   return tb_ew_broadcast(ctx, 0, 2, ctx->in[0]->dtype);
 }
-const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow};
+const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow, 0, NULL};
 
 /* Mod: fmod=0 is the integer modulus with the divisor's sign (Python's %); fmod=1 is C's fmod (the
  * dividend's sign) and is required for floats. */
@@ -43,7 +43,7 @@ static tb_status infer_mod(tb_infer_ctx *ctx) {
                           tb_dtype_name(ctx->in[0]->dtype));
   return TB_OK;
 }
-const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod};
+const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod, 0, NULL};
 
 /* BitShift: unsigned integers (TensorBridge has u8 of them); direction "LEFT" or "RIGHT". A shift by the
  * bit width or more gives 0. */
@@ -58,4 +58,4 @@ static tb_status infer_bitshift(tb_infer_ctx *ctx) {
     return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'direction' is \"%s\"; it must be LEFT or RIGHT", dir);
   return TB_OK;
 }
-const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift};
+const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift, 0, NULL};

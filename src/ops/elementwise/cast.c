@@ -66,5 +66,5 @@ static tb_status infer_castlike(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_cast = {"", "Cast", 1, 1, 1, 1, 1, 0, infer_cast};
-const tb_op_def tb_op_castlike = {"", "CastLike", 15, 2, 2, 1, 1, 0, infer_castlike};
+const tb_op_def tb_op_cast = {"", "Cast", 1, 1, 1, 1, 1, 0, infer_cast, 0, NULL};
+const tb_op_def tb_op_castlike = {"", "CastLike", 15, 2, 2, 1, 1, 0, infer_castlike, 0, NULL};

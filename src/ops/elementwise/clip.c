@@ -24,4 +24,4 @@ static tb_status infer_clip(tb_infer_ctx *ctx) {
   }
   return TB_OK;
 }
-const tb_op_def tb_op_clip = {"", "Clip", 1, 1, 3, 1, 1, 0, infer_clip};
+const tb_op_def tb_op_clip = {"", "Clip", 1, 1, 3, 1, 1, 0, infer_clip, 0, NULL};

@@ -7,15 +7,15 @@ static tb_status infer_order(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx,
 static tb_status infer_logic(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_BOOL, EW_BOOL, true); }
 static tb_status infer_not(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_BOOL, EW_BOOL); }
 
-const tb_op_def tb_op_equal = {"", "Equal", 1, 2, 2, 1, 1, 0, infer_equal};
-const tb_op_def tb_op_less = {"", "Less", 1, 2, 2, 1, 1, 0, infer_order};
-const tb_op_def tb_op_greater = {"", "Greater", 1, 2, 2, 1, 1, 0, infer_order};
-const tb_op_def tb_op_lessorequal = {"", "LessOrEqual", 12, 2, 2, 1, 1, 0, infer_order};
-const tb_op_def tb_op_greaterorequal = {"", "GreaterOrEqual", 12, 2, 2, 1, 1, 0, infer_order};
-const tb_op_def tb_op_and = {"", "And", 1, 2, 2, 1, 1, 0, infer_logic};
-const tb_op_def tb_op_or = {"", "Or", 1, 2, 2, 1, 1, 0, infer_logic};
-const tb_op_def tb_op_xor = {"", "Xor", 1, 2, 2, 1, 1, 0, infer_logic};
-const tb_op_def tb_op_not = {"", "Not", 1, 1, 1, 1, 1, 0, infer_not};
+const tb_op_def tb_op_equal = {"", "Equal", 1, 2, 2, 1, 1, 0, infer_equal, 0, NULL};
+const tb_op_def tb_op_less = {"", "Less", 1, 2, 2, 1, 1, 0, infer_order, 0, NULL};
+const tb_op_def tb_op_greater = {"", "Greater", 1, 2, 2, 1, 1, 0, infer_order, 0, NULL};
+const tb_op_def tb_op_lessorequal = {"", "LessOrEqual", 12, 2, 2, 1, 1, 0, infer_order, 0, NULL};
+const tb_op_def tb_op_greaterorequal = {"", "GreaterOrEqual", 12, 2, 2, 1, 1, 0, infer_order, 0, NULL};
+const tb_op_def tb_op_and = {"", "And", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
+const tb_op_def tb_op_or = {"", "Or", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
+const tb_op_def tb_op_xor = {"", "Xor", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
+const tb_op_def tb_op_not = {"", "Not", 1, 1, 1, 1, 1, 0, infer_not, 0, NULL};
 
 /* Where(condition bool, X, Y): X and Y of one type (any), all three broadcast together. */
 static tb_status infer_where(tb_infer_ctx *ctx) {
@@ -26,4 +26,4 @@ static tb_status infer_where(tb_infer_ctx *ctx) {
   if (st != TB_OK) return st;
   return tb_ew_broadcast(ctx, 0, 3, ctx->in[1]->dtype);
 }
-const tb_op_def tb_op_where = {"", "Where", 9, 3, 3, 1, 1, 0, infer_where};
+const tb_op_def tb_op_where = {"", "Where", 9, 3, 3, 1, 1, 0, infer_where, 0, NULL};

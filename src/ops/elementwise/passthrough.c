@@ -8,7 +8,7 @@
 #include "ops/elementwise/ew_infer.h"
 
 static tb_status infer_identity(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_ALL, EW_ALL); }
-const tb_op_def tb_op_identity = {"", "Identity", 1, 1, 1, 1, 1, 0, infer_identity};
+const tb_op_def tb_op_identity = {"", "Identity", 1, 1, 1, 1, 1, 0, infer_identity, 0, NULL};
 
 static tb_status infer_dropout(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS);
@@ -39,4 +39,4 @@ static tb_status infer_dropout(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 /* Inputs 1 (ratio) and 2 (training_mode) are value inputs so run-time inference sees them. */
-const tb_op_def tb_op_dropout = {"", "Dropout", 1, 1, 3, 1, 2, (1u << 1) | (1u << 2), infer_dropout};
+const tb_op_def tb_op_dropout = {"", "Dropout", 1, 1, 3, 1, 2, (1u << 1) | (1u << 2), infer_dropout, 0, NULL};

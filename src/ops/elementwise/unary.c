@@ -17,7 +17,7 @@ static tb_status infer_bool_result(tb_infer_ctx *ctx) {
   return st;
 }
 
-#define FLOAT_OP(var, name, since) const tb_op_def tb_op_##var = {"", name, since, 1, 1, 1, 1, 0, infer_float};
+#define FLOAT_OP(var, name, since) const tb_op_def tb_op_##var = {"", name, since, 1, 1, 1, 1, 0, infer_float, 0, NULL};
 FLOAT_OP(sqrt, "Sqrt", 1)
 FLOAT_OP(exp, "Exp", 1)
 FLOAT_OP(log, "Log", 1)
@@ -39,9 +39,9 @@ FLOAT_OP(acosh, "Acosh", 9)
 FLOAT_OP(atanh, "Atanh", 9)
 FLOAT_OP(softsign, "Softsign", 1)
 
-const tb_op_def tb_op_erf = {"", "Erf", 9, 1, 1, 1, 1, 0, infer_erf};
-const tb_op_def tb_op_neg = {"", "Neg", 1, 1, 1, 1, 1, 0, infer_signed};
-const tb_op_def tb_op_abs = {"", "Abs", 1, 1, 1, 1, 1, 0, infer_numeric};
-const tb_op_def tb_op_sign = {"", "Sign", 9, 1, 1, 1, 1, 0, infer_numeric};
-const tb_op_def tb_op_isnan = {"", "IsNaN", 9, 1, 1, 1, 1, 0, infer_bool_result};
-const tb_op_def tb_op_isinf = {"", "IsInf", 10, 1, 1, 1, 1, 0, infer_bool_result};
+const tb_op_def tb_op_erf = {"", "Erf", 9, 1, 1, 1, 1, 0, infer_erf, 0, NULL};
+const tb_op_def tb_op_neg = {"", "Neg", 1, 1, 1, 1, 1, 0, infer_signed, 0, NULL};
+const tb_op_def tb_op_abs = {"", "Abs", 1, 1, 1, 1, 1, 0, infer_numeric, 0, NULL};
+const tb_op_def tb_op_sign = {"", "Sign", 9, 1, 1, 1, 1, 0, infer_numeric, 0, NULL};
+const tb_op_def tb_op_isnan = {"", "IsNaN", 9, 1, 1, 1, 1, 0, infer_bool_result, 0, NULL};
+const tb_op_def tb_op_isinf = {"", "IsInf", 10, 1, 1, 1, 1, 0, infer_bool_result, 0, NULL};

@@ -6,7 +6,7 @@
 static tb_status infer_float(tb_infer_ctx *ctx) { return tb_ew_infer_variadic(ctx, EW_FLOATS, EW_FLOATS); }
 static tb_status infer_numeric(tb_infer_ctx *ctx) { return tb_ew_infer_variadic(ctx, EW_NUMERIC, EW_NUMERIC); }
 
-const tb_op_def tb_op_sum = {"", "Sum", 1, 1, -1, 1, 1, 0, infer_float};
-const tb_op_def tb_op_mean = {"", "Mean", 1, 1, -1, 1, 1, 0, infer_float};
-const tb_op_def tb_op_min = {"", "Min", 1, 1, -1, 1, 1, 0, infer_numeric};
-const tb_op_def tb_op_max = {"", "Max", 1, 1, -1, 1, 1, 0, infer_numeric};
+const tb_op_def tb_op_sum = {"", "Sum", 1, 1, -1, 1, 1, 0, infer_float, 0, NULL};
+const tb_op_def tb_op_mean = {"", "Mean", 1, 1, -1, 1, 1, 0, infer_float, 0, NULL};
+const tb_op_def tb_op_min = {"", "Min", 1, 1, -1, 1, 1, 0, infer_numeric, 0, NULL};
+const tb_op_def tb_op_max = {"", "Max", 1, 1, -1, 1, 1, 0, infer_numeric, 0, NULL};

@@ -48,4 +48,4 @@ static tb_status attention_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_fused_attention = {"tb", "Attention", 1, 3, 4, 1, 1, 0, attention_infer};
+const tb_op_def tb_op_fused_attention = {"tb", "Attention", 1, 3, 4, 1, 1, 0, attention_infer, 0, NULL};

@@ -97,6 +97,6 @@ static tb_status fused_matmul_infer(tb_infer_ctx *ctx) {
   return st == TB_OK ? check_residual(ctx) : st;
 }
 
-const tb_op_def tb_op_fused_conv = {"tb", "FusedConv", 1, 2, 4, 1, 1, 0, fused_conv_infer};
-const tb_op_def tb_op_fused_gemm = {"tb", "FusedGemm", 1, 2, 3, 1, 1, 0, fused_gemm_infer};
-const tb_op_def tb_op_fused_matmul = {"tb", "FusedMatMul", 1, 2, 4, 1, 1, 0, fused_matmul_infer};
+const tb_op_def tb_op_fused_conv = {"tb", "FusedConv", 1, 2, 4, 1, 1, 0, fused_conv_infer, 0, NULL};
+const tb_op_def tb_op_fused_gemm = {"tb", "FusedGemm", 1, 2, 3, 1, 1, 0, fused_gemm_infer, 0, NULL};
+const tb_op_def tb_op_fused_matmul = {"tb", "FusedMatMul", 1, 2, 4, 1, 1, 0, fused_matmul_infer, 0, NULL};

@@ -15,4 +15,4 @@ static tb_status gelu_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_fused_gelu = {"tb", "Gelu", 1, 1, 1, 1, 1, 0, gelu_infer};
+const tb_op_def tb_op_fused_gelu = {"tb", "Gelu", 1, 1, 1, 1, 1, 0, gelu_infer, 0, NULL};

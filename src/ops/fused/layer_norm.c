@@ -4,4 +4,4 @@
 
 static tb_status layer_norm_infer(tb_infer_ctx *ctx) { return tb_fused_base_infer(ctx, "LayerNormalization", 17, 3); }
 
-const tb_op_def tb_op_fused_layer_norm = {"tb", "LayerNormalization", 1, 1, 3, 1, 3, 0, layer_norm_infer};
+const tb_op_def tb_op_fused_layer_norm = {"tb", "LayerNormalization", 1, 1, 3, 1, 3, 0, layer_norm_infer, 0, NULL};

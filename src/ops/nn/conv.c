@@ -115,7 +115,7 @@ static tb_status qlinear_conv_infer(tb_infer_ctx *ctx) {
   return conv_common(ctx, false, io, Q8, true);
 }
 
-const tb_op_def tb_op_conv = {"", "Conv", 1, 2, 3, 1, 1, 0, conv_infer};
-const tb_op_def tb_op_conv_transpose = {"", "ConvTranspose", 1, 2, 3, 1, 1, 0, conv_transpose_infer};
-const tb_op_def tb_op_conv_integer = {"", "ConvInteger", 10, 2, 4, 1, 1, 0, conv_integer_infer};
-const tb_op_def tb_op_qlinear_conv = {"", "QLinearConv", 10, 8, 9, 1, 1, 0, qlinear_conv_infer};
+const tb_op_def tb_op_conv = {"", "Conv", 1, 2, 3, 1, 1, 0, conv_infer, 0, NULL};
+const tb_op_def tb_op_conv_transpose = {"", "ConvTranspose", 1, 2, 3, 1, 1, 0, conv_transpose_infer, 0, NULL};
+const tb_op_def tb_op_conv_integer = {"", "ConvInteger", 10, 2, 4, 1, 1, 0, conv_integer_infer, 0, NULL};
+const tb_op_def tb_op_qlinear_conv = {"", "QLinearConv", 10, 8, 9, 1, 1, 0, qlinear_conv_infer, 0, NULL};

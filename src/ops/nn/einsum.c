@@ -34,4 +34,4 @@ static tb_status einsum_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_einsum = {"", "Einsum", 12, 1, -1, 1, 1, 0, einsum_infer};
+const tb_op_def tb_op_einsum = {"", "Einsum", 12, 1, -1, 1, 1, 0, einsum_infer, 0, NULL};

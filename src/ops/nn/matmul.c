@@ -81,6 +81,6 @@ static tb_status gemm_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_matmul = {"", "MatMul", 1, 2, 2, 1, 1, 0, matmul_infer};
-const tb_op_def tb_op_gemm_1 = {"", "Gemm", 1, 3, 3, 1, 1, 0, gemm_infer};
-const tb_op_def tb_op_gemm_11 = {"", "Gemm", 11, 2, 3, 1, 1, 0, gemm_infer};
+const tb_op_def tb_op_matmul = {"", "MatMul", 1, 2, 2, 1, 1, 0, matmul_infer, 0, NULL};
+const tb_op_def tb_op_gemm_1 = {"", "Gemm", 1, 3, 3, 1, 1, 0, gemm_infer, 0, NULL};
+const tb_op_def tb_op_gemm_11 = {"", "Gemm", 11, 2, 3, 1, 1, 0, gemm_infer, 0, NULL};

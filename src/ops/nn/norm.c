@@ -69,8 +69,8 @@ static tb_status lrn_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_batchnorm_1 = {"", "BatchNormalization", 1, 5, 5, 1, 5, 0, batchnorm_infer};
-const tb_op_def tb_op_batchnorm_14 = {"", "BatchNormalization", 14, 5, 5, 1, 3, 0, batchnorm_infer};
-const tb_op_def tb_op_instancenorm = {"", "InstanceNormalization", 1, 3, 3, 1, 1, 0, instancenorm_infer};
-const tb_op_def tb_op_layernorm = {"", "LayerNormalization", 17, 2, 3, 1, 3, 0, layernorm_infer};
-const tb_op_def tb_op_lrn = {"", "LRN", 1, 1, 1, 1, 1, 0, lrn_infer};
+const tb_op_def tb_op_batchnorm_1 = {"", "BatchNormalization", 1, 5, 5, 1, 5, 0, batchnorm_infer, 0, NULL};
+const tb_op_def tb_op_batchnorm_14 = {"", "BatchNormalization", 14, 5, 5, 1, 3, 0, batchnorm_infer, 0, NULL};
+const tb_op_def tb_op_instancenorm = {"", "InstanceNormalization", 1, 3, 3, 1, 1, 0, instancenorm_infer, 0, NULL};
+const tb_op_def tb_op_layernorm = {"", "LayerNormalization", 17, 2, 3, 1, 3, 0, layernorm_infer, 0, NULL};
+const tb_op_def tb_op_lrn = {"", "LRN", 1, 1, 1, 1, 1, 0, lrn_infer, 0, NULL};

@@ -63,9 +63,9 @@ static tb_status global_pool_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_maxpool = {"", "MaxPool", 1, 1, 1, 1, 2, 0, maxpool_infer};
-const tb_op_def tb_op_averagepool = {"", "AveragePool", 1, 1, 1, 1, 1, 0, avgpool_infer};
-const tb_op_def tb_op_lppool = {"", "LpPool", 1, 1, 1, 1, 1, 0, lppool_infer};
-const tb_op_def tb_op_global_averagepool = {"", "GlobalAveragePool", 1, 1, 1, 1, 1, 0, global_pool_infer};
-const tb_op_def tb_op_global_maxpool = {"", "GlobalMaxPool", 1, 1, 1, 1, 1, 0, global_pool_infer};
-const tb_op_def tb_op_global_lppool = {"", "GlobalLpPool", 1, 1, 1, 1, 1, 0, global_pool_infer};
+const tb_op_def tb_op_maxpool = {"", "MaxPool", 1, 1, 1, 1, 2, 0, maxpool_infer, 0, NULL};
+const tb_op_def tb_op_averagepool = {"", "AveragePool", 1, 1, 1, 1, 1, 0, avgpool_infer, 0, NULL};
+const tb_op_def tb_op_lppool = {"", "LpPool", 1, 1, 1, 1, 1, 0, lppool_infer, 0, NULL};
+const tb_op_def tb_op_global_averagepool = {"", "GlobalAveragePool", 1, 1, 1, 1, 1, 0, global_pool_infer, 0, NULL};
+const tb_op_def tb_op_global_maxpool = {"", "GlobalMaxPool", 1, 1, 1, 1, 1, 0, global_pool_infer, 0, NULL};
+const tb_op_def tb_op_global_lppool = {"", "GlobalLpPool", 1, 1, 1, 1, 1, 0, global_pool_infer, 0, NULL};

@@ -73,7 +73,7 @@ static tb_status qlinear_matmul_infer(tb_infer_ctx *ctx) {
   return matmul_q_infer(ctx, 0, 3, ctx->in[7]->dtype);
 }
 
-const tb_op_def tb_op_quantize_linear = {"", "QuantizeLinear", 10, 2, 3, 1, 1, 0, quantize_infer};
-const tb_op_def tb_op_dequantize_linear = {"", "DequantizeLinear", 10, 2, 3, 1, 1, 0, dequantize_infer};
-const tb_op_def tb_op_matmul_integer = {"", "MatMulInteger", 10, 2, 4, 1, 1, 0, matmul_integer_infer};
-const tb_op_def tb_op_qlinear_matmul = {"", "QLinearMatMul", 10, 8, 8, 1, 1, 0, qlinear_matmul_infer};
+const tb_op_def tb_op_quantize_linear = {"", "QuantizeLinear", 10, 2, 3, 1, 1, 0, quantize_infer, 0, NULL};
+const tb_op_def tb_op_dequantize_linear = {"", "DequantizeLinear", 10, 2, 3, 1, 1, 0, dequantize_infer, 0, NULL};
+const tb_op_def tb_op_matmul_integer = {"", "MatMulInteger", 10, 2, 4, 1, 1, 0, matmul_integer_infer, 0, NULL};
+const tb_op_def tb_op_qlinear_matmul = {"", "QLinearMatMul", 10, 8, 8, 1, 1, 0, qlinear_matmul_infer, 0, NULL};

@@ -118,8 +118,8 @@ static tb_status argmax_infer(tb_infer_ctx *ctx) {
 }
 
 #define REDUCE_DEFS(sym, name)                                                                        \
-  const tb_op_def tb_op_##sym##_1 = {"", name, 1, 1, 1, 1, 1, 0, reduce_infer};                        \
-  const tb_op_def tb_op_##sym##_18 = {"", name, 18, 1, 2, 1, 1, 2u, reduce_infer};
+  const tb_op_def tb_op_##sym##_1 = {"", name, 1, 1, 1, 1, 1, 0, reduce_infer, 0, NULL};                        \
+  const tb_op_def tb_op_##sym##_18 = {"", name, 18, 1, 2, 1, 1, 2u, reduce_infer, 0, NULL};
 REDUCE_DEFS(reduce_mean, "ReduceMean")
 REDUCE_DEFS(reduce_max, "ReduceMax")
 REDUCE_DEFS(reduce_min, "ReduceMin")
@@ -128,7 +128,7 @@ REDUCE_DEFS(reduce_l1, "ReduceL1")
 REDUCE_DEFS(reduce_l2, "ReduceL2")
 REDUCE_DEFS(reduce_logsumexp, "ReduceLogSumExp")
 REDUCE_DEFS(reduce_sumsquare, "ReduceSumSquare")
-const tb_op_def tb_op_reduce_sum_1 = {"", "ReduceSum", 1, 1, 1, 1, 1, 0, reduce_infer};
-const tb_op_def tb_op_reduce_sum_13 = {"", "ReduceSum", 13, 1, 2, 1, 1, 2u, reduce_infer};
-const tb_op_def tb_op_argmax = {"", "ArgMax", 1, 1, 1, 1, 1, 0, argmax_infer};
-const tb_op_def tb_op_argmin = {"", "ArgMin", 1, 1, 1, 1, 1, 0, argmax_infer};
+const tb_op_def tb_op_reduce_sum_1 = {"", "ReduceSum", 1, 1, 1, 1, 1, 0, reduce_infer, 0, NULL};
+const tb_op_def tb_op_reduce_sum_13 = {"", "ReduceSum", 13, 1, 2, 1, 1, 2u, reduce_infer, 0, NULL};
+const tb_op_def tb_op_argmax = {"", "ArgMax", 1, 1, 1, 1, 1, 0, argmax_infer, 0, NULL};
+const tb_op_def tb_op_argmin = {"", "ArgMin", 1, 1, 1, 1, 1, 0, argmax_infer, 0, NULL};

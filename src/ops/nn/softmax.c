@@ -19,9 +19,9 @@ static tb_status softmax_infer(tb_infer_ctx *ctx) {
   return tb_infer_axis(ctx, "axis", axis, x->ndim, &a);
 }
 
-const tb_op_def tb_op_softmax_1 = {"", "Softmax", 1, 1, 1, 1, 1, 0, softmax_infer};
-const tb_op_def tb_op_softmax_13 = {"", "Softmax", 13, 1, 1, 1, 1, 0, softmax_infer};
-const tb_op_def tb_op_logsoftmax_1 = {"", "LogSoftmax", 1, 1, 1, 1, 1, 0, softmax_infer};
-const tb_op_def tb_op_logsoftmax_13 = {"", "LogSoftmax", 13, 1, 1, 1, 1, 0, softmax_infer};
-const tb_op_def tb_op_hardmax_1 = {"", "Hardmax", 1, 1, 1, 1, 1, 0, softmax_infer};
-const tb_op_def tb_op_hardmax_13 = {"", "Hardmax", 13, 1, 1, 1, 1, 0, softmax_infer};
+const tb_op_def tb_op_softmax_1 = {"", "Softmax", 1, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};
+const tb_op_def tb_op_softmax_13 = {"", "Softmax", 13, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};
+const tb_op_def tb_op_logsoftmax_1 = {"", "LogSoftmax", 1, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};
+const tb_op_def tb_op_logsoftmax_13 = {"", "LogSoftmax", 13, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};
+const tb_op_def tb_op_hardmax_1 = {"", "Hardmax", 1, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};
+const tb_op_def tb_op_hardmax_13 = {"", "Hardmax", 13, 1, 1, 1, 1, 0, softmax_infer, 0, NULL};

@@ -5,4 +5,4 @@
 
 static tb_status infer_gru(tb_infer_ctx *ctx) { return tb_rnn_infer(ctx, TB_RNN_CELL_GRU); }
 
-const tb_op_def tb_op_gru = {"", "GRU", 1, 3, 6, 0, 2, 0, infer_gru};
+const tb_op_def tb_op_gru = {"", "GRU", 1, 3, 6, 0, 2, 0, infer_gru, 0, NULL};

@@ -5,4 +5,4 @@
 
 static tb_status infer_lstm(tb_infer_ctx *ctx) { return tb_rnn_infer(ctx, TB_RNN_CELL_LSTM); }
 
-const tb_op_def tb_op_lstm = {"", "LSTM", 1, 3, 8, 0, 3, 0, infer_lstm};
+const tb_op_def tb_op_lstm = {"", "LSTM", 1, 3, 8, 0, 3, 0, infer_lstm, 0, NULL};

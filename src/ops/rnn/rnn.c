@@ -4,4 +4,4 @@
 
 static tb_status infer_rnn(tb_infer_ctx *ctx) { return tb_rnn_infer(ctx, TB_RNN_CELL_RNN); }
 
-const tb_op_def tb_op_rnn = {"", "RNN", 1, 3, 6, 0, 2, 0, infer_rnn};
+const tb_op_def tb_op_rnn = {"", "RNN", 1, 3, 6, 0, 2, 0, infer_rnn, 0, NULL};

@@ -52,4 +52,4 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer};
+const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer, 0, NULL};

@@ -50,7 +50,7 @@ static tb_status constant_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_constant = {"", "Constant", 1, 0, 0, 1, 1, 0, constant_infer};
+const tb_op_def tb_op_constant = {"", "Constant", 1, 0, 0, 1, 1, 0, constant_infer, 0, NULL};
 
 /* ConstantOfShape: input 0 (int64, 1-D) is the shape; the one-element 'value' tensor gives the dtype and
  * the fill (default float 0). */
@@ -82,4 +82,4 @@ static tb_status constant_of_shape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_constant_of_shape = {"", "ConstantOfShape", 9, 1, 1, 1, 1, 1u << 0, constant_of_shape_infer};
+const tb_op_def tb_op_constant_of_shape = {"", "ConstantOfShape", 9, 1, 1, 1, 1, 1u << 0, constant_of_shape_infer, 0, NULL};

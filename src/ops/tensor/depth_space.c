@@ -45,5 +45,5 @@ static tb_status depth_space_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer};
-const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer};
+const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer, 0, NULL};
+const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer, 0, NULL};

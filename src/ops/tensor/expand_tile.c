@@ -30,7 +30,7 @@ static tb_status expand_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_expand = {"", "Expand", 8, 2, 2, 1, 1, 1u << 1, expand_infer};
+const tb_op_def tb_op_expand = {"", "Expand", 8, 2, 2, 1, 1, 1u << 1, expand_infer, 0, NULL};
 
 static tb_status tile_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -69,4 +69,4 @@ static tb_status tile_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_tile = {"", "Tile", 6, 2, 2, 1, 1, 1u << 1, tile_infer};
+const tb_op_def tb_op_tile = {"", "Tile", 6, 2, 2, 1, 1, 1u << 1, tile_infer, 0, NULL};

@@ -42,7 +42,7 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer};
+const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer, 0, NULL};
 
 static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   int64_t axis;
@@ -66,7 +66,7 @@ static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer};
+const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer, 0, NULL};
 
 static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -102,7 +102,7 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer};
+const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer, 0, NULL};
 
 /* The reduction attribute of the scatters (opset 16+; min/max from 18): 0 none, 1 add, 2 mul, 3 min, 4 max. */
 int tb_scatter_reduction(const char *s) {
@@ -156,6 +156,6 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
 static tb_status scatter_elements_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, false); }
 static tb_status scatter_nd_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, true); }
 
-const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer};
-const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer};
-const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer};
+const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer, 0, NULL};
+const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer, 0, NULL};
+const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer, 0, NULL};

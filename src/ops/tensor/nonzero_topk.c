@@ -12,7 +12,7 @@ static tb_status nonzero_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_nonzero = {"", "NonZero", 9, 1, 1, 1, 1, 0, nonzero_infer};
+const tb_op_def tb_op_nonzero = {"", "NonZero", 9, 1, 1, 1, 1, 0, nonzero_infer, 0, NULL};
 
 /* k of a TopK node; *known false when input 1's value is not known. */
 tb_status tb_topk_k(const tb_infer_ctx *ctx, int64_t *k, bool *known) {
@@ -60,5 +60,5 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer};
-const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer};
+const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer, 0, NULL};
+const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer, 0, NULL};

@@ -36,4 +36,4 @@ static tb_status onehot_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_onehot = {"", "OneHot", 9, 3, 3, 1, 1, 1u << 1, onehot_infer};
+const tb_op_def tb_op_onehot = {"", "OneHot", 9, 3, 3, 1, 1, 1u << 1, onehot_infer, 0, NULL};

@@ -109,6 +109,6 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer};
-const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer};
-const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer};
+const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer, 0, NULL};
+const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer, 0, NULL};
+const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer, 0, NULL};

@@ -59,4 +59,4 @@ static tb_status range_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_range = {"", "Range", 11, 3, 3, 1, 1, 0x7u, range_infer};
+const tb_op_def tb_op_range = {"", "Range", 11, 3, 3, 1, 1, 0x7u, range_infer, 0, NULL};

@@ -58,8 +58,8 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer};
-const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer};
+const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer, 0, NULL};
+const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer, 0, NULL};
 
 /* Flatten: [prod(dims[:axis]), prod(dims[axis:])], axis in [-rank, rank]. */
 static tb_status flatten_infer(tb_infer_ctx *ctx) {
@@ -88,7 +88,7 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer};
+const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer, 0, NULL};
 
 /* The axes of Squeeze/Unsqueeze: the attribute before opset 13, input 1 from 13. *known false when the
  * input's value is not known yet (then *n is its length or -1). */
@@ -169,8 +169,8 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer};
-const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer};
+const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer, 0, NULL};
+const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer, 0, NULL};
 
 static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -201,5 +201,5 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer};
-const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer};
+const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer, 0, NULL};
+const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer, 0, NULL};

@@ -185,7 +185,7 @@ static tb_status resize_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_resize_10 = {"", "Resize", 10, 2, 2, 1, 1, 1u << 1, resize_infer};
-const tb_op_def tb_op_resize_11 = {"", "Resize", 11, 1, 4, 1, 1, 0xeu, resize_infer};
-const tb_op_def tb_op_upsample_7 = {"", "Upsample", 7, 1, 1, 1, 1, 0, resize_infer};
-const tb_op_def tb_op_upsample_9 = {"", "Upsample", 9, 2, 2, 1, 1, 1u << 1, resize_infer};
+const tb_op_def tb_op_resize_10 = {"", "Resize", 10, 2, 2, 1, 1, 1u << 1, resize_infer, 0, NULL};
+const tb_op_def tb_op_resize_11 = {"", "Resize", 11, 1, 4, 1, 1, 0xeu, resize_infer, 0, NULL};
+const tb_op_def tb_op_upsample_7 = {"", "Upsample", 7, 1, 1, 1, 1, 0, resize_infer, 0, NULL};
+const tb_op_def tb_op_upsample_9 = {"", "Upsample", 9, 2, 2, 1, 1, 1u << 1, resize_infer, 0, NULL};

@@ -13,7 +13,7 @@ static tb_status trilu_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_trilu = {"", "Trilu", 14, 1, 2, 1, 1, 0, trilu_infer};
+const tb_op_def tb_op_trilu = {"", "Trilu", 14, 1, 2, 1, 1, 0, trilu_infer, 0, NULL};
 
 static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_NUMBERS);
@@ -29,7 +29,7 @@ static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 0, cumsum_infer};
+const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 0, cumsum_infer, 0, NULL};
 
 static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -51,4 +51,4 @@ static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_reverse_sequence = {"", "ReverseSequence", 10, 2, 2, 1, 1, 0, reverse_sequence_infer};
+const tb_op_def tb_op_reverse_sequence = {"", "ReverseSequence", 10, 2, 2, 1, 1, 0, reverse_sequence_infer, 0, NULL};

@@ -32,7 +32,7 @@ static tb_status shape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_shape = {"", "Shape", 1, 1, 1, 1, 1, 0, shape_infer};
+const tb_op_def tb_op_shape = {"", "Shape", 1, 1, 1, 1, 1, 0, shape_infer, 0, NULL};
 
 static tb_status size_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -41,4 +41,4 @@ static tb_status size_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_size = {"", "Size", 1, 1, 1, 1, 1, 0, size_infer};
+const tb_op_def tb_op_size = {"", "Size", 1, 1, 1, 1, 1, 0, size_infer, 0, NULL};

@@ -79,8 +79,8 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer};
-const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer};
+const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer, 0, NULL};
+const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer, 0, NULL};
 
 /* The same parameters for the kernel, from the concrete inputs (values known). */
 tb_status tb_slice_infer_plan(tb_infer_ctx *ctx, tb_slice_plan *plan) {

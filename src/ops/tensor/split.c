@@ -96,5 +96,5 @@ static tb_status split_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_split_2 = {"", "Split", 2, 1, 1, 1, -1, 0, split_infer};
-const tb_op_def tb_op_split_13 = {"", "Split", 13, 1, 2, 1, -1, 1u << 1, split_infer};
+const tb_op_def tb_op_split_2 = {"", "Split", 2, 1, 1, 1, -1, 0, split_infer, 0, NULL};
+const tb_op_def tb_op_split_13 = {"", "Split", 13, 1, 2, 1, -1, 1u << 1, split_infer, 0, NULL};

@@ -32,4 +32,4 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer};
+const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer, 0, NULL};

@@ -7,18 +7,13 @@ static const tb_kernel_family *const families[] = {&tb_kernels_elementwise, &tb_
                                                    &tb_kernels_rnn_control, &tb_kernels_fused,
                                                    &tb_kernels_fast};
 
-const tb_cpu_kernel *tb_cpu_kernel_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, int level,
-                                        uint64_t features) {
-  const char *domain = n->domain ? n->domain : "";
-  const tb_cpu_kernel *best = NULL;
+const tb_kernel *tb_cpu_kernel_find(const tb_kernel_query *q) {
+  const tb_kernel *best = NULL;
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
     for (size_t i = 0; i < families[f]->count; i++) {
-      const tb_cpu_kernel *k = families[f]->kernels[i];
-      if (strcmp(k->name, n->op_type) != 0 || strcmp(k->domain, domain) != 0) continue;
-      if (k->level > level || (k->cpu_features & ~features) != 0) continue;
+      const tb_kernel *k = families[f]->kernels[i];
       if (best && k->level <= best->level) continue;
-      if (k->accepts && !k->accepts(g, n, in)) continue;
-      best = k;
+      if (tb_kernel_matches(k, q)) best = k;
     }
   }
   return best;
@@ -30,7 +25,7 @@ size_t tb_cpu_kernel_count(void) {
   return n;
 }
 
-const tb_cpu_kernel *tb_cpu_kernel_at(size_t i) {
+const tb_kernel *tb_cpu_kernel_at(size_t i) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
     if (i < families[f]->count) return families[f]->kernels[i];
     i -= families[f]->count;

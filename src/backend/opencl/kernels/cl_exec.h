@@ -5,7 +5,7 @@
 #define TB_BACKEND_OPENCL_KERNELS_CL_EXEC_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 #include "backend/opencl/cl_device.h"
 #include "ops/op.h"
 

@@ -165,18 +165,27 @@ static bool same_float(const tb_node *n, const tb_value_type *const *in) {
   return first != TB_DTYPE_COUNT;
 }
 
-static bool ew_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool ew_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && same_float(n, in);
 }
 
-static bool bin_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool bin_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs == 2 && in[0] && in[1] && same_float(n, in);
 }
 
 /* One or more inputs, all float32 or all float16. */
-static bool variadic_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool variadic_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   for (size_t i = 0; i < n->n_inputs; i++)
     if (!in[i]) return false;
@@ -184,17 +193,25 @@ static bool variadic_accepts(const tb_graph *g, const tb_node *n, const tb_value
 }
 
 /* Mod of floats with fmod = 1 (C's fmod); fmod = 0 is an error on floats, which the CPU kernel reports. */
-static bool mod_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool mod_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
   int64_t fmod_attr = 0;
-  return bin_accepts(g, n, in) && tb_attr_int(g, n, "fmod", 0, &fmod_attr) == TB_OK && fmod_attr == 1;
+  return bin_accepts(q) && tb_attr_int(g, n, "fmod", 0, &fmod_attr) == TB_OK && fmod_attr == 1;
 }
 
-static bool clip_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool clip_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && in[0] && n->n_outputs == 1 && same_float(n, in);
 }
 
-static bool cast_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool cast_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   const tb_attr *to = tb_node_attr(n, "to");
   (void)g;
   if (n->n_inputs != 1 || !in[0] || !in[0]->has_dtype || !tb_cl_float_type(in[0]->dtype)) return false;
@@ -203,7 +220,7 @@ static bool cast_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
 
 #define UNARY(op) CL_KERNEL("", op, ew_accepts, unary_run)
 #define BINARY(op) CL_KERNEL("", op, bin_accepts, binary_run)
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     UNARY("Identity"), UNARY("Relu"),  UNARY("LeakyRelu"), UNARY("Sigmoid"), UNARY("Tanh"),       UNARY("HardSigmoid"),
     UNARY("HardSwish"), UNARY("Sqrt"), UNARY("Erf"),       UNARY("Exp"),     UNARY("Neg"),        UNARY("Abs"),
     UNARY("Reciprocal"), UNARY("Log"), UNARY("Floor"),     UNARY("Ceil"),    UNARY("Elu"),        UNARY("Softplus"),

@@ -220,7 +220,10 @@ static tb_status attention(tb_kernel_ctx *ctx) {
   return s;
 }
 
-static bool f32_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool f32_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   bool any = false;
   for (size_t i = 0; i < n->n_inputs; i++) {
@@ -231,7 +234,7 @@ static bool f32_accepts(const tb_graph *g, const tb_node *n, const tb_value_type
   return any && n->n_inputs >= 2 && in[0] && in[1];
 }
 
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     CL_KERNEL("", "MatMul", f32_accepts, matmul),
     CL_KERNEL("", "Gemm", f32_accepts, gemm_op),
     CL_KERNEL("tb", "FusedMatMul", f32_accepts, fused_matmul),

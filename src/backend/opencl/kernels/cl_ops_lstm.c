@@ -35,7 +35,10 @@ static bool default_activations(const tb_node *n, int dirs) {
   return true;
 }
 
-static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool lstm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   if (!f32_input(n, in, 0, true) || !f32_input(n, in, 1, true) || !f32_input(n, in, 2, true) || !f32_input(n, in, 3, false) ||
       !f32_input(n, in, 5, false) || !f32_input(n, in, 6, false) || !absent(n, 4) || !absent(n, 7))
     return false;
@@ -157,7 +160,7 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
   return s;
 }
 
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     CL_KERNEL("", "LSTM", lstm_accepts, lstm_run),
 };
 const cl_family tb_cl_family_lstm = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -358,7 +358,10 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
 
 /* Every input float32 and no optional outputs beyond the first (BatchNormalization's training
  * statistics, MaxPool's indices, LayerNormalization's mean and inverse deviation stay on the CPU). */
-static bool f32_one_output(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool f32_one_output(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   bool any = false;
   for (size_t i = 0; i < n->n_inputs; i++) {
     if (!in[i]) continue;
@@ -373,13 +376,17 @@ static bool f32_one_output(const tb_graph *g, const tb_node *n, const tb_value_t
 }
 
 /* Conv and the pools: the kernels take 1-D and 2-D windows (rank 3 or 4 inputs); 3-D ones run on the CPU. */
-static bool window_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  if (!f32_one_output(g, n, in)) return false;
+static bool window_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  if (!f32_one_output(q)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 
 /* LayerNormalization: float32 in, optional Mean / InvStdDev outputs in float32 (stash_type 1). */
-static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool layernorm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   int64_t stash = 1;
   if (tb_attr_int(g, n, "stash_type", 1, &stash) != TB_OK || stash != 1 || n->n_outputs > 3) return false;
   for (size_t i = 0; i < n->n_inputs; i++)
@@ -388,19 +395,25 @@ static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_valu
 }
 
 /* ArgMax / ArgMin: float32 data, int64 indices out. */
-static bool argextreme_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool argextreme_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
 }
 
 /* The reduce ops: float32 data (the axes input is int64 and read on the host). */
-static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool reduce_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && n->n_outputs == 1;
 }
 
 #define K(dom, op, acc, run) CL_KERNEL(dom, op, acc, run)
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     K("", "Conv", window_accepts, conv_run),
     K("tb", "FusedConv", window_accepts, fused_conv_run),
     K("", "ConvTranspose", window_accepts, conv_transpose_run),

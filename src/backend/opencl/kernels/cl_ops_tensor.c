@@ -342,12 +342,18 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
 }
 
 /* Input 0 is float32 or float16 (the others are shapes, axes or indices). */
-static bool data_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool data_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && tb_cl_float_type(in[0]->dtype);
 }
 
-static bool all_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool all_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   tb_dtype first = TB_DTYPE_COUNT;
   for (size_t i = 0; i < n->n_inputs; i++) {
@@ -358,14 +364,19 @@ static bool all_accepts(const tb_graph *g, const tb_node *n, const tb_value_type
   return first != TB_DTYPE_COUNT;
 }
 
-static bool gather_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return data_accepts(g, n, in) && n->n_inputs == 2 && in[1] && in[1]->has_dtype &&
+static bool gather_accepts(const tb_kernel_query *q) {
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
+  return data_accepts(q) && n->n_inputs == 2 && in[1] && in[1]->has_dtype &&
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
 }
 
 /* Constant whose value is float32 / float16 (value, value_float, value_floats); integer constants (shapes,
  * axes) stay on the CPU, where the ops that read them want them. */
-static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool constant_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)in;
   if (n->n_outputs != 1) return false;
   if (tb_node_attr(n, "value_float") || tb_node_attr(n, "value_floats")) return true;
@@ -374,23 +385,28 @@ static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value
 }
 
 /* Pad of float data in the modes constant, reflect and edge, with a constant_value of the data's type. */
-static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool pad_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   const char *mode = "constant";
-  if (!data_accepts(g, n, in) || tb_attr_string(g, n, "mode", "constant", &mode) != TB_OK || tb_pad_mode(mode) < 0) return false;
+  if (!data_accepts(q) || tb_attr_string(g, n, "mode", "constant", &mode) != TB_OK || tb_pad_mode(mode) < 0) return false;
   return n->n_inputs < 3 || !in[2] || (in[2]->has_dtype && in[2]->dtype == in[0]->dtype);
 }
 
 /* Tile with data inputs up to rank 4 (the copy kernel's 8 dims hold two per axis). */
-static bool tile_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return data_accepts(g, n, in) && (!in[0]->has_shape || in[0]->ndim <= TB_MAX_DIMS / 2);
+static bool tile_accepts(const tb_kernel_query *q) {
+  const tb_value_type *const *in = q->in;
+  return data_accepts(q) && (!in[0]->has_shape || in[0]->ndim <= TB_MAX_DIMS / 2);
 }
 
 /* Dropout from opset 7 (older ones have is_test), without the mask output. */
-static bool dropout_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return n->opset >= 7 && data_accepts(g, n, in) && (n->n_outputs < 2 || n->outputs[1] < 0);
+static bool dropout_accepts(const tb_kernel_query *q) {
+  const tb_node *n = q->node;
+  return n->opset >= 7 && data_accepts(q) && (n->n_outputs < 2 || n->outputs[1] < 0);
 }
 
-static const tb_cpu_kernel kernels[] = {
+static const tb_kernel kernels[] = {
     CL_KERNEL("", "Reshape", data_accepts, copy_run),     CL_KERNEL("", "Flatten", data_accepts, copy_run),
     CL_KERNEL("", "Squeeze", data_accepts, copy_run),     CL_KERNEL("", "Unsqueeze", data_accepts, copy_run),
     CL_KERNEL("", "Transpose", data_accepts, transpose_run), CL_KERNEL("", "Concat", all_accepts, concat_run),

@@ -9,17 +9,16 @@
 static const cl_family *const families[] = {&tb_cl_family_elementwise, &tb_cl_family_tensor, &tb_cl_family_gemm, &tb_cl_family_nn,
                                              &tb_cl_family_lstm};
 
-const tb_cpu_kernel *tb_cl_find(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, const char **why) {
-  const char *domain = n->domain ? n->domain : "";
+const tb_kernel *tb_cl_find(const tb_kernel_query *q, const char **why) {
   bool named = false;
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (size_t i = 0; i < families[f]->count; i++) {
-      const tb_cpu_kernel *k = &families[f]->kernels[i];
-      if (strcmp(k->name, n->op_type) != 0 || strcmp(k->domain, domain) != 0) continue;
+      const tb_kernel *k = &families[f]->kernels[i];
+      if (strcmp(k->name, q->op_type) != 0 || strcmp(k->domain, q->domain) != 0) continue;
       named = true;
-      if (!k->accepts || k->accepts(g, n, in)) return k;
+      if (tb_kernel_matches(k, q)) return k;
     }
-  if (named && strcmp(n->op_type, "LSTM") == 0) {
+  if (named && strcmp(q->op_type, "LSTM") == 0) {
     *why = "the OpenCL LSTM takes float32 with layout 0 and default activations, without sequence_lens, peepholes, clip or "
            "input_forget";
     return NULL;
@@ -29,17 +28,17 @@ const tb_cpu_kernel *tb_cl_find(const tb_graph *g, const tb_node *n, const tb_va
   return NULL;
 }
 
-const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
-const tb_cpu_kernel *tb_cl_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+const tb_kernel *tb_cl_find_kernel(void *state, const tb_kernel_query *q);
+const tb_kernel *tb_cl_find_kernel(void *state, const tb_kernel_query *q) {
   tb_cl_device *dev = state;
-  if (!dev || !n || !n->op_type) return NULL;
+  if (!dev || !q || !q->op_type) return NULL;
   if (!dev->rt.cl.clBuildProgram || !dev->rt.cl.clCreateKernel || !dev->rt.cl.clEnqueueNDRangeKernel) {
-    tb_log(TB_LOG_INFO, "%s: %s lacks the OpenCL program calls; %s runs on the CPU", dev->label, dev->rt.path, n->op_type);
+    tb_log(TB_LOG_INFO, "%s: %s lacks the OpenCL program calls; %s runs on the CPU", dev->label, dev->rt.path, q->op_type);
     return NULL;
   }
   const char *why = NULL;
-  const tb_cpu_kernel *k = tb_cl_find(g, n, in, &why);
-  if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, n->name, n->op_type, why);
+  const tb_kernel *k = tb_cl_find(q, &why);
+  if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, q->node ? q->node->name : "?", q->op_type, why);
   return k;
 }
 
@@ -49,7 +48,7 @@ size_t tb_cl_kernel_count(void) {
   return n;
 }
 
-const tb_cpu_kernel *tb_cl_kernel_at(size_t i) {
+const tb_kernel *tb_cl_kernel_at(size_t i) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
     if (i < families[f]->count) return &families[f]->kernels[i];
     i -= families[f]->count;

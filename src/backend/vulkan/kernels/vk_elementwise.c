@@ -70,7 +70,10 @@ static tb_status unary_code(const tb_kernel_ctx *ctx, uint32_t *code) {
   return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no Vulkan unary op for %s", n->op_type);
 }
 
-static bool unary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool unary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 1u);
 }
@@ -120,13 +123,14 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
 }
 
 /* Clip before opset 11 (min and max as attributes); from 11 on, the multi-input kernel below. */
-static bool clip_attr_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return n->opset < 11 && unary_accepts(g, n, in);
+static bool clip_attr_accepts(const tb_kernel_query *q) {
+  const tb_node *n = q->node;
+  return n->opset < 11 && unary_accepts(q);
 }
-const tb_cpu_kernel tb_vk_kernel_clip_attr = {"", "Clip", 0, 0, clip_attr_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_clip_attr = {"", "Clip", TB_KERNEL_REFERENCE, 0, clip_attr_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
 
 #define UNARY(sym, dom, opname) \
-  const tb_cpu_kernel sym = {dom, opname, 0, 0, unary_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
+  const tb_kernel sym = {dom, opname, TB_KERNEL_REFERENCE, 0, unary_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
 UNARY(tb_vk_kernel_identity, "", "Identity")
 UNARY(tb_vk_kernel_relu, "", "Relu")
 UNARY(tb_vk_kernel_leakyrelu, "", "LeakyRelu")
@@ -176,7 +180,10 @@ static uint32_t binary_code(const char *op) {
   return 0;
 }
 
-static bool binary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool binary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs == 2 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 3u);
 }
@@ -295,7 +302,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
 }
 
 #define BINARY(sym, opname) \
-  const tb_cpu_kernel sym = {"", opname, 0, 0, binary_accepts, binary_run, binary_prepare, tb_vk_release_node, NULL};
+  const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, binary_accepts, binary_run, binary_prepare, tb_vk_release_node, NULL};
 BINARY(tb_vk_kernel_add, "Add")
 BINARY(tb_vk_kernel_sub, "Sub")
 BINARY(tb_vk_kernel_mul, "Mul")
@@ -310,7 +317,10 @@ BINARY(tb_vk_kernel_prelu, "PRelu")
  * out = out op in_k in place (each invocation reads and writes its own element; the dispatches are
  * separated by barriers); Mean scales by 1/n last; Clip is max(x, min) then min(., max). */
 
-static bool nary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool nary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   if (n->n_inputs < 1 || n->n_inputs > 32 || n->n_outputs != 1 || n->inputs[0] < 0) return false;
   if (strcmp(n->op_type, "Clip") == 0 && n->opset < 11) return false; /* min / max attributes: the unary kernel */
@@ -350,7 +360,7 @@ static tb_status nary_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-#define NARY(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, nary_accepts, nary_run, nary_prepare, tb_vk_release_node, NULL};
+#define NARY(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, nary_accepts, nary_run, nary_prepare, tb_vk_release_node, NULL};
 NARY(tb_vk_kernel_sum, "Sum")
 NARY(tb_vk_kernel_mean, "Mean")
 NARY(tb_vk_kernel_max_n, "Max")
@@ -368,7 +378,10 @@ static bool cast_mode(const tb_graph *g, const tb_node *n, tb_dtype from, uint32
   return true;
 }
 
-static bool cast_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool cast_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   uint32_t mode;
   return n->n_inputs == 1 && in && in[0] && in[0]->has_dtype && cast_mode(g, n, in[0]->dtype, &mode);
 }
@@ -403,4 +416,4 @@ static tb_status cast_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &push, sizeof push, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_cast = {"", "Cast", 0, 0, cast_accepts, cast_run, cast_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_cast = {"", "Cast", TB_KERNEL_REFERENCE, 0, cast_accepts, cast_run, cast_prepare, tb_vk_release_node, NULL};

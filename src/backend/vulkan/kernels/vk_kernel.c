@@ -110,9 +110,9 @@ bool tb_vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32
   return true;
 }
 
-static bool any_f16(const tb_node *n, const tb_value_type *const *in) {
-  for (size_t i = 0; in && i < n->n_inputs; i++)
-    if (n->inputs[i] >= 0 && in[i] && in[i]->has_dtype && in[i]->dtype == TB_DTYPE_F16) return true;
+static bool any_f16(const tb_kernel_query *q) {
+  for (size_t i = 0; q->in && i < q->n_inputs; i++)
+    if (q->in[i] && q->in[i]->has_dtype && q->in[i]->dtype == TB_DTYPE_F16) return true;
   return false;
 }
 
@@ -131,7 +131,7 @@ tb_status tb_vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, siz
   return TB_OK;
 }
 
-const tb_cpu_kernel *tb_vk_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+const tb_kernel *tb_vk_find_kernel(void *state, const tb_kernel_query *q) {
   vk_state *s = state;
   if (tb_vk_shaders_missing || s->compute_missing[0]) {
     static bool logged;
@@ -144,12 +144,8 @@ const tb_cpu_kernel *tb_vk_find_kernel(void *state, const tb_graph *g, const tb_
     }
     return NULL;
   }
-  if (!s->fp16 && strcmp(n->op_type, "Cast") != 0 && any_f16(n, in)) return NULL; /* fp16 kernels need shaderFloat16 */
-  const char *domain = n->domain ? n->domain : "";
-  for (size_t i = 0; i < tb_vk_kernel_count; i++) {
-    const tb_cpu_kernel *k = tb_vk_kernels[i];
-    if (strcmp(k->name, n->op_type) != 0 || strcmp(k->domain, domain) != 0) continue;
-    if (!k->accepts || k->accepts(g, n, in)) return k;
-  }
+  if (!s->fp16 && strcmp(q->op_type, "Cast") != 0 && any_f16(q)) return NULL; /* fp16 kernels need shaderFloat16 */
+  for (size_t i = 0; i < tb_vk_kernel_count; i++)
+    if (tb_kernel_matches(tb_vk_kernels[i], q)) return tb_vk_kernels[i];
   return NULL;
 }

@@ -1,18 +1,18 @@
 /* Internal: what the Vulkan kernels share (vk_kernel.c): the backend's find_kernel, a device tensor as
  * (VkBuffer, element offset), the per-node state made at prepare (vk_node: the pipeline and descriptor
  * sets), workgroup counts, and int lists read from attributes or value inputs (CPU tensors). Each kernel
- * file (vk_elementwise.c, vk_nn.c, vk_norm.c, vk_tensor.c, vk_lstm.c) defines tb_cpu_kernel structs with level 0 and
+ * file (vk_elementwise.c, vk_nn.c, vk_norm.c, vk_tensor.c, vk_lstm.c) defines tb_kernel structs with level 0 and
  * registers them in vk_registry.c. */
 #ifndef TB_BACKEND_VK_KERNEL_H
 #define TB_BACKEND_VK_KERNEL_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel.h"
 #include "backend/vulkan/vk_compute.h"
 
 #define VK_MAX_RANK 6
 
-const tb_cpu_kernel *tb_vk_find_kernel(void *state, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+const tb_kernel *tb_vk_find_kernel(void *state, const tb_kernel_query *q);
 
 /* A device tensor for a shader: its buffer and the index of its first element in units of `unit` bytes. */
 typedef struct vk_arg {
@@ -46,7 +46,7 @@ bool tb_vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32
 /* The ints of a value input (a CPU tensor of int64 or int32) into out (at most cap); count in *count. */
 tb_status tb_vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *count);
 
-extern const tb_cpu_kernel *const tb_vk_kernels[];
+extern const tb_kernel *const tb_vk_kernels[];
 extern const size_t tb_vk_kernel_count;
 
 #endif

@@ -44,7 +44,10 @@ static int directions_of(const char *direction) {
   return strcmp(direction, "bidirectional") == 0 ? 2 : 0;
 }
 
-static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool lstm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   if (n->n_inputs < 3 || present(n, IN_SEQ_LENS) || present(n, IN_P)) return false;
   if (!tb_vk_inputs_f32(n, in, (1u << IN_X) | (1u << IN_W) | (1u << IN_R) | (1u << IN_B) | (1u << IN_H0) | (1u << IN_C0))) return false;
   static const char *const declined[] = {"activations", "activation_alpha", "activation_beta", "clip"};
@@ -225,4 +228,4 @@ static tb_status lstm_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_vk_kernel_lstm = {"", "LSTM", 0, 0, lstm_accepts, lstm_run, lstm_prepare, lstm_release, NULL};
+const tb_kernel tb_vk_kernel_lstm = {"", "LSTM", TB_KERNEL_REFERENCE, 0, lstm_accepts, lstm_run, lstm_prepare, lstm_release, NULL};

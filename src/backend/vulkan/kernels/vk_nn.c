@@ -36,7 +36,10 @@ typedef struct mm_push {
 
 /* FusedMatMul's bias is matmul.comp's C (broadcast along the rows); its residual (input 3) is not in the
  * shader: such a node runs on the CPU (the placement says why). */
-static bool mm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool mm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   if (is_op(n, "FusedMatMul") && n->n_inputs > 3 && n->inputs[3] >= 0) return false;
   return n->n_outputs == 1 && tb_vk_inputs_f32(n, in, 7u);
@@ -200,7 +203,7 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (p.N + 15) / 16, (p.M + 15) / 16, batches);
 }
 
-#define MATMUL(sym, dom, opname) const tb_cpu_kernel sym = {dom, opname, 0, 0, mm_accepts, mm_run, mm_prepare, tb_vk_release_node, NULL};
+#define MATMUL(sym, dom, opname) const tb_kernel sym = {dom, opname, TB_KERNEL_REFERENCE, 0, mm_accepts, mm_run, mm_prepare, tb_vk_release_node, NULL};
 MATMUL(tb_vk_kernel_matmul, "", "MatMul")
 MATMUL(tb_vk_kernel_gemm, "", "Gemm")
 MATMUL(tb_vk_kernel_fused_matmul, "tb", "FusedMatMul")
@@ -268,7 +271,10 @@ static tb_status read_window(tb_kernel_ctx *ctx, const tb_tensor *x, const int64
 
 /* ---- Conv, FusedConv ---- */
 
-static bool conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool conv_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   if (n->n_outputs != 1 || !tb_vk_inputs_f32(n, in, 15u)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
@@ -332,12 +338,15 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 5, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_conv = {"", "Conv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", 0, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_conv = {"", "Conv", TB_KERNEL_REFERENCE, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", TB_KERNEL_REFERENCE, 0, conv_accepts, conv_run, conv_prepare, tb_vk_release_node, NULL};
 
 /* ---- pools ---- */
 
-static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool pool_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   bool indices = n->n_outputs > 1 && n->outputs[1] >= 0; /* MaxPool's Indices: CPU */
   return !indices && tb_vk_inputs_f32(n, in, 1u) && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
@@ -386,7 +395,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define POOL(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, pool_accepts, pool_run, pool_prepare, tb_vk_release_node, NULL};
+#define POOL(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, pool_accepts, pool_run, pool_prepare, tb_vk_release_node, NULL};
 POOL(tb_vk_kernel_maxpool, "MaxPool")
 POOL(tb_vk_kernel_averagepool, "AveragePool")
 POOL(tb_vk_kernel_global_averagepool, "GlobalAveragePool")
@@ -394,7 +403,10 @@ POOL(tb_vk_kernel_global_maxpool, "GlobalMaxPool")
 
 /* ---- BatchNormalization (inference) ---- */
 
-static bool bn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool bn_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   int64_t training = 0;
   if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
   for (size_t i = 1; i < n->n_outputs; i++)
@@ -432,4 +444,4 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", 0, 0, bn_accepts, bn_run, bn_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_batchnorm = {"", "BatchNormalization", TB_KERNEL_REFERENCE, 0, bn_accepts, bn_run, bn_prepare, tb_vk_release_node, NULL};

@@ -25,7 +25,10 @@ static tb_status norm_axis(tb_kernel_ctx *ctx, int64_t axis, size_t ndim, size_t
   return TB_OK;
 }
 
-static bool f32_in0(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool f32_in0(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
 }
@@ -65,12 +68,15 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_softmax = {"", "Softmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", 0, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_softmax = {"", "Softmax", TB_KERNEL_REFERENCE, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", TB_KERNEL_REFERENCE, 0, f32_in0, softmax_run, softmax_prepare, tb_vk_release_node, NULL};
 
 /* ---- LayerNormalization ---- */
 
-static bool ln_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool ln_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && n->n_outputs <= 3 && tb_vk_inputs_f32(n, in, 7u);
 }
@@ -139,9 +145,9 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 6, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", 0, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_layernorm = {"", "LayerNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_fused_layernorm = {"tb", "LayerNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_instancenorm = {"", "InstanceNormalization", TB_KERNEL_REFERENCE, 0, ln_accepts, ln_run, ln_prepare, tb_vk_release_node, NULL};
 
 /* ---- Reduce* ---- */
 
@@ -257,7 +263,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-#define REDUCE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_in0, reduce_run, reduce_prepare, tb_vk_release_node, NULL};
+#define REDUCE(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, f32_in0, reduce_run, reduce_prepare, tb_vk_release_node, NULL};
 REDUCE(tb_vk_kernel_reduce_mean, "ReduceMean")
 REDUCE(tb_vk_kernel_reduce_sum, "ReduceSum")
 REDUCE(tb_vk_kernel_reduce_max, "ReduceMax")
@@ -272,7 +278,10 @@ REDUCE(tb_vk_kernel_reduce_prod, "ReduceProd")
 
 #define MAX_LK 1024
 
-static bool attn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool attn_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   bool mask = n->n_inputs > 3 && n->inputs[3] >= 0;
   return !mask && n->n_inputs >= 3 && tb_vk_inputs_f32(n, in, 7u);
@@ -361,4 +370,4 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 4, &p, sizeof p, (uint32_t)lq, (uint32_t)(ls[0] * ls[1]), 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_attention = {"tb", "Attention", 0, 0, attn_accepts, attn_run, attn_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_attention = {"tb", "Attention", TB_KERNEL_REFERENCE, 0, attn_accepts, attn_run, attn_prepare, tb_vk_release_node, NULL};

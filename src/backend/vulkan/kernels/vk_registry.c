@@ -2,7 +2,7 @@
 #include "backend/kernel_tables.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 
-extern const tb_cpu_kernel tb_vk_kernel_identity, tb_vk_kernel_relu, tb_vk_kernel_leakyrelu, tb_vk_kernel_sigmoid,
+extern const tb_kernel tb_vk_kernel_identity, tb_vk_kernel_relu, tb_vk_kernel_leakyrelu, tb_vk_kernel_sigmoid,
     tb_vk_kernel_tanh, tb_vk_kernel_hardsigmoid, tb_vk_kernel_hardswish, tb_vk_kernel_exp, tb_vk_kernel_sqrt,
     tb_vk_kernel_erf, tb_vk_kernel_gelu, tb_vk_kernel_neg, tb_vk_kernel_abs, tb_vk_kernel_log,
     tb_vk_kernel_reciprocal, tb_vk_kernel_floor, tb_vk_kernel_ceil, tb_vk_kernel_add, tb_vk_kernel_sub,
@@ -23,7 +23,7 @@ extern const tb_cpu_kernel tb_vk_kernel_identity, tb_vk_kernel_relu, tb_vk_kerne
     tb_vk_kernel_mean, tb_vk_kernel_max_n, tb_vk_kernel_min_n, tb_vk_kernel_clip_attr, tb_vk_kernel_clip,
     tb_vk_kernel_depth_to_space, tb_vk_kernel_space_to_depth, tb_vk_kernel_constant, tb_vk_kernel_pad, tb_vk_kernel_instancenorm,
     tb_vk_kernel_lstm;
-const tb_cpu_kernel *const tb_vk_kernels[] = {
+const tb_kernel *const tb_vk_kernels[] = {
     &tb_vk_kernel_identity,
     &tb_vk_kernel_relu,
     &tb_vk_kernel_leakyrelu,
@@ -122,4 +122,4 @@ const size_t tb_vk_kernel_count = sizeof tb_vk_kernels / sizeof tb_vk_kernels[0]
 
 size_t tb_vk_kernel_table_count(void) { return tb_vk_kernel_count; }
 
-const tb_cpu_kernel *tb_vk_kernel_at(size_t i) { return i < tb_vk_kernel_count ? tb_vk_kernels[i] : NULL; }
+const tb_kernel *tb_vk_kernel_at(size_t i) { return i < tb_vk_kernel_count ? tb_vk_kernels[i] : NULL; }

@@ -17,7 +17,10 @@ typedef struct copy_push {
   int32_t begin[6];
 } copy_push;
 
-static bool f32_data(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool f32_data(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
 }
@@ -164,7 +167,7 @@ static tb_status reshape_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, x->ndim, x->shape, x->strides, src, 0, ds, dst, 0);
 }
 
-#define RESHAPE(sym, opname) const tb_cpu_kernel sym = {"", opname, 0, 0, f32_data, reshape_run, copy_prepare, tb_vk_release_node, NULL};
+#define RESHAPE(sym, opname) const tb_kernel sym = {"", opname, TB_KERNEL_REFERENCE, 0, f32_data, reshape_run, copy_prepare, tb_vk_release_node, NULL};
 RESHAPE(tb_vk_kernel_reshape, "Reshape")
 RESHAPE(tb_vk_kernel_flatten, "Flatten")
 RESHAPE(tb_vk_kernel_squeeze, "Squeeze")
@@ -199,7 +202,7 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, x->ndim, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_transpose = {"", "Transpose", 0, 0, f32_data, transpose_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_transpose = {"", "Transpose", TB_KERNEL_REFERENCE, 0, f32_data, transpose_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- DepthToSpace (DCR and CRD) and SpaceToDepth: a rank-6 strided copy in the output's order ---- */
 
@@ -248,14 +251,16 @@ static tb_status space_depth_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, 6, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_depth_to_space = {"", "DepthToSpace", 0, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
-const tb_cpu_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", 0, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_depth_to_space = {"", "DepthToSpace", TB_KERNEL_REFERENCE, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", TB_KERNEL_REFERENCE, 0, f32_data, space_depth_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Pad: constant, edge, reflect (copy.comp's pad modes) ---- */
 
-static bool pad_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool pad_accepts(const tb_kernel_query *q) {
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   if (n->n_inputs > 3 && n->inputs[3] >= 0) return false; /* axes (opset 18): the CPU */
-  return f32_data(g, n, in) && tb_vk_inputs_f32(n, in, 1u | 4u);
+  return f32_data(q) && tb_vk_inputs_f32(n, in, 1u | 4u);
 }
 
 static tb_status pad_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, 2, state); }
@@ -327,7 +332,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, set, buffers, 2, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_pad = {"", "Pad", 0, 0, pad_accepts, pad_run, pad_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_pad = {"", "Pad", TB_KERNEL_REFERENCE, 0, pad_accepts, pad_run, pad_prepare, tb_vk_release_node, NULL};
 
 /* ---- Constant (float32 values): uploaded into the device output at each run ---- */
 
@@ -358,7 +363,10 @@ static bool constant_value(const tb_graph *g, const tb_node *n, const void **dat
   return false; /* integer or string values: the CPU (they feed shape arithmetic) */
 }
 
-static bool constant_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool constant_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)in;
   const void *data;
   size_t bytes, ndim;
@@ -381,7 +389,7 @@ static tb_status constant_run(tb_kernel_ctx *ctx) {
   return need ? tb_tensor_copy_from_host(out, data, need) : TB_OK;
 }
 
-const tb_cpu_kernel tb_vk_kernel_constant = {"", "Constant", 0, 0, constant_accepts, constant_run, NULL, NULL, NULL};
+const tb_kernel tb_vk_kernel_constant = {"", "Constant", TB_KERNEL_REFERENCE, 0, constant_accepts, constant_run, NULL, NULL, NULL};
 
 /* ---- Slice ---- */
 
@@ -453,7 +461,7 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, x->ndim, shape, ss, src, off, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_slice = {"", "Slice", 0, 0, f32_data, slice_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_slice = {"", "Slice", TB_KERNEL_REFERENCE, 0, f32_data, slice_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Expand ---- */
 
@@ -482,11 +490,14 @@ static tb_status expand_run(tb_kernel_ctx *ctx) {
   return copy_record(ctx, node, 0, rank, shape, ss, src, 0, ds, dst, 0);
 }
 
-const tb_cpu_kernel tb_vk_kernel_expand = {"", "Expand", 0, 0, f32_data, expand_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_expand = {"", "Expand", TB_KERNEL_REFERENCE, 0, f32_data, expand_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Concat ---- */
 
-static bool concat_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool concat_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && n->n_inputs <= MAX_PARTS && tb_vk_inputs_f32(n, in, 0xffffffffu);
 }
@@ -528,12 +539,13 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_vk_kernel_concat = {"", "Concat", 0, 0, concat_accepts, concat_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_concat = {"", "Concat", TB_KERNEL_REFERENCE, 0, concat_accepts, concat_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Split ---- */
 
-static bool split_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return n->n_outputs <= MAX_PARTS && f32_data(g, n, in);
+static bool split_accepts(const tb_kernel_query *q) {
+  const tb_node *n = q->node;
+  return n->n_outputs <= MAX_PARTS && f32_data(q);
 }
 
 static tb_status split_run(tb_kernel_ctx *ctx) {
@@ -587,11 +599,14 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_vk_kernel_split = {"", "Split", 0, 0, split_accepts, split_run, copy_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_split = {"", "Split", TB_KERNEL_REFERENCE, 0, split_accepts, split_run, copy_prepare, tb_vk_release_node, NULL};
 
 /* ---- Gather ---- */
 
-static bool gather_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool gather_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs == 2 && tb_vk_inputs_f32(n, in, 1u) && in[1] && in[1]->has_dtype &&
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
@@ -641,4 +656,4 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   return tb_vk_node_dispatch(node, 0, buffers, 3, &p, sizeof p, gx, gy, 1);
 }
 
-const tb_cpu_kernel tb_vk_kernel_gather = {"", "Gather", 0, 0, gather_accepts, gather_run, gather_prepare, tb_vk_release_node, NULL};
+const tb_kernel tb_vk_kernel_gather = {"", "Gather", TB_KERNEL_REFERENCE, 0, gather_accepts, gather_run, gather_prepare, tb_vk_release_node, NULL};

@@ -136,15 +136,15 @@ static tb_status run_prelu(tb_kernel_ctx *ctx) {
   return tb_ew_map(ctx, &call);
 }
 
-const tb_cpu_kernel tb_kernel_relu = {.domain = "", .name = "Relu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_relu};
-const tb_cpu_kernel tb_kernel_leakyrelu = {.domain = "", .name = "LeakyRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_leakyrelu};
-const tb_cpu_kernel tb_kernel_sigmoid = {.domain = "", .name = "Sigmoid", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_sigmoid};
-const tb_cpu_kernel tb_kernel_hardsigmoid = {.domain = "", .name = "HardSigmoid", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_hardsigmoid};
-const tb_cpu_kernel tb_kernel_hardswish = {.domain = "", .name = "HardSwish", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_hardswish};
-const tb_cpu_kernel tb_kernel_elu = {.domain = "", .name = "Elu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_elu};
-const tb_cpu_kernel tb_kernel_selu = {.domain = "", .name = "Selu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_selu};
-const tb_cpu_kernel tb_kernel_celu = {.domain = "", .name = "Celu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_celu};
-const tb_cpu_kernel tb_kernel_softplus = {.domain = "", .name = "Softplus", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_softplus};
-const tb_cpu_kernel tb_kernel_thresholdedrelu = {.domain = "", .name = "ThresholdedRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_thresholdedrelu};
-const tb_cpu_kernel tb_kernel_shrink = {.domain = "", .name = "Shrink", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_shrink};
-const tb_cpu_kernel tb_kernel_prelu = {.domain = "", .name = "PRelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_prelu};
+const tb_kernel tb_kernel_relu = {.domain = "", .name = "Relu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_relu};
+const tb_kernel tb_kernel_leakyrelu = {.domain = "", .name = "LeakyRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_leakyrelu};
+const tb_kernel tb_kernel_sigmoid = {.domain = "", .name = "Sigmoid", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_sigmoid};
+const tb_kernel tb_kernel_hardsigmoid = {.domain = "", .name = "HardSigmoid", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_hardsigmoid};
+const tb_kernel tb_kernel_hardswish = {.domain = "", .name = "HardSwish", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_hardswish};
+const tb_kernel tb_kernel_elu = {.domain = "", .name = "Elu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_elu};
+const tb_kernel tb_kernel_selu = {.domain = "", .name = "Selu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_selu};
+const tb_kernel tb_kernel_celu = {.domain = "", .name = "Celu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_celu};
+const tb_kernel tb_kernel_softplus = {.domain = "", .name = "Softplus", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_softplus};
+const tb_kernel tb_kernel_thresholdedrelu = {.domain = "", .name = "ThresholdedRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_thresholdedrelu};
+const tb_kernel tb_kernel_shrink = {.domain = "", .name = "Shrink", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_shrink};
+const tb_kernel tb_kernel_prelu = {.domain = "", .name = "PRelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_prelu};

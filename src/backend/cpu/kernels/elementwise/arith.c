@@ -41,7 +41,7 @@ static tb_status run_sub(tb_kernel_ctx *ctx) { return same_type(ctx, sub_loops, 
 static tb_status run_mul(tb_kernel_ctx *ctx) { return same_type(ctx, mul_loops, TB_EW_COUNT(mul_loops)); }
 static tb_status run_div(tb_kernel_ctx *ctx) { return same_type(ctx, div_loops, TB_EW_COUNT(div_loops)); }
 
-const tb_cpu_kernel tb_kernel_add = {.domain = "", .name = "Add", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_add};
-const tb_cpu_kernel tb_kernel_sub = {.domain = "", .name = "Sub", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_sub};
-const tb_cpu_kernel tb_kernel_mul = {.domain = "", .name = "Mul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_mul};
-const tb_cpu_kernel tb_kernel_div = {.domain = "", .name = "Div", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_div};
+const tb_kernel tb_kernel_add = {.domain = "", .name = "Add", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_add};
+const tb_kernel tb_kernel_sub = {.domain = "", .name = "Sub", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_sub};
+const tb_kernel tb_kernel_mul = {.domain = "", .name = "Mul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_mul};
+const tb_kernel tb_kernel_div = {.domain = "", .name = "Div", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_div};

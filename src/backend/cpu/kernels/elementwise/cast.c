@@ -42,5 +42,5 @@ static tb_status run_castlike(tb_kernel_ctx *ctx) {
   return cast_to(ctx, tb_tensor_dtype(ctx->inputs[1]));
 }
 
-const tb_cpu_kernel tb_kernel_cast = {.domain = "", .name = "Cast", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_cast};
-const tb_cpu_kernel tb_kernel_castlike = {.domain = "", .name = "CastLike", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_castlike};
+const tb_kernel tb_kernel_cast = {.domain = "", .name = "Cast", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_cast};
+const tb_kernel tb_kernel_castlike = {.domain = "", .name = "CastLike", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_castlike};

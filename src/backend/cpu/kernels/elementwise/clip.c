@@ -75,4 +75,4 @@ static tb_status run_clip(tb_kernel_ctx *ctx) {
   return tb_ew_map(ctx, &call);
 }
 
-const tb_cpu_kernel tb_kernel_clip = {.domain = "", .name = "Clip", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_clip};
+const tb_kernel tb_kernel_clip = {.domain = "", .name = "Clip", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_clip};

@@ -71,13 +71,13 @@ static tb_status run_where(tb_kernel_ctx *ctx) {
   return tb_ew_map(ctx, &call);
 }
 
-const tb_cpu_kernel tb_kernel_equal = {.domain = "", .name = "Equal", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_eq};
-const tb_cpu_kernel tb_kernel_less = {.domain = "", .name = "Less", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_lt};
-const tb_cpu_kernel tb_kernel_greater = {.domain = "", .name = "Greater", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gt};
-const tb_cpu_kernel tb_kernel_lessorequal = {.domain = "", .name = "LessOrEqual", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_le};
-const tb_cpu_kernel tb_kernel_greaterorequal = {.domain = "", .name = "GreaterOrEqual", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_ge};
-const tb_cpu_kernel tb_kernel_and = {.domain = "", .name = "And", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_and};
-const tb_cpu_kernel tb_kernel_or = {.domain = "", .name = "Or", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_or};
-const tb_cpu_kernel tb_kernel_xor = {.domain = "", .name = "Xor", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_xor};
-const tb_cpu_kernel tb_kernel_not = {.domain = "", .name = "Not", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_not};
-const tb_cpu_kernel tb_kernel_where = {.domain = "", .name = "Where", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_where};
+const tb_kernel tb_kernel_equal = {.domain = "", .name = "Equal", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_eq};
+const tb_kernel tb_kernel_less = {.domain = "", .name = "Less", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_lt};
+const tb_kernel tb_kernel_greater = {.domain = "", .name = "Greater", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gt};
+const tb_kernel tb_kernel_lessorequal = {.domain = "", .name = "LessOrEqual", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_le};
+const tb_kernel tb_kernel_greaterorequal = {.domain = "", .name = "GreaterOrEqual", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_ge};
+const tb_kernel tb_kernel_and = {.domain = "", .name = "And", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_and};
+const tb_kernel tb_kernel_or = {.domain = "", .name = "Or", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_or};
+const tb_kernel tb_kernel_xor = {.domain = "", .name = "Xor", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_xor};
+const tb_kernel tb_kernel_not = {.domain = "", .name = "Not", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_not};
+const tb_kernel tb_kernel_where = {.domain = "", .name = "Where", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_where};

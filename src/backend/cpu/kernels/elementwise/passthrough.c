@@ -37,5 +37,5 @@ static tb_status run_dropout(tb_kernel_ctx *ctx) {
   return tb_tensor_numel(mask) ? tb_tensor_fill(mask, one) : TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_identity = {.domain = "", .name = "Identity", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_identity};
-const tb_cpu_kernel tb_kernel_dropout = {.domain = "", .name = "Dropout", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_dropout};
+const tb_kernel tb_kernel_identity = {.domain = "", .name = "Identity", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_identity};
+const tb_kernel tb_kernel_dropout = {.domain = "", .name = "Dropout", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_dropout};

@@ -97,6 +97,6 @@ static tb_status run_bitshift(tb_kernel_ctx *ctx) {
   return left ? tb_ew_simple(ctx, shl_loops, 1, 0, dt, dt, NULL) : tb_ew_simple(ctx, shr_loops, 1, 0, dt, dt, NULL);
 }
 
-const tb_cpu_kernel tb_kernel_pow = {.domain = "", .name = "Pow", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_pow};
-const tb_cpu_kernel tb_kernel_mod = {.domain = "", .name = "Mod", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_mod};
-const tb_cpu_kernel tb_kernel_bitshift = {.domain = "", .name = "BitShift", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_bitshift};
+const tb_kernel tb_kernel_pow = {.domain = "", .name = "Pow", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_pow};
+const tb_kernel tb_kernel_mod = {.domain = "", .name = "Mod", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_mod};
+const tb_kernel tb_kernel_bitshift = {.domain = "", .name = "BitShift", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_bitshift};

@@ -91,7 +91,7 @@ static tb_status run_isinf(tb_kernel_ctx *ctx) {
   return tb_ew_simple(ctx, isinf_loops, TB_EW_COUNT(isinf_loops), 0, TB_DTYPE_BOOL, TB_DTYPE_BOOL, &p);
 }
 
-#define KERNEL(var, op) const tb_cpu_kernel tb_kernel_##var = {.domain = "", .name = op, .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_##var};
+#define KERNEL(var, op) const tb_kernel tb_kernel_##var = {.domain = "", .name = op, .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_##var};
 KERNEL(sqrt, "Sqrt") KERNEL(exp, "Exp") KERNEL(log, "Log") KERNEL(tanh, "Tanh") KERNEL(erf, "Erf")
 KERNEL(reciprocal, "Reciprocal") KERNEL(floor, "Floor") KERNEL(ceil, "Ceil") KERNEL(round, "Round")
 KERNEL(sin, "Sin") KERNEL(cos, "Cos") KERNEL(tan, "Tan") KERNEL(asin, "Asin") KERNEL(acos, "Acos")

@@ -83,7 +83,7 @@ static tb_status run_mean(tb_kernel_ctx *ctx) { return fold(ctx, sum_loops, TB_E
 static tb_status run_max(tb_kernel_ctx *ctx) { return fold(ctx, max_loops, TB_EW_COUNT(max_loops), false); }
 static tb_status run_min(tb_kernel_ctx *ctx) { return fold(ctx, min_loops, TB_EW_COUNT(min_loops), false); }
 
-const tb_cpu_kernel tb_kernel_sum = {.domain = "", .name = "Sum", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_sum};
-const tb_cpu_kernel tb_kernel_mean = {.domain = "", .name = "Mean", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_mean};
-const tb_cpu_kernel tb_kernel_max = {.domain = "", .name = "Max", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_max};
-const tb_cpu_kernel tb_kernel_min = {.domain = "", .name = "Min", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_min};
+const tb_kernel tb_kernel_sum = {.domain = "", .name = "Sum", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_sum};
+const tb_kernel tb_kernel_mean = {.domain = "", .name = "Mean", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_mean};
+const tb_kernel tb_kernel_max = {.domain = "", .name = "Max", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_max};
+const tb_kernel tb_kernel_min = {.domain = "", .name = "Min", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_min};

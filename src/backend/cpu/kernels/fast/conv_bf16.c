@@ -266,20 +266,20 @@ BF16_ENTRIES(amx_emulated, TB_GEMM_BF16_AMX_EMULATED, TB_GEMM_PORTABLE)
 
 #define AVX512BF16_FEATURES TB_GEMM_BF16_AVX512BF16_FEATURES
 #define BF16_KERNEL(dom, op, features, run_fn, prep)                                                               \
-  {.domain = dom, .name = op, .level = 3, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
+  {.domain = dom, .name = op, .level = TB_KERNEL_REDUCED, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
    .prepare = prep, .release = tb_conv_release, .precision = "bf16"}
 
 #define AMX_FEATURES TB_GEMM_BF16_AMX_FEATURES
 
-const tb_cpu_kernel tb_kernel_conv_bf16_amx = BF16_KERNEL("", "Conv", AMX_FEATURES, conv_run_amx, prepare_amx);
-const tb_cpu_kernel tb_kernel_fused_conv_bf16_amx = BF16_KERNEL("tb", "FusedConv", AMX_FEATURES, fused_run_amx, prepare_amx);
+const tb_kernel tb_kernel_conv_bf16_amx = BF16_KERNEL("", "Conv", AMX_FEATURES, conv_run_amx, prepare_amx);
+const tb_kernel tb_kernel_fused_conv_bf16_amx = BF16_KERNEL("tb", "FusedConv", AMX_FEATURES, fused_run_amx, prepare_amx);
 /* not registered: the tests run the AMX kernel on the C model of the tiles through these */
-const tb_cpu_kernel tb_kernel_conv_bf16_amx_emulated = BF16_KERNEL("", "Conv", 0, conv_run_amx_emulated, prepare_amx_emulated);
-const tb_cpu_kernel tb_kernel_fused_conv_bf16_amx_emulated =
+const tb_kernel tb_kernel_conv_bf16_amx_emulated = BF16_KERNEL("", "Conv", 0, conv_run_amx_emulated, prepare_amx_emulated);
+const tb_kernel tb_kernel_fused_conv_bf16_amx_emulated =
     BF16_KERNEL("tb", "FusedConv", 0, fused_run_amx_emulated, prepare_amx_emulated);
-const tb_cpu_kernel tb_kernel_conv_bf16_avx512bf16 =
+const tb_kernel tb_kernel_conv_bf16_avx512bf16 =
     BF16_KERNEL("", "Conv", AVX512BF16_FEATURES, conv_run_avx512bf16, prepare_avx512bf16);
-const tb_cpu_kernel tb_kernel_conv_bf16_portable = BF16_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
-const tb_cpu_kernel tb_kernel_fused_conv_bf16_avx512bf16 =
+const tb_kernel tb_kernel_conv_bf16_portable = BF16_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_bf16_avx512bf16 =
     BF16_KERNEL("tb", "FusedConv", AVX512BF16_FEATURES, fused_run_avx512bf16, prepare_avx512bf16);
-const tb_cpu_kernel tb_kernel_fused_conv_bf16_portable = BF16_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_bf16_portable = BF16_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);

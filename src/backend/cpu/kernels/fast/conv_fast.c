@@ -463,7 +463,10 @@ static bool rank_fits(const tb_value_type *t, bool *known) {
   return *known && (t->ndim == 3 || t->ndim == 4);
 }
 
-bool tb_conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_conv_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   size_t m = n->n_inputs < 4 ? n->n_inputs : 4;
   if (n->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
   bool known, fits = rank_fits(in[0], &known);
@@ -537,13 +540,13 @@ CONV_ENTRIES(portable, TB_GEMM_PORTABLE)
 #define AVX512_FEATURES (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define AVX2_FEATURES (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define CONV_KERNEL(dom, op, features, run_fn, prep)                                                               \
-  {.domain = dom, .name = op, .level = 2, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
+  {.domain = dom, .name = op, .level = TB_KERNEL_FAST, .cpu_features = features, .accepts = tb_conv_accepts, .run = run_fn,    \
    .prepare = prep, .release = tb_conv_release}
 
-const tb_cpu_kernel tb_kernel_conv_f32_avx512 = CONV_KERNEL("", "Conv", AVX512_FEATURES, conv_run_avx512, prepare_avx512);
-const tb_cpu_kernel tb_kernel_conv_f32_avx2 = CONV_KERNEL("", "Conv", AVX2_FEATURES, conv_run_avx2, prepare_avx2);
-const tb_cpu_kernel tb_kernel_conv_f32_portable = CONV_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_avx512 =
+const tb_kernel tb_kernel_conv_f32_avx512 = CONV_KERNEL("", "Conv", AVX512_FEATURES, conv_run_avx512, prepare_avx512);
+const tb_kernel tb_kernel_conv_f32_avx2 = CONV_KERNEL("", "Conv", AVX2_FEATURES, conv_run_avx2, prepare_avx2);
+const tb_kernel tb_kernel_conv_f32_portable = CONV_KERNEL("", "Conv", 0, conv_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_f32_avx512 =
     CONV_KERNEL("tb", "FusedConv", AVX512_FEATURES, fused_run_avx512, prepare_avx512);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_avx2 = CONV_KERNEL("tb", "FusedConv", AVX2_FEATURES, fused_run_avx2, prepare_avx2);
-const tb_cpu_kernel tb_kernel_fused_conv_f32_portable = CONV_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);
+const tb_kernel tb_kernel_fused_conv_f32_avx2 = CONV_KERNEL("tb", "FusedConv", AVX2_FEATURES, fused_run_avx2, prepare_avx2);
+const tb_kernel tb_kernel_fused_conv_f32_portable = CONV_KERNEL("tb", "FusedConv", 0, fused_run_portable, prepare_portable);

@@ -111,7 +111,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
 tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *gemm, int path);
 void tb_conv_release(void *state);
 /* float32 X, W (, B, residual) of rank 3 or 4 (from the types, else W's, else kernel_shape's length). */
-bool tb_conv_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_conv_accepts(const tb_kernel_query *q);
 
 /* y[n] = act(y[n] + residual[n]) (residual may be NULL), the tb_gemm_epilogue's activation in float. */
 void tb_conv_epilogue_row(const tb_gemm_epilogue *ep, const float *residual, float *y, int64_t n);

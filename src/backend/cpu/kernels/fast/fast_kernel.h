@@ -75,8 +75,8 @@ tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm);
  * fused node's bias and residual (tb_fast_matmul_epilogue) to it. */
 tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
 tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_epilogue *act);
-bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
-bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_fast_matmul_accepts(const tb_kernel_query *q);
+bool tb_fast_gemm_accepts(const tb_kernel_query *q);
 
 #define TB_FAST_FEATURES_AVX512 (TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_FMA))
 #define TB_FAST_FEATURES_AVX2 (TB_FEATURE_BIT(TB_FEATURE_AVX2) | TB_FEATURE_BIT(TB_FEATURE_FMA))

@@ -6,7 +6,7 @@
  * goes to the reference kernel. */
 #include "backend/cpu/kernels/fast/fast_kernel.h"
 
-extern const tb_cpu_kernel tb_kernel_fused_matmul;
+extern const tb_kernel tb_kernel_fused_matmul;
 
 static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
   if (!gemm && tb_fast_matmul_bias_by_rows(ctx)) return tb_kernel_fused_matmul.run(ctx);
@@ -28,7 +28,7 @@ static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm,
   static tb_status prepare_##op##_##suffix(tb_kernel_ctx *ctx, void **state) {                                    \
     return fused_prepare(ctx, PATH, is_gemm, state);                                                               \
   }                                                                                                                \
-  const tb_cpu_kernel tb_kernel_##op##_f32_##suffix = {.domain = "tb", .name = OPNAME, .level = 2,                 \
+  const tb_kernel tb_kernel_##op##_f32_##suffix = {.domain = "tb", .name = OPNAME, .level = TB_KERNEL_FAST,                 \
                                                        .cpu_features = (features), .accepts = accepts_fn,           \
                                                        .run = run_##op##_##suffix,                                  \
                                                        .prepare = prepare_##op##_##suffix, .release = tb_fast_release};

@@ -63,7 +63,10 @@ tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_
   return TB_OK;
 }
 
-bool tb_fast_gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_fast_gemm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
 }
@@ -79,7 +82,7 @@ static tb_status prepare_path(tb_kernel_ctx *ctx, tb_gemm_path path, void **stat
 #define GEMM_ENTRY(suffix, PATH, features)                                                                         \
   static tb_status run_##suffix(tb_kernel_ctx *ctx) { return tb_fast_gemm_run(ctx, PATH, NULL); }                   \
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) { return prepare_path(ctx, PATH, state); }     \
-  const tb_cpu_kernel tb_kernel_gemm_f32_##suffix = {.domain = "", .name = "Gemm", .level = 2,                    \
+  const tb_kernel tb_kernel_gemm_f32_##suffix = {.domain = "", .name = "Gemm", .level = TB_KERNEL_FAST,                    \
                                                      .cpu_features = (features), .accepts = tb_fast_gemm_accepts,   \
                                                      .run = run_##suffix, .prepare = prepare_##suffix,              \
                                                      .release = tb_fast_release};

@@ -14,7 +14,7 @@
 #include "backend/cpu/kernels/fast/vec_ops.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
-extern const tb_cpu_kernel tb_kernel_fused_matmul;
+extern const tb_kernel tb_kernel_fused_matmul;
 
 /* B packed at prepare time, for op(B) of k x n. */
 typedef struct bf16_weights {
@@ -143,12 +143,18 @@ static void release_weights(void *state) {
   free(w);
 }
 
-static bool matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool matmul_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
 }
 
-static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool gemm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
 }
@@ -162,14 +168,14 @@ static bool gemm_accepts(const tb_graph *g, const tb_node *n, const tb_value_typ
     return prepare_weights(ctx, state, path, false);                                                                    \
   }                                                                                                                     \
   static tb_status gemm_prepare_##suffix(tb_kernel_ctx *ctx, void **state) { return prepare_weights(ctx, state, path, true); } \
-  const tb_cpu_kernel tb_kernel_matmul_bf16_##suffix = {"",    "MatMul",       3, FEATURES_##suffix, matmul_accepts,   \
+  const tb_kernel tb_kernel_matmul_bf16_##suffix = {"",    "MatMul",       3, FEATURES_##suffix, matmul_accepts,   \
                                                         matmul_run_##suffix, matmul_prepare_##suffix, release_weights, "bf16"}; \
-  const tb_cpu_kernel tb_kernel_gemm_bf16_##suffix = {"",    "Gemm",       3, FEATURES_##suffix, gemm_accepts,         \
+  const tb_kernel tb_kernel_gemm_bf16_##suffix = {"",    "Gemm",       3, FEATURES_##suffix, gemm_accepts,         \
                                                       gemm_run_##suffix, gemm_prepare_##suffix, release_weights, "bf16"}; \
-  const tb_cpu_kernel tb_kernel_fused_matmul_bf16_##suffix = {                                                          \
+  const tb_kernel tb_kernel_fused_matmul_bf16_##suffix = {                                                          \
       "tb", "FusedMatMul", 3, FEATURES_##suffix, matmul_accepts, fused_matmul_run_##suffix, matmul_prepare_##suffix,   \
       release_weights, "bf16"};                                                                                         \
-  const tb_cpu_kernel tb_kernel_fused_gemm_bf16_##suffix = {                                                            \
+  const tb_kernel tb_kernel_fused_gemm_bf16_##suffix = {                                                            \
       "tb", "FusedGemm", 3, FEATURES_##suffix, gemm_accepts, fused_gemm_run_##suffix, gemm_prepare_##suffix,           \
       release_weights, "bf16"};
 

@@ -85,7 +85,10 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
   return atomic_load(&j.failed) ? no_memory(ctx, m, n, k) : TB_OK;
 }
 
-bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_fast_matmul_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
 }
@@ -95,7 +98,7 @@ bool tb_fast_matmul_accepts(const tb_graph *g, const tb_node *n, const tb_value_
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                            \
     return tb_fast_prepare_b(ctx, PATH, false, state);                                                              \
   }                                                                                                                 \
-  const tb_cpu_kernel tb_kernel_matmul_f32_##suffix = {.domain = "", .name = "MatMul", .level = 2,                \
+  const tb_kernel tb_kernel_matmul_f32_##suffix = {.domain = "", .name = "MatMul", .level = TB_KERNEL_FAST,                \
                                                        .cpu_features = (features), .accepts = tb_fast_matmul_accepts, \
                                                        .run = run_##suffix, .prepare = prepare_##suffix,            \
                                                        .release = tb_fast_release};

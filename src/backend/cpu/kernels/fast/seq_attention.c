@@ -204,16 +204,19 @@ static tb_status attention_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   return TB_OK;
 }
 
-static bool attention_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool attention_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 3 && n->n_inputs <= 4 && tb_fast_accepts_f32(in, n->n_inputs);
 }
 
 #define ATTENTION_ENTRY(suffix, path_, features)                                          \
   static tb_status run_##suffix(tb_kernel_ctx *ctx) { return attention_run(ctx, path_); } \
-  const tb_cpu_kernel tb_kernel_attention_f32_##suffix = {.domain = "tb",                 \
+  const tb_kernel tb_kernel_attention_f32_##suffix = {.domain = "tb",                 \
                                                           .name = "Attention",            \
-                                                          .level = 2,                     \
+                                                          .level = TB_KERNEL_FAST,                     \
                                                           .cpu_features = features,       \
                                                           .accepts = attention_accepts,   \
                                                           .run = run_##suffix};

@@ -133,16 +133,19 @@ static tb_status run_avx512bf16(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-static bool attention_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool attention_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g; /* the packing routine exists on x86-64 only */
   return tb_gemm_bf16_kernel_avx512bf16.pack_o_contiguous && n->n_inputs >= 3 && n->n_inputs <= 4 &&
          tb_fast_accepts_f32(in, n->n_inputs);
 }
 
-const tb_cpu_kernel tb_kernel_attention_bf16_avx512bf16 = {
+const tb_kernel tb_kernel_attention_bf16_avx512bf16 = {
     .domain = "tb",
     .name = "Attention",
-    .level = 3,
+    .level = TB_KERNEL_REDUCED,
     .cpu_features = TB_FEATURE_BIT(TB_FEATURE_AVX512F) | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) |
                     TB_FEATURE_BIT(TB_FEATURE_AVX512BF16) | TB_FEATURE_BIT(TB_FEATURE_FMA),
     .accepts = attention_accepts,

@@ -50,12 +50,15 @@ static bool gru_step(seq_dir *s, int64_t k) {
   return true;
 }
 
-static bool gru_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool gru_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_GRU);
 }
 
 #define GRU_ENTRY(...) SEQ_RNN_ENTRY(gru, "GRU", TB_RNN_CELL_GRU, gru_accepts, gru_step, __VA_ARGS__)
 
-GRU_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
-GRU_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
-GRU_ENTRY(f32_portable, 2, TB_GEMM_PORTABLE, -1, 0, NULL)
+GRU_ENTRY(f32_avx512, TB_KERNEL_FAST, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
+GRU_ENTRY(f32_avx2, TB_KERNEL_FAST, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
+GRU_ENTRY(f32_portable, TB_KERNEL_FAST, TB_GEMM_PORTABLE, -1, 0, NULL)

@@ -141,16 +141,19 @@ static bool lstm_step(seq_dir *s, int64_t k) {
   return true;
 }
 
-static bool lstm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool lstm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_LSTM);
 }
 
 #define LSTM_ENTRY(...) SEQ_RNN_ENTRY(lstm, "LSTM", TB_RNN_CELL_LSTM, lstm_accepts, lstm_step, __VA_ARGS__)
 
-LSTM_ENTRY(f32_avx512, 2, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
-LSTM_ENTRY(f32_avx2, 2, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
-LSTM_ENTRY(f32_portable, 2, TB_GEMM_PORTABLE, -1, 0, NULL)
+LSTM_ENTRY(f32_avx512, TB_KERNEL_FAST, TB_GEMM_AVX512, -1, SEQ_FMA_AVX512, NULL)
+LSTM_ENTRY(f32_avx2, TB_KERNEL_FAST, TB_GEMM_AVX2, -1, SEQ_FMA_AVX2, NULL)
+LSTM_ENTRY(f32_portable, TB_KERNEL_FAST, TB_GEMM_PORTABLE, -1, 0, NULL)
 /* Level 3: the GEMMs in bf16 (AVX512-BF16, or the portable bf16 GEMM), the gate math in fp32. */
-LSTM_ENTRY(bf16_avx512bf16, 3, TB_GEMM_AVX512, TB_GEMM_BF16_AVX512BF16,
+LSTM_ENTRY(bf16_avx512bf16, TB_KERNEL_REDUCED, TB_GEMM_AVX512, TB_GEMM_BF16_AVX512BF16,
            SEQ_FMA_AVX512 | TB_FEATURE_BIT(TB_FEATURE_AVX512BW) | TB_FEATURE_BIT(TB_FEATURE_AVX512BF16), "bf16")
-LSTM_ENTRY(bf16_portable, 3, TB_GEMM_PORTABLE, TB_GEMM_BF16_PORTABLE, 0, "bf16")
+LSTM_ENTRY(bf16_portable, TB_KERNEL_REDUCED, TB_GEMM_PORTABLE, TB_GEMM_BF16_PORTABLE, 0, "bf16")

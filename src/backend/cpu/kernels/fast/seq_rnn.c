@@ -10,7 +10,7 @@
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
 #include "core/threadpool.h"
 
-extern const tb_cpu_kernel tb_kernel_lstm, tb_kernel_gru;
+extern const tb_kernel tb_kernel_lstm, tb_kernel_gru;
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_LENS, IN_H0, IN_C0, IN_P, IN_COUNT };
 enum { ROWS_PARALLEL_MIN = 8192 }; /* gate elements per step below which the rows run on one thread */

@@ -115,7 +115,7 @@ tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, se
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                          \
     return tb_seq_rnn_prepare(ctx, cell, (seq_prec){path_, bf16_}, state);                                         \
   }                                                                                                              \
-  const tb_cpu_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
+  const tb_kernel tb_kernel_##kernel##_##suffix = {.domain = "",                                              \
                                                      .name = op,                                                \
                                                      .level = level_,                                           \
                                                      .cpu_features = features,                                  \

@@ -55,7 +55,10 @@ static bool bin_make_plan(size_t na, const int64_t *as, size_t nb, const int64_t
   return true;
 }
 
-static bool binary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool binary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   if (n->n_inputs < 2 || n->opset < 7 || !tb_fast_accepts_f32(in, 2) || !in[1]) return false;
   if (!in[0]->has_shape || !in[1]->has_shape) return true; /* run() decides on the real shapes */

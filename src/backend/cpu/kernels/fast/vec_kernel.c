@@ -18,7 +18,8 @@ tb_status tb_vec_fallback(tb_kernel_ctx *ctx) {
     types[i] = v;
     in[i] = &types[i];
   }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(ctx->graph, ctx->node, in, 0, 0);
+  tb_kernel_query q = tb_kernel_ctx_query(ctx, in, TB_KERNEL_REFERENCE, 0);
+  const tb_kernel *k = tb_cpu_kernel_find(&q);
   if (!k) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no reference kernel to fall back to");
   tb_kernel_ctx sub = *ctx;
   sub.state = NULL;

@@ -34,19 +34,19 @@ bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r);
   static tb_status sym##_avx512(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_avx512); }     \
   static tb_status sym##_avx2(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_avx2); }         \
   static tb_status sym##_portable(tb_kernel_ctx *ctx) { return run_fn(ctx, &tb_vec_ops_portable); } \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_avx512 = {.domain = dom,                                \
+  const tb_kernel tb_kernel_vec_##sym##_avx512 = {.domain = dom,                                \
                                                       .name = op,                                   \
-                                                      .level = 2,                                   \
+                                                      .level = TB_KERNEL_FAST,                                   \
                                                       .cpu_features = VEC_FEATURES_AVX512,          \
                                                       .accepts = accepts_fn,                        \
                                                       .run = sym##_avx512};                         \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_avx2 = {.domain = dom,                                  \
+  const tb_kernel tb_kernel_vec_##sym##_avx2 = {.domain = dom,                                  \
                                                     .name = op,                                     \
-                                                    .level = 2,                                     \
+                                                    .level = TB_KERNEL_FAST,                                     \
                                                     .cpu_features = VEC_FEATURES_AVX2,              \
                                                     .accepts = accepts_fn,                          \
                                                     .run = sym##_avx2};                             \
-  const tb_cpu_kernel tb_kernel_vec_##sym##_portable = {                                            \
-      .domain = dom, .name = op, .level = 2, .cpu_features = 0, .accepts = accepts_fn, .run = sym##_portable};
+  const tb_kernel tb_kernel_vec_##sym##_portable = {                                            \
+      .domain = dom, .name = op, .level = TB_KERNEL_FAST, .cpu_features = 0, .accepts = accepts_fn, .run = sym##_portable};
 
 #endif

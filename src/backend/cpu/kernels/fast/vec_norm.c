@@ -82,7 +82,10 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool layernorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool layernorm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3) && in[1];
 }
@@ -142,7 +145,10 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool batchnorm_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool batchnorm_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   int64_t training = 0, spatial = 1;
   if (n->n_inputs < 5 || !tb_fast_accepts_f32(in, 5)) return false;
   for (size_t i = 1; i < 5; i++)

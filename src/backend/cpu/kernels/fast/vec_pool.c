@@ -382,7 +382,10 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
   return TB_OK;
 }
 
-static bool pool_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool pool_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   const int64_t *list = NULL;
   size_t count = 0;
   if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || tb_vec_node_has_output(n, 1)) return false;
@@ -424,7 +427,10 @@ static tb_status gap_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool gap_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool gap_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }

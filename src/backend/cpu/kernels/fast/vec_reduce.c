@@ -55,7 +55,10 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool mean) {
   return TB_OK;
 }
 
-static bool reduce_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool reduce_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1)) return false;
   bool keep;
   if (tb_nn_reduce_axes_from_input(n) || !in[0]->has_shape) return true; /* run() sees the axes and shape */

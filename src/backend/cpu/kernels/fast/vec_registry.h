@@ -11,7 +11,7 @@
           X(global_averagepool)
 
 #define TB_VEC_DECLARE(s) \
-  extern const tb_cpu_kernel tb_kernel_vec_##s##_avx512, tb_kernel_vec_##s##_avx2, tb_kernel_vec_##s##_portable;
+  extern const tb_kernel tb_kernel_vec_##s##_avx512, tb_kernel_vec_##s##_avx2, tb_kernel_vec_##s##_portable;
 TB_VEC_KERNEL_LIST(TB_VEC_DECLARE)
 #undef TB_VEC_DECLARE
 

@@ -91,7 +91,10 @@ static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   return TB_OK;
 }
 
-static bool softmax_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool softmax_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }

@@ -30,15 +30,20 @@ static tb_status unary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) 
   return TB_OK;
 }
 
-static bool unary_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool unary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 /* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */
-static bool gelu_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+static bool gelu_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
   const char *approx = NULL;
-  if (!unary_accepts(g, n, in) || tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK) return false;
+  if (!unary_accepts(q) || tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK) return false;
   return strcmp(approx, "none") == 0 || strcmp(approx, "tanh") == 0;
 }
 

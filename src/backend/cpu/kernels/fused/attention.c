@@ -125,4 +125,4 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_fused_attention = {.domain = "tb", .name = "Attention", .level = 0, .cpu_features = 0, .accepts = NULL, .run = attention_run};
+const tb_kernel tb_kernel_fused_attention = {.domain = "tb", .name = "Attention", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = attention_run};

@@ -22,6 +22,6 @@ static tb_status fused_matmul_run(tb_kernel_ctx *ctx) {
   return st == TB_OK ? tb_fused_epilogue(ctx, optional_input(ctx, 2), optional_input(ctx, 3)) : st;
 }
 
-const tb_cpu_kernel tb_kernel_fused_conv = {.domain = "tb", .name = "FusedConv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = fused_conv_run};
-const tb_cpu_kernel tb_kernel_fused_gemm = {.domain = "tb", .name = "FusedGemm", .level = 0, .cpu_features = 0, .accepts = NULL, .run = fused_gemm_run};
-const tb_cpu_kernel tb_kernel_fused_matmul = {.domain = "tb", .name = "FusedMatMul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = fused_matmul_run};
+const tb_kernel tb_kernel_fused_conv = {.domain = "tb", .name = "FusedConv", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = fused_conv_run};
+const tb_kernel tb_kernel_fused_gemm = {.domain = "tb", .name = "FusedGemm", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = fused_gemm_run};
+const tb_kernel tb_kernel_fused_matmul = {.domain = "tb", .name = "FusedMatMul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = fused_matmul_run};

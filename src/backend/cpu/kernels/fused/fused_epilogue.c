@@ -34,10 +34,17 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
       type_of(ctx->inputs[i], &types[i]);
       in[i] = &types[i];
     }
-  const tb_cpu_kernel *k = tb_cpu_kernel_find(ctx->graph, &node, in, 0, 0);
+  tb_kernel_query q = tb_kernel_ctx_query(ctx, in, TB_KERNEL_REFERENCE, 0);
+  q.op_type = base;
+  q.domain = "";
+  q.n_inputs = node.n_inputs;
+  q.node = &node;
+  const tb_kernel *k = tb_cpu_kernel_find(&q);
   if (!k) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no reference kernel for %s, which this fused node extends", base);
   tb_kernel_ctx sub = *ctx;
   sub.node = &node;
+  sub.op_type = base;
+  sub.domain = "";
   sub.n_inputs = n_base;
   return k->run(&sub);
 }

@@ -22,4 +22,4 @@ static tb_status gelu_run(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_fused_gelu = {.domain = "tb", .name = "Gelu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = gelu_run};
+const tb_kernel tb_kernel_fused_gelu = {.domain = "tb", .name = "Gelu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = gelu_run};

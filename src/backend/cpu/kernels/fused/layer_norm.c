@@ -3,4 +3,4 @@
 
 static tb_status layer_norm_run(tb_kernel_ctx *ctx) { return tb_fused_run_base(ctx, "LayerNormalization", 3); }
 
-const tb_cpu_kernel tb_kernel_fused_layer_norm = {.domain = "tb", .name = "LayerNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = layer_norm_run};
+const tb_kernel tb_kernel_fused_layer_norm = {.domain = "tb", .name = "LayerNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = layer_norm_run};

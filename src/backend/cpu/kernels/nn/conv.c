@@ -259,7 +259,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_conv = {.domain = "", .name = "Conv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_run};
-const tb_cpu_kernel tb_kernel_conv_transpose = {.domain = "", .name = "ConvTranspose", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_transpose_run};
-const tb_cpu_kernel tb_kernel_conv_integer = {.domain = "", .name = "ConvInteger", .level = 0, .cpu_features = 0, .accepts = NULL, .run = conv_integer_run};
-const tb_cpu_kernel tb_kernel_qlinear_conv = {.domain = "", .name = "QLinearConv", .level = 0, .cpu_features = 0, .accepts = NULL, .run = qlinear_conv_run};
+const tb_kernel tb_kernel_conv = {.domain = "", .name = "Conv", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_run};
+const tb_kernel tb_kernel_conv_transpose = {.domain = "", .name = "ConvTranspose", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_transpose_run};
+const tb_kernel tb_kernel_conv_integer = {.domain = "", .name = "ConvInteger", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = conv_integer_run};
+const tb_kernel tb_kernel_qlinear_conv = {.domain = "", .name = "QLinearConv", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = qlinear_conv_run};

@@ -68,4 +68,4 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_einsum = {.domain = "", .name = "Einsum", .level = 0, .cpu_features = 0, .accepts = NULL, .run = einsum_run};
+const tb_kernel tb_kernel_einsum = {.domain = "", .name = "Einsum", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = einsum_run};

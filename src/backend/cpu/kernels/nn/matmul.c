@@ -148,5 +148,5 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_matmul = {.domain = "", .name = "MatMul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = matmul_run};
-const tb_cpu_kernel tb_kernel_gemm = {.domain = "", .name = "Gemm", .level = 0, .cpu_features = 0, .accepts = NULL, .run = gemm_run};
+const tb_kernel tb_kernel_matmul = {.domain = "", .name = "MatMul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = matmul_run};
+const tb_kernel tb_kernel_gemm = {.domain = "", .name = "Gemm", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = gemm_run};

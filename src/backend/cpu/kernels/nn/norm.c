@@ -186,7 +186,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_batchnorm = {.domain = "", .name = "BatchNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = batchnorm_run};
-const tb_cpu_kernel tb_kernel_instancenorm = {.domain = "", .name = "InstanceNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = instancenorm_run};
-const tb_cpu_kernel tb_kernel_layernorm = {.domain = "", .name = "LayerNormalization", .level = 0, .cpu_features = 0, .accepts = NULL, .run = layernorm_run};
-const tb_cpu_kernel tb_kernel_lrn = {.domain = "", .name = "LRN", .level = 0, .cpu_features = 0, .accepts = NULL, .run = lrn_run};
+const tb_kernel tb_kernel_batchnorm = {.domain = "", .name = "BatchNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = batchnorm_run};
+const tb_kernel tb_kernel_instancenorm = {.domain = "", .name = "InstanceNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = instancenorm_run};
+const tb_kernel tb_kernel_layernorm = {.domain = "", .name = "LayerNormalization", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = layernorm_run};
+const tb_kernel tb_kernel_lrn = {.domain = "", .name = "LRN", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = lrn_run};

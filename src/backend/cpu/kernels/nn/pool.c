@@ -113,9 +113,9 @@ static tb_status global_max_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_
 static tb_status global_avg_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_AVG, true); }
 static tb_status global_lp_run(tb_kernel_ctx *ctx) { return pool_run(ctx, POOL_LP, true); }
 
-const tb_cpu_kernel tb_kernel_maxpool = {.domain = "", .name = "MaxPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = maxpool_run};
-const tb_cpu_kernel tb_kernel_averagepool = {.domain = "", .name = "AveragePool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = avgpool_run};
-const tb_cpu_kernel tb_kernel_lppool = {.domain = "", .name = "LpPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = lppool_run};
-const tb_cpu_kernel tb_kernel_global_maxpool = {.domain = "", .name = "GlobalMaxPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_max_run};
-const tb_cpu_kernel tb_kernel_global_averagepool = {.domain = "", .name = "GlobalAveragePool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_avg_run};
-const tb_cpu_kernel tb_kernel_global_lppool = {.domain = "", .name = "GlobalLpPool", .level = 0, .cpu_features = 0, .accepts = NULL, .run = global_lp_run};
+const tb_kernel tb_kernel_maxpool = {.domain = "", .name = "MaxPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = maxpool_run};
+const tb_kernel tb_kernel_averagepool = {.domain = "", .name = "AveragePool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = avgpool_run};
+const tb_kernel tb_kernel_lppool = {.domain = "", .name = "LpPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = lppool_run};
+const tb_kernel tb_kernel_global_maxpool = {.domain = "", .name = "GlobalMaxPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_max_run};
+const tb_kernel tb_kernel_global_averagepool = {.domain = "", .name = "GlobalAveragePool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_avg_run};
+const tb_kernel tb_kernel_global_lppool = {.domain = "", .name = "GlobalLpPool", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = global_lp_run};

@@ -174,7 +174,7 @@ done:
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_quantize_linear = {.domain = "", .name = "QuantizeLinear", .level = 0, .cpu_features = 0, .accepts = NULL, .run = quantize_run};
-const tb_cpu_kernel tb_kernel_dequantize_linear = {.domain = "", .name = "DequantizeLinear", .level = 0, .cpu_features = 0, .accepts = NULL, .run = dequantize_run};
-const tb_cpu_kernel tb_kernel_matmul_integer = {.domain = "", .name = "MatMulInteger", .level = 0, .cpu_features = 0, .accepts = NULL, .run = matmul_integer_run};
-const tb_cpu_kernel tb_kernel_qlinear_matmul = {.domain = "", .name = "QLinearMatMul", .level = 0, .cpu_features = 0, .accepts = NULL, .run = qlinear_matmul_run};
+const tb_kernel tb_kernel_quantize_linear = {.domain = "", .name = "QuantizeLinear", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = quantize_run};
+const tb_kernel tb_kernel_dequantize_linear = {.domain = "", .name = "DequantizeLinear", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = dequantize_run};
+const tb_kernel tb_kernel_matmul_integer = {.domain = "", .name = "MatMulInteger", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = matmul_integer_run};
+const tb_kernel tb_kernel_qlinear_matmul = {.domain = "", .name = "QLinearMatMul", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = qlinear_matmul_run};

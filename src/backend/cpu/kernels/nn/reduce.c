@@ -125,7 +125,7 @@ done:
 
 #define REDUCE_KERNEL(sym, op, kind)                                                        \
   static tb_status sym##_run(tb_kernel_ctx *ctx) { return reduce_run(ctx, kind); }         \
-  const tb_cpu_kernel tb_kernel_##sym = {.domain = "", .name = op, .level = 0, .cpu_features = 0, .accepts = NULL, .run = sym##_run};
+  const tb_kernel tb_kernel_##sym = {.domain = "", .name = op, .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = sym##_run};
 REDUCE_KERNEL(reduce_sum, "ReduceSum", R_SUM)
 REDUCE_KERNEL(reduce_mean, "ReduceMean", R_MEAN)
 REDUCE_KERNEL(reduce_max, "ReduceMax", R_MAX)
@@ -138,5 +138,5 @@ REDUCE_KERNEL(reduce_sumsquare, "ReduceSumSquare", R_SSQ)
 
 static tb_status argmax_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, true); }
 static tb_status argmin_run(tb_kernel_ctx *ctx) { return argminmax_run(ctx, false); }
-const tb_cpu_kernel tb_kernel_argmax = {.domain = "", .name = "ArgMax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmax_run};
-const tb_cpu_kernel tb_kernel_argmin = {.domain = "", .name = "ArgMin", .level = 0, .cpu_features = 0, .accepts = NULL, .run = argmin_run};
+const tb_kernel tb_kernel_argmax = {.domain = "", .name = "ArgMax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = argmax_run};
+const tb_kernel tb_kernel_argmin = {.domain = "", .name = "ArgMin", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = argmin_run};

@@ -55,6 +55,6 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM
 static tb_status logsoftmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_LOG); }
 static tb_status hardmax_run(tb_kernel_ctx *ctx) { return softmax_common(ctx, SM_HARD); }
 
-const tb_cpu_kernel tb_kernel_softmax = {.domain = "", .name = "Softmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = softmax_run};
-const tb_cpu_kernel tb_kernel_logsoftmax = {.domain = "", .name = "LogSoftmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = logsoftmax_run};
-const tb_cpu_kernel tb_kernel_hardmax = {.domain = "", .name = "Hardmax", .level = 0, .cpu_features = 0, .accepts = NULL, .run = hardmax_run};
+const tb_kernel tb_kernel_softmax = {.domain = "", .name = "Softmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = softmax_run};
+const tb_kernel tb_kernel_logsoftmax = {.domain = "", .name = "LogSoftmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = logsoftmax_run};
+const tb_kernel tb_kernel_hardmax = {.domain = "", .name = "Hardmax", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = hardmax_run};

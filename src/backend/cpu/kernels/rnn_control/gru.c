@@ -35,4 +35,4 @@ static void gru_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidd
 
 static tb_status run_gru(tb_kernel_ctx *ctx) { return tb_rnn_run(ctx, TB_RNN_CELL_GRU, gru_step); }
 
-const tb_cpu_kernel tb_kernel_gru = {.domain = "", .name = "GRU", .level = 0, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_gru};
+const tb_kernel tb_kernel_gru = {.domain = "", .name = "GRU", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_gru};

@@ -24,4 +24,4 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_if = {.domain = "", .name = "If", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_if};
+const tb_kernel tb_kernel_if = {.domain = "", .name = "If", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_if};

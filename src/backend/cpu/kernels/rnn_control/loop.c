@@ -114,4 +114,4 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_loop = {.domain = "", .name = "Loop", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_loop};
+const tb_kernel tb_kernel_loop = {.domain = "", .name = "Loop", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_loop};

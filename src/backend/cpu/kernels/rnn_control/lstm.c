@@ -28,4 +28,4 @@ static void lstm_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hid
 
 static tb_status run_lstm(tb_kernel_ctx *ctx) { return tb_rnn_run(ctx, TB_RNN_CELL_LSTM, lstm_step); }
 
-const tb_cpu_kernel tb_kernel_lstm = {.domain = "", .name = "LSTM", .level = 0, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_lstm};
+const tb_kernel tb_kernel_lstm = {.domain = "", .name = "LSTM", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_lstm};

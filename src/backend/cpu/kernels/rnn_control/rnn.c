@@ -13,4 +13,4 @@ static void rnn_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidd
 
 static tb_status run_rnn(tb_kernel_ctx *ctx) { return tb_rnn_run(ctx, TB_RNN_CELL_RNN, rnn_step); }
 
-const tb_cpu_kernel tb_kernel_rnn = {.domain = "", .name = "RNN", .level = 0, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_rnn};
+const tb_kernel tb_kernel_rnn = {.domain = "", .name = "RNN", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = tb_rnn_accepts, .run = run_rnn};

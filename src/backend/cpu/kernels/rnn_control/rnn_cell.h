@@ -32,6 +32,6 @@ double tb_rnn_clip(const tb_rnn_attrs *a, double x);
 void tb_rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out);
 
 /* Whether the kernel takes this X dtype (f32, f64, f16, bf16). */
-bool tb_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+bool tb_rnn_accepts(const tb_kernel_query *q);
 
 #endif

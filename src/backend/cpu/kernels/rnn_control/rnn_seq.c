@@ -10,7 +10,10 @@
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };
 
-bool tb_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
+bool tb_rnn_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
   (void)g;
   (void)n;
   if (!in || !in[0] || !in[0]->has_dtype) return true;

@@ -57,4 +57,4 @@ static tb_status run_scan(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_scan = {.domain = "", .name = "Scan", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scan};
+const tb_kernel tb_kernel_scan = {.domain = "", .name = "Scan", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scan};

@@ -29,4 +29,4 @@ static tb_status run_concat(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_concat = {.domain = "", .name = "Concat", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_concat};
+const tb_kernel tb_kernel_concat = {.domain = "", .name = "Concat", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_concat};

@@ -30,7 +30,7 @@ static tb_status run_constant(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_constant = {.domain = "", .name = "Constant", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_constant};
+const tb_kernel tb_kernel_constant = {.domain = "", .name = "Constant", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_constant};
 
 static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
@@ -54,4 +54,4 @@ static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_constant_of_shape = {.domain = "", .name = "ConstantOfShape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_constant_of_shape};
+const tb_kernel tb_kernel_constant_of_shape = {.domain = "", .name = "ConstantOfShape", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_constant_of_shape};

@@ -44,5 +44,5 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_depth_to_space = {.domain = "", .name = "DepthToSpace", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
-const tb_cpu_kernel tb_kernel_space_to_depth = {.domain = "", .name = "SpaceToDepth", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
+const tb_kernel tb_kernel_depth_to_space = {.domain = "", .name = "DepthToSpace", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};
+const tb_kernel tb_kernel_space_to_depth = {.domain = "", .name = "SpaceToDepth", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_depth_space};

@@ -22,7 +22,7 @@ static tb_status run_expand(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_expand = {.domain = "", .name = "Expand", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_expand};
+const tb_kernel tb_kernel_expand = {.domain = "", .name = "Expand", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_expand};
 
 static tb_status run_tile(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -51,4 +51,4 @@ static tb_status run_tile(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_tile = {.domain = "", .name = "Tile", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_tile};
+const tb_kernel tb_kernel_tile = {.domain = "", .name = "Tile", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_tile};

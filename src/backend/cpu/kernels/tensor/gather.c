@@ -55,7 +55,7 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather = {.domain = "", .name = "Gather", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather};
+const tb_kernel tb_kernel_gather = {.domain = "", .name = "Gather", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather};
 
 static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
@@ -75,7 +75,7 @@ static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather_elements = {.domain = "", .name = "GatherElements", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather_elements};
+const tb_kernel tb_kernel_gather_elements = {.domain = "", .name = "GatherElements", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather_elements};
 
 static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind;
@@ -111,4 +111,4 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_gather_nd = {.domain = "", .name = "GatherND", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_gather_nd};
+const tb_kernel tb_kernel_gather_nd = {.domain = "", .name = "GatherND", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_gather_nd};

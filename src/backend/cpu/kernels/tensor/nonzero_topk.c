@@ -39,7 +39,7 @@ static tb_status run_nonzero(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_nonzero = {.domain = "", .name = "NonZero", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_nonzero};
+const tb_kernel tb_kernel_nonzero = {.domain = "", .name = "NonZero", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_nonzero};
 
 typedef struct topk_item {
   double d;
@@ -123,4 +123,4 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_topk = {.domain = "", .name = "TopK", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_topk};
+const tb_kernel tb_kernel_topk = {.domain = "", .name = "TopK", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_topk};

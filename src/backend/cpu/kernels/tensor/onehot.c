@@ -35,4 +35,4 @@ static tb_status run_onehot(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_onehot = {.domain = "", .name = "OneHot", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_onehot};
+const tb_kernel tb_kernel_onehot = {.domain = "", .name = "OneHot", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_onehot};

@@ -67,4 +67,4 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_pad = {.domain = "", .name = "Pad", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_pad};
+const tb_kernel tb_kernel_pad = {.domain = "", .name = "Pad", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_pad};

@@ -46,4 +46,4 @@ static tb_status run_range(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_range = {.domain = "", .name = "Range", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_range};
+const tb_kernel tb_kernel_range = {.domain = "", .name = "Range", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_range};

@@ -17,7 +17,7 @@ static tb_status run_same_bytes(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_reshape = {.domain = "", .name = "Reshape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
-const tb_cpu_kernel tb_kernel_flatten = {.domain = "", .name = "Flatten", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
-const tb_cpu_kernel tb_kernel_squeeze = {.domain = "", .name = "Squeeze", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
-const tb_cpu_kernel tb_kernel_unsqueeze = {.domain = "", .name = "Unsqueeze", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
+const tb_kernel tb_kernel_reshape = {.domain = "", .name = "Reshape", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
+const tb_kernel tb_kernel_flatten = {.domain = "", .name = "Flatten", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
+const tb_kernel tb_kernel_squeeze = {.domain = "", .name = "Squeeze", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};
+const tb_kernel tb_kernel_unsqueeze = {.domain = "", .name = "Unsqueeze", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_same_bytes};

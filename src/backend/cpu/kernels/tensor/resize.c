@@ -189,5 +189,5 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_resize = {.domain = "", .name = "Resize", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_resize};
-const tb_cpu_kernel tb_kernel_upsample = {.domain = "", .name = "Upsample", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_resize};
+const tb_kernel tb_kernel_resize = {.domain = "", .name = "Resize", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_resize};
+const tb_kernel tb_kernel_upsample = {.domain = "", .name = "Upsample", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_resize};

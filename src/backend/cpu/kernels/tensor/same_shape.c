@@ -34,7 +34,7 @@ static tb_status run_trilu(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_trilu = {.domain = "", .name = "Trilu", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_trilu};
+const tb_kernel tb_kernel_trilu = {.domain = "", .name = "Trilu", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_trilu};
 
 static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -99,7 +99,7 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_cumsum = {.domain = "", .name = "CumSum", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_cumsum};
+const tb_kernel tb_kernel_cumsum = {.domain = "", .name = "CumSum", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_cumsum};
 
 static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *lens;
@@ -137,4 +137,4 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_reverse_sequence = {.domain = "", .name = "ReverseSequence", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_reverse_sequence};
+const tb_kernel tb_kernel_reverse_sequence = {.domain = "", .name = "ReverseSequence", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_reverse_sequence};

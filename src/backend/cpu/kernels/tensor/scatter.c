@@ -108,8 +108,8 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_scatter_elements = {.domain = "", .name = "ScatterElements", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
-const tb_cpu_kernel tb_kernel_scatter = {.domain = "", .name = "Scatter", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
+const tb_kernel tb_kernel_scatter_elements = {.domain = "", .name = "ScatterElements", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
+const tb_kernel tb_kernel_scatter = {.domain = "", .name = "Scatter", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_elements};
 
 static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
@@ -152,4 +152,4 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_scatter_nd = {.domain = "", .name = "ScatterND", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_scatter_nd};
+const tb_kernel tb_kernel_scatter_nd = {.domain = "", .name = "ScatterND", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scatter_nd};

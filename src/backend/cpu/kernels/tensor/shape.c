@@ -21,7 +21,7 @@ static tb_status run_shape(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_shape = {.domain = "", .name = "Shape", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_shape};
+const tb_kernel tb_kernel_shape = {.domain = "", .name = "Shape", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_shape};
 
 static tb_status run_size(tb_kernel_ctx *ctx) {
   if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
@@ -33,4 +33,4 @@ static tb_status run_size(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_size = {.domain = "", .name = "Size", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_size};
+const tb_kernel tb_kernel_size = {.domain = "", .name = "Size", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_size};

@@ -28,4 +28,4 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_slice = {.domain = "", .name = "Slice", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_slice};
+const tb_kernel tb_kernel_slice = {.domain = "", .name = "Slice", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_slice};

@@ -36,4 +36,4 @@ static tb_status run_split(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_cpu_kernel tb_kernel_split = {.domain = "", .name = "Split", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_split};
+const tb_kernel tb_kernel_split = {.domain = "", .name = "Split", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_split};

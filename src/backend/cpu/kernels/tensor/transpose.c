@@ -21,4 +21,4 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_cpu_kernel tb_kernel_transpose = {.domain = "", .name = "Transpose", .level = 0, .cpu_features = 0, .accepts = NULL, .run = run_transpose};
+const tb_kernel tb_kernel_transpose = {.domain = "", .name = "Transpose", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_transpose};

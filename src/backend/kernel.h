@@ -1,0 +1,130 @@
+/* Internal: the kernel contract every backend shares (CPU, OpenCL, Vulkan, and the next ones). A kernel
+ * computes one node: it gets the node's typed parameters (what ops/ parsed from its attributes once, at
+ * prepare: the struct named by the op's definition, e.g. tb_conv_params), its inputs as tensors and its
+ * outputs already allocated with the shapes inference found, or NULL where inference could not know the
+ * shape, in which case the kernel calls tb_kernel_output to make it.
+ *
+ * Levels are named (tb_kernel_level): the reference kernels (plain C written for clarity and exactness) run
+ * at O0 and O1 and are the fallback; faster fp32 kernels register under the same op at TB_KERNEL_FAST with
+ * the CPU features they need; reduced-precision ones at TB_KERNEL_REDUCED. The CPU backend's find_kernel
+ * picks the best one the CPU has (backend/cpu/kernels/kernel.h); a device backend's finds its own (its
+ * kernels are fp32 and register at TB_KERNEL_REFERENCE: they run at every level). model/ reaches kernels
+ * only through tb_backend_ops.find_kernel. Kernels never abort: bad data is a status with a message
+ * naming the node. */
+#ifndef TB_BACKEND_KERNEL_H
+#define TB_BACKEND_KERNEL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tensorbridge/tensor.h>
+#include "ir/ir.h"
+
+/* Which kernels a prepared model may run; a kernel is eligible at every level from its own up. */
+typedef enum tb_kernel_level {
+  TB_KERNEL_REFERENCE = 0, /* exact, portable: O0 and O1, and the fallback at every level */
+  TB_KERNEL_FAST = 2,      /* fp32, the CPU's vector units and threads: O2 and up */
+  TB_KERNEL_REDUCED = 3,   /* reduced precision (bf16) with fp32 accumulation: O3, or O2 asked for bf16 */
+} tb_kernel_level;
+
+/* What a backend's find_kernel is asked: one node's operator, typed parameters and input types. */
+typedef struct tb_kernel_query {
+  const char *domain;       /* "" for ONNX */
+  const char *op_type;
+  int opset;                /* the model's opset for that domain */
+  const void *params;       /* the node's parsed parameters (tb_op_def.parse); NULL for an op without */
+  size_t n_inputs;
+  const tb_value_type *const *in; /* from inference: a dtype is always known, a shape may not be; NULL
+                                     for an omitted optional input */
+  size_t n_outputs;
+  tb_kernel_level level;
+  uint64_t cpu_features;    /* TB_FEATURE_BIT set of the CPU the kernel would run on */
+  /* Transitional, while kernels move to typed parameters (issue 14): new code must not read them. */
+  const tb_graph *graph;
+  const tb_node *node;
+} tb_kernel_query;
+
+typedef struct tb_kernel_ctx tb_kernel_ctx;
+
+/* Run a subgraph (If branch, Loop/Scan body): inputs bind to the subgraph's inputs in order, outer-scope
+ * values resolve through the calling context; outputs receive new tensors the caller destroys. */
+typedef tb_status (*tb_subgraph_fn)(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
+                                    size_t n_outputs, tb_tensor **outputs);
+
+struct tb_kernel_ctx {
+  const tb_graph *graph;      /* transitional (issue 14): kernels read params, op_type and opset instead */
+  const tb_node *node;        /* transitional, as graph */
+  size_t n_inputs;
+  tb_tensor *const *inputs;   /* NULL for omitted optional inputs */
+  size_t n_outputs;
+  tb_tensor **outputs;        /* preallocated, or NULL where the kernel must allocate (tb_kernel_output) */
+  tb_backend *backend;        /* the CPU backend outputs are allocated on */
+  tb_subgraph_fn run_subgraph;
+  void *exec;                 /* the executor's state, for run_subgraph */
+  int threads;
+  struct tb_pool *pool;        /* the executor's thread pool (core/threadpool.h); NULL: run serially */
+  void *state;                 /* what the kernel's prepare() made for this node; NULL without one */
+  const void *params;          /* the node's typed parameters (tb_op_def.parse); NULL for an op without */
+  const char *domain;          /* "" for ONNX */
+  const char *op_type;
+  int opset;                   /* the model's opset for the node's domain */
+  const tb_value_type *const *in_types; /* n_inputs types from inference (NULL entries: omitted inputs) */
+};
+
+/* Allocate (or check) output i with this dtype and shape; returns it. A preallocated output with another
+ * shape is TB_ERR_INTERNAL. */
+tb_status tb_kernel_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape,
+                           tb_tensor **out);
+/* For a kernel's prepare(): input `input` of ctx->node is a constant whose bytes run() will no longer read
+ * (they were packed into the state), so the executor may let the original go (src/model/weights.h). Only a
+ * hint: nothing happens outside prepare() or for a non-constant. */
+void tb_kernel_constant_consumed(tb_kernel_ctx *ctx, size_t input);
+/* For a kernel's prepare(): the method the node's state runs (a string with static storage: a
+ * convolution's "winograd", "direct" or "implicit GEMM"), shown by the profiler after the kernel. Only
+ * inside the executor's prepare(); nothing happens elsewhere. */
+void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method);
+/* Advance a multi-index over shape (row-major); false after the last one. */
+bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
+/* "node 'x' (Op): ..." as an error with this status. */
+tb_status tb_kernel_error(const tb_kernel_ctx *ctx, tb_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A kernel for one op. A device kernel's run() gets tensors on ctx->backend (the device), except the
+ * inputs the op reads as values (bits of its definition's value_inputs, e.g. Reshape's shape), which are
+ * CPU tensors; ctx->pool is NULL; it only enqueues work on the device's in-order queue: the backend's
+ * read/write/copy ops see its results. */
+typedef struct tb_kernel {
+  const char *domain;       /* "" for ONNX */
+  const char *name;         /* op_type */
+  tb_kernel_level level;
+  uint64_t cpu_features;    /* TB_FEATURE_BIT set the kernel needs (0 for portable C and device kernels) */
+  /* Optional: false when this kernel cannot take this query's input types/parameters (the next one is
+   * tried). A shape may be unknown: then accept or refuse on the dtype and parameters; run() must still
+   * check the shapes it gets. */
+  bool (*accepts)(const tb_kernel_query *q);
+  tb_status (*run)(tb_kernel_ctx *ctx);
+  /* Optional, with release: build per-node state once, e.g. weights packed for the micro-kernel or a
+   * device pipeline. The executor calls it when it chooses this kernel for a node: at tb_model_prepare
+   * when the node's input types are known then, with ctx->inputs holding only the node's constant inputs
+   * (NULL for the others; their types are in ctx->in_types), else before the node's first run with every
+   * input. The state may depend only on parameters, constant inputs and input types; run() gets it in
+   * ctx->state. ctx->outputs is NULL during prepare. A failure is a status with a message naming the node. */
+  tb_status (*prepare)(tb_kernel_ctx *ctx, void **state);
+  void (*release)(void *state);
+  /* NULL: computes in the dtype of its inputs. Else the reduced precision it computes in ("bf16"), which
+   * tb_prepare_result lists per node. */
+  const char *precision;
+} tb_kernel;
+
+/* The query for node n of graph g with these input types (params from n), at `level` on a CPU with
+ * `cpu_features`. */
+tb_kernel_query tb_kernel_query_for(const tb_graph *g, const tb_node *n, const tb_value_type *const *in,
+                                    tb_kernel_level level, uint64_t cpu_features);
+/* The query for the node a kernel runs (for a kernel that hands the node to another one, e.g. a fast
+ * kernel falling back to the reference): ctx's op and parameters with these input types. */
+tb_kernel_query tb_kernel_ctx_query(const tb_kernel_ctx *ctx, const tb_value_type *const *in, tb_kernel_level level,
+                                    uint64_t cpu_features);
+/* Whether k may answer q: same op, level at most q's, features present, accepts() (when set) says yes. */
+bool tb_kernel_matches(const tb_kernel *k, const tb_kernel_query *q);
+/* The contract's name for a level ("reference", "fast", "reduced"). */
+const char *tb_kernel_level_name(tb_kernel_level level);
+
+#endif
