@@ -125,7 +125,8 @@ def table(head, rows):
 
 
 def markdown(report):
-    lines = [f"Real set, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, {report['date']}",
+    partial = f" (so far {len(report['models'])} of {report['total']} models)" if len(report["models"]) < report["total"] else ""
+    lines = [f"Real set, {'quick' if report['quick'] else 'full size'}{partial}: commit {report['commit']}, {report['date']}",
              f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; exported by torch "
              f"{report['versions'].get('torch', '?')} (opset {report['opset']}). Latency: {report['rounds']} "
              f"interleaved rounds (ONNX Runtime, then TensorBridge at each level, one process each), each "
@@ -161,6 +162,20 @@ def markdown(report):
     return "\n".join(lines) + "\n"
 
 
+def write(report, out):
+    """real.md and real.json of the models done so far; the markdown text."""
+    done = len(report["checks"])
+    report["models_done"] = done
+    report["ort_version"] = ort_version(report["rows"])
+    report["geomeans"] = geomeans(report["rows"])
+    text = markdown(dict(report, models=report["models"][:done], total=len(report["models"])))
+    with open(os.path.join(out, "real.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "real.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", required=True)
@@ -192,6 +207,7 @@ def main():
               "profile_level": a.profile_level, "profile_runs": a.profile_runs, "models": models,
               "failed_to_make": manifest.get("failed_to_make", []), "checks": [], "rows": [], "profiles": []}
     outputs = os.path.join(a.out, "real-outputs")
+    text = write(report, a.out)
     for m in models:
         print(f"compare_real: {m['name']}", file=sys.stderr, flush=True)
         checks = [check_level(m, level, check_threads, a.runner, outputs) for level in report["check_levels"]]
@@ -203,14 +219,8 @@ def main():
         p = profile(m, a.tb, a.profile_level, a.profile_runs)
         report["profiles"].append(p)
         print("compare_real:   profile " + " | ".join(profile_cells(m, p)), file=sys.stderr, flush=True)
-    report["ort_version"] = ort_version(report["rows"])
-    report["geomeans"] = geomeans(report["rows"])
-    text = markdown(report)
+        text = write(report, a.out)  # after every model: a long run that is stopped leaves its tables so far
     print(text)
-    with open(os.path.join(a.out, "real.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(a.out, "real.json"), "w") as f:
-        json.dump(report, f, indent=1)
     ok = (not report["failed_to_make"] and all(check_ok(x) for c in report["checks"] for x in c["levels"]) and
           all(row_ok(r) for r in report["rows"]) and all("error" not in p for p in report["profiles"]))
     print(f"compare_real: wrote {a.out}/real.md and real.json; " +
