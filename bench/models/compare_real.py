@@ -197,6 +197,10 @@ def main():
     with open(os.path.join(a.models, "manifest.json")) as f:
         manifest = json.load(f)
     only = [n for n in a.only.split(",") if n]
+    unknown = sorted(set(only) - {m["name"] for m in manifest["models"]})
+    if unknown:
+        ap.error(f"--only names {', '.join(unknown)}, which {a.models}/manifest.json does not list; it lists "
+                 f"{', '.join(m['name'] for m in manifest['models'])}")
     models = [m for m in manifest["models"] if not only or m["name"] in only]
     threads = sorted({int(t) for t in a.threads.split(",")})
     check_threads = max(threads)

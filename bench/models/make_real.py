@@ -93,13 +93,13 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     # nn.MultiheadAttention's inference fast path (ViT) is one fused aten op that no ONNX exporter knows
     torch.backends.mha.set_fastpath_enabled(False)
-    os.makedirs(a.out, exist_ok=True)
     entries = real_models.build_all(a.quick)
     only = [n for n in a.only.split(",") if n]
     unknown = sorted(set(only) - {e.name for e in entries})
     if unknown:
         ap.error(f"--only names {', '.join(unknown)}, which are not in the set; the set is "
                  f"{', '.join(e.name for e in entries)}")
+    os.makedirs(a.out, exist_ok=True)
     models, failed = [], []
     for entry in entries:
         if only and entry.name not in only:
