@@ -529,12 +529,11 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
         what, type, id);
   tb_backend *given = device ? *device : NULL;
   /* The stream the backend's work runs on (DLPack: 1 is CUDA's legacy default stream, 0 ROCm's null
-   * stream); for a model prepared on another backend the library refuses the import, so no stream. */
+   * stream); on a backend of another kind the library refuses the import, so the producer's default. */
   tb_backend_kind on_kind = given ? tb_backend_kind_of(given) : kind;
   PyObject *stream = NULL;
-  if (!host && on_kind == TB_BACKEND_CUDA) stream = PyLong_FromLong(1);
-  else if (!host && on_kind == TB_BACKEND_ROCM) stream = PyLong_FromLong(0);
-  else if (!host) stream = Py_NewRef(Py_None);
+  if (!host && on_kind != kind) stream = Py_NewRef(Py_None);
+  else if (!host) stream = PyLong_FromLong(kind == TB_BACKEND_CUDA ? 1 : 0);
   if (!host && !stream) return NULL;
   PyObject *cap = call_dlpack(value, stream);
   Py_XDECREF(stream);

@@ -224,6 +224,11 @@ def wrong_devices(vendor: str) -> None:
         x = Producer(fake, VALUES, dev, on=on)
         expect(error, needle, lambda: prepared.run({"x": x}))
         assert x.deleted == 1, x.deleted
+    other, other_name = (kDLROCM, "kDLROCM") if vendor == "cuda" else (kDLCUDA, "kDLCUDA")
+    x = Producer(fake, VALUES, (other, 1), on=1)  # the other vendor's type: asked with the producer's default stream
+    expect(tensorbridge.InvalidArgumentError, f"device_type is {other} ({other_name}) but the backend is {device}",
+           lambda: prepared.run({"x": x}))
+    assert x.streams == [None] and x.deleted == 1
     cpu_prepared, _ = relu_model().prepare(tensorbridge.Backend("cpu"))
     x = Producer(fake, VALUES, (dl_type, 1), on=1)
     expect(tensorbridge.UnsupportedError, "memory the CPU backend cannot address", lambda: cpu_prepared.run({"x": x}))
