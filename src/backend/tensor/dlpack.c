@@ -101,13 +101,11 @@ static tb_status dtype_from_dl(const char *fn, DLDataType dt, tb_dtype *out) {
                   fn, (unsigned)dt.code, (unsigned)dt.bits);
 }
 
-/* Every field of the managed tensor, checked before anything is taken over. */
+/* Every field of the managed tensor but the version and the device (checked first, by import), checked before
+ * anything is taken over. */
 static tb_status validate(const char *fn, const DLManagedTensorVersioned *m, tb_dtype *dtype, int64_t *numel,
                           int64_t *strides, int64_t *extent) {
   const DLTensor *dl = &m->dl_tensor;
-  if (m->version.major != DLPACK_MAJOR_VERSION)
-    return tb_error(TB_ERR_UNSUPPORTED, "%s: managed->version is %u.%u; this build reads DLPack major version %d", fn,
-                    (unsigned)m->version.major, (unsigned)m->version.minor, DLPACK_MAJOR_VERSION);
   if (dl->ndim < 0 || dl->ndim > TB_MAX_DIMS)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dl_tensor.ndim is %d; it must be 0 to %d", fn, (int)dl->ndim,
                     TB_MAX_DIMS);
@@ -173,6 +171,9 @@ static tb_status wrap_device(const char *fn, tb_backend *b, const DLManagedTenso
 }
 
 static tb_status import(const char *fn, tb_backend *backend, DLManagedTensorVersioned *managed, tb_tensor **out_tensor) {
+  if (managed->version.major != DLPACK_MAJOR_VERSION) /* first: another major version may lay out the rest otherwise */
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: managed->version is %u.%u; this build reads DLPack major version %d", fn,
+                    (unsigned)managed->version.major, (unsigned)managed->version.minor, DLPACK_MAJOR_VERSION);
   bool on_device = false, is_managed = false;
   tb_status st = tb_dlpack_check_device(fn, backend, managed->dl_tensor.device, &on_device, &is_managed);
   if (st != TB_OK) return st;
