@@ -1,4 +1,4 @@
-/* Convolution throughput (issue 5): the level-2 fp32 Conv (src/backend/cpu/kernels/fast/conv_*.c) on the
+/* Convolution throughput (issue 5): the level-2 fp32 Conv (src/backend/cpu/kernels/fast/conv/conv_*.c) on the
  * best path this CPU has, with 1 and 2 threads, and the level-3 bf16 Conv, against the level-0 reference
  * kernel (one thread, one run) on ResNet-18's convolution shapes at 224x224 (batch 1), plus a 1x1 and a
  * depthwise layer. Weights are packed once (prepare) as the executor does for constant weights, and the

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #ifdef TB_BENCH_HAVE_DNNL

@@ -1,5 +1,5 @@
 /* bf16 GEMM throughput (issue 5): TensorBridge's bf16 GEMM with fp32 accumulation
- * (src/backend/cpu/kernels/fast/gemm_bf16.h) at 1024^3 and 2048^3 (or the sizes given as arguments: N for N^3,
+ * (src/backend/cpu/kernels/fast/gemm/gemm_bf16.h) at 1024^3 and 2048^3 (or the sizes given as arguments: N for N^3,
  * or MxNxK such as 128x3072x768, BERT's feed-forward product) on 1 and 2 threads, against
  *   - the peak of the path the library picks on this machine, measured on 1 and on 2 threads at once: on
  *     AMX (when tb_gemm_bf16_amx_ready) a loop of tdpbf16ps on four accumulator tiles (16384 flops each),
@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #ifdef TB_HAVE_DNNL

@@ -1,4 +1,4 @@
-/* Time per element of the vectorised fp32 unary functions (src/backend/cpu/kernels/fast/vec_math.h through
+/* Time per element of the vectorised fp32 unary functions (src/backend/cpu/kernels/fast/vec/vec_math.h through
  * the vec_ops tables) on one thread: GELU (erf and tanh forms), Erf, Tanh, Sigmoid and Exp, on every table
  * the CPU runs (avx512, avx2, portable), over n = 16384 elements (in L1/L2) and n = 393216 (one BERT-base
  * layer's 128 x 3072 intermediate). The inputs are normal with mean -0.5 and standard deviation 1.5, the
@@ -19,7 +19,7 @@
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
-#include "backend/cpu/kernels/fast/vec_ops.h"
+#include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "core/convert_features.h"
 #include "tensorbridge/device.h"
 

@@ -20,7 +20,7 @@
 static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
-    "              [--threads N] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
+    "              [--threads N] [--conv-algo A] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
     "              [--export-weights F] [--record F] [--cpu-fallback] [--profile] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
@@ -39,6 +39,9 @@ static const char help[] =
     "  --repeat N          run N times and print the median and fastest time (default 1; each run ends\n"
     "                      with a synchronize of the backend)\n"
     "  --threads N         CPU threads (default 0: TB_NUM_THREADS, else the CPUs this process may use)\n"
+    "  --conv-algo A       the CPU's fast convolutions: auto (Winograd, else direct, else the implicit\n"
+    "                      GEMM, where each fits), winograd, direct (that one where it fits, else the\n"
+    "                      GEMM) or gemm (default: what TB_CONV_WINOGRAD and TB_CONV_DIRECT leave, else auto)\n"
     "  --output-dir D      write each output as D/NAME.npy (D is made if missing; see below for NAME)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
@@ -74,6 +77,7 @@ typedef struct run_opts {
   tbc_pairs inputs, dims;
   uint64_t seed;
   int threads;
+  tb_conv_algo conv_algo;
   int repeat;
   const char *output_dir, *compare_dir;
   char (*stems)[TBC_STEM_MAX]; /* per output, its file name in the folders without ".npy" */
@@ -111,6 +115,8 @@ static int run_option(void *ctx, const char *name, const char *value) {
     if ((code = tbc_parse_int("run", name, value, 1, 100000, &n)) == TBC_EXIT_OK) o->repeat = (int)n;
   } else if (strcmp(name, "--threads") == 0) {
     if ((code = tbc_parse_int("run", name, value, 0, 4096, &n)) == TBC_EXIT_OK) o->threads = (int)n;
+  } else if (strcmp(name, "--conv-algo") == 0) {
+    if (tb_conv_algo_parse(value, &o->conv_algo) != TB_OK) return tbc_usage("run", "%s", tb_last_error());
   } else if (strcmp(name, "--weights") == 0) {
     o->weights = value;
   } else if (strcmp(name, "--export-weights") == 0) {
@@ -132,7 +138,7 @@ static int run_option(void *ctx, const char *name, const char *value) {
 static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
-                                       "--weights", "--export-weights", "--record"};
+                                       "--weights", "--export-weights", "--record", "--conv-algo"};
   const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile},
                               {"--cpu-fallback", &o->cpu_fallback}, {NULL, NULL}};
   int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
@@ -587,7 +593,8 @@ static int run_model(run_opts *o) {
                              .dim_count = o->dims.count,
                              .dim_names = o->dims.names,
                              .dim_values = dim_values,
-                             .cpu_fallback = o->cpu_fallback};
+                             .cpu_fallback = o->cpu_fallback,
+                             .conv_algo = o->conv_algo};
   if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
   o->prepared = prepared;
   if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;

@@ -71,6 +71,22 @@ typedef enum tb_precision {
 TB_API tb_status tb_precision_parse(const char *name, tb_precision *out); /* auto|fp32|bf16|fp16|fp8 */
 TB_API const char *tb_precision_name(tb_precision precision);
 
+/* How the CPU's fast convolutions (O2 fp32 on AVX-512, O3 bf16 on AVX512-BF16; other paths have only the
+ * implicit GEMM) compute a node whose weights fit more than one method. Winograd F(2x2, 3x3) takes 3x3
+ * stride-1 convolutions with enough tiles, the direct convolution most other non-depthwise, non-1x1 ones;
+ * the implicit GEMM takes everything. The profiler shows the method each convolution runs. */
+typedef enum tb_conv_algo {
+  TB_CONV_ALGO_DEFAULT = 0, /* the environment's choice: TB_CONV_WINOGRAD / TB_CONV_DIRECT "off" rule out that
+                             * method (README), both unset is auto */
+  TB_CONV_ALGO_AUTO,        /* Winograd where it fits, else the direct convolution where it fits, else the GEMM */
+  TB_CONV_ALGO_WINOGRAD,    /* Winograd where it fits, else the implicit GEMM */
+  TB_CONV_ALGO_DIRECT,      /* the direct convolution where it fits, else the implicit GEMM */
+  TB_CONV_ALGO_GEMM         /* the implicit GEMM only */
+} tb_conv_algo;
+
+TB_API tb_status tb_conv_algo_parse(const char *name, tb_conv_algo *out); /* default|auto|winograd|direct|gemm */
+TB_API const char *tb_conv_algo_name(tb_conv_algo algo);
+
 typedef struct tb_prepare_options {
   size_t size;                 /* sizeof(tb_prepare_options) */
   tb_opt_level level;          /* TB_LEVEL_O2 is the default a zeroed struct does NOT give: set it */
@@ -84,6 +100,8 @@ typedef struct tb_prepare_options {
    * memory) runs on the CPU, and fallback_ops says why; false (the default): tb_model_prepare fails with
    * that error. Nodes the device has no kernel for always run on the CPU. */
   bool cpu_fallback;
+  /* Added in 0.3 (a struct whose size ends before here gets TB_CONV_ALGO_DEFAULT). */
+  tb_conv_algo conv_algo;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */

@@ -68,6 +68,8 @@ struct tb_kernel_ctx {
   const char *op_type;
   int opset;                   /* the model's opset for the node's domain */
   const tb_value_type *const *in_types; /* n_inputs types from inference (NULL entries: omitted inputs) */
+  int conv_algo;               /* a tb_conv_algo (tensorbridge/model.h) the prepare options resolved: the methods the
+                                * CPU's fast convolutions may use; 0 (TB_CONV_ALGO_DEFAULT) counts as auto */
 };
 
 /* Allocate (or check) output i with this dtype and shape; returns it. A preallocated output with another

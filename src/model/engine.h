@@ -69,6 +69,9 @@ typedef struct tb_exec tb_exec;
 /* An executor for a checked, sorted, inferred graph on the CPU; kernels up to `level`. */
 tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level level, uint64_t features, int threads, tb_exec **out);
 void tb_exec_destroy(tb_exec *e);
+/* The convolution algorithm (a resolved tb_conv_algo, never DEFAULT) every kernel of e and of its subgraphs
+ * gets in ctx->conv_algo; call before tb_exec_place. Auto until set. */
+void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo);
 /* Where tb_exec_place put a node. */
 typedef struct tb_exec_placement {
   bool on_device;        /* the device backend's kernel runs it */

@@ -161,6 +161,11 @@ static tb_status const_tensor(tb_backend *cpu, const tb_ir_tensor *c, tb_tensor 
   return st;
 }
 
+void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
+  e->conv_algo = conv_algo;
+  for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
+}
+
 void tb_exec_destroy(tb_exec *e) {
   if (!e) return;
   for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
@@ -231,6 +236,7 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
   e->features = features;
   e->threads = threads > 0 ? threads : tb_pool_default_threads();
   e->pool = tb_pool_shared(e->threads);
+  e->conv_algo = TB_CONV_ALGO_AUTO;
   size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
   e->consts = calloc(nv, sizeof *e->consts);
   e->vals = calloc(nv, sizeof *e->vals);
@@ -442,6 +448,7 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
     e->children = grown;
     tb_status st = tb_exec_create(body, e->cpu, e->level, e->features, e->threads, &child);
     if (st != TB_OK) return st;
+    child->conv_algo = e->conv_algo;
     e->children[e->n_children++] = (child_exec){body, child};
   }
   child->parent = e;

@@ -30,6 +30,7 @@ struct tb_exec {
   tb_kernel_level level;
   uint64_t features;
   int threads;
+  tb_conv_algo conv_algo; /* tb_exec_set_conv_algo: the kernels' ctx->conv_algo */
   tb_pool *pool;
   tb_exec *parent;       /* the executor running the node whose subgraph this is */
   tb_tensor **consts;    /* per value: its constant as a CPU tensor */

@@ -90,6 +90,7 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .exec = e,
       .threads = e->threads,
       .pool = on_device ? NULL : e->pool,
+      .conv_algo = (int)e->conv_algo,
       .state = state,
       .params = n->params,
       .domain = n->domain ? n->domain : "",

@@ -11,6 +11,7 @@
 #include "backend/backend_refs.h"
 #include "core/convert_features.h"
 #include "core/error.h"
+#include "model/conv_algo.h"
 #include "model/levels.h"
 #include "model/params.h"
 #include "model/passes/pass.h"
@@ -260,6 +261,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK && o->level >= TB_LEVEL_O1) st = run_passes(p, o->level, &applied);
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
+  if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
   if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions);
   if (st == TB_OK) {
     char first[200] = "";
@@ -297,6 +299,10 @@ tb_status tb_model_prepare(tb_model *model, tb_backend *backend, const tb_prepar
   tb_status st = check_options(options ? options : &defaults, model->ir);
   if (st != TB_OK) return st;
   const tb_prepare_options *o = options ? &given : &defaults;
+  if ((unsigned)o->conv_algo > TB_CONV_ALGO_GEMM) /* a field past 0.2's end: checked on the copy */
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "%s: unknown convolution algorithm %d in conv_algo; valid ones are TB_CONV_ALGO_DEFAULT, _AUTO, "
+                    "_WINOGRAD, _DIRECT, _GEMM (tb_conv_algo_parse reads their names)", fn, (int)o->conv_algo);
   double t0 = now_ms();
   tb_prepared *p = calloc(1, sizeof *p);
   if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);

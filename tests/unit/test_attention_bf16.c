@@ -1,4 +1,4 @@
-/* The level-3 bf16 tb::Attention (src/backend/cpu/kernels/fast/seq_attention_bf16.c) against the level-0
+/* The level-3 bf16 tb::Attention (src/backend/cpu/kernels/fast/seq/seq_attention_bf16.c) against the level-0
  * reference and against a double-precision emulation of its bf16 steps: sequence lengths 1, 7, 128 and
  * 130, head dims 64 and odd (1, 13, 33), value dims 64 and odd, with and without a mask (a full one, a
  * broadcast padding row, a strided column, a causal -inf one), the scale multiplied and divided, batch
@@ -15,9 +15,9 @@
  * boundary (one ulp, 2^-8 of that weight). */
 #include <float.h>
 #include <math.h>
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
-#include "backend/cpu/kernels/fast/seq_attention.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/seq/seq_attention.h"
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"

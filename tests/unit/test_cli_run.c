@@ -259,6 +259,29 @@ static void profile(void **state) {
   if (__builtin_cpu_supports("avx512f")) TB_ASSERT_CONTAINS(r.out, "fast fp32 (fma,avx512f), direct  /block0/conv/Conv\n");
   assert_null(strstr(r.out, "winograd"));
   tcli_free(&r);
+  /* --conv-algo (tb_prepare_options.conv_algo) picks the method and wins over the environment's default */
+  setenv("TB_CONV_WINOGRAD", "off", 1);
+  r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --conv-algo winograd --profile " CNN_IN);
+  unsetenv("TB_CONV_WINOGRAD");
+  TCLI_ASSERT_EXIT(r, 0);
+  if (__builtin_cpu_supports("avx512f")) TB_ASSERT_CONTAINS(r.out, "fast fp32 (fma,avx512f), winograd  /block0/conv/Conv\n");
+  assert_null(strstr(r.out, ", direct"));
+  tcli_free(&r);
+  r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --conv-algo direct --profile " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 0);
+  if (__builtin_cpu_supports("avx512f")) TB_ASSERT_CONTAINS(r.out, "fast fp32 (fma,avx512f), direct  /block0/conv/Conv\n");
+  assert_null(strstr(r.out, "winograd"));
+  tcli_free(&r);
+  r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --conv-algo GEMM --profile " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "), implicit GEMM  /block0/conv/Conv\n");
+  assert_null(strstr(r.out, "winograd"));
+  assert_null(strstr(r.out, ", direct"));
+  tcli_free(&r);
+  r = tcli("run " CNN " --backend cpu --conv-algo fastest " CNN_IN);
+  TCLI_ASSERT_EXIT(r, 2);
+  TB_ASSERT_CONTAINS(r.err, "unknown convolution algorithm 'fastest'; valid ones are default, auto, winograd, direct, gemm");
+  tcli_free(&r);
   setenv("TB_CPU_FEATURES", "-avx512f", 1); /* the AVX2 or portable path: the implicit GEMM */
   r = tcli("run " CNN " --backend cpu --level O2 --repeat 2 --profile " CNN_IN);
   unsetenv("TB_CPU_FEATURES");

@@ -1,4 +1,4 @@
-/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv_direct*.c) against the level-0
+/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv/conv_direct*.c) against the level-0
  * reference Conv and tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
  * (shorter and evened-out tiles), stride 2, strides 3 and 4 (the generic-stride kernels), the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
  * and end-only pads, 1x3 and 3x1 kernels, 1-D, groups 2 and 4, channel counts that are not multiples of
@@ -8,15 +8,15 @@
  * reference. Through the level-2 AVX-512 entries (weights packed at prepare with X's shape known or not,
  * and packed per run on the two-thread pool), whose output must be bit-identical to tb_conv_direct_run's
  * (the entry took the direct path); 1, 2 and 3 threads give the same bits, also with every share run on the
- * caller (a pool busy or called from a task); TB_CONV_DIRECT=off runs the
- * implicit GEMM (still against the reference); fits() refuses depthwise, 1x1 stride-1 unpadded, more than
- * 64 taps and 1x1 kernels with a reason (stride 3 it takes); TB_CONV_DIRECT values and the warning sentence for a
- * bad one.
+ * caller (a pool busy or called from a task); the entries run with ctx->conv_algo direct (Winograd would
+ * take the 3x3 stride-1 cases), and with gemm the implicit GEMM (still against the reference); fits()
+ * refuses depthwise, 1x1 stride-1 unpadded, more than 64 taps and 1x1 kernels with a reason (stride 3 it
+ * takes); TB_CONV_DIRECT values as the option's default and the warning sentence for a bad one.
  * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
  * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too). */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
@@ -107,8 +107,8 @@ static tb_tensor *run_direct(toh *t, const act_case *act, const tb_tensor *like,
 }
 
 /* The case through the AVX-512 entry (packed at prepare with X's shape known, then unknown, then per run
- * on the pool) against the reference, each bit-identical to tb_conv_direct_run's output; then
- * TB_CONV_DIRECT=off (the implicit GEMM) against the reference. */
+ * on the pool) against the reference, each bit-identical to tb_conv_direct_run's output; then conv_algo
+ * gemm (the implicit GEMM) against the reference. */
 static void check_case(const conv_case *c, bool fused, const act_case *act, bool residual, bool nan_input) {
   toh t;
   setup(&t, fused, c, act, residual);
@@ -139,14 +139,14 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
     if (direct) tconv_assert_same_bits(got, direct, what, hows[how]); /* the entry took the direct path */
     tb_tensor_destroy(got);
   }
-  setenv("TB_CONV_DIRECT", "off", 1);
+  tconv_conv_algo = TB_CONV_ALGO_GEMM;
   tb_tensor *gemm = tconv_run_kernel(&t, k, TCONV_PREP_CONST_W, true, NULL);
-  assert_close(gemm, ref, what, "TB_CONV_DIRECT=off");
+  assert_close(gemm, ref, what, "conv_algo gemm");
   tb_tensor_destroy(gemm);
   gemm = tconv_run_kernel(&t, k, TCONV_PREP_NO_W, false, pool2);
-  assert_close(gemm, ref, what, "TB_CONV_DIRECT=off, packed per run");
+  assert_close(gemm, ref, what, "conv_algo gemm, packed per run");
   tb_tensor_destroy(gemm);
-  unsetenv("TB_CONV_DIRECT");
+  tconv_conv_algo = TB_CONV_ALGO_DIRECT;
   tb_tensor_destroy(direct);
   tb_tensor_destroy(ref);
   toh_teardown(&t);
@@ -285,17 +285,17 @@ static void fits_refuses_with_a_reason(void **state) {
   assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, NULL, 0)); /* no reason wanted */
 }
 
-/* TB_CONV_DIRECT: unset, on, 1 take the direct path; off, 0 do not; anything else is the default with a
- * sentence naming the variable and the value. */
-static void env_switch_and_bad_value(void **state) {
+/* TB_CONV_DIRECT as conv_algo's default: unset, on, 1 leave auto; off, 0 leave Winograd and the GEMM;
+ * anything else is the default with a sentence naming the variable and the value. */
+static void env_default_and_bad_value(void **state) {
   (void)state;
-  assert_env_switch("TB_CONV_DIRECT", tb_conv_direct_wanted, "the direct convolution runs where it fits");
+  assert_env_default("TB_CONV_DIRECT", TB_CONV_ALGO_WINOGRAD, "the direct convolution runs where it fits");
 }
 
 static int group_setup(void **state) {
   (void)state;
   tbt_tensor_env();
-  setenv("TB_CONV_WINOGRAD", "off", 1); /* the entries' 3x3 stride-1 cases must run the direct path */
+  tconv_conv_algo = TB_CONV_ALGO_DIRECT; /* the entries' 3x3 stride-1 cases must run the direct path */
   return tb_pool_create(2, &pool2) == TB_OK && tb_pool_create(3, &pool3) == TB_OK ? 0 : -1;
 }
 
@@ -313,7 +313,7 @@ int main(void) {
       cmocka_unit_test(threads_give_the_same_bits),
       cmocka_unit_test(shares_on_the_caller_give_the_same_bits),
       cmocka_unit_test(fits_refuses_with_a_reason),
-      cmocka_unit_test(env_switch_and_bad_value),
+      cmocka_unit_test(env_default_and_bad_value),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

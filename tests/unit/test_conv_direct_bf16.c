@@ -1,4 +1,4 @@
-/* The bf16 direct convolution's AVX512-BF16 parts (src/backend/cpu/kernels/fast/conv_direct_bf16_avx512.c,
+/* The bf16 direct convolution's AVX512-BF16 parts (src/backend/cpu/kernels/fast/conv/conv_direct_bf16_avx512.c,
  * the contract in conv_direct.h): make_source against tb_convert's bf16 bits (NaN, Inf, subnormals, ties,
  * overflow to Inf, random bit patterns; pads, odd channel counts, channel ranges not starting at 0, row
  * lengths around the vector width; nothing written outside the units asked for); pack_weights against the
@@ -13,7 +13,7 @@
  * channels (make_source_taps and pack_weights_taps against their formulas, which geometries take them,
  * the stem with C = 1 and 3, even kw, dilation 2, groups); strides 3 and 4 (the generic-stride kernels). The level-3 Conv and
  * tb::FusedConv entries (conv_bf16.c) on the AVX512-BF16 path: the same bits as tb_conv_direct_run (the
- * direct path ran) prepared or packed per run, on one or two threads, and with TB_CONV_DIRECT=off (the
+ * direct path ran) prepared or packed per run, on one or two threads, and with conv_algo gemm (the
  * implicit GEMM), both within 1e-4 of the level-0 reference on the bf16-rounded inputs.
  *
  * Tolerance of the micro-kernel check: bf16 x bf16 products are exact in fp32, so only the fp32 sums differ
@@ -23,8 +23,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
 #include "core/convert_scalar.h"
 #include "core/threadpool.h"
@@ -528,7 +528,7 @@ static tb_pool *pool2, *pool3;
 static int make_pools(void **state) {
   (void)state;
   tbt_clear_env();
-  setenv("TB_CONV_WINOGRAD", "off", 1); /* the entries' 3x3 stride-1 cases must run the direct path */
+  tconv_conv_algo = TB_CONV_ALGO_DIRECT; /* the entries' 3x3 stride-1 cases must run the direct path */
   return tb_pool_create(2, &pool2) == TB_OK && tb_pool_create(3, &pool3) == TB_OK ? 0 : -1;
 }
 
@@ -622,14 +622,15 @@ static tb_tensor *entry_run(toh *t, const tb_kernel *k, bool prepare, tb_pool *p
   if (prepare && k->prepare) {
     tb_tensor *consts[4] = {NULL, t->in[1], NULL, NULL};
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts, .backend = t->cpu,
-                        .threads = 1};
+                        .threads = 1, .conv_algo = tconv_conv_algo};
     (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &st));
     assert_non_null(st);
   }
   tb_tensor *out = NULL;
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
-                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = st};
+                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = st,
+                       .conv_algo = tconv_conv_algo};
   (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   if (k->release) k->release(st);
@@ -645,7 +646,7 @@ static void assert_close_to(const float *got, const float *ref, int64_t n, const
 
 /* Conv and FusedConv at level 3 on the AVX512-BF16 path: with the direct convolution (the default) their
  * output is the same bits as tb_conv_direct_run's (so that path ran), prepared (W constant) or packed per
- * run, on one or two threads; with TB_CONV_DIRECT=off the implicit GEMM; both within the fp32 bound of
+ * run, on one or two threads; with conv_algo gemm the implicit GEMM; both within the fp32 bound of
  * the level-0 reference on the same bf16 values. */
 static void level3_entries_direct_on_and_off(void **state) {
   (void)state;
@@ -681,13 +682,13 @@ static void level3_entries_direct_on_and_off(void **state) {
           fail_msg("%s: the level-3 entry (mode %d) did not give tb_conv_direct_run's bits", what, mode);
         tb_tensor_destroy(got);
       }
-      setenv("TB_CONV_DIRECT", "off", 1);
+      tconv_conv_algo = TB_CONV_ALGO_GEMM;
       for (int mode = 0; mode < 2; mode++) {
         tb_tensor *got = entry_run(&t, k, mode == 0, pool2);
-        assert_close_to(tb_tensor_host_data(got), rf, d.ny, what, "TB_CONV_DIRECT=off");
+        assert_close_to(tb_tensor_host_data(got), rf, d.ny, what, "conv_algo gemm");
         tb_tensor_destroy(got);
       }
-      unsetenv("TB_CONV_DIRECT");
+      tconv_conv_algo = TB_CONV_ALGO_DIRECT;
       free(direct);
       tb_conv_direct_free(pw);
       tb_tensor_destroy(ref);

@@ -1,4 +1,4 @@
-/* The level-2 fp32 Conv and tb::FusedConv (src/backend/cpu/kernels/fast/conv_*.c) against the level-0
+/* The level-2 fp32 Conv and tb::FusedConv (src/backend/cpu/kernels/fast/conv/conv_*.c) against the level-0
  * reference kernels on every path this CPU has (AVX-512, AVX2+FMA, portable; the entries are called
  * directly, so no TB_CPU_FEATURES mask is needed to reach the narrower ones): implicit GEMM with groups,
  * strides, pads (explicit, asymmetric, auto_pad), dilation, 1-D; the 1x1 plain-GEMM path; the direct
@@ -7,7 +7,7 @@
  * packed at prepare and weights not constant (prepare without W, packed per run); one thread and the
  * two-thread pool; wrong shapes as statuses naming the node; which entry the executor picks under masks;
  * and ResNet-18-shaped layers checked at sampled outputs against a double-precision direct convolution.
- * All of it twice: with TB_CONV_DIRECT=off (the implicit GEMM everywhere) and with the AVX-512 entries
+ * All of it twice: with conv_algo gemm (the implicit GEMM everywhere) and with the AVX-512 entries
  * taking the direct convolution (conv_direct.c) where it fits.
  * The patch packer itself (portable, and the AVX-512 masked-load one when the CPU has it) against a naive
  * im2col for sliver widths 4..128, row-crossing and partial slivers, depth ranges starting mid-channel,
@@ -23,9 +23,9 @@
  * run on X and W rounded to bf16 (bf16 x bf16 products are exact in fp32, so only the summation order
  * differs), and the validate table's bf16 tolerance (rtol 1e-2, atol 1e-2) against the fp32 reference. */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_fast.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
@@ -109,14 +109,15 @@ static tb_status run_kernel(toh *t, const tb_kernel *k, prep_mode prep, tb_pool 
     tb_tensor *consts[4] = {NULL, prep == PREP_NO_W ? NULL : t->in[1], NULL, NULL};
     if (prep == PREP_ALL_INPUTS) memcpy(consts, t->in, t->n_in * sizeof *consts);
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
-                        .backend = t->cpu, .threads = 1};
+                        .backend = t->cpu, .threads = 1, .conv_algo = tconv_conv_algo};
     (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &state));
     last_prepared = state != NULL;
     if (prep != PREP_CONST_W) assert_null(state);
   }
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
-                       .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+                       .outputs = out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state,
+                       .conv_algo = tconv_conv_algo};
   (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   tb_status st = k->run(&ctx);
   if (k->release) k->release(state);
@@ -649,11 +650,15 @@ int main(void) {
       cmocka_unit_test(cnn_model_o2_o3_match_o0),
   };
   /* Twice: the AVX-512 entries take the direct convolution where it fits (test_conv_direct.c covers it on
-   * its own), so the first pass keeps every case on the implicit GEMM with TB_CONV_DIRECT=off. Winograd
-   * (test_conv_winograd.c) is off in both: its bf16 rounds transformed values, not X and W. */
+   * its own), so the first pass keeps every case on the implicit GEMM with conv_algo gemm. Winograd
+   * (test_conv_winograd.c) is off in both: its bf16 rounds transformed values, not X and W. The kernels
+   * get the option in ctx->conv_algo; the whole-model test gets it as the prepare options' default from
+   * TB_CONV_WINOGRAD / TB_CONV_DIRECT. */
+  tconv_conv_algo = TB_CONV_ALGO_GEMM;
   setenv("TB_CONV_WINOGRAD", "off", 1);
   setenv("TB_CONV_DIRECT", "off", 1);
-  int failed = cmocka_run_group_tests_name("implicit GEMM (TB_CONV_DIRECT=off)", tests, group_setup, group_teardown);
+  int failed = cmocka_run_group_tests_name("implicit GEMM (conv_algo gemm)", tests, group_setup, group_teardown);
   unsetenv("TB_CONV_DIRECT");
+  tconv_conv_algo = TB_CONV_ALGO_DIRECT;
   return failed + cmocka_run_group_tests_name("direct convolution where it fits", tests, group_setup, group_teardown);
 }

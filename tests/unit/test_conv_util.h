@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "core/threadpool.h"
+#include "model/conv_algo.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
 
@@ -117,6 +118,9 @@ static inline void tconv_set_prepare_view(toh *t, bool x_known, bool w_constant)
   v->constant = c;
 }
 
+/* The convolution algorithm tconv_run_kernel's prepare and run get (ctx->conv_algo, a tb_conv_algo; 0: auto). */
+static int tconv_conv_algo;
+
 /* Kernel k on t->in, prepared per `prep` (X's shape known to the prepare when x_known), run on `pool`;
  * a constant W must give a state, a non-constant one none. */
 static inline tb_tensor *tconv_run_kernel(toh *t, const tb_kernel *k, tconv_prep prep, bool x_known, tb_pool *pool) {
@@ -126,13 +130,14 @@ static inline tb_tensor *tconv_run_kernel(toh *t, const tb_kernel *k, tconv_prep
     tconv_set_prepare_view(t, x_known, prep == TCONV_PREP_CONST_W);
     tb_tensor *consts[4] = {NULL, prep == TCONV_PREP_NO_W ? NULL : t->in[1], NULL, NULL};
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
-                        .backend = t->cpu, .threads = 1};
+                        .backend = t->cpu, .threads = 1, .conv_algo = tconv_conv_algo};
     (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
     TB_ASSERT_OK(k->prepare(&pc, &state));
     assert_int_equal(state != NULL, prep == TCONV_PREP_CONST_W);
   }
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = t->in, .n_outputs = 1,
-                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state};
+                       .outputs = &out, .backend = t->cpu, .threads = tb_pool_threads(pool), .pool = pool, .state = state,
+                       .conv_algo = tconv_conv_algo};
   (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   TB_ASSERT_OK(k->run(&ctx));
   if (k->release) k->release(state);
@@ -156,28 +161,40 @@ static inline tb_conv_geom tconv_geom(toh *t) {
   return g;
 }
 
-/* A convolution path's on/off environment switch (tb_conv_direct_wanted, tb_conv_winograd_wanted): unset,
- * on and 1 want it with no reason; off and 0 do not, the reason "NAME=value"; anything else wants it with a
- * sentence naming the variable and the value and `runs`. Leaves the variable unset. */
-static inline void assert_env_switch(const char *name, bool (*wanted)(char *why, size_t cap), const char *runs) {
-  char why[200], want[256];
+/* A method's environment variable as the default of the conv_algo prepare option (tb_conv_algo_from_env,
+ * the other variable unset): unset, on and 1 leave auto; off and 0 give `without` (what is left without the
+ * method); both off give the implicit GEMM; anything else leaves auto, with the sentence naming the
+ * variable, the value and `runs` logged the first time. Leaves both variables unset. */
+static inline void assert_env_default(const char *name, tb_conv_algo without, const char *runs) {
+  const char *other = strcmp(name, "TB_CONV_DIRECT") == 0 ? "TB_CONV_WINOGRAD" : "TB_CONV_DIRECT";
+  unsetenv(other);
   unsetenv(name);
-  assert_true(wanted(why, sizeof why));
-  assert_string_equal(why, "");
+  assert_int_equal(tb_conv_algo_from_env(), TB_CONV_ALGO_AUTO);
   const char *on[] = {"on", "1"}, *off[] = {"off", "0"};
   for (int i = 0; i < 2; i++) {
     setenv(name, on[i], 1);
-    assert_true(wanted(why, sizeof why));
+    assert_int_equal(tb_conv_algo_from_env(), TB_CONV_ALGO_AUTO);
     setenv(name, off[i], 1);
-    assert_false(wanted(why, sizeof why));
-    snprintf(want, sizeof want, "%s=%s", name, off[i]);
-    assert_string_equal(why, want);
+    assert_int_equal(tb_conv_algo_from_env(), without);
   }
+  setenv(other, "off", 1);
+  assert_int_equal(tb_conv_algo_from_env(), TB_CONV_ALGO_GEMM);
+  unsetenv(other);
   setenv(name, "fast please", 1);
-  assert_true(wanted(why, sizeof why));
-  snprintf(want, sizeof want, "%s='fast please' is not one of on, 1, off, 0; %s", name, runs);
-  assert_string_equal(why, want);
-  assert_true(wanted(NULL, 0));
+  char want[256];
+  snprintf(want, sizeof want, "tensorbridge: warning: CPU: %s='fast please' is not one of on, 1, off, 0; %s\n", name, runs);
+  const char *level = getenv("TB_LOG");
+  char *saved = level ? strdup(level) : NULL;
+  setenv("TB_LOG", "warn", 1); /* ctest runs with TB_LOG=error */
+  tbt_capture_stderr_begin();
+  tb_conv_algo got = tb_conv_algo_from_env();
+  char *log = tbt_capture_stderr_end();
+  if (saved) setenv("TB_LOG", saved, 1);
+  else unsetenv("TB_LOG");
+  free(saved);
+  assert_int_equal(got, TB_CONV_ALGO_AUTO);
+  assert_string_equal(log, want);
+  free(log);
   unsetenv(name);
 }
 

@@ -1,4 +1,4 @@
-/* The Winograd F(2x2, 3x3) convolution (src/backend/cpu/kernels/fast/conv_winograd*.c) against the level-0
+/* The Winograd F(2x2, 3x3) convolution (src/backend/cpu/kernels/fast/conv/conv_winograd*.c) against the level-0
  * reference Conv and tb::FusedConv, fp32 (level 2, AVX-512) and bf16 (level 3, AVX512-BF16): odd and even
  * output sizes (partial 2x2 blocks at the right and bottom edges), pads 0 and 1 mixed per side, C and K not
  * multiples of 14, 16 or 32 (1, 3, 5, 17, 33, 70), tile rows of 7, 14 and 35 tiles, several blocks and
@@ -6,8 +6,9 @@
  * in X as in the reference (Winograd reports them and the entries take the direct path). The level-2 and
  * level-3 entries (weights transformed at prepare with X's shape known, or per run) give exactly
  * tb_conv_winograd_run's bits (Winograd ran); 1, 2 and 3 threads give the same bits (also with the output
- * channels split between threads); TB_CONV_WINOGRAD=off gives the direct convolution's bits, a bad value
- * the default with a warning sentence naming it; fits() declines what it does not take with the reason;
+ * channels split between threads); conv_algo direct gives the direct convolution's bits, auto and
+ * winograd Winograd's; TB_CONV_WINOGRAD as the option's default (off: direct), a bad value the default
+ * with a warning sentence naming it; fits() declines what it does not take with the reason;
  * tb_conv_winograd_no_inf finds infinities; under TB_CPU_FEATURES masks without avx512bf16 / avx512f the
  * executor picks other entries, which are right.
  *
@@ -17,10 +18,10 @@
  * tiles are rounded to bf16, so errors follow the magnitude of the sums, not of each output).
  * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too) or, for bf16, no AVX512-BF16. */
 #include <math.h>
-#include "backend/cpu/kernels/fast/conv_direct.h"
-#include "backend/cpu/kernels/fast/conv_winograd.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/conv/conv_winograd.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
@@ -342,11 +343,12 @@ static void fits_declines_with_a_reason(void **state) {
   assert_false(tb_conv_winograd_fits(impl, &g, NULL, 0)); /* no reason wanted */
 }
 
-/* TB_CONV_WINOGRAD: off and 0 give the direct convolution's bits through the entries; on, 1 and unset
- * Winograd's; anything else Winograd's with a sentence naming the variable and the value. */
-static void env_switch_and_bad_value(void **state) {
+/* TB_CONV_WINOGRAD as conv_algo's default: off and 0 leave the direct convolution and the GEMM, on, 1 and
+ * unset auto, anything else auto with a sentence naming the variable and the value. Through the entries,
+ * conv_algo direct gives the direct convolution's bits, auto, winograd and 0 (default: auto) Winograd's. */
+static void conv_algo_picks_the_method(void **state) {
   (void)state;
-  assert_env_switch("TB_CONV_WINOGRAD", tb_conv_winograd_wanted, "Winograd runs where it fits");
+  assert_env_default("TB_CONV_WINOGRAD", TB_CONV_ALGO_DIRECT, "Winograd runs where it fits");
   if (!have_avx512()) return;
   /* through the level-2 entry */
   const conv_case *c = named("14x16");
@@ -360,17 +362,17 @@ static void env_switch_and_bad_value(void **state) {
   tb_gemm_epilogue ep = {0};
   assert_true(tb_conv_direct_run(&tb_conv_direct_f32_avx512, &g, dw, tb_tensor_host_data(t.in[0]),
                                  tb_tensor_host_data(t.in[2]), NULL, &ep, tb_tensor_host_data(direct), NULL));
-  const char *values[] = {"off", "0", "fast please", "1"};
+  const tb_conv_algo algos[] = {TB_CONV_ALGO_DIRECT, TB_CONV_ALGO_AUTO, TB_CONV_ALGO_WINOGRAD, TB_CONV_ALGO_DEFAULT};
   for (int i = 0; i < 4; i++) {
-    setenv("TB_CONV_WINOGRAD", values[i], 1);
+    tconv_conv_algo = algos[i];
     for (int prep = 0; prep < 2; prep++) {
       tb_tensor *got = tconv_run_kernel(&t, &tb_kernel_conv_f32_avx512, prep ? TCONV_PREP_CONST_W : TCONV_PREP_NO_W, true, prep ? NULL : pool2);
-      assert_close(got, ref, false, c->what, values[i]);
-      tconv_assert_same_bits(got, i < 2 ? direct : wino, c->what, values[i]);
+      assert_close(got, ref, false, c->what, tb_conv_algo_name(algos[i]));
+      tconv_assert_same_bits(got, i < 1 ? direct : wino, c->what, tb_conv_algo_name(algos[i]));
       tb_tensor_destroy(got);
     }
   }
-  unsetenv("TB_CONV_WINOGRAD");
+  tconv_conv_algo = TB_CONV_ALGO_DEFAULT;
   tb_conv_direct_free(dw);
   tb_tensor_destroy(direct);
   tb_tensor_destroy(wino);
@@ -444,7 +446,7 @@ int main(void) {
       cmocka_unit_test(threads_give_the_same_bits),
       cmocka_unit_test(no_inf_finds_infinities),
       cmocka_unit_test(fits_declines_with_a_reason),
-      cmocka_unit_test(env_switch_and_bad_value),
+      cmocka_unit_test(conv_algo_picks_the_method),
       cmocka_unit_test(masked_features_fall_back),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);

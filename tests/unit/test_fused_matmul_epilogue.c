@@ -13,8 +13,8 @@
  * (a GEMM per batch, the residual offset per batch). Bad input reaching the kernels directly (a bias of the
  * wrong length, a residual of the wrong shape) is an error naming the node, the length and the expected
  * one; inference rejects the same with the shapes; the kernel choice follows the feature mask. */
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "pass_test.h"
 #include "test_op_harness.h"

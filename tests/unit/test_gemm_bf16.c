@@ -1,4 +1,4 @@
-/* The bf16 GEMM (src/backend/cpu/kernels/fast/gemm_bf16*.c) on every path this CPU can run (portable and the
+/* The bf16 GEMM (src/backend/cpu/kernels/fast/gemm/gemm_bf16*.c) on every path this CPU can run (portable and the
  * AMX kernel on the C model of the tile instructions always, AVX512-BF16 and AMX when cpuid has them): the
  * C model itself against hand-worked tiles, the AMX packing layouts, the self-check, the rounding and
  * packing against tb_convert's bf16 bits; the driver against a naive double-precision product of the
@@ -15,10 +15,10 @@
 #include <float.h>
 #include <math.h>
 #include <tensorbridge/validate.h>
-#include "backend/cpu/kernels/fast/amx_emulate.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_amx_pack.h"
-#include "backend/cpu/kernels/fast/gemm_bf16_kernel.h"
+#include "backend/cpu/kernels/fast/gemm/amx_emulate.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_amx_pack.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16_kernel.h"
 #include "core/convert_features.h"
 #include "core/convert_scalar.h"
 #include "core/threadpool.h"

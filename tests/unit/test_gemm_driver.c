@@ -1,4 +1,4 @@
-/* The general fp32 GEMM driver (tb_gemm_f32_run, src/backend/cpu/kernels/fast/gemm_driver.c) on every path
+/* The general fp32 GEMM driver (tb_gemm_f32_run, src/backend/cpu/kernels/fast/gemm/gemm_driver.c) on every path
  * this CPU has (portable, AVX2, AVX-512) against a double-precision triple loop: A and B plain, packed once
  * (tb_gemm_pack_a/b) and packed on demand (a callback), every transpose, m, n, k in {1, 13, 33, 200} and
  * past the blocking sizes, beta 0 (NaN in C ignored), 1 and 0.5, alpha 0 and k 0, each epilogue (bias per
@@ -15,9 +15,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
-#include "backend/cpu/kernels/fast/gemm_f32_internal.h"
-#include "backend/cpu/kernels/fast/vec_ops.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
+#include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_util.h"

@@ -14,7 +14,7 @@
  * sum|a b| + |beta c|) + 1e-30, a bound no correct summation order can exceed and a wrong index would. */
 #include <float.h>
 #include <math.h>
-#include "backend/cpu/kernels/fast/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_op_harness.h"

@@ -2,6 +2,7 @@
  * level and its result (passes, warnings, metrics), option errors, the JSON form, input checks naming the
  * input, symbolic dims, the model destroyed first, and the memory plan's effect on allocations. */
 #include <stddef.h>
+#include "core/convert_features.h"
 #include "model/passes/pass.h"
 #include "test_engine_util.h"
 
@@ -336,6 +337,16 @@ static void options_checked(void **state) {
   tb_prepared_destroy(p);
   o.size = offsetof(tb_prepare_options, cpu_fallback) - 1;
   assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  o = options_at(TB_LEVEL_O2, NULL);
+  o.conv_algo = (tb_conv_algo)5;
+  assert_int_equal(tb_model_prepare(f->model, f->cpu, &o, &p, &r), TB_ERR_INVALID_ARGUMENT);
+  assert_null(p);
+  assert_string_equal(tb_last_error(), "tb_model_prepare: unknown convolution algorithm 5 in conv_algo; valid ones are "
+                                       "TB_CONV_ALGO_DEFAULT, _AUTO, _WINOGRAD, _DIRECT, _GEMM (tb_conv_algo_parse reads "
+                                       "their names)");
+  o.size = offsetof(tb_prepare_options, conv_algo); /* 0.2's struct: conv_algo beyond it is not read */
+  TB_ASSERT_OK(tb_model_prepare(f->model, f->cpu, &o, &p, &r));
+  tb_prepared_destroy(p);
   static const char *const bad_name[1] = {"bacth"};
   int64_t two = 2, minus = -1;
   o = options_at(TB_LEVEL_O0, &two);
@@ -364,6 +375,83 @@ static void precision_names(void **state) {
   assert_string_equal(tb_last_error(), "unknown precision 'fp4'; valid precisions are auto, fp32, bf16, fp16, fp8");
   assert_string_equal(tb_precision_name(TB_PRECISION_FP8), "fp8");
   assert_string_equal(tb_precision_name((tb_precision)42), "?");
+}
+
+static void conv_algo_names(void **state) {
+  (void)state;
+  tb_conv_algo a;
+  TB_ASSERT_OK(tb_conv_algo_parse("Winograd", &a));
+  assert_int_equal(a, TB_CONV_ALGO_WINOGRAD);
+  TB_ASSERT_OK(tb_conv_algo_parse("default", &a));
+  assert_int_equal(a, TB_CONV_ALGO_DEFAULT);
+  assert_int_equal(tb_conv_algo_parse("im2col", &a), TB_ERR_NOT_FOUND);
+  assert_string_equal(tb_last_error(),
+                      "unknown convolution algorithm 'im2col'; valid ones are default, auto, winograd, direct, gemm");
+  assert_int_equal(tb_conv_algo_parse(NULL, &a), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_conv_algo_name(TB_CONV_ALGO_GEMM), "gemm");
+  assert_string_equal(tb_conv_algo_name((tb_conv_algo)9), "?");
+}
+
+/* The method a 3x3 stride-1 convolution's prepared state runs at O2, as the profiler shows it, for each
+ * conv_algo: on AVX-512 auto and winograd take Winograd, direct the direct convolution, gemm the implicit
+ * GEMM; default follows TB_CONV_WINOGRAD / TB_CONV_DIRECT, and an explicit value wins over them. Without
+ * AVX-512 (no Winograd or direct kernel on that path) every value runs the implicit GEMM. The output is
+ * the same within fp32 rounding whatever the method. */
+static void conv_algo_picks_the_method(void **state) {
+  fixture *f = *state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "conv");
+  int64_t x_dims[4] = {1, 8, 28, 28}, w_dims[4] = {16, 8, 3, 3}, y_dims[4] = {1, 16, 26, 26};
+  static float w[16 * 8 * 9], x[8 * 28 * 28];
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)((i * 7) % 11) / 11.0f - 0.5f;
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (float)((i * 5) % 13) / 13.0f - 0.5f;
+  tbt_input(g, "x", TB_DTYPE_F32, 4, x_dims, NULL);
+  tbt_const_f32(g, "W", 4, w_dims, w);
+  tbt_node(g, "Conv", "conv", "x,W", "y");
+  tbt_output(g, "y");
+  tb_model *model = tbt_model_of(m);
+  bool avx512 = (tb_convert_features() & TB_FEATURE_BIT(TB_FEATURE_AVX512F)) != 0;
+  static const struct {
+    tb_conv_algo algo;
+    const char *env_winograd, *method;
+  } cases[] = {
+      {TB_CONV_ALGO_AUTO, NULL, ", winograd"},         {TB_CONV_ALGO_WINOGRAD, "off", ", winograd"},
+      {TB_CONV_ALGO_DIRECT, NULL, ", direct"},         {TB_CONV_ALGO_GEMM, NULL, ", implicit GEMM"},
+      {TB_CONV_ALGO_DEFAULT, NULL, ", winograd"},      {TB_CONV_ALGO_DEFAULT, "off", ", direct"},
+  };
+  float first[16 * 26 * 26];
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    if (cases[c].env_winograd) setenv("TB_CONV_WINOGRAD", cases[c].env_winograd, 1);
+    tb_prepare_options o = options_at(TB_LEVEL_O2, NULL);
+    o.conv_algo = cases[c].algo;
+    tb_prepared *p = NULL;
+    TB_ASSERT_OK(tb_model_prepare(model, f->cpu, &o, &p, NULL));
+    unsetenv("TB_CONV_WINOGRAD");
+    TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+    tb_tensor *in = tbt_f32(f->cpu, 4, x_dims, x), *y = NULL;
+    const char *names[1] = {"x"};
+    TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &y));
+    size_t n = 0;
+    const tb_node_profile *e = NULL;
+    TB_ASSERT_OK(tb_prepared_profile(p, &n, &e));
+    assert_int_equal(n, 1);
+    const char *want = avx512 ? cases[c].method : ", implicit GEMM";
+    size_t len = strlen(e[0].kernel), wl = strlen(want);
+    if (len < wl || strcmp(e[0].kernel + len - wl, want) != 0)
+      fail_msg("conv_algo %s (TB_CONV_WINOGRAD %s): the profiler shows kernel '%s', want it to end in '%s'",
+               tb_conv_algo_name(cases[c].algo), cases[c].env_winograd ? cases[c].env_winograd : "unset", e[0].kernel, want);
+    assert_int_equal(tb_tensor_ndim(y), 4);
+    assert_memory_equal(tb_tensor_shape(y), y_dims, sizeof y_dims);
+    const float *got = tb_tensor_host_data(y);
+    if (c == 0) memcpy(first, got, sizeof first);
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+      if (!(fabsf(got[i] - first[i]) <= 1e-4f * (1.0f + fabsf(first[i]))))
+        fail_msg("conv_algo %s: y[%zu] = %.9g, auto gave %.9g", tb_conv_algo_name(cases[c].algo), i, got[i], first[i]);
+    tb_tensor_destroy(in);
+    tb_tensor_destroy(y);
+    tb_prepared_destroy(p);
+  }
+  tb_model_destroy(model);
 }
 
 static void result_json(void **state) {
@@ -528,6 +616,8 @@ int main(void) {
       cmocka_unit_test(model_destroyed_first),
       cmocka_unit_test_setup_teardown(plan_reuses_memory, setup, teardown),
       cmocka_unit_test(unknown_operator),
+      cmocka_unit_test(conv_algo_names),
+      cmocka_unit_test_setup_teardown(conv_algo_picks_the_method, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* The level-2 fp32 sequence kernels (src/backend/cpu/kernels/fast/seq_*.c) on every path this CPU has
+/* The level-2 fp32 sequence kernels (src/backend/cpu/kernels/fast/seq/seq_*.c) on every path this CPU has
  * (AVX-512, AVX2, portable), each against the level-0 reference kernel: LSTM and GRU forward, reverse and
  * bidirectional, both layouts, sequence_lens (0 and full included), initial states, peepholes, clip,
  * input_forget, linear_before_reset 0 and 1, non-default activations, odd batch/sequence/hidden sizes and
@@ -19,10 +19,10 @@
  * The bf16 LSTM uses the validate tolerance table's bf16 row (src/tools/tolerance.c): 1e-2 + 1e-2 |ref|. */
 #include <float.h>
 #include <math.h>
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
-#include "backend/cpu/kernels/fast/gemm_f32.h"
-#include "backend/cpu/kernels/fast/seq_vec.h"
-#include "backend/cpu/kernels/fast/seq_vec_x86.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
+#include "backend/cpu/kernels/fast/seq/seq_vec.h"
+#include "backend/cpu/kernels/fast/seq/seq_vec_x86.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_engine_util.h"

@@ -1,6 +1,6 @@
 /* Shared test helpers (see test_util.h). */
 #include "test_util.h"
-#include "backend/cpu/kernels/fast/gemm_bf16.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <grp.h>

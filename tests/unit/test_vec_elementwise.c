@@ -1,4 +1,4 @@
-/* The level-2 vectorised elementwise kernels (src/backend/cpu/kernels/fast/vec_unary.c, vec_binary.c) on
+/* The level-2 vectorised elementwise kernels (src/backend/cpu/kernels/fast/vec/vec_unary.c, vec_binary.c) on
  * their AVX-512, AVX2 and portable entries, each without and with a 2-thread pool, against the level-0
  * reference kernels: odd sizes (1, 15, 17, 33, 100003: never a multiple of 16, the last split over the
  * pool), NaN, +-inf, +-0 and overflow inputs, the broadcasts accepted (equal shapes, scalars, bias

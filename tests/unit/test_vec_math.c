@@ -1,4 +1,4 @@
-/* The vectorised fp32 math of the level-2 kernels (src/backend/cpu/kernels/fast/vec_math.h) on every
+/* The vectorised fp32 math of the level-2 kernels (src/backend/cpu/kernels/fast/vec/vec_math.h) on every
  * vec_ops table the CPU runs (AVX-512, AVX2, portable): the error in units of the fp32 result's last place
  * against the double C library result over dense sweeps (500,001 evenly spaced points per range, plus
  * every power of two scale from 2^-60 to 1 for the small-argument branches), the special values
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/fast/vec_ops.h"
+#include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "core/convert_features.h"
 #include "test_util.h"
 

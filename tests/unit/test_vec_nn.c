@@ -1,5 +1,5 @@
 /* The level-2 vectorised Softmax, LayerNormalization (ONNX and tb::), BatchNormalization, ReduceMean /
- * ReduceSum and MaxPool / AveragePool / GlobalAveragePool kernels (src/backend/cpu/kernels/fast/vec_*.c)
+ * ReduceSum and MaxPool / AveragePool / GlobalAveragePool kernels (src/backend/cpu/kernels/fast/vec/vec_*.c)
  * on their AVX-512, AVX2 and portable entries, without and with a 2-thread pool, against the level-0
  * reference kernels: odd sizes, every axis, NaN / inf rows, a large mean offset, the optional outputs,
  * pads / strides / ceil_mode / auto_pad / count_include_pad, and the cases each kernel declines (picked:

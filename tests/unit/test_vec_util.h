@@ -1,10 +1,10 @@
-/* Helpers for the tests of the level-2 vectorised kernels (src/backend/cpu/kernels/fast/vec_*.c): the three
+/* Helpers for the tests of the level-2 vectorised kernels (src/backend/cpu/kernels/fast/vec/vec_*.c): the three
  * registry entries of a kernel, random data, running an entry directly (with and without a 2-thread pool)
  * and comparing every output with the level-0 reference kernel's under a stated tolerance. */
 #ifndef TB_TEST_VEC_UTIL_H
 #define TB_TEST_VEC_UTIL_H
 #include <math.h>
-#include "backend/cpu/kernels/fast/vec_registry.h"
+#include "backend/cpu/kernels/fast/vec/vec_registry.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_op_harness.h"

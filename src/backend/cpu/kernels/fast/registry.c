@@ -1,7 +1,7 @@
 /* The level-2 (fast) CPU kernels: fp32 MatMul and Gemm, best instruction set first (the executor keeps
  * the first of equal level whose features the CPU has). */
 #include "backend/cpu/kernels/kernel.h"
-#include "backend/cpu/kernels/fast/vec_registry.h"
+#include "backend/cpu/kernels/fast/vec/vec_registry.h"
 
 extern const tb_kernel tb_kernel_matmul_f32_avx512, tb_kernel_matmul_f32_avx2, tb_kernel_matmul_f32_portable;
 extern const tb_kernel tb_kernel_gemm_f32_avx512, tb_kernel_gemm_f32_avx2, tb_kernel_gemm_f32_portable;

@@ -4,16 +4,6 @@
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/tensor_params.h"
 
-/* idx in [-dim, dim) normalised to [0, dim), else the error naming the index, its position and the dim. */
-tb_status tb_tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out) {
-  if (idx < -dim || idx >= dim)
-    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
-                           "index %lld (indices element %lld) is out of range for axis %zu of size %lld", (long long)idx,
-                           (long long)at, axis, (long long)dim);
-  *out = idx < 0 ? idx + dim : idx;
-  return TB_OK;
-}
-
 /* Data and indices on the host and the output allocated from inference; *dst its first byte. */
 static tb_status gather_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const unsigned char **src,
                               const unsigned char **ip, unsigned char **dst) {

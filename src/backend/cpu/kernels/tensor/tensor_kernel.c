@@ -315,6 +315,16 @@ tb_status tb_tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const t
   return TB_OK;
 }
 
+/* idx in [-dim, dim) normalised to [0, dim), else the error naming the index, its position and the dim. */
+tb_status tb_tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out) {
+  if (idx < -dim || idx >= dim)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                           "index %lld (indices element %lld) is out of range for axis %zu of size %lld", (long long)idx,
+                           (long long)at, axis, (long long)dim);
+  *out = idx < 0 ? idx + dim : idx;
+  return TB_OK;
+}
+
 tb_status tb_tk_elements_next(const tb_kernel_ctx *ctx, tk_elements *w, int64_t j, int64_t *off) {
   int64_t v = 0;
   tb_status st = tb_tk_check_index(ctx, tb_tk_int_at(w->ip, w->it, j), w->shape[w->axis], w->axis, j, &v);

@@ -1,0 +1,110 @@
+/* The convolution's epilogue around its GEMMs, on one output block (rows = output channels, columns =
+ * output pixels) while the block is in cache: before the products the block is set to bias + residual
+ * (the GEMM then accumulates onto it with beta 1, so it needs no epilogue of its own), or, after a
+ * transposed product (pixels as rows), the block is that product transposed plus bias + residual; after
+ * them the activation. Vectorised for AVX-512 (target attribute; used only on the AVX-512 paths) and plain C
+ * elsewhere; Relu, LeakyRelu and Clip keep the scalar rules exactly (a NaN passes through), the other
+ * activations go through tb_conv_epilogue_row. */
+#include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f")))
+
+static inline __mmask16 first_lanes(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1); }
+
+AVX512 static void init_avx512(float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias, const float *res,
+                               int64_t ldr) {
+  for (int64_t i = 0; i < rows; i++) {
+    float *yi = y + i * ldy;
+    const float *ri = res ? res + i * ldr : NULL;
+    __m512 b = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+    for (int64_t j = 0; j < cols; j += 16) {
+      __mmask16 m = first_lanes(cols - j);
+      __m512 v = ri ? _mm512_add_ps(b, _mm512_maskz_loadu_ps(m, ri + j)) : b;
+      _mm512_mask_storeu_ps(yi + j, m, v);
+    }
+  }
+}
+
+AVX512 static void from_t_avx512(float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
+                                 const float *bias, const float *res, int64_t ldr) {
+  const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32((int)ldt));
+  for (int64_t j = 0; j < cols; j += 16) { /* 16 rows of ct stay in L1 while every channel takes its column */
+    __mmask16 m = first_lanes(cols - j);
+    for (int64_t i = 0; i < rows; i++) {
+      __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes, ct + j * ldt + i, 4);
+      v = _mm512_add_ps(v, _mm512_set1_ps(bias ? bias[i] : 0.0f));
+      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + i * ldr + j));
+      _mm512_mask_storeu_ps(y + i * ldy + j, m, v);
+    }
+  }
+}
+
+/* false when the activation has no vector form here (the caller then runs the scalar one). */
+AVX512 static bool act_avx512(const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols) {
+  if (ep->act < 1 || ep->act > 3) return false;
+  const __m512 zero = _mm512_setzero_ps(), alpha = _mm512_set1_ps(ep->act_alpha);
+  const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
+  for (int64_t i = 0; i < rows; i++) {
+    float *yi = y + i * ldy;
+    for (int64_t j = 0; j < cols; j += 16) {
+      __mmask16 m = first_lanes(cols - j);
+      __m512 v = _mm512_maskz_loadu_ps(m, yi + j);
+      if (ep->act == 1) {
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+      } else if (ep->act == 2) {
+        v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, alpha);
+      } else {
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+      }
+      _mm512_mask_storeu_ps(yi + j, m, v);
+    }
+  }
+  return true;
+}
+#endif
+
+void tb_conv_block_init(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
+                        const float *res, int64_t ldr) {
+#if defined(__x86_64__)
+  if (avx512) {
+    init_avx512(y, ldy, rows, cols, bias, res, ldr);
+    return;
+  }
+#endif
+  (void)avx512;
+  for (int64_t i = 0; i < rows; i++) {
+    float *yi = y + i * ldy, b = bias ? bias[i] : 0.0f;
+    if (res)
+      for (int64_t j = 0; j < cols; j++) yi[j] = b + res[i * ldr + j];
+    else
+      for (int64_t j = 0; j < cols; j++) yi[j] = b;
+  }
+}
+
+void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
+                          const float *bias, const float *res, int64_t ldr) {
+#if defined(__x86_64__)
+  if (avx512 && ldt <= INT32_MAX / 16) { /* lane offsets fit the gather's 32-bit indices */
+    from_t_avx512(y, ldy, rows, cols, ct, ldt, bias, res, ldr);
+    return;
+  }
+#endif
+  (void)avx512;
+  for (int64_t i = 0; i < rows; i++) {
+    float *yi = y + i * ldy, b = bias ? bias[i] : 0.0f;
+    for (int64_t j = 0; j < cols; j++) yi[j] = ct[j * ldt + i] + b + (res ? res[i * ldr + j] : 0.0f);
+  }
+}
+
+void tb_conv_block_act(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols) {
+  if (ep->act == 0) return;
+#if defined(__x86_64__)
+  if (avx512 && act_avx512(ep, y, ldy, rows, cols)) return;
+#endif
+  (void)avx512;
+  for (int64_t i = 0; i < rows; i++) tb_conv_epilogue_row(ep, NULL, y + i * ldy, cols);
+}

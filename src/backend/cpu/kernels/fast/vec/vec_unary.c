@@ -1,0 +1,70 @@
+/* Level-2 fp32 unary kernels: Relu, Sigmoid, Tanh, Erf, Exp, Sqrt, Neg, Reciprocal and tb::Gelu (both
+ * forms of its `approximate` attribute), each on the AVX-512, AVX2 and portable vec_ops table, split into
+ * chunks over ctx->pool for large tensors. Accuracy of the transcendental ones: see vec_math.h. */
+#include <string.h>
+#include "backend/cpu/kernels/fast/vec/vec_kernel.h"
+
+typedef struct unary_job {
+  const vec_ops *ops;
+  vec_unop op;
+  const float *x;
+  float *y;
+  int64_t n;
+} unary_job;
+
+static void unary_chunks(void *arg, size_t begin, size_t end) {
+  const unary_job *j = arg;
+  int64_t lo = (int64_t)begin * VEC_CHUNK, hi = (int64_t)end * VEC_CHUNK;
+  if (hi > j->n) hi = j->n;
+  if (lo < hi) j->ops->unary(j->op, j->x + lo, j->y + lo, hi - lo);
+}
+
+static tb_status unary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) {
+  if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
+  const tb_tensor *x = ctx->inputs[0];
+  float *y = NULL;
+  tb_status st;
+  if (!tb_vec_output(ctx, 0, tb_tensor_ndim(x), tb_tensor_shape(x), &y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  unary_job j = {ops, op, tb_tensor_host_data(x), y, tb_tensor_numel(x)};
+  tb_vec_parallel(ctx, (size_t)((j.n + VEC_CHUNK - 1) / VEC_CHUNK), j.n, unary_chunks, &j);
+  return TB_OK;
+}
+
+static bool unary_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const tb_value_type *const *in = q->in;
+  (void)g;
+  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+}
+
+/* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */
+static bool gelu_accepts(const tb_kernel_query *q) {
+  const tb_graph *g = q->graph;
+  const tb_node *n = q->node;
+  const char *approx = NULL;
+  if (!unary_accepts(q) || tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK) return false;
+  return strcmp(approx, "none") == 0 || strcmp(approx, "tanh") == 0;
+}
+
+static tb_status gelu_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
+  const char *approx = "none";
+  tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
+  if (st != TB_OK) return st;
+  if (strcmp(approx, "tanh") == 0) return unary_run(ctx, ops, VEC_GELU_TANH);
+  if (strcmp(approx, "none") == 0) return unary_run(ctx, ops, VEC_GELU_ERF);
+  return tb_vec_fallback(ctx);
+}
+
+#define UNARY(sym, name, op)                                                                             \
+  static tb_status sym##_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return unary_run(ctx, ops, op); } \
+  VEC_KERNELS(sym, "", name, unary_accepts, sym##_run)
+UNARY(relu, "Relu", VEC_RELU)
+UNARY(sigmoid, "Sigmoid", VEC_SIGMOID)
+UNARY(tanh, "Tanh", VEC_TANH)
+UNARY(erf, "Erf", VEC_ERF)
+UNARY(exp, "Exp", VEC_EXP)
+UNARY(sqrt, "Sqrt", VEC_SQRT)
+UNARY(neg, "Neg", VEC_NEG)
+UNARY(reciprocal, "Reciprocal", VEC_RECIPROCAL)
+VEC_KERNELS(gelu, "tb", "Gelu", gelu_accepts, gelu_run)
