@@ -45,7 +45,8 @@ TB_API int64_t tb_tensor_numel(const tb_tensor *tensor);
 TB_API size_t tb_tensor_nbytes(const tb_tensor *tensor);
 TB_API bool tb_tensor_is_contiguous(const tb_tensor *tensor);
 TB_API tb_backend *tb_tensor_backend(const tb_tensor *tensor);
-/* The address of element 0 when the host can read it directly (CPU backend, DLPack imports); else NULL. */
+/* The address of element 0 when the host can read it directly (CPU backend, host DLPack imports); else NULL
+ * (device memory, a device DLPack import included). */
 TB_API void *tb_tensor_host_data(const tb_tensor *tensor);
 
 /* Copy `bytes` (must equal tb_tensor_nbytes) of packed row-major data from host memory into the tensor,
