@@ -363,7 +363,7 @@ static int feeds_import(feeds *f, PyObject *dict, tb_backend *const *device) {
     }
     char what[160];
     snprintf(what, sizeof what, "input '%s'", name);
-    tb_tensor *t = tb_py_tensor_import_on(v, what, device);
+    tb_tensor *t = tb_py_tensor_import_on(v, what, device, true);
     if (!t) {
       feeds_clear(f);
       return -1;

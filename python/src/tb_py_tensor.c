@@ -512,7 +512,15 @@ static tb_backend *device_backend(tb_backend *given, tb_backend_kind kind, int i
   return b;
 }
 
-static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *const *device) {
+/* The backend in *device for an object on DLPack device (kind, id): always when `exact` (the import must go
+ * there, and the library says what differs), else only when it is that device (NULL: open one for it). */
+static tb_backend *pick(tb_backend *const *device, bool exact, tb_backend_kind kind, int id) {
+  tb_backend *b = device ? *device : NULL;
+  if (b && !exact && (tb_backend_kind_of(b) != kind || tb_backend_device(b)->index != id)) return NULL;
+  return b;
+}
+
+static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *const *device, bool exact) {
   PyObject *dev = PyObject_CallMethod(value, "__dlpack_device__", NULL);
   if (!dev) return NULL;
   int type = 0, id = 0;
@@ -527,7 +535,7 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
         "%s: a DLPack tensor on device type %d, id %d; TensorBridge imports host memory (DLPack device 1) and CUDA "
         "(2, 13) or ROCm (10) device memory: move it to the CPU first (torch: t.cpu())",
         what, type, id);
-  tb_backend *given = device ? *device : NULL;
+  tb_backend *given = pick(device, exact, kind, id);
   /* The stream the backend's work runs on (DLPack: 1 is CUDA's legacy default stream, 0 ROCm's null
    * stream); on a backend of another kind the library refuses the import, so the producer's default. */
   tb_backend_kind on_kind = given ? tb_backend_kind_of(given) : kind;
@@ -540,7 +548,7 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
   if (!cap) return NULL;
   tb_backend *opened = NULL, *on = NULL;
   if (host) on = tb_py_cpu_backend();
-  else on = device_backend(device ? *device : NULL, kind, id, what, &opened); /* re-read: __dlpack__ ran Python */
+  else on = device_backend(pick(device, exact, kind, id), kind, id, what, &opened); /* re-read: __dlpack__ ran Python */
   if (!on) {
     Py_DECREF(cap);
     return NULL;
@@ -579,7 +587,7 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
   return t;
 }
 
-tb_tensor *tb_py_tensor_import_on(PyObject *value, const char *what, tb_backend *const *device) {
+tb_tensor *tb_py_tensor_import_on(PyObject *value, const char *what, tb_backend *const *device, bool exact) {
   if (PyObject_TypeCheck(value, &tb_py_tensor_type)) {
     tb_tensor *base = ((tb_py_tensor *)value)->tensor, *view = NULL;
     tb_status st = tb_tensor_view(base, tb_tensor_ndim(base), tb_tensor_shape(base), tb_tensor_strides(base),
@@ -594,14 +602,16 @@ tb_tensor *tb_py_tensor_import_on(PyObject *value, const char *what, tb_backend 
     if (t || failed || !cpu) return t;
   }
   if (PyObject_CheckBuffer(value)) return import_buffer(value, what);
-  if (PyObject_HasAttrString(value, "__dlpack__")) return import_dlpack(value, what, device);
+  if (PyObject_HasAttrString(value, "__dlpack__")) return import_dlpack(value, what, device, exact);
   return (tb_tensor *)tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT,
                                       "%s: a %s is neither an array with the buffer protocol (NumPy) nor a DLPack "
                                       "object (PyTorch, CuPy, JAX); convert it with numpy.asarray(value)",
                                       what, Py_TYPE(value)->tp_name);
 }
 
-tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) { return tb_py_tensor_import_on(value, what, NULL); }
+tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) {
+  return tb_py_tensor_import_on(value, what, NULL, false);
+}
 
 static PyObject *py_tensor_from(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   static char *kwlist[] = {"value", "backend", NULL};
@@ -623,7 +633,7 @@ static PyObject *py_tensor_from(PyTypeObject *type, PyObject *args, PyObject *kw
     device = &((tb_py_backend *)backend_obj)->backend;
     if (!*device) return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "backend: this Backend was closed; create a new tensorbridge.Backend");
   }
-  tb_tensor *t = tb_py_tensor_import_on(value, "value", device);
+  tb_tensor *t = tb_py_tensor_import_on(value, "value", device, true);
   return t ? tb_py_tensor_wrap(t) : NULL;
 }
 

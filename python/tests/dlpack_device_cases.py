@@ -202,11 +202,15 @@ def from_dlpack_shares(vendor: str) -> None:
         assert x.deleted == 0
         del t
         assert x.deleted == 1
-    # Backend.tensor: read in place, copied on the device
+    # Backend.tensor, a copy: read in place on its own device, or from a backend opened for the object's
     x = Producer(fake, VALUES, (dl_type, 1), on=1)
     copy = backend.tensor(x)
-    assert x.deleted == 1
+    assert x.deleted == 1 and copy.device == device
     np.testing.assert_array_equal(copy.numpy(), VALUES)
+    x = Producer(fake, VALUES, (dl_type, 2), on=2)
+    host = tensorbridge.Backend("cpu").tensor(x)
+    assert x.deleted == 1 and host.is_host and x.streams == [1 if vendor == "cuda" else 0]
+    np.testing.assert_array_equal(host.numpy(), VALUES)
     print("ok")
 
 
