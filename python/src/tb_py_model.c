@@ -198,12 +198,12 @@ static PyObject *prepared_wrap(tb_prepared *prepared, tb_model *model, tb_backen
 }
 
 static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"backend", "level", "precision", "threads", "dims", "cpu_fallback", NULL};
+  static char *kwlist[] = {"backend", "level", "precision", "threads", "dims", "cpu_fallback", "conv_algo", NULL};
   PyObject *backend_obj, *dims = NULL;
-  const char *level_name = "O2", *precision_name = "auto";
+  const char *level_name = "O2", *precision_name = "auto", *conv_algo_name = "default";
   int threads = 0, cpu_fallback = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ssiOp", kwlist, &tb_py_backend_type, &backend_obj, &level_name,
-                                   &precision_name, &threads, &dims, &cpu_fallback))
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ssiOps", kwlist, &tb_py_backend_type, &backend_obj, &level_name,
+                                   &precision_name, &threads, &dims, &cpu_fallback, &conv_algo_name))
     return NULL;
   if (dims == Py_None) dims = NULL;
   if (dims && !PyDict_Check(dims))
@@ -217,6 +217,7 @@ static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds
   tb_prepare_options opt = {.size = sizeof opt, .threads = threads, .cpu_fallback = cpu_fallback != 0};
   tb_status st = tb_opt_level_parse(level_name, &opt.level);
   if (st == TB_OK) st = tb_precision_parse(precision_name, &opt.precision);
+  if (st == TB_OK) st = tb_conv_algo_parse(conv_algo_name, &opt.conv_algo);
   if (st != TB_OK) return tb_py_raise(st);
   Py_ssize_t nd = dims ? PyDict_Size(dims) : 0;
   const char *dim_names[64];
@@ -259,7 +260,7 @@ static PyMethodDef model_methods[] = {
     {"export_weights", (PyCFunction)model_export_weights, METH_O, "tb_model_export_weights(path)."},
     {"override_weights", (PyCFunction)model_override_weights, METH_VARARGS, "override_weights(path, allow_narrowing)."},
     {"prepare", (PyCFunction)(void (*)(void))model_prepare, METH_VARARGS | METH_KEYWORDS,
-     "prepare(backend, level, precision, threads, dims, cpu_fallback) -> Prepared."},
+     "prepare(backend, level, precision, threads, dims, cpu_fallback, conv_algo) -> Prepared."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject tb_py_model_type = {

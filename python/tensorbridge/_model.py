@@ -128,10 +128,12 @@ class Model:
 
     def prepare(self, backend: Union[Backend, str, None] = None, level: str = "O2", precision: str = "auto",
                 threads: Optional[int] = None, *, dims: Optional[Mapping[str, int]] = None,
-                cpu_fallback: bool = False) -> Tuple[PreparedModel, PrepareResult]:
+                cpu_fallback: bool = False, conv_algo: str = "default") -> Tuple[PreparedModel, PrepareResult]:
         """Prepare for ``backend`` (a Backend, or a request; None: TB_BACKEND, else auto) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
         bf16, fp16, fp8) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
-        dimensions now. Returns the prepared model and what preparation did.
+        dimensions now; ``cpu_fallback`` lets nodes a device has no kernel for run on the CPU; ``conv_algo``
+        (default, auto, winograd, direct, gemm) picks the CPU convolution method where it applies (default:
+        TB_CONV_DIRECT / TB_CONV_WINOGRAD, else auto). Returns the prepared model and what preparation did.
 
         >>> model = tensorbridge.load(relu_model)
         >>> prepared, result = model.prepare("cpu", level="O2")
@@ -142,7 +144,7 @@ class Model:
             raise InvalidArgumentError(1, f"threads: {threads!r} is not a count >= 1; pass None for the "
                                           f"backend's default")
         handle = self._h.prepare(_handle(backend), level, precision, threads or 0,
-                                 dict(dims) if dims else None, bool(cpu_fallback))
+                                 dict(dims) if dims else None, bool(cpu_fallback), conv_algo)
         prepared = PreparedModel(handle)
         return prepared, prepared.result
 

@@ -47,6 +47,15 @@ def test_prepare_levels_and_run_cnn_against_onnxruntime(cnn_path, level):
     assert result.to_dict()["level"] == level
 
 
+@pytest.mark.parametrize("algo", ["default", "auto", "winograd", "direct", "GEMM"])
+def test_conv_algo_gives_the_same_outputs(cnn_path, algo):
+    x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    ref, _ = tb.load(cnn_path).prepare("cpu", level="O0", threads=1)
+    prepared, result = tb.load(cnn_path).prepare("cpu", level="O2", precision="fp32", threads=1, conv_algo=algo)
+    assert result.success
+    np.testing.assert_allclose(prepared.run({"input": x})["probs"], ref.run({"input": x})["probs"], rtol=1e-4, atol=1e-5)
+
+
 def test_run_values_outputs_and_tensors():
     prepared, _ = tb.load(onnx_build.two_outputs((4,))).prepare(tb.Backend("cpu"))
     x = np.array([-1, 2, -3, 4], np.float32)
@@ -90,6 +99,8 @@ def test_prepare_errors(relu_path):
         m.prepare("cpu", precision="fp12")
     with pytest.raises(tb.InvalidArgumentError, match="threads: 0 is not a count >= 1"):
         m.prepare("cpu", threads=0)
+    with pytest.raises(tb.NotFoundError, match="unknown convolution algorithm 'fft'; valid ones are default, auto"):
+        m.prepare("cpu", conv_algo="fft")
     with pytest.raises(tb.InvalidArgumentError, match="expected a tensorbridge.Backend or a request"):
         m.prepare(3.5)  # type: ignore[arg-type]
     with pytest.raises(tb.InvalidArgumentError, match="dims: expected {name: size} with str names and int sizes"):
