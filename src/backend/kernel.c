@@ -7,6 +7,13 @@
 #include "core/error.h"
 #include "backend/tensor/tensor_impl.h"
 
+uint64_t tb_kernel_omitted_outputs(const tb_node *n) {
+  uint64_t bits = 0;
+  for (size_t o = 0; o < n->n_outputs && o < 64; o++)
+    if (n->outputs[o] < 0) bits |= (uint64_t)1 << o;
+  return bits;
+}
+
 tb_kernel_query tb_kernel_query_for(const tb_graph *g, const tb_node *n, const tb_value_type *const *in,
                                     tb_kernel_level level, uint64_t cpu_features) {
   tb_kernel_query q = {

@@ -70,7 +70,16 @@ struct tb_kernel_ctx {
   const tb_value_type *const *in_types; /* n_inputs types from inference (NULL entries: omitted inputs) */
   int conv_algo;               /* a tb_conv_algo (tensorbridge/model.h) the prepare options resolved: the methods the
                                 * CPU's fast convolutions may use; 0 (TB_CONV_ALGO_DEFAULT) counts as auto */
+  uint64_t omitted_outputs;    /* bit i: output i is omitted ("" in the node's list), so the kernel need not
+                                  make it (0: every output wanted; bits from 64 on are not tracked) */
 };
+
+/* Whether the node wants output i (tb_kernel_ctx.omitted_outputs). */
+static inline bool tb_kernel_has_output(const tb_kernel_ctx *ctx, size_t i) {
+  return i < ctx->n_outputs && (i >= 64 || !((ctx->omitted_outputs >> i) & 1u));
+}
+/* The omitted_outputs bits of node n. */
+uint64_t tb_kernel_omitted_outputs(const tb_node *n);
 
 /* Allocate (or check) output i with this dtype and shape; returns it. A preallocated output with another
  * shape is TB_ERR_INTERNAL. */

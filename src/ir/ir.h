@@ -201,6 +201,9 @@ const char *tb_node_label(const tb_graph *g, const tb_node *n, char *buf, size_t
 /* tb_error(status, "<node label>: <message>"): the errors of inference and kernels that name their node. */
 tb_status tb_node_verror(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
+/* The same with the arguments inline: what operator parameter parsers and inference report. */
+tb_status tb_node_error(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* For a failed node (status not TB_OK): when the last error does not name the node yet (an error from a
  * shared helper such as tb_tensor_create), it becomes "<node label>: <that error>". Returns status. */
 tb_status tb_node_name_error(const tb_graph *g, const tb_node *n, tb_status status);

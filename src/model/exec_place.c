@@ -97,6 +97,7 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .op_type = n->op_type,
       .opset = n->opset,
       .in_types = in_types,
+      .omitted_outputs = tb_kernel_omitted_outputs(n),
   };
   return kc;
 }

@@ -26,6 +26,14 @@ tb_status tb_node_verror(const tb_graph *g, const tb_node *n, tb_status status, 
   return tb_error(status, "%s: %s", tb_node_label(g, n, label, sizeof label), msg);
 }
 
+tb_status tb_node_error(const tb_graph *g, const tb_node *n, tb_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tb_status st = tb_node_verror(g, n, status, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
 tb_status tb_node_name_error(const tb_graph *g, const tb_node *n, tb_status status) {
   if (status == TB_OK) return status;
   char label[200], msg[1024];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/params.h"
 #include "model/engine.h"
 #include "model/passes/pass.h"
 #include "model/passes/pass_util.h"
@@ -125,6 +126,7 @@ static inline void pt_inputs(tb_backend *cpu, const tb_graph *g, uint32_t seed, 
 /* Run g with the executor at level 0 on inputs; outputs receive new tensors. */
 static inline void pt_exec(tb_backend *cpu, const tb_graph *g, tb_tensor *const *inputs, tb_tensor **outputs) {
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, 0, 1, &e));
   TB_ASSERT_OK(tb_exec_run(e, inputs, outputs));
   tb_exec_destroy(e);

@@ -1,6 +1,7 @@
 /* The executor on graphs built with the IR builder: outputs equal hand-computed values, the memory plan
  * made at the first run and again when the input shapes change, subgraphs with outer-scope values, and
  * errors that name the node. */
+#include "model/params.h"
 #include "test_kernel_util.h"
 #include "core/convert_features.h"
 #include "test_engine_util.h"
@@ -31,6 +32,7 @@ static void small_graph_values_and_replan(void **state) {
   assert_int_equal(mm->type.dims[1].value, 2);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
   assert_false(tb_exec_plan_static(e)); /* batch unknown */
   assert_int_equal(tb_exec_plan_count(e), 0);
@@ -78,6 +80,7 @@ static void static_plan_when_shapes_known(void **state) {
   ready(g);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
   assert_true(tb_exec_plan_static(e));
   assert_int_equal(tb_exec_plan_count(e), 1);
@@ -122,6 +125,7 @@ static void if_with_outer_values(void **state) {
   assert_int_equal(then_g->values[tb_graph_find(then_g, "xx")].outer, tb_graph_find(g, "xx"));
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
   float x[3] = {1, -2, 3};
   tb_tensor *inputs[2] = {tbt_f32(cpu, 1, &d, x), NULL}, *res = NULL;
@@ -157,6 +161,7 @@ static void outputs_that_are_inputs(void **state) {
   ready(g);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
   float x[2] = {-1, 4}, relu[2] = {0, 4};
   tb_tensor *in = tbt_f32(cpu, 1, &d, x), *res[3] = {NULL, NULL, NULL};
@@ -184,8 +189,9 @@ static void kernel_error_names_node(void **state) {
   ready(g);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
-  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0};
+  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
   (void)tbt_kernel_bind(&kc, g, &g->nodes[0], NULL);
   tb_tensor *outs[1] = {NULL}, *made = NULL;
   kc.outputs = outs;
@@ -219,6 +225,7 @@ static void many_inputs(void **state) {
   assert_int_equal(g->values[out].type.dims[0].value, 200);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
   float xv[2] = {1.5f, -2}, want[200];
   for (int i = 0; i < 200; i++) want[i] = xv[i % 2];

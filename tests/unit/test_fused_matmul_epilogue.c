@@ -13,6 +13,7 @@
  * (a GEMM per batch, the residual offset per batch). Bad input reaching the kernels directly (a bias of the
  * wrong length, a residual of the wrong shape) is an error naming the node, the length and the expected
  * one; inference rejects the same with the shapes; the kernel choice follows the feature mask. */
+#include "model/params.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
@@ -91,6 +92,7 @@ static void make_inputs(tb_backend *cpu, const tb_graph *g, tb_tensor **in) {
 static tb_tensor *exec(tb_backend *cpu, const tb_graph *g, int level, uint64_t features, int threads, tb_tensor **in) {
   tb_exec *e = NULL;
   tb_tensor *out[1] = {NULL};
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, level, features, threads, &e));
   TB_ASSERT_OK(tb_exec_run(e, in, out));
   tb_exec_destroy(e);

@@ -35,6 +35,7 @@ static inline tb_status tbt_kernel_bind(tb_kernel_ctx *ctx, const tb_graph *g, c
   ctx->op_type = n->op_type;
   ctx->opset = n->opset;
   ctx->in_types = in_types;
+  ctx->omitted_outputs = tb_kernel_omitted_outputs(n);
   return st;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
+#include "model/params.h"
 #include "core/convert_features.h"
 #include "model/exec_release.h"
 #include "model/weights.h"
@@ -104,6 +105,7 @@ static void consume_w(tb_exec *e, mm_graph *t) {
 
 static tb_exec *prepared_exec(mm_graph *t, tb_backend *cpu) {
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)t->g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(t->g, cpu, 2, tb_convert_features(), 1, &e));
   TB_ASSERT_OK(tb_exec_place(e, NULL, false));
   assert_non_null(e->cache[t->step].state); /* the level-2 MatMul packed the constant W */
@@ -186,6 +188,7 @@ static void consumption_outside_prepare_is_ignored(void **state) {
   build(&t, false);
   tb_backend *cpu = cpu_backend();
   tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)t.g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(t.g, cpu, 0, tb_convert_features(), 1, &e)); /* O0: no kernel packs */
   TB_ASSERT_OK(tb_exec_place(e, NULL, false));
   tb_weights_stats before, after;

@@ -19,6 +19,7 @@
  * The bf16 LSTM uses the validate tolerance table's bf16 row (src/tools/tolerance.c): 1e-2 + 1e-2 |ref|. */
 #include <float.h>
 #include <math.h>
+#include "model/params.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "backend/cpu/kernels/fast/seq/seq_vec.h"
@@ -443,6 +444,7 @@ static void executor_places_and_runs_lstm(void **state) {
   const int levels[3] = {0, 2, 3};
   for (int l = 0; l < 3; l++) {
     tb_exec *e = NULL;
+    TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
     TB_ASSERT_OK(tb_exec_create(g, cpu, levels[l], tb_convert_features(), 2, &e));
     TB_ASSERT_OK(tb_exec_place(e, NULL, false));
     const tb_exec_placement *pl = tb_exec_placement_of(e, (size_t)tbt_node_pos(g, "lstm"));

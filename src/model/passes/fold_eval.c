@@ -130,6 +130,7 @@ tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_b
   ctx.op_type = n->op_type;
   ctx.opset = n->opset;
   ctx.in_types = r.in_ptrs;
+  ctx.omitted_outputs = tb_kernel_omitted_outputs(n);
   /* A kernel error (an integer division by zero...) is left for run time, where it is reported. */
   bool ok = k->run(&ctx) == TB_OK;
   for (size_t o = 0; o < r.n_out && ok; o++)

@@ -2,15 +2,6 @@
 #include "ops/control/control_util.h"
 #include <string.h>
 
-tb_status tb_control_body(const tb_infer_ctx *ctx, const char *name, const tb_graph **out) {
-  tb_graph *body = NULL;
-  tb_status st = tb_attr_graph(ctx->graph, ctx->node, name, &body);
-  if (st != TB_OK) return st;
-  if (!body) return tb_infer_error(ctx, TB_ERR_MODEL, "the graph attribute '%s' is missing", name);
-  *out = body;
-  return TB_OK;
-}
-
 static const char *kind_name(tb_value_kind kind) {
   switch (kind) {
     case TB_VALUE_SEQUENCE: return "a sequence";

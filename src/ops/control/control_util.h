@@ -1,11 +1,7 @@
-/* Internal: helpers the control-flow operators (If, Loop, Scan) share for their inference: reading a
- * body graph attribute, refusing sequence/optional values, merging two types. */
+/* Internal: helpers the control-flow operators (If, Loop, Scan) share for their inference: refusing sequence/optional values, merging two types. */
 #ifndef TB_OPS_CONTROL_UTIL_H
 #define TB_OPS_CONTROL_UTIL_H
 #include "ops/op.h"
-
-/* The graph attribute `name` of the node; TB_ERR_MODEL naming it when absent or not a graph. */
-tb_status tb_control_body(const tb_infer_ctx *ctx, const char *name, const tb_graph **out);
 
 /* TB_ERR_UNSUPPORTED with the reason when any of the body's inputs or outputs, or the node's inputs, is
  * a sequence, optional or map: the executor runs tensors only. */

@@ -4,6 +4,7 @@
  * features) are refused as unsupported. */
 #include <stdio.h>
 #include "ops/control/control_util.h"
+#include "ops/control/control_params.h"
 
 static tb_status infer_if(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TB_DTYPE_BIT(TB_DTYPE_BOOL));
@@ -15,9 +16,9 @@ static tb_status infer_if(tb_infer_ctx *ctx) {
         return tb_infer_error(ctx, TB_ERR_MODEL, "the condition must have one element, its dimension %zu is %lld", d,
                               (long long)cond->dims[d].value);
   }
-  const tb_graph *then_g = NULL, *else_g = NULL;
-  if ((st = tb_control_body(ctx, "then_branch", &then_g)) != TB_OK) return st;
-  if ((st = tb_control_body(ctx, "else_branch", &else_g)) != TB_OK) return st;
+  tb_if_params p = {0};
+  if ((st = tb_if_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  const tb_graph *then_g = p.then_branch, *else_g = p.else_branch;
   if ((st = tb_control_tensors_only(ctx, then_g, "then_branch")) != TB_OK) return st;
   if ((st = tb_control_tensors_only(ctx, else_g, "else_branch")) != TB_OK) return st;
   if (then_g->n_outputs != else_g->n_outputs)
@@ -35,4 +36,4 @@ static tb_status infer_if(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_if = {"", "If", 1, 1, 1, 1, -1, 0, infer_if, 0, NULL};
+const tb_op_def tb_op_if = {"", "If", 1, 1, 1, 1, -1, 0, infer_if, sizeof(tb_if_params), tb_if_parse};

@@ -5,14 +5,16 @@
  * values stacked along a new first axis. Sequence and optional values are refused as unsupported. */
 #include <stdio.h>
 #include "ops/control/control_util.h"
+#include "ops/control/control_params.h"
 
 static tb_status infer_loop(tb_infer_ctx *ctx) {
   tb_status st;
   if (ctx->n_inputs < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "needs the inputs M and cond (either may be empty)");
   if (ctx->in[0] && (st = tb_infer_require(ctx, 0, TB_DTYPE_BIT(TB_DTYPE_I64))) != TB_OK) return st;
   if (ctx->in[1] && (st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(TB_DTYPE_BOOL))) != TB_OK) return st;
-  const tb_graph *body = NULL;
-  if ((st = tb_control_body(ctx, "body", &body)) != TB_OK) return st;
+  tb_loop_params p = {0};
+  if ((st = tb_loop_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  const tb_graph *body = p.body;
   if ((st = tb_control_tensors_only(ctx, body, "body")) != TB_OK) return st;
   size_t carried = ctx->n_inputs - 2;
   if (body->n_inputs != carried + 2)
@@ -56,4 +58,4 @@ static tb_status infer_loop(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_loop = {"", "Loop", 1, 2, -1, 1, -1, 1u << 0, infer_loop, 0, NULL};
+const tb_op_def tb_op_loop = {"", "Loop", 1, 2, -1, 1, -1, 1u << 0, infer_loop, sizeof(tb_loop_params), tb_loop_parse};

@@ -3,7 +3,7 @@
  * Scan-8, where every input has a batch axis first and an optional sequence_lens input leads. */
 #include <stdio.h>
 #include "ops/control/control_util.h"
-#include "ops/control/scan_attrs.h"
+#include "ops/control/control_params.h"
 
 /* type = [lead dims...] + body type (unknown rank stays unknown). */
 static tb_status prefixed(const tb_infer_ctx *ctx, const tb_value_type *body, const tb_dim *lead, size_t n_lead,
@@ -21,26 +21,12 @@ static tb_status prefixed(const tb_infer_ctx *ctx, const tb_value_type *body, co
 /* Scan-8: inputs [sequence_lens], N states [batch, ...], M scan inputs [batch, sequence, ...]; outputs N
  * states [batch, ...] and K scan outputs [batch, sequence, ...]. */
 static tb_status infer_scan8(tb_infer_ctx *ctx) {
-  const tb_graph *body = NULL;
-  int64_t m = 0;
-  const int64_t *dirs = NULL;
-  size_t n_dirs = 0;
-  tb_status st = tb_control_body(ctx, "body", &body);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "num_scan_inputs", 0, &m);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "directions", &dirs, &n_dirs);
-  if (st == TB_OK) st = tb_control_tensors_only(ctx, body, "body");
+  tb_scan_params a = {0};
+  tb_status st = tb_scan8_parse(ctx->graph, ctx->node, &a);
+  if (st == TB_OK) st = tb_control_tensors_only(ctx, a.body, "body");
   if (st != TB_OK) return st;
-  if (m <= 0 || (uint64_t)m + 1 > ctx->n_inputs)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "num_scan_inputs is %lld, expected 1 to %zu", (long long)m, ctx->n_inputs - 1);
-  size_t n_scan = (size_t)m, n_state = ctx->n_inputs - 1 - n_scan;
-  if (dirs && n_dirs != n_scan)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "'directions' has %zu entries, expected %zu", n_dirs, n_scan);
-  for (size_t j = 0; dirs && j < n_dirs; j++)
-    if (dirs[j] != 0 && dirs[j] != 1)
-      return tb_infer_error(ctx, TB_ERR_MODEL, "'directions'[%zu] is %lld, expected 0 or 1", j, (long long)dirs[j]);
-  if (body->n_inputs != n_state + n_scan || body->n_outputs < n_state)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "the body's %zu inputs and %zu outputs do not fit %zu states and %zu scan inputs",
-                          body->n_inputs, body->n_outputs, n_state, n_scan);
+  const tb_graph *body = a.body;
+  size_t n_state = a.n_state;
   if (ctx->in[0] && (st = tb_infer_require(ctx, 0, TB_DTYPE_BIT(TB_DTYPE_I64))) != TB_OK) return st;
   tb_dim lead[2] = {{-1, -1}, {-1, -1}};
   for (size_t i = 1; i < ctx->n_inputs; i++) {
@@ -71,8 +57,8 @@ static tb_status infer_scan8(tb_infer_ctx *ctx) {
 }
 
 static tb_status infer_scan(tb_infer_ctx *ctx) {
-  tb_scan_attrs a;
-  tb_status st = tb_scan_attrs_read(ctx->graph, ctx->node, ctx->n_inputs, &a);
+  tb_scan_params a = {0};
+  tb_status st = tb_scan_parse(ctx->graph, ctx->node, &a);
   if (st != TB_OK) return st;
   if ((st = tb_control_tensors_only(ctx, a.body, "body")) != TB_OK) return st;
   if (ctx->n_outputs > a.n_state + a.n_scan_out)
@@ -114,5 +100,5 @@ static tb_status infer_scan(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_scan8 = {"", "Scan", 8, 2, -1, 1, -1, 0, infer_scan8, 0, NULL};
-const tb_op_def tb_op_scan = {"", "Scan", 9, 1, -1, 1, -1, 0, infer_scan, 0, NULL};
+const tb_op_def tb_op_scan8 = {"", "Scan", 8, 2, -1, 1, -1, 0, infer_scan8, sizeof(tb_scan_params), tb_scan8_parse};
+const tb_op_def tb_op_scan = {"", "Scan", 9, 1, -1, 1, -1, 0, infer_scan, sizeof(tb_scan_params), tb_scan_parse};

@@ -1,5 +1,6 @@
 /* Activations: Relu, LeakyRelu, PRelu, Sigmoid, HardSigmoid, HardSwish, Elu, Selu, Celu, Softplus,
  * ThresholdedRelu, Shrink. One input, output of the same type (PRelu: a slope broadcast to X). */
+#include "ops/elementwise/ew_params.h"
 #include "ops/elementwise/ew_infer.h"
 
 /* Relu takes signed integers from opset 14; floats always. */
@@ -9,16 +10,16 @@ static tb_status infer_float_act(tb_infer_ctx *ctx) { return tb_ew_infer_unary(c
 static tb_status infer_shrink(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_NUMERIC, EW_FLOATS); }
 
 const tb_op_def tb_op_relu = {"", "Relu", 1, 1, 1, 1, 1, 0, infer_relu, 0, NULL};
-const tb_op_def tb_op_leakyrelu = {"", "LeakyRelu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_leakyrelu = {"", "LeakyRelu", 1, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_leakyrelu_parse};
 const tb_op_def tb_op_sigmoid = {"", "Sigmoid", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_hardsigmoid = {"", "HardSigmoid", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_hardsigmoid = {"", "HardSigmoid", 1, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_hardsigmoid_parse};
 const tb_op_def tb_op_hardswish = {"", "HardSwish", 14, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_elu = {"", "Elu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_selu = {"", "Selu", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_celu = {"", "Celu", 12, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
+const tb_op_def tb_op_elu = {"", "Elu", 1, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_alpha1_parse};
+const tb_op_def tb_op_selu = {"", "Selu", 1, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_selu_parse};
+const tb_op_def tb_op_celu = {"", "Celu", 12, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_alpha1_parse};
 const tb_op_def tb_op_softplus = {"", "Softplus", 1, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_thresholdedrelu = {"", "ThresholdedRelu", 10, 1, 1, 1, 1, 0, infer_float_act, 0, NULL};
-const tb_op_def tb_op_shrink = {"", "Shrink", 9, 1, 1, 1, 1, 0, infer_shrink, 0, NULL};
+const tb_op_def tb_op_thresholdedrelu = {"", "ThresholdedRelu", 10, 1, 1, 1, 1, 0, infer_float_act, sizeof(tb_act_params), tb_alpha1_parse};
+const tb_op_def tb_op_shrink = {"", "Shrink", 9, 1, 1, 1, 1, 0, infer_shrink, sizeof(tb_act_params), tb_shrink_parse};
 
 /* PRelu: slope must broadcast to X's shape (unidirectional); the output is X's type. Integer types
  * (int32, int64 in the spec) are computed too. Before opset 7 a 1-D slope is per channel (X's dim 1),

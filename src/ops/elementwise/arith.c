@@ -3,15 +3,15 @@
  *
  * Integer Div and Mod by zero are undefined in ONNX; TensorBridge defines them as 0 (no trap), and
  * INT_MIN / -1 as INT_MIN (two's complement wrap), INT_MIN % -1 as 0. */
-#include <string.h>
 #include "ops/elementwise/ew_infer.h"
+#include "ops/elementwise/ew_params.h"
 
 static tb_status infer_arith(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false); }
 
-const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
-const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
-const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
-const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith, 0, NULL};
+const tb_op_def tb_op_add = {"", "Add", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_sub = {"", "Sub", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_mul = {"", "Mul", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_div = {"", "Div", 1, 2, 2, 1, 1, 0, infer_arith, sizeof(tb_binary_params), tb_binary_parse};
 
 /* Pow: base T (floats, and int32/int64 from opset 12), exponent T1 (any numeric from opset 12; the
  * same as T before); output T. */
@@ -27,35 +27,28 @@ static tb_status infer_pow(tb_infer_ctx *ctx) {
   if (ctx->node->opset < 7) return tb_ew_infer_binary(ctx, base, base, false);
   return tb_ew_broadcast(ctx, 0, 2, ctx->in[0]->dtype);
 }
-const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow, 0, NULL};
+const tb_op_def tb_op_pow = {"", "Pow", 1, 2, 2, 1, 1, 0, infer_pow, sizeof(tb_binary_params), tb_binary_parse};
 
 /* Mod: fmod=0 is the integer modulus with the divisor's sign (Python's %); fmod=1 is C's fmod (the
  * dividend's sign) and is required for floats. */
 static tb_status infer_mod(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false);
   if (st != TB_OK) return st;
-  int64_t fmod;
-  st = tb_attr_int(ctx->graph, ctx->node, "fmod", 0, &fmod);
-  if (st != TB_OK) return st;
-  if (fmod != 0 && fmod != 1) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'fmod' is %lld; it must be 0 or 1", (long long)fmod);
-  if (fmod == 0 && (EW_FLOATS & TB_DTYPE_BIT(ctx->in[0]->dtype)))
+  tb_mod_params p = {0};
+  if ((st = tb_mod_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  if (!p.fmod && (EW_FLOATS & TB_DTYPE_BIT(ctx->in[0]->dtype)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "fmod=0 on %s inputs; floating-point Mod needs fmod=1",
                           tb_dtype_name(ctx->in[0]->dtype));
   return TB_OK;
 }
-const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod, 0, NULL};
+const tb_op_def tb_op_mod = {"", "Mod", 10, 2, 2, 1, 1, 0, infer_mod, sizeof(tb_mod_params), tb_mod_parse};
 
 /* BitShift: unsigned integers (TensorBridge has u8 of them); direction "LEFT" or "RIGHT". A shift by the
  * bit width or more gives 0. */
 static tb_status infer_bitshift(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_binary(ctx, EW_BIT(U8), EW_BIT(U8), false);
   if (st != TB_OK) return st;
-  const char *dir;
-  st = tb_attr_string(ctx->graph, ctx->node, "direction", NULL, &dir);
-  if (st != TB_OK) return st;
-  if (!dir) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'direction' is required (LEFT or RIGHT)");
-  if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'direction' is \"%s\"; it must be LEFT or RIGHT", dir);
-  return TB_OK;
+  tb_bitshift_params p = {0};
+  return tb_bitshift_parse(ctx->graph, ctx->node, &p);
 }
-const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift, 0, NULL};
+const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift, sizeof(tb_bitshift_params), tb_bitshift_parse};

@@ -2,11 +2,11 @@
  * (the type of input 1). Conversions follow tb_convert, which implements ONNX's Cast rules; `saturate`
  * (opset 19, default 1) matters for fp8 destinations only. Types TensorBridge lacks (strings, uint16-64,
  * complex, the fnuz fp8 kinds, 4-bit) are TB_ERR_UNSUPPORTED. */
-#include "ops/elementwise/cast.h"
 #include <stdio.h>
 #include <strings.h>
 #include "core/error.h"
 #include "ops/elementwise/ew_infer.h"
+#include "ops/elementwise/ew_params.h"
 
 /* TensorProto.DataType codes and their names. */
 static const struct {
@@ -24,7 +24,10 @@ static const struct {
 };
 enum { N_ONNX_TYPES = sizeof onnx_types / sizeof onnx_types[0] };
 
-tb_status tb_cast_target(const tb_graph *g, const tb_node *n, tb_dtype *out) {
+/* The dtype the attribute `to` names (an ONNX TensorProto data type code, or its name in opsets 1-5).
+ * TB_ERR_MODEL naming the node for a missing or unknown value; TB_ERR_UNSUPPORTED for a type TensorBridge
+ * has no tensors of (strings, uint16-64, complex, fnuz fp8, 4-bit). */
+static tb_status cast_target(const tb_graph *g, const tb_node *n, tb_dtype *out) {
   char label[200];
   const tb_attr *to = tb_node_attr(n, "to");
   if (!to) return tb_error(TB_ERR_MODEL, "%s: attribute 'to' is required", tb_node_label(g, n, label, sizeof label));
@@ -46,25 +49,38 @@ tb_status tb_cast_target(const tb_graph *g, const tb_node *n, tb_dtype *out) {
   return tb_error(TB_ERR_MODEL, "%s: attribute 'to' must be an int (a TensorProto data type)", label);
 }
 
+tb_status tb_castlike_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_cast_params *p = params;
+  int64_t saturate;
+  tb_status st = tb_attr_int(g, n, "saturate", 1, &saturate);
+  p->saturate = saturate != 0;
+  return st;
+}
+
+tb_status tb_cast_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_cast_params *p = params;
+  tb_status st = cast_target(g, n, &p->to);
+  return st == TB_OK ? tb_castlike_parse(g, n, p) : st;
+}
+
 static tb_status infer_cast(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
-  tb_dtype to;
-  if (st == TB_OK) st = tb_cast_target(ctx->graph, ctx->node, &to);
+  tb_cast_params p = {0};
+  if (st == TB_OK) st = tb_cast_parse(ctx->graph, ctx->node, &p);
   if (st != TB_OK) return st;
-  int64_t saturate;
-  st = tb_attr_int(ctx->graph, ctx->node, "saturate", 1, &saturate);
-  if (st != TB_OK) return st;
-  ctx->out[0].dtype = to;
+  ctx->out[0].dtype = p.to;
   return TB_OK;
 }
 
 static tb_status infer_castlike(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
   if (st == TB_OK) st = tb_ew_check(ctx, 1, EW_ALL, EW_ALL);
+  tb_cast_params p = {0};
+  if (st == TB_OK) st = tb_castlike_parse(ctx->graph, ctx->node, &p);
   if (st != TB_OK) return st;
   ctx->out[0].dtype = ctx->in[1]->dtype;
   return TB_OK;
 }
 
-const tb_op_def tb_op_cast = {"", "Cast", 1, 1, 1, 1, 1, 0, infer_cast, 0, NULL};
-const tb_op_def tb_op_castlike = {"", "CastLike", 15, 2, 2, 1, 1, 0, infer_castlike, 0, NULL};
+const tb_op_def tb_op_cast = {"", "Cast", 1, 1, 1, 1, 1, 0, infer_cast, sizeof(tb_cast_params), tb_cast_parse};
+const tb_op_def tb_op_castlike = {"", "CastLike", 15, 2, 2, 1, 1, 0, infer_castlike, sizeof(tb_cast_params), tb_castlike_parse};

@@ -1,6 +1,7 @@
 /* Clip: y = min(max(x, min), max). Opsets 1-10: float attributes min/max (defaults the lowest and
  * highest float); from 11: optional scalar inputs min and max of X's type (absent: no bound), every
  * numeric type from 12. When min > max every element becomes max (numpy's clip). */
+#include "ops/elementwise/ew_params.h"
 #include "ops/elementwise/ew_infer.h"
 
 static tb_status infer_clip(tb_infer_ctx *ctx) {
@@ -24,4 +25,4 @@ static tb_status infer_clip(tb_infer_ctx *ctx) {
   }
   return TB_OK;
 }
-const tb_op_def tb_op_clip = {"", "Clip", 1, 1, 3, 1, 1, 0, infer_clip, 0, NULL};
+const tb_op_def tb_op_clip = {"", "Clip", 1, 1, 3, 1, 1, 0, infer_clip, sizeof(tb_clip_params), tb_clip_parse};

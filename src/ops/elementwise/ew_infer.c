@@ -1,5 +1,6 @@
 /* Infer helpers shared by the elementwise operators (see ew_infer.h). */
 #include "ops/elementwise/ew_infer.h"
+#include "ops/elementwise/ew_params.h"
 #include <stdio.h>
 #include "ops/op_probe.h"
 
@@ -76,11 +77,11 @@ tb_status tb_ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_se
 /* Opset < 7 with broadcast=1: B's dims, placed at `axis` of A (default: as a suffix), each equal to A's
  * or 1. The output is A's type. */
 static tb_status legacy_broadcast(tb_infer_ctx *ctx, tb_dtype dtype) {
-  int64_t broadcast, axis;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "broadcast", 0, &broadcast);
+  tb_binary_params p = {0};
+  tb_status st = tb_binary_parse(ctx->graph, ctx->node, &p);
   if (st != TB_OK) return st;
   const tb_value_type *a = ctx->in[0], *b = ctx->in[1];
-  if (!broadcast) {
+  if (!p.broadcast) {
     /* The old rule: same shapes. Numpy broadcasting of equal shapes gives the same result. */
     if (a->has_shape && b->has_shape && a->ndim != b->ndim)
       return tb_infer_error(ctx, TB_ERR_MODEL, "inputs of rank %zu and %zu need broadcast=1 at opset %d", a->ndim,
@@ -92,8 +93,7 @@ static tb_status legacy_broadcast(tb_infer_ctx *ctx, tb_dtype dtype) {
   if (!a->has_shape || !b->has_shape) return TB_OK;
   if (b->ndim > a->ndim)
     return tb_infer_error(ctx, TB_ERR_MODEL, "with broadcast=1, B has rank %zu, above A's %zu", b->ndim, a->ndim);
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", (int64_t)(a->ndim - b->ndim), &axis);
-  if (st != TB_OK) return st;
+  int64_t axis = p.has_axis ? p.axis : (int64_t)(a->ndim - b->ndim);
   if (axis < 0) axis += (int64_t)a->ndim;
   if (axis < 0 || (size_t)axis + b->ndim > a->ndim)
     return tb_infer_error(ctx, TB_ERR_MODEL, "axis %lld does not place B (rank %zu) inside A (rank %zu)", (long long)axis,

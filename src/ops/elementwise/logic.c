@@ -1,5 +1,6 @@
 /* Comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual: bool output), logic on bool tensors
  * (And, Or, Xor, Not) and Where. Binary ops broadcast (numpy; legacy axis broadcast before opset 7). */
+#include "ops/elementwise/ew_params.h"
 #include "ops/elementwise/ew_infer.h"
 
 static tb_status infer_equal(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_NUMERIC | EW_BOOL, EW_NUMERIC | EW_BOOL, true); }
@@ -7,14 +8,14 @@ static tb_status infer_order(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx,
 static tb_status infer_logic(tb_infer_ctx *ctx) { return tb_ew_infer_binary(ctx, EW_BOOL, EW_BOOL, true); }
 static tb_status infer_not(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_BOOL, EW_BOOL); }
 
-const tb_op_def tb_op_equal = {"", "Equal", 1, 2, 2, 1, 1, 0, infer_equal, 0, NULL};
-const tb_op_def tb_op_less = {"", "Less", 1, 2, 2, 1, 1, 0, infer_order, 0, NULL};
-const tb_op_def tb_op_greater = {"", "Greater", 1, 2, 2, 1, 1, 0, infer_order, 0, NULL};
+const tb_op_def tb_op_equal = {"", "Equal", 1, 2, 2, 1, 1, 0, infer_equal, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_less = {"", "Less", 1, 2, 2, 1, 1, 0, infer_order, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_greater = {"", "Greater", 1, 2, 2, 1, 1, 0, infer_order, sizeof(tb_binary_params), tb_binary_parse};
 const tb_op_def tb_op_lessorequal = {"", "LessOrEqual", 12, 2, 2, 1, 1, 0, infer_order, 0, NULL};
 const tb_op_def tb_op_greaterorequal = {"", "GreaterOrEqual", 12, 2, 2, 1, 1, 0, infer_order, 0, NULL};
-const tb_op_def tb_op_and = {"", "And", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
-const tb_op_def tb_op_or = {"", "Or", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
-const tb_op_def tb_op_xor = {"", "Xor", 1, 2, 2, 1, 1, 0, infer_logic, 0, NULL};
+const tb_op_def tb_op_and = {"", "And", 1, 2, 2, 1, 1, 0, infer_logic, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_or = {"", "Or", 1, 2, 2, 1, 1, 0, infer_logic, sizeof(tb_binary_params), tb_binary_parse};
+const tb_op_def tb_op_xor = {"", "Xor", 1, 2, 2, 1, 1, 0, infer_logic, sizeof(tb_binary_params), tb_binary_parse};
 const tb_op_def tb_op_not = {"", "Not", 1, 1, 1, 1, 1, 0, infer_not, 0, NULL};
 
 /* Where(condition bool, X, Y): X and Y of one type (any), all three broadcast together. */

@@ -2,6 +2,7 @@
  * Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign, Sign, IsNaN, IsInf. Output of the input's type
  * (bool for IsNaN and IsInf). */
 #include "ops/elementwise/ew_infer.h"
+#include "ops/elementwise/ew_params.h"
 
 static tb_status infer_float(tb_infer_ctx *ctx) { return tb_ew_infer_unary(ctx, EW_FLOATS, EW_FLOATS); }
 /* Neg takes signed integers; Abs and Sign every numeric type. */
@@ -44,4 +45,4 @@ const tb_op_def tb_op_neg = {"", "Neg", 1, 1, 1, 1, 1, 0, infer_signed, 0, NULL}
 const tb_op_def tb_op_abs = {"", "Abs", 1, 1, 1, 1, 1, 0, infer_numeric, 0, NULL};
 const tb_op_def tb_op_sign = {"", "Sign", 9, 1, 1, 1, 1, 0, infer_numeric, 0, NULL};
 const tb_op_def tb_op_isnan = {"", "IsNaN", 9, 1, 1, 1, 1, 0, infer_bool_result, 0, NULL};
-const tb_op_def tb_op_isinf = {"", "IsInf", 10, 1, 1, 1, 1, 0, infer_bool_result, 0, NULL};
+const tb_op_def tb_op_isinf = {"", "IsInf", 10, 1, 1, 1, 1, 0, infer_bool_result, sizeof(tb_isinf_params), tb_isinf_parse};

@@ -38,7 +38,7 @@ static int64_t dim_of(const tb_value_type *t, size_t d) {
 
 /* The hidden size: the attribute, else from W's or R's shape; -1 when nothing says. A disagreement
  * between them is an error naming both values. */
-static tb_status hidden_size(const tb_infer_ctx *ctx, const tb_rnn_attrs *a, int64_t *out) {
+static tb_status hidden_size(const tb_infer_ctx *ctx, const tb_rnn_params *a, int64_t *out) {
   int64_t gates = (int64_t)a->cell;
   int64_t h = a->hidden_size;
   const char *from = "the hidden_size attribute";
@@ -62,7 +62,7 @@ static tb_status hidden_size(const tb_infer_ctx *ctx, const tb_rnn_attrs *a, int
 }
 
 tb_status tb_rnn_infer(tb_infer_ctx *ctx, tb_rnn_cell cell) {
-  tb_rnn_attrs a;
+  tb_rnn_params a;
   tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
   if (st != TB_OK) return st;
   if (cell != TB_RNN_CELL_LSTM && input(ctx, IN_INITIAL_C))

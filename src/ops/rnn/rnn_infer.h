@@ -2,7 +2,7 @@
 #ifndef TB_OPS_RNN_INFER_H
 #define TB_OPS_RNN_INFER_H
 #include "ops/op.h"
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 
 /* Inputs X, W, R, B, sequence_lens, initial_h (LSTM: initial_c, P); outputs Y, Y_h (LSTM: Y_c). Checks
  * every known dimension against hidden_size and the number of directions. */

@@ -1,14 +1,15 @@
 /* Concat: inputs joined along one axis (required from opset 4; 1 by default before). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status concat_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  int64_t axis;
-  if (ctx->node->opset >= 4 && !tb_node_attr(ctx->node, "axis"))
-    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'axis' is required");
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
+  tb_axis_params ap = {0};
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
+  int64_t axis = ap.axis;
   const tb_value_type *ranked = NULL;
   for (size_t i = 0; i < ctx->n_inputs; i++) {
     if ((st = tb_infer_require(ctx, i, TB_DTYPE_BIT(dt))) != TB_OK) return st;
@@ -52,4 +53,4 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer, 0, NULL};
+const tb_op_def tb_op_concat = {"", "Concat", 1, 1, -1, 1, 1, 0, concat_infer, sizeof(tb_axis_params), tb_concat_parse};

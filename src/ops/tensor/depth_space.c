@@ -1,23 +1,35 @@
 /* DepthToSpace (mode DCR or CRD from opset 11) and SpaceToDepth: NCHW blocks moved between channels and
  * the spatial dims. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
+
+tb_status tb_depth_space_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_depth_space_params *p = params;
+  p->to_space = strcmp(n->op_type, "DepthToSpace") == 0;
+  tb_status st = tb_attr_int(g, n, "blocksize", 0, &p->blocksize);
+  if (st != TB_OK) return st;
+  if (!tb_node_attr(n, "blocksize") || p->blocksize < 1 || p->blocksize > 65536)
+    return tb_node_error(g, n, TB_ERR_MODEL, "attribute 'blocksize' must be given and at least 1 (got %lld)",
+                         (long long)p->blocksize);
+  if (!p->to_space) return TB_OK;
+  const char *mode;
+  if ((st = tb_attr_string(g, n, "mode", "DCR", &mode)) != TB_OK) return st;
+  if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+    return tb_node_error(g, n, TB_ERR_MODEL, "unknown mode '%s' (DCR or CRD)", mode);
+  p->crd = strcmp(mode, "CRD") == 0;
+  return TB_OK;
+}
 
 static tb_status depth_space_infer(tb_infer_ctx *ctx) {
-  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  int64_t b;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b)) != TB_OK) return st;
-  if (!tb_node_attr(ctx->node, "blocksize") || b < 1 || b > 65536)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'blocksize' must be given and at least 1 (got %lld)", (long long)b);
-  if (to_space) {
-    const char *mode;
-    if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode)) != TB_OK) return st;
-    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
-      return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (DCR or CRD)", mode);
-  }
+  tb_depth_space_params dp = {0};
+  if ((st = tb_infer_params(ctx, &dp, sizeof dp)) != TB_OK) return st;
+  bool to_space = dp.to_space;
+  int64_t b = dp.blocksize;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_rank(ctx, 0, dt, 4);
@@ -45,5 +57,5 @@ static tb_status depth_space_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer, 0, NULL};
-const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer, 0, NULL};
+const tb_op_def tb_op_depth_to_space = {"", "DepthToSpace", 1, 1, 1, 1, 1, 0, depth_space_infer, sizeof(tb_depth_space_params), tb_depth_space_parse};
+const tb_op_def tb_op_space_to_depth = {"", "SpaceToDepth", 1, 1, 1, 1, 1, 0, depth_space_infer, sizeof(tb_depth_space_params), tb_depth_space_parse};

@@ -1,6 +1,6 @@
 /* Gather, GatherElements, GatherND and the scatters (ScatterElements, Scatter, ScatterND): indexing by an
  * int32/int64 indices tensor. Inference checks ranks and axes; index values are checked by the kernels. */
-#include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -10,7 +10,9 @@ static tb_status indexed_begin(tb_infer_ctx *ctx, int64_t *axis, const tb_value_
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_INDEX_TYPES)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis)) != TB_OK) return st;
+  tb_axis_params ap = {0};
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
+  *axis = ap.axis;
   *data = tb_tt_ranked(ctx, 0);
   *idx = tb_tt_ranked(ctx, 1);
   return TB_OK;
@@ -42,7 +44,7 @@ static tb_status gather_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer, 0, NULL};
+const tb_op_def tb_op_gather = {"", "Gather", 1, 2, 2, 1, 1, 0, gather_infer, sizeof(tb_axis_params), tb_axis0_parse};
 
 static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   int64_t axis;
@@ -66,15 +68,16 @@ static tb_status gather_elements_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer, 0, NULL};
+const tb_op_def tb_op_gather_elements = {"", "GatherElements", 11, 2, 2, 1, 1, 0, gather_elements_infer, sizeof(tb_axis_params), tb_axis0_parse};
 
 static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  int64_t b = 0;
-  if (ctx->node->opset >= 12 && (st = tb_attr_int(ctx->graph, ctx->node, "batch_dims", 0, &b)) != TB_OK) return st;
+  tb_gather_nd_params gp = {0};
+  if ((st = tb_infer_params(ctx, &gp, sizeof gp)) != TB_OK) return st;
+  int64_t b = gp.batch_dims;
   const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1);
   if (!data || !idx || idx->ndim == 0 || idx->dims[idx->ndim - 1].value < 0) {
     if (data && idx && idx->ndim == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "indices must have rank 1 or more");
@@ -102,15 +105,7 @@ static tb_status gather_nd_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer, 0, NULL};
-
-/* The reduction attribute of the scatters (opset 16+; min/max from 18): 0 none, 1 add, 2 mul, 3 min, 4 max. */
-int tb_scatter_reduction(const char *s) {
-  static const char *const names[] = {"none", "add", "mul", "min", "max"};
-  for (int i = 0; i < 5; i++)
-    if (strcmp(s, names[i]) == 0) return i;
-  return -1;
-}
+const tb_op_def tb_op_gather_nd = {"", "GatherND", 11, 2, 2, 1, 1, 0, gather_nd_infer, sizeof(tb_gather_nd_params), tb_gather_nd_parse};
 
 static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -118,18 +113,11 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
   tb_dtype dt = ctx->in[0]->dtype;
   if ((st = tb_infer_require(ctx, 1, nd ? TT_I64 : TT_INDEX_TYPES)) != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
-  if (ctx->node->opset >= 16) {
-    const char *red;
-    if ((st = tb_attr_string(ctx->graph, ctx->node, "reduction", "none", &red)) != TB_OK) return st;
-    int r = tb_scatter_reduction(red);
-    if (r < 0 || (r >= 3 && ctx->node->opset < 18))
-      return tb_infer_error(ctx, TB_ERR_MODEL, "unknown reduction '%s' (none, add, mul%s)", red,
-                            ctx->node->opset >= 18 ? ", min, max" : "");
-  }
+  tb_scatter_params sp = {0};
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
   const tb_value_type *data = tb_tt_ranked(ctx, 0), *idx = tb_tt_ranked(ctx, 1), *upd = tb_tt_ranked(ctx, 2);
   if (!nd) {
-    int64_t axis;
-    if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis)) != TB_OK) return st;
+    int64_t axis = sp.axis;
     if (idx && upd && idx->ndim != upd->ndim)
       return tb_infer_error(ctx, TB_ERR_MODEL, "indices (rank %zu) and updates (rank %zu) must have the same rank",
                             idx->ndim, upd->ndim);
@@ -156,6 +144,6 @@ static tb_status scatter_check(tb_infer_ctx *ctx, bool nd) {
 static tb_status scatter_elements_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, false); }
 static tb_status scatter_nd_infer(tb_infer_ctx *ctx) { return scatter_check(ctx, true); }
 
-const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer, 0, NULL};
-const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer, 0, NULL};
-const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer, 0, NULL};
+const tb_op_def tb_op_scatter = {"", "Scatter", 9, 3, 3, 1, 1, 0, scatter_elements_infer, sizeof(tb_scatter_params), tb_scatter_parse};
+const tb_op_def tb_op_scatter_elements = {"", "ScatterElements", 11, 3, 3, 1, 1, 0, scatter_elements_infer, sizeof(tb_scatter_params), tb_scatter_parse};
+const tb_op_def tb_op_scatter_nd = {"", "ScatterND", 11, 3, 3, 1, 1, 0, scatter_nd_infer, sizeof(tb_scatter_params), tb_scatter_parse};

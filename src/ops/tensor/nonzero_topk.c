@@ -1,5 +1,6 @@
 /* NonZero (opset 9: its output size depends on the data, so the kernel allocates it) and TopK (k as an
  * attribute in opset 1, as input 1 from 10; largest and sorted from 11). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
@@ -15,12 +16,12 @@ static tb_status nonzero_infer(tb_infer_ctx *ctx) {
 const tb_op_def tb_op_nonzero = {"", "NonZero", 9, 1, 1, 1, 1, 0, nonzero_infer, 0, NULL};
 
 /* k of a TopK node; *known false when input 1's value is not known. */
-tb_status tb_topk_k(const tb_infer_ctx *ctx, int64_t *k, bool *known) {
+tb_status tb_topk_k(const tb_infer_ctx *ctx, const tb_topk_params *p, int64_t *k, bool *known) {
   *known = false;
-  if (ctx->node->opset < 10) {
-    if (!tb_node_attr(ctx->node, "k")) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'k' is required before opset 10");
+  if (p->k_attr) {
     *known = true;
-    return tb_attr_int(ctx->graph, ctx->node, "k", 0, k);
+    *k = p->k;
+    return TB_OK;
   }
   tb_status st = tb_infer_require(ctx, 1, TT_I64);
   if (st != TB_OK) return st;
@@ -35,12 +36,12 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_NUMBERS);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  int64_t axis, k, v;
+  int64_t k;
   bool known;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "largest", 1, &v)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "sorted", 1, &v)) != TB_OK) return st;
-  if ((st = tb_topk_k(ctx, &k, &known)) != TB_OK) return st;
+  tb_topk_params tp = {0};
+  if ((st = tb_infer_params(ctx, &tp, sizeof tp)) != TB_OK) return st;
+  int64_t axis = tp.axis;
+  if ((st = tb_topk_k(ctx, &tp, &k, &known)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_unranked(ctx, 0, dt);
@@ -60,5 +61,5 @@ static tb_status topk_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer, 0, NULL};
-const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer, 0, NULL};
+const tb_op_def tb_op_topk_1 = {"", "TopK", 1, 1, 1, 2, 2, 0, topk_infer, sizeof(tb_topk_params), tb_topk_parse};
+const tb_op_def tb_op_topk_10 = {"", "TopK", 10, 2, 2, 2, 2, 1u << 1, topk_infer, sizeof(tb_topk_params), tb_topk_parse};

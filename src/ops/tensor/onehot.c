@@ -1,5 +1,7 @@
 /* OneHot (opsets 9, 11): indices expanded along a new axis of size depth, with values [off, on]. */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status onehot_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_NUMBERS);
@@ -12,8 +14,9 @@ static tb_status onehot_infer(tb_infer_ctx *ctx) {
     return tb_infer_error(ctx, TB_ERR_MODEL, "values must be a 1-D tensor of 2 elements [off, on]");
   if (depth && !(depth->ndim == 0 || (depth->ndim == 1 && depth->dims[0].value == 1)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "depth must be a scalar or a one-element tensor");
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
+  tb_axis_params ap = {0};
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
+  int64_t axis = ap.axis;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_unranked(ctx, 0, dt);
@@ -36,4 +39,4 @@ static tb_status onehot_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_onehot = {"", "OneHot", 9, 3, 3, 1, 1, 1u << 1, onehot_infer, 0, NULL};
+const tb_op_def tb_op_onehot = {"", "OneHot", 9, 3, 3, 1, 1, 1u << 1, onehot_infer, sizeof(tb_axis_params), tb_onehot_parse};

@@ -2,36 +2,58 @@
  * opset 11 and input 1 from 11 ([begin..., end...], negative values crop); constant_value is input 2
  * (the 'value' attribute before 11); axes is input 3 from opset 18. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
-/* Mode: 0 constant, 1 reflect, 2 edge. */
-int tb_pad_mode(const char *s) {
-  if (strcmp(s, "constant") == 0) return 0;
-  if (strcmp(s, "reflect") == 0) return 1;
-  if (strcmp(s, "edge") == 0) return 2;
-  return -1;
+static const char *const MODES[] = {"constant", "reflect", "edge"};
+
+const char *tb_pad_mode_name(tb_pad_mode mode) { return MODES[mode]; }
+
+tb_status tb_pad_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_pad_params *p = params;
+  const char *mode_s;
+  tb_status st = tb_attr_string(g, n, "mode", "constant", &mode_s);
+  if (st != TB_OK) return st;
+  int mode = -1;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(mode_s, MODES[i]) == 0) mode = i;
+  if (mode < 0) {
+    if (strcmp(mode_s, "wrap") == 0)
+      return tb_node_error(g, n, TB_ERR_UNSUPPORTED, "mode 'wrap' is not supported (constant, reflect, edge are)");
+    return tb_node_error(g, n, TB_ERR_MODEL, "unknown mode '%s' (constant, reflect or edge)", mode_s);
+  }
+  p->mode = (tb_pad_mode)mode;
+  if (n->opset >= 11) {
+    p->axes_input = n->opset >= 18;
+    return TB_OK;
+  }
+  const int64_t *pads;
+  p->pads_attr = true;
+  if ((st = tb_attr_ints(g, n, "pads", &pads, &p->n_pads)) != TB_OK) return st;
+  if (!pads) return tb_node_error(g, n, TB_ERR_MODEL, "attribute 'pads' is required before opset 11");
+  if (p->n_pads > 2 * TB_MAX_DIMS)
+    return tb_node_error(g, n, TB_ERR_UNSUPPORTED, "pads has %zu entries; at most %d are supported (2 per dim)",
+                         p->n_pads, 2 * TB_MAX_DIMS);
+  memcpy(p->pads, pads, p->n_pads * sizeof *pads);
+  return tb_attr_float(g, n, "value", 0.0f, &p->value);
 }
 
 /* Per-dim begin/end pads for an input of rank `rank`; *known false when the pads' value is unknown. */
-tb_status tb_pad_amounts(tb_infer_ctx *ctx, size_t rank, int64_t *begin, int64_t *end, bool *known) {
+tb_status tb_pad_amounts(tb_infer_ctx *ctx, const tb_pad_params *p, size_t rank, int64_t *begin, int64_t *end,
+                         bool *known) {
   tb_status st;
   int64_t pads[2 * TB_MAX_DIMS], axes[TB_MAX_DIMS], n = 0, na = -1;
   bool has_axes = false, k = true;
   *known = false;
-  if (ctx->node->opset < 11) {
-    const int64_t *p;
-    size_t count;
-    if ((st = tb_attr_ints(ctx->graph, ctx->node, "pads", &p, &count)) != TB_OK) return st;
-    if (!p) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'pads' is required before opset 11");
-    if (count > 2 * TB_MAX_DIMS) return tb_infer_error(ctx, TB_ERR_MODEL, "pads has %zu entries", count);
-    memcpy(pads, p, count * sizeof *p);
-    n = (int64_t)count;
+  if (p->pads_attr) {
+    memcpy(pads, p->pads, p->n_pads * sizeof *pads);
+    n = (int64_t)p->n_pads;
   } else {
     if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
     if ((st = tb_tt_input_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &n, &k)) != TB_OK) return st;
     if (!k) return TB_OK;
-    if (ctx->node->opset >= 18 && tb_tt_has(ctx, 3)) {
+    if (p->axes_input && tb_tt_has(ctx, 3)) {
       if ((st = tb_infer_require(ctx, 3, TT_INDEX_TYPES)) != TB_OK) return st;
       if ((st = tb_tt_input_ints(ctx, 3, axes, TB_MAX_DIMS, &na, &k)) != TB_OK) return st;
       if (!k) return TB_OK;
@@ -60,15 +82,9 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  const char *mode_s;
-  if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s)) != TB_OK) return st;
-  int mode = tb_pad_mode(mode_s);
-  if (mode < 0) {
-    if (strcmp(mode_s, "wrap") == 0)
-      return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "mode 'wrap' is not supported (constant, reflect, edge are)");
-    return tb_infer_error(ctx, TB_ERR_MODEL, "unknown mode '%s' (constant, reflect or edge)", mode_s);
-  }
-  if (ctx->node->opset >= 11 && tb_tt_has(ctx, 2)) {
+  tb_pad_params pp = {0};
+  if ((st = tb_infer_params(ctx, &pp, sizeof pp)) != TB_OK) return st;
+  if (!pp.pads_attr && tb_tt_has(ctx, 2)) {
     if ((st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(dt))) != TB_OK) return st;
     const tb_value_type *cv = ctx->in[2];
     if (cv->has_shape && !(cv->ndim == 0 || (cv->ndim == 1 && cv->dims[0].value == 1)))
@@ -81,7 +97,7 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
   }
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
-  if ((st = tb_pad_amounts(ctx, in->ndim, begin, end, &known)) != TB_OK) return st;
+  if ((st = tb_pad_amounts(ctx, &pp, in->ndim, begin, end, &known)) != TB_OK) return st;
   if (!known) {
     tb_tt_out_rank(ctx, 0, dt, in->ndim);
     return TB_OK;
@@ -101,14 +117,14 @@ static tb_status pad_infer(tb_infer_ctx *ctx) {
     if (__builtin_add_overflow(v, begin[d], &o) || __builtin_add_overflow(o, end[d], &o) || o < 0)
       return tb_infer_error(ctx, TB_ERR_MODEL, "pads %lld and %lld on dim %zu of size %lld give a negative or too large size",
                             (long long)begin[d], (long long)end[d], d, (long long)v);
-    if (mode != 0 && v == 0 && o > 0)
-      return tb_infer_error(ctx, TB_ERR_MODEL, "mode '%s' cannot pad dim %zu of size 0", mode_s, d);
+    if (pp.mode != TB_PAD_CONSTANT && v == 0 && o > 0)
+      return tb_infer_error(ctx, TB_ERR_MODEL, "mode '%s' cannot pad dim %zu of size 0", tb_pad_mode_name(pp.mode), d);
     out[d] = tb_tt_dim(o);
   }
   tb_tt_out_tdims(ctx, 0, dt, in->ndim, out);
   return TB_OK;
 }
 
-const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer, 0, NULL};
-const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer, 0, NULL};
-const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer, 0, NULL};
+const tb_op_def tb_op_pad_2 = {"", "Pad", 2, 1, 1, 1, 1, 0, pad_infer, sizeof(tb_pad_params), tb_pad_parse};
+const tb_op_def tb_op_pad_11 = {"", "Pad", 11, 2, 3, 1, 1, 1u << 1, pad_infer, sizeof(tb_pad_params), tb_pad_parse};
+const tb_op_def tb_op_pad_18 = {"", "Pad", 18, 2, 4, 1, 1, (1u << 1) | (1u << 3), pad_infer, sizeof(tb_pad_params), tb_pad_parse};

@@ -1,7 +1,9 @@
 /* Reshape, Flatten, Squeeze and Unsqueeze: the same elements under a new shape. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/shape_rules.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 /* Reshape-1 takes the shape as an attribute, Reshape-5 as input 1 (int64), Reshape-14 adds allowzero. */
 static tb_status reshape_infer(tb_infer_ctx *ctx) {
@@ -11,20 +13,15 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   int64_t shape[TB_MAX_DIMS];
   int64_t n = -1;
   bool known = false;
-  int64_t allowzero = 0;
-  if (ctx->node->opset < 5) {
-    const int64_t *attr;
-    size_t count;
-    if ((st = tb_attr_ints(ctx->graph, ctx->node, "shape", &attr, &count)) != TB_OK) return st;
-    if (!attr) return tb_infer_error(ctx, TB_ERR_MODEL, "attribute 'shape' is required before opset 5");
-    if (count > TB_MAX_DIMS)
-      return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "shape has %zu dims; at most %d are supported", count, TB_MAX_DIMS);
-    memcpy(shape, attr, count * sizeof *shape);
-    n = (int64_t)count;
+  tb_reshape_params rp = {0};
+  if ((st = tb_infer_params(ctx, &rp, sizeof rp)) != TB_OK) return st;
+  bool allowzero = rp.allowzero;
+  if (rp.shape_attr) {
+    memcpy(shape, rp.shape, rp.n_shape * sizeof *shape);
+    n = (int64_t)rp.n_shape;
     known = true;
   } else {
     if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
-    if (ctx->node->opset >= 14 && (st = tb_attr_int(ctx->graph, ctx->node, "allowzero", 0, &allowzero)) != TB_OK) return st;
     if ((st = tb_tt_input_ints(ctx, 1, shape, TB_MAX_DIMS, &n, &known)) != TB_OK) return st;
   }
   if (n > TB_MAX_DIMS)
@@ -50,7 +47,7 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
     return TB_OK;
   }
   tb_tt_dims(in, in_dims);
-  if (!tb_rule_reshape(in->ndim, in_dims, (size_t)n, shape, allowzero != 0, out, why, sizeof why))
+  if (!tb_rule_reshape(in->ndim, in_dims, (size_t)n, shape, allowzero, out, why, sizeof why))
     return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
   tb_tt_out_dims(ctx, 0, dt, (size_t)n, out);
   for (int64_t i = 0; i < n; i++)
@@ -58,16 +55,17 @@ static tb_status reshape_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer, 0, NULL};
-const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer, 0, NULL};
+const tb_op_def tb_op_reshape_1 = {"", "Reshape", 1, 1, 1, 1, 1, 0, reshape_infer, sizeof(tb_reshape_params), tb_reshape_parse};
+const tb_op_def tb_op_reshape_5 = {"", "Reshape", 5, 2, 2, 1, 1, 1u << 1, reshape_infer, sizeof(tb_reshape_params), tb_reshape_parse};
 
 /* Flatten: [prod(dims[:axis]), prod(dims[axis:])], axis in [-rank, rank]. */
 static tb_status flatten_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
+  tb_axis_params ap = {0};
+  if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
+  int64_t axis = ap.axis;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_rank(ctx, 0, dt, 2);
@@ -88,22 +86,20 @@ static tb_status flatten_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer, 0, NULL};
+const tb_op_def tb_op_flatten = {"", "Flatten", 1, 1, 1, 1, 1, 0, flatten_infer, sizeof(tb_axis_params), tb_flatten_parse};
 
 /* The axes of Squeeze/Unsqueeze: the attribute before opset 13, input 1 from 13. *known false when the
  * input's value is not known yet (then *n is its length or -1). */
 static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool *known, bool *given) {
   *given = false;
-  if (ctx->node->opset < 13) {
-    const int64_t *attr;
-    size_t count;
-    tb_status st = tb_attr_ints(ctx->graph, ctx->node, "axes", &attr, &count);
-    if (st != TB_OK) return st;
+  tb_squeeze_params sp = {0};
+  tb_status st = tb_infer_params(ctx, &sp, sizeof sp);
+  if (st != TB_OK) return st;
+  if (!sp.axes_input) {
     *known = true;
-    *given = attr != NULL;
-    if (count > TB_MAX_DIMS) return tb_infer_error(ctx, TB_ERR_MODEL, "axes has %zu entries", count);
-    if (count) memcpy(axes, attr, count * sizeof *axes);
-    *n = (int64_t)count;
+    *given = sp.has_axes;
+    if (sp.n_axes) memcpy(axes, sp.axes, sp.n_axes * sizeof *axes);
+    *n = (int64_t)sp.n_axes;
     return TB_OK;
   }
   if (!tb_tt_has(ctx, 1)) {
@@ -112,7 +108,7 @@ static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool
     return TB_OK;
   }
   *given = true;
-  tb_status st = tb_infer_require(ctx, 1, TT_I64);
+  st = tb_infer_require(ctx, 1, TT_I64);
   if (st != TB_OK) return st;
   return tb_tt_input_ints(ctx, 1, axes, TB_MAX_DIMS, n, known);
 }
@@ -169,8 +165,8 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer, 0, NULL};
-const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer, 0, NULL};
+const tb_op_def tb_op_squeeze_1 = {"", "Squeeze", 1, 1, 1, 1, 1, 0, squeeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
+const tb_op_def tb_op_squeeze_13 = {"", "Squeeze", 13, 1, 2, 1, 1, 1u << 1, squeeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
 
 static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -201,5 +197,5 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer, 0, NULL};
-const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer, 0, NULL};
+const tb_op_def tb_op_unsqueeze_1 = {"", "Unsqueeze", 1, 1, 1, 1, 1, 0, unsqueeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};
+const tb_op_def tb_op_unsqueeze_13 = {"", "Unsqueeze", 13, 2, 2, 1, 1, 1u << 1, unsqueeze_infer, sizeof(tb_squeeze_params), tb_squeeze_parse};

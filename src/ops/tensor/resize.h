@@ -1,5 +1,5 @@
-/* Internal: the meaning of Resize (and the deprecated Upsample) shared by the definition and the CPU
- * kernel — the attributes, and the output size, scales and roi from the inputs. */
+/* Internal: the meaning of Resize (and the deprecated Upsample) shared by the definition and the kernels —
+ * the typed parameters parsed once from the attributes, and the output size, scales and roi from the inputs. */
 #ifndef TB_OPS_TENSOR_RESIZE_H
 #define TB_OPS_TENSOR_RESIZE_H
 #include "ops/op.h"
@@ -16,19 +16,27 @@ typedef enum {
 /* SIMPLE: Upsample and Resize-10 (floor, or ceil when downsampling). */
 typedef enum { TB_NEAREST_ROUND_PREFER_FLOOR, TB_NEAREST_ROUND_PREFER_CEIL, TB_NEAREST_FLOOR, TB_NEAREST_CEIL, TB_NEAREST_SIMPLE } tb_resize_nearest;
 
-typedef struct tb_resize_attrs {
+/* Where the output size comes from: Upsample-7's scales attribute, input 1 (Upsample-9, Resize-10: scales), or
+ * Resize-11+'s roi, scales and sizes inputs (1, 2, 3). */
+typedef enum { TB_RESIZE_SCALES_ATTR, TB_RESIZE_SCALES_INPUT1, TB_RESIZE_INPUTS } tb_resize_source;
+
+typedef struct tb_resize_params {
   tb_resize_mode mode;
   tb_resize_coord coord;
   tb_resize_nearest nearest;
   double cubic_a;
   bool exclude_outside;
   double extrapolation;
-} tb_resize_attrs;
+  tb_resize_source source;
+  size_t n_scales;              /* TB_RESIZE_SCALES_ATTR: the scales attribute */
+  double scales[TB_MAX_DIMS];
+} tb_resize_params;
 
-tb_status tb_resize_read_attrs(const tb_infer_ctx *ctx, tb_resize_attrs *a);
+/* Fill a zeroed tb_resize_params from a Resize or Upsample node (tb_op_def.parse). */
+tb_status tb_resize_parse(const tb_graph *g, const tb_node *n, void *params);
 /* Output dims, per-dim scales and roi (2*rank: starts then ends) for an input of this rank and dims
  * (known). *known false when an input value the sizes depend on is not known. */
-tb_status tb_resize_params(const tb_infer_ctx *ctx, size_t rank, const int64_t *in, int64_t *out, double *scales,
-                           double *roi, bool *known);
+tb_status tb_resize_sizes(const tb_infer_ctx *ctx, const tb_resize_params *p, size_t rank, const int64_t *in,
+                          int64_t *out, double *scales, double *roi, bool *known);
 
 #endif

@@ -1,19 +1,21 @@
 /* Operators whose output has the input's shape: Trilu (opset 14), CumSum (11), ReverseSequence (10). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status trilu_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   if (tb_tt_has(ctx, 1) && (st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
-  int64_t upper;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "upper", 1, &upper)) != TB_OK) return st;
+  tb_trilu_params tp = {0};
+  if ((st = tb_infer_params(ctx, &tp, sizeof tp)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (in && in->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 2 or more, not %zu", in->ndim);
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   return TB_OK;
 }
 
-const tb_op_def tb_op_trilu = {"", "Trilu", 14, 1, 2, 1, 1, 0, trilu_infer, 0, NULL};
+const tb_op_def tb_op_trilu = {"", "Trilu", 14, 1, 2, 1, 1, 0, trilu_infer, sizeof(tb_trilu_params), tb_trilu_parse};
 
 static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TT_NUMBERS);
@@ -22,25 +24,21 @@ static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   const tb_value_type *ax = tb_tt_ranked(ctx, 1);
   if (ax && !(ax->ndim == 0 || (ax->ndim == 1 && ax->dims[0].value == 1)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "axis must be a scalar, not rank %zu", ax->ndim);
-  int64_t v;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "exclusive", 0, &v)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "reverse", 0, &v)) != TB_OK) return st;
+  tb_cumsum_params cp = {0};
+  if ((st = tb_infer_params(ctx, &cp, sizeof cp)) != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   return TB_OK;
 }
 
-const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 0, cumsum_infer, 0, NULL};
+const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 0, cumsum_infer, sizeof(tb_cumsum_params), tb_cumsum_parse};
 
 static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   if ((st = tb_infer_require(ctx, 1, TT_I64)) != TB_OK) return st;
-  int64_t batch, time;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "batch_axis", 1, &batch)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "time_axis", 0, &time)) != TB_OK) return st;
-  if (!((batch == 0 && time == 1) || (batch == 1 && time == 0)))
-    return tb_infer_error(ctx, TB_ERR_MODEL, "batch_axis (%lld) and time_axis (%lld) must be 0 and 1 in some order",
-                          (long long)batch, (long long)time);
+  tb_reverse_sequence_params rp = {0};
+  if ((st = tb_infer_params(ctx, &rp, sizeof rp)) != TB_OK) return st;
+  int64_t batch = rp.batch_axis;
   const tb_value_type *in = tb_tt_ranked(ctx, 0), *lens = tb_tt_ranked(ctx, 1);
   if (in && in->ndim < 2) return tb_infer_error(ctx, TB_ERR_MODEL, "the input must have rank 2 or more, not %zu", in->ndim);
   if (lens && lens->ndim != 1) return tb_infer_error(ctx, TB_ERR_MODEL, "sequence_lens must be 1-D, not rank %zu", lens->ndim);
@@ -51,4 +49,4 @@ static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_reverse_sequence = {"", "ReverseSequence", 10, 2, 2, 1, 1, 0, reverse_sequence_infer, 0, NULL};
+const tb_op_def tb_op_reverse_sequence = {"", "ReverseSequence", 10, 2, 2, 1, 1, 0, reverse_sequence_infer, sizeof(tb_reverse_sequence_params), tb_reverse_sequence_parse};

@@ -1,30 +1,22 @@
 /* Slice: starts/ends/axes as attributes (opset 1), or starts/ends/axes/steps as inputs (opset 10+). */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/tensor/shape_rules.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
 
 /* The slice parameters: *known false when an input's value is not known yet. axes/steps NULL when absent. */
-static tb_status slice_params(tb_infer_ctx *ctx, int64_t *starts, int64_t *ends, int64_t *axes, int64_t *steps,
+static tb_status slice_params(tb_infer_ctx *ctx, const tb_slice_params *p, int64_t *starts, int64_t *ends, int64_t *axes, int64_t *steps,
                               size_t *n, bool *has_axes, bool *has_steps, bool *known) {
   tb_status st;
   *has_axes = *has_steps = false;
   *known = true;
-  if (ctx->node->opset < 10) {
-    const int64_t *s, *e, *a;
-    size_t ns, ne, na;
-    if ((st = tb_attr_ints(ctx->graph, ctx->node, "starts", &s, &ns)) != TB_OK) return st;
-    if ((st = tb_attr_ints(ctx->graph, ctx->node, "ends", &e, &ne)) != TB_OK) return st;
-    if ((st = tb_attr_ints(ctx->graph, ctx->node, "axes", &a, &na)) != TB_OK) return st;
-    if (!s || !e) return tb_infer_error(ctx, TB_ERR_MODEL, "attributes 'starts' and 'ends' are required before opset 10");
-    if (ns != ne || (a && na != ns))
-      return tb_infer_error(ctx, TB_ERR_MODEL, "starts (%zu), ends (%zu) and axes (%zu) differ in length", ns, ne, na);
-    if (ns > TB_MAX_DIMS) return tb_infer_error(ctx, TB_ERR_MODEL, "starts has %zu entries", ns);
-    memcpy(starts, s, ns * sizeof *s);
-    memcpy(ends, e, ns * sizeof *e);
-    if (a) memcpy(axes, a, ns * sizeof *a);
-    *has_axes = a != NULL;
-    *n = ns;
+  if (!p->from_inputs) {
+    memcpy(starts, p->starts, p->n * sizeof *starts);
+    memcpy(ends, p->ends, p->n * sizeof *ends);
+    memcpy(axes, p->axes, p->n * sizeof *axes);
+    *has_axes = p->has_axes;
+    *n = p->n;
     return TB_OK;
   }
   int64_t len[4] = {-1, -1, -1, -1};
@@ -56,7 +48,9 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   int64_t starts[TB_MAX_DIMS], ends[TB_MAX_DIMS], axes[TB_MAX_DIMS], steps[TB_MAX_DIMS];
   size_t n;
   bool has_axes, has_steps, known;
-  if ((st = slice_params(ctx, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known)) != TB_OK) return st;
+  tb_slice_params sp = {0};
+  if ((st = tb_infer_params(ctx, &sp, sizeof sp)) != TB_OK) return st;
+  if ((st = slice_params(ctx, &sp, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known)) != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     tb_tt_out_unranked(ctx, 0, dt);
@@ -79,15 +73,15 @@ static tb_status slice_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer, 0, NULL};
-const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer, 0, NULL};
+const tb_op_def tb_op_slice_1 = {"", "Slice", 1, 1, 1, 1, 1, 0, slice_infer, sizeof(tb_slice_params), tb_slice_parse};
+const tb_op_def tb_op_slice_10 = {"", "Slice", 10, 3, 5, 1, 1, 0x1eu, slice_infer, sizeof(tb_slice_params), tb_slice_parse};
 
 /* The same parameters for the kernel, from the concrete inputs (values known). */
-tb_status tb_slice_infer_plan(tb_infer_ctx *ctx, tb_slice_plan *plan) {
+tb_status tb_slice_infer_plan(tb_infer_ctx *ctx, const tb_slice_params *p, tb_slice_plan *plan) {
   int64_t starts[TB_MAX_DIMS], ends[TB_MAX_DIMS], axes[TB_MAX_DIMS], steps[TB_MAX_DIMS];
   size_t n;
   bool has_axes, has_steps, known;
-  tb_status st = slice_params(ctx, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known);
+  tb_status st = slice_params(ctx, p, starts, ends, axes, steps, &n, &has_axes, &has_steps, &known);
   if (st != TB_OK) return st;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!known || !in) return tb_infer_error(ctx, TB_ERR_INTERNAL, "slice parameters are not known");

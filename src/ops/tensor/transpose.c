@@ -1,13 +1,16 @@
 /* Transpose: dims permuted by `perm` (default: reversed). */
+#include "ops/op_params.h"
 #include "ops/tensor/tensor_infer.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status transpose_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
-  const int64_t *perm;
-  size_t count;
-  if ((st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &count)) != TB_OK) return st;
+  tb_transpose_params tp = {0};
+  if ((st = tb_infer_params(ctx, &tp, sizeof tp)) != TB_OK) return st;
+  const int64_t *perm = tp.has_perm ? tp.perm : NULL;
+  size_t count = tp.n_perm;
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
   if (!in) {
     if (perm)
@@ -32,4 +35,4 @@ static tb_status transpose_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer, 0, NULL};
+const tb_op_def tb_op_transpose = {"", "Transpose", 1, 1, 1, 1, 1, 0, transpose_infer, sizeof(tb_transpose_params), tb_transpose_parse};

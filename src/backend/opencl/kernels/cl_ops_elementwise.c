@@ -1,9 +1,9 @@
 /* OpenCL kernels of the elementwise ops (float32, and float16 computed in float32): unary math and
  * activations, the broadcasting binary ops (and PRelu, Mod, Clip), the variadic Max / Min / Sum / Mean,
  * tb::Gelu and Cast between float32 and float16. */
-#include <float.h>
 #include <string.h>
 #include "backend/opencl/kernels/cl_ops.h"
+#include "ops/elementwise/ew_params.h"
 
 typedef struct named_code {
   const char *name;
@@ -21,21 +21,6 @@ static const named_code unary_ops[] = {
 enum { OP_COPY = 0, OP_CLIP = 3, OP_SCALE = 39 };                     /* unary codes of 00_common.cl */
 enum { OP_ADD = 0, OP_PRELU = 7, OP_CLIP_MIN = 8, OP_CLIP_MAX = 9, OP_FMOD = 10 }; /* binary codes */
 
-/* The float attributes (name, default) a unary op passes as the kernel's a and b. */
-typedef struct unary_params {
-  const char *op, *a_name, *b_name;
-  float a, b;
-} unary_params;
-static const unary_params unary_attrs[] = {
-    {"LeakyRelu", "alpha", NULL, 0.01f, 0.0f},
-    {"Elu", "alpha", NULL, 1.0f, 0.0f},
-    {"HardSigmoid", "alpha", "beta", 0.2f, 0.5f},
-    {"Selu", "alpha", "gamma", 1.67326319217681884765625f, 1.05070102214813232421875f},
-    {"ThresholdedRelu", "alpha", NULL, 1.0f, 0.0f},
-    {"Celu", "alpha", NULL, 1.0f, 0.0f},
-    {"Shrink", "bias", "lambd", 0.0f, 0.5f},
-};
-enum { ONNX_FLOAT = 1, ONNX_FLOAT16 = 10 }; /* TensorProto.DataType codes of Cast's `to` */
 
 static const named_code binary_ops[] = {{"Add", 0}, {"Sub", 1}, {"Mul", 2}, {"Div", 3}, {"Pow", 4}, {"Max", 5}, {"Min", 6}};
 
@@ -46,19 +31,14 @@ static int code_of(const named_code *table, size_t n, const char *name) {
 }
 
 
+/* The kernel's a and b are an activation's parameters (tb_act_params: alpha and beta, Selu's alpha and gamma,
+ * Shrink's bias and lambd); 0 for an op without. */
 static tb_status unary_run(tb_kernel_ctx *ctx) {
-  const char *op = ctx->node->op_type;
+  const char *op = ctx->op_type;
   int code = code_of(unary_ops, sizeof unary_ops / sizeof unary_ops[0], op);
-  float a = 0.0f, b = 0.0f;
-  tb_status s = TB_OK;
-  for (size_t i = 0; i < sizeof unary_attrs / sizeof unary_attrs[0]; i++) {
-    const unary_params *p = &unary_attrs[i];
-    if (strcmp(p->op, op) != 0) continue;
-    a = p->a, b = p->b;
-    s = tb_attr_float(ctx->graph, ctx->node, p->a_name, p->a, &a);
-    if (s == TB_OK && p->b_name) s = tb_attr_float(ctx->graph, ctx->node, p->b_name, p->b, &b);
-  }
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  const tb_act_params *p = ctx->params;
+  float a = p ? p->alpha : 0.0f, b = !p ? 0.0f : strcmp(op, "Selu") == 0 ? p->gamma : p->beta;
+  tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], code, a, b);
 }
@@ -72,7 +52,7 @@ static tb_status gelu_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx) {
-  const char *op = ctx->node->op_type;
+  const char *op = ctx->op_type;
   int code = code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
   if (strcmp(op, "Mod") == 0) code = OP_FMOD; /* mod_accepts took fmod = 1 only */
   tb_status s = tb_cl_outputs(ctx);
@@ -86,7 +66,7 @@ static tb_status prelu_run(tb_kernel_ctx *ctx) {
   tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *x = ctx->inputs[0], *slope = ctx->inputs[1];
-  if (ctx->node->opset >= 7 || slope->ndim != 1 || x->ndim < 2 || slope->shape[0] != x->shape[1] || slope->shape[0] == 1)
+  if (ctx->opset >= 7 || slope->ndim != 1 || x->ndim < 2 || slope->shape[0] != x->shape[1] || slope->shape[0] == 1)
     return tb_cl_binary(ctx, 0, x, slope, ctx->outputs[0], OP_PRELU);
   int64_t shape[TB_MAX_DIMS];
   shape[0] = slope->shape[0];
@@ -100,7 +80,7 @@ static tb_status prelu_run(tb_kernel_ctx *ctx) {
 
 /* Max, Min, Sum, Mean of one or more inputs broadcast together: folded pairwise into the output. */
 static tb_status variadic_run(tb_kernel_ctx *ctx) {
-  const char *op = ctx->node->op_type;
+  const char *op = ctx->op_type;
   bool mean = strcmp(op, "Mean") == 0;
   int code = mean || strcmp(op, "Sum") == 0 ? OP_ADD : code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
   tb_status s = tb_cl_outputs(ctx);
@@ -122,12 +102,8 @@ static tb_status clip_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  if (ctx->node->opset < 11) {
-    float lo = -FLT_MAX, hi = FLT_MAX;
-    s = tb_attr_float(ctx->graph, ctx->node, "min", lo, &lo);
-    if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "max", hi, &hi);
-    return s == TB_OK ? tb_cl_unary(ctx, 1, x, y, OP_CLIP, lo, hi) : s;
-  }
+  const tb_clip_params *p = ctx->params;
+  if (p->attr_form) return tb_cl_unary(ctx, 1, x, y, OP_CLIP, p->min, p->max);
   const tb_tensor *lo = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *hi = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   if ((lo && tb_tensor_numel(lo) != 1) || (hi && tb_tensor_numel(hi) != 1))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Clip's min and max must be single values");
@@ -154,9 +130,9 @@ static tb_status cast_run(tb_kernel_ctx *ctx) {
 }
 
 /* Every input float32, or every input float16. */
-static bool same_float(const tb_node *n, const tb_value_type *const *in) {
+static bool same_float(size_t n_inputs, const tb_value_type *const *in) {
   tb_dtype first = TB_DTYPE_COUNT;
-  for (size_t i = 0; i < n->n_inputs; i++) {
+  for (size_t i = 0; i < n_inputs; i++) {
     if (!in[i]) continue;
     if (!in[i]->has_dtype || !tb_cl_float_type(in[i]->dtype)) return false;
     if (first == TB_DTYPE_COUNT) first = in[i]->dtype;
@@ -166,56 +142,36 @@ static bool same_float(const tb_node *n, const tb_value_type *const *in) {
 }
 
 static bool ew_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && same_float(n, in);
+  return q->n_inputs == 1 && q->n_outputs == 1 && q->in[0] && same_float(q->n_inputs, q->in);
 }
 
 static bool bin_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs == 2 && in[0] && in[1] && same_float(n, in);
+  return q->n_inputs == 2 && q->in[0] && q->in[1] && same_float(q->n_inputs, q->in);
 }
 
 /* One or more inputs, all float32 or all float16. */
 static bool variadic_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  for (size_t i = 0; i < n->n_inputs; i++)
-    if (!in[i]) return false;
-  return n->n_inputs >= 1 && n->n_outputs == 1 && same_float(n, in);
+  for (size_t i = 0; i < q->n_inputs; i++)
+    if (!q->in[i]) return false;
+  return q->n_inputs >= 1 && q->n_outputs == 1 && same_float(q->n_inputs, q->in);
 }
 
 /* Mod of floats with fmod = 1 (C's fmod); fmod = 0 is an error on floats, which the CPU kernel reports. */
 static bool mod_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  int64_t fmod_attr = 0;
-  return bin_accepts(q) && tb_attr_int(g, n, "fmod", 0, &fmod_attr) == TB_OK && fmod_attr == 1;
+  const tb_mod_params *p = q->params;
+  return bin_accepts(q) && p && p->fmod;
 }
 
 static bool clip_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && in[0] && n->n_outputs == 1 && same_float(n, in);
+  return q->n_inputs >= 1 && q->in[0] && q->n_outputs == 1 && same_float(q->n_inputs, q->in) && q->params;
 }
 
+/* Cast between float32 and float16. */
 static bool cast_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
+  const tb_cast_params *p = q->params;
   const tb_value_type *const *in = q->in;
-  const tb_attr *to = tb_node_attr(n, "to");
-  (void)g;
-  if (n->n_inputs != 1 || !in[0] || !in[0]->has_dtype || !tb_cl_float_type(in[0]->dtype)) return false;
-  return to && to->type == TB_ATTR_INT && (to->i == ONNX_FLOAT || to->i == ONNX_FLOAT16);
+  if (!p || q->n_inputs != 1 || !in[0] || !in[0]->has_dtype || !tb_cl_float_type(in[0]->dtype)) return false;
+  return p->to == TB_DTYPE_F32 || p->to == TB_DTYPE_F16;
 }
 
 #define UNARY(op) CL_KERNEL("", op, ew_accepts, unary_run)

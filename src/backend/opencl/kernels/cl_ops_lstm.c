@@ -1,6 +1,6 @@
 /* OpenCL kernel of the ONNX LSTM on float32: layout 0, directions forward, reverse and bidirectional,
  * optional B, initial_h and initial_c, default activations (sigmoid, tanh, tanh). Declined (the CPU runs
- * them): sequence_lens, peepholes P, clip, input_forget, other activations or their alpha/beta, layout 1.
+ * them): sequence_lens, peepholes P, clip, input_forget, other activations or any alpha/beta, layout 1.
  * Everything is enqueued on the device's in-order queue, with no host round trip: per direction one GEMM
  * for the input projection of every time step (G[d] = X W[d]^T as [seq * batch, 4H]); then per time step
  * and direction one GEMM G[d][t] += h R[d]^T and the gate kernel of lstm.cl, which updates c and h in place
@@ -8,50 +8,31 @@
  * W, R and B are the executor's device copies of the model's constants, kept for the prepared model's life. */
 #include <string.h>
 #include "backend/opencl/kernels/cl_ops.h"
+#include "ops/rnn/rnn_params.h"
 
 enum { SLOT_GEMM = 0, SLOT_GATES = 1, SLOT_ZERO = 2, SLOT_COPY = 3 };
 
-static int directions_of(const char *direction) {
-  if (strcmp(direction, "forward") == 0 || strcmp(direction, "reverse") == 0) return 1;
-  return strcmp(direction, "bidirectional") == 0 ? 2 : 0;
+static bool f32_input(const tb_kernel_query *q, size_t i, bool required) {
+  if (i >= q->n_inputs || !q->in[i]) return !required;
+  return q->in[i]->has_dtype && q->in[i]->dtype == TB_DTYPE_F32;
 }
 
-static bool f32_input(const tb_node *n, const tb_value_type *const *in, size_t i, bool required) {
-  bool present = i < n->n_inputs && n->inputs[i] >= 0;
-  if (!present) return !required;
-  return in[i] && in[i]->has_dtype && in[i]->dtype == TB_DTYPE_F32;
-}
+static bool absent(const tb_kernel_query *q, size_t i) { return i >= q->n_inputs || !q->in[i]; }
 
-static bool absent(const tb_node *n, size_t i) { return i >= n->n_inputs || n->inputs[i] < 0; }
-
-/* activations absent, or exactly sigmoid, tanh, tanh for each direction. */
-static bool default_activations(const tb_node *n, int dirs) {
-  const tb_attr *a = tb_node_attr(n, "activations");
-  if (!a) return true;
-  if (a->type != TB_ATTR_STRINGS || a->count != (size_t)(3 * dirs)) return false;
-  static const char *const defaults[3] = {"Sigmoid", "Tanh", "Tanh"};
-  for (size_t i = 0; i < a->count; i++)
-    if (!a->strings[i] || strcmp(a->strings[i], defaults[i % 3]) != 0) return false;
+/* Exactly sigmoid, tanh, tanh for each direction (the defaults; they take no alpha or beta). */
+static bool default_activations(const tb_rnn_params *p) {
+  static const tb_rnn_act_kind defaults[3] = {TB_RNN_ACT_SIGMOID, TB_RNN_ACT_TANH, TB_RNN_ACT_TANH};
+  for (size_t k = 0; k < 3 * (size_t)p->num_directions; k++)
+    if (p->acts[k].kind != defaults[k % 3]) return false;
   return true;
 }
 
 static bool lstm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  if (!f32_input(n, in, 0, true) || !f32_input(n, in, 1, true) || !f32_input(n, in, 2, true) || !f32_input(n, in, 3, false) ||
-      !f32_input(n, in, 5, false) || !f32_input(n, in, 6, false) || !absent(n, 4) || !absent(n, 7))
+  const tb_rnn_params *p = q->params;
+  if (!p || !f32_input(q, 0, true) || !f32_input(q, 1, true) || !f32_input(q, 2, true) || !f32_input(q, 3, false) ||
+      !f32_input(q, 5, false) || !f32_input(q, 6, false) || !absent(q, 4) || !absent(q, 7))
     return false;
-  static const char *const declined[] = {"activation_alpha", "activation_beta", "clip"};
-  for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++)
-    if (tb_node_attr(n, declined[i])) return false;
-  int64_t forget = 0, layout = 0;
-  const char *direction = "forward";
-  if (tb_attr_int(g, n, "input_forget", 0, &forget) != TB_OK || forget != 0) return false;
-  if (tb_attr_int(g, n, "layout", 0, &layout) != TB_OK || layout != 0) return false;
-  if (tb_attr_string(g, n, "direction", "forward", &direction) != TB_OK) return false;
-  int dirs = directions_of(direction);
-  return dirs != 0 && default_activations(n, dirs);
+  return !p->has_clip && !p->input_forget && p->layout == 0 && !p->n_alpha && !p->n_beta && default_activations(p);
 }
 
 static const tb_tensor *input_at(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_inputs ? ctx->inputs[i] : NULL; }
@@ -83,21 +64,17 @@ typedef struct lstm_dims {
 } lstm_dims;
 
 static tb_status check_inputs(tb_kernel_ctx *ctx, lstm_dims *dm) {
-  const char *direction = "forward";
-  int64_t hidden_attr = 0;
-  tb_status s = tb_attr_string(ctx->graph, ctx->node, "direction", "forward", &direction);
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "hidden_size", 0, &hidden_attr);
-  if (s != TB_OK) return s;
+  const tb_rnn_params *p = ctx->params;
+  int64_t hidden_attr = p->hidden_size; /* -1 when absent */
   const tb_tensor *x = input_at(ctx, 0), *w = input_at(ctx, 1), *r = input_at(ctx, 2), *b = input_at(ctx, 3);
   const tb_tensor *h0 = input_at(ctx, 5), *c0 = input_at(ctx, 6);
   if (!x || !w || !r || x->ndim != 3 || w->ndim != 3 || r->ndim != 3)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "LSTM takes X, W and R of rank 3");
-  dm->dirs = directions_of(direction);
-  dm->reverse = strcmp(direction, "reverse") == 0;
+  dm->dirs = p->num_directions;
+  dm->reverse = p->reverse;
   dm->seq = x->shape[0], dm->batch = x->shape[1], dm->input = x->shape[2], dm->hidden = r->shape[2];
   int64_t H = dm->hidden, D = dm->dirs;
-  if (dm->dirs == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "direction \"%s\" is not forward, reverse or bidirectional", direction);
-  if (hidden_attr && hidden_attr != H)
+  if (hidden_attr > 0 && hidden_attr != H)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "hidden_size is %lld but R has %lld columns", (long long)hidden_attr, (long long)H);
   if (!has_shape(w, 3, D, 4 * H, dm->input) || !has_shape(r, 3, D, 4 * H, H))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "W or R does not have the shape [%lld, %lld, %lld / %lld] of %lld direction(s)",

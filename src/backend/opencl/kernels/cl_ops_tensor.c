@@ -27,9 +27,8 @@ static tb_status copy_run(tb_kernel_ctx *ctx) {
   tb_cl_device *dev = tb_cl_dev(ctx);
   tb_cl_int err = dev->rt.cl.clEnqueueCopyBuffer(dev->queue, src, dst, (size_t)so * elem, (size_t)dso * elem, bytes, 0, NULL, NULL);
   if (err == TB_CL_SUCCESS) return TB_OK;
-  char label[128], detail[200];
-  snprintf(detail, sizeof detail, "%zu bytes for %s (%s)", bytes, tb_node_label(ctx->graph, ctx->node, label, sizeof label),
-           ctx->node->op_type);
+  char detail[200];
+  snprintf(detail, sizeof detail, "%zu bytes for %s", bytes, ctx->op_type);
   return tb_cl_fail(dev, "clEnqueueCopyBuffer", detail, err);
 }
 
@@ -38,9 +37,9 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  const int64_t *perm = NULL;
-  size_t np = 0, nd = x->ndim;
-  if ((s = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &np)) != TB_OK) return s;
+  const tb_transpose_params *tp = ctx->params;
+  const int64_t *perm = tp->has_perm ? tp->perm : NULL;
+  size_t np = tp->n_perm, nd = x->ndim;
   if (perm && np != nd) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm has %zu entries for a rank-%zu input", np, nd);
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
   tb_cl_strides(nd, x->shape, xs);
@@ -53,10 +52,8 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, nd, y->shape);
 }
 
-static tb_status axis_of(tb_kernel_ctx *ctx, int64_t dflt, size_t rank, size_t *axis) {
-  int64_t a = dflt;
-  tb_status s = tb_attr_int(ctx->graph, ctx->node, "axis", dflt, &a);
-  if (s != TB_OK) return s;
+/* A parsed axis made non-negative for rank. */
+static tb_status axis_of(tb_kernel_ctx *ctx, int64_t a, size_t rank, size_t *axis) {
   if (a < 0) a += (int64_t)rank;
   if (a < 0 || a >= (int64_t)(rank ? rank : 1))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "axis is outside the rank %zu", rank);
@@ -69,7 +66,8 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t axis = 0, nd = y->ndim;
-  if ((s = axis_of(ctx, 0, nd, &axis)) != TB_OK) return s;
+  const tb_axis_params *p = ctx->params;
+  if ((s = axis_of(ctx, p->axis, nd, &axis)) != TB_OK) return s;
   int64_t ys[TB_MAX_DIMS], xs[TB_MAX_DIMS];
   tb_cl_strides(nd, y->shape, ys);
   int64_t at = 0;
@@ -89,7 +87,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   size_t axis = 0, nd = x->ndim;
-  if ((s = axis_of(ctx, 0, nd, &axis)) != TB_OK) return s;
+  if ((s = axis_of(ctx, ((const tb_split_params *)ctx->params)->axis, nd, &axis)) != TB_OK) return s;
   int64_t xs[TB_MAX_DIMS], ys[TB_MAX_DIMS];
   tb_cl_strides(nd, x->shape, xs);
   int64_t at = 0;
@@ -111,8 +109,9 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   tb_slice_plan plan;
+  const tb_slice_params *p = ctx->params;
   s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, &plan);
+  if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, p, &plan);
   free(ci);
   if (s != TB_OK) return s;
   size_t nd = x->ndim;
@@ -168,19 +167,17 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
  * those of the ONNX reshape + transpose the ops are defined by. */
 static tb_status depth_space_run(tb_kernel_ctx *ctx) {
   tb_status s = tb_cl_outputs(ctx);
-  int64_t b = 0;
-  const char *mode = "DCR";
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
-  if (s == TB_OK && ctx->node->opset >= 11) s = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode);
   if (s != TB_OK) return s;
+  const tb_depth_space_params *p = ctx->params;
+  int64_t b = p->blocksize;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim != 4 || y->ndim != 4 || b < 1) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "takes 4-D NCHW input and blocksize >= 1");
   int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
   int64_t shape[6], src[6], dst[6];
-  if (strcmp(ctx->node->op_type, "DepthToSpace") == 0) {
+  if (p->to_space) {
     int64_t co = c / (b * b);
-    bool crd = strcmp(mode, "CRD") == 0;
+    bool crd = p->crd;
     int64_t sh[6] = {n, co, h, b, w, b};
     int64_t st[6] = {c * h * w, crd ? b * b * h * w : h * w, w, crd ? b * h * w : b * co * h * w, 1, crd ? h * w : co * h * w};
     memcpy(shape, sh, sizeof sh);
@@ -230,20 +227,18 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   bool known = false;
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
+  const tb_pad_params *p = ctx->params;
   s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = tb_pad_amounts(&ci->ic, nd, begin, end, &known);
+  if (s == TB_OK) s = tb_pad_amounts(&ci->ic, p, nd, begin, end, &known);
   free(ci);
   if (s == TB_OK && !known) s = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
-  const char *mode_s = "constant";
-  if (s == TB_OK) s = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
   if (s != TB_OK) return s;
-  int mode = tb_pad_mode(mode_s);
-  if (mode < 0) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "pad mode '%s'", mode_s);
+  int mode = (int)p->mode;
   float value = 0.0f;
   unsigned char raw[4] = {0};
   const tb_tensor *cv = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-  if (ctx->node->opset < 11) {
-    if ((s = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &value)) != TB_OK) return s;
+  if (p->pads_attr) {
+    value = p->value;
     if ((s = tb_convert(TB_DTYPE_F32, &value, x->dtype, raw, 1, true)) != TB_OK) return s;
   } else if (cv && tb_tensor_numel(cv) > 0) {
     if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
@@ -283,15 +278,13 @@ static tb_status constant_run(tb_kernel_ctx *ctx) {
   size_t nbytes = tb_tensor_nbytes(y);
   const void *data = NULL;
   size_t have = 0;
-  const tb_attr *a = tb_node_attr(ctx->node, "value_float");
-  if (a) {
-    data = &a->f, have = sizeof(float);
-  } else if ((a = tb_node_attr(ctx->node, "value_floats")) != NULL) {
-    data = a->floats, have = a->count * sizeof(float);
+  const tb_constant_params *p = ctx->params;
+  if (p->kind == TB_CONSTANT_FLOAT) {
+    data = &p->f, have = sizeof(float);
+  } else if (p->kind == TB_CONSTANT_FLOATS) {
+    data = p->floats, have = p->count * sizeof(float);
   } else {
-    const tb_ir_tensor *t = NULL;
-    if ((s = tb_attr_tensor(ctx->graph, ctx->node, "value", &t)) != TB_OK) return s;
-    data = t->data, have = t->nbytes;
+    data = p->tensor->data, have = p->tensor->nbytes;
   }
   if (have != nbytes || (nbytes && !data))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "the value holds %zu bytes where its shape needs %zu", have, nbytes);
@@ -321,7 +314,7 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
   size_t axis = 0;
-  if ((s = axis_of(ctx, 0, x->ndim, &axis)) != TB_OK) return s;
+  if ((s = axis_of(ctx, ((const tb_axis_params *)ctx->params)->axis, x->ndim, &axis)) != TB_OK) return s;
   if (x->ndim == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Gather of a scalar");
   int64_t outer = 1, inner = 1, axis_len = x->shape[axis];
   for (size_t d = 0; d < axis; d++) outer *= x->shape[d];
@@ -343,20 +336,14 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
 
 /* Input 0 is float32 or float16 (the others are shapes, axes or indices). */
 static bool data_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && tb_cl_float_type(in[0]->dtype);
+  return q->n_inputs >= 1 && in[0] && in[0]->has_dtype && tb_cl_float_type(in[0]->dtype);
 }
 
 static bool all_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
   tb_dtype first = TB_DTYPE_COUNT;
-  for (size_t i = 0; i < n->n_inputs; i++) {
+  for (size_t i = 0; i < q->n_inputs; i++) {
     if (!in[i]) continue;
     if (!in[i]->has_dtype || !tb_cl_float_type(in[i]->dtype) || (first != TB_DTYPE_COUNT && in[i]->dtype != first)) return false;
     first = in[i]->dtype;
@@ -365,33 +352,25 @@ static bool all_accepts(const tb_kernel_query *q) {
 }
 
 static bool gather_accepts(const tb_kernel_query *q) {
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  return data_accepts(q) && n->n_inputs == 2 && in[1] && in[1]->has_dtype &&
+  return data_accepts(q) && q->n_inputs == 2 && in[1] && in[1]->has_dtype &&
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
 }
 
 /* Constant whose value is float32 / float16 (value, value_float, value_floats); integer constants (shapes,
  * axes) stay on the CPU, where the ops that read them want them. */
 static bool constant_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)in;
-  if (n->n_outputs != 1) return false;
-  if (tb_node_attr(n, "value_float") || tb_node_attr(n, "value_floats")) return true;
-  const tb_ir_tensor *t = NULL;
-  return tb_node_attr(n, "value") && tb_attr_tensor(g, n, "value", &t) == TB_OK && t && tb_cl_float_type(t->dtype);
+  const tb_constant_params *p = q->params;
+  if (!p || q->n_outputs != 1) return false;
+  if (p->kind == TB_CONSTANT_FLOAT || p->kind == TB_CONSTANT_FLOATS) return true;
+  return p->kind == TB_CONSTANT_TENSOR && tb_cl_float_type(p->tensor->dtype);
 }
 
 /* Pad of float data in the modes constant, reflect and edge, with a constant_value of the data's type. */
 static bool pad_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  const char *mode = "constant";
-  if (!data_accepts(q) || tb_attr_string(g, n, "mode", "constant", &mode) != TB_OK || tb_pad_mode(mode) < 0) return false;
-  return n->n_inputs < 3 || !in[2] || (in[2]->has_dtype && in[2]->dtype == in[0]->dtype);
+  if (!data_accepts(q)) return false;
+  return q->n_inputs < 3 || !in[2] || (in[2]->has_dtype && in[2]->dtype == in[0]->dtype);
 }
 
 /* Tile with data inputs up to rank 4 (the copy kernel's 8 dims hold two per axis). */
@@ -400,10 +379,10 @@ static bool tile_accepts(const tb_kernel_query *q) {
   return data_accepts(q) && (!in[0]->has_shape || in[0]->ndim <= TB_MAX_DIMS / 2);
 }
 
-/* Dropout from opset 7 (older ones have is_test), without the mask output. */
+/* Dropout from opset 7 (older ones have is_test), without the mask output (none listed: the contract does not
+ * mark an omitted one in the list). */
 static bool dropout_accepts(const tb_kernel_query *q) {
-  const tb_node *n = q->node;
-  return n->opset >= 7 && data_accepts(q) && (n->n_outputs < 2 || n->outputs[1] < 0);
+  return q->opset >= 7 && data_accepts(q) && q->n_outputs < 2;
 }
 
 static const tb_kernel kernels[] = {

@@ -2,11 +2,10 @@
  * specialization constant), binary ops with broadcasting (binary.comp, through strides), both on fp32 and,
  * where the device has fp16 kernels (vk_state.fp16), on fp16 (the _F16 shaders); and Cast between fp32
  * and fp16 (cast.comp, on every device). */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
-#include "ops/elementwise/cast.h"
+#include "ops/elementwise/ew_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 /* ---- unary ---- */
@@ -27,61 +26,45 @@ static const unary_op unary_ops[] = {
     {"", "Sign", 36},     {"", "Round", 37},     {"", "Shrink", 38},   {"", "Clip", 3}, /* Clip-6: min, max attributes */
 };
 
-/* The attributes a and b of the ops that take them (defaults as in the ONNX spec). */
-static tb_status unary_params(const tb_kernel_ctx *ctx, float *a, float *b) {
-  const tb_graph *g = ctx->graph;
-  const tb_node *n = ctx->node;
-  const char *op = n->op_type;
-  tb_status st = TB_OK;
-  if (strcmp(op, "LeakyRelu") == 0) return tb_attr_float(g, n, "alpha", 0.01f, a);
-  if (strcmp(op, "Elu") == 0 || strcmp(op, "Celu") == 0 || strcmp(op, "ThresholdedRelu") == 0) return tb_attr_float(g, n, "alpha", 1.0f, a);
-  if (strcmp(op, "HardSigmoid") == 0) {
-    st = tb_attr_float(g, n, "alpha", 0.2f, a);
-    return st == TB_OK ? tb_attr_float(g, n, "beta", 0.5f, b) : st;
-  }
-  if (strcmp(op, "Selu") == 0) {
-    st = tb_attr_float(g, n, "alpha", 1.67326319217681884765625f, a);
-    return st == TB_OK ? tb_attr_float(g, n, "gamma", 1.05070102214813232421875f, b) : st;
-  }
+/* The push constants a and b of the ops with parameters: an activation's (tb_act_params: alpha and beta,
+ * Selu's alpha and gamma, Shrink's lambd and bias) and Clip-6's min and max (tb_clip_params). */
+static void unary_params(const tb_kernel_ctx *ctx, float *a, float *b) {
+  const char *op = ctx->op_type;
+  if (!ctx->params) return;
   if (strcmp(op, "Clip") == 0) {
-    st = tb_attr_float(g, n, "min", -FLT_MAX, a);
-    return st == TB_OK ? tb_attr_float(g, n, "max", FLT_MAX, b) : st;
+    const tb_clip_params *c = ctx->params;
+    *a = c->min, *b = c->max;
+    return;
   }
-  if (strcmp(op, "Shrink") == 0) {
-    st = tb_attr_float(g, n, "lambd", 0.5f, a);
-    return st == TB_OK ? tb_attr_float(g, n, "bias", 0.0f, b) : st;
-  }
-  return TB_OK;
+  const tb_act_params *p = ctx->params;
+  if (strcmp(op, "Shrink") == 0) *a = p->beta, *b = p->alpha;
+  else if (strcmp(op, "Selu") == 0) *a = p->alpha, *b = p->gamma;
+  else *a = p->alpha, *b = p->beta;
 }
 
 static tb_status unary_code(const tb_kernel_ctx *ctx, uint32_t *code) {
-  const tb_node *n = ctx->node;
   for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
-    if (strcmp(unary_ops[i].name, n->op_type) == 0 && strcmp(unary_ops[i].domain, n->domain ? n->domain : "") == 0) {
+    if (strcmp(unary_ops[i].name, ctx->op_type) == 0 && strcmp(unary_ops[i].domain, ctx->domain ? ctx->domain : "") == 0) {
       *code = unary_ops[i].code;
       if (*code == 11) {
         const char *approx = "none";
-        tb_status st = tb_attr_string(ctx->graph, n, "approximate", "none", &approx);
+        tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
         if (st != TB_OK) return st;
         if (strcmp(approx, "tanh") == 0) *code = 12;
       }
       return TB_OK;
     }
-  return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no Vulkan unary op for %s", n->op_type);
+  return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no Vulkan unary op for %s", ctx->op_type);
 }
 
 static bool unary_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 1u);
+  return q->n_inputs >= 1 && q->n_outputs == 1 && tb_vk_query_float(q, 1u);
 }
 
-/* fp16 when the graph says input 0 is fp16 (find_kernel offered the node only if the device can). */
+/* fp16 when inference says input 0 is fp16 (find_kernel offered the node only if the device can). */
 static bool graph_f16(const tb_kernel_ctx *ctx) {
-  int v = ctx->node->inputs[0];
-  return v >= 0 && ctx->graph->values[v].type.has_dtype && ctx->graph->values[v].type.dtype == TB_DTYPE_F16;
+  const tb_value_type *t = ctx->in_types && ctx->n_inputs ? ctx->in_types[0] : NULL;
+  return t && t->has_dtype && t->dtype == TB_DTYPE_F16;
 }
 
 /* The dtype the node was prepared for, checked against input 0's. */
@@ -110,7 +93,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 0, dt, &x);
   if (st == TB_OK) st = tb_vk_output(ctx, 0, dt, ctx->inputs[0]->ndim, ctx->inputs[0]->shape, &out, &y);
   float a = 0.0f, b = 0.0f;
-  if (st == TB_OK) st = unary_params(ctx, &a, &b);
+  unary_params(ctx, &a, &b);
   if (st != TB_OK) return st;
   struct {
     uint32_t n, x_off, y_off;
@@ -124,8 +107,8 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
 
 /* Clip before opset 11 (min and max as attributes); from 11 on, the multi-input kernel below. */
 static bool clip_attr_accepts(const tb_kernel_query *q) {
-  const tb_node *n = q->node;
-  return n->opset < 11 && unary_accepts(q);
+  const tb_clip_params *p = q->params;
+  return p && p->attr_form && unary_accepts(q);
 }
 const tb_kernel tb_vk_kernel_clip_attr = {"", "Clip", TB_KERNEL_REFERENCE, 0, clip_attr_accepts, unary_run, unary_prepare, tb_vk_release_node, NULL};
 
@@ -181,15 +164,11 @@ static uint32_t binary_code(const char *op) {
 }
 
 static bool binary_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs == 2 && n->n_outputs == 1 && tb_vk_inputs_float(n, in, 3u);
+  return q->n_inputs == 2 && q->n_outputs == 1 && tb_vk_query_float(q, 3u);
 }
 
 static tb_status binary_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t code = binary_code(ctx->node->op_type);
+  uint32_t code = binary_code(ctx->op_type);
   return tb_vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1, 1, state);
 }
 
@@ -282,7 +261,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
   if (!a || !b) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "an input is missing");
   /* PRelu before opset 7: a 1-D slope of X's channel count runs along dim 1, seen as [C, 1, ..., 1] */
   tb_tensor per_channel;
-  if (strcmp(ctx->node->op_type, "PRelu") == 0 && ctx->node->opset < 7 && b->ndim == 1 && a->ndim >= 2 && b->shape[0] == a->shape[1] &&
+  if (strcmp(ctx->op_type, "PRelu") == 0 && ctx->opset < 7 && b->ndim == 1 && a->ndim >= 2 && b->shape[0] == a->shape[1] &&
       b->shape[0] != 1) {
     per_channel = *b;
     per_channel.ndim = a->ndim - 1;
@@ -298,7 +277,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
   tb_tensor *out;
   st = operands(ctx, node, ins, 2, &rank, shape, &out);
   if (st != TB_OK || out->numel == 0) return st;
-  return binary_dispatch(ctx, node, 0, binary_code(ctx->node->op_type), 0.0f, a, b, out, rank, shape);
+  return binary_dispatch(ctx, node, 0, binary_code(ctx->op_type), 0.0f, a, b, out, rank, shape);
 }
 
 #define BINARY(sym, opname) \
@@ -318,19 +297,16 @@ BINARY(tb_vk_kernel_prelu, "PRelu")
  * separated by barriers); Mean scales by 1/n last; Clip is max(x, min) then min(., max). */
 
 static bool nary_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  if (n->n_inputs < 1 || n->n_inputs > 32 || n->n_outputs != 1 || n->inputs[0] < 0) return false;
-  if (strcmp(n->op_type, "Clip") == 0 && n->opset < 11) return false; /* min / max attributes: the unary kernel */
-  return tb_vk_inputs_float(n, in, n->n_inputs >= 32 ? UINT32_MAX : (1u << n->n_inputs) - 1u);
+  if (q->n_inputs < 1 || q->n_inputs > 32 || q->n_outputs != 1 || !q->in[0]) return false;
+  const tb_clip_params *clip = strcmp(q->op_type, "Clip") == 0 ? q->params : NULL;
+  if (clip && clip->attr_form) return false; /* min / max attributes: the unary kernel */
+  return tb_vk_query_float(q, q->n_inputs >= 32 ? UINT32_MAX : (1u << q->n_inputs) - 1u);
 }
 
 static tb_status nary_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t code = OP_DYNAMIC;
   return tb_vk_prepare_node(ctx, graph_f16(ctx) ? TB_VK_SHADER_BINARY_F16 : TB_VK_SHADER_BINARY, &code, 1,
-                         (uint32_t)ctx->node->n_inputs + 1u, state);
+                         (uint32_t)ctx->n_inputs + 1u, state);
 }
 
 static tb_status nary_run(tb_kernel_ctx *ctx) {
@@ -343,7 +319,7 @@ static tb_status nary_run(tb_kernel_ctx *ctx) {
   tb_tensor *out;
   st = operands(ctx, node, (const tb_tensor *const *)ctx->inputs, ctx->n_inputs, &rank, shape, &out);
   if (st != TB_OK || out->numel == 0) return st;
-  const char *op = ctx->node->op_type;
+  const char *op = ctx->op_type;
   bool clip = strcmp(op, "Clip") == 0;
   uint32_t code = strcmp(op, "Max") == 0 ? OP_MAX : strcmp(op, "Min") == 0 ? OP_MIN : OP_ADD;
   uint32_t set = 0;
@@ -369,27 +345,24 @@ NARY(tb_vk_kernel_clip, "Clip")
 
 /* ---- Cast fp32 <-> fp16 ---- */
 
-static bool cast_mode(const tb_graph *g, const tb_node *n, tb_dtype from, uint32_t *mode) {
-  tb_dtype dst;
-  if (tb_cast_target(g, n, &dst) != TB_OK) return false;
-  if (from == TB_DTYPE_F32 && dst == TB_DTYPE_F16) *mode = 0;
-  else if (from == TB_DTYPE_F16 && dst == TB_DTYPE_F32) *mode = 1;
+/* The shader's mode for a cast of `from` to the node's destination: 0 fp32 -> fp16, 1 fp16 -> fp32. */
+static bool cast_mode(const tb_cast_params *p, tb_dtype from, uint32_t *mode) {
+  if (!p) return false;
+  if (from == TB_DTYPE_F32 && p->to == TB_DTYPE_F16) *mode = 0;
+  else if (from == TB_DTYPE_F16 && p->to == TB_DTYPE_F32) *mode = 1;
   else return false;
   return true;
 }
 
 static bool cast_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
   uint32_t mode;
-  return n->n_inputs == 1 && in && in[0] && in[0]->has_dtype && cast_mode(g, n, in[0]->dtype, &mode);
+  return q->n_inputs == 1 && q->in && q->in[0] && q->in[0]->has_dtype && cast_mode(q->params, q->in[0]->dtype, &mode);
 }
 
 static tb_status cast_prepare(tb_kernel_ctx *ctx, void **state) {
-  const tb_value_type *t = &ctx->graph->values[ctx->node->inputs[0]].type;
+  const tb_value_type *t = ctx->in_types && ctx->n_inputs ? ctx->in_types[0] : NULL;
   uint32_t mode = 0;
-  if (!t->has_dtype || !cast_mode(ctx->graph, ctx->node, t->dtype, &mode))
+  if (!t || !t->has_dtype || !cast_mode(ctx->params, t->dtype, &mode))
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan Cast converts float32 <-> float16 only");
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_CAST, &mode, 1, 1, state);
 }
@@ -399,7 +372,7 @@ static tb_status cast_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_vk_node_of(ctx, &node);
   const tb_tensor *x = ctx->inputs[0];
   uint32_t mode = 0;
-  if (st == TB_OK && (!x || !cast_mode(ctx->graph, ctx->node, x->dtype, &mode)))
+  if (st == TB_OK && (!x || !cast_mode(ctx->params, x->dtype, &mode)))
     st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan Cast converts float32 <-> float16 only");
   vk_arg xa, y;
   tb_tensor *out;

@@ -99,6 +99,26 @@ bool tb_vk_inputs_f32(const tb_node *n, const tb_value_type *const *in, uint32_t
   return true;
 }
 
+bool tb_vk_query_f32(const tb_kernel_query *q, uint32_t float_mask) {
+  for (size_t i = 0; i < q->n_inputs && i < 32; i++) {
+    if (!((float_mask >> i) & 1u) || !q->in || !q->in[i]) continue;
+    if (!q->in[i]->has_dtype || q->in[i]->dtype != TB_DTYPE_F32) return false;
+  }
+  return true;
+}
+
+bool tb_vk_query_float(const tb_kernel_query *q, uint32_t float_mask) {
+  tb_dtype first = TB_DTYPE_COUNT;
+  for (size_t i = 0; i < q->n_inputs && i < 32; i++) {
+    if (!((float_mask >> i) & 1u) || !q->in || !q->in[i]) continue;
+    const tb_value_type *t = q->in[i];
+    if (!t->has_dtype || (t->dtype != TB_DTYPE_F32 && t->dtype != TB_DTYPE_F16)) return false;
+    if (first == TB_DTYPE_COUNT) first = t->dtype;
+    if (t->dtype != first) return false;
+  }
+  return true;
+}
+
 bool tb_vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask) {
   tb_dtype first = TB_DTYPE_COUNT;
   for (size_t i = 0; i < n->n_inputs && i < 32; i++) {

@@ -43,6 +43,9 @@ tb_status tb_vk_check_u32(const tb_kernel_ctx *ctx, int64_t value, const char *w
 bool tb_vk_inputs_f32(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask);
 /* The same with fp32 or fp16, all alike (find_kernel declines fp16 on devices without fp16 kernels). */
 bool tb_vk_inputs_float(const tb_node *n, const tb_value_type *const *in, uint32_t float_mask);
+/* tb_vk_inputs_f32 and tb_vk_inputs_float of a query (its omitted inputs have no type). */
+bool tb_vk_query_f32(const tb_kernel_query *q, uint32_t float_mask);
+bool tb_vk_query_float(const tb_kernel_query *q, uint32_t float_mask);
 /* The ints of a value input (a CPU tensor of int64 or int32) into out (at most cap); count in *count. */
 tb_status tb_vk_value_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, size_t cap, size_t *count);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
+#include "ops/rnn/rnn_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_H0, IN_C0, IN_P };
@@ -37,29 +38,21 @@ typedef struct lstm_state {
   tb_tensor *scratch[SCRATCH_COUNT];
 } lstm_state;
 
-static bool present(const tb_node *n, size_t i) { return i < n->n_inputs && n->inputs[i] >= 0; }
+static bool present(const tb_kernel_query *q, size_t i) { return i < q->n_inputs && q->in && q->in[i]; }
 
-static int directions_of(const char *direction) {
-  if (strcmp(direction, "forward") == 0 || strcmp(direction, "reverse") == 0) return 1;
-  return strcmp(direction, "bidirectional") == 0 ? 2 : 0;
+/* Exactly sigmoid, tanh, tanh for each direction (the defaults; they take no alpha or beta). */
+static bool default_activations(const tb_rnn_params *p) {
+  static const tb_rnn_act_kind defaults[3] = {TB_RNN_ACT_SIGMOID, TB_RNN_ACT_TANH, TB_RNN_ACT_TANH};
+  for (size_t k = 0; k < 3 * (size_t)p->num_directions; k++)
+    if (p->acts[k].kind != defaults[k % 3]) return false;
+  return true;
 }
 
 static bool lstm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  if (n->n_inputs < 3 || present(n, IN_SEQ_LENS) || present(n, IN_P)) return false;
-  if (!tb_vk_inputs_f32(n, in, (1u << IN_X) | (1u << IN_W) | (1u << IN_R) | (1u << IN_B) | (1u << IN_H0) | (1u << IN_C0))) return false;
-  static const char *const declined[] = {"activations", "activation_alpha", "activation_beta", "clip"};
-  for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++)
-    if (tb_node_attr(n, declined[i])) return false;
-  const tb_attr *forget = tb_node_attr(n, "input_forget"), *layout = tb_node_attr(n, "layout"), *dir = tb_node_attr(n, "direction");
-  int64_t v = 0;
-  if (forget && (tb_attr_int(g, n, "input_forget", 0, &v) != TB_OK || v != 0)) return false;
-  if (layout && (tb_attr_int(g, n, "layout", 0, &v) != TB_OK || v != 0)) return false;
-  const char *direction = "forward";
-  if (dir && tb_attr_string(g, n, "direction", "forward", &direction) != TB_OK) return false;
-  return directions_of(direction) != 0;
+  const tb_rnn_params *p = q->params;
+  if (!p || q->n_inputs < 3 || present(q, IN_SEQ_LENS) || present(q, IN_P)) return false;
+  if (!tb_vk_query_f32(q, (1u << IN_X) | (1u << IN_W) | (1u << IN_R) | (1u << IN_B) | (1u << IN_H0) | (1u << IN_C0))) return false;
+  return !p->has_clip && !p->input_forget && p->layout == 0 && !p->n_alpha && !p->n_beta && default_activations(p);
 }
 
 static void lstm_release(void *state) {
@@ -115,19 +108,17 @@ typedef struct lstm_dims {
 } lstm_dims;
 
 static tb_status read_dims(tb_kernel_ctx *ctx, lstm_dims *d) {
-  const char *direction = "forward";
-  int64_t hidden_attr = 0;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "direction", "forward", &direction);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "hidden_size", 0, &hidden_attr);
-  if (st != TB_OK) return st;
+  const tb_rnn_params *p = ctx->params;
+  int64_t hidden_attr = p->hidden_size; /* -1 when absent */
+  tb_status st;
   tb_tensor *const *in = ctx->inputs;
   const tb_tensor *x = in[IN_X], *w = in[IN_W], *r = in[IN_R];
   if (x->ndim != 3 || w->ndim != 3 || r->ndim != 3) return tb_kernel_error(ctx, TB_ERR_MODEL, "X, W and R must have rank 3");
-  d->dirs = directions_of(direction);
-  d->reverse = strcmp(direction, "reverse") == 0;
+  d->dirs = p->num_directions;
+  d->reverse = p->reverse;
   d->seq = x->shape[0], d->batch = x->shape[1], d->input = x->shape[2], d->hidden = r->shape[2];
   int64_t H = d->hidden;
-  if (hidden_attr && hidden_attr != H)
+  if (hidden_attr > 0 && hidden_attr != H)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "hidden_size is %lld but R has %lld columns", (long long)hidden_attr, (long long)H);
   if (!shape_is(w, d->dirs, 4 * H, d->input) || !shape_is(r, d->dirs, 4 * H, H))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "W or R does not have the shape [%lld, %lld, %lld / %lld] of %lld direction(s)",
@@ -149,7 +140,7 @@ static tb_status read_dims(tb_kernel_ctx *ctx, lstm_dims *d) {
   return st;
 }
 
-static bool wanted(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0; }
+static bool wanted(const tb_kernel_ctx *ctx, size_t i) { return tb_kernel_has_output(ctx, i); }
 
 /* Output i when the node has it (buffer 0 when not). */
 static tb_status maybe_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, vk_arg *out) {

@@ -6,6 +6,7 @@
  * inputs are CPU tensors (the ops' value inputs). */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
+#include "ops/tensor/tensor_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 #define MAX_PARTS 64
@@ -17,13 +18,7 @@ typedef struct copy_push {
   int32_t begin[6];
 } copy_push;
 
-static bool f32_data(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
-}
+static bool f32_data(const tb_kernel_query *q) { return q->n_inputs >= 1 && tb_vk_query_f32(q, 1u); }
 
 /* Drop size-1 dimensions so up to VK_MAX_RANK remain where possible. */
 static tb_status copy_record(tb_kernel_ctx *ctx, vk_node *node, uint32_t set, size_t rank, const int64_t *shape, const int64_t *src_strides,
@@ -61,10 +56,9 @@ static void contiguous_strides(size_t rank, const int64_t *shape, int64_t *strid
 }
 
 static tb_status copy_prepare(tb_kernel_ctx *ctx, void **state) {
-  const tb_node *n = ctx->node;
   uint32_t sets = 1;
-  if (strcmp(n->op_type, "Concat") == 0) sets = (uint32_t)n->n_inputs;
-  if (strcmp(n->op_type, "Split") == 0) sets = (uint32_t)n->n_outputs;
+  if (strcmp(ctx->op_type, "Concat") == 0) sets = (uint32_t)ctx->n_inputs;
+  if (strcmp(ctx->op_type, "Split") == 0) sets = (uint32_t)ctx->n_outputs;
   if (sets > MAX_PARTS) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%u parts; the Vulkan kernel takes up to %d", sets, MAX_PARTS);
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, sets, state);
 }
@@ -80,13 +74,12 @@ static tb_status source(tb_kernel_ctx *ctx, const tb_tensor **t, vk_arg *arg) {
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze: the output's shape, then a copy in element order ---- */
 
 static tb_status reshaped_shape(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t *shape, size_t *ndim) {
-  const char *op = ctx->node->op_type;
+  const char *op = ctx->op_type;
   int64_t vals[TB_MAX_DIMS];
   size_t nv = 0;
   tb_status st = TB_OK;
   if (strcmp(op, "Flatten") == 0) {
-    int64_t axis = 1;
-    st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis);
+    int64_t axis = ((const tb_axis_params *)ctx->params)->axis;
     if (axis < 0) axis += (int64_t)x->ndim;
     if (st == TB_OK && (axis < 0 || axis > (int64_t)x->ndim)) st = tb_kernel_error(ctx, TB_ERR_MODEL, "axis out of range");
     if (st != TB_OK) return st;
@@ -95,20 +88,22 @@ static tb_status reshaped_shape(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t 
     *ndim = 2;
     return TB_OK;
   }
+  bool reshape = strcmp(op, "Reshape") == 0;
   if (ctx->n_inputs > 1 && ctx->inputs[1]) {
     st = tb_vk_value_ints(ctx, 1, vals, TB_MAX_DIMS, &nv);
-  } else {
-    const int64_t *attr = NULL;
-    st = tb_attr_ints(ctx->graph, ctx->node, strcmp(op, "Reshape") == 0 ? "shape" : "axes", &attr, &nv);
-    if (st == TB_OK && nv > TB_MAX_DIMS) st = tb_kernel_error(ctx, TB_ERR_MODEL, "%zu values", nv);
-    if (st == TB_OK && attr) memcpy(vals, attr, nv * sizeof *vals);
-    if (!attr) nv = 0;
+  } else if (reshape) { /* Reshape-1's shape attribute */
+    const tb_reshape_params *rp = ctx->params;
+    nv = rp->n_shape;
+    memcpy(vals, rp->shape, nv * sizeof *vals);
+  } else { /* Squeeze / Unsqueeze before opset 13: the axes attribute */
+    const tb_squeeze_params *sp = ctx->params;
+    nv = sp->n_axes;
+    memcpy(vals, sp->axes, nv * sizeof *vals);
   }
   if (st != TB_OK) return st;
-  if (strcmp(op, "Reshape") == 0) {
-    int64_t allowzero = 0, known = 1;
+  if (reshape) {
+    int64_t allowzero = ((const tb_reshape_params *)ctx->params)->allowzero, known = 1;
     int infer = -1;
-    tb_attr_int(ctx->graph, ctx->node, "allowzero", 0, &allowzero);
     for (size_t i = 0; i < nv; i++) {
       shape[i] = vals[i] == 0 && !allowzero && i < x->ndim ? x->shape[i] : vals[i];
       if (shape[i] == -1 && infer < 0) infer = (int)i;
@@ -181,9 +176,9 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   vk_arg src, dst;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
-  const int64_t *perm = NULL;
-  size_t np = 0;
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &np);
+  const tb_transpose_params *tp = ctx->params;
+  const int64_t *perm = tp->has_perm ? tp->perm : NULL;
+  size_t np = tp->n_perm;
   if (st != TB_OK) return st;
   if (perm && np != x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm has %zu values for rank %zu", np, x->ndim);
   int64_t shape[TB_MAX_DIMS], ss[TB_MAX_DIMS], ds[TB_MAX_DIMS];
@@ -212,20 +207,17 @@ static tb_status space_depth_run(tb_kernel_ctx *ctx) {
   vk_arg src, dst;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
-  int64_t b = 0;
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 0, &b);
+  const tb_depth_space_params *dp = ctx->params;
+  int64_t b = dp->blocksize;
   if (st != TB_OK) return st;
-  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+  bool to_space = dp->to_space;
   if (x->ndim != 4 || b < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "takes a rank-4 input and blocksize >= 1 (rank %zu, blocksize %lld)", x->ndim, (long long)b);
   int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
   int64_t sn = x->strides[0], sc = x->strides[1], sh = x->strides[2], sw = x->strides[3];
   int64_t out_shape[4], shape[6], ss[6], ds[6];
   if (to_space) {
     if (c % (b * b)) return tb_kernel_error(ctx, TB_ERR_MODEL, "%lld channels are not a multiple of blocksize^2 = %lld", (long long)c, (long long)(b * b));
-    const char *mode = "DCR";
-    st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode);
-    if (st != TB_OK) return st;
-    bool crd = strcmp(mode, "CRD") == 0;
+    bool crd = dp->crd;
     int64_t co = c / (b * b);
     /* output order (n, c', h, b1, w, b2); the input channel is (b1, b2, c') in DCR and (c', b1, b2) in CRD */
     int64_t sh6[6] = {n, co, h, b, w, b};
@@ -257,10 +249,8 @@ const tb_kernel tb_vk_kernel_space_to_depth = {"", "SpaceToDepth", TB_KERNEL_REF
 /* ---- Pad: constant, edge, reflect (copy.comp's pad modes) ---- */
 
 static bool pad_accepts(const tb_kernel_query *q) {
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  if (n->n_inputs > 3 && n->inputs[3] >= 0) return false; /* axes (opset 18): the CPU */
-  return f32_data(q) && tb_vk_inputs_f32(n, in, 1u | 4u);
+  if (q->n_inputs > 3 && q->in[3]) return false; /* axes (opset 18): the CPU */
+  return f32_data(q) && tb_vk_query_f32(q, 1u | 4u);
 }
 
 static tb_status pad_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_COPY, NULL, 0, 2, state); }
@@ -271,20 +261,18 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   vk_arg src, dst;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
-  const char *mode_s = "constant";
-  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s);
   if (st != TB_OK) return st;
-  uint32_t mode = strcmp(mode_s, "edge") == 0 ? 2 : strcmp(mode_s, "reflect") == 0 ? 3 : strcmp(mode_s, "constant") == 0 ? 1 : 0;
-  if (!mode) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "mode '%s' is not one of constant, edge, reflect", mode_s);
+  const tb_pad_params *pp = ctx->params;
+  static const uint32_t copy_modes[3] = {[TB_PAD_CONSTANT] = 1, [TB_PAD_REFLECT] = 3, [TB_PAD_EDGE] = 2}; /* copy.comp's */
+  uint32_t mode = copy_modes[pp->mode];
+  const char *mode_s = tb_pad_mode_name(pp->mode);
   int64_t pads[2 * TB_MAX_DIMS];
   size_t np = 0;
   float fill = 0.0f;
-  if (ctx->node->opset < 11) {
-    const int64_t *a = NULL;
-    st = tb_attr_ints(ctx->graph, ctx->node, "pads", &a, &np);
-    if (st == TB_OK && np > 2 * TB_MAX_DIMS) st = tb_kernel_error(ctx, TB_ERR_MODEL, "pads has %zu entries", np);
-    if (st == TB_OK && a) memcpy(pads, a, np * sizeof *a);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &fill);
+  if (pp->pads_attr) {
+    np = pp->n_pads;
+    memcpy(pads, pp->pads, np * sizeof *pads);
+    fill = pp->value;
   } else {
     st = tb_vk_value_ints(ctx, 1, pads, 2 * TB_MAX_DIMS, &np);
   }
@@ -301,7 +289,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   tb_tensor *out;
   st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
   if (st != TB_OK || out->numel == 0) return st;
-  const tb_tensor *cv = ctx->node->opset >= 11 && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const tb_tensor *cv = !pp->pads_attr && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   uint32_t set = 0;
   if (mode == 1 && cv && cv->numel == 1) {
     /* the constant lives on the device: broadcast it over the output first, then write the inside only */
@@ -336,49 +324,44 @@ const tb_kernel tb_vk_kernel_pad = {"", "Pad", TB_KERNEL_REFERENCE, 0, pad_accep
 
 /* ---- Constant (float32 values): uploaded into the device output at each run ---- */
 
-static bool constant_value(const tb_graph *g, const tb_node *n, const void **data, size_t *bytes, size_t *ndim, int64_t *dims) {
-  const tb_attr *a;
-  const tb_ir_tensor *t;
-  if (tb_node_attr(n, "value")) {
-    if (tb_attr_tensor(g, n, "value", &t) != TB_OK || t->dtype != TB_DTYPE_F32 || t->ndim > TB_MAX_DIMS) return false;
-    *data = t->data;
-    *bytes = t->nbytes;
-    *ndim = t->ndim;
-    memcpy(dims, t->dims, t->ndim * sizeof *dims);
-    return true;
+/* A Constant's float32 value (integer or string values stay on the CPU: they feed shape arithmetic). */
+static bool constant_value(const tb_constant_params *p, const void **data, size_t *bytes, size_t *ndim, int64_t *dims) {
+  if (!p) return false;
+  switch (p->kind) {
+    case TB_CONSTANT_TENSOR:
+      if (p->tensor->dtype != TB_DTYPE_F32 || p->tensor->ndim > TB_MAX_DIMS) return false;
+      *data = p->tensor->data;
+      *bytes = p->tensor->nbytes;
+      *ndim = p->tensor->ndim;
+      memcpy(dims, p->tensor->dims, p->tensor->ndim * sizeof *dims);
+      return true;
+    case TB_CONSTANT_FLOAT:
+      *data = &p->f;
+      *bytes = sizeof(float);
+      *ndim = 0;
+      return true;
+    case TB_CONSTANT_FLOATS:
+      *data = p->floats;
+      *bytes = p->count * sizeof(float);
+      *ndim = 1;
+      dims[0] = (int64_t)p->count;
+      return true;
+    default: return false;
   }
-  if ((a = tb_node_attr(n, "value_float")) != NULL) {
-    *data = &a->f;
-    *bytes = sizeof(float);
-    *ndim = 0;
-    return true;
-  }
-  if ((a = tb_node_attr(n, "value_floats")) != NULL) {
-    *data = a->floats;
-    *bytes = a->count * sizeof(float);
-    *ndim = 1;
-    dims[0] = (int64_t)a->count;
-    return true;
-  }
-  return false; /* integer or string values: the CPU (they feed shape arithmetic) */
 }
 
 static bool constant_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)in;
   const void *data;
   size_t bytes, ndim;
   int64_t dims[TB_MAX_DIMS];
-  return n->n_outputs == 1 && constant_value(g, n, &data, &bytes, &ndim, dims);
+  return q->n_outputs == 1 && constant_value(q->params, &data, &bytes, &ndim, dims);
 }
 
 static tb_status constant_run(tb_kernel_ctx *ctx) {
   const void *data = NULL;
   size_t bytes = 0, ndim = 0;
   int64_t dims[TB_MAX_DIMS];
-  if (!constant_value(ctx->graph, ctx->node, &data, &bytes, &ndim, dims))
+  if (!constant_value(ctx->params, &data, &bytes, &ndim, dims))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the Vulkan Constant kernel takes float32 values only");
   tb_tensor *out;
   tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, ndim, dims, &out);
@@ -402,23 +385,18 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   int64_t starts[TB_MAX_DIMS], ends[TB_MAX_DIMS], axes[TB_MAX_DIMS], steps[TB_MAX_DIMS];
   size_t ns = 0, ne = 0, na = 0, nst = 0;
-  if (ctx->node->opset >= 10) {
+  const tb_slice_params *p = ctx->params;
+  if (p->from_inputs) {
     st = tb_vk_value_ints(ctx, 1, starts, TB_MAX_DIMS, &ns);
     if (st == TB_OK) st = tb_vk_value_ints(ctx, 2, ends, TB_MAX_DIMS, &ne);
     if (st == TB_OK) st = tb_vk_value_ints(ctx, 3, axes, TB_MAX_DIMS, &na);
     if (st == TB_OK) st = tb_vk_value_ints(ctx, 4, steps, TB_MAX_DIMS, &nst);
   } else {
-    const int64_t *a = NULL, *b = NULL, *c = NULL;
-    st = tb_attr_ints(ctx->graph, ctx->node, "starts", &a, &ns);
-    if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "ends", &b, &ne);
-    if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "axes", &c, &na);
-    if (st == TB_OK && (ns > TB_MAX_DIMS || ne > TB_MAX_DIMS || na > TB_MAX_DIMS)) st = tb_kernel_error(ctx, TB_ERR_MODEL, "too many values");
-    if (st == TB_OK) {
-      if (a) memcpy(starts, a, ns * sizeof *a);
-      if (b) memcpy(ends, b, ne * sizeof *b);
-      if (c) memcpy(axes, c, na * sizeof *c);
-      if (!c) na = 0;
-    }
+    ns = ne = p->n;
+    na = p->has_axes ? p->n : 0;
+    memcpy(starts, p->starts, ns * sizeof *starts);
+    memcpy(ends, p->ends, ne * sizeof *ends);
+    memcpy(axes, p->axes, na * sizeof *axes);
   }
   if (st != TB_OK) return st;
   if (ns != ne || (na && na != ns) || (nst && nst != ns)) return tb_kernel_error(ctx, TB_ERR_MODEL, "starts, ends, axes and steps differ in length");
@@ -495,11 +473,7 @@ const tb_kernel tb_vk_kernel_expand = {"", "Expand", TB_KERNEL_REFERENCE, 0, f32
 /* ---- Concat ---- */
 
 static bool concat_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && n->n_inputs <= MAX_PARTS && tb_vk_inputs_f32(n, in, 0xffffffffu);
+  return q->n_inputs >= 1 && q->n_inputs <= MAX_PARTS && tb_vk_query_f32(q, 0xffffffffu);
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
@@ -508,9 +482,7 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *first = ctx->inputs[0];
   if (!first) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input 0 is missing");
-  int64_t axis = 0;
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
-  if (st != TB_OK) return st;
+  int64_t axis = ((const tb_axis_params *)ctx->params)->axis;
   if (axis < 0) axis += (int64_t)first->ndim;
   if (axis < 0 || axis >= (int64_t)first->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "axis out of range");
   int64_t shape[TB_MAX_DIMS];
@@ -543,10 +515,7 @@ const tb_kernel tb_vk_kernel_concat = {"", "Concat", TB_KERNEL_REFERENCE, 0, con
 
 /* ---- Split ---- */
 
-static bool split_accepts(const tb_kernel_query *q) {
-  const tb_node *n = q->node;
-  return n->n_outputs <= MAX_PARTS && f32_data(q);
-}
+static bool split_accepts(const tb_kernel_query *q) { return q->n_outputs <= MAX_PARTS && f32_data(q); }
 
 static tb_status split_run(tb_kernel_ctx *ctx) {
   vk_node *node;
@@ -554,20 +523,18 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
   vk_arg src;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st == TB_OK) st = source(ctx, &x, &src);
-  int64_t axis = 0, parts[MAX_PARTS];
-  size_t np = 0, n_out = ctx->n_outputs;
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
   if (st != TB_OK) return st;
+  const tb_split_params *p = ctx->params;
+  int64_t axis = p->axis, parts[MAX_PARTS];
+  size_t np = 0, n_out = ctx->n_outputs;
   if (axis < 0) axis += (int64_t)x->ndim;
   if (axis < 0 || axis >= (int64_t)x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "axis out of range");
   if (ctx->n_inputs > 1 && ctx->inputs[1]) {
     st = tb_vk_value_ints(ctx, 1, parts, MAX_PARTS, &np);
-  } else {
-    const int64_t *attr = NULL;
-    st = tb_attr_ints(ctx->graph, ctx->node, "split", &attr, &np);
-    if (st == TB_OK && np > MAX_PARTS) st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu parts", np);
-    if (st == TB_OK && attr) memcpy(parts, attr, np * sizeof *parts);
-    if (!attr) np = 0;
+  } else if (p->split) { /* the split attribute before opset 13 */
+    np = p->n_split;
+    if (np > MAX_PARTS) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu parts; the Vulkan kernel takes up to %d", np, MAX_PARTS);
+    memcpy(parts, p->split, np * sizeof *parts);
   }
   if (st != TB_OK) return st;
   int64_t dim = x->shape[axis];
@@ -587,7 +554,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
     int64_t shape[TB_MAX_DIMS], ds[TB_MAX_DIMS];
     memcpy(shape, x->shape, x->ndim * sizeof *shape);
     shape[axis] = parts[i];
-    if (ctx->node->outputs[i] >= 0) {
+    if (tb_kernel_has_output(ctx, i)) {
       tb_tensor *out;
       vk_arg dst;
       st = tb_vk_output(ctx, i, TB_DTYPE_F32, x->ndim, shape, &out, &dst);
@@ -604,17 +571,14 @@ const tb_kernel tb_vk_kernel_split = {"", "Split", TB_KERNEL_REFERENCE, 0, split
 /* ---- Gather ---- */
 
 static bool gather_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs == 2 && tb_vk_inputs_f32(n, in, 1u) && in[1] && in[1]->has_dtype &&
+  return q->n_inputs == 2 && tb_vk_query_f32(q, 1u) && in[1] && in[1]->has_dtype &&
          (in[1]->dtype == TB_DTYPE_I64 || in[1]->dtype == TB_DTYPE_I32);
 }
 
 static tb_status gather_prepare(tb_kernel_ctx *ctx, void **state) {
-  const tb_value_type *t = &ctx->graph->values[ctx->node->inputs[1]].type;
-  uint32_t idx64 = !t->has_dtype || t->dtype == TB_DTYPE_I64;
+  const tb_value_type *t = ctx->in_types && ctx->n_inputs > 1 ? ctx->in_types[1] : NULL;
+  uint32_t idx64 = !t || !t->has_dtype || t->dtype == TB_DTYPE_I64;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_GATHER, &idx64, 1, 1, state);
 }
 
@@ -630,9 +594,7 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 1, idx->dtype, &i);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
-  int64_t axis = 0;
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
-  if (st != TB_OK) return st;
+  int64_t axis = ((const tb_axis_params *)ctx->params)->axis;
   if (axis < 0) axis += (int64_t)x->ndim;
   if (axis < 0 || axis >= (int64_t)x->ndim) return tb_kernel_error(ctx, TB_ERR_MODEL, "axis out of range");
   size_t ndim = x->ndim - 1 + idx->ndim;

@@ -1,8 +1,9 @@
 /* Reference kernels for the activations: Relu, LeakyRelu, PRelu, Sigmoid, HardSigmoid, HardSwish, Elu,
- * Selu, Celu, Softplus, ThresholdedRelu, Shrink. Attributes are read as ONNX stores them (float) and
- * used in the compute type. NaN inputs give NaN. */
+ * Selu, Celu, Softplus, ThresholdedRelu, Shrink. Their parameters (tb_act_params, float as ONNX stores
+ * them) are used in the compute type. NaN inputs give NaN. */
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/ew_params.h"
 
 typedef struct act_params {
   double alpha, beta, gamma;
@@ -71,41 +72,24 @@ static tb_status run_unary(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, si
   return tb_ew_simple(ctx, table, count, 0, dt, tb_ew_compute_dtype(dt), p);
 }
 
-/* Read up to three float attributes into alpha, beta, gamma (name NULL: unused). */
-static tb_status read_params(tb_kernel_ctx *ctx, act_params *p, const char *a, float da, const char *b, float db,
-                             const char *g, float dg) {
-  float v[3] = {da, db, dg};
-  const char *names[3] = {a, b, g};
-  for (int i = 0; i < 3; i++) {
-    if (!names[i]) continue;
-    tb_status st = tb_attr_float(ctx->graph, ctx->node, names[i], v[i], &v[i]);
-    if (st != TB_OK) return st;
+/* The node's parsed tb_act_params (NULL for an activation without attributes) widened to the compute type. */
+static tb_status act_run(tb_kernel_ctx *ctx, const tb_ew_loop_entry *table, size_t count, const tb_act_params *ap) {
+  act_params p = {0, 0, 0};
+  if (ap) {
+    p.alpha = ap->alpha;
+    p.beta = ap->beta;
+    p.gamma = ap->gamma;
   }
-  p->alpha = v[0];
-  p->beta = v[1];
-  p->gamma = v[2];
-  return TB_OK;
+  return run_unary(ctx, table, count, &p);
 }
 
-#define RUN_WITH(name, A, DA, B, DB, G, DG)                                                  \
-  static tb_status run_##name(tb_kernel_ctx *ctx) {                                          \
-    act_params p;                                                                            \
-    tb_status st = read_params(ctx, &p, A, DA, B, DB, G, DG);                                \
-    if (st != TB_OK) return st;                                                              \
-    return run_unary(ctx, name##_loops, TB_EW_COUNT(name##_loops), &p);                      \
+#define RUN(name)                                                                                       \
+  static tb_status run_##name(tb_kernel_ctx *ctx) {                                                     \
+    return act_run(ctx, name##_loops, TB_EW_COUNT(name##_loops), ctx->params);                          \
   }
 
-RUN_WITH(relu, NULL, 0, NULL, 0, NULL, 0)
-RUN_WITH(leakyrelu, "alpha", 0.01f, NULL, 0, NULL, 0)
-RUN_WITH(sigmoid, NULL, 0, NULL, 0, NULL, 0)
-RUN_WITH(hardsigmoid, "alpha", 0.2f, "beta", 0.5f, NULL, 0)
-RUN_WITH(hardswish, NULL, 0, NULL, 0, NULL, 0)
-RUN_WITH(elu, "alpha", 1.0f, NULL, 0, NULL, 0)
-RUN_WITH(selu, "alpha", 1.67326319217681884765625f, NULL, 0, "gamma", 1.05070102214813232421875f)
-RUN_WITH(celu, "alpha", 1.0f, NULL, 0, NULL, 0)
-RUN_WITH(softplus, NULL, 0, NULL, 0, NULL, 0)
-RUN_WITH(thresholdedrelu, "alpha", 1.0f, NULL, 0, NULL, 0)
-RUN_WITH(shrink, "bias", 0.0f, "lambd", 0.5f, NULL, 0)
+RUN(relu) RUN(leakyrelu) RUN(sigmoid) RUN(hardsigmoid) RUN(hardswish) RUN(elu) RUN(selu) RUN(celu) RUN(softplus)
+RUN(thresholdedrelu) RUN(shrink)
 
 /* PRelu: the output has X's shape; slope broadcasts to it (before opset 7 a 1-D slope of X's channel
  * count runs along dim 1: it is viewed as [C, 1, ..., 1]). */
@@ -122,7 +106,7 @@ static tb_status run_prelu(tb_kernel_ctx *ctx) {
   call.in_compute[0] = call.in_compute[1] = tb_ew_compute_dtype(dt);
   int64_t per_channel[TB_MAX_DIMS];
   size_t x_ndim = tb_tensor_ndim(x);
-  if (ctx->node->opset < 7 && tb_tensor_ndim(slope) == 1 && x_ndim >= 2 &&
+  if (ctx->opset < 7 && tb_tensor_ndim(slope) == 1 && x_ndim >= 2 &&
       tb_tensor_shape(slope)[0] == tb_tensor_shape(x)[1] && tb_tensor_shape(slope)[0] != 1) {
     per_channel[0] = tb_tensor_shape(slope)[0];
     for (size_t d = 1; d + 1 < x_ndim; d++) per_channel[d] = 1;

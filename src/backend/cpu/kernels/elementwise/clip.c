@@ -2,6 +2,7 @@
  * y = x below min -> min, above max -> max, compared in the compute type (ints in int64). NaN stays NaN. */
 #include <float.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/ew_params.h"
 
 typedef struct clip_params {
   bool has_lo, has_hi;
@@ -34,14 +35,11 @@ static const tb_ew_loop_entry clip_loops[] = {TB_EW_FLOATS(CLIP_ENTRY) TB_EW_SIN
 static tb_status run_clip(tb_kernel_ctx *ctx) {
   clip_params p;
   memset(&p, 0, sizeof p);
-  if (ctx->node->opset < 11) {
-    float lo, hi;
-    tb_status st = tb_attr_float(ctx->graph, ctx->node, "min", -FLT_MAX, &lo);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "max", FLT_MAX, &hi);
-    if (st != TB_OK) return st;
+  const tb_clip_params *cp = ctx->params;
+  if (cp->attr_form) {
     p.has_lo = p.has_hi = true;
-    p.lo = lo;
-    p.hi = hi;
+    p.lo = cp->min;
+    p.hi = cp->max;
   } else {
     for (size_t i = 1; i < 3; i++) {
       if (i >= ctx->n_inputs || !ctx->inputs[i]) continue;

@@ -1,5 +1,6 @@
 /* The staging, output and mapping helpers every elementwise CPU kernel shares (see ew_kernel.h). */
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/ew_params.h"
 #include <stdlib.h>
 #include "backend/tensor/tensor_impl.h"
 
@@ -207,17 +208,14 @@ tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *
 
 tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape) {
   *ndim = 0;
-  if (ctx->node->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
-  int64_t broadcast, axis;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "broadcast", 0, &broadcast);
-  if (st != TB_OK) return st;
-  if (!broadcast) return TB_OK;
+  if (ctx->opset >= 7 || ctx->n_inputs < 2 || !ctx->inputs[0] || !ctx->inputs[1]) return TB_OK;
+  const tb_binary_params *p = ctx->params;
+  if (!p->broadcast) return TB_OK;
   size_t a_ndim = tb_tensor_ndim(ctx->inputs[0]), b_ndim = tb_tensor_ndim(ctx->inputs[1]);
   if (b_ndim > a_ndim)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "with broadcast=1, B has rank %zu, above A's %zu", b_ndim,
                            a_ndim);
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", (int64_t)(a_ndim - b_ndim), &axis);
-  if (st != TB_OK) return st;
+  int64_t axis = p->has_axis ? p->axis : (int64_t)(a_ndim - b_ndim);
   if (axis < 0) axis += (int64_t)a_ndim;
   if (axis < 0 || (size_t)axis + b_ndim > a_ndim)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis %lld does not place B (rank %zu) inside A (rank %zu)",
@@ -265,5 +263,5 @@ tb_status tb_ew_scalar(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, void *out) 
 }
 
 bool tb_ew_has_output(const tb_kernel_ctx *ctx, size_t i) {
-  return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
+  return tb_kernel_has_output(ctx, i);
 }

@@ -88,7 +88,7 @@ tb_status tb_ew_legacy_shape(tb_kernel_ctx *ctx, size_t *ndim, int64_t *shape);
  * TB_MAX_DIMS entries, alive until the call is mapped). */
 tb_status tb_ew_use_legacy_shape(tb_kernel_ctx *ctx, tb_ew_call *call, int64_t *shape);
 
-/* Whether the node has output i (an omitted optional output has none). */
+/* Whether the node has output i (tb_kernel_has_output: an omitted optional output has none). */
 bool tb_ew_has_output(const tb_kernel_ctx *ctx, size_t i);
 
 /* The scalar value of input i (one element) converted to `dtype` into out; TB_ERR_MODEL naming the node

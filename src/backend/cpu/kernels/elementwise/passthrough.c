@@ -13,7 +13,7 @@ static tb_status copy_input(tb_kernel_ctx *ctx) {
 static tb_status run_identity(tb_kernel_ctx *ctx) { return copy_input(ctx); }
 
 static tb_status run_dropout(tb_kernel_ctx *ctx) {
-  if (ctx->node->opset >= 12 && ctx->n_inputs > 2 && ctx->inputs[2]) {
+  if (ctx->opset >= 12 && ctx->n_inputs > 2 && ctx->inputs[2]) {
     unsigned char training = 0;
     double ratio = 0.5;
     tb_status st = tb_ew_scalar(ctx, 2, TB_DTYPE_BOOL, &training);
@@ -26,7 +26,7 @@ static tb_status run_dropout(tb_kernel_ctx *ctx) {
   tb_status st = copy_input(ctx);
   if (st != TB_OK || !tb_ew_has_output(ctx, 1)) return st;
   const tb_tensor *in = ctx->inputs[0];
-  tb_dtype mask_dtype = ctx->node->opset >= 10 ? TB_DTYPE_BOOL : tb_tensor_dtype(in);
+  tb_dtype mask_dtype = ctx->opset >= 10 ? TB_DTYPE_BOOL : tb_tensor_dtype(in);
   tb_tensor *mask;
   st = tb_kernel_output(ctx, 1, mask_dtype, tb_tensor_ndim(in), tb_tensor_shape(in), &mask);
   if (st != TB_OK) return st;

@@ -9,6 +9,7 @@
  * BitShift: a shift by the bit width or more gives 0. */
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/ew_params.h"
 
 static int64_t ipow(int64_t base, int64_t e) {
   if (e < 0) return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
@@ -72,11 +73,9 @@ static const tb_ew_loop_entry cmod_loops[] = {
 static const tb_ew_loop_entry pymod_loops[] = {TB_EW_SINTS(PYMOD_ENTRY){TB_DTYPE_U8, cmod_u8}};
 
 static tb_status run_mod(tb_kernel_ctx *ctx) {
-  int64_t fmod_attr;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "fmod", 0, &fmod_attr);
-  if (st != TB_OK) return st;
+  const tb_mod_params *p = ctx->params;
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
-  if (fmod_attr) return tb_ew_simple(ctx, cmod_loops, TB_EW_COUNT(cmod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
+  if (p->fmod) return tb_ew_simple(ctx, cmod_loops, TB_EW_COUNT(cmod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
   return tb_ew_simple(ctx, pymod_loops, TB_EW_COUNT(pymod_loops), 0, dt, tb_ew_compute_dtype(dt), NULL);
 }
 
@@ -87,12 +86,8 @@ static const tb_ew_loop_entry shl_loops[] = {{TB_DTYPE_U8, shl_u8}};
 static const tb_ew_loop_entry shr_loops[] = {{TB_DTYPE_U8, shr_u8}};
 
 static tb_status run_bitshift(tb_kernel_ctx *ctx) {
-  const char *dir;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "direction", "", &dir);
-  if (st != TB_OK) return st;
-  bool left = strcmp(dir, "LEFT") == 0;
-  if (!left && strcmp(dir, "RIGHT") != 0)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute 'direction' is \"%s\"; it must be LEFT or RIGHT", dir);
+  const tb_bitshift_params *p = ctx->params;
+  bool left = p->left;
   tb_dtype dt = tb_tensor_dtype(ctx->inputs[0]);
   return left ? tb_ew_simple(ctx, shl_loops, 1, 0, dt, dt, NULL) : tb_ew_simple(ctx, shr_loops, 1, 0, dt, dt, NULL);
 }

@@ -3,6 +3,7 @@
  * Abs wrap (-INT_MIN is INT_MIN, as in numpy). */
 #include <math.h>
 #include "backend/cpu/kernels/elementwise/ew_kernel.h"
+#include "ops/elementwise/ew_params.h"
 
 #define MATH_f32(fn) fn##f
 #define MATH_f64(fn) fn
@@ -83,11 +84,8 @@ static tb_status run_isnan(tb_kernel_ctx *ctx) {
 }
 
 static tb_status run_isinf(tb_kernel_ctx *ctx) {
-  int64_t neg, pos;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "detect_negative", 1, &neg);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "detect_positive", 1, &pos);
-  if (st != TB_OK) return st;
-  isinf_params p = {neg != 0, pos != 0};
+  const tb_isinf_params *ip = ctx->params;
+  isinf_params p = {ip->detect_negative, ip->detect_positive};
   return tb_ew_simple(ctx, isinf_loops, TB_EW_COUNT(isinf_loops), 0, TB_DTYPE_BOOL, TB_DTYPE_BOOL, &p);
 }
 

@@ -7,7 +7,7 @@
  * with clip, when given, applied to each activation's input. */
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
-static void gru_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
+static void gru_step(const tb_rnn_params *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
                      double *h, double *c, double *g) {
   (void)c;
   size_t gh = 3 * hidden;

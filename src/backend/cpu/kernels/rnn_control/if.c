@@ -2,6 +2,7 @@
  * into the node's (allocated here when their shapes differ between branches). */
 #include <stdlib.h>
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "ops/control/control_params.h"
 
 static tb_status run_if(tb_kernel_ctx *ctx) {
   tb_tensor *cond_t = tb_rc_input(ctx, 0);
@@ -9,10 +10,9 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   bool cond = false;
   tb_status st = tb_rc_scalar_bool(ctx, cond_t, "the condition", &cond);
   if (st != TB_OK) return st;
+  const tb_if_params *p = ctx->params;
   const char *which = cond ? "then_branch" : "else_branch";
-  tb_graph *branch = NULL;
-  if ((st = tb_attr_graph(ctx->graph, ctx->node, which, &branch)) != TB_OK) return st;
-  if (!branch) return tb_kernel_error(ctx, TB_ERR_MODEL, "the graph attribute '%s' is missing", which);
+  const tb_graph *branch = cond ? p->then_branch : p->else_branch;
   if (branch->n_outputs < ctx->n_outputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "%s has %zu outputs, the node %zu", which, branch->n_outputs, ctx->n_outputs);
   tb_tensor **outs = calloc(branch->n_outputs ? branch->n_outputs : 1, sizeof *outs);

@@ -5,6 +5,7 @@
  * refused. */
 #include <stdlib.h>
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "ops/control/control_params.h"
 
 typedef struct loop_state {
   size_t carried, scans;
@@ -78,10 +79,9 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
 }
 
 static tb_status run_loop(tb_kernel_ctx *ctx) {
-  tb_graph *body = NULL;
-  tb_status st = tb_attr_graph(ctx->graph, ctx->node, "body", &body);
-  if (st != TB_OK) return st;
-  if (!body) return tb_kernel_error(ctx, TB_ERR_MODEL, "the graph attribute 'body' is missing");
+  const tb_loop_params *p = ctx->params;
+  tb_status st;
+  const tb_graph *body = p->body;
   if (ctx->n_inputs < 2 || body->n_inputs != ctx->n_inputs || body->n_outputs + 1 < ctx->n_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "the body's %zu inputs and %zu outputs do not fit the node's %zu inputs",
                            body->n_inputs, body->n_outputs, ctx->n_inputs);

@@ -6,7 +6,7 @@
  * with clip, when given, applied to each activation's input. */
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
-static void lstm_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
+static void lstm_step(const tb_rnn_params *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
                       double *h, double *c, double *g) {
   size_t gh = 4 * hidden;
   for (size_t j = 0; j < gh; j++) g[j] = p->wb[j] + p->rb[j];

@@ -5,12 +5,11 @@
 #include <string.h>
 
 tb_tensor *tb_rc_input(const tb_kernel_ctx *ctx, size_t i) {
-  if (i >= ctx->n_inputs || i >= ctx->node->n_inputs || ctx->node->inputs[i] < 0) return NULL;
-  return ctx->inputs[i];
+  return i < ctx->n_inputs ? ctx->inputs[i] : NULL; /* NULL for an omitted input */
 }
 
 bool tb_rc_has_output(const tb_kernel_ctx *ctx, size_t i) {
-  return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
+  return tb_kernel_has_output(ctx, i);
 }
 
 static tb_status packed(const tb_kernel_ctx *ctx, const tb_tensor *t, void **out) {

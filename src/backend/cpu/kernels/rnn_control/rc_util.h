@@ -7,7 +7,7 @@
 
 /* Input i of the node, or NULL when it is omitted (absent or empty name). */
 tb_tensor *tb_rc_input(const tb_kernel_ctx *ctx, size_t i);
-/* Whether the node has output i. */
+/* Whether the node has output i (tb_kernel_has_output). */
 bool tb_rc_has_output(const tb_kernel_ctx *ctx, size_t i);
 /* A tensor's elements as packed doubles (malloc'd; the caller frees). */
 tb_status tb_rc_load(const tb_kernel_ctx *ctx, const tb_tensor *t, double **out);

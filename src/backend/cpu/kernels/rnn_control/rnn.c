@@ -2,7 +2,7 @@
  * direction's activation, with clip, when given, applied to its input. */
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
-static void rnn_step(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
+static void rnn_step(const tb_rnn_params *a, const rnn_dir_params *p, size_t hidden, size_t input, const double *x,
                      double *h, double *c, double *g) {
   (void)c;
   for (size_t j = 0; j < hidden; j++) g[j] = p->wb[j] + p->rb[j];

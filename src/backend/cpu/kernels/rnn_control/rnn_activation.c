@@ -1,5 +1,5 @@
 /* The activation functions of the recurrent operators, exactly as the ONNX operators of the same names
- * define them, with the alpha/beta the node gives (see ops/rnn/rnn_attrs.h for the defaults). */
+ * define them, with the alpha/beta the node gives (see ops/rnn/rnn_params.h for the defaults). */
 #include <math.h>
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
@@ -21,7 +21,7 @@ double tb_rnn_activate(const tb_rnn_act *act, double x) {
   return x;
 }
 
-double tb_rnn_clip(const tb_rnn_attrs *a, double x) {
+double tb_rnn_clip(const tb_rnn_params *a, double x) {
   if (!a->has_clip) return x;
   double c = a->clip;
   return x < -c ? -c : x > c ? c : x;

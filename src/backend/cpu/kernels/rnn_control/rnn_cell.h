@@ -5,7 +5,7 @@
 #ifndef TB_CPU_KERNELS_RNN_CELL_H
 #define TB_CPU_KERNELS_RNN_CELL_H
 #include "backend/cpu/kernels/kernel.h"
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 
 /* One direction's parameters, as doubles. */
 typedef struct rnn_dir_params {
@@ -18,7 +18,7 @@ typedef struct rnn_dir_params {
 
 /* One step: h (and c for LSTM) hold the previous state on entry and the new one on return. scratch
  * has room for 2*G*H doubles. */
-typedef void (*rnn_step_fn)(const tb_rnn_attrs *a, const rnn_dir_params *p, size_t hidden, size_t input,
+typedef void (*rnn_step_fn)(const tb_rnn_params *a, const rnn_dir_params *p, size_t hidden, size_t input,
                             const double *x, double *h, double *c, double *scratch);
 
 /* The whole operator for `cell`: inputs X, W, R, [B, sequence_lens, initial_h, initial_c, P]. */
@@ -27,7 +27,7 @@ tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step);
 /* An activation applied to x. */
 double tb_rnn_activate(const tb_rnn_act *act, double x);
 /* x clipped to [-clip, clip] when the node has a clip. */
-double tb_rnn_clip(const tb_rnn_attrs *a, double x);
+double tb_rnn_clip(const tb_rnn_params *a, double x);
 /* out[j] += sum_k m[j, k] * v[k] for j < rows (m is rows x cols, row-major). */
 void tb_rnn_gemv(size_t rows, size_t cols, const double *m, const double *v, double *out);
 

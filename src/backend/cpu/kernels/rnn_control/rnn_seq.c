@@ -11,11 +11,7 @@
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };
 
 bool tb_rnn_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  (void)n;
   if (!in || !in[0] || !in[0]->has_dtype) return true;
   tb_dtype d = in[0]->dtype;
   return d == TB_DTYPE_F32 || d == TB_DTYPE_F64 || d == TB_DTYPE_F16 || d == TB_DTYPE_BF16;
@@ -42,7 +38,7 @@ static tb_status expect(const tb_kernel_ctx *ctx, const tb_tensor *t, const char
   return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s]", name, tb_rc_shape_str(t, have, sizeof have), want);
 }
 
-static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_tensor *const *in, rnn_dims *dm) {
+static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_params *a, tb_tensor *const *in, rnn_dims *dm) {
   const tb_tensor *x = in[IN_X], *w = in[IN_W], *r = in[IN_R];
   if (!x || !w || !r) return tb_kernel_error(ctx, TB_ERR_MODEL, "inputs X, W and R are required");
   tb_dtype dt = tb_tensor_dtype(x);
@@ -130,7 +126,7 @@ static tb_status load_all(const tb_kernel_ctx *ctx, tb_tensor *const *in, const 
   return st;
 }
 
-static void run_direction(const tb_rnn_attrs *a, const rnn_dims *m, rnn_data *dt, int64_t d, rnn_step_fn step) {
+static void run_direction(const tb_rnn_params *a, const rnn_dims *m, rnn_data *dt, int64_t d, rnn_step_fn step) {
   size_t h = (size_t)m->hidden, gh = (size_t)m->gates * h;
   const double *bias = dt->v[IN_B] ? dt->v[IN_B] + (size_t)d * 2 * gh : dt->zeros;
   rnn_dir_params p = {
@@ -156,9 +152,8 @@ static void run_direction(const tb_rnn_attrs *a, const rnn_dims *m, rnn_data *dt
 }
 
 tb_status tb_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, rnn_step_fn step) {
-  tb_rnn_attrs a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);

@@ -2,12 +2,12 @@
  * scan inputs (scan_job.c), then the final states and each scan output stacked along its axis
  * (iteration t at L-1-t when its direction is 1). */
 #include "backend/cpu/kernels/rnn_control/scan_job.h"
-#include "ops/control/scan_attrs.h"
+#include "ops/control/control_params.h"
 
 enum { MAX_SCAN_INPUTS = 64 };
 
 /* The scan axes (normalised) and the common length L. */
-static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_attrs *a, tb_tensor *const *scan_in, size_t *axes,
+static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_params *a, tb_tensor *const *scan_in, size_t *axes,
                              int64_t *length) {
   *length = -1;
   for (size_t j = 0; j < a->n_scan_in; j++) {
@@ -28,10 +28,10 @@ static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_attrs *a, tb_tens
 }
 
 static tb_status run_scan(tb_kernel_ctx *ctx) {
-  if (ctx->node->opset > 0 && ctx->node->opset < 9) return tb_scan8_run(ctx);
-  tb_scan_attrs a;
-  tb_status st = tb_scan_attrs_read(ctx->graph, ctx->node, ctx->n_inputs, &a);
-  if (st != TB_OK) return st;
+  const tb_scan_params *p = ctx->params;
+  if (p->batched) return tb_scan8_run(ctx, p);
+  tb_scan_params a = *p;
+  tb_status st;
   if (a.n_scan_in > MAX_SCAN_INPUTS)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu scan inputs; at most %d supported", a.n_scan_in, MAX_SCAN_INPUTS);
   tb_tensor *inputs[MAX_SCAN_INPUTS * 2 + 1] = {0};

@@ -6,30 +6,18 @@
 #include "backend/cpu/kernels/rnn_control/scan_job.h"
 
 typedef struct scan8 {
-  tb_graph *body;
+  const tb_graph *body;
   size_t n_state, n_scan_in, n_scan_out;
   const int64_t *dirs;
   int64_t batch, length;
 } scan8;
 
-static tb_status read_node(tb_kernel_ctx *ctx, scan8 *s) {
-  int64_t m = 0;
-  size_t n_dirs = 0;
-  tb_status st = tb_attr_graph(ctx->graph, ctx->node, "body", &s->body);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "num_scan_inputs", 0, &m);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "directions", &s->dirs, &n_dirs);
-  if (st != TB_OK) return st;
-  if (!s->body) return tb_kernel_error(ctx, TB_ERR_MODEL, "the graph attribute 'body' is missing");
-  if (m <= 0 || (uint64_t)m + 1 > ctx->n_inputs)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "num_scan_inputs is %lld, expected 1 to %zu", (long long)m, ctx->n_inputs - 1);
-  s->n_scan_in = (size_t)m;
-  s->n_state = ctx->n_inputs - 1 - s->n_scan_in;
-  if (s->dirs && n_dirs != s->n_scan_in)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "'directions' has %zu entries, expected %zu", n_dirs, s->n_scan_in);
-  if (s->body->n_inputs != s->n_state + s->n_scan_in || s->body->n_outputs < s->n_state)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "the body's %zu inputs and %zu outputs do not fit %zu states and %zu scan inputs",
-                           s->body->n_inputs, s->body->n_outputs, s->n_state, s->n_scan_in);
-  s->n_scan_out = s->body->n_outputs - s->n_state;
+static tb_status read_node(tb_kernel_ctx *ctx, const tb_scan_params *p, scan8 *s) {
+  s->body = p->body;
+  s->dirs = p->in_dirs;
+  s->n_scan_in = p->n_scan_in;
+  s->n_state = p->n_state;
+  s->n_scan_out = p->n_scan_out;
   s->batch = s->length = -1;
   for (size_t i = 1; i < ctx->n_inputs; i++) {
     tb_tensor *in = tb_rc_input(ctx, i);
@@ -51,7 +39,8 @@ static tb_status read_node(tb_kernel_ctx *ctx, scan8 *s) {
   if (tb_tensor_numel(lens_t) != s->batch)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "sequence_lens has %lld entries for a batch of %lld",
                            (long long)tb_tensor_numel(lens_t), (long long)s->batch);
-  if ((st = tb_rc_load_i64(ctx, lens_t, &lens)) != TB_OK) return st;
+  tb_status st = tb_rc_load_i64(ctx, lens_t, &lens);
+  if (st != TB_OK) return st;
   for (int64_t b = 0; st == TB_OK && b < s->batch; b++)
     if (lens[b] != s->length)
       st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "sequence_lens[%lld] is %lld, shorter than the sequence (%lld): padded "
@@ -95,9 +84,9 @@ static tb_status write_output(tb_kernel_ctx *ctx, size_t i, const scan8 *s, tb_t
   return st;
 }
 
-tb_status tb_scan8_run(tb_kernel_ctx *ctx) {
+tb_status tb_scan8_run(tb_kernel_ctx *ctx, const tb_scan_params *p) {
   scan8 s = {0};
-  tb_status st = read_node(ctx, &s);
+  tb_status st = read_node(ctx, p, &s);
   if (st != TB_OK) return st;
   if (s.n_scan_in + s.n_state > 64) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "more than 64 inputs");
   if (s.batch == 0 || s.length == 0) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "an empty batch or sequence");

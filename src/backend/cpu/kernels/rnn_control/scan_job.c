@@ -1,7 +1,7 @@
 /* The iterations of one Scan (see scan_job.h). */
 #include "backend/cpu/kernels/rnn_control/scan_job.h"
 #include <stdlib.h>
-#include "ops/control/scan_attrs.h"
+#include "ops/control/control_params.h"
 
 void tb_scan_job_free(scan_job *job) {
   for (size_t j = 0; job->states && j < job->n_state; j++)

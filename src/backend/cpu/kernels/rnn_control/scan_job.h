@@ -5,6 +5,7 @@
 #ifndef TB_CPU_KERNELS_SCAN_JOB_H
 #define TB_CPU_KERNELS_SCAN_JOB_H
 #include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "ops/control/control_params.h"
 
 typedef struct scan_job {
   /* set by the caller */
@@ -24,7 +25,8 @@ typedef struct scan_job {
 tb_status tb_scan_job_run(tb_kernel_ctx *ctx, scan_job *job);
 void tb_scan_job_free(scan_job *job);
 
-/* Scan-8 (scan8.c): a batch axis first on every input and output, scan inputs' sequence axis second. */
-tb_status tb_scan8_run(tb_kernel_ctx *ctx);
+/* Scan-8 (scan8.c): a batch axis first on every input and output, scan inputs' sequence axis second; p is
+ * the node's parsed tb_scan_params (batched). */
+tb_status tb_scan8_run(tb_kernel_ctx *ctx, const tb_scan_params *p);
 
 #endif

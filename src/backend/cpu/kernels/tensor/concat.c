@@ -1,15 +1,15 @@
 /* Concat: for each outer index, each input's block along the axis in turn. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_concat(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis)) != TB_OK) return st;
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(outs[0]);
-  if (axis < 0) axis += (int64_t)rank; /* range checked by inference */
+  int64_t axis = tb_tk_axis(p->axis, rank); /* range checked by inference */
   const int64_t *shape = tb_tensor_shape(outs[0]);
   size_t elem = tb_dtype_size(tb_tensor_dtype(outs[0]));
   int64_t outer = 1, inner = 1;

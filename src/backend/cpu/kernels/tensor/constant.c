@@ -1,6 +1,7 @@
 /* Constant and ConstantOfShape: outputs filled from attributes. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_constant(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
@@ -8,25 +9,24 @@ static tb_status run_constant(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   unsigned char *dst = tb_tk_data(outs[0]);
   size_t nbytes = tb_tensor_nbytes(outs[0]);
-  const tb_attr *a;
-  if ((a = tb_node_attr(ctx->node, "value")) != NULL) {
-    const tb_ir_tensor *t;
-    if ((st = tb_attr_tensor(ctx->graph, ctx->node, "value", &t)) != TB_OK) return st;
-    if (t->nbytes != nbytes || (nbytes && !t->data))
-      return tb_kernel_error(ctx, TB_ERR_MODEL, "the value tensor holds %zu bytes where its shape needs %zu", t->nbytes,
-                             nbytes);
-    if (nbytes) memcpy(dst, t->data, nbytes);
-  } else if ((a = tb_node_attr(ctx->node, "value_float")) != NULL) {
-    memcpy(dst, &a->f, sizeof(float));
-  } else if ((a = tb_node_attr(ctx->node, "value_int")) != NULL) {
-    memcpy(dst, &a->i, sizeof(int64_t));
-  } else if ((a = tb_node_attr(ctx->node, "value_floats")) != NULL) {
-    if (a->count) memcpy(dst, a->floats, a->count * sizeof(float));
-  } else if ((a = tb_node_attr(ctx->node, "value_ints")) != NULL) {
-    if (a->count) memcpy(dst, a->ints, a->count * sizeof(int64_t));
-  } else {
-    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no value attribute");
+  const tb_constant_params *p = ctx->params;
+  switch (p->kind) {
+    case TB_CONSTANT_TENSOR:
+      if (p->tensor->nbytes != nbytes || (nbytes && !p->tensor->data))
+        return tb_kernel_error(ctx, TB_ERR_MODEL, "the value tensor holds %zu bytes where its shape needs %zu",
+                               p->tensor->nbytes, nbytes);
+      if (nbytes) memcpy(dst, p->tensor->data, nbytes);
+      break;
+    case TB_CONSTANT_FLOAT: memcpy(dst, &p->f, sizeof(float)); break;
+    case TB_CONSTANT_INT: memcpy(dst, &p->i, sizeof(int64_t)); break;
+    case TB_CONSTANT_FLOATS:
+      if (p->count) memcpy(dst, p->floats, p->count * sizeof(float));
+      break;
+    case TB_CONSTANT_INTS:
+      if (p->count) memcpy(dst, p->ints, p->count * sizeof(int64_t));
+      break;
   }
+
   return TB_OK;
 }
 
@@ -36,9 +36,8 @@ static tb_status run_constant_of_shape(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
-  const tb_ir_tensor *value = NULL;
-  if (tb_node_attr(ctx->node, "value") && (st = tb_attr_tensor(ctx->graph, ctx->node, "value", &value)) != TB_OK)
-    return st;
+  const tb_constant_of_shape_params *p = ctx->params;
+  const tb_ir_tensor *value = p->value;
   unsigned char zero[8] = {0};
   const void *fill = zero;
   size_t elem = tb_dtype_size(tb_tensor_dtype(outs[0]));

@@ -1,6 +1,7 @@
 /* DepthToSpace and SpaceToDepth: the input seen as a 6-d tensor, transposed by a strided copy. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -8,16 +9,14 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  int64_t b;
-  const char *mode = "DCR";
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "blocksize", 1, &b)) != TB_OK) return st;
-  bool to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
-  if (to_space && (st = tb_attr_string(ctx->graph, ctx->node, "mode", "DCR", &mode)) != TB_OK) return st;
+  const tb_depth_space_params *dp = ctx->params;
+  int64_t b = dp->blocksize;
+  bool to_space = dp->to_space;
   const int64_t *s = tb_tensor_shape(x);
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
   int64_t view[6];
   int perm[6];
-  if (to_space && strcmp(mode, "DCR") == 0) {
+  if (to_space && !dp->crd) {
     int64_t v[6] = {n, b, b, c / (b * b), h, w};
     int p[6] = {0, 3, 4, 1, 5, 2};
     memcpy(view, v, sizeof v);

@@ -26,9 +26,9 @@ static tb_status run_gather(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  int64_t axis;
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  if ((st = tb_tk_axis(ctx, rank, &axis)) != TB_OK) return st;
+  int64_t axis = tb_tk_axis(p->axis, rank);
   const int64_t *shape = tb_tensor_shape(x);
   int64_t outer = 1, inner = 1, dim = shape[axis], n = tb_tensor_numel(ind);
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
@@ -53,10 +53,10 @@ static tb_status run_gather_elements(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  int64_t axis, off;
+  const tb_axis_params *p = ctx->params;
+  int64_t axis = tb_tk_axis(p->axis, tb_tensor_ndim(x)), off;
   size_t elem = tb_dtype_size(tb_tensor_dtype(x));
   tk_elements w;
-  if ((st = tb_tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
   if ((st = tb_tk_elements_begin(ctx, &w, x, ind, ip, NULL, (size_t)axis)) != TB_OK) return st;
   for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
     if ((st = tb_tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
@@ -73,8 +73,8 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   tb_status st = gather_begin(ctx, &x, &ind, &src, &ip, &dst);
   if (st != TB_OK) return st;
-  int64_t b = 0;
-  if (ctx->node->opset >= 12 && (st = tb_attr_int(ctx->graph, ctx->node, "batch_dims", 0, &b)) != TB_OK) return st;
+  const tb_gather_nd_params *p = ctx->params;
+  int64_t b = p->batch_dims;
   size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind);
   int64_t k = ishape[q - 1], batch = 1, per_batch = 1, slice = 1, tuples = 1;

@@ -68,13 +68,12 @@ static tb_status run_topk(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
-  int64_t axis, largest, k;
-  bool known;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "largest", 1, &largest)) != TB_OK) return st;
+  const tb_topk_params *p = ctx->params;
+  int64_t axis = p->axis, k;
+  bool largest = p->largest, known;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_topk_k(tb_tk_infer_ctx(inf), &k, &known);
+  st = tb_topk_k(tb_tk_infer_ctx(inf), p, &k, &known);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   size_t rank = tb_tensor_ndim(x);

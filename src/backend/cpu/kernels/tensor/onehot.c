@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_onehot(tb_kernel_ctx *ctx) {
   const tb_tensor *ind, *vals;
@@ -13,10 +14,9 @@ static tb_status run_onehot(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) return st;
   if (tb_tensor_numel(vals) != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "values must hold 2 elements");
-  int64_t axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis)) != TB_OK) return st;
+  const tb_axis_params *p = ctx->params;
   size_t rank = tb_tensor_ndim(outs[0]), elem = tb_dtype_size(tb_tensor_dtype(vals));
-  if (axis < 0) axis += (int64_t)rank;
+  int64_t axis = tb_tk_axis(p->axis, rank);
   const int64_t *shape = tb_tensor_shape(outs[0]);
   int64_t depth = shape[axis], outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];

@@ -26,19 +26,16 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   tb_dtype dt = tb_tensor_dtype(x);
   int64_t begin[TB_MAX_DIMS], end[TB_MAX_DIMS];
   bool known;
+  const tb_pad_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_pad_amounts(tb_tk_infer_ctx(inf), rank, begin, end, &known);
+  st = tb_pad_amounts(tb_tk_infer_ctx(inf), p, rank, begin, end, &known);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
-  const char *mode_s;
-  if ((st = tb_attr_string(ctx->graph, ctx->node, "mode", "constant", &mode_s)) != TB_OK) return st;
-  int mode = tb_pad_mode(mode_s);
+  int mode = (int)p->mode;
   unsigned char value[8] = {0};
-  if (ctx->node->opset < 11) {
-    float f;
-    if ((st = tb_attr_float(ctx->graph, ctx->node, "value", 0.0f, &f)) != TB_OK) return st;
-    tb_convert(TB_DTYPE_F32, &f, dt, value, 1, true);
+  if (p->pads_attr) {
+    tb_convert(TB_DTYPE_F32, &p->value, dt, value, 1, true);
   } else if (tb_tk_has(ctx, 2)) {
     const tb_tensor *cv;
     const unsigned char *cp;

@@ -13,7 +13,7 @@ typedef struct taps {
   int n;
 } taps;
 
-static double original_coord(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
+static double original_coord(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
                               double r1) {
   double xr = (double)x;
   switch (a->coord) {
@@ -33,7 +33,7 @@ static double original_coord(const tb_resize_attrs *a, int64_t x, double scale, 
   }
 }
 
-static int64_t nearest_index(const tb_resize_attrs *a, double x, double scale) {
+static int64_t nearest_index(const tb_resize_params *a, double x, double scale) {
   switch (a->nearest) {
     case TB_NEAREST_ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
     case TB_NEAREST_ROUND_PREFER_CEIL: return x == floor(x) + 0.5 ? (int64_t)ceil(x) : (int64_t)llround(x);
@@ -50,7 +50,7 @@ static double cubic_weight(double s, double A) {
   return 0;
 }
 
-static void make_taps(const tb_resize_attrs *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
+static void make_taps(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
                       taps *t) {
   double xo = original_coord(a, x, scale, in, out, r0, r1);
   if (a->coord == TB_COORD_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
@@ -120,11 +120,10 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   int64_t out[TB_MAX_DIMS];
   double scales[TB_MAX_DIMS], roi[2 * TB_MAX_DIMS];
   bool known;
-  tb_resize_attrs a;
+  const tb_resize_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
-  st = tb_resize_read_attrs(tb_tk_infer_ctx(inf), &a);
-  if (st == TB_OK) st = tb_resize_params(tb_tk_infer_ctx(inf), rank, in, out, scales, roi, &known);
+  st = tb_resize_sizes(tb_tk_infer_ctx(inf), p, rank, in, out, scales, roi, &known);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   if (!known) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output size is not known");
@@ -144,11 +143,11 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   taps *all = malloc((total ? total : 1) * sizeof *all);
   if (!all) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %zu interpolation entries", total);
   for (size_t d = 0; d < rank; d++)
-    for (int64_t k = 0; k < out[d]; k++) make_taps(&a, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
+    for (int64_t k = 0; k < out[d]; k++) make_taps(p, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
   tb_tk_strides(rank, in, strides);
   unsigned char extrap[8];
-  store(extrap, dt, a.extrapolation);
+  store(extrap, dt, p->extrapolation);
   for (int64_t j = 0; j < numel; j++, dst += elem) {
     const taps *t[TB_MAX_DIMS];
     bool outside = false;
@@ -158,7 +157,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
     }
     if (outside) {
       memcpy(dst, extrap, elem);
-    } else if (a.mode == TB_RESIZE_NEAREST) {
+    } else if (p->mode == TB_RESIZE_NEAREST) {
       int64_t off = 0;
       for (size_t d = 0; d < rank; d++) off += t[d]->idx[0] * strides[d];
       memcpy(dst, src + (size_t)off * elem, elem);

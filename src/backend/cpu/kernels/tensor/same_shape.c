@@ -1,6 +1,7 @@
 /* Trilu, CumSum and ReverseSequence: outputs of the input's shape. */
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_trilu(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -8,8 +9,8 @@ static tb_status run_trilu(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  int64_t upper, k = 0;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "upper", 1, &upper)) != TB_OK) return st;
+  const tb_trilu_params *p = ctx->params;
+  int64_t upper = p->upper, k = 0;
   if (tb_tk_has(ctx, 1)) {
     int64_t v[1];
     size_t n;
@@ -42,10 +43,9 @@ static tb_status run_cumsum(tb_kernel_ctx *ctx) {
   tb_tensor *outs[1] = {NULL};
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
-  int64_t exclusive, reverse, axis[1];
+  const tb_cumsum_params *p = ctx->params;
+  int64_t exclusive = p->exclusive, reverse = p->reverse, axis[1];
   size_t n;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "exclusive", 0, &exclusive)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "reverse", 0, &reverse)) != TB_OK) return st;
   if ((st = tb_tk_input_ints(ctx, 1, axis, 1, &n)) != TB_OK) return st;
   int64_t r = (int64_t)tb_tensor_ndim(x);
   if (n != 1 || axis[0] < -r || axis[0] >= r)
@@ -109,9 +109,8 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   tb_tensor *outs[1] = {NULL};
   if ((st = tb_tk_infer_outputs(ctx, outs)) != TB_OK) return st;
-  int64_t batch_axis, time_axis;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "batch_axis", 1, &batch_axis)) != TB_OK) return st;
-  if ((st = tb_attr_int(ctx->graph, ctx->node, "time_axis", 0, &time_axis)) != TB_OK) return st;
+  const tb_reverse_sequence_params *p = ctx->params;
+  int64_t batch_axis = p->batch_axis, time_axis = p->time_axis;
   size_t rank = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x);
   int64_t batch = shape[batch_axis], time = shape[time_axis];

@@ -58,17 +58,6 @@ static void reduce_one(unsigned char *dst, const unsigned char *src, tb_dtype dt
   }
 }
 
-static tb_status reduction_of(tb_kernel_ctx *ctx, int *red) {
-  *red = 0;
-  if (ctx->node->opset < 16) return TB_OK;
-  const char *s;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "reduction", "none", &s);
-  if (st != TB_OK) return st;
-  *red = tb_scatter_reduction(s);
-  if (*red < 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown reduction '%s'", s);
-  return TB_OK;
-}
-
 /* Inputs data, indices, updates; the output starts as a copy of data. */
 static tb_status scatter_begin(tb_kernel_ctx *ctx, const tb_tensor **x, const tb_tensor **ind, const tb_tensor **upd,
                                const unsigned char **ip, const unsigned char **up, unsigned char **dst) {
@@ -91,15 +80,14 @@ static tb_status run_scatter_elements(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  int red;
-  tb_status st = reduction_of(ctx, &red);
-  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  const tb_scatter_params *p = ctx->params;
+  int red = (int)p->reduction;
+  tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
-  int64_t axis, off;
+  int64_t axis = tb_tk_axis(p->axis, tb_tensor_ndim(x)), off;
   tb_dtype dt = tb_tensor_dtype(x);
   size_t elem = tb_dtype_size(dt);
   tk_elements w;
-  if ((st = tb_tk_axis(ctx, tb_tensor_ndim(x), &axis)) != TB_OK) return st;
   if ((st = tb_tk_elements_begin(ctx, &w, x, ind, ip, upd, (size_t)axis)) != TB_OK) return st;
   for (int64_t j = 0; j < tb_tensor_numel(ind); j++) {
     if ((st = tb_tk_elements_next(ctx, &w, j, &off)) != TB_OK) return st;
@@ -115,9 +103,9 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
   const tb_tensor *x, *ind, *upd;
   const unsigned char *ip, *up;
   unsigned char *dst;
-  int red;
-  tb_status st = reduction_of(ctx, &red);
-  if (st == TB_OK) st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
+  const tb_scatter_params *p = ctx->params;
+  int red = (int)p->reduction;
+  tb_status st = scatter_begin(ctx, &x, &ind, &upd, &ip, &up, &dst);
   if (st != TB_OK) return st;
   size_t r = tb_tensor_ndim(x), q = tb_tensor_ndim(ind), elem = tb_dtype_size(tb_tensor_dtype(x));
   const int64_t *shape = tb_tensor_shape(x), *ishape = tb_tensor_shape(ind), *ushape = tb_tensor_shape(upd);

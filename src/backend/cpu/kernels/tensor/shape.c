@@ -7,14 +7,10 @@
 static tb_status run_shape(tb_kernel_ctx *ctx) {
   if (!tb_tk_has(ctx, 0)) return tb_kernel_error(ctx, TB_ERR_MODEL, "input 0 is missing");
   const tb_tensor *x = ctx->inputs[0];
-  int64_t start = 0, end = INT64_MAX;
+  const tb_shape_params *p = ctx->params;
   tb_status st;
-  if (ctx->node->opset >= 15) {
-    if ((st = tb_attr_int(ctx->graph, ctx->node, "start", 0, &start)) != TB_OK) return st;
-    if ((st = tb_attr_int(ctx->graph, ctx->node, "end", INT64_MAX, &end)) != TB_OK) return st;
-  }
   int64_t first, count;
-  tb_shape_range((int64_t)tb_tensor_ndim(x), start, end, &first, &count);
+  tb_shape_range((int64_t)tb_tensor_ndim(x), p->start, p->end, &first, &count);
   unsigned char *dst;
   if ((st = tb_tk_output(ctx, 0, TB_DTYPE_I64, 1, &count, NULL, &dst)) != TB_OK) return st;
   if (count) memcpy(dst, tb_tensor_shape(x) + first, (size_t)count * sizeof(int64_t));

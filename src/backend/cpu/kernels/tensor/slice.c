@@ -9,10 +9,11 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   const unsigned char *src;
   tb_status st = tb_tk_input(ctx, 0, &x, &src);
   if (st != TB_OK) return st;
+  const tb_slice_params *p = ctx->params;
   tk_infer *inf;
   if ((st = tb_tk_infer_begin(ctx, &inf)) != TB_OK) return st;
   tb_slice_plan plan;
-  st = tb_slice_infer_plan(tb_tk_infer_ctx(inf), &plan);
+  st = tb_slice_infer_plan(tb_tk_infer_ctx(inf), p, &plan);
   tb_tk_infer_end(inf);
   if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));

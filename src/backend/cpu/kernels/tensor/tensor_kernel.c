@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ops/op.h"
+#include "ops/op_params.h"
 
 bool tb_tk_has(const tb_kernel_ctx *ctx, size_t i) { return i < ctx->n_inputs && ctx->inputs[i] != NULL; }
 
@@ -85,6 +86,7 @@ tb_status tb_tk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim
 
 struct tk_infer {
   tb_infer_ctx ic;
+  tb_node op;  /* the op's stand-in: its identity and parsed parameters */
   tb_value_type *types, *out;
   const tb_value_type **in;
   tb_ir_tensor *values;
@@ -103,9 +105,10 @@ void tb_tk_infer_end(tk_infer *s) {
 
 tb_status tb_tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
   *out = NULL;
-  const tb_op_def *def = ctx->node->def;
-  if (!def) def = tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
-  if (!def || !def->infer) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no operator definition");
+  tb_node op;
+  tb_status st = tb_infer_stand_in(&op, ctx->domain, ctx->op_type, ctx->opset, ctx->params, ctx->n_inputs, ctx->n_outputs);
+  if (st != TB_OK) return st;
+  const tb_op_def *def = op.def;
   size_t ni = ctx->n_inputs ? ctx->n_inputs : 1, no = ctx->n_outputs ? ctx->n_outputs : 1;
   tk_infer *s = calloc(1, sizeof *s);
   if (s) {
@@ -132,7 +135,7 @@ tb_status tb_tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
     s->in[i] = ty;
     if (i < 32 && (def->value_inputs & (1u << i))) {
       const unsigned char *p;
-      tb_status st = tb_tk_input(ctx, i, &t, &p);
+      st = tb_tk_input(ctx, i, &t, &p);
       if (st != TB_OK) {
         tb_tk_infer_end(s);
         return st;
@@ -146,8 +149,8 @@ tb_status tb_tk_infer_begin(tb_kernel_ctx *ctx, tk_infer **out) {
       s->value[i] = v;
     }
   }
-  tb_infer_ctx ic = {ctx->graph, ctx->node, ctx->n_inputs, s->in, s->value, ctx->n_outputs, s->out};
-  s->ic = ic;
+  s->op = op;
+  s->ic = (tb_infer_ctx){NULL, &s->op, ctx->n_inputs, s->in, s->value, ctx->n_outputs, s->out};
   *out = s;
   return TB_OK;
 }
@@ -158,12 +161,11 @@ tb_status tb_tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
   tk_infer *s;
   tb_status st = tb_tk_infer_begin(ctx, &s);
   if (st != TB_OK) return st;
-  const tb_op_def *def = ctx->node->def ? ctx->node->def : tb_op_find(ctx->node->domain, ctx->node->op_type, ctx->node->opset);
-  st = def->infer(&s->ic);
+  st = s->op.def->infer(&s->ic);
   for (size_t o = 0; st == TB_OK && o < ctx->n_outputs; o++) {
     outs[o] = NULL;
-    if (ctx->node->outputs && o < ctx->node->n_outputs && ctx->node->outputs[o] < 0) continue;
     const tb_value_type *t = &s->out[o];
+    if (!tb_kernel_has_output(ctx, o)) continue;
     int64_t dims[TB_MAX_DIMS];
     bool known = t->has_dtype && t->has_shape && t->ndim <= TB_MAX_DIMS;
     for (size_t d = 0; known && d < t->ndim; d++) {
@@ -288,11 +290,7 @@ tb_status tb_tk_begin(tb_kernel_ctx *ctx, size_t n, const tb_tensor **in, const 
   return tb_tk_infer_outputs(ctx, outs);
 }
 
-tb_status tb_tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis) {
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, axis);
-  if (st == TB_OK && *axis < 0) *axis += (int64_t)rank;
-  return st;
-}
+int64_t tb_tk_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + (int64_t)rank : axis; }
 
 tb_status tb_tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const tb_tensor *data, const tb_tensor *ind,
                             const unsigned char *ip, const tb_tensor *upd, size_t axis) {

@@ -16,8 +16,8 @@ tb_status tb_tk_input_ints(const tb_kernel_ctx *ctx, size_t i, int64_t *out, siz
 /* An index from data checked against its dim: idx in [-dim, dim) normalised to [0, dim), else
  * TB_ERR_INVALID_ARGUMENT naming the index, its position in the indices tensor, the axis and the dim. */
 tb_status tb_tk_check_index(const tb_kernel_ctx *ctx, int64_t idx, int64_t dim, size_t axis, int64_t at, int64_t *out);
-/* The node's "axis" attribute (default 0) made non-negative for rank (inference checked its range). */
-tb_status tb_tk_axis(const tb_kernel_ctx *ctx, size_t rank, int64_t *axis);
+/* An axis parameter made non-negative for rank (inference checked its range). */
+int64_t tb_tk_axis(int64_t axis, size_t rank);
 /* GatherElements' and ScatterElements' walk over the indices: each indices element's data offset (in
  * elements) is its own coordinates with the one on axis replaced by its checked value. */
 typedef struct tk_elements {
@@ -37,8 +37,9 @@ int64_t tb_tk_int_at(const void *data, tb_dtype dtype, int64_t k);
 /* Element k of any numeric buffer as double (bool 0/1). */
 double tb_tk_double_at(const void *data, tb_dtype dtype, int64_t k);
 
-/* Run the node's infer function on the concrete inputs (shapes, and values of its value inputs) and
- * allocate every present output with the shape it gives; outs receives them (n_outputs entries). */
+/* Run the op's infer function (with the node's parsed parameters) on the concrete inputs (shapes, and values of
+ * its value inputs) and allocate every output the node has (tb_kernel_has_output) with the shape it gives; outs receives them
+ * (n_outputs entries, NULL for an omitted one). */
 tb_status tb_tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs);
 /* Inputs 0..n-1 as tb_tk_input gives them (in[i], data[i]), then tb_tk_infer_outputs into outs: the prologue of
  * a kernel whose outputs all come from inference. */

@@ -1,5 +1,6 @@
 /* Transpose: a strided copy of the input with its strides permuted. */
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
+#include "ops/tensor/tensor_params.h"
 
 static tb_status run_transpose(tb_kernel_ctx *ctx) {
   const tb_tensor *x;
@@ -8,9 +9,8 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   tb_status st = tb_tk_begin(ctx, 1, &x, &src, outs);
   if (st != TB_OK) return st;
   size_t ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
-  const int64_t *perm;
-  size_t count;
-  if ((st = tb_attr_ints(ctx->graph, ctx->node, "perm", &perm, &count)) != TB_OK) return st;
+  const tb_transpose_params *tp = ctx->params;
+  const int64_t *perm = tp->has_perm ? tp->perm : NULL;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
   tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
   for (size_t d = 0; d < ndim; d++) {

@@ -10,7 +10,7 @@
 
 static void gru_gates(seq_dir *s, int64_t k, int64_t b) {
   const seq_dims *m = s->m;
-  const tb_rnn_attrs *a = s->a;
+  const tb_rnn_params *a = s->a;
   int64_t hid = m->hidden, t = seq_row_time(s, b, k);
   float *g = s->g + b * 3 * hid;
   const float *xw = s->xw + seq_x_row(m, t, b) * 3 * hid;
@@ -25,7 +25,7 @@ static void gru_gates(seq_dir *s, int64_t k, int64_t b) {
 
 static void gru_out(seq_dir *s, int64_t k, int64_t b) {
   const seq_dims *m = s->m;
-  const tb_rnn_attrs *a = s->a;
+  const tb_rnn_params *a = s->a;
   int64_t hid = m->hidden, t = seq_row_time(s, b, k);
   float *g = s->g + b * 3 * hid, *h = s->h + b * hid;
   const float *xw = s->xw + seq_x_row(m, t, b) * 3 * hid + 2 * hid;
@@ -51,10 +51,7 @@ static bool gru_step(seq_dir *s, int64_t k) {
 }
 
 static bool gru_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_GRU);
+  return tb_seq_rnn_accepts(q, TB_RNN_CELL_GRU);
 }
 
 #define GRU_ENTRY(...) SEQ_RNN_ENTRY(gru, "GRU", TB_RNN_CELL_GRU, gru_accepts, gru_step, __VA_ARGS__)

@@ -16,7 +16,7 @@
 
 static void lstm_row(seq_dir *s, int64_t k, int64_t b) {
   const seq_dims *m = s->m;
-  const tb_rnn_attrs *a = s->a;
+  const tb_rnn_params *a = s->a;
   int64_t hid = m->hidden, t = seq_row_time(s, b, k);
   float *g = s->g + b * 4 * hid, *c = s->c + b * hid, *h = s->h + b * hid;
   const float *xw = s->xw + seq_x_row(m, t, b) * 4 * hid;
@@ -108,10 +108,7 @@ static bool lstm_step(seq_dir *s, int64_t k) {
 }
 
 static bool lstm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  return tb_seq_rnn_accepts(g, n, in, TB_RNN_CELL_LSTM);
+  return tb_seq_rnn_accepts(q, TB_RNN_CELL_LSTM);
 }
 
 #define LSTM_ENTRY(...) SEQ_RNN_ENTRY(lstm, "LSTM", TB_RNN_CELL_LSTM, lstm_accepts, lstm_step, __VA_ARGS__)

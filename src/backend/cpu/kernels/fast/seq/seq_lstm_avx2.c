@@ -61,7 +61,7 @@ T256 static __attribute__((noinline)) __m256 activate_lanes(const tb_rnn_act *ac
 }
 
 /* x[i] = act(clip(x[i])) for both halves. */
-T256 static inline __attribute__((always_inline)) void activate(const tb_rnn_act *act, const tb_rnn_attrs *a,
+T256 static inline __attribute__((always_inline)) void activate(const tb_rnn_act *act, const tb_rnn_params *a,
                                                                 __m256 *x) {
   for (int i = 0; i < 2; i++) {
     if (a->has_clip) /* the constant first keeps a NaN */
@@ -82,7 +82,7 @@ T256 static inline __m256i lanes(int64_t n) {
 /* The cell update of row b for units u0 .. u0+n from its gate tile g (i, o, f, c at 0, 16, 32, 48). */
 T256 static void cell(seq_dir *s, int64_t k, int64_t b, int64_t u0, int64_t n, const float *g) {
   const seq_dims *dims = s->m;
-  const tb_rnn_attrs *a = s->a;
+  const tb_rnn_params *a = s->a;
   int64_t hid = dims->hidden;
   float *h_next = s->h_next + b * hid + u0;
   if (!seq_row_active(s, b, k)) {

@@ -125,7 +125,7 @@ T512 static __attribute__((noinline)) __m512 activate_lanes(const tb_rnn_act *ac
 }
 
 /* x[r] = act(clip(x[r])) for r < n: sigmoid and tanh in registers, n rows interleaved. */
-T512 static inline __attribute__((always_inline)) void activate(const tb_rnn_act *act, const tb_rnn_attrs *a,
+T512 static inline __attribute__((always_inline)) void activate(const tb_rnn_act *act, const tb_rnn_params *a,
                                                                 __m512 *x, int n) {
   if (a->has_clip) {
     __m512 lo = _mm512_set1_ps(-a->clip), hi = _mm512_set1_ps(a->clip);
@@ -150,7 +150,7 @@ T512 static inline __attribute__((always_inline)) void activate(const tb_rnn_act
 T512 static inline __attribute__((always_inline)) void cells(seq_dir *s, int64_t k, int64_t b0, int n, int64_t u0,
                                                              __mmask16 m, const float *g) {
   const seq_dims *dims = s->m;
-  const tb_rnn_attrs *a = s->a;
+  const tb_rnn_params *a = s->a;
   int64_t hid = dims->hidden;
   __m512 gi[CELL_ROWS], go[CELL_ROWS], gf[CELL_ROWS], gc[CELL_ROWS], c[CELL_ROWS], tc[CELL_ROWS];
   __mmask16 on[CELL_ROWS];

@@ -86,7 +86,7 @@ static tb_status expect(const tb_kernel_ctx *ctx, const tb_tensor *t, const char
 }
 
 /* W's dims: directions, G*H and the input size; checks what W alone says. */
-static tb_status weight_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, const tb_tensor *w, seq_dims *m) {
+static tb_status weight_dims(const tb_kernel_ctx *ctx, const tb_rnn_params *a, const tb_tensor *w, seq_dims *m) {
   char have[96];
   if (tb_tensor_dtype(w) != TB_DTYPE_F32)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "input W has dtype %s; the float32 kernel needs float32",
@@ -110,7 +110,7 @@ static tb_status weight_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, co
   return expect(ctx, w, "W", true, 3, w_shape);
 }
 
-static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_tensor *const *in, seq_dims *m) {
+static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_params *a, tb_tensor *const *in, seq_dims *m) {
   const tb_tensor *x = in[IN_X];
   if (!x || !in[IN_W] || !in[IN_R]) return tb_kernel_error(ctx, TB_ERR_MODEL, "inputs X, W and R are required");
   char have[96];
@@ -147,12 +147,12 @@ static tb_status check_dims(const tb_kernel_ctx *ctx, const tb_rnn_attrs *a, tb_
 
 /* ---- accepts, prepare, release ---- */
 
-bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell) {
-  tb_rnn_attrs a;
+bool tb_seq_rnn_accepts(const tb_kernel_query *q, tb_rnn_cell cell) {
+  const tb_value_type *const *in = q->in;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
-  if (!in || !in[0] || n->n_inputs > max_inputs || tb_rnn_attrs_read(g, n, cell, &a) != TB_OK) return false;
-  for (size_t i = 0; i < n->n_inputs; i++) {
-    if (!in[i] || n->inputs[i] < 0) continue;
+  if (!in || !in[0] || q->n_inputs > max_inputs || !q->params) return false;
+  for (size_t i = 0; i < q->n_inputs; i++) {
+    if (!in[i]) continue;
     if (!in[i]->has_dtype) return false;
     bool ok =
         i == IN_LENS ? in[i]->dtype == TB_DTYPE_I32 || in[i]->dtype == TB_DTYPE_I64 : in[i]->dtype == TB_DTYPE_F32;
@@ -190,9 +190,8 @@ static bool pack_r(seq_prec prec, tb_rnn_cell cell, const float *r, const seq_di
 
 tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state) {
   *state = NULL;
-  tb_rnn_attrs a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   /* R packed per run unless constant; W only with R (the projection is one GEMM anyway) */
   if (!tb_fast_input_constant(ctx, IN_W) || !tb_fast_input_constant(ctx, IN_R)) return TB_OK;
   const tb_tensor *w = ctx->inputs[IN_W], *r = ctx->inputs[IN_R];
@@ -322,7 +321,7 @@ typedef struct seq_io {
   float *y, *yh, *yc; /* output data, NULL where the node omits the output */
 } seq_io;
 
-static tb_status run_direction(tb_kernel_ctx *ctx, const tb_rnn_attrs *a, seq_prec prec, const seq_dims *m, int64_t d,
+static tb_status run_direction(tb_kernel_ctx *ctx, const tb_rnn_params *a, seq_prec prec, const seq_dims *m, int64_t d,
                                const seq_state *state, seq_io *io, seq_bufs *bf, seq_step_fn step) {
   int64_t h = m->hidden, gh = m->gates * h;
   void *const *r = state ? state->r[d] : bf->r;
@@ -410,9 +409,8 @@ static tb_status make_outputs(tb_kernel_ctx *ctx, tb_rnn_cell cell, const seq_di
 }
 
 tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step) {
-  tb_rnn_attrs a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
-  if (st != TB_OK) return st;
+  const tb_rnn_params a = *(const tb_rnn_params *)ctx->params;
+  tb_status st;
   size_t max_inputs = cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (ctx->n_inputs > max_inputs)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);

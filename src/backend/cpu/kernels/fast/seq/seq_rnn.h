@@ -15,7 +15,7 @@
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 
 enum { SEQ_MAX_R = 2 }; /* packed recurrent operands per direction: LSTM R^T; GRU R_zr^T and R_h^T */
 
@@ -33,7 +33,7 @@ typedef struct seq_dims {
 
 /* Everything one direction's time steps need. */
 typedef struct seq_dir {
-  const tb_rnn_attrs *a;
+  const tb_rnn_params *a;
   tb_gemm_path path;
   int bf16; /* tb_gemm_bf16_path, or -1: fp32 GEMMs */
   const seq_dims *m;
@@ -104,7 +104,7 @@ void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, int r
 void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, int rows); /* fp32 only */
 
 /* The kernel pieces for a cell on a path: accepts, prepare, release and the whole run. */
-bool tb_seq_rnn_accepts(const tb_graph *g, const tb_node *n, const tb_value_type *const *in, tb_rnn_cell cell);
+bool tb_seq_rnn_accepts(const tb_kernel_query *q, tb_rnn_cell cell);
 tb_status tb_seq_rnn_prepare(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, void **state);
 void tb_seq_rnn_release(void *state);
 tb_status tb_seq_rnn_run(tb_kernel_ctx *ctx, tb_rnn_cell cell, seq_prec prec, seq_step_fn step);

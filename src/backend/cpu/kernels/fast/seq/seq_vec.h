@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 
 /* x[i] = exp(x[i]): gradual underflow below -87.3, 0 below -104, +inf from 88.72 up. */
 void tb_seq_vec_exp(tb_gemm_path path, float *x, int64_t n);

@@ -56,11 +56,8 @@ static bool bin_make_plan(size_t na, const int64_t *as, size_t nb, const int64_t
 }
 
 static bool binary_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  if (n->n_inputs < 2 || n->opset < 7 || !tb_fast_accepts_f32(in, 2) || !in[1]) return false;
+  if (q->n_inputs < 2 || q->opset < 7 || !tb_fast_accepts_f32(in, 2) || !in[1]) return false;
   if (!in[0]->has_shape || !in[1]->has_shape) return true; /* run() decides on the real shapes */
   int64_t as[TB_MAX_DIMS], bs[TB_MAX_DIMS];
   for (size_t d = 0; d < in[0]->ndim; d++) as[d] = in[0]->dims[d].value;
@@ -109,7 +106,7 @@ static void bin_chunks(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_binop op) {
-  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 2) || ctx->node->opset < 7) return tb_vec_fallback(ctx);
+  if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 2) || ctx->opset < 7) return tb_vec_fallback(ctx);
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   bin_plan p;
   if (!bin_make_plan(tb_tensor_ndim(a), tb_tensor_shape(a), tb_tensor_ndim(b), tb_tensor_shape(b), &p))

@@ -13,7 +13,7 @@ enum { VEC_PARALLEL_MIN = 1 << 15, VEC_CHUNK = 1 << 13 };
 
 /* True when every present input among the first n has dtype float32 (known). */
 bool tb_fast_accepts_f32(const tb_value_type *const *in, size_t n);
-/* Run the level-0 kernel of ctx->node on ctx's inputs and outputs. */
+/* Run the reference kernel of ctx's op (its parameters and input types) on ctx's inputs and outputs. */
 tb_status tb_vec_fallback(tb_kernel_ctx *ctx);
 /* The first n inputs: every present one float32, contiguous and host-readable; input 0 present. */
 bool tb_vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n);

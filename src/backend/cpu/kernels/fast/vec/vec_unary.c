@@ -31,11 +31,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) 
 }
 
 static bool unary_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(q->in, 1);
 }
 
 /* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */

@@ -1,7 +1,7 @@
-/* Reading the recurrent operators' shared attributes (see rnn_attrs.h). Activation names match without
+/* Parsing the recurrent operators' shared parameters (see rnn_params.h). Activation names match without
  * regard to case, as exporters write both "Tanh" and "tanh"; alpha and beta values are consumed in order
  * by the activations that take them, the others keep the ONNX defaults. */
-#include "ops/rnn/rnn_attrs.h"
+#include "ops/rnn/rnn_params.h"
 #include <string.h>
 #include <strings.h>
 #include "core/error.h"
@@ -40,18 +40,13 @@ static const act_info *act_lookup(const char *name) {
   return NULL;
 }
 
-static tb_status fail(const tb_graph *g, const tb_node *n, const char *what) {
-  char label[160];
-  return tb_error(TB_ERR_MODEL, "%s: %s", tb_node_label(g, n, label, sizeof label), what);
-}
-
 static const char *const DEFAULT_ACTS[][3] = {
     [TB_RNN_CELL_RNN] = {"Tanh", NULL, NULL},
     [TB_RNN_CELL_GRU] = {"Sigmoid", "Tanh", NULL},
     [TB_RNN_CELL_LSTM] = {"Sigmoid", "Tanh", "Tanh"},
 };
 
-static tb_status read_direction(const tb_graph *g, const tb_node *n, tb_rnn_attrs *out) {
+static tb_status read_direction(const tb_graph *g, const tb_node *n, tb_rnn_params *out) {
   const char *dir = NULL;
   tb_status st = tb_attr_string(g, n, "direction", "forward", &dir);
   if (st != TB_OK) return st;
@@ -70,7 +65,7 @@ static tb_status read_direction(const tb_graph *g, const tb_node *n, tb_rnn_attr
   return TB_OK;
 }
 
-static tb_status read_activations(const tb_graph *g, const tb_node *n, tb_rnn_attrs *out) {
+static tb_status read_activations(const tb_graph *g, const tb_node *n, tb_rnn_params *out) {
   size_t want = out->acts_per_direction * (size_t)out->num_directions;
   const tb_attr *names = tb_node_attr(n, "activations");
   const float *alphas = NULL, *betas = NULL;
@@ -78,6 +73,8 @@ static tb_status read_activations(const tb_graph *g, const tb_node *n, tb_rnn_at
   tb_status st = tb_attr_floats(g, n, "activation_alpha", &alphas, &n_alpha);
   if (st == TB_OK) st = tb_attr_floats(g, n, "activation_beta", &betas, &n_beta);
   if (st != TB_OK) return st;
+  out->n_alpha = n_alpha;
+  out->n_beta = n_beta;
   char label[160];
   if (names && names->type != TB_ATTR_STRINGS)
     return tb_error(TB_ERR_MODEL, "%s: attribute 'activations' must be a list of strings",
@@ -105,7 +102,7 @@ static tb_status read_activations(const tb_graph *g, const tb_node *n, tb_rnn_at
   return TB_OK;
 }
 
-tb_status tb_rnn_attrs_read(const tb_graph *g, const tb_node *n, tb_rnn_cell cell, tb_rnn_attrs *out) {
+tb_status tb_rnn_attrs_read(const tb_graph *g, const tb_node *n, tb_rnn_cell cell, tb_rnn_params *out) {
   memset(out, 0, sizeof *out);
   out->cell = cell;
   out->acts_per_direction = cell == TB_RNN_CELL_LSTM ? 3 : cell == TB_RNN_CELL_GRU ? 2 : 1;
@@ -120,9 +117,13 @@ tb_status tb_rnn_attrs_read(const tb_graph *g, const tb_node *n, tb_rnn_cell cel
   if (st == TB_OK) st = tb_attr_int(g, n, "linear_before_reset", 0, &lbr);
   if (st == TB_OK) st = tb_attr_int(g, n, "layout", 0, &layout);
   if (st != TB_OK) return st;
-  if (tb_node_attr(n, "hidden_size") && hidden <= 0) return fail(g, n, "hidden_size must be positive");
-  if (layout != 0 && layout != 1) return fail(g, n, "layout must be 0 or 1");
-  if (layout != 0 && n->opset > 0 && n->opset < 14) return fail(g, n, "attribute 'layout' needs opset 14 or later");
+  if (tb_node_attr(n, "hidden_size") && hidden <= 0)
+    return tb_node_error(g, n, TB_ERR_MODEL, "hidden_size must be positive (got %lld)", (long long)hidden);
+  if (layout != 0 && layout != 1)
+    return tb_node_error(g, n, TB_ERR_MODEL, "layout must be 0 or 1 (got %lld)", (long long)layout);
+  if (layout != 0 && n->opset > 0 && n->opset < 14)
+    return tb_node_error(g, n, TB_ERR_MODEL, "attribute 'layout' needs opset 14 or later (the model imports %d)",
+                         n->opset);
   out->hidden_size = hidden;
   out->input_forget = input_forget != 0;
   out->linear_before_reset = lbr != 0;
@@ -131,8 +132,21 @@ tb_status tb_rnn_attrs_read(const tb_graph *g, const tb_node *n, tb_rnn_cell cel
   if (tb_node_attr(n, "clip")) {
     st = tb_attr_float(g, n, "clip", 0.0f, &out->clip);
     if (st != TB_OK) return st;
-    if (!(out->clip >= 0.0f)) return fail(g, n, "clip must be a non-negative number");
+    if (!(out->clip >= 0.0f))
+      return tb_node_error(g, n, TB_ERR_MODEL, "clip must be a non-negative number (got %g)", (double)out->clip);
     out->has_clip = true;
   }
   return TB_OK;
+}
+
+tb_status tb_lstm_parse(const tb_graph *g, const tb_node *n, void *params) {
+  return tb_rnn_attrs_read(g, n, TB_RNN_CELL_LSTM, params);
+}
+
+tb_status tb_gru_parse(const tb_graph *g, const tb_node *n, void *params) {
+  return tb_rnn_attrs_read(g, n, TB_RNN_CELL_GRU, params);
+}
+
+tb_status tb_rnn_parse(const tb_graph *g, const tb_node *n, void *params) {
+  return tb_rnn_attrs_read(g, n, TB_RNN_CELL_RNN, params);
 }
