@@ -126,7 +126,7 @@ def row_cells(row):
 def markdown(report):
     head = ["model", "threads", "level", "ours median / p90 ms", "ORT median / p90 ms", "ORT / ours",
             "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"]
-    lines = [f"Model set, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, "
+    lines = [f"{report.get('title', 'Model set')}, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, "
              f"{report['date']}", f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; "
              f"{report['rounds']} interleaved rounds of one process per configuration, each {report['warmup']} "
              f"warm-up runs and {-(-report['runs'] // report['rounds'])} timed runs.",
@@ -161,7 +161,8 @@ def main():
     timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
     report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "quick": manifest["quick"], "warmup": a.warmup,
-        "runs": a.runs, "rounds": a.rounds, "models": manifest["models"], "rows": []}
+        "runs": a.runs, "rounds": a.rounds, "models": manifest["models"], "rows": [],
+        "title": manifest.get("title", "Model set")}
     for m in manifest["models"]:
         for threads in [int(t) for t in a.threads.split(",")]:
             outputs = os.path.join(a.out, "model-outputs", m["name"], f"t{threads}")

@@ -84,6 +84,23 @@ enum {
 #define TB_CUDA_POINTER_SYMBOLS(X) \
   X(cuPointerGetAttribute, tb_cu_result, (void *data, int attribute, tb_cu_deviceptr ptr))
 
+/* Modules and launches: optional, checked when the backend loads its kernels (backend/cuda/cuda_module.c
+ * names the missing symbol). The device's compute capability (attributes 75/76) and cuDriverGetVersion,
+ * which key the compiled kernels, are in the probe's table. */
+typedef struct tb_cu_module_st *tb_cu_module;
+typedef struct tb_cu_function_st *tb_cu_function;
+#define TB_CUDA_MODULE_SYMBOLS(X)                                                                          \
+  X(cuModuleLoadData, tb_cu_result, (tb_cu_module * module, const void *image))                          \
+  X(cuModuleGetFunction, tb_cu_result, (tb_cu_function * function, tb_cu_module module, const char *name)) \
+  X(cuModuleUnload, tb_cu_result, (tb_cu_module module))                                                 \
+  X(cuLaunchKernel, tb_cu_result,                                                                        \
+    (tb_cu_function f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z, unsigned int block_x, \
+     unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, tb_cu_stream stream, void **params, \
+     void **extra))
+
+/* CUdevice_attribute values the backend reads. */
+enum { TB_CU_ATTR_COMPUTE_MAJOR = 75, TB_CU_ATTR_COMPUTE_MINOR = 76 };
+
 typedef struct tb_cuda_api {
 #define TB_CUDA_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
 #define TB_CUDA_MEMORY_MEMBER(name, ret, params) ret(*name) params;
@@ -91,6 +108,7 @@ typedef struct tb_cuda_api {
   TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_EVENT_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_POINTER_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
+  TB_CUDA_MODULE_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
 #undef TB_CUDA_PROBE_MEMBER
 #undef TB_CUDA_MEMORY_MEMBER
 } tb_cuda_api;

@@ -24,6 +24,14 @@
  * MEMORY_TYPE (device), IS_MANAGED, DEVICE_ORDINAL, RANGE_START_ADDR and RANGE_SIZE for pointers inside an
  * allocation and 1 CUDA_ERROR_INVALID_VALUE for any other; fake_cuda_alloc_on(device, bytes, managed) makes
  * such an allocation for a test, as PyTorch would.
+ * Modules (cuModuleLoadData, cuModuleGetFunction, cuModuleUnload, cuLaunchKernel) take the images of the
+ * fake NVRTC (fake_nvrtc.c): "FAKE-CUBIN sm_XY" loads only on a device of compute capability X.Y (else 209
+ * CUDA_ERROR_NO_BINARY_FOR_GPU), "FAKE-PTX compute_XY" on X.Y and newer (else 218 CUDA_ERROR_INVALID_PTX),
+ * anything else is 200 CUDA_ERROR_INVALID_IMAGE; its "entry <name>" lines are the functions. A launch
+ * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted, not
+ * run. FAKE_CUDA_FAIL=module makes cuModuleLoadData fail with FAKE_CUDA_FAIL_CODE; FAKE_CUDA_CC="9.0"
+ * overrides every device's compute capability; FAKE_CUDA_DRIVER_VERSION the driver version (default 12040).
+ * fake_cuda_module_loads(), fake_cuda_live_modules() and fake_cuda_launches() count.
  * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
  * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
  * end let tests read the counts. */
@@ -116,7 +124,8 @@ CUresult cuInit(unsigned int flags) {
 CUresult cuDriverGetVersion(int *version) {
   if (mode_is("stub")) return STUB_LIBRARY;
   if (!version) return INVALID_VALUE;
-  *version = 12040;
+  const char *v = getenv("FAKE_CUDA_DRIVER_VERSION");
+  *version = v && *v ? atoi(v) : 12040;
   return SUCCESS;
 }
 
@@ -157,6 +166,14 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
   return SUCCESS;
 }
 
+/* FAKE_CUDA_CC="major.minor": the compute capability every device reports instead of its own. */
+static int cc_override(int part, int own) {
+  const char *cc = getenv("FAKE_CUDA_CC");
+  int major, minor;
+  if (!cc || sscanf(cc, "%d.%d", &major, &minor) != 2) return own;
+  return part == 0 ? major : minor;
+}
+
 CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice dev) {
   CUresult r = ready();
   if (r != SUCCESS) return r;
@@ -172,8 +189,8 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice dev) {
     case 36: *value = g->memory_clock_khz; break;
     case 37: *value = g->bus_width_bits; break;
     case 38: *value = g->l2_bytes; break;
-    case 75: *value = bad ? 1000 : g->cc_major; break;
-    case 76: *value = g->cc_minor; break;
+    case 75: *value = bad ? 1000 : cc_override(0, g->cc_major); break;
+    case 76: *value = cc_override(1, g->cc_minor); break;
     default: return INVALID_VALUE;
   }
   return SUCCESS;
@@ -217,6 +234,11 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
     case INVALID_DEVICE: *name = "CUDA_ERROR_INVALID_DEVICE"; break;
     case UNKNOWN: *name = "CUDA_ERROR_UNKNOWN"; break;
     case 600: *name = "CUDA_ERROR_NOT_READY"; break;
+    case 200: *name = "CUDA_ERROR_INVALID_IMAGE"; break;
+    case 209: *name = "CUDA_ERROR_NO_BINARY_FOR_GPU"; break;
+    case 218: *name = "CUDA_ERROR_INVALID_PTX"; break;
+    case 222: *name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; break;
+    case 500: *name = "CUDA_ERROR_NOT_FOUND"; break;
     default: *name = NULL; return INVALID_VALUE;
   }
   return SUCCESS;
@@ -610,3 +632,136 @@ unsigned long long fake_cuda_event_calls(const char *call) {
 }
 
 int fake_cuda_live_events(void) { return __atomic_load_n(&live_events, __ATOMIC_RELAXED); }
+
+/* ---- Modules ------------------------------------------------------------------------------------ */
+
+#define FAKE_MAX_FUNCTIONS 256
+
+typedef struct fake_module fake_module;
+typedef struct fake_function {
+  fake_module *module;
+  char name[128];
+} fake_function;
+
+struct fake_module {
+  fake_context *ctx;
+  int count;
+  fake_function functions[FAKE_MAX_FUNCTIONS];
+  fake_module *next;
+};
+
+static pthread_mutex_t module_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_module *modules;
+static int live_modules, module_loads, launches;
+
+static int device_arch(void) {
+  const fake_gpu *g = gpu(current()->device);
+  return g ? cc_override(0, g->cc_major) * 10 + cc_override(1, g->cc_minor) : 0;
+}
+
+/* 0, or the CUresult that the image's header gets on the current device. */
+static CUresult check_image(const char *img) {
+  int arch = 0, n = 0;
+  if (sscanf(img, "FAKE-CUBIN sm_%d%n", &arch, &n) == 1 && img[n] == '\n') return arch == device_arch() ? SUCCESS : 209;
+  if (sscanf(img, "FAKE-PTX compute_%d%n", &arch, &n) == 1 && img[n] == '\n') return arch <= device_arch() ? SUCCESS : 218;
+  return 200;
+}
+
+CUresult cuModuleLoadData(fake_module **module, const void *image) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!module || !image) return INVALID_VALUE;
+  if (failing("module")) return fail_code();
+  const char *img = image;
+  if ((r = check_image(img)) != SUCCESS) return r;
+  fake_module *m = calloc(1, sizeof *m);
+  if (!m) return OUT_OF_MEMORY;
+  m->ctx = current();
+  for (const char *line = strchr(img, '\n'); line && m->count < FAKE_MAX_FUNCTIONS; line = strchr(line, '\n')) {
+    line++;
+    if (strncmp(line, "entry ", 6) != 0) continue;
+    size_t n = strcspn(line + 6, "\n");
+    snprintf(m->functions[m->count].name, sizeof m->functions[0].name, "%.*s", (int)n, line + 6);
+    m->functions[m->count++].module = m;
+  }
+  pthread_mutex_lock(&module_lock);
+  m->next = modules;
+  modules = m;
+  live_modules++;
+  module_loads++;
+  pthread_mutex_unlock(&module_lock);
+  *module = m;
+  return SUCCESS;
+}
+
+/* Whether m is loaded now; under module_lock. */
+static int module_live(const fake_module *m) {
+  for (const fake_module *k = modules; k; k = k->next)
+    if (k == m) return 1;
+  return 0;
+}
+
+CUresult cuModuleGetFunction(fake_function **function, fake_module *module, const char *name) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!function || !name) return INVALID_VALUE;
+  pthread_mutex_lock(&module_lock);
+  int live = module_live(module);
+  pthread_mutex_unlock(&module_lock);
+  if (!live) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  for (int i = 0; i < module->count; i++)
+    if (strcmp(module->functions[i].name, name) == 0) {
+      *function = &module->functions[i];
+      return SUCCESS;
+    }
+  return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+
+CUresult cuModuleUnload(fake_module *module) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  pthread_mutex_lock(&module_lock);
+  for (fake_module **p = &modules; *p; p = &(*p)->next) {
+    if (*p != module) continue;
+    *p = module->next;
+    live_modules--;
+    pthread_mutex_unlock(&module_lock);
+    free(module);
+    return SUCCESS;
+  }
+  pthread_mutex_unlock(&module_lock);
+  return 400;
+}
+
+CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, fake_stream *stream, void **params, void **extra) {
+  CUresult r = memory_ready();
+  if (r != SUCCESS) return r;
+  if (!f) return 400;
+  pthread_mutex_lock(&module_lock);
+  int live = module_live(f->module);
+  pthread_mutex_unlock(&module_lock);
+  if (!live) return 400;
+  if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024 || shared > 48 * 1024 ||
+      (params && extra) || (stream && stream->ctx != current()) || f->module->ctx != current())
+    return INVALID_VALUE;
+  __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
+  return SUCCESS;
+}
+
+int fake_cuda_module_loads(void);
+int fake_cuda_live_modules(void);
+int fake_cuda_launches(void);
+int fake_cuda_module_loads(void) {
+  pthread_mutex_lock(&module_lock);
+  int n = module_loads;
+  pthread_mutex_unlock(&module_lock);
+  return n;
+}
+int fake_cuda_live_modules(void) {
+  pthread_mutex_lock(&module_lock);
+  int n = live_modules;
+  pthread_mutex_unlock(&module_lock);
+  return n;
+}
+int fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }

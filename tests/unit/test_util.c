@@ -11,14 +11,15 @@
 
 static const char *const tb_vars[] = {"TB_BACKEND",  "TB_FSROOT",   "TB_CPU_FEATURES", "TB_CUDA_LIB",
                                       "TB_NVML_LIB", "TB_HIP_LIB",  "TB_ROCM_SMI_LIB", "TB_ZE_LIB",
-                                      "TB_OPENCL_LIB", "TB_VULKAN_LIB", "TB_TPU_LIB",  "TB_CPUID_FILE"};
+                                      "TB_OPENCL_LIB", "TB_VULKAN_LIB", "TB_TPU_LIB",  "TB_CPUID_FILE",
+                                      "TB_NVRTC_LIB"};
 
 /* The fakes' load-once marks (tests/fakes/fake_once.h): defined here, before any probe thread runs, so that
  * a fake's constructor replaces a value instead of growing the environment while other threads read it
  * (ctest defines them too; this covers runs by hand and under valgrind). */
 static const char *const fake_load_marks[] = {"FAKE_LOADED_CUDA", "FAKE_LOADED_NVML",   "FAKE_LOADED_HIP",
                                               "FAKE_LOADED_ROCM_SMI", "FAKE_LOADED_ZE", "FAKE_LOADED_OPENCL",
-                                              "FAKE_LOADED_VULKAN"};
+                                              "FAKE_LOADED_VULKAN", "FAKE_LOADED_NVRTC"};
 
 /* TB_CPU_FEATURES as the test process started with it (CTest starts it empty; scripts/test_isa.sh runs the
  * kernel tests once with a mask that every test then starts from). */

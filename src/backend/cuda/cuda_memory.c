@@ -2,13 +2,14 @@
  * table shared with the NVIDIA probe (runtime/nvidia_cuda_api.h). The device's primary context is
  * retained once and pushed/popped around every call, so any thread can use the backend without
  * disturbing the context the caller has current. Copies are the blocking cuMemcpy* calls; a stream is
- * created for the kernels to come. The range checks and fill rules are the shared ones (devmem_ops.c);
+ * created for the kernels to come, whose module (cuda_module.c) is unloaded at close. The range checks and fill rules are the shared ones (devmem_ops.c);
  * this file is the driver's side of them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/cuda/cuda_module.h"
 #include "backend/cuda/cuda_state.h"
 #include "backend/devmem_ops.h"
 #include "core/error.h"
@@ -51,6 +52,8 @@ static void leave(const cuda_state *s) {
 }
 
 static void release(cuda_state *s) {
+  tb_cuda_module_release(s);
+  pthread_mutex_destroy(&s->module_lock);
   if (s->stream && enter(s, "cuStreamDestroy_v2") == TB_OK) {
     s->api.cuStreamDestroy_v2(s->stream);
     leave(s);
@@ -125,6 +128,7 @@ static tb_status cuda_open(const tb_device_info *device, void **state) {
   cuda_state *s = calloc(1, sizeof *s);
   if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory opening %s", device->device);
   s->base.vendor = &cuda_vendor;
+  pthread_mutex_init(&s->module_lock, NULL);
   snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s, device->index, device->pci_bus_id);

@@ -1,7 +1,8 @@
-/* Internal: the CUDA backend's open state, shared by its memory ops (cuda_memory.c) and its events
- * (cuda_event.c). */
+/* Internal: the CUDA backend's open state, shared by its memory ops (cuda_memory.c), its events
+ * (cuda_event.c) and its kernels' module (cuda_module.c). */
 #ifndef TB_BACKEND_CUDA_STATE_H
 #define TB_BACKEND_CUDA_STATE_H
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,8 @@ typedef struct cuda_state {
   tb_cu_device device;
   tb_cu_context ctx;
   tb_cu_stream stream;
+  pthread_mutex_t module_lock; /* guards module: loaded on first use (cuda_module.c), unloaded at close */
+  tb_cu_module module;
 } cuda_state;
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */

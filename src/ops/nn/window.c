@@ -193,3 +193,18 @@ tb_status tb_nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_
   *out = o;
   return TB_OK;
 }
+
+tb_status tb_nn_window_output_shape(const tb_graph *g, const tb_node *node, size_t rank, const int64_t **vals,
+                                    size_t *count) {
+  *vals = NULL;
+  *count = 0;
+  tb_status st = tb_attr_ints(g, node, "output_shape", vals, count);
+  if (st != TB_OK) return st;
+  if (*count == rank) *vals += 2, *count -= 2;
+  if (*count != 0 && rank >= 2 && *count != rank - 2) {
+    char label[160];
+    return tb_error(TB_ERR_MODEL, "%s: attribute output_shape has %zu values; it needs %zu (the spatial sizes) or %zu",
+                    tb_node_label(g, node, label, sizeof label), *count, rank - 2, rank);
+  }
+  return TB_OK;
+}

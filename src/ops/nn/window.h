@@ -35,5 +35,11 @@ tb_status tb_nn_window_out(const tb_graph *g, const tb_node *node, nn_window *w,
 tb_status tb_nn_window_read_transpose(const tb_graph *g, const tb_node *node, nn_window *w);
 tb_status tb_nn_window_out_transpose(const tb_graph *g, const tb_node *node, nn_window *w, size_t i, int64_t in,
                                   int64_t want, int64_t *out);
+/* ConvTranspose's output_shape attribute for a node of `rank` dims: its n = rank - 2 spatial sizes (*vals,
+ * *count 0 when absent; the N and C entries skipped when it lists all rank dims), for `want` of
+ * tb_nn_window_out_transpose (the kernels take a negative size as 0; inference rejects it). Another length is
+ * TB_ERR_MODEL naming the node, the count and the counts it may have. */
+tb_status tb_nn_window_output_shape(const tb_graph *g, const tb_node *node, size_t rank, const int64_t **vals,
+                                    size_t *count);
 
 #endif

@@ -32,6 +32,19 @@ typedef struct tb_resize_params {
   double scales[TB_MAX_DIMS];
 } tb_resize_params;
 
+/* The input taps of output coordinate x on one axis (input size in, output size out, scale, roi start r0 and
+ * end r1): 1 for nearest, 2 for linear, 4 for cubic (cubic_coeff_a, exclude_outside), with their weights,
+ * the indices clamped into the axis. idx[0] = -1 for a coordinate outside the input under
+ * tf_crop_and_resize: the output there is the extrapolation value. The reference kernel and the fast one
+ * both build their taps here. */
+typedef struct tb_resize_taps {
+  int64_t idx[4];
+  double w[4];
+  int n;
+} tb_resize_taps;
+void tb_resize_taps_of(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
+                       tb_resize_taps *t);
+
 /* Fill a zeroed tb_resize_params from a Resize or Upsample node (tb_op_def.parse). */
 tb_status tb_resize_parse(const tb_graph *g, const tb_node *n, void *params);
 /* Output dims, per-dim scales and roi (2*rank: starts then ends) for an input of this rank and dims

@@ -1,5 +1,6 @@
-/* The level-2 (fast) CPU kernels: fp32 MatMul and Gemm, best instruction set first (the executor keeps
- * the first of equal level whose features the CPU has). */
+/* The level-2 (fast) CPU kernels: fp32 MatMul, Gemm, convolutions, ConvTranspose, Resize, recurrences and
+ * attention, and the level-3 bf16 ones; best instruction set first (the executor keeps the first of equal
+ * level whose features the CPU has). */
 #include "backend/cpu/kernels/kernel.h"
 #include "backend/cpu/kernels/fast/vec/vec_registry.h"
 
@@ -15,6 +16,10 @@ extern const tb_kernel tb_kernel_attention_f32_avx512, tb_kernel_attention_f32_a
 extern const tb_kernel tb_kernel_attention_bf16_avx512bf16; /* level 3: bf16 (fp32 below it without AVX512-BF16) */
 extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_conv_f32_avx2, tb_kernel_conv_f32_portable;
 extern const tb_kernel tb_kernel_fused_conv_f32_avx512, tb_kernel_fused_conv_f32_avx2, tb_kernel_fused_conv_f32_portable;
+extern const tb_kernel tb_kernel_conv_transpose_f32_avx512, tb_kernel_conv_transpose_f32_avx2,
+    tb_kernel_conv_transpose_f32_portable;
+extern const tb_kernel tb_kernel_resize_f32_avx512, tb_kernel_resize_f32_avx2, tb_kernel_resize_f32_portable;
+extern const tb_kernel tb_kernel_upsample_f32_avx512, tb_kernel_upsample_f32_avx2, tb_kernel_upsample_f32_portable;
 extern const tb_kernel tb_kernel_conv_bf16_amx, tb_kernel_fused_conv_bf16_amx; /* level 3: AMX tiles */
 extern const tb_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_conv_bf16_portable;
 extern const tb_kernel tb_kernel_fused_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_portable;
@@ -33,6 +38,9 @@ static const tb_kernel *const kernels[] = {
     &tb_kernel_attention_f32_avx512, &tb_kernel_attention_f32_avx2, &tb_kernel_attention_f32_portable,
     &tb_kernel_conv_f32_avx512, &tb_kernel_conv_f32_avx2, &tb_kernel_conv_f32_portable,
     &tb_kernel_fused_conv_f32_avx512, &tb_kernel_fused_conv_f32_avx2, &tb_kernel_fused_conv_f32_portable,
+    &tb_kernel_conv_transpose_f32_avx512, &tb_kernel_conv_transpose_f32_avx2, &tb_kernel_conv_transpose_f32_portable,
+    &tb_kernel_resize_f32_avx512, &tb_kernel_resize_f32_avx2, &tb_kernel_resize_f32_portable,
+    &tb_kernel_upsample_f32_avx512, &tb_kernel_upsample_f32_avx2, &tb_kernel_upsample_f32_portable,
     &tb_kernel_conv_bf16_amx, &tb_kernel_conv_bf16_avx512bf16, &tb_kernel_conv_bf16_portable,
     &tb_kernel_fused_conv_bf16_amx, &tb_kernel_fused_conv_bf16_avx512bf16, &tb_kernel_fused_conv_bf16_portable,
     &tb_kernel_matmul_bf16_amx, &tb_kernel_matmul_bf16_avx512bf16, &tb_kernel_matmul_bf16_portable,

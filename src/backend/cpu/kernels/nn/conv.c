@@ -62,13 +62,8 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) 
   if (st != TB_OK) return st;
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
-  if (transpose) {
-    st = tb_attr_ints(ctx->graph, ctx->node, "output_shape", &output_shape, &n_output_shape);
-    if (st != TB_OK) return st;
-    if (n_output_shape == a->x.ndim) output_shape += 2, n_output_shape -= 2;
-    if (n_output_shape != 0 && n_output_shape != a->n)
-      return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, a->n);
-  }
+  if (transpose && (st = tb_nn_window_output_shape(ctx->graph, ctx->node, a->x.ndim, &output_shape, &n_output_shape)) != TB_OK)
+    return st;
   for (size_t i = 0; i < a->n; i++) {
     a->in_sp[i] = a->x.shape[2 + i];
     if (transpose)

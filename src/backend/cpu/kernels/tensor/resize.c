@@ -1,100 +1,12 @@
 /* Resize and Upsample: per dim, each output coordinate maps to input taps with weights (1 for nearest,
- * 2 for linear, 4 for cubic); each output element is the weighted sum over the product of its dims' taps.
- * Nearest copies element bytes (any dtype); linear and cubic compute in double. */
+ * 2 for linear, 4 for cubic: tb_resize_taps_of, ops/tensor/resize_taps.c); each output element is the
+ * weighted sum over the product of its dims' taps. Nearest copies element bytes (any dtype); linear and
+ * cubic compute in double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
 #include "ops/tensor/resize.h"
-
-typedef struct taps {
-  int64_t idx[4];  /* input index of each tap; -1 for "outside": the output is the extrapolation value */
-  double w[4];
-  int n;
-} taps;
-
-static double original_coord(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0,
-                              double r1) {
-  double xr = (double)x;
-  switch (a->coord) {
-    case TB_COORD_HALF_PIXEL: return (xr + 0.5) / scale - 0.5;
-    case TB_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-    case TB_COORD_ALIGN_CORNERS: {
-      /* The spec's length_resized is input length * scale, not the rounded output length. */
-      double length = (double)in * scale;
-      (void)out;
-      return length == 1 ? 0.0 : xr * (double)(in - 1) / (length - 1);
-    }
-    case TB_COORD_TF_HALF_PIXEL_FOR_NEAREST: return (xr + 0.5) / scale;
-    case TB_COORD_TF_CROP_AND_RESIZE:
-      return out > 1 ? r0 * (double)(in - 1) + xr * (r1 - r0) * (double)(in - 1) / (double)(out - 1)
-                     : 0.5 * (r0 + r1) * (double)(in - 1);
-    default: return xr / scale;
-  }
-}
-
-static int64_t nearest_index(const tb_resize_params *a, double x, double scale) {
-  switch (a->nearest) {
-    case TB_NEAREST_ROUND_PREFER_FLOOR: return x == floor(x) + 0.5 ? (int64_t)floor(x) : (int64_t)llround(x);
-    case TB_NEAREST_ROUND_PREFER_CEIL: return x == floor(x) + 0.5 ? (int64_t)ceil(x) : (int64_t)llround(x);
-    case TB_NEAREST_FLOOR: return (int64_t)floor(x);
-    case TB_NEAREST_CEIL: return (int64_t)ceil(x);
-    default: return scale < 1 ? (int64_t)ceil(x) : (int64_t)x;
-  }
-}
-
-static double cubic_weight(double s, double A) {
-  s = fabs(s);
-  if (s <= 1) return ((A + 2) * s - (A + 3)) * s * s + 1;
-  if (s < 2) return ((A * s - 5 * A) * s + 8 * A) * s - 4 * A;
-  return 0;
-}
-
-static void make_taps(const tb_resize_params *a, int64_t x, double scale, int64_t in, int64_t out, double r0, double r1,
-                      taps *t) {
-  double xo = original_coord(a, x, scale, in, out, r0, r1);
-  if (a->coord == TB_COORD_TF_CROP_AND_RESIZE && (xo < 0 || xo > (double)(in - 1))) {
-    t->n = 1;
-    t->idx[0] = -1;
-    t->w[0] = 1;
-    return;
-  }
-  if (a->mode == TB_RESIZE_NEAREST) {
-    int64_t i = nearest_index(a, xo, scale);
-    t->n = 1;
-    t->idx[0] = i < 0 ? 0 : i >= in ? in - 1 : i;
-    t->w[0] = 1;
-    return;
-  }
-  if (a->mode == TB_RESIZE_LINEAR) {
-    if (xo < 0) xo = 0;
-    if (xo > (double)(in - 1)) xo = (double)(in - 1);
-    int64_t i0 = (int64_t)floor(xo);
-    double f = xo - (double)i0;
-    t->n = 2;
-    t->idx[0] = i0;
-    t->idx[1] = i0 + 1 < in ? i0 + 1 : in - 1;
-    t->w[0] = 1 - f;
-    t->w[1] = f;
-    return;
-  }
-  int64_t i0 = (int64_t)floor(xo);
-  double f = xo - (double)i0, sum = 0;
-  t->n = 4;
-  for (int k = 0; k < 4; k++) {
-    int64_t i = i0 - 1 + k;
-    double w = cubic_weight(f - (double)(k - 1), a->cubic_a);
-    if (i < 0 || i >= in) {
-      if (a->exclude_outside) w = 0;
-      i = i < 0 ? 0 : in - 1;
-    }
-    t->idx[k] = i;
-    t->w[k] = w;
-    sum += w;
-  }
-  if (a->exclude_outside && sum != 0)
-    for (int k = 0; k < 4; k++) t->w[k] /= sum;
-}
 
 static void store(unsigned char *dst, tb_dtype dt, double v) {
   if (dt == TB_DTYPE_F64) {
@@ -140,16 +52,16 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
     base[d] = total;
     total += (size_t)out[d];
   }
-  taps *all = malloc((total ? total : 1) * sizeof *all);
+  tb_resize_taps *all = malloc((total ? total : 1) * sizeof *all);
   if (!all) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %zu interpolation entries", total);
   for (size_t d = 0; d < rank; d++)
-    for (int64_t k = 0; k < out[d]; k++) make_taps(p, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
+    for (int64_t k = 0; k < out[d]; k++) tb_resize_taps_of(p, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
   tb_tk_strides(rank, in, strides);
   unsigned char extrap[8];
   store(extrap, dt, p->extrapolation);
   for (int64_t j = 0; j < numel; j++, dst += elem) {
-    const taps *t[TB_MAX_DIMS];
+    const tb_resize_taps *t[TB_MAX_DIMS];
     bool outside = false;
     for (size_t d = 0; d < rank; d++) {
       t[d] = &all[base[d] + (size_t)idx[d]];

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Writes the operator benchmark set (docs/benchmarking.md, "Operator set"): one-node ONNX models (opset 17,
+seeded random weights) of the operators whose level-2 kernels the model set does not time, at the shapes of
+the models that use them, each with its input, and a manifest.json that bench/models/compare.py reads:
+
+  convt_64_2x2s2     ConvTranspose 64 -> 64, 2x2 stride 2, bias, 1x64x80x80 -> 160x160 (an OCR detection
+                     head's first upsampling, DBNet-style)
+  convt_64to1_2x2s2  ConvTranspose 64 -> 1, 2x2 stride 2, bias, 1x64x160x160 -> 320x320 (its second)
+  convt_128_4x4s2    ConvTranspose 128 -> 64, 4x4 stride 2 pads 1, bias, 1x128x32x32 -> 64x64 (U-Net / GAN)
+  resize_nearest_2x  Resize nearest (asymmetric, floor: PyTorch's nearest upsampling), scales 2, 1x256x40x40
+                     (a feature pyramid's top-down path)
+  resize_linear_2x   Resize linear (pytorch_half_pixel: bilinear, align_corners=False), sizes 160x160 from
+                     1x64x80x80
+  resize_linear_half Resize linear (half_pixel), scales 0.5, 1x64x160x160
+  resize_cubic_2x    Resize cubic (a = -0.75, pytorch_half_pixel: bicubic), sizes 128x128 from 1x32x64x64
+
+--quick writes the same at a quarter of the spatial size. Usage: make_op_models.py OUT [--quick]"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+
+def model(name, node, inits, x_shape, y_shape):
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tensorbridge-bench")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def conv_transpose(name, seed, c, m, hw, k, s, pad):
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((c, m, k, k), dtype=np.float32) * np.float32((c * k * k / (s * s)) ** -0.5))
+    b = rng.standard_normal(m, dtype=np.float32) * np.float32(0.1)
+    out = (hw - 1) * s + k - 2 * pad
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], name=f"/{name}/ConvTranspose",
+                            kernel_shape=[k, k], strides=[s, s], pads=[pad] * 4)
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, m, out, out]), x
+
+
+def resize(name, seed, c, hw, out, mode, coord, by_sizes, **attrs):
+    rng = np.random.default_rng(seed)
+    inits = {"roi": np.zeros(0, np.float32)}
+    if by_sizes:
+        inits.update(scales=np.zeros(0, np.float32), sizes=np.array([1, c, out, out], np.int64))
+    else:
+        inits["scales"] = np.array([1, 1, out / hw, out / hw], np.float32)
+    node = helper.make_node("Resize", ["x", "roi", "scales"] + (["sizes"] if by_sizes else []), ["y"],
+                            name=f"/{name}/Resize", mode=mode, coordinate_transformation_mode=coord, **attrs)
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, inits, [1, c, hw, hw], [1, c, out, out]), x
+
+
+def models(q):
+    """name -> (builder, description); q divides the spatial sizes."""
+    return {
+        "convt_64_2x2s2": (lambda: conv_transpose("convt_64_2x2s2", 1, 64, 64, 80 // q, 2, 2, 0),
+                           f"ConvTranspose 64->64 2x2/2 + bias, 1x64x{80 // q}x{80 // q}"),
+        "convt_64to1_2x2s2": (lambda: conv_transpose("convt_64to1_2x2s2", 2, 64, 1, 160 // q, 2, 2, 0),
+                              f"ConvTranspose 64->1 2x2/2 + bias, 1x64x{160 // q}x{160 // q}"),
+        "convt_128_4x4s2": (lambda: conv_transpose("convt_128_4x4s2", 3, 128, 64, 32 // q, 4, 2, 1),
+                            f"ConvTranspose 128->64 4x4/2 pads 1 + bias, 1x128x{32 // q}x{32 // q}"),
+        "resize_nearest_2x": (lambda: resize("resize_nearest_2x", 4, 256, 40 // q, 80 // q, "nearest", "asymmetric",
+                                             False, nearest_mode="floor"),
+                              f"Resize nearest asymmetric floor x2, 1x256x{40 // q}x{40 // q}"),
+        "resize_linear_2x": (lambda: resize("resize_linear_2x", 5, 64, 80 // q, 160 // q, "linear",
+                                            "pytorch_half_pixel", True),
+                             f"Resize linear pytorch_half_pixel x2 (sizes), 1x64x{80 // q}x{80 // q}"),
+        "resize_linear_half": (lambda: resize("resize_linear_half", 6, 64, 160 // q, 80 // q, "linear", "half_pixel",
+                                              False),
+                               f"Resize linear half_pixel x0.5, 1x64x{160 // q}x{160 // q}"),
+        "resize_cubic_2x": (lambda: resize("resize_cubic_2x", 7, 32, 64 // q, 128 // q, "cubic", "pytorch_half_pixel",
+                                           True, cubic_coeff_a=-0.75),
+                            f"Resize cubic a=-0.75 pytorch_half_pixel x2 (sizes), 1x32x{64 // q}x{64 // q}"),
+    }
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1].startswith("-"):
+        sys.exit(__doc__)
+    out, quick = os.path.abspath(argv[1]), "--quick" in argv[2:]
+    manifest = []
+    for name, (build, what) in models(4 if quick else 1).items():
+        m, x = build()
+        path = os.path.join(out, name + ".onnx")
+        os.makedirs(os.path.join(out, name, "inputs"), exist_ok=True)
+        onnx.save(m, path)
+        np.save(os.path.join(out, name, "inputs", "x.npy"), x)
+        params = sum(int(np.prod(t.dims)) for t in m.graph.initializer)
+        manifest.append({"name": name, "what": what, "path": path, "inputs": os.path.join(out, name, "inputs"),
+                         "nodes": 1, "parameters": params})
+        print(f"make_op_models: {path} ({what})")
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump({"quick": quick, "title": "Operator set", "models": manifest}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
