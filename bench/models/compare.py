@@ -143,6 +143,45 @@ def markdown(report):
     return "\n".join(lines) + "\n"
 
 
+def time_model(m, threads, levels, a, outputs_root):
+    """One model at one thread count: ROUNDS rounds of ONNX Runtime then TensorBridge at each level, each a
+    process of its own; one row per level with both sides' pooled results and TensorBridge's outputs
+    checked against ONNX Runtime's. a: the options (runner, rounds, warmup, runs)."""
+    outputs = os.path.join(outputs_root, m["name"], f"t{threads}")
+    ort_dir = os.path.join(outputs, "ort")
+    os.makedirs(ort_dir, exist_ok=True)
+    timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
+    common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
+    rounds = {"ort": [], **{level: [] for level in levels}}
+    for _ in range(a.rounds):
+        rounds["ort"].append(run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common +
+                                      ["--outputs", ort_dir]))
+        for level in levels:
+            ours_dir = os.path.join(outputs, level)
+            os.makedirs(ours_dir, exist_ok=True)
+            rounds[level].append(run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir]))
+    ort = pooled(rounds["ort"])
+    rows = []
+    for level in levels:
+        ours_dir = os.path.join(outputs, level)
+        ours = pooled(rounds[level])
+        row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours, "onnxruntime": ort}
+        if "error" not in ours and "error" not in ort:
+            row["error_check"] = max_error(ours_dir, ort_dir, ours["rtol"], ours["atol"])
+        rows.append(row)
+        print("compare: " + " | ".join(row_cells(row)), file=sys.stderr, flush=True)
+    return rows
+
+
+def ort_version(rows):
+    return next((r["onnxruntime"]["version"] for r in rows if "version" in r["onnxruntime"]), "?")
+
+
+def row_ok(r):
+    return ("error" not in r["tensorbridge"] and "error" not in r["onnxruntime"] and
+            r.get("error_check", {}).get("outside", 1) == 0 and "error" not in r.get("error_check", {}))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", required=True)
@@ -158,47 +197,21 @@ def main():
         ap.error(f"--runs ({a.runs}) and --rounds ({a.rounds}) must be at least 1")
     with open(os.path.join(a.models, "manifest.json")) as f:
         manifest = json.load(f)
-    timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
     report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "quick": manifest["quick"], "warmup": a.warmup,
         "runs": a.runs, "rounds": a.rounds, "models": manifest["models"], "rows": [],
         "title": manifest.get("title", "Model set")}
     for m in manifest["models"]:
         for threads in [int(t) for t in a.threads.split(",")]:
-            outputs = os.path.join(a.out, "model-outputs", m["name"], f"t{threads}")
-            ort_dir = os.path.join(outputs, "ort")
-            os.makedirs(ort_dir, exist_ok=True)
-            common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
-            levels = a.levels.split(",")
-            rounds = {"ort": [], **{level: [] for level in levels}}
-            for _ in range(a.rounds):
-                rounds["ort"].append(run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common +
-                                              ["--outputs", ort_dir]))
-                for level in levels:
-                    ours_dir = os.path.join(outputs, level)
-                    os.makedirs(ours_dir, exist_ok=True)
-                    rounds[level].append(run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir]))
-            ort = pooled(rounds["ort"])
-            report.setdefault("ort_version", ort.get("version", "?"))
-            for level in levels:
-                ours_dir = os.path.join(outputs, level)
-                ours = pooled(rounds[level])
-                row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours,
-                       "onnxruntime": ort}
-                if "error" not in ours and "error" not in ort:
-                    row["error_check"] = max_error(ours_dir, ort_dir, ours["rtol"], ours["atol"])
-                report["rows"].append(row)
-                print("compare: " + " | ".join(row_cells(row)), file=sys.stderr, flush=True)
-    report.setdefault("ort_version", "?")
+            report["rows"] += time_model(m, threads, a.levels.split(","), a, os.path.join(a.out, "model-outputs"))
+    report["ort_version"] = ort_version(report["rows"])
     table = markdown(report)
     print(table)
     with open(os.path.join(a.out, "models.md"), "w") as f:
         f.write(table)
     with open(os.path.join(a.out, "models.json"), "w") as f:
         json.dump(report, f, indent=1)
-    ok = all("error" not in r["tensorbridge"] and "error" not in r["onnxruntime"] and
-             r.get("error_check", {}).get("outside", 1) == 0 and "error" not in r.get("error_check", {})
-             for r in report["rows"])
+    ok = all(row_ok(r) for r in report["rows"])
     print(f"compare: wrote {a.out}/models.md and models.json; " +
           ("every configuration ran and passed the check" if ok else "SOME CONFIGURATIONS FAILED (see above)"),
           file=sys.stderr)

@@ -131,7 +131,8 @@ static inline tb_tensor *tconv_run_kernel(toh *t, const tb_kernel *k, tconv_prep
     tb_tensor *consts[4] = {NULL, prep == TCONV_PREP_NO_W ? NULL : t->in[1], NULL, NULL};
     tb_kernel_ctx pc = {.graph = t->graph, .node = toh_node(t), .n_inputs = t->n_in, .inputs = consts,
                         .backend = t->cpu, .threads = 1, .conv_algo = tconv_conv_algo};
-    (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), NULL);
+    const tb_value_type *types[TOH_MAX];
+    (void)tbt_kernel_bind(&pc, t->graph, toh_node(t), tbt_graph_in_types(t->graph, toh_node(t), types, TOH_MAX));
     TB_ASSERT_OK(k->prepare(&pc, &state));
     assert_int_equal(state != NULL, prep == TCONV_PREP_CONST_W);
   }
@@ -155,6 +156,7 @@ static inline void tconv_assert_same_bits(const tb_tensor *a, const tb_tensor *b
 /* The case's geometry as the kernels resolve it. */
 static inline tb_conv_geom tconv_geom(toh *t) {
   tb_kernel_ctx ctx = {.graph = t->graph, .node = toh_node(t)};
+  TB_ASSERT_OK(tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL));
   tb_conv_geom g;
   TB_ASSERT_OK(tb_conv_geom_resolve(&ctx, tb_tensor_ndim(t->in[0]), tb_tensor_shape(t->in[0]), tb_tensor_ndim(t->in[1]),
                                     tb_tensor_shape(t->in[1]), &g));

@@ -449,18 +449,12 @@ static void fused_gemm_every_activation(void **state) {
     toh_clear(in, 3);
     toh_teardown(&t);
   }
-  /* an unknown activation is the reference's error, naming it */
+  /* an unknown activation is refused when the node's parameters are parsed, naming it (no kernel sees it) */
   toh t;
   setup_node(&t, "tb", "FusedGemm", 1, 2, (tb_attr[]){TOH_STR("activation", "Swish")}, 1);
-  const int64_t s[2] = {4, 4};
-  tb_tensor *in[2] = {random_tensor(&t, 2, s, 1), random_tensor(&t, 2, s, 2)}, *out[1] = {NULL};
-  tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = 2, .inputs = in, .n_outputs = 1,
-                       .outputs = out, .backend = t.cpu, .threads = 1};
-  (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
-  assert_int_equal(tb_kernel_fused_gemm_f32_portable.run(&ctx), TB_ERR_MODEL);
-  TB_ASSERT_CONTAINS(tb_last_error(), "Swish");
-  tb_tensor_destroy(out[0]);
-  toh_clear(in, 2);
+  tb_kernel_ctx ctx = {.backend = t.cpu, .threads = 1};
+  assert_int_equal(tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL), TB_ERR_MODEL);
+  TB_ASSERT_CONTAINS(tb_last_error(), "attribute activation is 'Swish'");
   toh_teardown(&t);
   tb_pool_destroy(pool);
 }

@@ -23,6 +23,14 @@ static inline const tb_kernel *tbt_backend_kernel_find(tb_backend *b, const tb_g
   return b->ops->find_kernel(b->state, &q);
 }
 
+/* The types g holds for node n's inputs (NULL for an omitted one) into out (n->n_inputs entries, at most
+ * cap): what the executor hands a kernel's prepare as ctx->in_types. Returns out. */
+static inline const tb_value_type *const *tbt_graph_in_types(const tb_graph *g, const tb_node *n, const tb_value_type **out,
+                                                             size_t cap) {
+  for (size_t i = 0; i < n->n_inputs && i < cap; i++) out[i] = n->inputs[i] >= 0 ? &g->values[n->inputs[i]].type : NULL;
+  return out;
+}
+
 /* Bind ctx to node n of g: its parameters (parsed now if needed), op, opset and input types. Returns the
  * parser's status. */
 static inline tb_status tbt_kernel_bind(tb_kernel_ctx *ctx, const tb_graph *g, const tb_node *n,

@@ -5,6 +5,18 @@
  * Y = Softmax(S) @ V over the last axis, S = (Q @ K_T) * scale (or / scale) + mask: shape [..., Lq, dv]. */
 #include <string.h>
 #include "ops/fused/fused_ops.h"
+#include "ops/fused/fused_params.h"
+
+tb_status tb_attention_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_attention_params *p = params;
+  int64_t divide = 0;
+  tb_status st = tb_attr_float(g, n, "scale", 1.0f, &p->scale);
+  if (st == TB_OK) st = tb_attr_int(g, n, "scale_divide", 0, &divide);
+  if (st != TB_OK) return st;
+  p->has_scale = tb_node_attr(n, "scale") != NULL;
+  p->scale_divide = divide != 0;
+  return TB_OK;
+}
 
 static bool conflict(tb_dim a, tb_dim b) { return a.value >= 0 && b.value >= 0 && a.value != b.value; }
 
@@ -18,7 +30,10 @@ static void batch_of(const tb_value_type *t, tb_value_type *out) {
 
 static tb_status attention_infer(tb_infer_ctx *ctx) {
   tb_dtype_set floats = TB_DTYPE_BIT(TB_DTYPE_F32) | TB_DTYPE_BIT(TB_DTYPE_F64);
-  tb_status st = tb_infer_require(ctx, 0, floats);
+  tb_attention_params p;
+  memset(&p, 0, sizeof p);
+  tb_status st = tb_attention_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_require(ctx, 0, floats);
   for (size_t i = 1; i < 3 && st == TB_OK; i++) st = tb_infer_require(ctx, i, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st == TB_OK && ctx->n_inputs > 3 && ctx->in[3]) st = tb_infer_require(ctx, 3, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st != TB_OK) return st;
@@ -48,4 +63,4 @@ static tb_status attention_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_fused_attention = {"tb", "Attention", 1, 3, 4, 1, 1, 0, attention_infer, 0, NULL};
+const tb_op_def tb_op_fused_attention = {"tb", "Attention", 1, 3, 4, 1, 1, 0, attention_infer, sizeof(tb_attention_params), tb_attention_parse};

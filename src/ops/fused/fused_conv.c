@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ops/fused/fused_ops.h"
+#include "ops/fused/fused_params.h"
 
 static bool same_shape(const tb_value_type *a, const tb_value_type *b) {
   if (!a->has_shape || !b->has_shape) return true;
@@ -66,37 +67,49 @@ static tb_status check_bias(tb_infer_ctx *ctx) {
                         bs, (long long)n, ys, (long long)n, (long long)n);
 }
 
-/* The activation attributes, with Gelu (activation_approximate "none" or "tanh") where the op allows it. */
-static tb_status check_activation(tb_infer_ctx *ctx, bool gelu_allowed) {
-  const char *act = NULL, *approx = "none";
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "activation", NULL, &act);
-  if (st != TB_OK || !act || strcmp(act, "Gelu") != 0) return st == TB_OK ? tb_fused_check_activation(ctx) : st;
-  if (!gelu_allowed) return tb_infer_error(ctx, TB_ERR_MODEL, "activation Gelu is fused only into MatMul and Gemm");
-  st = tb_attr_string(ctx->graph, ctx->node, "activation_approximate", "none", &approx);
-  if (st != TB_OK) return st;
-  if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0)
-    return tb_infer_error(ctx, TB_ERR_MODEL, "attribute activation_approximate is '%s'; expected 'none' or 'tanh'", approx);
-  return TB_OK;
+tb_status tb_fused_conv_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_fused_conv_params *p = params;
+  tb_status st = tb_conv_parse(g, n, &p->conv);
+  return st == TB_OK ? tb_activation_parse(g, n, false, &p->act) : st;
+}
+
+tb_status tb_fused_gemm_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_fused_gemm_params *p = params;
+  tb_status st = tb_gemm_parse(g, n, &p->gemm);
+  return st == TB_OK ? tb_activation_parse(g, n, true, &p->act) : st;
+}
+
+tb_status tb_fused_matmul_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_fused_matmul_params *p = params;
+  return tb_activation_parse(g, n, true, &p->act);
+}
+
+/* The base op's inference (which parses the base op's attributes), then the whole fused parse. */
+static tb_status fused_infer(tb_infer_ctx *ctx, const char *base, size_t n_base,
+                             tb_status (*parse)(const tb_graph *, const tb_node *, void *)) {
+  union {
+    tb_fused_conv_params conv;
+    tb_fused_gemm_params gemm;
+    tb_fused_matmul_params matmul;
+  } p;
+  memset(&p, 0, sizeof p);
+  tb_status st = tb_fused_base_infer(ctx, base, 1, n_base);
+  return st == TB_OK ? parse(ctx->graph, ctx->node, &p) : st;
 }
 
 static tb_status fused_conv_infer(tb_infer_ctx *ctx) {
-  tb_status st = tb_fused_base_infer(ctx, "Conv", 1, 3);
-  if (st == TB_OK) st = check_activation(ctx, false);
+  tb_status st = fused_infer(ctx, "Conv", 3, tb_fused_conv_parse);
   return st == TB_OK ? check_residual(ctx) : st;
 }
 
-static tb_status fused_gemm_infer(tb_infer_ctx *ctx) {
-  tb_status st = tb_fused_base_infer(ctx, "Gemm", 1, 3);
-  return st == TB_OK ? check_activation(ctx, true) : st;
-}
+static tb_status fused_gemm_infer(tb_infer_ctx *ctx) { return fused_infer(ctx, "Gemm", 3, tb_fused_gemm_parse); }
 
 static tb_status fused_matmul_infer(tb_infer_ctx *ctx) {
-  tb_status st = tb_fused_base_infer(ctx, "MatMul", 1, 2);
-  if (st == TB_OK) st = check_activation(ctx, true);
+  tb_status st = fused_infer(ctx, "MatMul", 2, tb_fused_matmul_parse);
   if (st == TB_OK) st = check_bias(ctx);
   return st == TB_OK ? check_residual(ctx) : st;
 }
 
-const tb_op_def tb_op_fused_conv = {"tb", "FusedConv", 1, 2, 4, 1, 1, 0, fused_conv_infer, 0, NULL};
-const tb_op_def tb_op_fused_gemm = {"tb", "FusedGemm", 1, 2, 3, 1, 1, 0, fused_gemm_infer, 0, NULL};
-const tb_op_def tb_op_fused_matmul = {"tb", "FusedMatMul", 1, 2, 4, 1, 1, 0, fused_matmul_infer, 0, NULL};
+const tb_op_def tb_op_fused_conv = {"tb", "FusedConv", 1, 2, 4, 1, 1, 0, fused_conv_infer, sizeof(tb_fused_conv_params), tb_fused_conv_parse};
+const tb_op_def tb_op_fused_gemm = {"tb", "FusedGemm", 1, 2, 3, 1, 1, 0, fused_gemm_infer, sizeof(tb_fused_gemm_params), tb_fused_gemm_parse};
+const tb_op_def tb_op_fused_matmul = {"tb", "FusedMatMul", 1, 2, 4, 1, 1, 0, fused_matmul_infer, sizeof(tb_fused_matmul_params), tb_fused_matmul_parse};

@@ -20,15 +20,13 @@ typedef struct nn_einsum {
 } nn_einsum;
 
 /* Parse `equation` for inputs of these ranks: implicit output (no "->": the ellipsis axes, then the
- * letters used once, in ASCII order) or explicit. TB_ERR_MODEL naming the node and the problem for a
- * malformed equation, a term whose letter count does not match its input's rank, or an output letter
+ * letters used once, in ASCII order) or explicit. TB_ERR_MODEL naming the equation and the problem (not
+ * the node: callers name it) for a malformed equation, a term whose letter count does not match its input's rank, or an output letter
  * not used by any input or listed twice. */
-tb_status tb_nn_einsum_parse(const tb_graph *g, const tb_node *node, const char *equation, size_t n_inputs,
-                          const size_t *ranks, nn_einsum *out);
+tb_status tb_nn_einsum_parse(const char *equation, size_t n_inputs, const size_t *ranks, nn_einsum *out);
 /* The size of every label from the input dims (dims[i] has rank[i] entries; -1 unknown): equal for a
  * letter, numpy-broadcast for an ellipsis axis (size 1 stretches). sizes[l] -1 when unknown. Conflicts
  * are TB_ERR_MODEL naming the label and both sizes. */
-tb_status tb_nn_einsum_sizes(const tb_graph *g, const tb_node *node, const nn_einsum *e, const int64_t *const *dims,
-                          int64_t *sizes);
+tb_status tb_nn_einsum_sizes(const nn_einsum *e, const int64_t *const *dims, int64_t *sizes);
 
 #endif

@@ -3,6 +3,7 @@
  * opset 11). */
 #include <string.h>
 #include "ops/nn/nn_infer.h"
+#include "ops/nn/nn_params.h"
 
 /* Both dims known and different: a mismatch. */
 static bool dims_conflict(tb_dim a, tb_dim b) { return a.value >= 0 && b.value >= 0 && a.value != b.value; }
@@ -50,15 +51,29 @@ static tb_status matmul_infer(tb_infer_ctx *ctx) {
   return st;
 }
 
+tb_status tb_gemm_parse(const tb_graph *g, const tb_node *n, void *params) {
+  tb_gemm_params *p = params;
+  int64_t trans_a = 0, trans_b = 0;
+  tb_status st = tb_attr_int(g, n, "transA", 0, &trans_a);
+  if (st == TB_OK) st = tb_attr_int(g, n, "transB", 0, &trans_b);
+  if (st == TB_OK) st = tb_attr_float(g, n, "alpha", 1.0f, &p->alpha);
+  if (st == TB_OK) st = tb_attr_float(g, n, "beta", 1.0f, &p->beta);
+  if (st != TB_OK) return st;
+  p->trans_a = trans_a != 0; /* ONNX: any non-zero value transposes */
+  p->trans_b = trans_b != 0;
+  return TB_OK;
+}
+
 static tb_status gemm_infer(tb_infer_ctx *ctx) {
+  tb_gemm_params p;
+  memset(&p, 0, sizeof p);
   tb_dtype_set types = NN_FLOATS | TB_DTYPE_BIT(TB_DTYPE_I32) | TB_DTYPE_BIT(TB_DTYPE_I64);
   tb_status st = tb_infer_require(ctx, 0, types);
   if (st == TB_OK) st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st == TB_OK && ctx->n_inputs > 2 && ctx->in[2]) st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(ctx->in[0]->dtype));
-  int64_t trans_a = 0, trans_b = 0;
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
+  if (st == TB_OK) st = tb_gemm_parse(ctx->graph, ctx->node, &p);
   if (st != TB_OK) return st;
+  bool trans_a = p.trans_a, trans_b = p.trans_b;
   tb_nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, 2);
   const tb_value_type *a = tb_nn_ranked(ctx, 0), *b = tb_nn_ranked(ctx, 1);
   if (a && a->ndim != 2) return tb_infer_error(ctx, TB_ERR_MODEL, "input A must be 2-D (got rank %zu)", a->ndim);
@@ -82,5 +97,5 @@ static tb_status gemm_infer(tb_infer_ctx *ctx) {
 }
 
 const tb_op_def tb_op_matmul = {"", "MatMul", 1, 2, 2, 1, 1, 0, matmul_infer, 0, NULL};
-const tb_op_def tb_op_gemm_1 = {"", "Gemm", 1, 3, 3, 1, 1, 0, gemm_infer, 0, NULL};
-const tb_op_def tb_op_gemm_11 = {"", "Gemm", 11, 2, 3, 1, 1, 0, gemm_infer, 0, NULL};
+const tb_op_def tb_op_gemm_1 = {"", "Gemm", 1, 3, 3, 1, 1, 0, gemm_infer, sizeof(tb_gemm_params), tb_gemm_parse};
+const tb_op_def tb_op_gemm_11 = {"", "Gemm", 11, 2, 3, 1, 1, 0, gemm_infer, sizeof(tb_gemm_params), tb_gemm_parse};

@@ -3,7 +3,9 @@
  * tb::Gelu and Cast between float32 and float16. */
 #include <string.h>
 #include "backend/opencl/kernels/cl_ops.h"
+#include "backend/kernel_params.h"
 #include "ops/elementwise/ew_params.h"
+#include "ops/fused/fused_params.h"
 
 typedef struct named_code {
   const char *name;
@@ -44,11 +46,11 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status gelu_run(tb_kernel_ctx *ctx) {
-  const char *approx = "none";
-  tb_status s = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  tb_status s;
+  const tb_gelu_params *p = tb_kernel_params(ctx, &s); /* tb::Gelu */
+  if (p) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], strcmp(approx, "tanh") == 0 ? 14 : 13, 0.0f, 0.0f);
+  return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], p->tanh ? 14 : 13, 0.0f, 0.0f);
 }
 
 static tb_status binary_run(tb_kernel_ctx *ctx) {

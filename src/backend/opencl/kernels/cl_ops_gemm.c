@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/opencl/cl_clblast.h"
 #include "backend/opencl/cl_program.h"
 #include "backend/opencl/kernels/cl_ops.h"
@@ -26,8 +28,8 @@ tb_status tb_cl_gemm(tb_kernel_ctx *ctx, int64_t m, int64_t n, int64_t k, float 
     if (s == TB_OK) s = tb_cl_buffer(ctx, b.t, &bm, &bo);
     if (s == TB_OK) s = tb_cl_buffer(ctx, c.t, &cm, &co);
     if (s != TB_OK) return s;
-    char label[128], who[192];
-    snprintf(who, sizeof who, "%s (%s)", tb_node_label(ctx->graph, ctx->node, label, sizeof label), ctx->node->op_type);
+    char who[64];
+    snprintf(who, sizeof who, "node (%s)", ctx->op_type); /* the executor adds the node's name to errors */
     return tb_clblast_sgemm(dev, who, a.trans, b.trans, (size_t)m, (size_t)n, (size_t)k, alpha, am, (size_t)(ao + a.off),
                             (size_t)a.ld, bm, (size_t)(bo + b.off), (size_t)b.ld, beta, cm, (size_t)(co + c.off), (size_t)c.ld);
   }
@@ -107,14 +109,12 @@ static tb_status matmul(tb_kernel_ctx *ctx) {
 }
 
 static tb_status gemm_op(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  int64_t ta = 0, tb = 0;
-  float alpha = 1.0f, beta = 1.0f;
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &ta);
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &tb);
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &alpha);
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &beta);
+  tb_status s;
+  const tb_gemm_params *pb = tb_kernel_params(ctx, &s); /* a FusedGemm's parameters start with Gemm's */
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  bool ta = pb->trans_a, tb = pb->trans_b;
+  float alpha = pb->alpha, beta = pb->beta;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
   if (a->ndim != 2 || b->ndim != 2 || y->ndim != 2)
@@ -162,11 +162,9 @@ static tb_status fused_gemm(tb_kernel_ctx *ctx) {
 
 /* tb::Attention: Q [.., Lq, D], K_T [.., D, Lk], V [.., Lk, Dv], optional additive mask. */
 static tb_status attention(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  float scale = 1.0f;
-  int64_t divide = 0;
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &scale);
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
+  tb_status s;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *q = ctx->inputs[0], *kt = ctx->inputs[1], *v = ctx->inputs[2], *mask = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   tb_tensor *y = ctx->outputs[0];
@@ -185,7 +183,7 @@ static tb_status attention(tb_kernel_ctx *ctx) {
   sshape[nb + 1] = lk;
   tb_tensor *scores = NULL;
   if ((s = tb_tensor_create(ctx->backend, q->dtype, nb + 2, sshape, &scores)) != TB_OK) return s;
-  float alpha = tb_node_attr(ctx->node, "scale") ? (divide ? 1.0f / scale : scale) : 1.0f;
+  float alpha = pb->has_scale ? (pb->scale_divide ? 1.0f / pb->scale : pb->scale) : 1.0f;
   int64_t idx[TB_MAX_DIMS] = {0};
   do {
     int64_t boff = 0;
@@ -221,17 +219,14 @@ static tb_status attention(tb_kernel_ctx *ctx) {
 }
 
 static bool f32_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
   bool any = false;
-  for (size_t i = 0; i < n->n_inputs; i++) {
+  for (size_t i = 0; i < q->n_inputs; i++) {
     if (!in[i]) continue;
     if (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32) return false;
     any = true;
   }
-  return any && n->n_inputs >= 2 && in[0] && in[1];
+  return any && q->n_inputs >= 2 && in[0] && in[1];
 }
 
 static const tb_kernel kernels[] = {

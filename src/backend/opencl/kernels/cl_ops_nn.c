@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/opencl/kernels/cl_ops.h"
+#include "ops/fused/fused_params.h"
+#include "ops/nn/reduce.h"
 #include "ops/nn/window.h"
 
 /* The spatial geometry as 2-D (a 1-D op is H = 1): sizes, kernel, strides, pads, dilations. */
@@ -15,15 +19,16 @@ typedef struct geo2 {
   int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, ph_end, pw_end;
 } geo2;
 
-static tb_status geometry(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tensor *y, const int64_t *kernel, bool pool, geo2 *g) {
+static tb_status geometry(tb_kernel_ctx *ctx, const tb_window_params *wp, const tb_tensor *x, const tb_tensor *y,
+                          const int64_t *kernel, geo2 *g) {
   size_t ns = x->ndim - 2;
   if (x->ndim < 3 || x->ndim > 4 || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
   nn_window win;
-  tb_status s = tb_nn_window_read(ctx->graph, ctx->node, ns, kernel, pool, &win);
+  tb_status s = tb_nn_window_init(wp, ns, kernel, &win);
   for (size_t i = 0; s == TB_OK && i < ns; i++) {
     int64_t out = 0;
-    s = tb_nn_window_out(ctx->graph, ctx->node, &win, i, x->shape[2 + i], &out);
+    s = tb_nn_window_out(&win, i, x->shape[2 + i], &out);
     if (s == TB_OK && out != y->shape[2 + i])
       s = tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                           (long long)y->shape[2 + i]);
@@ -43,11 +48,12 @@ static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  int64_t group = 1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  const tb_conv_params *p = tb_kernel_params(ctx, &s); /* a FusedConv's parameters start with Conv's */
+  if (!p) return s;
+  int64_t group = p->group;
   if (w->ndim != x->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X %zu", w->ndim, x->ndim);
   geo2 g;
-  if ((s = geometry(ctx, x, y, w->shape + 2, false, &g)) != TB_OK) return s;
+  if ((s = geometry(ctx, &p->win, x, y, w->shape + 2, &g)) != TB_OK) return s;
   int64_t c = x->shape[1], m = w->shape[0];
   if (group < 1 || c % group || m % group || w->shape[1] * group != c)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels", (long long)group,
@@ -84,8 +90,9 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
-  int64_t group = 1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group)) != TB_OK) return s;
+  const tb_conv_params *p = tb_kernel_params(ctx, &s);
+  if (!p) return s;
+  int64_t group = p->group;
   if (x->ndim < 3 || x->ndim > 4 || w->ndim != x->ndim || y->ndim != x->ndim)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL kernel takes 1-D and 2-D windows (input rank %zu)", x->ndim);
   size_t ns = x->ndim - 2;
@@ -95,18 +102,15 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
                            (long long)w->shape[0], (long long)w->shape[1], (long long)c, (long long)group);
   if (bias && tb_tensor_numel(bias) != m) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "bias B must have %lld values", (long long)m);
   nn_window win;
-  s = tb_nn_window_read(ctx->graph, ctx->node, ns, w->shape + 2, false, &win);
-  if (s == TB_OK) s = tb_nn_window_read_transpose(ctx->graph, ctx->node, &win);
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
-  if (s == TB_OK) s = tb_attr_ints(ctx->graph, ctx->node, "output_shape", &output_shape, &n_output_shape);
+  s = tb_nn_window_init(&p->win, ns, w->shape + 2, &win);
+  if (s == TB_OK) s = tb_nn_window_init_transpose(p, &win);
+  if (s == TB_OK) s = tb_nn_conv_output_shape(p, x->ndim, &output_shape, &n_output_shape);
   if (s != TB_OK) return s;
-  if (n_output_shape == x->ndim) output_shape += 2, n_output_shape -= 2;
-  if (n_output_shape != 0 && n_output_shape != ns)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute output_shape has %zu values; it needs %zu", n_output_shape, ns);
   for (size_t i = 0; i < ns; i++) {
-    int64_t out = 0, want = n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1;
-    if ((s = tb_nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
+    int64_t out = 0, want = n_output_shape ? output_shape[i] : -1;
+    if ((s = tb_nn_window_out_transpose(&win, i, x->shape[2 + i], want, &out)) != TB_OK) return s;
     if (out != y->shape[2 + i])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "window output %lld on axis %zu, the output has %lld", (long long)out, i,
                              (long long)y->shape[2 + i]);
@@ -130,10 +134,11 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  float eps = 1e-5f;
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_status s;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  float eps = pb->epsilon;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim < 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "X has rank %zu; it needs >= 2", x->ndim);
@@ -158,13 +163,14 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
 static tb_status pool_run(tb_kernel_ctx *ctx) {
   tb_status s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  bool avg = strcmp(ctx->node->op_type, "AveragePool") == 0;
-  int64_t count_pad = 0;
-  if (avg && (s = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &count_pad)) != TB_OK) return s;
+  const tb_pool_params *p = tb_kernel_params(ctx, &s);
+  if (!p) return s;
+  bool avg = p->kind == TB_POOL_AVERAGE;
+  int64_t count_pad = p->count_include_pad;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   geo2 g;
-  if ((s = geometry(ctx, x, y, NULL, true, &g)) != TB_OK) return s;
+  if ((s = geometry(ctx, &p->win, x, y, NULL, &g)) != TB_OK) return s;
   if (tb_tensor_numel(y) == 0) return TB_OK;
   cl_launch l;
   tb_cl_begin(&l, ctx, 0, "tb_pool2d");
@@ -207,59 +213,54 @@ static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, co
   return tb_cl_go(&l, (size_t)n);
 }
 
-static const char *const reduce_ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
-                                         "ReduceSumSquare", "ReduceL2",   "ReduceL1",  "ReduceLogSumExp"};
-enum { N_REDUCE = sizeof reduce_ops / sizeof reduce_ops[0] };
+/* The device kernel's op codes (nn.cl's tb_reduce), by tb_reduce_op. */
+static const int reduce_codes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 1,        [TB_REDUCE_MAX] = 2,
+                                   [TB_REDUCE_MIN] = 3, [TB_REDUCE_PROD] = 4,        [TB_REDUCE_SUM_SQUARE] = 5,
+                                   [TB_REDUCE_L2] = 6,  [TB_REDUCE_L1] = 7,          [TB_REDUCE_LOG_SUM_EXP] = 8};
 
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
-  int op = 0;
-  for (int i = 0; i < N_REDUCE; i++)
-    if (strcmp(ctx->node->op_type, reduce_ops[i]) == 0) op = i;
+  const tb_reduce_params *p = pb;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  int64_t noop = 0;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "noop_with_empty_axes", 0, &noop)) != TB_OK) return s;
   const int64_t *axes = NULL;
   size_t n_axes = 0;
-  const tb_tensor *axes_t = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  const tb_tensor *axes_t = p->axes_from_input && ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (axes_t) {
     axes = tb_tensor_host_data(axes_t);
     n_axes = (size_t)tb_tensor_numel(axes_t);
     if (axes_t->dtype != TB_DTYPE_I64 || (!axes && n_axes))
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the axes input must be an int64 tensor the host can read");
-  } else if ((s = tb_attr_ints(ctx->graph, ctx->node, "axes", &axes, &n_axes)) != TB_OK) {
-    return s;
   }
-  bool reduced[TB_MAX_DIMS] = {false};
-  if (n_axes == 0 && noop) return tb_cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
-  for (size_t d = 0; d < x->ndim; d++) reduced[d] = n_axes == 0;
-  for (size_t i = 0; i < n_axes; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + (int64_t)x->ndim : axes[i];
-    if (a < 0 || a >= (int64_t)x->ndim)
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis %lld is outside rank %zu", (long long)axes[i], x->ndim);
-    reduced[a] = true;
-  }
-  return reduce(ctx, x, y, reduced, op);
+  static const int64_t no_axes[1] = {0}; /* an empty axes input is known: it reduces every axis (or none with noop) */
+  nn_reduce_axes ax;
+  if ((s = tb_nn_reduce_axes_resolve(p, x->ndim, axes_t != NULL, n_axes ? axes : no_axes, n_axes, &ax)) != TB_OK) return s;
+  if (ax.noop) return tb_cl_unary(ctx, 1, x, y, 0, 0.0f, 0.0f);
+  return reduce(ctx, x, y, ax.reduce, reduce_codes[p->op]);
 }
 
 static tb_status global_pool_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s;
+  const tb_pool_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   bool reduced[TB_MAX_DIMS] = {false};
   for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
-  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, strcmp(ctx->node->op_type, "GlobalMaxPool") == 0 ? 2 : 1);
+  return reduce(ctx, ctx->inputs[0], ctx->outputs[0], reduced, reduce_codes[pb->kind == TB_POOL_MAX ? TB_REDUCE_MAX : TB_REDUCE_MEAN]);
 }
 
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  bool old = ctx->node->opset < 13;
-  int64_t axis = old ? 1 : -1;
-  if ((s = tb_attr_int(ctx->graph, ctx->node, "axis", axis, &axis)) != TB_OK) return s;
+  bool old = pb->flatten;
+  int64_t axis = pb->axis;
   int64_t rank = (int64_t)x->ndim;
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= (rank ? rank : 1)) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "axis outside rank %lld", (long long)rank);
@@ -278,17 +279,18 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "LogSoftmax") == 0 ? 1 : strcmp(ctx->node->op_type, "Hardmax") == 0 ? 2 : 0);
+  tb_cl_arg_int(&l, pb->kind == TB_LOG_SOFTMAX ? 1 : pb->kind == TB_HARDMAX ? 2 : 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 /* ArgMax / ArgMin along one axis into an int64 tensor on the device. */
 static tb_status argextreme_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  int64_t axis = 0, last = 0;
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
+  tb_status s;
+  const tb_argreduce_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  int64_t axis = pb->axis;
+  bool last = pb->select_last_index;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -301,7 +303,9 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output of %s with %lld elements for %lld rows", tb_dtype_name(y->dtype),
                            (long long)tb_tensor_numel(y), (long long)(outer * inner));
   if (outer * inner == 0) return TB_OK;
-  if (len == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", ctx->node->op_type, (long long)axis);
+  if (len == 0)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "cannot take the %s over an empty axis %lld", pb->is_max ? "ArgMax" : "ArgMin",
+                           (long long)axis);
   cl_launch l;
   tb_cl_begin(&l, ctx, 0, "tb_argextreme");
   tb_cl_arg_tensor(&l, x);
@@ -309,18 +313,18 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, outer * inner);
   tb_cl_arg_int(&l, len);
   tb_cl_arg_int(&l, inner);
-  tb_cl_arg_int(&l, strcmp(ctx->node->op_type, "ArgMin") == 0);
+  tb_cl_arg_int(&l, !pb->is_max);
   tb_cl_arg_int(&l, last != 0);
   return tb_cl_go(&l, (size_t)(outer * inner));
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
-  int64_t axis = -1;
-  float eps = 1e-5f;
-  if (s == TB_OK) s = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
-  if (s == TB_OK) s = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_status s;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &s);
+  if (s == TB_OK) s = tb_cl_outputs(ctx);
   if (s != TB_OK) return s;
+  int64_t axis = pb->axis;
+  float eps = pb->epsilon;
   const tb_tensor *x = ctx->inputs[0], *sc = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
   int64_t rank = (int64_t)x->ndim;
@@ -345,9 +349,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   tb_cl_arg_int(&l, rows);
   tb_cl_arg_int(&l, cols);
   tb_cl_arg_float(&l, eps);
-  const tb_node *n = ctx->node;
-  tb_tensor *mean = ctx->n_outputs > 1 && n->n_outputs > 1 && n->outputs[1] >= 0 ? ctx->outputs[1] : NULL;
-  tb_tensor *inv = ctx->n_outputs > 2 && n->n_outputs > 2 && n->outputs[2] >= 0 ? ctx->outputs[2] : NULL;
+  tb_tensor *mean = pb->mean_output && ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
+  tb_tensor *inv = pb->inv_std_output && ctx->n_outputs > 2 ? ctx->outputs[2] : NULL;
   if ((mean && tb_tensor_numel(mean) != rows) || (inv && tb_tensor_numel(inv) != rows))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Mean / InvStdDev outputs do not hold one value per row (%lld rows)", (long long)rows);
   tb_cl_arg_int(&l, (mean ? 1 : 0) | (inv ? 2 : 0));
@@ -356,22 +359,18 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   return tb_cl_go(&l, (size_t)rows);
 }
 
-/* Every input float32 and no optional outputs beyond the first (BatchNormalization's training
- * statistics, MaxPool's indices, LayerNormalization's mean and inverse deviation stay on the CPU). */
+/* Every input float32 and no optional outputs beyond the first (MaxPool's indices stay on the CPU;
+ * BatchNormalization's training statistics are refused by its parse). */
 static bool f32_one_output(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
   bool any = false;
-  for (size_t i = 0; i < n->n_inputs; i++) {
+  for (size_t i = 0; i < q->n_inputs; i++) {
     if (!in[i]) continue;
     if (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32) return false;
     any = true;
   }
-  for (size_t o = 1; o < n->n_outputs; o++)
-    if (n->outputs[o] >= 0) return false;
-  int64_t training = 0;
-  if (strcmp(n->op_type, "BatchNormalization") == 0 && (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training)) return false;
+  if (!q->params) return false;
+  if (strcmp(q->op_type, "MaxPool") == 0 && ((const tb_pool_params *)q->params)->indices) return false;
   return any && in[0];
 }
 
@@ -384,32 +383,24 @@ static bool window_accepts(const tb_kernel_query *q) {
 
 /* LayerNormalization: float32 in, optional Mean / InvStdDev outputs in float32 (stash_type 1). */
 static bool layernorm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  int64_t stash = 1;
-  if (tb_attr_int(g, n, "stash_type", 1, &stash) != TB_OK || stash != 1 || n->n_outputs > 3) return false;
-  for (size_t i = 0; i < n->n_inputs; i++)
+  const tb_norm_params *p = q->params;
+  if (!p || p->stash_type != 1 || q->n_outputs > 3) return false;
+  for (size_t i = 0; i < q->n_inputs; i++)
     if (in[i] && (!in[i]->has_dtype || in[i]->dtype != TB_DTYPE_F32)) return false;
-  return n->n_inputs >= 2 && in[0] && in[1];
+  return q->n_inputs >= 2 && in[0] && in[1];
 }
 
 /* ArgMax / ArgMin: float32 data, int64 indices out. */
 static bool argextreme_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs == 1 && n->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
+  return q->n_inputs == 1 && q->n_outputs == 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32;
 }
 
 /* The reduce ops: float32 data (the axes input is int64 and read on the host). */
 static bool reduce_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && n->n_outputs == 1;
+  return q->n_inputs >= 1 && in[0] && in[0]->has_dtype && in[0]->dtype == TB_DTYPE_F32 && q->n_outputs == 1;
 }
 
 #define K(dom, op, acc, run) CL_KERNEL(dom, op, acc, run)

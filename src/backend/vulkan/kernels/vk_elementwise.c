@@ -5,7 +5,9 @@
 #include <math.h>
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
+#include "backend/kernel_params.h"
 #include "ops/elementwise/ew_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 /* ---- unary ---- */
@@ -46,11 +48,11 @@ static tb_status unary_code(const tb_kernel_ctx *ctx, uint32_t *code) {
   for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
     if (strcmp(unary_ops[i].name, ctx->op_type) == 0 && strcmp(unary_ops[i].domain, ctx->domain ? ctx->domain : "") == 0) {
       *code = unary_ops[i].code;
-      if (*code == 11) {
-        const char *approx = "none";
-        tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
-        if (st != TB_OK) return st;
-        if (strcmp(approx, "tanh") == 0) *code = 12;
+      if (*code == 11) { /* tb::Gelu */
+        tb_status st;
+        const tb_gelu_params *p = tb_kernel_params(ctx, &st);
+        if (!p) return st;
+        if (p->tanh) *code = 12;
       }
       return TB_OK;
     }

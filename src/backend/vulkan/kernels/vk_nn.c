@@ -5,16 +5,18 @@
  * BatchNormalization in inference mode (batchnorm.comp). */
 #include <string.h>
 #include "backend/cpu/kernels/fused/fused_kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 #include "backend/tensor/tensor_impl.h"
+#include "ops/nn/window.h"
 
-static bool is_op(const tb_node *n, const char *name) { return strcmp(n->op_type, name) == 0; }
+static bool is_op(const char *op_type, const char *name) { return strcmp(op_type, name) == 0; }
 
 /* The activation of a fused node as (kind, a, b) for tb_act in common.glsl. */
 static tb_status read_act(tb_kernel_ctx *ctx, uint32_t *kind, float *a, float *b) {
   *kind = 0;
   *a = *b = 0.0f;
-  if (strcmp(ctx->node->domain ? ctx->node->domain : "", "tb") != 0) return TB_OK;
   tb_fused_act act;
   tb_status st = tb_fused_act_read(ctx, &act);
   if (st != TB_OK) return st;
@@ -37,21 +39,20 @@ typedef struct mm_push {
 /* FusedMatMul's bias is matmul.comp's C (broadcast along the rows); its residual (input 3) is not in the
  * shader: such a node runs on the CPU (the placement says why). */
 static bool mm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  if (is_op(n, "FusedMatMul") && n->n_inputs > 3 && n->inputs[3] >= 0) return false;
-  return n->n_outputs == 1 && tb_vk_inputs_f32(n, in, 7u);
+  if (is_op(q->op_type, "FusedMatMul") && q->n_inputs > 3 && in[3]) return false;
+  return q->n_outputs == 1 && tb_vk_query_f32(q, 7u);
 }
 
 /* The node's input 2 is matmul.comp's C: Gemm's C, or FusedMatMul's bias. */
-static bool mm_has_c(const tb_node *n) { return n->n_inputs > 2 && n->inputs[2] >= 0 && !is_op(n, "MatMul"); }
+static bool mm_has_c(const tb_kernel_ctx *ctx) {
+  return ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2] && !is_op(ctx->op_type, "MatMul");
+}
 
 static tb_status mm_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[2] = {0, 0};
   float a, b;
-  spec[0] = mm_has_c(ctx->node);
+  spec[0] = mm_has_c(ctx);
   tb_status st = read_act(ctx, &spec[1], &a, &b);
   if (st != TB_OK) return st;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_MATMUL, spec, 2, 1, state);
@@ -116,12 +117,11 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   vk_node *node;
   tb_status st = tb_vk_node_of(ctx, &node);
   if (st != TB_OK) return st;
-  const tb_node *n = ctx->node;
-  bool gemm = is_op(n, "Gemm") || is_op(n, "FusedGemm");
+  bool gemm = is_op(ctx->op_type, "Gemm") || is_op(ctx->op_type, "FusedGemm");
   vk_arg a, b, c = {0, 0}, y;
   st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &a);
   if (st == TB_OK) st = tb_vk_input(ctx, 1, TB_DTYPE_F32, &b);
-  bool has_c = mm_has_c(n) && ctx->n_inputs > 2 && ctx->inputs[2];
+  bool has_c = mm_has_c(ctx) && ctx->n_inputs > 2 && ctx->inputs[2];
   if (st == TB_OK && has_c) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &c);
   if (st != TB_OK) return st;
   const tb_tensor *ta = ctx->inputs[0], *tbt = ctx->inputs[1];
@@ -135,12 +135,11 @@ static tb_status mm_run(tb_kernel_ctx *ctx) {
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
   if (gemm) {
-    int64_t trans_a = 0, trans_b = 0;
-    st = tb_attr_int(ctx->graph, n, "transA", 0, &trans_a);
-    if (st == TB_OK) st = tb_attr_int(ctx->graph, n, "transB", 0, &trans_b);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, n, "alpha", 1.0f, &p.alpha);
-    if (st == TB_OK) st = tb_attr_float(ctx->graph, n, "beta", 1.0f, &p.beta);
+    const tb_gemm_params *pb = tb_kernel_params(ctx, &st); /* a FusedGemm's parameters start with Gemm's */
     if (st != TB_OK) return st;
+    bool trans_a = pb->trans_a, trans_b = pb->trans_b;
+    p.alpha = pb->alpha;
+    p.beta = pb->beta;
     if (ta->ndim != 2 || tbt->ndim != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Gemm takes 2-D A and B");
     int64_t M = trans_a ? ta->shape[1] : ta->shape[0], K = trans_a ? ta->shape[0] : ta->shape[1];
     int64_t KB = trans_b ? tbt->shape[1] : tbt->shape[0], N = trans_b ? tbt->shape[0] : tbt->shape[1];
@@ -215,54 +214,24 @@ typedef struct window {
   uint32_t kh, kw, sh, sw, ph, pw, eh, ew, dh, dw, oh, ow;
 } window;
 
-/* Output size and begin/end pads of one spatial axis. */
-static tb_status axis_geometry(tb_kernel_ctx *ctx, const char *auto_pad, bool ceil_mode, int64_t in, int64_t k, int64_t s, int64_t d,
-                               int64_t pb, int64_t pe, int64_t *out, int64_t *begin, int64_t *end) {
-  if (k < 1 || s < 1 || d < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "kernel, stride and dilation must be >= 1");
-  int64_t span = (k - 1) * d + 1;
-  if (strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0) {
-    *out = (in + s - 1) / s;
-    int64_t total = (*out - 1) * s + span - in;
-    if (total < 0) total = 0;
-    *begin = strcmp(auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-    *end = total - *begin;
-    return TB_OK;
-  }
-  if (strcmp(auto_pad, "VALID") == 0) pb = pe = 0;
-  int64_t room = in + pb + pe - span;
-  if (room < 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the window (%lld) is larger than the padded input (%lld)", (long long)span, (long long)(in + pb + pe));
-  *out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
-  if (ceil_mode && (*out - 1) * s >= in + pb) (*out)--;
-  *begin = pb;
-  *end = pe;
-  return TB_OK;
-}
-
-/* Window attributes of a 1-D or 2-D op over input x (rank 3 or 4) with kernel size from `kernel`. */
-static tb_status read_window(tb_kernel_ctx *ctx, const tb_tensor *x, const int64_t *kernel, bool ceil_ok, window *w) {
-  size_t sp = x->ndim - 2;
+/* The window of wp over input x (rank 3 or 4) with kernel size from `kernel` (NULL: kernel_shape), from
+ * the ops' window geometry (ops/nn/window.h), as inference sized the output. */
+static tb_status read_window(tb_kernel_ctx *ctx, const tb_window_params *wp, const tb_tensor *x, const int64_t *kernel, window *w) {
   if (x->ndim != 3 && x->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan kernel takes 1-D or 2-D windows (input rank 3 or 4), not rank %zu", x->ndim);
-  const int64_t *strides = NULL, *pads = NULL, *dil = NULL;
-  size_t ns = 0, np = 0, nd = 0;
-  const char *auto_pad = "NOTSET";
-  int64_t ceil_mode = 0;
-  tb_status st = tb_attr_ints(ctx->graph, ctx->node, "strides", &strides, &ns);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "pads", &pads, &np);
-  if (st == TB_OK) st = tb_attr_ints(ctx->graph, ctx->node, "dilations", &dil, &nd);
-  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "auto_pad", "NOTSET", &auto_pad);
-  if (st == TB_OK && ceil_ok) st = tb_attr_int(ctx->graph, ctx->node, "ceil_mode", 0, &ceil_mode);
+  size_t sp = x->ndim - 2;
+  nn_window win;
+  tb_status st = tb_nn_window_init(wp, sp, kernel, &win);
   if (st != TB_OK) return st;
-  if ((strides && ns != sp) || (pads && np != 2 * sp) || (dil && nd != sp))
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "strides, pads or dilations do not match %zu spatial dimensions", sp);
-  int64_t o[2] = {1, 1}, b[2] = {0, 0}, e[2] = {0, 0}, in[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1};
+  int64_t o[2] = {1, 1}, b[2] = {0, 0}, e[2] = {0, 0}, k[2] = {1, 1}, s[2] = {1, 1}, d[2] = {1, 1};
   for (size_t i = 0; i < sp; i++) {
     size_t j = i + 2 - sp; /* 1-D uses the w slot */
-    in[j] = x->shape[2 + i];
-    k[j] = kernel[i];
-    s[j] = strides ? strides[i] : 1;
-    d[j] = dil ? dil[i] : 1;
-    st = axis_geometry(ctx, auto_pad, ceil_mode != 0, in[j], k[j], s[j], d[j], pads ? pads[i] : 0, pads ? pads[i + sp] : 0, &o[j], &b[j], &e[j]);
+    st = tb_nn_window_out(&win, i, x->shape[2 + i], &o[j]);
     if (st != TB_OK) return st;
+    k[j] = win.kernel[i];
+    s[j] = win.stride[i];
+    d[j] = win.dilation[i];
+    b[j] = win.pad_begin[i];
+    e[j] = win.pad_end[i];
   }
   *w = (window){(uint32_t)k[0], (uint32_t)k[1], (uint32_t)s[0], (uint32_t)s[1], (uint32_t)b[0], (uint32_t)b[1],
                 (uint32_t)e[0], (uint32_t)e[1], (uint32_t)d[0], (uint32_t)d[1], (uint32_t)o[0], (uint32_t)o[1]};
@@ -272,20 +241,16 @@ static tb_status read_window(tb_kernel_ctx *ctx, const tb_tensor *x, const int64
 /* ---- Conv, FusedConv ---- */
 
 static bool conv_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  if (n->n_outputs != 1 || !tb_vk_inputs_f32(n, in, 15u)) return false;
+  if (q->n_outputs != 1 || !tb_vk_query_f32(q, 15u)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 
 static tb_status conv_prepare(tb_kernel_ctx *ctx, void **state) {
   uint32_t spec[3];
   float a, b;
-  const tb_node *n = ctx->node;
-  spec[0] = n->n_inputs > 2 && n->inputs[2] >= 0;
-  spec[1] = n->n_inputs > 3 && n->inputs[3] >= 0;
+  spec[0] = ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2];
+  spec[1] = ctx->in_types && ctx->n_inputs > 3 && ctx->in_types[3];
   tb_status st = read_act(ctx, &spec[2], &a, &b);
   if (st != TB_OK) return st;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_CONV2D, spec, 3, 1, state);
@@ -303,16 +268,16 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0], *tw = ctx->inputs[1];
   if (tw->ndim != tx->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "W has rank %zu, X rank %zu", tw->ndim, tx->ndim);
-  int64_t group = 1;
-  st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
+  const tb_conv_params *pb = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
   if (st != TB_OK) return st;
+  int64_t group = pb->group;
   int64_t C = tx->shape[1], M = tw->shape[0];
   if (group < 1 || C % group || M % group || tw->shape[1] != C / group)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "channels %lld, filters %lld and group %lld do not fit W's %lld input channels", (long long)C,
                            (long long)M, (long long)group, (long long)tw->shape[1]);
   if (has_b && ctx->inputs[2]->numel != M) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "B has %lld values for %lld filters", (long long)ctx->inputs[2]->numel, (long long)M);
   window win;
-  st = read_window(ctx, tx, tw->shape + 2, false, &win);
+  st = read_window(ctx, &pb->win, tx, tw->shape + 2, &win);
   if (st != TB_OK) return st;
   int64_t shape[4] = {tx->shape[0], M, win.oh, win.ow};
   if (tx->ndim == 3) shape[2] = win.ow;
@@ -344,16 +309,15 @@ const tb_kernel tb_vk_kernel_fused_conv = {"tb", "FusedConv", TB_KERNEL_REFERENC
 /* ---- pools ---- */
 
 static bool pool_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  bool indices = n->n_outputs > 1 && n->outputs[1] >= 0; /* MaxPool's Indices: CPU */
-  return !indices && tb_vk_inputs_f32(n, in, 1u) && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
+  const tb_pool_params *p = q->params;
+  if (!p || p->indices) return false; /* MaxPool's Indices: CPU */
+  return tb_vk_query_f32(q, 1u) && in[0] && (!in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4);
 }
 
 static tb_status pool_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t mode = strstr(ctx->node->op_type, "Average") ? 1 : 0;
+  const tb_pool_params *p = ctx->params;
+  uint32_t mode = p && p->kind == TB_POOL_AVERAGE ? 1 : 0;
   return tb_vk_prepare_node(ctx, TB_VK_SHADER_POOL, &mode, 1, 1, state);
 }
 
@@ -365,19 +329,15 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *tx = ctx->inputs[0];
   if (tx->ndim != 3 && tx->ndim != 4) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the Vulkan pools take rank 3 or 4, not %zu", tx->ndim);
-  bool global = strncmp(ctx->node->op_type, "Global", 6) == 0;
+  const tb_pool_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  bool global = pb->global, include_pad = pb->count_include_pad;
   window win;
-  int64_t include_pad = 0;
   if (global) {
     uint32_t h = tx->ndim == 4 ? (uint32_t)tx->shape[2] : 1, w = (uint32_t)tx->shape[tx->ndim - 1];
     win = (window){h, w, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1};
   } else {
-    const int64_t *kernel = NULL;
-    size_t nk = 0;
-    st = tb_attr_ints(ctx->graph, ctx->node, "kernel_shape", &kernel, &nk);
-    if (st == TB_OK && (!kernel || nk != tx->ndim - 2)) st = tb_kernel_error(ctx, TB_ERR_MODEL, "kernel_shape must have %zu values", tx->ndim - 2);
-    if (st == TB_OK) st = read_window(ctx, tx, kernel, true, &win);
-    if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
+    st = read_window(ctx, &pb->win, tx, NULL, &win);
     if (st != TB_OK) return st;
   }
   int64_t shape[4] = {tx->shape[0], tx->shape[1], win.oh, win.ow};
@@ -404,14 +364,8 @@ POOL(tb_vk_kernel_global_maxpool, "GlobalMaxPool")
 /* ---- BatchNormalization (inference) ---- */
 
 static bool bn_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  int64_t training = 0;
-  if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
-  for (size_t i = 1; i < n->n_outputs; i++)
-    if (n->outputs[i] >= 0) return false;
-  return n->n_inputs == 5 && tb_vk_inputs_f32(n, in, 31u);
+  /* parse refuses training_mode and the training outputs */
+  return q->params && q->n_inputs == 5 && tb_vk_query_f32(q, 31u);
 }
 
 static tb_status bn_prepare(tb_kernel_ctx *ctx, void **state) { return tb_vk_prepare_node(ctx, TB_VK_SHADER_BATCHNORM, NULL, 0, 1, state); }
@@ -429,8 +383,9 @@ static tb_status bn_run(tb_kernel_ctx *ctx) {
   for (size_t i = 1; i < 5; i++)
     if (ctx->inputs[i]->numel != C)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has %lld values for %lld channels", i, (long long)ctx->inputs[i]->numel, (long long)C);
-  float eps = 1e-5f;
-  st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  float eps = pb->epsilon;
   tb_tensor *out;
   if (st == TB_OK) st = tb_vk_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;

@@ -6,7 +6,10 @@
  * (subgroup arithmetic) when the device reports it, chosen at prepare. */
 #include <string.h>
 #include "backend/vulkan/kernels/vk_kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 #include "backend/tensor/tensor_impl.h"
+#include "ops/nn/reduce.h"
 
 static tb_vk_shader_id variant(tb_kernel_ctx *ctx, tb_vk_shader_id plain, tb_vk_shader_id subgroup) {
   return tb_vk_use_subgroups(tb_vk_ctx_state(ctx)) ? subgroup : plain;
@@ -26,11 +29,7 @@ static tb_status norm_axis(tb_kernel_ctx *ctx, int64_t axis, size_t ndim, size_t
 }
 
 static bool f32_in0(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && tb_vk_inputs_f32(n, in, 1u);
+  return q->n_inputs >= 1 && q->in[0] && tb_vk_query_f32(q, 1u);
 }
 
 /* ---- Softmax, LogSoftmax ---- */
@@ -47,10 +46,11 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  bool old = ctx->node->opset < 13;
-  int64_t axis_attr = old ? 1 : -1;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  bool old = pb->flatten;
+  int64_t axis_attr = pb->axis;
   size_t axis = 0;
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", axis_attr, &axis_attr);
   if (st == TB_OK && t->ndim == 0) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Softmax of a scalar");
   if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
   tb_tensor *out;
@@ -61,7 +61,7 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
   int64_t inner = old ? 1 : prod(t->shape, axis + 1, t->ndim);
   struct {
     uint32_t rows, cols, inner, x_off, y_off, log_softmax;
-  } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, strcmp(ctx->node->op_type, "LogSoftmax") == 0};
+  } p = {(uint32_t)(outer * inner), (uint32_t)cols, (uint32_t)inner, x.offset, y.offset, pb->kind == TB_LOG_SOFTMAX};
   uint32_t gx, gy;
   tb_vk_groups((uint64_t)p.rows, 1, &gx, &gy);
   tb_vk_buffer buffers[2] = {x.buffer, y.buffer};
@@ -74,23 +74,17 @@ const tb_kernel tb_vk_kernel_logsoftmax = {"", "LogSoftmax", TB_KERNEL_REFERENCE
 /* ---- LayerNormalization ---- */
 
 static bool ln_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && n->n_outputs <= 3 && tb_vk_inputs_f32(n, in, 7u);
+  return q->n_inputs >= 2 && q->in[0] && q->in[1] && q->n_outputs <= 3 && tb_vk_query_f32(q, 7u);
 }
 
 /* Bit 0: the node uses its Mean output, bit 1: its InvStdDev output. */
-static uint32_t ln_stats(const tb_node *n) {
-  uint32_t bits = 0;
-  for (size_t i = 1; i < n->n_outputs && i < 3; i++)
-    if (n->outputs[i] >= 0) bits |= 1u << (i - 1);
-  return bits;
-}
+static uint32_t ln_stats(const tb_norm_params *p) { return (p->mean_output ? 1u : 0u) | (p->inv_std_output ? 2u : 0u); }
 
 static tb_status ln_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t spec[2] = {ctx->node->n_inputs > 2 && ctx->node->inputs[2] >= 0, ln_stats(ctx->node)};
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  if (st != TB_OK) return st;
+  uint32_t spec[2] = {ctx->in_types && ctx->n_inputs > 2 && ctx->in_types[2], ln_stats(pb)};
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_LAYERNORM, TB_VK_SHADER_LAYERNORM_SG);
   return tb_vk_prepare_node(ctx, id, spec, 2, 1, state);
 }
@@ -105,16 +99,15 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK && has_b) st = tb_vk_input(ctx, 2, TB_DTYPE_F32, &b);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  int64_t axis_attr = -1;
-  float eps = 1e-5f;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
   size_t axis = 0;
   /* InstanceNormalization: rows (n, c) over the spatial dimensions, scale and bias per channel */
-  bool instance = strcmp(ctx->node->op_type, "InstanceNormalization") == 0;
+  bool instance = pb->kind == TB_NORM_INSTANCE;
   if (instance && t->ndim < 3) return tb_kernel_error(ctx, TB_ERR_MODEL, "the input has rank %zu; N x C x D1 ... expected", t->ndim);
-  st = instance ? TB_OK : tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis_attr);
-  if (instance) axis_attr = 2;
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
-  if (st == TB_OK) st = norm_axis(ctx, axis_attr, t->ndim, &axis);
+  int64_t axis_attr = instance ? 2 : pb->axis;
+  float eps = pb->epsilon;
+  st = norm_axis(ctx, axis_attr, t->ndim, &axis);
   if (st != TB_OK) return st;
   int64_t cols = prod(t->shape, axis, t->ndim), sn = ctx->inputs[1]->numel, bn = has_b ? ctx->inputs[2]->numel : 1;
   if (instance && (sn != t->shape[1] || bn != t->shape[1]))
@@ -129,7 +122,7 @@ static tb_status ln_run(tb_kernel_ctx *ctx) {
   int64_t stat_shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) stat_shape[d] = d < axis ? t->shape[d] : 1;
   vk_arg stats[2] = {y, y};
-  uint32_t want = ln_stats(ctx->node);
+  uint32_t want = ln_stats(pb);
   for (size_t i = 0; i < 2 && st == TB_OK; i++)
     if ((want >> i) & 1u) st = tb_vk_output(ctx, i + 1, TB_DTYPE_F32, t->ndim, stat_shape, &stat_out, &stats[i]);
   if (st != TB_OK || out->numel == 0) return st;
@@ -186,20 +179,16 @@ static void reduce_split(const tb_tensor *t, const bool *reduced, reduce_runs *r
   }
 }
 
-static uint32_t reduce_mode(const char *op) {
-  if (strcmp(op, "ReduceSum") == 0) return 0;
-  if (strcmp(op, "ReduceMean") == 0) return 1;
-  if (strcmp(op, "ReduceMax") == 0) return 2;
-  if (strcmp(op, "ReduceMin") == 0) return 3;
-  if (strcmp(op, "ReduceL1") == 0) return 5;
-  if (strcmp(op, "ReduceL2") == 0) return 6;
-  if (strcmp(op, "ReduceLogSumExp") == 0) return 7;
-  if (strcmp(op, "ReduceProd") == 0) return 8;
-  return 4; /* ReduceSumSquare */
-}
+/* reduce.comp's mode by tb_reduce_op. */
+static const uint32_t reduce_modes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 1, [TB_REDUCE_MAX] = 2,
+                                        [TB_REDUCE_MIN] = 3, [TB_REDUCE_SUM_SQUARE] = 4, [TB_REDUCE_L1] = 5,
+                                        [TB_REDUCE_L2] = 6,  [TB_REDUCE_LOG_SUM_EXP] = 7, [TB_REDUCE_PROD] = 8};
 
 static tb_status reduce_prepare(tb_kernel_ctx *ctx, void **state) {
-  uint32_t mode = reduce_mode(ctx->node->op_type);
+  tb_status st;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &st);
+  if (st != TB_OK) return st;
+  uint32_t mode = reduce_modes[pb->op];
   tb_vk_shader_id id = variant(ctx, TB_VK_SHADER_REDUCE, TB_VK_SHADER_REDUCE_SG);
   return tb_vk_prepare_node(ctx, id, &mode, 1, 1, state);
 }
@@ -211,29 +200,15 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_vk_input(ctx, 0, TB_DTYPE_F32, &x);
   if (st != TB_OK) return st;
   const tb_tensor *t = ctx->inputs[0];
-  int64_t axes[TB_MAX_DIMS], keepdims = 1, noop = 0;
+  const tb_reduce_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  int64_t axes[TB_MAX_DIMS];
   size_t n_axes = 0;
-  if (ctx->n_inputs > 1 && ctx->inputs[1]) {
-    st = tb_vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes);
-  } else {
-    const int64_t *attr = NULL;
-    st = tb_attr_ints(ctx->graph, ctx->node, "axes", &attr, &n_axes);
-    if (st == TB_OK && n_axes > TB_MAX_DIMS) st = tb_kernel_error(ctx, TB_ERR_MODEL, "%zu axes", n_axes);
-    if (st == TB_OK && attr) memcpy(axes, attr, n_axes * sizeof *axes);
-    if (!attr) n_axes = 0;
-  }
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "keepdims", 1, &keepdims);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "noop_with_empty_axes", 0, &noop);
-  if (st != TB_OK) return st;
-  bool reduced[TB_MAX_DIMS] = {false};
-  for (size_t i = 0; i < n_axes; i++) {
-    size_t a = 0;
-    st = norm_axis(ctx, axes[i], t->ndim, &a);
-    if (st != TB_OK) return st;
-    reduced[a] = true;
-  }
-  if (n_axes == 0 && !noop)
-    for (size_t d = 0; d < t->ndim; d++) reduced[d] = true;
+  bool from_input = pb->axes_from_input && ctx->n_inputs > 1 && ctx->inputs[1];
+  if (from_input && (st = tb_vk_value_ints(ctx, 1, axes, TB_MAX_DIMS, &n_axes)) != TB_OK) return st;
+  nn_reduce_axes ax;
+  if ((st = tb_nn_reduce_axes_resolve(pb, t->ndim, from_input, axes, n_axes, &ax)) != TB_OK) return st;
+  bool keepdims = ax.keepdims, *reduced = ax.reduce;
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
   for (size_t d = 0; d < t->ndim; d++) {
@@ -279,12 +254,8 @@ REDUCE(tb_vk_kernel_reduce_prod, "ReduceProd")
 #define MAX_LK 1024
 
 static bool attn_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const tb_value_type *const *in = q->in;
-  (void)g;
-  bool mask = n->n_inputs > 3 && n->inputs[3] >= 0;
-  return !mask && n->n_inputs >= 3 && tb_vk_inputs_f32(n, in, 7u);
+  bool mask = q->n_inputs > 3 && q->in[3];
+  return !mask && q->n_inputs >= 3 && q->in[0] && q->in[1] && q->in[2] && tb_vk_query_f32(q, 7u);
 }
 
 static tb_status attn_prepare(tb_kernel_ctx *ctx, void **state) {
@@ -353,12 +324,10 @@ static tb_status attn_run(tb_kernel_ctx *ctx) {
   tb_tensor *out;
   st = tb_vk_output(ctx, 0, TB_DTYPE_F32, nb + 2, shape, &out, &y);
   if (st != TB_OK || out->numel == 0) return st;
-  float scale = 1.0f;
-  int64_t divide = 0;
-  st = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &scale);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
-  if (st != TB_OK) return st;
-  uint32_t mode = tb_node_attr(ctx->node, "scale") ? (divide ? 2u : 1u) : 0u;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  float scale = pb->scale;
+  uint32_t mode = pb->has_scale ? (pb->scale_divide ? 2u : 1u) : 0u;
   struct {
     uint32_t lq, d, lk, dv, nb2;
     uint32_t q_off, q_b1, q_b2, k_off, k_b1, k_b2, v_off, v_b1, v_b2, y_off, mode;

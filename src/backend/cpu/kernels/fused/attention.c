@@ -84,13 +84,12 @@ static void attend(const attn *a, tb_dtype dt, const int64_t *bidx, double *s, d
 static tb_status attention_run(tb_kernel_ctx *ctx) {
   attn a;
   memset(&a, 0, sizeof a);
-  float scale = 1.0f;
-  int64_t divide = 0;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &scale);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
-  a.scale = scale;
-  a.divide = divide != 0;
-  a.has_scale = tb_node_attr(ctx->node, "scale") != NULL;
+  tb_status st;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  a.scale = pb->scale;
+  a.divide = pb->scale_divide;
+  a.has_scale = pb->has_scale;
   if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &a.q);
   if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &a.k);
   if (st == TB_OK) st = tb_nn_load(ctx, 2, false, &a.v);

@@ -22,11 +22,6 @@ static void type_of(const tb_tensor *t, tb_value_type *out) {
 tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base) {
   if (n_base > ctx->n_inputs) n_base = ctx->n_inputs;
   if (n_base > 8) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "%zu inputs for %s", n_base, base);
-  tb_node node = *ctx->node;
-  node.op_type = base;
-  node.domain = "";
-  node.n_inputs = n_base < node.n_inputs ? n_base : node.n_inputs;
-  node.def = NULL;
   tb_value_type types[8];
   const tb_value_type *in[8] = {NULL};
   for (size_t i = 0; i < n_base; i++)
@@ -34,44 +29,34 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
       type_of(ctx->inputs[i], &types[i]);
       in[i] = &types[i];
     }
+  /* FusedConv's and FusedGemm's parameters start with Conv's and Gemm's; MatMul has none */
+  const void *params = strcmp(base, "MatMul") == 0 ? NULL : ctx->params;
   tb_kernel_query q = tb_kernel_ctx_query(ctx, in, TB_KERNEL_REFERENCE, 0);
   q.op_type = base;
   q.domain = "";
-  q.n_inputs = node.n_inputs;
-  q.node = &node;
+  q.params = params;
+  q.n_inputs = n_base;
+  q.graph = NULL; /* transitional fields: the base op's kernels read neither */
+  q.node = NULL;
   const tb_kernel *k = tb_cpu_kernel_find(&q);
   if (!k) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no reference kernel for %s, which this fused node extends", base);
   tb_kernel_ctx sub = *ctx;
-  sub.node = &node;
   sub.op_type = base;
   sub.domain = "";
+  sub.params = params;
   sub.n_inputs = n_base;
   return k->run(&sub);
 }
 
 tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
-  static const char *const names[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu"};
-  const char *name = NULL, *approx = "none";
-  float alpha, beta, lo, hi;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "activation", NULL, &name);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_alpha", 0.01f, &alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_beta", 0.5f, &beta);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_min", -INFINITY, &lo);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "activation_max", INFINITY, &hi);
-  if (st == TB_OK) st = tb_attr_string(ctx->graph, ctx->node, "activation_approximate", "none", &approx);
-  if (st != TB_OK) return st;
   memset(act, 0, sizeof *act);
-  act->alpha = alpha;
-  act->beta = beta;
-  act->min = lo;
-  act->max = hi;
-  if (!name) return TB_OK;
-  for (int i = 0; i < 8; i++)
-    if (strcmp(name, names[i]) == 0) act->kind = i + 1;
-  if (act->kind == 0) return tb_kernel_error(ctx, TB_ERR_MODEL, "unknown activation '%s'", name);
-  if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "tanh") == 0) act->kind = TB_FUSED_ACT_GELU_TANH;
-  else if (act->kind == TB_FUSED_ACT_GELU && strcmp(approx, "none") != 0)
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute activation_approximate is '%s'; expected 'none' or 'tanh'", approx);
+  const tb_activation_params *p = tb_fused_activation(ctx->domain, ctx->op_type, ctx->params);
+  if (!p) return TB_OK;
+  act->kind = (int)p->kind;
+  act->alpha = p->alpha;
+  act->beta = p->beta;
+  act->min = p->min;
+  act->max = p->max;
   return TB_OK;
 }
 

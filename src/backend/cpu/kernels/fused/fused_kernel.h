@@ -3,6 +3,7 @@
 #ifndef TB_CPU_KERNELS_FUSED_KERNEL_H
 #define TB_CPU_KERNELS_FUSED_KERNEL_H
 #include "backend/cpu/kernels/kernel.h"
+#include "ops/fused/fused_params.h"
 
 /* Run the reference kernel of ONNX op `base` on the first n_base inputs of ctx, writing ctx->outputs. */
 tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base);
@@ -15,18 +16,6 @@ tb_status tb_fused_epilogue(tb_kernel_ctx *ctx, const tb_tensor *bias, const tb_
 
 /* The activation named by the node's attributes (activation, activation_alpha/beta/min/max and, for Gelu,
  * activation_approximate). */
-enum {
-  TB_FUSED_ACT_NONE = 0,
-  TB_FUSED_ACT_RELU,
-  TB_FUSED_ACT_LEAKY_RELU,
-  TB_FUSED_ACT_CLIP,
-  TB_FUSED_ACT_SIGMOID,
-  TB_FUSED_ACT_TANH,
-  TB_FUSED_ACT_HARD_SIGMOID,
-  TB_FUSED_ACT_HARD_SWISH,
-  TB_FUSED_ACT_GELU,      /* activation Gelu, approximate "none": x * Phi(x) through erf */
-  TB_FUSED_ACT_GELU_TANH, /* activation Gelu, approximate "tanh" */
-};
 typedef struct tb_fused_act {
   int kind; /* a TB_FUSED_ACT_* value; the numbering is tb_gemm_epilogue's act (gemm_f32.h) */
   double alpha, beta, min, max;

@@ -5,10 +5,10 @@
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
 static tb_status gelu_run(tb_kernel_ctx *ctx) {
-  const char *approx = "none";
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
+  tb_status st;
+  const tb_gelu_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  bool use_tanh = strcmp(approx, "tanh") == 0;
+  bool use_tanh = pb->tanh;
   nn_buf x;
   st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;

@@ -31,8 +31,10 @@ static tb_status conv_load(tb_kernel_ctx *ctx, size_t x_in, size_t w_in, int b_i
 
 /* Check the loaded shapes against each other and resolve the window and output sizes. */
 static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) {
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &a->group);
-  if (st != TB_OK) return st;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
+  a->group = p->group;
   if (a->x.ndim < 3 || a->w.ndim != a->x.ndim)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "X (rank %zu) and W (rank %zu) must have the same rank >= 3", a->x.ndim,
                            a->w.ndim);
@@ -57,23 +59,19 @@ static tb_status conv_prepare(tb_kernel_ctx *ctx, bool transpose, conv_args *a) 
   }
   if (a->b.data && (a->b.ndim != 1 || a->b.shape[0] != a->out_c))
     return tb_kernel_error(ctx, TB_ERR_MODEL, "bias B must be 1-D with %lld values", (long long)a->out_c);
-  st = tb_nn_window_read(ctx->graph, ctx->node, a->n, a->w.shape + 2, false, &a->win);
-  if (st == TB_OK && transpose) st = tb_nn_window_read_transpose(ctx->graph, ctx->node, &a->win);
-  if (st != TB_OK) return st;
   const int64_t *output_shape = NULL;
   size_t n_output_shape = 0;
-  if (transpose && (st = tb_nn_window_output_shape(ctx->graph, ctx->node, a->x.ndim, &output_shape, &n_output_shape)) != TB_OK)
-    return st;
-  for (size_t i = 0; i < a->n; i++) {
+  st = tb_nn_window_init(&p->win, a->n, a->w.shape + 2, &a->win);
+  if (st == TB_OK && transpose) st = tb_nn_window_init_transpose(p, &a->win);
+  if (st == TB_OK && transpose) st = tb_nn_conv_output_shape(p, a->x.ndim, &output_shape, &n_output_shape);
+  for (size_t i = 0; st == TB_OK && i < a->n; i++) {
     a->in_sp[i] = a->x.shape[2 + i];
     if (transpose)
-      st = tb_nn_window_out_transpose(ctx->graph, ctx->node, &a->win, i, a->in_sp[i],
-                                   n_output_shape ? (output_shape[i] < 0 ? 0 : output_shape[i]) : -1, &a->out_sp[i]);
+      st = tb_nn_window_out_transpose(&a->win, i, a->in_sp[i], n_output_shape ? output_shape[i] : -1, &a->out_sp[i]);
     else
-      st = tb_nn_window_out(ctx->graph, ctx->node, &a->win, i, a->in_sp[i], &a->out_sp[i]);
-    if (st != TB_OK) return st;
+      st = tb_nn_window_out(&a->win, i, a->in_sp[i], &a->out_sp[i]);
   }
-  return TB_OK;
+  return tb_kernel_name_error(ctx, st);
 }
 
 /* The convolution of the prepared arguments into a new buffer *out of shape out_shape (rank n + 2). */

@@ -5,12 +5,12 @@
 #include <string.h>
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 #include "ops/nn/einsum_parse.h"
+#include "ops/nn/nn_params.h"
 
 static tb_status einsum_run(tb_kernel_ctx *ctx) {
-  const char *equation = NULL;
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "equation", NULL, &equation);
-  if (st != TB_OK) return st;
-  if (!equation) return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute equation is required");
+  tb_status st;
+  const tb_einsum_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
   size_t n_in = ctx->n_inputs;
   if (n_in == 0 || n_in > NN_EINSUM_MAX_INPUTS)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu inputs; 1 to %d are supported", n_in, NN_EINSUM_MAX_INPUTS);
@@ -24,8 +24,8 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   for (size_t i = 0; i < n_in; i++) ranks[i] = in[i].ndim, dims[i] = in[i].shape;
   nn_einsum e;
   int64_t sizes[NN_EINSUM_LABELS];
-  st = tb_nn_einsum_parse(ctx->graph, ctx->node, equation, n_in, ranks, &e);
-  if (st == TB_OK) st = tb_nn_einsum_sizes(ctx->graph, ctx->node, &e, dims, sizes);
+  st = tb_nn_einsum_parse(p->equation, n_in, ranks, &e);
+  if (st == TB_OK) st = tb_nn_einsum_sizes(&e, dims, sizes);
   if (st != TB_OK) goto done;
   /* The loop order: output labels first (so the output index is a prefix), then the summed ones. */
   int order[NN_EINSUM_LABELS];
@@ -40,7 +40,7 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   for (size_t k = 0; k < n_loop; k++) {
     extent[k] = sizes[order[k]];
     if (__builtin_mul_overflow(space, extent[k], &space)) {
-      st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the index space of equation '%s' is too large", equation);
+      st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the index space of equation '%s' is too large", p->equation);
       goto done;
     }
   }

@@ -87,13 +87,12 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status gemm_run(tb_kernel_ctx *ctx) {
-  int64_t trans_a = 0, trans_b = 0;
-  float alpha = 1, beta = 1;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &beta);
+  tb_status st;
+  const tb_gemm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
+  const tb_gemm_params *p = pb;
+  bool trans_a = p->trans_a, trans_b = p->trans_b;
+  double alpha = p->alpha, beta = p->beta;
   nn_buf a = {0}, b = {0}, c = {0};
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &a);

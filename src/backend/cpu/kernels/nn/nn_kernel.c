@@ -77,12 +77,8 @@ void tb_nn_buf_free(nn_buf *b) {
   b->data = NULL;
 }
 
-bool tb_nn_has_output(const tb_kernel_ctx *ctx, size_t i) {
-  return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
-}
-
 tb_status tb_nn_store(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, const double *data) {
-  if (!tb_nn_has_output(ctx, i)) return TB_OK;
+  if (i >= ctx->n_outputs) return TB_OK;
   tb_tensor *out = NULL;
   tb_status st = tb_kernel_output(ctx, i, dtype, ndim, shape, &out);
   if (st != TB_OK) return st;

@@ -9,6 +9,9 @@
 #ifndef TB_CPU_KERNELS_NN_KERNEL_H
 #define TB_CPU_KERNELS_NN_KERNEL_H
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
+#include "ops/nn/nn_params.h"
 
 typedef struct nn_buf {
   double *data;
@@ -25,13 +28,12 @@ void tb_nn_buf_free(nn_buf *b);
 tb_status tb_nn_load_i64(tb_kernel_ctx *ctx, size_t i, int64_t **out);
 /* Zeroed doubles for count elements; TB_ERR_OUT_OF_MEMORY naming the node with the size. */
 tb_status tb_nn_alloc(tb_kernel_ctx *ctx, int64_t count, double **out);
-/* Output i (skipped when the node omits it) with this dtype and shape, filled from data. */
+/* Output i (skipped beyond ctx->n_outputs; callers skip the optional outputs their parameters say the node
+ * omits) with this dtype and shape, filled from data. */
 tb_status tb_nn_store(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim, const int64_t *shape, const double *data);
 /* The element count of a shape computed from input dims, checked for int64 overflow (TB_ERR_MODEL naming
  * the node when it does not fit). */
 tb_status tb_nn_checked_numel(tb_kernel_ctx *ctx, size_t ndim, const int64_t *shape, int64_t *out);
-/* Whether output i is present in the node. */
-bool tb_nn_has_output(const tb_kernel_ctx *ctx, size_t i);
 /* Product of dims (every dim checked by the tensors that hold them, so it fits). */
 int64_t tb_nn_numel(size_t ndim, const int64_t *shape);
 /* The flat offset into a tensor of shape in (right-aligned, numpy broadcast) of the element that

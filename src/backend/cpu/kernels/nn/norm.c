@@ -5,12 +5,10 @@
 #include "backend/cpu/kernels/nn/nn_kernel.h"
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
-  float eps = 1e-5f;
-  int64_t training = 0;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "training_mode", 0, &training);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  if (training) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+  float eps = pb->epsilon;
   nn_buf in[5] = {{0}};
   double *y = NULL;
   for (size_t i = 0; i < 5 && st == TB_OK; i++) st = tb_nn_load(ctx, i, false, &in[i]);
@@ -44,9 +42,10 @@ done:
 }
 
 static tb_status instancenorm_run(tb_kernel_ctx *ctx) {
-  float eps = 1e-5f;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
+  float eps = pb->epsilon;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &x);
@@ -80,11 +79,11 @@ done:
 }
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
-  float eps = 1e-5f;
-  int64_t axis = -1;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
+  float eps = pb->epsilon;
+  int64_t axis = pb->axis;
   nn_buf x = {0}, scale = {0}, bias = {0};
   double *y = NULL, *mean = NULL, *inv = NULL;
   st = tb_nn_load(ctx, 0, false, &x);
@@ -136,8 +135,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   int64_t stat_shape[TB_MAX_DIMS];
   for (int64_t d = 0; d < r; d++) stat_shape[d] = d < axis ? x.shape[d] : 1;
   st = tb_nn_store(ctx, 0, x.dtype, x.ndim, x.shape, y);
-  if (st == TB_OK) st = tb_nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
-  if (st == TB_OK) st = tb_nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
+  if (st == TB_OK && pb->mean_output) st = tb_nn_store(ctx, 1, TB_DTYPE_F32, x.ndim, stat_shape, mean);
+  if (st == TB_OK && pb->inv_std_output) st = tb_nn_store(ctx, 2, TB_DTYPE_F32, x.ndim, stat_shape, inv);
 done:
   free(y);
   free(mean);
@@ -149,14 +148,11 @@ done:
 }
 
 static tb_status lrn_run(tb_kernel_ctx *ctx) {
-  float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
-  int64_t size = 0;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1e-4f, &alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 0.75f, &beta);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "bias", 1.0f, &bias);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "size", 0, &size);
+  tb_status st;
+  const tb_lrn_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  if (size < 1) return tb_kernel_error(ctx, TB_ERR_MODEL, "attribute size is %lld; it must be >= 1", (long long)size);
+  float alpha = pb->alpha, beta = pb->beta, bias = pb->bias;
+  int64_t size = pb->size;
   nn_buf x;
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &x);

@@ -19,11 +19,10 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
   double *y = NULL, *ind = NULL;
   tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
-  int64_t include_pad = 0, order = 0, p = 2;
-  st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include_pad);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "storage_order", 0, &order);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "p", 2, &p);
-  if (st != TB_OK) goto done;
+  const tb_pool_params *prm = tb_kernel_params(ctx, &st);
+  if (!prm) goto done;
+  bool include_pad = prm->count_include_pad;
+  int64_t order = prm->storage_order, p = prm->p;
   if (x.ndim < 3 && !(global && x.ndim == 2)) {
     st = tb_kernel_error(ctx, TB_ERR_MODEL, "X must have rank >= 3 (got %zu)", x.ndim);
     goto done;
@@ -42,8 +41,8 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
       out_shape[2 + i] = 1;
     }
   } else {
-    st = tb_nn_window_read(ctx->graph, ctx->node, n, NULL, true, &w);
-    for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_nn_window_out(ctx->graph, ctx->node, &w, i, in[i], &out_shape[2 + i]);
+    st = tb_nn_window_init(&prm->win, n, NULL, &w);
+    for (size_t i = 0; st == TB_OK && i < n; i++) st = tb_nn_window_out(&w, i, in[i], &out_shape[2 + i]);
     if (st != TB_OK) goto done;
   }
   st = tb_nn_checked_numel(ctx, x.ndim, out_shape, &total);
@@ -98,7 +97,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx, pool_kind kind, bool global) {
     }
   }
   st = tb_nn_store(ctx, 0, x.dtype, x.ndim, out_shape, y);
-  if (st == TB_OK && kind == POOL_MAX) st = tb_nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
+  if (st == TB_OK && kind == POOL_MAX && prm->indices) st = tb_nn_store(ctx, 1, TB_DTYPE_I64, x.ndim, out_shape, ind);
 done:
   free(y);
   free(ind);

@@ -17,14 +17,12 @@ typedef struct q_axis {
   bool per_axis;
 } q_axis;
 
-static tb_status q_axis_for(tb_kernel_ctx *ctx, const nn_buf *x, const nn_buf *param, q_axis *qa) {
+static tb_status q_axis_for(tb_kernel_ctx *ctx, const tb_quant_params *p, const nn_buf *x, const nn_buf *param, q_axis *qa) {
   qa->per_axis = false;
   qa->inner = 1;
   qa->len = 1;
   if (!param->data || param->numel == 1) return TB_OK;
-  int64_t axis = 1;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 1, &axis);
-  if (st != TB_OK) return st;
+  int64_t axis = p->axis;
   int64_t r = (int64_t)x->ndim;
   if (axis < 0) axis += r;
   if (param->ndim != 1 || axis < 0 || axis >= r || param->numel != x->shape[axis])
@@ -48,11 +46,13 @@ typedef struct q_io {
 
 static tb_status q_begin(tb_kernel_ctx *ctx, q_io *q) {
   memset(q, 0, sizeof *q);
-  tb_status st = tb_nn_load(ctx, 0, false, &q->x);
+  tb_status st;
+  const tb_quant_params *p = tb_kernel_params(ctx, &st);
+  if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &q->x);
   if (st == TB_OK) st = tb_nn_load(ctx, 1, false, &q->scale);
   if (st == TB_OK) st = tb_nn_load(ctx, 2, true, &q->zp);
-  if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->scale, &q->qs);
-  if (st == TB_OK) st = q_axis_for(ctx, &q->x, &q->zp, &q->qz);
+  if (st == TB_OK) st = q_axis_for(ctx, p, &q->x, &q->scale, &q->qs);
+  if (st == TB_OK) st = q_axis_for(ctx, p, &q->x, &q->zp, &q->qz);
   if (st == TB_OK) st = tb_nn_alloc(ctx, q->x.numel, &q->y);
   return st;
 }

@@ -14,14 +14,15 @@ static tb_status reduce_run(tb_kernel_ctx *ctx, reduce_kind kind) {
   nn_buf x = {0}, axes = {0};
   double *y = NULL;
   int64_t *axes_i = NULL;
-  tb_status st = tb_nn_load(ctx, 0, false, &x);
-  bool from_input = tb_nn_reduce_axes_from_input(ctx->node);
-  if (st == TB_OK && from_input) st = tb_nn_load(ctx, 1, true, &axes);
+  tb_status st;
+  const tb_reduce_params *p = tb_kernel_params(ctx, &st);
+  if (st == TB_OK) st = tb_nn_load(ctx, 0, false, &x);
+  if (st == TB_OK && p->axes_from_input) st = tb_nn_load(ctx, 1, true, &axes);
   if (st != TB_OK) goto done;
   if (axes.data) st = tb_nn_load_i64(ctx, 1, &axes_i);
   if (st != TB_OK) goto done;
   nn_reduce_axes ax;
-  st = tb_nn_reduce_axes_read(ctx->graph, ctx->node, x.ndim, axes.data != NULL, axes_i, (size_t)axes.numel, &ax);
+  st = tb_nn_reduce_axes_resolve(p, x.ndim, axes.data != NULL, axes_i, (size_t)axes.numel, &ax);
   if (st != TB_OK) goto done;
   int64_t out_shape[TB_MAX_DIMS], red_shape[TB_MAX_DIMS]; /* red_shape: the input shape with reduced dims 1 */
   size_t on = 0;
@@ -75,11 +76,11 @@ done:
 }
 
 static tb_status argminmax_run(tb_kernel_ctx *ctx, bool is_max) {
-  int64_t axis = 0, keepdims = 1, last = 0;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", 0, &axis);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "keepdims", 1, &keepdims);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "select_last_index", 0, &last);
-  if (st != TB_OK) return st;
+  tb_status st;
+  const tb_argreduce_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
+  int64_t axis = p->axis;
+  bool keepdims = p->keepdims, last = p->select_last_index;
   nn_buf x;
   double *y = NULL;
   st = tb_nn_load(ctx, 0, false, &x);

@@ -12,10 +12,10 @@ static tb_status softmax_common(tb_kernel_ctx *ctx, sm_kind kind) {
   double *y = NULL;
   tb_status st = tb_nn_load(ctx, 0, false, &x);
   if (st != TB_OK) return st;
-  bool v13 = ctx->node->opset >= 13;
-  int64_t axis = 0;
-  st = tb_attr_int(ctx->graph, ctx->node, "axis", v13 ? -1 : 1, &axis);
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) goto done;
+  bool v13 = !pb->flatten;
+  int64_t axis = pb->axis;
   int64_t r = (int64_t)x.ndim;
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r || (v13 && axis == r)) {

@@ -349,22 +349,21 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
   return run_gemm(ctx, &j, w);
 }
 
-/* The geometry from X's static shape in the graph, or with `guess` from a made-up X (one image of W's
+/* The geometry from X's static shape (its type from inference), or with `guess` from a made-up X (one image of W's
  * channels, 64 pixels per kernel tap and more along each axis) when that is not known: what the direct
  * convolution's fits() and packing read does not depend on X's size (depthwise, taps, strides, groups);
  * false when neither is known or valid. */
 static bool static_geom(const tb_kernel_ctx *ctx, const tb_tensor *w, bool guess, tb_conv_geom *g) {
-  int v = ctx->node->n_inputs > 0 ? ctx->node->inputs[0] : -1;
-  const tb_value_type *t = v >= 0 ? &ctx->graph->values[v].type : NULL;
+  const tb_value_type *t = ctx->in_types && ctx->n_inputs > 0 ? ctx->in_types[0] : NULL;
+  const tb_conv_params *p = ctx->params;
   const int64_t *ws = tb_tensor_shape(w);
   size_t nd = tb_tensor_ndim(w);
-  int64_t shape[4], group = 1;
+  int64_t shape[4];
   bool known = t && t->has_shape && t->ndim >= 3 && t->ndim <= 4;
   for (size_t d = 0; known && d < t->ndim; d++)
     if ((shape[d] = t->dims[d].value) < 0) known = false;
-  if ((!known && (!guess || nd < 3 || nd > 4)) || tb_attr_int(ctx->graph, ctx->node, "group", 1, &group) != TB_OK ||
-      group < 1)
-    return false;
+  if ((!known && (!guess || nd < 3 || nd > 4)) || !p) return false;
+  int64_t group = p->group;
   if (!known) {
     if (__builtin_mul_overflow(ws[1], group, &shape[1])) return false;
     shape[0] = 1;
@@ -421,8 +420,10 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   *state = NULL;
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* packed per run */
-  int64_t group = 1;
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
+  int64_t group = p->group;
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
@@ -445,18 +446,15 @@ static bool rank_fits(const tb_value_type *t, bool *known) {
 }
 
 bool tb_conv_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  size_t m = n->n_inputs < 4 ? n->n_inputs : 4;
-  if (n->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
+  size_t m = q->n_inputs < 4 ? q->n_inputs : 4;
+  if (q->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
   bool known, fits = rank_fits(in[0], &known);
   if (known) return fits;
   fits = rank_fits(in[1], &known);
   if (known) return fits;
-  const int64_t *ks = NULL;
-  size_t nks = 0;
-  return tb_attr_ints(g, n, "kernel_shape", &ks, &nks) == TB_OK && (nks == 1 || nks == 2);
+  const tb_conv_params *p = q->params;
+  return p && (p->win.n_kernel == 1 || p->win.n_kernel == 2);
 }
 
 /* ---- the fp32 GEMM (gemm_f32.h) and the level-2 entries ---- */

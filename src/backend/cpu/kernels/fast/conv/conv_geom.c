@@ -3,6 +3,7 @@
  * (ops/nn/window.h), so both levels agree on every output size. */
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/kernel_params.h"
 #include "ops/nn/window.h"
 
 tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const int64_t *x_shape, size_t w_ndim,
@@ -12,8 +13,10 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
     return tb_kernel_error(ctx, TB_ERR_MODEL, "X (rank %zu) and W (rank %zu) must have the same rank >= 3", x_ndim, w_ndim);
   if (x_ndim > 4)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the fast convolution takes 1 or 2 spatial axes, not %zu", x_ndim - 2);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &g->group);
-  if (st != TB_OK) return st;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
+  if (!p) return st;
+  g->group = p->group;
   g->spatial = x_ndim - 2;
   g->batch = x_shape[0];
   g->in_c = x_shape[1];
@@ -26,10 +29,10 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
     return tb_kernel_error(ctx, TB_ERR_MODEL, "W [%lld, %lld, ...] does not fit %lld input channels in %lld groups",
                            (long long)w_shape[0], (long long)w_shape[1], (long long)g->in_c, (long long)g->group);
   nn_window win;
-  st = tb_nn_window_read(ctx->graph, ctx->node, g->spatial, w_shape + 2, false, &win);
+  st = tb_nn_window_init(&p->win, g->spatial, w_shape + 2, &win);
   int64_t out[2] = {1, 1};
-  for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = tb_nn_window_out(ctx->graph, ctx->node, &win, i, x_shape[2 + i], &out[i]);
-  if (st != TB_OK) return st;
+  for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = tb_nn_window_out(&win, i, x_shape[2 + i], &out[i]);
+  if (st != TB_OK) return tb_kernel_name_error(ctx, st);
   bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
   size_t x = g->spatial - 1;
   g->ih = rows ? x_shape[2] : 1;

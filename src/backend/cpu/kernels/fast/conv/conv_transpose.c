@@ -24,8 +24,10 @@ tb_status tb_convt_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const i
     return tb_kernel_error(ctx, TB_ERR_MODEL, "X (rank %zu) and W (rank %zu) must have the same rank >= 3", x_ndim, w_ndim);
   if (x_ndim > 4)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the fast ConvTranspose takes 1 or 2 spatial axes, not %zu", x_ndim - 2);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &g->group);
-  if (st != TB_OK) return st;
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
+  g->group = p->group;
   g->spatial = x_ndim - 2;
   g->batch = x_shape[0];
   g->in_c = x_shape[1];
@@ -41,14 +43,13 @@ tb_status tb_convt_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const i
   nn_window win;
   const int64_t *want = NULL;
   size_t n_want = 0;
-  st = tb_nn_window_read(ctx->graph, ctx->node, g->spatial, w_shape + 2, false, &win);
-  if (st == TB_OK) st = tb_nn_window_read_transpose(ctx->graph, ctx->node, &win);
-  if (st == TB_OK) st = tb_nn_window_output_shape(ctx->graph, ctx->node, x_ndim, &want, &n_want);
+  st = tb_nn_window_init(&p->win, g->spatial, w_shape + 2, &win);
+  if (st == TB_OK) st = tb_nn_window_init_transpose(p, &win);
+  if (st == TB_OK) st = tb_nn_conv_output_shape(p, x_ndim, &want, &n_want);
   int64_t out[2] = {1, 1};
   for (size_t i = 0; st == TB_OK && i < g->spatial; i++)
-    st = tb_nn_window_out_transpose(ctx->graph, ctx->node, &win, i, x_shape[2 + i],
-                                    n_want ? (want[i] < 0 ? 0 : want[i]) : -1, &out[i]);
-  if (st != TB_OK) return st;
+    st = tb_nn_window_out_transpose(&win, i, x_shape[2 + i], n_want ? want[i] : -1, &out[i]);
+  if (st != TB_OK) return tb_kernel_name_error(ctx, st);
   bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
   size_t x = g->spatial - 1;
   g->ih = rows ? x_shape[2] : 1;
@@ -96,10 +97,11 @@ static tb_status convt_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, void **sta
   *state = NULL;
   const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
   if (!w || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(w) != TB_DTYPE_F32) return TB_OK; /* read per run */
-  int64_t group = 1;
   size_t nd = tb_tensor_ndim(w);
   const int64_t *ws = tb_tensor_shape(w);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "group", 1, &group);
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st);
+  int64_t group = p ? p->group : 1;
   /* a shape the run will reject, or nothing to pack: no state, the run says what is wrong */
   if (st != TB_OK || nd < 3 || nd > 4 || group < 1 || ws[0] % group != 0 || tb_tensor_numel(w) == 0) return st;
   int64_t cg = ws[0] / group, rows = tb_tensor_numel(w) / ws[0];
@@ -271,18 +273,15 @@ static bool rank_fits(const tb_value_type *t, bool *known) {
 
 /* float32 X, W (, B) of rank 3 or 4 (from the types, else W's, else kernel_shape's length). */
 static bool convt_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  size_t m = n->n_inputs < 3 ? n->n_inputs : 3;
-  if (n->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
+  size_t m = q->n_inputs < 3 ? q->n_inputs : 3;
+  if (q->n_inputs < 2 || !tb_fast_accepts_f32(in, m) || !in[1]) return false;
   bool known, fits = rank_fits(in[0], &known);
   if (known) return fits;
   fits = rank_fits(in[1], &known);
   if (known) return fits;
-  const int64_t *ks = NULL;
-  size_t nks = 0;
-  return tb_attr_ints(g, n, "kernel_shape", &ks, &nks) == TB_OK && (nks == 1 || nks == 2);
+  const tb_conv_params *p = q->params;
+  return p && (p->win.n_kernel == 1 || p->win.n_kernel == 2);
 }
 
 #define CONVT_ENTRIES(suffix, path)                                                          \

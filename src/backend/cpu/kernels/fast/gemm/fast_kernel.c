@@ -135,7 +135,9 @@ tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm) {
   *mm = (tb_fast_matmul){.a = ctx->inputs[0], .b = ctx->inputs[1]};
   tb_value_type ta = type_of(mm->a), tbv = type_of(mm->b), to = {0};
   const tb_value_type *in[2] = {&ta, &tbv};
-  tb_infer_ctx ictx = {.graph = ctx->graph, .node = ctx->node, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
+  /* the shape rule of the op's definition; its errors name "node (MatMul)", the executor adds the name */
+  const tb_node shown = {.name = "", .op_type = ctx->op_type};
+  tb_infer_ctx ictx = {.graph = NULL, .node = &shown, .n_inputs = 2, .in = in, .n_outputs = 1, .out = &to};
   tb_status st = tb_nn_matmul_shape(&ictx, &ta, &tbv, &to);
   if (st != TB_OK) return st;
   for (size_t i = 0; i < to.ndim; i++) mm->shape[i] = to.dims[i].value;
@@ -154,11 +156,13 @@ tb_status tb_fast_matmul_begin(tb_kernel_ctx *ctx, tb_fast_matmul *mm) {
 
 tb_status tb_fast_gemm_begin(tb_kernel_ctx *ctx, tb_fast_gemm *gm) {
   *gm = (tb_fast_gemm){.a = ctx->inputs[0], .b = ctx->inputs[1], .c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL};
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "transA", 0, &gm->trans_a);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &gm->trans_b);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "alpha", 1.0f, &gm->alpha);
-  if (st == TB_OK) st = tb_attr_float(ctx->graph, ctx->node, "beta", 1.0f, &gm->beta);
+  tb_status st;
+  const tb_gemm_params *pb = tb_kernel_params(ctx, &st); /* a FusedGemm's parameters start with Gemm's */
   if (st != TB_OK) return st;
+  gm->trans_a = pb->trans_a;
+  gm->trans_b = pb->trans_b;
+  gm->alpha = pb->alpha;
+  gm->beta = pb->beta;
   if (tb_tensor_ndim(gm->a) != 2 || tb_tensor_ndim(gm->b) != 2)
     return tb_kernel_error(ctx, TB_ERR_MODEL, "A and B must be 2-D (got ranks %zu and %zu)", tb_tensor_ndim(gm->a),
                            tb_tensor_ndim(gm->b));

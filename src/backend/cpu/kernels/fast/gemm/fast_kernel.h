@@ -7,6 +7,8 @@
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "backend/cpu/kernels/fast/vec/vec_kernel.h"
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel_params.h"
+#include "ops/fused/fused_params.h"
 
 /* A "node needs float32" error when input i is present and not f32. */
 tb_status tb_fast_check_f32(tb_kernel_ctx *ctx, size_t n);

@@ -17,10 +17,9 @@ static tb_status fused_run(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm) {
 }
 
 static tb_status fused_prepare(tb_kernel_ctx *ctx, tb_gemm_path path, bool gemm, void **state) {
-  int64_t trans_b = 0;
+  const tb_gemm_params *p = ctx->params; /* FusedGemm's parameters start with Gemm's; FusedMatMul's B is never transposed */
   *state = NULL;
-  if (gemm && tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
-  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+  return tb_fast_prepare_b(ctx, path, gemm && p && p->trans_b, state);
 }
 
 #define FUSED_ENTRY(op, OPNAME, is_gemm, accepts_fn, suffix, PATH, features)                                       \

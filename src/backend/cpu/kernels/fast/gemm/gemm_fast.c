@@ -64,19 +64,16 @@ tb_status tb_fast_gemm_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gemm_
 }
 
 bool tb_fast_gemm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 3 ? q->n_inputs : 3);
 }
 
 /* The prepare packs B as op(B) when transB says so; a bad transB attribute is left to run() to report. */
 static tb_status prepare_path(tb_kernel_ctx *ctx, tb_gemm_path path, void **state) {
-  int64_t trans_b = 0;
+  tb_status st;
+  const tb_gemm_params *p = tb_kernel_params(ctx, &st);
   *state = NULL;
-  if (tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b) != TB_OK) return TB_OK;
-  return tb_fast_prepare_b(ctx, path, trans_b != 0, state);
+  return p ? tb_fast_prepare_b(ctx, path, p->trans_b, state) : st;
 }
 
 #define GEMM_ENTRY(suffix, PATH, features)                                                                         \

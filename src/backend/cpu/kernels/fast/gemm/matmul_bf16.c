@@ -115,10 +115,12 @@ static tb_status prepare_weights(tb_kernel_ctx *ctx, void **state, tb_gemm_bf16_
   if (!b || !tb_fast_input_constant(ctx, 1) || tb_tensor_dtype(b) != TB_DTYPE_F32) return TB_OK;
   size_t nd = tb_tensor_ndim(b);
   const int64_t *bs = tb_tensor_shape(b);
-  int64_t trans_b = 0;
+  bool trans_b = false;
   if (gemm) {
-    tb_status st = tb_attr_int(ctx->graph, ctx->node, "transB", 0, &trans_b);
-    if (st != TB_OK) return st;
+    tb_status st;
+    const tb_gemm_params *p = tb_kernel_params(ctx, &st); /* a FusedGemm's parameters start with Gemm's */
+    if (!p) return st;
+    trans_b = p->trans_b;
   }
   if (nd != 2 && (gemm || nd != 1)) return TB_OK; /* batched or malformed: run() handles it */
   int64_t k = nd == 1 ? bs[0] : bs[trans_b ? 1 : 0], n = nd == 1 ? 1 : bs[trans_b ? 0 : 1];
@@ -144,19 +146,13 @@ static void release_weights(void *state) {
 }
 
 static bool matmul_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 4 ? q->n_inputs : 4);
 }
 
 static bool gemm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3);
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 3 ? q->n_inputs : 3);
 }
 
 #define BF16_ENTRIES(suffix, path)                                                                                      \

@@ -86,11 +86,8 @@ tb_status tb_fast_matmul_run(tb_kernel_ctx *ctx, tb_gemm_path path, const tb_gem
 }
 
 bool tb_fast_matmul_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 4 ? n->n_inputs : 4);
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 4 ? q->n_inputs : 4);
 }
 
 #define MATMUL_ENTRY(suffix, PATH, features)                                                                        \

@@ -78,16 +78,15 @@ tb_status tb_seq_attention_begin(tb_kernel_ctx *ctx, seq_attention_geom *g) {
   if (st != TB_OK) return st;
   if (ctx->n_inputs < 3 || !ctx->inputs[0] || !ctx->inputs[1] || !ctx->inputs[2])
     return tb_kernel_error(ctx, TB_ERR_MODEL, "inputs Q, K_T and V are required");
-  int64_t divide = 0;
   g->q = ctx->inputs[0];
   g->k = ctx->inputs[1];
   g->v = ctx->inputs[2];
   g->mask = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
-  g->scale = 1.0f;
-  st = tb_attr_float(ctx->graph, ctx->node, "scale", 1.0f, &g->scale);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "scale_divide", 0, &divide);
-  g->has_scale = tb_node_attr(ctx->node, "scale") != NULL;
-  g->divide = divide != 0;
+  const tb_attention_params *pb = tb_kernel_params(ctx, &st);
+  if (!pb) return st;
+  g->scale = pb->scale;
+  g->has_scale = pb->has_scale;
+  g->divide = pb->scale_divide;
   g->scale_by_inverse = g->has_scale && g->divide && tb_seq_attention_exact_inverse(g->scale, &g->inv_scale);
   if (st == TB_OK) st = shapes(ctx, g);
   if (st == TB_OK && g->nb + 2 > TB_MAX_DIMS)
@@ -205,11 +204,8 @@ static tb_status attention_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
 }
 
 static bool attention_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 3 && n->n_inputs <= 4 && tb_fast_accepts_f32(in, n->n_inputs);
+  return q->n_inputs >= 3 && q->n_inputs <= 4 && tb_fast_accepts_f32(in, q->n_inputs);
 }
 
 #define ATTENTION_ENTRY(suffix, path_, features)                                          \

@@ -134,12 +134,10 @@ static tb_status run_avx512bf16(tb_kernel_ctx *ctx) {
 }
 
 static bool attention_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g; /* the packing routine exists on x86-64 only */
-  return tb_gemm_bf16_kernel_avx512bf16.pack_o_contiguous && n->n_inputs >= 3 && n->n_inputs <= 4 &&
-         tb_fast_accepts_f32(in, n->n_inputs);
+  /* the packing routine exists on x86-64 only */
+  return tb_gemm_bf16_kernel_avx512bf16.pack_o_contiguous && q->n_inputs >= 3 && q->n_inputs <= 4 &&
+         tb_fast_accepts_f32(in, q->n_inputs);
 }
 
 const tb_kernel tb_kernel_attention_bf16_avx512bf16 = {

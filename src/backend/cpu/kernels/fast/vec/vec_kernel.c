@@ -66,7 +66,6 @@ void tb_vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_wor
     fn(arg, 0, n_tasks);
 }
 
-bool tb_vec_node_has_output(const tb_node *n, size_t i) { return i < n->n_outputs && n->outputs[i] >= 0; }
 
 bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r) {
   return in && in[i] && in[i]->has_shape && in[i]->ndim == r;

@@ -6,7 +6,9 @@
 #define TB_CPU_KERNELS_FAST_VEC_KERNEL_H
 #include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel_params.h"
 #include "core/threadpool.h"
+#include "ops/fused/fused_params.h"
 
 /* Elements below which a kernel runs on the calling thread alone (the pool's wake-up costs more). */
 enum { VEC_PARALLEL_MIN = 1 << 15, VEC_CHUNK = 1 << 13 };
@@ -22,8 +24,6 @@ bool tb_vec_inputs_ok(const tb_kernel_ctx *ctx, size_t n);
 bool tb_vec_output(tb_kernel_ctx *ctx, size_t i, size_t ndim, const int64_t *shape, float **data, tb_status *st);
 /* fn over [0, n_tasks) on ctx->pool when total_work (elements) is worth it, else on the caller. */
 void tb_vec_parallel(const tb_kernel_ctx *ctx, size_t n_tasks, int64_t total_work, tb_pool_fn fn, void *arg);
-/* Whether output i of the node exists (not omitted). */
-bool tb_vec_node_has_output(const tb_node *n, size_t i);
 /* The input type i is known to be a tensor of rank r (false when unknown or different). */
 bool tb_vec_rank_is(const tb_value_type *const *in, size_t i, size_t r);
 

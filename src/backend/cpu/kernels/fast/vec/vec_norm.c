@@ -47,11 +47,12 @@ static bool ln_param_full(const tb_tensor *p, size_t nn, const int64_t *norm) {
 
 static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (ctx->n_inputs < 2 || !ctx->inputs[1] || !tb_vec_inputs_ok(ctx, 3)) return tb_vec_fallback(ctx);
-  float eps = 1e-5f;
-  int64_t axis = -1;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "axis", -1, &axis);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
+  const tb_norm_params *p = pb;
+  float eps = p->epsilon;
+  int64_t axis = p->axis;
   const tb_tensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   int64_t r = (int64_t)tb_tensor_ndim(x);
   const int64_t *shape = tb_tensor_shape(x);
@@ -72,10 +73,10 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (!tb_vec_output(ctx, 0, (size_t)r, shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
   int64_t stat_shape[TB_MAX_DIMS];
   for (int64_t d = 0; d < r; d++) stat_shape[d] = d < axis ? shape[d] : 1;
-  if (tb_vec_node_has_output(ctx->node, 1) && ctx->n_outputs > 1 &&
+  if (p->mean_output && ctx->n_outputs > 1 &&
       !tb_vec_output(ctx, 1, (size_t)r, stat_shape, &j.mean, &st))
     return st == TB_OK ? tb_vec_fallback(ctx) : st;
-  if (tb_vec_node_has_output(ctx->node, 2) && ctx->n_outputs > 2 &&
+  if (p->inv_std_output && ctx->n_outputs > 2 &&
       !tb_vec_output(ctx, 2, (size_t)r, stat_shape, &j.inv, &st))
     return st == TB_OK ? tb_vec_fallback(ctx) : st;
   tb_vec_parallel(ctx, (size_t)outer, outer * inner, ln_rows, &j);
@@ -83,11 +84,8 @@ static tb_status layernorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
 }
 
 static bool layernorm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 2 && tb_fast_accepts_f32(in, n->n_inputs < 3 ? n->n_inputs : 3) && in[1];
+  return q->n_inputs >= 2 && tb_fast_accepts_f32(in, q->n_inputs < 3 ? q->n_inputs : 3) && in[1];
 }
 
 typedef struct bn_job {
@@ -112,13 +110,11 @@ static void bn_rows(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  float eps = 1e-5f;
-  int64_t training = 0, spatial = 1;
-  tb_status st = tb_attr_float(ctx->graph, ctx->node, "epsilon", 1e-5f, &eps);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "training_mode", 0, &training);
-  if (st == TB_OK) st = tb_attr_int(ctx->graph, ctx->node, "spatial", 1, &spatial);
+  tb_status st;
+  const tb_norm_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  if (training || spatial != 1 || ctx->n_inputs < 5 || !tb_vec_inputs_ok(ctx, 5)) return tb_vec_fallback(ctx);
+  float eps = pb->epsilon;
+  if (!pb->spatial || ctx->n_inputs < 5 || !tb_vec_inputs_ok(ctx, 5)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   size_t r = tb_tensor_ndim(x);
   for (size_t i = 1; i < 5; i++)
@@ -146,17 +142,12 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
 }
 
 static bool batchnorm_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  int64_t training = 0, spatial = 1;
-  if (n->n_inputs < 5 || !tb_fast_accepts_f32(in, 5)) return false;
+  if (q->n_inputs < 5 || !tb_fast_accepts_f32(in, 5)) return false;
   for (size_t i = 1; i < 5; i++)
     if (!in[i]) return false;
-  for (size_t i = 1; i < n->n_outputs; i++)
-    if (tb_vec_node_has_output(n, i)) return false; /* the training outputs */
-  if (tb_attr_int(g, n, "training_mode", 0, &training) != TB_OK || training) return false;
-  return tb_attr_int(g, n, "spatial", 1, &spatial) == TB_OK && spatial == 1;
+  const tb_norm_params *p = q->params; /* parse rejects training_mode and the training outputs */
+  return p && p->spatial;
 }
 
 VEC_KERNELS(layernorm, "", "LayerNormalization", layernorm_accepts, layernorm_run)

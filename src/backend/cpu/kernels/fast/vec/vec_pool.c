@@ -24,6 +24,7 @@
  * maximum, as the reference does for ties such as -0 and +0); an output row that reads an input row
  * holding a NaN is redone by row_avx512, which follows the rule tap by tap. */
 #include <math.h>
+#include <string.h>
 #include "backend/cpu/kernels/fast/vec/vec_kernel.h"
 #include "ops/nn/window.h"
 #if defined(__x86_64__)
@@ -359,20 +360,20 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
-  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4 || (max && tb_vec_node_has_output(ctx->node, 1)))
-    return tb_vec_fallback(ctx);
+  if (!tb_vec_inputs_ok(ctx, 1) || tb_tensor_ndim(ctx->inputs[0]) != 4) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
   const int64_t *shape = tb_tensor_shape(x);
   pool_job j = {.ops = ops, .x = tb_tensor_host_data(x), .max = max, .h = shape[2], .w = shape[3]};
-  int64_t include = 0, out_shape[4] = {shape[0], shape[1], 0, 0};
-  if (tb_nn_window_read(ctx->graph, ctx->node, 2, NULL, true, &j.win) != TB_OK) return tb_vec_fallback(ctx);
+  int64_t out_shape[4] = {shape[0], shape[1], 0, 0};
+  tb_status st;
+  const tb_pool_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
+  if (max && p->indices) return tb_vec_fallback(ctx);
+  if (tb_nn_window_init(&p->win, 2, NULL, &j.win) != TB_OK) return tb_vec_fallback(ctx);
   for (size_t i = 0; i < 2; i++)
-    if (j.win.dilation[i] != 1 ||
-        tb_nn_window_out(ctx->graph, ctx->node, &j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
+    if (j.win.dilation[i] != 1 || tb_nn_window_out(&j.win, i, shape[2 + i], &out_shape[2 + i]) != TB_OK)
       return tb_vec_fallback(ctx);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "count_include_pad", 0, &include);
-  if (st != TB_OK) return st;
-  j.include_pad = include != 0;
+  j.include_pad = p->count_include_pad;
   j.oh = out_shape[2];
   j.ow = out_shape[3];
   if (!tb_vec_output(ctx, 0, 4, out_shape, &j.y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
@@ -383,17 +384,13 @@ static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
 }
 
 static bool pool_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  const int64_t *list = NULL;
-  size_t count = 0;
-  if (n->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || tb_vec_node_has_output(n, 1)) return false;
+  const tb_pool_params *p = q->params;
+  if (q->n_inputs < 1 || !tb_fast_accepts_f32(in, 1) || !p || p->indices) return false;
   if (in[0]->has_shape && in[0]->ndim != 4) return false;
-  if (tb_attr_ints(g, n, "kernel_shape", &list, &count) != TB_OK || count != 2) return false;
-  if (tb_attr_ints(g, n, "dilations", &list, &count) != TB_OK) return false;
-  for (size_t i = 0; list && i < count; i++)
-    if (list[i] != 1) return false;
+  if (p->win.n_kernel != 2) return false;
+  for (size_t i = 0; i < p->win.n_dilations; i++)
+    if (p->win.dilations[i] != 1) return false;
   return true;
 }
 
@@ -428,11 +425,8 @@ static tb_status gap_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
 }
 
 static bool gap_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 static tb_status maxpool_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return pool_run(ctx, ops, true); }

@@ -59,11 +59,12 @@ static void sm_columns(void *arg, size_t begin, size_t end) {
 static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
   const tb_tensor *x = ctx->inputs[0];
-  bool v13 = ctx->node->opset >= 13;
-  int64_t axis = 0, r = (int64_t)tb_tensor_ndim(x);
-  const int64_t *shape = tb_tensor_shape(x);
-  tb_status st = tb_attr_int(ctx->graph, ctx->node, "axis", v13 ? -1 : 1, &axis);
+  tb_status st;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
+  bool v13 = !pb->flatten;
+  int64_t axis = pb->axis, r = (int64_t)tb_tensor_ndim(x);
+  const int64_t *shape = tb_tensor_shape(x);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r || (v13 && axis == r)) return tb_vec_fallback(ctx); /* the reference reports it */
   int64_t outer = 1, n = 1, inner = 1;
@@ -92,11 +93,8 @@ static tb_status softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
 }
 
 static bool softmax_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
   const tb_value_type *const *in = q->in;
-  (void)g;
-  return n->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
+  return q->n_inputs >= 1 && tb_fast_accepts_f32(in, 1);
 }
 
 VEC_KERNELS(softmax, "", "Softmax", softmax_accepts, softmax_run)

@@ -36,20 +36,14 @@ static bool unary_accepts(const tb_kernel_query *q) {
 
 /* tb::Gelu: approximate "none" (erf) or "tanh"; anything else is left to the reference. */
 static bool gelu_accepts(const tb_kernel_query *q) {
-  const tb_graph *g = q->graph;
-  const tb_node *n = q->node;
-  const char *approx = NULL;
-  if (!unary_accepts(q) || tb_attr_string(g, n, "approximate", "none", &approx) != TB_OK) return false;
-  return strcmp(approx, "none") == 0 || strcmp(approx, "tanh") == 0;
+  return unary_accepts(q) && q->params; /* parse accepts only "none" and "tanh" */
 }
 
 static tb_status gelu_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
-  const char *approx = "none";
-  tb_status st = tb_attr_string(ctx->graph, ctx->node, "approximate", "none", &approx);
+  tb_status st;
+  const tb_gelu_params *pb = tb_kernel_params(ctx, &st);
   if (st != TB_OK) return st;
-  if (strcmp(approx, "tanh") == 0) return unary_run(ctx, ops, VEC_GELU_TANH);
-  if (strcmp(approx, "none") == 0) return unary_run(ctx, ops, VEC_GELU_ERF);
-  return tb_vec_fallback(ctx);
+  return unary_run(ctx, ops, pb->tanh ? VEC_GELU_TANH : VEC_GELU_ERF);
 }
 
 #define UNARY(sym, name, op)                                                                             \
