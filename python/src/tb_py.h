@@ -38,6 +38,7 @@ typedef struct {
   size_t output_count;
   char **output_names;
   PyObject *output_keys; /* tuple of str */
+  tb_backend *backend;   /* the backend it was prepared on (kept alive by the prepared model); NULL once closed */
 } tb_py_prepared;
 
 extern PyTypeObject tb_py_backend_type;
@@ -71,6 +72,14 @@ PyObject *tb_py_tensor_wrap(tb_tensor *tensor);
  * `what` names the value in messages ("input 'x'"). The caller destroys the result. NULL with an
  * exception set. */
 tb_tensor *tb_py_tensor_import(PyObject *value, const char *what);
+/* The same, with the backend that DLPack objects in device memory are imported on, in place: *device, read
+ * after the producer's __dlpack__ returns (a slot another thread may clear). `exact`: every device object goes
+ * on *device, and the library refuses one of another device with its sentence (prepared.run); else *device
+ * is used for objects of its own device only. Without one (device or *device NULL, or not exact and another
+ * device), a kDLCUDA / kDLROCM object is imported on a backend opened for its device, cuda:N / rocm:N. The
+ * stream handshake is DLPack's: __dlpack__(stream=1) for CUDA (the legacy default stream, on which the
+ * backend's blocking copies run), stream=0 for ROCm (the null stream), no stream for host memory. */
+tb_tensor *tb_py_tensor_import_on(PyObject *value, const char *what, tb_backend *const *device, bool exact);
 /* Load NumPy's C API (at module init); -1 with an exception when NumPy cannot be imported. */
 int tb_py_numpy_init(void);
 /* A NumPy array of a Tensor: a view of host memory (the Tensor is its base), else of a copy on the CPU. */

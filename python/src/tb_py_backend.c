@@ -167,7 +167,7 @@ static PyObject *backend_random(tb_py_backend *self, PyObject *args) {
 static PyObject *backend_copy_in(tb_py_backend *self, PyObject *value) {
   tb_backend *b = open_handle(self);
   if (!b) return NULL;
-  tb_tensor *src = tb_py_tensor_import(value, "value");
+  tb_tensor *src = tb_py_tensor_import_on(value, "value", &self->backend, false); /* a copy: from any device */
   if (!src) return NULL;
   tb_tensor *dst = NULL;
   tb_status st = tb_tensor_create(b, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &dst);

@@ -164,7 +164,7 @@ static void free_names(char **names, size_t n) {
   free(names);
 }
 
-static PyObject *prepared_wrap(tb_prepared *prepared, tb_model *model) {
+static PyObject *prepared_wrap(tb_prepared *prepared, tb_model *model, tb_backend *backend) {
   size_t n = tb_model_output_count(model);
   char **names = calloc(n ? n : 1, sizeof *names);
   PyObject *keys = PyTuple_New((Py_ssize_t)n);
@@ -188,6 +188,7 @@ static PyObject *prepared_wrap(tb_prepared *prepared, tb_model *model) {
     return PyErr_Occurred() ? NULL : PyErr_NoMemory();
   }
   self->prepared = prepared;
+  self->backend = backend;
   self->lock = lock;
   self->output_count = n;
   self->output_names = names;
@@ -245,7 +246,7 @@ static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds
   self->busy--;
   backend_self->busy--;
   if (st != TB_OK) return tb_py_raise(st);
-  return prepared_wrap(prepared, m);
+  return prepared_wrap(prepared, m, backend);
 }
 
 static PyMethodDef model_methods[] = {
@@ -280,6 +281,7 @@ static void prepared_close_handle(tb_py_prepared *self) {
     Py_END_ALLOW_THREADS
     tb_prepared_destroy(self->prepared);
     self->prepared = NULL;
+    self->backend = NULL;
     PyThread_release_lock(self->lock);
     tb_py_live_add(TB_PY_LIVE_PREPARED, -1);
   }
@@ -327,7 +329,7 @@ static void feeds_clear(feeds *f) {
   f->n = 0;
 }
 
-static int feeds_import(feeds *f, PyObject *dict) {
+static int feeds_import(feeds *f, PyObject *dict, tb_backend *const *device) {
   f->n = 0;
   f->keys = f->small_keys;
   f->names = f->small_names;
@@ -362,7 +364,7 @@ static int feeds_import(feeds *f, PyObject *dict) {
     }
     char what[160];
     snprintf(what, sizeof what, "input '%s'", name);
-    tb_tensor *t = tb_py_tensor_import(v, what);
+    tb_tensor *t = tb_py_tensor_import_on(v, what, device, true);
     if (!t) {
       feeds_clear(f);
       return -1;
@@ -435,7 +437,7 @@ static PyObject *prepared_run(tb_py_prepared *self, PyObject *args) {
   if (!self->prepared) return closed_error();
   feeds f;
   wanted w;
-  if (feeds_import(&f, inputs) < 0) return NULL;
+  if (feeds_import(&f, inputs, &self->backend) < 0) return NULL;
   if (wanted_parse(self, names, &w) < 0) {
     feeds_clear(&f);
     return NULL;
@@ -494,7 +496,7 @@ static PyObject *prepared_time_runs(tb_py_prepared *self, PyObject *args) {
   tb_py_backend *sync_obj = sync ? (tb_py_backend *)backend_obj : NULL;
   feeds f;
   wanted w;
-  if (feeds_import(&f, inputs) < 0) return NULL;
+  if (feeds_import(&f, inputs, &self->backend) < 0) return NULL;
   if (wanted_parse(self, Py_None, &w) < 0) {
     feeds_clear(&f);
     return NULL;

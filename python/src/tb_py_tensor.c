@@ -127,6 +127,47 @@ static void legacy_capsule_free(PyObject *capsule) {
   }
 }
 
+/* The consumer's side of DLPack's stream rule for a device tensor: `stream` is where it will use the memory
+ * (CUDA: None or 1 the legacy default stream, 2 the per-thread one, a handle; ROCm: None or 0 the null stream,
+ * a handle; -1: it asks for no synchronization). The library's device calls all block and run on the
+ * default stream, so the backend is synchronized once unless the consumer said -1; the values DLPack
+ * forbids (CUDA 0, ROCm 1 and 2) are refused. A dl_device other than the tensor's is refused (no copies).
+ * -1 with an exception on failure. */
+static int export_handshake(tb_tensor *t, const DLDevice *device, PyObject *stream, PyObject *dl_device) {
+  if (dl_device != Py_None) {
+    int type = -1, id = -1;
+    if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return -1;
+    if (type != (int)device->device_type || id != device->device_id) {
+      tb_py_raise_msg(TB_ERR_UNSUPPORTED,
+                      "__dlpack__(dl_device=(%d, %d)): the tensor is DLPack device (%d, %d) and is exported in place, "
+                      "never copied; copy it with .cpu() or on a backend of that device first",
+                      type, id, (int)device->device_type, (int)device->device_id);
+      return -1;
+    }
+  }
+  int kind = (int)device->device_type;
+  if (kind == kDLCPU) return 0;
+  long s = stream == Py_None ? (kind == kDLROCM ? 0 : 1) : PyLong_AsLong(stream);
+  if (s == -1 && PyErr_Occurred()) return -1;
+  if ((kind != kDLROCM && s == 0) || (kind == kDLROCM && (s == 1 || s == 2)) || s < -1) {
+    tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT,
+                    "__dlpack__(stream=%ld): DLPack does not allow that stream for %s memory; pass None, %s, a stream "
+                    "handle, or -1 for no synchronization",
+                    s, kind == kDLROCM ? "ROCm" : "CUDA", kind == kDLROCM ? "0 (the null stream)" : "1 (the legacy default stream), 2 (per-thread)");
+    return -1;
+  }
+  if (s == -1) return 0;
+  tb_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = tb_backend_synchronize(tb_tensor_backend(t));
+  Py_END_ALLOW_THREADS
+  if (st != TB_OK) {
+    tb_py_raise(st);
+    return -1;
+  }
+  return 0;
+}
+
 static PyObject *tensor_dlpack(tb_py_tensor *self, PyObject *args, PyObject *kwds) {
   static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
@@ -144,6 +185,10 @@ static PyObject *tensor_dlpack(tb_py_tensor *self, PyObject *args, PyObject *kwd
   DLManagedTensorVersioned *m = NULL;
   tb_status st = tb_tensor_to_dlpack(self->tensor, &m);
   if (st != TB_OK) return tb_py_raise(st);
+  if (export_handshake(self->tensor, &m->dl_tensor.device, stream, dl_device) < 0) {
+    m->deleter(m);
+    return NULL;
+  }
   if (major >= 1) {
     PyObject *cap = PyCapsule_New(m, "dltensor_versioned", versioned_capsule_free);
     if (!cap) m->deleter(m);
@@ -162,11 +207,17 @@ static PyObject *tensor_dlpack(tb_py_tensor *self, PyObject *args, PyObject *kwd
   return cap;
 }
 
+/* The device __dlpack__ exports as (kDLCPU, kDLCUDA, kDLROCM...); kDLExtDev for a backend whose memory
+ * DLPack cannot point at (its __dlpack__ raises). */
 static PyObject *tensor_dlpack_device(tb_py_tensor *self, PyObject *unused) {
   (void)unused;
   tb_backend *b = tb_tensor_backend(self->tensor);
-  int type = tb_tensor_host_data(self->tensor) ? kDLCPU : kDLExtDev;
-  return Py_BuildValue("(ii)", type, tb_backend_kind_of(b) == TB_BACKEND_CPU ? 0 : tb_backend_device(b)->index);
+  if (tb_tensor_host_data(self->tensor) || tb_backend_kind_of(b) == TB_BACKEND_CPU) return Py_BuildValue("(ii)", kDLCPU, 0);
+  DLManagedTensorVersioned *m = NULL;
+  if (tb_tensor_to_dlpack(self->tensor, &m) != TB_OK) return Py_BuildValue("(ii)", kDLExtDev, tb_backend_device(b)->index);
+  DLDevice d = m->dl_tensor.device;
+  m->deleter(m);
+  return Py_BuildValue("(ii)", (int)d.device_type, (int)d.device_id);
 }
 
 /* ---- Import ------------------------------------------------------------------------------------- */
@@ -376,13 +427,14 @@ static void legacy_import_delete(DLManagedTensorVersioned *m) {
   free(l);
 }
 
-/* Wrap `m` (ownership passes on success); read-only memory is copied into a new CPU tensor. */
-static tb_tensor *import_managed(DLManagedTensorVersioned *m, tb_backend *cpu) {
+/* Wrap `m` on `backend` (ownership passes on success); read-only memory is copied into a new tensor on the
+ * same backend. */
+static tb_tensor *import_managed(DLManagedTensorVersioned *m, tb_backend *backend) {
   tb_tensor *t = NULL;
   bool read_only = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   uint64_t flags = m->flags;
   m->flags &= ~(uint64_t)DLPACK_FLAG_BITMASK_READ_ONLY; /* only read below, then copied */
-  tb_status st = tb_tensor_from_dlpack(cpu, m, &t);
+  tb_status st = tb_tensor_from_dlpack_on(backend, m, &t);
   if (st != TB_OK) {
     m->flags = flags;
     tb_py_raise(st);
@@ -390,7 +442,7 @@ static tb_tensor *import_managed(DLManagedTensorVersioned *m, tb_backend *cpu) {
   }
   if (read_only) {
     tb_tensor *copy = NULL;
-    st = tb_tensor_create(cpu, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &copy);
+    st = tb_tensor_create(backend, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &copy);
     if (st == TB_OK) st = tb_tensor_copy(copy, t);
     tb_tensor_destroy(t);
     if (st != TB_OK) {
@@ -403,52 +455,121 @@ static tb_tensor *import_managed(DLManagedTensorVersioned *m, tb_backend *cpu) {
   return t;
 }
 
-static tb_tensor *import_dlpack(PyObject *value, const char *what) {
-  tb_backend *cpu = tb_py_cpu_backend();
-  if (!cpu) return NULL;
+static bool is_host_device(int type) { return type == kDLCPU || type == kDLCUDAHost || type == kDLROCMHost; }
+
+/* The DLPack device types TensorBridge imports in device memory, and the backend kind for each. */
+static bool device_kind(int type, tb_backend_kind *kind) {
+  if (type == kDLCUDA || type == kDLCUDAManaged) *kind = TB_BACKEND_CUDA;
+  else if (type == kDLROCM) *kind = TB_BACKEND_ROCM;
+  else return false;
+  return true;
+}
+
+/* __dlpack__(stream=..., max_version=(1, 1)), falling back to older signatures on TypeError: a producer before
+ * DLPack 1.0 takes no max_version (and one older still no stream, which host memory never passes). */
+static PyObject *call_dlpack(PyObject *value, PyObject *stream) {
+  PyObject *method = PyObject_GetAttrString(value, "__dlpack__");
+  if (!method) return NULL;
+  PyObject *empty = PyTuple_New(0);
+  PyObject *kwargs = stream ? Py_BuildValue("{sOs(ii)}", "stream", stream, "max_version", DLPACK_MAJOR_VERSION,
+                                            DLPACK_MINOR_VERSION)
+                            : Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  PyObject *cap = NULL;
+  if (empty && kwargs) {
+    cap = PyObject_Call(method, empty, kwargs);
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      Py_DECREF(kwargs);
+      kwargs = stream ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+      if (!stream || kwargs) cap = PyObject_Call(method, empty, kwargs);
+    }
+  }
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  Py_DECREF(method);
+  return cap;
+}
+
+/* The backend a device DLPack object goes on: the caller's, or one opened for the object's device (the
+ * tensor keeps the library's reference to it; *opened is then destroyed by the caller). */
+static tb_backend *device_backend(tb_backend *given, tb_backend_kind kind, int id, const char *what, tb_backend **opened) {
+  *opened = NULL;
+  if (given) return given;
+  char request[32];
+  snprintf(request, sizeof request, "%s:%d", kind == TB_BACKEND_CUDA ? "cuda" : "rocm", id);
+  tb_backend *b = NULL;
+  tb_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = tb_backend_create(request, &b);
+  Py_END_ALLOW_THREADS
+  if (st != TB_OK) {
+    char said[1024];
+    snprintf(said, sizeof said, "%s", tb_last_error());
+    tb_py_raise_msg(st, "%s: a DLPack tensor on %s needs the backend %s: %s", what, request, request, said);
+    return NULL;
+  }
+  *opened = b;
+  return b;
+}
+
+/* The backend in *device for an object on DLPack device (kind, id): always when `exact` (the import must go
+ * there, and the library says what differs), else only when it is that device (NULL: open one for it). */
+static tb_backend *pick(tb_backend *const *device, bool exact, tb_backend_kind kind, int id) {
+  tb_backend *b = device ? *device : NULL;
+  if (b && !exact && (tb_backend_kind_of(b) != kind || tb_backend_device(b)->index != id)) return NULL;
+  return b;
+}
+
+static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *const *device, bool exact) {
   PyObject *dev = PyObject_CallMethod(value, "__dlpack_device__", NULL);
   if (!dev) return NULL;
   int type = 0, id = 0;
   int ok = PyArg_ParseTuple(dev, "ii", &type, &id);
   Py_DECREF(dev);
   if (!ok) return NULL;
-  if (type != kDLCPU && type != kDLCUDAHost && type != kDLROCMHost)
+  tb_backend_kind kind = TB_BACKEND_CPU;
+  bool host = is_host_device(type);
+  if (!host && !device_kind(type, &kind))
     return (tb_tensor *)tb_py_raise_msg(
         TB_ERR_UNSUPPORTED,
-        "%s: a DLPack tensor on device type %d, id %d; TensorBridge imports host memory only (DLPack device 1, "
-        "CPU): move it to the CPU first (torch: t.cpu())",
+        "%s: a DLPack tensor on device type %d, id %d; TensorBridge imports host memory (DLPack device 1) and CUDA "
+        "(2, 13) or ROCm (10) device memory: move it to the CPU first (torch: t.cpu())",
         what, type, id);
-  PyObject *kwargs = Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  PyObject *empty = PyTuple_New(0);
-  PyObject *method = PyObject_GetAttrString(value, "__dlpack__");
-  PyObject *cap = NULL;
-  if (kwargs && empty && method) {
-    cap = PyObject_Call(method, empty, kwargs);
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) { /* a producer older than DLPack 1.0 */
-      PyErr_Clear();
-      cap = PyObject_Call(method, empty, NULL);
-    }
-  }
-  Py_XDECREF(kwargs);
-  Py_XDECREF(empty);
-  Py_XDECREF(method);
+  tb_backend *given = pick(device, exact, kind, id);
+  /* The stream the backend's work runs on (DLPack: 1 is CUDA's legacy default stream, 0 ROCm's null
+   * stream); on a backend of another kind the library refuses the import, so the producer's default. */
+  tb_backend_kind on_kind = given ? tb_backend_kind_of(given) : kind;
+  PyObject *stream = NULL;
+  if (!host && on_kind != kind) stream = Py_NewRef(Py_None);
+  else if (!host) stream = PyLong_FromLong(kind == TB_BACKEND_CUDA ? 1 : 0);
+  if (!host && !stream) return NULL;
+  PyObject *cap = call_dlpack(value, stream);
+  Py_XDECREF(stream);
   if (!cap) return NULL;
+  tb_backend *opened = NULL, *on = NULL;
+  if (host) on = tb_py_cpu_backend();
+  else on = device_backend(pick(device, exact, kind, id), kind, id, what, &opened); /* re-read: __dlpack__ ran Python */
+  if (!on) {
+    Py_DECREF(cap);
+    return NULL;
+  }
   tb_tensor *t = NULL;
   if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
     DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
-    t = import_managed(m, cpu);
+    t = import_managed(m, on);
     if (t) PyCapsule_SetName(cap, "used_dltensor_versioned");
   } else if (PyCapsule_IsValid(cap, "dltensor")) {
     legacy_import *l = calloc(1, sizeof *l);
     if (!l) {
       Py_DECREF(cap);
+      tb_backend_destroy(opened);
       return (tb_tensor *)PyErr_NoMemory();
     }
     l->legacy = PyCapsule_GetPointer(cap, "dltensor");
     l->managed.version.major = 1;
     l->managed.deleter = legacy_import_delete;
     l->managed.dl_tensor = l->legacy->dl_tensor;
-    t = import_managed(&l->managed, cpu);
+    t = import_managed(&l->managed, on);
     if (t)
       PyCapsule_SetName(cap, "used_dltensor");
     else
@@ -457,11 +578,16 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what) {
     tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "%s: __dlpack__() returned a %s, not a DLPack capsule", what,
                     Py_TYPE(cap)->tp_name);
   }
+  /* An unconsumed capsule's destructor is the producer's code (it may run Python): not with our error set. */
+  PyObject *type_, *error, *trace;
+  PyErr_Fetch(&type_, &error, &trace);
   Py_DECREF(cap);
+  PyErr_Restore(type_, error, trace);
+  tb_backend_destroy(opened); /* the tensor's storage holds its own reference */
   return t;
 }
 
-tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) {
+tb_tensor *tb_py_tensor_import_on(PyObject *value, const char *what, tb_backend *const *device, bool exact) {
   if (PyObject_TypeCheck(value, &tb_py_tensor_type)) {
     tb_tensor *base = ((tb_py_tensor *)value)->tensor, *view = NULL;
     tb_status st = tb_tensor_view(base, tb_tensor_ndim(base), tb_tensor_shape(base), tb_tensor_strides(base),
@@ -476,16 +602,38 @@ tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) {
     if (t || failed || !cpu) return t;
   }
   if (PyObject_CheckBuffer(value)) return import_buffer(value, what);
-  if (PyObject_HasAttrString(value, "__dlpack__")) return import_dlpack(value, what);
+  if (PyObject_HasAttrString(value, "__dlpack__")) return import_dlpack(value, what, device, exact);
   return (tb_tensor *)tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT,
                                       "%s: a %s is neither an array with the buffer protocol (NumPy) nor a DLPack "
                                       "object (PyTorch, CuPy, JAX); convert it with numpy.asarray(value)",
                                       what, Py_TYPE(value)->tp_name);
 }
 
-static PyObject *py_tensor_from(PyTypeObject *type, PyObject *value) {
+tb_tensor *tb_py_tensor_import(PyObject *value, const char *what) {
+  return tb_py_tensor_import_on(value, what, NULL, false);
+}
+
+static PyObject *py_tensor_from(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"value", "backend", NULL};
+  PyObject *value, *backend_obj = Py_None;
   (void)type;
-  tb_tensor *t = tb_py_tensor_import(value, "value");
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O", kwlist, &value, &backend_obj)) return NULL;
+  tb_backend *const *device = NULL;
+  PyObject *handle = NULL; /* tensorbridge.Backend keeps its _tb.Backend in _h */
+  if (backend_obj != Py_None && !PyObject_TypeCheck(backend_obj, &tb_py_backend_type)) {
+    handle = PyObject_GetAttrString(backend_obj, "_h");
+    if (!handle) PyErr_Clear();
+    else if (PyObject_TypeCheck(handle, &tb_py_backend_type)) backend_obj = handle;
+  }
+  Py_XDECREF(handle); /* backend_obj stays alive: the wrapper holds it */
+  if (backend_obj != Py_None) {
+    if (!PyObject_TypeCheck(backend_obj, &tb_py_backend_type))
+      return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "backend: expected a tensorbridge.Backend or None, got a %s",
+                             Py_TYPE(backend_obj)->tp_name);
+    device = &((tb_py_backend *)backend_obj)->backend;
+    if (!*device) return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "backend: this Backend was closed; create a new tensorbridge.Backend");
+  }
+  tb_tensor *t = tb_py_tensor_import_on(value, "value", device, true);
   return t ? tb_py_tensor_wrap(t) : NULL;
 }
 
@@ -616,11 +764,12 @@ static PyObject *tensor_numpy(tb_py_tensor *self, PyObject *unused) {
 
 static PyMethodDef tensor_methods[] = {
     {"numpy", (PyCFunction)tensor_numpy, METH_NOARGS, "A NumPy array: a view of host memory, else a copy."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS, "DLPack export (host memory)."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS, "DLPack export in place (host, CUDA and ROCm memory), with DLPack's stream handshake."},
     {"__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS, "(device type, id) as DLPack says."},
     {"cpu", (PyCFunction)tensor_cpu, METH_NOARGS, "A copy on the CPU backend."},
     {"tobytes", (PyCFunction)tensor_tobytes, METH_NOARGS, "The elements packed, row-major."},
-    {"from_value", (PyCFunction)py_tensor_from, METH_O | METH_CLASS, "Wrap an array or DLPack object."},
+    {"from_value", (PyCFunction)(void (*)(void))py_tensor_from, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_value(value, backend=None): wrap an array or DLPack object (device memory on `backend`)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef tensor_getset[] = {

@@ -8,6 +8,8 @@ NumPy arrays and DLPack tensors (PyTorch, CuPy, JAX). A thin layer over the C li
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from ._errors import (InputOutputError, InternalError, InvalidArgumentError, ModelError, NotFoundError,
                       OutOfMemoryError, PermissionDeniedError, TensorBridgeError, UnavailableError,
                       UnsupportedError, DriverError)
@@ -34,7 +36,11 @@ __all__ = [
 ]
 
 
-def from_dlpack(value: object) -> Tensor:
-    """A tensorbridge.Tensor sharing the memory of a NumPy array or a CPU DLPack object (no copy; read-only
-    memory is copied)."""
-    return Tensor.from_value(value)
+def from_dlpack(value: object, backend: Optional[Backend] = None) -> Tensor:
+    """A tensorbridge.Tensor sharing the memory of a NumPy array or a DLPack object, without a copy (read-only
+    memory is copied). Host memory goes on the CPU backend; CUDA (kDLCUDA, kDLCUDAManaged) and ROCm (kDLROCM)
+    device memory on ``backend``, which must be a backend of that device (else InvalidArgumentError saying what
+    differs), or with ``backend=None`` on one opened for it (``cuda:N`` / ``rocm:N``). The producer is asked
+    for the memory with DLPack's stream handshake: ``__dlpack__(stream=1)`` for CUDA (the legacy default
+    stream, which the library's blocking copies use), ``stream=0`` for ROCm."""
+    return Tensor.from_value(value, backend._h if backend is not None else None)

@@ -94,7 +94,8 @@ class Backend:
         return self._h.random(dtype, list(shape), int(seed), int(index))
 
     def tensor(self, value: Any) -> Tensor:
-        """A copy of a NumPy array or DLPack object (PyTorch, CuPy, JAX) on this backend."""
+        """A copy of a NumPy array or DLPack object (PyTorch, CuPy, JAX) on this backend (a DLPack object in this
+        device's memory is read in place and copied on the device)."""
         return self._h.copy_in(value)
 
     def event(self) -> Event:

@@ -64,9 +64,11 @@ class PreparedModel:
     def run(self, inputs: Mapping[str, Any], outputs: Optional[Sequence[str]] = None, *,
             as_numpy: bool = True) -> Dict[str, Any]:
         """Run once. ``inputs`` maps input names to NumPy arrays or DLPack objects (PyTorch, CuPy, JAX: host
-        memory is used in place, never copied); ``outputs`` picks outputs by name (default: all). Returns
-        {name: numpy.ndarray} (views of the library's memory on the CPU backend) or, with
-        ``as_numpy=False``, {name: tensorbridge.Tensor} for DLPack consumers (``torch.from_dlpack``).
+        memory, and CUDA / ROCm memory of the device this model was prepared on, are used in place, never
+        copied; the producer is asked with DLPack's stream handshake); ``outputs`` picks outputs by name
+        (default: all). Returns {name: numpy.ndarray} (views of the library's memory on the CPU backend, copies
+        from a device) or, with ``as_numpy=False``, {name: tensorbridge.Tensor} for DLPack consumers
+        (``torch.from_dlpack``: a device backend's outputs export as kDLCUDA / kDLROCM, no copy).
         A wrong name, dtype or shape raises InvalidArgumentError naming the input, expected and given."""
         return self._h.run(inputs, outputs, as_numpy)
 

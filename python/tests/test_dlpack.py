@@ -108,11 +108,20 @@ def test_import_errors():
     with pytest.raises(tb.UnsupportedError, match="format 'H'"):
         tb.from_dlpack(np.zeros(2, np.uint16))
 
-    class OnGpu(_VersionedProducer):
+    class OnVulkan(_VersionedProducer):
         def __dlpack_device__(self):
-            return (2, 0)
-    with pytest.raises(tb.UnsupportedError, match="device type 2, id 0; TensorBridge imports host memory only"):
-        tb.from_dlpack(OnGpu(np.zeros(2, np.float32)))
+            return (7, 0)
+    with pytest.raises(tb.UnsupportedError, match="device type 7, id 0; TensorBridge imports host memory \\(DLPack "
+                       "device 1\\) and CUDA \\(2, 13\\) or ROCm \\(10\\) device memory"):
+        tb.from_dlpack(OnVulkan(np.zeros(2, np.float32)))
+
+    # CUDA memory goes on a backend of its device, opened for it: here one that no machine has
+    # (test_dlpack_device.py imports device memory over the fake CUDA runtime).
+    class OnGpu99(_VersionedProducer):
+        def __dlpack_device__(self):
+            return (2, 99)
+    with pytest.raises(tb.TensorBridgeError, match="value: a DLPack tensor on cuda:99 needs the backend cuda:99: "):
+        tb.from_dlpack(OnGpu99(np.zeros(2, np.float32)))
 
     class NotACapsule(_VersionedProducer):
         def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):

@@ -72,6 +72,12 @@ typedef struct tb_backend_ops {
    * runs on the CPU). NULL (the field): the backend runs no kernels; every node runs on the CPU. The CPU
    * backend's is tb_cpu_kernel_find. */
   const struct tb_kernel *(*find_kernel)(void *state, const struct tb_kernel_query *q);
+  /* Foreign device memory (a DLPack import), optional: check with the driver that [address, address +
+   * bytes) lies in one allocation of this backend's device that its calls can use (`managed`: memory the
+   * producer said is managed/unified, which the driver must confirm) and describe it as a tb_devmem. The
+   * backend never frees it: the storage that wraps it has no allocator block. NULL (the field): the backend
+   * cannot wrap memory it did not allocate. Errors name the device, the pointer and what differs. */
+  tb_status (*wrap_foreign)(void *state, uintptr_t address, size_t bytes, bool managed, tb_devmem *out);
 } tb_backend_ops;
 
 /* The ops of a backend kind, or NULL when this build has no memory support for it (the caller reports

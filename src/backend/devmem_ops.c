@@ -89,3 +89,15 @@ tb_status tb_devmem_memory_info(void *state, uint64_t *free_bytes, uint64_t *tot
   const tb_devmem_state *s = state;
   return s->vendor->memory_info(state, free_bytes, total_bytes);
 }
+
+tb_status tb_devmem_wrap_foreign(void *state, uintptr_t address, size_t bytes, bool managed, tb_devmem *out) {
+  const tb_devmem_state *s = state;
+  if (!s->vendor->check_foreign)
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: device memory that another library allocated cannot be imported: %s",
+                    s->label, s->vendor->foreign_refusal ? s->vendor->foreign_refusal : "the driver cannot check it");
+  tb_status st = s->vendor->check_foreign(state, address, bytes, managed);
+  if (st != TB_OK) return st;
+  out->handle = (void *)address;
+  out->size = bytes;
+  return TB_OK;
+}

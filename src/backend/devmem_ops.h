@@ -32,6 +32,11 @@ typedef struct tb_devmem_vendor {
   /* The code as the sentence shows it ("700 CUDA_ERROR_ILLEGAL_ADDRESS"), and whether it means out of memory. */
   void (*error_name)(const void *state, int64_t code, char *out, size_t size);
   bool (*out_of_memory)(int64_t code);
+  /* Whether [address, address + bytes) is one allocation's memory on this device (managed: managed memory),
+   * asked of the driver's pointer attributes; NULL when the vendor cannot wrap foreign memory (then
+   * `foreign_refusal` says why, for the sentence). */
+  tb_status (*check_foreign)(void *state, uintptr_t address, size_t bytes, bool managed);
+  const char *foreign_refusal;
 } tb_devmem_vendor;
 
 typedef struct tb_devmem_state {
@@ -56,11 +61,12 @@ tb_status tb_devmem_fill(void *state, tb_devmem dst, size_t offset, const void *
                          size_t bytes);
 tb_status tb_devmem_synchronize(void *state);
 tb_status tb_devmem_memory_info(void *state, uint64_t *free_bytes, uint64_t *total_bytes);
+tb_status tb_devmem_wrap_foreign(void *state, uintptr_t address, size_t bytes, bool managed, tb_devmem *out);
 
 /* The memory members of a vendor's tb_backend_ops initializer. */
 #define TB_DEVMEM_OPS                                                                                          \
   .alignment = tb_devmem_alignment, .alloc = tb_devmem_alloc, .free = tb_devmem_free, .write = tb_devmem_write, \
   .read = tb_devmem_read, .copy = tb_devmem_copy, .fill = tb_devmem_fill, .synchronize = tb_devmem_synchronize, \
-  .memory_info = tb_devmem_memory_info
+  .memory_info = tb_devmem_memory_info, .wrap_foreign = tb_devmem_wrap_foreign
 
 #endif

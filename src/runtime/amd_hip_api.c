@@ -15,7 +15,7 @@ void *tb_hip_api_open(tb_hip_api *api, bool memory, tb_dl_result *dl, char *miss
 #define TB_HIP_MEMORY_ENTRY(name, ret, params) {#name, (void **)&api->name, !memory},
 #define TB_HIP_EVENT_ENTRY(name, ret, params) {#name, (void **)&api->name, true},
       TB_HIP_PROBE_SYMBOLS(TB_HIP_PROBE_ENTRY) TB_HIP_MEMORY_SYMBOLS(TB_HIP_MEMORY_ENTRY)
-          TB_HIP_EVENT_SYMBOLS(TB_HIP_EVENT_ENTRY)
+          TB_HIP_EVENT_SYMBOLS(TB_HIP_EVENT_ENTRY) TB_HIP_POINTER_SYMBOLS(TB_HIP_EVENT_ENTRY)
 #undef TB_HIP_PROBE_ENTRY
 #undef TB_HIP_MEMORY_ENTRY
 #undef TB_HIP_EVENT_ENTRY

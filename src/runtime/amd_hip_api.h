@@ -49,12 +49,28 @@ typedef struct tb_hip_event_st *tb_hip_event;
   X(hipEventElapsedTime, int, (float *ms, tb_hip_event start, tb_hip_event end))        \
   X(hipEventDestroy, int, (tb_hip_event event))
 
+/* Pointer attributes, for importing memory another library allocated (DLPack): optional, checked when a
+ * pointer is imported. hipPointerAttribute_t has the same layout in ROCm 5 and 6, but hipMemoryType's values
+ * changed in ROCm 6 (HIP runtime version 60000000 and up); hip_memory.c reads them by version. */
+typedef struct tb_hip_pointer_attributes {
+  int type; /* hipMemoryType */
+  int device;
+  void *device_pointer;
+  void *host_pointer;
+  int is_managed;
+  unsigned allocation_flags;
+} tb_hip_pointer_attributes;
+#define TB_HIP_POINTER_SYMBOLS(X)                                                       \
+  X(hipPointerGetAttributes, int, (tb_hip_pointer_attributes * attributes, const void *ptr)) \
+  X(hipMemGetAddressRange, int, (void **base, size_t *size, void *ptr))
+
 typedef struct tb_hip_api {
 #define TB_HIP_PROBE_MEMBER(name, ret, params, optional) ret(*name) params;
 #define TB_HIP_MEMORY_MEMBER(name, ret, params) ret(*name) params;
   TB_HIP_PROBE_SYMBOLS(TB_HIP_PROBE_MEMBER)
   TB_HIP_MEMORY_SYMBOLS(TB_HIP_MEMORY_MEMBER)
   TB_HIP_EVENT_SYMBOLS(TB_HIP_MEMORY_MEMBER)
+  TB_HIP_POINTER_SYMBOLS(TB_HIP_MEMORY_MEMBER)
 #undef TB_HIP_PROBE_MEMBER
 #undef TB_HIP_MEMORY_MEMBER
 } tb_hip_api;

@@ -15,7 +15,8 @@ void *tb_cuda_api_open(tb_cuda_api *api, bool memory, tb_dl_result *dl, char *mi
 #define TB_CUDA_MEMORY_ENTRY(name, ret, params) {#name, (void **)&api->name, !memory},
 #define TB_CUDA_EVENT_ENTRY(name, ret, params) {#name, (void **)&api->name, true},
       TB_CUDA_PROBE_SYMBOLS(TB_CUDA_PROBE_ENTRY) TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_ENTRY)
-          TB_CUDA_EVENT_SYMBOLS(TB_CUDA_EVENT_ENTRY) TB_CUDA_MODULE_SYMBOLS(TB_CUDA_EVENT_ENTRY)
+          TB_CUDA_EVENT_SYMBOLS(TB_CUDA_EVENT_ENTRY) TB_CUDA_POINTER_SYMBOLS(TB_CUDA_EVENT_ENTRY)
+              TB_CUDA_MODULE_SYMBOLS(TB_CUDA_EVENT_ENTRY)
 #undef TB_CUDA_PROBE_ENTRY
 #undef TB_CUDA_MEMORY_ENTRY
 #undef TB_CUDA_EVENT_ENTRY

@@ -70,6 +70,20 @@ typedef struct tb_cu_event_st *tb_cu_event;
   X(cuEventElapsedTime, tb_cu_result, (float *ms, tb_cu_event start, tb_cu_event end))            \
   X(cuEventDestroy_v2, tb_cu_result, (tb_cu_event event))
 
+/* Pointer attributes, for importing memory another library allocated (DLPack): optional, checked when a
+ * pointer is imported. The attribute numbers and CUmemorytype values are cuda.h's. */
+enum {
+  TB_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  TB_CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+  TB_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+  TB_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+  TB_CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+  TB_CU_MEMORYTYPE_HOST = 1,
+  TB_CU_MEMORYTYPE_DEVICE = 2,
+};
+#define TB_CUDA_POINTER_SYMBOLS(X) \
+  X(cuPointerGetAttribute, tb_cu_result, (void *data, int attribute, tb_cu_deviceptr ptr))
+
 /* Modules and launches: optional, checked when the backend loads its kernels (backend/cuda/cuda_module.c
  * names the missing symbol). The device's compute capability (attributes 75/76) and cuDriverGetVersion,
  * which key the compiled kernels, are in the probe's table. */
@@ -93,6 +107,7 @@ typedef struct tb_cuda_api {
   TB_CUDA_PROBE_SYMBOLS(TB_CUDA_PROBE_MEMBER)
   TB_CUDA_MEMORY_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_EVENT_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
+  TB_CUDA_POINTER_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_MODULE_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
 #undef TB_CUDA_PROBE_MEMBER
 #undef TB_CUDA_MEMORY_MEMBER

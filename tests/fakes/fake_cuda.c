@@ -20,6 +20,10 @@
  * between the two events' records. FAKE_CUDA_EVENT=not_ready_once makes the first cuEventQuery after
  * each record answer 600 CUDA_ERROR_NOT_READY; FAKE_CUDA_FAIL=record makes cuEventRecord fail with
  * FAKE_CUDA_FAIL_CODE. fake_cuda_event_calls("cuEventQuery") counts the calls, fake_cuda_live_events().
+ * Another library's memory: cuMemAllocManaged marks its allocation managed; cuPointerGetAttribute answers
+ * MEMORY_TYPE (device), IS_MANAGED, DEVICE_ORDINAL, RANGE_START_ADDR and RANGE_SIZE for pointers inside an
+ * allocation and 1 CUDA_ERROR_INVALID_VALUE for any other; fake_cuda_alloc_on(device, bytes, managed) makes
+ * such an allocation for a test, as PyTorch would.
  * Modules (cuModuleLoadData, cuModuleGetFunction, cuModuleUnload, cuLaunchKernel) take the images of the
  * fake NVRTC (fake_nvrtc.c): "FAKE-CUBIN sm_XY" loads only on a device of compute capability X.Y (else 209
  * CUDA_ERROR_NO_BINARY_FOR_GPU), "FAKE-PTX compute_XY" on X.Y and newer (else 218 CUDA_ERROR_INVALID_PTX),
@@ -261,6 +265,7 @@ static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_context contexts[FAKE_MAX_DEVICES];
 static int live_streams;
 static unsigned long long memset_calls[5]; /* by element width 1, 2, 4 */
+static unsigned long long pointer_attribute_calls;
 static __thread fake_context *ctx_stack[FAKE_MAX_DEPTH];
 static __thread int ctx_depth;
 
@@ -437,6 +442,35 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) { ret
 CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short value, size_t count) { return memset_n(dst, &value, 2, count); }
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) { return memset_n(dst, &value, 4, count); }
 
+CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int flags) {
+  CUresult r = cuMemAlloc_v2(ptr, bytes);
+  if (r == SUCCESS) fake_set_managed(&heap, *ptr);
+  (void)flags;
+  return r;
+}
+
+/* The attributes the CUDA backend reads of a pointer another library allocated; INVALID_VALUE for a
+ * pointer the fake did not hand out, as the driver answers for unregistered host memory. */
+CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr) {
+  CUresult r = ready();
+  if (r != SUCCESS) return r;
+  if (!data) return INVALID_VALUE;
+  __atomic_add_fetch(&pointer_attribute_calls, 1, __ATOMIC_RELAXED);
+  uint64_t start = 0;
+  size_t size = 0;
+  int owner = -1, managed = 0;
+  if (fake_find(&heap, ptr, &start, &size, &owner, &managed) != 0) return INVALID_VALUE;
+  switch (attribute) {
+    case 2: *(unsigned int *)data = 2; break; /* CU_MEMORYTYPE_DEVICE, for managed memory too */
+    case 8: *(unsigned char *)data = (unsigned char)managed; break; /* a bool */
+    case 9: *(int *)data = owner; break;
+    case 11: *(CUdeviceptr *)data = start; break;
+    case 12: *(size_t *)data = size; break;
+    default: return INVALID_VALUE;
+  }
+  return SUCCESS;
+}
+
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
@@ -446,6 +480,31 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
   *total_bytes = (size_t)cap;
   *free_bytes = (size_t)(used < cap ? cap - used : 0);
   return SUCCESS;
+}
+
+/* For tests: an allocation made as another library would (cuMemAlloc_v2 or cuMemAllocManaged in device
+ * `device`'s primary context), its release, and the pointer-attribute queries made. */
+unsigned long long fake_cuda_alloc_on(int device, size_t bytes, int managed);
+int fake_cuda_free(unsigned long long ptr);
+unsigned long long fake_cuda_pointer_attribute_calls(void);
+
+unsigned long long fake_cuda_alloc_on(int device, size_t bytes, int managed) {
+  if (!initialized) cuInit(0);
+  fake_context *ctx = NULL;
+  CUdeviceptr p = 0;
+  if (cuDevicePrimaryCtxRetain(&ctx, device) != SUCCESS) return 0;
+  if (cuCtxPushCurrent_v2(ctx) == SUCCESS) {
+    if ((managed ? cuMemAllocManaged(&p, bytes, 1) : cuMemAlloc_v2(&p, bytes)) != SUCCESS) p = 0;
+    cuCtxPopCurrent_v2(NULL);
+  }
+  cuDevicePrimaryCtxRelease(device);
+  return p;
+}
+
+int fake_cuda_free(unsigned long long ptr) { return fake_release(&heap, ptr); }
+
+unsigned long long fake_cuda_pointer_attribute_calls(void) {
+  return __atomic_load_n(&pointer_attribute_calls, __ATOMIC_RELAXED);
 }
 
 /* For tests: what is live now. */

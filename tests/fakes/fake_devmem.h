@@ -18,6 +18,7 @@ typedef struct fake_block {
   unsigned char *host;   /* where the bytes live */
   size_t size;
   int owner;             /* the device it was allocated on */
+  int managed;           /* managed (unified) memory: cuMemAllocManaged / hipMallocManaged */
   struct fake_block *next;
 } fake_block;
 
@@ -131,6 +132,31 @@ static inline int fake_owner(fake_heap *h, uint64_t dev) {
     if (dev >= b->dev && dev - b->dev < b->size) owner = b->owner;
   pthread_mutex_unlock(&h->lock);
   return owner;
+}
+
+/* The allocation holding `dev`: 0 and its start, size, owner and managed flag, or -1 when there is none. */
+static inline int fake_find(fake_heap *h, uint64_t dev, uint64_t *start, size_t *size, int *owner, int *managed) {
+  int found = -1;
+  pthread_mutex_lock(&h->lock);
+  for (fake_block *b = h->blocks; b; b = b->next)
+    if (dev >= b->dev && dev - b->dev < b->size) {
+      *start = b->dev;
+      *size = b->size;
+      *owner = b->owner;
+      *managed = b->managed;
+      found = 0;
+      break;
+    }
+  pthread_mutex_unlock(&h->lock);
+  return found;
+}
+
+/* Mark the allocation starting at `dev` as managed memory. */
+static inline void fake_set_managed(fake_heap *h, uint64_t dev) {
+  pthread_mutex_lock(&h->lock);
+  for (fake_block *b = h->blocks; b; b = b->next)
+    if (b->dev == dev) b->managed = 1;
+  pthread_mutex_unlock(&h->lock);
 }
 
 /* Fill `count` elements of `width` bytes with the value's low bytes (little-endian). */

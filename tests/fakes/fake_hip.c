@@ -17,6 +17,9 @@
  * FAKE_HIP_EVENT=not_ready_once makes the first hipEventQuery after each record answer 600
  * hipErrorNotReady; FAKE_HIP_FAIL=record makes hipEventRecord fail with FAKE_HIP_FAIL_CODE.
  * fake_hip_event_calls("hipEventQuery") counts the calls, fake_hip_live_events() the events alive.
+ * Another library's memory: hipMallocManaged marks its allocation managed; hipPointerGetAttributes (ROCm 6
+ * layout and numbers) and hipMemGetAddressRange answer for pointers inside an allocation, 1
+ * hipErrorInvalidValue for any other; fake_hip_alloc_on(device, bytes, managed) makes one for a test.
  * The fake_hip_* functions at the end let tests read the counts. */
 #include <stddef.h>
 #include <stdio.h>
@@ -249,6 +252,69 @@ int hipMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
   *free_bytes = (size_t)(used < cap ? cap - used : 0);
   return hipSuccess;
 }
+
+int hipMallocManaged(void **ptr, size_t bytes, unsigned int flags);
+int hipPointerGetAttributes(void *attributes, const void *ptr);
+int hipMemGetAddressRange(void **base, size_t *size, void *ptr);
+
+int hipMallocManaged(void **ptr, size_t bytes, unsigned int flags) {
+  int r = hipMalloc(ptr, bytes);
+  if (r == hipSuccess && *ptr) fake_set_managed(&heap, (uint64_t)(uintptr_t)*ptr);
+  (void)flags;
+  return r;
+}
+
+/* ROCm 6's hipPointerAttribute_t and hipMemoryType (the fake's runtime is 6.2). */
+typedef struct {
+  int type;
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+  int isManaged;
+  unsigned allocationFlags;
+} fake_hip_attributes;
+
+int hipPointerGetAttributes(void *attributes, const void *ptr) {
+  fake_hip_attributes *a = attributes;
+  if (!a) return hipErrorInvalidValue;
+  uint64_t start = 0;
+  size_t size = 0;
+  int owner = -1, managed = 0;
+  if (fake_find(&heap, (uint64_t)(uintptr_t)ptr, &start, &size, &owner, &managed) != 0) return hipErrorInvalidValue;
+  memset(a, 0, sizeof *a);
+  a->type = managed ? 3 : 2; /* hipMemoryTypeManaged, hipMemoryTypeDevice */
+  a->device = owner;
+  a->devicePointer = (void *)(uintptr_t)ptr;
+  a->isManaged = managed;
+  return hipSuccess;
+}
+
+int hipMemGetAddressRange(void **base, size_t *size, void *ptr) {
+  uint64_t start = 0;
+  size_t bytes = 0;
+  int owner = -1, managed = 0;
+  if (!base || !size) return hipErrorInvalidValue;
+  if (fake_find(&heap, (uint64_t)(uintptr_t)ptr, &start, &bytes, &owner, &managed) != 0) return hipErrorInvalidValue;
+  *base = (void *)(uintptr_t)start;
+  *size = bytes;
+  return hipSuccess;
+}
+
+/* For tests: an allocation made as another library would (hipMalloc or hipMallocManaged on `device`), and
+ * its release. */
+unsigned long long fake_hip_alloc_on(int device, size_t bytes, int managed);
+int fake_hip_free(unsigned long long ptr);
+
+unsigned long long fake_hip_alloc_on(int device, size_t bytes, int managed) {
+  int previous = current_device;
+  void *p = NULL;
+  if (hipSetDevice(device) != hipSuccess) return 0;
+  if ((managed ? hipMallocManaged(&p, bytes, 1) : hipMalloc(&p, bytes)) != hipSuccess) p = NULL;
+  current_device = previous;
+  return (unsigned long long)(uintptr_t)p;
+}
+
+int fake_hip_free(unsigned long long ptr) { return fake_release(&heap, ptr); }
 
 /* For tests. */
 int fake_hip_live_allocations(int device);

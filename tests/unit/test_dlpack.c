@@ -306,7 +306,7 @@ static void bad_fields_rejected_by_name(void **state) {
     const char *message;
   } cases[] = {
       {bad_version, TB_ERR_UNSUPPORTED, "managed->version is 2.0; this build reads DLPack major version 1"},
-      {bad_device, TB_ERR_UNSUPPORTED, "dl_tensor.device.device_type is 2 (kDLCUDA); only host memory"},
+      {bad_device, TB_ERR_UNSUPPORTED, "dl_tensor.device.device_type is 2 (kDLCUDA), memory the CPU backend cannot address; import it on a backend of its device"},
       {bad_vulkan, TB_ERR_UNSUPPORTED, "dl_tensor.device.device_type is 7 (kDLVulkan)"},
       {bad_ndim, TB_ERR_INVALID_ARGUMENT, "dl_tensor.ndim is 9; it must be 0 to 8"},
       {bad_ndim_negative, TB_ERR_INVALID_ARGUMENT, "dl_tensor.ndim is -1"},

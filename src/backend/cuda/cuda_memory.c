@@ -256,6 +256,7 @@ static const tb_devmem_vendor cuda_vendor = {
     .memory_info = cuda_memory_info,
     .error_name = error_name,
     .out_of_memory = out_of_memory,
+    .check_foreign = tb_cuda_check_foreign,
 };
 
 const tb_backend_ops tb_cuda_ops = {

@@ -4,6 +4,8 @@
 #define TB_BACKEND_CUDA_STATE_H
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "backend/backend_impl.h"
 #include "backend/devmem_ops.h"
 #include "runtime/nvidia_cuda_api.h"
@@ -26,5 +28,9 @@ tb_status tb_cuda_event_synchronize(void *state, void *event);
 tb_status tb_cuda_event_query(void *state, void *event, bool *done);
 tb_status tb_cuda_event_elapsed_ms(void *state, void *start, void *end, double *ms, bool *measured);
 void tb_cuda_event_destroy(void *state, void *event);
+
+/* Device memory another library allocated, checked with the driver's pointer attributes (cuda_foreign.c);
+ * the vendor table's check_foreign. */
+tb_status tb_cuda_check_foreign(void *state, uintptr_t address, size_t bytes, bool managed);
 
 #endif

@@ -225,6 +225,7 @@ static const tb_devmem_vendor hip_vendor = {
     .memory_info = hip_memory_info,
     .error_name = error_name,
     .out_of_memory = out_of_memory,
+    .check_foreign = tb_hip_check_foreign,
 };
 
 const tb_backend_ops tb_hip_ops = {

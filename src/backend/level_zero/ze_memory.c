@@ -290,6 +290,8 @@ static const tb_devmem_vendor ze_vendor = {
     .memory_info = ze_memory_info,
     .error_name = error_name,
     .out_of_memory = out_of_memory,
+    .foreign_refusal = "a kDLOneAPI pointer is USM memory of the producer's SYCL / Level Zero context, which this "
+                       "backend's own context may not use; copy the tensor to the CPU and import that",
 };
 
 const tb_backend_ops tb_level_zero_ops = {

@@ -1,16 +1,20 @@
-/* DLPack (1.1) export and import of host tensors, without copying.
+/* DLPack (1.1) export and import without copying: host tensors on the CPU backend, and device memory on
+ * the CUDA and HIP backends (kDLCUDA, kDLCUDAManaged, kDLROCM).
  *
  * Export hands out a DLManagedTensorVersioned that holds a reference on the tensor's storage; its
  * deleter drops it, so the data stays valid after the tensor is destroyed. Import wraps the producer's
  * memory in a storage that owns the managed tensor and calls its deleter once, when the last tensor
- * using it is destroyed. Every field is validated before anything is taken over; on failure the
- * caller keeps ownership. A read-only import is allowed; writes to it fail (see docs/tensors.md). */
+ * using it is destroyed: host memory by its address, device memory as a foreign block that the backend's
+ * driver has checked (backend op wrap_foreign) and that no allocator frees. Every field is validated
+ * before anything is taken over; on failure the caller keeps ownership. A read-only import is allowed;
+ * writes to it fail (see docs/tensors.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/backend_refs.h"
 #include "core/error.h"
+#include "backend/tensor/dlpack_device.h"
 #include "backend/tensor/tensor_impl.h"
 
 typedef struct dl_type {
@@ -46,11 +50,11 @@ tb_status tb_tensor_to_dlpack(tb_tensor *t, DLManagedTensorVersioned **out_manag
   *out_managed = NULL;
   if (!t) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: tensor must not be NULL", fn);
   tb_storage *s = t->storage;
-  bool host_ok = s->host || (s->nbytes == 0 && s->backend->ops->host_pointer);
-  if (!host_ok)
+  DLDevice device;
+  if (!tb_dlpack_export_device(s, &device))
     return tb_error(TB_ERR_UNSUPPORTED,
-                    "%s: the tensor is on %s, whose memory the host cannot address; DLPack export works for CPU "
-                    "tensors: copy it to a CPU tensor first (tb_tensor_copy)",
+                    "%s: the tensor is on %s, whose memory DLPack cannot point at; DLPack export works for CPU, CUDA "
+                    "and ROCm tensors: copy it to a CPU tensor first (tb_tensor_copy)",
                     fn, tb_backend_device(s->backend)->device);
   export_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -64,9 +68,11 @@ tb_status tb_tensor_to_dlpack(tb_tensor *t, DLManagedTensorVersioned **out_manag
   m->manager_ctx = ctx;
   m->deleter = export_deleter;
   m->flags = s->read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-  m->dl_tensor.data = s->host;
-  m->dl_tensor.device.device_type = kDLCPU;
-  m->dl_tensor.device.device_id = 0;
+  if (device.device_type == kDLCPU)
+    m->dl_tensor.data = s->host;
+  else if (s->block) /* a device pointer: the allocator's blocks are 256-byte aligned, as DLPack asks */
+    m->dl_tensor.data = (char *)s->block->mem.handle + s->block->offset;
+  m->dl_tensor.device = device;
   m->dl_tensor.ndim = (int32_t)t->ndim;
   m->dl_tensor.dtype.code = dl_types[t->dtype].code;
   m->dl_tensor.dtype.bits = dl_types[t->dtype].bits;
@@ -78,22 +84,6 @@ tb_status tb_tensor_to_dlpack(tb_tensor *t, DLManagedTensorVersioned **out_manag
   ctx->storage = s;
   *out_managed = m;
   return TB_OK;
-}
-
-static const char *device_type_name(int type) {
-  switch (type) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLOpenCL: return "kDLOpenCL";
-    case kDLVulkan: return "kDLVulkan";
-    case kDLMetal: return "kDLMetal";
-    case kDLROCM: return "kDLROCM";
-    case kDLROCMHost: return "kDLROCMHost";
-    case kDLCUDAManaged: return "kDLCUDAManaged";
-    case kDLOneAPI: return "kDLOneAPI";
-    default: return "another device";
-  }
 }
 
 static tb_status dtype_from_dl(const char *fn, DLDataType dt, tb_dtype *out) {
@@ -111,19 +101,11 @@ static tb_status dtype_from_dl(const char *fn, DLDataType dt, tb_dtype *out) {
                   fn, (unsigned)dt.code, (unsigned)dt.bits);
 }
 
-/* Every field of the managed tensor, checked before anything is taken over. */
+/* Every field of the managed tensor but the version and the device (checked first, by import), checked before
+ * anything is taken over. */
 static tb_status validate(const char *fn, const DLManagedTensorVersioned *m, tb_dtype *dtype, int64_t *numel,
                           int64_t *strides, int64_t *extent) {
   const DLTensor *dl = &m->dl_tensor;
-  if (m->version.major != DLPACK_MAJOR_VERSION)
-    return tb_error(TB_ERR_UNSUPPORTED, "%s: managed->version is %u.%u; this build reads DLPack major version %d", fn,
-                    (unsigned)m->version.major, (unsigned)m->version.minor, DLPACK_MAJOR_VERSION);
-  int type = (int)dl->device.device_type;
-  if (type != kDLCPU && type != kDLCUDAHost && type != kDLROCMHost)
-    return tb_error(TB_ERR_UNSUPPORTED,
-                    "%s: dl_tensor.device.device_type is %d (%s); only host memory (kDLCPU, kDLCUDAHost, kDLROCMHost) "
-                    "can be imported: copy the tensor to the CPU first",
-                    fn, type, device_type_name(type));
   if (dl->ndim < 0 || dl->ndim > TB_MAX_DIMS)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: dl_tensor.ndim is %d; it must be 0 to %d", fn, (int)dl->ndim,
                     TB_MAX_DIMS);
@@ -169,31 +151,49 @@ static tb_status validate(const char *fn, const DLManagedTensorVersioned *m, tb_
   return TB_OK;
 }
 
-tb_status tb_tensor_from_dlpack(tb_backend *cpu_backend, DLManagedTensorVersioned *managed, tb_tensor **out_tensor) {
-  static const char fn[] = "tb_tensor_from_dlpack";
-  if (!out_tensor) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: out_tensor must not be NULL", fn);
-  *out_tensor = NULL;
-  if (!cpu_backend || !managed)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: cpu_backend and managed must not be NULL", fn);
-  if (tb_backend_kind_of(cpu_backend) != TB_BACKEND_CPU)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: cpu_backend is a %s backend (%s); DLPack import needs a CPU backend",
-                    fn, tb_backend_name(tb_backend_kind_of(cpu_backend)), tb_backend_device(cpu_backend)->device);
+/* Device memory: the backend's driver checks the pointer and the bytes the tensor reaches. */
+static tb_status wrap_device(const char *fn, tb_backend *b, const DLManagedTensorVersioned *m, size_t nbytes,
+                             bool managed, tb_storage *s) {
+  const DLTensor *dl = &m->dl_tensor;
+  uintptr_t address = (uintptr_t)dl->data + (uintptr_t)dl->byte_offset;
+  tb_status st = b->ops->wrap_foreign(b->state, address, nbytes, managed, &s->foreign.mem);
+  if (st != TB_OK) { /* the driver's sentence, prefixed with the call */
+    char said[1024];
+    snprintf(said, sizeof said, "%s", tb_last_error());
+    return tb_error(st, "%s: %s", fn, said);
+  }
+  s->foreign.offset = 0;
+  s->foreign.size = nbytes;
+  s->foreign.requested = nbytes;
+  s->block = &s->foreign;
+  s->dl_device_type = (int)dl->device.device_type;
+  return TB_OK;
+}
+
+static tb_status import(const char *fn, tb_backend *backend, DLManagedTensorVersioned *managed, tb_tensor **out_tensor) {
+  if (managed->version.major != DLPACK_MAJOR_VERSION) /* first: another major version may lay out the rest otherwise */
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: managed->version is %u.%u; this build reads DLPack major version %d", fn,
+                    (unsigned)managed->version.major, (unsigned)managed->version.minor, DLPACK_MAJOR_VERSION);
+  bool on_device = false, is_managed = false;
+  tb_status st = tb_dlpack_check_device(fn, backend, managed->dl_tensor.device, &on_device, &is_managed);
+  if (st != TB_OK) return st;
   tb_dtype dtype = TB_DTYPE_COUNT;
   int64_t numel = 0, extent = 0, strides[TB_MAX_DIMS];
-  tb_status st = validate(fn, managed, &dtype, &numel, strides, &extent);
+  st = validate(fn, managed, &dtype, &numel, strides, &extent);
   if (st != TB_OK) return st;
   tb_storage *s = calloc(1, sizeof *s);
   if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory for the storage header", fn);
+  const DLTensor *dl = &managed->dl_tensor;
+  s->nbytes = (size_t)extent * tb_dtype_size(dtype);
+  if (on_device && s->nbytes) st = wrap_device(fn, backend, managed, s->nbytes, is_managed, s);
   tb_block *none = NULL;
-  st = tb_backend_storage_acquire(cpu_backend, 0, &none);
+  if (st == TB_OK) st = tb_backend_storage_acquire(backend, 0, &none);
   if (st != TB_OK) {
     free(s);
     return st;
   }
-  const DLTensor *dl = &managed->dl_tensor;
-  s->backend = cpu_backend;
-  s->host = dl->data ? (char *)dl->data + dl->byte_offset : NULL;
-  s->nbytes = (size_t)extent * tb_dtype_size(dtype);
+  s->backend = backend;
+  if (!on_device) s->host = dl->data ? (char *)dl->data + dl->byte_offset : NULL;
   s->read_only = (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   atomic_init(&s->refs, 0);
   st = tb_tensor_wrap(s, dtype, (size_t)dl->ndim, dl->shape, strides, 0, out_tensor);
@@ -204,4 +204,26 @@ tb_status tb_tensor_from_dlpack(tb_backend *cpu_backend, DLManagedTensorVersione
   }
   s->imported = managed;
   return TB_OK;
+}
+
+tb_status tb_tensor_from_dlpack(tb_backend *cpu_backend, DLManagedTensorVersioned *managed, tb_tensor **out_tensor) {
+  static const char fn[] = "tb_tensor_from_dlpack";
+  if (!out_tensor) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: out_tensor must not be NULL", fn);
+  *out_tensor = NULL;
+  if (!cpu_backend || !managed)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: cpu_backend and managed must not be NULL", fn);
+  if (tb_backend_kind_of(cpu_backend) != TB_BACKEND_CPU)
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "%s: cpu_backend is a %s backend (%s); DLPack import needs a CPU backend here (device memory: "
+                    "tb_tensor_from_dlpack_on)",
+                    fn, tb_backend_name(tb_backend_kind_of(cpu_backend)), tb_backend_device(cpu_backend)->device);
+  return import(fn, cpu_backend, managed, out_tensor);
+}
+
+tb_status tb_tensor_from_dlpack_on(tb_backend *backend, DLManagedTensorVersioned *managed, tb_tensor **out_tensor) {
+  static const char fn[] = "tb_tensor_from_dlpack_on";
+  if (!out_tensor) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: out_tensor must not be NULL", fn);
+  *out_tensor = NULL;
+  if (!backend || !managed) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: backend and managed must not be NULL", fn);
+  return import(fn, backend, managed, out_tensor);
 }

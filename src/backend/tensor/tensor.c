@@ -64,7 +64,7 @@ void tb_storage_retain(tb_storage *s) { atomic_fetch_add(&s->refs, 1); }
 void tb_storage_release(tb_storage *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
   if (s->imported && s->imported->deleter) s->imported->deleter(s->imported);
-  tb_backend_storage_release(s->backend, s->block);
+  tb_backend_storage_release(s->backend, s->block == &s->foreign ? NULL : s->block);
   free(s);
 }
 

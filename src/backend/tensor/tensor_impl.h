@@ -1,7 +1,7 @@
 /* Internal: the tensor and its storage, shared by the tensor files (create/view, copies, fill, DLPack).
  *
  * A storage is one allocation that tensors refer to: a block of the backend's caching allocator, or the
- * memory of an imported DLPack tensor. It is reference-counted (each tensor and each DLPack export holds
+ * memory of an imported DLPack tensor (host memory by address, device memory as a foreign block). It is reference-counted (each tensor and each DLPack export holds
  * one reference) and holds a reference on its backend, so it can outlive the tensor and the caller's
  * backend handle. */
 #ifndef TB_TENSOR_IMPL_H
@@ -21,6 +21,9 @@ typedef struct tb_storage {
   size_t nbytes;
   DLManagedTensorVersioned *imported; /* its deleter runs when the last reference goes */
   bool read_only;                     /* imported with DLPACK_FLAG_BITMASK_READ_ONLY */
+  tb_block foreign;                   /* a DLPack import in device memory: `block` points here, and no
+                                         allocator owns it (the producer's deleter frees it) */
+  int dl_device_type;                 /* such an import's DLPack device type (kDLCUDAManaged...), else 0 */
 } tb_storage;
 
 struct tb_tensor {
