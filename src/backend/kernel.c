@@ -14,7 +14,22 @@ uint64_t tb_kernel_omitted_outputs(const tb_node *n) {
   return bits;
 }
 
-tb_kernel_query tb_kernel_query_for(const tb_graph *g, const tb_node *n, const tb_value_type *const *in,
+uint64_t tb_kernel_constant_inputs(const tb_graph *g, const tb_node *n) {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < n->n_inputs && i < 64; i++) {
+    int v = n->inputs[i];
+    if (v >= 0 && (size_t)v < g->n_values && g->values[v].constant && !g->values[v].is_input) bits |= (uint64_t)1 << i;
+  }
+  return bits;
+}
+
+const char *tb_kernel_label(const char *name, const char *op_type, char *buf, size_t cap) {
+  if (name && *name) snprintf(buf, cap, "node '%s' (%s)", name, op_type ? op_type : "?");
+  else snprintf(buf, cap, "node (%s)", op_type ? op_type : "?");
+  return buf;
+}
+
+tb_kernel_query tb_kernel_query_for(const tb_node *n, const tb_value_type *const *in,
                                     tb_kernel_level level, uint64_t cpu_features) {
   tb_kernel_query q = {
       .domain = n->domain ? n->domain : "",
@@ -26,8 +41,7 @@ tb_kernel_query tb_kernel_query_for(const tb_graph *g, const tb_node *n, const t
       .n_outputs = n->n_outputs,
       .level = level,
       .cpu_features = cpu_features,
-      .graph = g,
-      .node = n,
+      .name = n->name ? n->name : "",
   };
   return q;
 }
@@ -44,8 +58,7 @@ tb_kernel_query tb_kernel_ctx_query(const tb_kernel_ctx *ctx, const tb_value_typ
       .n_outputs = ctx->n_outputs,
       .level = level,
       .cpu_features = cpu_features,
-      .graph = ctx->graph,
-      .node = ctx->node,
+      .name = ctx->name ? ctx->name : "",
   };
   return q;
 }

@@ -38,9 +38,7 @@ typedef struct tb_kernel_query {
   size_t n_outputs;
   tb_kernel_level level;
   uint64_t cpu_features;    /* TB_FEATURE_BIT set of the CPU the kernel would run on */
-  /* Transitional, while kernels move to typed parameters (issue 14): new code must not read them. */
-  const tb_graph *graph;
-  const tb_node *node;
+  const char *name;         /* the node's name, for messages ("" when the model gives none) */
 } tb_kernel_query;
 
 typedef struct tb_kernel_ctx tb_kernel_ctx;
@@ -51,8 +49,11 @@ typedef tb_status (*tb_subgraph_fn)(tb_kernel_ctx *ctx, const tb_graph *body, si
                                     size_t n_outputs, tb_tensor **outputs);
 
 struct tb_kernel_ctx {
-  const tb_graph *graph;      /* transitional (issue 14): kernels read params, op_type and opset instead */
-  const tb_node *node;        /* transitional, as graph */
+  /* The executor's own (tb_kernel_error's label, tb_kernel_set_method, tb_kernel_constant_consumed): a
+   * kernel reads params, op_type, opset, name and the bit sets below, never these; the include_layers
+   * test fails on a backend file that does. */
+  const tb_graph *graph;
+  const tb_node *node;
   size_t n_inputs;
   tb_tensor *const *inputs;   /* NULL for omitted optional inputs */
   size_t n_outputs;
@@ -72,7 +73,19 @@ struct tb_kernel_ctx {
                                 * CPU's fast convolutions may use; 0 (TB_CONV_ALGO_DEFAULT) counts as auto */
   uint64_t omitted_outputs;    /* bit i: output i is omitted ("" in the node's list), so the kernel need not
                                   make it (0: every output wanted; bits from 64 on are not tracked) */
+  uint64_t constant_inputs;    /* bit i: input i is a model constant (an initializer or a folded value, not a
+                                  graph input), so prepare() may pack it once (bits from 64 on: not constant) */
+  const char *name;            /* the node's name, for messages ("" when the model gives none) */
 };
+
+/* Whether input i is a model constant (tb_kernel_ctx.constant_inputs) and present. */
+static inline bool tb_kernel_input_constant(const tb_kernel_ctx *ctx, size_t i) {
+  return i < ctx->n_inputs && i < 64 && ctx->inputs && ctx->inputs[i] && ((ctx->constant_inputs >> i) & 1u);
+}
+/* The constant_inputs bits of node n of graph g. */
+uint64_t tb_kernel_constant_inputs(const tb_graph *g, const tb_node *n);
+/* "node 'name' (Op)", or "node (Op)" for a node without a name, in buf; returns buf. */
+const char *tb_kernel_label(const char *name, const char *op_type, char *buf, size_t cap);
 
 /* Whether the node wants output i (tb_kernel_ctx.omitted_outputs). */
 static inline bool tb_kernel_has_output(const tb_kernel_ctx *ctx, size_t i) {
@@ -125,9 +138,9 @@ typedef struct tb_kernel {
   const char *precision;
 } tb_kernel;
 
-/* The query for node n of graph g with these input types (params from n), at `level` on a CPU with
+/* The query for node n with these input types (params from n), at `level` on a CPU with
  * `cpu_features`. */
-tb_kernel_query tb_kernel_query_for(const tb_graph *g, const tb_node *n, const tb_value_type *const *in,
+tb_kernel_query tb_kernel_query_for(const tb_node *n, const tb_value_type *const *in,
                                     tb_kernel_level level, uint64_t cpu_features);
 /* The query for the node a kernel runs (for a kernel that hands the node to another one, e.g. a fast
  * kernel falling back to the reference): ctx's op and parameters with these input types. */

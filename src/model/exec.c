@@ -348,7 +348,7 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
     bool typed = true;
     for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
     bool on_device = e->placement && e->placement[i].on_device;
-    if (!typed || on_device || tb_exec_cpu_kernel(e, g, n, in)) continue;
+    if (!typed || on_device || tb_exec_cpu_kernel(e, n, in)) continue;
     if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
   }
   return missing;
@@ -406,7 +406,7 @@ static bool graph_uses_fast_kernels(const tb_exec *e, const tb_graph *g, const t
     const tb_value_type **in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof *in);
     if (!in) return false;
     for (size_t k = 0; k < n->n_inputs; k++) in[k] = n->inputs[k] >= 0 ? &types[n->inputs[k]] : NULL;
-    const tb_kernel *k = tb_exec_cpu_kernel(e, g, n, in);
+    const tb_kernel *k = tb_exec_cpu_kernel(e, n, in);
     free(in);
     fast = k && k->level > TB_KERNEL_REFERENCE;
     for (size_t a = 0; a < n->n_attrs && !fast; a++) {

@@ -76,11 +76,11 @@ bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t);
 tb_status tb_exec_value_on(tb_exec *e, int v, bool device, tb_tensor **out);
 /* Free v's copy on the other side (when v's tensor goes). */
 void tb_exec_drop_mirror(tb_exec *e, int v);
-/* The query for node n of graph g (the executor's or one of its bodies) with these input types. */
-tb_kernel_query tb_exec_query(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
-/* The CPU backend's kernel for node n of graph g with these input types at the executor's level; NULL
+/* The query for node n (of the executor's graph or one of its bodies) with these input types. */
+tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value_type *const *in);
+/* The CPU backend's kernel for node n with these input types at the executor's level; NULL
  * when none. */
-const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in);
+const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in);
 /* The context a kernel of node `step` runs (or prepares) with: on the device or the CPU, these input
  * tensors and types, these outputs (NULL during prepare) and its state. */
 tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_tensor *const *in,

@@ -59,19 +59,19 @@ void tb_exec_drop_mirror(tb_exec *e, int v) {
   e->mirror[v] = NULL;
 }
 
-tb_kernel_query tb_exec_query(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  return tb_kernel_query_for(g, n, in, e->level, e->features);
+tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
+  return tb_kernel_query_for(n, in, e->level, e->features);
 }
 
-const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_graph *g, const tb_node *n, const tb_value_type *const *in) {
-  tb_kernel_query q = tb_exec_query(e, g, n, in);
+const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
+  tb_kernel_query q = tb_exec_query(e, n, in);
   return e->cpu->ops->find_kernel ? e->cpu->ops->find_kernel(e->cpu->state, &q) : NULL;
 }
 
 /* The device's kernel for node n, NULL when the device runs none or has none for it. */
 static const tb_kernel *device_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
   if (!e->device->ops->find_kernel) return NULL;
-  tb_kernel_query q = tb_exec_query(e, e->g, n, in);
+  tb_kernel_query q = tb_exec_query(e, n, in);
   return e->device->ops->find_kernel(e->device->state, &q);
 }
 
@@ -98,6 +98,8 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .opset = n->opset,
       .in_types = in_types,
       .omitted_outputs = tb_kernel_omitted_outputs(n),
+      .constant_inputs = tb_kernel_constant_inputs(e->g, n),
+      .name = n->name ? n->name : "",
   };
   return kc;
 }
@@ -112,7 +114,7 @@ const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_t
       return k;
     }
   }
-  return tb_exec_cpu_kernel(e, e->g, n, in);
+  return tb_exec_cpu_kernel(e, n, in);
 }
 
 static void release_state(node_cache *c) {
@@ -221,7 +223,7 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
     pl->why_cpu = strdup(why);
   }
   c->on_device = false;
-  c->kernel = tb_exec_cpu_kernel(e, g, n, in);
+  c->kernel = tb_exec_cpu_kernel(e, n, in);
   if (!c->kernel) return TB_OK; /* prepare reports nodes without a CPU kernel */
   pl->precision = c->kernel->precision;
   tb_status st = constant_inputs(e, n, false, e->in);

@@ -5,9 +5,10 @@
 #define TB_OPS_OP_PARAMS_H
 #include "ops/op.h"
 
-/* The parameters of ctx's node into `out` (size bytes, the op's params struct): a copy of its parsed block
- * when the node has no attributes of its own to read (a kernel's stand-in, or a node whose every attribute is
- * a default), else ctx->node->def->parse of its attributes. */
+/* The parameters of ctx's node into `out` (size bytes, the op's params struct, or for a fused op of domain
+ * "tb" the base op's struct its own block starts with): a copy of its parsed block when the node has no
+ * attributes of its own to read (a kernel's stand-in, or a node whose every attribute is a default), else
+ * ctx->node->def->parse of its attributes. */
 tb_status tb_infer_params(const tb_infer_ctx *ctx, void *out, size_t size);
 
 /* A node stand-in for running the op's inference from a kernel: the op (found for domain/op_type/opset),

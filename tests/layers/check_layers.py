@@ -4,7 +4,9 @@ tests/layers/order.txt, and so does every #include between the subfolders of a f
 section there; no file of src/ reaches itself through its #includes; with --objects, no two files of one
 folder of src/ use each other's symbols in the built library (a link cycle) unless order.txt's [link
 cycles] still lists that cycle; cli/ and python/ include only the public headers (include/tensorbridge/)
-and their own files.
+and their own files; kernels (src/backend/) never read a node, a graph or an attribute (they get the typed
+parameters, issue 14), and model/, tools/ and checkpoint/ reach a backend only through backend/'s own headers
+(backend/kernel.h, backend_impl.h, tensor/), never a backend's folder.
 
 Usage: check_layers.py REPO_ROOT [--nm NM --objects 'a.c.o;b.c.o;...']
 Prints one line per problem (file:line, the included file, the edge and why; or the cycle) and exits 1;
@@ -150,6 +152,33 @@ def check_public_only(problems):
                                         "<tensorbridge/...>; use the public API instead" % (f, n, m.group(1), top))
 
 
+KERNEL_READS = re.compile(r"\btb_attr_\w+\s*\(|\b(?:ctx|q)->(?:node|graph)\b")
+CONTRACT = ("src/backend/kernel.c", "src/backend/kernel.h")
+BACKEND_FOLDERS = re.compile(r"^backend/(?!tensor/)[^/]+/")
+
+
+def check_kernels_blind(src_files, problems):
+    for f in src_files:
+        if not f.startswith("src/backend/") or f in CONTRACT:
+            continue
+        with open(f, errors="replace") as fh:
+            for n, text in enumerate(fh, 1):
+                m = KERNEL_READS.search(text)
+                if m:
+                    problems.append("%s:%d: reads '%s': kernels get the node's typed parameters (ctx->params, "
+                                    "q->params) and ctx->op_type/opset/name, never the node, the graph or an "
+                                    "attribute (src/backend/kernel.h)" % (f, n, m.group(0).strip()))
+
+
+def check_backend_reach(found, problems):
+    for (f, n, target) in found:
+        top = f.split("/")[1] if f.count("/") >= 2 else ""
+        if top in ("model", "tools", "checkpoint") and BACKEND_FOLDERS.match(target):
+            problems.append("%s:%d: includes \"%s\": %s/ reaches backends only through backend/'s own headers "
+                            "(the kernel contract backend/kernel.h, backend_impl.h, tensor/), never one backend's "
+                            "folder" % (f, n, target, top))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("root", nargs="?", default=".")
@@ -182,6 +211,7 @@ def main(argv):
             print("include_layers: cannot read the library's symbols: %s" % e)
             return 2
     check_public_only(problems)
+    check_kernels_blind(src_files, problems)
 
     for p in problems:
         print(p)

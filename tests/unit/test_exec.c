@@ -191,7 +191,7 @@ static void kernel_error_names_node(void **state) {
   tb_exec *e = NULL;
   TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 1, &e));
-  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx kc = {g, &g->nodes[0], 1, NULL, 1, NULL, cpu, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&kc, g, &g->nodes[0], NULL);
   tb_tensor *outs[1] = {NULL}, *made = NULL;
   kc.outputs = outs;

@@ -773,6 +773,7 @@ static void prepare_packs_constant_weights(void **state) {
       assert_null(kstate);
       tb_ir_tensor weights = {.name = "w", .dtype = TB_DTYPE_F32, .ndim = 2};
       t.graph->values[toh_node(&t)->inputs[1]].constant = &weights;
+      (void)tbt_kernel_bind(&pctx, t.graph, toh_node(&t), NULL); /* the executor's constant_inputs bits follow the graph */
       TB_ASSERT_OK(k->prepare(&pctx, &kstate));
       assert_non_null(kstate);
       tb_tensor *fly = run_ok(&t, k, in, 2, NULL, NULL), *packed = run_ok(&t, k, in, 2, kstate, NULL);

@@ -11,7 +11,7 @@
 static inline const tb_kernel *tbt_kernel_find(tb_graph *g, tb_node *n, const tb_value_type *const *in, int level,
                                                uint64_t features) {
   if (tb_node_parse_params(g, n) != TB_OK) return NULL;
-  tb_kernel_query q = tb_kernel_query_for(g, n, in, (tb_kernel_level)level, features);
+  tb_kernel_query q = tb_kernel_query_for(n, in, (tb_kernel_level)level, features);
   return tb_cpu_kernel_find(&q);
 }
 
@@ -19,7 +19,7 @@ static inline const tb_kernel *tbt_kernel_find(tb_graph *g, tb_node *n, const tb
 static inline const tb_kernel *tbt_backend_kernel_find(tb_backend *b, const tb_graph *g, const tb_node *n,
                                                        const tb_value_type *const *in) {
   if (!b->ops->find_kernel || tb_node_parse_params((tb_graph *)g, (tb_node *)n) != TB_OK) return NULL;
-  tb_kernel_query q = tb_kernel_query_for(g, n, in, TB_KERNEL_FAST, 0);
+  tb_kernel_query q = tb_kernel_query_for(n, in, TB_KERNEL_FAST, 0);
   return b->ops->find_kernel(b->state, &q);
 }
 
@@ -44,6 +44,8 @@ static inline tb_status tbt_kernel_bind(tb_kernel_ctx *ctx, const tb_graph *g, c
   ctx->opset = n->opset;
   ctx->in_types = in_types;
   ctx->omitted_outputs = tb_kernel_omitted_outputs(n);
+  ctx->constant_inputs = tb_kernel_constant_inputs(g, n);
+  ctx->name = n->name ? n->name : "";
   return st;
 }
 

@@ -230,7 +230,7 @@ static inline tb_status toh_run_tensors(toh *t, tb_tensor *const *inputs, tb_ten
     }
   }
   tb_kernel_ctx ctx = {t->graph, toh_node(t), t->n_in, (tb_tensor **)inputs, t->n_out, outs, t->cpu,
-                       t->run_subgraph, t->exec, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+                       t->run_subgraph, t->exec, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&ctx, t->graph, toh_node(t), NULL);
   return k->run(&ctx);
 }

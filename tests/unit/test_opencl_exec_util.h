@@ -107,7 +107,7 @@ static inline tb_status clx_run_device(toh *t, tb_tensor *const *cpu_in, tb_tens
       TB_ASSERT_OK(tb_tensor_create(clx_dev, t->out_types[o].dtype, t->out_types[o].ndim, dims, &outs[o]));
     }
   }
-  tb_kernel_ctx ctx = {t->graph, n, t->n_in, in_all, 0, NULL, clx_dev, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx ctx = {t->graph, n, t->n_in, in_all, 0, NULL, clx_dev, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&ctx, t->graph, n, ptypes);
   void *state = NULL;
   tb_status st = k->prepare ? k->prepare(&ctx, &state) : TB_OK;

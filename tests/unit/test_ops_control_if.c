@@ -126,7 +126,7 @@ static void test_if_branch_disagrees_with_declared_type(void **state) {
   TB_ASSERT_OK(tb_tensor_create(t.cpu, TB_DTYPE_F32, 1, (const int64_t[]){4}, &pre));
   tb_tensor *outs[1] = {pre};
   tb_tensor *ins[1] = {cond};
-  tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, ins, 1, outs, t.cpu, ct_run_subgraph, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, ins, 1, outs, t.cpu, ct_run_subgraph, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
   const tb_kernel *k = tbt_kernel_find(t.graph, toh_node(&t), NULL, 0, 0);
   assert_non_null(k);

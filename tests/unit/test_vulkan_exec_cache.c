@@ -183,7 +183,7 @@ static void pipeline_failure_is_a_clear_status(void **state) {
   assert_non_null(k);
   tb_vk_fail_next_pipeline(vk->state, TB_VK_ERROR_INITIALIZATION_FAILED);
   tb_tensor *none[1] = {NULL};
-  tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, none, 1, NULL, vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx ctx = {t.graph, toh_node(&t), 1, none, 1, NULL, vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
   void *node_state = NULL;
   assert_int_equal(k->prepare(&ctx, &node_state), TB_ERR_DRIVER);
@@ -220,7 +220,7 @@ static void relu_open(relu_node *r, int64_t n, const float *x) {
   r->k = tbt_backend_kernel_find(r->vk, r->t.graph, toh_node(&r->t), in);
   assert_non_null(r->k);
   tb_tensor *none[1] = {NULL};
-  tb_kernel_ctx pctx = {r->t.graph, toh_node(&r->t), 1, none, 1, NULL, r->vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx pctx = {r->t.graph, toh_node(&r->t), 1, none, 1, NULL, r->vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&pctx, r->t.graph, toh_node(&r->t), NULL);
   r->state = NULL;
   TB_ASSERT_OK(r->k->prepare(&pctx, &r->state));
@@ -233,7 +233,7 @@ static void relu_open(relu_node *r, int64_t n, const float *x) {
 /* One run of the node from `in` into `out`. */
 static tb_status relu_run(relu_node *r, tb_tensor *in, tb_tensor *out) {
   tb_tensor *ins[1] = {in}, *outs[1] = {out};
-  tb_kernel_ctx ctx = {r->t.graph, toh_node(&r->t), 1, ins, 1, outs, r->vk, NULL, NULL, 1, NULL, r->state, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx ctx = {r->t.graph, toh_node(&r->t), 1, ins, 1, outs, r->vk, NULL, NULL, 1, NULL, r->state, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&ctx, r->t.graph, toh_node(&r->t), NULL);
   return r->k->run(&ctx);
 }

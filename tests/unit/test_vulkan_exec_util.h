@@ -105,7 +105,7 @@ static inline void vkx_check(toh *t, tb_backend *vk, bool prealloc, double rtol,
   const tb_kernel *k = tbt_backend_kernel_find(vk, t->graph, n, ptypes);
   if (!k) fail_msg("no Vulkan kernel for %s", n->op_type);
   void *state = NULL;
-  tb_kernel_ctx pctx = {t->graph, n, t->n_in, none, t->n_out, NULL, vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0};
+  tb_kernel_ctx pctx = {t->graph, n, t->n_in, none, t->n_out, NULL, vk, NULL, NULL, 1, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   (void)tbt_kernel_bind(&pctx, t->graph, n, ptypes);
   tb_status st = k->prepare ? k->prepare(&pctx, &state) : TB_OK; /* Constant has no state */
   if (st != TB_OK) fail_msg("prepare failed: %s", tb_last_error());
@@ -116,7 +116,7 @@ static inline void vkx_check(toh *t, tb_backend *vk, bool prealloc, double rtol,
       if (t->out[o])
         TB_ASSERT_OK(tb_tensor_create(vk, tb_tensor_dtype(t->out[o]), tb_tensor_ndim(t->out[o]), tb_tensor_shape(t->out[o]), &outs[o]));
     TB_ASSERT_OK(tb_vk_compute_stats_get(vk->state, &before));
-    tb_kernel_ctx ctx = {t->graph, n, t->n_in, dev_in, t->n_out, outs, vk, NULL, NULL, 1, NULL, state, NULL, NULL, NULL, 0, NULL, 0, 0};
+    tb_kernel_ctx ctx = {t->graph, n, t->n_in, dev_in, t->n_out, outs, vk, NULL, NULL, 1, NULL, state, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
     (void)tbt_kernel_bind(&ctx, t->graph, n, ptypes);
     st = k->run(&ctx);
     if (st != TB_OK) fail_msg("%s on vulkan:0 failed: %s", n->op_type, tb_last_error());

@@ -99,7 +99,7 @@ tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_b
     tb_status s = tb_backend_create_kind(TB_BACKEND_CPU, 0, cpu);
     if (s != TB_OK) return s;
   }
-  tb_kernel_query q = tb_kernel_query_for(g, n, r.in_ptrs, TB_KERNEL_REFERENCE, 0);
+  tb_kernel_query q = tb_kernel_query_for(n, r.in_ptrs, TB_KERNEL_REFERENCE, 0);
   const tb_kernel *k = (*cpu)->ops->find_kernel ? (*cpu)->ops->find_kernel((*cpu)->state, &q) : NULL;
   if (!k) return TB_OK;
   tb_status s = make_inputs(&r, *cpu);
@@ -131,6 +131,8 @@ tb_status tb_tbp_fold_eval(tb_graph *g, int node, tb_backend **cpu, size_t max_b
   ctx.opset = n->opset;
   ctx.in_types = r.in_ptrs;
   ctx.omitted_outputs = tb_kernel_omitted_outputs(n);
+  ctx.constant_inputs = tb_kernel_constant_inputs(g, n);
+  ctx.name = n->name ? n->name : "";
   /* A kernel error (an integer division by zero...) is left for run time, where it is reported. */
   bool ok = k->run(&ctx) == TB_OK;
   for (size_t o = 0; o < r.n_out && ok; o++)

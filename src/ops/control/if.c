@@ -3,6 +3,7 @@
  * and the kernel makes the outputs from the branch it ran. Sequence and optional outputs (If-13/16
  * features) are refused as unsupported. */
 #include <stdio.h>
+#include "ops/op_params.h"
 #include "ops/control/control_util.h"
 #include "ops/control/control_params.h"
 
@@ -17,7 +18,7 @@ static tb_status infer_if(tb_infer_ctx *ctx) {
                               (long long)cond->dims[d].value);
   }
   tb_if_params p = {0};
-  if ((st = tb_if_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &p, sizeof p)) != TB_OK) return st;
   const tb_graph *then_g = p.then_branch, *else_g = p.else_branch;
   if ((st = tb_control_tensors_only(ctx, then_g, "then_branch")) != TB_OK) return st;
   if ((st = tb_control_tensors_only(ctx, else_g, "else_branch")) != TB_OK) return st;

@@ -4,6 +4,7 @@
  * node's outputs are the N final carried values and the K scan outputs, each the body's per-iteration
  * values stacked along a new first axis. Sequence and optional values are refused as unsupported. */
 #include <stdio.h>
+#include "ops/op_params.h"
 #include "ops/control/control_util.h"
 #include "ops/control/control_params.h"
 
@@ -13,7 +14,7 @@ static tb_status infer_loop(tb_infer_ctx *ctx) {
   if (ctx->in[0] && (st = tb_infer_require(ctx, 0, TB_DTYPE_BIT(TB_DTYPE_I64))) != TB_OK) return st;
   if (ctx->in[1] && (st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(TB_DTYPE_BOOL))) != TB_OK) return st;
   tb_loop_params p = {0};
-  if ((st = tb_loop_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &p, sizeof p)) != TB_OK) return st;
   const tb_graph *body = p.body;
   if ((st = tb_control_tensors_only(ctx, body, "body")) != TB_OK) return st;
   size_t carried = ctx->n_inputs - 2;

@@ -2,6 +2,7 @@
  * state values through, and stack the body's K per-iteration outputs (ONNX Scan-9, -11, -16), and
  * Scan-8, where every input has a batch axis first and an optional sequence_lens input leads. */
 #include <stdio.h>
+#include "ops/op_params.h"
 #include "ops/control/control_util.h"
 #include "ops/control/control_params.h"
 
@@ -22,7 +23,7 @@ static tb_status prefixed(const tb_infer_ctx *ctx, const tb_value_type *body, co
  * states [batch, ...] and K scan outputs [batch, sequence, ...]. */
 static tb_status infer_scan8(tb_infer_ctx *ctx) {
   tb_scan_params a = {0};
-  tb_status st = tb_scan8_parse(ctx->graph, ctx->node, &a);
+  tb_status st = tb_infer_params(ctx, &a, sizeof a);
   if (st == TB_OK) st = tb_control_tensors_only(ctx, a.body, "body");
   if (st != TB_OK) return st;
   const tb_graph *body = a.body;
@@ -58,7 +59,7 @@ static tb_status infer_scan8(tb_infer_ctx *ctx) {
 
 static tb_status infer_scan(tb_infer_ctx *ctx) {
   tb_scan_params a = {0};
-  tb_status st = tb_scan_parse(ctx->graph, ctx->node, &a);
+  tb_status st = tb_infer_params(ctx, &a, sizeof a);
   if (st != TB_OK) return st;
   if ((st = tb_control_tensors_only(ctx, a.body, "body")) != TB_OK) return st;
   if (ctx->n_outputs > a.n_state + a.n_scan_out)

@@ -3,6 +3,7 @@
  *
  * Integer Div and Mod by zero are undefined in ONNX; TensorBridge defines them as 0 (no trap), and
  * INT_MIN / -1 as INT_MIN (two's complement wrap), INT_MIN % -1 as 0. */
+#include "ops/op_params.h"
 #include "ops/elementwise/ew_infer.h"
 #include "ops/elementwise/ew_params.h"
 
@@ -35,7 +36,7 @@ static tb_status infer_mod(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_binary(ctx, EW_NUMERIC, EW_NUMERIC, false);
   if (st != TB_OK) return st;
   tb_mod_params p = {0};
-  if ((st = tb_mod_parse(ctx->graph, ctx->node, &p)) != TB_OK) return st;
+  if ((st = tb_infer_params(ctx, &p, sizeof p)) != TB_OK) return st;
   if (!p.fmod && (EW_FLOATS & TB_DTYPE_BIT(ctx->in[0]->dtype)))
     return tb_infer_error(ctx, TB_ERR_MODEL, "fmod=0 on %s inputs; floating-point Mod needs fmod=1",
                           tb_dtype_name(ctx->in[0]->dtype));
@@ -49,6 +50,6 @@ static tb_status infer_bitshift(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_binary(ctx, EW_BIT(U8), EW_BIT(U8), false);
   if (st != TB_OK) return st;
   tb_bitshift_params p = {0};
-  return tb_bitshift_parse(ctx->graph, ctx->node, &p);
+  return tb_infer_params(ctx, &p, sizeof p);
 }
 const tb_op_def tb_op_bitshift = {"", "BitShift", 11, 2, 2, 1, 1, 0, infer_bitshift, sizeof(tb_bitshift_params), tb_bitshift_parse};

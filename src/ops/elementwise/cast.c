@@ -4,6 +4,7 @@
  * complex, the fnuz fp8 kinds, 4-bit) are TB_ERR_UNSUPPORTED. */
 #include <stdio.h>
 #include <strings.h>
+#include "ops/op_params.h"
 #include "core/error.h"
 #include "ops/elementwise/ew_infer.h"
 #include "ops/elementwise/ew_params.h"
@@ -66,7 +67,7 @@ tb_status tb_cast_parse(const tb_graph *g, const tb_node *n, void *params) {
 static tb_status infer_cast(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
   tb_cast_params p = {0};
-  if (st == TB_OK) st = tb_cast_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   ctx->out[0].dtype = p.to;
   return TB_OK;
@@ -76,7 +77,7 @@ static tb_status infer_castlike(tb_infer_ctx *ctx) {
   tb_status st = tb_ew_infer_unary(ctx, EW_ALL, EW_ALL);
   if (st == TB_OK) st = tb_ew_check(ctx, 1, EW_ALL, EW_ALL);
   tb_cast_params p = {0};
-  if (st == TB_OK) st = tb_castlike_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   ctx->out[0].dtype = ctx->in[1]->dtype;
   return TB_OK;

@@ -1,4 +1,5 @@
 /* Infer helpers shared by the elementwise operators (see ew_infer.h). */
+#include "ops/op_params.h"
 #include "ops/elementwise/ew_infer.h"
 #include "ops/elementwise/ew_params.h"
 #include <stdio.h>
@@ -78,7 +79,7 @@ tb_status tb_ew_infer_unary(tb_infer_ctx *ctx, tb_dtype_set allowed, tb_dtype_se
  * or 1. The output is A's type. */
 static tb_status legacy_broadcast(tb_infer_ctx *ctx, tb_dtype dtype) {
   tb_binary_params p = {0};
-  tb_status st = tb_binary_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   const tb_value_type *a = ctx->in[0], *b = ctx->in[1];
   if (!p.broadcast) {

@@ -4,6 +4,7 @@
  * default 1) and scale_divide (int: 1 divides the scores by scale, 0 multiplies; as the model wrote it).
  * Y = Softmax(S) @ V over the last axis, S = (Q @ K_T) * scale (or / scale) + mask: shape [..., Lq, dv]. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/fused/fused_ops.h"
 #include "ops/fused/fused_params.h"
 
@@ -32,7 +33,7 @@ static tb_status attention_infer(tb_infer_ctx *ctx) {
   tb_dtype_set floats = TB_DTYPE_BIT(TB_DTYPE_F32) | TB_DTYPE_BIT(TB_DTYPE_F64);
   tb_attention_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_attention_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, floats);
   for (size_t i = 1; i < 3 && st == TB_OK; i++) st = tb_infer_require(ctx, i, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st == TB_OK && ctx->n_inputs > 3 && ctx->in[3]) st = tb_infer_require(ctx, 3, TB_DTYPE_BIT(ctx->in[0]->dtype));

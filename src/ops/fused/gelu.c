@@ -1,6 +1,7 @@
 /* tb::Gelu: Y = X * 0.5 * (1 + erf(X / sqrt(2))), or with approximate = "tanh"
  * Y = 0.5 * X * (1 + tanh(sqrt(2 / pi) * (X + 0.044715 * X^3))). Made by the GELU pattern pass. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/fused/fused_ops.h"
 #include "ops/fused/fused_params.h"
 
@@ -19,7 +20,7 @@ static tb_status gelu_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, TB_DTYPE_BIT(TB_DTYPE_F32) | TB_DTYPE_BIT(TB_DTYPE_F64) |
                                               TB_DTYPE_BIT(TB_DTYPE_F16) | TB_DTYPE_BIT(TB_DTYPE_BF16));
   tb_gelu_params p;
-  if (st == TB_OK) st = tb_gelu_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   return TB_OK;

@@ -3,6 +3,7 @@
  * dilations, pads, auto_pad, output_padding, output_shape) is in window.c. ConvInteger (int32 output)
  * and QLinearConv (quantized output) have Conv's shapes on 8-bit inputs. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/window.h"
 
@@ -76,7 +77,7 @@ static tb_status conv_spatial(tb_infer_ctx *ctx, const tb_conv_params *p, bool t
 static tb_status conv_common(tb_infer_ctx *ctx, bool transpose, conv_inputs io, tb_dtype_set types, bool integer) {
   tb_conv_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = (transpose ? tb_conv_transpose_parse : tb_conv_parse)(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, io.x, types);
   if (st == TB_OK) st = tb_infer_require(ctx, io.w, integer ? types : TB_DTYPE_BIT(ctx->in[io.x]->dtype));
   if (st == TB_OK && io.b >= 0 && ctx->n_inputs > (size_t)io.b && ctx->in[io.b])

@@ -1,5 +1,6 @@
 /* Einsum (opset 12): the equation in einsum_parse.c; the output has the inputs' dtype and the sizes of
  * its labels. */
+#include "ops/op_params.h"
 #include "ops/nn/einsum_parse.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/nn_params.h"
@@ -15,7 +16,7 @@ static tb_status einsum_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, NN_NUMBERS);
   for (size_t i = 1; st == TB_OK && i < ctx->n_inputs; i++) st = tb_infer_require(ctx, i, TB_DTYPE_BIT(ctx->in[0]->dtype));
   tb_einsum_params p = {NULL};
-  if (st == TB_OK) st = tb_einsum_params_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   tb_nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);
   if (ctx->n_inputs > NN_EINSUM_MAX_INPUTS)

@@ -2,6 +2,7 @@
  * Gemm (Y = alpha * A' * B' + beta * C with A' = transA ? A^T : A; C broadcast to [M, N], optional from
  * opset 11). */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/nn_params.h"
 
@@ -71,7 +72,7 @@ static tb_status gemm_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, types);
   if (st == TB_OK) st = tb_infer_require(ctx, 1, TB_DTYPE_BIT(ctx->in[0]->dtype));
   if (st == TB_OK && ctx->n_inputs > 2 && ctx->in[2]) st = tb_infer_require(ctx, 2, TB_DTYPE_BIT(ctx->in[0]->dtype));
-  if (st == TB_OK) st = tb_gemm_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   bool trans_a = p.trans_a, trans_b = p.trans_b;
   tb_nn_out_rank(&ctx->out[0], ctx->in[0]->dtype, 2);

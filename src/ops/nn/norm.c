@@ -1,6 +1,7 @@
 /* Normalizations: BatchNormalization (inference only; `spatial` before opset 9), InstanceNormalization,
  * LayerNormalization (opset 17: axis, epsilon, stash_type, optional Mean and InvStdDev outputs) and LRN. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/nn_params.h"
 
@@ -52,7 +53,7 @@ static tb_status batchnorm_infer(tb_infer_ctx *ctx) {
   memset(&p, 0, sizeof p);
   tb_status st = tb_infer_require(ctx, 0, NN_FLOATS);
   for (size_t i = 1; st == TB_OK && i < 5; i++) st = tb_infer_require(ctx, i, NN_FLOATS);
-  if (st == TB_OK) st = tb_norm_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   const tb_value_type *x = tb_nn_ranked(ctx, 0);
@@ -63,7 +64,7 @@ static tb_status batchnorm_infer(tb_infer_ctx *ctx) {
 static tb_status instancenorm_infer(tb_infer_ctx *ctx) {
   tb_norm_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_norm_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, NN_FLOATS);
   if (st == TB_OK) st = tb_infer_require(ctx, 1, NN_FLOATS);
   if (st == TB_OK) st = tb_infer_require(ctx, 2, NN_FLOATS);
@@ -80,7 +81,7 @@ static tb_status layernorm_infer(tb_infer_ctx *ctx) {
   if (st == TB_OK && ctx->n_inputs > 2 && ctx->in[2]) st = tb_infer_require(ctx, 2, NN_FLOATS);
   tb_norm_params p;
   memset(&p, 0, sizeof p);
-  if (st == TB_OK) st = tb_norm_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   int64_t axis = p.axis;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
@@ -102,7 +103,7 @@ static tb_status lrn_infer(tb_infer_ctx *ctx) {
   tb_lrn_params p;
   memset(&p, 0, sizeof p);
   tb_status st = tb_infer_require(ctx, 0, NN_FLOATS);
-  if (st == TB_OK) st = tb_lrn_parse(ctx->graph, ctx->node, &p);
+  if (st == TB_OK) st = tb_infer_params(ctx, &p, sizeof p);
   if (st != TB_OK) return st;
   tb_infer_same(ctx->in[0], &ctx->out[0]);
   const tb_value_type *x = tb_nn_ranked(ctx, 0);

@@ -1,6 +1,7 @@
 /* Pooling: MaxPool (with the optional Indices output), AveragePool, LpPool over windows (window.c), and
  * GlobalAveragePool / GlobalMaxPool / GlobalLpPool over all spatial axes. X is [N, C, D1..Dn]. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/window.h"
 
@@ -29,7 +30,7 @@ tb_status tb_pool_parse(const tb_graph *g, const tb_node *n, void *params) {
 static tb_status pool_infer(tb_infer_ctx *ctx, tb_dtype_set types) {
   tb_pool_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_pool_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, types);
   if (st != TB_OK) return st;
   tb_dtype dt = ctx->in[0]->dtype;
@@ -69,7 +70,7 @@ static tb_status lppool_infer(tb_infer_ctx *ctx) { return pool_infer(ctx, NN_FLO
 static tb_status global_pool_infer(tb_infer_ctx *ctx) {
   tb_pool_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_pool_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, NN_FLOATS);
   if (st != TB_OK) return st;
   tb_nn_out_unranked(&ctx->out[0], ctx->in[0]->dtype);

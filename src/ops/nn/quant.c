@@ -1,6 +1,7 @@
 /* QuantizeLinear and DequantizeLinear (per tensor, or per axis from opset 13 with a 1-D scale along
  * `axis`), and MatMulInteger / QLinearMatMul (numpy matmul shapes on 8-bit integers). */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/nn_params.h"
 
@@ -34,7 +35,7 @@ static tb_status q_infer_out(tb_infer_ctx *ctx, bool has_zp, tb_dtype out) {
   const tb_value_type *x = tb_nn_ranked(ctx, 0);
   tb_quant_params q;
   memset(&q, 0, sizeof q);
-  tb_status st = tb_quant_parse(ctx->graph, ctx->node, &q);
+  tb_status st = tb_infer_params(ctx, &q, sizeof q);
   if (st == TB_OK) st = check_axis_param(ctx, &q, 1, x);
   if (st == TB_OK && has_zp) st = check_axis_param(ctx, &q, 2, x);
   if (st != TB_OK) return st;

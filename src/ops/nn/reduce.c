@@ -1,6 +1,7 @@
 /* The reductions (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
  * ReduceLogSumExp, ReduceSumSquare) and ArgMax / ArgMin (axis, keepdims, select_last_index; int64
  * output). */
+#include "ops/op_params.h"
 #include "ops/nn/reduce.h"
 #include <string.h>
 #include "core/error.h"
@@ -67,7 +68,7 @@ tb_status tb_nn_reduce_axes_resolve(const tb_reduce_params *p, size_t rank, bool
 static tb_status reduce_infer(tb_infer_ctx *ctx) {
   tb_reduce_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_reduce_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, NN_NUMBERS);
   if (st != TB_OK) return st;
   bool from_input = p.axes_from_input;
@@ -114,7 +115,7 @@ static tb_status reduce_infer(tb_infer_ctx *ctx) {
 static tb_status argmax_infer(tb_infer_ctx *ctx) {
   tb_argreduce_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_argreduce_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, NN_NUMBERS);
   if (st != TB_OK) return st;
   int64_t axis = p.axis;

@@ -2,6 +2,7 @@
  * prod(dims[axis:])] (axis default 1) and each row is normalised; from opset 13 only the one axis is
  * (axis default -1). The output has the input's type and shape either way. */
 #include <string.h>
+#include "ops/op_params.h"
 #include "ops/nn/nn_infer.h"
 #include "ops/nn/nn_params.h"
 
@@ -15,7 +16,7 @@ tb_status tb_softmax_parse(const tb_graph *g, const tb_node *n, void *params) {
 static tb_status softmax_infer(tb_infer_ctx *ctx) {
   tb_softmax_params p;
   memset(&p, 0, sizeof p);
-  tb_status st = tb_softmax_parse(ctx->graph, ctx->node, &p);
+  tb_status st = tb_infer_params(ctx, &p, sizeof p);
   if (st == TB_OK) st = tb_infer_require(ctx, 0, NN_FLOATS);
   if (st != TB_OK) return st;
   int64_t axis = p.axis;

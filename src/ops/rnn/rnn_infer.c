@@ -2,6 +2,7 @@
  * D and hidden size H:  W [D, G*H, input], R [D, G*H, H], B [D, 2*G*H], sequence_lens [batch] (int32),
  * initial_h and initial_c [D, batch, H] ([batch, D, H] with layout 1), P [D, 3*H]. Outputs: Y
  * [seq, D, batch, H] ([batch, seq, D, H] with layout 1), Y_h and Y_c [D, batch, H] ([batch, D, H]). */
+#include "ops/op_params.h"
 #include "ops/rnn/rnn_infer.h"
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P };
@@ -63,7 +64,7 @@ static tb_status hidden_size(const tb_infer_ctx *ctx, const tb_rnn_params *a, in
 
 tb_status tb_rnn_infer(tb_infer_ctx *ctx, tb_rnn_cell cell) {
   tb_rnn_params a;
-  tb_status st = tb_rnn_attrs_read(ctx->graph, ctx->node, cell, &a);
+  tb_status st = tb_infer_params(ctx, &a, sizeof a);
   if (st != TB_OK) return st;
   if (cell != TB_RNN_CELL_LSTM && input(ctx, IN_INITIAL_C))
     return tb_infer_error(ctx, TB_ERR_MODEL, "takes at most 6 inputs");

@@ -10,13 +10,14 @@
 #include "backend/opencl/cl_program.h"
 #include "core/error.h"
 #include "ops/op.h"
+#include "ops/op_params.h"
 #include "backend/tensor/tensor_impl.h"
 
 tb_cl_device *tb_cl_dev(const tb_kernel_ctx *ctx) { return ctx->backend->state; }
 
 static void node_who(const tb_kernel_ctx *ctx, char *buf, size_t cap) {
   char label[128];
-  snprintf(buf, cap, "%s (%s)", tb_node_label(ctx->graph, ctx->node, label, sizeof label), ctx->node->op_type);
+  snprintf(buf, cap, "%s (%s)", tb_kernel_label(ctx->name, ctx->op_type, label, sizeof label), ctx->op_type);
 }
 
 tb_status tb_cl_prepare(tb_kernel_ctx *ctx, void **state) {
@@ -149,7 +150,7 @@ static tb_status enqueue(cl_launch *l, unsigned dims, const size_t *global, cons
   if (err == TB_CL_SUCCESS) return TB_OK;
   char label[128], detail[256];
   snprintf(detail, sizeof detail, "kernel %s for %s (%s), %zu work-items", l->name,
-           tb_node_label(l->ctx->graph, l->ctx->node, label, sizeof label), l->ctx->node->op_type, dims == 1 ? global[0] : global[0] * global[1]);
+           tb_kernel_label(l->ctx->name, l->ctx->op_type, label, sizeof label), l->ctx->op_type, dims == 1 ? global[0] : global[0] * global[1]);
   return tb_cl_queue_fail(dev, "clEnqueueNDRangeKernel", detail, err);
 }
 
@@ -166,11 +167,13 @@ tb_status tb_cl_go2(cl_launch *l, size_t gx, size_t gy, size_t lx, size_t ly) {
 }
 
 tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
-  const tb_node *n = ctx->node;
   memset(ci, 0, sizeof *ci);
-  if (!n->def || !n->def->infer || ctx->n_inputs > CL_INFER_MAX || ctx->n_outputs > CL_INFER_MAX)
-    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the OpenCL kernel cannot size its outputs (no inference for the op, or over %d "
-                           "inputs or outputs)", CL_INFER_MAX);
+  if (ctx->n_inputs > CL_INFER_MAX || ctx->n_outputs > CL_INFER_MAX)
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the OpenCL kernel cannot size its outputs (over %d inputs or outputs)",
+                           CL_INFER_MAX);
+  tb_status st = tb_infer_stand_in(&ci->op, ctx->domain, ctx->op_type, ctx->opset, ctx->params, ctx->n_inputs, ctx->n_outputs);
+  if (st != TB_OK) return st;
+  const tb_node *n = &ci->op;
   for (size_t i = 0; i < ctx->n_inputs; i++) {
     const tb_tensor *t = ctx->inputs[i];
     if (!t) continue;
@@ -194,21 +197,20 @@ tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
       if (v->data || v->nbytes == 0) ci->values[i] = v;
     }
   }
-  ci->ic = (tb_infer_ctx){ctx->graph, n, ctx->n_inputs, ci->in, ci->values, ctx->n_outputs, ci->out};
+  ci->ic = (tb_infer_ctx){NULL, n, ctx->n_inputs, ci->in, ci->values, ctx->n_outputs, ci->out};
   return TB_OK;
 }
 
 tb_status tb_cl_outputs(tb_kernel_ctx *ctx) {
-  const tb_node *n = ctx->node;
   bool missing = false;
-  for (size_t i = 0; i < ctx->n_outputs; i++) missing |= !ctx->outputs[i] && i < n->n_outputs && n->outputs[i] >= 0;
+  for (size_t i = 0; i < ctx->n_outputs; i++) missing |= !ctx->outputs[i] && tb_kernel_has_output(ctx, i);
   if (!missing) return TB_OK;
   cl_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   tb_status s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = n->def->infer(&ci->ic);
+  if (s == TB_OK) s = ci->op.def->infer(&ci->ic);
   for (size_t i = 0; s == TB_OK && i < ctx->n_outputs; i++) {
-    if (ctx->outputs[i] || i >= n->n_outputs || n->outputs[i] < 0) continue;
+    if (ctx->outputs[i] || !tb_kernel_has_output(ctx, i)) continue;
     const tb_value_type *o = &ci->out[i];
     int64_t dims[TB_MAX_DIMS];
     bool known = o->has_dtype && o->has_shape && o->ndim <= TB_MAX_DIMS;

@@ -57,6 +57,7 @@ typedef struct cl_infer {
   const tb_value_type *in[CL_INFER_MAX];
   tb_ir_tensor vals[CL_INFER_MAX];
   const tb_ir_tensor *values[CL_INFER_MAX];
+  tb_node op;        /* the stand-in for the node (ops/op_params.h): its op and parsed parameters */
   tb_infer_ctx ic;
 } cl_infer;
 tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci);

@@ -38,7 +38,7 @@ const tb_kernel *tb_cl_find_kernel(void *state, const tb_kernel_query *q) {
   }
   const char *why = NULL;
   const tb_kernel *k = tb_cl_find(q, &why);
-  if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, q->node ? q->node->name : "?", q->op_type, why);
+  if (!k) tb_log(TB_LOG_DEBUG, "%s: %s (%s) runs on the CPU: %s", dev->label, q->name && q->name[0] ? q->name : "?", q->op_type, why);
   return k;
 }
 

@@ -65,7 +65,7 @@ tb_status tb_vk_output(tb_kernel_ctx *ctx, size_t i, tb_dtype dtype, size_t ndim
 
 tb_status tb_vk_prepare_node(tb_kernel_ctx *ctx, tb_vk_shader_id id, const uint32_t *spec, uint32_t n_spec, uint32_t n_sets, void **state) {
   char who[96];
-  snprintf(who, sizeof who, "node '%s' (%s)", ctx->node->name[0] ? ctx->node->name : "?", ctx->node->op_type);
+  snprintf(who, sizeof who, "node '%s' (%s)", ctx->name && ctx->name[0] ? ctx->name : "?", ctx->op_type);
   vk_node *node = NULL;
   tb_status st = tb_vk_node_create(tb_vk_ctx_state(ctx), who, id, spec, n_spec, n_sets, &node);
   *state = node;

@@ -36,8 +36,6 @@ tb_status tb_fused_run_base(tb_kernel_ctx *ctx, const char *base, size_t n_base)
   q.domain = "";
   q.params = params;
   q.n_inputs = n_base;
-  q.graph = NULL; /* transitional fields: the base op's kernels read neither */
-  q.node = NULL;
   const tb_kernel *k = tb_cpu_kernel_find(&q);
   if (!k) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no reference kernel for %s, which this fused node extends", base);
   tb_kernel_ctx sub = *ctx;

@@ -17,13 +17,7 @@ tb_status tb_fast_check_f32(tb_kernel_ctx *ctx, size_t n) {
   return TB_OK;
 }
 
-bool tb_fast_input_constant(const tb_kernel_ctx *ctx, size_t i) {
-  if (i >= ctx->n_inputs || i >= ctx->node->n_inputs || !ctx->inputs || !ctx->inputs[i]) return false;
-  int v = ctx->node->inputs[i];
-  if (v < 0 || (size_t)v >= ctx->graph->n_values) return false;
-  const tb_value *val = &ctx->graph->values[v];
-  return val->constant != NULL && !val->is_input;
-}
+bool tb_fast_input_constant(const tb_kernel_ctx *ctx, size_t i) { return tb_kernel_input_constant(ctx, i); }
 
 tb_status tb_fast_prepare_b(tb_kernel_ctx *ctx, tb_gemm_path path, bool trans_b, void **state) {
   *state = NULL;
