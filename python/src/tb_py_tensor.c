@@ -536,6 +536,10 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
         "(2, 13) or ROCm (10) device memory: move it to the CPU first (torch: t.cpu())",
         what, type, id);
   tb_backend *given = pick(device, exact, kind, id);
+  /* Without a backend of its device, one is opened now, before __dlpack__ hands the memory over: a device
+   * this machine cannot open is refused with the producer's tensor untouched. */
+  tb_backend *opened = NULL;
+  if (!host && !given && !device_backend(NULL, kind, id, what, &opened)) return NULL;
   /* The stream the backend's work runs on (DLPack: 1 is CUDA's legacy default stream, 0 ROCm's null
    * stream); on a backend of another kind the library refuses the import, so the producer's default. */
   tb_backend_kind on_kind = given ? tb_backend_kind_of(given) : kind;
@@ -545,9 +549,13 @@ static tb_tensor *import_dlpack(PyObject *value, const char *what, tb_backend *c
   if (!host && !stream) return NULL;
   PyObject *cap = call_dlpack(value, stream);
   Py_XDECREF(stream);
-  if (!cap) return NULL;
-  tb_backend *opened = NULL, *on = NULL;
+  if (!cap) {
+    tb_backend_destroy(opened);
+    return NULL;
+  }
+  tb_backend *on = NULL;
   if (host) on = tb_py_cpu_backend();
+  else if (opened) on = opened;
   else on = device_backend(pick(device, exact, kind, id), kind, id, what, &opened); /* re-read: __dlpack__ ran Python */
   if (!on) {
     Py_DECREF(cap);

@@ -1,106 +1,39 @@
 /* NVML through dlopen: driver version and per-GPU memory for the NVIDIA probe. NVML answers from the
- * kernel driver directly, so reading free memory here creates no CUDA context. */
+ * kernel driver directly, so reading free memory here creates no CUDA context. The symbol table is
+ * runtime/nvidia_nvml_api.h's. */
 #include "discover/nvidia_nvml.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/dl.h"
-
-/* The few NVML types, as its C ABI defines them. */
-typedef int tb_nvml_return;
-typedef struct tb_nvml_device_st *tb_nvml_device;
-typedef struct tb_nvml_mem_info {
-  unsigned long long total, free, used;
-} tb_nvml_mem_info;
-
-enum {
-  TB_NVML_SUCCESS = 0,
-  TB_NVML_ERROR_NOT_SUPPORTED = 3,
-  TB_NVML_DRIVER_VERSION_SIZE = 80,
-  TB_NVML_NAME_SIZE = 96,
-  TB_NVML_UUID_SIZE = 96,
-  TB_NVML_CLOCK_SM = 1,
-  TB_NVML_CLOCK_MEM = 2,
-};
-
-/* name, return type, parameters, optional */
-#define TB_NVML_SYMBOLS(X)                                                                                 \
-  X(nvmlInit_v2, tb_nvml_return, (void), false)                                                            \
-  X(nvmlShutdown, tb_nvml_return, (void), false)                                                           \
-  X(nvmlDeviceGetCount_v2, tb_nvml_return, (unsigned int *count), false)                                   \
-  X(nvmlDeviceGetHandleByPciBusId_v2, tb_nvml_return, (const char *bus_id, tb_nvml_device *device), false) \
-  X(nvmlDeviceGetMemoryInfo, tb_nvml_return, (tb_nvml_device device, tb_nvml_mem_info *memory), false)       \
-  X(nvmlSystemGetDriverVersion, tb_nvml_return, (char *version, unsigned int length), false)               \
-  X(nvmlErrorString, const char *, (tb_nvml_return result), true)                                          \
-  X(nvmlDeviceGetName, tb_nvml_return, (tb_nvml_device device, char *name, unsigned int length), true)    \
-  X(nvmlDeviceGetUUID, tb_nvml_return, (tb_nvml_device device, char *uuid, unsigned int length), true)    \
-  X(nvmlDeviceGetCudaComputeCapability, tb_nvml_return, (tb_nvml_device device, int *major, int *minor), true) \
-  X(nvmlDeviceGetNumGpuCores, tb_nvml_return, (tb_nvml_device device, unsigned int *cores), true)         \
-  X(nvmlDeviceGetMaxClockInfo, tb_nvml_return, (tb_nvml_device device, int type, unsigned int *mhz), true) \
-  X(nvmlDeviceGetMemoryBusWidth, tb_nvml_return, (tb_nvml_device device, unsigned int *bits), true)       \
-  X(nvmlDeviceGetMigMode, tb_nvml_return, (tb_nvml_device device, unsigned int *current, unsigned int *pending), true)
+#include "runtime/nvidia_nvml_api.h"
 
 struct tb_nvml {
-  void *handle;
+  tb_nvml_api api;
   int count; /* nvmlDeviceGetCount_v2; -1 when it failed */
-#define TB_NVML_MEMBER(name, ret, params, optional) ret(*name) params;
-  TB_NVML_SYMBOLS(TB_NVML_MEMBER)
-#undef TB_NVML_MEMBER
 };
 
-static const char *const libnvml_names[] = {"libnvidia-ml.so.1", NULL};
-
-/* nvmlReturn_t names for the codes discovery meets, used when nvmlErrorString is absent. */
-static const char *local_error_name(tb_nvml_return code) {
-  switch (code) {
-    case 1: return "NVML_ERROR_UNINITIALIZED";
-    case 2: return "NVML_ERROR_INVALID_ARGUMENT";
-    case 3: return "NVML_ERROR_NOT_SUPPORTED";
-    case 4: return "NVML_ERROR_NO_PERMISSION";
-    case 6: return "NVML_ERROR_NOT_FOUND";
-    case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case 15: return "NVML_ERROR_GPU_IS_LOST";
-    case 17: return "NVML_ERROR_OPERATING_SYSTEM";
-    case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case 999: return "NVML_ERROR_UNKNOWN";
-    default: return "NVML error";
-  }
-}
-
-static const char *error_text(const tb_nvml *n, tb_nvml_return code) {
-  const char *s = n->nvmlErrorString ? n->nvmlErrorString(code) : NULL;
-  return s && s[0] ? s : local_error_name(code);
-}
+static const char *error_text(const tb_nvml *n, tb_nvml_return code) { return tb_nvml_error_text(&n->api, code); }
 
 tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
   if (cap) driver_version[0] = '\0';
-  tb_dl_result dl;
-  void *handle = tb_dl_open("TB_NVML_LIB", libnvml_names, &dl);
-  if (!handle) {
-    tb_report_check(list, TB_BACKEND_CUDA, false, "dlopen NVML", "%s: %s; free memory is unknown", dl.tried,
-                    dl.error[0] ? dl.error : "not found");
-    return NULL;
-  }
   tb_nvml *n = calloc(1, sizeof *n);
   if (!n) {
     list->arena.failed = true;
     return NULL;
   }
-  n->handle = handle;
-  const tb_dl_symbol table[] = {
-#define TB_NVML_ENTRY(name, ret, params, optional) {#name, (void **)&n->name, optional},
-      TB_NVML_SYMBOLS(TB_NVML_ENTRY)
-#undef TB_NVML_ENTRY
-  };
+  tb_dl_result dl;
   char missing[128];
-  if (!tb_dl_symbols(handle, table, sizeof table / sizeof table[0], missing, sizeof missing)) {
-    tb_report_check(list, TB_BACKEND_CUDA, false, "NVML symbols", "%s not found in %s; free memory is unknown", missing,
-                    dl.path);
+  if (!tb_nvml_api_open(&n->api, &dl, missing, sizeof missing)) {
+    if (missing[0])
+      tb_report_check(list, TB_BACKEND_CUDA, false, "NVML symbols", "%s not found in %s; free memory is unknown", missing,
+                      dl.path);
+    else
+      tb_report_check(list, TB_BACKEND_CUDA, false, "dlopen NVML", "%s: %s; free memory is unknown", dl.tried,
+                      dl.error[0] ? dl.error : "not found");
     free(n);
     return NULL;
   }
-  tb_nvml_return r = n->nvmlInit_v2();
+  tb_nvml_return r = n->api.nvmlInit_v2();
   if (r != TB_NVML_SUCCESS) {
     tb_report_check(list, TB_BACKEND_CUDA, false, "nvmlInit_v2", "%d %s (%s); free memory is unknown", r,
                     error_text(n, r), dl.path);
@@ -108,7 +41,7 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
     return NULL;
   }
   char version[TB_NVML_DRIVER_VERSION_SIZE] = "";
-  r = n->nvmlSystemGetDriverVersion(version, sizeof version);
+  r = n->api.nvmlSystemGetDriverVersion(version, sizeof version);
   version[sizeof version - 1] = '\0';
   if (r == TB_NVML_SUCCESS && version[0]) {
     for (char *c = version; *c; c++)
@@ -116,7 +49,7 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
     snprintf(driver_version, cap, "%s", version);
   }
   unsigned int count = 0;
-  tb_nvml_return rc = n->nvmlDeviceGetCount_v2(&count);
+  tb_nvml_return rc = n->api.nvmlDeviceGetCount_v2(&count);
   n->count = rc == TB_NVML_SUCCESS && count <= 4096 ? (int)count : -1;
   tb_report_check(list, TB_BACKEND_CUDA, true, "NVML", "%s: driver %s", dl.path,
                   r == TB_NVML_SUCCESS && version[0] ? version : "version unknown");
@@ -130,7 +63,7 @@ tb_nvml *tb_nvml_open(tb_device_list *list, char *driver_version, size_t cap) {
 bool tb_nvml_memory(tb_nvml *n, tb_device_list *list, const char *bus_id, uint64_t *total, uint64_t *free_bytes) {
   if (!n || !bus_id || !bus_id[0]) return false;
   tb_nvml_device device = NULL;
-  tb_nvml_return r = n->nvmlDeviceGetHandleByPciBusId_v2(bus_id, &device);
+  tb_nvml_return r = n->api.nvmlDeviceGetHandleByPciBusId_v2(bus_id, &device);
   if (r != TB_NVML_SUCCESS) {
     tb_report_check(list, TB_BACKEND_CUDA, false, "nvmlDeviceGetHandleByPciBusId_v2", "%s: %d %s", bus_id, r,
                     error_text(n, r));
@@ -138,7 +71,7 @@ bool tb_nvml_memory(tb_nvml *n, tb_device_list *list, const char *bus_id, uint64
   }
   tb_nvml_mem_info m;
   memset(&m, 0, sizeof m);
-  r = n->nvmlDeviceGetMemoryInfo(device, &m);
+  r = n->api.nvmlDeviceGetMemoryInfo(device, &m);
   if (r != TB_NVML_SUCCESS) {
     tb_report_check(list, TB_BACKEND_CUDA, false, "nvmlDeviceGetMemoryInfo", "%s: %d %s", bus_id, r, error_text(n, r));
     return false;
@@ -193,11 +126,11 @@ static bool uuid_ok(char *uuid) {
 /* The essential calls: each failure fills why and ends the NVML listing. */
 #define TB_NVML_NEED(call, args)                                                                       \
   do {                                                                                                 \
-    if (!n->call) {                                                                                    \
+    if (!n->api.call) {                                                                                    \
       snprintf(why, cap, "this NVML does not export %s", #call);                                       \
       return false;                                                                                    \
     }                                                                                                  \
-    tb_nvml_return r_ = n->call args;                                                                  \
+    tb_nvml_return r_ = n->api.call args;                                                                  \
     if (r_ != TB_NVML_SUCCESS) {                                                                       \
       snprintf(why, cap, "%s for %s returned %d %s", #call, bus_id, r_, error_text(n, r_));            \
       return false;                                                                                    \
@@ -213,9 +146,9 @@ bool tb_nvml_describe(tb_nvml *n, const char *bus_id, tb_cuda_gpu *g, char *why,
   memset(g, 0, sizeof *g);
   tb_nvml_device device = NULL;
   TB_NVML_NEED(nvmlDeviceGetHandleByPciBusId_v2, (bus_id, &device));
-  if (n->nvmlDeviceGetMigMode) {
+  if (n->api.nvmlDeviceGetMigMode) {
     unsigned int current = 0, pending = 0;
-    tb_nvml_return r = n->nvmlDeviceGetMigMode(device, &current, &pending);
+    tb_nvml_return r = n->api.nvmlDeviceGetMigMode(device, &current, &pending);
     if (r == TB_NVML_SUCCESS && current != 0) {
       snprintf(why, cap, "MIG mode is on at %s, and CUDA then numbers MIG instances", bus_id);
       return false;
@@ -258,17 +191,17 @@ bool tb_nvml_describe(tb_nvml *n, const char *bus_id, tb_cuda_gpu *g, char *why,
   g->memory_total_known = true;
   unsigned int v = 0;
   int per_sm = cores_per_sm(major, minor);
-  if (n->nvmlDeviceGetNumGpuCores && n->nvmlDeviceGetNumGpuCores(device, &v) == TB_NVML_SUCCESS && per_sm &&
+  if (n->api.nvmlDeviceGetNumGpuCores && n->api.nvmlDeviceGetNumGpuCores(device, &v) == TB_NVML_SUCCESS && per_sm &&
       v % (unsigned)per_sm == 0)
     g->sm_count = optional_value(TB_NVML_SUCCESS, v / (unsigned)per_sm, 1u << 20);
-  if (n->nvmlDeviceGetMaxClockInfo) {
-    tb_nvml_return r = n->nvmlDeviceGetMaxClockInfo(device, TB_NVML_CLOCK_SM, &v);
+  if (n->api.nvmlDeviceGetMaxClockInfo) {
+    tb_nvml_return r = n->api.nvmlDeviceGetMaxClockInfo(device, TB_NVML_CLOCK_SM, &v);
     g->clock_khz = optional_value(r, v, 100000) * 1000;
-    r = n->nvmlDeviceGetMaxClockInfo(device, TB_NVML_CLOCK_MEM, &v);
+    r = n->api.nvmlDeviceGetMaxClockInfo(device, TB_NVML_CLOCK_MEM, &v);
     g->memory_clock_khz = optional_value(r, v, 100000) * 1000;
   }
-  if (n->nvmlDeviceGetMemoryBusWidth) {
-    tb_nvml_return r = n->nvmlDeviceGetMemoryBusWidth(device, &v);
+  if (n->api.nvmlDeviceGetMemoryBusWidth) {
+    tb_nvml_return r = n->api.nvmlDeviceGetMemoryBusWidth(device, &v);
     g->bus_width_bits = optional_value(r, v, 1u << 20);
   }
   snprintf(g->bus_id, sizeof g->bus_id, "%s", bus_id);
@@ -278,6 +211,6 @@ bool tb_nvml_describe(tb_nvml *n, const char *bus_id, tb_cuda_gpu *g, char *why,
 
 void tb_nvml_close(tb_nvml *n) {
   if (!n) return;
-  n->nvmlShutdown();
+  n->api.nvmlShutdown();
   free(n);
 }

@@ -40,6 +40,10 @@ tb_status tb_node_name_error(const tb_graph *g, const tb_node *n, tb_status stat
   tb_node_label(g, n, label, sizeof label);
   const char *last = tb_last_error();
   if (strstr(last, label)) return status;
+  /* An error a kernel's node stand-in reported (ops/op_params.h) names the op only: the label replaces it. */
+  char stand_in[160];
+  snprintf(stand_in, sizeof stand_in, "node (%s): ", n && n->op_type ? n->op_type : "?");
+  if (strncmp(last, stand_in, strlen(stand_in)) == 0) last += strlen(stand_in);
   snprintf(msg, sizeof msg, "%s", last); /* tb_error rewrites the buffer that `last` points into */
   return tb_error(status, "%s: %s", label, msg[0] ? msg : "failed without a message");
 }

@@ -1,6 +1,7 @@
 /* Errors from running a node name the node and its op, also when they come from a shared helper the kernel
  * called (tb_tensor_create for an absurd ConstantOfShape): exec.c's run_node and the kernel prepare put the
  * node's label in front of a message that lacks it (tb_node_name_error). */
+#include "core/error.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
@@ -53,8 +54,27 @@ static void absurd_constant_of_shape_o2(void **state) {
   run_absurd(TB_LEVEL_O2, INT64_C(1) << 31, INT64_C(1) << 31, TB_ERR_INVALID_ARGUMENT, PAST_2_63);
 }
 
+/* A message a kernel's node stand-in wrote names the op only ("node (Add): "): the label replaces that
+ * prefix instead of standing in front of it; other messages get the label in front. */
+static void stand_in_prefix_replaced(void **state) {
+  (void)state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "g");
+  int64_t two = 2;
+  tbt_input(g, "x", TB_DTYPE_F32, 1, &two, NULL);
+  tbt_node(g, "Add", "sum", "x,x", "y");
+  const tb_node *n = &g->nodes[0];
+  assert_int_equal(tb_node_name_error(g, n, tb_error(TB_ERR_MODEL, "node (Add): shapes [2] and [3] do not broadcast")),
+                   TB_ERR_MODEL);
+  assert_string_equal(tb_last_error(), "node 'sum' (Add): shapes [2] and [3] do not broadcast");
+  tb_node_name_error(g, n, tb_error(TB_ERR_MODEL, "node (Mul): other op"));
+  assert_string_equal(tb_last_error(), "node 'sum' (Add): node (Mul): other op");
+  tb_ir_model_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(stand_in_prefix_replaced),
       cmocka_unit_test(absurd_constant_of_shape_o0),
       cmocka_unit_test(absurd_constant_of_shape_o2),
   };
