@@ -114,7 +114,7 @@ static inline void tconv_set_prepare_view(toh *t, bool x_known, bool w_constant)
   void *data = NULL;
   tb_ir_tensor *c = tb_graph_new_tensor(t->graph, "w", TB_DTYPE_F32, tb_tensor_ndim(w), tb_tensor_shape(w), &data);
   assert_non_null(c);
-  memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w));
+  if (tb_tensor_nbytes(w)) memcpy(data, tb_tensor_host_data(w), tb_tensor_nbytes(w)); /* an empty W has no data */
   v->constant = c;
 }
 

@@ -11,6 +11,10 @@
 #include "runtime/clblast_api.h"
 
 static _Atomic(unsigned long) calls;
+/* CLBlast's kernel and tuning caches are one per process: CLBlastClearCache (a device closing) must not run
+ * while another thread's CLBlastSgemm reads them (ASan caught that in the soak test), so GEMMs share this
+ * lock and clearing takes it alone. */
+static pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 unsigned long tb_clblast_calls(void) { return atomic_load(&calls); }
 
@@ -55,9 +59,11 @@ tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb,
   pthread_mutex_unlock(&dev->program_lock);
   tb_cl_command_queue queue = dev->queue;
   atomic_fetch_add(&calls, 1);
+  pthread_rwlock_rdlock(&cache_lock);
   int st = lib->CLBlastSgemm(TB_CLBLAST_ROW_MAJOR, ta ? TB_CLBLAST_TRANS : TB_CLBLAST_NO_TRANS,
                              tb ? TB_CLBLAST_TRANS : TB_CLBLAST_NO_TRANS, m, n, k, alpha, a, a_off, lda, b, b_off, ldb, beta, c,
                              c_off, ldc, &queue, NULL);
+  pthread_rwlock_unlock(&cache_lock);
   if (st == 0) return TB_OK;
   /* out of memory, CLBlast may have enqueued part of its work (and its temporary buffers' copies) before
    * failing: the queue is not used again, and not waited for at close */
@@ -76,6 +82,10 @@ tb_status tb_clblast_sgemm(tb_cl_device *dev, const char *who, bool ta, bool tb,
 
 void tb_clblast_forget(tb_cl_device *dev) {
   const tb_clblast_api *lib = tb_clblast_api_loaded();
-  if (dev->used_clblast && lib) lib->CLBlastClearCache();
+  if (dev->used_clblast && lib) {
+    pthread_rwlock_wrlock(&cache_lock);
+    lib->CLBlastClearCache();
+    pthread_rwlock_unlock(&cache_lock);
+  }
   dev->used_clblast = false;
 }
