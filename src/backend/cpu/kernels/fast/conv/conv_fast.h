@@ -7,6 +7,7 @@
 #define TB_CPU_KERNELS_FAST_CONV_FAST_H
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "backend/cpu/kernels/kernel.h"
+#include "ops/nn/window.h"
 
 typedef struct tb_conv_geom {
   size_t spatial;                  /* 1 or 2 spatial axes */
@@ -22,6 +23,9 @@ typedef struct tb_conv_geom {
 tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const int64_t *x_shape, size_t w_ndim,
                                const int64_t *w_shape, tb_conv_geom *g);
 
+/* The rows/columns part of g (1 or 2 spatial axes; set g->spatial first) from X's shape, the window and the
+ * output's spatial sizes: shared by the convolution and the transposed convolution. */
+void tb_conv_geom_set_axes(tb_conv_geom *g, const int64_t *x_shape, const nn_window *win, const int64_t *out);
 static inline int64_t tb_conv_k(const tb_conv_geom *g) { return g->in_c / g->group * g->kh * g->kw; }
 static inline int64_t tb_conv_pixels(const tb_conv_geom *g) { return g->oh * g->ow; }
 /* One input channel per group and one output channel per group: the direct depthwise path. */

@@ -6,6 +6,23 @@
 #include "backend/kernel_params.h"
 #include "ops/nn/window.h"
 
+void tb_conv_geom_set_axes(tb_conv_geom *g, const int64_t *x_shape, const nn_window *win, const int64_t *out) {
+  bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
+  size_t x = g->spatial - 1;
+  g->ih = rows ? x_shape[2] : 1;
+  g->oh = rows ? out[0] : 1;
+  g->kh = rows ? win->kernel[0] : 1;
+  g->sh = rows ? win->stride[0] : 1;
+  g->dh = rows ? win->dilation[0] : 1;
+  g->ph = rows ? win->pad_begin[0] : 0;
+  g->iw = x_shape[2 + x];
+  g->ow = out[x];
+  g->kw = win->kernel[x];
+  g->sw = win->stride[x];
+  g->dw = win->dilation[x];
+  g->pw = win->pad_begin[x];
+}
+
 tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const int64_t *x_shape, size_t w_ndim,
                                const int64_t *w_shape, tb_conv_geom *g) {
   memset(g, 0, sizeof *g);
@@ -33,19 +50,6 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
   int64_t out[2] = {1, 1};
   for (size_t i = 0; st == TB_OK && i < g->spatial; i++) st = tb_nn_window_out(&win, i, x_shape[2 + i], &out[i]);
   if (st != TB_OK) return tb_kernel_name_error(ctx, st);
-  bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
-  size_t x = g->spatial - 1;
-  g->ih = rows ? x_shape[2] : 1;
-  g->oh = rows ? out[0] : 1;
-  g->kh = rows ? win.kernel[0] : 1;
-  g->sh = rows ? win.stride[0] : 1;
-  g->dh = rows ? win.dilation[0] : 1;
-  g->ph = rows ? win.pad_begin[0] : 0;
-  g->iw = x_shape[2 + x];
-  g->ow = out[x];
-  g->kw = win.kernel[x];
-  g->sw = win.stride[x];
-  g->dw = win.dilation[x];
-  g->pw = win.pad_begin[x];
+  tb_conv_geom_set_axes(g, x_shape, &win, out);
   return TB_OK;
 }

@@ -50,20 +50,7 @@ tb_status tb_convt_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const i
   for (size_t i = 0; st == TB_OK && i < g->spatial; i++)
     st = tb_nn_window_out_transpose(&win, i, x_shape[2 + i], n_want ? want[i] : -1, &out[i]);
   if (st != TB_OK) return tb_kernel_name_error(ctx, st);
-  bool rows = g->spatial == 2; /* 1-D: one row, axis 0 of the window is the width */
-  size_t x = g->spatial - 1;
-  g->ih = rows ? x_shape[2] : 1;
-  g->oh = rows ? out[0] : 1;
-  g->kh = rows ? win.kernel[0] : 1;
-  g->sh = rows ? win.stride[0] : 1;
-  g->dh = rows ? win.dilation[0] : 1;
-  g->ph = rows ? win.pad_begin[0] : 0;
-  g->iw = x_shape[2 + x];
-  g->ow = out[x];
-  g->kw = win.kernel[x];
-  g->sw = win.stride[x];
-  g->dw = win.dilation[x];
-  g->pw = win.pad_begin[x];
+  tb_conv_geom_set_axes(g, x_shape, &win, out);
   return TB_OK;
 }
 
