@@ -114,8 +114,13 @@ void soak_report_failure(const char *fmt, ...) __attribute__((format(printf, 1, 
 uint64_t soak_rss_bytes(void);
 uint64_t soak_reserved_bytes(soak_worker *workers, int worker_count, size_t backend);
 
+/* How many of the last RSS samples the settled figure looks at (about a second at the sampling rate). */
+enum { SOAK_SETTLE_SAMPLES = 10 };
+
 typedef struct soak_drift {
   uint64_t rss_start, rss_baseline, rss_final, rss_max;
+  uint64_t rss_recent[SOAK_SETTLE_SAMPLES]; /* a ring of the last samples after the baseline */
+  size_t rss_recent_count;
   uint64_t reserved_baseline[SOAK_MAX_BACKENDS], reserved_final[SOAK_MAX_BACKENDS], reserved_max[SOAK_MAX_BACKENDS];
   double baseline_at_s;         /* seconds into the soak when the warm-up ended (< 0: it never did) */
   size_t samples;
@@ -124,6 +129,10 @@ typedef struct soak_drift {
 /* One sample: takes the baseline when `baseline` is set, else updates the maxima and the final values. */
 void soak_drift_sample(soak_drift *d, soak_worker *workers, int worker_count, size_t backend_count, bool baseline,
                        double now_s);
+
+/* The settled RSS: the lowest of the last samples. Memory that leaked is still held in every one of them; a
+ * transient peak (a worker's scratch, a driver's staging buffer) is not, so the bound judges this figure. */
+uint64_t soak_rss_settled(const soak_drift *d);
 
 /* "1.50 MiB", "-12 KiB": a signed byte count for people. */
 void soak_format_bytes(int64_t bytes, char *buf, size_t size);

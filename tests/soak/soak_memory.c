@@ -1,6 +1,6 @@
 /* The soak's memory samples: the process's resident set (/proc/self/statm) and each backend's reserved bytes
  * (tb_backend_memory_stats, summed over the workers' handles), with the baseline taken when the warm-up ends
- * and the maxima and last values after it. */
+ * and the maxima, the last values and the settled RSS after it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +36,11 @@ void soak_drift_sample(soak_drift *d, soak_worker *workers, int worker_count, si
   if (baseline) {
     d->baseline_at_s = now_s;
     d->rss_baseline = d->rss_max = d->rss_final = rss;
+    d->rss_recent_count = 0;
   } else {
     d->rss_max = max_u64(d->rss_max, rss);
     d->rss_final = rss;
+    d->rss_recent[d->rss_recent_count++ % SOAK_SETTLE_SAMPLES] = rss;
   }
   for (size_t b = 0; b < backend_count; b++) {
     uint64_t reserved = soak_reserved_bytes(workers, worker_count, b);
@@ -49,6 +51,15 @@ void soak_drift_sample(soak_drift *d, soak_worker *workers, int worker_count, si
       d->reserved_final[b] = reserved;
     }
   }
+}
+
+uint64_t soak_rss_settled(const soak_drift *d) {
+  size_t n = d->rss_recent_count < SOAK_SETTLE_SAMPLES ? d->rss_recent_count : SOAK_SETTLE_SAMPLES;
+  if (n == 0) return d->rss_baseline;
+  uint64_t lowest = d->rss_recent[0];
+  for (size_t i = 1; i < n; i++)
+    if (d->rss_recent[i] < lowest) lowest = d->rss_recent[i];
+  return lowest;
 }
 
 void soak_format_bytes(int64_t bytes, char *buf, size_t size) {

@@ -16,7 +16,7 @@ static const char usage_text[] =
     "  --backends LIST          comma-separated requests such as cpu,opencl:0 (default every available backend)\n"
     "  --levels LIST            comma-separated O0..O3 (default O2)\n"
     "  --max-dim N              symbolic dims such as batch take 1..N (default 4)\n"
-    "  --max-rss-growth MIB     bound on the RSS growth after the warm-up (default 16)\n"
+    "  --max-rss-growth MIB     bound on the settled RSS growth after the warm-up (default 16)\n"
     "  --max-reserved-growth MIB  bound on each backend's reserved-memory growth after the warm-up (default 0)\n";
 
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
