@@ -15,6 +15,7 @@
 #include "backend/cuda/kernels/cuda_launch.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/kernels/cuda_ops.h"
+#include "backend/kernel_tables.h"
 #include "core/error.h"
 #include "../fakes/fake_cuda_launch.h"
 #include "ops/elementwise/ew_params.h"

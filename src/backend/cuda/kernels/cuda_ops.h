@@ -21,9 +21,7 @@ extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);
 /* The backend's find_kernel (tb_cuda_ops). */
 const tb_kernel *tb_cuda_find_kernel(void *state, const tb_kernel_query *q);
-/* The registered kernels, for tests: the count and the i-th. */
-size_t tb_cuda_kernel_count(void);
-const tb_kernel *tb_cuda_kernel_at(size_t i);
+/* The registered kernels (the count and the i-th) are declared in backend/kernel_tables.h. */
 
 /* y = f(x) elementwise with the unary kernel `kernel` (tb_cu_<op>_f32) and its two scalars. */
 tb_status tb_cuda_unary(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *x, tb_tensor *y, float alpha, float beta);

@@ -2,6 +2,7 @@
  * accepts the node; NULL sends the node to the CPU, with the reason logged at debug level. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_ops.h"
+#include "backend/kernel_tables.h"
 #include "core/env.h"
 
 static const tb_cuda_family *const families[] = {&tb_cuda_family_elementwise, &tb_cuda_family_nn};
