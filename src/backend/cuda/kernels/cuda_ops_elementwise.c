@@ -2,6 +2,7 @@
  * activations with their parameters (tb_act_params, tb_clip_params, tb_gelu_params), and the binary ops
  * with ONNX broadcasting (Add, Sub, Mul, Div, Pow, two-input Max / Min, PRelu). Equal shapes use the _flat
  * kernels, others the _broadcast ones with the descriptor of cuda_broadcast.h. */
+#include <stdio.h>
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_broadcast.h"
@@ -74,7 +75,11 @@ static tb_status binary_shaped(tb_kernel_ctx *ctx, const char *op, const tb_tens
   size_t ndim = 0;
   bool same = false;
   tb_status st = tb_cuda_broadcast_make(a_ndim, a_shape, b_ndim, b_shape, &bc, shape, &ndim, &same);
-  if (st != TB_OK) return tb_kernel_error(ctx, st, "%s", tb_last_error());
+  if (st != TB_OK) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tb_last_error());
+    return tb_kernel_error(ctx, st, "CUDA %s: %s", op, why);
+  }
   if (!y) {
     if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &y)) != TB_OK) return st;
   } else if (tb_tensor_ndim(y) != ndim || (ndim && memcmp(tb_tensor_shape(y), shape, ndim * sizeof *shape) != 0)) {
