@@ -36,12 +36,17 @@
  * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
  * report it at the next synchronisation). FAKE_CUDA_FAIL=launch fails every launch with FAKE_CUDA_FAIL_CODE,
  * FAKE_CUDA_LAUNCH_FAIL_AT=N only the Nth since fake_cuda_launch_reset (a failure in the middle of a run).
+ * FAKE_CUDA_EMULATE=<path of tests/cuda_emu's module> runs each launch of a known kernel there instead: the
+ * kernels' own CUDA source built as host C++ over an emulated grid, on the fake's device memory, so the
+ * values are the kernels' (the launch then returns after the kernel has run; a module that does not load
+ * is 999 at the launch).
  * FAKE_CUDA_FAIL=module makes cuModuleLoadData fail with FAKE_CUDA_FAIL_CODE; FAKE_CUDA_CC="9.0"
  * overrides every device's compute capability; FAKE_CUDA_DRIVER_VERSION the driver version (default 12040).
  * fake_cuda_module_loads(), fake_cuda_live_modules() and fake_cuda_launches() count.
  * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
  * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
  * end let tests read the counts. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -821,6 +826,37 @@ static CUresult check_memory(const fake_launch *l) {
   return ok ? SUCCESS : ILLEGAL_ADDRESS;
 }
 
+/* FAKE_CUDA_EMULATE's cuda_emu_launch, opened on first use (NULL when unset; *broken when it does not load). */
+typedef int (*emu_launch_fn)(const char *name, unsigned grid, unsigned block, void **params);
+static emu_launch_fn emulator(int *broken) {
+  static emu_launch_fn fn;
+  const char *path = getenv("FAKE_CUDA_EMULATE");
+  *broken = 0;
+  if (!path || !*path) return NULL;
+  if (!fn) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    fn = h ? (emu_launch_fn)dlsym(h, "cuda_emu_launch") : NULL;
+    if (!fn) fprintf(stderr, "fake_cuda: FAKE_CUDA_EMULATE=%s: %s\n", path, dlerror());
+  }
+  *broken = fn == NULL;
+  return fn;
+}
+
+/* Run a recorded launch of a known kernel on the emulator, its pointer arguments (the first two, three for
+ * the binary kernels) turned into the host bytes behind them. */
+static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
+  int pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
+  void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
+  for (int i = 0; i < l->n_args; i++) {
+    args[i] = params[i];
+    if (i < pointers) {
+      host[i] = fake_resolve(&heap, (uint64_t)arg_i64(l, i), 0);
+      args[i] = &host[i];
+    }
+  }
+  return run(l->name, l->grid[0], l->block[0], args) == 0 ? SUCCESS : INVALID_VALUE;
+}
+
 static void record(fake_launch *l, const fake_function *f, const unsigned *grid, const unsigned *block, unsigned shared,
                    void **params) {
   memset(l, 0, sizeof *l);
@@ -868,6 +904,10 @@ CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz,
   pthread_mutex_unlock(&module_lock);
   if (fail) return fail_code();
   if (r != SUCCESS) return r;
+  int broken = 0;
+  emu_launch_fn run = l.n_args > 0 ? emulator(&broken) : NULL;
+  if (broken) return UNKNOWN;
+  if (run && (r = emulate(run, &l, params)) != SUCCESS) return r;
   __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
   return SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_broadcast.h"
 #include "backend/cuda/kernels/cuda_launch.h"
@@ -73,7 +74,7 @@ static void expect_launch(const fake_launch *l, const char *name, unsigned grid,
 
 static int setup(void **state) {
   tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
+  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
                                      "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
   tbt_use_fixture("h100x8");
@@ -546,6 +547,212 @@ static void clip_softmax_columns_and_reduction_passes(void **state) {
   assert_int_equal(live_allocations(), 0);
 }
 
+/* ---- Values: the kernels' own source on the emulated grid (tests/cuda_emu) ------------------------- */
+
+/* Point fake_cuda at the emulator; false (the test then checks nothing) where it was not built. */
+static bool emulate(void) {
+  const char *path = tbt_fake("cuda_emu");
+  if (access(path, R_OK) != 0) {
+    print_message("no %s (no C++ compiler at configure): the values are not checked\n", path);
+    return false;
+  }
+  setenv("FAKE_CUDA_EMULATE", path, 1);
+  return true;
+}
+
+static void every_kernel_is_in_the_emulator(void **state) {
+  (void)state;
+  const char *path = tbt_fake("cuda_emu");
+  if (access(path, R_OK) != 0) skip();
+  void *h = dlopen(path, RTLD_NOW);
+  if (!h) fail_msg("cannot load %s: %s", path, dlerror());
+  int (*has)(const char *) = (int (*)(const char *))dlsym(h, "cuda_emu_has");
+  assert_non_null(has);
+  int n = 0;
+  for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
+    if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
+  assert_int_equal(n, 59);
+  assert_false(has("tb_cu_no_such_kernel"));
+}
+
+/* Run `model` (one input x, n_out outputs) on the CPU at O0 and on the emulated cuda:0 at `level`; every
+ * output element within 1e-6 + 1e-5 |cpu| (NaN where the CPU has NaN); returns the device nodes. */
+static size_t compare_with_cpu(tb_model *model, size_t ndim, const int64_t *dims, const float *x, size_t n_out,
+                               tb_opt_level level) {
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
+  tb_prepared *pc = NULL, *pg = NULL;
+  const tb_prepare_result *rg = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
+  o.level = level;
+  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &pg, &rg));
+  size_t device_nodes = rg->device_nodes;
+  tb_tensor *in = tbt_f32(cpu, ndim, dims, x), *want[16] = {NULL}, *got[16] = {NULL};
+  const char *names[1] = {"x"};
+  assert_true(n_out <= 16);
+  TB_ASSERT_OK(tb_prepared_run(pc, 1, names, &in, n_out, NULL, want));
+  TB_ASSERT_OK(tb_prepared_run(pg, 1, names, &in, n_out, NULL, got));
+  for (size_t k = 0; k < n_out; k++) {
+    size_t n = (size_t)tb_tensor_numel(want[k]);
+    assert_int_equal(tb_tensor_numel(got[k]), n);
+    float *a = malloc(n * sizeof *a + 1), *b = malloc(n * sizeof *b + 1);
+    TB_ASSERT_OK(tb_tensor_copy_to_host(want[k], a, n * sizeof *a));
+    TB_ASSERT_OK(tb_tensor_copy_to_host(got[k], b, n * sizeof *b));
+    for (size_t i = 0; i < n; i++) {
+      bool same = isnan(a[i]) ? isnan(b[i]) : a[i] == b[i] || fabsf(a[i] - b[i]) <= 1e-6f + 1e-5f * fabsf(a[i]);
+      if (!same) fail_msg("output %zu element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, i, (double)b[i], (double)a[i]);
+    }
+    free(a);
+    free(b);
+    tb_tensor_destroy(want[k]);
+    tb_tensor_destroy(got[k]);
+  }
+  tb_tensor_destroy(in);
+  tb_prepared_destroy(pc);
+  tb_prepared_destroy(pg);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+  return device_nodes;
+}
+
+static void fill(float *x, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    x[i] = (float)((seed >> 8) & 0xffff) / 8192.0f - 4.0f; /* [-4, 4) */
+  }
+}
+
+static void chain_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulate()) return;
+  const int64_t dims[3] = {2, 3, 4};
+  float x[24];
+  fill(x, 24, 1);
+  tb_model *m = chain_model();
+  assert_int_equal(compare_with_cpu(m, 3, dims, x, 1, TB_LEVEL_O0), 6);
+  compare_with_cpu(m, 3, dims, x, 1, TB_LEVEL_O2);
+  tb_model_destroy(m);
+  m = passes_model();
+  assert_int_equal(compare_with_cpu(m, 3, dims, x, 1, TB_LEVEL_O0), 4);
+  tb_model_destroy(m);
+}
+
+/* Every unary op of the table on x [5, 70] (a 350-element input: two blocks of the elementwise grid). */
+static void unary_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulate()) return;
+  static const char *const ops[] = {"Relu", "Sigmoid", "Tanh", "Exp", "Erf", "Floor", "Ceil", "Neg", "Abs", "Softplus",
+                                    "Elu",  "HardSigmoid", "Reciprocal", "Sqrt", "Log", "LeakyRelu"};
+  const int64_t dims[2] = {5, 70};
+  float x[350];
+  fill(x, 350, 7);
+  x[0] = 0.0f;
+  x[1] = -0.0f;
+  x[2] = 30.0f; /* Softplus's large branch, Exp near overflow */
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i += 8) {
+    tb_ir_model *ir = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(ir, NULL, "unary");
+    tbt_input(g, "x", TB_DTYPE_F32, 2, dims, NULL);
+    size_t n = 0;
+    for (size_t k = i; k < i + 8 && k < sizeof ops / sizeof ops[0]; k++, n++) {
+      char out[16];
+      snprintf(out, sizeof out, "y%zu", k);
+      int node = tbt_node(g, ops[k], ops[k], "x", out);
+      if (strcmp(ops[k], "HardSigmoid") == 0) pt_attr_float(g, node, "alpha", 0.3f);
+      tbt_output(g, out);
+    }
+    tb_model *m = tbt_model_of(ir);
+    assert_int_equal(compare_with_cpu(m, 2, dims, x, n, TB_LEVEL_O0), n);
+    tb_model_destroy(m);
+  }
+}
+
+/* The binary ops with equal shapes (_flat) and broadcast (_broadcast) on x [4, 6]: x op c, c [4, 6] in
+ * [0.5, 2.5) (Pow as c ^ x, so no negative base), and x op r, r [6]. */
+static void binary_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulate()) return;
+  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu"};
+  const int64_t dims[2] = {4, 6}, six = 6;
+  float x[24], c[24], r[6];
+  fill(x, 24, 11);
+  fill(c, 24, 12);
+  for (int i = 0; i < 24; i++) c[i] = c[i] / 4.0f + 1.5f;
+  fill(r, 6, 13);
+  x[3] = __builtin_nanf(""); /* NaN wins in Max and Min */
+  tb_ir_model *ir = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(ir, NULL, "binary");
+  tbt_input(g, "x", TB_DTYPE_F32, 2, dims, NULL);
+  tbt_const_f32(g, "c", 2, dims, c);
+  tbt_const_f32(g, "r", 1, &six, r);
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    char name[32], out[16], in[16];
+    bool pow = strcmp(ops[k], "Pow") == 0;
+    snprintf(name, sizeof name, "%s_flat", ops[k]);
+    snprintf(out, sizeof out, "f%zu", k);
+    tbt_node(g, ops[k], name, pow ? "c,x" : "x,c", out);
+    tbt_output(g, out);
+    snprintf(name, sizeof name, "%s_broadcast", ops[k]);
+    snprintf(out, sizeof out, "b%zu", k);
+    snprintf(in, sizeof in, "%s", pow ? "c,r" : "x,r");
+    tbt_node(g, ops[k], name, in, out);
+    tbt_output(g, out);
+  }
+  tb_model *m = tbt_model_of(ir);
+  assert_int_equal(compare_with_cpu(m, 2, dims, x, 16, TB_LEVEL_O0), 16);
+  tb_model_destroy(m);
+}
+
+/* Softmax / LogSoftmax along each axis and the reductions by rows, by columns and in passes, on x [3, 4, 50]. */
+static void softmax_and_reduction_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulate()) return;
+  static const char *const reductions[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                           "ReduceL1",  "ReduceL2",   "ReduceSumSquare", "ReduceLogSumExp"};
+  static const int64_t axes_sets[3][2] = {{2, -1}, {1, -1}, {0, 2}}; /* rows; columns; two passes */
+  const int64_t dims[3] = {3, 4, 50};
+  float x[600];
+  fill(x, 600, 3);
+  for (int axis = 0; axis < 3; axis++) {
+    tb_ir_model *ir = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(ir, NULL, "softmax");
+    tbt_input(g, "x", TB_DTYPE_F32, 3, dims, NULL);
+    int a = tbt_node(g, "Softmax", "softmax", "x", "s");
+    pt_attr_int(g, a, "axis", axis);
+    int b = tbt_node(g, "LogSoftmax", "log_softmax", "x", "l");
+    pt_attr_int(g, b, "axis", axis - 3);
+    tbt_output(g, "s");
+    tbt_output(g, "l");
+    tb_model *m = tbt_model_of(ir);
+    assert_int_equal(compare_with_cpu(m, 3, dims, x, 2, TB_LEVEL_O0), 2);
+    tb_model_destroy(m);
+  }
+  for (float *v = x; v < x + 600; v++) *v *= 0.25f; /* keep ReduceProd of 50 values finite */
+  for (int set = 0; set < 3; set++) {
+    tb_ir_model *ir = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(ir, NULL, "reduce");
+    tbt_input(g, "x", TB_DTYPE_F32, 3, dims, NULL);
+    int64_t n_axes = axes_sets[set][1] == -1 ? 1 : 2;
+    tbt_const_i64(g, "axes", 1, &n_axes, axes_sets[set]);
+    for (size_t k = 0; k < sizeof reductions / sizeof reductions[0]; k++) {
+      char out[16];
+      snprintf(out, sizeof out, "r%zu", k);
+      int node = tbt_node(g, reductions[k], reductions[k], strcmp(reductions[k], "ReduceSum") == 0 ? "x,axes" : "x", out);
+      if (strcmp(reductions[k], "ReduceSum") != 0) {
+        tb_attr *at = pt_attr(g, node, "axes", TB_ATTR_INTS);
+        at->ints = axes_sets[set];
+        at->count = (size_t)n_axes;
+      }
+      pt_attr_int(g, node, "keepdims", k % 2);
+      tbt_output(g, out);
+    }
+    tb_model *m = tbt_model_of(ir);
+    assert_int_equal(compare_with_cpu(m, 3, dims, x, 9, TB_LEVEL_O0), 9);
+    tb_model_destroy(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcast_descriptor),
@@ -557,6 +764,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(missing_function_is_not_found, setup, teardown),
       cmocka_unit_test_setup_teardown(module_failure_fails_prepare_naming_the_node, setup, teardown),
       cmocka_unit_test_setup_teardown(device_out_of_memory_is_a_status, setup, teardown),
+      cmocka_unit_test(every_kernel_is_in_the_emulator),
+      cmocka_unit_test_setup_teardown(chain_values_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(unary_values_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(binary_values_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(softmax_and_reduction_values_match_the_cpu, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
