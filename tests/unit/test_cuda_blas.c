@@ -140,9 +140,9 @@ static void transposes_and_leading_dims(void **state) {
   tb_cuda_blas *blas = NULL;
   TB_ASSERT_OK(tb_cuda_blas_create("cuda:0", &blas));
   /* op(A) [3 x 4] from A stored [4 x 3] with pitch 6; op(B) [4 x 2] from B stored [2 x 4] pitch 5; C pitch 7 */
-  static float a[4 * 6], b[2 * 5], c[3 * 7], want[3 * 7], workspace[64];
+  static float a[4 * 6], b[4 * 5], c[3 * 7], want[3 * 7], workspace[64]; /* B: [2 x 4] pitch 5, then [4 x 2] pitch 3 */
   fill(a, 24, 3);
-  fill(b, 10, 4);
+  fill(b, 20, 4);
   tb_cuda_gemm g = {.dtype = TB_CUDA_BLAS_F32, .trans_a = true, .trans_b = true, .m = 3, .n = 2, .k = 4, .lda = 6,
                     .ldb = 5, .ldc = 7, .alpha = 1, .a = dev(a), .b = dev(b), .c = dev(c)};
   memcpy(want, c, sizeof want);
