@@ -4,10 +4,11 @@
  * bias and ReLU epilogues, fp32/TF32/bf16/fp16) come out right and reach cuBLASLt as the layouts, compute
  * types and workspace they must; plans are cached per shape; and every failure (library missing or not a
  * cuBLASLt, no algorithm, a status failure at each call) is a status and a sentence, with nothing left
- * alive. Where the real cuBLASLt is installed, its table resolves and cublasLtCreate fails cleanly without
+ * alive; threads share a handle and its plans. Where the real cuBLASLt is installed, its table resolves and cublasLtCreate fails cleanly without
  * a GPU. */
 #include <dlfcn.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +424,50 @@ static void status_failures(void **state) {
   TB_ASSERT_CONTAINS(tb_last_error(), "(cuBLASLt 130100) failed with 1 CUBLAS_STATUS_NOT_INITIALIZED; check that the GPU's driver supports this cuBLAS");
 }
 
+/* Threads sharing one handle: one plan, every product right. */
+typedef struct worker {
+  tb_cuda_blas *blas;
+  float c[4 * 3];
+  tb_status status;
+} worker;
+
+static float shared_a[4 * 5], shared_b[5 * 3];
+
+static void *work(void *arg) {
+  worker *w = arg;
+  tb_cuda_gemm g = {.dtype = TB_CUDA_BLAS_F32, .m = 4, .n = 3, .k = 5, .alpha = 1, .a = dev(shared_a), .b = dev(shared_b), .c = dev(w->c)};
+  for (int i = 0; i < 50 && w->status == TB_OK; i++) w->status = tb_cuda_blas_gemm(w->blas, &g, STREAM, 0, 0);
+  return NULL;
+}
+
+static void threads_share_plans(void **state) {
+  (void)state;
+  tb_cuda_blas *blas = NULL;
+  TB_ASSERT_OK(tb_cuda_blas_create("cuda:0", &blas));
+  fill(shared_a, 20, 11);
+  fill(shared_b, 15, 12);
+  static worker workers[4];
+  pthread_t threads[4];
+  for (int i = 0; i < 4; i++) {
+    workers[i] = (worker){.blas = blas};
+    assert_int_equal(pthread_create(&threads[i], NULL, work, &workers[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
+  float want[12];
+  tb_cuda_gemm g = {.m = 4, .n = 3, .k = 5, .alpha = 1};
+  reference(&g, shared_a, shared_b, NULL, NULL, want);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(workers[i].status, TB_OK);
+    assert_close(workers[i].c, want, 12);
+  }
+  tb_cuda_blas_stats s;
+  tb_cuda_blas_stats_get(blas, &s);
+  assert_int_equal(s.plans, 1);
+  assert_int_equal(s.heuristics, 1);
+  assert_int_equal(s.matmuls, 200);
+  tb_cuda_blas_destroy(blas);
+}
+
 /* Link the fake cuBLASLt into a fake site-packages folder. */
 static void plant(const char *site, const char *wheel_file) {
   char path[512], cmd[1200];
@@ -519,6 +564,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(precisions, setup, teardown),
       cmocka_unit_test_setup_teardown(epilogues, setup, teardown),
       cmocka_unit_test_setup_teardown(plans_cached, setup, teardown),
+      cmocka_unit_test_setup_teardown(threads_share_plans, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_products, setup, teardown),
       cmocka_unit_test_setup_teardown(no_algorithm, setup, teardown),
       cmocka_unit_test_setup_teardown(status_failures, setup, teardown),

@@ -413,10 +413,11 @@ static void real_library(void **state) {
   tb_cuda_conv c = shape(true, true);
   size_t made = 0;
   TB_ASSERT_OK(tb_cuda_dnn_test_operations("cuda:0", &c, true, &made));
-  assert_int_equal(made, 12); /* X, W, Y, virtual conv output, conv desc, conv op, bias, virtual biased, 2 x (pw desc, op) - 0 */
+  assert_int_equal(made, 12); /* X, W, Y, the virtual conv output, conv desc, conv op, bias, the virtual biased
+                                 output, and a pointwise descriptor and operation each for the add and the ReLU */
   TB_ASSERT_OK(tb_cuda_dnn_test_operations("cuda:0", &c, false, &made));
   assert_int_equal(made, 5);
-  /* A shape cuDNN itself finds wrong (bad groups cannot reach it: checked first); a handle without a GPU */
+  /* A handle: without a GPU, a sentence */
   tb_cuda_dnn *dnn = NULL;
   tb_status st = tb_cuda_dnn_create("cuda:0", &dnn);
   if (st == TB_OK) {

@@ -13,7 +13,8 @@
 #include "runtime/cudnn_api.h"
 
 enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_BIAS = 4, UID_CONV_OUT = 5, UID_BIASED = 6 };
-enum { MAX_DESCS = 48, MAX_ENGINES = 8 };
+/* A plan's descriptors: 12 for the fused graph, then per heuristic mode 1 + 8 configurations + 8 plans. */
+enum { MAX_DESCS = 64, MAX_ENGINES = 8 };
 
 /* Everything a plan depends on; zeroed before it is filled, so memcmp compares it. */
 typedef struct conv_key {
