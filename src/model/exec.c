@@ -104,6 +104,16 @@ static void break_outputs(const tb_exec *e, const tb_node *n, tb_tensor *const *
   }
 }
 
+/* Whether t has type `type` (what same_type(tb_value_type_of(t), type) says, without building the type). */
+static bool tensor_has_type(const tb_tensor *t, const tb_value_type *type) {
+  if (type->kind != TB_VALUE_TENSOR || !type->has_dtype || !type->has_shape || type->dtype != t->dtype ||
+      type->ndim != t->ndim)
+    return false;
+  for (size_t d = 0; d < t->ndim; d++)
+    if (type->dims[d].value != t->shape[d]) return false;
+  return true;
+}
+
 static bool same_type(const tb_value_type *a, const tb_value_type *b) {
   if (a->kind != b->kind || a->has_dtype != b->has_dtype || a->has_shape != b->has_shape) return false;
   if (a->has_dtype && a->dtype != b->dtype) return false;
@@ -166,6 +176,18 @@ void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
 }
 
+/* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
+static void drop_tensor(const tb_exec *e, int v, tb_tensor *t) {
+  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v])) tb_tensor_destroy(t);
+}
+
+static void drop_arena_views(tb_exec *e) {
+  for (size_t v = 0; e->arena_views && v < e->g->n_values; v++) {
+    tb_tensor_destroy(e->arena_views[v]);
+    e->arena_views[v] = NULL;
+  }
+}
+
 void tb_exec_destroy(tb_exec *e) {
   if (!e) return;
   for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
@@ -173,7 +195,7 @@ void tb_exec_destroy(tb_exec *e) {
   tb_exec_release_states(e);
   tb_exec_release_free(e);
   for (size_t v = 0; v < e->g->n_values; v++) {
-    if (e->vals && e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->vals && e->owned[v]) drop_tensor(e, v, e->vals[v]);
     if (e->mirror) tb_tensor_destroy(e->mirror[v]);
     if (e->consts) tb_tensor_destroy(e->consts[v]);
   }
@@ -197,6 +219,8 @@ void tb_exec_destroy(tb_exec *e) {
   free(e->plan_types);
   free(e->sig);
   free(e->seen);
+  drop_arena_views(e);
+  free(e->arena_views);
   tb_tensor_destroy(e->arena);
   free(e->free_at);
   free(e->free_list);
@@ -244,15 +268,18 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
   e->owned = calloc(nv, sizeof *e->owned);
   e->seen = calloc(nv, sizeof *e->seen);
   e->plan_types = calloc(nv, sizeof *e->plan_types);
+  e->arena_views = calloc(nv, sizeof *e->arena_views);
   e->sig = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *e->sig);
   e->cache = calloc(nn, sizeof *e->cache);
   tb_status st = TB_OK;
-  if (!e->consts || !e->vals || !e->mirror || !e->owned || !e->seen || !e->plan_types || !e->sig || !e->cache)
+  if (!e->consts || !e->vals || !e->mirror || !e->owned || !e->seen || !e->plan_types || !e->arena_views || !e->sig || !e->cache)
     st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     const tb_node *n = &g->nodes[i];
     e->cache[i].in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof(tb_value_type));
     e->cache[i].out = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(tb_value_type));
+    e->cache[i].constant_inputs = tb_kernel_constant_inputs(g, n);
+    e->cache[i].omitted_outputs = tb_kernel_omitted_outputs(n);
     if (!e->cache[i].in || !e->cache[i].out)
       st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
   }
@@ -283,6 +310,7 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
 }
 
 static tb_status make_arena(tb_exec *e) {
+  drop_arena_views(e);
   tb_tensor_destroy(e->arena);
   e->arena = NULL;
   if (!e->plan.arena_bytes) return TB_OK;
@@ -466,9 +494,9 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
 static void release_after(tb_exec *e, size_t step) {
   for (size_t i = e->free_at[step]; i < e->free_at[step + 1]; i++) {
     int v = e->free_list[i];
-    tb_exec_drop_mirror(e, v);
+    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
     if (e->vals[v] && e->owned[v]) {
-      tb_tensor_destroy(e->vals[v]);
+      drop_tensor(e, v, e->vals[v]);
       e->vals[v] = NULL;
       e->owned[v] = false;
     }
@@ -495,11 +523,17 @@ static tb_status alloc_output(tb_exec *e, bool on_device, int v, const tb_value_
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
   if (on_device) return tb_tensor_create(e->device, t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
-    size_t es = tb_dtype_size(t->dtype);
-    int64_t numel, strides[TB_MAX_DIMS];
-    tb_status st = tb_shape_check("plan", t->ndim, shape, es, &numel, strides);
-    if (st != TB_OK) return st;
-    return tb_tensor_wrap(e->arena->storage, t->dtype, t->ndim, shape, strides, e->plan.offset[v] / (int64_t)es, out);
+    if (!e->arena_views[v]) {
+      size_t es = tb_dtype_size(t->dtype);
+      int64_t numel, strides[TB_MAX_DIMS];
+      tb_status st = tb_shape_check("plan", t->ndim, shape, es, &numel, strides);
+      if (st == TB_OK)
+        st = tb_tensor_wrap(e->arena->storage, t->dtype, t->ndim, shape, strides, e->plan.offset[v] / (int64_t)es,
+                            &e->arena_views[v]);
+      if (st != TB_OK) return st;
+    }
+    *out = e->arena_views[v];
+    return TB_OK;
   }
   return tb_tensor_create(e->cpu, t->dtype, t->ndim, shape, out);
 }
@@ -562,14 +596,14 @@ static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st) {
   for (size_t o = 0; o < n->n_outputs; o++) {
     int v = n->outputs[o];
     if (st != TB_OK || v < 0) {
-      tb_tensor_destroy(e->out[o]);
+      drop_tensor(e, v, e->out[o]);
       continue;
     }
     tb_exec_drop_mirror(e, v);
-    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->vals[v] && e->owned[v] && e->vals[v] != e->out[o]) drop_tensor(e, v, e->vals[v]);
     e->vals[v] = e->out[o];
     e->owned[v] = true;
-    tb_value_type_of(e->out[o], &e->seen[v]);
+    if (!e->planned) tb_value_type_of(e->out[o], &e->seen[v]); /* for the plan made after this run */
   }
   return st;
 }
@@ -585,14 +619,18 @@ static tb_status run_node(tb_exec *e, size_t step) {
     int v = n->inputs[k];
     e->tmp[k] = NULL;
     in[k] = v >= 0 ? e->vals[v] : NULL;
+    if (!changed) changed = in[k] ? !tensor_has_type(in[k], &c->in[k]) : c->in[k].has_dtype;
+  }
+  /* the kernel sees its input types: the cached ones while they hold, else those of the tensors */
+  for (size_t k = 0; k < n->n_inputs; k++) {
     e->in_ptrs[k] = NULL;
-    if (!in[k]) {
-      if (c->valid && c->in[k].has_dtype) changed = true;
+    if (!in[k]) continue;
+    if (!changed) {
+      e->in_ptrs[k] = &c->in[k];
       continue;
     }
     tb_value_type_of(in[k], &e->in_types[k]);
     e->in_ptrs[k] = &e->in_types[k];
-    if (!changed && !same_type(&e->in_types[k], &c->in[k])) changed = true;
   }
   if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
@@ -634,7 +672,6 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
   for (size_t v = 0; v < g->n_values; v++) {
     e->vals[v] = NULL;
     e->owned[v] = false;
-    memset(&e->seen[v], 0, sizeof e->seen[v]);
     if (e->consts[v]) e->vals[v] = e->consts[v];
     if (g->values[v].outer >= 0 && e->parent) e->vals[v] = e->parent->vals[g->values[v].outer];
   }
@@ -651,8 +688,8 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
 
 static void unbind(tb_exec *e) {
   for (size_t v = 0; v < e->g->n_values; v++) {
-    tb_exec_drop_mirror(e, v);
-    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
+    if (e->vals[v] && e->owned[v]) drop_tensor(e, v, e->vals[v]);
     e->vals[v] = NULL;
     e->owned[v] = false;
   }
@@ -703,6 +740,9 @@ static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **out
         break;
       }
   }
+  if (st == TB_OK && !e->planned) /* the types this run sees, for the plan made after it */
+    for (size_t v = 0; v < g->n_values; v++)
+      if (!g->values[v].is_input) memset(&e->seen[v], 0, sizeof e->seen[v]);
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = run_node(e, i);
     if (st == TB_OK && e->node_hook && !e->parent) st = call_hook(e, &g->nodes[i]);

@@ -16,6 +16,7 @@ typedef struct node_cache {
   const tb_kernel *state_kernel; /* the kernel whose prepare() made state */
   void *state;
   const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
+  uint64_t constant_inputs, omitted_outputs; /* the kernel context's bits, fixed for the graph */
 } node_cache;
 
 typedef struct child_exec {
@@ -48,6 +49,8 @@ struct tb_exec {
   tb_value_type *plan_types; /* per value: the type the plan placed */
   tb_value_type *sig;        /* per graph input: the shapes the plan is for */
   tb_tensor *arena;
+  tb_tensor **arena_views; /* per value: its tensor in the arena, made on first use and kept while the plan
+                              holds, so a planned node output costs no allocation (exec.c) */
   tb_value_type *seen;   /* per value: the type of the last run (for planning after it) */
   size_t plans_made;
   child_exec *children;

@@ -97,8 +97,8 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .op_type = n->op_type,
       .opset = n->opset,
       .in_types = in_types,
-      .omitted_outputs = tb_kernel_omitted_outputs(n),
-      .constant_inputs = tb_kernel_constant_inputs(e->g, n),
+      .omitted_outputs = e->cache[step].omitted_outputs,
+      .constant_inputs = e->cache[step].constant_inputs,
       .name = n->name ? n->name : "",
   };
   return kc;

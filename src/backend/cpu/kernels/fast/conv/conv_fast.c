@@ -334,7 +334,8 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
     return TB_OK;
   }
   if (tb_conv_is_depthwise(&g)) {
-    tb_pool_parallel_for(ctx->pool, (size_t)(g.batch * g.in_c), depthwise_jobs, &j);
+    tb_pool_parallel_for_work(ctx->pool, (size_t)(g.batch * g.in_c), (double)tb_tensor_numel(y) * (double)tb_conv_k(&g),
+                              depthwise_jobs, &j);
     return TB_OK;
   }
   const conv_state *s = ctx->state;
