@@ -328,6 +328,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
                 .w = tb_tensor_host_data(w), .bias = b ? tb_tensor_host_data(b) : NULL,
                 .residual = r ? tb_tensor_host_data(r) : NULL, .y = tb_tensor_host_data(y)};
   if (fused) st = tb_fast_read_act(ctx, &j.ep); /* j.ep stays zero (no activation) for a plain Conv */
+  j.ep.vec = tb_fast_vec_ops(dw_path);         /* the residual add and activation loops of this ISA */
   if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
   if (tb_conv_k(&g) == 0) {
     empty_k(&j);
