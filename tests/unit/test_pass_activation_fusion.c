@@ -9,8 +9,9 @@
  * what must stay apart: a bias that is not a constant or not N values, a constant of the output's whole
  * shape, a residual that broadcasts, a value read twice. The gated activations SiLU (Sigmoid then a Mul of
  * the same input, the Mul's operands in either order) and Mish (Softplus, Tanh, Mul) after Conv, Gemm and
- * MatMul become activation "Silu" / "Mish" (within 1e-5 of the unfused graph); a gate read elsewhere, a
- * Mul of another value, or a base output read a third time stay apart. */
+ * MatMul become activation "Silu" / "Mish" (within 1e-5 of the unfused graph), after anything else one
+ * tb::Silu / tb::Mish node; a gate read elsewhere, a Mul of another value, or a base output read a third
+ * time stay apart. */
 #include "pass_test.h"
 
 static void conv_input(tb_graph *g) {
@@ -473,6 +474,43 @@ static void mish_gate_shared(tb_graph *g) { /* the Softplus output is read by th
   tbt_output(g, "p");
 }
 
+static void input_silu(tb_graph *g) { /* a SiLU of a graph input: one tb::Silu */
+  int64_t x[4] = {1, 3, 5, 5};
+  tbt_input(g, "X", TB_DTYPE_F32, 4, x, NULL);
+  tbt_node(g, "Sigmoid", "sig", "X", "s");
+  tbt_node(g, "Mul", "mul", "s,X", "Y");
+  tbt_output(g, "Y");
+}
+
+static void add_mish(tb_graph *g) { /* a Mish of an Add: one tb::Mish after the Add */
+  int64_t x[2] = {6, 7};
+  tbt_input(g, "X", TB_DTYPE_F32, 2, x, NULL);
+  tbt_input(g, "Z", TB_DTYPE_F32, 2, x, NULL);
+  tbt_node(g, "Add", "add", "X,Z", "y");
+  tbt_node(g, "Softplus", "sp", "y", "p");
+  tbt_node(g, "Tanh", "tanh", "p", "t");
+  tbt_node(g, "Mul", "mul", "y,t", "Y");
+  tbt_output(g, "Y");
+}
+
+static void standalone(void (*build)(tb_graph *), const char *after, size_t absorbed) {
+  pt_pair p = pt_build(13, build);
+  tb_pass_stats st = pt_run_pass(p.after, "activation_fusion");
+  pt_assert_ops(p.after, "after:", after);
+  assert_int_equal(st.changed, 1);
+  assert_int_equal(st.nodes_fused, absorbed);
+  TB_ASSERT_CONTAINS(st.summary, "fused 0 activation/residual epilogues");
+  TB_ASSERT_CONTAINS(st.summary, ", 1 SiLU/Mish as tb::Silu/tb::Mish");
+  pt_compare(p.before, p.after, 54, 1e-5);
+  pt_free(&p);
+}
+
+static void test_gated_standalone(void **state) {
+  (void)state;
+  standalone(input_silu, "tb::Silu", 1);
+  standalone(add_mish, "Add,tb::Mish", 2);
+}
+
 static void test_gated_not_fused(void **state) {
   (void)state;
   pt_assert_kept(13, gate_is_output, "activation_fusion", "Conv,Sigmoid,Mul", PT_NO_COMPARE);
@@ -505,6 +543,7 @@ int main(void) {
       cmocka_unit_test_setup(test_conv_gelu_not_fused, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_gated_fused, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_gated_not_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_gated_standalone, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ static void unary_check(const char *op, const tb_kernel *const *entries, const t
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     toh t;
     toh_begin(&t, NULL);
-    if (strcmp(op, "Gelu") == 0)
+    if (strcmp(op, "Gelu") == 0 || strcmp(op, "Silu") == 0 || strcmp(op, "Mish") == 0)
       vt_add_tb(&t, op, 1, 1, attrs, n_attrs);
     else
       toh_add(&t, op, strcmp(op, "HardSwish") == 0 ? 14 : 13, 1, 0, 1, 0, attrs, n_attrs);
@@ -79,6 +79,15 @@ static void unary_piecewise_ops(void **state) {
   unary_check("HardSigmoid", hs, NULL, 0, -8, 8, 1e-6, 1e-6);
   unary_check("HardSigmoid", hs, (tb_attr[]){TOH_FLOAT("alpha", 0.125f), TOH_FLOAT("beta", 0.25f)}, 2, -8, 8, 1e-6, 1e-6);
   unary_check("HardSwish", hw, NULL, 0, -8, 8, 1e-6, 1e-6);
+}
+
+/* tb::Silu and tb::Mish against their reference (double, rounded once): SiLU within 3 ulp (the sigmoid's
+ * 2.5 and the product), Mish within 4 (test_vec_math.c); atol 1e-40 for the subnormal left tail. */
+static void gated_ops(void **state) {
+  (void)state;
+  const tb_kernel *si[3] = VT_ENTRIES(silu), *mi[3] = VT_ENTRIES(mish);
+  unary_check("Silu", si, NULL, 0, -90, 30, 1e-5, 1e-40);
+  unary_check("Mish", mi, NULL, 0, -90, 30, 1e-5, 1e-40);
 }
 
 static void gelu_both_forms(void **state) {
@@ -257,6 +266,7 @@ int main(void) {
       cmocka_unit_test(unary_exact_ops),
       cmocka_unit_test(unary_transcendental_ops),
       cmocka_unit_test(unary_piecewise_ops),
+      cmocka_unit_test(gated_ops),
       cmocka_unit_test(gelu_both_forms),
       cmocka_unit_test(unary_declines_f64),
       cmocka_unit_test(binary_ops_match_reference),

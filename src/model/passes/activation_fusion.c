@@ -10,7 +10,8 @@
  * input 3 (the transformer's MatMul -> Add(bias) [-> Add(residual)] [-> Gelu]): each of the chain's
  * intermediate values must be read only by the next node of the chain. The fused kernels run the same
  * Conv/Gemm/MatMul reference kernel and round after each add as the Add kernel does, so Relu, LeakyRelu,
- * Clip, the bias, the residual and Gelu are exact (SiLU and Mish become activation "Silu" / "Mish"); the other transcendental activations are computed in
+ * Clip, the bias, the residual and Gelu are exact (SiLU and Mish become activation "Silu" / "Mish"; a SiLU or
+ * Mish with no such producer becomes one tb::Silu / tb::Mish node); the other transcendental activations are computed in
  * double and rounded once (last-bit differences, well within 1e-5 relative). Only float32 and float64
  * outputs are fused. */
 #include <float.h>
@@ -166,7 +167,7 @@ static bool is_bias(const tb_graph *g, int v, int mm, int y) {
 }
 
 typedef struct fusion_counts {
-  size_t fused, bias, residual, gelu, gated, absorbed;
+  size_t fused, bias, residual, gelu, gated, standalone, absorbed;
 } fusion_counts;
 
 /* The chain found after a base node: the Add nodes absorbed (-1: none), the bias and residual values, the
@@ -265,24 +266,49 @@ static tb_status try_node(tb_graph *g, int i, fusion_counts *c) {
   return fuse(g, i, &ch, c);
 }
 
+/* Node i is the gate (Sigmoid, or Softplus) of a gated activation left after the base fusions (its input
+ * comes from another op, a graph input, or a base that could not take it): its nodes become one
+ * tb::Silu / tb::Mish reading x. */
+static tb_status try_gated(tb_graph *g, int i, fusion_counts *c) {
+  if (!is_plain(g, i, "Sigmoid", 1) && !is_plain(g, i, "Softplus", 1)) return TB_OK;
+  int x = g->nodes[i].inputs[0], gate[2];
+  act_info info;
+  if (x < 0 || !float_value(g, x)) return TB_OK;
+  int mul = read_gated(g, x, &info, gate);
+  if (mul < 0 || gate[0] != i) return TB_OK;
+  int out = g->nodes[mul].outputs[0];
+  int node = tb_tbp_add_node(g, g->nodes[mul].name, info.name, "tb", tb_tbp_opset(g), &x, 1, &out, 1, NULL, 0);
+  const int replaced[3] = {gate[0], gate[1], mul};
+  tb_status st = tb_tbp_replace(g, "activation_fusion", node, replaced, 3, out);
+  if (st != TB_OK) return st;
+  c->standalone++;
+  c->absorbed += 1 + (gate[1] >= 0);
+  return TB_OK;
+}
+
 static tb_status run_graph(tb_graph *g, void *ctx) {
   size_t n_nodes = g->n_nodes;
   for (size_t i = 0; i < n_nodes; i++) {
     tb_status s = try_node(g, (int)i, ctx);
     if (s != TB_OK) return s;
   }
+  n_nodes = g->n_nodes;
+  for (size_t i = 0; i < n_nodes; i++) {
+    tb_status s = try_gated(g, (int)i, ctx);
+    if (s != TB_OK) return s;
+  }
   return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status activation_fusion(tb_graph *g, tb_pass_stats *stats) {
-  fusion_counts c = {0, 0, 0, 0, 0, 0};
+  fusion_counts c = {0, 0, 0, 0, 0, 0, 0};
   tb_status s = run_graph(g, &c);
-  stats->changed = c.fused;
+  stats->changed = c.fused + c.standalone;
   stats->nodes_fused = stats->nodes_removed = c.absorbed;
   tb_tbp_summary(stats,
               "fused %zu activation/residual epilogue%s into Conv/Gemm/MatMul (%zu with a residual Add, %zu with a "
-              "bias Add, %zu GELU, %zu SiLU/Mish)",
-              c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu, c.gated);
+              "bias Add, %zu GELU, %zu SiLU/Mish), %zu SiLU/Mish as tb::Silu/tb::Mish",
+              c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu, c.gated, c.standalone);
   return s;
 }
 

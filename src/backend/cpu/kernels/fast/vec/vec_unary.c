@@ -1,5 +1,5 @@
 /* Level-2 fp32 unary kernels: Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Exp, Sqrt,
- * Neg, Reciprocal and tb::Gelu (both forms of its `approximate` attribute), each on the AVX-512, AVX2 and portable vec_ops table, split into
+ * Neg, Reciprocal, tb::Gelu (both forms of its `approximate` attribute), tb::Silu and tb::Mish, each on the AVX-512, AVX2 and portable vec_ops table, split into
  * chunks over ctx->pool for large tensors. Accuracy of the transcendental ones: see vec_math.h. */
 #include <string.h>
 #include "backend/cpu/kernels/fast/vec/vec_kernel.h"
@@ -64,6 +64,10 @@ UNARY(neg, "Neg", VEC_NEG)
 UNARY(reciprocal, "Reciprocal", VEC_RECIPROCAL)
 UNARY(hard_swish, "HardSwish", VEC_HARD_SWISH)
 VEC_KERNELS(gelu, "tb", "Gelu", gelu_accepts, gelu_run)
+static tb_status silu_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return unary_run(ctx, ops, VEC_SILU); }
+static tb_status mish_run(tb_kernel_ctx *ctx, const vec_ops *ops) { return unary_run(ctx, ops, VEC_MISH); }
+VEC_KERNELS(silu, "tb", "Silu", unary_accepts, silu_run)
+VEC_KERNELS(mish, "tb", "Mish", unary_accepts, mish_run)
 
 /* LeakyRelu (alpha) and HardSigmoid (alpha, beta) from the node's tb_act_params. */
 static tb_status act_p_run(tb_kernel_ctx *ctx, const vec_ops *ops, vec_unop op) {
