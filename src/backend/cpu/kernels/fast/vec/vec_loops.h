@@ -14,13 +14,20 @@ static inline vf vl_load(const float *p) {
   return v;
 }
 static inline void vl_store(float *p, vf v) { memcpy(p, &v, sizeof v); }
-/* n < VW elements, the other lanes `fill`. */
+/* n < VW elements, the other lanes `fill`: the includer's masked load and store (V_LOAD_PART,
+ * V_STORE_PART) where the ISA has them, else through memcpy (a library call per tail: the activations of a
+ * convolution's short output rows, 14 to 16 values each, are mostly tail). */
+#ifdef V_LOAD_PART
+static inline vf vl_load_part(const float *p, int64_t n, float fill) { return V_LOAD_PART(p, n, fill); }
+static inline void vl_store_part(float *p, vf v, int64_t n) { V_STORE_PART(p, v, n); }
+#else
 static inline vf vl_load_part(const float *p, int64_t n, float fill) {
   vf v = vm_splat(fill);
   memcpy(&v, p, (size_t)n * sizeof(float));
   return v;
 }
 static inline void vl_store_part(float *p, vf v, int64_t n) { memcpy(p, &v, (size_t)n * sizeof(float)); }
+#endif
 static inline double vl_hsum(vf v) {
   double s = 0;
   for (int i = 0; i < VW; i++) s += (double)v[i];
