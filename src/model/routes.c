@@ -47,6 +47,12 @@ static bool declared_same(const char *a, const char *b) {
   return false;
 }
 
+static bool declared_with(const char *device) {
+  for (size_t i = 0; i < n_declared; i++)
+    if (strcmp(declared[i][0], device) == 0 || strcmp(declared[i][1], device) == 0) return true;
+  return false;
+}
+
 static bool is_route(const tb_device_info *device, const tb_device_info *c) {
   if (c == device || c->backend == device->backend || c->backend == TB_BACKEND_CPU || c->index < 0 || !c->usable) return false;
   if (declared_same(device->device, c->device)) return true;
@@ -97,10 +103,13 @@ static void describe_identity(const tb_device_info *self, route *rt, const char 
 }
 
 /* One discovery of every backend but the CPU; the routes of the device's entry in it. A discovery that
- * fails leaves no routes: the nodes then run on the CPU, and their reason says no route was found. */
+ * fails leaves no routes: the nodes then run on the CPU, and their reason says no route was found. A CPU
+ * implementation of Vulkan or OpenCL has no route (none is looked for). */
 static void discover(tb_routes *r) {
   r->discovered = true;
   const tb_device_info *self_then = tb_backend_device(r->device);
+  if (self_then && self_then->type == TB_DEVICE_CPU && !declared_with(self_then->device))
+    return; /* lavapipe, PoCL: the CPU itself, reached through another API; no GPU to find a route to */
   tb_discover_options o = {.size = sizeof o, .backends = ((1u << TB_BACKEND_COUNT) - 1u) & ~(1u << TB_BACKEND_CPU)};
   if (!self_then || tb_discover(&o, &r->list) != TB_OK) {
     return;
