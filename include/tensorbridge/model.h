@@ -97,8 +97,9 @@ typedef struct tb_prepare_options {
   int threads;                 /* 0: the backend's default */
   /* Added in 0.2 (a struct whose size ends before here is still accepted, with the fields below zero).
    * true: a node whose device kernel cannot be built (a compiler error from the driver, out of device
-   * memory) runs on the CPU, and fallback_ops says why; false (the default): tb_model_prepare fails with
-   * that error. Nodes the device has no kernel for always run on the CPU. */
+   * memory) goes on to another route to the same hardware, else the CPU, and its reason says why; false
+   * (the default): tb_model_prepare fails with that error. Nodes the device has no kernel for always go
+   * on to the other routes, then the CPU. */
   bool cpu_fallback;
   /* Added in 0.3 (a struct whose size ends before here gets TB_CONV_ALGO_DEFAULT). */
   tb_conv_algo conv_algo;
