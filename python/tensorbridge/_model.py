@@ -40,7 +40,8 @@ class PrepareResult:
         """Where each node runs, in execution order: {"node": "Relu (r1)", "device": "cuda:0", "reason": ""};
         the reason says why a node is not on the backend's device ("no cuda kernel for ...; ran on vulkan:0,
         the same GPU (PCI ...)")."""
-        return copy.deepcopy(self.metrics.get("placements", []))
+        placements: List[Dict[str, str]] = copy.deepcopy(self.metrics.get("placements", []))
+        return placements
 
     def to_dict(self) -> Dict[str, Any]:
         return {"success": self.success, "level": self.level, "precision": self.precision,
