@@ -1,9 +1,10 @@
 /* The executor: runs a checked, sorted graph node by node. Per node it gathers the input tensors, infers
  * the outputs from the actual input shapes (cached while they do not change), picks the kernel (the device
- * backend's for a node placed there, else the best CPU kernel for the level and the CPU's features: see
- * exec_place.c, which also copies values between the CPU and the device), places each CPU output in the
- * memory plan's arena when the plan's shape matches (else a tensor of its own; device outputs are
- * allocated on the device), runs the kernel, and frees values after their last use.
+ * backend's, or a route's to the same hardware, for a node placed there, else the best CPU kernel for the
+ * level and the CPU's features: see exec_place.c; values move between the sides in exec_sides.c), places
+ * each CPU output in the memory plan's arena when the plan's shape matches (else a tensor of its own;
+ * device outputs are allocated on the node's device side), runs the kernel, and frees values after their
+ * last use.
  * Subgraphs (If/Loop/Scan bodies) run through run_subgraph with outer-scope values taken from the caller.
  * The plan is made at prepare when every shape is known, else after the first run for a set of input
  * shapes, and made again when the input shapes change. */
@@ -54,8 +55,8 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
 const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
 const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 
-const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
-  *on_device = i < e->g->n_nodes && e->cache[i].on_device;
+const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, int *side) {
+  *side = i < e->g->n_nodes ? e->cache[i].side : TB_EXEC_CPU;
   return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
 }
 
@@ -325,7 +326,7 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
   if (!bytes) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
   for (size_t v = 0; v < g->n_values; v++) {
     int producer = g->values[v].producer;
-    bool on_device = producer >= 0 && e->placement && e->placement[producer].on_device;
+    bool on_device = producer >= 0 && e->placement && e->placement[producer].side != TB_EXEC_CPU;
     bytes[v] = on_device ? 0 : tb_plan_value_bytes(&types[v]);
   }
   e->planned = false;
@@ -375,7 +376,7 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
     static_in_types(g, n, in);
     bool typed = true;
     for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
-    bool on_device = e->placement && e->placement[i].on_device;
+    bool on_device = e->placement && e->placement[i].side != TB_EXEC_CPU;
     if (!typed || on_device || tb_exec_cpu_kernel(e, n, in)) continue;
     if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
   }
@@ -514,14 +515,14 @@ static void value_view(const tb_value *val, const tb_tensor *t, tb_ir_tensor *ou
   out->nbytes = tb_tensor_nbytes(t);
 }
 
-/* An output tensor for a node: on the device for a device kernel; else in the arena when the plan placed it
- * with this type, else its own. */
-static tb_status alloc_output(tb_exec *e, bool on_device, int v, const tb_value_type *t, tb_tensor **out) {
+/* An output tensor for a node: on the kernel's device side for a device or route kernel; else in the arena
+ * when the plan placed it with this type, else its own. */
+static tb_status alloc_output(tb_exec *e, int side, int v, const tb_value_type *t, tb_tensor **out) {
   *out = NULL;
   if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
   int64_t shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
-  if (on_device) return tb_tensor_create(e->device, t->dtype, t->ndim, shape, out);
+  if (side != TB_EXEC_CPU) return tb_tensor_create(tb_exec_side_backend(e, side), t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
     if (!e->arena_views[v]) {
       size_t es = tb_dtype_size(t->dtype);
@@ -552,7 +553,7 @@ static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
     if (g->values[v].constant && !g->values[v].is_input) e->known[k] = g->values[v].constant;
     else if (tb_node_reads_value(n, k)) {
       tb_tensor *src = NULL;
-      st = tb_exec_value_on(e, v, false, &src);
+      st = tb_exec_value_on(e, v, TB_EXEC_CPU, &src);
       if (st == TB_OK && !tb_tensor_is_contiguous(src)) {
         st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &e->tmp[k]);
         if (st == TB_OK) st = tb_tensor_copy(e->tmp[k], src);
@@ -570,7 +571,7 @@ static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
       if (e->in[k]) c->in[k] = e->in_types[k];
       else memset(&c->in[k], 0, sizeof c->in[k]);
     }
-    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->on_device);
+    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->side);
     c->valid = true;
   }
   return st;
@@ -635,16 +636,16 @@ static tb_status run_node(tb_exec *e, size_t step) {
   if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
-    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !tb_node_reads_value(n, k), &in[k]);
+    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], tb_node_reads_value(n, k) ? TB_EXEC_CPU : c->side, &in[k]);
   if (st == TB_OK) st = tb_exec_kernel_state(e, step, in, e->in_ptrs);
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
-  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->on_device, n->outputs[o], &c->out[o], &out[o]);
+  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->side, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
-    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->on_device, in, e->in_ptrs, out, c->state);
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, e->in_ptrs, out, c->state);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {
-      if (c->on_device) st = tb_backend_synchronize(e->device); /* the node's own time, not its enqueue */
+      if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
       e->node_ms[step] += now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
       e->node_runs[step]++;
     }
@@ -659,7 +660,7 @@ static tb_status call_hook(tb_exec *e, const tb_node *n) {
   for (size_t o = 0; o < n->n_outputs; o++) {
     e->out[o] = NULL;
     if (n->outputs[o] < 0) continue;
-    tb_status st = tb_exec_value_on(e, n->outputs[o], false, &e->out[o]);
+    tb_status st = tb_exec_value_on(e, n->outputs[o], TB_EXEC_CPU, &e->out[o]);
     if (st != TB_OK) return st;
   }
   e->node_hook(e->node_hook_ctx, e->g, n, e->out);
