@@ -13,6 +13,10 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      1x64x80x80
   resize_linear_half Resize linear (half_pixel), scales 0.5, 1x64x160x160
   resize_cubic_2x    Resize cubic (a = -0.75, pytorch_half_pixel: bicubic), sizes 128x128 from 1x32x64x64
+  dw_*               depthwise Conv (group = channels) + bias at the shapes of MobileNetV3-Large (3x3 and 5x5,
+                     strides 1 and 2, 112x112 down to 7x7), EfficientNet-B0 (3x3 at 112x112, 5x5 at 28x28),
+                     ConvNeXt-T (7x7 pad 3 at 56x56 and 14x14) and DeepLabV3-MobileNetV3's dilated backbone
+                     (5x5 dilation 2 at 32x32: a 512x512 image at output stride 16)
 
 --quick writes the same at a quarter of the spatial size. Usage: make_op_models.py OUT [--quick]"""
 import json
@@ -60,6 +64,40 @@ def resize(name, seed, c, hw, out, mode, coord, by_sizes, **attrs):
     return model(name, node, inits, [1, c, hw, hw], [1, c, out, out]), x
 
 
+def depthwise(name, seed, c, hw, k, s, dil=1):
+    rng = np.random.default_rng(seed)
+    pad = dil * (k - 1) // 2
+    w = rng.standard_normal((c, 1, k, k), dtype=np.float32) * np.float32(1.0 / k)
+    b = rng.standard_normal(c, dtype=np.float32) * np.float32(0.1)
+    out = (hw + 2 * pad - dil * (k - 1) - 1) // s + 1
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name=f"/{name}/Conv", group=c, kernel_shape=[k, k],
+                            strides=[s, s], pads=[pad] * 4, dilations=[dil, dil])
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, c, out, out]), x
+
+
+def depthwise_models(q):
+    """The depthwise shapes: name -> (channels, spatial size, kernel, stride, dilation, source)."""
+    shapes = {
+        "dw_mbv3_3x3s1_112": (16, 112, 3, 1, 1, "MobileNetV3-L block 1"),
+        "dw_mbv3_3x3s2_112": (64, 112, 3, 2, 1, "MobileNetV3-L block 2"),
+        "dw_mbv3_5x5s2_56": (72, 56, 5, 2, 1, "MobileNetV3-L block 4"),
+        "dw_mbv3_3x3s1_14": (480, 14, 3, 1, 1, "MobileNetV3-L block 11"),
+        "dw_mbv3_5x5s1_7": (960, 7, 5, 1, 1, "MobileNetV3-L block 15"),
+        "dw_effb0_3x3s1_112": (32, 112, 3, 1, 1, "EfficientNet-B0 stage 1"),
+        "dw_effb0_5x5s1_28": (240, 28, 5, 1, 1, "EfficientNet-B0 stage 4"),
+        "dw_convnext_7x7_56": (96, 56, 7, 1, 1, "ConvNeXt-T stage 1"),
+        "dw_convnext_7x7_14": (384, 14, 7, 1, 1, "ConvNeXt-T stage 3"),
+        "dw_deeplab_5x5d2_32": (960, 32, 5, 1, 2, "DeepLabV3-MobileNetV3 dilated block"),
+    }
+    out = {}
+    for i, (name, (c, hw, k, s, dil, src)) in enumerate(shapes.items()):
+        size = max(hw // q, 7)
+        out[name] = ((lambda name=name, c=c, size=size, k=k, s=s, dil=dil, i=i: depthwise(name, 20 + i, c, size, k, s, dil)),
+                     f"depthwise {k}x{k}/{s}{f' dilation {dil}' if dil > 1 else ''} + bias, 1x{c}x{size}x{size} ({src})")
+    return out
+
+
 def models(q):
     """name -> (builder, description); q divides the spatial sizes."""
     return {
@@ -81,6 +119,7 @@ def models(q):
         "resize_cubic_2x": (lambda: resize("resize_cubic_2x", 7, 32, 64 // q, 128 // q, "cubic", "pytorch_half_pixel",
                                            True, cubic_coeff_a=-0.75),
                             f"Resize cubic a=-0.75 pytorch_half_pixel x2 (sizes), 1x32x{64 // q}x{64 // q}"),
+        **depthwise_models(q),
     }
 
 

@@ -1,0 +1,106 @@
+/* The AVX2+FMA row kernel of the depthwise convolution (conv_depthwise.h): a block of 4 output rows x 16
+ * columns (8 rows x 8 columns when the rows are at most 8 wide) keeps its 8 accumulators in registers over
+ * every tap; each tap broadcasts its weight once and adds weight * one contiguous load of the staged row
+ * into each accumulator. The last column block is stored with maskstore, the residual added on the way
+ * out. Also the stride-2 phase split of a staged row. Built for AVX2+FMA with a target attribute; the
+ * driver calls it only when cpuid has both. */
+#include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define INLINE_AVX2 AVX2 static inline __attribute__((always_inline))
+
+/* Lanes below n set (all-ones words), the others clear. */
+INLINE_AVX2 __m256i lanes_below(int64_t n) {
+  int32_t k = n > 8 ? 8 : n < 0 ? 0 : (int32_t)n;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Rows r0 .. r0 + R of a, V vectors of 8 columns per block (R * V <= 8). */
+INLINE_AVX2 void block(const tb_dw_rows *a, int64_t r0, int R, int V) {
+  const int64_t kh = a->kh, kw = a->kw, ow = a->ow, plen = a->phase_len;
+  const int64_t step_idx = a->dw / a->sw, step_phase = a->dw % a->sw, sw = a->sw;
+  for (int64_t ox = 0; ox < ow; ox += 8 * V) {
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < R * V; i++) acc[i] = _mm256_set1_ps(a->bias);
+    const float *w = a->w;
+    for (int64_t ky = 0; ky < kh; ky++) {
+      const float *in[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; r++) in[r] = a->in[(r0 + r) * kh + ky] + ox;
+      int64_t phase = 0, idx = 0;
+      for (int64_t kx = 0; kx < kw; kx++, w++) {
+        const int64_t off = phase * plen + idx;
+        const __m256 wb = _mm256_broadcast_ss(w);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+          for (int v = 0; v < V; v++)
+            acc[r * V + v] = _mm256_fmadd_ps(wb, _mm256_loadu_ps(in[r] + off + 8 * v), acc[r * V + v]);
+        idx += step_idx;
+        phase += step_phase;
+        if (phase >= sw) phase -= sw, idx++;
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+      for (int v = 0; v < V; v++) {
+        int64_t col = ox + 8 * v, at = (r0 + r) * ow + col;
+        if (col >= ow) continue;
+        __m256 out = acc[r * V + v];
+        if (ow - col >= 8) {
+          if (a->res) out = _mm256_add_ps(out, _mm256_loadu_ps(a->res + at));
+          _mm256_storeu_ps(a->y + at, out);
+        } else {
+          __m256i m = lanes_below(ow - col);
+          if (a->res) out = _mm256_add_ps(out, _mm256_maskload_ps(a->res + at, m));
+          _mm256_maskstore_ps(a->y + at, m, out);
+        }
+      }
+  }
+}
+
+AVX2 void tb_dw_rows_avx2(const tb_dw_rows *a) {
+  int64_t r0 = 0, n = a->n_rows;
+  if (a->ow <= 8) {
+    for (; r0 + 8 <= n; r0 += 8) block(a, r0, 8, 1);
+    switch (n - r0) {
+      case 7: block(a, r0, 7, 1); break;
+      case 6: block(a, r0, 6, 1); break;
+      case 5: block(a, r0, 5, 1); break;
+      case 4: block(a, r0, 4, 1); break;
+      case 3: block(a, r0, 3, 1); break;
+      case 2: block(a, r0, 2, 1); break;
+      case 1: block(a, r0, 1, 1); break;
+      default: break;
+    }
+    return;
+  }
+  for (; r0 + 4 <= n; r0 += 4) block(a, r0, 4, 2);
+  switch (n - r0) {
+    case 3: block(a, r0, 3, 2); break;
+    case 2: block(a, r0, 2, 2); break;
+    case 1: block(a, r0, 1, 2); break;
+    default: break;
+  }
+}
+
+/* Two 8-float vectors of the line give 8 even and 8 odd elements: shuffle within the 128-bit lanes, then
+ * put the lanes in order. */
+AVX2 void tb_dw_split2_avx2(float *dst, const float *line, int64_t phase_len) {
+  for (int64_t j = 0; j < phase_len; j += 8) {
+    __m256 lo = _mm256_loadu_ps(line + 2 * j), hi = _mm256_loadu_ps(line + 2 * j + 8);
+    __m256 even = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), odd = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(dst + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
+    _mm256_storeu_ps(dst + phase_len + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd), 0xD8)));
+  }
+}
+#else
+void tb_dw_rows_avx2(const tb_dw_rows *a) { tb_dw_rows_portable(a); }
+void tb_dw_split2_avx2(float *dst, const float *line, int64_t phase_len) {
+  for (int64_t j = 0; j < phase_len; j++) dst[j] = line[2 * j], dst[phase_len + j] = line[2 * j + 1];
+}
+#endif
