@@ -88,17 +88,19 @@ static void input_rows(const tb_conv_geom *g, int64_t oy0, int64_t oy1, int64_t 
 }
 
 /* Stage input row xr into dst (sw phases of phase_len): the padded row line[pc] = xr[pc - pw] (0 outside),
- * pc < sw * phase_len, built in dst itself for stride 1, else in `line` and split into phases. */
+ * pc < sw * phase_len, built in dst itself for stride 1, else in `line` and split into phases. Only the
+ * input's columns are copied: dst (stride 1) and line start zeroed and every row puts its columns at the
+ * same place, so the pads stay zero. */
 static void stage_row(tb_gemm_path path, const tb_conv_geom *g, int64_t phase_len, const float *xr, float *line, float *dst) {
   int64_t len = g->sw * phase_len, pad = g->pw < len ? g->pw : len;
   int64_t n = g->iw < len - pad ? g->iw : len - pad;
-  float *l = g->sw == 1 ? dst : line;
-  memset(l, 0, (size_t)pad * sizeof *l);
-  memcpy(l + pad, xr, (size_t)n * sizeof *l);
-  memset(l + pad + n, 0, (size_t)(len - pad - n) * sizeof *l);
+  if (g->sw == 2 && path == TB_GEMM_AVX512) {
+    tb_dw_stage2_avx512(dst, xr, pad, n, phase_len);
+    return;
+  }
+  memcpy((g->sw == 1 ? dst : line) + pad, xr, (size_t)n * sizeof *xr);
   if (g->sw == 1) return;
-  if (g->sw == 2 && path == TB_GEMM_AVX512) tb_dw_split2_avx512(dst, line, phase_len);
-  else if (g->sw == 2 && path == TB_GEMM_AVX2) tb_dw_split2_avx2(dst, line, phase_len);
+  if (g->sw == 2 && path == TB_GEMM_AVX2) tb_dw_split2_avx2(dst, line, phase_len);
   else
     for (int64_t pc = 0; pc < len; pc++) dst[pc % g->sw * phase_len + pc / g->sw] = line[pc];
 }
@@ -112,17 +114,18 @@ static void run_rows(tb_gemm_path path, const tb_dw_rows *a) {
 static void dw_tasks(void *p, size_t begin, size_t end) {
   dw_job *j = p;
   const tb_conv_geom *g = j->g;
-  int64_t row_len = g->sw * j->phase_len, mult = g->out_c / g->in_c;
-  /* a zero row, the padded line (strides above 1), the staged rows, then the row pointers */
+  int64_t row_len = g->sw * j->phase_len, mult = g->out_c / g->in_c, kh = g->kh;
+  /* a zero row, the padded line (strides above 1) and the staged rows, all zeroed once (stage_row keeps
+   * their pads zero), then the row pointers of a job's output rows */
   size_t floats = (size_t)((2 + j->max_staged) * row_len);
-  float *buf = malloc(floats * sizeof(float) + (size_t)(TB_DW_MAX_ROWS * g->kh) * sizeof(const float *));
+  float *buf = calloc(floats * sizeof(float) + (size_t)(j->rows * kh) * sizeof(const float *), 1);
   if (!buf) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
   float *zero = buf, *line = buf + row_len, *staged = buf + 2 * row_len;
   const float **in = (const float **)(void *)(buf + floats);
-  memset(zero, 0, (size_t)row_len * sizeof *zero);
+  int64_t in_for = -1; /* the first output row `in` was set up for (the same for every channel) */
   for (size_t t = begin; t < end; t++) {
     int64_t plane = (int64_t)t / j->splits, oy0 = (int64_t)t % j->splits * j->rows;
     int64_t oy1 = oy0 + j->rows < g->oh ? oy0 + j->rows : g->oh, lo, hi;
@@ -130,19 +133,22 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
     input_rows(g, oy0, oy1, &lo, &hi);
     const float *xp = j->x + plane * g->ih * g->iw;
     for (int64_t iy = lo; iy < hi; iy++) stage_row(j->path, g, j->phase_len, xp + iy * g->iw, line, staged + (iy - lo) * row_len);
+    if (in_for != oy0) {
+      for (int64_t oy = oy0; oy < oy1; oy++)
+        for (int64_t ky = 0; ky < kh; ky++) {
+          int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+          in[(oy - oy0) * kh + ky] = iy < 0 || iy >= g->ih ? zero : staged + (iy - lo) * row_len;
+        }
+      in_for = oy0;
+    }
     for (int64_t oc = c * mult; oc < (c + 1) * mult; oc++) {
       int64_t out = (b * g->out_c + oc) * g->oh * g->ow;
       for (int64_t oy = oy0; oy < oy1; oy += TB_DW_MAX_ROWS) {
         int64_t n = oy1 - oy < TB_DW_MAX_ROWS ? oy1 - oy : TB_DW_MAX_ROWS;
-        for (int64_t r = 0; r < n; r++)
-          for (int64_t ky = 0; ky < g->kh; ky++) {
-            int64_t iy = (oy + r) * g->sh - g->ph + ky * g->dh;
-            in[r * g->kh + ky] = iy < 0 || iy >= g->ih ? zero : staged + (iy - lo) * row_len;
-          }
         float *y = j->y + out + oy * g->ow;
-        tb_dw_rows a = {.in = in, .w = j->w + oc * g->kh * g->kw, .bias = j->bias ? j->bias[oc] : 0.0f, .kh = g->kh,
-                        .kw = g->kw, .dw = g->dw, .sw = g->sw, .phase_len = j->phase_len, .ow = g->ow, .n_rows = n,
-                        .res = j->residual ? j->residual + out + oy * g->ow : NULL, .y = y};
+        tb_dw_rows a = {.in = in + (oy - oy0) * kh, .w = j->w + oc * kh * g->kw, .bias = j->bias ? j->bias[oc] : 0.0f,
+                        .kh = kh, .kw = g->kw, .dw = g->dw, .sw = g->sw, .phase_len = j->phase_len, .ow = g->ow,
+                        .n_rows = n, .rows_shift = g->sh == 1 && g->dh == 1, .res = j->residual ? j->residual + out + oy * g->ow : NULL, .y = y};
         run_rows(j->path, &a);
         tb_conv_block_act(j->path == TB_GEMM_AVX512, j->ep, y, g->ow, n, g->ow);
       }

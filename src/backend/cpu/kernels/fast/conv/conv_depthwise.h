@@ -22,6 +22,8 @@ typedef struct tb_dw_rows {
   const float *w;         /* kh * kw taps */
   float bias;
   int64_t kh, kw, dw, sw, phase_len, ow, n_rows;
+  bool rows_shift; /* in[(r + 1) * kh + ky] == in[r * kh + ky + 1] (row stride 1, no row dilation): output
+                    * rows share input rows, which a kernel may load once for all of them */
   const float *res; /* NULL or n_rows rows of ow */
   float *y;         /* n_rows rows of ow */
 } tb_dw_rows;
@@ -33,6 +35,8 @@ void tb_dw_rows_avx512(const tb_dw_rows *a); /* AVX-512F (target attribute; the 
 /* phases[0][j] = line[2 j], phases[1][j] = line[2 j + 1] (phase 1 starts at dst + phase_len), j < phase_len
  * (a multiple of 16); line holds 2 * phase_len floats. */
 void tb_dw_split2_avx2(float *dst, const float *line, int64_t phase_len);
-void tb_dw_split2_avx512(float *dst, const float *line, int64_t phase_len);
+/* The same straight from the input row: line[pc] = xr[pc - pad] for pad <= pc < pad + n, else 0 (masked
+ * loads: nothing outside xr[0 .. n) is read). */
+void tb_dw_stage2_avx512(float *dst, const float *xr, int64_t pad, int64_t n, int64_t phase_len);
 
 #endif

@@ -2,7 +2,9 @@
  * columns (8 rows x 16 columns when the rows are at most 16 wide) keeps its 8 accumulators in registers
  * over every tap; each tap broadcasts its weight once and adds weight * one contiguous load of the staged
  * row into each accumulator (8 independent FMA chains, about one load per FMA). The last column block is
- * stored with a mask, the residual added on the way out. Also the stride-2 phase split of a staged row.
+ * stored with a mask, the residual added on the way out. 3x3 kernels whose output rows share input rows
+ * (row stride 1) load each input row once for all the rows under it (block3x3). Also the stride-2 staging
+ * of an input row straight into its two phases (masked loads for the pads).
  * Built for AVX-512F with a target attribute; the driver calls it only when cpuid has AVX512F. */
 #include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
 #if defined(__x86_64__)
@@ -55,7 +57,76 @@ INLINE_AVX512 void block(const tb_dw_rows *a, int64_t r0, int R, int V) {
   }
 }
 
+/* 3x3 with output rows sharing input rows (rows_shift): the R + 2 input rows of R output rows are each
+ * loaded once per tap column and added into every output row they are under, the 9 weights in registers:
+ * half the loads of block() for the commonest depthwise convolution. */
+INLINE_AVX512 void block3x3(const tb_dw_rows *a, const __m512 *wr, int64_t r0, int R, int V) {
+  const int64_t ow = a->ow;
+  int64_t off[3];
+  for (int kx = 0; kx < 3; kx++) off[kx] = kx * a->dw % a->sw * a->phase_len + kx * a->dw / a->sw;
+  const float *rows[10];
+#pragma GCC unroll 10
+  for (int i = 0; i < R + 2; i++) rows[i] = i < 3 ? a->in[r0 * 3 + i] : a->in[(r0 + i - 2) * 3 + 2];
+  for (int64_t ox = 0; ox < ow; ox += 16 * V) {
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < R * V; k++) acc[k] = _mm512_set1_ps(a->bias);
+#pragma GCC unroll 10
+    for (int i = 0; i < R + 2; i++)
+#pragma GCC unroll 3
+      for (int kx = 0; kx < 3; kx++)
+#pragma GCC unroll 2
+        for (int v = 0; v < V; v++) {
+          const __m512 x = _mm512_loadu_ps(rows[i] + ox + off[kx] + 16 * v);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; r++)
+            if (i - r >= 0 && i - r < 3) acc[r * V + v] = _mm512_fmadd_ps(wr[(i - r) * 3 + kx], x, acc[r * V + v]);
+        }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+      for (int v = 0; v < V; v++) {
+        int64_t col = ox + 16 * v, at = (r0 + r) * ow + col;
+        __mmask16 m = lanes_below(ow - col);
+        __m512 out = acc[r * V + v];
+        if (a->res) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(m, a->res + at));
+        _mm512_mask_storeu_ps(a->y + at, m, out);
+      }
+  }
+}
+
+AVX512 static void rows_3x3(const tb_dw_rows *a) {
+  __m512 wr[9];
+  for (int t = 0; t < 9; t++) wr[t] = _mm512_set1_ps(a->w[t]);
+  int64_t r0 = 0, n = a->n_rows;
+  if (a->ow <= 16) {
+    for (; r0 + 8 <= n; r0 += 8) block3x3(a, wr, r0, 8, 1);
+    switch (n - r0) {
+      case 7: block3x3(a, wr, r0, 7, 1); break;
+      case 6: block3x3(a, wr, r0, 6, 1); break;
+      case 5: block3x3(a, wr, r0, 5, 1); break;
+      case 4: block3x3(a, wr, r0, 4, 1); break;
+      case 3: block3x3(a, wr, r0, 3, 1); break;
+      case 2: block3x3(a, wr, r0, 2, 1); break;
+      case 1: block3x3(a, wr, r0, 1, 1); break;
+      default: break;
+    }
+    return;
+  }
+  for (; r0 + 4 <= n; r0 += 4) block3x3(a, wr, r0, 4, 2);
+  switch (n - r0) {
+    case 3: block3x3(a, wr, r0, 3, 2); break;
+    case 2: block3x3(a, wr, r0, 2, 2); break;
+    case 1: block3x3(a, wr, r0, 1, 2); break;
+    default: break;
+  }
+}
+
 AVX512 void tb_dw_rows_avx512(const tb_dw_rows *a) {
+  if (a->kh == 3 && a->kw == 3 && a->rows_shift) {
+    rows_3x3(a);
+    return;
+  }
   int64_t r0 = 0, n = a->n_rows;
   if (a->ow <= 16) {
     for (; r0 + 8 <= n; r0 += 8) block(a, r0, 8, 1);
@@ -80,18 +151,28 @@ AVX512 void tb_dw_rows_avx512(const tb_dw_rows *a) {
   }
 }
 
-AVX512 void tb_dw_split2_avx512(float *dst, const float *line, int64_t phase_len) {
+/* Lanes i of the 16 at line position p (p + i - pad in [0, n)) read from the input, the others zero. */
+INLINE_AVX512 __m512 line_at(const float *xr, int64_t pad, int64_t n, int64_t p) {
+  int64_t first = pad - p, end = pad + n - p; /* lanes [first, end) are inside the row */
+  if (first <= 0 && end >= 16) return _mm512_loadu_ps(xr + p - pad);
+  if (end <= 0 || first >= 16) return _mm512_setzero_ps();
+  __mmask16 m = (__mmask16)(lanes_below(end) & ~lanes_below(first));
+  return _mm512_maskz_loadu_ps(m, xr + p - pad);
+}
+
+AVX512 void tb_dw_stage2_avx512(float *dst, const float *xr, int64_t pad, int64_t n, int64_t phase_len) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   for (int64_t j = 0; j < phase_len; j += 16) {
-    __m512 lo = _mm512_loadu_ps(line + 2 * j), hi = _mm512_loadu_ps(line + 2 * j + 16);
+    __m512 lo = line_at(xr, pad, n, 2 * j), hi = line_at(xr, pad, n, 2 * j + 16);
     _mm512_storeu_ps(dst + j, _mm512_permutex2var_ps(lo, even, hi));
     _mm512_storeu_ps(dst + phase_len + j, _mm512_permutex2var_ps(lo, odd, hi));
   }
 }
 #else
-void tb_dw_rows_avx512(const tb_dw_rows *a) { tb_dw_rows_portable(a); }
-void tb_dw_split2_avx512(float *dst, const float *line, int64_t phase_len) {
-  for (int64_t j = 0; j < phase_len; j++) dst[j] = line[2 * j], dst[phase_len + j] = line[2 * j + 1];
+void tb_dw_stage2_avx512(float *dst, const float *xr, int64_t pad, int64_t n, int64_t phase_len) {
+  for (int64_t pc = 0; pc < 2 * phase_len; pc++)
+    dst[pc % 2 * phase_len + pc / 2] = pc >= pad && pc < pad + n ? xr[pc - pad] : 0.0f;
 }
+void tb_dw_rows_avx512(const tb_dw_rows *a) { tb_dw_rows_portable(a); }
 #endif
