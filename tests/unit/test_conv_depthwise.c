@@ -150,7 +150,7 @@ static void residual_and_each_activation(void **state) {
   const tb_gemm_epilogue epilogues[] = {
       {.act = 0}, {.act = 1}, {.act = 2, .act_alpha = 0.1f}, {.act = 3, .act_min = -0.3f, .act_max = 0.4f},
       {.act = 4}, {.act = 5}, {.act = 6, .act_alpha = 0.2f, .act_beta = 0.5f}, {.act = 7}};
-  const dw_case *picks[] = {&cases[0], &cases[1], &cases[5], &cases[25]};
+  const dw_case *picks[] = {&cases[0], &cases[1], &cases[5], &cases[13], &cases[25]};
   for (int p = 0; p < n_paths(); p++)
     for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++)
       for (size_t a = 0; a < sizeof epilogues / sizeof epilogues[0]; a++) {

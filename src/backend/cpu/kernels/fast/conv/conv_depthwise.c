@@ -2,7 +2,8 @@
  * group, where an implicit GEMM would have one row per group). Jobs are (image, input channel, block of
  * output rows) on the pool; each job stages the input rows its block needs once (pads as zeros, split
  * into phases for strides above 1: conv_depthwise.h), then for each of the channel's output channels
- * computes TB_DW_MAX_ROWS output rows at a time with the row kernel of the path (AVX-512 and AVX2 in their
+ * computes TB_DW_MAX_ROWS output rows at a time (at row stride 1, every dh-th row, so that the rows of one
+ * call share input rows) with the row kernel of the path (AVX-512 and AVX2 in their
  * own files, portable here; every tap a contiguous load, bias and residual in the kernel) and applies the
  * activation to those rows while they are in cache (tb_conv_block_act). Also the scalar epilogue the
  * convolution applies outside the GEMM. */
@@ -53,7 +54,7 @@ void tb_dw_rows_portable(const tb_dw_rows *a) {
       }
       int64_t cols = a->ow - ox < COLS ? a->ow - ox : COLS;
       for (int64_t r = 0; r < rows; r++) {
-        int64_t at = (r0 + r) * a->ow + ox;
+        int64_t at = (r0 + r) * a->ldy + ox;
         for (int64_t v = 0; v < cols; v++) a->y[at + v] = acc[r][v] + (a->res ? a->res[at + v] : 0.0f);
       }
     }
@@ -133,24 +134,34 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
     input_rows(g, oy0, oy1, &lo, &hi);
     const float *xp = j->x + plane * g->ih * g->iw;
     for (int64_t iy = lo; iy < hi; iy++) stage_row(j->path, g, j->phase_len, xp + iy * g->iw, line, staged + (iy - lo) * row_len);
+    /* with row stride 1, the rows in classes of equal oy mod dh (one class without dilation): a kernel
+     * call takes consecutive rows of one class, which share input rows */
+    int64_t step = g->sh == 1 ? g->dh : 1;
     if (in_for != oy0) {
-      for (int64_t oy = oy0; oy < oy1; oy++)
-        for (int64_t ky = 0; ky < kh; ky++) {
-          int64_t iy = oy * g->sh - g->ph + ky * g->dh;
-          in[(oy - oy0) * kh + ky] = iy < 0 || iy >= g->ih ? zero : staged + (iy - lo) * row_len;
-        }
+      int64_t k = 0;
+      for (int64_t cls = 0; cls < step; cls++)
+        for (int64_t oy = oy0 + cls; oy < oy1; oy += step, k++)
+          for (int64_t ky = 0; ky < kh; ky++) {
+            int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+            in[k * kh + ky] = iy < 0 || iy >= g->ih ? zero : staged + (iy - lo) * row_len;
+          }
       in_for = oy0;
     }
     for (int64_t oc = c * mult; oc < (c + 1) * mult; oc++) {
-      int64_t out = (b * g->out_c + oc) * g->oh * g->ow;
-      for (int64_t oy = oy0; oy < oy1; oy += TB_DW_MAX_ROWS) {
-        int64_t n = oy1 - oy < TB_DW_MAX_ROWS ? oy1 - oy : TB_DW_MAX_ROWS;
-        float *y = j->y + out + oy * g->ow;
-        tb_dw_rows a = {.in = in + (oy - oy0) * kh, .w = j->w + oc * kh * g->kw, .bias = j->bias ? j->bias[oc] : 0.0f,
-                        .kh = kh, .kw = g->kw, .dw = g->dw, .sw = g->sw, .phase_len = j->phase_len, .ow = g->ow,
-                        .n_rows = n, .rows_shift = g->sh == 1 && g->dh == 1, .res = j->residual ? j->residual + out + oy * g->ow : NULL, .y = y};
-        run_rows(j->path, &a);
-        tb_conv_block_act(j->path == TB_GEMM_AVX512, j->ep, y, g->ow, n, g->ow);
+      int64_t out = (b * g->out_c + oc) * g->oh * g->ow, k = 0;
+      for (int64_t cls = 0; cls < step; cls++) {
+        int64_t rows = oy1 - oy0 - cls <= 0 ? 0 : (oy1 - oy0 - cls + step - 1) / step; /* in this class */
+        for (int64_t s = 0; s < rows; s += TB_DW_MAX_ROWS) {
+          int64_t n = rows - s < TB_DW_MAX_ROWS ? rows - s : TB_DW_MAX_ROWS, oy = oy0 + cls + s * step;
+          float *y = j->y + out + oy * g->ow;
+          tb_dw_rows a = {.in = in + (k + s) * kh, .w = j->w + oc * kh * g->kw, .bias = j->bias ? j->bias[oc] : 0.0f,
+                          .kh = kh, .kw = g->kw, .dw = g->dw, .sw = g->sw, .phase_len = j->phase_len, .ow = g->ow,
+                          .n_rows = n, .rows_shift = g->sh == 1, .y = y, .ldy = step * g->ow,
+                          .res = j->residual ? j->residual + out + oy * g->ow : NULL};
+          run_rows(j->path, &a);
+          tb_conv_block_act(j->path == TB_GEMM_AVX512, j->ep, y, step * g->ow, n, g->ow);
+        }
+        k += rows;
       }
     }
   }

@@ -14,18 +14,20 @@
  * 32 columns, of accumulators in registers). */
 enum { TB_DW_MAX_ROWS = 8 };
 
-/* n_rows (1..TB_DW_MAX_ROWS) output rows of one channel: y[r * ow + ox] = bias + sum over taps of
- * w[ky * kw + kx] * in[r * kh + ky][phase (kx dw) % sw, index ox + (kx dw) / sw] (+ res[r * ow + ox] when res
- * is not NULL). No activation: the driver applies it to the rows while they are in cache. */
+/* n_rows (1..TB_DW_MAX_ROWS) output rows of one channel: y[r * ldy + ox] = bias + sum over taps of
+ * w[ky * kw + kx] * in[r * kh + ky][phase (kx dw) % sw, index ox + (kx dw) / sw] (+ res[r * ldy + ox] when res
+ * is not NULL), ox < ow. No activation: the driver applies it to the rows while they are in cache. */
 typedef struct tb_dw_rows {
   const float *const *in; /* n_rows * kh staged rows (phase 0's first element) */
   const float *w;         /* kh * kw taps */
   float bias;
   int64_t kh, kw, dw, sw, phase_len, ow, n_rows;
-  bool rows_shift; /* in[(r + 1) * kh + ky] == in[r * kh + ky + 1] (row stride 1, no row dilation): output
-                    * rows share input rows, which a kernel may load once for all of them */
-  const float *res; /* NULL or n_rows rows of ow */
-  float *y;         /* n_rows rows of ow */
+  bool rows_shift; /* in[(r + 1) * kh + ky] == in[r * kh + ky + 1] (row stride 1; the driver passes every
+                    * dilation-th output row): output rows share input rows, which a kernel may load once
+                    * for all of them */
+  const float *res; /* NULL or n_rows rows of ow, row stride ldy */
+  float *y;         /* n_rows rows of ow, row stride ldy */
+  int64_t ldy;
 } tb_dw_rows;
 
 void tb_dw_rows_portable(const tb_dw_rows *a);

@@ -48,7 +48,7 @@ INLINE_AVX2 void block(const tb_dw_rows *a, int64_t r0, int R, int V) {
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
       for (int v = 0; v < V; v++) {
-        int64_t col = ox + 8 * v, at = (r0 + r) * ow + col;
+        int64_t col = ox + 8 * v, at = (r0 + r) * a->ldy + col;
         if (col >= ow) continue;
         __m256 out = acc[r * V + v];
         if (ow - col >= 8) {

@@ -2,8 +2,8 @@
  * columns (8 rows x 16 columns when the rows are at most 16 wide) keeps its 8 accumulators in registers
  * over every tap; each tap broadcasts its weight once and adds weight * one contiguous load of the staged
  * row into each accumulator (8 independent FMA chains, about one load per FMA). The last column block is
- * stored with a mask, the residual added on the way out. 3x3 kernels whose output rows share input rows
- * (row stride 1) load each input row once for all the rows under it (block3x3). Also the stride-2 staging
+ * stored with a mask, the residual added on the way out. 3x3, 5x5 and 7x7 kernels whose output rows share
+ * input rows (row stride 1) load each input row once for all the rows under it (block_shared). Also the stride-2 staging
  * of an input row straight into its two phases (masked loads for the pads).
  * Built for AVX-512F with a target attribute; the driver calls it only when cpuid has AVX512F. */
 #include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
@@ -48,7 +48,7 @@ INLINE_AVX512 void block(const tb_dw_rows *a, int64_t r0, int R, int V) {
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
       for (int v = 0; v < V; v++) {
-        int64_t col = ox + 16 * v, at = (r0 + r) * ow + col;
+        int64_t col = ox + 16 * v, at = (r0 + r) * a->ldy + col;
         __mmask16 m = lanes_below(ow - col);
         __m512 out = acc[r * V + v];
         if (a->res) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(m, a->res + at));
@@ -57,36 +57,40 @@ INLINE_AVX512 void block(const tb_dw_rows *a, int64_t r0, int R, int V) {
   }
 }
 
-/* 3x3 with output rows sharing input rows (rows_shift): the R + 2 input rows of R output rows are each
- * loaded once per tap column and added into every output row they are under, the 9 weights in registers:
- * half the loads of block() for the commonest depthwise convolution. */
-INLINE_AVX512 void block3x3(const tb_dw_rows *a, const __m512 *wr, int64_t r0, int R, int V) {
+/* K x K kernels (K = 3, 5, 7: compile-time, every loop unrolled) whose output rows share input rows
+ * (rows_shift): each of the R + K - 1 input rows under R output rows is loaded once per tap column and
+ * added into every output row it is under (the weight broadcast from memory into the FMA, or kept in a
+ * register where the compiler has one): about K times fewer input loads than block(). */
+INLINE_AVX512 void block_shared(const tb_dw_rows *a, int64_t r0, int R, int V, int K) {
   const int64_t ow = a->ow;
-  int64_t off[3];
-  for (int kx = 0; kx < 3; kx++) off[kx] = kx * a->dw % a->sw * a->phase_len + kx * a->dw / a->sw;
-  const float *rows[10];
-#pragma GCC unroll 10
-  for (int i = 0; i < R + 2; i++) rows[i] = i < 3 ? a->in[r0 * 3 + i] : a->in[(r0 + i - 2) * 3 + 2];
+  const float *w = a->w;
+  int64_t off[7];
+#pragma GCC unroll 7
+  for (int kx = 0; kx < K; kx++) off[kx] = kx * a->dw % a->sw * a->phase_len + kx * a->dw / a->sw;
+  const float *rows[14];
+#pragma GCC unroll 14
+  for (int i = 0; i < R + K - 1; i++) rows[i] = i < K ? a->in[r0 * K + i] : a->in[(r0 + i - K + 1) * K + K - 1];
   for (int64_t ox = 0; ox < ow; ox += 16 * V) {
     __m512 acc[8];
 #pragma GCC unroll 8
     for (int k = 0; k < R * V; k++) acc[k] = _mm512_set1_ps(a->bias);
-#pragma GCC unroll 10
-    for (int i = 0; i < R + 2; i++)
-#pragma GCC unroll 3
-      for (int kx = 0; kx < 3; kx++)
+#pragma GCC unroll 14
+    for (int i = 0; i < R + K - 1; i++)
+#pragma GCC unroll 7
+      for (int kx = 0; kx < K; kx++)
 #pragma GCC unroll 2
         for (int v = 0; v < V; v++) {
           const __m512 x = _mm512_loadu_ps(rows[i] + ox + off[kx] + 16 * v);
 #pragma GCC unroll 8
           for (int r = 0; r < R; r++)
-            if (i - r >= 0 && i - r < 3) acc[r * V + v] = _mm512_fmadd_ps(wr[(i - r) * 3 + kx], x, acc[r * V + v]);
+            if (i - r >= 0 && i - r < K)
+              acc[r * V + v] = _mm512_fmadd_ps(_mm512_set1_ps(w[(i - r) * K + kx]), x, acc[r * V + v]);
         }
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
       for (int v = 0; v < V; v++) {
-        int64_t col = ox + 16 * v, at = (r0 + r) * ow + col;
+        int64_t col = ox + 16 * v, at = (r0 + r) * a->ldy + col;
         __mmask16 m = lanes_below(ow - col);
         __m512 out = acc[r * V + v];
         if (a->res) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(m, a->res + at));
@@ -95,36 +99,42 @@ INLINE_AVX512 void block3x3(const tb_dw_rows *a, const __m512 *wr, int64_t r0, i
   }
 }
 
-AVX512 static void rows_3x3(const tb_dw_rows *a) {
-  __m512 wr[9];
-  for (int t = 0; t < 9; t++) wr[t] = _mm512_set1_ps(a->w[t]);
+/* Every row of a through block_shared with kernel size K: 4 rows x 2 vectors, or 8 rows x 1 vector for
+ * rows of at most 16. */
+INLINE_AVX512 void rows_shared(const tb_dw_rows *a, int K) {
   int64_t r0 = 0, n = a->n_rows;
   if (a->ow <= 16) {
-    for (; r0 + 8 <= n; r0 += 8) block3x3(a, wr, r0, 8, 1);
+    for (; r0 + 8 <= n; r0 += 8) block_shared(a, r0, 8, 1, K);
     switch (n - r0) {
-      case 7: block3x3(a, wr, r0, 7, 1); break;
-      case 6: block3x3(a, wr, r0, 6, 1); break;
-      case 5: block3x3(a, wr, r0, 5, 1); break;
-      case 4: block3x3(a, wr, r0, 4, 1); break;
-      case 3: block3x3(a, wr, r0, 3, 1); break;
-      case 2: block3x3(a, wr, r0, 2, 1); break;
-      case 1: block3x3(a, wr, r0, 1, 1); break;
+      case 7: block_shared(a, r0, 7, 1, K); break;
+      case 6: block_shared(a, r0, 6, 1, K); break;
+      case 5: block_shared(a, r0, 5, 1, K); break;
+      case 4: block_shared(a, r0, 4, 1, K); break;
+      case 3: block_shared(a, r0, 3, 1, K); break;
+      case 2: block_shared(a, r0, 2, 1, K); break;
+      case 1: block_shared(a, r0, 1, 1, K); break;
       default: break;
     }
     return;
   }
-  for (; r0 + 4 <= n; r0 += 4) block3x3(a, wr, r0, 4, 2);
+  for (; r0 + 4 <= n; r0 += 4) block_shared(a, r0, 4, 2, K);
   switch (n - r0) {
-    case 3: block3x3(a, wr, r0, 3, 2); break;
-    case 2: block3x3(a, wr, r0, 2, 2); break;
-    case 1: block3x3(a, wr, r0, 1, 2); break;
+    case 3: block_shared(a, r0, 3, 2, K); break;
+    case 2: block_shared(a, r0, 2, 2, K); break;
+    case 1: block_shared(a, r0, 1, 2, K); break;
     default: break;
   }
 }
 
+AVX512 static void rows_3x3(const tb_dw_rows *a) { rows_shared(a, 3); }
+AVX512 static void rows_5x5(const tb_dw_rows *a) { rows_shared(a, 5); }
+AVX512 static void rows_7x7(const tb_dw_rows *a) { rows_shared(a, 7); }
+
 AVX512 void tb_dw_rows_avx512(const tb_dw_rows *a) {
-  if (a->kh == 3 && a->kw == 3 && a->rows_shift) {
-    rows_3x3(a);
+  if (a->rows_shift && a->kh == a->kw && (a->kh == 3 || a->kh == 5 || a->kh == 7)) {
+    if (a->kh == 3) rows_3x3(a);
+    else if (a->kh == 5) rows_5x5(a);
+    else rows_7x7(a);
     return;
   }
   int64_t r0 = 0, n = a->n_rows;
