@@ -18,7 +18,9 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      ConvNeXt-T (7x7 pad 3 at 56x56 and 14x14) and DeepLabV3-MobileNetV3's dilated backbone
                      (5x5 dilation 2 at 32x32: a 512x512 image at output stride 16)
 
---quick writes the same at a quarter of the spatial size. Usage: make_op_models.py OUT [--quick]"""
+--quick writes the same at a quarter of the spatial size; --only NAME,... writes only the models whose names
+start with one of those (e.g. --only dw_ for the depthwise ones). Usage: make_op_models.py OUT [--quick]
+[--only NAME,...]"""
 import json
 import os
 import sys
@@ -127,8 +129,18 @@ def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     out, quick = os.path.abspath(argv[1]), "--quick" in argv[2:]
+    only = []
+    if "--only" in argv[2:]:
+        at = argv.index("--only")
+        if at + 1 >= len(argv) or not argv[at + 1].strip(","):
+            sys.exit("make_op_models.py: --only wants a comma-separated list of model names or name prefixes (e.g. dw_)")
+        only = [p for p in argv[at + 1].split(",") if p]
+    chosen = {k: v for k, v in models(4 if quick else 1).items() if not only or any(k.startswith(p) for p in only)}
+    if not chosen:
+        sys.exit(f"make_op_models.py: --only {','.join(only)} matches no model; the models are "
+                 f"{', '.join(models(1))}")
     manifest = []
-    for name, (build, what) in models(4 if quick else 1).items():
+    for name, (build, what) in chosen.items():
         m, x = build()
         path = os.path.join(out, name + ".onnx")
         os.makedirs(os.path.join(out, name, "inputs"), exist_ok=True)
