@@ -5,7 +5,7 @@
  * computes TB_DW_MAX_ROWS output rows at a time (at row stride 1, every dh-th row, so that the rows of one
  * call share input rows) with the row kernel of the path (AVX-512 and AVX2 in their
  * own files, portable here; every tap a contiguous load, bias and residual in the kernel) and applies the
- * activation to those rows while they are in cache (tb_conv_block_act). Also the scalar epilogue the
+ * activation to those rows while they are in cache (tb_conv_epilogue_row). Also the scalar epilogue the
  * convolution applies outside the GEMM. */
 #include <math.h>
 #include <stdlib.h>
@@ -159,7 +159,8 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
                           .n_rows = n, .rows_shift = g->sh == 1, .y = y, .ldy = step * g->ow,
                           .res = j->residual ? j->residual + out + oy * g->ow : NULL};
           run_rows(j->path, &a);
-          tb_conv_block_act(j->path == TB_GEMM_AVX512, j->ep, y, step * g->ow, n, g->ow);
+          if (j->ep->act != 0)
+            for (int64_t r = 0; r < n; r++) tb_conv_epilogue_row(j->ep, NULL, y + r * step * g->ow, g->ow);
         }
         k += rows;
       }
