@@ -4,30 +4,12 @@
  * into phases for strides above 1: conv_depthwise.h), then for each of the channel's output channels
  * computes TB_DW_MAX_ROWS output rows at a time (at row stride 1, every dh-th row, so that the rows of one
  * call share input rows) with the row kernel of the path (AVX-512 and AVX2 in their
- * own files, portable here; every tap a contiguous load, bias and residual in the kernel) and applies the
- * activation to those rows while they are in cache (tb_conv_epilogue_row). Also the scalar epilogue the
- * convolution applies outside the GEMM. */
-#include <math.h>
+ * own files, portable here; every tap a contiguous load, bias and residual in the kernel), then applies the
+ * activation to the job's rows while they are in cache (tb_conv_epilogue_row, conv_act_row.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
 #include "core/threadpool.h"
-
-void tb_conv_epilogue_row(const tb_gemm_epilogue *ep, const float *residual, float *y, int64_t n) {
-  if (residual)
-    for (int64_t i = 0; i < n; i++) y[i] += residual[i];
-  float a = ep->act_alpha, b = ep->act_beta, lo = ep->act_min, hi = ep->act_max;
-  switch (ep->act) {
-    case 1: for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0 ? 0.0f : y[i]; break;
-    case 2: for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0 ? a * y[i] : y[i]; break;
-    case 3: for (int64_t i = 0; i < n; i++) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i]; break;
-    case 4: for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i])); break;
-    case 5: for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]); break;
-    case 6: for (int64_t i = 0; i < n; i++) y[i] = fmaxf(0.0f, fminf(1.0f, a * y[i] + b)); break;
-    case 7: for (int64_t i = 0; i < n; i++) y[i] *= fmaxf(0.0f, fminf(1.0f, y[i] / 6.0f + 0.5f)); break;
-    default: break;
-  }
-}
 
 /* Portable: blocks of 4 rows x 8 columns in local arrays (the compiler may vectorise them). */
 void tb_dw_rows_portable(const tb_dw_rows *a) {
@@ -159,11 +141,12 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
                           .n_rows = n, .rows_shift = g->sh == 1, .y = y, .ldy = step * g->ow,
                           .res = j->residual ? j->residual + out + oy * g->ow : NULL};
           run_rows(j->path, &a);
-          if (j->ep->act != 0)
-            for (int64_t r = 0; r < n; r++) tb_conv_epilogue_row(j->ep, NULL, y + r * step * g->ow, g->ow);
         }
         k += rows;
       }
+      /* the activation over the job's rows at once (contiguous, still in cache): per row it would be a
+       * call per 7 to 112 values, which costs the transcendental ones dearly */
+      if (j->ep->act != 0) tb_conv_epilogue_row(j->ep, NULL, j->y + out + oy0 * g->ow, (oy1 - oy0) * g->ow);
     }
   }
   free(buf);
@@ -196,6 +179,8 @@ bool tb_conv_depthwise_run(tb_gemm_path path, const tb_conv_geom *g, const float
   j.splits = splits;
   j.max_staged = (rows - 1) * g->sh + reach;
   if (j.max_staged > g->ih) j.max_staged = g->ih;
-  tb_pool_parallel_for(pool, (size_t)(planes * splits), dw_tasks, &j);
+  /* work as the other convolutions count it (outputs x taps): a tiny one stays on the caller */
+  tb_pool_parallel_for_work(pool, (size_t)(planes * splits), (double)(g->batch * g->out_c * g->oh * g->ow) *
+                            (double)(g->kh * g->kw), dw_tasks, &j);
   return !j.failed;
 }
