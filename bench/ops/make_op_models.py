@@ -13,6 +13,10 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      1x64x80x80
   resize_linear_half Resize linear (half_pixel), scales 0.5, 1x64x160x160
   resize_cubic_2x    Resize cubic (a = -0.75, pytorch_half_pixel: bicubic), sizes 128x128 from 1x32x64x64
+  dw_*               depthwise Conv (group = channels) + bias at the shapes of MobileNetV3-Large (3x3 and 5x5,
+                     strides 1 and 2, 112x112 down to 7x7), EfficientNet-B0 (3x3 at 112x112, 5x5 at 28x28),
+                     ConvNeXt-T (7x7 pad 3 at 56x56 and 14x14) and DeepLabV3-MobileNetV3's dilated backbone
+                     (5x5 dilation 2 at 32x32: a 512x512 image at output stride 16)
   sigmoid, tanh,     the activations on 1x96x112x112 (EfficientNet's first SiLU-sized tensor, 1.2 M values),
   hardsigmoid,       each one node; silu is Sigmoid then Mul of the same input (how torch exports SiLU at
   hardswish, gelu,   opset 17: TensorBridge fuses it at O1, ONNX Runtime's optimizer does too) and gelu the
@@ -21,7 +25,9 @@ the models that use them, each with its input, and a manifest.json that bench/mo
   transpose_nhwc_nchw  Transpose perm 0,3,1,2 of 1x56x56x96 (back)
   transpose_heads    Transpose perm 0,2,1,3 of 1x197x12x64 (ViT's attention heads)
 
---quick writes the same at a quarter of the spatial size. Usage: make_op_models.py OUT [--quick]"""
+--quick writes the same at a quarter of the spatial size; --only NAME,... writes only the models whose names
+start with one of those (e.g. --only dw_ for the depthwise ones). Usage: make_op_models.py OUT [--quick]
+[--only NAME,...]"""
 import json
 import os
 import sys
@@ -106,6 +112,40 @@ def resize(name, seed, c, hw, out, mode, coord, by_sizes, **attrs):
     return model(name, node, inits, [1, c, hw, hw], [1, c, out, out]), x
 
 
+def depthwise(name, seed, c, hw, k, s, dil=1):
+    rng = np.random.default_rng(seed)
+    pad = dil * (k - 1) // 2
+    w = rng.standard_normal((c, 1, k, k), dtype=np.float32) * np.float32(1.0 / k)
+    b = rng.standard_normal(c, dtype=np.float32) * np.float32(0.1)
+    out = (hw + 2 * pad - dil * (k - 1) - 1) // s + 1
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name=f"/{name}/Conv", group=c, kernel_shape=[k, k],
+                            strides=[s, s], pads=[pad] * 4, dilations=[dil, dil])
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, c, out, out]), x
+
+
+def depthwise_models(q):
+    """The depthwise shapes: name -> (channels, spatial size, kernel, stride, dilation, source)."""
+    shapes = {
+        "dw_mbv3_3x3s1_112": (16, 112, 3, 1, 1, "MobileNetV3-L block 1"),
+        "dw_mbv3_3x3s2_112": (64, 112, 3, 2, 1, "MobileNetV3-L block 2"),
+        "dw_mbv3_5x5s2_56": (72, 56, 5, 2, 1, "MobileNetV3-L block 4"),
+        "dw_mbv3_3x3s1_14": (480, 14, 3, 1, 1, "MobileNetV3-L block 11"),
+        "dw_mbv3_5x5s1_7": (960, 7, 5, 1, 1, "MobileNetV3-L block 15"),
+        "dw_effb0_3x3s1_112": (32, 112, 3, 1, 1, "EfficientNet-B0 stage 1"),
+        "dw_effb0_5x5s1_28": (240, 28, 5, 1, 1, "EfficientNet-B0 stage 4"),
+        "dw_convnext_7x7_56": (96, 56, 7, 1, 1, "ConvNeXt-T stage 1"),
+        "dw_convnext_7x7_14": (384, 14, 7, 1, 1, "ConvNeXt-T stage 3"),
+        "dw_deeplab_5x5d2_32": (960, 32, 5, 1, 2, "DeepLabV3-MobileNetV3 dilated block"),
+    }
+    out = {}
+    for i, (name, (c, hw, k, s, dil, src)) in enumerate(shapes.items()):
+        size = max(hw // q, 7)
+        out[name] = ((lambda name=name, c=c, size=size, k=k, s=s, dil=dil, i=i: depthwise(name, 20 + i, c, size, k, s, dil)),
+                     f"depthwise {k}x{k}/{s}{f' dilation {dil}' if dil > 1 else ''} + bias, 1x{c}x{size}x{size} ({src})")
+    return out
+
+
 def models(q):
     """name -> (builder, description); q divides the spatial sizes."""
     out = {
@@ -127,6 +167,7 @@ def models(q):
         "resize_cubic_2x": (lambda: resize("resize_cubic_2x", 7, 32, 64 // q, 128 // q, "cubic", "pytorch_half_pixel",
                                            True, cubic_coeff_a=-0.75),
                             f"Resize cubic a=-0.75 pytorch_half_pixel x2 (sizes), 1x32x{64 // q}x{64 // q}"),
+        **depthwise_models(q),
     }
     act_shape = (1, 96, 112 // q, 112 // q)
     for i, act in enumerate(["sigmoid", "tanh", "hardsigmoid", "hardswish", "gelu", "silu"]):
@@ -144,8 +185,18 @@ def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     out, quick = os.path.abspath(argv[1]), "--quick" in argv[2:]
+    only = []
+    if "--only" in argv[2:]:
+        at = argv.index("--only")
+        if at + 1 >= len(argv) or not argv[at + 1].strip(","):
+            sys.exit("make_op_models.py: --only wants a comma-separated list of model names or name prefixes (e.g. dw_)")
+        only = [p for p in argv[at + 1].split(",") if p]
+    chosen = {k: v for k, v in models(4 if quick else 1).items() if not only or any(k.startswith(p) for p in only)}
+    if not chosen:
+        sys.exit(f"make_op_models.py: --only {','.join(only)} matches no model; the models are "
+                 f"{', '.join(models(1))}")
     manifest = []
-    for name, (build, what) in models(4 if quick else 1).items():
+    for name, (build, what) in chosen.items():
         m, x = build()
         path = os.path.join(out, name + ".onnx")
         os.makedirs(os.path.join(out, name, "inputs"), exist_ok=True)

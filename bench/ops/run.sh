@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The operator benchmark, TensorBridge's level-2 ConvTranspose and Resize kernels against ONNX Runtime on
-# one-node models (docs/benchmarking.md, "Operator set"), with the model set's machinery: the venv and the
-# model_bench build of bench/models/run.sh, the one-node models written by make_op_models.py into
+# The operator benchmark, TensorBridge's level-2 ConvTranspose, Resize and depthwise Conv kernels against
+# ONNX Runtime on one-node models (docs/benchmarking.md, "Operator set"), with the model set's machinery:
+# the venv and the model_bench build of bench/models/run.sh, the one-node models written by make_op_models.py into
 # build/bench-ops-models/{full,quick}, and bench/models/compare.py, which interleaves ONNX Runtime and
 # TensorBridge rounds (one process per configuration), checks our outputs against ONNX Runtime's and writes
 # the table to build/bench-ops/models.md and models.json.
 # Usage: bash bench/ops/run.sh [--quick]   (--quick: a quarter of the spatial size, 6 timed runs)
 # Environment: BENCH_THREADS (default 1,2), BENCH_LEVELS (O2), BENCH_WARMUP (3), BENCH_RUNS (30; 6 quick),
-# BENCH_ROUNDS (3).
+# BENCH_ROUNDS (3), BENCH_ONLY (comma-separated model names or prefixes, e.g. dw_ for the depthwise shapes;
+# default all).
 set -euo pipefail
 
 quick=""
@@ -36,7 +37,7 @@ cmake --build "$build" -j"$(nproc)" --target tb_bench_model >/dev/null
 
 echo "== 3/4 writing the operator models into $models"
 rm -rf "$models"
-"$venv/bin/python" bench/ops/make_op_models.py "$models" $quick
+"$venv/bin/python" bench/ops/make_op_models.py "$models" $quick ${BENCH_ONLY:+--only "$BENCH_ONLY"}
 
 echo "== 4/4 running (one process per configuration; progress on stderr)"
 mkdir -p build/bench-ops

@@ -170,7 +170,7 @@ static tb_tensor *scaled_weights(toh *t, const tb_tensor *w) {
  * on the pool; then with weights scaled like a trained network's against the fp32 reference at the
  * validate table's bf16 tolerance. */
 static void check_bf16(toh *t, const conv_case *c, bool fused, const tb_tensor *ref, const char *what) {
-  bool depthwise = c->group == c->c && c->group == c->m && c->group > 1;
+  bool depthwise = c->group == c->c && c->group > 1 && c->m % c->group == 0; /* tb_conv_is_depthwise */
   const tb_kernel *ref_kernel = fused ? &tb_kernel_fused_conv : &tb_kernel_conv;
   tb_tensor *x = t->in[0], *w = t->in[1], *ref_rounded = NULL, *ref_scaled = NULL, *got = NULL;
   t->in[0] = bf16_rounded(t, x);
@@ -234,7 +234,7 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
   }
   char what[160];
   snprintf(what, sizeof what, "%s%s%s%s", c->what, fused ? " fused" : "", act->name ? " " : "", act->name ? act->name : "");
-  bool depthwise = c->group == c->c && c->group == c->m && c->group > 1;
+  bool depthwise = c->group == c->c && c->group > 1 && c->m % c->group == 0; /* tb_conv_is_depthwise */
   for (int p = 0; p < n_paths(); p++) {
     const tb_kernel *k = fused ? fused_entries[p] : conv_entries[p];
     tb_tensor *got = NULL;
@@ -274,7 +274,7 @@ static const conv_case gemm_cases[] = {
     {"1-D dilation 2 groups 5", 1, 10, 0, 40, 15, 1, 3, 5, 1, 2, {0, 0, 0, 0}, NULL, false},
     {"1-D 1x1", 1, 6, 0, 33, 4, 1, 1, 1, 1, 1, {0}, NULL, true},
     {"K past one block (C 40, 3x3)", 1, 40, 6, 6, 70, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
-    {"channel multiplier 2 (group == C)", 1, 4, 6, 7, 8, 3, 3, 4, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"channel multiplier 2 (group == C: the depthwise path)", 1, 4, 6, 7, 8, 3, 3, 4, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"kernel as large as the input", 1, 3, 4, 4, 2, 4, 4, 1, 1, 1, {0}, NULL, true},
     {"7x7 stride 2 pad 3 (stem-like, rows wider than a sliver)", 1, 3, 75, 79, 9, 7, 7, 1, 2, 1, {3, 3, 3, 3}, NULL, true},
     {"3x3 over 900 pixels (two pixel blocks)", 1, 5, 30, 30, 7, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},

@@ -80,7 +80,7 @@ static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm
   size_t nd = tb_tensor_ndim(w);
   const int64_t *ws = tb_tensor_shape(w);
   if (nd < 3 || nd > 4 || group < 1 || ws[0] % group != 0 || tb_tensor_numel(w) == 0) return TB_OK;
-  if (group == ws[0] && ws[1] == 1 && group > 1) return TB_OK; /* depthwise: the taps are used as they are */
+  if (ws[1] == 1 && group > 1 && ws[0] % group == 0) return TB_OK; /* depthwise: the taps are used as they are */
   int64_t mg = ws[0] / group, k = tb_tensor_numel(w) / ws[0];
   conv_state *s = new_state(gemm, path, w, group);
   void **packed = calloc((size_t)group, sizeof *packed);
@@ -129,11 +129,12 @@ typedef struct conv_job {
   int failed;
 } conv_job;
 
-/* The direct, Winograd and depthwise paths apply Relu, LeakyRelu and Clip in registers as they store, and
+/* The direct and Winograd paths apply Relu, LeakyRelu and Clip in registers as they store, and
  * any other activation per stored row segment (7 to 16 values a call, most of them a vector's tail): a
  * fused SiLU made YOLO's direct and EfficientNet's depthwise convolutions 1.3-1.5x slower than Conv then
  * Sigmoid and Mul. For those kinds they store without it (bias and residual still added) and it runs over
- * each whole output plane afterwards (depthwise: right after the plane, while it is in cache). */
+ * each whole output plane afterwards. (The depthwise path runs every activation over its block of rows
+ * after them: conv_depthwise.c.) */
 static tb_gemm_epilogue tile_epilogue(const tb_gemm_epilogue *ep) {
   tb_gemm_epilogue t = *ep;
   if (t.act > 3) t.act = 0;
@@ -174,20 +175,6 @@ static void gemm_jobs(void *p, size_t begin, size_t end) {
     tb_conv_block_act(avx512, &j->ep, j->y + out, n, mg, nc);
   }
   free(ct);
-}
-
-static void depthwise_jobs(void *p, size_t begin, size_t end) {
-  conv_job *j = p;
-  const tb_conv_geom *g = j->g;
-  int64_t in_plane = g->ih * g->iw, out_plane = tb_conv_pixels(g), taps = g->kh * g->kw;
-  tb_gemm_epilogue tile_ep = tile_epilogue(&j->ep);
-  for (size_t t = begin; t < end; t++) {
-    int64_t c = (int64_t)t % g->in_c;
-    float *y = j->y + (int64_t)t * out_plane;
-    tb_conv_depthwise_plane(j->dw_path, g, j->x + (int64_t)t * in_plane, j->w + c * taps, j->bias ? j->bias[c] : 0.0f,
-                            j->residual ? j->residual + (int64_t)t * out_plane : NULL, &tile_ep, y);
-    if (j->ep.act > 3) tb_conv_epilogue_row(&j->ep, NULL, y, out_plane);
-  }
 }
 
 /* C = 0 input channels: every output is its bias, then the epilogue. */
@@ -363,8 +350,9 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
     return TB_OK;
   }
   if (tb_conv_is_depthwise(&g)) {
-    tb_pool_parallel_for_work(ctx->pool, (size_t)(g.batch * g.in_c), (double)tb_tensor_numel(y) * (double)tb_conv_k(&g),
-                              depthwise_jobs, &j);
+    if (!tb_conv_depthwise_run(dw_path, &g, j.x, j.w, j.bias, j.residual, &j.ep, j.y, ctx->pool))
+      return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the depthwise convolution's staged input rows "
+                             "(%lld wide)", (long long)g.iw);
     return TB_OK;
   }
   const conv_state *s = ctx->state;

@@ -28,8 +28,11 @@ tb_status tb_conv_geom_resolve(const tb_kernel_ctx *ctx, size_t x_ndim, const in
 void tb_conv_geom_set_axes(tb_conv_geom *g, const int64_t *x_shape, const nn_window *win, const int64_t *out);
 static inline int64_t tb_conv_k(const tb_conv_geom *g) { return g->in_c / g->group * g->kh * g->kw; }
 static inline int64_t tb_conv_pixels(const tb_conv_geom *g) { return g->oh * g->ow; }
-/* One input channel per group and one output channel per group: the direct depthwise path. */
-static inline bool tb_conv_is_depthwise(const tb_conv_geom *g) { return g->group == g->in_c && g->group == g->out_c && g->group > 1; }
+/* One input channel per group and one or more (a channel multiplier) output channels per group: the
+ * direct depthwise path. */
+static inline bool tb_conv_is_depthwise(const tb_conv_geom *g) {
+  return g->group == g->in_c && g->group > 1 && g->out_c % g->group == 0;
+}
 /* A 1x1 kernel, stride 1, no pads: the input itself is the K x N operand. */
 static inline bool tb_conv_is_pointwise(const tb_conv_geom *g) {
   return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->oh == g->ih &&
@@ -115,8 +118,10 @@ bool tb_conv_accepts(const tb_kernel_query *q);
  * through ep->vec's add and unary loops when it is set (every activation kind), else per element. */
 void tb_conv_epilogue_row(const tb_gemm_epilogue *ep, const float *residual, float *y, int64_t n);
 
-/* One depthwise output plane: y = act(conv(x plane, w taps) + bias + residual), residual NULL for none. */
-void tb_conv_depthwise_plane(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, float bias,
-                             const float *residual, const tb_gemm_epilogue *ep, float *y);
+/* The depthwise convolution (tb_conv_is_depthwise) of every image on the pool (conv_depthwise.c):
+ * y = act(conv(x, w) + bias + residual), bias and residual NULL for none. False when out of memory for its
+ * staged rows (y then incomplete). */
+bool tb_conv_depthwise_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
+                           const float *residual, const tb_gemm_epilogue *ep, float *y, struct tb_pool *pool);
 
 #endif
