@@ -128,6 +128,12 @@ typedef struct tb_prepare_result {
   const char *const *copies;       /* "value 'x': cpu -> opencl (for Relu 'r1')", copies_inserted entries */
   size_t reduced_precision_nodes;  /* nodes whose kernel computes in a reduced precision */
   const char *const *node_precisions; /* "MatMul (name): bf16", reduced_precision_nodes entries */
+  /* Added in 0.4. When bf16 is asked for (precision bf16, or auto at O3), per CPU node the precision it runs in
+   * and why: "MatMul (name): bf16: 1.8x faster than fp32 on this shape (trial: 0.23 vs 0.41 ms)", "Conv (c1):
+   * fp32: bf16 1.8x slower on this shape (trial: 0.41 vs 0.23 ms)", "Relu (r): fp32: no bf16 kernel", "...: fp32:
+   * the CPU has no bf16 instructions (AVX512-BF16)"; precision_choice_count entries (0 otherwise). */
+  size_t precision_choice_count;
+  const char *const *precision_choices;
 } tb_prepare_result;
 
 /* options NULL: O2, auto precision. On failure *out_prepared is NULL and *out_result (when not NULL)

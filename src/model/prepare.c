@@ -10,6 +10,7 @@
 #include <time.h>
 #include "backend/backend_refs.h"
 #include "core/convert_features.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "model/conv_algo.h"
 #include "model/levels.h"
@@ -174,7 +175,8 @@ static tb_status list_copies(tb_prepared *p, strlist *copies) {
 }
 
 /* Kernels chosen and their state made, nodes placed on the device where it has kernels; the lists. */
-static tb_status place(tb_prepared *p, bool cpu_fallback, strlist *fallback, strlist *copies, strlist *precisions) {
+static tb_status place(tb_prepared *p, bool cpu_fallback, strlist *fallback, strlist *copies, strlist *precisions,
+                       strlist *choices) {
   tb_status st = tb_exec_place(p->exec, p->backend, cpu_fallback);
   if (st != TB_OK) return st;
   const tb_graph *g = p->graph;
@@ -187,8 +189,12 @@ static tb_status place(tb_prepared *p, bool cpu_fallback, strlist *fallback, str
     if (line && !push(p, fallback, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
     line = pl->precision ? tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->precision) : NULL;
     if (line && !push(p, precisions, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    line = pl->precision_why && !pl->on_device ? tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->precision_why) : NULL;
+    if (line && !push(p, choices, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
     p->result.device_nodes += pl->on_device;
+    p->bf16_rejected += pl->bf16_rejected;
   }
+  p->result.precision_choice_count = choices->count;
   p->result.cpu_fallback_nodes = fallback->count;
   p->result.reduced_precision_nodes = precisions->count;
   return list_copies(p, copies);
@@ -220,6 +226,7 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
     char text[240];
     const char *why = o->level <= TB_LEVEL_O1 ? "bf16 kernels run at O2 and O3"
                       : !tb_cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16; AMX-BF16 alone is not used)"
+                      : p->bf16_rejected ? "fp32 was as fast or faster in every node's bf16 trial (precision_choices says each)"
                       : cpu_nodes ? "no node of this model has a bf16 kernel" : "the device's kernels compute in fp32";
     snprintf(text, sizeof text, "precision %s: fp32 is used: %s", o->precision == TB_PRECISION_AUTO ? "auto at O3" : "bf16", why);
     st = warn(p, warnings, text);
@@ -237,8 +244,26 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   return st;
 }
 
+/* How the executor treats nodes with a bf16 kernel: a trial at O3 with precision auto (unless TB_BF16_TRIAL=off),
+ * bf16 wherever a kernel exists with precision bf16, nothing asked otherwise. */
+static tb_status set_bf16_mode(tb_exec *e, const tb_prepare_options *o) {
+  tb_bf16_mode mode = TB_BF16_NOT_ASKED;
+  if (o->level >= TB_LEVEL_O2 && o->precision == TB_PRECISION_BF16) mode = TB_BF16_FORCED;
+  if (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO) {
+    const char *v = tb_env("TB_BF16_TRIAL");
+    if (!v || strcmp(v, "on") == 0 || strcmp(v, "1") == 0) mode = TB_BF16_TRIAL;
+    else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) mode = TB_BF16_FORCED;
+    else
+      return tb_error(TB_ERR_INVALID_ARGUMENT,
+                      "tb_model_prepare: TB_BF16_TRIAL='%.100s' is not one of on, 1, off, 0; unset it (on: O3 runs bf16 only "
+                      "where a trial shows it faster) or set off (bf16 wherever a kernel exists)", v);
+  }
+  tb_exec_set_bf16_mode(e, mode, tb_cpu_has_bf16(tb_convert_features()));
+  return TB_OK;
+}
+
 static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
-  strlist applied = {0}, warnings = {0}, fallback = {0}, copies = {0}, precisions = {0};
+  strlist applied = {0}, warnings = {0}, fallback = {0}, copies = {0}, precisions = {0}, choices = {0};
   tb_prepare_result *r = &p->result;
   r->size = sizeof *r;
   r->level = o->level;
@@ -262,7 +287,8 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
-  if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions);
+  if (st == TB_OK) st = set_bf16_mode(p->exec, o);
+  if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions, &choices);
   if (st == TB_OK) {
     char first[200] = "";
     size_t missing = tb_exec_missing_kernels(p->exec, first, sizeof first);
@@ -279,6 +305,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   r->fallback_ops = fallback.items;
   r->copies = copies.items;
   r->node_precisions = precisions.items;
+  r->precision_choices = choices.items;
   return st;
 }
 

@@ -61,6 +61,7 @@ tb_status tb_prepare_result_to_json(const tb_prepare_result *r, char **out_json)
        cJSON_AddNumberToObject(m, "device_nodes", (double)r->device_nodes) &&
        add_strings(m, "copies", r->copies, r->copies_inserted) &&
        cJSON_AddNumberToObject(m, "reduced_precision_nodes", (double)r->reduced_precision_nodes) &&
-       add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes);
+       add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes) &&
+       add_strings(m, "precision_choices", r->precision_choices, r->precision_choice_count);
   return tb_json_finish(o, ok, out_json, "tb_prepare_result_to_json");
 }
