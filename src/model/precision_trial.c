@@ -142,7 +142,6 @@ static double now_ms(void) {
 
 typedef struct trial {
   tb_exec *e;
-  size_t step;
   const tb_node *n;
   const tb_value_type *const *in_types;
   tb_tensor **in;     /* constants, or stand-ins made here (made[k]) */
@@ -226,20 +225,45 @@ static void free_tensors(trial *t) {
   for (size_t o = 0; o < t->n->n_outputs; o++) tb_tensor_destroy(t->out[o]);
 }
 
+/* The context the executor would give the node's CPU kernel, without the executor itself (exec NULL: the
+ * trial's prepare consumes no constant and records no method) nor subgraphs. */
+static tb_kernel_ctx trial_ctx(const trial *t, tb_tensor *const *in, tb_tensor **out, void *state) {
+  const tb_exec *e = t->e;
+  const tb_node *n = t->n;
+  tb_kernel_ctx kc = {
+      .graph = e->g,
+      .node = n,
+      .n_inputs = n->n_inputs,
+      .inputs = in,
+      .n_outputs = n->n_outputs,
+      .outputs = out,
+      .backend = e->cpu,
+      .threads = e->threads,
+      .pool = e->pool,
+      .conv_algo = (int)e->conv_algo,
+      .state = state,
+      .params = n->params,
+      .domain = n->domain ? n->domain : "",
+      .op_type = n->op_type,
+      .opset = n->opset,
+      .in_types = t->in_types,
+      .omitted_outputs = tb_kernel_omitted_outputs(n),
+      .constant_inputs = tb_kernel_constant_inputs(e->g, n),
+      .name = n->name ? n->name : "",
+  };
+  return kc;
+}
+
 /* The kernel's state for the trial (its own: the node's real state is made after the choice). */
 static tb_status prepare_kernel(trial *t, const tb_kernel *k, void **state) {
   *state = NULL;
   if (!k->prepare) return TB_OK;
-  tb_kernel_ctx kc = tb_exec_kernel_ctx(t->e, t->step, false, t->consts, t->in_types, NULL, NULL);
-  kc.exec = NULL; /* not the executor's prepare: nothing is consumed or recorded */
-  kc.run_subgraph = NULL;
+  tb_kernel_ctx kc = trial_ctx(t, t->consts, NULL, NULL);
   return k->prepare(&kc, state);
 }
 
 static tb_status run_kernel(trial *t, const tb_kernel *k, void *state, double *ms) {
-  tb_kernel_ctx kc = tb_exec_kernel_ctx(t->e, t->step, false, t->in, t->in_types, t->out, state);
-  kc.exec = NULL;
-  kc.run_subgraph = NULL;
+  tb_kernel_ctx kc = trial_ctx(t, t->in, t->out, state);
   double t0 = now_ms();
   tb_status st = k->run(&kc);
   double dt = now_ms() - t0;
@@ -298,7 +322,7 @@ void tb_bf16_trial_choose(tb_exec *e, size_t step, const tb_value_type *const *i
   size_t slots = n->n_inputs + n->n_outputs + 1;
   tb_tensor **tensors = calloc(3 * slots, sizeof *tensors);
   bool *made = calloc(slots, sizeof *made);
-  trial t = {e, step, n, in, tensors, made, tensors ? tensors + slots : NULL, tensors ? tensors + 2 * slots : NULL};
+  trial t = {e, n, in, tensors, made, tensors ? tensors + slots : NULL, tensors ? tensors + 2 * slots : NULL};
   if (!tensors || !made) {
     snprintf(why, cap, "fp32: out of host memory for the bf16 trial");
   } else if (make_tensors(&t, why, cap) && time_kernels(&t, fp32, bf16, &fp32_ms, &bf16_ms, why, cap)) {
