@@ -393,7 +393,11 @@ static void print_text(const run_opts *o, const tb_model *model, const tb_backen
   for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++)
     printf("  fallback: %s\n", tbc_one_line(r->fallback_ops[i], line, sizeof line));
   for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", tbc_one_line(r->copies[i], line, sizeof line));
-  for (size_t i = 0; i < r->reduced_precision_nodes && r->node_precisions; i++)
+  /* the bf16 decision per node (the nodes without a bf16 kernel only in --json), else the bf16 nodes */
+  for (size_t i = 0; i < r->precision_choice_count && r->precision_choices; i++)
+    if (!strstr(r->precision_choices[i], ": fp32: no bf16 kernel"))
+      printf("  precision: %s\n", tbc_one_line(r->precision_choices[i], line, sizeof line));
+  for (size_t i = 0; !r->precision_choice_count && i < r->reduced_precision_nodes && r->node_precisions; i++)
     printf("  precision: %s\n", tbc_one_line(r->node_precisions[i], line, sizeof line));
   for (size_t i = 0; i < notes->count; i++) printf("note:     %s\n", tbc_one_line(notes->text[i], line, sizeof line));
   if (o->repeat > 1)

@@ -36,6 +36,12 @@ class PrepareResult:
     metrics: Dict[str, Any] = field(hash=False)
 
     @property
+    def precision_choices(self) -> Tuple[str, ...]:
+        """When bf16 was asked for (precision bf16, or auto at O3): per CPU node, the precision it runs in and
+        why ("Conv (c1): fp32: bf16 1.8x slower on this shape (trial: 0.41 vs 0.23 ms)"; docs/engine.md)."""
+        return tuple(self.metrics.get("precision_choices", ()))
+
+    @property
     def placements(self) -> List[Dict[str, str]]:
         """Where each node runs, in execution order: {"node": "Relu (r1)", "device": "cuda:0", "reason": ""};
         the reason says why a node is not on the backend's device ("no cuda kernel for ...; ran on vulkan:0,

@@ -49,6 +49,22 @@ def test_prepare_levels_and_run_cnn_against_onnxruntime(cnn_path, level):
     assert result.to_dict()["level"] == level
 
 
+def test_o3_says_each_nodes_precision_and_why(cnn_path):
+    x = np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    ref, _ = tb.load(cnn_path).prepare("cpu", level="O0", threads=1)
+    prepared, result = tb.load(cnn_path).prepare("cpu", level="O3", threads=1)
+    choices = result.precision_choices
+    assert len(choices) == result.metrics["nodes_after"]
+    assert all(re.fullmatch(r".+ \(.*\): (bf16|fp32): .+", c) for c in choices), choices
+    # the nodes the result says run bf16 are exactly those the choices say won their trial
+    bf16_nodes = [c.split(": bf16", 1)[0] for c in choices if ": bf16: " in c]
+    assert sorted(bf16_nodes) == sorted(n.rsplit(": ", 1)[0] for n in result.metrics["node_precisions"])
+    assert result.precision == ("bf16" if bf16_nodes else "fp32")
+    np.testing.assert_allclose(prepared.run({"input": x})["probs"], ref.run({"input": x})["probs"], rtol=1e-2, atol=1e-2)
+    _, o2 = tb.load(cnn_path).prepare("cpu", level="O2", threads=1)
+    assert o2.precision_choices == ()
+
+
 @pytest.mark.parametrize("algo", ["default", "auto", "winograd", "direct", "GEMM"])
 def test_conv_algo_gives_the_same_outputs(cnn_path, algo):
     x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)

@@ -72,6 +72,15 @@ void tb_exec_destroy(tb_exec *e);
 /* The convolution algorithm (a resolved tb_conv_algo, never DEFAULT) every kernel of e and of its subgraphs
  * gets in ctx->conv_algo; call before tb_exec_place. Auto until set. */
 void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo);
+/* How nodes with a bf16 kernel choose it (precision_trial.c; docs/engine.md "bf16 only where it wins"). */
+typedef enum tb_bf16_mode {
+  TB_BF16_NOT_ASKED = 0, /* fp32 asked for, or a level below O3 without precision bf16 */
+  TB_BF16_TRIAL,         /* auto at O3: bf16 only where the node's trial says it wins */
+  TB_BF16_FORCED,        /* precision bf16, or TB_BF16_TRIAL=off: bf16 wherever a kernel exists */
+} tb_bf16_mode;
+/* Call before tb_exec_place; TB_BF16_NOT_ASKED until set. cpu_has_bf16: the CPU computes bf16 natively. */
+void tb_exec_set_bf16_mode(tb_exec *e, tb_bf16_mode mode, bool cpu_has_bf16);
+
 /* Where a node's kernel runs: the CPU, the device, or a route to the device's hardware (2, 3, ...: in the
  * order tb_exec_place adopted them). */
 enum { TB_EXEC_CPU = 0, TB_EXEC_DEVICE = 1 };
@@ -83,6 +92,10 @@ typedef struct tb_exec_placement {
                             executor): "no cuda kernel for X with inputs (float32); ran on vulkan:0, the same GPU
                             (PCI 0000:1a:00.0)" */
   const char *precision; /* the chosen kernel's reduced precision ("bf16"), or NULL */
+  bool fp32_only;        /* its CPU kernel is chosen at the fp32 level even where the executor's allows bf16 (the
+                            bf16 trial lost or could not run): also at run time */
+  bool bf16_rejected;    /* a bf16 kernel exists for it and the trial (or its absence) kept fp32 */
+  const char *precision_why; /* with a bf16 mode (tb_exec_set_bf16_mode): "bf16: ..." or "fp32: ..." (owned) */
 } tb_exec_placement;
 
 struct tb_routes;

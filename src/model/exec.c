@@ -177,6 +177,11 @@ void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
 }
 
+void tb_exec_set_bf16_mode(tb_exec *e, tb_bf16_mode mode, bool cpu_has_bf16) {
+  e->bf16_mode = mode;
+  e->cpu_has_bf16 = cpu_has_bf16;
+}
+
 /* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
 static void drop_tensor(const tb_exec *e, int v, tb_tensor *t) {
   if (t && (v < 0 || !e->arena_views || t != e->arena_views[v])) tb_tensor_destroy(t);
@@ -475,7 +480,9 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
     child_exec *grown = realloc(e->children, (e->n_children + 1) * sizeof *grown);
     if (!grown) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of memory for subgraph '%s'", body->name);
     e->children = grown;
-    tb_status st = tb_exec_create(body, e->cpu, e->level, e->features, e->threads, &child);
+    /* a body's nodes get no bf16 trial (they are placed at their first run): under a trial they keep fp32 */
+    tb_kernel_level level = e->bf16_mode == TB_BF16_TRIAL && e->level > TB_KERNEL_FAST ? TB_KERNEL_FAST : e->level;
+    tb_status st = tb_exec_create(body, e->cpu, level, e->features, e->threads, &child);
     if (st != TB_OK) return st;
     child->conv_algo = e->conv_algo;
     e->children[e->n_children++] = (child_exec){body, child};

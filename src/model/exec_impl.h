@@ -42,6 +42,9 @@ struct tb_exec {
   uint64_t features;
   int threads;
   tb_conv_algo conv_algo; /* tb_exec_set_conv_algo: the kernels' ctx->conv_algo */
+  tb_bf16_mode bf16_mode; /* tb_exec_set_bf16_mode */
+  bool cpu_has_bf16;
+  double trial_ms_left;   /* what tb_exec_place may still spend on bf16 trials */
   tb_pool *pool;
   tb_exec *parent;       /* the executor running the node whose subgraph this is */
   tb_tensor **consts;    /* per value: its constant as a CPU tensor */

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "model/exec_impl.h"
 #include "model/exec_release.h"
+#include "model/precision_trial.h"
 #include "model/routes.h"
 #include "ops/op.h"
 #include "backend/tensor/tensor_impl.h"
@@ -19,9 +20,15 @@ tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value
   return tb_kernel_query_for(n, in, e->level, e->features);
 }
 
-const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
-  tb_kernel_query q = tb_exec_query(e, n, in);
+/* The CPU's kernel for n at most at `level`, on a CPU with `features`. */
+static const tb_kernel *cpu_kernel_at(const tb_exec *e, const tb_node *n, const tb_value_type *const *in, tb_kernel_level level,
+                                      uint64_t features) {
+  tb_kernel_query q = tb_kernel_query_for(n, in, level, features);
   return e->cpu->ops->find_kernel ? e->cpu->ops->find_kernel(e->cpu->state, &q) : NULL;
+}
+
+const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
+  return cpu_kernel_at(e, n, in, e->level, e->features);
 }
 
 /* The kernel of `backend` (the device or a route) for node n, NULL when it runs none or has none for it. */
@@ -71,6 +78,8 @@ const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_t
       return k;
     }
   }
+  if (e->placement && e->placement[step].fp32_only && e->level > TB_KERNEL_FAST)
+    return cpu_kernel_at(e, n, in, TB_KERNEL_FAST, e->features);
   return tb_exec_cpu_kernel(e, n, in);
 }
 
@@ -108,7 +117,10 @@ void tb_exec_release_states(tb_exec *e) {
   for (size_t i = 0; e->cache && i < e->g->n_nodes; i++) release_state(&e->cache[i]);
   tb_exec_free_sides(e);
   if (e->placement)
-    for (size_t i = 0; i < e->g->n_nodes; i++) free((char *)e->placement[i].why);
+    for (size_t i = 0; i < e->g->n_nodes; i++) {
+      free((char *)e->placement[i].why);
+      free((char *)e->placement[i].precision_why);
+    }
   free(e->placement);
   e->placement = NULL;
 }
@@ -149,6 +161,37 @@ static tb_status constant_inputs(tb_exec *e, const tb_node *n, int side, tb_tens
     }
   }
   return TB_OK;
+}
+
+/* With a bf16 mode: node i's CPU kernel (c->kernel, the level's best) kept or replaced by its fp32 one, and the
+ * sentence that says why (docs/engine.md "bf16 only where it wins"). */
+static void choose_precision(tb_exec *e, size_t i, const tb_value_type *const *in) {
+  tb_exec_placement *pl = &e->placement[i];
+  node_cache *c = &e->cache[i];
+  const tb_node *n = &e->g->nodes[i];
+  char why[400] = "";
+  if (e->bf16_mode == TB_BF16_NOT_ASKED) return;
+  if (!c->kernel->precision) {
+    /* would the node have a bf16 kernel on a CPU with every feature? */
+    const tb_kernel *any = cpu_kernel_at(e, n, in, TB_KERNEL_REDUCED, ~UINT64_C(0));
+    bool has = any && any->precision;
+    snprintf(why, sizeof why, "fp32: %s", !has ? "no bf16 kernel"
+                                           : !e->cpu_has_bf16 ? "the CPU has no bf16 instructions (AVX512-BF16)"
+                                                              : "no bf16 kernel for this CPU's instruction sets");
+  } else if (e->bf16_mode == TB_BF16_FORCED) {
+    snprintf(why, sizeof why, "bf16: asked for (precision bf16 or TB_BF16_TRIAL=off), no trial");
+  } else {
+    const tb_kernel *fp32 = cpu_kernel_at(e, n, in, TB_KERNEL_FAST, e->features);
+    bool use_bf16 = true;
+    if (fp32 && !fp32->precision) tb_bf16_trial_choose(e, i, in, c->kernel, fp32, &use_bf16, why, sizeof why);
+    else snprintf(why, sizeof why, "bf16: no fp32 kernel to compare with");
+    if (!use_bf16) {
+      c->kernel = fp32;
+      pl->fp32_only = true;
+      pl->bf16_rejected = true;
+    }
+  }
+  pl->precision_why = strdup(why); /* NULL when memory is short: the result then lacks the sentence */
 }
 
 /* Node i's kernel k on `side`: its constants copied there and its state made. */
@@ -211,6 +254,7 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
   }
   if (!pl->typed) {
     if (e->device) pl->why = strdup("its input types are known only at run time");
+    if (e->bf16_mode == TB_BF16_TRIAL) pl->fp32_only = true; /* no trial can run for it */
     return TB_OK;
   }
   if (e->device) {
@@ -235,6 +279,7 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
   c->side = TB_EXEC_CPU;
   c->kernel = tb_exec_cpu_kernel(e, n, in);
   if (!c->kernel) return TB_OK; /* prepare reports nodes without a CPU kernel */
+  choose_precision(e, i, in);
   pl->precision = c->kernel->precision;
   tb_status st = constant_inputs(e, n, TB_EXEC_CPU, e->in);
   return st == TB_OK ? tb_exec_kernel_state(e, i, e->in, in) : st;
@@ -249,6 +294,7 @@ tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes
   if (!e->placement || (device && tb_exec_add_side(e, device) != TB_EXEC_DEVICE))
     return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   tb_status st = TB_OK;
+  e->trial_ms_left = TB_BF16_TRIAL_BUDGET_MS;
   tb_exec_drop_file_pages(e); /* what the passes and the executor's copies read; read again when needed */
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = place_node(e, i, cpu_fallback);

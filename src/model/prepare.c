@@ -11,6 +11,7 @@
 #include <time.h>
 #include "backend/backend_refs.h"
 #include "core/convert_features.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "model/conv_algo.h"
 #include "model/levels.h"
@@ -186,7 +187,7 @@ static tb_status list_copies(tb_prepared *p, strlist *copies) {
 
 /* The lists of a placement: CPU fallbacks, routed nodes, reduced precision, and where each node runs. */
 typedef struct placement_lists {
-  strlist fallback, routed, precisions, labels, devices, reasons;
+  strlist fallback, routed, precisions, choices, labels, devices, reasons;
 } placement_lists;
 
 /* Kernels chosen and their state made, nodes placed on the device, a route or the CPU; the lists. */
@@ -206,12 +207,16 @@ static tb_status place(tb_prepared *p, bool cpu_fallback, placement_lists *l, st
     strlist *reason_list = !device_backend ? NULL : pl->side == TB_EXEC_CPU ? &l->fallback : pl->side != TB_EXEC_DEVICE ? &l->routed : NULL;
     if (ok && reason_list) ok = push(p, reason_list, tb_arena_printf(&p->arena, "%s: %s", label, why));
     if (ok && pl->precision) ok = push(p, &l->precisions, tb_arena_printf(&p->arena, "%s: %s", label, pl->precision));
+    if (ok && pl->precision_why && pl->side == TB_EXEC_CPU)
+      ok = push(p, &l->choices, tb_arena_printf(&p->arena, "%s: %s", label, pl->precision_why));
+    p->bf16_rejected += pl->bf16_rejected;
     if (!ok) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
     p->result.device_nodes += device_backend && pl->side == TB_EXEC_DEVICE;
   }
   p->result.cpu_fallback_nodes = l->fallback.count;
   p->result.route_nodes = l->routed.count;
   p->result.reduced_precision_nodes = l->precisions.count;
+  p->result.precision_choice_count = l->choices.count;
   p->result.node_count = g->n_nodes;
   return list_copies(p, copies);
 }
@@ -261,6 +266,7 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
     char text[240];
     const char *why = o->level <= TB_LEVEL_O1 ? "bf16 kernels run at O2 and O3"
                       : !tb_cpu_has_bf16(tb_convert_features()) ? "this CPU has no bf16 instructions (AVX512-BF16; AMX-BF16 alone is not used)"
+                      : p->bf16_rejected ? "fp32 was as fast or faster in every node's bf16 trial (precision_choices says each)"
                       : cpu_nodes ? "no node of this model has a bf16 kernel" : "the device's kernels compute in fp32";
     snprintf(text, sizeof text, "precision %s: fp32 is used: %s", o->precision == TB_PRECISION_AUTO ? "auto at O3" : "bf16", why);
     st = warn(p, warnings, text);
@@ -282,6 +288,24 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
     if (g->values[v].constant && (g->values[v].is_initializer || g->values[v].producer < 0)) r->weight_bytes += g->values[v].constant->nbytes;
   r->planned_peak_activation_bytes = tb_exec_planned_bytes(p->exec);
   return st;
+}
+
+/* How the executor treats nodes with a bf16 kernel: a trial at O3 with precision auto (unless TB_BF16_TRIAL=off),
+ * bf16 wherever a kernel exists with precision bf16, nothing asked otherwise. */
+static tb_status set_bf16_mode(tb_exec *e, const tb_prepare_options *o) {
+  tb_bf16_mode mode = TB_BF16_NOT_ASKED;
+  if (o->level >= TB_LEVEL_O2 && o->precision == TB_PRECISION_BF16) mode = TB_BF16_FORCED;
+  if (o->level == TB_LEVEL_O3 && o->precision == TB_PRECISION_AUTO) {
+    const char *v = tb_env("TB_BF16_TRIAL");
+    if (!v || strcmp(v, "on") == 0 || strcmp(v, "1") == 0) mode = TB_BF16_TRIAL;
+    else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) mode = TB_BF16_FORCED;
+    else
+      return tb_error(TB_ERR_INVALID_ARGUMENT,
+                      "tb_model_prepare: TB_BF16_TRIAL='%.100s' is not one of on, 1, off, 0; unset it (on: O3 runs bf16 only "
+                      "where a trial shows it faster) or set off (bf16 wherever a kernel exists)", v);
+  }
+  tb_exec_set_bf16_mode(e, mode, tb_cpu_has_bf16(tb_convert_features()));
+  return TB_OK;
 }
 
 static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
@@ -310,6 +334,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
+  if (st == TB_OK) st = set_bf16_mode(p->exec, o);
   if (st == TB_OK) st = place(p, o->cpu_fallback, &lists, &copies);
   if (st == TB_OK && o->device_only) st = check_device_only(p, &lists);
   if (st == TB_OK) {
@@ -332,6 +357,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   r->node_labels = lists.labels.items;
   r->node_devices = lists.devices.items;
   r->node_reasons = lists.reasons.items;
+  r->precision_choices = lists.choices.items;
   return st;
 }
 

@@ -16,6 +16,7 @@ struct tb_prepared {
   tb_dim_bindings dims;  /* bound at prepare (names and values in the arena) */
   tb_prepare_result result;
   tb_arena arena;        /* result strings and arrays */
+  size_t bf16_rejected;  /* nodes with a bf16 kernel that kept fp32 (the warning's reason) */
   tb_node_profile *profile;   /* tb_prepared_profile's entries, remade per call */
   char (*profile_text)[3][96]; /* per entry: the op type with its domain, the kernel's description, the graph */
 };

@@ -60,6 +60,7 @@ static size_t passes_at(tb_opt_level level) {
 
 static void each_level(void **state) {
   fixture *f = *state;
+  setenv("TB_BF16_TRIAL", "off", 1); /* O3: bf16 wherever a kernel exists (test_precision_trial.c tests the trial) */
   for (int level = TB_LEVEL_O0; level <= TB_LEVEL_O3; level++) {
     int64_t batch = 2;
     tb_prepare_options o = options_at((tb_opt_level)level, &batch);
@@ -94,6 +95,7 @@ static void each_level(void **state) {
     run_small(p, f->cpu, 2); /* quarter-steps: exact in bf16 too */
     tb_prepared_destroy(p);
   }
+  unsetenv("TB_BF16_TRIAL");
 }
 
 /* O3 on a CPU without bf16 instructions (masked here) keeps fp32: emulated bf16 would be slower. */
