@@ -7,7 +7,7 @@
 # the table to build/bench-ops/models.md and models.json.
 # Usage: bash bench/ops/run.sh [--quick]   (--quick: a quarter of the spatial size, 6 timed runs)
 # Environment: BENCH_THREADS (default 1,2), BENCH_LEVELS (O2), BENCH_WARMUP (3), BENCH_RUNS (30; 6 quick),
-# BENCH_ROUNDS (3).
+# BENCH_ROUNDS (3), BENCH_ONLY (comma-separated model names; default all).
 set -euo pipefail
 
 quick=""
@@ -42,4 +42,4 @@ echo "== 4/4 running (one process per configuration; progress on stderr)"
 mkdir -p build/bench-ops
 "$venv/bin/python" bench/models/compare.py --models "$models" --runner "$build/bench/model_bench" --out build/bench-ops \
   --threads "${BENCH_THREADS:-1,2}" --levels "${BENCH_LEVELS:-O2}" --warmup "${BENCH_WARMUP:-3}" \
-  --runs "${BENCH_RUNS:-$([ -n "$quick" ] && echo 6 || echo 30)}" --rounds "${BENCH_ROUNDS:-3}"
+  --runs "${BENCH_RUNS:-$([ -n "$quick" ] && echo 6 || echo 30)}" --rounds "${BENCH_ROUNDS:-3}" --only "${BENCH_ONLY:-}"

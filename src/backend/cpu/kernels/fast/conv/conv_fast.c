@@ -13,19 +13,23 @@
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
  * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
- * runs instead, with W packed for it at prepare (or per run when W is not a constant). Before both,
+ * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
+ * convolution (conv_taps.h: dilation above 1, at least 16 channels per group) takes the tap GEMM before
+ * the direct one: one GEMM per tap over only the output pixels whose input is inside X. Before all,
  * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; the same two paths)
  * takes what it fits, with W transformed at prepare when X's shape is known there (or per run); a W with
  * an infinity stays off it, and a run whose X holds a NaN or an infinity (reported by Winograd's input
  * transform) is redone on the others. ctx->conv_algo (the prepare option tb_prepare_options.conv_algo,
  * its default from TB_CONV_DIRECT / TB_CONV_WINOGRAD, resolved by tb_model_prepare) says which of
- * Winograd and the direct convolution may run: auto both, winograd or direct that one, gemm neither. */
+ * Winograd, the tap GEMM and the direct convolution may run: auto all three, winograd or direct that one,
+ * gemm none (the implicit GEMM alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tensorbridge/model.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_taps.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
@@ -50,6 +54,7 @@ typedef struct conv_state {
   void **packed;
   tb_conv_direct_weights *direct; /* instead of packed: packed for the direct convolution */
   tb_conv_winograd_weights *winograd; /* instead of both: transformed and packed for Winograd */
+  tb_conv_taps_weights *taps; /* instead of all three: packed per tap for the tap GEMM (conv_taps.h) */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -59,6 +64,7 @@ void tb_conv_release(void *state) {
   free(s->packed);
   tb_conv_direct_free(s->direct);
   tb_conv_winograd_free(s->winograd);
+  tb_conv_taps_free(s->taps);
   free(s);
 }
 
@@ -264,6 +270,29 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
   return TB_OK;
 }
 
+/* Whether the tap GEMM (conv_taps.h) runs g: the algorithm is auto and g is dilated (tb_conv_taps_fits). The
+ * winograd, direct and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
+static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_geom *g) {
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO;
+  return allowed && tb_conv_taps_fits(g);
+}
+
+/* The tap GEMM with the weights packed per tap at prepare (the prepare chose it) or packed now. */
+static tb_status run_taps(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w) {
+  const tb_conv_geom *g = j->g;
+  const conv_state *s = ctx->state;
+  tb_conv_taps_weights *own = NULL;
+  const tb_conv_taps_weights *packed = state_fits(s, j->gemm, j->path, w, g->group) ? s->taps : NULL;
+  if (!packed && !(packed = own = tb_conv_taps_pack(j->gemm, j->path, g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W per tap for the dilated convolution");
+  bool ok = tb_conv_taps_run(packed, j->dw_path == TB_GEMM_AVX512, g, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_taps_free(own);
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the dilated convolution's scratch block (%lld x %lld)",
+                           (long long)(g->out_c / g->group), (long long)tb_conv_pixels(g));
+  return TB_OK;
+}
+
 /* The Winograd convolution of this GEMM and path when ctx's algorithm allows it (auto or winograd) and it
  * takes g; else NULL. */
 static const tb_conv_winograd_impl *winograd_impl(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path,
@@ -345,6 +374,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
       ((st = run_winograd(ctx, &j, w, wino, &declined)) != TB_OK || !declined))
     return st;
   /* weights transformed for Winograd that this run's shape or X does not take: the other paths pack per run */
+  if (prepared && !s->winograd ? s->taps != NULL : taps_wanted(ctx, &g)) return run_taps(ctx, &j, w);
   if (prepared && !s->winograd ? s->direct != NULL : direct_impl(ctx, gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
@@ -400,6 +430,21 @@ static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, 
   return TB_OK;
 }
 
+/* The state of a W packed per tap for the tap GEMM when that is wanted (conv_taps.h; X's size does not
+ * matter); *out NULL otherwise. */
+static tb_status prepare_taps(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  if (!static_geom(ctx, w, true, &g) || !taps_wanted(ctx, &g)) return TB_OK;
+  conv_state *s = new_state(gemm, path, w, g.group);
+  if (!s || !(s->taps = tb_conv_taps_pack(gemm, path, &g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W per tap for the dilated convolution");
+  }
+  *out = s;
+  return TB_OK;
+}
+
 /* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
 static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
@@ -428,12 +473,15 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_taps(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_direct(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
     st = pack_weights(ctx, gemm, path, w, group,
                       want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
   *state = s;
-  if (st == TB_OK && s) tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->direct ? "direct" : "implicit GEMM");
+  if (st == TB_OK && s)
+    tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->taps ? "tap GEMM" : s->direct ? "direct" : "implicit GEMM");
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
    * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then */
   if (st == TB_OK && s && !s->winograd) tb_kernel_constant_consumed(ctx, 1);
@@ -502,15 +550,19 @@ static const tb_conv_direct_impl *f32_direct(int path) {
   return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
 }
 
-static const tb_conv_gemm f32_gemm = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
+const tb_conv_gemm tb_conv_gemm_f32 = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
                                       .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct,
                                       .winograd = f32_winograd};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
-  static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, false); } \
-  static tb_status fused_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, true); } \
+  static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) {                                                         \
+    return tb_conv_run(ctx, &tb_conv_gemm_f32, path, path, false);                                                 \
+  }                                                                                                                \
+  static tb_status fused_run_##suffix(tb_kernel_ctx *ctx) {                                                        \
+    return tb_conv_run(ctx, &tb_conv_gemm_f32, path, path, true);                                                  \
+  }                                                                                                                \
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                            \
-    return tb_conv_prepare(ctx, state, &f32_gemm, path);                                                           \
+    return tb_conv_prepare(ctx, state, &tb_conv_gemm_f32, path);                                                   \
   }
 CONV_ENTRIES(avx512, TB_GEMM_AVX512)
 CONV_ENTRIES(avx2, TB_GEMM_AVX2)
