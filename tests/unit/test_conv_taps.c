@@ -6,7 +6,8 @@
  * FusedConv with every activation and a residual. Each entry's output (weights packed at prepare with X's
  * shape known or not, and per run on a two-thread pool) must be bit-identical to tb_conv_taps_run's (the
  * entry took the tap path) and within tolerance of the reference; conv_algo gemm (the implicit GEMM) on the
- * same case is checked against the reference too. 1, 2 and 3 threads give the same bits. The cost rule
+ * same case is checked against the reference too. 1, 2 and 3 threads give the same bits. The bf16 entries
+ * (portable, AMX emulated, AVX512-BF16) on bf16-valued inputs within the same tolerance. The cost rule
  * (tb_conv_taps_fits): dilation 1, depthwise, a single tap and fewer than 16 channels per group stay off it.
  * Tolerance: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]). */
 #include <math.h>
@@ -17,11 +18,14 @@
 #include "test_conv_util.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
+#include "test_util.h"
 
 extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
 extern const tb_kernel tb_kernel_conv_f32_avx2, tb_kernel_fused_conv_f32_avx2;
 extern const tb_kernel tb_kernel_conv_f32_portable, tb_kernel_fused_conv_f32_portable;
 extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
+extern const tb_kernel tb_kernel_fused_conv_bf16_portable, tb_kernel_fused_conv_bf16_amx_emulated;
+extern const tb_kernel tb_kernel_fused_conv_bf16_avx512bf16;
 
 static tb_pool *pool2, *pool3;
 
@@ -175,6 +179,51 @@ static void threads_give_the_same_bits(void **state) {
   }
 }
 
+/* X and W of t rounded to bf16 values (the low 16 bits cleared), so the bf16 entries' rounding changes nothing
+ * and their products are exact in fp32. */
+static void truncate_to_bf16(toh *t) {
+  for (int i = 0; i < 2; i++) {
+    uint32_t *v = tb_tensor_host_data(t->in[i]);
+    for (int64_t j = 0; j < tb_tensor_numel(t->in[i]); j++) v[j] &= 0xFFFF0000u;
+  }
+}
+
+/* The level-3 bf16 entries (conv_bf16.c: portable, AMX emulated, AVX512-BF16 where the CPU has it) take the
+ * tap GEMM too: on bf16-valued inputs within 1e-4 of the fp32 reference, with and without constant W, and
+ * with conv_algo gemm (the implicit GEMM) as well. */
+static void bf16_entries(void **state) {
+  (void)state;
+  const tb_kernel *ks[] = {&tb_kernel_fused_conv_bf16_portable, &tb_kernel_fused_conv_bf16_amx_emulated,
+                           tbt_cpu_has_bf16_path() ? &tb_kernel_fused_conv_bf16_avx512bf16 : NULL};
+  const char *names[] = {"bf16 portable", "bf16 amx emulated", "bf16 avx512bf16"};
+  const size_t picked[] = {1, 2, 4, 7};
+  for (size_t e = 0; e < 3; e++) {
+    if (!ks[e]) {
+      print_message("skipped the %s entry: this CPU has no AVX512-BF16\n", names[e]);
+      continue;
+    }
+    for (size_t i = 0; i < sizeof picked / sizeof picked[0]; i++) {
+      const conv_case *c = &cases[picked[i]];
+      toh t;
+      setup(&t, true, c, &acts[1], false);
+      make_inputs(&t, c, 51 + i);
+      truncate_to_bf16(&t);
+      tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_fused_conv, TCONV_PREP_NONE, false, NULL);
+      for (int how = 0; how < 3; how++) {
+        tconv_conv_algo = how == 2 ? TB_CONV_ALGO_GEMM : TB_CONV_ALGO_AUTO;
+        tb_tensor *got = tconv_run_kernel(&t, ks[e], how == 1 ? TCONV_PREP_NO_W : TCONV_PREP_CONST_W, true, how ? pool2 : NULL);
+        char what[160];
+        snprintf(what, sizeof what, "%s %s", c->what, names[e]);
+        assert_close(got, ref, what, how == 0 ? "prepared" : how == 1 ? "packed per run" : "conv_algo gemm");
+        tb_tensor_destroy(got);
+      }
+      tconv_conv_algo = TB_CONV_ALGO_AUTO;
+      tb_tensor_destroy(ref);
+      toh_teardown(&t);
+    }
+  }
+}
+
 /* The cost rule: dilated, more than one tap, not depthwise, at least 16 channels per group. */
 static void fits_follows_the_cost_rule(void **state) {
   (void)state;
@@ -221,6 +270,7 @@ int main(void) {
       cmocka_unit_test(taps_match_reference),
       cmocka_unit_test(fused_activations_and_residual),
       cmocka_unit_test(threads_give_the_same_bits),
+      cmocka_unit_test(bf16_entries),
       cmocka_unit_test(fits_follows_the_cost_rule),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
