@@ -14,8 +14,9 @@
  * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
  * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
- * convolution (conv_taps.h: dilation above 1, at least 16 channels per group) takes the tap GEMM before
- * the direct one: one GEMM per tap over only the output pixels whose input is inside X. Before all,
+ * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
+ * are not padding) takes the tap GEMM before the direct one: one GEMM per tap over only the output pixels
+ * whose input is inside X. Before all,
  * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; the same two paths)
  * takes what it fits, with W transformed at prepare when X's shape is known there (or per run); a W with
  * an infinity stays off it, and a run whose X holds a NaN or an infinity (reported by Winograd's input
@@ -270,11 +271,12 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
   return TB_OK;
 }
 
-/* Whether the tap GEMM (conv_taps.h) runs g: the algorithm is auto and g is dilated (tb_conv_taps_fits). The
- * winograd, direct and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
-static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_geom *g) {
+/* Whether the tap GEMM (conv_taps.h) runs g: the algorithm is auto and its cost rule takes g against what
+ * would run otherwise (the direct convolution where it fits, else the implicit GEMM). The winograd, direct
+ * and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
+static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
   bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO;
-  return allowed && tb_conv_taps_fits(g);
+  return allowed && tb_conv_taps_fits(g, direct_impl(ctx, gemm, path, g) != NULL);
 }
 
 /* The tap GEMM with the weights packed per tap at prepare (the prepare chose it) or packed now. */
@@ -374,7 +376,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
       ((st = run_winograd(ctx, &j, w, wino, &declined)) != TB_OK || !declined))
     return st;
   /* weights transformed for Winograd that this run's shape or X does not take: the other paths pack per run */
-  if (prepared && !s->winograd ? s->taps != NULL : taps_wanted(ctx, &g)) return run_taps(ctx, &j, w);
+  if (prepared && !s->winograd ? s->taps != NULL : taps_wanted(ctx, gemm, path, &g)) return run_taps(ctx, &j, w);
   if (prepared && !s->winograd ? s->direct != NULL : direct_impl(ctx, gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
@@ -430,12 +432,12 @@ static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, 
   return TB_OK;
 }
 
-/* The state of a W packed per tap for the tap GEMM when that is wanted (conv_taps.h; X's size does not
- * matter); *out NULL otherwise. */
+/* The state of a W packed per tap for the tap GEMM when that is wanted (conv_taps.h) for X's static shape;
+ * *out NULL otherwise (X's size not known: the direct convolution or the implicit GEMM is packed). */
 static tb_status prepare_taps(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
   tb_conv_geom g;
-  if (!static_geom(ctx, w, true, &g) || !taps_wanted(ctx, &g)) return TB_OK;
+  if (!static_geom(ctx, w, false, &g) || !taps_wanted(ctx, gemm, path, &g)) return TB_OK; /* the share needs X's size */
   conv_state *s = new_state(gemm, path, w, g.group);
   if (!s || !(s->taps = tb_conv_taps_pack(gemm, path, &g, tb_tensor_host_data(w)))) {
     free(s);

@@ -18,11 +18,6 @@ struct tb_conv_taps_weights {
   void **packed; /* group x taps, each an mg x cg operand */
 };
 
-bool tb_conv_taps_fits(const tb_conv_geom *g) {
-  return g->group >= 1 && g->in_c % g->group == 0 && g->out_c % g->group == 0 && !tb_conv_is_depthwise(g) &&
-         g->kh * g->kw > 1 && (g->dh > 1 || g->dw > 1) && g->in_c / g->group >= TB_CONV_TAPS_MIN_DEPTH;
-}
-
 void tb_conv_taps_free(tb_conv_taps_weights *w) {
   if (!w) return;
   for (int64_t i = 0; w->packed && i < w->group * w->taps; i++) w->gemm->free_weights(w->packed[i]);
@@ -64,6 +59,24 @@ static void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t off
   if (l > h) l = h;
   *lo = l;
   *hi = h;
+}
+
+double tb_conv_taps_valid_share(const tb_conv_geom *g) {
+  int64_t valid = 0, taps = g->kh * g->kw, pixels = tb_conv_pixels(g);
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t r0, r1, c0, c1;
+    tap_range(g->ih, g->oh, g->sh, g->ph, t / g->kw * g->dh, &r0, &r1);
+    tap_range(g->iw, g->ow, g->sw, g->pw, t % g->kw * g->dw, &c0, &c1);
+    valid += (r1 - r0) * (c1 - c0);
+  }
+  return taps * pixels > 0 ? (double)valid / (double)(taps * pixels) : 1.0;
+}
+
+bool tb_conv_taps_fits(const tb_conv_geom *g, bool direct_fits) {
+  bool shape = g->group >= 1 && g->in_c % g->group == 0 && g->out_c % g->group == 0 && !tb_conv_is_depthwise(g) &&
+               g->kh * g->kw > 1 && (g->dh > 1 || g->dw > 1) && g->in_c / g->group >= TB_CONV_TAPS_MIN_DEPTH;
+  return shape &&
+         tb_conv_taps_valid_share(g) <= (direct_fits ? TB_CONV_TAPS_MAX_SHARE_VS_DIRECT : TB_CONV_TAPS_MAX_SHARE_VS_GEMM);
 }
 
 /* One tap of one image and group: yb (mg x n, row stride n) += W_tap x the input under the tap over its

@@ -17,11 +17,25 @@
  * C / group x taps). */
 enum { TB_CONV_TAPS_MIN_DEPTH = 16 };
 
+/* The share of the implicit GEMM's products that are not multiplications by padding: the output pixels whose
+ * input lies inside X, summed over the taps, over taps x output pixels (1 for an unpadded convolution). */
+double tb_conv_taps_valid_share(const tb_conv_geom *g);
+
+/* The most valid share at which the tap GEMM runs instead of the direct convolution (when that takes g) and
+ * instead of the implicit GEMM (otherwise): the tap GEMM multiplies no padding but runs each product at a
+ * depth of C / group only, while the other two run the padding at full speed. Measured (docs/performance.md,
+ * "Convolution algorithms"): against the direct convolution on AVX-512 the tap GEMM lost at 0.82 (128
+ * channels, 28x28, dilation 4: 1.1 ms against 0.93) and won from 0.56 down (DeepLabV3's ASPP); against the
+ * implicit GEMM (AVX2) it won at 0.82 (2.0 against 2.2 ms) and lost at 0.95 (64 channels, 56x56, dilation
+ * 2: 3.0 against 2.5 ms). */
+#define TB_CONV_TAPS_MAX_SHARE_VS_DIRECT 0.6
+#define TB_CONV_TAPS_MAX_SHARE_VS_GEMM 0.85
+
 /* Whether the tap GEMM takes g (the cost rule of docs/performance.md, "Convolution algorithms"): a 2-D or
  * 1-D convolution with more than one tap, a dilation above 1 on some axis, not depthwise, at least
- * TB_CONV_TAPS_MIN_DEPTH input channels per group. Depends on W's shape and the attributes only, not X's
- * size. */
-bool tb_conv_taps_fits(const tb_conv_geom *g);
+ * TB_CONV_TAPS_MIN_DEPTH input channels per group, and a valid share at most TB_CONV_TAPS_MAX_SHARE_VS_DIRECT
+ * when the direct convolution would take g (direct_fits), else at most TB_CONV_TAPS_MAX_SHARE_VS_GEMM. */
+bool tb_conv_taps_fits(const tb_conv_geom *g, bool direct_fits);
 
 /* W packed per group and tap for one GEMM and path: opaque. */
 typedef struct tb_conv_taps_weights tb_conv_taps_weights;
