@@ -44,6 +44,12 @@ enum { PIXEL_BLOCK = 512, PIXEL_ALIGN = 32, MIN_THREAD_PIXELS = 192 };
  * 49 = 32 + 17) would waste much of each product, while the 14-row slivers of pixels waste little;
  * with more pixels the narrower pixel slivers cost more packing than the edges they save. */
 enum { TRANSPOSED_MAX_PIXELS = 400 };
+/* ... and only when the pixels' last column sliver wastes at least 1 / TRANSPOSED_MIN_WASTE of the product
+ * (49 pixels: 15 of 64 columns) or the depth is at least TRANSPOSED_MIN_DEPTH: transposing the product back
+ * costs about as much as 40 steps of depth, more than the 12% edge of 196 pixels saves at depths 80 to 256
+ * (measured on 1x1 convolutions at 14x14, Zen 5, 1 thread: 112 -> 672 0.139 ms as is against 0.152
+ * transposed, 256 -> 1024 0.48 against 0.50; 1024 -> 256 0.48 against 0.44 transposed). */
+enum { TRANSPOSED_MIN_WASTE = 5, TRANSPOSED_MIN_DEPTH = 512 };
 
 /* Weights packed for one GEMM and path: one packed mg x K operand per group. */
 typedef struct conv_state {
@@ -109,9 +115,12 @@ static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm
   return TB_OK;
 }
 
-/* Whether the product of mg channels over `pixels` output pixels per image (-1: not known) is transposed. */
-static bool want_transposed(const tb_conv_gemm *gemm, int path, int64_t mg, int64_t pixels) {
-  return gemm->transposed && pixels >= 0 && pixels <= TRANSPOSED_MAX_PIXELS && gemm->transposed(path, mg);
+/* Whether the product of mg channels at depth k over `pixels` output pixels per image (-1: not known) is
+ * transposed. */
+static bool want_transposed(const tb_conv_gemm *gemm, int path, int64_t mg, int64_t k, int64_t pixels) {
+  if (!gemm->transposed || pixels < 0 || pixels > TRANSPOSED_MAX_PIXELS || !gemm->transposed(path, mg)) return false;
+  int64_t padded = (pixels + PIXEL_ALIGN - 1) / PIXEL_ALIGN * PIXEL_ALIGN;
+  return (padded - pixels) * TRANSPOSED_MIN_WASTE >= pixels || k >= TRANSPOSED_MIN_DEPTH;
 }
 
 /* The state's packed weights when they were packed by this GEMM and path for this W shape and group. */
@@ -220,7 +229,7 @@ static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   const tb_conv_geom *g = j->g;
   conv_state *own = NULL, *s = ctx->state;
   if (!state_fits(s, j->gemm, j->path, w, g->group) || !s->packed) {
-    bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_pixels(g));
+    bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_k(g), tb_conv_pixels(g));
     tb_status st = pack_weights(ctx, j->gemm, j->path, w, g->group, transposed, &own);
     if (st != TB_OK) return st;
     if (!own) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the weights W could not be packed");
@@ -480,7 +489,8 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
     st = prepare_direct(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
     st = pack_weights(ctx, gemm, path, w, group,
-                      want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
+                      want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, tb_tensor_numel(w) / tb_tensor_shape(w)[0],
+                                      static_pixels(ctx, w)), &s);
   *state = s;
   if (st == TB_OK && s)
     tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->taps ? "tap GEMM" : s->direct ? "direct" : "implicit GEMM");
