@@ -2,18 +2,16 @@
  * folders; see nvrtc_api.h), resolving it, reading its version, and naming its result codes. */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/nvrtc_api.h"
-#include <glob.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include "core/env.h"
+#include "runtime/nvidia_lib_search.h"
 #include "core/error.h"
 
 static const char *const default_loader_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", NULL};
 /* Inside a site-packages folder: the CUDA 13 wheels' layout, then the CUDA 12 wheels'. */
-static const char *const wheel_files[] = {"nvidia/cu13/lib/libnvrtc.so.13", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"};
+static const char *const wheel_files[] = {"nvidia/cu13/lib/libnvrtc.so.13", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", NULL};
 
 static _Atomic(const char *const *) test_loader_names;
 
@@ -24,110 +22,23 @@ static const char *const *loader_names(void) {
   return names ? names : default_loader_names;
 }
 
-/* Text appended to a fixed buffer, cut when full. */
-typedef struct text {
-  char *buf;
-  size_t cap, len;
-} text;
-
-static void add(text *t, const char *a, const char *b) {
-  if (t->len + 1 >= t->cap) return;
-  int n = snprintf(t->buf + t->len, t->cap - t->len, "%s%s", a, b);
-  if (n > 0) t->len = (size_t)n < t->cap - t->len ? t->len + (size_t)n : t->cap - 1;
-}
-
-/* The wheel search: what was looked at (for the error) and the library, once one loads. */
-typedef struct wheel_search {
-  text searched;  /* the site-packages folders looked in */
-  int folders;    /* how many */
-  char refused[1100]; /* the first wheel file that exists but did not load, and the loader's message */
-  void *handle;
-  tb_dl_result dl;
-} wheel_search;
-
-static bool is_regular(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-/* Try the wheels' files in one site-packages folder. */
-static void try_site_packages(wheel_search *w, const char *folder) {
-  struct stat sb;
-  if (w->handle || stat(folder, &sb) != 0 || !S_ISDIR(sb.st_mode)) return;
-  add(&w->searched, w->folders ? ", " : "", folder);
-  w->folders++;
-  for (size_t i = 0; i < sizeof wheel_files / sizeof wheel_files[0] && !w->handle; i++) {
-    char path[sizeof w->dl.path];
-    int n = snprintf(path, sizeof path, "%s/%s", folder, wheel_files[i]);
-    if (n < 0 || (size_t)n >= sizeof path || !is_regular(path)) continue;
-    const char *const names[] = {path, NULL};
-    w->handle = tb_dl_open(NULL, names, &w->dl);
-    /* the file found here, even when the loader had mapped the same file under another name before */
-    if (w->handle) snprintf(w->dl.path, sizeof w->dl.path, "%s", path);
-    else if (!w->refused[0]) snprintf(w->refused, sizeof w->refused, "; %s is there but did not load (%s)", path, w->dl.error);
-  }
-}
-
-/* Every lib/python3.N/{site,dist}-packages folder under a prefix (PYTHONHOME may be "prefix:exec_prefix"). */
-static void try_prefix(wheel_search *w, const char *prefix, size_t len) {
-  if (w->handle || len == 0 || prefix[0] != '/' || len > 900) return;
-  static const char *const kinds[] = {"site-packages", "dist-packages"};
-  for (size_t p = 0; p < sizeof kinds / sizeof kinds[0]; p++) {
-    char pattern[1024];
-    snprintf(pattern, sizeof pattern, "%.*s/lib/python3*/%s", (int)len, prefix, kinds[p]);
-    glob_t g;
-    if (glob(pattern, GLOB_ONLYDIR, NULL, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; i++) try_site_packages(w, g.gl_pathv[i]);
-    }
-    globfree(&g);
-  }
-}
-
-static void try_env_prefix(wheel_search *w, const char *var) {
-  const char *v = tb_env(var);
-  if (v) try_prefix(w, v, strcspn(v, ":"));
-}
-
-static void search_wheels(wheel_search *w) {
-  const char *path = tb_env("PYTHONPATH");
-  for (const char *p = path; p && *p && !w->handle;) {
-    size_t n = strcspn(p, ":");
-    char folder[1024];
-    if (n > 0 && n < sizeof folder && p[0] == '/') {
-      memcpy(folder, p, n);
-      folder[n] = '\0';
-      try_site_packages(w, folder);
-    }
-    p += n + (p[n] == ':');
-  }
-  try_env_prefix(w, "VIRTUAL_ENV");
-  try_env_prefix(w, "CONDA_PREFIX");
-  try_env_prefix(w, "PYTHONHOME");
-  const char *user = tb_env("PYTHONUSERBASE");
-  char local[1024];
-  const char *home = tb_env("HOME");
-  if (!user && home && snprintf(local, sizeof local, "%s/.local", home) < (int)sizeof local) user = local;
-  if (user) try_prefix(w, user, strlen(user));
-  try_prefix(w, "/usr/local", strlen("/usr/local"));
-  try_prefix(w, "/usr", strlen("/usr"));
-}
-
-static tb_status not_found(const char *who, const tb_dl_result *loader, const wheel_search *w) {
+static tb_status not_found(const char *who, const tb_nvidia_lib_search *s) {
+  char searched[1700];
+  tb_nvidia_lib_searched_text(s, searched, sizeof searched);
   return tb_error(TB_ERR_UNAVAILABLE,
                   "%s: NVRTC (libnvrtc, the CUDA runtime compiler the CUDA backend builds its kernels with) was not "
                   "found: tried %s through the loader path (%s) and the NVIDIA pip wheels' nvidia/cu13/lib and "
-                  "nvidia/cuda_nvrtc/lib in %s%s%s; install NVRTC (the CUDA toolkit's cuda-nvrtc package, or `pip "
+                  "nvidia/cuda_nvrtc/lib in %s%s; install NVRTC (the CUDA toolkit's cuda-nvrtc package, or `pip "
                   "install nvidia-cuda-nvrtc`), or set TB_NVRTC_LIB to the path of libnvrtc.so.13 or libnvrtc.so.12",
-                  who, loader->tried, loader->error[0] ? loader->error : "not found",
-                  w->folders ? "the site-packages folders " : "no site-packages folder (none found under VIRTUAL_ENV, "
-                                                              "CONDA_PREFIX, PYTHONHOME, PYTHONPATH, PYTHONUSERBASE, "
-                                                              "~/.local, /usr/local or /usr)",
-                  w->folders ? w->searched.buf : "", w->refused);
+                  who, s->dl.tried, s->dl.error[0] ? s->dl.error : "not found", searched, s->refused);
 }
 
 /* The library: TB_NVRTC_LIB alone when set, else the loader path, else the wheels. */
 static void *find_library(const char *who, tb_dl_result *dl, tb_status *st) {
-  void *h = tb_dl_open("TB_NVRTC_LIB", loader_names(), dl);
+  const tb_nvidia_lib_spec spec = {"TB_NVRTC_LIB", loader_names(), wheel_files};
+  tb_nvidia_lib_search s;
+  void *h = tb_nvidia_lib_find(&spec, &s);
+  *dl = s.dl;
   *st = TB_OK;
   if (h) return h;
   if (dl->from_env) {
@@ -138,14 +49,7 @@ static void *find_library(const char *who, tb_dl_result *dl, tb_status *st) {
                    who, dl->tried, dl->error[0] ? dl->error : "not found");
     return NULL;
   }
-  char searched[1536] = "";
-  wheel_search w = {.searched = {searched, sizeof searched, 0}};
-  search_wheels(&w);
-  if (w.handle) {
-    *dl = w.dl;
-    return w.handle;
-  }
-  *st = not_found(who, dl, &w);
+  *st = not_found(who, &s);
   return NULL;
 }
 
