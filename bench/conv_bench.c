@@ -202,8 +202,10 @@ int main(int argc, char **argv) {
       in[t] = &types[t];
     }
     for (int t = 0; t < 3; t++) b.g->values[b.g->nodes[b.node].inputs[t]].type = types[t]; /* X's shape at prepare */
-    const tb_kernel *fast = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 2, features);
-    const tb_kernel *bf16 = tb_cpu_kernel_find(b.g, &b.g->nodes[b.node], in, 3, features);
+    tb_kernel_query q_fast = tb_kernel_query_for(&b.g->nodes[b.node], in, 2, features);
+    tb_kernel_query q_bf16 = tb_kernel_query_for(&b.g->nodes[b.node], in, 3, features);
+    const tb_kernel *fast = tb_cpu_kernel_find(&q_fast);
+    const tb_kernel *bf16 = tb_cpu_kernel_find(&q_bf16);
     double flop = 2.0 * (double)b.macs;
     double t1 = time_kernel(&b, cpu, fast, NULL, 1000), t2 = time_kernel(&b, cpu, fast, pool2, 1000);
     bool has_bf16 = bf16 && bf16->precision;

@@ -99,8 +99,8 @@ static const char *device_text(const op_entry *e, tb_backend_kind backend) {
 }
 
 static int print_table(const op_entry *entries, size_t count, bool detailed) {
-  static const char *const headers[] = {"OPERATOR", "OPSETS", "INPUT DTYPES", "CPU", "OPENCL", "VULKAN"};
-  tbc_table *table = tbc_table_new(6, headers);
+  static const char *const headers[] = {"OPERATOR", "OPSETS", "INPUT DTYPES", "CPU", "OPENCL", "VULKAN", "CUDA"};
+  tbc_table *table = tbc_table_new(7, headers);
   bool ok = table != NULL;
   for (size_t i = 0; i < count && ok; i++) {
     const op_entry *e = &entries[i];
@@ -109,7 +109,8 @@ static int print_table(const op_entry *entries, size_t count, bool detailed) {
     opsets_text(&e->info, opsets, sizeof opsets);
     dtypes_text(e->info.input_dtypes, dtypes, sizeof dtypes);
     cpu_text(e, cpu, sizeof cpu);
-    const char *cells[] = {name, opsets, dtypes, cpu, device_text(e, TB_BACKEND_OPENCL), device_text(e, TB_BACKEND_VULKAN)};
+    const char *cells[] = {name,   opsets, dtypes, cpu, device_text(e, TB_BACKEND_OPENCL), device_text(e, TB_BACKEND_VULKAN),
+                           device_text(e, TB_BACKEND_CUDA)};
     ok = tbc_table_row(table, cells);
     for (size_t k = 0; k < e->kernel_count && ok && detailed; k++) {
       const tb_op_kernel *kn = &e->kernels[k];

@@ -21,7 +21,7 @@ static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
     "              [--threads N] [--conv-algo A] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
-    "              [--export-weights F] [--record F] [--cpu-fallback] [--profile] [--json]\n"
+    "              [--export-weights F] [--record F] [--cpu-fallback] [--device-only] [--profile] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
     "each output: name, shape, dtype, the first values, the sum of its elements and the SHA-256 of its\n"
@@ -54,6 +54,9 @@ static const char help[] =
     "                      tolerance of the run to the safetensors file F (replay: tb validate --replay F)\n"
     "  --cpu-fallback      a node whose device kernel cannot be built (a driver's compiler error, no device\n"
     "                      memory) runs on the CPU instead of failing the prepare; the reason is listed\n"
+    "  --device-only       fail (exit 1) instead of running any node on the CPU: every node must run on\n"
+    "                      the device or on another route to the same hardware (Vulkan, OpenCL); the\n"
+    "                      error names each node, its op and why it would fall back\n"
     "  --profile           time every node (device nodes waited for after each) and print where the\n"
     "                      time goes, per operator and the slowest nodes (with --repeat, the first run\n"
     "                      is left out as warm-up)\n"
@@ -88,6 +91,7 @@ typedef struct run_opts {
   bool allow_narrowing;
   bool profile;
   bool cpu_fallback;
+  bool device_only;
   tb_prepared *prepared; /* for the profile */
 } run_opts;
 
@@ -141,7 +145,7 @@ static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
                                        "--weights", "--export-weights", "--record", "--conv-algo"};
   const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile},
-                              {"--cpu-fallback", &o->cpu_fallback}, {NULL, NULL}};
+                              {"--cpu-fallback", &o->cpu_fallback}, {"--device-only", &o->device_only}, {NULL, NULL}};
   int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
                               &o->model, help_only);
   if (code != TBC_EXIT_OK) return code;
@@ -349,6 +353,24 @@ static int summarise(const run_opts *o, tb_backend *backend, size_t k, const cha
 
 /* ---- printing ------------------------------------------------------------------------------------- */
 
+/* "  placement: 10 nodes on cuda:0, 2 on vulkan:0, 1 on cpu:0" (devices in the order nodes first use them). */
+static void print_placement(const tb_prepare_result *r) {
+  enum { MAX_PLACES = 8 };
+  const char *devices[MAX_PLACES];
+  size_t counts[MAX_PLACES] = {0}, n = 0;
+  for (size_t i = 0; i < r->node_count; i++) {
+    size_t d = 0;
+    while (d < n && strcmp(devices[d], r->node_devices[i]) != 0) d++;
+    if (d == n && n == MAX_PLACES) continue;
+    if (d == n) devices[n++] = r->node_devices[i];
+    counts[d]++;
+  }
+  if (!n) return;
+  printf("  placement:");
+  for (size_t d = 0; d < n; d++) printf("%s %zu%s on %s", d ? "," : "", counts[d], d ? "" : counts[d] == 1 ? " node" : " nodes", devices[d]);
+  printf("\n");
+}
+
 static void print_text(const run_opts *o, const tb_model *model, const tb_backend *backend, const tb_prepare_result *r,
                        const tbc_notes *notes, double median, double fastest, size_t n_out, const char *const *names,
                        tb_tensor *const *outs, const output_summary *sums) {
@@ -363,10 +385,12 @@ static void print_text(const run_opts *o, const tb_model *model, const tb_backen
   if (r->pass_count == 0) printf("  passes:  none\n");
   for (size_t i = 0; i < r->warning_count; i++) printf("  warning: %s\n", tbc_one_line(r->warnings[i], line, sizeof line));
   printf("  nodes %zu -> %zu (%zu fused), weights %llu bytes, planned peak activations %llu bytes, "
-         "%zu on the device, %zu on the CPU fallback, %zu copies, %zu in reduced precision\n",
+         "%zu on the device, %zu on other routes to it, %zu on the CPU fallback, %zu copies, %zu in reduced precision\n",
          r->nodes_before, r->nodes_after, r->fused_nodes, (unsigned long long)r->weight_bytes,
-         (unsigned long long)r->planned_peak_activation_bytes, r->device_nodes, r->cpu_fallback_nodes, r->copies_inserted,
-         r->reduced_precision_nodes);
+         (unsigned long long)r->planned_peak_activation_bytes, r->device_nodes, r->route_nodes, r->cpu_fallback_nodes,
+         r->copies_inserted, r->reduced_precision_nodes);
+  print_placement(r);
+  for (size_t i = 0; i < r->route_nodes && r->routed_ops; i++) printf("  route:   %s\n", tbc_one_line(r->routed_ops[i], line, sizeof line));
   for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++)
     printf("  fallback: %s\n", tbc_one_line(r->fallback_ops[i], line, sizeof line));
   for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", tbc_one_line(r->copies[i], line, sizeof line));
@@ -595,7 +619,8 @@ static int run_model(run_opts *o) {
                              .dim_names = o->dims.names,
                              .dim_values = dim_values,
                              .cpu_fallback = o->cpu_fallback,
-                             .conv_algo = o->conv_algo};
+                             .conv_algo = o->conv_algo,
+                             .device_only = o->device_only};
   if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
   o->prepared = prepared;
   if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;

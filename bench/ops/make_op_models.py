@@ -21,6 +21,13 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      1x64x80x80
   resize_linear_half Resize linear (half_pixel), scales 0.5, 1x64x160x160
   resize_cubic_2x    Resize cubic (a = -0.75, pytorch_half_pixel: bicubic), sizes 128x128 from 1x32x64x64
+  sigmoid, tanh,     the activations on 1x96x112x112 (EfficientNet's first SiLU-sized tensor, 1.2 M values),
+  hardsigmoid,       each one node; silu is Sigmoid then Mul of the same input (how torch exports SiLU at
+  hardswish, gelu,   opset 17: TensorBridge fuses it at O1, ONNX Runtime's optimizer does too) and gelu the
+  silu               erf form as torch exports it (Div, Erf, Add, Mul, Mul: our O1 makes it tb::Gelu)
+  transpose_nchw_nhwc  Transpose perm 0,2,3,1 of 1x96x56x56 (ConvNeXt's layout change around its LayerNorm)
+  transpose_nhwc_nchw  Transpose perm 0,3,1,2 of 1x56x56x96 (back)
+  transpose_heads    Transpose perm 0,2,1,3 of 1x197x12x64 (ViT's attention heads)
 
 --quick writes the same at a quarter of the spatial size. Usage: make_op_models.py OUT [--quick]"""
 import json
@@ -42,6 +49,45 @@ def model(name, node, inits, x_shape, y_shape):
     m.ir_version = 8
     onnx.checker.check_model(m)
     return m
+
+
+def graph_model(name, nodes, x_shape, y_shape, inits=None):
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+                              [numpy_helper.from_array(v, k) for k, v in (inits or {}).items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tensorbridge-bench")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def activation(name, seed, shape):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape, dtype=np.float32) * np.float32(3)).astype(np.float32)
+    if name == "silu":
+        nodes = [helper.make_node("Sigmoid", ["x"], ["s"], name="/silu/Sigmoid"),
+                 helper.make_node("Mul", ["x", "s"], ["y"], name="/silu/Mul")]
+        return graph_model(name, nodes, list(shape), list(shape)), x
+    if name == "gelu":
+        inits = {"sqrt2": np.array(1.4142135381698608, np.float32), "one": np.array(1.0, np.float32),
+                 "half": np.array(0.5, np.float32)}
+        nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"], name="/gelu/Div"),
+                 helper.make_node("Erf", ["d"], ["e"], name="/gelu/Erf"),
+                 helper.make_node("Add", ["e", "one"], ["a"], name="/gelu/Add"),
+                 helper.make_node("Mul", ["x", "a"], ["m"], name="/gelu/Mul"),
+                 helper.make_node("Mul", ["m", "half"], ["y"], name="/gelu/Mul_1")]
+        return graph_model(name, nodes, list(shape), list(shape), inits), x
+    op = {"sigmoid": "Sigmoid", "tanh": "Tanh", "hardsigmoid": "HardSigmoid", "hardswish": "HardSwish"}[name]
+    attrs = {"alpha": 1.0 / 6.0, "beta": 0.5} if op == "HardSigmoid" else {}
+    node = helper.make_node(op, ["x"], ["y"], name=f"/{name}/{op}", **attrs)
+    return graph_model(name, [node], list(shape), list(shape)), x
+
+
+def transpose(name, seed, shape, perm):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    node = helper.make_node("Transpose", ["x"], ["y"], name=f"/{name}/Transpose", perm=list(perm))
+    return graph_model(name, [node], list(shape), [shape[p] for p in perm]), x
 
 
 def conv_transpose(name, seed, c, m, hw, k, s, pad):
@@ -81,7 +127,7 @@ def resize(name, seed, c, hw, out, mode, coord, by_sizes, **attrs):
 
 def models(q):
     """name -> (builder, description); q divides the spatial sizes."""
-    return {
+    out = {
         "convt_64_2x2s2": (lambda: conv_transpose("convt_64_2x2s2", 1, 64, 64, 80 // q, 2, 2, 0),
                            f"ConvTranspose 64->64 2x2/2 + bias, 1x64x{80 // q}x{80 // q}"),
         "convt_64to1_2x2s2": (lambda: conv_transpose("convt_64to1_2x2s2", 2, 64, 1, 160 // q, 2, 2, 0),
@@ -117,6 +163,16 @@ def models(q):
                                            True, cubic_coeff_a=-0.75),
                             f"Resize cubic a=-0.75 pytorch_half_pixel x2 (sizes), 1x32x{64 // q}x{64 // q}"),
     }
+    act_shape = (1, 96, 112 // q, 112 // q)
+    for i, act in enumerate(["sigmoid", "tanh", "hardsigmoid", "hardswish", "gelu", "silu"]):
+        out[act] = ((lambda a=act, seed=20 + i: activation(a, seed, act_shape)),
+                    f"{act} of 1x96x{112 // q}x{112 // q}")
+    for name, shape, perm, seed in [("transpose_nchw_nhwc", (1, 96, 56 // q, 56 // q), (0, 2, 3, 1), 30),
+                                    ("transpose_nhwc_nchw", (1, 56 // q, 56 // q, 96), (0, 3, 1, 2), 31),
+                                    ("transpose_heads", (1, 197 // q, 12, 64), (0, 2, 1, 3), 32)]:
+        out[name] = ((lambda n=name, sh=shape, pm=perm, sd=seed: transpose(n, sd, sh, pm)),
+                     f"Transpose perm {','.join(map(str, perm))} of {'x'.join(map(str, shape))}")
+    return out
 
 
 def main(argv):

@@ -100,11 +100,18 @@ typedef struct tb_prepare_options {
   int threads;                 /* 0: the backend's default */
   /* Added in 0.2 (a struct whose size ends before here is still accepted, with the fields below zero).
    * true: a node whose device kernel cannot be built (a compiler error from the driver, out of device
-   * memory) runs on the CPU, and fallback_ops says why; false (the default): tb_model_prepare fails with
-   * that error. Nodes the device has no kernel for always run on the CPU. */
+   * memory) goes on to another route to the same hardware, else the CPU, and its reason says why; false
+   * (the default): tb_model_prepare fails with that error. Nodes the device has no kernel for always go
+   * on to the other routes, then the CPU. */
   bool cpu_fallback;
   /* Added in 0.3 (a struct whose size ends before here gets TB_CONV_ALGO_DEFAULT). */
   tb_conv_algo conv_algo;
+  /* Added in 0.4 (a struct whose size ends before here gets false). true: every node must run on the
+   * device, or on another route to the same hardware (Vulkan or OpenCL for a GPU whose native backend lacks
+   * the kernel; docs/engine.md); if any node would fall back to the CPU, tb_model_prepare fails with
+   * TB_ERR_UNSUPPORTED and a sentence naming those nodes, their ops and why. Checked with the types known at
+   * prepare. No effect when the backend is the CPU. */
+  bool device_only;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */
@@ -120,17 +127,29 @@ typedef struct tb_prepare_result {
   size_t nodes_before;
   size_t nodes_after;
   size_t fused_nodes;              /* nodes folded into another by fusion passes */
-  size_t cpu_fallback_nodes;       /* nodes placed on the CPU because the backend lacks them */
+  size_t cpu_fallback_nodes;       /* nodes placed on the CPU because neither the backend nor another route
+                                      to its hardware runs them */
   size_t copies_inserted;          /* host<->device copies added by placement, per run */
   const char *const *fallback_ops; /* "op_type (node name): reason", cpu_fallback_nodes entries */
   uint64_t weight_bytes;
   uint64_t planned_peak_activation_bytes; /* 0 when shapes are only known at run time */
   double prepare_ms;
   /* Added in 0.2. */
-  size_t device_nodes;             /* nodes the device backend runs (0 on the CPU backend) */
+  size_t device_nodes;             /* nodes the device backend itself runs (0 on the CPU backend) */
   const char *const *copies;       /* "value 'x': cpu -> opencl (for Relu 'r1')", copies_inserted entries */
   size_t reduced_precision_nodes;  /* nodes whose kernel computes in a reduced precision */
   const char *const *node_precisions; /* "MatMul (name): bf16", reduced_precision_nodes entries */
+  /* Added in 0.4: routes to the same hardware, and where every node runs. */
+  size_t route_nodes;              /* nodes run on another route to the device's hardware (the device backend
+                                      has no kernel for them, or could not build it) */
+  const char *const *routed_ops;   /* "GridSample (g): no cuda kernel for GridSample with inputs (float32,
+                                      float32); ran on vulkan:0, the same GPU (PCI 0000:1a:00.0)", route_nodes
+                                      entries */
+  size_t node_count;               /* entries of the three arrays below: every node, in execution order */
+  const char *const *node_labels;  /* "Relu (r1)", "Relu (#3)" for a node without a name */
+  const char *const *node_devices; /* where it runs: "cuda:0", "vulkan:0", "cpu:0" */
+  const char *const *node_reasons; /* why it runs there when that is not the backend's device ("" when it is; a
+                                      node on the CPU backend: "") */
 } tb_prepare_result;
 
 /* options NULL: O2, auto precision. On failure *out_prepared is NULL and *out_result (when not NULL)
@@ -160,7 +179,8 @@ TB_API tb_status tb_prepared_run(tb_prepared *prepared, size_t n_inputs, const c
 typedef struct tb_node_profile {
   const char *name;      /* the node's name ("" when it has none) */
   const char *op_type;   /* with the domain for non-ONNX ops: "tb.FusedConv" */
-  const char *placement; /* "cpu", or the device backend's name ("opencl", "vulkan") */
+  const char *placement; /* "cpu", or the name of the backend that ran it: the device's ("cuda", "opencl"), or a
+                            route's to the same hardware ("vulkan") */
   const char *kernel;    /* which kernel: "reference", "fast fp32 (avx512f)", "bf16 (avx512bf16)", "device" */
   uint64_t runs;          /* a Loop or Scan body's nodes: once per iteration */
   double total_ms;        /* the node's own time: a node with subgraphs (If, Loop, Scan) leaves out its

@@ -198,12 +198,12 @@ static PyObject *prepared_wrap(tb_prepared *prepared, tb_model *model, tb_backen
 }
 
 static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"backend", "level", "precision", "threads", "dims", "cpu_fallback", "conv_algo", NULL};
+  static char *kwlist[] = {"backend", "level", "precision", "threads", "dims", "cpu_fallback", "conv_algo", "device_only", NULL};
   PyObject *backend_obj, *dims = NULL;
   const char *level_name = "O2", *precision_name = "auto", *conv_algo_name = "default";
-  int threads = 0, cpu_fallback = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ssiOps", kwlist, &tb_py_backend_type, &backend_obj, &level_name,
-                                   &precision_name, &threads, &dims, &cpu_fallback, &conv_algo_name))
+  int threads = 0, cpu_fallback = 0, device_only = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!|ssiOpsp", kwlist, &tb_py_backend_type, &backend_obj, &level_name,
+                                   &precision_name, &threads, &dims, &cpu_fallback, &conv_algo_name, &device_only))
     return NULL;
   if (dims == Py_None) dims = NULL;
   if (dims && !PyDict_Check(dims))
@@ -214,7 +214,7 @@ static PyObject *model_prepare(tb_py_model *self, PyObject *args, PyObject *kwds
   if (!backend) return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "backend: this Backend was closed; create a new tensorbridge.Backend");
   if (threads < 0)
     return tb_py_raise_msg(TB_ERR_INVALID_ARGUMENT, "threads: %d is negative; pass None for the backend's default or a count >= 1", threads);
-  tb_prepare_options opt = {.size = sizeof opt, .threads = threads, .cpu_fallback = cpu_fallback != 0};
+  tb_prepare_options opt = {.size = sizeof opt, .threads = threads, .cpu_fallback = cpu_fallback != 0, .device_only = device_only != 0};
   tb_status st = tb_opt_level_parse(level_name, &opt.level);
   if (st == TB_OK) st = tb_precision_parse(precision_name, &opt.precision);
   if (st == TB_OK) st = tb_conv_algo_parse(conv_algo_name, &opt.conv_algo);
@@ -260,7 +260,7 @@ static PyMethodDef model_methods[] = {
     {"export_weights", (PyCFunction)model_export_weights, METH_O, "tb_model_export_weights(path)."},
     {"override_weights", (PyCFunction)model_override_weights, METH_VARARGS, "override_weights(path, allow_narrowing)."},
     {"prepare", (PyCFunction)(void (*)(void))model_prepare, METH_VARARGS | METH_KEYWORDS,
-     "prepare(backend, level, precision, threads, dims, cpu_fallback, conv_algo) -> Prepared."},
+     "prepare(backend, level, precision, threads, dims, cpu_fallback, conv_algo, device_only) -> Prepared."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject tb_py_model_type = {

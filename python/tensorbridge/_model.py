@@ -35,6 +35,14 @@ class PrepareResult:
     warnings: Tuple[str, ...]
     metrics: Dict[str, Any] = field(hash=False)
 
+    @property
+    def placements(self) -> List[Dict[str, str]]:
+        """Where each node runs, in execution order: {"node": "Relu (r1)", "device": "cuda:0", "reason": ""};
+        the reason says why a node is not on the backend's device ("no cuda kernel for ...; ran on vulkan:0,
+        the same GPU (PCI ...)")."""
+        placements: List[Dict[str, str]] = copy.deepcopy(self.metrics.get("placements", []))
+        return placements
+
     def to_dict(self) -> Dict[str, Any]:
         return {"success": self.success, "level": self.level, "precision": self.precision,
                 "optimizations_applied": list(self.optimizations_applied), "warnings": list(self.warnings),
@@ -128,12 +136,16 @@ class Model:
 
     def prepare(self, backend: Union[Backend, str, None] = None, level: str = "O2", precision: str = "auto",
                 threads: Optional[int] = None, *, dims: Optional[Mapping[str, int]] = None,
-                cpu_fallback: bool = False, conv_algo: str = "default") -> Tuple[PreparedModel, PrepareResult]:
+                cpu_fallback: bool = False, conv_algo: str = "default",
+                device_only: bool = False) -> Tuple[PreparedModel, PrepareResult]:
         """Prepare for ``backend`` (a Backend, or a request; None: TB_BACKEND, else auto) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
         bf16, fp16, fp8) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
         dimensions now; ``cpu_fallback`` lets nodes a device has no kernel for run on the CPU; ``conv_algo``
         (default, auto, winograd, direct, gemm) picks the CPU convolution method where it applies (default:
-        TB_CONV_DIRECT / TB_CONV_WINOGRAD, else auto). Returns the prepared model and what preparation did.
+        TB_CONV_DIRECT / TB_CONV_WINOGRAD, else auto); ``device_only`` raises UnsupportedError, naming the
+        nodes, their ops and why, instead of running any node on the CPU (each node must run on the device or
+        on another route to the same hardware; ``result.placements`` says where each node runs). Returns the
+        prepared model and what preparation did.
 
         >>> model = tensorbridge.load(relu_model)
         >>> prepared, result = model.prepare("cpu", level="O2")
@@ -144,7 +156,7 @@ class Model:
             raise InvalidArgumentError(1, f"threads: {threads!r} is not a count >= 1; pass None for the "
                                           f"backend's default")
         handle = self._h.prepare(_handle(backend), level, precision, threads or 0,
-                                 dict(dims) if dims else None, bool(cpu_fallback), conv_algo)
+                                 dict(dims) if dims else None, bool(cpu_fallback), conv_algo, bool(device_only))
         prepared = PreparedModel(handle)
         return prepared, prepared.result
 

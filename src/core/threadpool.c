@@ -14,11 +14,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/env.h"
 #include "core/error.h"
 
 enum { SPIN_WORKER = 20000, YIELD_EVERY = 64, SPIN_CALLER = 2000, CHUNKS_PER_THREAD = 4, SHARED_SLOTS = 8 };
+/* Back-off on a loaded machine: after LOSSES_TO_BACK_OFF jobs in a row that took longer than the caller alone
+ * would have (a worker holding a chunk was preempted by other processes), jobs run on the caller for a while:
+ * BACK_OFF_MIN_NS at first, doubling while the jobs tried after it still lose, up to BACK_OFF_MAX_NS. */
+enum { LOSSES_TO_BACK_OFF = 3 };
+#define BACK_OFF_MIN_NS 2000000ull
+#define BACK_OFF_MAX_NS 256000000ull
+#define LOSS_SLACK_NS 20000ull /* a job loses only when it is this much slower than the caller alone */
 
 struct tb_pool {
   int threads;
@@ -34,6 +42,10 @@ struct tb_pool {
   size_t n_tasks, chunk;
   tb_pool_fn fn;
   void *ctx;
+  /* the back-off, touched only by the caller holding `busy` */
+  int losses;              /* jobs in a row that were slower than the caller alone */
+  uint64_t back_off_ns;    /* the current back-off period (0: none yet, or a job won since) */
+  uint64_t serial_until;   /* jobs run on the caller until this time (CLOCK_MONOTONIC, ns) */
 };
 
 static _Thread_local bool in_task;
@@ -54,17 +66,48 @@ static void futex_wake_all(_Atomic uint32_t *word) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-static void run_chunks(tb_pool *p) {
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs chunks until none is left; returns how many tasks this thread ran. */
+static size_t run_chunks(tb_pool *p) {
   bool outer = in_task;
   in_task = true;
+  size_t ran = 0;
   for (;;) {
     size_t begin = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
     if (begin >= p->n_tasks) break;
     size_t end = p->n_tasks - begin < p->chunk ? p->n_tasks : begin + p->chunk;
     p->fn(p->ctx, begin, end);
     atomic_fetch_add_explicit(&p->done, end - begin, memory_order_release);
+    ran += end - begin;
   }
   in_task = outer;
+  return ran;
+}
+
+bool tb_pool_job_lost(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns) {
+  if (caller_tasks == 0 || caller_tasks >= n_tasks) return false; /* nothing to compare with, or no one helped */
+  double alone = (double)caller_ns * (double)n_tasks / (double)caller_tasks;
+  return (double)total_ns > alone + (double)LOSS_SLACK_NS;
+}
+
+/* After a job: count it as lost or won, and start or lengthen the back-off. */
+static void judge_job(tb_pool *p, bool lost, uint64_t end) {
+  if (!lost) {
+    p->losses = 0;
+    p->back_off_ns = 0;
+    return;
+  }
+  /* the first jobs after a back-off decide at once whether to back off again, for longer */
+  if (++p->losses < LOSSES_TO_BACK_OFF && p->back_off_ns == 0) return;
+  p->back_off_ns = p->back_off_ns == 0 ? BACK_OFF_MIN_NS
+                   : p->back_off_ns * 2 > BACK_OFF_MAX_NS ? BACK_OFF_MAX_NS : p->back_off_ns * 2;
+  p->serial_until = end + p->back_off_ns;
+  p->losses = 0;
 }
 
 static uint32_t wait_for_job(tb_pool *p, uint32_t seen) {
@@ -98,9 +141,12 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static void bump_and_wake(tb_pool *p) {
+/* Returns whether it woke sleeping workers. */
+static bool bump_and_wake(tb_pool *p) {
   atomic_fetch_add(&p->generation, 1);
-  if (atomic_load(&p->sleepers) > 0) futex_wake_all(&p->generation);
+  if (atomic_load(&p->sleepers) == 0) return false;
+  futex_wake_all(&p->generation);
+  return true;
 }
 
 tb_status tb_pool_create(int threads, tb_pool **out) {
@@ -153,6 +199,12 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
     in_task = outer;
     return;
   }
+  uint64_t t0 = now_ns();
+  if (t0 < pool->serial_until) { /* backing off: the workers were late on the last jobs */
+    atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+    tb_pool_parallel_for(NULL, n_tasks, fn, ctx);
+    return;
+  }
   size_t per = (size_t)pool->threads * CHUNKS_PER_THREAD;
   pool->n_tasks = n_tasks;
   pool->chunk = n_tasks / per + (n_tasks % per != 0);
@@ -160,11 +212,18 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
   pool->ctx = ctx;
   atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
   atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
-  bump_and_wake(pool); /* opens the job (odd); seq_cst publishes the fields above */
-  run_chunks(pool);
+  bool woke = bump_and_wake(pool); /* opens the job (odd); seq_cst publishes the fields above */
+  size_t mine = run_chunks(pool);
+  uint64_t t1 = now_ns();
   for (int i = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n_tasks; i++) {
     if (i < SPIN_CALLER) cpu_relax();
     else sched_yield();
+  }
+  /* A job the caller ran alone says nothing about the workers, nor does one that had to wake them: a worker
+   * back from sleep is late by the wake-up, which the next job (finding it spinning) does not pay. */
+  if (mine < n_tasks && !woke) {
+    uint64_t t2 = now_ns();
+    judge_job(pool, tb_pool_job_lost(n_tasks, mine, t1 - t0, t2 - t0), t2);
   }
   atomic_fetch_add(&pool->generation, 1); /* closes it (even): late workers will not touch it */
   for (int i = 0; atomic_load(&pool->active) > 0; i++) {
@@ -172,6 +231,10 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
     else sched_yield();
   }
   atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+}
+
+void tb_pool_parallel_for_work(tb_pool *pool, size_t n_tasks, double work, tb_pool_fn fn, void *ctx) {
+  tb_pool_parallel_for(work >= TB_POOL_MIN_WORK ? pool : NULL, n_tasks, fn, ctx);
 }
 
 int tb_pool_cpu_count(void) {

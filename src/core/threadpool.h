@@ -6,7 +6,9 @@
  * on the caller: never a deadlock. Threads are created only by tb_pool_create. */
 #ifndef TB_CORE_THREADPOOL_H
 #define TB_CORE_THREADPOOL_H
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <tensorbridge/status.h>
 
 #define TB_POOL_MAX_THREADS 4096
@@ -25,6 +27,21 @@ int tb_pool_threads(const tb_pool *pool); /* 1 for NULL */
 /* Run fn over [0, n_tasks) on all the pool's threads, blocking until done. A NULL pool, a 1-thread pool,
  * a nested call or a busy pool runs fn(ctx, 0, n_tasks) on the caller. */
 void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ctx);
+
+/* The least work, in elementary operations (multiply-adds, element reads and writes) of all tasks together,
+ * worth splitting: below it a job runs on the caller. Waking a worker and handing it a chunk costs about 0.5 us
+ * on a spinning pool and a few microseconds on a sleeping one (a futex wake), more than a tiny node saves. */
+#define TB_POOL_MIN_WORK 32768.0
+/* tb_pool_parallel_for when `work` (as TB_POOL_MIN_WORK counts it) reaches TB_POOL_MIN_WORK, else fn(ctx, 0,
+ * n_tasks) on the caller (as a NULL pool runs it). */
+void tb_pool_parallel_for_work(tb_pool *pool, size_t n_tasks, double work, tb_pool_fn fn, void *ctx);
+
+/* Whether a job of n_tasks, of which the caller ran caller_tasks in caller_ns, was slower (total_ns from start
+ * to the last task done) than the caller would have been alone: the pool's test for backing off. A pool runs
+ * jobs on the caller for 2 ms (doubling while it keeps losing, up to 256 ms) after 3 lost jobs in a row, so a
+ * machine loaded by other processes, where a worker holding a chunk is preempted, costs at most what one
+ * thread costs. */
+bool tb_pool_job_lost(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns);
 
 /* The number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int tb_pool_cpu_count(void);

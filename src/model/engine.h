@@ -72,19 +72,29 @@ void tb_exec_destroy(tb_exec *e);
 /* The convolution algorithm (a resolved tb_conv_algo, never DEFAULT) every kernel of e and of its subgraphs
  * gets in ctx->conv_algo; call before tb_exec_place. Auto until set. */
 void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo);
+/* Where a node's kernel runs: the CPU, the device, or a route to the device's hardware (2, 3, ...: in the
+ * order tb_exec_place adopted them). */
+enum { TB_EXEC_CPU = 0, TB_EXEC_DEVICE = 1 };
 /* Where tb_exec_place put a node. */
 typedef struct tb_exec_placement {
-  bool on_device;        /* the device backend's kernel runs it */
+  int side;              /* TB_EXEC_CPU, TB_EXEC_DEVICE, or a route (tb_exec_side_backend says which) */
   bool typed;            /* its input dtypes were known at prepare, so its kernel was chosen then */
-  const char *why_cpu;   /* with a device, when the node is on the CPU: why (owned by the executor) */
+  const char *why;       /* with a device, when the node is not on it: why, and where it ran instead (owned by the
+                            executor): "no cuda kernel for X with inputs (float32); ran on vulkan:0, the same GPU
+                            (PCI 0000:1a:00.0)" */
   const char *precision; /* the chosen kernel's reduced precision ("bf16"), or NULL */
 } tb_exec_placement;
 
+struct tb_routes;
 /* Choose each node's kernel from the graph's static types and make its state now (weights packed for the
  * CPU's fast kernels, device kernels built, constants copied to the device), on `device` where it has a
- * kernel for the node (NULL or the CPU: all on the CPU). A device kernel whose prepare fails puts its node on
- * the CPU with the reason when cpu_fallback, else the call fails with that error. Call once, before running. */
-tb_status tb_exec_place(tb_exec *e, tb_backend *device, bool cpu_fallback);
+ * kernel for the node (NULL or the CPU: all on the CPU), else on the first of `routes` (may be NULL) to the
+ * same hardware that has one, else on the CPU. A device or route kernel whose prepare fails lets the node go
+ * on to the next route and then the CPU, with the reason, when cpu_fallback, else the call fails with that
+ * error. Call once, before running. */
+tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes, bool cpu_fallback);
+/* The backend of a side (TB_EXEC_CPU: the executor's CPU backend); NULL for a side the executor lacks. */
+tb_backend *tb_exec_side_backend(const tb_exec *e, int side);
 /* NULL before tb_exec_place. */
 const tb_exec_placement *tb_exec_placement_of(const tb_exec *e, size_t node);
 /* Plan now from the graph's static types (when every activation is known); true when planned. */
@@ -104,8 +114,8 @@ bool tb_exec_uses_fast_kernels(const tb_exec *e);
 tb_status tb_exec_set_profiling(tb_exec *e, bool on);
 const double *tb_exec_node_ms(const tb_exec *e);
 const uint64_t *tb_exec_node_runs(const tb_exec *e);
-/* The kernel that ran node i last (NULL before its first run) and whether it was the device's. */
-const struct tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device);
+/* The kernel that ran node i last (NULL before its first run) and on which side (TB_EXEC_CPU, ...). */
+const struct tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, int *side);
 /* The executor of a subgraph of e's graph (an If branch, a Loop or Scan body), made at its first run; NULL
  * before. */
 const tb_exec *tb_exec_child(const tb_exec *e, const tb_graph *body);

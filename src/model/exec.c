@@ -1,9 +1,10 @@
 /* The executor: runs a checked, sorted graph node by node. Per node it gathers the input tensors, infers
  * the outputs from the actual input shapes (cached while they do not change), picks the kernel (the device
- * backend's for a node placed there, else the best CPU kernel for the level and the CPU's features: see
- * exec_place.c, which also copies values between the CPU and the device), places each CPU output in the
- * memory plan's arena when the plan's shape matches (else a tensor of its own; device outputs are
- * allocated on the device), runs the kernel, and frees values after their last use.
+ * backend's, or a route's to the same hardware, for a node placed there, else the best CPU kernel for the
+ * level and the CPU's features: see exec_place.c; values move between the sides in exec_sides.c), places
+ * each CPU output in the memory plan's arena when the plan's shape matches (else a tensor of its own;
+ * device outputs are allocated on the node's device side), runs the kernel, and frees values after their
+ * last use.
  * Subgraphs (If/Loop/Scan bodies) run through run_subgraph with outer-scope values taken from the caller.
  * The plan is made at prepare when every shape is known, else after the first run for a set of input
  * shapes, and made again when the input shapes change. */
@@ -54,8 +55,8 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
 const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
 const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 
-const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, bool *on_device) {
-  *on_device = i < e->g->n_nodes && e->cache[i].on_device;
+const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, int *side) {
+  *side = i < e->g->n_nodes ? e->cache[i].side : TB_EXEC_CPU;
   return i < e->g->n_nodes && e->cache[i].valid ? e->cache[i].kernel : NULL;
 }
 
@@ -102,6 +103,16 @@ static void break_outputs(const tb_exec *e, const tb_node *n, tb_tensor *const *
     }
     free(p);
   }
+}
+
+/* Whether t has type `type` (what same_type(tb_value_type_of(t), type) says, without building the type). */
+static bool tensor_has_type(const tb_tensor *t, const tb_value_type *type) {
+  if (type->kind != TB_VALUE_TENSOR || !type->has_dtype || !type->has_shape || type->dtype != t->dtype ||
+      type->ndim != t->ndim)
+    return false;
+  for (size_t d = 0; d < t->ndim; d++)
+    if (type->dims[d].value != t->shape[d]) return false;
+  return true;
 }
 
 static bool same_type(const tb_value_type *a, const tb_value_type *b) {
@@ -166,6 +177,18 @@ void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
 }
 
+/* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
+static void drop_tensor(const tb_exec *e, int v, tb_tensor *t) {
+  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v])) tb_tensor_destroy(t);
+}
+
+static void drop_arena_views(tb_exec *e) {
+  for (size_t v = 0; e->arena_views && v < e->g->n_values; v++) {
+    tb_tensor_destroy(e->arena_views[v]);
+    e->arena_views[v] = NULL;
+  }
+}
+
 void tb_exec_destroy(tb_exec *e) {
   if (!e) return;
   for (size_t i = 0; i < e->n_children; i++) tb_exec_destroy(e->children[i].exec);
@@ -173,7 +196,7 @@ void tb_exec_destroy(tb_exec *e) {
   tb_exec_release_states(e);
   tb_exec_release_free(e);
   for (size_t v = 0; v < e->g->n_values; v++) {
-    if (e->vals && e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->vals && e->owned[v]) drop_tensor(e, v, e->vals[v]);
     if (e->mirror) tb_tensor_destroy(e->mirror[v]);
     if (e->consts) tb_tensor_destroy(e->consts[v]);
   }
@@ -197,6 +220,8 @@ void tb_exec_destroy(tb_exec *e) {
   free(e->plan_types);
   free(e->sig);
   free(e->seen);
+  drop_arena_views(e);
+  free(e->arena_views);
   tb_tensor_destroy(e->arena);
   free(e->free_at);
   free(e->free_list);
@@ -244,15 +269,18 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
   e->owned = calloc(nv, sizeof *e->owned);
   e->seen = calloc(nv, sizeof *e->seen);
   e->plan_types = calloc(nv, sizeof *e->plan_types);
+  e->arena_views = calloc(nv, sizeof *e->arena_views);
   e->sig = calloc(g->n_inputs ? g->n_inputs : 1, sizeof *e->sig);
   e->cache = calloc(nn, sizeof *e->cache);
   tb_status st = TB_OK;
-  if (!e->consts || !e->vals || !e->mirror || !e->owned || !e->seen || !e->plan_types || !e->sig || !e->cache)
+  if (!e->consts || !e->vals || !e->mirror || !e->owned || !e->seen || !e->plan_types || !e->arena_views || !e->sig || !e->cache)
     st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     const tb_node *n = &g->nodes[i];
     e->cache[i].in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof(tb_value_type));
     e->cache[i].out = calloc(n->n_outputs ? n->n_outputs : 1, sizeof(tb_value_type));
+    e->cache[i].constant_inputs = tb_kernel_constant_inputs(g, n);
+    e->cache[i].omitted_outputs = tb_kernel_omitted_outputs(n);
     if (!e->cache[i].in || !e->cache[i].out)
       st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", g->name);
   }
@@ -283,6 +311,7 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
 }
 
 static tb_status make_arena(tb_exec *e) {
+  drop_arena_views(e);
   tb_tensor_destroy(e->arena);
   e->arena = NULL;
   if (!e->plan.arena_bytes) return TB_OK;
@@ -297,7 +326,7 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
   if (!bytes) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
   for (size_t v = 0; v < g->n_values; v++) {
     int producer = g->values[v].producer;
-    bool on_device = producer >= 0 && e->placement && e->placement[producer].on_device;
+    bool on_device = producer >= 0 && e->placement && e->placement[producer].side != TB_EXEC_CPU;
     bytes[v] = on_device ? 0 : tb_plan_value_bytes(&types[v]);
   }
   e->planned = false;
@@ -347,7 +376,7 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
     static_in_types(g, n, in);
     bool typed = true;
     for (size_t k = 0; k < n->n_inputs; k++) typed &= !in[k] || in[k]->has_dtype;
-    bool on_device = e->placement && e->placement[i].on_device;
+    bool on_device = e->placement && e->placement[i].side != TB_EXEC_CPU;
     if (!typed || on_device || tb_exec_cpu_kernel(e, n, in)) continue;
     if (!missing++ && buf && cap) tb_node_label(g, n, buf, cap);
   }
@@ -466,9 +495,9 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
 static void release_after(tb_exec *e, size_t step) {
   for (size_t i = e->free_at[step]; i < e->free_at[step + 1]; i++) {
     int v = e->free_list[i];
-    tb_exec_drop_mirror(e, v);
+    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
     if (e->vals[v] && e->owned[v]) {
-      tb_tensor_destroy(e->vals[v]);
+      drop_tensor(e, v, e->vals[v]);
       e->vals[v] = NULL;
       e->owned[v] = false;
     }
@@ -486,20 +515,26 @@ static void value_view(const tb_value *val, const tb_tensor *t, tb_ir_tensor *ou
   out->nbytes = tb_tensor_nbytes(t);
 }
 
-/* An output tensor for a node: on the device for a device kernel; else in the arena when the plan placed it
- * with this type, else its own. */
-static tb_status alloc_output(tb_exec *e, bool on_device, int v, const tb_value_type *t, tb_tensor **out) {
+/* An output tensor for a node: on the kernel's device side for a device or route kernel; else in the arena
+ * when the plan placed it with this type, else its own. */
+static tb_status alloc_output(tb_exec *e, int side, int v, const tb_value_type *t, tb_tensor **out) {
   *out = NULL;
   if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
   int64_t shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
-  if (on_device) return tb_tensor_create(e->device, t->dtype, t->ndim, shape, out);
+  if (side != TB_EXEC_CPU) return tb_tensor_create(tb_exec_side_backend(e, side), t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
-    size_t es = tb_dtype_size(t->dtype);
-    int64_t numel, strides[TB_MAX_DIMS];
-    tb_status st = tb_shape_check("plan", t->ndim, shape, es, &numel, strides);
-    if (st != TB_OK) return st;
-    return tb_tensor_wrap(e->arena->storage, t->dtype, t->ndim, shape, strides, e->plan.offset[v] / (int64_t)es, out);
+    if (!e->arena_views[v]) {
+      size_t es = tb_dtype_size(t->dtype);
+      int64_t numel, strides[TB_MAX_DIMS];
+      tb_status st = tb_shape_check("plan", t->ndim, shape, es, &numel, strides);
+      if (st == TB_OK)
+        st = tb_tensor_wrap(e->arena->storage, t->dtype, t->ndim, shape, strides, e->plan.offset[v] / (int64_t)es,
+                            &e->arena_views[v]);
+      if (st != TB_OK) return st;
+    }
+    *out = e->arena_views[v];
+    return TB_OK;
   }
   return tb_tensor_create(e->cpu, t->dtype, t->ndim, shape, out);
 }
@@ -518,7 +553,7 @@ static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
     if (g->values[v].constant && !g->values[v].is_input) e->known[k] = g->values[v].constant;
     else if (tb_node_reads_value(n, k)) {
       tb_tensor *src = NULL;
-      st = tb_exec_value_on(e, v, false, &src);
+      st = tb_exec_value_on(e, v, TB_EXEC_CPU, &src);
       if (st == TB_OK && !tb_tensor_is_contiguous(src)) {
         st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &e->tmp[k]);
         if (st == TB_OK) st = tb_tensor_copy(e->tmp[k], src);
@@ -536,7 +571,7 @@ static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
       if (e->in[k]) c->in[k] = e->in_types[k];
       else memset(&c->in[k], 0, sizeof c->in[k]);
     }
-    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->on_device);
+    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->side);
     c->valid = true;
   }
   return st;
@@ -562,14 +597,14 @@ static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st) {
   for (size_t o = 0; o < n->n_outputs; o++) {
     int v = n->outputs[o];
     if (st != TB_OK || v < 0) {
-      tb_tensor_destroy(e->out[o]);
+      drop_tensor(e, v, e->out[o]);
       continue;
     }
     tb_exec_drop_mirror(e, v);
-    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->vals[v] && e->owned[v] && e->vals[v] != e->out[o]) drop_tensor(e, v, e->vals[v]);
     e->vals[v] = e->out[o];
     e->owned[v] = true;
-    tb_value_type_of(e->out[o], &e->seen[v]);
+    if (!e->planned) tb_value_type_of(e->out[o], &e->seen[v]); /* for the plan made after this run */
   }
   return st;
 }
@@ -585,28 +620,32 @@ static tb_status run_node(tb_exec *e, size_t step) {
     int v = n->inputs[k];
     e->tmp[k] = NULL;
     in[k] = v >= 0 ? e->vals[v] : NULL;
+    if (!changed) changed = in[k] ? !tensor_has_type(in[k], &c->in[k]) : c->in[k].has_dtype;
+  }
+  /* the kernel sees its input types: the cached ones while they hold, else those of the tensors */
+  for (size_t k = 0; k < n->n_inputs; k++) {
     e->in_ptrs[k] = NULL;
-    if (!in[k]) {
-      if (c->valid && c->in[k].has_dtype) changed = true;
+    if (!in[k]) continue;
+    if (!changed) {
+      e->in_ptrs[k] = &c->in[k];
       continue;
     }
     tb_value_type_of(in[k], &e->in_types[k]);
     e->in_ptrs[k] = &e->in_types[k];
-    if (!changed && !same_type(&e->in_types[k], &c->in[k])) changed = true;
   }
   if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
-    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], c->on_device && !tb_node_reads_value(n, k), &in[k]);
+    if (in[k]) st = tb_exec_value_on(e, n->inputs[k], tb_node_reads_value(n, k) ? TB_EXEC_CPU : c->side, &in[k]);
   if (st == TB_OK) st = tb_exec_kernel_state(e, step, in, e->in_ptrs);
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
-  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->on_device, n->outputs[o], &c->out[o], &out[o]);
+  for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->side, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
-    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->on_device, in, e->in_ptrs, out, c->state);
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, e->in_ptrs, out, c->state);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {
-      if (c->on_device) st = tb_backend_synchronize(e->device); /* the node's own time, not its enqueue */
+      if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
       e->node_ms[step] += now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
       e->node_runs[step]++;
     }
@@ -621,7 +660,7 @@ static tb_status call_hook(tb_exec *e, const tb_node *n) {
   for (size_t o = 0; o < n->n_outputs; o++) {
     e->out[o] = NULL;
     if (n->outputs[o] < 0) continue;
-    tb_status st = tb_exec_value_on(e, n->outputs[o], false, &e->out[o]);
+    tb_status st = tb_exec_value_on(e, n->outputs[o], TB_EXEC_CPU, &e->out[o]);
     if (st != TB_OK) return st;
   }
   e->node_hook(e->node_hook_ctx, e->g, n, e->out);
@@ -634,7 +673,6 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
   for (size_t v = 0; v < g->n_values; v++) {
     e->vals[v] = NULL;
     e->owned[v] = false;
-    memset(&e->seen[v], 0, sizeof e->seen[v]);
     if (e->consts[v]) e->vals[v] = e->consts[v];
     if (g->values[v].outer >= 0 && e->parent) e->vals[v] = e->parent->vals[g->values[v].outer];
   }
@@ -651,8 +689,8 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
 
 static void unbind(tb_exec *e) {
   for (size_t v = 0; v < e->g->n_values; v++) {
-    tb_exec_drop_mirror(e, v);
-    if (e->vals[v] && e->owned[v]) tb_tensor_destroy(e->vals[v]);
+    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
+    if (e->vals[v] && e->owned[v]) drop_tensor(e, v, e->vals[v]);
     e->vals[v] = NULL;
     e->owned[v] = false;
   }
@@ -703,6 +741,9 @@ static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **out
         break;
       }
   }
+  if (st == TB_OK && !e->planned) /* the types this run sees, for the plan made after it */
+    for (size_t v = 0; v < g->n_values; v++)
+      if (!g->values[v].is_input) memset(&e->seen[v], 0, sizeof e->seen[v]);
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = run_node(e, i);
     if (st == TB_OK && e->node_hook && !e->parent) st = call_hook(e, &g->nodes[i]);

@@ -1,6 +1,6 @@
 /* Internal: the executor's state, shared by exec.c (running graphs) and exec_place.c (kernel choice and
- * per-node kernel state, placement on a device backend, and the copies of values between the CPU and the
- * device). */
+ * per-node kernel state, placement on a device backend or a route to its hardware, and the copies of values
+ * between the CPU, the device and the routes). */
 #ifndef TB_MODEL_EXEC_IMPL_H
 #define TB_MODEL_EXEC_IMPL_H
 #include "backend/kernel.h"
@@ -12,11 +12,19 @@ typedef struct node_cache {
   tb_value_type *in;  /* the concrete input types the outputs were inferred for */
   tb_value_type *out; /* what inference gave */
   const tb_kernel *kernel;
-  bool on_device;     /* kernel is the device backend's */
+  int side;           /* where kernel runs: TB_EXEC_CPU, TB_EXEC_DEVICE or a route (engine.h) */
   const tb_kernel *state_kernel; /* the kernel whose prepare() made state */
   void *state;
   const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
+  uint64_t constant_inputs, omitted_outputs; /* the kernel context's bits, fixed for the graph */
 } node_cache;
+
+/* A device-side backend: the device (side TB_EXEC_DEVICE) or a route to its hardware (the sides after it). */
+typedef struct exec_side {
+  tb_backend *backend;
+  tb_tensor **consts;  /* per value: its constant's copy here, kept for the executor's life */
+  tb_tensor **copies;  /* per value during a run: its copy here while it lives elsewhere, freed with it */
+} exec_side;
 
 typedef struct child_exec {
   const tb_graph *body;
@@ -27,6 +35,9 @@ struct tb_exec {
   const tb_graph *g;
   tb_backend *cpu;
   tb_backend *device;    /* the device nodes may run on (tb_exec_place); NULL: all on the CPU */
+  struct tb_routes *routes; /* other routes to the device's hardware (tb_exec_place), NULL when none */
+  exec_side *sides;      /* sides[s - 1] is side s: the device, then the routes adopted so far */
+  size_t n_sides;
   tb_kernel_level level;
   uint64_t features;
   int threads;
@@ -34,10 +45,10 @@ struct tb_exec {
   tb_pool *pool;
   tb_exec *parent;       /* the executor running the node whose subgraph this is */
   tb_tensor **consts;    /* per value: its constant as a CPU tensor */
-  tb_tensor **const_dev; /* per value: its constant's copy on the device, kept for the executor's life */
   tb_tensor **vals;      /* per value during a run: on the CPU or on the device */
   bool *owned;           /* vals[v] is destroyed by this executor */
-  tb_tensor **mirror;    /* per value during a run: its copy on the other side, owned, freed with it */
+  tb_tensor **mirror;    /* per value during a run: its copy on the CPU while it lives on a device side, owned,
+                            freed with it (copies on the device sides: sides[].copies) */
   node_cache *cache;     /* per node */
   tb_exec_placement *placement; /* per node, from tb_exec_place */
   tb_plan life;          /* lifetimes (for freeing) */
@@ -48,6 +59,8 @@ struct tb_exec {
   tb_value_type *plan_types; /* per value: the type the plan placed */
   tb_value_type *sig;        /* per graph input: the shapes the plan is for */
   tb_tensor *arena;
+  tb_tensor **arena_views; /* per value: its tensor in the arena, made on first use and kept while the plan
+                              holds, so a planned node output costs no allocation (exec.c) */
   tb_value_type *seen;   /* per value: the type of the last run (for planning after it) */
   size_t plans_made;
   child_exec *children;
@@ -67,33 +80,42 @@ struct tb_exec {
   struct tb_exec_release *release; /* constants let go after their readers packed them (exec_release.c) */
 };
 
-/* ---- exec_place.c --------------------------------------------------------------------------------- */
+/* ---- exec_sides.c and exec_place.c --------------------------------------------------------------------------------- */
 
-/* Whether t lives on the executor's device (else on the CPU). */
-bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t);
-/* Value v as a tensor on the device (device true) or the CPU: vals[v] itself, the device copy of a
- * constant, or a copy made now and kept in mirror[v] until v is freed. *out NULL when v has no tensor. */
-tb_status tb_exec_value_on(tb_exec *e, int v, bool device, tb_tensor **out);
-/* Free v's copy on the other side (when v's tensor goes). */
+/* The side t lives on: TB_EXEC_CPU, a route (its backend), else the device. */
+int tb_exec_side_of(const tb_exec *e, const tb_tensor *t);
+/* Value v as a tensor on `side` (TB_EXEC_CPU, TB_EXEC_DEVICE, a route): vals[v] itself, a constant's copy
+ * kept on that side, or a copy made now (between two device sides: through the host) and kept until v is
+ * freed. *out NULL when v has no tensor. */
+tb_status tb_exec_value_on(tb_exec *e, int v, int side, tb_tensor **out);
+/* Free v's copies on the other sides (when v's tensor goes). */
 void tb_exec_drop_mirror(tb_exec *e, int v);
+/* The side number of `backend`, added as a route side (with its copy tables) when new; -1 on out of
+ * memory. */
+int tb_exec_add_side(tb_exec *e, tb_backend *backend);
+/* Constant v's copy on device side `side`, made on first use and kept. */
+tb_status tb_exec_const_on(tb_exec *e, int v, int side, tb_tensor **out);
+/* Free every side's tables and copies. */
+void tb_exec_free_sides(tb_exec *e);
 /* The query for node n (of the executor's graph or one of its bodies) with these input types. */
 tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value_type *const *in);
 /* The CPU backend's kernel for node n with these input types at the executor's level; NULL
  * when none. */
 const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in);
-/* The context a kernel of node `step` runs (or prepares) with: on the device or the CPU, these input
- * tensors and types, these outputs (NULL during prepare) and its state. */
-tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_tensor *const *in,
+/* The context a kernel of node `step` runs (or prepares) with: on `side`, these input tensors and types,
+ * these outputs (NULL during prepare) and its state. */
+tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, int side, tb_tensor *const *in,
                                  const tb_value_type *const *in_types, tb_tensor **out, void *state);
-/* The kernel for node `step` with these input types: the device's when the node is placed there and the
- * device has one, else the best CPU kernel; *on_device says which. NULL when there is none. */
-const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device);
+/* The kernel for node `step` with these input types: the placed side's when the node is placed on the
+ * device or a route and that backend has one, else the best CPU kernel; *side says which. NULL when there
+ * is none. */
+const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, int *side);
 /* Make the node's kernel state for c->kernel when it is not made yet (releasing another kernel's). */
 tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, const tb_value_type *const *in_types);
 /* exec.c: the run_subgraph every kernel context carries. */
 tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
                                size_t n_outputs, tb_tensor **outputs);
-/* Release every node's kernel state and the device copies of constants. */
+/* Release every node's kernel state and the device sides' copies of constants. */
 void tb_exec_release_states(tb_exec *e);
 
 #endif

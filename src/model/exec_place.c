@@ -1,8 +1,9 @@
-/* The executor's kernel choice and placement: per node, the device backend's kernel when the node is placed
- * on the device and the device has one, else the best CPU kernel; the per-node state a kernel's prepare()
- * makes (packed weights, built device programs), made at prepare time when the node's types are known; and
- * the copies of values between the CPU and the device: constants copied to the device once and kept, other
- * values copied when a node on the other side needs them and freed with the value. */
+/* The executor's kernel choice and placement: per node, the device backend's kernel when the device has
+ * one, else the kernel of the first other route to the same hardware that has one (routes.h: Vulkan or
+ * OpenCL for a native GPU backend), else the best CPU kernel, each with the reason; and the per-node state a
+ * kernel's prepare() makes (packed weights, built device programs), made at prepare time when the node's
+ * types are known. Where values live and how they move between sides: exec_sides.c. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,54 +11,9 @@
 #include "core/error.h"
 #include "model/exec_impl.h"
 #include "model/exec_release.h"
+#include "model/routes.h"
 #include "ops/op.h"
 #include "backend/tensor/tensor_impl.h"
-
-bool tb_exec_on_device(const tb_exec *e, const tb_tensor *t) {
-  (void)e;
-  return tb_backend_kind_of(tb_tensor_backend(t)) != TB_BACKEND_CPU;
-}
-
-static tb_status copy_to(tb_backend *to, const tb_tensor *t, tb_tensor **out) {
-  tb_status st = tb_tensor_create(to, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), out);
-  if (st == TB_OK) st = tb_tensor_copy(*out, t);
-  if (st != TB_OK) {
-    tb_tensor_destroy(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
-/* The device copy of constant v, made on first use. */
-static tb_status const_on_device(tb_exec *e, int v, tb_tensor **out) {
-  if (!e->const_dev[v]) {
-    tb_status st = copy_to(e->device, e->consts[v], &e->const_dev[v]);
-    if (st != TB_OK) return st;
-  }
-  *out = e->const_dev[v];
-  return TB_OK;
-}
-
-tb_status tb_exec_value_on(tb_exec *e, int v, bool device, tb_tensor **out) {
-  tb_tensor *t = e->vals[v];
-  *out = t;
-  if (!t || tb_exec_on_device(e, t) == device) return TB_OK;
-  if (device && e->const_dev && e->consts[v] && t == e->consts[v]) return const_on_device(e, v, out);
-  if (device && !e->device)
-    return tb_error(TB_ERR_INTERNAL, "graph '%s': value '%s' is wanted on a device the executor does not have", e->g->name,
-                    e->g->values[v].name);
-  if (!e->mirror[v]) {
-    tb_status st = copy_to(device ? e->device : e->cpu, t, &e->mirror[v]);
-    if (st != TB_OK) return st;
-  }
-  *out = e->mirror[v];
-  return TB_OK;
-}
-
-void tb_exec_drop_mirror(tb_exec *e, int v) {
-  tb_tensor_destroy(e->mirror[v]);
-  e->mirror[v] = NULL;
-}
 
 tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
   return tb_kernel_query_for(n, in, e->level, e->features);
@@ -68,14 +24,14 @@ const tb_kernel *tb_exec_cpu_kernel(const tb_exec *e, const tb_node *n, const tb
   return e->cpu->ops->find_kernel ? e->cpu->ops->find_kernel(e->cpu->state, &q) : NULL;
 }
 
-/* The device's kernel for node n, NULL when the device runs none or has none for it. */
-static const tb_kernel *device_kernel(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
-  if (!e->device->ops->find_kernel) return NULL;
+/* The kernel of `backend` (the device or a route) for node n, NULL when it runs none or has none for it. */
+static const tb_kernel *side_kernel(const tb_exec *e, const tb_backend *backend, const tb_node *n, const tb_value_type *const *in) {
+  if (!backend || !backend->ops->find_kernel) return NULL;
   tb_kernel_query q = tb_exec_query(e, n, in);
-  return e->device->ops->find_kernel(e->device->state, &q);
+  return backend->ops->find_kernel(backend->state, &q);
 }
 
-tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_tensor *const *in,
+tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, int side, tb_tensor *const *in,
                                  const tb_value_type *const *in_types, tb_tensor **out, void *state) {
   const tb_node *n = &e->g->nodes[step];
   tb_kernel_ctx kc = {
@@ -85,11 +41,11 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .inputs = in,
       .n_outputs = n->n_outputs,
       .outputs = out,
-      .backend = on_device ? e->device : e->cpu,
+      .backend = tb_exec_side_backend(e, side),
       .run_subgraph = tb_exec_run_subgraph,
       .exec = e,
       .threads = e->threads,
-      .pool = on_device ? NULL : e->pool,
+      .pool = side == TB_EXEC_CPU ? e->pool : NULL,
       .conv_algo = (int)e->conv_algo,
       .state = state,
       .params = n->params,
@@ -97,20 +53,21 @@ tb_kernel_ctx tb_exec_kernel_ctx(tb_exec *e, size_t step, bool on_device, tb_ten
       .op_type = n->op_type,
       .opset = n->opset,
       .in_types = in_types,
-      .omitted_outputs = tb_kernel_omitted_outputs(n),
-      .constant_inputs = tb_kernel_constant_inputs(e->g, n),
+      .omitted_outputs = e->cache[step].omitted_outputs,
+      .constant_inputs = e->cache[step].constant_inputs,
       .name = n->name ? n->name : "",
   };
   return kc;
 }
 
-const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, bool *on_device) {
+const tb_kernel *tb_exec_choose_kernel(tb_exec *e, size_t step, const tb_value_type *const *in, int *side) {
   const tb_node *n = &e->g->nodes[step];
-  *on_device = false;
-  if (e->placement && e->placement[step].on_device) {
-    const tb_kernel *k = device_kernel(e, n, in);
+  *side = TB_EXEC_CPU;
+  int placed = e->placement ? e->placement[step].side : TB_EXEC_CPU;
+  if (placed != TB_EXEC_CPU) {
+    const tb_kernel *k = side_kernel(e, tb_exec_side_backend(e, placed), n, in);
     if (k) {
-      *on_device = true;
+      *side = placed;
       return k;
     }
   }
@@ -132,7 +89,7 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, co
   if (!c->kernel) return TB_OK;
   if (c->kernel->prepare) {
     const tb_node *n = &e->g->nodes[step];
-    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->on_device, in, in_types, NULL, NULL);
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, in_types, NULL, NULL);
     kc.run_subgraph = NULL;
     void *state = NULL;
     tb_status st = c->kernel->prepare(&kc, &state);
@@ -149,44 +106,98 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, co
 
 void tb_exec_release_states(tb_exec *e) {
   for (size_t i = 0; e->cache && i < e->g->n_nodes; i++) release_state(&e->cache[i]);
-  for (size_t v = 0; e->const_dev && v < e->g->n_values; v++) tb_tensor_destroy(e->const_dev[v]);
-  free(e->const_dev);
-  e->const_dev = NULL;
+  tb_exec_free_sides(e);
   if (e->placement)
-    for (size_t i = 0; i < e->g->n_nodes; i++) free((char *)e->placement[i].why_cpu);
+    for (size_t i = 0; i < e->g->n_nodes; i++) free((char *)e->placement[i].why);
   free(e->placement);
   e->placement = NULL;
 }
 
+
 /* "no opencl kernel for Resize with inputs (float32, int64)" */
-static char *no_kernel_reason(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
+static void no_kernel_reason(const tb_exec *e, const tb_node *n, const tb_value_type *const *in, char *buf, size_t cap) {
   char types[256] = "";
   size_t len = 0;
   for (size_t k = 0; k < n->n_inputs && len < sizeof types; k++)
     len += (size_t)snprintf(types + len, sizeof types - len, "%s%s", k ? ", " : "", in[k] ? tb_dtype_name(in[k]->dtype) : "-");
   const char *backend = tb_backend_name(tb_backend_kind_of(e->device));
-  char buf[400];
-  if (!e->device->ops->find_kernel) snprintf(buf, sizeof buf, "the %s backend runs no kernels in this build", backend);
-  else snprintf(buf, sizeof buf, "no %s kernel for %s with inputs (%s)", backend, n->op_type, types);
-  return strdup(buf);
+  if (!e->device->ops->find_kernel) snprintf(buf, cap, "the %s backend runs no kernels in this build", backend);
+  else snprintf(buf, cap, "no %s kernel for %s with inputs (%s)", backend, n->op_type, types);
+}
+
+/* Append printf-style text to buf (cut at its end). */
+static void append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, cap - len, fmt, ap);
+  va_end(ap);
 }
 
 /* The node's constant inputs on the kernel's side (value inputs and CPU kernels: CPU), NULL for the rest. */
-static tb_status constant_inputs(tb_exec *e, const tb_node *n, bool device, tb_tensor **in) {
+static tb_status constant_inputs(tb_exec *e, const tb_node *n, int side, tb_tensor **in) {
   for (size_t k = 0; k < n->n_inputs; k++) {
     int v = n->inputs[k];
     in[k] = NULL;
     if (v < 0 || !e->consts[v] || e->g->values[v].is_input) continue;
-    if (!device || tb_node_reads_value(n, k)) in[k] = e->consts[v];
+    if (side == TB_EXEC_CPU || tb_node_reads_value(n, k)) in[k] = e->consts[v];
     else {
-      tb_status st = const_on_device(e, v, &in[k]);
+      tb_status st = tb_exec_const_on(e, v, side, &in[k]);
       if (st != TB_OK) return st;
     }
   }
   return TB_OK;
 }
 
-/* Choose node i's kernel from the static types and make its state; on the device when it can. */
+/* Node i's kernel k on `side`: its constants copied there and its state made. */
+static tb_status try_side(tb_exec *e, size_t i, int side, const tb_kernel *k, const tb_value_type **in) {
+  node_cache *c = &e->cache[i];
+  c->kernel = k;
+  c->side = side;
+  tb_status st = constant_inputs(e, &e->g->nodes[i], side, e->in);
+  if (st == TB_OK) st = tb_exec_kernel_state(e, i, e->in, in);
+  if (st != TB_OK) c->side = TB_EXEC_CPU;
+  return st;
+}
+
+/* Node i, which the device cannot run (`why` says why), on the first route to the same hardware that has a
+ * kernel for it; `why` then says where it ran, or, when none could, why and that it runs on the CPU. */
+static tb_status place_on_route(tb_exec *e, size_t i, const tb_value_type **in, bool cpu_fallback, char *why, size_t cap) {
+  const tb_node *n = &e->g->nodes[i];
+  size_t count = e->routes ? tb_routes_count(e->routes) : 0;
+  const char *noun = tb_routes_noun(e->routes);
+  char tried[600] = "";
+  for (size_t r = 0; r < count; r++) {
+    const char *why_not = NULL, *device = tb_routes_device(e->routes, r);
+    tb_backend *b = tb_routes_backend(e->routes, r, &why_not);
+    const tb_kernel *k = b ? side_kernel(e, b, n, in) : NULL;
+    if (k) {
+      int side = tb_exec_add_side(e, b);
+      if (side < 0) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", e->g->name);
+      tb_status st = try_side(e, i, side, k, in);
+      if (st == TB_OK) {
+        append(why, cap, "; ran on %s, %s", device, tb_routes_identity(e->routes, r));
+        e->placement[i].side = side;
+        return TB_OK;
+      }
+      if (!cpu_fallback) return st;
+      append(tried, sizeof tried, "%s%s's kernel could not be prepared: %s", tried[0] ? "; " : "", device, tb_last_error());
+    } else if (b) {
+      append(tried, sizeof tried, "%s%s has none", tried[0] ? "; " : "", device);
+    } else {
+      append(tried, sizeof tried, "%s%s", tried[0] ? "; " : "", why_not);
+    }
+  }
+  if (count) append(why, cap, "; no other route to this %s has one (%s)", noun, tried);
+  else append(why, cap, "; no other route reaches this %s", noun);
+  append(why, cap, "; ran on %s", tb_backend_device(e->cpu)->device);
+  return TB_OK;
+}
+
+/* Choose node i's kernel from the static types and make its state: on the device when it can, else on a
+ * route to the same hardware, else on the CPU. */
 static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
   const tb_graph *g = e->g;
   const tb_node *n = &g->nodes[i];
@@ -199,49 +210,49 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
     if (in[k] && !in[k]->has_dtype) pl->typed = false;
   }
   if (!pl->typed) {
-    if (e->device) pl->why_cpu = strdup("its input types are known only at run time");
+    if (e->device) pl->why = strdup("its input types are known only at run time");
     return TB_OK;
   }
-  const tb_kernel *k = NULL;
   if (e->device) {
-    k = device_kernel(e, n, in);
-    if (!k) pl->why_cpu = no_kernel_reason(e, n, in);
-  }
-  if (k) {
-    c->kernel = k;
-    c->on_device = true;
-    tb_status st = constant_inputs(e, n, true, e->in);
-    if (st == TB_OK) st = tb_exec_kernel_state(e, i, e->in, in);
-    if (st == TB_OK) {
-      pl->on_device = true;
-      return TB_OK;
+    char why[1600] = "";
+    const tb_kernel *k = side_kernel(e, e->device, n, in);
+    if (k) {
+      tb_status st = try_side(e, i, TB_EXEC_DEVICE, k, in);
+      if (st == TB_OK) {
+        pl->side = TB_EXEC_DEVICE;
+        return TB_OK;
+      }
+      if (!cpu_fallback) return st;
+      snprintf(why, sizeof why, "the %s kernel could not be prepared: %s", tb_backend_name(tb_backend_kind_of(e->device)),
+               tb_last_error());
+    } else {
+      no_kernel_reason(e, n, in, why, sizeof why);
     }
-    if (!cpu_fallback) return st;
-    char why[600];
-    snprintf(why, sizeof why, "the %s kernel could not be prepared: %s", tb_backend_name(tb_backend_kind_of(e->device)),
-             tb_last_error());
-    pl->why_cpu = strdup(why);
+    tb_status st = place_on_route(e, i, in, cpu_fallback, why, sizeof why);
+    if (st == TB_OK) pl->why = strdup(why);
+    if (st != TB_OK || pl->side != TB_EXEC_CPU) return st;
   }
-  c->on_device = false;
+  c->side = TB_EXEC_CPU;
   c->kernel = tb_exec_cpu_kernel(e, n, in);
   if (!c->kernel) return TB_OK; /* prepare reports nodes without a CPU kernel */
   pl->precision = c->kernel->precision;
-  tb_status st = constant_inputs(e, n, false, e->in);
+  tb_status st = constant_inputs(e, n, TB_EXEC_CPU, e->in);
   return st == TB_OK ? tb_exec_kernel_state(e, i, e->in, in) : st;
 }
 
-tb_status tb_exec_place(tb_exec *e, tb_backend *device, bool cpu_fallback) {
+tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes, bool cpu_fallback) {
   const tb_graph *g = e->g;
   if (device && tb_backend_kind_of(device) == TB_BACKEND_CPU) device = NULL;
   e->device = device;
+  e->routes = device ? routes : NULL;
   e->placement = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *e->placement);
-  if (device) e->const_dev = calloc(g->n_values ? g->n_values : 1, sizeof *e->const_dev);
-  if (!e->placement || (device && !e->const_dev)) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
+  if (!e->placement || (device && tb_exec_add_side(e, device) != TB_EXEC_DEVICE))
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   tb_status st = TB_OK;
   tb_exec_drop_file_pages(e); /* what the passes and the executor's copies read; read again when needed */
   for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
     st = place_node(e, i, cpu_fallback);
-    if (st == TB_OK && e->device && !e->placement[i].on_device && !e->placement[i].why_cpu)
+    if (st == TB_OK && e->device && e->placement[i].side != TB_EXEC_DEVICE && !e->placement[i].why)
       st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   }
   tb_exec_drop_file_pages(e); /* what the kernels' prepare() read around their weights */

@@ -98,7 +98,8 @@ static size_t device_kernel(const tb_op_def *op, tb_backend_kind backend, size_t
 static size_t kernels_of(const tb_op_def *op, tb_op_kernel *out) {
   size_t n = cpu_kernels(op, out, 0);
   n = device_kernel(op, TB_BACKEND_OPENCL, tb_cl_kernel_count(), tb_cl_kernel_at, out, n);
-  return device_kernel(op, TB_BACKEND_VULKAN, tb_vk_kernel_table_count(), tb_vk_kernel_at, out, n);
+  n = device_kernel(op, TB_BACKEND_VULKAN, tb_vk_kernel_table_count(), tb_vk_kernel_at, out, n);
+  return device_kernel(op, TB_BACKEND_CUDA, tb_cuda_kernel_count(), tb_cuda_kernel_at, out, n);
 }
 
 tb_status tb_op_info_get(size_t index, tb_op_info *info) {

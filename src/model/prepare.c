@@ -1,8 +1,9 @@
 /* tb_model_prepare: a copy of the model's graph (the loaded model never changes), symbolic dims bound,
  * the passes of the level run in order (each followed by sort, compact, check and inference), kernels
  * chosen for the level and their state made (weights packed, device kernels built), each node placed on
- * the backend's device when it has a kernel for it (else on the CPU, with the reason), the copies between
- * them listed, the memory plan, and the result that says it all. */
+ * the backend's device when it has a kernel for it, else on another route to the same hardware that has one
+ * (routes.h), else on the CPU, with the reason; the copies between them listed, device_only checked, the
+ * memory plan, and the result that says it all. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "model/params.h"
 #include "model/passes/pass.h"
 #include "model/prepared.h"
+#include "model/routes.h"
 #include "ops/op.h"
 
 typedef struct strlist {
@@ -45,6 +47,7 @@ static double now_ms(void) {
 void tb_prepared_destroy(tb_prepared *p) {
   if (!p) return;
   tb_exec_destroy(p->exec);
+  tb_routes_destroy(p->routes); /* after the executor: its kernels' state and tensors on the routes go first */
   tb_graph_destroy(p->graph);
   if (p->cpu && p->cpu != p->backend) tb_backend_destroy(p->cpu);
   if (p->backend) tb_backend_storage_release(p->backend, NULL);
@@ -133,65 +136,103 @@ static const char *node_name(tb_prepared *p, const tb_node *n, size_t i) {
   return n->name[0] ? tb_arena_printf(&p->arena, "%s (%s)", n->op_type, n->name) : tb_arena_printf(&p->arena, "%s (#%zu)", n->op_type, i);
 }
 
-/* Which side value v lives on when produced: its node's, the device for graph inputs on a device backend. */
+/* Which side value v lives on when produced: its node's, the device for graph inputs on a device backend;
+ * -1 for constants (copied to the device sides once, at prepare). */
 static int home_side(const tb_graph *g, const tb_exec *e, int v, bool device_backend) {
   const tb_value *val = &g->values[v];
-  if (val->producer >= 0) return tb_exec_placement_of(e, (size_t)val->producer)->on_device;
-  if (val->constant && !val->is_input) return -1; /* constants: copied to the device once, at prepare */
-  return device_backend;
+  if (val->producer >= 0) return tb_exec_placement_of(e, (size_t)val->producer)->side;
+  if (val->constant && !val->is_input) return -1;
+  return device_backend ? TB_EXEC_DEVICE : TB_EXEC_CPU;
 }
 
-/* The copies a run makes between the CPU and the device: one per value and direction. */
+static const char *side_name(const tb_prepared *p, int side) {
+  return tb_backend_name(tb_backend_kind_of(tb_exec_side_backend(p->exec, side)));
+}
+
+static const char *copy_line(tb_prepared *p, int v, int from, int to, const char *why) {
+  bool via_host = from != TB_EXEC_CPU && to != TB_EXEC_CPU; /* between two device backends */
+  return tb_arena_printf(&p->arena, "value '%s': %s -> %s%s (%s)", p->graph->values[v].name, side_name(p, from), side_name(p, to),
+                         via_host ? " through the host" : "", why);
+}
+
+/* The copies a run makes between the CPU, the device and the routes: one per value and side it is needed on. */
 static tb_status list_copies(tb_prepared *p, strlist *copies) {
   const tb_graph *g = p->graph;
   bool device_backend = tb_backend_kind_of(p->backend) != TB_BACKEND_CPU;
-  const char *dev = tb_backend_name(tb_backend_kind_of(p->backend));
   for (size_t v = 0; v < g->n_values && device_backend; v++) {
     int home = home_side(g, p->exec, (int)v, device_backend);
     if (home < 0) continue;
-    const char *first_user = NULL;
-    for (size_t i = 0; i < g->n_nodes && !first_user; i++) {
+    uint64_t listed = UINT64_C(1) << home; /* sides it is on or copied to */
+    for (size_t i = 0; i < g->n_nodes; i++) {
       const tb_node *n = &g->nodes[i];
       const tb_exec_placement *pl = tb_exec_placement_of(p->exec, i);
-      for (size_t k = 0; k < n->n_inputs && !first_user; k++) {
-        if (n->inputs[k] != (int)v) continue;
-        bool value_input = tb_node_reads_value(n, k);
-        bool wants_device = pl->on_device && !value_input;
-        if (wants_device != (bool)home) first_user = node_name(p, n, i);
+      for (size_t k = 0; k < n->n_inputs; k++) {
+        int want = tb_node_reads_value(n, k) ? TB_EXEC_CPU : pl->side;
+        if (n->inputs[k] != (int)v || want >= 64 || (listed >> want & 1u)) continue;
+        listed |= UINT64_C(1) << want;
+        const char *line = copy_line(p, (int)v, home, want, tb_arena_printf(&p->arena, "for %s", node_name(p, n, i)));
+        if (!push(p, copies, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
       }
     }
     bool output = false;
     for (size_t k = 0; k < g->n_outputs; k++) output |= g->outputs[k] == (int)v;
-    const char *line = NULL;
-    if (first_user)
-      line = tb_arena_printf(&p->arena, "value '%s': %s -> %s (for %s)", g->values[v].name, home ? dev : "cpu", home ? "cpu" : dev, first_user);
-    else if (output && !home)
-      line = tb_arena_printf(&p->arena, "value '%s': cpu -> %s (a graph output)", g->values[v].name, dev);
-    if (line && !push(p, copies, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    if (output && home != TB_EXEC_DEVICE && !(listed >> TB_EXEC_DEVICE & 1u) &&
+        !push(p, copies, copy_line(p, (int)v, home, TB_EXEC_DEVICE, "a graph output")))
+      return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
   }
   p->result.copies_inserted = copies->count;
   return TB_OK;
 }
 
-/* Kernels chosen and their state made, nodes placed on the device where it has kernels; the lists. */
-static tb_status place(tb_prepared *p, bool cpu_fallback, strlist *fallback, strlist *copies, strlist *precisions) {
-  tb_status st = tb_exec_place(p->exec, p->backend, cpu_fallback);
+/* The lists of a placement: CPU fallbacks, routed nodes, reduced precision, and where each node runs. */
+typedef struct placement_lists {
+  strlist fallback, routed, precisions, labels, devices, reasons;
+} placement_lists;
+
+/* Kernels chosen and their state made, nodes placed on the device, a route or the CPU; the lists. */
+static tb_status place(tb_prepared *p, bool cpu_fallback, placement_lists *l, strlist *copies) {
+  bool device_backend = tb_backend_kind_of(p->backend) != TB_BACKEND_CPU;
+  if (device_backend && !(p->routes = tb_routes_create(p->backend)))
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+  tb_status st = tb_exec_place(p->exec, p->backend, p->routes, cpu_fallback);
   if (st != TB_OK) return st;
   const tb_graph *g = p->graph;
-  bool device_backend = tb_backend_kind_of(p->backend) != TB_BACKEND_CPU;
   for (size_t i = 0; i < g->n_nodes; i++) {
     const tb_node *n = &g->nodes[i];
     const tb_exec_placement *pl = tb_exec_placement_of(p->exec, i);
-    const char *line = NULL;
-    if (device_backend && !pl->on_device) line = tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->why_cpu);
-    if (line && !push(p, fallback, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
-    line = pl->precision ? tb_arena_printf(&p->arena, "%s: %s", node_name(p, n, i), pl->precision) : NULL;
-    if (line && !push(p, precisions, line)) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
-    p->result.device_nodes += pl->on_device;
+    const char *label = node_name(p, n, i), *why = pl->why ? tb_arena_strdup(&p->arena, pl->why) : "";
+    const tb_device_info *where = tb_backend_device(tb_exec_side_backend(p->exec, pl->side));
+    bool ok = push(p, &l->labels, label) && push(p, &l->devices, where->device) && push(p, &l->reasons, why);
+    strlist *reason_list = !device_backend ? NULL : pl->side == TB_EXEC_CPU ? &l->fallback : pl->side != TB_EXEC_DEVICE ? &l->routed : NULL;
+    if (ok && reason_list) ok = push(p, reason_list, tb_arena_printf(&p->arena, "%s: %s", label, why));
+    if (ok && pl->precision) ok = push(p, &l->precisions, tb_arena_printf(&p->arena, "%s: %s", label, pl->precision));
+    if (!ok) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+    p->result.device_nodes += device_backend && pl->side == TB_EXEC_DEVICE;
   }
-  p->result.cpu_fallback_nodes = fallback->count;
-  p->result.reduced_precision_nodes = precisions->count;
+  p->result.cpu_fallback_nodes = l->fallback.count;
+  p->result.route_nodes = l->routed.count;
+  p->result.reduced_precision_nodes = l->precisions.count;
+  p->result.node_count = g->n_nodes;
   return list_copies(p, copies);
+}
+
+/* device_only: the nodes that would run on the CPU, each with its op and why, as one error. */
+static tb_status check_device_only(const tb_prepared *p, const placement_lists *l) {
+  const tb_prepare_result *r = &p->result;
+  if (!r->cpu_fallback_nodes) return TB_OK;
+  enum { SHOWN = 3 };
+  char list[900] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < r->cpu_fallback_nodes && i < SHOWN && len < sizeof list; i++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%.260s", i ? "; " : "", l->fallback.items[i]);
+  char more[120] = "";
+  if (r->cpu_fallback_nodes > SHOWN)
+    snprintf(more, sizeof more, "; and %zu more (prepare without device_only to list them in fallback_ops)",
+             r->cpu_fallback_nodes - SHOWN);
+  return tb_error(TB_ERR_UNSUPPORTED,
+                  "device_only: %zu of %zu nodes would fall back to the CPU from %s: %s%s; turn device_only off "
+                  "(tb run without --device-only) to let them run there",
+                  r->cpu_fallback_nodes, p->graph->n_nodes, tb_backend_device(p->backend)->device, list, more);
 }
 
 static tb_status warn(tb_prepared *p, strlist *warnings, const char *text) {
@@ -204,7 +245,7 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   const tb_graph *g = p->graph;
   tb_status st = TB_OK;
   r->precision = r->reduced_precision_nodes ? TB_PRECISION_BF16 : TB_PRECISION_FP32;
-  bool cpu_nodes = r->device_nodes < g->n_nodes;
+  bool cpu_nodes = r->device_nodes + r->route_nodes < g->n_nodes;
   if (o->level >= TB_LEVEL_O2 && cpu_nodes && !tb_exec_uses_fast_kernels(p->exec)) {
     char text[200];
     snprintf(text, sizeof text, "%s: no faster CPU kernel exists for this model's operators; the reference kernels run",
@@ -230,6 +271,12 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
              g->n_nodes, tb_backend_name(tb_backend_kind_of(p->backend)));
     st = warn(p, warnings, text);
   }
+  if (st == TB_OK && r->route_nodes) {
+    char text[200];
+    snprintf(text, sizeof text, "%zu of %zu nodes run on another route to %s's hardware; routed_ops says where and why",
+             r->route_nodes, g->n_nodes, tb_backend_device(p->backend)->device);
+    st = warn(p, warnings, text);
+  }
   r->nodes_after = live_nodes(g);
   for (size_t v = 0; v < g->n_values; v++)
     if (g->values[v].constant && (g->values[v].is_initializer || g->values[v].producer < 0)) r->weight_bytes += g->values[v].constant->nbytes;
@@ -238,7 +285,8 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
 }
 
 static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
-  strlist applied = {0}, warnings = {0}, fallback = {0}, copies = {0}, precisions = {0};
+  strlist applied = {0}, warnings = {0}, copies = {0};
+  placement_lists lists = {0};
   tb_prepare_result *r = &p->result;
   r->size = sizeof *r;
   r->level = o->level;
@@ -262,7 +310,8 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
-  if (st == TB_OK) st = place(p, o->cpu_fallback, &fallback, &copies, &precisions);
+  if (st == TB_OK) st = place(p, o->cpu_fallback, &lists, &copies);
+  if (st == TB_OK && o->device_only) st = check_device_only(p, &lists);
   if (st == TB_OK) {
     char first[200] = "";
     size_t missing = tb_exec_missing_kernels(p->exec, first, sizeof first);
@@ -276,9 +325,13 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   r->pass_count = applied.count;
   r->warnings = warnings.items;
   r->warning_count = warnings.count;
-  r->fallback_ops = fallback.items;
+  r->fallback_ops = lists.fallback.items;
   r->copies = copies.items;
-  r->node_precisions = precisions.items;
+  r->node_precisions = lists.precisions.items;
+  r->routed_ops = lists.routed.items;
+  r->node_labels = lists.labels.items;
+  r->node_devices = lists.devices.items;
+  r->node_reasons = lists.reasons.items;
   return st;
 }
 

@@ -1,4 +1,4 @@
-/* Precision names and the JSON form of a prepare result. */
+/* Precision names and the JSON form of a prepare result (where each node runs included). */
 #include <strings.h>
 #include "core/error.h"
 #include "json/json_util.h"
@@ -33,6 +33,22 @@ static bool add_strings(cJSON *o, const char *key, const char *const *list, size
   return true;
 }
 
+/* "placements": [{"node": "Relu (r1)", "device": "cuda:0", "reason": ""}, ...], one per node. */
+static bool add_placements(cJSON *o, const tb_prepare_result *r) {
+  cJSON *a = cJSON_AddArrayToObject(o, "placements");
+  for (size_t i = 0; a && i < r->node_count; i++) {
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddItemToArray(a, e)) {
+      cJSON_Delete(e);
+      return false;
+    }
+    if (!cJSON_AddStringToObject(e, "node", r->node_labels[i]) || !cJSON_AddStringToObject(e, "device", r->node_devices[i]) ||
+        !cJSON_AddStringToObject(e, "reason", r->node_reasons[i]))
+      return false;
+  }
+  return a != NULL;
+}
+
 tb_status tb_prepare_result_to_json(const tb_prepare_result *r, char **out_json) {
   if (!r || !out_json)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_prepare_result_to_json: result and out_json must not be NULL");
@@ -61,6 +77,8 @@ tb_status tb_prepare_result_to_json(const tb_prepare_result *r, char **out_json)
        cJSON_AddNumberToObject(m, "device_nodes", (double)r->device_nodes) &&
        add_strings(m, "copies", r->copies, r->copies_inserted) &&
        cJSON_AddNumberToObject(m, "reduced_precision_nodes", (double)r->reduced_precision_nodes) &&
-       add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes);
+       add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes) &&
+       cJSON_AddNumberToObject(m, "route_nodes", (double)r->route_nodes) &&
+       add_strings(m, "routed_ops", r->routed_ops, r->route_nodes) && add_placements(m, r);
   return tb_json_finish(o, ok, out_json, "tb_prepare_result_to_json");
 }

@@ -12,6 +12,7 @@ struct tb_prepared {
   tb_backend *backend;   /* the backend outputs are returned on (a storage reference keeps it alive) */
   tb_backend *cpu;       /* the backend the executor computes on (the same when `backend` is the CPU) */
   tb_exec *exec;
+  struct tb_routes *routes; /* the other routes to the backend's hardware (routes.h), NULL on the CPU backend */
   tb_dim_bindings dims;  /* bound at prepare (names and values in the arena) */
   tb_prepare_result result;
   tb_arena arena;        /* result strings and arrays */

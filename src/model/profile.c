@@ -35,7 +35,6 @@ static void describe(const tb_kernel *k, const char *method, bool on_device, cha
 /* Entries for g's nodes and, after each, its subgraphs' (count_entries of them). */
 typedef struct profile_walk {
   tb_prepared *p;
-  const char *device;
   size_t n;
 } profile_walk;
 
@@ -71,13 +70,14 @@ static void add_graph(profile_walk *w, const tb_graph *g, const tb_exec *exec, c
     const tb_node *node = &g->nodes[i];
     size_t at_entry = w->n++;
     char (*text)[96] = p->profile_text[at_entry];
-    bool on_device = false;
-    const tb_kernel *k = exec ? tb_exec_node_kernel(exec, i, &on_device) : NULL;
+    int side = TB_EXEC_CPU;
+    const tb_kernel *k = exec ? tb_exec_node_kernel(exec, i, &side) : NULL;
+    const tb_backend *where = side != TB_EXEC_CPU ? tb_exec_side_backend(exec, side) : NULL;
     if (node->domain && node->domain[0]) snprintf(text[0], 96, "%s.%s", node->domain, node->op_type);
     else snprintf(text[0], 96, "%s", node->op_type);
-    describe(k, exec ? tb_exec_node_method(exec, i) : NULL, on_device, text[1], 96);
+    describe(k, exec ? tb_exec_node_method(exec, i) : NULL, where != NULL, text[1], 96);
     snprintf(text[2], 96, "%s", path);
-    p->profile[at_entry] = (tb_node_profile){node->name, text[0], on_device ? w->device : "cpu", text[1],
+    p->profile[at_entry] = (tb_node_profile){node->name, text[0], where ? tb_backend_name(tb_backend_kind_of(where)) : "cpu", text[1],
                                              runs ? runs[i] : 0, ms ? ms[i] : 0, text[2]};
     for (size_t a = 0; a < node->n_attrs; a++) {
       const tb_attr *at = &node->attrs[a];
@@ -100,7 +100,7 @@ tb_status tb_prepared_profile(tb_prepared *p, size_t *count, const tb_node_profi
   p->profile = calloc(n ? n : 1, sizeof *p->profile);
   p->profile_text = calloc(n ? n : 1, sizeof *p->profile_text);
   if (!p->profile || !p->profile_text) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-  profile_walk w = {p, tb_backend_name(tb_backend_kind_of(p->backend)), 0};
+  profile_walk w = {p, 0};
   add_graph(&w, p->graph, p->exec, "");
   *count = w.n;
   *entries = p->profile;

@@ -28,16 +28,29 @@
  * fake NVRTC (fake_nvrtc.c): "FAKE-CUBIN sm_XY" loads only on a device of compute capability X.Y (else 209
  * CUDA_ERROR_NO_BINARY_FOR_GPU), "FAKE-PTX compute_XY" on X.Y and newer (else 218 CUDA_ERROR_INVALID_PTX),
  * anything else is 200 CUDA_ERROR_INVALID_IMAGE; its "entry <name>" lines are the functions. A launch
- * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted, not
- * run. FAKE_CUDA_FAIL=module makes cuModuleLoadData fail with FAKE_CUDA_FAIL_CODE; FAKE_CUDA_CC="9.0"
+ * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted and
+ * recorded (fake_cuda_launch.h: name, grid, block, argument bytes), never run: the fake computes no values.
+ * For the embedded kernels it knows the parameter lists from the names (unary tb_cu_<op>_f32, binary _flat
+ * and _broadcast, _rows and _cols) and checks that every tensor argument lies inside one live allocation
+ * large enough for the elements the kernel would touch (for _broadcast, from the descriptor's dims and
+ * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
+ * report it at the next synchronisation). FAKE_CUDA_FAIL=launch fails every launch with FAKE_CUDA_FAIL_CODE,
+ * FAKE_CUDA_LAUNCH_FAIL_AT=N only the Nth since fake_cuda_launch_reset (a failure in the middle of a run).
+ * FAKE_CUDA_EMULATE=<path of tests/cuda_emu's module> runs each launch of a known kernel there instead: the
+ * kernels' own CUDA source built as host C++ over an emulated grid, on the fake's device memory, so the
+ * values are the kernels' (the launch then returns after the kernel has run; a module that does not load
+ * is 999 at the launch).
+ * FAKE_CUDA_FAIL=module makes cuModuleLoadData fail with FAKE_CUDA_FAIL_CODE; FAKE_CUDA_CC="9.0"
  * overrides every device's compute capability; FAKE_CUDA_DRIVER_VERSION the driver version (default 12040).
  * fake_cuda_module_loads(), fake_cuda_live_modules() and fake_cuda_launches() count.
  * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
  * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
  * end let tests read the counts. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fake_cuda_launch.h"
 #include "fake_devmem.h"
 #include "fake_nvidia_gpus.h"
 #include "fake_once.h"
@@ -733,6 +746,138 @@ CUresult cuModuleUnload(fake_module *module) {
   return 400;
 }
 
+/* ---- Launch records ---------------------------------------------------------------------------- */
+
+#define FAKE_MAX_RECORDS 1024
+static fake_launch records[FAKE_MAX_RECORDS];
+static int n_records; /* since the last fake_cuda_launch_reset; under module_lock */
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
+/* The parameter sizes of an embedded kernel, by its name; 0 when the fake does not know it. */
+static int kernel_params(const char *name, unsigned *sizes) {
+  static const unsigned unary[] = {8, 8, 8, 4, 4}, flat[] = {8, 8, 8, 8}, broadcast[] = {8, 8, 8, 8, 200},
+                        rows[] = {8, 8, 8, 8}, cols[] = {8, 8, 8, 8, 8};
+  const unsigned *list = NULL;
+  int n = 0;
+  if (strncmp(name, "tb_cu_", 6) != 0) return 0;
+  if (ends_with(name, "_f32_broadcast")) list = broadcast, n = 5;
+  else if (ends_with(name, "_f32_flat")) list = flat, n = 4;
+  else if (ends_with(name, "_f32_rows")) list = rows, n = 4;
+  else if (ends_with(name, "_f32_cols")) list = cols, n = 5;
+  else if (ends_with(name, "_f32")) list = unary, n = 5;
+  for (int i = 0; i < n; i++) sizes[i] = list[i];
+  return n;
+}
+
+static long long arg_i64(const fake_launch *l, int i) {
+  long long v;
+  memcpy(&v, l->args + l->arg_offset[i], sizeof v);
+  return v;
+}
+
+/* Whether argument i, a device pointer, has `elements` floats behind it in one live allocation. */
+static int covers(const fake_launch *l, int i, long long elements) {
+  unsigned long long p = (unsigned long long)arg_i64(l, i);
+  if (elements <= 0) return 1;
+  return fake_resolve(&heap, p, (size_t)elements * 4) != NULL;
+}
+
+/* The elements of a broadcast input reaches: 1 + sum of (dim - 1) * stride. */
+static long long reach(const long long *dims, const long long *strides, int rank) {
+  long long r = 1;
+  for (int d = 0; d < rank; d++) r += (dims[d] - 1) * strides[d];
+  return r;
+}
+
+/* 0, or 700 when a tensor argument of a known kernel lies outside the memory the kernel would touch. */
+static CUresult check_memory(const fake_launch *l) {
+  const char *name = l->name;
+  if (l->n_args <= 0) return SUCCESS;
+  int ok = 1;
+  if (ends_with(name, "_f32_broadcast")) {
+    const unsigned char *bc = l->args + l->arg_offset[4];
+    int rank;
+    long long dims[8], sa[8], sb[8], n = arg_i64(l, 3), count = 1;
+    memcpy(&rank, bc, sizeof rank);
+    if (rank < 1 || rank > 8) return INVALID_VALUE;
+    memcpy(dims, bc + 8, sizeof dims);
+    memcpy(sa, bc + 72, sizeof sa);
+    memcpy(sb, bc + 136, sizeof sb);
+    for (int d = 0; d < rank; d++) count *= dims[d];
+    if (count != n) return INVALID_VALUE;
+    ok = covers(l, 0, reach(dims, sa, rank)) && covers(l, 1, reach(dims, sb, rank)) && covers(l, 2, n);
+  } else if (ends_with(name, "_f32_flat")) {
+    long long n = arg_i64(l, 3);
+    ok = covers(l, 0, n) && covers(l, 1, n) && covers(l, 2, n);
+  } else if (ends_with(name, "_f32_rows")) {
+    long long rows = arg_i64(l, 2), cols = arg_i64(l, 3);
+    ok = covers(l, 0, rows * cols) && covers(l, 1, strstr(name, "softmax") ? rows * cols : rows);
+  } else if (ends_with(name, "_f32_cols")) {
+    long long outer = arg_i64(l, 2), r = arg_i64(l, 3), inner = arg_i64(l, 4);
+    ok = covers(l, 0, outer * r * inner) && covers(l, 1, strstr(name, "softmax") ? outer * r * inner : outer * inner);
+  } else {
+    long long n = arg_i64(l, 2);
+    ok = covers(l, 0, n) && covers(l, 1, n);
+  }
+  return ok ? SUCCESS : ILLEGAL_ADDRESS;
+}
+
+/* FAKE_CUDA_EMULATE's cuda_emu_launch, opened on first use (NULL when unset; *broken when it does not load). */
+typedef int (*emu_launch_fn)(const char *name, unsigned grid, unsigned block, void **params);
+static emu_launch_fn emulator(int *broken) {
+  static emu_launch_fn fn;
+  const char *path = getenv("FAKE_CUDA_EMULATE");
+  *broken = 0;
+  if (!path || !*path) return NULL;
+  if (!fn) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    fn = h ? (emu_launch_fn)dlsym(h, "cuda_emu_launch") : NULL;
+    if (!fn) fprintf(stderr, "fake_cuda: FAKE_CUDA_EMULATE=%s: %s\n", path, dlerror());
+  }
+  *broken = fn == NULL;
+  return fn;
+}
+
+/* Run a recorded launch of a known kernel on the emulator, its pointer arguments (the first two, three for
+ * the binary kernels) turned into the host bytes behind them. */
+static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
+  int pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
+  void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
+  for (int i = 0; i < l->n_args; i++) {
+    args[i] = params[i];
+    if (i < pointers) {
+      host[i] = fake_resolve(&heap, (uint64_t)arg_i64(l, i), 0);
+      args[i] = &host[i];
+    }
+  }
+  return run(l->name, l->grid[0], l->block[0], args) == 0 ? SUCCESS : INVALID_VALUE;
+}
+
+static void record(fake_launch *l, const fake_function *f, const unsigned *grid, const unsigned *block, unsigned shared,
+                   void **params) {
+  memset(l, 0, sizeof *l);
+  snprintf(l->name, sizeof l->name, "%s", f->name);
+  memcpy(l->grid, grid, sizeof l->grid);
+  memcpy(l->block, block, sizeof l->block);
+  l->shared = shared;
+  unsigned sizes[FAKE_LAUNCH_MAX_ARGS];
+  int n = kernel_params(f->name, sizes);
+  l->n_args = n && params ? n : -1;
+  unsigned at = 0;
+  for (int i = 0; i < n && params; i++) {
+    unsigned align = sizes[i] >= 8 ? 8 : sizes[i];
+    at = (at + align - 1) / align * align;
+    l->arg_offset[i] = at;
+    l->arg_size[i] = sizes[i];
+    memcpy(l->args + at, params[i], sizes[i]);
+    at += sizes[i];
+  }
+}
+
 CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, fake_stream *stream, void **params, void **extra) {
   CUresult r = memory_ready();
@@ -745,8 +890,49 @@ CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz,
   if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024 || shared > 48 * 1024 ||
       (params && extra) || (stream && stream->ctx != current()) || f->module->ctx != current())
     return INVALID_VALUE;
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  fake_launch l;
+  record(&l, f, grid, block, shared, params);
+  pthread_mutex_lock(&module_lock);
+  int number = n_records + 1;
+  const char *at = getenv("FAKE_CUDA_LAUNCH_FAIL_AT");
+  int fail = failing("launch") || (at && *at && atoi(at) == number);
+  if (!fail && (r = check_memory(&l)) == SUCCESS) {
+    if (n_records < FAKE_MAX_RECORDS) records[n_records] = l;
+    n_records++;
+  }
+  pthread_mutex_unlock(&module_lock);
+  if (fail) return fail_code();
+  if (r != SUCCESS) return r;
+  int broken = 0;
+  emu_launch_fn run = l.n_args > 0 ? emulator(&broken) : NULL;
+  if (broken) return UNKNOWN;
+  if (run && (r = emulate(run, &l, params)) != SUCCESS) return r;
   __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
   return SUCCESS;
+}
+
+/* For tests: forget the recorded launches (and restart FAKE_CUDA_LAUNCH_FAIL_AT's count); how many were
+ * recorded since; the i-th (NULL past the end or past the 1024 kept). */
+void fake_cuda_launch_reset(void);
+int fake_cuda_launch_count(void);
+const fake_launch *fake_cuda_launch_at(int i);
+void fake_cuda_launch_reset(void) {
+  pthread_mutex_lock(&module_lock);
+  n_records = 0;
+  pthread_mutex_unlock(&module_lock);
+}
+int fake_cuda_launch_count(void) {
+  pthread_mutex_lock(&module_lock);
+  int n = n_records;
+  pthread_mutex_unlock(&module_lock);
+  return n;
+}
+const fake_launch *fake_cuda_launch_at(int i) {
+  pthread_mutex_lock(&module_lock);
+  const fake_launch *l = i >= 0 && i < n_records && i < FAKE_MAX_RECORDS ? &records[i] : NULL;
+  pthread_mutex_unlock(&module_lock);
+  return l;
 }
 
 int fake_cuda_module_loads(void);

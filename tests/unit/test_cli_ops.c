@@ -39,26 +39,31 @@ static void table_rows(void **state) {
   assert_string_equal(r.err, "");
   assert_int_equal(strncmp(r.out, "OPERATOR ", 9), 0);
   char cells[8][128];
-  assert_int_equal(row_cells(r.out, "OPERATOR", cells), 6);
+  assert_int_equal(row_cells(r.out, "OPERATOR", cells), 7);
   assert_string_equal(cells[1], "OPSETS");
   assert_string_equal(cells[2], "INPUT DTYPES");
   assert_string_equal(cells[3], "CPU");
   assert_string_equal(cells[4], "OPENCL");
   assert_string_equal(cells[5], "VULKAN");
-  assert_int_equal(row_cells(r.out, "Conv", cells), 6);
+  assert_string_equal(cells[6], "CUDA");
+  assert_int_equal(row_cells(r.out, "Conv", cells), 7);
   assert_string_equal(cells[1], "1");
   assert_string_equal(cells[2], "f64,f32,f16,bf16");
   assert_string_equal(cells[3], "O0 reference, O2 fast, O3 bf16");
   assert_string_equal(cells[4], "yes");
   assert_string_equal(cells[5], "yes");
-  assert_int_equal(row_cells(r.out, "And", cells), 6);
+  assert_string_equal(cells[6], "-"); /* no CUDA convolution yet */
+  assert_int_equal(row_cells(r.out, "Softmax", cells), 7);
+  assert_string_equal(cells[6], "yes");
+  assert_int_equal(row_cells(r.out, "And", cells), 7);
   assert_string_equal(cells[2], "bool");
   assert_string_equal(cells[3], "O0 reference");
   assert_string_equal(cells[4], "-");
   assert_string_equal(cells[5], "-");
-  assert_int_equal(row_cells(r.out, "BatchNormalization", cells), 6);
+  assert_string_equal(cells[6], "-");
+  assert_int_equal(row_cells(r.out, "BatchNormalization", cells), 7);
   assert_string_equal(cells[1], "1,14");
-  assert_int_equal(row_cells(r.out, "tb.FusedConv", cells), 6);
+  assert_int_equal(row_cells(r.out, "tb.FusedConv", cells), 7);
   char count[64];
   snprintf(count, sizeof count, "\n%zu operators\n", tb_op_info_count());
   TB_ASSERT_CONTAINS(r.out, count);
@@ -73,7 +78,7 @@ static void one_operator(void **state) {
   tcli_run r = tcli("ops conv");
   TCLI_ASSERT_EXIT(r, 0);
   char cells[8][128];
-  assert_int_equal(row_cells(r.out, "Conv", cells), 6);
+  assert_int_equal(row_cells(r.out, "Conv", cells), 7);
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: cpu O0 reference (portable C)\n");
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: cpu O2 fast (portable C)\n");
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: cpu O2 fast (avx2,fma): not on this CPU\n");
@@ -85,7 +90,11 @@ static void one_operator(void **state) {
   unsetenv("TB_CPU_FEATURES");
   r = tcli("ops tb.fusedconv");
   TCLI_ASSERT_EXIT(r, 0);
-  assert_int_equal(row_cells(r.out, "tb.FusedConv", cells), 6);
+  assert_int_equal(row_cells(r.out, "tb.FusedConv", cells), 7);
+  tcli_free(&r);
+  r = tcli("ops relu");
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "\n  kernel: cuda O0 device (on the device)\n");
   tcli_free(&r);
 }
 

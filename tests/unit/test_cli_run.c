@@ -2,8 +2,9 @@
  * --compare-dir; the printed SHA-256 is that of the bytes --output-dir writes; random inputs are
  * deterministic per seed; symbolic dims come from --dim or default to 1 with a note; --json holds the same
  * facts; the prepare result is printed per level; --output-dir is made with its parents (a part that is a
- * file, or no permission: an error naming it); and every bad argument or file is an error line with the
- * CLI's exit code (docs/cli.md). */
+ * file, or no permission: an error naming it); --device-only refuses a CPU fallback, and the placement of
+ * each node is printed; and every bad argument or file is an error line with the CLI's exit code
+ * (docs/cli.md). */
 #include <sys/stat.h>
 #include "core/sha256.h"
 #include "test_cli_util.h"
@@ -368,6 +369,53 @@ static void profile_inside_subgraphs(void **state) {
   tcli_free(&r);
 }
 
+/* --device-only: a node the device (PoCL here) and no other route to it can run fails the run with the
+ * node, its op and why (exit 1); without it the node runs on the CPU and the text and JSON say where each
+ * node ran and why. */
+static void device_only(void **state) {
+  (void)state;
+  const char *model = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
+  if (access(model, R_OK) != 0) {
+    print_message("skipped: %s is missing (Debian's libonnx-testdata)\n", model);
+    skip();
+  }
+  char args[1024];
+  snprintf(args, sizeof args, "run %s --backend opencl:0 --device-only", model);
+  tcli_run r = tcli(args);
+  if (r.code == 3) { /* no OpenCL platform here */
+    tcli_free(&r);
+    skip();
+  }
+  TCLI_ASSERT_EXIT(r, 1);
+  TB_ASSERT_CONTAINS(r.err, "device_only: 1 of 1 nodes would fall back to the CPU from opencl:0: Scan (#0): no opencl kernel for "
+                            "Scan with inputs (f32, f32); no other route reaches this device; ran on cpu:0; turn device_only "
+                            "off (tb run without --device-only) to let them run there");
+  assert_string_equal(r.out, "");
+  tcli_free(&r);
+  snprintf(args, sizeof args, "run %s --backend opencl:0", model);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  TB_ASSERT_CONTAINS(r.out, "0 on the device, 0 on other routes to it, 1 on the CPU fallback");
+  TB_ASSERT_CONTAINS(r.out, "  placement: 1 node on cpu:0\n");
+  TB_ASSERT_CONTAINS(r.out, "  fallback: Scan (#0): no opencl kernel for Scan with inputs (f32, f32); no other route reaches "
+                            "this device; ran on cpu:0\n");
+  tcli_free(&r);
+  snprintf(args, sizeof args, "run %s --backend opencl:0 --json", model);
+  r = tcli(args);
+  TCLI_ASSERT_EXIT(r, 0);
+  cJSON *root = tcli_json(r.out);
+  const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "prepare"), "metrics");
+  const cJSON *placements = cJSON_GetObjectItemCaseSensitive(metrics, "placements");
+  assert_int_equal(cJSON_GetArraySize(placements), 1);
+  const cJSON *scan = cJSON_GetArrayItem(placements, 0);
+  assert_string_equal(tcli_json_str(scan, "node"), "Scan (#0)");
+  assert_string_equal(tcli_json_str(scan, "device"), "cpu:0");
+  TB_ASSERT_CONTAINS(tcli_json_str(scan, "reason"), "no other route reaches this device; ran on cpu:0");
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(metrics, "route_nodes")->valueint, 0);
+  cJSON_Delete(root);
+  tcli_free(&r);
+}
+
 static void compare_mismatch(void **state) {
   (void)state;
   char dir[] = "/tmp/tb-run-XXXXXX";
@@ -438,6 +486,7 @@ int main(void) {
       cmocka_unit_test_setup(json_output, setup),
       cmocka_unit_test_setup(profile, setup),
       cmocka_unit_test_setup(profile_inside_subgraphs, setup),
+      cmocka_unit_test_setup(device_only, setup),
       cmocka_unit_test_setup(compare_mismatch, setup),
       cmocka_unit_test_setup(errors_and_exit_codes, setup),
   };

@@ -43,6 +43,7 @@ static const act_case no_act = {NULL, 0, 0, 0, 0};
 static const act_case acts[] = {
     {NULL, 0, 0, 0, 0},   {"Relu", 0, 0, 0, 0},     {"LeakyRelu", 0.2f, 0, 0, 0}, {"Clip", 0, 0, -0.5f, 0.7f},
     {"Sigmoid", 0, 0, 0, 0}, {"Tanh", 0, 0, 0, 0}, {"HardSigmoid", 0.3f, 0.4f, 0, 0}, {"HardSwish", 0, 0, 0, 0},
+    {"Silu", 0, 0, 0, 0},    {"Mish", 0, 0, 0, 0},
 };
 
 static inline int rank_of(const conv_case *c) { return c->h ? 4 : 3; }

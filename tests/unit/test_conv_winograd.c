@@ -22,6 +22,7 @@
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
+#include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
@@ -100,11 +101,13 @@ static double max_abs_finite(const tb_tensor *t) {
 
 
 static tb_gemm_epilogue epilogue_of(const act_case *act) {
-  static const char *const names[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
+  static const char *const names[] = {"",     "Relu",      "LeakyRelu", "Clip", "Sigmoid", "Tanh",
+                                      "HardSigmoid", "HardSwish", "-",       "-",    "Silu",    "Mish"};
   tb_gemm_epilogue ep = {0};
-  for (int i = 1; act->name && i < 8; i++)
+  for (int i = 1; act->name && i < 12; i++)
     if (strcmp(act->name, names[i]) == 0) ep.act = i;
   ep.act_alpha = act->alpha, ep.act_beta = act->beta, ep.act_min = act->lo, ep.act_max = act->hi;
+  ep.vec = &tb_vec_ops_avx512; /* the entries' activation loops (conv_fast.c sets the path's table) */
   return ep;
 }
 

@@ -158,7 +158,7 @@ static void nodes_run_where_the_device_has_kernels(void **state) {
   TB_ASSERT_OK(prepare_on(f, false, &p, &r));
   assert_int_equal(r->device_nodes, 3);
   assert_int_equal(r->cpu_fallback_nodes, 1);
-  assert_string_equal(r->fallback_ops[0], "MatMul (matmul): no opencl kernel for MatMul with inputs (f32, f32)");
+  assert_string_equal(r->fallback_ops[0], "MatMul (matmul): no opencl kernel for MatMul with inputs (f32, f32); no other route reaches this device; ran on cpu:0");
   assert_int_equal(r->copies_inserted, 2);
   assert_string_equal(r->copies[0], "value 's': opencl -> cpu (for MatMul (matmul))");
   assert_string_equal(r->copies[1], "value 'mm': cpu -> opencl (for Reshape (reshape))");

@@ -431,10 +431,11 @@ static void fused_gemm_every_activation(void **state) {
   (void)state;
   tb_pool *pool = NULL;
   TB_ASSERT_OK(tb_pool_create(2, &pool));
-  static const char *const acts[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
+  static const char *const acts[] = {"Relu",        "LeakyRelu", "Clip", "Sigmoid", "Tanh",
+                                     "HardSigmoid", "HardSwish", "Silu", "Mish"};
   const tb_kernel *entries[] = {&tb_kernel_fused_gemm_f32_portable, &tb_kernel_fused_gemm_f32_avx2,
                                     &tb_kernel_fused_gemm_f32_avx512};
-  for (int a = 0; a < 7; a++) {
+  for (int a = 0; a < 9; a++) {
     toh t;
     setup_node(&t, "tb", "FusedGemm", 1, 3,
                (tb_attr[]){TOH_INT("transB", 1), TOH_STR("activation", acts[a]), TOH_FLOAT("activation_alpha", 0.3f),

@@ -107,7 +107,7 @@ static tb_exec *prepared_exec(mm_graph *t, tb_backend *cpu) {
   tb_exec *e = NULL;
   TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)t->g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(t->g, cpu, 2, tb_convert_features(), 1, &e));
-  TB_ASSERT_OK(tb_exec_place(e, NULL, false));
+  TB_ASSERT_OK(tb_exec_place(e, NULL, NULL, false));
   assert_non_null(e->cache[t->step].state); /* the level-2 MatMul packed the constant W */
   return e;
 }
@@ -190,7 +190,7 @@ static void consumption_outside_prepare_is_ignored(void **state) {
   tb_exec *e = NULL;
   TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)t.g)); /* what prepare does */
   TB_ASSERT_OK(tb_exec_create(t.g, cpu, 0, tb_convert_features(), 1, &e)); /* O0: no kernel packs */
-  TB_ASSERT_OK(tb_exec_place(e, NULL, false));
+  TB_ASSERT_OK(tb_exec_place(e, NULL, NULL, false));
   tb_weights_stats before, after;
   tb_weights_stats_get(&before);
   tb_tensor *fake_out = NULL;

@@ -370,7 +370,13 @@ static void test_fused(void **state) {
                   "(Gelu is fused only into MatMul and Gemm)");
   tb_attr unknown[] = {TOH_STR("activation", "Swish")};
   assert_rejected(PARSE_TB("FusedConv", unknown, 1, tb_fused_conv_parse, &c), TB_ERR_MODEL, "(FusedConv)",
-                  "attribute activation is 'Swish'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid or HardSwish");
+                  "attribute activation is 'Swish'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, "
+                  "HardSwish, Silu, or Mish");
+  tb_attr silu[] = {TOH_STR("activation", "Silu")}, mish[] = {TOH_STR("activation", "Mish")};
+  TB_ASSERT_OK(PARSE_TB("FusedConv", silu, 1, tb_fused_conv_parse, &c));
+  assert_int_equal(c.act.kind, TB_FUSED_ACT_SILU);
+  TB_ASSERT_OK(PARSE_TB("FusedConv", mish, 1, tb_fused_conv_parse, &c));
+  assert_int_equal(c.act.kind, TB_FUSED_ACT_MISH);
   tb_attr bad_group[] = {TOH_INT("group", -1), TOH_STR("activation", "Relu")};
   assert_rejected(PARSE_TB("FusedConv", bad_group, 2, tb_fused_conv_parse, &c), TB_ERR_MODEL, "(FusedConv)",
                   "attribute group is -1");

@@ -7,7 +7,11 @@
  * (bias input 2, residual input 3, activation Gelu with activation_approximate), bit-identical at O1 to
  * the separate reference kernels (O0), float32 and float64, with the counts in the pass's summary; and
  * what must stay apart: a bias that is not a constant or not N values, a constant of the output's whole
- * shape, a residual that broadcasts, a value read twice. */
+ * shape, a residual that broadcasts, a value read twice. The gated activations SiLU (Sigmoid then a Mul of
+ * the same input, the Mul's operands in either order) and Mish (Softplus, Tanh, Mul) after Conv, Gemm and
+ * MatMul become activation "Silu" / "Mish" (within 1e-5 of the unfused graph), after anything else one
+ * tb::Silu / tb::Mish node; a gate read elsewhere, a Mul of another value, or a base output read a third
+ * time stay apart. */
 #include "pass_test.h"
 
 static void conv_input(tb_graph *g) {
@@ -213,7 +217,7 @@ static tb_graph *fuses(pt_pair *p, void (*build)(tb_graph *), const char *after,
 static void test_matmul_bias(void **state) {
   (void)state;
   pt_pair p;
-  tb_graph *g = fuses(&p, mm_bias, "tb::FusedMatMul", 1, "fused 1 activation/residual epilogue into Conv/Gemm/MatMul (0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  tb_graph *g = fuses(&p, mm_bias, "tb::FusedMatMul", 1, "fused 1 activation/residual epilogue into Conv/Gemm/MatMul (0 with a residual Add, 1 with a bias Add, 0 GELU, 0 SiLU/Mish)");
   assert_int_equal(g->nodes[0].n_inputs, 3);
   assert_string_equal(g->values[g->nodes[0].inputs[2]].name, "bias");
   assert_null(act_string(g, "activation"));
@@ -223,7 +227,7 @@ static void test_matmul_bias(void **state) {
 static void test_matmul_bias_gelu(void **state) {
   (void)state;
   pt_pair p;
-  tb_graph *g = fuses(&p, mm_bias_gelu, "tb::FusedMatMul", 2, "(0 with a residual Add, 1 with a bias Add, 1 GELU)");
+  tb_graph *g = fuses(&p, mm_bias_gelu, "tb::FusedMatMul", 2, "(0 with a residual Add, 1 with a bias Add, 1 GELU, 0 SiLU/Mish)");
   assert_string_equal(act_string(g, "activation"), "Gelu");
   assert_string_equal(act_string(g, "activation_approximate"), "none");
   pt_free(&p);
@@ -232,7 +236,7 @@ static void test_matmul_bias_gelu(void **state) {
 static void test_matmul_bias_residual(void **state) {
   (void)state;
   pt_pair p;
-  tb_graph *g = fuses(&p, mm_bias_residual, "tb::FusedMatMul", 2, "(1 with a residual Add, 1 with a bias Add, 0 GELU)");
+  tb_graph *g = fuses(&p, mm_bias_residual, "tb::FusedMatMul", 2, "(1 with a residual Add, 1 with a bias Add, 0 GELU, 0 SiLU/Mish)");
   assert_int_equal(g->nodes[0].n_inputs, 4);
   assert_string_equal(g->values[g->nodes[0].inputs[3]].name, "R");
   assert_string_equal(g->values[g->nodes[0].outputs[0]].name, "Y");
@@ -242,7 +246,7 @@ static void test_matmul_bias_residual(void **state) {
 static void test_matmul_bias_residual_gelu_tanh(void **state) {
   (void)state;
   pt_pair p;
-  tb_graph *g = fuses(&p, mm_bias_residual_gelu_tanh, "tb::FusedMatMul", 3, "(1 with a residual Add, 1 with a bias Add, 1 GELU)");
+  tb_graph *g = fuses(&p, mm_bias_residual_gelu_tanh, "tb::FusedMatMul", 3, "(1 with a residual Add, 1 with a bias Add, 1 GELU, 0 SiLU/Mish)");
   assert_string_equal(act_string(g, "activation_approximate"), "tanh");
   pt_free(&p);
 }
@@ -251,7 +255,7 @@ static void test_ffn(void **state) {
   (void)state;
   pt_pair p;
   fuses(&p, ffn, "tb::FusedMatMul,tb::FusedMatMul", 4,
-        "fused 2 activation/residual epilogues into Conv/Gemm/MatMul (1 with a residual Add, 2 with a bias Add, 1 GELU)");
+        "fused 2 activation/residual epilogues into Conv/Gemm/MatMul (1 with a residual Add, 2 with a bias Add, 1 GELU, 0 SiLU/Mish)");
   pt_free(&p);
 }
 
@@ -349,9 +353,9 @@ static void biased_read_twice(tb_graph *g) { /* z feeds the Gelu and is an outpu
 static void test_partly_fused(void **state) {
   (void)state;
   pt_pair p;
-  fuses(&p, residual_broadcast, "tb::FusedMatMul,Add", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  fuses(&p, residual_broadcast, "tb::FusedMatMul,Add", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU, 0 SiLU/Mish)");
   pt_free(&p);
-  fuses(&p, biased_read_twice, "tb::FusedMatMul,tb::Gelu", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU)");
+  fuses(&p, biased_read_twice, "tb::FusedMatMul,tb::Gelu", 1, "(0 with a residual Add, 1 with a bias Add, 0 GELU, 0 SiLU/Mish)");
   pt_free(&p);
 }
 
@@ -365,6 +369,159 @@ static void conv_gelu(tb_graph *g) {
 static void test_conv_gelu_not_fused(void **state) {
   (void)state;
   pt_assert_kept(13, conv_gelu, "activation_fusion", "Conv,tb::Gelu", 75);
+}
+
+/* ---- The gated activations: SiLU x * Sigmoid(x), Mish x * Tanh(Softplus(x)) ---- */
+
+static void conv_silu(tb_graph *g) { /* torch's SiLU at opset 17 */
+  conv_input(g);
+  tbt_node(g, "Sigmoid", "sig", "y", "s");
+  tbt_node(g, "Mul", "mul", "y,s", "Y");
+  tbt_output(g, "Y");
+}
+
+static void conv_silu_swapped(tb_graph *g) { /* Mul(Sigmoid(y), y) */
+  conv_input(g);
+  tbt_node(g, "Sigmoid", "sig", "y", "s");
+  tbt_node(g, "Mul", "mul", "s,y", "Y");
+  tbt_output(g, "Y");
+}
+
+static void conv_residual_silu(tb_graph *g) { /* Conv + Add(residual), then SiLU of the sum */
+  conv_input(g);
+  int64_t r[4] = {1, 3, 5, 5};
+  tbt_input(g, "R", TB_DTYPE_F32, 4, r, NULL);
+  tbt_node(g, "Add", "add", "y,R", "z");
+  tbt_node(g, "Sigmoid", "sig", "z", "s");
+  tbt_node(g, "Mul", "mul", "z,s", "Y");
+  tbt_output(g, "Y");
+}
+
+static void gemm_mish(tb_graph *g) {
+  int64_t a[2] = {4, 5}, b[2] = {5, 3}, c = 3;
+  tbt_input(g, "A", TB_DTYPE_F32, 2, a, NULL);
+  pt_const_rand(g, "Bw", 2, b, 42, -3.0f, 3.0f);
+  pt_const_rand(g, "C", 1, &c, 43, -1.0f, 1.0f);
+  tbt_node(g, "Gemm", "gemm", "A,Bw,C", "y");
+  tbt_node(g, "Softplus", "sp", "y", "p");
+  tbt_node(g, "Tanh", "tanh", "p", "t");
+  tbt_node(g, "Mul", "mul", "t,y", "Y");
+  tbt_output(g, "Y");
+}
+
+static void matmul_silu(tb_graph *g) {
+  int64_t a[3] = {2, 4, 5}, b[2] = {5, 6};
+  tbt_input(g, "A", TB_DTYPE_F32, 3, a, NULL);
+  pt_const_rand(g, "Bw", 2, b, 44, -2.0f, 2.0f);
+  tbt_node(g, "MatMul", "mm", "A,Bw", "y");
+  tbt_node(g, "Sigmoid", "sig", "y", "s");
+  tbt_node(g, "Mul", "mul", "y,s", "Y");
+  tbt_output(g, "Y");
+}
+
+/* One fused node of this op with activation `act`, `absorbed` nodes gone, within 1e-5 of the graph before. */
+static void fuses_gated(void (*build)(tb_graph *), const char *before, const char *op, const char *act,
+                        size_t absorbed) {
+  pt_pair p = pt_build(13, build);
+  pt_assert_ops(p.after, "before:", before);
+  tb_pass_stats st = pt_run_pass(p.after, "activation_fusion");
+  pt_assert_ops(p.after, "after:", op);
+  assert_int_equal(st.changed, 1);
+  assert_int_equal(st.nodes_fused, absorbed);
+  assert_non_null(strstr(st.summary, "1 SiLU/Mish"));
+  const tb_node *n = NULL;
+  for (size_t i = 0; i < p.after->n_nodes; i++)
+    if (!p.after->nodes[i].dead) n = &p.after->nodes[i];
+  assert_non_null(n);
+  const char *s = NULL;
+  TB_ASSERT_OK(tb_attr_string(p.after, n, "activation", NULL, &s));
+  assert_string_equal(s, act);
+  pt_compare(p.before, p.after, 52, 1e-5);
+  pt_free(&p);
+}
+
+static void test_gated_fused(void **state) {
+  (void)state;
+  fuses_gated(conv_silu, "Conv,Sigmoid,Mul", "tb::FusedConv", "Silu", 2);
+  fuses_gated(conv_silu_swapped, "Conv,Sigmoid,Mul", "tb::FusedConv", "Silu", 2);
+  fuses_gated(conv_residual_silu, "Conv,Add,Sigmoid,Mul", "tb::FusedConv", "Silu", 3);
+  fuses_gated(gemm_mish, "Gemm,Softplus,Tanh,Mul", "tb::FusedGemm", "Mish", 3);
+  fuses_gated(matmul_silu, "MatMul,Sigmoid,Mul", "tb::FusedMatMul", "Silu", 2);
+}
+
+static void gate_is_output(tb_graph *g) { /* s is also a graph output */
+  conv_silu(g);
+  tbt_output(g, "s");
+}
+
+static void base_read_thrice(tb_graph *g) { /* y also feeds a Relu */
+  conv_silu(g);
+  tbt_node(g, "Relu", "relu", "y", "Z");
+  tbt_output(g, "Z");
+}
+
+static void mul_of_other(tb_graph *g) { /* Mul(Sigmoid(y), X2): not a SiLU */
+  conv_input(g);
+  int64_t r[4] = {1, 3, 5, 5};
+  tbt_input(g, "X2", TB_DTYPE_F32, 4, r, NULL);
+  tbt_node(g, "Sigmoid", "sig", "y", "s");
+  tbt_node(g, "Mul", "mul", "s,X2", "Y");
+  tbt_output(g, "Y");
+}
+
+static void mish_gate_shared(tb_graph *g) { /* the Softplus output is read by the Tanh and a graph output */
+  gemm_mish(g);
+  tbt_output(g, "p");
+}
+
+static void input_silu(tb_graph *g) { /* a SiLU of a graph input: one tb::Silu */
+  int64_t x[4] = {1, 3, 5, 5};
+  tbt_input(g, "X", TB_DTYPE_F32, 4, x, NULL);
+  tbt_node(g, "Sigmoid", "sig", "X", "s");
+  tbt_node(g, "Mul", "mul", "s,X", "Y");
+  tbt_output(g, "Y");
+}
+
+static void add_mish(tb_graph *g) { /* a Mish of an Add: one tb::Mish after the Add */
+  int64_t x[2] = {6, 7};
+  tbt_input(g, "X", TB_DTYPE_F32, 2, x, NULL);
+  tbt_input(g, "Z", TB_DTYPE_F32, 2, x, NULL);
+  tbt_node(g, "Add", "add", "X,Z", "y");
+  tbt_node(g, "Softplus", "sp", "y", "p");
+  tbt_node(g, "Tanh", "tanh", "p", "t");
+  tbt_node(g, "Mul", "mul", "y,t", "Y");
+  tbt_output(g, "Y");
+}
+
+static void standalone(void (*build)(tb_graph *), const char *after, size_t absorbed) {
+  pt_pair p = pt_build(13, build);
+  tb_pass_stats st = pt_run_pass(p.after, "activation_fusion");
+  pt_assert_ops(p.after, "after:", after);
+  assert_int_equal(st.changed, 1);
+  assert_int_equal(st.nodes_fused, absorbed);
+  TB_ASSERT_CONTAINS(st.summary, "fused 0 activation/residual epilogues");
+  TB_ASSERT_CONTAINS(st.summary, ", 1 SiLU/Mish as tb::Silu/tb::Mish");
+  pt_compare(p.before, p.after, 54, 1e-5);
+  pt_free(&p);
+}
+
+static void test_gated_standalone(void **state) {
+  (void)state;
+  standalone(input_silu, "tb::Silu", 1);
+  standalone(add_mish, "Add,tb::Mish", 2);
+}
+
+static void test_gated_not_fused(void **state) {
+  (void)state;
+  pt_assert_kept(13, gate_is_output, "activation_fusion", "Conv,Sigmoid,Mul", PT_NO_COMPARE);
+  pt_assert_kept(13, base_read_thrice, "activation_fusion", "Conv,Sigmoid,Mul,Relu", PT_NO_COMPARE);
+  pt_assert_kept(13, mish_gate_shared, "activation_fusion", "Gemm,Softplus,Tanh,Mul", PT_NO_COMPARE);
+  /* Conv -> Sigmoid has a sole consumer: the Sigmoid alone is fused, the Mul stays */
+  pt_pair p = pt_build(13, mul_of_other);
+  pt_run_pass(p.after, "activation_fusion");
+  pt_assert_ops(p.after, "after:", "tb::FusedConv,Mul");
+  pt_compare(p.before, p.after, 53, 1e-5);
+  pt_free(&p);
 }
 
 int main(void) {
@@ -384,6 +541,9 @@ int main(void) {
       cmocka_unit_test_setup(test_not_fused, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_partly_fused, tbt_setup_clean_env),
       cmocka_unit_test_setup(test_conv_gelu_not_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_gated_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_gated_not_fused, tbt_setup_clean_env),
+      cmocka_unit_test_setup(test_gated_standalone, tbt_setup_clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

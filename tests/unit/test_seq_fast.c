@@ -446,7 +446,7 @@ static void executor_places_and_runs_lstm(void **state) {
     tb_exec *e = NULL;
     TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g)); /* what prepare does */
     TB_ASSERT_OK(tb_exec_create(g, cpu, levels[l], tb_convert_features(), 2, &e));
-    TB_ASSERT_OK(tb_exec_place(e, NULL, false));
+    TB_ASSERT_OK(tb_exec_place(e, NULL, NULL, false));
     const tb_exec_placement *pl = tb_exec_placement_of(e, (size_t)tbt_node_pos(g, "lstm"));
     assert_non_null(pl);
     if (levels[l] == 3)

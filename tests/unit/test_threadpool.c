@@ -1,9 +1,12 @@
 /* The persistent thread pool (src/core/threadpool.h): every task index runs exactly once for many task
  * counts and thread counts, chunks really run on more than one thread, nested calls run serially, 10k tiny
- * calls in a row finish, TB_NUM_THREADS is validated, and prepared models give bit-identical outputs with
- * 1 and 2 threads (MatMul splits its rows over the pool). */
+ * calls in a row finish, work under TB_POOL_MIN_WORK stays on the caller, the pool backs off from a worker
+ * that stalls (a loaded machine), TB_NUM_THREADS is validated, and prepared models give bit-identical outputs
+ * with 1 and 2 threads (MatMul splits its rows over the pool, Transpose its strided copy). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "core/threadpool.h"
@@ -122,6 +125,97 @@ static void work_runs_on_two_threads(void **state) {
   assert_int_equal(atomic_load(&m.arrived), 2);
   assert_int_equal(atomic_load(&m.met), 2);
   assert_false(pthread_equal(m.ids[0], m.ids[1]));
+  tb_pool_destroy(pool);
+}
+
+/* Work under TB_POOL_MIN_WORK runs in one call on the caller however many threads the pool has; work at or
+ * above it is split (every index once, on more than one call). */
+static void small_work_stays_on_caller(void **state) {
+  (void)state;
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  enum { TASKS = 64 };
+  atomic_int hits[TASKS] = {0};
+  who w = {pthread_self(), 0, {hits, 0}};
+  tb_pool_parallel_for_work(pool, TASKS, TB_POOL_MIN_WORK - 1, note_thread, &w);
+  assert_int_equal(atomic_load(&w.c.calls), 1);
+  assert_int_equal(atomic_load(&w.foreign), 0);
+  for (int i = 0; i < TASKS; i++) assert_int_equal(atomic_load(&hits[i]), 1);
+  atomic_int big_hits[TASKS] = {0};
+  who big = {pthread_self(), 0, {big_hits, 0}};
+  tb_pool_parallel_for_work(pool, TASKS, TB_POOL_MIN_WORK, note_thread, &big);
+  assert_true(atomic_load(&big.c.calls) > 1); /* chunks: 4 per thread */
+  for (int i = 0; i < TASKS; i++) assert_int_equal(atomic_load(&big_hits[i]), 1);
+  tb_pool_destroy(pool);
+}
+
+/* The back-off rule: a job lost when it took longer than the caller's share scaled to all tasks (plus 20 us). */
+static void job_lost_rule(void **state) {
+  (void)state;
+  assert_false(tb_pool_job_lost(8, 4, 1000000, 1000000));  /* halves in parallel: won */
+  assert_false(tb_pool_job_lost(8, 4, 1000000, 2010000));  /* 10 us over one thread alone: within the slack */
+  assert_true(tb_pool_job_lost(8, 4, 1000000, 2500000));   /* 0.5 ms over: lost */
+  assert_true(tb_pool_job_lost(8, 7, 7000000, 9000000));   /* a late chunk that took longer than the caller's */
+  assert_false(tb_pool_job_lost(8, 8, 1000000, 9000000));  /* the caller ran all: no comparison */
+  assert_false(tb_pool_job_lost(8, 0, 0, 9000000));
+}
+
+/* A worker that stalls in every chunk it takes (as one preempted by other processes does) makes each job slower
+ * than the caller alone: the pool backs off and runs the following jobs on the caller (fn called once with the
+ * whole range). In a split job the caller's chunks wait (up to 200 ms) for the worker to join, so without the
+ * back-off every one of the 60 jobs would be split and stalled; with it at most 20 are (3 before the first
+ * back-off, then about 2 per back-off: the job that wakes the worker and the one that loses again). After the
+ * longest back-off (256 ms) the next job is split again. */
+enum { STALL_TASKS = 64 };
+
+typedef struct stall {
+  pthread_t caller;
+  atomic_int worker_joined; /* this job */
+  atomic_int whole;         /* this job ran as one call (on the caller) */
+} stall;
+
+static long us_since(const struct timespec *start) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - start->tv_sec) * 1000000L + (now.tv_nsec - start->tv_nsec) / 1000;
+}
+
+static void stall_on_worker(void *arg, size_t begin, size_t end) {
+  stall *s = arg;
+  if (!pthread_equal(pthread_self(), s->caller)) {
+    atomic_store(&s->worker_joined, 1);
+    struct timespec nap = {0, 5000000}; /* 5 ms: a time slice lost to another process */
+    nanosleep(&nap, NULL);
+    return;
+  }
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  if (end - begin == STALL_TASKS) atomic_store(&s->whole, 1);
+  else
+    while (!atomic_load(&s->worker_joined) && us_since(&start) < 200000) sched_yield();
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (us_since(&start) < 10 * (long)(end - begin)) {
+  }
+}
+
+static int stalled_job(tb_pool *pool, stall *s) { /* 1: split, 0: on the caller */
+  atomic_store(&s->worker_joined, 0);
+  atomic_store(&s->whole, 0);
+  tb_pool_parallel_for(pool, STALL_TASKS, stall_on_worker, s);
+  return !atomic_load(&s->whole);
+}
+
+static void stalled_worker_backs_off(void **state) {
+  (void)state;
+  tb_pool *pool = NULL;
+  TB_ASSERT_OK(tb_pool_create(2, &pool));
+  stall s = {.caller = pthread_self()};
+  int split = 0;
+  for (int job = 0; job < 60; job++) split += stalled_job(pool, &s);
+  if (split > 20) fail_msg("%d of 60 jobs were split with a worker that stalls in each; the pool did not back off", split);
+  struct timespec rest = {0, 300000000}; /* past the longest back-off */
+  nanosleep(&rest, NULL);
+  assert_int_equal(stalled_job(pool, &s), 1);
   tb_pool_destroy(pool);
 }
 
@@ -258,12 +352,13 @@ static void bundled_models_same_bits(void **state) {
   }
 }
 
-/* The small model's MatMul with 257 rows on 2 threads: right values, same bits as 1 thread. */
+/* The small model's MatMul with 6007 rows (36k multiply-adds: over TB_POOL_MIN_WORK, so split) on 2 threads:
+ * right values, same bits as 1 thread. */
 static void matmul_rows_split(void **state) {
   tb_backend *b = *state;
   tb_model *m = tbt_model_of(tbt_small_model());
-  enum { ROWS = 257 };
-  float x[ROWS * 3], want[ROWS * 2];
+  enum { ROWS = 6007 };
+  static float x[ROWS * 3], want[ROWS * 2];
   for (int i = 0; i < ROWS * 3; i++) x[i] = (float)((i * 37) % 23) / 7.0f - 1.5f;
   tbt_small_expected(x, ROWS, want);
   int64_t shape[2] = {ROWS, 3}, out_shape[1] = {ROWS * 2};
@@ -278,17 +373,71 @@ static void matmul_rows_split(void **state) {
   tb_model_destroy(m);
 }
 
+/* Transpose (reversed axes) of a 4-D tensor of 368 KiB and a 2-D one of 469 KiB, over 256 KiB so the strided
+ * copy is split over the pool (blocks of the leading dims; row ranges of a 2-D one): at O0 and O2, 2 threads
+ * give the same bytes as 1, and both the transposed values. */
+static void transpose_split_same_bytes(void **state) {
+  tb_backend *b = *state;
+  static const int64_t shapes[2][4] = {{2, 40, 48, 24}, {600, 200, 0, 0}};
+  static const size_t ranks[2] = {4, 2};
+  for (int c = 0; c < 2; c++) {
+    size_t ndim = ranks[c];
+    int64_t numel = 1, out_shape[4];
+    for (size_t d = 0; d < ndim; d++) numel *= shapes[c][d], out_shape[d] = shapes[c][ndim - 1 - d];
+    float *x = malloc((size_t)numel * sizeof *x), *want = malloc((size_t)numel * sizeof *want);
+    assert_non_null(x);
+    assert_non_null(want);
+    for (int64_t i = 0; i < numel; i++) x[i] = (float)(i % 1009) * 0.5f - 7.0f;
+    int64_t in_strides[4], idx[4] = {0};
+    in_strides[ndim - 1] = 1;
+    for (size_t d = ndim - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * shapes[c][d + 1];
+    for (int64_t o = 0; o < numel; o++) { /* out[i0..] = x[..i0] */
+      int64_t src = 0;
+      for (size_t d = 0; d < ndim; d++) src += idx[d] * in_strides[ndim - 1 - d];
+      want[o] = x[src];
+      for (size_t d = ndim; d-- > 0;) {
+        if (++idx[d] < out_shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+    tb_ir_model *ir = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(ir, NULL, "transpose");
+    tbt_input(g, "x", TB_DTYPE_F32, ndim, shapes[c], NULL);
+    tbt_node(g, "Transpose", "t", "x", "y");
+    tbt_output(g, "y");
+    tb_model *m = tbt_model_of(ir);
+    tb_tensor *in = tbt_f32(b, ndim, shapes[c], x);
+    for (int level = 0; level < 2; level++) {
+      tb_opt_level lv = level ? TB_LEVEL_O2 : TB_LEVEL_O0;
+      tb_tensor *one = run_model(b, m, lv, 1, "x", in);
+      tb_tensor *two = run_model(b, m, lv, 2, "x", in);
+      tbt_expect_f32(two, ndim, out_shape, want);
+      assert_same_bits(one, two, "transpose");
+      tb_tensor_destroy(one);
+      tb_tensor_destroy(two);
+    }
+    tb_tensor_destroy(in);
+    tb_model_destroy(m);
+    free(x);
+    free(want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_index_once),
       cmocka_unit_test(bad_pool_sizes),
       cmocka_unit_test(one_thread_runs_on_caller),
       cmocka_unit_test(work_runs_on_two_threads),
+      cmocka_unit_test(small_work_stays_on_caller),
+      cmocka_unit_test(job_lost_rule),
+      cmocka_unit_test(stalled_worker_backs_off),
       cmocka_unit_test(nested_calls_run_serially),
       cmocka_unit_test(ten_thousand_tiny_calls),
       cmocka_unit_test(num_threads_env),
       cmocka_unit_test(bundled_models_same_bits),
       cmocka_unit_test(matmul_rows_split),
+      cmocka_unit_test(transpose_split_same_bytes),
   };
   return cmocka_run_group_tests(tests, tbt_cpu_setup, tbt_cpu_teardown);
 }

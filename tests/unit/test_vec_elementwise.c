@@ -31,10 +31,10 @@ static void unary_check(const char *op, const tb_kernel *const *entries, const t
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     toh t;
     toh_begin(&t, NULL);
-    if (strcmp(op, "Gelu") == 0)
+    if (strcmp(op, "Gelu") == 0 || strcmp(op, "Silu") == 0 || strcmp(op, "Mish") == 0)
       vt_add_tb(&t, op, 1, 1, attrs, n_attrs);
     else
-      toh_add(&t, op, 13, 1, 0, 1, 0, attrs, n_attrs);
+      toh_add(&t, op, strcmp(op, "HardSwish") == 0 ? 14 : 13, 1, 0, 1, 0, attrs, n_attrs);
     const int64_t shape[2] = {1, sizes[s]};
     tb_tensor *in[1] = {vt_random(&t, 2, shape, (uint64_t)s + 3, lo, hi)};
     float *x = vt_data(in[0]);
@@ -66,6 +66,28 @@ static void unary_transcendental_ops(void **state) {
   unary_check("Sigmoid", sg, NULL, 0, -100, 100, 1e-5, 1e-40);
   unary_check("Tanh", th, NULL, 0, -12, 12, 1e-5, 1e-40);
   unary_check("Erf", ef, NULL, 0, -5, 5, 1e-5, 1e-40);
+}
+
+/* The piecewise-linear activations with parameters: the reference computes alpha x + beta (and x / 6 +
+ * 1/2) with a separate multiply and add, the vector loops with one FMA where the ISA has it, so the clamp's
+ * argument differs by at most one rounding (atol 1e-6 for values near the clamp's ends, |x| <= 8). */
+static void unary_piecewise_ops(void **state) {
+  (void)state;
+  const tb_kernel *lr[3] = VT_ENTRIES(leaky_relu), *hs[3] = VT_ENTRIES(hard_sigmoid), *hw[3] = VT_ENTRIES(hard_swish);
+  unary_check("LeakyRelu", lr, NULL, 0, -8, 8, 0, 0);
+  unary_check("LeakyRelu", lr, (tb_attr[]){TOH_FLOAT("alpha", 0.3f)}, 1, -8, 8, 0, 0);
+  unary_check("HardSigmoid", hs, NULL, 0, -8, 8, 1e-6, 1e-6);
+  unary_check("HardSigmoid", hs, (tb_attr[]){TOH_FLOAT("alpha", 0.125f), TOH_FLOAT("beta", 0.25f)}, 2, -8, 8, 1e-6, 1e-6);
+  unary_check("HardSwish", hw, NULL, 0, -8, 8, 1e-6, 1e-6);
+}
+
+/* tb::Silu and tb::Mish against their reference (double, rounded once): SiLU within 3 ulp (the sigmoid's
+ * 2.5 and the product), Mish within 4 (test_vec_math.c); atol 1e-40 for the subnormal left tail. */
+static void gated_ops(void **state) {
+  (void)state;
+  const tb_kernel *si[3] = VT_ENTRIES(silu), *mi[3] = VT_ENTRIES(mish);
+  unary_check("Silu", si, NULL, 0, -90, 30, 1e-5, 1e-40);
+  unary_check("Mish", mi, NULL, 0, -90, 30, 1e-5, 1e-40);
 }
 
 static void gelu_both_forms(void **state) {
@@ -243,6 +265,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(unary_exact_ops),
       cmocka_unit_test(unary_transcendental_ops),
+      cmocka_unit_test(unary_piecewise_ops),
+      cmocka_unit_test(gated_ops),
       cmocka_unit_test(gelu_both_forms),
       cmocka_unit_test(unary_declines_f64),
       cmocka_unit_test(binary_ops_match_reference),

@@ -32,6 +32,8 @@ static double gelu_tanh(double v) {
   return v / (1.0 + exp(-2.0 * u)); /* = 0.5 v (1 + tanh u), without the cancellation */
 }
 static double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+static double silu(double v) { return v * sigmoid(v); }
+static double mish(double v) { return v * tanh(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v))); }
 
 /* |got - ref| in units of the last place of ref rounded to fp32 (2^-149 in the subnormal range). */
 static double ulps(float got, double ref) {
@@ -42,6 +44,7 @@ static double ulps(float got, double ref) {
   return fabs((double)got - ref) / u;
 }
 
+enum { MISH_BOUND = 5 };
 typedef struct sweep {
   vec_unop op;
   double (*f)(double);
@@ -57,6 +60,8 @@ static const sweep sweeps[] = {
     {VEC_ERF, erf, -5, 5, 0, 2, "erf"},
     {VEC_GELU_ERF, gelu_erf, -15, 10, 1e-30, 3, "gelu(erf)"},
     {VEC_GELU_TANH, gelu_tanh, -15, 10, 1e-30, 4, "gelu(tanh)"},
+    {VEC_SILU, silu, -87, 30, 0x1p-126, 4, "silu"},
+    {VEC_MISH, mish, -87, 30, 0x1p-126, MISH_BOUND, "mish"},
 };
 
 static void check_points(int p, const sweep *s, const float *x, float *y, int64_t n, const char *range) {
@@ -123,6 +128,25 @@ static void math_special_values(void **state) {
                   signbit(y[4]) && y[12] == 100 && y[13] == 0);
       assert_true(y[9] == 5e-31f && y[10] == -5e-31f && y[11] == 0x1p-141f && y[7] == 88.7f);
     }
+    /* SiLU and Mish: -inf gives NaN (-inf * 0), as x * Sigmoid(x) and x * Tanh(Softplus(x)) do */
+    for (vec_unop g = VEC_SILU; g <= VEC_MISH; g++) {
+      o->unary(g, x, y, N);
+      assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && signbit(y[4]) && y[12] == 100 &&
+                  y[13] > -1e-30f && y[13] <= 0);
+    }
+    o->unary(VEC_SILU, x, y, N);
+    assert_true(y[9] == 5e-31f && y[10] == -5e-31f && y[11] == 0x1p-141f && y[7] == 88.7f);
+    o->unary(VEC_MISH, x, y, N);
+    assert_true(ulps(y[9], mish(1e-30)) <= 1 && ulps(y[11], mish(0x1p-140)) <= 1 && y[7] == 88.7f);
+    /* the piecewise-linear ones with parameters: NaN kept, clamps exact */
+    o->unary_p(VEC_HARD_SIGMOID, 0.2f, 0.5f, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 1 && y[2] == 0 && y[3] == 0.5f && y[12] == 1 && y[13] == 0);
+    o->unary_p(VEC_HARD_SWISH, 0, 0, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && isnan(y[2]) && y[3] == 0 && y[12] == 100 && y[13] == 0);
+    o->unary_p(VEC_LEAKY_RELU, 0.1f, 0, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == inf && y[2] == -inf && y[12] == 100 && y[13] == -10.0f);
+    o->unary_p(VEC_CLIP, -1.0f, 6.0f, x, y, N);
+    assert_true(isnan(y[0]) && y[1] == 6 && y[2] == -1 && y[3] == 0 && y[12] == 6 && y[13] == -1 && y[9] == 1e-30f);
     o->unary(VEC_RELU, x, y, N);
     assert_true(isnan(y[0]) && y[1] == inf && y[2] == 0 && y[3] == 0 && signbit(y[4]) &&
                 y[13] == 0); /* -0 kept, as x < 0 ? 0 : x */

@@ -1,5 +1,5 @@
-/* The level-2 vectorised Softmax, LayerNormalization (ONNX and tb::), BatchNormalization, ReduceMean /
- * ReduceSum and MaxPool / AveragePool / GlobalAveragePool kernels (src/backend/cpu/kernels/fast/vec/vec_*.c)
+/* The level-2 vectorised Softmax, LogSoftmax, LayerNormalization (ONNX and tb::), BatchNormalization,
+ * ReduceMean / ReduceSum and MaxPool / AveragePool / GlobalAveragePool kernels (src/backend/cpu/kernels/fast/vec/vec_*.c)
  * on their AVX-512, AVX2 and portable entries, without and with a 2-thread pool, against the level-0
  * reference kernels: odd sizes, every axis, NaN / inf rows, a large mean offset, the optional outputs,
  * pads / strides / ceil_mode / auto_pad / count_include_pad, and the cases each kernel declines (picked:
@@ -7,11 +7,13 @@
  *
  * Tolerances, each against a reference that computes in double and rounds once:
  *   Softmax rtol 1e-5, atol 1e-40: exp within 2 ulp, the blocked sum and the scale add about 2 more.
+ *   LogSoftmax rtol 1e-5, atol 1e-6.
  *   LayerNormalization rtol 1e-5, atol 1e-5: y is O(1..10); a few fp32 roundings of (x - mean) * inv * scale
  *     + B leave ~1e-6 absolute where y itself is near 0 (Mean and InvStdDev: rtol 1e-5).
  *   BatchNormalization rtol 1e-5, atol 1e-6: (x - mean) * k + B in fp32 with k rounded once; where the
  *     terms cancel only the absolute error of O(1) terms is meaningful.
- *   ReduceMean / ReduceSum rtol 1e-6, atol 1e-5: fp32 partial sums of 1024 values joined in double.
+ *   ReduceMean / ReduceSum rtol 1e-6, atol 1e-5: fp32 partial sums of 1024 values (or column sums of 256
+ *   rows) joined in double.
  *   MaxPool exact (it only selects); AveragePool / GlobalAveragePool rtol 1e-5, atol 1e-6 (an fp32 sum of
  *     the window and one division). */
 #include "test_vec_util.h"
@@ -40,6 +42,43 @@ static void softmax_every_axis(void **state) {
     char what[128];
     snprintf(what, sizeof what, "Softmax case %zu", c);
     vt_check(&t, entries, in, 1e-5, 1e-40, what);
+    toh_clear(in, 1);
+    toh_teardown(&t);
+  }
+}
+
+/* LogSoftmax: the last axis (opset 13) or the flattened rows (opset 11) on the fast rows, other axes handed
+ * back to the reference; a NaN row, a +inf row, an all -inf row (NaN) and -inf entries (-inf there).
+ * rtol 1e-5, atol 1e-6: x - max exact to a rounding, log(sum) in double rounded once. */
+static void log_softmax_rows(void **state) {
+  (void)state;
+  static const sm_case cases[] = {
+      {3, {64, 1, 97}, 13, -1}, {2, {3, 300}, 13, 1}, {3, {2, 3, 5}, 11, 1}, {3, {4, 3, 7}, 13, 0}, {1, {1}, 13, 0},
+  };
+  const tb_kernel *entries[3] = VT_ENTRIES(log_softmax);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    toh t;
+    toh_setup(&t, "LogSoftmax", cases[c].opset, 1, 0, 1, (tb_attr[]){TOH_INT("axis", cases[c].axis)}, 1);
+    tb_tensor *in[1] = {vt_random(&t, cases[c].ndim, cases[c].shape, c + 11, -8, 8)};
+    vt_assert_picks(&t, in, entries);
+    if (c == 0) {
+      float *x = vt_data(in[0]);
+      x[5 * 97 + 3] = NAN;
+      x[7 * 97 + 1] = INFINITY;
+      for (int64_t j = 0; j < 97; j++) x[2 * 97 + j] = -INFINITY;
+      for (int64_t j = 1; j < 97; j += 2) x[3 * 97 + j] = -INFINITY;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "LogSoftmax case %zu", c);
+    vt_check(&t, entries, in, 1e-5, 1e-6, what);
+    if (c == 0) {
+      tb_tensor *got[1];
+      vt_run(&t, entries[2], in, got, NULL);
+      const float *y = vt_data(got[0]);
+      assert_true(isnan(y[2 * 97]) && isnan(y[5 * 97]) && isnan(y[7 * 97]) && y[3 * 97 + 1] == -INFINITY);
+      assert_true(isfinite(y[3 * 97]) && y[3 * 97] <= 0);
+      toh_clear(got, 1);
+    }
     toh_clear(in, 1);
     toh_teardown(&t);
   }
@@ -236,11 +275,23 @@ static void reduce_last_axis(void **state) {
   reduce_case("ReduceMean", 18, NULL, 0, 2, s2, last, 1, true, mean, "ReduceMean opset 18 axes input [-1]");
   reduce_case("ReduceSum", 13, NULL, 0, 3, s3, last, 1, true, sum, "ReduceSum axes input [-1]");
   reduce_case("ReduceSum", 13, (tb_attr[]){TOH_INT("keepdims", 0)}, 1, 2, big, last, 1, true, sum, "ReduceSum large");
-  /* declined: another axis by attribute; by input, run() hands it back; noop with empty axes */
-  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 0)}, 1, 2, s2, NULL, 0, false, mean,
+  /* a middle or leading block of axes: column sums ([outer, R, inner]), column chunks of 1024 and flushes
+   * every 256 rows */
+  const int64_t crnn[4] = {1, 512, 2, 64}, wide[3] = {2, 300, 1100}, s4[4] = {3, 4, 5, 6};
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 2), TOH_INT("keepdims", 0)}, 2, 4, crnn, NULL, 0, true, mean,
+              "ReduceMean CRNN height axis");
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 1)}, 1, 3, wide, NULL, 0, true, mean,
+              "ReduceMean middle axis, 1100 columns, 300 rows");
+  reduce_case("ReduceSum", 13, (tb_attr[]){TOH_INTS("axes", 1, 2)}, 1, 4, s4, NULL, 0, true, sum, "ReduceSum axes 1, 2");
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 0)}, 1, 2, s2, NULL, 0, true, mean,
               "ReduceMean axes=[0]");
-  reduce_case("ReduceMean", 13, NULL, 0, 2, s2, NULL, 0, false, mean, "ReduceMean every axis of rank 2");
-  reduce_case("ReduceSum", 13, NULL, 0, 3, s3, first, 1, true, sum, "ReduceSum axes input [0] (fallback)");
+  reduce_case("ReduceMean", 13, NULL, 0, 2, s2, NULL, 0, true, mean, "ReduceMean every axis of rank 2");
+  reduce_case("ReduceSum", 13, NULL, 0, 3, s3, first, 1, true, sum, "ReduceSum axes input [0]");
+  /* declined: axes that are not one block by attribute; by input, run() hands them back; noop with empty axes */
+  reduce_case("ReduceMean", 13, (tb_attr[]){TOH_INTS("axes", 0, 2)}, 1, 4, s4, NULL, 0, false, mean,
+              "ReduceMean axes=[0, 2]");
+  const int64_t gap[2] = {1, 3};
+  reduce_case("ReduceSum", 13, NULL, 0, 4, s4, gap, 2, true, sum, "ReduceSum axes input [1, 3] (fallback)");
   reduce_case("ReduceSum", 13, (tb_attr[]){TOH_INT("noop_with_empty_axes", 1)}, 1, 2, s2, NULL, 0, true, sum,
               "ReduceSum noop (fallback)");
 }
@@ -497,6 +548,7 @@ static void global_averagepool(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(softmax_every_axis),        cmocka_unit_test(softmax_special_rows),
+      cmocka_unit_test(log_softmax_rows),
       cmocka_unit_test(layernorm_onnx_with_stats), cmocka_unit_test(layernorm_tb_domain),
       cmocka_unit_test(layernorm_nan_row),         cmocka_unit_test(batchnorm_inference),
       cmocka_unit_test(batchnorm_declines),        cmocka_unit_test(reduce_last_axis),

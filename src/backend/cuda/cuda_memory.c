@@ -10,6 +10,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_module.h"
+#include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/cuda/cuda_state.h"
 #include "backend/devmem_ops.h"
 #include "core/error.h"
@@ -107,6 +108,9 @@ static tb_status start(cuda_state *s, int index, const char *bus_id) {
     s->ctx = NULL;
     return call_failed_fix(s, "cuDevicePrimaryCtxRetain", r);
   }
+  /* The grids of the kernels' launches follow the multiprocessor count; a driver that does not answer gets
+   * the smallest current GPU's (a grid-stride kernel is correct with any grid). */
+  if (s->api.cuDeviceGetAttribute(&s->sm_count, 16, s->device) != TB_CUDA_SUCCESS || s->sm_count < 1) s->sm_count = 16;
   tb_status st = enter(s, "cuStreamCreate");
   if (st != TB_OK) return st;
   r = s->api.cuStreamCreate(&s->stream, 0);
@@ -270,4 +274,5 @@ const tb_backend_ops tb_cuda_ops = {
     .event_query = tb_cuda_event_query,
     .event_elapsed_ms = tb_cuda_event_elapsed_ms,
     .event_destroy = tb_cuda_event_destroy,
+    .find_kernel = tb_cuda_find_kernel,
 };

@@ -1,5 +1,5 @@
 /* Internal: the CUDA backend's open state, shared by its memory ops (cuda_memory.c), its events
- * (cuda_event.c) and its kernels' module (cuda_module.c). */
+ * (cuda_event.c), its kernels' module (cuda_module.c) and their launches (cuda_launch.c). */
 #ifndef TB_BACKEND_CUDA_STATE_H
 #define TB_BACKEND_CUDA_STATE_H
 #include <pthread.h>
@@ -19,6 +19,7 @@ typedef struct cuda_state {
   tb_cu_stream stream;
   pthread_mutex_t module_lock; /* guards module: loaded on first use (cuda_module.c), unloaded at close */
   tb_cu_module module;
+  int sm_count; /* multiprocessors (attribute 16), read at open: sizes the launch grids (cuda_launch.c) */
 } cuda_state;
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */

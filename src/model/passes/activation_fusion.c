@@ -1,5 +1,7 @@
 /* O1 pass: fuse an activation (Relu, LeakyRelu, Clip with constant bounds, Sigmoid, Tanh, HardSigmoid,
- * HardSwish, and tb::Gelu after Gemm or MatMul) that is the only consumer of a Conv, Gemm or MatMul into
+ * HardSwish, and tb::Gelu after Gemm or MatMul) that is the only consumer of a Conv, Gemm or MatMul, or the
+ * gated forms that read the value twice, SiLU x * Sigmoid(x) (how torch exports SiLU / Swish) and Mish
+ * x * Tanh(Softplus(x)) (the Mul's operands in either order, the value read by nothing else), into
  * tb::FusedConv / tb::FusedGemm / tb::FusedMatMul (attributes activation, activation_alpha/beta/min/max,
  * activation_approximate for Gelu). For Conv, an Add of a residual of the same static shape (the ResNet
  * block's skip connection), with or without an activation after it, becomes FusedConv's input 3. For
@@ -8,7 +10,8 @@
  * input 3 (the transformer's MatMul -> Add(bias) [-> Add(residual)] [-> Gelu]): each of the chain's
  * intermediate values must be read only by the next node of the chain. The fused kernels run the same
  * Conv/Gemm/MatMul reference kernel and round after each add as the Add kernel does, so Relu, LeakyRelu,
- * Clip, the bias, the residual and Gelu are exact; the other transcendental activations are computed in
+ * Clip, the bias, the residual and Gelu are exact (SiLU and Mish become activation "Silu" / "Mish"; a SiLU or
+ * Mish with no such producer becomes one tb::Silu / tb::Mish node); the other transcendental activations are computed in
  * double and rounded once (last-bit differences, well within 1e-5 relative). Only float32 and float64
  * outputs are fused. */
 #include <float.h>
@@ -34,6 +37,49 @@ static bool read_gelu(const tb_graph *g, const tb_node *n, act_info *info) {
   info->name = "Gelu";
   info->approximate = strcmp(approx, "tanh") == 0 ? "tanh" : "none";
   return true;
+}
+
+/* Node i is a live single-output node of the default domain of this op type reading exactly n inputs. */
+static bool is_plain(const tb_graph *g, int i, const char *op_type, size_t n) {
+  return i >= 0 && tb_tbp_is_op(g, i, op_type) && g->nodes[i].n_inputs == n && g->nodes[i].n_outputs == 1 &&
+         g->nodes[i].outputs[0] >= 0;
+}
+
+/* The live node of this op type (one input) reading x, or -1. */
+static int unary_reader(const tb_graph *g, int x, const char *op_type) {
+  for (size_t i = 0; i < g->n_nodes; i++)
+    if (is_plain(g, (int)i, op_type, 1) && g->nodes[i].inputs[0] == x) return (int)i;
+  return -1;
+}
+
+/* x is read by exactly two input slots and is neither a graph output nor captured by a subgraph. */
+static bool read_twice(const tb_graph *g, int x) {
+  return tb_tbp_use_count(g, x) == 2 && !tb_tbp_is_graph_output(g, x) && !tb_tbp_captured(g, x);
+}
+
+/* The gated activations over value x: SiLU, x * Sigmoid(x), and Mish, x * Tanh(Softplus(x)), where the
+ * gate's values are read only by the next node of the pattern and x only by the gate and the Mul. Fills
+ * info and gate[0..1] (the gate's nodes, -1 for none) and returns the Mul node, or -1. */
+static int read_gated(const tb_graph *g, int x, act_info *info, int gate[2]) {
+  if (!read_twice(g, x)) return -1;
+  memset(info, 0, sizeof *info);
+  gate[0] = gate[1] = -1;
+  int sig = unary_reader(g, x, "Sigmoid"), sp = unary_reader(g, x, "Softplus"), last;
+  if (sig >= 0) {
+    info->name = "Silu";
+    gate[0] = last = sig;
+  } else if (sp >= 0) {
+    int th = tb_tbp_sole_consumer(g, g->nodes[sp].outputs[0]);
+    if (!is_plain(g, th, "Tanh", 1)) return -1;
+    info->name = "Mish";
+    gate[0] = sp;
+    gate[1] = last = th;
+  } else {
+    return -1;
+  }
+  int s = g->nodes[last].outputs[0], mul = tb_tbp_sole_consumer(g, s);
+  if (!is_plain(g, mul, "Mul", 2) || tb_tbp_other_input(g, mul, s) != x) return -1;
+  return mul;
 }
 
 /* Node a (consuming value x as its input 0) is an activation this pass fuses (tb::Gelu only when
@@ -121,13 +167,14 @@ static bool is_bias(const tb_graph *g, int v, int mm, int y) {
 }
 
 typedef struct fusion_counts {
-  size_t fused, bias, residual, gelu, absorbed;
+  size_t fused, bias, residual, gelu, gated, standalone, absorbed;
 } fusion_counts;
 
 /* The chain found after a base node: the Add nodes absorbed (-1: none), the bias and residual values, the
  * activation node, and the value the fused node produces. */
 typedef struct chain {
-  int add_bias, add_residual, act;
+  int add_bias, add_residual, act; /* act: the activation node, or the gated activation's Mul */
+  int gate[2];                     /* the gated activation's other nodes (Sigmoid; Softplus, Tanh), -1 none */
   int bias, residual;
   int out;
   act_info info;
@@ -164,14 +211,15 @@ static tb_status fuse(tb_graph *g, int base, const chain *ch, fusion_counts *c) 
   }
   int node = tb_tbp_add_node(g, b->name, op, "tb", b->opset, inputs, n_inputs, &ch->out, 1, attrs, n_attrs);
   free(attrs);
-  const int replaced[4] = {base, ch->add_bias, ch->add_residual, ch->act};
-  tb_status st = tb_tbp_replace(g, "activation_fusion", node, replaced, 4, ch->out);
+  const int replaced[6] = {base, ch->add_bias, ch->add_residual, ch->act, ch->gate[0], ch->gate[1]};
+  tb_status st = tb_tbp_replace(g, "activation_fusion", node, replaced, 6, ch->out);
   if (st != TB_OK) return st;
   c->fused++;
   c->bias += ch->add_bias >= 0;
   c->residual += ch->add_residual >= 0;
   c->gelu += info && strcmp(info->name, "Gelu") == 0;
-  c->absorbed += (ch->add_bias >= 0) + (ch->add_residual >= 0) + (ch->act >= 0);
+  c->gated += ch->gate[0] >= 0;
+  c->absorbed += (ch->add_bias >= 0) + (ch->add_residual >= 0) + (ch->act >= 0) + (ch->gate[0] >= 0) + (ch->gate[1] >= 0);
   return TB_OK;
 }
 
@@ -188,9 +236,8 @@ static tb_status try_node(tb_graph *g, int i, fusion_counts *c) {
   if (!conv && !matmul && !tb_tbp_is_op(g, i, "Gemm")) return TB_OK;
   if (n->n_outputs != 1 || n->outputs[0] < 0 || !float_value(g, n->outputs[0])) return TB_OK;
   int y = n->outputs[0];
-  chain ch = {.add_bias = -1, .add_residual = -1, .act = -1, .bias = -1, .residual = -1, .out = y};
-  int next = tb_tbp_sole_consumer(g, y);
-  if (next < 0) return TB_OK;
+  chain ch = {.add_bias = -1, .add_residual = -1, .act = -1, .gate = {-1, -1}, .bias = -1, .residual = -1, .out = y};
+  int next = tb_tbp_sole_consumer(g, y); /* -1 also when y is read twice (a gated activation) */
   int other = matmul ? add_operand(g, next, y) : -1;
   if (other >= 0 && is_bias(g, other, i, y)) {
     ch.add_bias = next;
@@ -212,9 +259,31 @@ static tb_status try_node(tb_graph *g, int i, fusion_counts *c) {
   if (next >= 0 && read_activation(g, next, ch.out, !conv, &ch.info)) {
     ch.act = next;
     ch.out = g->nodes[next].outputs[0];
+  } else if (next < 0 && (ch.act = read_gated(g, ch.out, &ch.info, ch.gate)) >= 0) {
+    ch.out = g->nodes[ch.act].outputs[0];
   }
   if (ch.add_bias < 0 && ch.add_residual < 0 && ch.act < 0) return TB_OK;
   return fuse(g, i, &ch, c);
+}
+
+/* Node i is the gate (Sigmoid, or Softplus) of a gated activation left after the base fusions (its input
+ * comes from another op, a graph input, or a base that could not take it): its nodes become one
+ * tb::Silu / tb::Mish reading x. */
+static tb_status try_gated(tb_graph *g, int i, fusion_counts *c) {
+  if (!is_plain(g, i, "Sigmoid", 1) && !is_plain(g, i, "Softplus", 1)) return TB_OK;
+  int x = g->nodes[i].inputs[0], gate[2];
+  act_info info;
+  if (x < 0 || !float_value(g, x)) return TB_OK;
+  int mul = read_gated(g, x, &info, gate);
+  if (mul < 0 || gate[0] != i) return TB_OK;
+  int out = g->nodes[mul].outputs[0];
+  int node = tb_tbp_add_node(g, g->nodes[mul].name, info.name, "tb", tb_tbp_opset(g), &x, 1, &out, 1, NULL, 0);
+  const int replaced[3] = {gate[0], gate[1], mul};
+  tb_status st = tb_tbp_replace(g, "activation_fusion", node, replaced, 3, out);
+  if (st != TB_OK) return st;
+  c->standalone++;
+  c->absorbed += 1 + (gate[1] >= 0);
+  return TB_OK;
 }
 
 static tb_status run_graph(tb_graph *g, void *ctx) {
@@ -223,18 +292,23 @@ static tb_status run_graph(tb_graph *g, void *ctx) {
     tb_status s = try_node(g, (int)i, ctx);
     if (s != TB_OK) return s;
   }
+  n_nodes = g->n_nodes;
+  for (size_t i = 0; i < n_nodes; i++) {
+    tb_status s = try_gated(g, (int)i, ctx);
+    if (s != TB_OK) return s;
+  }
   return tb_tbp_recurse_fn(g, run_graph, ctx);
 }
 
 static tb_status activation_fusion(tb_graph *g, tb_pass_stats *stats) {
-  fusion_counts c = {0, 0, 0, 0, 0};
+  fusion_counts c = {0, 0, 0, 0, 0, 0, 0};
   tb_status s = run_graph(g, &c);
-  stats->changed = c.fused;
+  stats->changed = c.fused + c.standalone;
   stats->nodes_fused = stats->nodes_removed = c.absorbed;
   tb_tbp_summary(stats,
               "fused %zu activation/residual epilogue%s into Conv/Gemm/MatMul (%zu with a residual Add, %zu with a "
-              "bias Add, %zu GELU)",
-              c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu);
+              "bias Add, %zu GELU, %zu SiLU/Mish), %zu SiLU/Mish as tb::Silu/tb::Mish",
+              c.fused, c.fused == 1 ? "" : "s", c.residual, c.bias, c.gelu, c.gated, c.standalone);
   return s;
 }
 

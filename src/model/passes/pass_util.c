@@ -77,6 +77,8 @@ static bool is_graph_output(const tb_graph *g, int v) {
   return false;
 }
 
+bool tb_tbp_is_graph_output(const tb_graph *g, int v) { return v >= 0 && (size_t)v < g->n_values && is_graph_output(g, v); }
+
 int tb_tbp_sole_consumer(const tb_graph *g, int v) {
   if (v < 0 || (size_t)v >= g->n_values || is_graph_output(g, v)) return -1;
   int found = -1;

@@ -31,6 +31,8 @@ size_t tb_tbp_use_count(const tb_graph *g, int v);
 /* The only live node consuming v (in exactly one input slot) when v is not a graph output and no subgraph
  * captures it; else -1. */
 int tb_tbp_sole_consumer(const tb_graph *g, int v);
+/* True when v is an output of g. */
+bool tb_tbp_is_graph_output(const tb_graph *g, int v);
 /* True when v is computed by the node and only `node` uses it, so the node can absorb the value. */
 bool tb_tbp_private_to(const tb_graph *g, int v, int node);
 /* Point every live input slot using `from` at `to`. */

@@ -46,10 +46,13 @@ tb_status tb_activation_parse(const tb_graph *g, const tb_node *n, bool gelu_all
   act->kind = TB_FUSED_ACT_NONE;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(name, names[i]) == 0) act->kind = (tb_fused_act_kind)(i + 1);
+  if (strcmp(name, "Silu") == 0) act->kind = TB_FUSED_ACT_SILU;
+  if (strcmp(name, "Mish") == 0) act->kind = TB_FUSED_ACT_MISH;
   if (act->kind == TB_FUSED_ACT_NONE || (act->kind == TB_FUSED_ACT_GELU && !gelu_allowed))
-    return tb_node_error(g, n, TB_ERR_MODEL, "attribute activation is '%s'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, %s",
-                         name, gelu_allowed ? "HardSigmoid, HardSwish or Gelu"
-                                            : "HardSigmoid or HardSwish (Gelu is fused only into MatMul and Gemm)");
+    return tb_node_error(g, n, TB_ERR_MODEL,
+                         "attribute activation is '%s'; expected Relu, LeakyRelu, Clip, Sigmoid, Tanh, HardSigmoid, "
+                         "HardSwish, Silu, %s",
+                         name, gelu_allowed ? "Mish or Gelu" : "or Mish (Gelu is fused only into MatMul and Gemm)");
   if (act->kind != TB_FUSED_ACT_GELU) return TB_OK;
   if (strcmp(approx, "tanh") == 0) act->kind = TB_FUSED_ACT_GELU_TANH;
   else if (strcmp(approx, "none") != 0)

@@ -17,6 +17,8 @@ typedef enum tb_fused_act_kind {
   TB_FUSED_ACT_HARD_SWISH,
   TB_FUSED_ACT_GELU,      /* activation Gelu, activation_approximate "none": x * Phi(x) through erf */
   TB_FUSED_ACT_GELU_TANH, /* activation Gelu, activation_approximate "tanh" */
+  TB_FUSED_ACT_SILU,      /* activation Silu: x * Sigmoid(x) (the SiLU / Swish pattern) */
+  TB_FUSED_ACT_MISH,      /* activation Mish: x * Tanh(Softplus(x)) */
 } tb_fused_act_kind;
 
 typedef struct tb_activation_params {

@@ -220,6 +220,8 @@ static tb_status attention(tb_kernel_ctx *ctx) {
 
 static bool f32_accepts(const tb_kernel_query *q) {
   const tb_value_type *const *in = q->in;
+  const tb_activation_params *act = tb_fused_activation(q->domain, q->op_type, q->params);
+  if (act && act->kind > TB_FUSED_ACT_GELU_TANH) return false; /* SiLU, Mish: not in tb_unary; the CPU runs them */
   bool any = false;
   for (size_t i = 0; i < q->n_inputs; i++) {
     if (!in[i]) continue;

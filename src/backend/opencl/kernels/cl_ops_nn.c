@@ -377,6 +377,8 @@ static bool f32_one_output(const tb_kernel_query *q) {
 /* Conv and the pools: the kernels take 1-D and 2-D windows (rank 3 or 4 inputs); 3-D ones run on the CPU. */
 static bool window_accepts(const tb_kernel_query *q) {
   const tb_value_type *const *in = q->in;
+  const tb_activation_params *act = tb_fused_activation(q->domain, q->op_type, q->params);
+  if (act && act->kind > TB_FUSED_ACT_HARD_SWISH) return false; /* tb_conv2d applies tb_unary's codes 1-7 */
   if (!f32_one_output(q)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }

@@ -13,6 +13,12 @@
 
 static bool is_op(const char *op_type, const char *name) { return strcmp(op_type, name) == 0; }
 
+/* The fused activation is one common.glsl's tb_act has (kinds 0-9: not SiLU or Mish, which run on the CPU). */
+static bool act_in_shader(const tb_kernel_query *q) {
+  const tb_activation_params *act = tb_fused_activation(q->domain, q->op_type, q->params);
+  return !act || act->kind <= TB_FUSED_ACT_GELU_TANH;
+}
+
 /* The activation of a fused node as (kind, a, b) for tb_act in common.glsl. */
 static tb_status read_act(tb_kernel_ctx *ctx, uint32_t *kind, float *a, float *b) {
   *kind = 0;
@@ -41,7 +47,7 @@ typedef struct mm_push {
 static bool mm_accepts(const tb_kernel_query *q) {
   const tb_value_type *const *in = q->in;
   if (is_op(q->op_type, "FusedMatMul") && q->n_inputs > 3 && in[3]) return false;
-  return q->n_outputs == 1 && tb_vk_query_f32(q, 7u);
+  return q->n_outputs == 1 && act_in_shader(q) && tb_vk_query_f32(q, 7u);
 }
 
 /* The node's input 2 is matmul.comp's C: Gemm's C, or FusedMatMul's bias. */
@@ -242,7 +248,7 @@ static tb_status read_window(tb_kernel_ctx *ctx, const tb_window_params *wp, con
 
 static bool conv_accepts(const tb_kernel_query *q) {
   const tb_value_type *const *in = q->in;
-  if (q->n_outputs != 1 || !tb_vk_query_f32(q, 15u)) return false;
+  if (q->n_outputs != 1 || !act_in_shader(q) || !tb_vk_query_f32(q, 15u)) return false;
   return !in[0]->has_shape || in[0]->ndim == 3 || in[0]->ndim == 4;
 }
 

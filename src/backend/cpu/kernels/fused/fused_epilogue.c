@@ -58,6 +58,8 @@ tb_status tb_fused_act_read(tb_kernel_ctx *ctx, tb_fused_act *act) {
   return TB_OK;
 }
 
+static double clamp01(double v) { return v < 0 ? 0.0 : v > 1 ? 1.0 : v; }
+
 double tb_fused_act_apply(const tb_fused_act *a, double x) {
   const double k_tanh = 0.79788456080286535588, inv_sqrt2 = 0.70710678118654752440; /* sqrt(2/pi), 1/sqrt(2) */
   switch (a->kind) {
@@ -66,11 +68,15 @@ double tb_fused_act_apply(const tb_fused_act *a, double x) {
     case TB_FUSED_ACT_CLIP: return x < a->min ? a->min : x > a->max ? a->max : x;
     case TB_FUSED_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case TB_FUSED_ACT_TANH: return tanh(x);
-    case TB_FUSED_ACT_HARD_SIGMOID: return fmax(0.0, fmin(1.0, a->alpha * x + a->beta));
-    case TB_FUSED_ACT_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    /* clamped keeping NaN, as the HardSigmoid and HardSwish kernels do (fmin / fmax would drop it) */
+    case TB_FUSED_ACT_HARD_SIGMOID: return clamp01(a->alpha * x + a->beta);
+    case TB_FUSED_ACT_HARD_SWISH: return x * clamp01(x / 6.0 + 0.5);
     /* the expressions of tb::Gelu's reference kernel (fused/gelu.c), term for term */
     case TB_FUSED_ACT_GELU: return 0.5 * x * (1.0 + erf(x * inv_sqrt2));
     case TB_FUSED_ACT_GELU_TANH: return 0.5 * x * (1.0 + tanh(k_tanh * (x + 0.044715 * x * x * x)));
+    /* the unfused graphs' expressions: x * Sigmoid(x) and x * Tanh(Softplus(x)) */
+    case TB_FUSED_ACT_SILU: return x * (x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)));
+    case TB_FUSED_ACT_MISH: return x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
     default: return x;
   }
 }

@@ -66,7 +66,7 @@ tb_status tb_nn_matmul(tb_kernel_ctx *ctx, const nn_buf *a, const nn_buf *b, dou
   int64_t batches = total ? tb_nn_numel(nb, batch) : 0; /* fits: total does */
   matmul_rows job = {a, b, y, m, k, n, nb, ba, bb, batch};
   /* Each task is one output row of one batch: independent outputs, so any split gives the same bits. */
-  tb_pool_parallel_for(ctx->pool, (size_t)(batches * m), matmul_row_range, &job);
+  tb_pool_parallel_for_work(ctx->pool, (size_t)(batches * m), (double)total * (double)k, matmul_row_range, &job);
   *out = y;
   return TB_OK;
 }

@@ -39,7 +39,7 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
     shape[d] = view[perm[d]];
     strides[d] = vstrides[perm[d]] * (int64_t)elem;
   }
-  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, 6, shape, strides, 0);
+  tb_tk_strided_copy_pool(ctx->pool, tb_tk_data(outs[0]), src, elem, 6, shape, strides, 0);
   return TB_OK;
 }
 

@@ -18,7 +18,7 @@ static tb_status run_expand(tb_kernel_ctx *ctx) {
       if (tb_tensor_shape(x)[d] != 1) strides[k] = in_strides[d] * (int64_t)elem;
     }
   }
-  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, n, tb_tensor_shape(outs[0]), strides, 0);
+  tb_tk_strided_copy_pool(ctx->pool, tb_tk_data(outs[0]), src, elem, n, tb_tensor_shape(outs[0]), strides, 0);
   return TB_OK;
 }
 

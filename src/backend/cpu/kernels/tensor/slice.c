@@ -25,7 +25,7 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
     strides[d] = plan.count[d] > 1 ? plan.step[d] * in_strides[d] * (int64_t)elem : 0;
     if (plan.count[d] > 0) offset += plan.first[d] * in_strides[d] * (int64_t)elem;
   }
-  tb_tk_strided_copy(dst, src, elem, ndim, plan.count, strides, offset);
+  tb_tk_strided_copy_pool(ctx->pool, dst, src, elem, ndim, plan.count, strides, offset);
   return TB_OK;
 }
 

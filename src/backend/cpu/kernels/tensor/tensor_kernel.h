@@ -58,6 +58,10 @@ unsigned char *tb_tk_data(const tb_tensor *t);
  * where strides are in bytes and may be 0 or negative. */
 void tb_tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim, const int64_t *shape,
                      const int64_t *strides, int64_t src_offset);
+/* tb_tk_strided_copy split over the pool (strided_copy_pool.c): the same bytes for any thread count; copies
+ * under 256 KiB, or with a NULL or 1-thread pool, run on the caller. */
+void tb_tk_strided_copy_pool(struct tb_pool *pool, unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim,
+                             const int64_t *shape, const int64_t *strides, int64_t src_offset);
 /* Row-major element strides of a shape. */
 void tb_tk_strides(size_t ndim, const int64_t *shape, int64_t *strides);
 

@@ -17,7 +17,7 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
     int64_t p = perm ? perm[d] : (int64_t)(ndim - 1 - d); /* checked by inference */
     strides[d] = in_strides[p] * (int64_t)elem;
   }
-  tb_tk_strided_copy(tb_tk_data(outs[0]), src, elem, ndim, tb_tensor_shape(outs[0]), strides, 0);
+  tb_tk_strided_copy_pool(ctx->pool, tb_tk_data(outs[0]), src, elem, ndim, tb_tensor_shape(outs[0]), strides, 0);
   return TB_OK;
 }
 

@@ -4,28 +4,12 @@
  *   every tap accumulated in a register (one store per vector); the few border columns point by point;
  * - other strides (and kernels taller than MAX_TAP_ROWS): every tap adds weight * input row into the output
  *   row (a vector axpy; AVX-512 handles stride 2 with an even-lane permute);
- * then the residual and activation. Also the scalar epilogue the convolution applies outside the GEMM. */
+ * then the residual and activation (tb_conv_epilogue_row, conv_act_row.c). */
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
-
-void tb_conv_epilogue_row(const tb_gemm_epilogue *ep, const float *residual, float *y, int64_t n) {
-  if (residual)
-    for (int64_t i = 0; i < n; i++) y[i] += residual[i];
-  float a = ep->act_alpha, b = ep->act_beta, lo = ep->act_min, hi = ep->act_max;
-  switch (ep->act) {
-    case 1: for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0 ? 0.0f : y[i]; break;
-    case 2: for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0 ? a * y[i] : y[i]; break;
-    case 3: for (int64_t i = 0; i < n; i++) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i]; break;
-    case 4: for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-y[i])); break;
-    case 5: for (int64_t i = 0; i < n; i++) y[i] = tanhf(y[i]); break;
-    case 6: for (int64_t i = 0; i < n; i++) y[i] = fmaxf(0.0f, fminf(1.0f, a * y[i] + b)); break;
-    case 7: for (int64_t i = 0; i < n; i++) y[i] *= fmaxf(0.0f, fminf(1.0f, y[i] / 6.0f + 0.5f)); break;
-    default: break;
-  }
-}
 
 enum { MAX_TAP_ROWS = 16 };
 

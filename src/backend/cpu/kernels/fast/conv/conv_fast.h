@@ -114,7 +114,8 @@ void tb_conv_release(void *state);
 /* float32 X, W (, B, residual) of rank 3 or 4 (from the types, else W's, else kernel_shape's length). */
 bool tb_conv_accepts(const tb_kernel_query *q);
 
-/* y[n] = act(y[n] + residual[n]) (residual may be NULL), the tb_gemm_epilogue's activation in float. */
+/* y[n] = act(y[n] + residual[n]) (residual may be NULL), the tb_gemm_epilogue's activation in float:
+ * through ep->vec's add and unary loops when it is set (every activation kind), else per element. */
 void tb_conv_epilogue_row(const tb_gemm_epilogue *ep, const float *residual, float *y, int64_t n);
 
 /* One depthwise output plane: y = act(conv(x plane, w taps) + bias + residual), residual NULL for none. */

@@ -234,7 +234,7 @@ static tb_status convt_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
   if (st != TB_OK || tb_tensor_numel(y) == 0) return st;
   convt_job j = {.g = &g, .path = path, .x = tb_tensor_host_data(x), .w = tb_tensor_host_data(w),
                  .bias = b ? tb_tensor_host_data(b) : NULL, .y = tb_tensor_host_data(y)};
-  tb_pool_parallel_for(ctx->pool, (size_t)(g.batch * g.out_c), fill_bias, &j);
+  tb_pool_parallel_for_work(ctx->pool, (size_t)(g.batch * g.out_c), (double)tb_tensor_numel(y), fill_bias, &j);
   int64_t cg = g.in_c / g.group, rows = g.out_c / g.group * g.kh * g.kw;
   if (cg == 0 || g.ih * g.iw == 0) return TB_OK; /* no products: the bias alone */
   const convt_state *s = ctx->state;

@@ -1,7 +1,7 @@
 /* The GEMM epilogue on one C tile while it is in cache: before the first product block C = beta * C +
  * bias + residual (the residual read before C is written, so it may be C itself), and after the last one
  * the late bias and residual, then the activation (the tb_fused_act kinds, in float), row by row through
- * the epilogue's vec_ops table where it has the activation (Relu, Sigmoid, Tanh, Gelu), else per element. */
+ * the epilogue's vec_ops table (every kind), else per element. */
 #include <math.h>
 #include <stddef.h>
 #include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
@@ -31,6 +31,8 @@ void tb_gemm_tile_init(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t ro
   }
 }
 
+static float clamp01f(float v) { return v < 0 ? 0.0f : v > 1 ? 1.0f : v; }
+
 float tb_gemm_act(const tb_gemm_epilogue *ep, float x) {
   const float k_tanh = 0.7978845608f, inv_sqrt2 = 0.70710678f; /* sqrt(2/pi), 1/sqrt(2) */
   switch (ep->act) {
@@ -39,31 +41,34 @@ float tb_gemm_act(const tb_gemm_epilogue *ep, float x) {
     case 3: return x < ep->act_min ? ep->act_min : x > ep->act_max ? ep->act_max : x;
     case 4: return 1.0f / (1.0f + expf(-x));
     case 5: return tanhf(x);
-    case 6: return fmaxf(0.0f, fminf(1.0f, ep->act_alpha * x + ep->act_beta));
-    case 7: return x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f));
+    case 6: return clamp01f(ep->act_alpha * x + ep->act_beta); /* NaN kept, as the HardSigmoid kernel */
+    case 7: return x * clamp01f(x / 6.0f + 0.5f);
     case 8: return 0.5f * x * (1.0f + erff(x * inv_sqrt2));
     case 9: return 0.5f * x * (1.0f + tanhf(k_tanh * (x + 0.044715f * x * x * x)));
+    case 10: return x * (x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)));
+    case 11: return x * tanhf(x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)));
     default: return x;
   }
 }
 
-/* The vec_ops unary loop of an activation kind; false when the table has none for it. */
-static bool vec_unop_of(int act, vec_unop *op) {
-  switch (act) {
-    case 1: *op = VEC_RELU; return true;
-    case 4: *op = VEC_SIGMOID; return true;
-    case 5: *op = VEC_TANH; return true;
-    case 8: *op = VEC_GELU_ERF; return true;
-    case 9: *op = VEC_GELU_TANH; return true;
-    default: return false;
-  }
+/* The vec_ops unary loop of an activation kind and its two parameters; false when the table has none. */
+static bool vec_unop_of(const tb_gemm_epilogue *ep, vec_unop *op, float *p0, float *p1) {
+  static const vec_unop ops[] = {VEC_UNOP_COUNT,   VEC_RELU,       VEC_LEAKY_RELU, VEC_CLIP,
+                                 VEC_SIGMOID,      VEC_TANH,       VEC_HARD_SIGMOID, VEC_HARD_SWISH,
+                                 VEC_GELU_ERF,     VEC_GELU_TANH,  VEC_SILU,       VEC_MISH};
+  if (ep->act <= 0 || (size_t)ep->act >= sizeof ops / sizeof ops[0]) return false;
+  *op = ops[ep->act];
+  *p0 = ep->act == 3 ? ep->act_min : ep->act_alpha;
+  *p1 = ep->act == 3 ? ep->act_max : ep->act_beta;
+  return true;
 }
 
 void tb_gemm_act_row(const tb_gemm_epilogue *ep, float *x, int64_t n) {
   vec_unop op;
+  float p0, p1;
   if (ep->act == 0 || n <= 0) return;
-  if (ep->vec && vec_unop_of(ep->act, &op)) {
-    ep->vec->unary(op, x, x, n);
+  if (ep->vec && vec_unop_of(ep, &op, &p0, &p1)) {
+    ep->vec->unary_p(op, p0, p1, x, x, n);
   } else if (ep->act == 1) {
     for (int64_t j = 0; j < n; j++) x[j] = x[j] < 0 ? 0.0f : x[j];
   } else {

@@ -80,7 +80,7 @@ struct vec_ops;
 /* After C = alpha * op(A) op(B) + beta * C: add bias, then residual, then the activation, per element.
  * act is a tb_fused_act kind (fused_kernel.h): 0 none, 1 Relu, 2 LeakyRelu (act_alpha), 3 Clip (act_min,
  * act_max), 4 Sigmoid, 5 Tanh, 6 HardSigmoid (act_alpha, act_beta), 7 HardSwish, 8 Gelu (erf: x * Phi(x)),
- * 9 Gelu with the tanh approximation. */
+ * 9 Gelu with the tanh approximation, 10 SiLU (x * sigmoid(x)), 11 Mish (x * tanh(softplus(x))). */
 typedef struct tb_gemm_epilogue {
   const float *bias;     /* NULL, or bias[i] added to row i (bias_axis 0) or bias[j] to column j (1) */
   int bias_axis;
@@ -89,8 +89,8 @@ typedef struct tb_gemm_epilogue {
   int64_t ld_residual;
   int act;
   float act_alpha, act_beta, act_min, act_max;
-  /* NULL, or the vec_ops table (vec_ops.h) whose row loops the epilogue uses: its unary Relu, Sigmoid,
-   * Tanh and Gelu for the activation (the level-2 elementwise kernels of the same instruction set use the
+  /* NULL, or the vec_ops table (vec_ops.h) whose row loops the epilogue uses: its unary loops (unary_p)
+   * for every activation kind (the level-2 elementwise kernels of the same instruction set use the
    * same loops, so the fused activation equals the unfused one bit for bit), and its binary add for the
    * bias and residual where the epilogue adds them after the products (the bf16 GEMM). NULL: the scalar
    * tb_gemm_act per element. */

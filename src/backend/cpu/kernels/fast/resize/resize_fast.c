@@ -239,7 +239,7 @@ static tb_status resize_run(tb_kernel_ctx *ctx, tb_gemm_path path) {
                   .extrapolation = (float)a->extrapolation};
   int64_t planes = out[0] * out[1];
   choose_blocks(&j, planes, tb_pool_threads(ctx->pool));
-  tb_pool_parallel_for(ctx->pool, (size_t)(planes * j.blocks), resize_jobs, &j);
+  tb_pool_parallel_for_work(ctx->pool, (size_t)(planes * j.blocks), (double)tb_tensor_numel(o) * n_taps, resize_jobs, &j);
   free(plan);
   if (j.failed)
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for %d interpolated rows of %lld values", n_taps,

@@ -26,6 +26,16 @@ static inline vf v_lookup16(const float *tab, vi idx) {
 #define V_MAX(a, b) ((vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #define V_SEL_LT(x, y, a, b) \
   ((vf)_mm256_blendv_ps((__m256)(b), (__m256)(a), _mm256_cmp_ps((__m256)(x), (__m256)(y), _CMP_LT_OQ)))
+/* The first n < 8 lanes (the rest `fill` on loads, untouched on stores): vmaskmovps with lanes i < n. */
+static inline __m256i v_first_lanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vf v_load_part(const float *p, int64_t n, float fill) {
+  __m256i m = v_first_lanes(n);
+  return (vf)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+#define V_LOAD_PART(p, n, fill) v_load_part((p), (n), (fill))
+#define V_STORE_PART(p, v, n) _mm256_maskstore_ps((p), v_first_lanes(n), (__m256)(v))
 #else
 #include "backend/cpu/kernels/fast/vec/vec_portable_prims.h"
 #endif

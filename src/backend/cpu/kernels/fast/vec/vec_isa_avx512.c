@@ -26,6 +26,10 @@ static inline vf v_div(vf a, vf b) {
   return (vf)_mm512_fmadd_ps(_mm512_fnmadd_ps((__m512)b, q, (__m512)a), r, q);
 }
 #define V_DIV(a, b) v_div((a), (b))
+/* The first n < 16 lanes (the rest `fill` on loads, untouched on stores): one masked move each. */
+#define V_LOAD_PART(p, n, fill) \
+  ((vf)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << (n)) - 1u), (p)))
+#define V_STORE_PART(p, v, n) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1u), (__m512)(v))
 #else
 #include "backend/cpu/kernels/fast/vec/vec_portable_prims.h"
 #endif

@@ -14,13 +14,20 @@ static inline vf vl_load(const float *p) {
   return v;
 }
 static inline void vl_store(float *p, vf v) { memcpy(p, &v, sizeof v); }
-/* n < VW elements, the other lanes `fill`. */
+/* n < VW elements, the other lanes `fill`: the includer's masked load and store (V_LOAD_PART,
+ * V_STORE_PART) where the ISA has them, else through memcpy (a library call per tail: the activations of a
+ * convolution's short output rows, 14 to 16 values each, are mostly tail). */
+#ifdef V_LOAD_PART
+static inline vf vl_load_part(const float *p, int64_t n, float fill) { return V_LOAD_PART(p, n, fill); }
+static inline void vl_store_part(float *p, vf v, int64_t n) { V_STORE_PART(p, v, n); }
+#else
 static inline vf vl_load_part(const float *p, int64_t n, float fill) {
   vf v = vm_splat(fill);
   memcpy(&v, p, (size_t)n * sizeof(float));
   return v;
 }
 static inline void vl_store_part(float *p, vf v, int64_t n) { memcpy(p, &v, (size_t)n * sizeof(float)); }
+#endif
 static inline double vl_hsum(vf v) {
   double s = 0;
   for (int i = 0; i < VW; i++) s += (double)v[i];
@@ -41,9 +48,13 @@ static inline double vl_hsum(vf v) {
     }                                               \
   } while (0)
 
-static void vl_unary(vec_unop op, const float *in, float *out, int64_t n) {
+/* min(max(t, 0), 1) keeping NaN (maxps / minps return their second operand for NaN). */
+static inline vf vl_clamp01(vf t) { return V_MIN(vm_splat(1.0f), V_MAX(vm_splat(0.0f), t)); }
+
+static void vl_unary_p(vec_unop op, float p0, float p1, const float *in, float *out, int64_t n) {
+  const vf a = vm_splat(p0), b = vm_splat(p1), zero = vm_splat(0.0f);
   switch (op) {
-    case VEC_RELU: VL_MAP(in, out, n, vm_sel((vi)(v < 0.0f), vm_splat(0.0f), v)); break;
+    case VEC_RELU: VL_MAP(in, out, n, vm_sel((vi)(v < 0.0f), zero, v)); break;
     case VEC_SIGMOID: VL_MAP(in, out, n, vm_sigmoid(v)); break;
     case VEC_TANH: VL_MAP(in, out, n, vm_tanh(v)); break;
     case VEC_ERF: VL_MAP(in, out, n, vm_erf(v)); break;
@@ -53,9 +64,17 @@ static void vl_unary(vec_unop op, const float *in, float *out, int64_t n) {
     case VEC_RECIPROCAL: VL_MAP(in, out, n, 1.0f / v); break;
     case VEC_GELU_ERF: VL_MAP(in, out, n, vm_gelu_erf(v)); break;
     case VEC_GELU_TANH: VL_MAP(in, out, n, vm_gelu_tanh(v)); break;
+    case VEC_LEAKY_RELU: VL_MAP(in, out, n, vm_sel((vi)(v < 0.0f), v * a, v)); break;
+    case VEC_CLIP: VL_MAP(in, out, n, vm_sel((vi)(v < a), a, vm_sel((vi)(v > b), b, v))); break;
+    case VEC_HARD_SIGMOID: VL_MAP(in, out, n, vl_clamp01(V_FMA(v, a, b))); break;
+    case VEC_HARD_SWISH: VL_MAP(in, out, n, v * vl_clamp01(V_FMA(v, vm_splat(1.0f / 6.0f), vm_splat(0.5f)))); break;
+    case VEC_SILU: VL_MAP(in, out, n, v * vm_sigmoid(v)); break;
+    case VEC_MISH: VL_MAP(in, out, n, vm_mish(v)); break;
     case VEC_UNOP_COUNT: break;
   }
 }
+
+static void vl_unary(vec_unop op, const float *in, float *out, int64_t n) { vl_unary_p(op, 0.0f, 0.0f, in, out, n); }
 
 /* y = a OP b with either side a broadcast scalar. */
 #define VL_BIN(OP)                                                                    \
@@ -225,6 +244,7 @@ const vec_ops VEC_TABLE = {
     .name = VEC_TABLE_NAME,
     .binary = vl_binary,
     .unary = vl_unary,
+    .unary_p = vl_unary_p,
     .sum = vl_sum,
     .moments = vl_moments,
     .normalize = vl_normalize,

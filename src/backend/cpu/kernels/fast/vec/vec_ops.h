@@ -21,6 +21,13 @@ typedef enum vec_unop {
   VEC_RECIPROCAL,
   VEC_GELU_ERF,  /* x * Phi(x), Phi through erfc for accuracy in the left tail */
   VEC_GELU_TANH, /* x * sigmoid(2 * sqrt(2/pi) * (x + 0.044715 x^3)), the tanh form without cancellation */
+  /* with parameters (unary_p's p0, p1): */
+  VEC_LEAKY_RELU,   /* x < 0 ? p0 x : x */
+  VEC_CLIP,         /* x < p0 ? p0 : x > p1 ? p1 : x (NaN kept) */
+  VEC_HARD_SIGMOID, /* clamp(p0 x + p1, 0, 1) (NaN kept) */
+  VEC_HARD_SWISH,   /* x clamp(x / 6 + 1/2, 0, 1) */
+  VEC_SILU,         /* x sigmoid(x): the same sigmoid, then the same product, as Sigmoid then Mul */
+  VEC_MISH,         /* x tanh(softplus(x)) = x n / (n + 2), n = e^x (e^x + 2) */
   VEC_UNOP_COUNT
 } vec_unop;
 
@@ -29,6 +36,9 @@ typedef struct vec_ops {
   /* y[i] = a[i] op b[i]; with a_scalar / b_scalar that operand is the single value *a / *b. */
   void (*binary)(vec_binop op, const float *a, bool a_scalar, const float *b, bool b_scalar, float *y, int64_t n);
   void (*unary)(vec_unop op, const float *x, float *y, int64_t n);
+  /* The same with the op's two parameters (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta;
+   * the other ops ignore them). */
+  void (*unary_p)(vec_unop op, float p0, float p1, const float *x, float *y, int64_t n);
   /* The sum of x in double: fp32 vector partial sums flushed to double every block of 1024 elements. */
   double (*sum)(const float *x, int64_t n);
   /* sum of (x - shift) and of (x - shift)^2, blocked the same way (the corrected two-pass variance). */

@@ -7,6 +7,7 @@
 #define TB_VEC_KERNEL_LIST(X)                                                                                   \
   X(add)                                                                                                        \
   X(sub) X(mul) X(div) X(relu) X(sigmoid) X(tanh) X(erf) X(exp) X(sqrt) X(neg) X(reciprocal) X(gelu) X(softmax) \
+      X(leaky_relu) X(hard_sigmoid) X(hard_swish) X(transpose) X(log_softmax) X(silu) X(mish) \
       X(layernorm) X(tb_layernorm) X(batchnorm) X(reduce_mean) X(reduce_sum) X(maxpool) X(averagepool)          \
           X(global_averagepool)
 

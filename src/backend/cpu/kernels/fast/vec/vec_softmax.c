@@ -2,7 +2,10 @@
  * axis is reduced; before it, the axis and everything after it form one row). The last axis (inner 1,
  * every transformer's attention) runs one fused row pass per row: max, exp with the running sum, scale.
  * Other axes run the same steps over whole [inner] rows with a scratch max and sum per outer index (the
- * sums in fp32 over 256 rows at a time, then in double). */
+ * sums in fp32 over 256 rows at a time, then in double). LogSoftmax over the last axis (the CRNN's 97
+ * classes per step; other axes go to the reference): per row the max m (NaN skipped, as the reference's
+ * comparison does), t = x - m, the sum of e^t in blocks of 256, then y = t - log(sum) (log in double). */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,3 +101,53 @@ static bool softmax_accepts(const tb_kernel_query *q) {
 }
 
 VEC_KERNELS(softmax, "", "Softmax", softmax_accepts, softmax_run)
+
+enum { LSM_BLOCK = 256 };
+
+static void lsm_rows(void *arg, size_t begin, size_t end) {
+  sm_job *j = arg;
+  const vec_ops *o = j->ops;
+  float e[LSM_BLOCK];
+  for (size_t r = begin; r < end; r++) {
+    const float *x = j->x + (int64_t)r * j->n;
+    float *y = j->y + (int64_t)r * j->n, m = -INFINITY;
+    for (int64_t i = 0; i < j->n; i++)
+      if (x[i] > m) m = x[i];
+    o->binary(VEC_SUB, x, false, &m, true, y, j->n);
+    double sum = 0;
+    for (int64_t i = 0; i < j->n; i += LSM_BLOCK) {
+      int64_t len = j->n - i < LSM_BLOCK ? j->n - i : LSM_BLOCK;
+      o->unary(VEC_EXP, y + i, e, len);
+      sum += o->sum(e, len);
+    }
+    float ls = (float)log(sum);
+    o->binary(VEC_SUB, y, false, &ls, true, y, j->n);
+  }
+}
+
+static tb_status log_softmax_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
+  if (!tb_vec_inputs_ok(ctx, 1)) return tb_vec_fallback(ctx);
+  const tb_tensor *x = ctx->inputs[0];
+  tb_status st;
+  const tb_softmax_params *pb = tb_kernel_params(ctx, &st);
+  if (st != TB_OK) return st;
+  int64_t axis = pb->axis, r = (int64_t)tb_tensor_ndim(x);
+  const int64_t *shape = tb_tensor_shape(x);
+  if (axis < 0) axis += r;
+  /* the last axis only (before opset 13, the axis and everything after it: then any axis is one row) */
+  if (axis < 0 || axis >= r || (!pb->flatten && axis != r - 1)) return tb_vec_fallback(ctx);
+  int64_t outer = 1, n = 1;
+  for (int64_t d = 0; d < r; d++) {
+    if (d < axis) outer *= shape[d];
+    else n *= shape[d];
+  }
+  float *y = NULL;
+  if (!tb_vec_output(ctx, 0, (size_t)r, shape, &y, &st)) return st == TB_OK ? tb_vec_fallback(ctx) : st;
+  if (outer * n == 0) return TB_OK;
+  sm_job j = {.ops = ops, .x = tb_tensor_host_data(x), .y = y, .n = n, .inner = 1};
+  atomic_init(&j.failed, 0);
+  tb_vec_parallel(ctx, (size_t)outer, outer * n, lsm_rows, &j);
+  return TB_OK;
+}
+
+VEC_KERNELS(log_softmax, "", "LogSoftmax", softmax_accepts, log_softmax_run)

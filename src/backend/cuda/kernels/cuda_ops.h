@@ -1,0 +1,32 @@
+/* Internal: the CUDA backend's node kernels (tb_kernel entries over the embedded .cu kernels) by family
+ * (cuda_ops_elementwise.c, cuda_ops_nn.c) and the backend's find_kernel over them (cuda_registry.c). Each
+ * kernel is float32, registered at TB_KERNEL_REFERENCE (so it runs at every level), with the shared
+ * prepare / release of cuda_launch.c. A node with other dtypes or attributes the kernels lack gets no
+ * kernel here and runs on the CPU, as before. */
+#ifndef TB_BACKEND_CUDA_KERNELS_CUDA_OPS_H
+#define TB_BACKEND_CUDA_KERNELS_CUDA_OPS_H
+#include <stddef.h>
+#include "backend/cuda/kernels/cuda_launch.h"
+
+#define TB_CUDA_KERNEL(domain, name, accepts, run) \
+  {domain, name, TB_KERNEL_REFERENCE, 0, accepts, run, tb_cuda_prepare, tb_cuda_release, NULL}
+
+typedef struct tb_cuda_family {
+  const tb_kernel *kernels;
+  size_t count;
+} tb_cuda_family;
+extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
+
+/* The kernel for q, or NULL with *why saying why not. */
+const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);
+/* The backend's find_kernel (tb_cuda_ops). */
+const tb_kernel *tb_cuda_find_kernel(void *state, const tb_kernel_query *q);
+/* The registered kernels (the count and the i-th) are declared in backend/kernel_tables.h. */
+
+/* y = f(x) elementwise with the unary kernel `kernel` (tb_cu_<op>_f32) and its two scalars. */
+tb_status tb_cuda_unary(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *x, tb_tensor *y, float alpha, float beta);
+/* y = a op b with ONNX broadcasting, through tb_cu_<op>_f32_flat or _broadcast (op: the ONNX name, "Add",
+ * "Max"...); y NULL: output 0 of the node, made with the broadcast shape. */
+tb_status tb_cuda_binary(tb_kernel_ctx *ctx, const char *op, const tb_tensor *a, const tb_tensor *b, tb_tensor *y);
+
+#endif

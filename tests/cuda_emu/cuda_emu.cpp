@@ -1,0 +1,206 @@
+// The embedded CUDA kernels (src/backend/cuda/kernels/*.cu, the same files NVRTC compiles) built as host
+// C++ over an emulated launch grid, for tests: each GPU thread of a block is a host thread, __syncthreads a
+// barrier of the block, a warp shuffle an exchange through memory between two barriers of the warp,
+// __shared__ a static (blocks run one after another, launches one at a time). fake_cuda.c calls
+// cuda_emu_launch for each launch when FAKE_CUDA_EMULATE names this module, so the tests on the fake GPU
+// see the values the kernels' own source computes (DESIGN.md section 8). Not a simulator of the GPU's
+// memory model or speed: only of the launch geometry and the block's synchronisation.
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace {
+struct emu_dim3 {
+  unsigned x, y, z;
+};
+thread_local emu_dim3 threadIdx, blockIdx;
+emu_dim3 blockDim, gridDim;
+pthread_barrier_t block_barrier;
+pthread_barrier_t warp_barriers[32];
+float shuffle_slots[1024];
+constexpr int warpSize = 32;
+
+void __syncthreads() { pthread_barrier_wait(&block_barrier); }
+
+float __shfl_xor_sync(unsigned, float v, int lane_mask) {
+  unsigned t = threadIdx.x, w = t / warpSize;
+  shuffle_slots[t] = v;
+  pthread_barrier_wait(&warp_barriers[w]);
+  float other = shuffle_slots[t ^ (unsigned)lane_mask];
+  pthread_barrier_wait(&warp_barriers[w]);
+  return other;
+}
+
+float __int_as_float(int bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+}  // namespace
+
+#define __global__
+#define __device__
+#define __shared__ static
+
+#include "00_common.cu"
+#include "10_elementwise.cu"
+#include "20_softmax.cu"
+#include "30_reduce.cu"
+
+namespace {
+template <typename... A, std::size_t... I>
+void call(void (*kernel)(A...), void **params, std::index_sequence<I...>) {
+  kernel(*static_cast<std::remove_cv_t<std::remove_reference_t<A>> *>(params[I])...);
+}
+
+template <typename F>
+struct arity;
+template <typename... A>
+struct arity<void (*)(A...)> {
+  static constexpr std::size_t value = sizeof...(A);
+};
+
+template <auto Kernel>
+void invoke(void **params) {
+  call(Kernel, params, std::make_index_sequence<arity<decltype(Kernel)>::value>{});
+}
+
+struct entry {
+  const char *name;
+  void (*run)(void **params);
+};
+#define K(name) {#name, &invoke<&name>}
+// Every kernel of the .cu files (test_cuda_exec checks this list against the generated name list).
+const entry kernels[] = {
+    K(tb_cu_relu_f32),
+    K(tb_cu_leaky_relu_f32),
+    K(tb_cu_elu_f32),
+    K(tb_cu_sigmoid_f32),
+    K(tb_cu_hard_sigmoid_f32),
+    K(tb_cu_silu_f32),
+    K(tb_cu_gelu_f32),
+    K(tb_cu_softplus_f32),
+    K(tb_cu_clip_f32),
+    K(tb_cu_tanh_f32),
+    K(tb_cu_exp_f32),
+    K(tb_cu_log_f32),
+    K(tb_cu_sqrt_f32),
+    K(tb_cu_reciprocal_f32),
+    K(tb_cu_neg_f32),
+    K(tb_cu_abs_f32),
+    K(tb_cu_erf_f32),
+    K(tb_cu_floor_f32),
+    K(tb_cu_ceil_f32),
+    K(tb_cu_add_f32_flat),
+    K(tb_cu_sub_f32_flat),
+    K(tb_cu_mul_f32_flat),
+    K(tb_cu_div_f32_flat),
+    K(tb_cu_pow_f32_flat),
+    K(tb_cu_max_f32_flat),
+    K(tb_cu_min_f32_flat),
+    K(tb_cu_prelu_f32_flat),
+    K(tb_cu_add_f32_broadcast),
+    K(tb_cu_sub_f32_broadcast),
+    K(tb_cu_mul_f32_broadcast),
+    K(tb_cu_div_f32_broadcast),
+    K(tb_cu_pow_f32_broadcast),
+    K(tb_cu_max_f32_broadcast),
+    K(tb_cu_min_f32_broadcast),
+    K(tb_cu_prelu_f32_broadcast),
+    K(tb_cu_softmax_f32_rows),
+    K(tb_cu_log_softmax_f32_rows),
+    K(tb_cu_softmax_f32_cols),
+    K(tb_cu_log_softmax_f32_cols),
+    K(tb_cu_reduce_sum_f32_rows),
+    K(tb_cu_reduce_mean_f32_rows),
+    K(tb_cu_reduce_max_f32_rows),
+    K(tb_cu_reduce_min_f32_rows),
+    K(tb_cu_reduce_prod_f32_rows),
+    K(tb_cu_reduce_l1_f32_rows),
+    K(tb_cu_reduce_l2_f32_rows),
+    K(tb_cu_reduce_sum_square_f32_rows),
+    K(tb_cu_reduce_log_sum_f32_rows),
+    K(tb_cu_reduce_log_sum_exp_f32_rows),
+    K(tb_cu_reduce_sum_f32_cols),
+    K(tb_cu_reduce_mean_f32_cols),
+    K(tb_cu_reduce_max_f32_cols),
+    K(tb_cu_reduce_min_f32_cols),
+    K(tb_cu_reduce_prod_f32_cols),
+    K(tb_cu_reduce_l1_f32_cols),
+    K(tb_cu_reduce_l2_f32_cols),
+    K(tb_cu_reduce_sum_square_f32_cols),
+    K(tb_cu_reduce_log_sum_f32_cols),
+    K(tb_cu_reduce_log_sum_exp_f32_cols),
+};
+#undef K
+
+struct thread_arg {
+  unsigned tid, block;
+  void (*run)(void **params);
+  void **params;
+};
+
+void *thread_main(void *p) {
+  const thread_arg *a = static_cast<const thread_arg *>(p);
+  threadIdx = {a->tid, 0, 0};
+  blockIdx = {a->block, 0, 0};
+  a->run(a->params);
+  return nullptr;
+}
+
+pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+}  // namespace
+
+// Whether the module has kernel `name`.
+extern "C" int cuda_emu_has(const char *name) {
+  for (const entry &e : kernels)
+    if (strcmp(e.name, name) == 0) return 1;
+  return 0;
+}
+
+// Run kernel `name` over `grid` blocks of `block` threads (x only), params as cuLaunchKernel's with every
+// pointer already a host pointer. 0, or -1 for an unknown kernel, -2 for a bad shape. A host that cannot
+// make the block's threads stops the process with a message (a test tool, never the library).
+extern "C" int cuda_emu_launch(const char *name, unsigned grid, unsigned block, void **params) {
+  const entry *k = nullptr;
+  for (const entry &e : kernels)
+    if (strcmp(e.name, name) == 0) k = &e;
+  if (!k) return -1;
+  if (grid == 0 || block == 0 || block > 1024) return -2;
+  pthread_mutex_lock(&launch_lock);
+  blockDim = {block, 1, 1};
+  gridDim = {grid, 1, 1};
+  static pthread_t threads[1024];
+  static thread_arg args[1024];
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  for (unsigned b = 0; b < grid; b++) {
+    pthread_barrier_init(&block_barrier, nullptr, block);
+    unsigned warps = (block + warpSize - 1) / warpSize;
+    for (unsigned w = 0; w < warps; w++) {
+      unsigned lanes = block - w * warpSize < (unsigned)warpSize ? block - w * warpSize : warpSize;
+      pthread_barrier_init(&warp_barriers[w], nullptr, lanes);
+    }
+    unsigned made = 0;
+    for (; made < block; made++) {
+      args[made] = {made, b, k->run, params};
+      if (pthread_create(&threads[made], &attr, thread_main, &args[made]) != 0) break;
+    }
+    if (made < block) { // the threads made wait at a barrier that cannot fill: a test tool may stop here
+      fprintf(stderr, "cuda_emu: cannot make thread %u of the %u of a block of %s\n", made, block, name);
+      abort();
+    }
+    for (unsigned t = 0; t < made; t++) pthread_join(threads[t], nullptr);
+    for (unsigned w = 0; w < warps; w++) pthread_barrier_destroy(&warp_barriers[w]);
+    pthread_barrier_destroy(&block_barrier);
+  }
+  pthread_attr_destroy(&attr);
+  pthread_mutex_unlock(&launch_lock);
+  return 0;
+}
