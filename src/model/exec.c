@@ -495,7 +495,7 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
 static void release_after(tb_exec *e, size_t step) {
   for (size_t i = e->free_at[step]; i < e->free_at[step + 1]; i++) {
     int v = e->free_list[i];
-    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
+    tb_exec_drop_mirror(e, v); /* also the copies on the other sides */
     if (e->vals[v] && e->owned[v]) {
       drop_tensor(e, v, e->vals[v]);
       e->vals[v] = NULL;
@@ -689,7 +689,7 @@ static tb_status bind(tb_exec *e, tb_tensor *const *inputs) {
 
 static void unbind(tb_exec *e) {
   for (size_t v = 0; v < e->g->n_values; v++) {
-    if (e->mirror[v]) tb_exec_drop_mirror(e, v);
+    tb_exec_drop_mirror(e, v); /* also the copies on the other sides */
     if (e->vals[v] && e->owned[v]) drop_tensor(e, v, e->vals[v]);
     e->vals[v] = NULL;
     e->owned[v] = false;
