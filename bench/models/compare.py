@@ -192,6 +192,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated model names (default: every model of the manifest)")
     a = ap.parse_args()
     if a.rounds < 1 or a.runs < 1:
         ap.error(f"--runs ({a.runs}) and --rounds ({a.rounds}) must be at least 1")
@@ -201,7 +202,12 @@ def main():
         "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "quick": manifest["quick"], "warmup": a.warmup,
         "runs": a.runs, "rounds": a.rounds, "models": manifest["models"], "rows": [],
         "title": manifest.get("title", "Model set")}
-    for m in manifest["models"]:
+    only = {n for n in a.only.split(",") if n}
+    unknown = only - {m["name"] for m in manifest["models"]}
+    if unknown:
+        ap.error(f"--only names {', '.join(sorted(unknown))}, not in {a.models}/manifest.json; use its model names")
+    report["models"] = [m for m in manifest["models"] if not only or m["name"] in only]
+    for m in report["models"]:
         for threads in [int(t) for t in a.threads.split(",")]:
             report["rows"] += time_model(m, threads, a.levels.split(","), a, os.path.join(a.out, "model-outputs"))
     report["ort_version"] = ort_version(report["rows"])

@@ -7,6 +7,14 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      head's first upsampling, DBNet-style)
   convt_64to1_2x2s2  ConvTranspose 64 -> 1, 2x2 stride 2, bias, 1x64x160x160 -> 320x320 (its second)
   convt_128_4x4s2    ConvTranspose 128 -> 64, 4x4 stride 2 pads 1, bias, 1x128x32x32 -> 64x64 (U-Net / GAN)
+  conv_aspp_d12      Conv 960 -> 256, 3x3 dilation 12 pads 12, bias, 1x960x32x32 (DeepLabV3-MobileNetV3's ASPP at
+  conv_aspp_d24      a 512x512 input; dilations 24 and 36 the same shape: at 36 only the centre tap reads the
+  conv_aspp_d36      map)
+  conv_stem_3to16_s2 Conv 3 -> 16, 3x3 stride 2 pads 1, bias, 1x3x512x512 (the same model's stem)
+  conv_pw_160to960_7 Conv 1x1 160 -> 960, bias, 1x160x7x7 (MobileNetV3's pointwise convolutions at small sizes:
+  conv_pw_960to160_7 49 to 784 pixels)
+  conv_pw_112to672_14 Conv 1x1 112 -> 672, bias, 1x112x14x14
+  conv_pw_40to120_28 Conv 1x1 40 -> 120, bias, 1x40x28x28
   resize_nearest_2x  Resize nearest (asymmetric, floor: PyTorch's nearest upsampling), scales 2, 1x256x40x40
                      (a feature pyramid's top-down path)
   resize_linear_2x   Resize linear (pytorch_half_pixel: bilinear, align_corners=False), sizes 160x160 from
@@ -99,6 +107,17 @@ def conv_transpose(name, seed, c, m, hw, k, s, pad):
     return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, m, out, out]), x
 
 
+def conv(name, seed, c, m, hw, k, s, pad, dil):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((m, c, k, k), dtype=np.float32) * np.float32((c * k * k) ** -0.5)
+    b = rng.standard_normal(m, dtype=np.float32) * np.float32(0.1)
+    out = (hw + 2 * pad - dil * (k - 1) - 1) // s + 1
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name=f"/{name}/Conv", kernel_shape=[k, k], strides=[s, s],
+                            pads=[pad] * 4, dilations=[dil, dil])
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, m, out, out]), x
+
+
 def resize(name, seed, c, hw, out, mode, coord, by_sizes, **attrs):
     rng = np.random.default_rng(seed)
     inits = {"roi": np.zeros(0, np.float32)}
@@ -155,6 +174,22 @@ def models(q):
                               f"ConvTranspose 64->1 2x2/2 + bias, 1x64x{160 // q}x{160 // q}"),
         "convt_128_4x4s2": (lambda: conv_transpose("convt_128_4x4s2", 3, 128, 64, 32 // q, 4, 2, 1),
                             f"ConvTranspose 128->64 4x4/2 pads 1 + bias, 1x128x{32 // q}x{32 // q}"),
+        "conv_aspp_d12": (lambda: conv("conv_aspp_d12", 8, 960, 256, 32 // q, 3, 1, 12, 12),
+                          f"Conv 960->256 3x3 dilation 12 + bias, 1x960x{32 // q}x{32 // q}"),
+        "conv_aspp_d24": (lambda: conv("conv_aspp_d24", 9, 960, 256, 32 // q, 3, 1, 24, 24),
+                          f"Conv 960->256 3x3 dilation 24 + bias, 1x960x{32 // q}x{32 // q}"),
+        "conv_aspp_d36": (lambda: conv("conv_aspp_d36", 10, 960, 256, 32 // q, 3, 1, 36, 36),
+                          f"Conv 960->256 3x3 dilation 36 + bias, 1x960x{32 // q}x{32 // q}"),
+        "conv_stem_3to16_s2": (lambda: conv("conv_stem_3to16_s2", 11, 3, 16, 512 // q, 3, 2, 1, 1),
+                               f"Conv 3->16 3x3/2 + bias, 1x3x{512 // q}x{512 // q}"),
+        "conv_pw_160to960_7": (lambda: conv("conv_pw_160to960_7", 12, 160, 960, 7, 1, 1, 0, 1),
+                               "Conv 1x1 160->960 + bias, 1x160x7x7"),
+        "conv_pw_960to160_7": (lambda: conv("conv_pw_960to160_7", 13, 960, 160, 7, 1, 1, 0, 1),
+                               "Conv 1x1 960->160 + bias, 1x960x7x7"),
+        "conv_pw_112to672_14": (lambda: conv("conv_pw_112to672_14", 14, 112, 672, 14, 1, 1, 0, 1),
+                                "Conv 1x1 112->672 + bias, 1x112x14x14"),
+        "conv_pw_40to120_28": (lambda: conv("conv_pw_40to120_28", 15, 40, 120, 28, 1, 1, 0, 1),
+                               "Conv 1x1 40->120 + bias, 1x40x28x28"),
         "resize_nearest_2x": (lambda: resize("resize_nearest_2x", 4, 256, 40 // q, 80 // q, "nearest", "asymmetric",
                                              False, nearest_mode="floor"),
                               f"Resize nearest asymmetric floor x2, 1x256x{40 // q}x{40 // q}"),

@@ -72,13 +72,16 @@ TB_API tb_status tb_precision_parse(const char *name, tb_precision *out); /* aut
 TB_API const char *tb_precision_name(tb_precision precision);
 
 /* How the CPU's fast convolutions (O2 fp32 on AVX-512, O3 bf16 on AVX512-BF16; other paths have only the
- * implicit GEMM) compute a node whose weights fit more than one method. Winograd F(2x2, 3x3) takes 3x3
- * stride-1 convolutions with enough tiles, the direct convolution most other non-depthwise, non-1x1 ones;
- * the implicit GEMM takes everything. The profiler shows the method each convolution runs. */
+ * implicit GEMM and, in auto, the tap GEMM) compute a node whose weights fit more than one method. Winograd
+ * F(2x2, 3x3) takes 3x3 stride-1 convolutions with enough tiles, the tap GEMM (auto only) dilated ones whose
+ * taps mostly read padding, the direct convolution most other non-depthwise, non-1x1 ones; the implicit
+ * GEMM takes everything. The profiler shows the method each convolution runs. */
 typedef enum tb_conv_algo {
   TB_CONV_ALGO_DEFAULT = 0, /* the environment's choice: TB_CONV_WINOGRAD / TB_CONV_DIRECT "off" rule out that
                              * method (README), both unset is auto */
-  TB_CONV_ALGO_AUTO,        /* Winograd where it fits, else the direct convolution where it fits, else the GEMM */
+  TB_CONV_ALGO_AUTO,        /* Winograd where it fits, else a GEMM per kernel tap for dilated convolutions whose
+                             * taps mostly read padding, else the direct convolution where it fits, else the
+                             * implicit GEMM */
   TB_CONV_ALGO_WINOGRAD,    /* Winograd where it fits, else the implicit GEMM */
   TB_CONV_ALGO_DIRECT,      /* the direct convolution where it fits, else the implicit GEMM */
   TB_CONV_ALGO_GEMM         /* the implicit GEMM only */

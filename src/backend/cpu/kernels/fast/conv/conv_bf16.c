@@ -19,7 +19,8 @@
  * run it (conv_winograd.h, `.winograd` below); ctx->conv_algo (conv_fast.c) may rule either out.
  * The AMX path keeps the implicit GEMM for every geometry: its tiles do 16 x 16 x 32 products per
  * instruction, where the direct and Winograd kernels' vector loops would not keep up (not measured: no
- * AMX on the development machine). */
+ * AMX on the development machine); only the tap GEMM of dilated convolutions (conv_taps.h) may run instead,
+ * its products being this product too. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"

@@ -13,19 +13,24 @@
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
  * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
- * runs instead, with W packed for it at prepare (or per run when W is not a constant). Before both,
+ * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
+ * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
+ * are not padding) takes the tap GEMM before the direct one: one GEMM per tap over only the output pixels
+ * whose input is inside X. Before all,
  * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; the same two paths)
  * takes what it fits, with W transformed at prepare when X's shape is known there (or per run); a W with
  * an infinity stays off it, and a run whose X holds a NaN or an infinity (reported by Winograd's input
  * transform) is redone on the others. ctx->conv_algo (the prepare option tb_prepare_options.conv_algo,
  * its default from TB_CONV_DIRECT / TB_CONV_WINOGRAD, resolved by tb_model_prepare) says which of
- * Winograd and the direct convolution may run: auto both, winograd or direct that one, gemm neither. */
+ * Winograd, the tap GEMM and the direct convolution may run: auto all three, winograd or direct that one,
+ * gemm none (the implicit GEMM alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tensorbridge/model.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_taps.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
@@ -39,6 +44,12 @@ enum { PIXEL_BLOCK = 512, PIXEL_ALIGN = 32, MIN_THREAD_PIXELS = 192 };
  * 49 = 32 + 17) would waste much of each product, while the 14-row slivers of pixels waste little;
  * with more pixels the narrower pixel slivers cost more packing than the edges they save. */
 enum { TRANSPOSED_MAX_PIXELS = 400 };
+/* ... and only when the pixels' last column sliver wastes at least 1 / TRANSPOSED_MIN_WASTE of the product
+ * (49 pixels: 15 of 64 columns) or the depth is at least TRANSPOSED_MIN_DEPTH: transposing the product back
+ * costs about as much as 40 steps of depth, more than the 12% edge of 196 pixels saves at depths 80 to 256
+ * (measured on 1x1 convolutions at 14x14, Zen 5, 1 thread: 112 -> 672 0.139 ms as is against 0.152
+ * transposed, 256 -> 1024 0.48 against 0.50; 1024 -> 256 0.48 against 0.44 transposed). */
+enum { TRANSPOSED_MIN_WASTE = 5, TRANSPOSED_MIN_DEPTH = 512 };
 
 /* Weights packed for one GEMM and path: one packed mg x K operand per group. */
 typedef struct conv_state {
@@ -50,6 +61,7 @@ typedef struct conv_state {
   void **packed;
   tb_conv_direct_weights *direct; /* instead of packed: packed for the direct convolution */
   tb_conv_winograd_weights *winograd; /* instead of both: transformed and packed for Winograd */
+  tb_conv_taps_weights *taps; /* instead of all three: packed per tap for the tap GEMM (conv_taps.h) */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -59,6 +71,7 @@ void tb_conv_release(void *state) {
   free(s->packed);
   tb_conv_direct_free(s->direct);
   tb_conv_winograd_free(s->winograd);
+  tb_conv_taps_free(s->taps);
   free(s);
 }
 
@@ -102,9 +115,12 @@ static tb_status pack_weights(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm
   return TB_OK;
 }
 
-/* Whether the product of mg channels over `pixels` output pixels per image (-1: not known) is transposed. */
-static bool want_transposed(const tb_conv_gemm *gemm, int path, int64_t mg, int64_t pixels) {
-  return gemm->transposed && pixels >= 0 && pixels <= TRANSPOSED_MAX_PIXELS && gemm->transposed(path, mg);
+/* Whether the product of mg channels at depth k over `pixels` output pixels per image (-1: not known) is
+ * transposed. */
+static bool want_transposed(const tb_conv_gemm *gemm, int path, int64_t mg, int64_t k, int64_t pixels) {
+  if (!gemm->transposed || pixels < 0 || pixels > TRANSPOSED_MAX_PIXELS || !gemm->transposed(path, mg)) return false;
+  int64_t padded = (pixels + PIXEL_ALIGN - 1) / PIXEL_ALIGN * PIXEL_ALIGN;
+  return (padded - pixels) * TRANSPOSED_MIN_WASTE >= pixels || k >= TRANSPOSED_MIN_DEPTH;
 }
 
 /* The state's packed weights when they were packed by this GEMM and path for this W shape and group. */
@@ -214,7 +230,7 @@ static tb_status run_gemm(tb_kernel_ctx *ctx, conv_job *j, const tb_tensor *w) {
   const tb_conv_geom *g = j->g;
   conv_state *own = NULL, *s = ctx->state;
   if (!state_fits(s, j->gemm, j->path, w, g->group) || !s->packed) {
-    bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_pixels(g));
+    bool transposed = want_transposed(j->gemm, j->path, g->out_c / g->group, tb_conv_k(g), tb_conv_pixels(g));
     tb_status st = pack_weights(ctx, j->gemm, j->path, w, g->group, transposed, &own);
     if (st != TB_OK) return st;
     if (!own) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the weights W could not be packed");
@@ -274,6 +290,30 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the direct convolution's source and tiles (%lld x %lld x "
                            "%lld input)", (long long)g->in_c, (long long)g->ih, (long long)g->iw);
   plane_activation(ctx, j);
+  return TB_OK;
+}
+
+/* Whether the tap GEMM (conv_taps.h) runs g: the algorithm is auto and its cost rule takes g against what
+ * would run otherwise (the direct convolution where it fits, else the implicit GEMM). The winograd, direct
+ * and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
+static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO;
+  return allowed && tb_conv_taps_fits(g, direct_impl(ctx, gemm, path, g) != NULL);
+}
+
+/* The tap GEMM with the weights packed per tap at prepare (the prepare chose it) or packed now. */
+static tb_status run_taps(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w) {
+  const tb_conv_geom *g = j->g;
+  const conv_state *s = ctx->state;
+  tb_conv_taps_weights *own = NULL;
+  const tb_conv_taps_weights *packed = state_fits(s, j->gemm, j->path, w, g->group) ? s->taps : NULL;
+  if (!packed && !(packed = own = tb_conv_taps_pack(j->gemm, j->path, g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W per tap for the dilated convolution");
+  bool ok = tb_conv_taps_run(packed, j->dw_path == TB_GEMM_AVX512, g, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_taps_free(own);
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the dilated convolution's scratch block (%lld x %lld)",
+                           (long long)(g->out_c / g->group), (long long)tb_conv_pixels(g));
   return TB_OK;
 }
 
@@ -363,6 +403,7 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
       ((st = run_winograd(ctx, &j, w, wino, &declined)) != TB_OK || !declined))
     return st;
   /* weights transformed for Winograd that this run's shape or X does not take: the other paths pack per run */
+  if (prepared && !s->winograd ? s->taps != NULL : taps_wanted(ctx, gemm, path, &g)) return run_taps(ctx, &j, w);
   if (prepared && !s->winograd ? s->direct != NULL : direct_impl(ctx, gemm, path, &g) != NULL) return run_direct(ctx, &j, w);
   return run_gemm(ctx, &j, w);
 }
@@ -418,6 +459,21 @@ static tb_status prepare_winograd(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, 
   return TB_OK;
 }
 
+/* The state of a W packed per tap for the tap GEMM when that is wanted (conv_taps.h) for X's static shape;
+ * *out NULL otherwise (X's size not known: the direct convolution or the implicit GEMM is packed). */
+static tb_status prepare_taps(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  if (!static_geom(ctx, w, false, &g) || !taps_wanted(ctx, gemm, path, &g)) return TB_OK; /* the share needs X's size */
+  conv_state *s = new_state(gemm, path, w, g.group);
+  if (!s || !(s->taps = tb_conv_taps_pack(gemm, path, &g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W per tap for the dilated convolution");
+  }
+  *out = s;
+  return TB_OK;
+}
+
 /* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
 static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
@@ -446,12 +502,16 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_taps(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_direct(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 1 && tb_tensor_shape(w)[0] % group == 0)
     st = pack_weights(ctx, gemm, path, w, group,
-                      want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, static_pixels(ctx, w)), &s);
+                      want_transposed(gemm, path, tb_tensor_shape(w)[0] / group, tb_tensor_numel(w) / tb_tensor_shape(w)[0],
+                                      static_pixels(ctx, w)), &s);
   *state = s;
-  if (st == TB_OK && s) tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->direct ? "direct" : "implicit GEMM");
+  if (st == TB_OK && s)
+    tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->taps ? "tap GEMM" : s->direct ? "direct" : "implicit GEMM");
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
    * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then */
   if (st == TB_OK && s && !s->winograd) tb_kernel_constant_consumed(ctx, 1);
@@ -520,15 +580,19 @@ static const tb_conv_direct_impl *f32_direct(int path) {
   return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
 }
 
-static const tb_conv_gemm f32_gemm = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
+const tb_conv_gemm tb_conv_gemm_f32 = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
                                       .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct,
                                       .winograd = f32_winograd};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
-  static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, false); } \
-  static tb_status fused_run_##suffix(tb_kernel_ctx *ctx) { return tb_conv_run(ctx, &f32_gemm, path, path, true); } \
+  static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) {                                                         \
+    return tb_conv_run(ctx, &tb_conv_gemm_f32, path, path, false);                                                 \
+  }                                                                                                                \
+  static tb_status fused_run_##suffix(tb_kernel_ctx *ctx) {                                                        \
+    return tb_conv_run(ctx, &tb_conv_gemm_f32, path, path, true);                                                  \
+  }                                                                                                                \
   static tb_status prepare_##suffix(tb_kernel_ctx *ctx, void **state) {                                            \
-    return tb_conv_prepare(ctx, state, &f32_gemm, path);                                                           \
+    return tb_conv_prepare(ctx, state, &tb_conv_gemm_f32, path);                                                   \
   }
 CONV_ENTRIES(avx512, TB_GEMM_AVX512)
 CONV_ENTRIES(avx2, TB_GEMM_AVX2)

@@ -93,6 +93,9 @@ typedef struct tb_conv_gemm {
   const struct tb_conv_winograd_impl *(*winograd)(int path);
 } tb_conv_gemm;
 
+/* The level-2 fp32 product (conv_fast.c) on the GEMM of gemm_f32.h; `path` a tb_gemm_path. */
+extern const tb_conv_gemm tb_conv_gemm_f32;
+
 /* An output block (rows x cols, row stride ldy) before its products: y = bias[row] (0 when bias is NULL)
  * + residual (res NULL: none; row stride ldr; may be y itself). avx512: the AVX-512 loop (cpuid checked
  * by the caller). */

@@ -1,0 +1,132 @@
+/* The tap-by-tap GEMM of dilated convolutions (conv_taps.h): per image and group, the output block is set to
+ * bias + residual, then each tap (ky, kx) adds W_tap (mg x cg, packed at prepare) times the input under that
+ * tap over the rectangle of output pixels where it reads inside X (rows [r0, r1), columns [c0, c1)), then the
+ * activation runs on the block. The tap's input operand is a 1x1 unpadded convolution's patches of X offset
+ * to the rectangle's first input pixel (the patch packer of conv_pack.c with a 1x1 geometry), or X itself as
+ * a plain matrix when the rectangle's pixels are consecutive input pixels (stride 1, whole input rows). A
+ * rectangle of whole output rows accumulates straight into Y; a narrower one into a zeroed scratch block
+ * that is then added into Y's rectangle. Each product is split over the pool by the GEMM; the sum over taps
+ * is in tap order, so the result does not depend on the thread count. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/kernels/fast/conv/conv_taps.h"
+
+struct tb_conv_taps_weights {
+  const tb_conv_gemm *gemm;
+  int path;
+  int64_t group, taps;
+  void **packed; /* group x taps, each an mg x cg operand */
+};
+
+void tb_conv_taps_free(tb_conv_taps_weights *w) {
+  if (!w) return;
+  for (int64_t i = 0; w->packed && i < w->group * w->taps; i++) w->gemm->free_weights(w->packed[i]);
+  free(w->packed);
+  free(w);
+}
+
+tb_conv_taps_weights *tb_conv_taps_pack(const tb_conv_gemm *gemm, int path, const tb_conv_geom *g, const float *w) {
+  int64_t mg = g->out_c / g->group, cg = g->in_c / g->group, taps = g->kh * g->kw;
+  tb_conv_taps_weights *p = calloc(1, sizeof *p);
+  float *tap = malloc((size_t)(mg * cg) * sizeof *tap);
+  if (!p || !tap || !(p->packed = calloc((size_t)(g->group * taps), sizeof *p->packed))) {
+    free(p);
+    free(tap);
+    return NULL;
+  }
+  *p = (tb_conv_taps_weights){.gemm = gemm, .path = path, .group = g->group, .taps = taps, .packed = p->packed};
+  for (int64_t grp = 0; grp < g->group; grp++)
+    for (int64_t t = 0; t < taps; t++) {
+      const float *wg = w + grp * mg * cg * taps;
+      for (int64_t m = 0; m < mg; m++)
+        for (int64_t c = 0; c < cg; c++) tap[m * cg + c] = wg[(m * cg + c) * taps + t];
+      if (!(p->packed[grp * taps + t] = gemm->pack_weights(path, tap, mg, cg, false))) {
+        free(tap);
+        tb_conv_taps_free(p);
+        return NULL;
+      }
+    }
+  free(tap);
+  return p;
+}
+
+/* Output positions [*lo, *hi) of one axis whose input o * s - p + off (off: the tap's offset k * d) lies in
+ * [0, in). */
+static void tap_range(int64_t in, int64_t out, int64_t s, int64_t p, int64_t off, int64_t *lo, int64_t *hi) {
+  int64_t first = p - off, last = in - 1 + p - off; /* o * s in [first, last] */
+  int64_t l = first <= 0 ? 0 : (first + s - 1) / s, h = last < 0 ? 0 : last / s + 1;
+  if (h > out) h = out;
+  if (l > h) l = h;
+  *lo = l;
+  *hi = h;
+}
+
+double tb_conv_taps_valid_share(const tb_conv_geom *g) {
+  int64_t valid = 0, taps = g->kh * g->kw, pixels = tb_conv_pixels(g);
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t r0, r1, c0, c1;
+    tap_range(g->ih, g->oh, g->sh, g->ph, t / g->kw * g->dh, &r0, &r1);
+    tap_range(g->iw, g->ow, g->sw, g->pw, t % g->kw * g->dw, &c0, &c1);
+    valid += (r1 - r0) * (c1 - c0);
+  }
+  return taps * pixels > 0 ? (double)valid / (double)(taps * pixels) : 1.0;
+}
+
+bool tb_conv_taps_fits(const tb_conv_geom *g, bool direct_fits) {
+  bool shape = g->group >= 1 && g->in_c % g->group == 0 && g->out_c % g->group == 0 && !tb_conv_is_depthwise(g) &&
+               g->kh * g->kw > 1 && (g->dh > 1 || g->dw > 1) && g->in_c / g->group >= TB_CONV_TAPS_MIN_DEPTH;
+  return shape &&
+         tb_conv_taps_valid_share(g) <= (direct_fits ? TB_CONV_TAPS_MAX_SHARE_VS_DIRECT : TB_CONV_TAPS_MAX_SHARE_VS_GEMM);
+}
+
+/* One tap of one image and group: yb (mg x n, row stride n) += W_tap x the input under the tap over its
+ * rectangle. False when the GEMM cannot allocate its buffers. */
+static bool run_tap(const tb_conv_taps_weights *w, bool avx512, const tb_conv_geom *g, const float *xg, const void *packed,
+                    int64_t ky, int64_t kx, float *yb, float *scratch, struct tb_pool *pool) {
+  int64_t r0, r1, c0, c1;
+  tap_range(g->ih, g->oh, g->sh, g->ph, ky * g->dh, &r0, &r1);
+  tap_range(g->iw, g->ow, g->sw, g->pw, kx * g->dw, &c0, &c1);
+  if (r0 == r1 || c0 == c1) return true;
+  int64_t mg = g->out_c / g->group, cg = g->in_c / g->group, n = tb_conv_pixels(g), plane = g->ih * g->iw;
+  int64_t rows = r1 - r0, cols = c1 - c0, np = rows * cols;
+  const float *xt = xg + (r0 * g->sh - g->ph + ky * g->dh) * g->iw + (c0 * g->sw - g->pw + kx * g->dw);
+  /* the rectangle as a 1x1 unpadded convolution of the input from xt on (rows of iw, planes of ih x iw) */
+  tb_conv_geom gt = {.spatial = g->spatial, .batch = 1, .in_c = cg, .out_c = mg, .group = 1, .ih = g->ih, .iw = g->iw,
+                     .oh = rows, .ow = cols, .kh = 1, .kw = 1, .sh = g->sh, .sw = g->sw, .dh = 1, .dw = 1};
+  tb_conv_patches patches = {&gt, xt, 0, avx512};
+  bool plain = g->sw == 1 && cols == g->sh * g->iw; /* pixel i * cols + j is input element i * sh * iw + j */
+  bool whole_rows = c0 == 0 && c1 == g->ow;
+  float *c = whole_rows ? yb + r0 * g->ow : scratch;
+  int64_t ldc = whole_rows ? n : np;
+  if (!whole_rows) memset(scratch, 0, (size_t)(mg * np) * sizeof *scratch);
+  if (!w->gemm->run(w->path, mg, np, cg, packed, plain ? xt : NULL, plane, plain ? NULL : &patches, c, ldc, pool))
+    return false;
+  if (!whole_rows)
+    for (int64_t m = 0; m < mg; m++)
+      for (int64_t i = 0; i < rows; i++) {
+        float *yr = yb + m * n + (r0 + i) * g->ow + c0;
+        const float *sr = scratch + m * np + i * cols;
+        for (int64_t j = 0; j < cols; j++) yr[j] += sr[j];
+      }
+  return true;
+}
+
+bool tb_conv_taps_run(const tb_conv_taps_weights *w, bool avx512, const tb_conv_geom *g, const float *x, const float *bias,
+                      const float *residual, const tb_gemm_epilogue *ep, float *y, struct tb_pool *pool) {
+  int64_t mg = g->out_c / g->group, cg = g->in_c / g->group, n = tb_conv_pixels(g), plane = g->ih * g->iw;
+  float *scratch = malloc((size_t)(mg * n) * sizeof *scratch);
+  if (!scratch) return false;
+  bool ok = true;
+  for (int64_t b = 0; b < g->batch && ok; b++)
+    for (int64_t grp = 0; grp < g->group && ok; grp++) {
+      const float *xg = x + (b * g->in_c + grp * cg) * plane;
+      int64_t out = (b * g->out_c + grp * mg) * n;
+      float *yb = y + out;
+      tb_conv_block_init(avx512, yb, n, mg, n, bias ? bias + grp * mg : NULL, residual ? residual + out : NULL, n);
+      for (int64_t t = 0; t < w->taps && ok; t++)
+        ok = run_tap(w, avx512, g, xg, w->packed[grp * w->taps + t], t / g->kw, t % g->kw, yb, scratch, pool);
+      tb_conv_block_act(avx512, ep, yb, n, mg, n);
+    }
+  free(scratch);
+  return ok;
+}
