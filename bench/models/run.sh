@@ -18,7 +18,7 @@
 # (O2,O3), BENCH_WARMUP (3; real 2), BENCH_RUNS (30, 6 quick; real 10, 4 quick), BENCH_ROUNDS (3; real 2:
 # ORT and each level take turns, RUNS / ROUNDS timed runs per turn); real set only: BENCH_CHECK_LEVELS
 # (O0,O2,O3), BENCH_ONLY (comma-separated model names), BENCH_REMAKE=1 (write the models again even when
-# they are newer than the scripts that make them).
+# the scripts that made them are unchanged).
 set -euo pipefail
 
 quick="" set="default"
@@ -70,14 +70,18 @@ fi
 
 models=build/real-models/$size
 echo "== 3/4 the real set in $models"
-# exporting takes minutes: the models are written again only when missing or older than the scripts
+# exporting takes minutes: the models are written again only when missing or made by other scripts (the
+# SHA-256 of make_real.py and real_models.py is kept in the folder; not file times, which a fresh checkout
+# or a git worktree sets to its own)
+scripts_sha=$(cat bench/models/make_real.py bench/models/real_models.py | sha256sum | cut -d' ' -f1)
 if [ "${BENCH_REMAKE:-0}" = 1 ] || [ ! -f "$models/manifest.json" ] || \
-   [ bench/models/make_real.py -nt "$models/manifest.json" ] || [ bench/models/real_models.py -nt "$models/manifest.json" ]; then
+   [ "$(cat "$models/scripts.sha256" 2>/dev/null)" != "$scripts_sha" ]; then
   rm -rf "$models"
   # a model that fails to export is listed in the manifest and in the table's failures: go on
   "$venv/bin/python" bench/models/make_real.py "$models" $quick || true
+  [ -f "$models/manifest.json" ] && echo "$scripts_sha" > "$models/scripts.sha256"
 else
-  echo "   (kept: newer than make_real.py and real_models.py; BENCH_REMAKE=1 writes them again)"
+  echo "   (kept: made by these make_real.py and real_models.py; BENCH_REMAKE=1 writes them again)"
 fi
 echo "== 4/4 running (one process per configuration; progress on stderr)"
 exec "$venv/bin/python" bench/models/compare_real.py --models "$models" --runner "$build/bench/model_bench" \
