@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "runtime/cublaslt_api.h"
 #include "test_util.h"
+#include "test_wheel_util.h"
 
 #define STREAM ((tb_cu_stream)(uintptr_t)0x5eed)
 
@@ -468,14 +469,6 @@ static void threads_share_plans(void **state) {
   tb_cuda_blas_destroy(blas);
 }
 
-/* Link the fake cuBLASLt into a fake site-packages folder. */
-static void plant(const char *site, const char *wheel_file) {
-  char path[512], cmd[1200];
-  snprintf(path, sizeof path, "%s/%s", site, wheel_file);
-  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && ln -s '%s' '%s'", path, tbt_fake("fake_cublaslt"), path);
-  assert_int_equal(system(cmd), 0);
-}
-
 static bool system_wheels(void) {
   glob_t g;
   bool found = glob("/usr{/local,}/lib/python3*/*-packages/nvidia/{cu13,cublas}/lib/libcublasLt.so.1[23]", GLOB_BRACE,
@@ -500,15 +493,9 @@ static void library_search(void **state) {
   TB_ASSERT_CONTAINS(tb_last_error(), "does not export cublasLtGetVersion, so it is not a usable cuBLASLt; point TB_CUBLASLT_LIB at");
   unsetenv("TB_CUBLASLT_LIB");
 
-  char root[] = "/tmp/tb_cublaslt_XXXXXX";
-  assert_non_null(mkdtemp(root));
-  static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME", "PYTHONPATH", "PYTHONUSERBASE", "HOME"};
-  char *saved[6];
-  for (int i = 0; i < 6; i++) {
-    saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
-    unsetenv(vars[i]);
-  }
-  setenv("HOME", root, 1);
+  tbt_python_env env;
+  tbt_python_env_enter(&env, "tb_cublaslt_");
+  const char *root = env.root;
   static const char *const absent[] = {"libcublasLt-tb-absent.so.13", NULL};
   tb_cublaslt_test_loader_names(absent);
   if (!system_wheels()) {
@@ -521,23 +508,16 @@ static void library_search(void **state) {
   char venv[600], site[700];
   snprintf(venv, sizeof venv, "%s/venv", root);
   snprintf(site, sizeof site, "%s/lib/python3.11/site-packages", venv);
-  plant(site, "nvidia/cublas/lib/libcublasLt.so.12");
+  tbt_plant_wheel(site, "nvidia/cublas/lib/libcublasLt.so.12", "fake_cublaslt");
   setenv("VIRTUAL_ENV", venv, 1);
   TB_ASSERT_OK(tb_cublaslt_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/venv/lib/python3.11/site-packages/nvidia/cublas/lib/libcublasLt.so.12");
-  plant(site, "nvidia/cu13/lib/libcublasLt.so.13");
+  tbt_plant_wheel(site, "nvidia/cu13/lib/libcublasLt.so.13", "fake_cublaslt");
   TB_ASSERT_OK(tb_cublaslt_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcublasLt.so.13");
   assert_int_equal(api.version, 130100);
 
-  for (int i = 0; i < 6; i++) {
-    if (saved[i]) setenv(vars[i], saved[i], 1);
-    else unsetenv(vars[i]);
-    free(saved[i]);
-  }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  assert_int_equal(system(cmd), 0);
+  tbt_python_env_leave(&env);
 }
 
 /* The real cuBLASLt, where the loader finds it (the CUDA toolkit here): every symbol of the table is

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "runtime/cudnn_api.h"
 #include "test_util.h"
+#include "test_wheel_util.h"
 
 #define STREAM ((tb_cu_stream)(uintptr_t)0xc0de)
 
@@ -332,13 +333,6 @@ static void status_failures(void **state) {
   TB_ASSERT_CONTAINS(tb_last_error(), "convolutions can run on the backend's own kernels meanwhile");
 }
 
-static void plant(const char *site, const char *wheel_file) {
-  char path[800], cmd[1800];
-  snprintf(path, sizeof path, "%s/%s", site, wheel_file);
-  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && ln -s '%s' '%s'", path, tbt_fake("fake_cudnn"), path);
-  assert_int_equal(system(cmd), 0);
-}
-
 static bool system_wheels(void) {
   glob_t g;
   bool found = glob("/usr{/local,}/lib/python3*/*-packages/nvidia/cudnn/lib/libcudnn.so.9", GLOB_BRACE, NULL, &g) == 0 &&
@@ -367,15 +361,9 @@ static void library_search(void **state) {
   unsetenv("FAKE_CUDNN_VERSION");
   unsetenv("TB_CUDNN_LIB");
 
-  char root[] = "/tmp/tb_cudnn_XXXXXX";
-  assert_non_null(mkdtemp(root));
-  static const char *const vars[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME", "PYTHONPATH", "PYTHONUSERBASE", "HOME"};
-  char *saved[6];
-  for (int i = 0; i < 6; i++) {
-    saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
-    unsetenv(vars[i]);
-  }
-  setenv("HOME", root, 1);
+  tbt_python_env env;
+  tbt_python_env_enter(&env, "tb_cudnn_");
+  const char *root = env.root;
   static const char *const absent[] = {"libcudnn-tb-absent.so.9", NULL};
   tb_cudnn_test_loader_names(absent);
   if (!system_wheels()) {
@@ -386,18 +374,11 @@ static void library_search(void **state) {
   }
   char site[700];
   snprintf(site, sizeof site, "%s/.local/lib/python3.12/site-packages", root);
-  plant(site, "nvidia/cudnn/lib/libcudnn.so.9");
+  tbt_plant_wheel(site, "nvidia/cudnn/lib/libcudnn.so.9", "fake_cudnn");
   TB_ASSERT_OK(tb_cudnn_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/.local/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9");
   assert_int_equal(api.version, 91900);
-  for (int i = 0; i < 6; i++) {
-    if (saved[i]) setenv(vars[i], saved[i], 1);
-    else unsetenv(vars[i]);
-    free(saved[i]);
-  }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  assert_int_equal(system(cmd), 0);
+  tbt_python_env_leave(&env);
 }
 
 /* The real cuDNN 9 where the loader finds it: it finalizes the tensors, the convolution descriptor and the

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "runtime/nvrtc_api.h"
 #include "test_util.h"
+#include "test_wheel_util.h"
 
 static char cache_dir[64];
 static tb_device_list *devices;
@@ -416,14 +417,6 @@ static void threads_share_one_module(void **state) {
   close_cuda(s);
 }
 
-/* Link the fake NVRTC into a fake site-packages folder. */
-static void plant(const char *site, const char *wheel_file) {
-  char path[512], cmd[1200];
-  snprintf(path, sizeof path, "%s/%s", site, wheel_file);
-  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && ln -s '%s' '%s'", path, tbt_fake("fake_nvrtc"), path);
-  assert_int_equal(system(cmd), 0);
-}
-
 static const char *const absent_names[] = {"libnvrtc-tb-absent.so.13", "libnvrtc-tb-absent.so.12", NULL};
 
 static void python_vars_clear(const char *home) {
@@ -497,7 +490,7 @@ static void nvrtc_search_order_and_missing(void **state) {
   char conda[200], venv[200], path_entry[200], site[300];
   snprintf(conda, sizeof conda, "%s/conda", root);
   snprintf(site, sizeof site, "%s/lib/python3.10/site-packages", conda);
-  plant(site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
+  tbt_plant_wheel(site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "fake_nvrtc");
   setenv("CONDA_PREFIX", conda, 1);
   TB_ASSERT_OK(tb_nvrtc_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/conda/lib/python3.10/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
@@ -505,15 +498,15 @@ static void nvrtc_search_order_and_missing(void **state) {
   /* VIRTUAL_ENV comes before CONDA_PREFIX; in one folder the CUDA 13 wheel before the CUDA 12 one. */
   snprintf(venv, sizeof venv, "%s/venv", root);
   snprintf(site, sizeof site, "%s/lib/python3.12/site-packages", venv);
-  plant(site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
-  plant(site, "nvidia/cu13/lib/libnvrtc.so.13");
+  tbt_plant_wheel(site, "nvidia/cuda_nvrtc/lib/libnvrtc.so.12", "fake_nvrtc");
+  tbt_plant_wheel(site, "nvidia/cu13/lib/libnvrtc.so.13", "fake_nvrtc");
   setenv("VIRTUAL_ENV", venv, 1);
   TB_ASSERT_OK(tb_nvrtc_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
 
   /* A PYTHONPATH entry is a site-packages folder itself, searched first. */
   snprintf(path_entry, sizeof path_entry, "%s/pypath", root);
-  plant(path_entry, "nvidia/cu13/lib/libnvrtc.so.13");
+  tbt_plant_wheel(path_entry, "nvidia/cu13/lib/libnvrtc.so.13", "fake_nvrtc");
   char pythonpath[300];
   snprintf(pythonpath, sizeof pythonpath, "relative/ignored:%s", path_entry);
   setenv("PYTHONPATH", pythonpath, 1);
@@ -523,7 +516,7 @@ static void nvrtc_search_order_and_missing(void **state) {
   /* ~/.local (pip install --user) when nothing else has it. */
   python_vars_clear(root);
   snprintf(site, sizeof site, "%s/.local/lib/python3.11/site-packages", root);
-  plant(site, "nvidia/cu13/lib/libnvrtc.so.13");
+  tbt_plant_wheel(site, "nvidia/cu13/lib/libnvrtc.so.13", "fake_nvrtc");
   TB_ASSERT_OK(tb_nvrtc_open(&api, "cuda:0"));
   TB_ASSERT_CONTAINS(api.path, "/py/.local/lib/python3.11/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
 
