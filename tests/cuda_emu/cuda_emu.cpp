@@ -139,6 +139,7 @@ const entry kernels[] = {
     K(tb_cu_reduce_log_sum_f32_cols),
     K(tb_cu_reduce_log_sum_exp_f32_cols),
     K(tb_cu_cnn_conv_f32),
+    K(tb_cu_cnn_conv_igemm_f32),
     K(tb_cu_cnn_conv_transpose_f32),
     K(tb_cu_cnn_epilogue_f32),
     K(tb_cu_cnn_pool_f32),

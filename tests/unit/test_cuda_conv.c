@@ -248,8 +248,16 @@ static void run_conv_case(const conv_case *c) {
   compare_with_cpu(m, c->rank, c->x, x, 1, TB_LEVEL_O0, &device, &fallback);
   assert_int_equal(device, 1);
   assert_int_equal(fallback, 0);
-  const char *kernel = strcmp(c->op, "Conv") == 0 ? "tb_cu_cnn_conv_f32" : "tb_cu_cnn_conv_transpose_f32";
-  assert_int_equal(launches_of(kernel), 1);
+  if (strcmp(c->op, "Conv") == 0) {
+    /* the implicit GEMM for 8+ output channels per group with a reduction of 8+, else the direct kernel */
+    int64_t per_group = c->w[0] / c->group, depth = c->w[1];
+    for (size_t d = 2; d < c->rank; d++) depth *= c->w[d];
+    bool igemm = per_group >= 8 && depth >= 8;
+    assert_int_equal(launches_of("tb_cu_cnn_conv_igemm_f32"), igemm ? 1 : 0);
+    assert_int_equal(launches_of("tb_cu_cnn_conv_f32"), igemm ? 0 : 1);
+  } else {
+    assert_int_equal(launches_of("tb_cu_cnn_conv_transpose_f32"), 1);
+  }
   tb_model_destroy(m);
   free(x);
 }
@@ -270,6 +278,14 @@ static void conv_values_match_the_cpu(void **state) {
       {"Conv", 3, {2, 3, 17}, {4, 3, 4}, 1, {2}, {0}, {0}, {0}, "SAME_UPPER", true},
       /* 3-D */
       {"Conv", 5, {1, 2, 5, 4, 6}, {3, 2, 3, 2, 3}, 1, {1, 2, 1}, {0}, {1, 0, 1, 1, 1, 0}, {0}, NULL, true},
+      /* the implicit GEMM: more output channels than a 64-row tile, a reduction (45) with a partial 16-deep
+         slice, 143 output positions (a partial 64-column tile), strides and asymmetric pads */
+      {"Conv", 4, {1, 5, 11, 13}, {70, 5, 3, 3}, 1, {1, 1}, {0}, {1, 0, 0, 1}, {0}, NULL, true},
+      /* the implicit GEMM with 2 groups, batch 2, dilation, stride 2 */
+      {"Conv", 4, {2, 6, 9, 8}, {18, 3, 3, 3}, 2, {2, 1}, {1, 2}, {1, 1, 1, 1}, {0}, NULL, true},
+      /* the implicit GEMM on a 1x1 convolution and in 3-D */
+      {"Conv", 4, {1, 16, 6, 7}, {24, 16, 1, 1}, 1, {0}, {0}, {0, 0, 0, 0}, {0}, NULL, false},
+      {"Conv", 5, {1, 3, 5, 6, 7}, {9, 3, 2, 3, 3}, 1, {1, 1, 2}, {0}, {0, 1, 1, 1, 1, 0}, {0}, NULL, true},
       /* ConvTranspose: stride 2, pads, output_padding, bias */
       {"ConvTranspose", 4, {1, 3, 5, 4}, {3, 2, 3, 3}, 1, {2, 2}, {0}, {1, 1, 0, 1}, {1, 1}, NULL, true},
       /* ConvTranspose: 2 groups, dilation 2 */
@@ -482,7 +498,7 @@ static void cudnn_runs_the_convolutions(void **state) {
   compare_with_cpu(m, 4, c.x, x, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(fallback, 0);
   assert_int_equal(cudnn()->executes, executes + 1);
-  assert_int_equal(launches_of("tb_cu_cnn_conv_f32"), 0);
+  assert_int_equal(launches_of("tb_cu_cnn_conv_f32") + launches_of("tb_cu_cnn_conv_igemm_f32"), 0);
   assert_int_equal(launches_of("tb_cu_cnn_epilogue_f32"), 0); /* bias and ReLU fused by cuDNN */
   assert_int_equal(cudnn()->pointwise_modes[1], TB_CUDNN_POINTWISE_ADD);
   assert_int_equal(cudnn()->pointwise_modes[2], TB_CUDNN_POINTWISE_RELU_FWD);
@@ -647,7 +663,7 @@ static void resnet_block_at_o2(void **state) {
   compare_with_cpu(m, 4, xd, x, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(fallback, 0);
   assert_int_equal(device, 4); /* two FusedConv (BN folded, the second with the skip), MaxPool, GlobalAveragePool */
-  assert_int_equal(launches_of("tb_cu_cnn_conv_f32"), 2);
+  assert_int_equal(launches_of("tb_cu_cnn_conv_igemm_f32"), 2); /* 8 channels, a reduction of 72 */
   compare_with_cpu(m, 4, xd, x, 1, TB_LEVEL_O0, &device, &fallback);
   assert_int_equal(fallback, 0);
   tb_model_destroy(m);

@@ -4,7 +4,10 @@
 // any grid (threads stride over the outputs).
 //   tb_cu_cnn_conv_f32           (x, w, bias, residual, y, -): one thread per output element, a direct
 //                                loop over the group's input channels and the kernel taps, then
-//                                y = act(sum + bias[m] + residual): Conv and tb::FusedConv
+//                                y = act(sum + bias[m] + residual): Conv and tb::FusedConv with few
+//                                output channels per group (depthwise) or a shallow reduction
+//   tb_cu_cnn_conv_igemm_f32     (x, w, bias, residual, y, -): the same as an implicit GEMM in shared-memory
+//                                tiles, for the rest
 //   tb_cu_cnn_conv_transpose_f32 (x, w, bias, -, y, -): ConvTranspose as a gather: each output element
 //                                sums the input positions whose taps land on it (no atomics)
 //   tb_cu_cnn_epilogue_f32       (y, bias, residual, -, -, -): y = act(y + bias[m] + residual) in place,
@@ -75,6 +78,86 @@ extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const
     if (bias) s += bias[m];
     if (residual) s += residual[i];
     y[i] = tb_cnn_act(s, d);
+  }
+}
+
+// Conv as an implicit GEMM, per (batch, group): Y[m, p] = sum over k of W[m, k] * X'[k, p], m an output
+// channel of the group, p an output position, k = (input channel, tap) and X' the input patches (im2col)
+// gathered on the fly. A block computes a 64 x 64 tile of Y through 16-deep slices of W and X' staged in
+// shared memory, each of its 256 threads 4 x 4 outputs (rows ty + 16 i, columns tx + 16 j); blocks stride
+// over the tiles (batch, group, row tile, column tile). blockDim.x must be 256. The epilogue is the direct
+// kernel's: bias, residual, activation.
+#define TB_IG_BM 64
+#define TB_IG_BN 64
+#define TB_IG_BK 16
+extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x, const float *__restrict__ w,
+                                                    const float *__restrict__ bias, const float *__restrict__ residual,
+                                                    float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
+  __shared__ float a_tile[TB_IG_BK][TB_IG_BM];
+  __shared__ float b_tile[TB_IG_BK][TB_IG_BN];
+  tb_index o_plane = d.out[0] * d.out[1] * d.out[2], i_plane = d.in[0] * d.in[1] * d.in[2];
+  tb_index taps = d.kernel[0] * d.kernel[1] * d.kernel[2];
+  tb_index cg = d.c / d.groups, mg = d.k / d.groups, depth = cg * taps;
+  tb_index m_tiles = (mg + TB_IG_BM - 1) / TB_IG_BM, n_tiles = (o_plane + TB_IG_BN - 1) / TB_IG_BN;
+  tb_index tiles = d.n * d.groups * m_tiles * n_tiles;
+  int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  for (tb_index t = blockIdx.x; t < tiles; t += gridDim.x) {
+    tb_index nt = t % n_tiles, rest = t / n_tiles;
+    tb_index mt = rest % m_tiles;
+    rest /= m_tiles;
+    tb_index g = rest % d.groups, b = rest / d.groups;
+    tb_index m0 = mt * TB_IG_BM, n0 = nt * TB_IG_BN;
+    const float *xg = x + (b * d.c + g * cg) * i_plane;
+    const float *wg = w + g * mg * depth;
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+    for (tb_index k0 = 0; k0 < depth; k0 += TB_IG_BK) {
+      for (int e = tid; e < TB_IG_BK * TB_IG_BM; e += blockDim.x) {
+        int kk = e / TB_IG_BM, mm = e % TB_IG_BM;
+        tb_index m = m0 + mm, k = k0 + kk;
+        a_tile[kk][mm] = m < mg && k < depth ? wg[m * depth + k] : 0.0f;
+      }
+      for (int e = tid; e < TB_IG_BK * TB_IG_BN; e += blockDim.x) {
+        int kk = e / TB_IG_BN, nn = e % TB_IG_BN;
+        tb_index p = n0 + nn, k = k0 + kk;
+        float v = 0.0f;
+        if (p < o_plane && k < depth) {
+          tb_index ci = k / taps, tap = k % taps;
+          tb_index kw = tap % d.kernel[2], kh = (tap / d.kernel[2]) % d.kernel[1], kd = tap / (d.kernel[2] * d.kernel[1]);
+          tb_index ow = p % d.out[2], oh = (p / d.out[2]) % d.out[1], od = p / (d.out[2] * d.out[1]);
+          tb_index p0 = od * d.stride[0] + kd * d.dilation[0] - d.pad[0];
+          tb_index p1 = oh * d.stride[1] + kh * d.dilation[1] - d.pad[1];
+          tb_index p2 = ow * d.stride[2] + kw * d.dilation[2] - d.pad[2];
+          if (p0 >= 0 && p0 < d.in[0] && p1 >= 0 && p1 < d.in[1] && p2 >= 0 && p2 < d.in[2])
+            v = xg[ci * i_plane + (p0 * d.in[1] + p1) * d.in[2] + p2];
+        }
+        b_tile[kk][nn] = v;
+      }
+      __syncthreads();
+      for (int kk = 0; kk < TB_IG_BK; kk++) {
+        float a[4], bv[4];
+        for (int i = 0; i < 4; i++) a[i] = a_tile[kk][ty + 16 * i];
+        for (int j = 0; j < 4; j++) bv[j] = b_tile[kk][tx + 16 * j];
+        for (int i = 0; i < 4; i++)
+          for (int j = 0; j < 4; j++) acc[i][j] += a[i] * bv[j];
+      }
+      __syncthreads();
+    }
+    for (int i = 0; i < 4; i++) {
+      tb_index m = m0 + ty + 16 * i;
+      if (m >= mg) continue;
+      tb_index mo = g * mg + m;
+      for (int j = 0; j < 4; j++) {
+        tb_index p = n0 + tx + 16 * j;
+        if (p >= o_plane) continue;
+        tb_index at = (b * d.k + mo) * o_plane + p;
+        float s = acc[i][j];
+        if (bias) s += bias[mo];
+        if (residual) s += residual[at];
+        y[at] = tb_cnn_act(s, d);
+      }
+    }
   }
 }
 

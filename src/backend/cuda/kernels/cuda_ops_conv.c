@@ -1,7 +1,9 @@
 /* CUDA kernels of Conv, tb::FusedConv (Conv + bias + residual + activation, as the O1 passes make it) and
  * ConvTranspose on float32 NCHW with 1 to 3 spatial axes, any strides, pads (explicit or auto_pad),
  * dilations and groups (depthwise included). Conv and FusedConv go to cuDNN where it is present and has an
- * engine (cuda_conv_dnn.c), else to the direct kernel tb_cu_cnn_conv_f32; ConvTranspose runs
+ * engine (cuda_conv_dnn.c), else to the own kernels: the implicit GEMM tb_cu_cnn_conv_igemm_f32 where a group
+ * has 8 or more output channels and a reduction of 8 or more (uses_igemm), the direct
+ * tb_cu_cnn_conv_f32 for the rest (depthwise, tiny reductions); ConvTranspose runs
  * tb_cu_cnn_conv_transpose_f32. The geometry comes from ops/nn/window.h, as the CPU's. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_cnn.h"
@@ -68,6 +70,13 @@ static tb_status conv_geometry(tb_kernel_ctx *ctx, const tb_conv_params *p, cons
   return TB_OK;
 }
 
+/* Whether the own convolution d runs as the implicit GEMM: 8 or more output channels per group and 8 or
+ * more (input channel, tap) products to sum; else the direct kernel. */
+static bool uses_igemm(const tb_cuda_cnn_desc *d) {
+  int64_t per_group = d->k / d->groups, depth = d->c / d->groups * d->kernel[0] * d->kernel[1] * d->kernel[2];
+  return per_group >= 8 && depth >= 8;
+}
+
 static const tb_tensor *optional_input(const tb_kernel_ctx *ctx, size_t i) { return ctx->n_inputs > i ? ctx->inputs[i] : NULL; }
 
 static tb_status conv_run(tb_kernel_ctx *ctx) {
@@ -91,7 +100,9 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
     bool ran = false;
     if ((st = tb_cuda_conv_dnn_run(ctx, &d, tensors, &ran)) != TB_OK || ran) return st;
   }
-  return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_conv_f32", tensors, &d, n, 0, 0);
+  if (!uses_igemm(&d)) return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_conv_f32", tensors, &d, n, 0, 0);
+  int64_t m_tiles = (d.k / d.groups + 63) / 64, n_tiles = (n / (d.n * d.k) + 63) / 64;
+  return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_conv_igemm_f32", tensors, &d, 0, d.n * d.groups * m_tiles * n_tiles, 256);
 }
 
 static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
