@@ -5,7 +5,9 @@
 #   3. each bundled model (models/*.onnx) with `tb run --backend cuda:0` at O0 and O2 against ONNX
 #      Runtime's outputs (--compare-dir), with --profile (where each node ran, time per kernel), then
 #      `tb validate --backends cuda:0 --levels O0,O2 --localize` against the CPU O0 reference;
-#   4. the ONNX node conformance suite on cuda:0 at O0 and O2 (tb_conformance --check: a test that is not an
+#   4. a ResNet-18-shaped model on cuda:0: where its nodes ran, `tb bench` against the CPU, and PyTorch's
+#      resnet18 on the same GPU where torch is installed;
+#   5. the ONNX node conformance suite on cuda:0 at O0 and O2 (tb_conformance --check: a test that is not an
 #      expected failure on the CPU must pass on cuda:0 too, within the same tolerances; nodes without a CUDA
 #      kernel run on the CPU), where libonnx-testdata's data is installed;
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
@@ -103,6 +105,48 @@ for onnx in models/*.onnx; do
     --levels "${levels// /,}" --localize
   grep -m2 -E "passed [0-9]+/[0-9]+" "$out/validate_$name.log" | sed "s/^/    /" | tee -a "$summary"
 done
+
+# ---- a ResNet-18-shaped model on cuda:0 (convolutions through cuDNN or the own kernels), and PyTorch's ----
+# The benchmark set's resnet18 (bench/models/make_models.py: 1x3x224x224, BatchNormalization, residual Adds):
+# RESNET18 names one, else build/bench-models/full/resnet18.onnx, else it is written here when python3 has
+# onnx and numpy. `tb run --profile` says where each node ran (no Conv / pool / BatchNormalization on the
+# CPU expected) and `tb bench` times it at each level; then torchvision's resnet18 in PyTorch on the same GPU
+# (fp32, TF32 off, the same input shape), where torch with CUDA is installed.
+resnet="${RESNET18:-build/bench-models/full/resnet18.onnx}"
+if [ ! -f "$resnet" ] && python3 -c 'import onnx, numpy' >/dev/null 2>&1; then
+  mkdir -p "$out/models"
+  python3 bench/models/make_models.py "$out/models" >"$out/make_models.log" 2>&1 && resnet="$out/models/resnet18.onnx"
+fi
+if [ ! -f "$resnet" ]; then
+  note SKIP "resnet18 on cuda:0" "no $resnet and no python3 with onnx to write it (bench/models/run.sh makes it)"
+else
+  step "resnet18 run cuda:0 O2 --profile" resnet18_run.log "$tb" run "$resnet" --backend cuda:0 --level O2 --profile --repeat 5
+  grep -m3 -iE "ran on|device nodes|fallback" "$out/resnet18_run.log" | sed "s/^/    /" | tee -a "$summary"
+  if grep -qE "no cuda kernel for (Conv|MaxPool|BatchNormalization|GlobalAveragePool)" "$out/resnet18_run.log"; then
+    note FAIL "resnet18 CNN ops on cuda:0" "a Conv, pool or BatchNormalization ran on the CPU; see $out/resnet18_run.log"
+  fi
+  step "resnet18 bench cpu,cuda:0 (${levels// /,})" resnet18_bench.log "$tb" bench "$resnet" --backends cpu,cuda:0 \
+    --levels "${levels// /,}" --threads 1 --warmup 3 --iters 20
+  grep -E "^(cpu|cuda)" "$out/resnet18_bench.log" | sed "s/^/    /" | tee -a "$summary"
+fi
+if python3 -c 'import torch, torchvision, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+  step "resnet18 PyTorch cuda fp32" resnet18_torch.log python3 - <<'PY'
+import statistics, time, torch, torchvision
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+m = torchvision.models.resnet18().eval().cuda()
+x = torch.randn(1, 3, 224, 224, device="cuda")
+times = []
+with torch.no_grad():
+    for i in range(25):
+        torch.cuda.synchronize(); t0 = time.perf_counter(); m(x); torch.cuda.synchronize()
+        if i >= 5: times.append((time.perf_counter() - t0) * 1000)
+print(f"torch {torch.__version__} resnet18 1x3x224x224 fp32 median {statistics.median(times):.3f} ms over {len(times)} runs")
+PY
+  grep -m1 "median" "$out/resnet18_torch.log" | sed "s/^/    /" | tee -a "$summary"
+else
+  note SKIP "resnet18 PyTorch" "no torch + torchvision with CUDA in python3"
+fi
 
 # ---- the node conformance suite ----------------------------------------------------------------------
 conf="$build/tests/conformance/tb_conformance"

@@ -51,6 +51,8 @@ float __int_as_float(int bits) {
 #include "10_elementwise.cu"
 #include "20_softmax.cu"
 #include "30_reduce.cu"
+#include "60_conv.cu"
+#include "61_pool_norm.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -136,6 +138,14 @@ const entry kernels[] = {
     K(tb_cu_reduce_sum_square_f32_cols),
     K(tb_cu_reduce_log_sum_f32_cols),
     K(tb_cu_reduce_log_sum_exp_f32_cols),
+    K(tb_cu_cnn_conv_f32),
+    K(tb_cu_cnn_conv_igemm_f32),
+    K(tb_cu_cnn_conv_transpose_f32),
+    K(tb_cu_cnn_epilogue_f32),
+    K(tb_cu_cnn_pool_f32),
+    K(tb_cu_cnn_batch_norm_f32),
+    K(tb_cu_cnn_instance_norm_f32),
+    K(tb_cu_cnn_resize_f32),
 };
 #undef K
 

@@ -31,7 +31,7 @@
  * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted and
  * recorded (fake_cuda_launch.h: name, grid, block, argument bytes), never run: the fake computes no values.
  * For the embedded kernels it knows the parameter lists from the names (unary tb_cu_<op>_f32, binary _flat
- * and _broadcast, _rows and _cols) and checks that every tensor argument lies inside one live allocation
+ * and _broadcast, _rows and _cols, and tb_cu_cnn_*: six pointers and a descriptor listing what each reaches) and checks that every tensor argument lies inside one live allocation
  * large enough for the elements the kernel would touch (for _broadcast, from the descriptor's dims and
  * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
  * report it at the next synchronisation). FAKE_CUDA_FAIL=launch fails every launch with FAKE_CUDA_FAIL_CODE,
@@ -757,6 +757,10 @@ static int ends_with(const char *s, const char *tail) {
   return n >= k && strcmp(s + n - k, tail) == 0;
 }
 
+/* The CNN kernels (60_conv.cu, 61_pool_norm.cu): six pointers, then a descriptor whose first six words
+ * are the 4-byte elements each pointer reaches. */
+static int is_cnn(const char *name) { return strncmp(name, "tb_cu_cnn_", 10) == 0; }
+
 /* The parameter sizes of an embedded kernel, by its name; 0 when the fake does not know it. */
 static int kernel_params(const char *name, unsigned *sizes) {
   static const unsigned unary[] = {8, 8, 8, 4, 4}, flat[] = {8, 8, 8, 8}, broadcast[] = {8, 8, 8, 8, 200},
@@ -764,6 +768,11 @@ static int kernel_params(const char *name, unsigned *sizes) {
   const unsigned *list = NULL;
   int n = 0;
   if (strncmp(name, "tb_cu_", 6) != 0) return 0;
+  if (is_cnn(name)) { /* six pointers, then the 384-byte tb_cnn_desc */
+    for (int i = 0; i < 6; i++) sizes[i] = 8;
+    sizes[6] = 384;
+    return 7;
+  }
   if (ends_with(name, "_f32_broadcast")) list = broadcast, n = 5;
   else if (ends_with(name, "_f32_flat")) list = flat, n = 4;
   else if (ends_with(name, "_f32_rows")) list = rows, n = 4;
@@ -798,7 +807,11 @@ static CUresult check_memory(const fake_launch *l) {
   const char *name = l->name;
   if (l->n_args <= 0) return SUCCESS;
   int ok = 1;
-  if (ends_with(name, "_f32_broadcast")) {
+  if (is_cnn(name)) {
+    long long counts[6];
+    memcpy(counts, l->args + l->arg_offset[6], sizeof counts);
+    for (int i = 0; i < 6 && ok; i++) ok = counts[i] == 0 || (arg_i64(l, i) != 0 && covers(l, i, counts[i]));
+  } else if (ends_with(name, "_f32_broadcast")) {
     const unsigned char *bc = l->args + l->arg_offset[4];
     int rank;
     long long dims[8], sa[8], sb[8], n = arg_i64(l, 3), count = 1;
@@ -845,7 +858,7 @@ static emu_launch_fn emulator(int *broken) {
 /* Run a recorded launch of a known kernel on the emulator, its pointer arguments (the first two, three for
  * the binary kernels) turned into the host bytes behind them. */
 static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
-  int pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
+  int pointers = is_cnn(l->name) ? 6 : ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
   void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
   for (int i = 0; i < l->n_args; i++) {
     args[i] = params[i];

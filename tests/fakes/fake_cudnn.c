@@ -2,7 +2,8 @@
  * ABI, keeps typed attributes per descriptor and checks them at finalize as cuDNN does (required
  * attributes, a convolution's Y shape against X, W and its parameters, groups from the channel counts, a
  * descriptor changed after finalize), ranks "engines", and executes the graph on host memory (direct
- * convolution, then the pointwise add and ReLU), so a test passing host pointers checks the numbers too.
+ * convolution, then the pointwise add and ReLU), so a test passing host pointers checks the numbers too
+ * (fake_cuda's device pointers, tagged host addresses (fake_devmem.h), are read through their host bytes).
  * What it saw goes to fake_cudnn_state_get() (fake_cudnn.h). The environment chooses the rest:
  *   FAKE_CUDNN_VERSION          cudnnGetVersion (default 91900)
  *   FAKE_CUDNN_ENGINES_A        engines heuristic mode A lists (default 2); FAKE_CUDNN_ENGINES_FALLBACK (1)
@@ -13,6 +14,7 @@
  *                               returns FAKE_CUDNN_FAIL_CODE (default 4000 CUDNN_STATUS_INTERNAL_ERROR) */
 #include "fake_cudnn.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,7 +390,10 @@ cudnnStatus_t cudnnBackendExecute(void *handle, desc *plan, desc *pack) {
   state.pack_count = u->count;
   for (int64_t i = 0; i < u->count && n < 8; i++) {
     memcpy(&b[n].uid, u->data + 8 * i, 8);
-    memcpy(&b[n].data, p->data + 8 * i, 8);
+    uint64_t address;
+    memcpy(&address, p->data + 8 * i, 8);
+    if ((address & 0xffff000000000000ull) == 0xd1ce000000000000ull) address &= 0x0000ffffffffffffull; /* fake_cuda's memory */
+    b[n].data = (float *)(uintptr_t)address;
     b[n].owned = 0;
     state.uids[i] = b[n].uid;
     n++;

@@ -52,7 +52,7 @@ static void table_rows(void **state) {
   assert_string_equal(cells[3], "O0 reference, O2 fast, O3 bf16");
   assert_string_equal(cells[4], "yes");
   assert_string_equal(cells[5], "yes");
-  assert_string_equal(cells[6], "-"); /* no CUDA convolution yet */
+  assert_string_equal(cells[6], "yes"); /* cuDNN, else the own kernels (docs/cuda.md) */
   assert_int_equal(row_cells(r.out, "Softmax", cells), 7);
   assert_string_equal(cells[6], "yes");
   assert_int_equal(row_cells(r.out, "And", cells), 7);
@@ -84,6 +84,7 @@ static void one_operator(void **state) {
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: cpu O2 fast (avx2,fma): not on this CPU\n");
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: opencl O0 device (on the device)\n");
   TB_ASSERT_CONTAINS(r.out, "\n  kernel: vulkan O0 device (on the device)\n");
+  TB_ASSERT_CONTAINS(r.out, "\n  kernel: cuda O0 device (on the device)\n");
   assert_null(strstr(r.out, "ConvTranspose"));
   assert_null(strstr(r.out, "operators\n"));
   tcli_free(&r);

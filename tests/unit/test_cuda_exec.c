@@ -224,7 +224,7 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   assert_null(find("tb", "Gelu", 1, &tanh_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_null(find("", "Max", 13, NULL, 3, TB_DTYPE_F32, TB_DTYPE_F32, &why)); /* three inputs */
   /* ops without a kernel */
-  assert_null(find("", "Conv", 11, NULL, 2, TB_DTYPE_F32, TB_DTYPE_F32, &why));
+  assert_null(find("", "LpNormalization", 11, NULL, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_string_equal(why, "no CUDA kernel for this op");
   /* every registered kernel is float32 at the reference level, with the shared prepare */
   assert_true(tb_cuda_kernel_count() >= 30);
@@ -571,7 +571,7 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59);
+  assert_true(n >= 59 + 8); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv), and more */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/cuda/cuda_dnn.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/cuda/cuda_state.h"
@@ -55,6 +56,11 @@ static void leave(const cuda_state *s) {
 static void release(cuda_state *s) {
   tb_cuda_module_release(s);
   pthread_mutex_destroy(&s->module_lock);
+  if (s->dnn && enter(s, "cudnnDestroy") == TB_OK) {
+    tb_cuda_dnn_destroy(s->dnn);
+    leave(s);
+  }
+  pthread_mutex_destroy(&s->dnn_lock);
   if (s->stream && enter(s, "cuStreamDestroy_v2") == TB_OK) {
     s->api.cuStreamDestroy_v2(s->stream);
     leave(s);
@@ -133,6 +139,7 @@ static tb_status cuda_open(const tb_device_info *device, void **state) {
   if (!s) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory opening %s", device->device);
   s->base.vendor = &cuda_vendor;
   pthread_mutex_init(&s->module_lock, NULL);
+  pthread_mutex_init(&s->dnn_lock, NULL);
   snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s, device->index, device->pci_bus_id);

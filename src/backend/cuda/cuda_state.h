@@ -20,6 +20,10 @@ typedef struct cuda_state {
   pthread_mutex_t module_lock; /* guards module: loaded on first use (cuda_module.c), unloaded at close */
   tb_cu_module module;
   int sm_count; /* multiprocessors (attribute 16), read at open: sizes the launch grids (cuda_launch.c) */
+  pthread_mutex_t dnn_lock; /* guards dnn and dnn_tried: cuDNN's handle, opened on the first convolution
+                               (kernels/cuda_conv_dnn.c), destroyed at close */
+  struct tb_cuda_dnn *dnn;  /* NULL: cuDNN absent or unusable (convolutions run on the own kernels) */
+  bool dnn_tried;
 } cuda_state;
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */

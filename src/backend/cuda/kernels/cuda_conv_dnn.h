@@ -1,0 +1,14 @@
+/* Internal: Conv and tb::FusedConv through cuDNN on the device's handle (cuda_conv_dnn.c), for the
+ * convolution kernels of cuda_ops_conv.c. */
+#ifndef TB_BACKEND_CUDA_KERNELS_CUDA_CONV_DNN_H
+#define TB_BACKEND_CUDA_KERNELS_CUDA_CONV_DNN_H
+#include <stdbool.h>
+#include "backend/cuda/kernels/cuda_cnn.h"
+
+/* The convolution d (spatial axes in the descriptor's first three, fewer aligned to the last; activation in
+ * d->act) of tensors x, w, bias (NULL: none), residual (NULL: none), y through cuDNN, then what cuDNN did
+ * not fuse. *ran false (TB_OK): cuDNN is absent or has no engine for it, or it has 3 spatial axes; the
+ * caller runs its own kernel. */
+tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool *ran);
+
+#endif
