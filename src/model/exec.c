@@ -53,6 +53,7 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
 }
 
 const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
+bool tb_exec_observed(const tb_exec *e) { return e->node_ms || e->node_hook; }
 const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 
 const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, int *side) {
@@ -232,6 +233,7 @@ void tb_exec_destroy(tb_exec *e) {
   free(e->free_list);
   free(e->node_ms);
   free(e->node_runs);
+  tb_exec_timer_free(e);
   tb_plan_free(&e->life);
   tb_plan_free(&e->plan);
   free(e);
@@ -649,11 +651,15 @@ static tb_status run_node(tb_exec *e, size_t step) {
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->side, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
     tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, e->in_ptrs, out, c->state);
+    bool device_timed = e->node_ms && c->side != TB_EXEC_CPU && tb_exec_timer_start(e, c->side);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {
-      if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
-      e->node_ms[step] += now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
+      double ms = 0;
+      if (device_timed) st = tb_exec_timer_stop(e, &ms); /* the device's own time for the node's launches */
+      else if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
+      if (!device_timed) ms = now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
+      e->node_ms[step] += ms;
       e->node_runs[step]++;
     }
     if (st == TB_OK) break_outputs(e, n, out);

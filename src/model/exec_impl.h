@@ -81,6 +81,8 @@ struct tb_exec {
   tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
   void *node_hook_ctx;
   struct tb_exec_release *release; /* constants let go after their readers packed them (exec_release.c) */
+  tb_event *timer[2];    /* while profiling: device events around a device node's launches (exec_timing.c) */
+  tb_backend *timer_backend; /* the backend the timers are on */
 };
 
 /* ---- exec_sides.c and exec_place.c --------------------------------------------------------------------------------- */
@@ -118,6 +120,11 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, co
 /* exec.c: the run_subgraph every kernel context carries. */
 tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
                                size_t n_outputs, tb_tensor **outputs);
+/* exec_timing.c: while profiling, start timing a node on `side` with device events (false where the side's backend
+ * has no device timer: then time it on the host); stop, waiting for it, with its device time in *ms. */
+bool tb_exec_timer_start(tb_exec *e, int side);
+tb_status tb_exec_timer_stop(tb_exec *e, double *ms);
+void tb_exec_timer_free(tb_exec *e);
 /* Release every node's kernel state and the device sides' copies of constants. */
 void tb_exec_release_states(tb_exec *e);
 
