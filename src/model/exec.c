@@ -185,7 +185,7 @@ void tb_exec_set_bf16_mode(tb_exec *e, tb_bf16_mode mode, bool cpu_has_bf16) {
 
 /* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
 static void drop_tensor(const tb_exec *e, int v, tb_tensor *t) {
-  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v])) tb_tensor_destroy(t);
+  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v]) && !tb_exec_is_device_view(e, v, t)) tb_tensor_destroy(t);
 }
 
 static void drop_arena_views(tb_exec *e) {
@@ -229,6 +229,7 @@ void tb_exec_destroy(tb_exec *e) {
   drop_arena_views(e);
   free(e->arena_views);
   tb_tensor_destroy(e->arena);
+  tb_exec_device_plan_drop(e);
   free(e->free_at);
   free(e->free_list);
   free(e->node_ms);
@@ -348,6 +349,7 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
   for (size_t k = 0; k < g->n_inputs; k++) e->sig[k] = types[g->inputs[k]];
   e->planned = true;
   e->plans_made++;
+  tb_exec_device_plan(e, types); /* the device's values in one arena of its own (best effort) */
   return TB_OK;
 }
 
@@ -367,7 +369,9 @@ bool tb_exec_plan_static(tb_exec *e) {
   return ok;
 }
 
-uint64_t tb_exec_planned_bytes(const tb_exec *e) { return e && e->planned ? e->plan.arena_bytes : 0; }
+uint64_t tb_exec_planned_bytes(const tb_exec *e) {
+  return e && e->planned ? e->plan.arena_bytes + tb_exec_device_planned_bytes(e) : 0;
+}
 size_t tb_exec_plan_count(const tb_exec *e) { return e ? e->plans_made : 0; }
 
 static void static_in_types(const tb_graph *g, const tb_node *n, const tb_value_type **in) { /* in: e->in_ptrs */
@@ -531,6 +535,10 @@ static tb_status alloc_output(tb_exec *e, int side, int v, const tb_value_type *
   if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
   int64_t shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
+  if (side == TB_EXEC_DEVICE) {
+    tb_status st = tb_exec_device_view(e, v, t, shape, out); /* in the device's arena when the plan placed it */
+    if (st != TB_OK || *out) return st;
+  }
   if (side != TB_EXEC_CPU) return tb_tensor_create(tb_exec_side_backend(e, side), t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
     if (!e->arena_views[v]) {

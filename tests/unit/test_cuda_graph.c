@@ -16,6 +16,9 @@
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/cuda_state.h"
 #include "core/error.h"
+#include "../fakes/fake_cuda_launch.h"
+#include "backend/tensor/tensor_impl.h"
+#include "model/exec_impl.h"
 #include "model/prepared.h"
 #include "model/replay.h"
 #include "pass_test.h"
@@ -452,6 +455,49 @@ static void errors_in_the_middle_of_a_capture(void **state) {
   }
 }
 
+/* The device's values in one planned arena of the caching allocator: the same addresses every run, nothing
+ * allocated for them after the first (without a graph, so the executor runs each time). */
+static void device_values_live_in_one_planned_arena(void **state) {
+  (void)state;
+  const char *names[1] = {"batch"};
+  const int64_t values[1] = {3};
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O2, .no_graph_capture = true, .dim_count = 1,
+                          .dim_names = names, .dim_values = values};
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, device_model(false, false), &o));
+  const tb_exec *e = r.prepared->exec;
+  assert_non_null(e->darena); /* planned at prepare: every shape is known */
+  /* r [3,6], a [3,6], m [3,6] (s and y are outputs, never planned): two buffers in turn, 2 x 72 bytes rounded */
+  assert_true(r.result->planned_peak_activation_bytes >= 2 * 72);
+  assert_int_equal(r.result->planned_peak_activation_bytes, e->dplan.arena_bytes);
+  const tb_block *arena = e->darena->storage->block;
+  unsigned long long base = (unsigned long long)(uintptr_t)arena->mem.handle + arena->offset;
+  unsigned long long first[5] = {0};
+  for (int run = 0; run < 3; run++) {
+    ((void (*)(void))fake_symbol("fake_cuda_launch_reset"))();
+    tb_memory_stats before = {.size = sizeof before}, after = {.size = sizeof after};
+    TB_ASSERT_OK(tb_backend_memory_stats(r.cuda, &before));
+    expect_values(&r, 3, 1 + (unsigned)run, 2);
+    TB_ASSERT_OK(tb_backend_memory_stats(r.cuda, &after));
+    const fake_launch *(*at)(int) = (const fake_launch *(*)(int))fake_symbol("fake_cuda_launch_at");
+    for (int k = 0; k < 5; k++) {
+      const fake_launch *l = at(k);
+      assert_non_null(l);
+      unsigned long long out;
+      int o_arg = strstr(l->name, "_broadcast") || strstr(l->name, "_flat") ? 2 : 1;
+      memcpy(&out, l->args + l->arg_offset[o_arg], sizeof out);
+      if (run == 0) first[k] = out;
+      assert_int_equal(out, first[k]); /* the same address every run */
+      bool in_arena = out >= base && out < base + e->dplan.arena_bytes;
+      if (k == 0 || k == 1 || k == 3) assert_true(in_arena); /* relu, add, mul: planned */
+      else assert_false(in_arena);                          /* softmax and the sum write graph outputs */
+    }
+    /* a run allocates only its input's copy and its two outputs (the CPU reference's are on the CPU) */
+    assert_int_equal(after.num_allocs - before.num_allocs, 3);
+  }
+  rig_close(&r);
+}
+
 /* ---- Device time ----------------------------------------------------------------------------------- */
 
 static void device_time_of_runs_and_nodes_from_events(void **state) {
@@ -499,6 +545,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(new_shapes_capture_again, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_captured_runs_without_a_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_in_the_middle_of_a_capture, setup, teardown),
+      cmocka_unit_test_setup_teardown(device_values_live_in_one_planned_arena, setup, teardown),
       cmocka_unit_test_setup_teardown(device_time_of_runs_and_nodes_from_events, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

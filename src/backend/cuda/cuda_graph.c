@@ -10,15 +10,6 @@
 #include "backend/devmem_ops.h"
 #include "core/error.h"
 
-static __thread const cuda_state *capturing_state;
-static __thread char refused[256];
-
-bool tb_cuda_capturing(const cuda_state *s) { return capturing_state == s; }
-
-void tb_cuda_capture_refuse(const cuda_state *s, const char *what) {
-  if (capturing_state == s && !refused[0]) snprintf(refused, sizeof refused, "%s", what);
-}
-
 static tb_status failed(const cuda_state *s, const char *call, tb_cu_result r, const char *then) {
   return tb_devmem_call_failed(&s->base, call, "", r, then);
 }
@@ -37,7 +28,7 @@ tb_status tb_cuda_capture_begin(void *state) {
   cuda_state *s = state;
   tb_status st = have_symbols(s);
   if (st != TB_OK) return st;
-  if (capturing_state) return tb_error(TB_ERR_INTERNAL, "%s: a capture is already open on this thread", s->base.label);
+  if (tb_cuda_capturing(s)) return tb_error(TB_ERR_INTERNAL, "%s: a capture is already open on this thread", s->base.label);
   tb_cu_stream stream = tb_cuda_stream_of(s);
   if (stream == s->stream)
     return tb_error(TB_ERR_INTERNAL, "%s: capture needs a model's stream bound (stream_bind), not the backend's own", s->base.label);
@@ -47,8 +38,7 @@ tb_status tb_cuda_capture_begin(void *state) {
   tb_cu_context popped = NULL;
   s->api.cuCtxPopCurrent_v2(&popped);
   if (r != TB_CUDA_SUCCESS) return failed(s, "cuStreamBeginCapture_v2", r, "");
-  capturing_state = s;
-  refused[0] = '\0';
+  tb_cuda_capture_mark(s, true);
   return TB_OK;
 }
 
@@ -74,10 +64,10 @@ static tb_status instantiate(cuda_state *s, tb_cu_graph graph, tb_cu_graph_exec 
 tb_status tb_cuda_capture_end(void *state, bool keep, void **graph, bool *updated) {
   cuda_state *s = state;
   *updated = false;
-  if (capturing_state != s) return tb_error(TB_ERR_INTERNAL, "%s: capture_end without capture_begin on this thread", s->base.label);
-  capturing_state = NULL;
-  char why[sizeof refused];
-  snprintf(why, sizeof why, "%s", refused);
+  if (!tb_cuda_capturing(s)) return tb_error(TB_ERR_INTERNAL, "%s: capture_end without capture_begin on this thread", s->base.label);
+  char why[256];
+  snprintf(why, sizeof why, "%s", tb_cuda_capture_refused());
+  tb_cuda_capture_mark(s, false);
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
   if (r != TB_CUDA_SUCCESS) return failed(s, "cuCtxPushCurrent_v2", r, "");
   tb_cu_graph g = NULL;

@@ -30,7 +30,7 @@ typedef struct cuda_state {
 /* The stream this thread's work on s goes to: the one bound with stream_bind (a prepared model's), else the
  * backend's own (cuda_stream.c). */
 tb_cu_stream tb_cuda_stream_of(const cuda_state *s);
-/* Whether this thread is capturing s's bound stream into a graph (cuda_graph.c). */
+/* Whether this thread is capturing s's bound stream into a graph (cuda_stream.c; cuda_graph.c opens captures). */
 bool tb_cuda_capturing(const cuda_state *s);
 /* The stream and graph ops of tb_backend_ops (cuda_stream.c, cuda_graph.c). */
 tb_status tb_cuda_stream_create(void *state, void **out_stream);
@@ -41,8 +41,11 @@ tb_status tb_cuda_capture_begin(void *state);
 tb_status tb_cuda_capture_end(void *state, bool keep, void **graph, bool *updated);
 tb_status tb_cuda_graph_launch(void *state, void *graph);
 void tb_cuda_graph_destroy(void *state, void *graph);
-/* Marks the bound stream's capture as refused (a copy with the host, a synchronize), for capture_end's sentence. */
+/* The capture state of this thread (cuda_stream.c): opened and closed by cuda_graph.c (mark), refused by the memory
+ * ops (a copy with the host, a synchronize: what, for capture_end's sentence), and what was refused ("" if nothing). */
+void tb_cuda_capture_mark(const cuda_state *s, bool on);
 void tb_cuda_capture_refuse(const cuda_state *s, const char *what);
+const char *tb_cuda_capture_refused(void);
 
 /* A copy between host memory and the device on `stream` (cuda_staging.c): through the backend's pinned staging
  * buffers (two, reused across copies and runs, so the host's copy into one overlaps the DMA of the other), or

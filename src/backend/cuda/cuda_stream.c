@@ -8,9 +8,25 @@
 #include "backend/devmem_ops.h"
 #include "core/error.h"
 
-/* This thread's binding: which backend's state, and its stream. */
+/* This thread's binding: which backend's state, and its stream; and the backend whose bound stream it captures
+ * (cuda_graph.c), with what the capture had to refuse. */
 static __thread const cuda_state *bound_state;
 static __thread tb_cu_stream bound_stream;
+static __thread const cuda_state *capturing_state;
+static __thread char refused[256];
+
+bool tb_cuda_capturing(const cuda_state *s) { return capturing_state == s; }
+
+void tb_cuda_capture_mark(const cuda_state *s, bool on) {
+  capturing_state = on ? s : NULL;
+  refused[0] = '\0';
+}
+
+void tb_cuda_capture_refuse(const cuda_state *s, const char *what) {
+  if (capturing_state == s && !refused[0]) snprintf(refused, sizeof refused, "%s", what);
+}
+
+const char *tb_cuda_capture_refused(void) { return refused; }
 
 tb_cu_stream tb_cuda_stream_of(const cuda_state *s) { return bound_state == s && bound_stream ? bound_stream : s->stream; }
 
