@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "backend/allocator.h"
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/cuda_state.h"
@@ -295,6 +296,34 @@ static void pinned_staging_buffers_are_reused(void **state) {
   assert_int_equal(fake_int("fake_cuda_live_pinned"), 0);
 }
 
+/* What a captured run frees stays allocated for the graph: not handed to the next tensor until released. */
+static void freed_blocks_are_held_for_the_graph(void **state) {
+  (void)state;
+  tb_backend *cuda = open_cuda0();
+  const int64_t dims[1] = {1000};
+  tb_tensor *t = NULL, *u = NULL;
+  tb_block_hold hold = {0};
+  tb_allocator_hold_begin(cuda->allocator, &hold);
+  TB_ASSERT_OK(tb_tensor_create(cuda, TB_DTYPE_F32, 1, dims, &t));
+  const tb_block *held = t->storage->block;
+  tb_tensor_destroy(t);
+  tb_allocator_hold_end(cuda->allocator);
+  assert_int_equal(hold.count, 1);
+  assert_ptr_equal(hold.blocks[0], held);
+  assert_false(hold.failed);
+  TB_ASSERT_OK(tb_tensor_create(cuda, TB_DTYPE_F32, 1, dims, &u)); /* the cache does not have it */
+  assert_ptr_not_equal(u->storage->block, held);
+  tb_tensor_destroy(u);
+  tb_memory_stats before = {.size = sizeof before}, after = {.size = sizeof after};
+  TB_ASSERT_OK(tb_backend_memory_stats(cuda, &before));
+  tb_allocator_hold_release(cuda->allocator, &hold);
+  TB_ASSERT_OK(tb_backend_memory_stats(cuda, &after));
+  assert_int_equal(hold.count, 0);
+  assert_int_equal(before.allocated - after.allocated, 4096); /* 4000 bytes, rounded to the device's 256 and the 512 min */
+  tb_backend_destroy(cuda);
+  assert_int_equal(live_allocations(), 0);
+}
+
 /* ---- Graph capture and replay ------------------------------------------------------------------------ */
 
 static void same_shapes_replay_one_graph(void **state) {
@@ -541,6 +570,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(one_stream_per_model_and_no_legacy_stream, setup, teardown),
       cmocka_unit_test_setup_teardown(weights_go_up_at_prepare_and_only_inputs_at_run, setup, teardown),
       cmocka_unit_test_setup_teardown(pinned_staging_buffers_are_reused, setup, teardown),
+      cmocka_unit_test_setup_teardown(freed_blocks_are_held_for_the_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(same_shapes_replay_one_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(new_shapes_capture_again, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_captured_runs_without_a_graph, setup, teardown),
