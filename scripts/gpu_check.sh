@@ -138,7 +138,11 @@ else
       --backends cuda:0,cpu --levels O2 --warmup 50 --iters 2000 --json
     python3 - "$out/rnn_$mode.json" "$mode" <<'PY' 2>&1 | tee -a "$summary"
 import json, sys
-rows = json.load(open(sys.argv[1]))["results"]
+try:
+    rows = json.load(open(sys.argv[1]))["results"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"    no results in {sys.argv[1]} ({type(e).__name__}): see the step's line above")
+    rows = []
 for r in rows:
     if not r.get("ok"):
         print(f"    {r['device']}: failed: {r.get('error', '?')[:200]}")
@@ -162,7 +166,12 @@ else
   python3 - "$out/bandwidth.json" <<'PY' 2>&1 | tee -a "$summary"
 import json, sys
 rates = {}
-for b in json.load(open(sys.argv[1]))["backends"]:
+try:
+    backends = json.load(open(sys.argv[1]))["backends"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"    no results in {sys.argv[1]} ({type(e).__name__}): see the step's line above")
+    backends = []
+for b in backends:
     for r in b.get("results", []):
         rates.setdefault(r["bytes"], {})[b.get("staging", "-")] = r["host_to_device"]["median_gbps"]
 for size, by in sorted(rates.items()):
