@@ -2,6 +2,8 @@
  * and tb_tensor_copy_to_host of u8 tensors), for sizes 4 KiB .. 256 MiB, against plain memcpy between
  * two host buffers measured in the same run, interleaved run by run. Median and p90 in GB/s (10^9 B/s);
  * the p90 column is the bandwidth of the 90th-percentile (slow) time: 90% of runs were at least that fast.
+ * A CUDA device is measured twice in the same run, its copies straight from pageable memory (TB_CUDA_STAGING=off)
+ * and through the backend's pinned staging buffers (the default), one after the other, so the two rates compare.
  * Only the public API. See bench/README.md. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +38,8 @@ static const char usage[] =
     "backend), against memcpy between two host buffers in the same run. Sizes go from --min (default\n"
     "4K) to --max (default 256M) by factors of 4; each size has 2 warm-up copies and at least --runs\n"
     "(default 10, at least 10) timed samples in each direction (more for small sizes, up to 200); a\n"
-    "sample below 256 KiB times a batch of copies adding up to 256 KiB (the RUNSxN column).\n";
+    "sample below 256 KiB times a batch of copies adding up to 256 KiB (the RUNSxN column). A CUDA device\n"
+    "is measured without and with pinned staging (TB_CUDA_STAGING=off, then on).\n";
 
 static int parse_options(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
@@ -140,8 +143,9 @@ static tb_status measure_size(tb_backend *backend, size_t bytes, int runs, unsig
 
 /* ---- output ----------------------------------------------------------------------------------- */
 
-static void print_header(const tb_device_info *d, const char *request) {
-  printf("\n%s (%s, requested as '%s')\n", d->device, d->name[0] ? d->name : "-", request);
+static void print_header(const tb_device_info *d, const char *request, const char *staging) {
+  printf("\n%s (%s, requested as '%s'%s%s)\n", d->device, d->name[0] ? d->name : "-", request, staging ? ", staging " : "",
+         staging ? staging : "");
   printf("%-9s %8s  %9s %9s  %9s %9s  %9s %9s  %8s %8s\n", "SIZE", "RUNSxN", "H2D med", "H2D p90", "D2H med",
          "D2H p90", "memcpy", "memcpy90", "H2D/mcp", "D2H/mcp");
 }
@@ -185,8 +189,8 @@ static void json_error(bench_buf *b, const char *request, tb_status st, const ch
 }
 
 /* Measure every size on one backend request. Returns true when it worked. */
-static bool run_backend(const options *o, const char *request, unsigned char *src, unsigned char *dst, bench_buf *json,
-                        bool first) {
+static bool run_backend(const options *o, const char *request, const char *staging, unsigned char *src, unsigned char *dst,
+                        bench_buf *json, bool first) {
   tb_backend *backend = NULL;
   tb_status st = tb_backend_create(request, &backend);
   if (json && !first) bench_buf_addf(json, ",\n");
@@ -203,9 +207,13 @@ static bool run_backend(const options *o, const char *request, unsigned char *sr
     bench_buf_json_string(json, d->device);
     bench_buf_addf(json, ",\"name\":");
     bench_buf_json_string(json, d->name);
+    if (staging) {
+      bench_buf_addf(json, ",\"staging\":");
+      bench_buf_json_string(json, staging);
+    }
     bench_buf_addf(json, ",\"results\":[");
   } else {
-    print_header(d, request);
+    print_header(d, request, staging);
   }
   size_t done = 0;
   for (size_t bytes = o->min_bytes; bytes <= o->max_bytes && st == TB_OK; bytes *= 4) {
@@ -246,8 +254,22 @@ int main(int argc, char **argv) {
   bench_buf json = {0};
   if (o.json) bench_buf_addf(&json, "{\"benchmark\":\"bandwidth\",\"unit\":\"GB/s (1e9 bytes/s)\",\"backends\":[\n");
   size_t worked = 0;
-  for (size_t i = 0; i < o.request_count; i++)
-    worked += run_backend(&o, o.requests[i], src, dst, o.json ? &json : NULL, i == 0);
+  const char *saved = getenv("TB_CUDA_STAGING");
+  size_t done = 0;
+  for (size_t i = 0; i < o.request_count; i++) {
+    tb_backend *probe = NULL;
+    bool cuda = tb_backend_create(o.requests[i], &probe) == TB_OK && tb_backend_device(probe)->backend == TB_BACKEND_CUDA;
+    tb_backend_destroy(probe);
+    if (!cuda) {
+      worked += run_backend(&o, o.requests[i], NULL, src, dst, o.json ? &json : NULL, done++ == 0);
+      continue;
+    }
+    setenv("TB_CUDA_STAGING", "off", 1); /* read when the backend opens */
+    worked += run_backend(&o, o.requests[i], "off", src, dst, o.json ? &json : NULL, done++ == 0);
+    unsetenv("TB_CUDA_STAGING");
+    worked += run_backend(&o, o.requests[i], "on", src, dst, o.json ? &json : NULL, done++ == 0);
+    if (saved) setenv("TB_CUDA_STAGING", saved, 1);
+  }
   if (o.json) {
     bench_buf_addf(&json, "\n]}");
     if (json.failed)

@@ -49,6 +49,10 @@ typedef struct tbc_bench_row {
   uint64_t device_peak_reserved; /* tb_memory_stats.peak_reserved of the backend for this configuration */
   uint64_t process_peak_rss;     /* getrusage ru_maxrss after this configuration: the process's peak so far */
   double cost_per_million;       /* when the report has a price */
+  bool has_device_time;          /* the backend times runs on the device (CUDA events): device_stats holds them */
+  tbc_bench_stats device_stats;  /* tb_prepared_device_ms of each timed run */
+  bool graph_capture;            /* the runs replayed a captured device graph (tb_prepared_graph_capture) */
+  char graph_why[256];           /* why not, when a device backend could not */
 } tbc_bench_row;
 
 typedef struct tbc_bench_report {

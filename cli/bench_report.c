@@ -71,6 +71,13 @@ void tbc_bench_print_table(const tbc_bench_report *r, FILE *out) {
     }
     snprintf(cells[status], sizeof cells[status], "%s", row->ok ? "ok" : "FAILED");
     tbc_table_row(t, ptrs);
+    if (row->ok && row->has_device_time) {
+      char line[600];
+      snprintf(line, sizeof line, "  device time (CUDA events): median %.3f ms, p10 %.3f, p90 %.3f; graph replay %s%s%s",
+               row->device_stats.median, row->device_stats.p10, row->device_stats.p90, row->graph_capture ? "on" : "off",
+               row->graph_capture ? "" : ": ", row->graph_capture ? "" : row->graph_why);
+      tbc_table_note(t, line);
+    }
     if (!row->ok) {
       char line[1200], one_line[1200];
       snprintf(line, sizeof line, "  error: %s", row->error);
@@ -145,6 +152,14 @@ static void row_json(const tbc_bench_report *r, const tbc_bench_row *row, int ch
   else tbc_buf_add(b, "null");
   key_u64(b, &first, "device_peak_reserved_bytes", row->device_peak_reserved);
   key_u64(b, &first, "process_peak_rss_bytes", row->process_peak_rss);
+  if (row->has_device_time) {
+    key_number(b, &first, "device_median_ms", row->device_stats.median);
+    key_number(b, &first, "device_p10_ms", row->device_stats.p10);
+    key_number(b, &first, "device_p90_ms", row->device_stats.p90);
+  }
+  tbc_json_key(b, &first, "graph_capture");
+  tbc_buf_add(b, row->graph_capture ? "true" : "false");
+  key_string(b, &first, "graph_capture_why", row->graph_why);
   if (r->has_cost) {
     key_number(b, &first, "cost_per_million_usd", row->cost_per_million);
     tbc_json_key(b, &first, "cheapest");

@@ -278,11 +278,17 @@ static void measure(const bench_opts *o, tb_model *model, tb_backend *backend, c
     tb_prepared_destroy(prepared);
     return;
   }
+  double *device_ms = calloc((size_t)o->iters + 1, sizeof *device_ms);
+  row->has_device_time = device_ms != NULL;
   for (int r = 0; r < o->warmup + o->iters && st == TB_OK; r++) {
     double start = now_ms();
     st = tb_prepared_run(prepared, in->count, in->names, in->tensors, n_out, NULL, outs);
     if (st == TB_OK) st = tb_backend_synchronize(backend);
-    double ms = now_ms() - start;
+    double ms = now_ms() - start, gpu = 0;
+    if (st == TB_OK && r >= o->warmup && row->has_device_time && tb_prepared_device_ms(prepared, &gpu) == TB_OK)
+      device_ms[r - o->warmup] = gpu;
+    else if (r >= o->warmup)
+      row->has_device_time = false;
     destroy_all(outs, n_out);
     if (st != TB_OK)
       snprintf(row->error, sizeof row->error, "%s run %d: %s", r < o->warmup ? "warm-up" : "timed",
@@ -291,7 +297,12 @@ static void measure(const bench_opts *o, tb_model *model, tb_backend *backend, c
   }
   tb_memory_stats mem = {.size = sizeof mem};
   if (st == TB_OK && tb_backend_memory_stats(backend, &mem) == TB_OK) row->device_peak_reserved = mem.peak_reserved;
+  const char *why = "";
+  row->graph_capture = tb_prepared_graph_capture(prepared, &why);
+  snprintf(row->graph_why, sizeof row->graph_why, "%s", why);
   tb_prepared_destroy(prepared);
+  if (st == TB_OK && row->has_device_time) tbc_bench_stats_compute(device_ms, (size_t)o->iters, &row->device_stats);
+  free(device_ms);
   if (st != TB_OK) return;
   tbc_bench_stats_compute(times, (size_t)o->iters, &row->stats);
   row->process_peak_rss = process_peak_rss();

@@ -10,6 +10,11 @@
 #   5. the ONNX node conformance suite on cuda:0 at O0 and O2 (tb_conformance --check: a test that is not an
 #      expected failure on the CPU must pass on cuda:0 too, within the same tolerances; nodes without a CUDA
 #      kernel run on the CPU), where libonnx-testdata's data is installed;
+#   5. graph replay: the small RNN model (bench/models' quick LSTM, 0.1-0.3 ms on a CPU) under `tb bench` on
+#      cuda:0 with graph replay and with TB_GRAPH_CAPTURE=off, against the target of issue 15 (<= 50 us per
+#      inference with replay); the device time from CUDA events beside the wall time;
+#   6. host-to-device bandwidth (bench/bandwidth cuda:0 at 64 MiB and up) without and with pinned staging in the
+#      same run, against the target of issue 15 (>= 2x the 8.6 GB/s measured before staging);
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -17,6 +22,8 @@
 #              libtensorbridge.so*, and tests/conformance/tb_conformance for step 4); when it has no `tb`
 #              it is configured and built here (Release; tb_conformance too when cmocka is installed).
 # Environment: GPU_CHECK_TIMEOUT seconds per step (default 300); GPU_CHECK_LEVELS (default "O0 O2");
+#   GPU_CHECK_RNN an ONNX file for step 5 (default: made with bench/models/make_models.py --quick where Python
+#   has onnx and numpy);
 #   OUT (or GPU_CHECK_OUT) the folder for the logs and summary.txt (default BUILD_DIR/gpu_check);
 #   CONFORMANCE_DATA the conformance data folder with node/ (default /usr/share/libonnx-testdata/data;
 #   a machine without it can be given a copy: node/ is 27 MB).
@@ -160,6 +167,63 @@ else
       --backend cuda:0 --expected tests/conformance/expected_failures.txt --check --jobs "$(nproc)" --timeout 60
     grep -m1 "node tests at" "$out/conformance_$level.log" | sed "s/^/    /" | tee -a "$summary"
   done
+fi
+
+# ---- graph replay: the small RNN's latency -------------------------------------------------------------
+rnn="${GPU_CHECK_RNN:-}"
+if [ -z "$rnn" ] && python3 -c "import onnx, numpy" >/dev/null 2>&1; then
+  python3 bench/models/make_models.py "$out/models" --quick >"$out/make_models.log" 2>&1 && rnn="$out/models/lstm.onnx"
+fi
+if [ -z "$rnn" ] || [ ! -f "$rnn" ]; then
+  note SKIP "small RNN latency (graph replay)" "no model: set GPU_CHECK_RNN or install onnx and numpy for python3"
+else
+  for mode in on off; do
+    TB_GRAPH_CAPTURE="$mode" step "small RNN cuda:0, graph capture $mode" "rnn_$mode.json" "$tb" bench "$rnn" \
+      --backends cuda:0,cpu --levels O2 --warmup 50 --iters 2000 --json
+    python3 - "$out/rnn_$mode.json" "$mode" <<'PY' 2>&1 | tee -a "$summary"
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["results"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"    no results in {sys.argv[1]} ({type(e).__name__}): see the step's line above")
+    rows = []
+for r in rows:
+    if not r.get("ok"):
+        print(f"    {r['device']}: failed: {r.get('error', '?')[:200]}")
+        continue
+    dev = f", device {r['device_median_ms'] * 1000:.1f} us" if "device_median_ms" in r else ""
+    why = "" if r.get("graph_capture") else f" (graph replay off: {r.get('graph_capture_why', '')[:160]})"
+    print(f"    {r['device']} median {r['median_ms'] * 1000:.1f} us{dev}{why}")
+    if r["device"] == "cuda:0" and sys.argv[2] == "on":
+        verdict = "meets" if r["median_ms"] <= 0.050 else "MISSES"
+        print(f"    target <= 50 us per inference with replay: {verdict} it")
+PY
+  done
+fi
+
+# ---- host-to-device bandwidth without and with pinned staging -------------------------------------------
+bw="$build/bench/bandwidth"
+if [ ! -x "$bw" ]; then
+  note SKIP "bandwidth cuda:0 (staging off/on)" "no $bw (a build with bench/ makes it)"
+else
+  step "bandwidth cuda:0 (staging off/on)" bandwidth.json "$bw" cuda:0 --min 64M --max 256M --runs 10 --json
+  python3 - "$out/bandwidth.json" <<'PY' 2>&1 | tee -a "$summary"
+import json, sys
+rates = {}
+try:
+    backends = json.load(open(sys.argv[1]))["backends"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"    no results in {sys.argv[1]} ({type(e).__name__}): see the step's line above")
+    backends = []
+for b in backends:
+    for r in b.get("results", []):
+        rates.setdefault(r["bytes"], {})[b.get("staging", "-")] = r["host_to_device"]["median_gbps"]
+for size, by in sorted(rates.items()):
+    off, on = by.get("off", 0.0), by.get("on", 0.0)
+    verdict = "meets" if on >= 2 * 8.6 else "MISSES"
+    print(f"    H2D {size >> 20} MiB: {off:.1f} GB/s direct, {on:.1f} GB/s staged ({on / off if off else 0:.2f}x); "
+          f"target >= 17.2 GB/s: {verdict} it")
+PY
 fi
 
 echo "summary: $summary" | tee -a "$summary"

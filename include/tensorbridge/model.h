@@ -112,6 +112,10 @@ typedef struct tb_prepare_options {
    * TB_ERR_UNSUPPORTED and a sentence naming those nodes, their ops and why. Checked with the types known at
    * prepare. No effect when the backend is the CPU. */
   bool device_only;
+  /* Added in 0.5 (a struct whose size ends before here gets false). true: never capture the run as a device graph
+   * (CUDA graphs: docs/cuda.md "Graph replay"); every run launches its kernels one by one. The environment's
+   * TB_GRAPH_CAPTURE=off does the same for every model. */
+  bool no_graph_capture;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */
@@ -156,6 +160,13 @@ typedef struct tb_prepare_result {
    * the CPU has no bf16 instructions (AVX512-BF16)"; precision_choice_count entries (0 otherwise). */
   size_t precision_choice_count;
   const char *const *precision_choices;
+  /* Added in 0.5: graph replay on a device (CUDA graphs). graph_capture: the first run with a set of input shapes is
+   * captured as one graph and the runs after it with the same shapes replay it (one launch); graph_capture_why says
+   * why not when false ("node 'mm' (MatMul) runs on cpu:0 ...", "turned off (TB_GRAPH_CAPTURE=off)"), "" when true.
+   * A capture that fails at run time for a reason found only then turns it off and tb_prepared_graph_capture says
+   * why. */
+  bool graph_capture;
+  const char *graph_capture_why;
 } tb_prepare_result;
 
 /* options NULL: O2, auto precision. On failure *out_prepared is NULL and *out_result (when not NULL)
@@ -176,6 +187,16 @@ TB_API tb_status tb_prepare_result_to_json(const tb_prepare_result *result, char
 TB_API tb_status tb_prepared_run(tb_prepared *prepared, size_t n_inputs, const char *const *input_names,
                                  tb_tensor *const *inputs, size_t n_outputs, const char *const *output_names,
                                  tb_tensor **outputs);
+
+/* The device time of the last successful run, in milliseconds, from events the run records on the device's stream at
+ * its start (before the inputs are copied in) and end (after the outputs are made): what the GPU spent, without the
+ * host's time around it. TB_ERR_UNSUPPORTED on a backend without a device timer (the CPU, Vulkan, OpenCL today),
+ * TB_ERR_INVALID_ARGUMENT before a run. */
+TB_API tb_status tb_prepared_device_ms(const tb_prepared *prepared, double *out_ms);
+/* Whether runs are captured and replayed as a device graph now (it starts as tb_prepare_result.graph_capture and is
+ * turned off by a capture that failed for a reason known only at run time); *out_why (may be NULL) the reason when
+ * not, "" when yes; valid while the prepared model lives. */
+TB_API bool tb_prepared_graph_capture(const tb_prepared *prepared, const char **out_why);
 
 /* ---- Profiling ---------------------------------------------------------------------------------- */
 

@@ -213,8 +213,49 @@ tb_status tb_allocator_alloc(tb_allocator *a, size_t bytes, tb_block **out) {
   return st;
 }
 
+/* The hold this thread has open (tb_allocator_hold_begin), and on which allocator. */
+static __thread tb_block_hold *thread_hold;
+static __thread const tb_allocator *thread_hold_owner;
+
+void tb_allocator_hold_begin(tb_allocator *a, tb_block_hold *hold) {
+  thread_hold = hold;
+  thread_hold_owner = a;
+}
+
+void tb_allocator_hold_end(tb_allocator *a) {
+  if (thread_hold_owner != a) return;
+  thread_hold = NULL;
+  thread_hold_owner = NULL;
+}
+
+/* Keep `block` in this thread's hold; false when there is none for `a` or it cannot grow. */
+static bool held(tb_allocator *a, tb_block *block) {
+  tb_block_hold *h = thread_hold;
+  if (!h || thread_hold_owner != a) return false;
+  if (h->count == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 16;
+    tb_block **grown = realloc(h->blocks, cap * sizeof *grown);
+    if (!grown) {
+      h->failed = true;
+      return false;
+    }
+    h->blocks = grown;
+    h->cap = cap;
+  }
+  h->blocks[h->count++] = block;
+  return true;
+}
+
+void tb_allocator_hold_release(tb_allocator *a, tb_block_hold *hold) {
+  if (!hold) return;
+  for (size_t i = 0; i < hold->count; i++) tb_allocator_free(a, hold->blocks[i]);
+  free(hold->blocks);
+  memset(hold, 0, sizeof *hold);
+}
+
 void tb_allocator_free(tb_allocator *a, tb_block *block) {
   if (!a || !block) return;
+  if (held(a, block)) return;
   tb_alloc_block *b = (tb_alloc_block *)block;
   pthread_mutex_lock(&a->lock);
   if (b->owner != a || b->state != TB_BLOCK_LIVE) {

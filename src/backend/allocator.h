@@ -9,6 +9,7 @@
  * design; allocator.c and allocator_pool.c implement it. */
 #ifndef TB_BACKEND_ALLOCATOR_H
 #define TB_BACKEND_ALLOCATOR_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <tensorbridge/backend.h>
@@ -56,6 +57,19 @@ void tb_allocator_reset_peak(tb_allocator *a);
  * is unknown and fallback_total is 0. The limit applies to new segments; cached memory above it is not
  * released until the next out-of-memory retry or empty_cache. */
 tb_status tb_allocator_set_fraction(tb_allocator *a, double fraction, uint64_t fallback_total);
+/* Freed blocks held back (the memory a captured device graph reads and writes, src/model/replay.c): between
+ * tb_allocator_hold_begin and tb_allocator_hold_end on one thread, the blocks that thread frees to `a` stay
+ * allocated and are appended to `hold` instead of going to the cache, so nothing else is given them while the
+ * graph may run; tb_allocator_hold_release frees them (and empties `hold`). A block that cannot be appended (host
+ * out of memory) is freed as usual and hold->failed is set: the caller must not keep the graph. */
+typedef struct tb_block_hold {
+  tb_block **blocks;
+  size_t count, cap;
+  bool failed;
+} tb_block_hold;
+void tb_allocator_hold_begin(tb_allocator *a, tb_block_hold *hold);
+void tb_allocator_hold_end(tb_allocator *a);
+void tb_allocator_hold_release(tb_allocator *a, tb_block_hold *hold);
 /* Number of blocks handed out and not freed. */
 size_t tb_allocator_live_blocks(tb_allocator *a);
 

@@ -78,6 +78,26 @@ typedef struct tb_backend_ops {
    * backend never frees it: the storage that wraps it has no allocator block. NULL (the field): the backend
    * cannot wrap memory it did not allocate. Errors name the device, the pointer and what differs. */
   tb_status (*wrap_foreign)(void *state, uintptr_t address, size_t bytes, bool managed, tb_devmem *out);
+  /* Streams and captured work (src/backend/cuda/cuda_stream.c, cuda_graph.c), optional: NULL where the backend has
+   * none (every backend but CUDA today; each stream op then is a no-op for the callers in model/). A stream is the
+   * backend's in-order queue, opaque. stream_bind makes the calling thread's work on this backend (kernel launches,
+   * copies, fills, event records) go to `stream` until bound again (NULL: the backend's own queue) and returns what
+   * was bound before. Copies with the host stay blocking for the host memory; copies and fills within the device
+   * are ordered on the bound stream (and waited for when none is bound). stream_synchronize waits for one stream.
+   * capture_begin records the bound stream's work instead of running it; a copy with the host or a synchronize
+   * meanwhile is refused with TB_ERR_UNSUPPORTED and a sentence saying what could not be captured. capture_end
+   * stops: with keep false it discards the work; else it makes an executable graph in *graph, or updates the
+   * executable graph already in *graph in place when the work has the same shape (*updated true), else replaces
+   * it. graph_launch enqueues a graph on the bound stream; graph_destroy frees one. Errors name the device, the
+   * call and the driver's code. */
+  tb_status (*stream_create)(void *state, void **out_stream);
+  void (*stream_destroy)(void *state, void *stream);
+  tb_status (*stream_synchronize)(void *state, void *stream);
+  void *(*stream_bind)(void *state, void *stream);
+  tb_status (*capture_begin)(void *state);
+  tb_status (*capture_end)(void *state, bool keep, void **graph, bool *updated);
+  tb_status (*graph_launch)(void *state, void *graph);
+  void (*graph_destroy)(void *state, void *graph);
 } tb_backend_ops;
 
 /* The ops of a backend kind, or NULL when this build has no memory support for it (the caller reports

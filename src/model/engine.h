@@ -123,6 +123,8 @@ size_t tb_exec_plan_count(const tb_exec *e);
 size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap);
 /* Whether any node, also inside If/Loop/Scan bodies, gets a kernel of level > 0. */
 bool tb_exec_uses_fast_kernels(const tb_exec *e);
+/* Whether someone watches the nodes one by one (profiling or a node hook): then a run cannot be a replayed graph. */
+bool tb_exec_observed(const tb_exec *e);
 /* Per-node timing (tb_prepared_set_profiling): on clears the counts. ms/runs per node; NULL when off. */
 tb_status tb_exec_set_profiling(tb_exec *e, bool on);
 const double *tb_exec_node_ms(const tb_exec *e);

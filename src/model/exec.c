@@ -53,6 +53,7 @@ tb_status tb_exec_set_profiling(tb_exec *e, bool on) {
 }
 
 const double *tb_exec_node_ms(const tb_exec *e) { return e->node_ms; }
+bool tb_exec_observed(const tb_exec *e) { return e->node_ms || e->node_hook; }
 const uint64_t *tb_exec_node_runs(const tb_exec *e) { return e->node_runs; }
 
 const tb_kernel *tb_exec_node_kernel(const tb_exec *e, size_t i, int *side) {
@@ -184,7 +185,7 @@ void tb_exec_set_bf16_mode(tb_exec *e, tb_bf16_mode mode, bool cpu_has_bf16) {
 
 /* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
 static void drop_tensor(const tb_exec *e, int v, tb_tensor *t) {
-  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v])) tb_tensor_destroy(t);
+  if (t && (v < 0 || !e->arena_views || t != e->arena_views[v]) && !tb_exec_is_device_view(e, v, t)) tb_tensor_destroy(t);
 }
 
 static void drop_arena_views(tb_exec *e) {
@@ -228,10 +229,12 @@ void tb_exec_destroy(tb_exec *e) {
   drop_arena_views(e);
   free(e->arena_views);
   tb_tensor_destroy(e->arena);
+  tb_exec_device_plan_drop(e);
   free(e->free_at);
   free(e->free_list);
   free(e->node_ms);
   free(e->node_runs);
+  tb_exec_timer_free(e);
   tb_plan_free(&e->life);
   tb_plan_free(&e->plan);
   free(e);
@@ -346,6 +349,7 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
   for (size_t k = 0; k < g->n_inputs; k++) e->sig[k] = types[g->inputs[k]];
   e->planned = true;
   e->plans_made++;
+  tb_exec_device_plan(e, types); /* the device's values in one arena of its own (best effort) */
   return TB_OK;
 }
 
@@ -365,7 +369,9 @@ bool tb_exec_plan_static(tb_exec *e) {
   return ok;
 }
 
-uint64_t tb_exec_planned_bytes(const tb_exec *e) { return e && e->planned ? e->plan.arena_bytes : 0; }
+uint64_t tb_exec_planned_bytes(const tb_exec *e) {
+  return e && e->planned ? e->plan.arena_bytes + tb_exec_device_planned_bytes(e) : 0;
+}
 size_t tb_exec_plan_count(const tb_exec *e) { return e ? e->plans_made : 0; }
 
 static void static_in_types(const tb_graph *g, const tb_node *n, const tb_value_type **in) { /* in: e->in_ptrs */
@@ -529,6 +535,10 @@ static tb_status alloc_output(tb_exec *e, int side, int v, const tb_value_type *
   if (v < 0 || !tb_value_type_complete(t)) return TB_OK;
   int64_t shape[TB_MAX_DIMS];
   for (size_t d = 0; d < t->ndim; d++) shape[d] = t->dims[d].value;
+  if (side == TB_EXEC_DEVICE) {
+    tb_status st = tb_exec_device_view(e, v, t, shape, out); /* in the device's arena when the plan placed it */
+    if (st != TB_OK || *out) return st;
+  }
   if (side != TB_EXEC_CPU) return tb_tensor_create(tb_exec_side_backend(e, side), t->dtype, t->ndim, shape, out);
   if (e->planned && e->arena && e->plan.offset[v] >= 0 && same_type(t, &e->plan_types[v])) {
     if (!e->arena_views[v]) {
@@ -649,11 +659,15 @@ static tb_status run_node(tb_exec *e, size_t step) {
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->side, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
     tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, e->in_ptrs, out, c->state);
+    bool device_timed = e->node_ms && c->side != TB_EXEC_CPU && tb_exec_timer_start(e, c->side);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
     if (st == TB_OK && e->node_ms) {
-      if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
-      e->node_ms[step] += now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
+      double ms = 0;
+      if (device_timed) st = tb_exec_timer_stop(e, &ms); /* the device's own time for the node's launches */
+      else if (c->side != TB_EXEC_CPU) st = tb_backend_synchronize(tb_exec_side_backend(e, c->side)); /* its own time, not its enqueue */
+      if (!device_timed) ms = now_ms() - t0 - (e->subgraph_ms - sub0); /* its subgraphs' nodes have theirs */
+      e->node_ms[step] += ms;
       e->node_runs[step]++;
     }
     if (st == TB_OK) break_outputs(e, n, out);

@@ -81,6 +81,11 @@ struct tb_exec {
   tb_exec_node_fn node_hook; /* tb_exec_set_node_hook */
   void *node_hook_ctx;
   struct tb_exec_release *release; /* constants let go after their readers packed them (exec_release.c) */
+  tb_plan dplan;         /* the device's memory plan (exec_device_plan.c), made with `plan` */
+  tb_tensor *darena;     /* its arena on the device, NULL when not planned */
+  tb_tensor **darena_views; /* per value: its view of the device arena, made on first use */
+  tb_event *timer[2];    /* while profiling: device events around a device node's launches (exec_timing.c) */
+  tb_backend *timer_backend; /* the backend the timers are on */
 };
 
 /* ---- exec_sides.c and exec_place.c --------------------------------------------------------------------------------- */
@@ -118,6 +123,19 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, co
 /* exec.c: the run_subgraph every kernel context carries. */
 tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
                                size_t n_outputs, tb_tensor **outputs);
+/* exec_timing.c: while profiling, start timing a node on `side` with device events (false where the side's backend
+ * has no device timer: then time it on the host); stop, waiting for it, with its device time in *ms. */
+bool tb_exec_timer_start(tb_exec *e, int side);
+tb_status tb_exec_timer_stop(tb_exec *e, double *ms);
+void tb_exec_timer_free(tb_exec *e);
+/* exec_device_plan.c: plan the device's values from these types (best effort: no plan where the arena cannot be
+ * had), drop the plan, the planned bytes, value v's view of the arena when the plan placed it with this type and
+ * shape (*out NULL otherwise), and whether t is v's view (kept across runs, never destroyed with the value). */
+void tb_exec_device_plan(tb_exec *e, const tb_value_type *types);
+void tb_exec_device_plan_drop(tb_exec *e);
+uint64_t tb_exec_device_planned_bytes(const tb_exec *e);
+tb_status tb_exec_device_view(tb_exec *e, int v, const tb_value_type *t, const int64_t *shape, tb_tensor **out);
+bool tb_exec_is_device_view(const tb_exec *e, int v, const tb_tensor *t);
 /* Release every node's kernel state and the device sides' copies of constants. */
 void tb_exec_release_states(tb_exec *e);
 

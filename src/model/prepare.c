@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "backend/backend_impl.h"
 #include "backend/backend_refs.h"
 #include "core/convert_features.h"
 #include "core/env.h"
@@ -18,6 +19,7 @@
 #include "model/params.h"
 #include "model/passes/pass.h"
 #include "model/prepared.h"
+#include "model/replay.h"
 #include "model/routes.h"
 #include "ops/op.h"
 
@@ -47,7 +49,12 @@ static double now_ms(void) {
 
 void tb_prepared_destroy(tb_prepared *p) {
   if (!p) return;
+  void *before = tb_prepared_bind_stream(p); /* what the executor frees is ordered on the model's stream */
+  tb_replay_destroy(p->replay);
   tb_exec_destroy(p->exec);
+  for (int i = 0; i < 2; i++) tb_event_destroy(p->timer[i]);
+  tb_prepared_unbind_stream(p, before);
+  if (p->stream) p->backend->ops->stream_destroy(p->backend->state, p->stream);
   tb_routes_destroy(p->routes); /* after the executor: its kernels' state and tensors on the routes go first */
   tb_graph_destroy(p->graph);
   if (p->cpu && p->cpu != p->backend) tb_backend_destroy(p->cpu);
@@ -290,6 +297,33 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   return st;
 }
 
+/* The model's own stream on a backend that makes them, bound to this thread (what was bound in *before). */
+static tb_status make_stream(tb_prepared *p, void **before) {
+  *before = NULL;
+  if (!p->backend->ops->stream_create) return TB_OK;
+  tb_status st = p->backend->ops->stream_create(p->backend->state, &p->stream);
+  if (st == TB_OK) *before = tb_prepared_bind_stream(p);
+  return st;
+}
+
+/* Whether runs are captured as a device graph, and why not (docs/cuda.md "Graph replay"). */
+static tb_status decide_replay(tb_prepared *p, const tb_prepare_options *o) {
+  const char *env = p->backend->ops->capture_begin ? tb_env("TB_GRAPH_CAPTURE") : NULL, *off = NULL;
+  if (env && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)) off = "TB_GRAPH_CAPTURE=off";
+  else if (env && strcmp(env, "on") != 0 && strcmp(env, "1") != 0) /* read only where a backend can capture */
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "tb_model_prepare: TB_GRAPH_CAPTURE='%.100s' is not one of on, 1, off, 0; unset it (on: a device that "
+                    "can capture replays each run as one graph) or set off", env);
+  if (o->no_graph_capture) off = "the no_graph_capture option";
+  char why[600] = "";
+  bool ruled_out = tb_replay_ruled_out(p->graph, p->exec, p->backend, off, why, sizeof why);
+  tb_status st = ruled_out ? TB_OK : tb_replay_create(p->backend, &p->replay);
+  p->result.graph_capture = st == TB_OK && !ruled_out;
+  p->result.graph_capture_why = tb_arena_strdup(&p->arena, why);
+  if (st == TB_OK && !p->result.graph_capture_why) st = tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");
+  return st;
+}
+
 /* How the executor treats nodes with a bf16 kernel: a trial at O3 with precision auto (unless TB_BF16_TRIAL=off),
  * bf16 wherever a kernel exists with precision bf16, nothing asked otherwise. */
 static tb_status set_bf16_mode(tb_exec *e, const tb_prepare_options *o) {
@@ -335,7 +369,10 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
   if (st == TB_OK) st = set_bf16_mode(p->exec, o);
+  void *before = NULL;
+  if (st == TB_OK) st = make_stream(p, &before); /* the weights go to the device on the model's stream */
   if (st == TB_OK) st = place(p, o->cpu_fallback, &lists, &copies);
+  tb_prepared_unbind_stream(p, before);
   if (st == TB_OK && o->device_only) st = check_device_only(p, &lists);
   if (st == TB_OK) {
     char first[200] = "";
@@ -346,6 +383,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   }
   if (st == TB_OK) tb_exec_plan_static(p->exec);
   if (st == TB_OK) st = finish(p, o, &warnings);
+  if (st == TB_OK) st = decide_replay(p, o);
   r->passes = applied.items;
   r->pass_count = applied.count;
   r->warnings = warnings.items;

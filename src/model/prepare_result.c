@@ -80,6 +80,8 @@ tb_status tb_prepare_result_to_json(const tb_prepare_result *r, char **out_json)
        add_strings(m, "node_precisions", r->node_precisions, r->reduced_precision_nodes) &&
        cJSON_AddNumberToObject(m, "route_nodes", (double)r->route_nodes) &&
        add_strings(m, "routed_ops", r->routed_ops, r->route_nodes) && add_placements(m, r) &&
-       add_strings(m, "precision_choices", r->precision_choices, r->precision_choice_count);
+       add_strings(m, "precision_choices", r->precision_choices, r->precision_choice_count) &&
+       cJSON_AddBoolToObject(m, "graph_capture", r->graph_capture) &&
+       cJSON_AddStringToObject(m, "graph_capture_why", r->graph_capture_why ? r->graph_capture_why : "");
   return tb_json_finish(o, ok, out_json, "tb_prepare_result_to_json");
 }

@@ -1,12 +1,15 @@
 /* tb_prepared_run: inputs matched to the graph's inputs by name, their dtypes and shapes checked against
  * the model's declarations (symbolic dims bound per run, consistently across inputs), copied to the CPU
- * when they live on neither the CPU nor the prepared backend, the executor run, and the outputs returned
- * on the prepared backend. */
+ * when they live on neither the CPU nor the prepared backend, the executor run (or its captured graph replayed,
+ * replay.h) with the model's stream bound, and the outputs returned on the prepared backend, complete; the run's
+ * device time from events at its start and end (tb_prepared_device_ms). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "backend/backend_impl.h"
 #include "model/prepared.h"
+#include "model/replay.h"
 
 enum { MAX_GRAPH_IO = 1024 };
 
@@ -138,6 +141,55 @@ static tb_status match_outputs(const tb_graph *g, size_t n_outputs, const char *
   return TB_OK;
 }
 
+void *tb_prepared_bind_stream(tb_prepared *p) {
+  return p->stream ? p->backend->ops->stream_bind(p->backend->state, p->stream) : NULL;
+}
+
+void tb_prepared_unbind_stream(tb_prepared *p, void *before) {
+  if (p->stream) p->backend->ops->stream_bind(p->backend->state, before);
+}
+
+/* Record timer i (0: start, 1: end) on the model's stream, made on first use; false where the backend has no
+ * device timer or it failed (the run then has no device time: never an error of the run). */
+static bool record_timer(tb_prepared *p, int i) {
+  const tb_backend_ops *ops = p->backend->ops;
+  if (!p->stream || !ops->event_create || !ops->event_elapsed_ms) return false;
+  if (!p->timer[i] && tb_event_create(p->backend, &p->timer[i]) != TB_OK) return false;
+  return tb_event_record(p->timer[i]) == TB_OK;
+}
+
+/* After the run's stream was waited for: the time between the two timers. */
+static void read_timers(tb_prepared *p) {
+  p->device_ms_known = tb_event_elapsed_ms(p->timer[0], p->timer[1], &p->device_ms) == TB_OK;
+}
+
+tb_status tb_prepared_device_ms(const tb_prepared *p, double *out_ms) {
+  if (!p || !out_ms) return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_prepared_device_ms: prepared and out_ms must not be NULL");
+  const tb_backend_ops *ops = p->backend->ops;
+  if (!p->stream || !ops->event_create || !ops->event_elapsed_ms)
+    return tb_error(TB_ERR_UNSUPPORTED, "tb_prepared_device_ms: the %s backend has no device timer; time the runs on the host",
+                    tb_backend_name(tb_backend_kind_of(p->backend)));
+  if (!p->device_ms_known)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_prepared_device_ms: no run of this prepared model has been timed yet; run it first");
+  *out_ms = p->device_ms;
+  return TB_OK;
+}
+
+bool tb_prepared_graph_capture(const tb_prepared *p, const char **out_why) {
+  const char *why = !p ? "prepared is NULL" : p->replay ? tb_replay_why_not(p->replay) : p->result.graph_capture_why;
+  if (out_why) *out_why = why ? why : "";
+  return p && p->replay && !tb_replay_why_not(p->replay);
+}
+
+/* The executor's run, or its graph's replay when the model has one and nobody watches the nodes one by one. */
+static tb_status execute(tb_prepared *p, tb_tensor *const *inputs, tb_tensor **outputs) {
+  bool ran = false;
+  tb_status st = TB_OK;
+  if (p->replay && !tb_exec_observed(p->exec)) st = tb_replay_run(p->replay, p->exec, p->graph, inputs, outputs, &ran);
+  if (st == TB_OK && !ran) st = tb_exec_run(p->exec, inputs, outputs);
+  return st;
+}
+
 tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *input_names, tb_tensor *const *inputs,
                           size_t n_outputs, const char *const *output_names, tb_tensor **outputs) {
   static const char fn[] = "tb_prepared_run";
@@ -156,7 +208,10 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   if (!cpu_in || !owned || !all || !which) st = tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
   if (st == TB_OK) st = match_outputs(g, n_outputs, output_names, which);
   if (st == TB_OK) st = gather_inputs(p, n_inputs, input_names, inputs, cpu_in, owned);
-  if (st == TB_OK) st = tb_exec_run(p->exec, cpu_in, all);
+  void *before = tb_prepared_bind_stream(p);
+  bool timed = st == TB_OK && record_timer(p, 0);
+  p->device_ms_known = false;
+  if (st == TB_OK) st = execute(p, cpu_in, all);
   for (size_t i = 0; i < n_outputs && st == TB_OK; i++) {
     tb_tensor *t = all[which[i]];
     size_t prev = i;
@@ -174,6 +229,13 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   }
   if (all)
     for (size_t k = 0; k < g->n_outputs; k++) tb_tensor_destroy(all[k]);
+  timed = timed && st == TB_OK && record_timer(p, 1);
+  if (p->stream) { /* the outputs are complete when the run returns */
+    tb_status waited = p->backend->ops->stream_synchronize(p->backend->state, p->stream);
+    if (st == TB_OK) st = waited;
+  }
+  if (timed && st == TB_OK) read_timers(p);
+  tb_prepared_unbind_stream(p, before);
   if (cpu_in)
     for (size_t k = 0; k < g->n_inputs; k++)
       if (owned[k]) tb_tensor_destroy(cpu_in[k]);

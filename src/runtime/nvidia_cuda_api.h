@@ -98,6 +98,46 @@ typedef struct tb_cu_function_st *tb_cu_function;
      unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, tb_cu_stream stream, void **params, \
      void **extra))
 
+/* Execution on a model's own stream (backend/cuda/cuda_stream.c, cuda_staging.c, cuda_graph.c): stream-ordered
+ * copies and fills, pinned host memory for staging, and CUDA graphs (stream capture, instantiate, launch, exec
+ * update). Optional: a libcuda without one of them runs on the backend's stream with synchronous copies and no
+ * graphs, the reason in the prepare result. Flag and enum values are cuda.h's. */
+typedef struct tb_cu_graph_st *tb_cu_graph;
+typedef struct tb_cu_graph_exec_st *tb_cu_graph_exec;
+typedef struct tb_cu_graph_node_st *tb_cu_graph_node;
+enum {
+  TB_CU_STREAM_NON_BLOCKING = 1,     /* CU_STREAM_NON_BLOCKING: no implicit sync with the legacy default stream */
+  TB_CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+  TB_CU_MEMHOSTALLOC_PORTABLE = 1,
+  TB_CU_EVENT_DISABLE_TIMING = 2,
+  TB_CUDA_ERROR_NOT_READY = 600,
+  TB_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  TB_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  TB_CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
+};
+/* CUgraphExecUpdateResultInfo (CUDA 12): the result, the node that failed and the node it was matched with. */
+typedef struct tb_cu_graph_exec_update_info {
+  int result;
+  tb_cu_graph_node error_node;
+  tb_cu_graph_node error_from_node;
+} tb_cu_graph_exec_update_info;
+#define TB_CUDA_EXEC_SYMBOLS(X)                                                                                    \
+  X(cuMemcpyHtoDAsync_v2, tb_cu_result, (tb_cu_deviceptr dst, const void *src, size_t bytes, tb_cu_stream stream))  \
+  X(cuMemcpyDtoHAsync_v2, tb_cu_result, (void *dst, tb_cu_deviceptr src, size_t bytes, tb_cu_stream stream))        \
+  X(cuMemcpyDtoDAsync_v2, tb_cu_result, (tb_cu_deviceptr dst, tb_cu_deviceptr src, size_t bytes, tb_cu_stream stream)) \
+  X(cuMemsetD8Async, tb_cu_result, (tb_cu_deviceptr dst, unsigned char value, size_t count, tb_cu_stream stream))  \
+  X(cuMemsetD16Async, tb_cu_result, (tb_cu_deviceptr dst, unsigned short value, size_t count, tb_cu_stream stream)) \
+  X(cuMemsetD32Async, tb_cu_result, (tb_cu_deviceptr dst, unsigned int value, size_t count, tb_cu_stream stream))  \
+  X(cuMemHostAlloc, tb_cu_result, (void **host, size_t bytes, unsigned int flags))                               \
+  X(cuMemFreeHost, tb_cu_result, (void *host))                                                                   \
+  X(cuStreamBeginCapture_v2, tb_cu_result, (tb_cu_stream stream, int mode))                                      \
+  X(cuStreamEndCapture, tb_cu_result, (tb_cu_stream stream, tb_cu_graph * graph))                                \
+  X(cuGraphInstantiateWithFlags, tb_cu_result, (tb_cu_graph_exec * exec, tb_cu_graph graph, unsigned long long flags)) \
+  X(cuGraphLaunch, tb_cu_result, (tb_cu_graph_exec exec, tb_cu_stream stream))                                   \
+  X(cuGraphExecUpdate_v2, tb_cu_result, (tb_cu_graph_exec exec, tb_cu_graph graph, tb_cu_graph_exec_update_info * info)) \
+  X(cuGraphExecDestroy, tb_cu_result, (tb_cu_graph_exec exec))                                                   \
+  X(cuGraphDestroy, tb_cu_result, (tb_cu_graph graph))
+
 /* CUdevice_attribute values the backend reads. */
 enum { TB_CU_ATTR_COMPUTE_MAJOR = 75, TB_CU_ATTR_COMPUTE_MINOR = 76 };
 
@@ -109,6 +149,7 @@ typedef struct tb_cuda_api {
   TB_CUDA_EVENT_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_POINTER_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
   TB_CUDA_MODULE_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
+  TB_CUDA_EXEC_SYMBOLS(TB_CUDA_MEMORY_MEMBER)
 #undef TB_CUDA_PROBE_MEMBER
 #undef TB_CUDA_MEMORY_MEMBER
 } tb_cuda_api;

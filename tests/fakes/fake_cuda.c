@@ -45,7 +45,8 @@
  * fake_cuda_module_loads(), fake_cuda_live_modules() and fake_cuda_launches() count.
  * Every memory call needs a current context (cuCtxPushCurrent_v2 of a retained primary context), as the
  * real driver does; without one it returns 201 CUDA_ERROR_INVALID_CONTEXT. The fake_cuda_* functions at the
- * end let tests read the counts. */
+ * end let tests read the counts. Streams, stream-ordered copies and fills, pinned memory, capture and graphs, and
+ * the call log: fake_cuda_exec.h, included at the end. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,9 +270,21 @@ typedef struct fake_context {
   int retains;
 } fake_context;
 
+typedef struct fake_graph fake_graph;
 typedef struct fake_stream {
   fake_context *ctx;
+  unsigned flags;
+  fake_graph *capture;                 /* open capture (fake_cuda_exec.h), NULL when none */
+  int invalidated;                     /* the open capture was broken by a call it cannot hold */
+  struct fake_stream *next_capturing;
 } fake_stream;
+
+static fake_stream *capturing_streams; /* streams with an open capture; under exec_lock (fake_cuda_exec.h) */
+static int nonblocking_streams;
+static void log_call(const char *name);
+static CUresult legacy_call(void);
+static CUresult invalidate(fake_stream *s);
+static void count_legacy(void);
 
 static fake_heap heap = FAKE_HEAP_INIT;
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -353,12 +366,15 @@ CUresult cuCtxPopCurrent_v2(fake_context **ctx) {
 }
 
 CUresult cuCtxSynchronize(void) {
+  log_call("cuCtxSynchronize");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if ((r = legacy_call()) != SUCCESS) return r;
   return failing("sync") ? fail_code() : SUCCESS;
 }
 
 CUresult cuStreamCreate(fake_stream **stream, unsigned int flags) {
+  log_call("cuStreamCreate");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
   if (!stream || flags > 1) return INVALID_VALUE;
@@ -366,8 +382,10 @@ CUresult cuStreamCreate(fake_stream **stream, unsigned int flags) {
   fake_stream *s = calloc(1, sizeof *s);
   if (!s) return OUT_OF_MEMORY;
   s->ctx = current();
+  s->flags = flags;
   pthread_mutex_lock(&ctx_lock);
   live_streams++;
+  nonblocking_streams += flags == 1;
   pthread_mutex_unlock(&ctx_lock);
   *stream = s;
   return SUCCESS;
@@ -376,18 +394,20 @@ CUresult cuStreamCreate(fake_stream **stream, unsigned int flags) {
 CUresult cuStreamDestroy_v2(fake_stream *stream) {
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
-  if (!stream) return INVALID_VALUE;
-  free(stream);
+  if (!stream || stream->capture) return INVALID_VALUE;
   pthread_mutex_lock(&ctx_lock);
   live_streams--;
+  nonblocking_streams -= stream->flags == 1;
+  free(stream);
   pthread_mutex_unlock(&ctx_lock);
   return SUCCESS;
 }
 
 CUresult cuStreamSynchronize(fake_stream *stream) {
+  log_call("cuStreamSynchronize");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
-  (void)stream;
+  if (stream && stream->capture) return invalidate(stream);
   return failing("sync") ? fail_code() : SUCCESS;
 }
 
@@ -410,8 +430,10 @@ CUresult cuMemFree_v2(CUdeviceptr ptr) {
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  log_call("cuMemcpyHtoD_v2");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if ((r = legacy_call()) != SUCCESS) return r;
   if (failing("copy")) return fail_code();
   unsigned char *d = fake_resolve(&heap, dst, bytes);
   if (!d || !src || fake_is_device_pointer((uint64_t)(uintptr_t)src)) return INVALID_VALUE;
@@ -420,8 +442,10 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
 }
 
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  log_call("cuMemcpyDtoH_v2");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if ((r = legacy_call()) != SUCCESS) return r;
   if (failing("copy")) return fail_code();
   unsigned char *s = fake_resolve(&heap, src, bytes);
   if (!s || !dst || fake_is_device_pointer((uint64_t)(uintptr_t)dst)) return INVALID_VALUE;
@@ -430,8 +454,10 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
 }
 
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  log_call("cuMemcpyDtoD_v2");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if ((r = legacy_call()) != SUCCESS) return r;
   if (failing("copy")) return fail_code();
   unsigned char *d = fake_resolve(&heap, dst, bytes), *s = fake_resolve(&heap, src, bytes);
   if (!d || !s) return INVALID_VALUE;
@@ -440,8 +466,10 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
 }
 
 static CUresult memset_n(CUdeviceptr dst, const void *value, size_t width, size_t count) {
+  log_call("cuMemsetD*_v2");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if ((r = legacy_call()) != SUCCESS) return r;
   if (failing("fill")) return fail_code();
   if (dst % width != 0) return INVALID_VALUE; /* the driver wants D16 / D32 targets aligned */
   unsigned char *d = fake_resolve(&heap, dst, count * width);
@@ -575,7 +603,7 @@ static CUresult event_call(int which) {
 CUresult cuEventCreate(fake_event **event, unsigned int flags) {
   CUresult r = event_call(EV_CREATE);
   if (r != SUCCESS) return r;
-  if (!event || flags != 0) return INVALID_VALUE;
+  if (!event || (flags != 0 && flags != 2)) return INVALID_VALUE; /* 2: CU_EVENT_DISABLE_TIMING */
   fake_event *e = calloc(1, sizeof *e);
   if (!e) return OUT_OF_MEMORY;
   e->ctx = current();
@@ -585,9 +613,11 @@ CUresult cuEventCreate(fake_event **event, unsigned int flags) {
 }
 
 CUresult cuEventRecord(fake_event *event, fake_stream *stream) {
+  log_call("cuEventRecord");
   CUresult r = event_call(EV_RECORD);
   if (r != SUCCESS) return r;
   if (!event || !stream || stream->ctx != current() || event->ctx != current()) return INVALID_VALUE;
+  if (stream->capture) return invalidate(stream);
   if (failing("record")) return fail_code();
   const char *mode = getenv("FAKE_CUDA_EVENT");
   event->recorded = 1;
@@ -891,10 +921,14 @@ static void record(fake_launch *l, const fake_function *f, const unsigned *grid,
   }
 }
 
+static CUresult capture_launch(fake_stream *s, const fake_function *f, const fake_launch *l);
+
 CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, fake_stream *stream, void **params, void **extra) {
+  log_call("cuLaunchKernel");
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
+  if (!stream) count_legacy();
   if (!f) return 400;
   pthread_mutex_lock(&module_lock);
   int live = module_live(f->module);
@@ -917,6 +951,7 @@ CUresult cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, unsigned gz,
   pthread_mutex_unlock(&module_lock);
   if (fail) return fail_code();
   if (r != SUCCESS) return r;
+  if (stream && stream->capture) return capture_launch(stream, f, &l); /* runs when the graph is launched */
   int broken = 0;
   emu_launch_fn run = l.n_args > 0 ? emulator(&broken) : NULL;
   if (broken) return UNKNOWN;
@@ -964,3 +999,5 @@ int fake_cuda_live_modules(void) {
   return n;
 }
 int fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
+
+#include "fake_cuda_exec.h"

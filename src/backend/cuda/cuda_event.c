@@ -1,5 +1,5 @@
 /* The CUDA backend's native events: cuEventCreate (default flags, so they time), recorded on the
- * backend's stream, waited on, polled (CUDA_ERROR_NOT_READY is "not yet"), timed with
+ * stream this thread has bound (a prepared model's, cuda_stream.c) or the backend's own, waited on, polled (CUDA_ERROR_NOT_READY is "not yet"), timed with
  * cuEventElapsedTime, each call inside the backend's primary context. The symbols are optional in the
  * shared table: a libcuda without them fails here, naming the one missing. */
 #include <stdio.h>
@@ -54,7 +54,7 @@ tb_status tb_cuda_event_create(void *state, void **out_event) {
 tb_status tb_cuda_event_record(void *state, void *event) {
   cuda_state *s = state;
   tb_cu_result r;
-  IN_CONTEXT(s, s->api.cuEventRecord(event, s->stream), r);
+  IN_CONTEXT(s, s->api.cuEventRecord(event, tb_cuda_stream_of(s)), r);
   return r == TB_CUDA_SUCCESS ? TB_OK : failed(s, "cuEventRecord", r);
 }
 

@@ -1,9 +1,13 @@
 /* The CUDA backend's memory ops (tb_cuda_ops) over libcuda's driver API, opened with dlopen through the
  * table shared with the NVIDIA probe (runtime/nvidia_cuda_api.h). The device's primary context is
  * retained once and pushed/popped around every call, so any thread can use the backend without
- * disturbing the context the caller has current. Copies are the blocking cuMemcpy* calls; a stream is
- * created for the kernels to come, whose module (cuda_module.c) is unloaded at close. The range checks and fill rules are the shared ones (devmem_ops.c);
- * this file is the driver's side of them. */
+ * disturbing the context the caller has current. Copies and fills go on the stream this thread has bound (a
+ * prepared model's, cuda_stream.c), else on the backend's own non-blocking stream, never on the legacy default
+ * stream: with the host through pinned staging buffers (cuda_staging.c), within the device stream-ordered (and
+ * waited for when no model stream is bound, so they block as the ops' contract says). A libcuda without the
+ * stream-ordered calls gets the blocking cuMemcpy* calls. During a graph capture a copy with the host or a
+ * synchronize is refused (cuda_graph.c). The kernels' module (cuda_module.c) is unloaded at close. The range checks
+ * and fill rules are the shared ones (devmem_ops.c); this file is the driver's side of them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +18,7 @@
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/cuda/cuda_state.h"
 #include "backend/devmem_ops.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "discover/nvidia_cuda.h"
 #include "discover/pci.h"
@@ -54,6 +59,7 @@ static void leave(const cuda_state *s) {
 }
 
 static void release(cuda_state *s) {
+  tb_cuda_staging_free(s);
   tb_cuda_module_release(s);
   pthread_mutex_destroy(&s->module_lock);
   if (s->dnn && enter(s, "cudnnDestroy") == TB_OK) {
@@ -117,9 +123,14 @@ static tb_status start(cuda_state *s, int index, const char *bus_id) {
   /* The grids of the kernels' launches follow the multiprocessor count; a driver that does not answer gets
    * the smallest current GPU's (a grid-stride kernel is correct with any grid). */
   if (s->api.cuDeviceGetAttribute(&s->sm_count, 16, s->device) != TB_CUDA_SUCCESS || s->sm_count < 1) s->sm_count = 16;
+  s->async = s->api.cuMemcpyHtoDAsync_v2 && s->api.cuMemcpyDtoHAsync_v2 && s->api.cuMemcpyDtoDAsync_v2 &&
+             s->api.cuMemsetD8Async && s->api.cuMemsetD16Async && s->api.cuMemsetD32Async && s->api.cuEventCreate &&
+             s->api.cuEventRecord && s->api.cuEventSynchronize && s->api.cuEventDestroy_v2;
+  const char *staging = tb_env("TB_CUDA_STAGING");
+  s->staging_on = !staging || (strcmp(staging, "off") != 0 && strcmp(staging, "0") != 0);
   tb_status st = enter(s, "cuStreamCreate");
   if (st != TB_OK) return st;
-  r = s->api.cuStreamCreate(&s->stream, 0);
+  r = s->api.cuStreamCreate(&s->stream, s->async ? TB_CU_STREAM_NON_BLOCKING : 0);
   leave(s);
   if (r != TB_CUDA_SUCCESS) {
     s->stream = NULL;
@@ -190,22 +201,53 @@ static void cuda_free(void *state, uintptr_t address) {
   leave(s);
 }
 
+/* A copy with the host while this thread captures a graph: refused (a graph cannot read or write host memory
+ * whose contents change between replays, and the host would not see the result). */
+static tb_status refuse_in_capture(const cuda_state *s, tb_devmem_direction direction, size_t bytes) {
+  char what[160];
+  snprintf(what, sizeof what, "a copy of %zu bytes %s the host", bytes, direction == TB_DEVMEM_HOST_TO_DEVICE ? "from" : "to");
+  tb_cuda_capture_refuse(s, what);
+  return tb_error(TB_ERR_UNSUPPORTED, "%s: %s in the middle of a captured run cannot be captured into a CUDA graph",
+                  s->base.label, what);
+}
+
+/* Whether the caller's thread has no model stream bound: then device-side work is waited for, so it blocks. */
+static bool unbound(const cuda_state *s) { return tb_cuda_stream_of(s) == s->stream; }
+
 static tb_status cuda_copy(void *state, tb_devmem_direction direction, uintptr_t dst, uintptr_t src, size_t bytes,
                            size_t offset) {
   static const char *const calls[] = {"", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2"};
   cuda_state *s = state;
+  if (direction != TB_DEVMEM_DEVICE_TO_DEVICE && tb_cuda_capturing(s)) return refuse_in_capture(s, direction, bytes);
   tb_status st = enter(s, calls[direction]);
   if (st != TB_OK) return st;
   tb_cu_result r;
-  if (direction == TB_DEVMEM_HOST_TO_DEVICE) r = s->api.cuMemcpyHtoD_v2((tb_cu_deviceptr)dst, (const void *)src, bytes);
-  else if (direction == TB_DEVMEM_DEVICE_TO_HOST) r = s->api.cuMemcpyDtoH_v2((void *)dst, (tb_cu_deviceptr)src, bytes);
-  else r = s->api.cuMemcpyDtoD_v2((tb_cu_deviceptr)dst, (tb_cu_deviceptr)src, bytes);
+  tb_cu_stream stream = tb_cuda_stream_of(s);
+  if (s->async && direction != TB_DEVMEM_DEVICE_TO_DEVICE) {
+    bool to_device = direction == TB_DEVMEM_HOST_TO_DEVICE;
+    st = tb_cuda_copy_host(s, to_device, (tb_cu_deviceptr)(to_device ? dst : src), (void *)(to_device ? src : dst), bytes, stream,
+                           unbound(s), offset);
+    leave(s);
+    return st;
+  }
+  const char *call = calls[direction];
+  if (s->async) {
+    call = "cuMemcpyDtoDAsync_v2";
+    r = s->api.cuMemcpyDtoDAsync_v2((tb_cu_deviceptr)dst, (tb_cu_deviceptr)src, bytes, stream);
+    if (r == TB_CUDA_SUCCESS && unbound(s) && (r = s->api.cuStreamSynchronize(stream)) != TB_CUDA_SUCCESS) call = "cuStreamSynchronize";
+  } else if (direction == TB_DEVMEM_HOST_TO_DEVICE) {
+    r = s->api.cuMemcpyHtoD_v2((tb_cu_deviceptr)dst, (const void *)src, bytes);
+  } else if (direction == TB_DEVMEM_DEVICE_TO_HOST) {
+    r = s->api.cuMemcpyDtoH_v2((void *)dst, (tb_cu_deviceptr)src, bytes);
+  } else {
+    r = s->api.cuMemcpyDtoD_v2((tb_cu_deviceptr)dst, (tb_cu_deviceptr)src, bytes);
+  }
   leave(s);
   if (r == TB_CUDA_SUCCESS) return TB_OK;
   char what[96];
   if (direction == TB_DEVMEM_DEVICE_TO_DEVICE) snprintf(what, sizeof what, "of %zu bytes", bytes);
   else snprintf(what, sizeof what, "of %zu bytes at offset %zu", bytes, offset);
-  return call_failed(s, calls[direction], what, r);
+  return call_failed(s, call, what, r);
 }
 
 /* A 1-, 2- or 4-byte pattern at an address it divides (the shared fill sees to both). */
@@ -213,19 +255,26 @@ static tb_status cuda_fill(void *state, uintptr_t at, const unsigned char *p, si
                            size_t offset) {
   cuda_state *s = state;
   const char *call = pattern_size == 1 ? "cuMemsetD8_v2" : pattern_size == 2 ? "cuMemsetD16_v2" : "cuMemsetD32_v2";
+  if (s->async) call = pattern_size == 1 ? "cuMemsetD8Async" : pattern_size == 2 ? "cuMemsetD16Async" : "cuMemsetD32Async";
   tb_status st = enter(s, call);
   if (st != TB_OK) return st;
   tb_cu_result r;
-  if (pattern_size == 1) {
+  tb_cu_stream stream = tb_cuda_stream_of(s);
+  unsigned short v16 = 0;
+  unsigned int v32 = 0;
+  if (pattern_size == 2) memcpy(&v16, p, 2);
+  if (pattern_size == 4) memcpy(&v32, p, 4);
+  if (s->async) {
+    if (pattern_size == 1) r = s->api.cuMemsetD8Async((tb_cu_deviceptr)at, p[0], bytes, stream);
+    else if (pattern_size == 2) r = s->api.cuMemsetD16Async((tb_cu_deviceptr)at, v16, bytes / 2, stream);
+    else r = s->api.cuMemsetD32Async((tb_cu_deviceptr)at, v32, bytes / 4, stream);
+    if (r == TB_CUDA_SUCCESS && unbound(s) && (r = s->api.cuStreamSynchronize(stream)) != TB_CUDA_SUCCESS) call = "cuStreamSynchronize";
+  } else if (pattern_size == 1) {
     r = s->api.cuMemsetD8_v2((tb_cu_deviceptr)at, p[0], bytes);
   } else if (pattern_size == 2) {
-    unsigned short v;
-    memcpy(&v, p, 2);
-    r = s->api.cuMemsetD16_v2((tb_cu_deviceptr)at, v, bytes / 2);
+    r = s->api.cuMemsetD16_v2((tb_cu_deviceptr)at, v16, bytes / 2);
   } else {
-    unsigned int v;
-    memcpy(&v, p, 4);
-    r = s->api.cuMemsetD32_v2((tb_cu_deviceptr)at, v, bytes / 4);
+    r = s->api.cuMemsetD32_v2((tb_cu_deviceptr)at, v32, bytes / 4);
   }
   leave(s);
   if (r == TB_CUDA_SUCCESS) return TB_OK;
@@ -236,6 +285,11 @@ static tb_status cuda_fill(void *state, uintptr_t at, const unsigned char *p, si
 
 static tb_status cuda_synchronize(void *state) {
   cuda_state *s = state;
+  if (tb_cuda_capturing(s)) {
+    tb_cuda_capture_refuse(s, "a wait for the device (the host needs a result in the middle of the run)");
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: a wait for the device in the middle of a captured run cannot be captured",
+                    s->base.label);
+  }
   tb_status st = enter(s, "cuCtxSynchronize");
   if (st != TB_OK) return st;
   tb_cu_result r = s->api.cuCtxSynchronize();
@@ -282,4 +336,12 @@ const tb_backend_ops tb_cuda_ops = {
     .event_elapsed_ms = tb_cuda_event_elapsed_ms,
     .event_destroy = tb_cuda_event_destroy,
     .find_kernel = tb_cuda_find_kernel,
+    .stream_create = tb_cuda_stream_create,
+    .stream_destroy = tb_cuda_stream_destroy,
+    .stream_synchronize = tb_cuda_stream_synchronize,
+    .stream_bind = tb_cuda_stream_bind,
+    .capture_begin = tb_cuda_capture_begin,
+    .capture_end = tb_cuda_capture_end,
+    .graph_launch = tb_cuda_graph_launch,
+    .graph_destroy = tb_cuda_graph_destroy,
 };

@@ -1,5 +1,6 @@
 /* Internal: the CUDA backend's open state, shared by its memory ops (cuda_memory.c), its events
- * (cuda_event.c), its kernels' module (cuda_module.c) and their launches (cuda_launch.c). */
+ * (cuda_event.c), its kernels' module (cuda_module.c) and their launches (cuda_launch.c), the streams a thread
+ * binds (cuda_stream.c), the pinned staging of host copies (cuda_staging.c) and captured graphs (cuda_graph.c). */
 #ifndef TB_BACKEND_CUDA_STATE_H
 #define TB_BACKEND_CUDA_STATE_H
 #include <pthread.h>
@@ -24,7 +25,42 @@ typedef struct cuda_state {
                                (kernels/cuda_conv_dnn.c), destroyed at close */
   struct tb_cuda_dnn *dnn;  /* NULL: cuDNN absent or unusable (convolutions run on the own kernels) */
   bool dnn_tried;
+  bool async;   /* libcuda has the stream-ordered calls (TB_CUDA_EXEC_SYMBOLS): copies and fills go on streams, the
+                   backend's own stream does not sync with the legacy default stream; else the blocking calls */
+  bool staging_on; /* host copies go through pinned staging buffers (TB_CUDA_STAGING is not off) */
+  struct tb_cuda_staging *staging; /* made on the first staged copy (cuda_staging.c), freed at close */
 } cuda_state;
+
+/* The stream this thread's work on s goes to: the one bound with stream_bind (a prepared model's), else the
+ * backend's own (cuda_stream.c). */
+tb_cu_stream tb_cuda_stream_of(const cuda_state *s);
+/* Whether this thread is capturing s's bound stream into a graph (cuda_stream.c; cuda_graph.c opens captures). */
+bool tb_cuda_capturing(const cuda_state *s);
+/* The stream and graph ops of tb_backend_ops (cuda_stream.c, cuda_graph.c). */
+tb_status tb_cuda_stream_create(void *state, void **out_stream);
+void tb_cuda_stream_destroy(void *state, void *stream);
+tb_status tb_cuda_stream_synchronize(void *state, void *stream);
+void *tb_cuda_stream_bind(void *state, void *stream);
+tb_status tb_cuda_capture_begin(void *state);
+tb_status tb_cuda_capture_end(void *state, bool keep, void **graph, bool *updated);
+tb_status tb_cuda_graph_launch(void *state, void *graph);
+void tb_cuda_graph_destroy(void *state, void *graph);
+/* The capture state of this thread (cuda_stream.c): opened and closed by cuda_graph.c (mark), refused by the memory
+ * ops (a copy with the host, a synchronize: what, for capture_end's sentence), and what was refused ("" if nothing). */
+void tb_cuda_capture_mark(const cuda_state *s, bool on);
+void tb_cuda_capture_refuse(const cuda_state *s, const char *what);
+const char *tb_cuda_capture_refused(void);
+
+/* A copy between host memory and the device on `stream` (cuda_staging.c): through the backend's pinned staging
+ * buffers (two, reused across copies and runs, so the host's copy into one overlaps the DMA of the other), or
+ * directly when staging is off or its buffers cannot be had. The host memory may be reused when it returns; a
+ * write is waited for only when `wait` (no model stream bound), a read always. */
+tb_status tb_cuda_copy_host(cuda_state *s, bool to_device, tb_cu_deviceptr device, void *host, size_t bytes,
+                            tb_cu_stream stream, bool wait, size_t offset);
+void tb_cuda_staging_free(cuda_state *s);
+/* For tests: the staging buffers made so far on s (0, or 2 once made) and the copies that went through them. */
+int tb_cuda_staging_buffers(const cuda_state *s);
+unsigned long long tb_cuda_staged_copies(const cuda_state *s);
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */
 tb_status tb_cuda_event_create(void *state, void **out_event);

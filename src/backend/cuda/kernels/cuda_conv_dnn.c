@@ -86,7 +86,7 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
     }
     if (st != TB_OK) return st;
   }
-  if (st == TB_OK) st = tb_cuda_dnn_conv(dnn, &conv, s->stream, address_of(workspace), workspace_bytes, &fused);
+  if (st == TB_OK) st = tb_cuda_dnn_conv(dnn, &conv, tb_cuda_stream_of(s), address_of(workspace), workspace_bytes, &fused);
   s->api.cuCtxPopCurrent_v2(&popped);
   tb_tensor_destroy(workspace); /* the caching allocator keeps the block in stream order for the next node */
   if (st != TB_OK) {

@@ -1,5 +1,5 @@
 /* Launches of the embedded CUDA kernels (cuda_launch.h): grid choice, argument packing, cuLaunchKernel on
- * the backend's stream, the per-node function cache, and errors naming the kernel, the node and the
+ * the stream this thread has bound (the prepared model's, cuda_stream.c), the per-node function cache, and errors naming the kernel, the node and the
  * driver's code. */
 #include "backend/cuda/kernels/cuda_launch.h"
 #include <stdio.h>
@@ -139,7 +139,7 @@ static tb_status enqueue(tb_cuda_launch *l, tb_cuda_dims d) {
   cuda_state *s = l->s;
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
   if (r == TB_CUDA_SUCCESS) {
-    r = s->api.cuLaunchKernel(l->fn, d.grid, 1, 1, d.block, 1, 1, 0, s->stream, l->args, NULL);
+    r = s->api.cuLaunchKernel(l->fn, d.grid, 1, 1, d.block, 1, 1, 0, tb_cuda_stream_of(s), l->args, NULL);
     tb_cu_context popped = NULL;
     s->api.cuCtxPopCurrent_v2(&popped);
   }

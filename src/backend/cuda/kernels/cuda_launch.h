@@ -4,10 +4,9 @@
  * cuLaunchKernel on the backend's stream. The first failure sticks and is what the go call returns: every
  * error names the device, the kernel, the node and the driver's code and name.
  *
- * Streams: every launch goes on the stream the backend made at open (cuda_state.stream, created with
- * flags 0, so it is ordered with the blocking cuMemcpy* calls of the memory ops on the legacy default
- * stream). A stream per prepared model would need the kernel contract (backend/kernel.h) to carry
- * per-model state to the kernels, and the memory ops to copy on that stream; neither exists yet. */
+ * Streams: every launch goes on the stream the calling thread has bound to the backend (tb_backend_ops.stream_bind:
+ * the prepared model's own, made at prepare; tb_cuda_stream_of), else on the backend's own stream; never on the
+ * legacy default stream. Inside a graph capture the launches are recorded into the graph (cuda_graph.c). */
 #ifndef TB_BACKEND_CUDA_KERNELS_CUDA_LAUNCH_H
 #define TB_BACKEND_CUDA_KERNELS_CUDA_LAUNCH_H
 #include <stddef.h>

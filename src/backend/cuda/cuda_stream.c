@@ -1,0 +1,84 @@
+/* The CUDA backend's streams: one per prepared model (made by model/ through the ops' stream_create), bound to the
+ * calling thread while it runs that model (stream_bind), so its kernel launches, copies, fills and event records
+ * go to it and never to the legacy default stream. The binding is per thread and per backend, so two threads
+ * running two models on one backend each keep their own stream. Streams are created non-blocking when libcuda has
+ * the stream-ordered calls (they then do not wait for the legacy default stream, which nothing here uses). */
+#include <stdio.h>
+#include "backend/cuda/cuda_state.h"
+#include "backend/devmem_ops.h"
+#include "core/error.h"
+
+/* This thread's binding: which backend's state, and its stream; and the backend whose bound stream it captures
+ * (cuda_graph.c), with what the capture had to refuse. */
+static __thread const cuda_state *bound_state;
+static __thread tb_cu_stream bound_stream;
+static __thread const cuda_state *capturing_state;
+static __thread char refused[256];
+
+bool tb_cuda_capturing(const cuda_state *s) { return capturing_state == s; }
+
+void tb_cuda_capture_mark(const cuda_state *s, bool on) {
+  capturing_state = on ? s : NULL;
+  refused[0] = '\0';
+}
+
+void tb_cuda_capture_refuse(const cuda_state *s, const char *what) {
+  if (capturing_state == s && !refused[0]) snprintf(refused, sizeof refused, "%s", what);
+}
+
+const char *tb_cuda_capture_refused(void) { return refused; }
+
+tb_cu_stream tb_cuda_stream_of(const cuda_state *s) { return bound_state == s && bound_stream ? bound_stream : s->stream; }
+
+void *tb_cuda_stream_bind(void *state, void *stream) {
+  const cuda_state *s = state;
+  void *before = bound_state == s ? bound_stream : NULL;
+  bound_state = stream ? s : NULL;
+  bound_stream = stream;
+  return before;
+}
+
+static tb_status failed(const cuda_state *s, const char *call, tb_cu_result r) {
+  return tb_devmem_call_failed(&s->base, call, "", r, "");
+}
+
+tb_status tb_cuda_stream_create(void *state, void **out_stream) {
+  cuda_state *s = state;
+  *out_stream = NULL;
+  tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
+  if (r != TB_CUDA_SUCCESS) return failed(s, "cuCtxPushCurrent_v2", r);
+  tb_cu_stream stream = NULL;
+  r = s->api.cuStreamCreate(&stream, s->async ? TB_CU_STREAM_NON_BLOCKING : 0);
+  tb_cu_context popped = NULL;
+  s->api.cuCtxPopCurrent_v2(&popped);
+  if (r != TB_CUDA_SUCCESS) return failed(s, "cuStreamCreate", r);
+  *out_stream = stream;
+  return TB_OK;
+}
+
+void tb_cuda_stream_destroy(void *state, void *stream) {
+  cuda_state *s = state;
+  if (!stream) return;
+  if (bound_state == s && bound_stream == stream) tb_cuda_stream_bind(state, NULL);
+  if (s->api.cuCtxPushCurrent_v2(s->ctx) != TB_CUDA_SUCCESS) return;
+  s->api.cuStreamSynchronize(stream); /* its work may still read memory the caller frees next */
+  s->api.cuStreamDestroy_v2(stream);
+  tb_cu_context popped = NULL;
+  s->api.cuCtxPopCurrent_v2(&popped);
+}
+
+tb_status tb_cuda_stream_synchronize(void *state, void *stream) {
+  cuda_state *s = state;
+  tb_cu_stream which = stream ? stream : tb_cuda_stream_of(s);
+  if (tb_cuda_capturing(s)) {
+    tb_cuda_capture_refuse(s, "a wait for the stream (the host needs a result in the middle of the run)");
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: a wait for the stream in the middle of a captured run cannot be captured",
+                    s->base.label);
+  }
+  tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
+  if (r != TB_CUDA_SUCCESS) return failed(s, "cuCtxPushCurrent_v2", r);
+  r = s->api.cuStreamSynchronize(which);
+  tb_cu_context popped = NULL;
+  s->api.cuCtxPopCurrent_v2(&popped);
+  return r == TB_CUDA_SUCCESS ? TB_OK : failed(s, "cuStreamSynchronize", r);
+}

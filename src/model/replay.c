@@ -1,0 +1,249 @@
+/* Graph replay of a prepared model's runs on a device with capture ops (replay.h; docs/cuda.md "Graph replay"):
+ * what rules it out at prepare, the capture of a run, its replay while the input shapes repeat, and the memory the
+ * graph reads and writes, which stays allocated for it (the input buffers, the held blocks, the output buffers). */
+#include "model/replay.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/allocator.h"
+#include "backend/backend_impl.h"
+#include "backend/tensor/tensor_impl.h"
+#include "core/error.h"
+#include "ops/op.h"
+
+/* One graph input as the captured run saw it. */
+typedef struct input_sig {
+  bool given;
+  tb_dtype dtype;
+  size_t ndim;
+  int64_t dims[TB_MAX_DIMS];
+} input_sig;
+
+struct tb_replay {
+  tb_backend *device;
+  void *graph;          /* the executable graph, NULL before the first capture */
+  bool captured;        /* graph holds the run of sig's shapes, with the buffers below */
+  size_t n_inputs, n_outputs;
+  input_sig *sig;
+  tb_tensor **in;       /* per graph input: the device buffer the graph reads (NULL: not given) */
+  tb_tensor **out;      /* per graph output: the device tensor the graph writes */
+  tb_block_hold hold;   /* device blocks the captured run freed: the graph still uses them */
+  char *why_not;        /* set once a capture found what it cannot hold */
+  tb_replay_counts counts;
+};
+
+bool tb_replay_ruled_out(const tb_graph *g, const tb_exec *e, tb_backend *device, const char *off, char *why, size_t cap) {
+  char label[200];
+  const char *backend = tb_backend_name(tb_backend_kind_of(device));
+  if (tb_backend_kind_of(device) == TB_BACKEND_CPU) {
+    snprintf(why, cap, "the cpu backend runs on the host: there is no device graph to capture");
+    return true;
+  }
+  if (!device->ops->capture_begin || !device->ops->stream_create) {
+    snprintf(why, cap, "the %s backend has no graph capture", backend);
+    return true;
+  }
+  if (off) {
+    snprintf(why, cap, "turned off (%s)", off);
+    return true;
+  }
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const tb_node *n = &g->nodes[i];
+    const tb_exec_placement *pl = tb_exec_placement_of(e, i);
+    tb_node_label(g, n, label, sizeof label);
+    if (!pl || !pl->typed) {
+      snprintf(why, cap, "%s has input types known only at run time", label);
+      return true;
+    }
+    if (pl->side != TB_EXEC_DEVICE) {
+      snprintf(why, cap, "%s runs on %s, so the run crosses to the host in its middle", label,
+               tb_backend_device(tb_exec_side_backend(e, pl->side))->device);
+      return true;
+    }
+    for (size_t a = 0; a < n->n_attrs; a++)
+      if (n->attrs[a].type == TB_ATTR_GRAPH || n->attrs[a].type == TB_ATTR_GRAPHS) {
+        snprintf(why, cap, "%s runs a subgraph the host chooses or repeats", label);
+        return true;
+      }
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      int v = n->inputs[k];
+      if (v >= 0 && tb_node_reads_value(n, k) && !(g->values[v].constant && !g->values[v].is_input)) {
+        snprintf(why, cap, "%s reads input '%s' on the host", label, g->values[v].name);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+tb_status tb_replay_create(tb_backend *device, tb_replay **out) {
+  *out = calloc(1, sizeof **out);
+  if (!*out) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory for the graph replay");
+  (*out)->device = device;
+  return TB_OK;
+}
+
+static void destroy_all(tb_tensor **t, size_t n) {
+  for (size_t i = 0; t && i < n; i++) {
+    tb_tensor_destroy(t[i]);
+    t[i] = NULL;
+  }
+}
+
+/* Forget the captured run's buffers (the graph itself stays, for an update in place). */
+static void drop_buffers(tb_replay *r) {
+  destroy_all(r->in, r->n_inputs);
+  destroy_all(r->out, r->n_outputs);
+  tb_allocator_hold_release(r->device->allocator, &r->hold);
+  r->captured = false;
+}
+
+void tb_replay_destroy(tb_replay *r) {
+  if (!r) return;
+  drop_buffers(r);
+  if (r->graph) r->device->ops->graph_destroy(r->device->state, r->graph);
+  free(r->sig);
+  free(r->in);
+  free(r->out);
+  free(r->why_not);
+  free(r);
+}
+
+const char *tb_replay_why_not(const tb_replay *r) { return r ? r->why_not : NULL; }
+tb_replay_counts tb_replay_counts_of(const tb_replay *r) { return r ? r->counts : (tb_replay_counts){0}; }
+
+static input_sig sig_of(const tb_tensor *t) {
+  input_sig s = {.given = t != NULL};
+  if (!t) return s;
+  s.dtype = tb_tensor_dtype(t);
+  s.ndim = tb_tensor_ndim(t);
+  memcpy(s.dims, tb_tensor_shape(t), s.ndim * sizeof s.dims[0]);
+  return s;
+}
+
+static bool same_sig(const tb_replay *r, tb_tensor *const *inputs) {
+  for (size_t k = 0; k < r->n_inputs; k++) {
+    input_sig s = sig_of(inputs[k]);
+    const input_sig *o = &r->sig[k];
+    if (s.given != o->given || s.dtype != o->dtype || s.ndim != o->ndim || memcmp(s.dims, o->dims, s.ndim * sizeof s.dims[0]) != 0)
+      return false;
+  }
+  return true;
+}
+
+static tb_status sized(tb_replay *r, const tb_graph *g) {
+  if (r->sig) return TB_OK;
+  r->n_inputs = g->n_inputs;
+  r->n_outputs = g->n_outputs;
+  r->sig = calloc(g->n_inputs + 1, sizeof *r->sig);
+  r->in = calloc(g->n_inputs + 1, sizeof *r->in);
+  r->out = calloc(g->n_outputs + 1, sizeof *r->out);
+  return r->sig && r->in && r->out ? TB_OK : tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory for the graph replay");
+}
+
+/* The caller's inputs into the graph's input buffers (on the bound stream). */
+static tb_status copy_inputs(tb_replay *r, tb_tensor *const *inputs) {
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < r->n_inputs && st == TB_OK; k++)
+    if (inputs[k]) st = tb_tensor_copy(r->in[k], inputs[k]);
+  return st;
+}
+
+/* New tensors for the caller with the graph's outputs (on the bound stream). */
+static tb_status copy_outputs(tb_replay *r, tb_tensor **outputs) {
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < r->n_outputs && st == TB_OK; k++) {
+    const tb_tensor *t = r->out[k];
+    st = tb_tensor_create(r->device, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &outputs[k]);
+    if (st == TB_OK) st = tb_tensor_copy(outputs[k], t);
+  }
+  if (st != TB_OK) destroy_all(outputs, r->n_outputs);
+  return st;
+}
+
+/* Graphs are off for this model from now on, with the reason. */
+static void rule_out(tb_replay *r, const char *why) {
+  char text[1200];
+  snprintf(text, sizeof text, "a capture at run time failed: %s", why);
+  free(r->why_not);
+  r->why_not = strdup(text);
+  if (!r->why_not) r->why_not = strdup("a capture at run time failed");
+}
+
+/* The captured run: buffers for the inputs, the executor with the stream captured, the graph made. *kept false
+ * when the capture found what a graph cannot hold (then ruled out). */
+static tb_status capture(tb_replay *r, tb_exec *e, tb_tensor *const *inputs, bool *kept) {
+  const tb_backend_ops *ops = r->device->ops;
+  void *state = r->device->state;
+  *kept = false;
+  drop_buffers(r);
+  tb_status st = TB_OK;
+  for (size_t k = 0; k < r->n_inputs && st == TB_OK; k++) {
+    r->sig[k] = sig_of(inputs[k]);
+    if (inputs[k])
+      st = tb_tensor_create(r->device, tb_tensor_dtype(inputs[k]), tb_tensor_ndim(inputs[k]), tb_tensor_shape(inputs[k]), &r->in[k]);
+  }
+  if (st == TB_OK) st = copy_inputs(r, inputs); /* before the capture: the graph reads the buffers, not the caller's */
+  if (st == TB_OK) st = ops->capture_begin(state);
+  if (st != TB_OK) {
+    drop_buffers(r);
+    if (st == TB_ERR_UNSUPPORTED) rule_out(r, tb_last_error());
+    return st == TB_ERR_UNSUPPORTED ? TB_OK : st;
+  }
+  tb_allocator_hold_begin(r->device->allocator, &r->hold);
+  st = tb_exec_run(e, r->in, r->out);
+  for (size_t k = 0; k < r->n_outputs && st == TB_OK; k++)
+    if (tb_tensor_backend(r->out[k]) != r->device)
+      st = tb_error(TB_ERR_UNSUPPORTED, "graph output %zu is made on the host", k);
+  char why[1024] = "";
+  if (st != TB_OK) snprintf(why, sizeof why, "%s", tb_last_error());
+  bool updated = false;
+  bool keep = st == TB_OK && !r->hold.failed;
+  tb_status end = ops->capture_end(state, keep, &r->graph, &updated);
+  tb_allocator_hold_end(r->device->allocator);
+  if (st == TB_OK && end != TB_OK) {
+    st = end;
+    snprintf(why, sizeof why, "%s", tb_last_error());
+  }
+  if (st == TB_OK && r->hold.failed) {
+    st = TB_ERR_OUT_OF_MEMORY;
+    snprintf(why, sizeof why, "out of host memory holding the graph's device memory");
+  }
+  if (st != TB_OK) {
+    drop_buffers(r);
+    if (st == TB_ERR_UNSUPPORTED) {
+      rule_out(r, why);
+      return TB_OK;
+    }
+    return tb_error(st, "%s", why); /* the sentence of the failure, not of what the clean-up did */
+  }
+  r->captured = true;
+  r->counts.captures++;
+  r->counts.updates += updated;
+  *kept = true;
+  return TB_OK;
+}
+
+tb_status tb_replay_run(tb_replay *r, tb_exec *e, const tb_graph *g, tb_tensor *const *inputs, tb_tensor **outputs, bool *ran) {
+  *ran = false;
+  if (r->why_not) return TB_OK;
+  tb_status st = sized(r, g);
+  if (st != TB_OK) return st;
+  bool fresh = !r->captured || !same_sig(r, inputs);
+  if (fresh) {
+    bool kept = false;
+    st = capture(r, e, inputs, &kept);
+    if (st != TB_OK || !kept) return st;
+  } else {
+    st = copy_inputs(r, inputs);
+  }
+  if (st == TB_OK) st = r->device->ops->graph_launch(r->device->state, r->graph);
+  if (st == TB_OK) st = copy_outputs(r, outputs);
+  if (st != TB_OK) {
+    drop_buffers(r); /* a failed launch may have left the graph's memory in any state: capture again next time */
+    return st;
+  }
+  r->counts.replays += !fresh;
+  *ran = true;
+  return TB_OK;
+}
