@@ -8,6 +8,10 @@
 #   4. the ONNX node conformance suite on cuda:0 at O0 and O2 (tb_conformance --check: a test that is not an
 #      expected failure on the CPU must pass on cuda:0 too, within the same tolerances; nodes without a CUDA
 #      kernel run on the CPU), where libonnx-testdata's data is installed;
+#   5. the GEMM rate: chains of square fp32 MatMuls on cuda:0 at O2 through cuBLASLt and through the own
+#      tiled kernel (TB_CUDA_GEMM=own), against PyTorch's torch.matmul where it is installed
+#      (scripts/gpu_gemm_rate.py; needs numpy and onnx, else SKIP; GPU_CHECK_GEMM_SIZES, default
+#      "512 1024 2048 4096");
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -116,6 +120,16 @@ else
       --backend cuda:0 --expected tests/conformance/expected_failures.txt --check --jobs "$(nproc)" --timeout 60
     grep -m1 "node tests at" "$out/conformance_$level.log" | sed "s/^/    /" | tee -a "$summary"
   done
+fi
+
+# ---- the GEMM rate: cuBLASLt, the own kernel, PyTorch ---------------------------------------------------
+python="${GPU_CHECK_PYTHON:-python3}"
+if ! "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
+  note SKIP "gemm rate" "$python lacks numpy or onnx (pip install numpy onnx, or set GPU_CHECK_PYTHON)"
+else
+  # shellcheck disable=SC2086
+  step "gemm rate cuda:0 O2" gemm_rate.log "$python" scripts/gpu_gemm_rate.py "$tb" ${GPU_CHECK_GEMM_SIZES:-512 1024 2048 4096}
+  grep -E "^N=" "$out/gemm_rate.log" | sed "s/^/    /" | tee -a "$summary"
 fi
 
 echo "summary: $summary" | tee -a "$summary"

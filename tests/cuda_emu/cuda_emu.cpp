@@ -51,6 +51,7 @@ float __int_as_float(int bits) {
 #include "10_elementwise.cu"
 #include "20_softmax.cu"
 #include "30_reduce.cu"
+#include "40_gemm.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -136,6 +137,8 @@ const entry kernels[] = {
     K(tb_cu_reduce_sum_square_f32_cols),
     K(tb_cu_reduce_log_sum_f32_cols),
     K(tb_cu_reduce_log_sum_exp_f32_cols),
+    K(tb_cu_gemm_f32),
+    K(tb_cu_gemm_epilogue_f32),
 };
 #undef K
 

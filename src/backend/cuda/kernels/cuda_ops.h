@@ -16,6 +16,7 @@ typedef struct tb_cuda_family {
   size_t count;
 } tb_cuda_family;
 extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
+extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

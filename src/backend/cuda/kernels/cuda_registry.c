@@ -5,7 +5,11 @@
 #include "backend/kernel_tables.h"
 #include "core/env.h"
 
-static const tb_cuda_family *const families[] = {&tb_cuda_family_elementwise, &tb_cuda_family_nn};
+static const tb_cuda_family *const families[] = {
+    &tb_cuda_family_elementwise,
+    &tb_cuda_family_nn,
+    &tb_cuda_family_gemm,
+};
 
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {
   bool named = false;
