@@ -163,6 +163,7 @@ tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state) {
     snprintf(key, sizeof key, "cuda-gemm-no-cublaslt:%s", s->base.label);
     tb_warn_once(key, "%s; MatMul, Gemm and the fused products run on the backend's own GEMM kernel", tb_last_error());
   }
+  tb_kernel_set_method(ctx, node->blas ? "cuBLASLt" : "own tiled GEMM"); /* shown by --profile */
   *state = node;
   return TB_OK;
 }
