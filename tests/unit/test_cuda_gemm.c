@@ -540,6 +540,43 @@ static void fall_through_to_the_own_kernel(void **state) {
   tb_model_destroy(m);
 }
 
+/* The profile names the route a product's node prepared: "device, own tiled GEMM" or "device, cuBLASLt". */
+static const char *profiled_kernel(char *buf, size_t cap) {
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_model *m = matmul_model();
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O2};
+  tb_prepared *p = NULL;
+  TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &p, NULL));
+  TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
+  float x[120];
+  fill(x, 120, 1);
+  tb_tensor *in = tbt_f32(cpu, 4, mm_dims, x), *out = NULL;
+  const char *names[1] = {"x"};
+  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &out));
+  size_t count = 0;
+  const tb_node_profile *entries = NULL;
+  TB_ASSERT_OK(tb_prepared_profile(p, &count, &entries));
+  assert_int_equal(count, 1);
+  assert_string_equal(entries[0].op_type, "tb.FusedMatMul");
+  snprintf(buf, cap, "%s", entries[0].kernel);
+  tb_tensor_destroy(out);
+  tb_tensor_destroy(in);
+  tb_prepared_destroy(p);
+  tb_model_destroy(m);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+  return buf;
+}
+
+static void profile_names_the_route(void **state) {
+  (void)state;
+  char buf[64];
+  assert_string_equal(profiled_kernel(buf, sizeof buf), "device, own tiled GEMM");
+  use_fake_cublaslt();
+  assert_string_equal(profiled_kernel(buf, sizeof buf), "device, cuBLASLt");
+}
+
 /* Run the matmul model once on cuda:0 at O2; the status, and no output on failure. */
 static tb_status run_once(tb_opt_level level) {
   tb_backend *cpu = NULL, *cuda = open_cuda0();
@@ -643,6 +680,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(cublaslt_gets_the_products, setup, teardown),
       cmocka_unit_test_setup_teardown(fall_through_to_the_own_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_are_statuses_with_sentences, setup, teardown),
+      cmocka_unit_test_setup_teardown(profile_names_the_route, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
