@@ -10,11 +10,15 @@
 #   5. the ONNX node conformance suite on cuda:0 at O0 and O2 (tb_conformance --check: a test that is not an
 #      expected failure on the CPU must pass on cuda:0 too, within the same tolerances; nodes without a CUDA
 #      kernel run on the CPU), where libonnx-testdata's data is installed;
-#   5. graph replay: the small RNN model (bench/models' quick LSTM, 0.1-0.3 ms on a CPU) under `tb bench` on
+#   6. graph replay: the small RNN model (bench/models' quick LSTM, 0.1-0.3 ms on a CPU) under `tb bench` on
 #      cuda:0 with graph replay and with TB_GRAPH_CAPTURE=off, against the target of issue 15 (<= 50 us per
 #      inference with replay); the device time from CUDA events beside the wall time;
-#   6. host-to-device bandwidth (bench/bandwidth cuda:0 at 64 MiB and up) without and with pinned staging in the
+#   7. host-to-device bandwidth (bench/bandwidth cuda:0 at 64 MiB and up) without and with pinned staging in the
 #      same run, against the target of issue 15 (>= 2x the 8.6 GB/s measured before staging);
+#   8. the GEMM rate: chains of square fp32 MatMuls on cuda:0 at O2 through cuBLASLt and through the own
+#      tiled kernel (TB_CUDA_GEMM=own), against PyTorch's torch.matmul where it is installed
+#      (scripts/gpu_gemm_rate.py; needs numpy and onnx, else SKIP; GPU_CHECK_GEMM_SIZES, default
+#      "512 1024 2048 4096");
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -224,6 +228,16 @@ for size, by in sorted(rates.items()):
     print(f"    H2D {size >> 20} MiB: {off:.1f} GB/s direct, {on:.1f} GB/s staged ({on / off if off else 0:.2f}x); "
           f"target >= 17.2 GB/s: {verdict} it")
 PY
+fi
+
+# ---- the GEMM rate: cuBLASLt, the own kernel, PyTorch ---------------------------------------------------
+python="${GPU_CHECK_PYTHON:-python3}"
+if ! "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
+  note SKIP "gemm rate" "$python lacks numpy or onnx (pip install numpy onnx, or set GPU_CHECK_PYTHON)"
+else
+  # shellcheck disable=SC2086
+  step "gemm rate cuda:0 O2" gemm_rate.log "$python" scripts/gpu_gemm_rate.py "$tb" ${GPU_CHECK_GEMM_SIZES:-512 1024 2048 4096}
+  grep -E "^N=" "$out/gemm_rate.log" | sed "s/^/    /" | tee -a "$summary"
 fi
 
 echo "summary: $summary" | tee -a "$summary"

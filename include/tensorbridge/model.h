@@ -208,7 +208,8 @@ typedef struct tb_node_profile {
   const char *op_type;   /* with the domain for non-ONNX ops: "tb.FusedConv" */
   const char *placement; /* "cpu", or the name of the backend that ran it: the device's ("cuda", "opencl"), or a
                             route's to the same hardware ("vulkan") */
-  const char *kernel;    /* which kernel: "reference", "fast fp32 (avx512f)", "bf16 (avx512bf16)", "device" */
+  const char *kernel;    /* which kernel: "reference", "fast fp32 (avx512f)", "bf16 (avx512bf16)", "device" (with
+                            the route a device kernel chose: "device, cuBLASLt", "device, own tiled GEMM") */
   uint64_t runs;          /* a Loop or Scan body's nodes: once per iteration */
   double total_ms;        /* the node's own time: a node with subgraphs (If, Loop, Scan) leaves out its
                              subgraphs' nodes, which have entries of their own */

@@ -22,7 +22,8 @@ static void describe(const tb_kernel *k, const char *method, bool on_device, cha
     return;
   }
   if (on_device) {
-    snprintf(buf, cap, "device");
+    if (method) snprintf(buf, cap, "device, %s", method); /* a CUDA product's "cuBLASLt" or "own tiled GEMM" */
+    else snprintf(buf, cap, "device");
     return;
   }
   char features[64] = "portable";

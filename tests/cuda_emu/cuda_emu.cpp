@@ -53,6 +53,7 @@ float __int_as_float(int bits) {
 #include "30_reduce.cu"
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
+#include "40_gemm.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -146,6 +147,8 @@ const entry kernels[] = {
     K(tb_cu_cnn_batch_norm_f32),
     K(tb_cu_cnn_instance_norm_f32),
     K(tb_cu_cnn_resize_f32),
+    K(tb_cu_gemm_f32),
+    K(tb_cu_gemm_epilogue_f32),
 };
 #undef K
 

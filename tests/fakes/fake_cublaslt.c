@@ -1,6 +1,6 @@
 /* A fake cuBLASLt for tests: exports the cublasLt* calls the CUDA backend uses, with the real C ABI, keeps
  * what it is given (fake_cublaslt.h) and computes the product on host memory, column-major as cuBLASLt
- * does, so a test passing host pointers as "device" pointers checks the numbers too:
+ * does, so a test passing host pointers as "device" pointers (or fake_cuda's tagged ones) checks the numbers too:
  *   D[i] = act(alpha * op(A[i]) op(B[i]) + beta * C[i] + bias)  over the layouts' batch.
  * It refuses what the real one refuses: layouts whose shapes do not chain, a leading dimension below the
  * rows, TF32 or a scale type other than fp32 on 16-bit data, a workspace smaller than the algorithm's.
@@ -276,6 +276,15 @@ static void store(int type, void *base, int64_t i, float v) {
   ((uint16_t *)base)[i] = (uint16_t)(sign | (h > 0x7c00u ? 0x7c00u : h));
 }
 
+/* The host bytes behind a pointer: itself, or for one of fake_cuda's device pointers (a host address with
+ * fake_devmem.h's tag 0xd1ce in its top 16 bits) the address without the tag, so the CUDA backend's kernels
+ * on the fake GPU get their products computed too. */
+static void *host_of(const void *p) {
+  uint64_t u = (uint64_t)(uintptr_t)p;
+  if ((u & 0xffff000000000000ull) == 0xd1ce000000000000ull) u &= 0x0000ffffffffffffull;
+  return (void *)(uintptr_t)u;
+}
+
 cublasStatus_t cublasLtMatmul(void *handle, desc *d, const void *alpha, const void *A, fake_cublaslt_layout *a,
                               const void *B, fake_cublaslt_layout *b, const void *beta, const void *C,
                               fake_cublaslt_layout *c, void *D, fake_cublaslt_layout *dl, const algo *al,
@@ -299,6 +308,11 @@ cublasStatus_t cublasLtMatmul(void *handle, desc *d, const void *alpha, const vo
     return INVALID_VALUE;
   int bias = d->epilogue & 4, relu = d->epilogue & 2;
   if (bias && !d->bias) return INVALID_VALUE;
+  A = host_of(A);
+  B = host_of(B);
+  C = host_of(C);
+  D = host_of(D);
+  const void *bias_data = host_of(d->bias);
   int64_t m = (int64_t)dl->rows, n = (int64_t)dl->cols, k = (int64_t)(d->trans_a ? a->rows : a->cols);
   float al_ = *(const float *)alpha, be = *(const float *)beta;
   for (int32_t p = 0; p < dl->batch; p++) {
@@ -312,7 +326,7 @@ cublasStatus_t cublasLtMatmul(void *handle, desc *d, const void *alpha, const vo
         }
         float v = al_ * (float)sum;
         if (be != 0) v += be * load(c->type, C, p * c->stride + i + j * c->ld);
-        if (bias) v += load(dl->type, d->bias, i);
+        if (bias) v += load(dl->type, bias_data, i);
         if (relu && v < 0) v = 0;
         store(dl->type, D, p * dl->stride + i + j * dl->ld, v);
       }

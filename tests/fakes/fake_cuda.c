@@ -31,7 +31,8 @@
  * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted and
  * recorded (fake_cuda_launch.h: name, grid, block, argument bytes), never run: the fake computes no values.
  * For the embedded kernels it knows the parameter lists from the names (unary tb_cu_<op>_f32, binary _flat
- * and _broadcast, _rows and _cols, and tb_cu_cnn_*: six pointers and a descriptor listing what each reaches) and checks that every tensor argument lies inside one live allocation
+ * and _broadcast, _rows and _cols, tb_cu_cnn_*: six pointers and a descriptor listing what each reaches; the GEMM kernels
+ * from fake_cuda_gemm.h) and checks that every tensor argument lies inside one live allocation
  * large enough for the elements the kernel would touch (for _broadcast, from the descriptor's dims and
  * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
  * report it at the next synchronisation). FAKE_CUDA_FAIL=launch fails every launch with FAKE_CUDA_FAIL_CODE,
@@ -52,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_cuda_launch.h"
+#include "fake_cuda_gemm.h"
 #include "fake_devmem.h"
 #include "fake_nvidia_gpus.h"
 #include "fake_once.h"
@@ -803,6 +805,7 @@ static int kernel_params(const char *name, unsigned *sizes) {
     sizes[6] = 384;
     return 7;
   }
+  if ((n = fake_gemm_params(name, sizes)) > 0) return n;
   if (ends_with(name, "_f32_broadcast")) list = broadcast, n = 5;
   else if (ends_with(name, "_f32_flat")) list = flat, n = 4;
   else if (ends_with(name, "_f32_rows")) list = rows, n = 4;
@@ -836,6 +839,10 @@ static long long reach(const long long *dims, const long long *strides, int rank
 static CUresult check_memory(const fake_launch *l) {
   const char *name = l->name;
   if (l->n_args <= 0) return SUCCESS;
+  if (fake_gemm_pointers(name)) {
+    int in = fake_gemm_in_bounds(l, covers);
+    return in < 0 ? INVALID_VALUE : in ? SUCCESS : ILLEGAL_ADDRESS;
+  }
   int ok = 1;
   if (is_cnn(name)) {
     long long counts[6];
@@ -888,7 +895,8 @@ static emu_launch_fn emulator(int *broken) {
 /* Run a recorded launch of a known kernel on the emulator, its pointer arguments (the first two, three for
  * the binary kernels) turned into the host bytes behind them. */
 static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
-  int pointers = is_cnn(l->name) ? 6 : ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
+  int pointers = is_cnn(l->name) ? 6 : fake_gemm_pointers(l->name);
+  if (!pointers) pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
   void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
   for (int i = 0; i < l->n_args; i++) {
     args[i] = params[i];

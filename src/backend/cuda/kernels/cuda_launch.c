@@ -161,6 +161,8 @@ tb_status tb_cuda_go_rows(tb_cuda_launch *l, int64_t rows, int64_t cols) {
   return enqueue(l, tb_cuda_grid_rows(rows, cols));
 }
 
+tb_status tb_cuda_go(tb_cuda_launch *l, tb_cuda_dims dims) { return enqueue(l, dims); }
+
 bool tb_cuda_all_f32(const tb_kernel_query *q) {
   bool any = false;
   for (size_t i = 0; i < q->n_inputs; i++) {

@@ -62,6 +62,8 @@ void tb_cuda_arg_bytes(tb_cuda_launch *l, const void *p, size_t size, size_t ali
 tb_status tb_cuda_go_elements(tb_cuda_launch *l, int64_t n);
 /* Enqueue one block per row (tb_cuda_grid_rows); nothing when rows is 0. */
 tb_status tb_cuda_go_rows(tb_cuda_launch *l, int64_t rows, int64_t cols);
+/* Enqueue on a grid the caller chose (a kernel with its own tiling: 40_gemm.cu). */
+tb_status tb_cuda_go(tb_cuda_launch *l, tb_cuda_dims dims);
 
 /* The per-node state every CUDA kernel's prepare makes: the functions the node has launched, found by
  * name on first use. prepare loads the device's module, so a compile failure names the node at

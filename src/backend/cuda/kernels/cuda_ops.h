@@ -18,6 +18,7 @@ typedef struct tb_cuda_family {
 extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
 /* Conv, FusedConv, ConvTranspose (cuda_ops_conv.c); pools and normalizations (cuda_ops_pool.c); Resize (cuda_ops_resize.c) */
 extern const tb_cuda_family tb_cuda_family_conv, tb_cuda_family_pool, tb_cuda_family_resize;
+extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

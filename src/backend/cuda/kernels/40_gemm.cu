@@ -1,0 +1,155 @@
+// Float32 matrix products, the backend's own (cuBLASLt runs them where it is installed; these run where it
+// is absent or refuses a shape): C[b] = act(alpha * A[b] B[b] (or / alpha) + s0 * add0[b] + s1 * add1[b]),
+// for every index b of the batch dims, with any element strides, so one kernel covers MatMul with any
+// broadcast of its batch dims, Gemm with its transposes and its C, the fused products' bias, residual and
+// activation, and the attention's two products (the mask an addend). C is contiguous [batch..., m, n].
+//
+// tb_cu_gemm_f32: a 1-D grid whose blocks stride over the output's 64 x 64 tiles (batch-major); 256 threads
+// per block, each accumulating a 4 x 4 register block of the tile from 16-deep slices of A and B staged in
+// shared memory. Any m, n, k (k 0: only the epilogue), any strides (a transpose is a swap of A's strides).
+// tb_cu_gemm_epilogue_f32: the same epilogue in place over C (after a cuBLASLt product), any grid.
+
+#define TB_GEMM_TILE 64
+#define TB_GEMM_DEPTH 16
+#define TB_GEMM_THREADS 256
+#define TB_GEMM_MAX_BATCH 6 // TB_MAX_RANK less the two matrix dims
+
+// The activations of the fused products (the numbering of tb_fused_act_kind, ops/fused/fused_params.h).
+#define TB_GEMM_ACT_NONE 0
+#define TB_GEMM_ACT_RELU 1
+#define TB_GEMM_ACT_LEAKY_RELU 2
+#define TB_GEMM_ACT_CLIP 3
+#define TB_GEMM_ACT_SIGMOID 4
+#define TB_GEMM_ACT_TANH 5
+#define TB_GEMM_ACT_HARD_SIGMOID 6
+#define TB_GEMM_ACT_HARD_SWISH 7
+#define TB_GEMM_ACT_GELU 8
+#define TB_GEMM_ACT_GELU_TANH 9
+#define TB_GEMM_ACT_SILU 10
+#define TB_GEMM_ACT_MISH 11
+
+// A product's shape, passed by value (the host mirrors it: cuda_gemm.h, 376 bytes). Element (i, p) of
+// A[b] is a[a_off(b) + i * a_rs + p * a_cs], element (p, j) of B[b] is b[b_off(b) + p * b_rs + j * b_cs],
+// the addends' (i, j) likewise; X_off(b) sums batch index d times X_batch[d] (0 where X broadcasts).
+struct tb_gemm_desc {
+  int batch_rank; // 0 to TB_GEMM_MAX_BATCH
+  int act;        // TB_GEMM_ACT_*
+  tb_index batch_dims[TB_GEMM_MAX_BATCH];
+  tb_index a_batch[TB_GEMM_MAX_BATCH], b_batch[TB_GEMM_MAX_BATCH];
+  tb_index add0_batch[TB_GEMM_MAX_BATCH], add1_batch[TB_GEMM_MAX_BATCH];
+  tb_index batch; // the product of batch_dims (1 for none)
+  tb_index m, n, k;
+  tb_index a_rs, a_cs, b_rs, b_cs;
+  tb_index add0_rs, add0_cs, add1_rs, add1_cs;
+  float alpha, add0_scale, add1_scale;
+  float act_alpha, act_beta, act_min, act_max;
+  int divide; // 1: the product is divided by alpha (the attention's scale_divide), else multiplied
+};
+
+__device__ inline float tb_gemm_clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; } // NaN stays
+
+__device__ inline float tb_gemm_activate(const tb_gemm_desc &d, float x) {
+  switch (d.act) {
+    case TB_GEMM_ACT_RELU: return x < 0.0f ? 0.0f : x;
+    case TB_GEMM_ACT_LEAKY_RELU: return x < 0.0f ? d.act_alpha * x : x;
+    case TB_GEMM_ACT_CLIP: return x < d.act_min ? d.act_min : x > d.act_max ? d.act_max : x;
+    case TB_GEMM_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case TB_GEMM_ACT_TANH: return tanhf(x);
+    case TB_GEMM_ACT_HARD_SIGMOID: return tb_gemm_clamp01(d.act_alpha * x + d.act_beta);
+    case TB_GEMM_ACT_HARD_SWISH: return x * tb_gemm_clamp01(x / 6.0f + 0.5f);
+    case TB_GEMM_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case TB_GEMM_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case TB_GEMM_ACT_SILU: return x >= 0.0f ? x / (1.0f + expf(-x)) : x * expf(x) / (1.0f + expf(x));
+    case TB_GEMM_ACT_MISH: return x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)));
+    default: return x;
+  }
+}
+
+// The offsets of product b into A, B and the two addends.
+__device__ inline void tb_gemm_batch_offsets(const tb_gemm_desc &d, tb_index b, tb_index *a, tb_index *bo, tb_index *s0,
+                                             tb_index *s1) {
+  tb_index oa = 0, ob = 0, o0 = 0, o1 = 0;
+  for (int r = d.batch_rank - 1; r >= 0; r--) {
+    tb_index c = b % d.batch_dims[r];
+    b /= d.batch_dims[r];
+    oa += c * d.a_batch[r];
+    ob += c * d.b_batch[r];
+    o0 += c * d.add0_batch[r];
+    o1 += c * d.add1_batch[r];
+  }
+  *a = oa;
+  *bo = ob;
+  *s0 = o0;
+  *s1 = o1;
+}
+
+// The epilogue of element (i, j): alpha (or / alpha), the addends, the activation.
+__device__ inline float tb_gemm_finish(const tb_gemm_desc &d, float acc, const float *add0, const float *add1, tb_index o0,
+                                       tb_index o1, tb_index i, tb_index j) {
+  float v = d.divide ? acc / d.alpha : acc * d.alpha;
+  if (add0) v += d.add0_scale * add0[o0 + i * d.add0_rs + j * d.add0_cs];
+  if (add1) v += d.add1_scale * add1[o1 + i * d.add1_rs + j * d.add1_cs];
+  return tb_gemm_activate(d, v);
+}
+
+extern "C" __global__ void tb_cu_gemm_f32(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
+                                          const float *__restrict__ add0, const float *__restrict__ add1, tb_gemm_desc d) {
+  __shared__ float as[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // as[p][i]: A's slice, k-major
+  __shared__ float bs[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // bs[p][j]
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const tb_index tiles_m = (d.m + TB_GEMM_TILE - 1) / TB_GEMM_TILE, tiles_n = (d.n + TB_GEMM_TILE - 1) / TB_GEMM_TILE;
+  const tb_index tiles = d.batch * tiles_m * tiles_n;
+  // Which elements of a slice each thread loads: along the operand's unit stride, so neighbouring threads
+  // read neighbouring addresses (a row-major A walks p, a transposed one i).
+  const bool a_along_k = d.a_cs == 1, b_along_n = d.b_cs == 1;
+  for (tb_index tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const tb_index batch = tile / (tiles_m * tiles_n), rest = tile % (tiles_m * tiles_n);
+    const tb_index i0 = rest / tiles_n * TB_GEMM_TILE, j0 = rest % tiles_n * TB_GEMM_TILE;
+    tb_index oa, ob, o0, o1;
+    tb_gemm_batch_offsets(d, batch, &oa, &ob, &o0, &o1);
+    float acc[4][4];
+    for (int r = 0; r < 4; r++)
+      for (int s = 0; s < 4; s++) acc[r][s] = 0.0f;
+    for (tb_index p0 = 0; p0 < d.k; p0 += TB_GEMM_DEPTH) {
+      for (int e = tid; e < TB_GEMM_DEPTH * TB_GEMM_TILE; e += TB_GEMM_THREADS) {
+        int p = a_along_k ? e % TB_GEMM_DEPTH : e / TB_GEMM_TILE, i = a_along_k ? e / TB_GEMM_DEPTH : e % TB_GEMM_TILE;
+        tb_index gi = i0 + i, gp = p0 + p;
+        as[p][i] = gi < d.m && gp < d.k ? a[oa + gi * d.a_rs + gp * d.a_cs] : 0.0f;
+        p = b_along_n ? e / TB_GEMM_TILE : e % TB_GEMM_DEPTH;
+        int j = b_along_n ? e % TB_GEMM_TILE : e / TB_GEMM_DEPTH;
+        tb_index gj = j0 + j;
+        gp = p0 + p;
+        bs[p][j] = gj < d.n && gp < d.k ? b[ob + gp * d.b_rs + gj * d.b_cs] : 0.0f;
+      }
+      __syncthreads();
+      for (int p = 0; p < TB_GEMM_DEPTH; p++) {
+        float ra[4], rb[4];
+        for (int r = 0; r < 4; r++) ra[r] = as[p][ty + 16 * r];
+        for (int s = 0; s < 4; s++) rb[s] = bs[p][tx + 16 * s];
+        for (int r = 0; r < 4; r++)
+          for (int s = 0; s < 4; s++) acc[r][s] += ra[r] * rb[s];
+      }
+      __syncthreads(); // the slice is read: the next one may overwrite it
+    }
+    float *cb = c + batch * d.m * d.n;
+    for (int r = 0; r < 4; r++) {
+      tb_index i = i0 + ty + 16 * r;
+      if (i >= d.m) continue;
+      for (int s = 0; s < 4; s++) {
+        tb_index j = j0 + tx + 16 * s;
+        if (j < d.n) cb[i * d.n + j] = tb_gemm_finish(d, acc[r][s], add0, add1, o0, o1, i, j);
+      }
+    }
+  }
+}
+
+extern "C" __global__ void tb_cu_gemm_epilogue_f32(float *__restrict__ c, const float *__restrict__ add0,
+                                                   const float *__restrict__ add1, tb_gemm_desc d) {
+  const tb_index mn = d.m * d.n;
+  TB_GRID_LOOP(e, d.batch * mn) {
+    tb_index oa, ob, o0, o1;
+    tb_gemm_batch_offsets(d, e / mn, &oa, &ob, &o0, &o1);
+    tb_index i = e % mn / d.n, j = e % d.n;
+    c[e] = tb_gemm_finish(d, c[e], add0, add1, o0, o1, i, j);
+  }
+}

@@ -1,0 +1,278 @@
+/* Matrix products on cuda:0 (cuda_gemm.h): the kernels' descriptor made from shapes, the node state with
+ * cuBLASLt's handle, and the choice per product between cuBLASLt (with the epilogue it cannot fuse applied
+ * after it by tb_cu_gemm_epilogue_f32) and the own tiled kernel tb_cu_gemm_f32. */
+#include "backend/cuda/kernels/cuda_gemm.h"
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend_impl.h"
+#include "backend/cuda/cuda_module.h"
+#include "backend/tensor/tensor_impl.h"
+#include "core/env.h"
+#include "core/error.h"
+
+/* The layout the kernels read (40_gemm.cu's tb_gemm_desc, compiled as C++ with 8-byte long long). */
+_Static_assert(sizeof(tb_cuda_gemm_desc) == 376, "tb_cuda_gemm_desc must match the kernels' tb_gemm_desc");
+_Static_assert(offsetof(tb_cuda_gemm_desc, batch_dims) == 8, "tb_gemm_desc.batch_dims");
+_Static_assert(offsetof(tb_cuda_gemm_desc, batch) == 248, "tb_gemm_desc.batch");
+_Static_assert(offsetof(tb_cuda_gemm_desc, alpha) == 344, "tb_gemm_desc.alpha");
+_Static_assert(offsetof(tb_cuda_gemm_desc, divide) == 372, "tb_gemm_desc.divide");
+
+void tb_cuda_gemm_strides(size_t ndim, const int64_t *shape, size_t batch_rank, int64_t *batch, int64_t *rs, int64_t *cs) {
+  int64_t stride = 1, strides[TB_MAX_DIMS];
+  for (size_t d = ndim; d-- > 0;) {
+    strides[d] = shape[d] == 1 ? 0 : stride;
+    stride *= shape[d];
+  }
+  *cs = ndim >= 1 ? strides[ndim - 1] : 0;
+  *rs = ndim >= 2 ? strides[ndim - 2] : 0;
+  for (size_t r = 0; r < batch_rank; r++) {
+    /* batch dim r of the output is dim r - (batch_rank + 2 - ndim) of the tensor */
+    ptrdiff_t t = (ptrdiff_t)r - (ptrdiff_t)batch_rank - 2 + (ptrdiff_t)ndim;
+    batch[r] = t >= 0 ? strides[t] : 0;
+  }
+}
+
+void tb_cuda_gemm_set_batch(tb_cuda_gemm_desc *d, size_t batch_rank, const int64_t *dims) {
+  d->batch_rank = (int32_t)batch_rank;
+  d->batch = 1;
+  for (size_t r = 0; r < batch_rank; r++) {
+    d->batch_dims[r] = dims[r];
+    d->batch *= dims[r];
+  }
+}
+
+/* Remove batch dim r (its index is always 0). */
+static void drop_dim(tb_cuda_gemm_desc *d, int r) {
+  int64_t *const lists[5] = {d->batch_dims, d->a_batch, d->b_batch, d->add0_batch, d->add1_batch};
+  for (int l = 0; l < 5; l++) {
+    memmove(lists[l] + r, lists[l] + r + 1, (size_t)(d->batch_rank - r - 1) * sizeof(int64_t));
+    lists[l][d->batch_rank - 1] = 0;
+  }
+  d->batch_rank--;
+}
+
+void tb_cuda_gemm_merge_batch(tb_cuda_gemm_desc *d) {
+  for (int r = d->batch_rank - 1; r >= 0; r--)
+    if (d->batch_dims[r] == 1) drop_dim(d, r);
+  for (int r = d->batch_rank - 2; r >= 0; r--) {
+    int64_t inner = d->batch_dims[r + 1];
+    const int64_t *const lists[4] = {d->a_batch, d->b_batch, d->add0_batch, d->add1_batch};
+    bool alike = true;
+    for (int l = 0; l < 4; l++) alike = alike && lists[l][r] == lists[l][r + 1] * inner;
+    if (!alike) continue;
+    d->batch_dims[r] *= inner;
+    d->a_batch[r] = d->a_batch[r + 1];
+    d->b_batch[r] = d->b_batch[r + 1];
+    d->add0_batch[r] = d->add0_batch[r + 1];
+    d->add1_batch[r] = d->add1_batch[r + 1];
+    drop_dim(d, r + 1);
+  }
+}
+
+/* An operand [rows, cols] with strides rs, cs as cuBLASLt's row-major operand: stored as is with pitch ld
+ * (unit column stride), or transposed (unit row stride). A dim of 1 lets its stride be anything. */
+static bool blas_operand(int64_t rs, int64_t cs, int64_t rows, int64_t cols, bool *trans, int64_t *ld) {
+  bool cs_unit = cs == 1 || cols == 1, rs_unit = rs == 1 || rows == 1;
+  if (cs_unit && (rows == 1 || rs >= cols)) {
+    *trans = false;
+    *ld = rows == 1 ? cols : rs;
+    return true;
+  }
+  if (rs_unit && (cols == 1 || cs >= rows)) {
+    *trans = true;
+    *ld = cols == 1 ? rows : cs;
+    return true;
+  }
+  return false;
+}
+
+static bool no_batch_steps(const int64_t *strides, int rank) {
+  for (int r = 0; r < rank; r++)
+    if (strides[r]) return false;
+  return true;
+}
+
+bool tb_cuda_gemm_blas_form(const tb_cuda_gemm_desc *d, bool has_add0, bool has_add1, tb_cuda_gemm *g, bool *rest) {
+  memset(g, 0, sizeof *g);
+  *rest = false;
+  if (d->divide || d->m < 1 || d->n < 1 || d->k < 1 || d->batch_rank > TB_CUDA_GEMM_MAX_BATCH) return false;
+  if (!blas_operand(d->a_rs, d->a_cs, d->m, d->k, &g->trans_a, &g->lda)) return false;
+  if (!blas_operand(d->b_rs, d->b_cs, d->k, d->n, &g->trans_b, &g->ldb)) return false;
+  if (g->lda < 1 || g->ldb < 1) return false;
+  g->dtype = TB_CUDA_BLAS_F32;
+  g->m = d->m;
+  g->n = d->n;
+  g->k = d->k;
+  g->ldc = d->n;
+  g->alpha = d->alpha;
+  g->beta = 0.0f;
+  if (d->batch_rank >= 1) { /* the last batch dim is cuBLASLt's batch; the caller loops over the others */
+    int r = d->batch_rank - 1;
+    g->batch = d->batch_dims[r];
+    g->stride_a = d->a_batch[r];
+    g->stride_b = d->b_batch[r];
+    g->stride_c = d->m * d->n;
+    if (g->stride_a < 0 || g->stride_b < 0 || d->batch / d->batch_dims[r] > TB_CUDA_GEMM_MAX_CALLS) return false;
+  }
+  /* cuBLASLt's epilogues: a bias along the columns (the same for every row and product), then ReLU */
+  bool bias = has_add0 && !has_add1 && d->add0_scale == 1.0f && (d->add0_rs == 0 || d->m == 1) &&
+              (d->add0_cs == 1 || d->n == 1) && no_batch_steps(d->add0_batch, d->batch_rank);
+  bool act_fused = d->act == 0 || d->act == 1; /* none, relu */
+  if (bias && act_fused) {
+    g->bias = 1; /* set to the pointer by the caller */
+    g->relu = d->act == 1;
+    return true;
+  }
+  if (!has_add0 && !has_add1 && act_fused) {
+    g->relu = d->act == 1;
+    return true;
+  }
+  *rest = true;
+  return true;
+}
+
+/* ---- The node state ------------------------------------------------------------------------------ */
+
+static cuda_state *state_of(const tb_kernel_ctx *ctx) {
+  return ctx->backend && ctx->backend->ops == &tb_cuda_ops ? ctx->backend->state : NULL;
+}
+
+/* Whether products may use cuBLASLt: TB_CUDA_GEMM unset or auto, not own. */
+static bool blas_wanted(void) {
+  const char *v = tb_env("TB_CUDA_GEMM");
+  if (!v || strcmp(v, "auto") == 0) return true;
+  if (strcmp(v, "own") == 0) return false;
+  tb_env_warn("TB_CUDA_GEMM", v, "is not auto or own; matrix products use cuBLASLt where it is installed (auto)");
+  return true;
+}
+
+tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state) {
+  *state = NULL;
+  cuda_state *s = state_of(ctx);
+  if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA product was prepared for a backend that is not an open CUDA device");
+  tb_cu_module module = NULL;
+  tb_status st = tb_cuda_module_get(s, &module);
+  if (st != TB_OK) return st;
+  tb_cuda_gemm_node *node = calloc(1, sizeof *node);
+  if (!node) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA product's state");
+  if (blas_wanted() && tb_cuda_blas_create(s->base.label, &node->blas) != TB_OK) {
+    node->blas = NULL;
+    char key[128];
+    snprintf(key, sizeof key, "cuda-gemm-no-cublaslt:%s", s->base.label);
+    tb_warn_once(key, "%s; MatMul, Gemm and the fused products run on the backend's own GEMM kernel", tb_last_error());
+  }
+  tb_kernel_set_method(ctx, node->blas ? "cuBLASLt" : "own tiled GEMM"); /* shown by --profile */
+  *state = node;
+  return TB_OK;
+}
+
+void tb_cuda_gemm_release(void *state) {
+  tb_cuda_gemm_node *node = state;
+  if (!node) return;
+  tb_cuda_blas_destroy(node->blas);
+  free(node);
+}
+
+/* ---- Running a product --------------------------------------------------------------------------- */
+
+/* A tensor's device address (0 for none). */
+static tb_cu_deviceptr address_of(const tb_tensor *t) {
+  if (!t || !t->storage || !t->storage->block) return 0;
+  const tb_block *b = t->storage->block;
+  return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
+}
+
+/* A tensor argument, or a NULL pointer for none (an omitted addend) or for an empty one (A or B when k is
+ * 0: the kernel reads neither). */
+static void arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
+  if (t && tb_tensor_numel(t) > 0) {
+    tb_cuda_arg_tensor(l, t);
+    return;
+  }
+  unsigned long long none = 0;
+  tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
+}
+
+static tb_status own_kernel(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
+                            const tb_tensor *add0, const tb_tensor *add1) {
+  tb_cuda_launch l;
+  tb_cuda_begin(&l, ctx, "tb_cu_gemm_f32");
+  arg_optional(&l, a);
+  arg_optional(&l, b);
+  tb_cuda_arg_tensor(&l, c);
+  arg_optional(&l, add0);
+  arg_optional(&l, add1);
+  tb_cuda_arg_bytes(&l, d, sizeof *d, 8);
+  int64_t tiles = d->batch * ((d->m + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE) * ((d->n + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE);
+  int64_t cap = (int64_t)(l.s && l.s->sm_count > 0 ? l.s->sm_count : 1) * TB_CUDA_GEMM_BLOCKS_PER_SM;
+  return tb_cuda_go(&l, (tb_cuda_dims){(unsigned)(tiles < cap ? tiles : cap), TB_CUDA_GEMM_THREADS});
+}
+
+/* The epilogue cuBLASLt left: in place over C (alpha already applied). */
+static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1) {
+  tb_cuda_gemm_desc e = *d;
+  e.alpha = 1.0f;
+  e.divide = 0;
+  tb_cuda_launch l;
+  tb_cuda_begin(&l, ctx, "tb_cu_gemm_epilogue_f32");
+  tb_cuda_arg_tensor(&l, c);
+  arg_optional(&l, add0);
+  arg_optional(&l, add1);
+  tb_cuda_arg_bytes(&l, &e, sizeof e, 8);
+  return tb_cuda_go_elements(&l, d->batch * d->m * d->n);
+}
+
+/* The product through cuBLASLt, one call per index of the batch dims before the last (the last is
+ * cuBLASLt's batch): TB_OK, or cuBLASLt's status (TB_ERR_UNAVAILABLE / UNSUPPORTED: the caller runs the own
+ * kernel, which writes all of C, so a refusal after some calls were enqueued loses nothing). */
+static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_cuda_gemm_desc *d, tb_cuda_gemm *g,
+                              const tb_tensor *a, const tb_tensor *b, tb_tensor *c, const tb_tensor *bias) {
+  cuda_state *s = state_of(ctx);
+  const tb_cu_deviceptr base_a = address_of(a), base_b = address_of(b), base_c = address_of(c);
+  g->bias = g->bias ? address_of(bias) : 0;
+  int outer_rank = d->batch_rank > 0 ? d->batch_rank - 1 : 0;
+  int64_t outer = d->batch_rank > 0 ? d->batch / d->batch_dims[outer_rank] : 1;
+  tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
+  if (r != TB_CUDA_SUCCESS) return tb_devmem_call_failed(&s->base, "cuCtxPushCurrent_v2", "before a cuBLASLt product", r, "");
+  tb_status st = TB_OK;
+  for (int64_t o = 0; o < outer && st == TB_OK; o++) {
+    int64_t oa = 0, ob = 0, rest = o;
+    for (int dim = outer_rank - 1; dim >= 0; dim--) {
+      int64_t i = rest % d->batch_dims[dim];
+      rest /= d->batch_dims[dim];
+      oa += i * d->a_batch[dim];
+      ob += i * d->b_batch[dim];
+    }
+    int64_t per_call = d->batch_rank > 0 ? d->batch_dims[outer_rank] : 1;
+    g->a = base_a + (tb_cu_deviceptr)(oa * 4);
+    g->b = base_b + (tb_cu_deviceptr)(ob * 4);
+    g->c = base_c + (tb_cu_deviceptr)(o * per_call * d->m * d->n * 4);
+    st = tb_cuda_blas_gemm(blas, g, tb_cuda_stream_of(s), 0, 0);
+  }
+  tb_cu_context popped = NULL;
+  s->api.cuCtxPopCurrent_v2(&popped);
+  return st;
+}
+
+tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
+                           const tb_tensor *add0, const tb_tensor *add1) {
+  if (d->batch * d->m * d->n == 0) return TB_OK;
+  tb_cuda_gemm_node *node = ctx->state;
+  tb_cuda_gemm g;
+  bool rest = false;
+  if (node && node->blas && state_of(ctx) && tb_cuda_gemm_blas_form(d, add0 != NULL, add1 != NULL, &g, &rest)) {
+    tb_status st = blas_product(ctx, node->blas, d, &g, a, b, c, add0);
+    if (st == TB_OK) return rest ? epilogue(ctx, d, c, add0, add1) : TB_OK;
+    char label[128], why[1024];
+    snprintf(why, sizeof why, "%s", tb_last_error());
+    tb_kernel_label(ctx->name, ctx->op_type, label, sizeof label);
+    if (st != TB_ERR_UNAVAILABLE && st != TB_ERR_UNSUPPORTED) return tb_error(st, "%s: %s", label, why);
+    if (!node->refused_logged) {
+      node->refused_logged = 1;
+      tb_log(TB_LOG_INFO, "%s: %s; the own GEMM kernel runs it", label, why);
+    }
+  }
+  return own_kernel(ctx, d, a, b, c, add0, add1);
+}
