@@ -16,6 +16,8 @@ typedef struct tb_cuda_family {
   size_t count;
 } tb_cuda_family;
 extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
+/* Data movement, index, logic and LayerNorm kernels (cuda_ops_data.c, _index.c, _logic.c, _norm.c; cuda_dm.h). */
+extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_family_logic, tb_cuda_family_norm;
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

@@ -5,7 +5,10 @@
 #include "backend/kernel_tables.h"
 #include "core/env.h"
 
-static const tb_cuda_family *const families[] = {&tb_cuda_family_elementwise, &tb_cuda_family_nn};
+static const tb_cuda_family *const families[] = {
+    &tb_cuda_family_elementwise, &tb_cuda_family_nn,
+    &tb_cuda_family_data, &tb_cuda_family_index, &tb_cuda_family_logic, &tb_cuda_family_norm,
+};
 
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {
   bool named = false;
