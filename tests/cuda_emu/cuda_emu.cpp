@@ -189,6 +189,7 @@ const entry kernels[] = {
     K(tb_cu_dm_compare),
     K(tb_cu_dm_logic),
     K(tb_cu_dm_layer_norm_f32),
+    K(tb_cu_dm_gelu_tanh_f32),
 };
 #undef K
 

@@ -439,7 +439,7 @@ static void index_values_match_the_cpu(void **state) {
 }
 
 /* LayerNormalization over the last axis of [6, 64] (two blocks' worth of threads per row), over axes 1..2 of
- * [2, 3, 40] with a scalar bias, and without a bias. */
+ * [2, 3, 40] with a scalar bias, and without a bias; tb::Gelu's tanh form. */
 static void layer_norm_values_match_the_cpu(void **state) {
   (void)state;
   if (!emulator_here()) return;
@@ -464,12 +464,18 @@ static void layer_norm_values_match_the_cpu(void **state) {
   pt_attr_float(g, n, "epsilon", 1e-3f);
   tbt_output(g, "y1");
   output(g, "LayerNormalization", "ln_nobias", "x,s64", "y2");
+  /* tb::Gelu, the tanh form (GPT-2's) */
+  int in[1] = {tb_graph_value(g, "x")}, out[1] = {tb_graph_value(g, "y3")};
+  n = tb_graph_add_node(g, "gelu_tanh", "Gelu", "tb", in, 1, out, 1, NULL, 0);
+  assert_true(n >= 0);
+  pt_attr_string(g, n, "approximate", "tanh");
+  tbt_output(g, "y3");
   tb_model *model = tbt_model_of(ir);
-  const feed in[2] = {{"x", TB_DTYPE_F32, 2, {6, 64}, x}, {"z", TB_DTYPE_F32, 3, {2, 3, 40}, z}};
+  const feed feeds[2] = {{"x", TB_DTYPE_F32, 2, {6, 64}, x}, {"z", TB_DTYPE_F32, 3, {2, 3, 40}, z}};
   size_t device = 0, fallbacks = 0;
-  compare_runs(model, 2, in, 3, TB_LEVEL_O0, 1e-5, 1e-4, &device, &fallbacks);
+  compare_runs(model, 2, feeds, 4, TB_LEVEL_O0, 1e-5, 1e-4, &device, &fallbacks);
   assert_int_equal(fallbacks, 0);
-  assert_int_equal(device, 3);
+  assert_int_equal(device, 4);
   tb_model_destroy(model);
 }
 

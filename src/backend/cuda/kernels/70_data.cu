@@ -399,3 +399,15 @@ extern "C" __global__ void tb_cu_dm_layer_norm_f32(TB_DM_PARAMS) {
       yr[j] = (xr[j] - mean) * inv * scale[j * ss] + (bias ? bias[j * bs] : 0.0f);
   }
 }
+
+// tb::Gelu's tanh form (the erf form is 10_elementwise.cu's tb_cu_gelu_f32) over n contiguous float32 values:
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+extern "C" __global__ void tb_cu_dm_gelu_tanh_f32(TB_DM_PARAMS) {
+  TB_DM_USE();
+  const float *x = (const float *)a;
+  float *o = (float *)y;
+  TB_GRID_LOOP(i, n) {
+    float v = x[i];
+    o[i] = 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+  }
+}

@@ -1,12 +1,14 @@
-/* CUDA kernel of LayerNormalization and tb::LayerNormalization (the LayerNorm pattern pass's node) on float32
+/* CUDA kernels of LayerNormalization and tb::LayerNormalization (the LayerNorm pattern pass's node) on float32
  * (kernels/70_data.cu's tb_cu_dm_layer_norm_f32): the input as [rows, cols] with cols the normalised axes,
  * one block per row, mean then variance (two passes, in float), scale and bias of the normalised shape or
- * of one value. The Mean and InvStdDev outputs (training) and scales that broadcast otherwise run on the CPU. */
+ * of one value. The Mean and InvStdDev outputs (training) and scales that broadcast otherwise run on the CPU.
+ * Also tb::Gelu's tanh form (GPT-2's), which the elementwise family's erf kernel declines. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/tensor/tensor_impl.h"
 #include "core/error.h"
+#include "ops/fused/fused_params.h"
 #include "ops/nn/nn_params.h"
 
 /* A scale or bias of n elements for rows of cols: the step along the row (1, or 0 for one value), or -1. */
@@ -66,7 +68,21 @@ static bool layer_norm_accepts(const tb_kernel_query *q) {
   return true;
 }
 
+static tb_status gelu_tanh_run(tb_kernel_ctx *ctx) {
+  tb_status st = tb_cuda_outputs(ctx);
+  if (st != TB_OK) return st;
+  tb_cuda_dm d = {0};
+  return tb_cuda_dm_go(ctx, "tb_cu_dm_gelu_tanh_f32", ctx->inputs[0], NULL, NULL, ctx->outputs[0], tb_tensor_numel(ctx->outputs[0]), &d,
+                       TB_CUDA_DM_ELEMENTS);
+}
+
+static bool gelu_tanh_accepts(const tb_kernel_query *q) {
+  const tb_gelu_params *p = q->params;
+  return p && p->tanh && q->n_inputs == 1 && q->in[0] && tb_cuda_all_f32(q);
+}
+
 static const tb_kernel kernels[] = {
+    TB_CUDA_KERNEL("tb", "Gelu", gelu_tanh_accepts, gelu_tanh_run),
     TB_CUDA_KERNEL("", "LayerNormalization", layer_norm_accepts, layer_norm_run),
     TB_CUDA_KERNEL("tb", "LayerNormalization", layer_norm_accepts, layer_norm_run),
 };
