@@ -128,7 +128,17 @@ static int print_table(const op_entry *entries, size_t count, bool detailed) {
     tbc_error("out of memory printing the operator table");
     return TBC_EXIT_FAILURE;
   }
-  if (!detailed) printf("%zu operators\n", count);
+  if (!detailed) {
+    size_t reference = 0, cuda = 0;
+    for (size_t i = 0; i < count; i++) {
+      bool cpu_reference = false;
+      for (size_t k = 0; k < entries[i].kernel_count; k++)
+        cpu_reference |= entries[i].kernels[k].backend == TB_BACKEND_CPU && entries[i].kernels[k].level == TB_LEVEL_O0;
+      reference += cpu_reference;
+      cuda += cpu_reference && strcmp(device_text(&entries[i], TB_BACKEND_CUDA), "yes") == 0;
+    }
+    printf("%zu operators\n%zu of the %zu operators the CPU reference runs have a CUDA kernel\n", count, cuda, reference);
+  }
   return TBC_EXIT_OK;
 }
 

@@ -111,6 +111,9 @@ for onnx in models/*.onnx; do
     step "$name run cuda:0 $level vs ORT" "run_${name}_$level.log" "$tb" run "$onnx" --backend cuda:0 --level "$level" \
       "${inputs[@]}" --compare-dir "models/$name/outputs" --profile --repeat 5
     grep -m3 -iE "ran on|device nodes|fallback|median" "$out/run_${name}_$level.log" | sed "s/^/    /" | tee -a "$summary"
+    echo "    $(grep -c '^  fallback:' "$out/run_${name}_$level.log") nodes ran on the CPU:" \
+      "$(grep '^  fallback:' "$out/run_${name}_$level.log" | awk '{print $2}' | sort | uniq -c | tr -s ' ' | tr '\n' ',')" |
+      tee -a "$summary"
   done
   step "$name validate cuda:0 (${levels// /,})" "validate_$name.log" "$tb" validate "$onnx" --backends cuda:0 \
     --levels "${levels// /,}" --localize
@@ -158,6 +161,10 @@ PY
 else
   note SKIP "resnet18 PyTorch" "no torch + torchvision with CUDA in python3"
 fi
+
+# ---- CUDA coverage: the operators with a CUDA kernel (tb ops' last line) -------------------------------
+step "tb ops (CUDA coverage)" ops.log "$tb" ops
+tail -n1 "$out/ops.log" | sed "s/^/    /" | tee -a "$summary"
 
 # ---- the node conformance suite ----------------------------------------------------------------------
 conf="$build/tests/conformance/tb_conformance"

@@ -41,6 +41,18 @@ float __int_as_float(int bits) {
   memcpy(&f, &bits, sizeof f);
   return f;
 }
+
+float __uint_as_float(unsigned bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+unsigned __float_as_uint(float f) {
+  unsigned bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
 }  // namespace
 
 #define __global__
@@ -54,6 +66,7 @@ float __int_as_float(int bits) {
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "40_gemm.cu"
+#include "70_data.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -149,6 +162,47 @@ const entry kernels[] = {
     K(tb_cu_cnn_resize_f32),
     K(tb_cu_gemm_f32),
     K(tb_cu_gemm_epilogue_f32),
+    K(tb_cu_dm_copy_b1),
+    K(tb_cu_dm_copy_b2),
+    K(tb_cu_dm_copy_b4),
+    K(tb_cu_dm_copy_b8),
+    K(tb_cu_dm_transpose_b1),
+    K(tb_cu_dm_transpose_b2),
+    K(tb_cu_dm_transpose_b4),
+    K(tb_cu_dm_transpose_b8),
+    K(tb_cu_dm_pad_b1),
+    K(tb_cu_dm_pad_b2),
+    K(tb_cu_dm_pad_b4),
+    K(tb_cu_dm_pad_b8),
+    K(tb_cu_dm_fill_b1),
+    K(tb_cu_dm_fill_b2),
+    K(tb_cu_dm_fill_b4),
+    K(tb_cu_dm_fill_b8),
+    K(tb_cu_dm_gather_b1),
+    K(tb_cu_dm_gather_b2),
+    K(tb_cu_dm_gather_b4),
+    K(tb_cu_dm_gather_b8),
+    K(tb_cu_dm_gather_elements_b1),
+    K(tb_cu_dm_gather_elements_b2),
+    K(tb_cu_dm_gather_elements_b4),
+    K(tb_cu_dm_gather_elements_b8),
+    K(tb_cu_dm_scatter_elements_b1),
+    K(tb_cu_dm_scatter_elements_b2),
+    K(tb_cu_dm_scatter_elements_b4),
+    K(tb_cu_dm_scatter_elements_b8),
+    K(tb_cu_dm_scatter_nd_b1),
+    K(tb_cu_dm_scatter_nd_b2),
+    K(tb_cu_dm_scatter_nd_b4),
+    K(tb_cu_dm_scatter_nd_b8),
+    K(tb_cu_dm_where_b1),
+    K(tb_cu_dm_where_b2),
+    K(tb_cu_dm_where_b4),
+    K(tb_cu_dm_where_b8),
+    K(tb_cu_dm_cast),
+    K(tb_cu_dm_compare),
+    K(tb_cu_dm_logic),
+    K(tb_cu_dm_layer_norm_f32),
+    K(tb_cu_dm_gelu_tanh_f32),
 };
 #undef K
 

@@ -60,13 +60,20 @@ static void table_rows(void **state) {
   assert_string_equal(cells[3], "O0 reference");
   assert_string_equal(cells[4], "-");
   assert_string_equal(cells[5], "-");
-  assert_string_equal(cells[6], "-");
+  assert_string_equal(cells[6], "yes"); /* the CUDA logic kernels (cuda_ops_logic.c) */
+  assert_int_equal(row_cells(r.out, "Transpose", cells), 7);
+  assert_string_equal(cells[6], "yes");
   assert_int_equal(row_cells(r.out, "BatchNormalization", cells), 7);
   assert_string_equal(cells[1], "1,14");
   assert_int_equal(row_cells(r.out, "tb.FusedConv", cells), 7);
   char count[64];
   snprintf(count, sizeof count, "\n%zu operators\n", tb_op_info_count());
   TB_ASSERT_CONTAINS(r.out, count);
+  /* the coverage line: "<n> of the <m> operators the CPU reference runs have a CUDA kernel", 0 < n < m */
+  const char *cov = strstr(r.out, count);
+  unsigned long n = 0, m = 0;
+  assert_int_equal(sscanf(cov + strlen(count), "%lu of the %lu operators the CPU reference runs have a CUDA kernel", &n, &m), 2);
+  assert_true(n > 60 && n < m && m <= tb_op_info_count());
   tcli_free(&r);
   unsetenv("TB_CPU_FEATURES");
 }
@@ -137,9 +144,10 @@ static void json_keys(void **state) {
   const cJSON *and_op = find_json_op(ops, "", "And");
   assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(and_op, "fast_cpu_kernel")));
   kernels = cJSON_GetObjectItemCaseSensitive(and_op, "kernels");
-  assert_int_equal(cJSON_GetArraySize(kernels), 1);
+  assert_int_equal(cJSON_GetArraySize(kernels), 2); /* the CPU's reference and CUDA's (cuda_ops_logic.c) */
   assert_string_equal(tcli_json_str(cJSON_GetArrayItem(kernels, 0), "kind"), "reference");
   assert_string_equal(tcli_json_str(cJSON_GetArrayItem(kernels, 0), "cpu_features"), "");
+  assert_string_equal(tcli_json_str(cJSON_GetArrayItem(kernels, 1), "backend"), "cuda");
   const cJSON *constant = find_json_op(ops, "", "Constant");
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(constant, "input_dtypes")), 0);
   cJSON_Delete(root);

@@ -1,0 +1,199 @@
+/* The host side of the tb_cu_dm_* kernels (cuda_dm.h): the descriptor, the launch, outputs from the op's
+ * inference, strides, device copies and index checks. */
+#include "backend/cuda/kernels/cuda_dm.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend_impl.h"
+#include "backend/tensor/tensor_impl.h"
+#include "core/error.h"
+#include "ops/op_params.h"
+
+_Static_assert(sizeof(tb_cuda_dm) == 432, "tb_cuda_dm must match the kernels' tb_dm");
+_Static_assert(offsetof(tb_cuda_dm, bytes) == 360, "tb_cuda_dm.bytes must be where fake_cuda reads it");
+_Static_assert(TB_DTYPE_F64 == 0 && TB_DTYPE_F32 == 1 && TB_DTYPE_F16 == 2 && TB_DTYPE_BF16 == 3 && TB_DTYPE_I64 == 6 &&
+                   TB_DTYPE_I32 == 7 && TB_DTYPE_I16 == 8 && TB_DTYPE_I8 == 9 && TB_DTYPE_U8 == 10 && TB_DTYPE_BOOL == 11,
+               "70_data.cu's TB_DT_* numbering must be tb_dtype's");
+
+bool tb_cuda_dm_movable(tb_dtype dtype) {
+  size_t s = tb_dtype_size(dtype);
+  return dtype < TB_DTYPE_COUNT && (s == 1 || s == 2 || s == 4 || s == 8);
+}
+
+const char *tb_cuda_dm_sized(const char *const names[4], tb_dtype dtype) {
+  switch (tb_dtype_size(dtype)) {
+    case 1: return names[0];
+    case 2: return names[1];
+    case 4: return names[2];
+    case 8: return names[3];
+    default: return NULL;
+  }
+}
+
+tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *a, const tb_tensor *b, const tb_tensor *c,
+                        tb_tensor *y, int64_t n, tb_cuda_dm *d, tb_cuda_dm_grid grid) {
+  if (!kernel) return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "no CUDA data kernel for elements of this size");
+  if (n <= 0) return TB_OK;
+  const tb_tensor *ops[4] = {a, b, c, y};
+  for (int i = 0; i < 4; i++) d->bytes[i] = ops[i] ? (int64_t)tb_tensor_nbytes(ops[i]) : 0;
+  tb_cuda_launch l;
+  tb_cuda_begin(&l, ctx, kernel);
+  for (int i = 0; i < 4; i++) {
+    if (ops[i]) tb_cuda_arg_tensor(&l, ops[i]);
+    else tb_cuda_arg_i64(&l, 0);
+  }
+  tb_cuda_arg_i64(&l, n);
+  tb_cuda_arg_bytes(&l, d, sizeof *d, 8);
+  switch (grid) {
+    case TB_CUDA_DM_TILES: return tb_cuda_go_elements(&l, n * TB_CUDA_BLOCK_ELEMENTS);
+    case TB_CUDA_DM_ROWS: return tb_cuda_go_rows(&l, d->p[0], d->p[1]);
+    default: return tb_cuda_go_elements(&l, n);
+  }
+}
+
+tb_status tb_cuda_infer_begin(tb_kernel_ctx *ctx, tb_cuda_infer *ci) {
+  memset(ci, 0, sizeof *ci);
+  if (ctx->n_inputs > TB_CUDA_INFER_MAX || ctx->n_outputs > TB_CUDA_INFER_MAX)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the CUDA kernel sizes outputs of nodes with up to %d inputs and outputs",
+                           TB_CUDA_INFER_MAX);
+  tb_status st = tb_infer_stand_in(&ci->op, ctx->domain, ctx->op_type, ctx->opset, ctx->params, ctx->n_inputs, ctx->n_outputs);
+  if (st != TB_OK) return st;
+  for (size_t i = 0; i < ctx->n_inputs; i++) {
+    const tb_tensor *t = ctx->inputs[i];
+    if (!t) continue;
+    tb_value_type *ty = &ci->types[i];
+    ty->kind = TB_VALUE_TENSOR;
+    ty->has_dtype = ty->has_shape = true;
+    ty->dtype = t->dtype;
+    ty->ndim = t->ndim;
+    for (size_t d = 0; d < t->ndim; d++) ty->dims[d] = (tb_dim){t->shape[d], -1};
+    ci->in[i] = ty;
+    if (i < 32 && ((ci->op.def->value_inputs >> i) & 1u)) {
+      tb_ir_tensor *v = &ci->vals[i];
+      v->dtype = t->dtype;
+      v->ndim = t->ndim;
+      memcpy(v->dims, t->shape, t->ndim * sizeof(int64_t));
+      v->data = tb_tensor_host_data(t);
+      v->nbytes = tb_tensor_nbytes(t);
+      if (v->data || v->nbytes == 0) ci->values[i] = v;
+    }
+  }
+  ci->ic = (tb_infer_ctx){NULL, &ci->op, ctx->n_inputs, ci->in, ci->values, ctx->n_outputs, ci->out};
+  return TB_OK;
+}
+
+tb_status tb_cuda_outputs(tb_kernel_ctx *ctx) {
+  bool missing = false;
+  for (size_t i = 0; i < ctx->n_outputs; i++) missing |= !ctx->outputs[i] && tb_kernel_has_output(ctx, i);
+  if (!missing) return TB_OK;
+  tb_cuda_infer *ci = malloc(sizeof *ci);
+  if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory to size the node's outputs");
+  tb_status st = tb_cuda_infer_begin(ctx, ci);
+  if (st == TB_OK) st = ci->op.def->infer(&ci->ic);
+  for (size_t i = 0; st == TB_OK && i < ctx->n_outputs; i++) {
+    if (ctx->outputs[i] || !tb_kernel_has_output(ctx, i)) continue;
+    const tb_value_type *o = &ci->out[i];
+    int64_t dims[TB_MAX_DIMS];
+    bool known = o->has_dtype && o->has_shape && o->ndim <= TB_MAX_DIMS;
+    for (size_t d = 0; known && d < o->ndim; d++) known = (dims[d] = o->dims[d].value) >= 0;
+    if (!known) {
+      st = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED,
+                           "output %zu's shape does not follow from the inputs' shapes, which the CUDA kernel needs", i);
+      break;
+    }
+    st = tb_kernel_output(ctx, i, o->dtype, o->ndim, dims, NULL);
+  }
+  free(ci);
+  return st;
+}
+
+void tb_cuda_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
+  int64_t s = 1;
+  for (size_t d = ndim; d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+}
+
+void tb_cuda_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides) {
+  int64_t own[TB_MAX_DIMS];
+  tb_cuda_strides(in_ndim, in, own);
+  size_t lead = ndim - in_ndim;
+  for (size_t d = 0; d < ndim; d++) strides[d] = d < lead || (in[d - lead] == 1 && out[d] != 1) ? 0 : own[d - lead];
+}
+
+tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x) {
+  size_t bytes = tb_tensor_nbytes(y);
+  if (bytes != tb_tensor_nbytes(x))
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input of %zu bytes for an output of %zu bytes", tb_tensor_nbytes(x), bytes);
+  if (bytes == 0) return TB_OK;
+  const tb_storage *ds = y->storage, *ss = x->storage;
+  if (!ds || !ss || !ds->block || !ss->block || !y->contiguous || !x->contiguous || ds->backend != ctx->backend ||
+      ss->backend != ctx->backend || !ctx->backend->ops->copy)
+    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA copy needs contiguous tensors on the node's CUDA device");
+  size_t es_y = tb_dtype_size(y->dtype), es_x = tb_dtype_size(x->dtype);
+  size_t dst = ds->block->offset + (size_t)y->offset * es_y, src = ss->block->offset + (size_t)x->offset * es_x;
+  if (ds->block->mem.handle == ss->block->mem.handle && dst == src) return TB_OK;
+  return ctx->backend->ops->copy(ctx->backend->state, ds->block->mem, dst, ss->block->mem, src, bytes);
+}
+
+/* The indices as int64 on the host (*out, n entries; the caller frees it). */
+static tb_status read_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t **out, size_t *n) {
+  *out = NULL;
+  *n = (size_t)tb_tensor_numel(idx);
+  if (idx->dtype != TB_DTYPE_I64 && idx->dtype != TB_DTYPE_I32)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "the indices must be int64 or int32, not %s", tb_dtype_name(idx->dtype));
+  if (*n == 0) return TB_OK;
+  size_t elem = tb_dtype_size(idx->dtype);
+  void *raw = malloc(*n * elem);
+  int64_t *v = malloc(*n * sizeof *v);
+  if (!raw || !v) {
+    free(raw);
+    free(v);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for %zu indices", *n);
+  }
+  tb_status st = tb_tensor_copy_to_host(idx, raw, *n * elem);
+  for (size_t i = 0; st == TB_OK && i < *n; i++) v[i] = idx->dtype == TB_DTYPE_I64 ? ((const int64_t *)raw)[i] : ((const int32_t *)raw)[i];
+  free(raw);
+  if (st != TB_OK) {
+    free(v);
+    return st;
+  }
+  *out = v;
+  return TB_OK;
+}
+
+static tb_status index_error(tb_kernel_ctx *ctx, int64_t k, size_t at, size_t axis, int64_t dim) {
+  return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
+                         "index %lld at position %zu of the indices is outside [-%lld, %lld) for axis %zu of size %lld; fix the indices",
+                         (long long)k, at, (long long)dim, (long long)dim, axis, (long long)dim);
+}
+
+tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis) {
+  int64_t *v = NULL;
+  size_t n = 0;
+  tb_status st = read_indices(ctx, idx, &v, &n);
+  for (size_t i = 0; st == TB_OK && i < n; i++)
+    if (v[i] < -dim || v[i] >= dim) st = index_error(ctx, v[i], i, axis, dim);
+  free(v);
+  return st;
+}
+
+tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims) {
+  int64_t *v = NULL;
+  size_t n = 0;
+  tb_status st = read_indices(ctx, idx, &v, &n);
+  for (size_t i = 0; st == TB_OK && k && i < n; i++)
+    if (v[i] < -dims[i % k] || v[i] >= dims[i % k]) st = index_error(ctx, v[i], i, i % k, dims[i % k]);
+  free(v);
+  return st;
+}
+
+tb_status tb_cuda_axis(tb_kernel_ctx *ctx, int64_t axis, size_t rank, size_t *out) {
+  int64_t a = axis < 0 ? axis + (int64_t)rank : axis;
+  if (a < 0 || a >= (int64_t)(rank ? rank : 1))
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "axis %lld is outside the input's rank %zu; use an axis in [-%zu, %zu)", (long long)axis,
+                           rank, rank, rank);
+  *out = (size_t)a;
+  return TB_OK;
+}

@@ -1,0 +1,64 @@
+/* Internal: the host side of the tb_cu_dm_* kernels (kernels/70_data.cu): their descriptor (the C mirror of
+ * tb_dm), one launch call for all of them, and what the data, index, logic and norm families share: outputs
+ * sized by the op's own inference on the concrete inputs, row-major strides, device-to-device copies, the
+ * kernel name for an element size, and indices read back to be checked as the CPU kernels check them. */
+#ifndef TB_BACKEND_CUDA_KERNELS_CUDA_DM_H
+#define TB_BACKEND_CUDA_KERNELS_CUDA_DM_H
+#include <stddef.h>
+#include <stdint.h>
+#include "backend/cuda/kernels/cuda_launch.h"
+#include "ops/op.h"
+
+/* The kernels' tb_dm, byte for byte (432 bytes, checked by _Static_assert in cuda_dm.c). */
+typedef struct tb_cuda_dm {
+  int32_t rank, mode;
+  int64_t dims[TB_MAX_DIMS];
+  int64_t st[4][TB_MAX_DIMS]; /* per operand a, b, c, y */
+  int64_t off[4];
+  int64_t bytes[4];           /* filled by tb_cuda_dm_go from the tensors */
+  int64_t p[4];
+  uint64_t value;
+} tb_cuda_dm;
+
+/* How a tb_cu_dm_ kernel is spread: over n elements, over n 32 x 32 tiles (the transpose: 256 threads per
+ * tile), or one block per row (p[0] rows of p[1] columns: LayerNorm). */
+typedef enum tb_cuda_dm_grid { TB_CUDA_DM_ELEMENTS, TB_CUDA_DM_TILES, TB_CUDA_DM_ROWS } tb_cuda_dm_grid;
+
+/* Launch kernel (a static string) with operands a, b, c (NULL: none) and y over n. */
+tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *a, const tb_tensor *b, const tb_tensor *c,
+                        tb_tensor *y, int64_t n, tb_cuda_dm *d, tb_cuda_dm_grid grid);
+/* names[0..3]: a kernel's _b1, _b2, _b4, _b8 forms; the one for dtype's size, or NULL for another size. */
+const char *tb_cuda_dm_sized(const char *const names[4], tb_dtype dtype);
+/* Whether a tb_cu_dm_ kernel moves this dtype (1, 2, 4 or 8 bytes). */
+bool tb_cuda_dm_movable(tb_dtype dtype);
+
+/* Make the outputs the executor left NULL with the shapes the op's inference gives for these inputs. */
+tb_status tb_cuda_outputs(tb_kernel_ctx *ctx);
+/* The op's inference context on the concrete inputs (value inputs on the host), for its parameter
+ * functions (Slice's plan, Pad's amounts, Split's sizes). */
+enum { TB_CUDA_INFER_MAX = 32 };
+typedef struct tb_cuda_infer {
+  tb_value_type types[TB_CUDA_INFER_MAX], out[TB_CUDA_INFER_MAX];
+  const tb_value_type *in[TB_CUDA_INFER_MAX];
+  tb_ir_tensor vals[TB_CUDA_INFER_MAX];
+  const tb_ir_tensor *values[TB_CUDA_INFER_MAX];
+  tb_node op;
+  tb_infer_ctx ic;
+} tb_cuda_infer;
+tb_status tb_cuda_infer_begin(tb_kernel_ctx *ctx, tb_cuda_infer *ci);
+
+/* Row-major element strides. */
+void tb_cuda_strides(size_t ndim, const int64_t *shape, int64_t *strides);
+/* Strides of input shape `in` broadcast to the output's ndim dims (0 along broadcast and missing dims). */
+void tb_cuda_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides);
+/* y = x byte for byte (same byte count, any shapes) with the device's copy; nothing when they alias. */
+tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x);
+/* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),
+ * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim. */
+tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis);
+/* Per-position dims for ScatterND's k leading data dims: index column j checked against dims[j]. */
+tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims);
+/* An axis made non-negative for rank, or TB_ERR_MODEL naming it. */
+tb_status tb_cuda_axis(tb_kernel_ctx *ctx, int64_t axis, size_t rank, size_t *out);
+
+#endif
