@@ -15,6 +15,8 @@ the models that use them, each with its input, and a manifest.json that bench/mo
   conv_pw_960to160_7 49 to 784 pixels)
   conv_pw_112to672_14 Conv 1x1 112 -> 672, bias, 1x112x14x14
   conv_pw_40to120_28 Conv 1x1 40 -> 120, bias, 1x40x28x28
+  conv_pw_*_14, _7   more 1x1 convolutions of MobileNetV3-Large and EfficientNet-B0 at 14x14 and 7x7 (672 -> 112,
+                     80 -> 184, 480 -> 80, 80 -> 480, 192 -> 1152, 1152 -> 192, 1152 -> 320)
   resize_nearest_2x  Resize nearest (asymmetric, floor: PyTorch's nearest upsampling), scales 2, 1x256x40x40
                      (a feature pyramid's top-down path)
   resize_linear_2x   Resize linear (pytorch_half_pixel: bilinear, align_corners=False), sizes 160x160 from
@@ -25,6 +27,9 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      strides 1 and 2, 112x112 down to 7x7), EfficientNet-B0 (3x3 at 112x112, 5x5 at 28x28),
                      ConvNeXt-T (7x7 pad 3 at 56x56 and 14x14) and DeepLabV3-MobileNetV3's dilated backbone
                      (5x5 dilation 2 at 32x32: a 512x512 image at output stride 16)
+  grp_*              grouped Conv (1 < group < channels) + bias at the shapes of ResNeXt-50 32x4d (3x3, 32 groups of
+                     4 to 32 channels, 56x56 down to 7x7, one stride 2), RegNetX-400MF (3x3, groups of 16 channels)
+                     and ShuffleNet v1 g3 (1x1 in 3 groups)
   sigmoid, tanh,     the activations on 1x96x112x112 (EfficientNet's first SiLU-sized tensor, 1.2 M values),
   hardsigmoid,       each one node; silu is Sigmoid then Mul of the same input (how torch exports SiLU at
   hardswish, gelu,   opset 17: TensorBridge fuses it at O1, ONNX Runtime's optimizer does too) and gelu the
@@ -165,6 +170,50 @@ def depthwise_models(q):
     return out
 
 
+def pointwise_models():
+    """More 1x1 convolutions at 14x14 and 7x7 from MobileNetV3-Large and EfficientNet-B0 (name -> c, m, size)."""
+    shapes = {"conv_pw_672to112_14": (672, 112, 14), "conv_pw_80to184_14": (80, 184, 14),
+              "conv_pw_480to80_14": (480, 80, 14), "conv_pw_80to480_14": (80, 480, 14),
+              "conv_pw_192to1152_7": (192, 1152, 7), "conv_pw_1152to192_7": (1152, 192, 7),
+              "conv_pw_1152to320_7": (1152, 320, 7)}
+    return {name: ((lambda name=name, c=c, m=m, hw=hw, i=i: conv(name, 60 + i, c, m, hw, 1, 1, 0, 1)),
+                   f"Conv 1x1 {c}->{m} + bias, 1x{c}x{hw}x{hw}")
+            for i, (name, (c, m, hw)) in enumerate(shapes.items())}
+
+
+def grouped(name, seed, c, m, hw, k, s, group):
+    rng = np.random.default_rng(seed)
+    pad = (k - 1) // 2
+    w = rng.standard_normal((m, c // group, k, k), dtype=np.float32) * np.float32((c // group * k * k) ** -0.5)
+    b = rng.standard_normal(m, dtype=np.float32) * np.float32(0.1)
+    out = (hw + 2 * pad - k) // s + 1
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name=f"/{name}/Conv", group=group, kernel_shape=[k, k],
+                            strides=[s, s], pads=[pad] * 4)
+    x = rng.standard_normal((1, c, hw, hw), dtype=np.float32)
+    return model(name, node, {"w": w, "b": b}, [1, c, hw, hw], [1, m, out, out]), x
+
+
+def grouped_models(q):
+    """The grouped (not depthwise) shapes: name -> (channels in, out, spatial size, kernel, stride, group, source)."""
+    shapes = {
+        "grp_resnext_128_56": (128, 128, 56, 3, 1, 32, "ResNeXt-50 32x4d stage 1"),
+        "grp_resnext_256s2_56": (256, 256, 56, 3, 2, 32, "ResNeXt-50 32x4d stage 2, first block"),
+        "grp_resnext_256_28": (256, 256, 28, 3, 1, 32, "ResNeXt-50 32x4d stage 2"),
+        "grp_resnext_512_14": (512, 512, 14, 3, 1, 32, "ResNeXt-50 32x4d stage 3"),
+        "grp_resnext_1024_7": (1024, 1024, 7, 3, 1, 32, "ResNeXt-50 32x4d stage 4"),
+        "grp_regnetx_64_28": (64, 64, 28, 3, 1, 4, "RegNetX-400MF stage 2"),
+        "grp_regnetx_160_14": (160, 160, 14, 3, 1, 10, "RegNetX-400MF stage 3"),
+        "grp_shufflev1_1x1_240to60_28": (240, 60, 28, 1, 1, 3, "ShuffleNet v1 g3 stage 2"),
+    }
+    out = {}
+    for i, (name, (c, m, hw, k, s, group, src)) in enumerate(shapes.items()):
+        size = max(hw // q, 7)
+        out[name] = ((lambda name=name, c=c, m=m, size=size, k=k, s=s, group=group, i=i:
+                      grouped(name, 40 + i, c, m, size, k, s, group)),
+                     f"grouped {k}x{k}/{s} {c}->{m} in {group} groups + bias, 1x{c}x{size}x{size} ({src})")
+    return out
+
+
 def models(q):
     """name -> (builder, description); q divides the spatial sizes."""
     out = {
@@ -190,6 +239,7 @@ def models(q):
                                 "Conv 1x1 112->672 + bias, 1x112x14x14"),
         "conv_pw_40to120_28": (lambda: conv("conv_pw_40to120_28", 15, 40, 120, 28, 1, 1, 0, 1),
                                "Conv 1x1 40->120 + bias, 1x40x28x28"),
+        **pointwise_models(),
         "resize_nearest_2x": (lambda: resize("resize_nearest_2x", 4, 256, 40 // q, 80 // q, "nearest", "asymmetric",
                                              False, nearest_mode="floor"),
                               f"Resize nearest asymmetric floor x2, 1x256x{40 // q}x{40 // q}"),
@@ -203,6 +253,7 @@ def models(q):
                                            True, cubic_coeff_a=-0.75),
                             f"Resize cubic a=-0.75 pytorch_half_pixel x2 (sizes), 1x32x{64 // q}x{64 // q}"),
         **depthwise_models(q),
+        **grouped_models(q),
     }
     act_shape = (1, 96, 112 // q, 112 // q)
     for i, act in enumerate(["sigmoid", "tanh", "hardsigmoid", "hardswish", "gelu", "silu"]):

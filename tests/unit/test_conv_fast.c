@@ -284,6 +284,9 @@ static const conv_case gemm_cases[] = {
     {"1-D k19 (more tap columns than the mask table)", 1, 3, 0, 60, 4, 1, 19, 1, 1, 1, {0, 9, 0, 9}, NULL, true},
     {"3x3 64 channels (pixels as rows)", 1, 8, 10, 11, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"1x1 pointwise 32 channels (pixels as rows)", 2, 16, 9, 7, 32, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 pointwise 30 channels over 7x7 (pixels as rows, a partial channel block)", 1, 16, 7, 7, 30, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 pointwise 160 -> 960 over 7x7 (pixels as rows)", 1, 160, 7, 7, 960, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 pointwise 112 -> 136 over 14x14 (narrow edge of 4 pixels)", 1, 112, 14, 14, 136, 1, 1, 1, 1, 1, {0}, NULL, true},
     {"groups 2 of 32 channels stride 2 (pixels as rows)", 1, 8, 13, 12, 64, 3, 3, 2, 2, 1, {1, 1, 1, 1}, NULL, true},
     {"1x1 stride 2 64 channels over 600 pixels (pixels as rows, two blocks)", 1, 4, 69, 35, 64, 1, 1, 1, 2, 1, {0}, NULL, false},
 };

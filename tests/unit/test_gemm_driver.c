@@ -5,7 +5,8 @@
  * row and per column, residual separate or C itself, each activation), results bit-identical on 1 and 2
  * threads (and on a pool of 3), the refusals (a packed operand for another path or size), NaN through
  * the piecewise-linear activations, the exact packed layout (the AVX-512 transposing packer too), and the
- * late bias and residual (tb::FusedMatMul's) bit for bit as separate adds followed by the vec_ops Gelu.
+ * late bias and residual (tb::FusedMatMul's) bit for bit as separate adds followed by the vec_ops Gelu, and
+ * the narrow edge kernels (AVX-512, AVX2) bit for bit against the register tiles' edges.
  *
  * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
  * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
@@ -394,6 +395,67 @@ static void packed_layout_is_exact(void **state) {
   free(x);
 }
 
+/* The narrow edge kernels (tb_gemm_kernel.narrow: vectors along A's rows for an edge sliver of few columns)
+ * give every element the bits the register tile's edge gives it (AVX-512: edge / edge_set; AVX2: ukr on a
+ * copy of the tile, as the driver runs edges there), for 1..narrow_cols columns, row counts with partial
+ * slivers and one to three slivers, depths 1 to 70, alpha 1 and 1.25, C read (load_c) and not read (NaN in
+ * C ignored); C past the block (its row stride is wider) is untouched. */
+static void narrow_edge_same_bits_as_tiles(void **state) {
+  (void)state;
+  static const int64_t row_counts[] = {1, 5, 6, 7, 13, 14, 15, 28, 31, 45};
+  static const int64_t depths[] = {1, 9, 70};
+  for (int p = TB_GEMM_AVX2; p < n_paths(); p++) {
+    const tb_gemm_kernel *kr = tb_gemm_kernel_for((tb_gemm_path)p);
+    assert_non_null(kr->narrow);
+    assert_true(kr->narrow_cols >= 4 && kr->narrow_cols < kr->nr);
+    int mr = kr->mr, nr = kr->nr;
+    for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++)
+      for (size_t di = 0; di < sizeof depths / sizeof depths[0]; di++)
+        for (int cols = 1; cols <= kr->narrow_cols; cols++)
+          for (int variant = 0; variant < 4; variant++) {
+            bool load_c = variant < 2 || !kr->ukr_set; /* AVX2 has no set kernels: the driver always reads C there */
+            float alpha = variant % 2 ? 1.25f : 1.0f;
+            int64_t rows = row_counts[ri], kc = depths[di], slivers = (rows + mr - 1) / mr, ldc = cols + 5;
+            float *a = random_floats(slivers * kc * mr, (uint64_t)(rows * 31 + kc)), *b = random_floats(kc * nr, (uint64_t)(cols + kc));
+            for (int64_t s = 0; s < slivers; s++) /* packed rows past `rows` are zeros */
+              for (int64_t q = 0; q < kc; q++)
+                for (int i = 0; i < mr; i++)
+                  if (s * mr + i >= rows) a[(s * kc + q) * mr + i] = 0.0f;
+            float *want = random_floats(rows * ldc, 5), *got = malloc((size_t)(rows * ldc) * sizeof(float));
+            assert_non_null(got);
+            if (!load_c)
+              for (int64_t i = 0; i < rows * ldc; i++)
+                if (i % ldc < cols) want[i] = NAN;
+            memcpy(got, want, (size_t)(rows * ldc) * sizeof(float));
+            for (int64_t s = 0; s < slivers; s++) {
+              int rr = (int)(rows - s * mr < mr ? rows - s * mr : mr);
+              const float *as = a + s * kc * mr;
+              float *cs = want + s * mr * ldc;
+              if (p == TB_GEMM_AVX512 && load_c) {
+                kr->edge(kc, as, b, cs, ldc, alpha, rr, cols);
+              } else if (p == TB_GEMM_AVX512) {
+                kr->edge_set(kc, as, b, cs, ldc, alpha, rr, cols);
+              } else {
+                _Alignas(64) float tile[GEMM_MAX_TILE] = {0};
+                for (int i = 0; i < rr; i++) memcpy(tile + i * nr, cs + i * ldc, (size_t)cols * sizeof(float));
+                kr->ukr(kc, as, b, tile, nr, alpha);
+                for (int i = 0; i < rr; i++) memcpy(cs + i * ldc, tile + i * nr, (size_t)cols * sizeof(float));
+              }
+            }
+            kr->narrow(kc, a, rows, b, cols, got, ldc, alpha, load_c);
+            for (int64_t i = 0; i < rows * ldc; i++)
+              if (memcmp(&want[i], &got[i], sizeof(float)) != 0)
+                fail_msg("%s path, %lld rows x %d columns, depth %lld, alpha %g, %s C: element (%lld, %lld) is %.9g, the tile "
+                         "gives %.9g", path_names[p], (long long)rows, cols, (long long)kc, alpha, load_c ? "reading" : "not reading",
+                         (long long)(i / ldc), (long long)(i % ldc), got[i], want[i]);
+            free(a);
+            free(b);
+            free(want);
+            free(got);
+          }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_mode_and_transpose),
@@ -405,6 +467,7 @@ int main(void) {
       cmocka_unit_test(activations_keep_nan),
       cmocka_unit_test(packed_layout_is_exact),
       cmocka_unit_test(late_bias_and_residual_are_separate_adds),
+      cmocka_unit_test(narrow_edge_same_bits_as_tiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,17 +27,51 @@ AVX512 static void init_avx512(float *y, int64_t ldy, int64_t rows, int64_t cols
   }
 }
 
+/* r[0..15] (row jj: 16 floats) transposed in registers: r[ii] lane jj = the old r[jj] lane ii. */
+AVX512 static inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int k = 0; k < 8; k++) {
+    t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 4; k++) {
+    __m512d a = _mm512_castps_pd(t[4 * k]), b = _mm512_castps_pd(t[4 * k + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * k + 2]), d = _mm512_castps_pd(t[4 * k + 3]);
+    u[4 * k] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * k + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * k + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * k + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int m = 0; m < 4; m++) { /* u[4k + m]: rows 4k..4k+3, columns m + 4L in 128-bit lane L */
+    __m512 w1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), w2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
+    __m512 w3 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD), w4 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+    r[m] = _mm512_shuffle_f32x4(w1, w2, 0x88);
+    r[m + 8] = _mm512_shuffle_f32x4(w1, w2, 0xDD);
+    r[m + 4] = _mm512_shuffle_f32x4(w3, w4, 0x88);
+    r[m + 12] = _mm512_shuffle_f32x4(w3, w4, 0xDD);
+  }
+}
+
+/* 16 x 16 blocks of ct (16 pixels' rows of 16 channels) transposed in registers, then each channel's 16
+ * pixels + bias + residual stored (a gather per channel and 16 pixels cost several times more). */
 AVX512 static void from_t_avx512(float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
                                  const float *bias, const float *res, int64_t ldr) {
-  const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32((int)ldt));
-  for (int64_t j = 0; j < cols; j += 16) { /* 16 rows of ct stay in L1 while every channel takes its column */
+  for (int64_t j = 0; j < cols; j += 16) {
     __mmask16 m = first_lanes(cols - j);
-    for (int64_t i = 0; i < rows; i++) {
-      __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes, ct + j * ldt + i, 4);
-      v = _mm512_add_ps(v, _mm512_set1_ps(bias ? bias[i] : 0.0f));
-      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + i * ldr + j));
-      _mm512_mask_storeu_ps(y + i * ldy + j, m, v);
+    int64_t nj = cols - j < 16 ? cols - j : 16;
+    for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+      __mmask16 ci = first_lanes(rows - i0);
+      __m512 r[16];
+      for (int64_t jj = 0; jj < 16; jj++)
+        r[jj] = jj < nj ? _mm512_maskz_loadu_ps(ci, ct + (j + jj) * ldt + i0) : _mm512_setzero_ps();
+      transpose16(r);
+      int64_t ni = rows - i0 < 16 ? rows - i0 : 16;
+      for (int64_t ii = 0; ii < ni; ii++) {
+        int64_t i = i0 + ii;
+        __m512 v = _mm512_add_ps(r[ii], _mm512_set1_ps(bias ? bias[i] : 0.0f));
+        if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + i * ldr + j));
+        _mm512_mask_storeu_ps(y + i * ldy + j, m, v);
+      }
     }
   }
 }
@@ -88,7 +122,7 @@ void tb_conv_block_init(bool avx512, float *y, int64_t ldy, int64_t rows, int64_
 void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
                           const float *bias, const float *res, int64_t ldr) {
 #if defined(__x86_64__)
-  if (avx512 && ldt <= INT32_MAX / 16) { /* lane offsets fit the gather's 32-bit indices */
+  if (avx512) {
     from_t_avx512(y, ldy, rows, cols, ct, ldt, bias, res, ldr);
     return;
   }

@@ -23,13 +23,16 @@
  * transform) is redone on the others. ctx->conv_algo (the prepare option tb_prepare_options.conv_algo,
  * its default from TB_CONV_DIRECT / TB_CONV_WINOGRAD, resolved by tb_model_prepare) says which of
  * Winograd, the tap GEMM and the direct convolution may run: auto all three, winograd or direct that one,
- * gemm none (the implicit GEMM alone). */
+ * gemm none (the implicit GEMM alone). Grouped convolutions with few channels per group (conv_grouped.h:
+ * multiples of 4 up to 32 output channels per group, AVX-512 and AVX2) take the grouped direct
+ * convolution before all of these, under auto and direct. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tensorbridge/model.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "backend/cpu/kernels/fast/conv/conv_grouped.h"
 #include "backend/cpu/kernels/fast/conv/conv_taps.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
@@ -62,6 +65,8 @@ typedef struct conv_state {
   tb_conv_direct_weights *direct; /* instead of packed: packed for the direct convolution */
   tb_conv_winograd_weights *winograd; /* instead of both: transformed and packed for Winograd */
   tb_conv_taps_weights *taps; /* instead of all three: packed per tap for the tap GEMM (conv_taps.h) */
+  tb_conv_grouped_weights *grouped; /* instead of all four: packed for the grouped direct convolution */
+  bool grouped_guessed;              /* ... for a made-up X (its shape not known): W is still needed */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -72,6 +77,7 @@ void tb_conv_release(void *state) {
   tb_conv_direct_free(s->direct);
   tb_conv_winograd_free(s->winograd);
   tb_conv_taps_free(s->taps);
+  tb_conv_grouped_free(s->grouped);
   free(s);
 }
 
@@ -348,6 +354,34 @@ static tb_status run_winograd(tb_kernel_ctx *ctx, const conv_job *j, const tb_te
   return TB_OK;
 }
 
+/* The grouped direct convolution of this GEMM and path when ctx's algorithm allows it (auto or direct), it
+ * takes g and g is not a dilated convolution whose taps mostly read padding (the tap GEMM skips those
+ * products; it computes them); else NULL. */
+static const tb_conv_grouped_impl *grouped_impl(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path,
+                                                const tb_conv_geom *g) {
+  const tb_conv_grouped_impl *impl = gemm->grouped ? gemm->grouped(path) : NULL;
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO ||
+                 ctx->conv_algo == TB_CONV_ALGO_DIRECT;
+  return impl && allowed && tb_conv_grouped_fits(impl, g, NULL, 0) && !taps_wanted(ctx, gemm, path, g) ? impl : NULL;
+}
+
+/* The grouped direct convolution with the weights packed at prepare (the prepare chose it) or packed now. */
+static tb_status run_grouped(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w, const tb_conv_grouped_impl *impl) {
+  const tb_conv_geom *g = j->g;
+  const conv_state *s = ctx->state;
+  tb_conv_grouped_weights *own = NULL;
+  const tb_conv_grouped_weights *packed = state_fits(s, j->gemm, j->path, w, g->group) ? s->grouped : NULL;
+  if (!packed && !(packed = own = tb_conv_grouped_pack(g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the grouped convolution");
+  bool ok = tb_conv_grouped_run(impl, g, packed, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_grouped_free(own);
+  if (!ok)
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory for the grouped convolution's padded input (%lld x %lld x "
+                           "%lld)", (long long)g->in_c, (long long)g->ih, (long long)g->iw);
+  plane_activation(ctx, j);
+  return TB_OK;
+}
+
 static void format_shape(const tb_tensor *t, char *buf, size_t cap) {
   size_t len = (size_t)snprintf(buf, cap, "[");
   for (size_t d = 0; d < tb_tensor_ndim(t) && len < cap; d++)
@@ -395,8 +429,11 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
                              "(%lld wide)", (long long)g.iw);
     return TB_OK;
   }
+  const tb_conv_grouped_impl *grouped = grouped_impl(ctx, gemm, path, &g);
+  if (grouped) return run_grouped(ctx, &j, w, grouped);
   const conv_state *s = ctx->state;
-  bool prepared = state_fits(s, gemm, path, w, g.group);
+  /* weights packed for the grouped convolution, which this run's shape does not take: the others pack per run */
+  bool prepared = state_fits(s, gemm, path, w, g.group) && !s->grouped;
   const tb_conv_winograd_impl *wino = prepared && !s->winograd ? NULL : winograd_impl(ctx, gemm, path, &g);
   bool declined = false;
   if (wino && (prepared || tb_conv_winograd_no_inf(j.w, tb_tensor_numel(w))) &&
@@ -474,6 +511,26 @@ static tb_status prepare_taps(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int 
   return TB_OK;
 }
 
+/* The state of a W packed for the grouped direct convolution when that is wanted and takes X's static shape
+ * (or, not known, a made-up one: then a run on narrow rows packs for another method per run); *out NULL
+ * otherwise. */
+static tb_status prepare_grouped(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w,
+                                 conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  bool known = static_geom(ctx, w, false, &g);
+  if (!gemm->grouped || !gemm->grouped(path) || (!known && !static_geom(ctx, w, true, &g)) || !grouped_impl(ctx, gemm, path, &g))
+    return TB_OK;
+  conv_state *s = new_state(gemm, path, w, g.group);
+  if (!s || !(s->grouped = tb_conv_grouped_pack(&g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the grouped convolution");
+  }
+  s->grouped_guessed = !known;
+  *out = s;
+  return TB_OK;
+}
+
 /* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
 static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
@@ -500,6 +557,8 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   int64_t group = p->group;
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_grouped(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_taps(ctx, gemm, path, w, &s);
@@ -511,10 +570,15 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
                                       static_pixels(ctx, w)), &s);
   *state = s;
   if (st == TB_OK && s)
-    tb_kernel_set_method(ctx, s->winograd ? "winograd" : s->taps ? "tap GEMM" : s->direct ? "direct" : "implicit GEMM");
+    tb_kernel_set_method(ctx, s->grouped    ? "grouped direct"
+                              : s->winograd ? "winograd"
+                              : s->taps     ? "tap GEMM"
+                              : s->direct   ? "direct"
+                                            : "implicit GEMM");
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
-   * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then */
-  if (st == TB_OK && s && !s->winograd) tb_kernel_constant_consumed(ctx, 1);
+   * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then; so may
+   * the grouped convolution packed for a made-up X (a run's rows too narrow for it) */
+  if (st == TB_OK && s && !s->winograd && !(s->grouped && s->grouped_guessed)) tb_kernel_constant_consumed(ctx, 1);
   return st;
 }
 
@@ -575,6 +639,9 @@ static const tb_conv_winograd_impl *f32_winograd(int path) {
   return path == TB_GEMM_AVX512 ? &tb_conv_winograd_f32_avx512 : NULL;
 }
 
+/* The grouped direct convolution on the AVX-512 and AVX2 paths (conv_grouped*.c). */
+static const tb_conv_grouped_impl *f32_grouped(int path) { return tb_conv_grouped_for((tb_gemm_path)path); }
+
 /* The direct convolution on the AVX-512 path (conv_direct_avx512.c). */
 static const tb_conv_direct_impl *f32_direct(int path) {
   return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
@@ -582,7 +649,7 @@ static const tb_conv_direct_impl *f32_direct(int path) {
 
 const tb_conv_gemm tb_conv_gemm_f32 = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
                                       .transposed = f32_transposed, .run_t = f32_run_t, .direct = f32_direct,
-                                      .winograd = f32_winograd};
+                                      .winograd = f32_winograd, .grouped = f32_grouped};
 
 #define CONV_ENTRIES(suffix, path)                                                                                 \
   static tb_status conv_run_##suffix(tb_kernel_ctx *ctx) {                                                         \

@@ -91,6 +91,9 @@ typedef struct tb_conv_gemm {
    * this path, NULL when the path has none. The driver prefers it to the direct convolution for the
    * geometries tb_conv_winograd_fits takes. */
   const struct tb_conv_winograd_impl *(*winograd)(int path);
+  /* Optional (NULL: never): the grouped direct convolution (conv_grouped.h) on this path, NULL when the
+   * path has none. The driver prefers it to every other method for the grouped geometries it takes. */
+  const struct tb_conv_grouped_impl *(*grouped)(int path);
 } tb_conv_gemm;
 
 /* The level-2 fp32 product (conv_fast.c) on the GEMM of gemm_f32.h; `path` a tb_gemm_path. */

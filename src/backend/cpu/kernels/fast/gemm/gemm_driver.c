@@ -45,6 +45,14 @@ static void macro_tile(const gemm_job *g, const float *pa, const float *pb, int6
   for (int64_t jr = 0; jr < cols; jr += nr) {
     int64_t cc = cols - jr < nr ? cols - jr : nr;
     const float *bs = pb + (jr / nr) * kc * nr;
+    if (g->kr->narrow && cc <= g->kr->narrow_cols) { /* a narrow edge sliver: all rows at once, vectors along them */
+      float *cp = g->c + ic * g->ldc + j0 + jr;
+      bool set = first && g->zero_start;
+      if (first && !set) g->tile_init(cp, g->ldc, ic, j0 + jr, mcur, cc, g->beta, g->ep);
+      g->kr->narrow(kc, pa, mcur, bs, (int)cc, cp, g->ldc, g->alpha, !set);
+      if (last) g->tile_act(cp, g->ldc, ic, j0 + jr, mcur, cc, g->ep);
+      continue;
+    }
     for (int64_t ir = 0; ir < mcur; ir += mr) {
       int64_t rr = mcur - ir < mr ? mcur - ir : mr;
       const float *as = pa + (ir / mr) * kc * mr;

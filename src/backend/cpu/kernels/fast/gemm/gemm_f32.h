@@ -37,6 +37,15 @@ typedef struct tb_gemm_kernel {
   /* NULL, or: `rows` (<= width) rows of a row-major matrix x (row stride ld), depth kc, packed into one
    * sliver dst[p * width + o], rows past `rows` zero (the portable packing's layout and values). */
   void (*pack_rows)(const float *x, int64_t ld, int64_t rows, int64_t kc, int width, float *dst);
+  /* NULL, or the edge sliver of few columns (cols <= narrow_cols) over a whole packed A block at once:
+   * c[rows x cols] (row stride ldc) from `rows` rows of packed A (consecutive MR-row slivers of kc * MR
+   * floats each, zero rows past `rows`) and the first cols columns of one packed B sliver, each element
+   * with the operations ukr / edge (load_c) or ukr_set / edge_set (!load_c) give it, bit for bit. Its
+   * vectors run along A's rows (a sliver's MR rows in one vector) with one broadcast of B per column, so a
+   * 4-column edge costs 4 columns of work instead of NR (a 1x1 convolution's 196 = 6 x 32 + 4 pixels). */
+  void (*narrow)(int64_t kc, const float *a, int64_t rows, const float *b, int cols, float *c, int64_t ldc, float alpha,
+                 bool load_c);
+  int narrow_cols;
 } tb_gemm_kernel;
 
 extern const tb_gemm_kernel tb_gemm_kernel_avx512; /* 14 x 32 */

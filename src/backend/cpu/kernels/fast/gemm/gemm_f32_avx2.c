@@ -1,6 +1,6 @@
 /* The AVX2+FMA micro-kernel (6 x 16: twelve ymm accumulators, two B loads and six broadcasts per step).
  * Compiled for the baseline ISA; only these functions are built for AVX2/FMA (target attribute). */
-#include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
+#include "backend/cpu/kernels/fast/gemm/gemm_f32_internal.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
@@ -29,7 +29,7 @@ __attribute__((target("avx2,fma"))) static void ukr_avx2(int64_t kc, const float
   }
 }
 
-const tb_gemm_kernel tb_gemm_kernel_avx2 = {.mr = MR, .nr = NR, .ukr = ukr_avx2};
+const tb_gemm_kernel tb_gemm_kernel_avx2 = {.mr = MR, .nr = NR, .ukr = ukr_avx2, .narrow = tb_gemm_narrow_avx2, .narrow_cols = 8};
 #else
 const tb_gemm_kernel tb_gemm_kernel_avx2 = {.ukr = 0};
 #endif

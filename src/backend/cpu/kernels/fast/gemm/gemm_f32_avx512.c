@@ -80,7 +80,8 @@ const tb_gemm_kernel tb_gemm_kernel_avx512 = {.mr = MR, .nr = NR, .ukr = ukr_avx
                                               .ukr_set = ukr_set_avx512, .edge_set = edge_set_avx512,
                                               .tile_init = tb_gemm_tile_init_avx512,
                                               .tile_act = tb_gemm_tile_act_avx512,
-                                              .pack_rows = tb_gemm_pack_rows_avx512};
+                                              .pack_rows = tb_gemm_pack_rows_avx512,
+                                              .narrow = tb_gemm_narrow_avx512, .narrow_cols = 24};
 #else
 const tb_gemm_kernel tb_gemm_kernel_avx512 = {.ukr = 0};
 #endif

@@ -33,6 +33,13 @@ void tb_gemm_pack_plain(const tb_gemm_kernel *kr, const tb_gemm_operand *op, boo
 /* tb_gemm_kernel.pack_rows with AVX-512 (gemm_f32_pack_avx512.c; only when the CPU has AVX512F). */
 void tb_gemm_pack_rows_avx512(const float *x, int64_t ld, int64_t rows, int64_t kc, int width, float *dst);
 
+/* tb_gemm_kernel.narrow for AVX-512 (14-row slivers, 32-column B slivers) and AVX2+FMA (6-row, 16-column;
+ * gemm_f32_narrow.c; call only when the CPU has the ISA). */
+void tb_gemm_narrow_avx512(int64_t kc, const float *a, int64_t rows, const float *b, int cols, float *c, int64_t ldc,
+                           float alpha, bool load_c);
+void tb_gemm_narrow_avx2(int64_t kc, const float *a, int64_t rows, const float *b, int cols, float *c, int64_t ldc,
+                         float alpha, bool load_c);
+
 /* The start of a C tile before the first product block: C = beta * C + bias + residual (beta 0: C's old
  * contents are not read). rows x cols at (i0, j0) of C. */
 void tb_gemm_tile_init(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float beta,
