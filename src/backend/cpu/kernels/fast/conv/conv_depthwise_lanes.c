@@ -70,6 +70,22 @@ typedef struct dwl_job {
 
 static size_t round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+/* Zero the pads of the padded input t (th x tw pixels of L floats) around the h x w input pixels at (ph, pw):
+ * every job writes those pixels only, so the pads stay zero for all the jobs of a thread. */
+static void zero_pads(float *t, int64_t th, int64_t tw, int64_t ph, int64_t pw, int64_t h, int64_t w, int L) {
+  size_t px = (size_t)L * sizeof(float);
+  int64_t left = pw < tw ? pw : tw, right = pw + w < tw ? pw + w : tw;
+  for (int64_t r = 0; r < th; r++) {
+    float *row = t + r * tw * L;
+    if (r < ph || r >= ph + h || w == 0) {
+      memset(row, 0, (size_t)tw * px);
+      continue;
+    }
+    memset(row, 0, (size_t)left * px);
+    memset(row + right * L, 0, (size_t)(tw - right) * px);
+  }
+}
+
 static void dwl_tasks(void *p, size_t begin, size_t end) {
   dwl_job *j = p;
   const tb_conv_geom *g = j->g;
@@ -85,12 +101,14 @@ static void dwl_tasks(void *p, size_t begin, size_t end) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
-  memset(buf, 0, t_bytes + o_bytes + w_bytes); /* the pads stay zero: jobs write the input's pixels only */
   float *t = (float *)(void *)buf, *o = (float *)(void *)(buf + t_bytes), *wl = (float *)(void *)(buf + t_bytes + o_bytes);
   /* the input's pixels inside the padded buffer (an input larger than the output needs is clipped) */
   int64_t ih_used = j->th - g->ph < g->ih ? j->th - g->ph : g->ih, iw_used = j->tw - g->pw < g->iw ? j->tw - g->pw : g->iw;
   if (ih_used < 0) ih_used = 0;
   if (iw_used < 0) iw_used = 0;
+  /* o and wl are written whole before they are read (o's vectors past the plane only feed lanes that the
+   * back-transposition masks off) */
+  zero_pads(t, j->th, j->tw, g->ph, g->pw, ih_used, iw_used, L);
   float *t_in = t + (g->ph * j->tw + g->pw) * L;
   const float *src[16], *wsrc[16];
   tb_dwl_block blk = {.g = g, .t = t, .w = wl, .o = o, .tw = j->tw, .nb = j->nb};
@@ -137,14 +155,15 @@ bool tb_conv_depthwise_lanes_run(tb_gemm_path path, const tb_conv_geom *g, const
 
 /* Measured with bench/dw_bench.c on the 2-vCPU Zen 5 machine (AVX-512 and AVX2 paths), 1 thread, against
  * the row kernels (docs/performance.md, "Depthwise convolution"): channels in lanes win on every map up to
- * 56 output columns on AVX2 (1.1-3.4x; 112 columns lose, 0.94-0.97); on AVX-512 up to 40 columns
- * (1.1-3.4x) and at 56 columns with a 3x3 stride-1 kernel (1.12-1.16), while 56 columns of a 5x5 kernel
- * (0.98), 56 columns of a stride-2 kernel (0.82-0.84), 112 columns (0.83-0.92) and 7x7 kernels (ConvNeXt's
- * 14x14: 0.92) stay on the row kernels, whose 512-bit rows are full there and which share input rows
- * between output rows. Dilated kernels (not measured with lanes) and the portable path stay on the rows. */
+ * 56 output columns on AVX2 (1.1-3.5x; 112 columns lose, 0.98); on AVX-512 up to 40 output columns
+ * (1.1-3.6x) and up to 64 at column stride 1 (1.1-1.2 at 56 columns, 1.0-1.1 for 5x5), while stride 2 into
+ * 56 columns (0.85), 112 columns (0.95) and kernels above 5x5 on more than 16 columns (ConvNeXt's 7x7 at
+ * 56x56: 0.69; at 14x14 1.0-1.1) stay on the row kernels, whose 512-bit rows are full there and which share
+ * input rows between output rows. Dilated kernels (not measured with lanes) and the portable path stay on
+ * the rows. */
 bool tb_dwl_wanted(tb_gemm_path path, const tb_conv_geom *g) {
   if (path == TB_GEMM_PORTABLE || g->dh != 1 || g->dw != 1) return false;
   if (path == TB_GEMM_AVX2) return g->ow <= 56;
-  if (g->kh * g->kw > 25) return false;
-  return g->ow <= 40 || (g->ow <= 64 && g->sw == 1 && g->kh * g->kw <= 9);
+  if (g->kh * g->kw > 25) return g->ow <= 16;
+  return g->ow <= 40 || (g->ow <= 64 && g->sw == 1);
 }

@@ -108,6 +108,41 @@ INLINE_AVX512 void block_fixed(const tb_dwl_block *b, int64_t oy, int64_t ox0, i
     if (px < n) _mm512_store_ps(o + px * L, acc[px]);
 }
 
+/* Output rows oy and oy + 1 (oy + 1 < oh), pixels ox0 .. ox0 + NB, for a K x K kernel at stride 1, no
+ * dilation: each of the K + 1 input rows under the two output rows is loaded once per pixel and added into
+ * both (2 NB independent accumulator chains; the weights are FMA memory operands). */
+INLINE_AVX512 void block2_fixed(const tb_dwl_block *b, int64_t oy, int64_t ox0, int NB, int K) {
+  const int64_t tw = b->tw, ow = b->g->ow;
+  const float *w = b->w;
+  __m512 acc0[8], acc1[8];
+  const __m512 bias = _mm512_load_ps(w + K * K * L);
+#pragma GCC unroll 8
+  for (int px = 0; px < NB; px++) acc0[px] = acc1[px] = bias;
+#pragma GCC unroll 8
+  for (int t = 0; t < K + 1; t++) {
+    const float *r = b->t + ((oy + t) * tw + ox0) * L;
+#pragma GCC unroll 16
+    for (int i = 0; i < NB - 1 + K; i++) {
+      const __m512 x = _mm512_load_ps(r + i * L);
+#pragma GCC unroll 7
+      for (int kx = 0; kx < K; kx++) {
+        int d = i - kx;
+        if (d < 0 || d >= NB) continue;
+        if (t < K) acc0[d] = _mm512_fmadd_ps(_mm512_load_ps(w + (t * K + kx) * L), x, acc0[d]);
+        if (t >= 1) acc1[d] = _mm512_fmadd_ps(_mm512_load_ps(w + ((t - 1) * K + kx) * L), x, acc1[d]);
+      }
+    }
+  }
+  float *o = b->o + (oy * ow + ox0) * L;
+  int64_t n = ow - ox0;
+#pragma GCC unroll 8
+  for (int px = 0; px < NB; px++)
+    if (px < n) {
+      _mm512_store_ps(o + px * L, acc0[px]);
+      _mm512_store_ps(o + (ow + px) * L, acc1[px]);
+    }
+}
+
 /* The same for any kernel, strides and dilations: one weight load per tap, one input load per FMA. */
 INLINE_AVX512 void block_any(const tb_dwl_block *b, int64_t oy, int64_t ox0, int NB) {
   const tb_conv_geom *g = b->g;
@@ -132,10 +167,15 @@ INLINE_AVX512 void block_any(const tb_dwl_block *b, int64_t oy, int64_t ox0, int
     if (px < n) _mm512_store_ps(o + px * L, acc[px]);
 }
 
-#define FIXED(NB, K, S)                                                                \
-  AVX512 static void conv_##NB##_##K##_##S(const tb_dwl_block *b) {                    \
-    for (int64_t oy = 0; oy < b->g->oh; oy++)                                          \
-      for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block_fixed(b, oy, ox0, NB, K, S); \
+/* Stride 1 takes two output rows at a time (block2_fixed), stride 2 one. */
+#define FIXED(NB, K, S)                                                                    \
+  AVX512 static void conv_##NB##_##K##_##S(const tb_dwl_block *b) {                        \
+    int64_t oy = 0;                                                                        \
+    if (S == 1)                                                                            \
+      for (; oy + 1 < b->g->oh; oy += 2)                                                   \
+        for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block2_fixed(b, oy, ox0, NB, K); \
+    for (; oy < b->g->oh; oy++)                                                            \
+      for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block_fixed(b, oy, ox0, NB, K, S);  \
   }
 FIXED(7, 3, 1)
 FIXED(7, 3, 2)
