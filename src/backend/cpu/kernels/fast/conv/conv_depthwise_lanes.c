@@ -154,16 +154,15 @@ bool tb_conv_depthwise_lanes_run(tb_gemm_path path, const tb_conv_geom *g, const
 }
 
 /* Measured with bench/dw_bench.c on the 2-vCPU Zen 5 machine (AVX-512 and AVX2 paths), 1 thread, against
- * the row kernels (docs/performance.md, "Depthwise convolution"): channels in lanes win on every map up to
- * 56 output columns on AVX2 (1.1-3.5x; 112 columns lose, 0.98); on AVX-512 up to 40 output columns
- * (1.1-3.6x) and up to 64 at column stride 1 (1.1-1.2 at 56 columns, 1.0-1.1 for 5x5), while stride 2 into
- * 56 columns (0.85), 112 columns (0.95) and kernels above 5x5 on more than 16 columns (ConvNeXt's 7x7 at
- * 56x56: 0.69; at 14x14 1.0-1.1) stay on the row kernels, whose 512-bit rows are full there and which share
- * input rows between output rows. Dilated kernels (not measured with lanes) and the portable path stay on
- * the rows. */
+ * the row kernels, and per node against ONNX Runtime (docs/performance.md, "Depthwise convolution"):
+ * channels in lanes win on every map up to 56 output columns on AVX2 (1.1-3.5x; 112 columns lose, 0.98); on
+ * AVX-512 up to 40 output columns (1.1-3.6x). At 56 columns on AVX-512 lanes win the kernel-alone loop by
+ * 1.1-1.2x but lost in the one-node models (144 channels 56x56 3x3: 0.19-0.35 ms against 0.15 on the rows,
+ * whose smaller working set suits a model run's colder caches), and kernels above 5x5 lose on more than 16
+ * columns (ConvNeXt's 7x7 at 56x56: 0.69; at 14x14 1.0-1.1): those stay on the row kernels. Dilated kernels
+ * (not measured with lanes) and the portable path stay on the rows. */
 bool tb_dwl_wanted(tb_gemm_path path, const tb_conv_geom *g) {
   if (path == TB_GEMM_PORTABLE || g->dh != 1 || g->dw != 1) return false;
   if (path == TB_GEMM_AVX2) return g->ow <= 56;
-  if (g->kh * g->kw > 25) return g->ow <= 16;
-  return g->ow <= 40 || (g->ow <= 64 && g->sw == 1);
+  return g->ow <= (g->kh * g->kw > 25 ? 16 : 40);
 }
