@@ -8,8 +8,10 @@
  * 17, 33, 112 columns) and row counts that leave 1..7 rows for the last block; channel multipliers 2 and 3;
  * batch 2; no bias; a residual with each activation; the small maps of MobileNetV3 and EfficientNet (7x7
  * and 14x14, 3x3 and 5x5, strides 1 and 2) with channel counts that leave 1..15 channels in the last block
- * of lanes and maps whose pixel count leaves a partial last vector (the masked transposes); one thread, a 3-thread pool (jobs split into row
- * blocks when the channels are few) and a plane tall enough that its rows are staged in several jobs.
+ * of lanes and maps whose pixel count leaves a partial last vector (the masked transposes), inputs wider
+ * and taller than the output reads; one thread, a 3-thread pool (jobs split into row blocks when the
+ * channels are few) and a plane tall enough that its rows are staged in several jobs. The cost rule's
+ * choices are pinned by shape.
  * Every output element is checked (the buffer starts as NaN, so an unwritten one fails) and the floats
  * after the output stay untouched.
  * Tolerance: |got - ref| <= 3e-5 * (sum over taps |w x| + |bias| + |residual|) + 1e-6, the activation applied

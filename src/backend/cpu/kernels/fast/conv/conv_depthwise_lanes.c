@@ -155,7 +155,7 @@ bool tb_conv_depthwise_lanes_run(tb_gemm_path path, const tb_conv_geom *g, const
 
 /* Measured with bench/dw_bench.c on the 2-vCPU Zen 5 machine (AVX-512 and AVX2 paths), 1 thread, against
  * the row kernels, and per node against ONNX Runtime (docs/performance.md, "Depthwise convolution"):
- * channels in lanes win on every map up to 56 output columns on AVX2 (1.1-3.5x; 112 columns lose, 0.98); on
+ * channels in lanes win on every map up to 56 output columns on AVX2 (1.1-3.5x; 112 columns tie, 0.94-1.1); on
  * AVX-512 up to 40 output columns (1.1-3.6x). At 56 columns on AVX-512 lanes win the kernel-alone loop by
  * 1.1-1.2x but lost in the one-node models (144 channels 56x56 3x3: 0.19-0.35 ms against 0.15 on the rows,
  * whose smaller working set suits a model run's colder caches), and kernels above 5x5 lose on more than 16
