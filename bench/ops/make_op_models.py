@@ -23,8 +23,9 @@ the models that use them, each with its input, and a manifest.json that bench/mo
                      1x64x80x80
   resize_linear_half Resize linear (half_pixel), scales 0.5, 1x64x160x160
   resize_cubic_2x    Resize cubic (a = -0.75, pytorch_half_pixel: bicubic), sizes 128x128 from 1x32x64x64
-  dw_*               depthwise Conv (group = channels) + bias at the shapes of MobileNetV3-Large (3x3 and 5x5,
-                     strides 1 and 2, 112x112 down to 7x7), EfficientNet-B0 (3x3 at 112x112, 5x5 at 28x28),
+  dw_*               depthwise Conv (group = channels) + bias at the shapes of MobileNetV3-Large and
+                     EfficientNet-B0 (every depthwise layer's shape of both: 3x3 and 5x5, strides 1 and 2,
+                     112x112 down to 7x7),
                      ConvNeXt-T (7x7 pad 3 at 56x56 and 14x14) and DeepLabV3-MobileNetV3's dilated backbone
                      (5x5 dilation 2 at 32x32: a 512x512 image at output stride 16)
   grp_*              grouped Conv (1 < group < channels) + bias at the shapes of ResNeXt-50 32x4d (3x3, 32 groups of
@@ -161,6 +162,20 @@ def depthwise_models(q):
         "dw_convnext_7x7_56": (96, 56, 7, 1, 1, "ConvNeXt-T stage 1"),
         "dw_convnext_7x7_14": (384, 14, 7, 1, 1, "ConvNeXt-T stage 3"),
         "dw_deeplab_5x5d2_32": (960, 32, 5, 1, 2, "DeepLabV3-MobileNetV3 dilated block"),
+        "dw_mbv3_3x3s1_56": (72, 56, 3, 1, 1, "MobileNetV3-L block 3"),
+        "dw_mbv3_5x5s1_28": (120, 28, 5, 1, 1, "MobileNetV3-L blocks 5-6"),
+        "dw_mbv3_3x3s2_28": (240, 28, 3, 2, 1, "MobileNetV3-L block 7, EfficientNet-B0 stage 4"),
+        "dw_mbv3_3x3s1_14_200": (200, 14, 3, 1, 1, "MobileNetV3-L block 8"),
+        "dw_mbv3_3x3s1_14_184": (184, 14, 3, 1, 1, "MobileNetV3-L blocks 9-10"),
+        "dw_mbv3_3x3s1_14_672": (672, 14, 3, 1, 1, "MobileNetV3-L block 12"),
+        "dw_mbv3_5x5s2_14": (672, 14, 5, 2, 1, "MobileNetV3-L block 13, EfficientNet-B0 stage 6"),
+        "dw_effb0_3x3s2_112": (96, 112, 3, 2, 1, "EfficientNet-B0 stage 2"),
+        "dw_effb0_3x3s1_56": (144, 56, 3, 1, 1, "EfficientNet-B0 stage 2"),
+        "dw_effb0_5x5s2_56": (144, 56, 5, 2, 1, "EfficientNet-B0 stage 3"),
+        "dw_effb0_5x5s1_14_480": (480, 14, 5, 1, 1, "EfficientNet-B0 stage 5"),
+        "dw_effb0_5x5s1_14": (672, 14, 5, 1, 1, "EfficientNet-B0 stage 5"),
+        "dw_effb0_5x5s1_7": (1152, 7, 5, 1, 1, "EfficientNet-B0 stage 6"),
+        "dw_effb0_3x3s1_7": (1152, 7, 3, 1, 1, "EfficientNet-B0 stage 7"),
     }
     out = {}
     for i, (name, (c, hw, k, s, dil, src)) in enumerate(shapes.items()):

@@ -5,10 +5,13 @@
  * computes TB_DW_MAX_ROWS output rows at a time (at row stride 1, every dh-th row, so that the rows of one
  * call share input rows) with the row kernel of the path (AVX-512 and AVX2 in their
  * own files, portable here; every tap a contiguous load, bias and residual in the kernel), then applies the
- * activation to the job's rows while they are in cache (tb_conv_epilogue_row, conv_act_row.c). */
+ * activation to the job's rows while they are in cache (tb_conv_epilogue_row, conv_act_row.c). Small maps,
+ * where rows of 7 or 14 would leave vector lanes idle, go to the channels-in-lanes kernel instead
+ * (conv_depthwise_lanes.c; its cost rule tb_dwl_wanted picks). */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
+#include "backend/cpu/kernels/fast/conv/conv_depthwise_lanes.h"
 #include "core/threadpool.h"
 
 /* Portable: blocks of 4 rows x 8 columns in local arrays (the compiler may vectorise them). */
@@ -156,8 +159,8 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
  * jobs of fewer rows (down to TB_DW_MAX_ROWS) until there are about four per thread. */
 enum { STAGE_FLOATS = 64 * 1024 };
 
-bool tb_conv_depthwise_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
-                           const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
+bool tb_conv_depthwise_rows_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
+                                const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
   dw_job j = {.path = path, .g = g, .x = x, .w = w, .bias = bias, .residual = residual, .ep = ep, .y = y,
               .phase_len = phase_len_of(g)};
 #if !defined(__x86_64__)
@@ -183,4 +186,14 @@ bool tb_conv_depthwise_run(tb_gemm_path path, const tb_conv_geom *g, const float
   tb_pool_parallel_for_work(pool, (size_t)(planes * splits), (double)(g->batch * g->out_c * g->oh * g->ow) *
                             (double)(g->kh * g->kw), dw_tasks, &j);
   return !j.failed;
+}
+
+/* The row kernels above, or channels in lanes (conv_depthwise_lanes.c) where its cost rule says so. */
+bool tb_conv_depthwise_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
+                           const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
+#if !defined(__x86_64__)
+  path = TB_GEMM_PORTABLE;
+#endif
+  if (tb_dwl_wanted(path, g)) return tb_conv_depthwise_lanes_run(path, g, x, w, bias, residual, ep, y, pool);
+  return tb_conv_depthwise_rows_run(path, g, x, w, bias, residual, ep, y, pool);
 }

@@ -41,4 +41,8 @@ void tb_dw_split2_avx2(float *dst, const float *line, int64_t phase_len);
  * loads: nothing outside xr[0 .. n) is read). */
 void tb_dw_stage2_avx512(float *dst, const float *xr, int64_t pad, int64_t n, int64_t phase_len);
 
+/* tb_conv_depthwise_run (conv_fast.h) always on the row kernels, whatever the cost rule says. */
+bool tb_conv_depthwise_rows_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
+                                const float *residual, const tb_gemm_epilogue *ep, float *y, struct tb_pool *pool);
+
 #endif
