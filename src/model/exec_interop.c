@@ -5,9 +5,12 @@
  * at the graph's end. A window of two or more lanes that the mode takes is a region, and the next window
  * starts where it ended; otherwise the next window starts one step later, so a fork's branches are found
  * from the step after the fork. The cost rule (auto): every node of the region below
- * TB_INTEROP_NODE_MAX_WORK (its kernel would leave threads idle) and at least two lanes of
- * TB_INTEROP_LANE_MIN_WORK (worth a thread). Lanes are listed heaviest first: the pool hands them out in
- * that order, the longest-first rule for balancing them over the threads. */
+ * TB_INTEROP_NODE_MAX_WORK, at least two lanes of TB_INTEROP_LANE_MIN_WORK (worth a thread), and the
+ * region's estimated time as lanes (their longest-first schedule over the threads, each node on one
+ * thread, plus one hand-over) under 0.9 of its time node after node (a node whose kernel splits it over the
+ * threads takes its work / threads plus a hand-over; a smaller one its whole work): three equal
+ * transposes on two threads stay intra-op (2 units against 1.5), many small nodes in two lanes go inter-op.
+ * Lanes are listed heaviest first: the pool hands them out in that order, the longest-first rule. */
 #include "model/exec_interop.h"
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -100,6 +103,31 @@ double tb_interop_node_work(const tb_graph *g, const tb_node *n, const tb_value_
   return in + out + macs;
 }
 
+static bool is_product(const tb_node *n) {
+  return op_is(n, "Conv") || op_is(n, "FusedConv") || op_is(n, "ConvTranspose") || op_is(n, "MatMul") ||
+         op_is(n, "FusedMatMul") || op_is(n, "Gemm") || op_is(n, "FusedGemm");
+}
+
+/* The time of a node run with the pool, in work units: split when its kernel would split it. */
+static double shared_time(const tb_node *n, double work, int threads) {
+  double split_from = is_product(n) ? TB_INTEROP_NODE_MAX_WORK : TB_INTEROP_SPLIT_WORK;
+  return work >= split_from ? work / threads + TB_INTEROP_SYNC_WORK : work;
+}
+
+/* The longest-first schedule's length of lanes (heaviest first) over `threads`. */
+static double lanes_time(const tb_interop_lane *lanes, size_t n, int threads) {
+  double load[64] = {0}, most = 0;
+  size_t bins = threads < 64 ? (size_t)threads : 64;
+  for (size_t l = 0; l < n; l++) {
+    size_t least = 0;
+    for (size_t b = 1; b < bins; b++)
+      if (load[b] < load[least]) least = b;
+    load[least] += lanes[l].work;
+    if (load[least] > most) most = load[least];
+  }
+  return most + TB_INTEROP_SYNC_WORK;
+}
+
 static bool has_subgraph(const tb_node *n) {
   for (size_t a = 0; a < n->n_attrs; a++)
     if (n->attrs[a].type == TB_ATTR_GRAPH || n->attrs[a].type == TB_ATTR_GRAPHS) return true;
@@ -120,6 +148,7 @@ typedef struct finder {
   tb_inter_op mode;
   int *parent;         /* per step, in the current window */
   int *lane_of;        /* per step: its lane's root, for grouping */
+  int threads;
   tb_interop_plan *out;
   size_t cap_regions, cap_lanes, cap_steps, n_steps;
 } finder;
@@ -198,15 +227,17 @@ static bool take(finder *f, int begin, int end, bool *oom) {
     o->lanes[lanes0 + l].count = 0;
     if (o->lanes[lanes0 + l].work >= TB_INTEROP_LANE_MIN_WORK) worthy++;
   }
-  if (f->mode == TB_INTER_OP_AUTO && worthy < 2) {
-    o->n_lanes = lanes0;
-    return false;
-  }
   for (int s = begin; s < end; s++) {
     tb_interop_lane *l = &o->lanes[lanes0 + (size_t)f->lane_of[find(f->parent, s)]];
     o->steps[l->first + l->count++] = s;
   }
-  qsort(o->lanes + lanes0, n_lanes, sizeof *o->lanes, by_work_desc);
+  qsort(o->lanes + lanes0, n_lanes, sizeof *o->lanes, by_work_desc); /* each keeps its steps */
+  double in_turn = 0;
+  for (int s = begin; s < end; s++) in_turn += shared_time(&f->g->nodes[s], f->work[s], f->threads);
+  if (f->mode == TB_INTER_OP_AUTO && (worthy < 2 || lanes_time(o->lanes + lanes0, n_lanes, f->threads) >= 0.9 * in_turn)) {
+    o->n_lanes = lanes0;
+    return false;
+  }
   f->n_steps = at;
   o->n_lanes = lanes0 + n_lanes;
   if (n_lanes > o->max_lanes) o->max_lanes = n_lanes;
@@ -220,7 +251,7 @@ tb_status tb_interop_find(const tb_graph *g, const tb_value_type *types, int thr
   memset(out, 0, sizeof *out);
   size_t nn = g->n_nodes;
   if (threads < 2 || mode == TB_INTER_OP_OFF || nn < 2) return TB_OK;
-  finder f = {.g = g, .mode = mode, .out = out};
+  finder f = {.g = g, .mode = mode, .out = out, .threads = threads};
   double *work = malloc(nn * sizeof *work);
   f.parent = malloc(nn * sizeof *f.parent);
   f.lane_of = malloc(nn * sizeof *f.lane_of);

@@ -15,6 +15,11 @@
 #define TB_INTEROP_NODE_MAX_WORK 2097152.0
 /* A lane worth a thread: TB_POOL_MIN_WORK, what a job must weigh to be worth waking a worker for. */
 #define TB_INTEROP_LANE_MIN_WORK 32768.0
+/* What handing work to the pool costs, in the same units (about a microsecond of waking and joining). */
+#define TB_INTEROP_SYNC_WORK 2048.0
+/* The work from which a node's kernel splits it over the threads: TB_POOL_MIN_WORK for most kernels; the
+ * products (Conv, MatMul, Gemm) split from TB_INTEROP_NODE_MAX_WORK multiply-adds. */
+#define TB_INTEROP_SPLIT_WORK 32768.0
 
 typedef struct tb_interop_lane {
   size_t first, count; /* its steps: tb_interop_plan.steps[first .. first + count), in execution order */
@@ -36,7 +41,9 @@ typedef struct tb_interop_plan {
 
 /* The regions of g for `threads` threads with its values' types (per value; shapes complete where known):
  * none for one thread or TB_INTER_OP_OFF; with TB_INTER_OP_ON every split into two or more lanes, whatever
- * their work; with TB_INTER_OP_AUTO those the cost rule takes. A node with a subgraph, or (auto) one whose
+ * their work; with TB_INTER_OP_AUTO those the cost rule takes: two lanes of TB_INTEROP_LANE_MIN_WORK or more,
+ * and the lanes' longest-first schedule over the threads (each node on one thread) at least 10% shorter than
+ * the nodes one after another, each split over the threads where its kernel would split it. A node with a subgraph, or (auto) one whose
  * work is not known or at least TB_INTEROP_NODE_MAX_WORK, is in no region. */
 tb_status tb_interop_find(const tb_graph *g, const tb_value_type *types, int threads, tb_inter_op mode,
                           tb_interop_plan *out);
