@@ -211,7 +211,7 @@ static void branches_run_together_and_match(void **state) {
   assert_int_equal(tb_exec_interop(seq)->n_regions, 0);
   /* the first run settles the nodes one after another; later runs spread the lanes over the pool */
   uint64_t regions = 0, on_workers = 0;
-  for (int run = 0; run < 400 && (run < 8 || on_workers == 0); run++) {
+  for (int run = 0; run < 2000 && (run < 8 || on_workers == 0); run++) { /* until a lane ran elsewhere */
     float *got = run_once(par, io, n);
     assert_memory_equal(got, want, (size_t)n * sizeof *got);
     free(got);
