@@ -20,7 +20,7 @@
 static const char help[] =
     "Usage: tb run MODEL [--backend B] [--level L] [--precision P] [--input NAME=FILE.npy ...]\n"
     "              [--dim NAME=N ...] [--seed S] [--repeat N] [--output-dir D] [--compare-dir D]\n"
-    "              [--threads N] [--conv-algo A] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
+    "              [--threads N] [--conv-algo A] [--inter-op M] [--rtol R] [--atol A] [--weights F] [--allow-narrowing]\n"
     "              [--export-weights F] [--record F] [--cpu-fallback] [--device-only] [--profile] [--json]\n"
     "\n"
     "Load the ONNX file MODEL, prepare it on a backend at an optimization level, run it and summarise\n"
@@ -43,6 +43,9 @@ static const char help[] =
     "                      ones that mostly read padding, else direct, else the implicit GEMM, where each\n"
     "                      fits), winograd, direct (that one where it fits, else the implicit GEMM) or gemm\n"
     "                      (default: what TB_CONV_WINOGRAD and TB_CONV_DIRECT leave, else auto)\n"
+    "  --inter-op M        independent branches of the graph at the same time, each on one thread: auto\n"
+    "                      (where their nodes are too small to use the threads), on (wherever the graph\n"
+    "                      splits), off (default: TB_INTER_OP, else auto)\n"
     "  --output-dir D      write each output as D/NAME.npy (D is made if missing; see below for NAME)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"
@@ -82,6 +85,7 @@ typedef struct run_opts {
   uint64_t seed;
   int threads;
   tb_conv_algo conv_algo;
+  tb_inter_op inter_op;
   int repeat;
   const char *output_dir, *compare_dir;
   char (*stems)[TBC_STEM_MAX]; /* per output, its file name in the folders without ".npy" */
@@ -122,6 +126,8 @@ static int run_option(void *ctx, const char *name, const char *value) {
     if ((code = tbc_parse_int("run", name, value, 0, 4096, &n)) == TBC_EXIT_OK) o->threads = (int)n;
   } else if (strcmp(name, "--conv-algo") == 0) {
     if (tb_conv_algo_parse(value, &o->conv_algo) != TB_OK) return tbc_usage("run", "%s", tb_last_error());
+  } else if (strcmp(name, "--inter-op") == 0) {
+    if (tb_inter_op_parse(value, &o->inter_op) != TB_OK) return tbc_usage("run", "%s", tb_last_error());
   } else if (strcmp(name, "--weights") == 0) {
     o->weights = value;
   } else if (strcmp(name, "--export-weights") == 0) {
@@ -143,7 +149,7 @@ static int run_option(void *ctx, const char *name, const char *value) {
 static int parse_options(int argc, char **argv, run_opts *o, bool *help_only) {
   static const char *const valued[] = {"--backend", "--level",  "--precision",  "--input", "--dim",  "--seed",
                                        "--repeat",  "--threads", "--output-dir", "--compare-dir", "--rtol", "--atol",
-                                       "--weights", "--export-weights", "--record", "--conv-algo"};
+                                       "--weights", "--export-weights", "--record", "--conv-algo", "--inter-op"};
   const tbc_option flags[] = {{"--json", &o->json}, {"--allow-narrowing", &o->allow_narrowing}, {"--profile", &o->profile},
                               {"--cpu-fallback", &o->cpu_fallback}, {"--device-only", &o->device_only}, {NULL, NULL}};
   int code = tbc_parse_valued("run", argc, argv, flags, valued, sizeof valued / sizeof valued[0], run_option, o,
@@ -624,7 +630,8 @@ static int run_model(run_opts *o) {
                              .dim_values = dim_values,
                              .cpu_fallback = o->cpu_fallback,
                              .conv_algo = o->conv_algo,
-                             .device_only = o->device_only};
+                             .device_only = o->device_only,
+                             .inter_op = o->inter_op};
   if ((st = tb_model_prepare(model, backend, &opts, &prepared, &result)) != TB_OK) goto library_error;
   o->prepared = prepared;
   if ((code = load_inputs(o, model, backend, &notes, &n_in, in_names, ins)) != TBC_EXIT_OK) goto done;

@@ -90,6 +90,19 @@ typedef enum tb_conv_algo {
 TB_API tb_status tb_conv_algo_parse(const char *name, tb_conv_algo *out); /* default|auto|winograd|direct|gemm */
 TB_API const char *tb_conv_algo_name(tb_conv_algo algo);
 
+/* Inter-op parallelism (tb_prepare_options.inter_op): independent branches of a CPU graph (lanes of nodes that
+ * read nothing another lane writes) running at the same time, each lane on one of the threads, where their nodes
+ * are too small for the kernels to use the threads themselves (docs/engine.md, "Inter-op parallelism"). Results
+ * are the same, bit for bit, as one node after another. */
+typedef enum tb_inter_op {
+  TB_INTER_OP_DEFAULT = 0, /* the environment's choice: TB_INTER_OP (auto|on|off; unset is auto) */
+  TB_INTER_OP_AUTO,        /* where the cost rule takes the branches (small nodes, two lanes worth a thread) */
+  TB_INTER_OP_OFF,         /* never: one node after another, each on all the threads */
+  TB_INTER_OP_ON           /* wherever the graph splits into independent lanes, whatever their size */
+} tb_inter_op;
+
+TB_API tb_status tb_inter_op_parse(const char *name, tb_inter_op *out); /* default|auto|off|on */
+
 typedef struct tb_prepare_options {
   size_t size;                 /* sizeof(tb_prepare_options) */
   tb_opt_level level;          /* TB_LEVEL_O2 is the default a zeroed struct does NOT give: set it */
@@ -116,6 +129,9 @@ typedef struct tb_prepare_options {
    * (CUDA graphs: docs/cuda.md "Graph replay"); every run launches its kernels one by one. The environment's
    * TB_GRAPH_CAPTURE=off does the same for every model. */
   bool no_graph_capture;
+  /* Added in 0.5 (a struct whose size ends before here gets TB_INTER_OP_DEFAULT). Whether independent branches of
+   * the graph's CPU nodes run at the same time (tb_inter_op). */
+  tb_inter_op inter_op;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */

@@ -58,6 +58,14 @@ tb_status tb_plan_lifetimes(const tb_graph *g, tb_plan *plan);
 /* A plan for g with every activation's byte size in bytes[v] (0 for values not to place). Values that are
  * graph inputs/outputs, constants, or used by a subgraph are never placed. */
 tb_status tb_plan_build(const tb_graph *g, const uint64_t *bytes, tb_plan *plan);
+/* Steps [first, last] whose nodes may run in any order or at the same time (an inter-op region). */
+typedef struct tb_plan_span {
+  int first, last;
+} tb_plan_span;
+/* tb_plan_build where every value alive at a step of a span lives over the whole span (no two values of a
+ * span share bytes). */
+tb_status tb_plan_build_spans(const tb_graph *g, const uint64_t *bytes, const tb_plan_span *spans, size_t n_spans,
+                              tb_plan *plan);
 void tb_plan_free(tb_plan *plan);
 /* The bytes an activation of this type takes (0 when not complete). */
 uint64_t tb_plan_value_bytes(const tb_value_type *t);
@@ -72,6 +80,15 @@ void tb_exec_destroy(tb_exec *e);
 /* The convolution algorithm (a resolved tb_conv_algo, never DEFAULT) every kernel of e and of its subgraphs
  * gets in ctx->conv_algo; call before tb_exec_place. Auto until set. */
 void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo);
+/* Whether independent branches run at the same time (tb_inter_op; DEFAULT is taken as AUTO). The executor
+ * is planned again at its next run. A new executor has TB_INTER_OP_OFF. */
+void tb_exec_set_inter_op(tb_exec *e, tb_inter_op mode);
+/* For tests: the inter-op regions of the current plan (NULL when not planned), how many regions ran with
+ * their lanes spread over the pool, and how many lanes ran on a thread other than the caller's. */
+const struct tb_interop_plan *tb_exec_interop(const tb_exec *e);
+void tb_exec_interop_counts(const tb_exec *e, uint64_t *regions_run, uint64_t *lanes_on_workers);
+/* For tests: the current memory plan (NULL when not planned). */
+const tb_plan *tb_exec_plan(const tb_exec *e);
 /* How nodes with a bf16 kernel choose it (precision_trial.c; docs/engine.md "bf16 only where it wins"). */
 typedef enum tb_bf16_mode {
   TB_BF16_NOT_ASKED = 0, /* fp32 asked for, or a level below O3 without precision bf16 */

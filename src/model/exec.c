@@ -7,13 +7,19 @@
  * last use.
  * Subgraphs (If/Loop/Scan bodies) run through run_subgraph with outer-scope values taken from the caller.
  * The plan is made at prepare when every shape is known, else after the first run for a set of input
- * shapes, and made again when the input shapes change. */
+ * shapes, and made again when the input shapes change. With the plan come the inter-op regions
+ * (exec_interop.h): the lanes of a region run at the same time over the pool, each node on one thread with
+ * a scratch of its lane, once every node of the region is settled (its kernel and state made by an earlier
+ * run); values last used in a region are freed after it, and the plan keeps a region's values apart. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "backend/backend_refs.h"
 #include "backend/kernel.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "model/engine.h"
@@ -178,9 +184,68 @@ void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
 }
 
+void tb_exec_set_inter_op(tb_exec *e, tb_inter_op mode) {
+  e->inter_op = mode == TB_INTER_OP_DEFAULT ? TB_INTER_OP_AUTO : mode;
+  e->planned = false; /* planned again, with the regions of this mode, at the next run */
+}
+
+const tb_interop_plan *tb_exec_interop(const tb_exec *e) { return e->planned ? &e->interop : NULL; }
+
+void tb_exec_interop_counts(const tb_exec *e, uint64_t *regions_run, uint64_t *lanes_on_workers) {
+  *regions_run = e->regions_run;
+  *lanes_on_workers = e->lanes_on_workers;
+}
+
+const tb_plan *tb_exec_plan(const tb_exec *e) { return e->planned ? &e->plan : NULL; }
+
 void tb_exec_set_bf16_mode(tb_exec *e, tb_bf16_mode mode, bool cpu_has_bf16) {
   e->bf16_mode = mode;
   e->cpu_has_bf16 = cpu_has_bf16;
+}
+
+static void free_scratch(node_scratch *s) {
+  free(s->in);
+  free(s->tmp);
+  free(s->out);
+  free(s->in_types);
+  free(s->in_ptrs);
+  free(s->views);
+  free(s->known);
+}
+
+static void free_lane_scratch(tb_exec *e) {
+  for (size_t i = 0; i < e->n_lane_scratch; i++) free_scratch(&e->lane_scratch[i]);
+  free(e->lane_scratch);
+  e->lane_scratch = NULL;
+  e->n_lane_scratch = 0;
+}
+
+/* A scratch for nodes of up to max_in inputs and max_out outputs; false when out of memory. */
+static bool alloc_scratch(node_scratch *s, size_t max_in, size_t max_out, bool lane) {
+  *s = (node_scratch){.lane = lane};
+  s->in = calloc(max_in, sizeof *s->in);
+  s->tmp = calloc(max_in, sizeof *s->tmp);
+  s->in_types = calloc(max_in, sizeof *s->in_types);
+  s->in_ptrs = calloc(max_in, sizeof *s->in_ptrs);
+  s->views = calloc(max_in, sizeof *s->views);
+  s->known = calloc(max_in, sizeof *s->known);
+  s->out = calloc(max_out, sizeof *s->out);
+  return s->in && s->tmp && s->in_types && s->in_ptrs && s->views && s->known && s->out;
+}
+
+/* A scratch per lane of the widest region. */
+static tb_status lane_scratch_for(tb_exec *e, size_t lanes) {
+  if (lanes <= e->n_lane_scratch) return TB_OK;
+  free_lane_scratch(e);
+  e->lane_scratch = calloc(lanes, sizeof *e->lane_scratch);
+  if (!e->lane_scratch) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", e->g->name);
+  e->n_lane_scratch = lanes;
+  for (size_t i = 0; i < lanes; i++)
+    if (!alloc_scratch(&e->lane_scratch[i], e->max_in, e->max_out, true)) {
+      free_lane_scratch(e);
+      return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the executor", e->g->name);
+    }
+  return TB_OK;
 }
 
 /* Destroy t, value v's tensor, unless it is v's arena view (kept for the next run). */
@@ -237,6 +302,9 @@ void tb_exec_destroy(tb_exec *e) {
   tb_exec_timer_free(e);
   tb_plan_free(&e->life);
   tb_plan_free(&e->plan);
+  tb_interop_free(&e->interop);
+  free_lane_scratch(e);
+  pthread_mutex_destroy(&e->lane_lock);
   free(e);
 }
 
@@ -270,6 +338,8 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
   e->threads = threads > 0 ? threads : tb_pool_default_threads();
   e->pool = tb_pool_shared(e->threads);
   e->conv_algo = TB_CONV_ALGO_AUTO;
+  e->inter_op = TB_INTER_OP_OFF;
+  pthread_mutex_init(&e->lane_lock, NULL);
   size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
   e->consts = calloc(nv, sizeof *e->consts);
   e->vals = calloc(nv, sizeof *e->vals);
@@ -297,6 +367,8 @@ tb_status tb_exec_create(const tb_graph *g, tb_backend *cpu, tb_kernel_level lev
     if (g->nodes[i].n_inputs > max_in) max_in = g->nodes[i].n_inputs;
     if (g->nodes[i].n_outputs > max_out) max_out = g->nodes[i].n_outputs;
   }
+  e->max_in = max_in;
+  e->max_out = max_out;
   e->in = calloc(max_in, sizeof *e->in);
   e->tmp = calloc(max_in, sizeof *e->tmp);
   e->in_types = calloc(max_in, sizeof *e->in_types);
@@ -338,8 +410,21 @@ static tb_status plan_from(tb_exec *e, const tb_value_type *types) {
     bytes[v] = on_device ? 0 : tb_plan_value_bytes(&types[v]);
   }
   e->planned = false;
-  tb_status st = tb_plan_build(g, bytes, &e->plan);
+  tb_interop_free(&e->interop);
+  bool cpu_only = !e->device && !e->parent && e->pool;
+  tb_status st = tb_interop_find(g, types, cpu_only ? e->threads : 1, e->inter_op, &e->interop);
+  tb_plan_span *spans = st == TB_OK ? calloc(e->interop.n_regions + 1, sizeof *spans) : NULL;
+  if (st == TB_OK && !spans) st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
+  for (size_t r = 0; spans && r < e->interop.n_regions; r++)
+    spans[r] = (tb_plan_span){e->interop.regions[r].begin, e->interop.regions[r].end - 1};
+  if (st == TB_OK && e->interop.n_regions)
+    tb_log(TB_LOG_DEBUG, "graph '%s': %zu inter-op regions, %zu lanes (at most %zu in one)", g->name, e->interop.n_regions,
+           e->interop.n_lanes, e->interop.max_lanes);
+  if (st == TB_OK) st = lane_scratch_for(e, e->interop.max_lanes);
+  if (st == TB_OK) st = tb_plan_build_spans(g, bytes, spans, e->interop.n_regions, &e->plan);
+  free(spans);
   free(bytes);
+  if (st != TB_OK) tb_interop_free(&e->interop);
   if (st == TB_OK) st = make_arena(e);
   if (st != TB_OK) {
     tb_plan_free(&e->plan);
@@ -558,37 +643,37 @@ static tb_status alloc_output(tb_exec *e, int side, int v, const tb_value_type *
 
 /* Infer the node's outputs from its inputs' types (and the values it reads), and choose its kernel when the
  * types changed. */
-static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed) {
+static tb_status infer_and_choose(tb_exec *e, size_t step, bool changed, node_scratch *s) {
   const tb_graph *g = e->g;
   const tb_node *n = &g->nodes[step];
   node_cache *c = &e->cache[step];
   tb_status st = TB_OK;
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++) {
     int v = n->inputs[k];
-    e->known[k] = NULL;
-    if (!e->in[k]) continue;
-    if (g->values[v].constant && !g->values[v].is_input) e->known[k] = g->values[v].constant;
+    s->known[k] = NULL;
+    if (!s->in[k]) continue;
+    if (g->values[v].constant && !g->values[v].is_input) s->known[k] = g->values[v].constant;
     else if (tb_node_reads_value(n, k)) {
       tb_tensor *src = NULL;
       st = tb_exec_value_on(e, v, TB_EXEC_CPU, &src);
       if (st == TB_OK && !tb_tensor_is_contiguous(src)) {
-        st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &e->tmp[k]);
-        if (st == TB_OK) st = tb_tensor_copy(e->tmp[k], src);
-        src = e->tmp[k];
+        st = tb_tensor_create(e->cpu, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &s->tmp[k]);
+        if (st == TB_OK) st = tb_tensor_copy(s->tmp[k], src);
+        src = s->tmp[k];
       }
       if (st == TB_OK) {
-        value_view(&g->values[v], src, &e->views[k]);
-        e->known[k] = &e->views[k];
+        value_view(&g->values[v], src, &s->views[k]);
+        s->known[k] = &s->views[k];
       }
     }
   }
-  if (st == TB_OK) st = tb_infer_node(g, n, e->in_ptrs, e->known, c->out);
+  if (st == TB_OK) st = tb_infer_node(g, n, s->in_ptrs, s->known, c->out);
   if (st == TB_OK && changed) {
     for (size_t k = 0; k < n->n_inputs; k++) {
-      if (e->in[k]) c->in[k] = e->in_types[k];
+      if (s->in[k]) c->in[k] = s->in_types[k];
       else memset(&c->in[k], 0, sizeof c->in[k]);
     }
-    c->kernel = tb_exec_choose_kernel(e, step, e->in_ptrs, &c->side);
+    c->kernel = tb_exec_choose_kernel(e, step, s->in_ptrs, &c->side);
     c->valid = true;
   }
   return st;
@@ -604,61 +689,77 @@ static tb_status no_kernel_error(const tb_exec *e, const tb_node *n, tb_tensor *
 }
 
 /* Keep the node's outputs as their values (the values' old tensors and copies go). */
-static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st) {
+static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st, tb_tensor **out) {
   char label[200];
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) {
-    if (n->outputs[o] >= 0 && !e->out[o])
+    if (n->outputs[o] >= 0 && !out[o])
       st = tb_error(TB_ERR_INTERNAL, "%s: the kernel left output %zu ('%s') unset", tb_node_label(e->g, n, label, sizeof label), o,
                     e->g->values[n->outputs[o]].name);
   }
   for (size_t o = 0; o < n->n_outputs; o++) {
     int v = n->outputs[o];
     if (st != TB_OK || v < 0) {
-      drop_tensor(e, v, e->out[o]);
+      drop_tensor(e, v, out[o]);
       continue;
     }
     tb_exec_drop_mirror(e, v);
-    if (e->vals[v] && e->owned[v] && e->vals[v] != e->out[o]) drop_tensor(e, v, e->vals[v]);
-    e->vals[v] = e->out[o];
+    if (e->vals[v] && e->owned[v] && e->vals[v] != out[o]) drop_tensor(e, v, e->vals[v]);
+    e->vals[v] = out[o];
     e->owned[v] = true;
-    if (!e->planned) tb_value_type_of(e->out[o], &e->seen[v]); /* for the plan made after this run */
+    if (!e->planned) tb_value_type_of(out[o], &e->seen[v]); /* for the plan made after this run */
   }
   return st;
 }
 
-static tb_status run_node(tb_exec *e, size_t step) {
+/* Whether node `step` runs on the CPU with its cached kernel and state as they are (nothing to choose or make
+ * again for inputs of its cached types; inference from the values it reads only writes its own cache). */
+static bool node_settled(const tb_exec *e, size_t step) {
+  const node_cache *c = &e->cache[step];
+  return c->valid && c->kernel && c->state_kernel == c->kernel && c->side == TB_EXEC_CPU;
+}
+
+/* Run node `step` with scratch s. In an inter-op lane (s->lane) the kernel gets no pool, and what changes the
+ * executor's shared state (inference, the kernel choice, making a kernel state) is done under lane_lock. */
+static tb_status run_node_with(tb_exec *e, size_t step, node_scratch *s) {
   const tb_graph *g = e->g;
   const tb_node *n = &g->nodes[step];
   node_cache *c = &e->cache[step];
-  tb_tensor **in = e->in, **out = e->out;
+  tb_tensor **in = s->in, **out = s->out;
   bool changed = !c->valid;
   tb_status st = TB_OK;
   for (size_t k = 0; k < n->n_inputs; k++) {
     int v = n->inputs[k];
-    e->tmp[k] = NULL;
+    s->tmp[k] = NULL;
     in[k] = v >= 0 ? e->vals[v] : NULL;
     if (!changed) changed = in[k] ? !tensor_has_type(in[k], &c->in[k]) : c->in[k].has_dtype;
   }
   /* the kernel sees its input types: the cached ones while they hold, else those of the tensors */
   for (size_t k = 0; k < n->n_inputs; k++) {
-    e->in_ptrs[k] = NULL;
+    s->in_ptrs[k] = NULL;
     if (!in[k]) continue;
     if (!changed) {
-      e->in_ptrs[k] = &c->in[k];
+      s->in_ptrs[k] = &c->in[k];
       continue;
     }
-    tb_value_type_of(in[k], &e->in_types[k]);
-    e->in_ptrs[k] = &e->in_types[k];
+    tb_value_type_of(in[k], &s->in_types[k]);
+    s->in_ptrs[k] = &s->in_types[k];
   }
-  if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed);
+  bool locked = s->lane && (changed || !node_settled(e, step));
+  if (locked) pthread_mutex_lock(&e->lane_lock);
+  if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed, s);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
     if (in[k]) st = tb_exec_value_on(e, n->inputs[k], tb_node_reads_value(n, k) ? TB_EXEC_CPU : c->side, &in[k]);
-  if (st == TB_OK) st = tb_exec_kernel_state(e, step, in, e->in_ptrs);
+  if (st == TB_OK) st = tb_exec_kernel_state(e, step, in, s->in_ptrs);
+  if (locked) pthread_mutex_unlock(&e->lane_lock);
   for (size_t o = 0; o < n->n_outputs; o++) out[o] = NULL;
   for (size_t o = 0; o < n->n_outputs && st == TB_OK; o++) st = alloc_output(e, c->side, n->outputs[o], &c->out[o], &out[o]);
   if (st == TB_OK) {
-    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, e->in_ptrs, out, c->state);
+    tb_kernel_ctx kc = tb_exec_kernel_ctx(e, step, c->side, in, s->in_ptrs, out, c->state);
+    if (s->lane) { /* its share of the threads: one */
+      kc.pool = NULL;
+      kc.threads = 1;
+    }
     bool device_timed = e->node_ms && c->side != TB_EXEC_CPU && tb_exec_timer_start(e, c->side);
     double t0 = e->node_ms ? now_ms() : 0, sub0 = e->subgraph_ms;
     st = c->kernel->run(&kc);
@@ -672,8 +773,67 @@ static tb_status run_node(tb_exec *e, size_t step) {
     }
     if (st == TB_OK) break_outputs(e, n, out);
   }
-  for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(e->tmp[k]);
-  return tb_node_name_error(g, n, keep_outputs(e, n, st));
+  for (size_t k = 0; k < n->n_inputs; k++) tb_tensor_destroy(s->tmp[k]);
+  return tb_node_name_error(g, n, keep_outputs(e, n, st, out));
+}
+
+static tb_status run_node(tb_exec *e, size_t step) {
+  node_scratch s = {e->in, e->tmp, e->out, e->in_types, e->in_ptrs, e->views, e->known, false};
+  return run_node_with(e, step, &s);
+}
+
+/* ---- Inter-op regions ---------------------------------------------------------------------------------------------- */
+
+typedef struct region_job {
+  tb_exec *e;
+  const tb_interop_region *r;
+  pthread_t caller;
+  atomic_int failed;       /* set by the first lane that fails: the others stop before their next node */
+  atomic_uint_fast64_t on_workers;
+  tb_status st;            /* the first failure, and its sentence (the failing thread's tb_last_error) */
+  char message[1024];
+} region_job;
+
+static void run_lanes(void *p, size_t begin, size_t end) {
+  region_job *j = p;
+  tb_exec *e = j->e;
+  for (size_t l = begin; l < end; l++) {
+    const tb_interop_lane *lane = &e->interop.lanes[j->r->first_lane + l];
+    if (!pthread_equal(pthread_self(), j->caller)) atomic_fetch_add_explicit(&j->on_workers, 1, memory_order_relaxed);
+    for (size_t i = 0; i < lane->count; i++) {
+      if (atomic_load_explicit(&j->failed, memory_order_acquire)) return;
+      tb_status st = run_node_with(e, (size_t)e->interop.steps[lane->first + i], &e->lane_scratch[l]);
+      if (st != TB_OK) {
+        if (!atomic_exchange_explicit(&j->failed, 1, memory_order_acq_rel)) {
+          j->st = st;
+          snprintf(j->message, sizeof j->message, "%s", tb_last_error());
+        }
+        return;
+      }
+    }
+  }
+}
+
+/* The region's lanes at the same time, one per pool thread (each node on one thread), when every node of it
+ * is settled (after the first run); else its steps in turn. Values whose last use is in the region are
+ * released after it. */
+static tb_status run_region(tb_exec *e, const tb_interop_region *r) {
+  bool settled = true;
+  for (int i = r->begin; i < r->end && settled; i++) settled = node_settled(e, (size_t)i);
+  tb_status st = TB_OK;
+  if (!settled) {
+    for (int i = r->begin; i < r->end && st == TB_OK; i++) st = run_node(e, (size_t)i);
+  } else {
+    region_job j = {.e = e, .r = r, .caller = pthread_self(), .st = TB_OK};
+    atomic_init(&j.failed, 0);
+    atomic_init(&j.on_workers, 0);
+    tb_pool_parallel_for(e->pool, r->n_lanes, run_lanes, &j);
+    e->regions_run++;
+    e->lanes_on_workers += atomic_load(&j.on_workers);
+    if (atomic_load(&j.failed)) st = tb_error(j.st, "%s", j.message); /* the sentence on the caller's thread */
+  }
+  for (int i = r->begin; i < r->end && st == TB_OK; i++) release_after(e, (size_t)i);
+  return st;
 }
 
 /* The node hook sees CPU tensors: device outputs are copied (the copies live until the values go). */
@@ -765,10 +925,18 @@ static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **out
   if (st == TB_OK && !e->planned) /* the types this run sees, for the plan made after it */
     for (size_t v = 0; v < g->n_values; v++)
       if (!g->values[v].is_input) memset(&e->seen[v], 0, sizeof e->seen[v]);
-  for (size_t i = 0; i < g->n_nodes && st == TB_OK; i++) {
+  bool regions = e->planned && e->interop.n_regions && e->pool && !(e->node_hook && !e->parent);
+  for (size_t i = 0; i < g->n_nodes && st == TB_OK;) {
+    int r = regions ? e->interop.region_at[i] : -1;
+    if (r >= 0) {
+      st = run_region(e, &e->interop.regions[r]);
+      i = (size_t)e->interop.regions[r].end;
+      continue;
+    }
     st = run_node(e, i);
     if (st == TB_OK && e->node_hook && !e->parent) st = call_hook(e, &g->nodes[i]);
     if (st == TB_OK) release_after(e, i);
+    i++;
   }
   if (st == TB_OK) st = take_outputs(e, outputs);
   unbind(e);

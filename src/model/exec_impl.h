@@ -5,7 +5,9 @@
 #define TB_MODEL_EXEC_IMPL_H
 #include "backend/kernel.h"
 #include "core/threadpool.h"
+#include <pthread.h>
 #include "model/engine.h"
+#include "model/exec_interop.h"
 
 typedef struct node_cache {
   bool valid;
@@ -18,6 +20,18 @@ typedef struct node_cache {
   const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
   uint64_t constant_inputs, omitted_outputs; /* the kernel context's bits, fixed for the graph */
 } node_cache;
+
+/* What running one node needs besides the executor: its input and output tensor lists and inference's
+ * scratch, sized for the graph's node with the most inputs / outputs. The executor has one for running
+ * nodes in turn and one per lane of an inter-op region (exec.c). */
+typedef struct node_scratch {
+  tb_tensor **in, **tmp, **out;
+  tb_value_type *in_types;
+  const tb_value_type **in_ptrs;
+  tb_ir_tensor *views;
+  const tb_ir_tensor **known;
+  bool lane; /* in an inter-op lane: the kernel gets one thread (no pool) */
+} node_scratch;
 
 /* A device-side backend: the device (side TB_EXEC_DEVICE) or a route to its hardware (the sides after it). */
 typedef struct exec_side {
@@ -86,6 +100,14 @@ struct tb_exec {
   tb_tensor **darena_views; /* per value: its view of the device arena, made on first use */
   tb_event *timer[2];    /* while profiling: device events around a device node's launches (exec_timing.c) */
   tb_backend *timer_backend; /* the backend the timers are on */
+  /* inter-op parallelism (exec_interop.h): the regions of the current plan, a scratch per lane, the lock
+   * for a lane that must infer or choose a kernel again, and counts for tests */
+  tb_inter_op inter_op;
+  tb_interop_plan interop;
+  node_scratch *lane_scratch;
+  size_t n_lane_scratch, max_in, max_out;
+  pthread_mutex_t lane_lock;
+  uint64_t regions_run, lanes_on_workers;
 };
 
 /* ---- exec_sides.c and exec_place.c --------------------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
-/* The memory plan: each activation's lifetime in execution order, and a byte offset in one arena for
- * each, so that values alive at the same time never share bytes (greedy: largest first, first fit
+/* The memory plan: each activation's lifetime in execution order (widened over the spans of steps that may
+ * run at the same time), and a byte offset in one arena for each, so that values alive at the same time
+ * never share bytes (greedy: largest first, first fit
  * against the values whose lifetimes overlap; offsets aligned to 64 bytes). Graph inputs and outputs,
  * constants and values a subgraph reads are not placed: they live in their own tensors. */
 #include <stdlib.h>
@@ -103,11 +104,29 @@ static int by_offset(const void *a, const void *b) {
 
 static uint64_t align_up(uint64_t n) { return (n + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
 
+/* Every value alive at some step of a span is kept alive over the whole span: nodes of a span may run in
+ * any order or at the same time (inter-op regions), so their values must not share bytes. */
+static void widen(tb_plan *plan, const tb_plan_span *spans, size_t n_spans) {
+  for (size_t i = 0; i < n_spans; i++)
+    for (size_t v = 0; v < plan->n_values; v++) {
+      int first = plan->first[v], last = plan->last[v];
+      if (last < 0 || last < spans[i].first || (first >= 0 && first > spans[i].last)) continue;
+      if (first >= 0 && first > spans[i].first) plan->first[v] = spans[i].first;
+      if (last < spans[i].last) plan->last[v] = spans[i].last;
+    }
+}
+
 tb_status tb_plan_build(const tb_graph *g, const uint64_t *bytes, tb_plan *plan) {
+  return tb_plan_build_spans(g, bytes, NULL, 0, plan);
+}
+
+tb_status tb_plan_build_spans(const tb_graph *g, const uint64_t *bytes, const tb_plan_span *spans, size_t n_spans,
+                              tb_plan *plan) {
   size_t nv = g->n_values;
   bool *captured = calloc(nv ? nv : 1, sizeof *captured);
   if (!captured) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for the memory plan", g->name);
   tb_status st = lifetimes(g, plan, captured);
+  if (st == TB_OK) widen(plan, spans, n_spans);
   candidate *order = malloc((nv ? nv : 1) * sizeof *order);
   placed *done = malloc((nv ? nv : 1) * sizeof *done);
   placed *conflicts = malloc((nv ? nv : 1) * sizeof *conflicts);

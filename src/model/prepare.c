@@ -15,6 +15,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "model/conv_algo.h"
+#include "model/exec_interop.h"
 #include "model/levels.h"
 #include "model/params.h"
 #include "model/passes/pass.h"
@@ -368,6 +369,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
+  if (st == TB_OK) tb_exec_set_inter_op(p->exec, o->inter_op == TB_INTER_OP_DEFAULT ? tb_inter_op_from_env() : o->inter_op);
   if (st == TB_OK) st = set_bf16_mode(p->exec, o);
   void *before = NULL;
   if (st == TB_OK) st = make_stream(p, &before); /* the weights go to the device on the model's stream */
@@ -420,6 +422,10 @@ tb_status tb_model_prepare(tb_model *model, tb_backend *backend, const tb_prepar
     return tb_error(TB_ERR_INVALID_ARGUMENT,
                     "%s: unknown convolution algorithm %d in conv_algo; valid ones are TB_CONV_ALGO_DEFAULT, _AUTO, "
                     "_WINOGRAD, _DIRECT, _GEMM (tb_conv_algo_parse reads their names)", fn, (int)o->conv_algo);
+  if ((unsigned)o->inter_op > TB_INTER_OP_ON)
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "%s: unknown inter-op mode %d in inter_op; valid ones are TB_INTER_OP_DEFAULT, _AUTO, _OFF, _ON "
+                    "(tb_inter_op_parse reads their names)", fn, (int)o->inter_op);
   double t0 = now_ms();
   tb_prepared *p = calloc(1, sizeof *p);
   if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);

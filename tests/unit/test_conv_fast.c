@@ -289,6 +289,8 @@ static const conv_case gemm_cases[] = {
     {"1x1 pointwise 112 -> 136 over 14x14 (narrow edge of 4 pixels)", 1, 112, 14, 14, 136, 1, 1, 1, 1, 1, {0}, NULL, true},
     {"groups 2 of 32 channels stride 2 (pixels as rows)", 1, 8, 13, 12, 64, 3, 3, 2, 2, 1, {1, 1, 1, 1}, NULL, true},
     {"1x1 stride 2 64 channels over 600 pixels (pixels as rows, two blocks)", 1, 4, 69, 35, 64, 1, 1, 1, 2, 1, {0}, NULL, false},
+    {"1x1 14x14 256 channels (one GEMM: its epilogue on the pool)", 1, 24, 14, 14, 256, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 7x7 512 channels (one transposed GEMM: its epilogue on the pool)", 1, 16, 7, 7, 512, 1, 1, 1, 1, 1, {0}, NULL, true},
 };
 
 static const conv_case depthwise_cases[] = {
@@ -333,7 +335,9 @@ static void fused_conv_each_activation_and_residual(void **state) {
                               GEMM_CASE("1-D k3 stride 2 pad 1"), DW_CASE("depthwise 3x3"),
                               GEMM_CASE("3x3 over 900 pixels (two pixel blocks)"),
                               GEMM_CASE("3x3 64 channels (pixels as rows)"),
-                              GEMM_CASE("1x1 pointwise 32 channels (pixels as rows)")};
+                              GEMM_CASE("1x1 pointwise 32 channels (pixels as rows)"),
+                              GEMM_CASE("1x1 14x14 256 channels (one GEMM: its epilogue on the pool)"),
+                              GEMM_CASE("1x1 7x7 512 channels (one transposed GEMM: its epilogue on the pool)")};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
       check_case(cases[c], true, &acts[a], false);

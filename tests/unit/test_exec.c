@@ -240,6 +240,64 @@ static void many_inputs(void **state) {
   tb_ir_model_destroy(m);
 }
 
+/* Concat's copies over a 2-thread pool, in pieces (a block of 3 channels of 100 x 100 floats is two 64 KB
+ * pieces), along axis 1 (one block per input) and axis 2 (a block per input and channel). */
+static void concat_on_the_pool(void **state) {
+  (void)state;
+  for (int axis = 1; axis <= 2; axis++) {
+    tb_ir_model *m = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(m, NULL, "main");
+    int64_t parts[3] = {3, 5, 2}, dims[3][4];
+    const char *names[3] = {"a", "b", "c"};
+    int ins[3], out = tb_graph_value(g, "y");
+    for (int i = 0; i < 3; i++) {
+      int64_t d[4] = {1, 4, 100, 100};
+      d[axis] = parts[i];
+      memcpy(dims[i], d, sizeof d);
+      ins[i] = tbt_input(g, names[i], TB_DTYPE_F32, 4, d, NULL);
+    }
+    tb_attr at = {.name = "axis", .type = TB_ATTR_INT, .i = axis};
+    tb_graph_add_node(g, "cat", "Concat", "", ins, 3, &out, 1, &at, 1);
+    tbt_output(g, "y");
+    ready(g);
+    tb_backend *cpu = cpu_backend();
+    tb_exec *e = NULL;
+    TB_ASSERT_OK(tb_graph_parse_params((tb_graph *)g));
+    TB_ASSERT_OK(tb_exec_create(g, cpu, 0, tb_convert_features(), 2, &e));
+    tb_tensor *in[3];
+    float *data[3];
+    for (int i = 0; i < 3; i++) {
+      size_t n = (size_t)(dims[i][1] * dims[i][2] * dims[i][3]);
+      data[i] = malloc(n * sizeof(float));
+      assert_non_null(data[i]);
+      for (size_t k = 0; k < n; k++) data[i][k] = (float)(i * 1000000 + (int)k);
+      in[i] = tbt_f32(cpu, 4, dims[i], data[i]);
+    }
+    int64_t oshape[4] = {1, 4, 100, 100};
+    oshape[axis] = 10;
+    size_t total = (size_t)(oshape[1] * oshape[2] * oshape[3]);
+    float *want = malloc(total * sizeof *want);
+    assert_non_null(want);
+    int64_t outer = axis == 1 ? 1 : 4, inner = axis == 1 ? 10000 : 100;
+    size_t at_out = 0;
+    for (int64_t o = 0; o < outer; o++)
+      for (int i = 0; i < 3; i++)
+        for (int64_t k = 0; k < parts[i] * inner; k++) want[at_out++] = data[i][o * parts[i] * inner + k];
+    tb_tensor *res = NULL;
+    TB_ASSERT_OK(tb_exec_run(e, in, &res));
+    tbt_expect_f32(res, 4, oshape, want);
+    tb_tensor_destroy(res);
+    for (int i = 0; i < 3; i++) {
+      tb_tensor_destroy(in[i]);
+      free(data[i]);
+    }
+    free(want);
+    tb_exec_destroy(e);
+    tb_backend_destroy(cpu);
+    tb_ir_model_destroy(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(small_graph_values_and_replan),
@@ -248,6 +306,7 @@ int main(void) {
       cmocka_unit_test(outputs_that_are_inputs),
       cmocka_unit_test(kernel_error_names_node),
       cmocka_unit_test(many_inputs),
+      cmocka_unit_test(concat_on_the_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

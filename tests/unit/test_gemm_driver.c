@@ -258,11 +258,13 @@ static void same_bits_on_any_thread_count(void **state) {
   tb_pool *pool2 = NULL, *pool3 = NULL;
   TB_ASSERT_OK(tb_pool_create(2, &pool2));
   TB_ASSERT_OK(tb_pool_create(3, &pool3));
-  static const int64_t dims[][3] = {{128, 200, 96}, {400, 33, 250}, {130, 513, 200}, {64, 64, 300}};
+  /* the last two: products below the multiply-add threshold that split for their operands' size (a 1x1
+   * convolution on one pixel, a classifier's row times its weights) */
+  static const int64_t dims[][3] = {{128, 200, 96}, {400, 33, 250}, {130, 513, 200}, {64, 64, 300}, {300, 1, 512}, {1, 700, 300}};
   for (int p = 0; p < n_paths(); p++)
-    for (size_t d = 0; d < 4; d++) {
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
       gcase g = {(tb_gemm_path)p, (int)d % 3, (int)(d + 1) % 3, d == 2, d == 1, dims[d][0], dims[d][1], dims[d][2],
-                 1, d % 2 ? 0.5f : 0, (int)d % 3 - 1, (int)d % 3, (int)d * 2};
+                 1, d % 2 ? 0.5f : 0, (int)d % 3 - 1, (int)d % 3, (int)(d * 2) % 8}; /* activations 0..7 */
       check_case(&g, pool2);
       check_case(&g, pool3);
     }

@@ -11,7 +11,7 @@
  * prepare (or W is packed per run) and the channel count fills whole column slivers: the output block is
  * then the transposed product, transposed back with bias and residual. Jobs are split over the pool when
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
- * GEMM gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
+ * GEMM, and its block's epilogue (conv_block_pool.h), gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
  * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
  * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
  * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tensorbridge/model.h>
+#include "backend/cpu/kernels/fast/conv/conv_block_pool.h"
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/conv/conv_grouped.h"
@@ -187,14 +188,14 @@ static void gemm_jobs(void *p, size_t begin, size_t end) {
     if (transposed) {
       ok = j->gemm->run_t(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
                           ct, j->inner);
-      if (ok) tb_conv_block_from_t(avx512, j->y + out, n, mg, nc, ct, mg, bias, res, n);
+      if (ok) tb_conv_block_from_t_pool(avx512, j->y + out, n, mg, nc, ct, mg, bias, res, n, j->inner);
     } else {
-      tb_conv_block_init(avx512, j->y + out, n, mg, nc, bias, res, n);
+      tb_conv_block_init_pool(avx512, j->y + out, n, mg, nc, bias, res, n, j->inner);
       ok = j->gemm->run(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
                         j->y + out, n, j->inner);
     }
     if (!ok) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-    tb_conv_block_act(avx512, &j->ep, j->y + out, n, mg, nc);
+    tb_conv_block_act_pool(avx512, &j->ep, j->y + out, n, mg, nc, j->inner); /* inner: the GEMM's pool, or NULL */
   }
   free(ct);
 }
