@@ -10,7 +10,6 @@
  * out once per job, as they are the same on every row): the earlier row-accumulating loop stored and reloaded the
  * output row once per tap through masked stores that the next load cannot forward from, and a scalar
  * first-tap pass per output; that made MaxPool 3x3/2 over 64x112x112 take about 4 ms.
- * On AVX2 the same row loop keeps 8 outputs in a ymm (row_avx2).
  * MaxPool keeps the reference's NaN rule: an output starts from its first tap in window order (so a NaN
  * there stays) and later taps replace it only when greater (so later NaNs are skipped).
  * MaxPool with 2 or 3 kernel columns at column stride 2 and left pad <= 2 (ResNet's 3x3/2 stem pool) is
@@ -271,84 +270,6 @@ __attribute__((target("avx512f"))) static void maxpool_plane_separable(
     }
   }
 }
-
-/* The AVX2 row loop (row_avx2): row_avx512's method on 8 outputs per ymm, for CPUs without AVX-512. The
- * plan per chunk of 8 outputs and kernel column keeps its lanes as bits (a ymm mask each would not fit the
- * stack for 64 chunks x 16 columns); a mask is made from them per tap. */
-enum { ROW8_MAX_CHUNKS = 2 * ROW_MAX_CHUNKS };
-
-typedef struct chunk_tap8 {
-  uint32_t valid, in; /* valid: output lanes 0..7; in: input lanes 0..15 (stride 2: two loads) */
-  int64_t offset;
-} chunk_tap8;
-
-static bool plan_columns8(const pool_job *j, chunk_tap8 plan[ROW8_MAX_CHUNKS][ROW_MAX_TAPS]) {
-  int64_t kw_n = j->win.kernel[1], sw = j->win.stride[1], pl = j->win.pad_begin[1];
-  if ((sw != 1 && sw != 2) || kw_n > ROW_MAX_TAPS || j->ow > 8 * ROW8_MAX_CHUNKS) return false;
-  for (int64_t kw = 0; kw < kw_n; kw++) {
-    int64_t lo, hi;
-    tap_outputs(j, kw, &lo, &hi);
-    for (int64_t o0 = 0; o0 < j->ow; o0 += 8) {
-      int64_t cnt = j->ow - o0 < 8 ? j->ow - o0 : 8;
-      int64_t a = lo > o0 ? lo - o0 : 0, b = hi - o0 + 1 < cnt ? hi - o0 + 1 : cnt;
-      chunk_tap8 *ct = &plan[o0 / 8][kw];
-      *ct = (chunk_tap8){0, 0, o0 * sw - pl + kw};
-      if (a >= b) continue;
-      ct->valid = bit_range32(a, b);
-      ct->in = sw == 1 ? bit_range32(a, b) : bit_range32(2 * a, 2 * b - 1);
-    }
-  }
-  return true;
-}
-
-/* The ymm mask of bits 0..7 of `bits`. */
-__attribute__((target("avx2"))) static inline __m256i lane_mask8(uint32_t bits) {
-  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), bit), bit);
-}
-
-/* row_avx512's loop with 8 outputs a chunk: stride 2 loads two vectors and keeps their even lanes. */
-__attribute__((target("avx2"))) static void row_avx2(const pool_job *j, const chunk_tap8 plan[ROW8_MAX_CHUNKS][ROW_MAX_TAPS],
-                                                     const float *x, int64_t oh, float *y) {
-  const nn_window *w = &j->win;
-  const bool max = j->max, stride2 = w->stride[1] == 2;
-  int64_t kw_n = w->kernel[1], kh0, kh1;
-  valid_taps(oh, w->stride[0], w->pad_begin[0], w->kernel[0], j->h, &kh0, &kh1);
-  int64_t h0 = oh * w->stride[0] - w->pad_begin[0];
-  for (int64_t o0 = 0; o0 < j->ow; o0 += 8) {
-    const chunk_tap8 *taps = plan[o0 / 8];
-    __m256 acc = _mm256_set1_ps(max ? -INFINITY : 0.0f);
-    __m256i started = _mm256_setzero_si256();
-    for (int64_t kh = kh0; kh < kh1; kh++) {
-      const float *row = x + (h0 + kh) * j->w;
-      for (int64_t kw = 0; kw < kw_n; kw++) {
-        const chunk_tap8 *t = &taps[kw];
-        if (!t->valid) continue;
-        /* the chunk's tap address; lanes outside the row are masked off and never dereferenced */
-        const float *base = (const float *)((uintptr_t)row + (uintptr_t)(t->offset * (int64_t)sizeof(float)));
-        const __m256i valid = lane_mask8(t->valid);
-        __m256 v = _mm256_maskload_ps(base, lane_mask8(t->in));
-        if (stride2) {
-          __m256 hi = _mm256_maskload_ps(base + 8, lane_mask8(t->in >> 8));
-          __m256 e = _mm256_shuffle_ps(v, hi, _MM_SHUFFLE(2, 0, 2, 0)); /* v0 v2 hi0 hi2 | v4 v6 hi4 hi6 */
-          v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
-        }
-        if (max && kh == kh0) { /* every lane's first tap is in this row */
-          __m256i gt = _mm256_castps_si256(_mm256_cmp_ps(v, acc, _CMP_GT_OQ));
-          __m256i take = _mm256_and_si256(valid, _mm256_or_si256(_mm256_xor_si256(started, _mm256_set1_epi32(-1)), gt));
-          acc = _mm256_blendv_ps(acc, v, _mm256_castsi256_ps(take));
-          started = _mm256_or_si256(started, valid);
-        } else if (max) { /* every valid lane has started: vmaxps(v, acc) is v > acc ? v : acc */
-          acc = _mm256_blendv_ps(acc, _mm256_max_ps(v, acc), _mm256_castsi256_ps(valid));
-        } else {
-          acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, v), _mm256_castsi256_ps(valid));
-        }
-      }
-    }
-    int64_t cnt = j->ow - o0 < 8 ? j->ow - o0 : 8;
-    _mm256_maskstore_ps(y + o0, lane_mask8(bit_range32(0, cnt)), acc);
-  }
-}
 #endif
 
 /* acc[i] = max(acc[i], x[i * stride]) or acc[i] + x[i * stride], i < n. */
@@ -415,8 +336,6 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
   sep_plan sp;
   bool rows_avx512 = j->ops == &tb_vec_ops_avx512 && plan_columns(j, plan);
   bool separable = rows_avx512 && plan_separable(j, &sp);
-  chunk_tap8 plan8[ROW8_MAX_CHUNKS][ROW_MAX_TAPS];
-  bool rows_avx2 = j->ops == &tb_vec_ops_avx2 && plan_columns8(j, plan8);
 #endif
   for (size_t p = begin; p < end; p++) {
     const float *x = j->x + (int64_t)p * j->h * j->w;
@@ -431,11 +350,6 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
 #if defined(__x86_64__)
       if (rows_avx512) {
         row_avx512(j, (const chunk_tap(*)[ROW_MAX_TAPS])plan, x, oh, y + oh * j->ow);
-        if (!j->max) average_row(j, oh, y + oh * j->ow);
-        continue;
-      }
-      if (rows_avx2) {
-        row_avx2(j, (const chunk_tap8(*)[ROW_MAX_TAPS])plan8, x, oh, y + oh * j->ow);
         if (!j->max) average_row(j, oh, y + oh * j->ow);
         continue;
       }
