@@ -35,7 +35,7 @@ MIB = 1024.0 * 1024.0
 # time without it in the same rounds (the "unmasked" columns), so the table holds ours masked against ORT
 # unmasked (a pessimistic bound for an AVX2 machine: ORT keeps AVX-512) and ours masked against ours unmasked.
 CPU_MASK = os.environ.get("TB_CPU_FEATURES", "")
-MASK_HEAD = ["ours unmasked median ms", "masked / unmasked"] if CPU_MASK else []
+MASK_HEAD = ["ours unmasked median / p90 ms", "masked / unmasked"] if CPU_MASK else []
 
 
 def env_without_mask():
