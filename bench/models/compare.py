@@ -30,10 +30,31 @@ TIMEOUT_S = 3600
 MIB = 1024.0 * 1024.0
 
 
-def run_json(cmd):
-    """Run one configuration; its JSON, or {"error": the last line it wrote on stderr}."""
+# TB_CPU_FEATURES (e.g. -avx512f,-amx: TensorBridge as on an AVX2-only CPU, docs/cpu.md) is forwarded to
+# TensorBridge's processes only: ONNX Runtime runs without it, and with it set TensorBridge is timed a second
+# time without it in the same rounds (the "unmasked" columns), so the table holds ours masked against ORT
+# unmasked (a pessimistic bound for an AVX2 machine: ORT keeps AVX-512) and ours masked against ours unmasked.
+CPU_MASK = os.environ.get("TB_CPU_FEATURES", "")
+MASK_HEAD = ["ours unmasked median / p90 ms", "masked / unmasked"] if CPU_MASK else []
+
+
+def env_without_mask():
+    env = dict(os.environ)
+    env.pop("TB_CPU_FEATURES", None)
+    return env
+
+
+def mask_note():
+    return (f" TensorBridge ran with TB_CPU_FEATURES={CPU_MASK}; ONNX Runtime and the \"unmasked\" columns "
+            f"without it (ours masked against ORT on every feature of this CPU: a pessimistic bound)." if CPU_MASK
+            else "")
+
+
+def run_json(cmd, env=None):
+    """Run one configuration (env: its environment, default ours); its JSON, or {"error": the last line it
+    wrote on stderr}."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {TIMEOUT_S} s"}
     if p.returncode != 0:
@@ -119,17 +140,22 @@ def row_cells(row):
         check = (f"**no**: {err.get('error')}" if "error" in err else
                  f"yes ({tol})" if err["outside"] == 0 else f"**no**: {err['outside']} of {err['elements']} outside {tol}")
     level = f"{row['level']} {ours.get('precision', '')}".strip()
-    return [row["model"], str(row["threads"]), level, ms(ours), ms(ort), ratio, f"{peak_ours} / {peak_ort}", error,
-            check]
+    cells = [row["model"], str(row["threads"]), level, ms(ours), ms(ort), ratio, f"{peak_ours} / {peak_ort}", error,
+             check]
+    if "unmasked" in row:
+        plain = row["unmasked"]
+        cells += [ms(plain), f"{ours['median_ms'] / plain['median_ms']:.3g}"
+                  if "median_ms" in ours and "median_ms" in plain else "-"]
+    return cells
 
 
 def markdown(report):
     head = ["model", "threads", "level", "ours median / p90 ms", "ORT median / p90 ms", "ORT / ours",
-            "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"]
+            "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"] + MASK_HEAD
     lines = [f"{report.get('title', 'Model set')}, {'quick' if report['quick'] else 'full size'}: commit {report['commit']}, "
              f"{report['date']}", f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; "
              f"{report['rounds']} interleaved rounds of one process per configuration, each {report['warmup']} "
-             f"warm-up runs and {-(-report['runs'] // report['rounds'])} timed runs.",
+             f"warm-up runs and {-(-report['runs'] // report['rounds'])} timed runs.{mask_note()}",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row_cells(r)) + " |" for r in report["rows"]]
     failures = []  # ONNX Runtime's failure is in every level's row: listed once
@@ -152,20 +178,28 @@ def time_model(m, threads, levels, a, outputs_root):
     os.makedirs(ort_dir, exist_ok=True)
     timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
     common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
-    rounds = {"ort": [], **{level: [] for level in levels}}
+    rounds = {"ort": [], **{level: [] for level in levels}, **{level + " unmasked": [] for level in levels}}
     for _ in range(a.rounds):
         rounds["ort"].append(run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common +
-                                      ["--outputs", ort_dir]))
+                                      ["--outputs", ort_dir], env=env_without_mask()))
         for level in levels:
             ours_dir = os.path.join(outputs, level)
             os.makedirs(ours_dir, exist_ok=True)
             rounds[level].append(run_json([a.runner] + common + ["--level", level, "--outputs", ours_dir]))
+            if CPU_MASK:
+                plain_dir = os.path.join(outputs, level + "-unmasked")
+                os.makedirs(plain_dir, exist_ok=True)
+                rounds[level + " unmasked"].append(run_json([a.runner] + common + ["--level", level, "--outputs",
+                                                                                   plain_dir], env=env_without_mask()))
     ort = pooled(rounds["ort"])
     rows = []
     for level in levels:
         ours_dir = os.path.join(outputs, level)
         ours = pooled(rounds[level])
         row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours, "onnxruntime": ort}
+        if CPU_MASK:
+            row["unmasked"] = pooled(rounds[level + " unmasked"])
+            row["cpu_mask"] = CPU_MASK
         if "error" not in ours and "error" not in ort:
             row["error_check"] = max_error(ours_dir, ort_dir, ours["rtol"], ours["atol"])
         rows.append(row)

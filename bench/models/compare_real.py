@@ -26,8 +26,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import (describe_commit, describe_machine, max_error, ort_version, row_cells, row_ok,  # noqa: E402
-                     run_json, time_model)
+from compare import (MASK_HEAD, CPU_MASK, describe_commit, describe_machine, mask_note, max_error,  # noqa: E402
+                     ort_version, row_cells, row_ok, run_json, time_model)
 
 REFERENCE_LIMIT = 2.0  # percent of a model's profiled time (issue 16 item 2)
 # The library's fp32 tolerance at O1-O3 (docs/validation.md), which compare.py's checks get from model_bench;
@@ -117,7 +117,16 @@ def geomeans(rows):
                 (r["onnxruntime"]["median_ms"] / r["tensorbridge"]["median_ms"], r["model"]))
     return [{"threads": t, "level": lv, "models": len(v),
              "geomean_ort_over_ours": math.exp(sum(math.log(x) for x, _ in v) / len(v)),
-             "worst": min(v)[0], "worst_model": min(v)[1]} for (t, lv), v in sorted(out.items())]
+             "worst": min(v)[0], "worst_model": min(v)[1], **masked_geomean(rows, t, lv)}
+            for (t, lv), v in sorted(out.items())]
+
+
+def masked_geomean(rows, threads, level):
+    """With TB_CPU_FEATURES: the geometric mean of ours masked / ours unmasked (above 1: the mask costs)."""
+    v = [r["tensorbridge"]["median_ms"] / r["unmasked"]["median_ms"] for r in rows
+         if r["threads"] == threads and r["level"] == level and "median_ms" in r["tensorbridge"] and
+         "median_ms" in r.get("unmasked", {})]
+    return {"geomean_masked_over_unmasked": math.exp(sum(math.log(x) for x in v) / len(v))} if v else {}
 
 
 def table(head, rows):
@@ -130,18 +139,21 @@ def markdown(report):
              f"Machine: {report['machine']}; ONNX Runtime {report['ort_version']}; exported by torch "
              f"{report['versions'].get('torch', '?')} (opset {report['opset']}). Latency: {report['rounds']} "
              f"interleaved rounds (ONNX Runtime, then TensorBridge at each level, one process each), each "
-             f"{report['warmup']} warm-up and {-(-report['runs'] // report['rounds'])} timed runs.", "",
+             f"{report['warmup']} warm-up and {-(-report['runs'] // report['rounds'])} timed runs.{mask_note()}", "",
              "Correctness against ONNX Runtime's reference outputs (1 run on all cores):", ""]
     levels = report["check_levels"]
     lines += table(["model"] + levels, [[c["model"]] + [check_cell(x) for x in c["levels"]] for c in report["checks"]])
     lines += ["", "Latency (ORT / ours above 1: TensorBridge is faster):", ""]
     lines += table(["model", "threads", "level", "ours median / p90 ms", "ORT median / p90 ms", "ORT / ours",
-                    "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"],
+                    "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"] + MASK_HEAD,
                    [row_cells(r) for r in report["rows"]])
     lines += ["", "Geometric mean of ORT / ours over the models:", ""]
-    lines += table(["threads", "level", "models", "geomean ORT / ours", "worst (model)"],
+    lines += table(["threads", "level", "models", "geomean ORT / ours", "worst (model)"] +
+                   (["geomean ours masked / unmasked"] if CPU_MASK else []),
                    [[str(g["threads"]), g["level"], str(g["models"]), f"{g['geomean_ort_over_ours']:.3g}",
-                     f"{g['worst']:.3g} ({g['worst_model']})"] for g in report["geomeans"]])
+                     f"{g['worst']:.3g} ({g['worst_model']})"] +
+                    ([f"{g['geomean_masked_over_unmasked']:.3g}" if "geomean_masked_over_unmasked" in g else "-"]
+                     if CPU_MASK else []) for g in report["geomeans"]])
     lines += ["", f"Profile at {report['profile_level']}, 1 thread (tb run --profile, "
               f"{report['profile_runs']} runs after one warm-up; the kernels' time, per operator):", ""]
     lines += table(["model", "ms per run", "reference share", "reference kernels: operator share (nodes)",

@@ -18,7 +18,9 @@
 # (O2,O3), BENCH_WARMUP (3; real 2), BENCH_RUNS (30, 6 quick; real 10, 4 quick), BENCH_ROUNDS (3; real 2:
 # ORT and each level take turns, RUNS / ROUNDS timed runs per turn); real set only: BENCH_CHECK_LEVELS
 # (O0,O2,O3), BENCH_ONLY (comma-separated model names), BENCH_REMAKE=1 (write the models again even when
-# the scripts that made them are unchanged).
+# the scripts that made them are unchanged). TB_CPU_FEATURES (e.g. -avx512f,-amx, docs/cpu.md) reaches
+# TensorBridge's processes only, not ONNX Runtime's; with it set, TensorBridge is also timed without it in
+# the same rounds (compare.py: the "unmasked" columns).
 set -euo pipefail
 
 quick="" set="default"

@@ -16,7 +16,10 @@
  * (the fp32 O2 tolerance is 1e-4 relative + 1e-5; Winograd's error here measured below 1e-6 s); bf16
  * |got - ref| <= 1e-2 |ref| + 1e-2 s (the validation table's bf16 rtol and atol, scaled: the transformed
  * tiles are rounded to bf16, so errors follow the magnitude of the sums, not of each output).
- * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too) or, for bf16, no AVX512-BF16. */
+ * The fp32 tests run again on the AVX2 implementation (conv_winograd_avx2.c) and the AVX2 entries, which
+ * take Winograd too: the same values within the same tolerance, the same bits on any thread count.
+ * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too) or, for bf16, no AVX512-BF16;
+ * the AVX2 ones when it has no AVX2 and FMA. */
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
@@ -30,6 +33,7 @@
 #include "test_tensor_util.h"
 
 extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
+extern const tb_kernel tb_kernel_conv_f32_avx2, tb_kernel_fused_conv_f32_avx2;
 extern const tb_kernel tb_kernel_conv_bf16_avx512bf16, tb_kernel_fused_conv_bf16_avx512bf16;
 extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
@@ -39,6 +43,24 @@ static bool have_avx512(void) {
   if (tb_gemm_path_for(tb_convert_hardware_features()) == TB_GEMM_AVX512) return true;
   print_message("skipped: this CPU (or valgrind) shows no AVX512F, so Winograd never runs\n");
   return false;
+}
+
+/* The fp32 implementation and entries the tests run: AVX-512, or AVX2 while an *_avx2 test runs. */
+static const tb_conv_winograd_impl *f32_impl = &tb_conv_winograd_f32_avx512;
+static const tb_kernel *f32_conv = &tb_kernel_conv_f32_avx512, *f32_fused = &tb_kernel_fused_conv_f32_avx512;
+static bool avx2_only; /* the bf16 parts are skipped */
+
+static bool have_avx2(void) {
+  if (tb_gemm_path_for(tb_convert_hardware_features()) >= TB_GEMM_AVX2) return true;
+  print_message("skipped: this CPU (or valgrind) shows no AVX2 and FMA, so the AVX2 Winograd never runs\n");
+  return false;
+}
+
+static void use_avx2(bool on) {
+  f32_impl = on ? &tb_conv_winograd_f32_avx2 : &tb_conv_winograd_f32_avx512;
+  f32_conv = on ? &tb_kernel_conv_f32_avx2 : &tb_kernel_conv_f32_avx512;
+  f32_fused = on ? &tb_kernel_fused_conv_f32_avx2 : &tb_kernel_fused_conv_f32_avx512;
+  avx2_only = on;
 }
 
 static bool have_bf16(void) {
@@ -107,7 +129,8 @@ static tb_gemm_epilogue epilogue_of(const act_case *act) {
   for (int i = 1; act->name && i < 12; i++)
     if (strcmp(act->name, names[i]) == 0) ep.act = i;
   ep.act_alpha = act->alpha, ep.act_beta = act->beta, ep.act_min = act->lo, ep.act_max = act->hi;
-  ep.vec = &tb_vec_ops_avx512; /* the entries' activation loops (conv_fast.c sets the path's table) */
+  /* the entries' activation loops (conv_fast.c sets the path's table) */
+  ep.vec = avx2_only ? &tb_vec_ops_avx2 : &tb_vec_ops_avx512;
   return ep;
 }
 
@@ -171,9 +194,9 @@ static void make_case(toh *t, const conv_case *c, bool fused, const act_case *ac
 static void check_case(const conv_case *c, bool bf16, bool fused, const act_case *act, bool residual, special_values special) {
   toh t;
   make_case(&t, c, fused, act, residual, special);
-  const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512;
+  const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : f32_impl;
   const tb_kernel *k = bf16 ? (fused ? &tb_kernel_fused_conv_bf16_avx512bf16 : &tb_kernel_conv_bf16_avx512bf16)
-                                : (fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512);
+                                : (fused ? f32_fused : f32_conv);
   tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
   double scale = 1.0; /* the sums' scale: the same node without its activation */
   if (act->name) {
@@ -190,7 +213,7 @@ static void check_case(const conv_case *c, bool bf16, bool fused, const act_case
     assert_null(run_winograd_status(&t, impl, act, ref, pool2, TB_WINOGRAD_NOT_FINITE));
   }
   char what[240];
-  snprintf(what, sizeof what, "%s%s%s%s%s%s%s", c->what, bf16 ? " bf16" : " fp32", fused ? " fused" : "",
+  snprintf(what, sizeof what, "%s%s%s%s%s%s%s", c->what, bf16 ? " bf16" : avx2_only ? " fp32 avx2" : " fp32", fused ? " fused" : "",
            act->name ? " " : "", act->name ? act->name : "", residual ? " residual" : "",
            special == WITH_INF ? " NaN/Inf input" : special == WITH_NAN ? " NaN input" : "");
   if (wino) assert_close_scaled(wino, ref, bf16, scale, what, "tb_conv_winograd_run");
@@ -219,12 +242,10 @@ static void bf16_matches_reference(void **state) {
 }
 
 /* FusedConv: every activation with a residual (and without), NaN and Inf in X, both precisions. */
-static void fused_activations_residual_and_specials(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void fused_body(void) {
   const conv_case *picked[] = {named("13x13"), named("batch 2"), named("15x17")};
   for (int bf16 = 0; bf16 < 2; bf16++) {
-    if (bf16 && !have_bf16()) break;
+    if (bf16 && (avx2_only || !have_bf16())) break;
     for (size_t c = 0; c < sizeof picked / sizeof picked[0]; c++)
       for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
         check_case(picked[c], bf16, true, &acts[a], true, PLAIN);
@@ -237,9 +258,9 @@ static void fused_activations_residual_and_specials(void **state) {
     float *x = tb_tensor_host_data(t.in[0]);
     x[tb_tensor_numel(t.in[0]) - c1->w] = NAN;
     tb_tensor *ref = tconv_run_kernel(&t, &tb_kernel_conv, TCONV_PREP_NONE, true, NULL);
-    assert_null(run_winograd_status(&t, bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512, &no_act,
+    assert_null(run_winograd_status(&t, bf16 ? &tb_conv_winograd_bf16_avx512bf16 : f32_impl, &no_act,
                                     ref, NULL, TB_WINOGRAD_NOT_FINITE));
-    tb_tensor *got = tconv_run_kernel(&t, bf16 ? &tb_kernel_conv_bf16_avx512bf16 : &tb_kernel_conv_f32_avx512, TCONV_PREP_CONST_W, true, NULL);
+    tb_tensor *got = tconv_run_kernel(&t, bf16 ? &tb_kernel_conv_bf16_avx512bf16 : f32_conv, TCONV_PREP_CONST_W, true, NULL);
     assert_close(got, ref, bf16, "C 1, NaN in the last row", "entry prepared");
     tb_tensor_destroy(got);
     tb_tensor_destroy(ref);
@@ -248,13 +269,11 @@ static void fused_activations_residual_and_specials(void **state) {
 }
 
 /* 1, 2 and 3 threads give the same bits (each output from one thread, the same operations in order). */
-static void threads_give_the_same_bits(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void threads_body(void) {
   const char *names[] = {"13x13", "8x60", "batch 2", "several blocks", "C 1"};
   for (int bf16 = 0; bf16 < 2; bf16++) {
-    if (bf16 && !have_bf16()) break;
-    const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : &tb_conv_winograd_f32_avx512;
+    if (bf16 && (avx2_only || !have_bf16())) break;
+    const tb_conv_winograd_impl *impl = bf16 ? &tb_conv_winograd_bf16_avx512bf16 : f32_impl;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       const conv_case *c = named(names[i]);
       toh t;
@@ -274,11 +293,22 @@ static void threads_give_the_same_bits(void **state) {
   }
 }
 
-/* tb_conv_winograd_no_inf finds +-Inf anywhere (vector body, masked tail, past the first 4096 values),
- * not NaN or the largest finite values. */
-static void no_inf_finds_infinities(void **state) {
+static void fused_activations_residual_and_specials(void **state) {
   (void)state;
-  if (!have_avx512()) skip(); /* AVX-512 code, called only on the Winograd path (have_avx512 said so) */
+  if (!have_avx512()) skip();
+  fused_body();
+}
+
+static void threads_give_the_same_bits(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  threads_body();
+}
+
+/* tb_conv_winograd_no_inf finds +-Inf anywhere (vector body, masked tail, past the first 4096 values),
+ * not NaN or the largest finite values: with AVX-512 where the CPU has it, and in plain C under
+ * TB_CPU_FEATURES=-avx512f. */
+static void no_inf_cases(void) {
   float x[5000];
   fill(x, 5000, 3);
   x[7] = NAN;
@@ -295,6 +325,24 @@ static void no_inf_finds_infinities(void **state) {
     x[at[i]] = keep;
   }
 }
+
+static void no_inf_finds_infinities(void **state) {
+  (void)state;
+  no_inf_cases();
+  setenv("TB_CPU_FEATURES", "-avx512f", 1);
+  no_inf_cases();
+  tbt_clear_env();
+}
+
+/* The fp32 tests again on the AVX2 implementation and entries. */
+static void avx2_matches_reference(void **state) {
+  if (!have_avx2()) skip();
+  use_avx2(true);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], false, false, &no_act, false, PLAIN);
+  use_avx2(false);
+  (void)state;
+}
+
 
 /* What fits() declines, with the reason's key words. */
 static void fits_declines_with_a_reason(void **state) {
@@ -428,6 +476,22 @@ static void masked_features_fall_back(void **state) {
   toh_teardown(&t);
 }
 
+static void avx2_fused_activations_residual_and_specials(void **state) {
+  if (!have_avx2()) skip();
+  use_avx2(true);
+  fused_body();
+  use_avx2(false);
+  (void)state;
+}
+
+static void avx2_threads_give_the_same_bits(void **state) {
+  if (!have_avx2()) skip();
+  use_avx2(true);
+  threads_body();
+  use_avx2(false);
+  (void)state;
+}
+
 static int group_setup(void **state) {
   (void)state;
   tbt_tensor_env();
@@ -451,6 +515,9 @@ int main(void) {
       cmocka_unit_test(fits_declines_with_a_reason),
       cmocka_unit_test(conv_algo_picks_the_method),
       cmocka_unit_test(masked_features_fall_back),
+      cmocka_unit_test(avx2_matches_reference),
+      cmocka_unit_test(avx2_fused_activations_residual_and_specials),
+      cmocka_unit_test(avx2_threads_give_the_same_bits),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

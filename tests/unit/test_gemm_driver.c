@@ -398,8 +398,8 @@ static void packed_layout_is_exact(void **state) {
 }
 
 /* The narrow edge kernels (tb_gemm_kernel.narrow: vectors along A's rows for an edge sliver of few columns)
- * give every element the bits the register tile's edge gives it (AVX-512: edge / edge_set; AVX2: ukr on a
- * copy of the tile, as the driver runs edges there), for 1..narrow_cols columns, row counts with partial
+ * give every element the bits the register tile's edge gives it (edge / edge_set where the kernel has them, as
+ * both AVX-512 and AVX2 do; else ukr on a copy of the tile, as the driver runs edges there), for 1..narrow_cols columns, row counts with partial
  * slivers and one to three slivers, depths 1 to 70, alpha 1 and 1.25, C read (load_c) and not read (NaN in
  * C ignored); C past the block (its row stride is wider) is untouched. */
 static void narrow_edge_same_bits_as_tiles(void **state) {
@@ -415,7 +415,7 @@ static void narrow_edge_same_bits_as_tiles(void **state) {
       for (size_t di = 0; di < sizeof depths / sizeof depths[0]; di++)
         for (int cols = 1; cols <= kr->narrow_cols; cols++)
           for (int variant = 0; variant < 4; variant++) {
-            bool load_c = variant < 2 || !kr->ukr_set; /* AVX2 has no set kernels: the driver always reads C there */
+            bool load_c = variant < 2 || !kr->edge_set; /* without set kernels the driver always reads C */
             float alpha = variant % 2 ? 1.25f : 1.0f;
             int64_t rows = row_counts[ri], kc = depths[di], slivers = (rows + mr - 1) / mr, ldc = cols + 5;
             float *a = random_floats(slivers * kc * mr, (uint64_t)(rows * 31 + kc)), *b = random_floats(kc * nr, (uint64_t)(cols + kc));
@@ -433,9 +433,9 @@ static void narrow_edge_same_bits_as_tiles(void **state) {
               int rr = (int)(rows - s * mr < mr ? rows - s * mr : mr);
               const float *as = a + s * kc * mr;
               float *cs = want + s * mr * ldc;
-              if (p == TB_GEMM_AVX512 && load_c) {
+              if (kr->edge && load_c) {
                 kr->edge(kc, as, b, cs, ldc, alpha, rr, cols);
-              } else if (p == TB_GEMM_AVX512) {
+              } else if (kr->edge_set) {
                 kr->edge_set(kc, as, b, cs, ldc, alpha, rr, cols);
               } else {
                 _Alignas(64) float tile[GEMM_MAX_TILE] = {0};

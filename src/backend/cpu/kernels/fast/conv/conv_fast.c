@@ -17,7 +17,7 @@
  * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
  * are not padding) takes the tap GEMM before the direct one: one GEMM per tap over only the output pixels
  * whose input is inside X. Before all,
- * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; the same two paths)
+ * Winograd F(2x2, 3x3) (conv_winograd.h: 3x3 stride 1, pads 0 or 1, enough tiles; fp32 AVX-512 and AVX2, bf16)
  * takes what it fits, with W transformed at prepare when X's shape is known there (or per run); a W with
  * an infinity stays off it, and a run whose X holds a NaN or an infinity (reported by Winograd's input
  * transform) is redone on the others. ctx->conv_algo (the prepare option tb_prepare_options.conv_algo,
@@ -635,9 +635,9 @@ static bool f32_run_t(int path, int64_t m, int64_t n, int64_t k, const void *w, 
   return tb_gemm_f32_run((tb_gemm_path)path, n, m, k, 1.0f, &oa, &ob, 0.0f, ct, m, NULL, pool);
 }
 
-/* Winograd F(2x2, 3x3) on the AVX-512 path (conv_winograd*.c). */
+/* Winograd F(2x2, 3x3) on the AVX-512 and AVX2 paths (conv_winograd*.c). */
 static const tb_conv_winograd_impl *f32_winograd(int path) {
-  return path == TB_GEMM_AVX512 ? &tb_conv_winograd_f32_avx512 : NULL;
+  return path == TB_GEMM_AVX512 ? &tb_conv_winograd_f32_avx512 : path == TB_GEMM_AVX2 ? &tb_conv_winograd_f32_avx2 : NULL;
 }
 
 /* The grouped direct convolution on the AVX-512 and AVX2 paths (conv_grouped*.c). */

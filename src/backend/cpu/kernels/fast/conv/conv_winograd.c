@@ -18,6 +18,7 @@
 enum { MIN_TILES = 40, BLOCK_BYTES = 384 * 1024 };
 
 const tb_conv_winograd_impl tb_conv_winograd_f32_avx512 = {.name = "winograd fp32 avx512", .bf16 = false};
+const tb_conv_winograd_impl tb_conv_winograd_f32_avx2 = {.name = "winograd fp32 avx2", .bf16 = false, .avx2 = true};
 const tb_conv_winograd_impl tb_conv_winograd_bf16_avx512bf16 = {.name = "winograd bf16 avx512bf16", .bf16 = true};
 
 struct tb_conv_winograd_weights {
@@ -178,7 +179,9 @@ static void products(const wg_run *r, const void *v, int64_t s, bool one_half, i
     const void *b = (const unsigned char *)w->data + (size_t)((xi * r->kb_count + kb) * w->block_elems) * elem;
     const void *a = (const unsigned char *)v + (size_t)(xi * r->v_xi + s * a_sliver) * elem;
     float *c = m + xi * TB_WG_SLIVER * TB_WG_NR;
-    if (w->bf16 && one_half)
+    if (r->impl->avx2)
+      tb_conv_winograd_product_avx2(w->depth, a, b, c, one_half ? TB_WG_HALF : TB_WG_SLIVER);
+    else if (w->bf16 && one_half)
       tb_gemm_bf16_kernel_avx512bf16.edge(w->depth, a, b, c, TB_WG_NR, 1.0f, 0.0f, TB_WG_HALF, TB_WG_NR);
     else if (w->bf16)
       tb_gemm_bf16_kernel_avx512bf16.ukr(w->depth, a, b, c, TB_WG_NR, 1.0f, 0.0f);
@@ -206,7 +209,9 @@ static void run_item(wg_run *r, int64_t item, void *v, float *m) {
   bool finite = true;
   for (int64_t s = 0; s < ns; s++) {
     tb_wg_half h[2] = {half_at(g, s0 + s, 0), half_at(g, s0 + s, 1)};
-    finite &= tb_conv_winograd_input_avx512(g, x, h, w->bf16, (unsigned char *)v + (size_t)(s * a_sliver) * elem, r->v_xi);
+    void *dst = (unsigned char *)v + (size_t)(s * a_sliver) * elem;
+    finite &= r->impl->avx2 ? tb_conv_winograd_input_avx2(g, x, h, dst, r->v_xi)
+                            : tb_conv_winograd_input_avx512(g, x, h, w->bf16, dst, r->v_xi);
   }
   if (!finite) { /* the caller takes another path: the rest of the work is wasted */
     atomic_store(&r->not_finite, 1);
@@ -220,8 +225,9 @@ static void run_item(wg_run *r, int64_t item, void *v, float *m) {
       tb_wg_half h[2] = {half_at(g, s0 + s, 0), half_at(g, s0 + s, 1)};
       products(r, v, s, !h[1].valid, kb, m);
       for (int hh = 0; hh < 2; hh++)
-        tb_conv_winograd_output_avx512(g, &h[hh], m + hh * TB_WG_HALF * TB_WG_NR, TB_WG_SLIVER * TB_WG_NR, TB_WG_NR, k0,
-                                       nk, r->bias, r->residual ? r->residual + image : NULL, r->ep, r->y + image);
+        (r->impl->avx2 ? tb_conv_winograd_output_avx2 : tb_conv_winograd_output_avx512)(
+            g, &h[hh], m + hh * TB_WG_HALF * TB_WG_NR, TB_WG_SLIVER * TB_WG_NR, TB_WG_NR, k0, nk, r->bias,
+            r->residual ? r->residual + image : NULL, r->ep, r->y + image);
     }
   }
 }

@@ -53,11 +53,13 @@
 
 /* One precision's Winograd convolution. */
 typedef struct tb_conv_winograd_impl {
-  const char *name; /* "winograd fp32 avx512" or "winograd bf16 avx512bf16" */
+  const char *name; /* "winograd fp32 avx512", "winograd fp32 avx2" or "winograd bf16 avx512bf16" */
   bool bf16;        /* V and U rounded to bf16, channel pairs (vdpbf16ps); else fp32 */
+  bool avx2;        /* fp32 on AVX2 + FMA (conv_winograd_avx2.c); else AVX-512 */
 } tb_conv_winograd_impl;
 
 extern const tb_conv_winograd_impl tb_conv_winograd_f32_avx512;
+extern const tb_conv_winograd_impl tb_conv_winograd_f32_avx2;
 extern const tb_conv_winograd_impl tb_conv_winograd_bf16_avx512bf16;
 
 /* Whether Winograd takes this geometry: 2-D, group 1, 3x3, strides 1, dilations 1, pads 0 or 1 on each
@@ -92,7 +94,7 @@ tb_conv_winograd_status tb_conv_winograd_run(const tb_conv_winograd_impl *impl, 
 
 /* False when x (n floats) holds an infinity: for W (at prepare, or per run when W is not a constant), whose
  * infinities G g G^T would turn into NaN; such a W takes another path. A NaN in W is fine: it reaches
- * every output of its channel, as in the reference. AVX-512 on x86-64. */
+ * every output of its channel, as in the reference. AVX-512 where cpuid has AVX512F, else plain C. */
 bool tb_conv_winograd_no_inf(const float *x, int64_t n);
 
 /* ---- between conv_winograd.c and conv_winograd_avx512.c ---- */
@@ -122,5 +124,15 @@ bool tb_conv_winograd_input_avx512(const tb_conv_geom *g, const float *x, const 
 void tb_conv_winograd_output_avx512(const tb_conv_geom *g, const tb_wg_half *h, const float *m, int64_t xi_stride,
                                     int64_t ldm, int64_t k0, int64_t nk, const float *bias, const float *residual,
                                     const tb_gemm_epilogue *ep, float *y);
+
+/* The same two transforms with AVX2 + FMA (conv_winograd_avx2.c; fp32 only), and the 16 products' one:
+ * m[i * 32 + j] (tile i < rows, 14 or 7; channel j < 32) = sum over p < depth of a[p * 14 + i] b[p * 32 + j],
+ * a one V sliver of one position xi and b that position's U block of 32 output channels. */
+bool tb_conv_winograd_input_avx2(const tb_conv_geom *g, const float *x, const tb_wg_half h[2], void *dst,
+                                 int64_t xi_stride);
+void tb_conv_winograd_product_avx2(int64_t depth, const float *a, const float *b, float *m, int rows);
+void tb_conv_winograd_output_avx2(const tb_conv_geom *g, const tb_wg_half *h, const float *m, int64_t xi_stride,
+                                  int64_t ldm, int64_t k0, int64_t nk, const float *bias, const float *residual,
+                                  const tb_gemm_epilogue *ep, float *y);
 
 #endif

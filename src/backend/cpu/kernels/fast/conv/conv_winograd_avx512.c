@@ -11,6 +11,8 @@
 #include "backend/cpu/kernels/fast/vec/transpose_avx512.h"
 #include <string.h>
 #include "backend/cpu/kernels/fast/vec/bf16_round_avx512.h"
+#include "core/convert_features.h"
+#include <tensorbridge/device.h>
 
 #define WG_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
 
@@ -136,7 +138,7 @@ TB_TARGET_BF16 bool tb_conv_winograd_input_avx512(const tb_conv_geom *g, const f
   return _mm512_cmp_ps_mask(seen[0], seen[1], _CMP_UNORD_Q) == 0;
 }
 
-WG_TARGET bool tb_conv_winograd_no_inf(const float *x, int64_t n) {
+static WG_TARGET bool no_inf_avx512(const float *x, int64_t n) {
   const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
   for (int64_t i0 = 0; i0 < n; i0 += 4096) { /* stop at the first block with one */
     int64_t end = n - i0 < 4096 ? n : i0 + 4096;
@@ -149,6 +151,27 @@ WG_TARGET bool tb_conv_winograd_no_inf(const float *x, int64_t n) {
     if (found) return false;
   }
   return true;
+}
+
+/* Plain C for CPUs without AVX512F (the AVX2 path's Winograd asks too): blocks of 4096 values without an
+ * exit per value, which the compiler vectorises, stopping at the first block with an infinity. */
+static bool no_inf_portable(const float *x, int64_t n) {
+  for (int64_t i0 = 0; i0 < n; i0 += 4096) {
+    int64_t end = n - i0 < 4096 ? n : i0 + 4096;
+    uint32_t found = 0;
+    for (int64_t i = i0; i < end; i++) {
+      uint32_t bits;
+      memcpy(&bits, x + i, sizeof bits);
+      found |= (bits & 0x7FFFFFFFu) == 0x7F800000u;
+    }
+    if (found) return false;
+  }
+  return true;
+}
+
+bool tb_conv_winograd_no_inf(const float *x, int64_t n) {
+  return tb_convert_features() & TB_FEATURE_BIT(TB_FEATURE_AVX512F) ? no_inf_avx512(x, n)
+                                                                     : no_inf_portable(x, n);
 }
 
 

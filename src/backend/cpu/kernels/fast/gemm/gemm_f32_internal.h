@@ -52,5 +52,10 @@ void tb_gemm_tile_init_avx512(float *c, int64_t ldc, int64_t i0, int64_t j0, int
                               const tb_gemm_epilogue *ep);
 void tb_gemm_tile_act_avx512(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
                              const tb_gemm_epilogue *ep);
+/* The same two with AVX2 (gemm_f32_epilogue_avx2.c; call only when the CPU has AVX2 and FMA). */
+void tb_gemm_tile_init_avx2(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float beta,
+                            const tb_gemm_epilogue *ep);
+void tb_gemm_tile_act_avx2(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
+                           const tb_gemm_epilogue *ep);
 
 #endif
