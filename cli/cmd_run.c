@@ -45,7 +45,7 @@ static const char help[] =
     "                      (default: what TB_CONV_WINOGRAD and TB_CONV_DIRECT leave, else auto)\n"
     "  --inter-op M        independent branches of the graph at the same time, each on one thread: auto\n"
     "                      (where their nodes are too small to use the threads), on (wherever the graph\n"
-    "                      splits), off (default: TB_INTER_OP, else auto)\n"
+    "                      splits) or off (never); default: TB_INTER_OP, else auto\n"
     "  --output-dir D      write each output as D/NAME.npy (D is made if missing; see below for NAME)\n"
     "  --compare-dir D     compare each output with D/NAME.npy: |got - ref| <= atol + rtol * |ref|\n"
     "  --rtol R, --atol A  the tolerance of --compare-dir and of --record (default 1e-4 and 1e-5)\n"

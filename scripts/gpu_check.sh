@@ -23,10 +23,10 @@
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
 #   BUILD_DIR  a build of this tree (default build/gpu), made here or carried from another machine (tb,
-#              libtensorbridge.so*, and tests/conformance/tb_conformance for step 4); when it has no `tb`
+#              libtensorbridge.so*, and tests/conformance/tb_conformance for step 5); when it has no `tb`
 #              it is configured and built here (Release; tb_conformance too when cmocka is installed).
 # Environment: GPU_CHECK_TIMEOUT seconds per step (default 300); GPU_CHECK_LEVELS (default "O0 O2");
-#   GPU_CHECK_RNN an ONNX file for step 5 (default: made with bench/models/make_models.py --quick where Python
+#   GPU_CHECK_RNN an ONNX file for step 6 (default: made with bench/models/make_models.py --quick where Python
 #   has onnx and numpy);
 #   OUT (or GPU_CHECK_OUT) the folder for the logs and summary.txt (default BUILD_DIR/gpu_check);
 #   CONFORMANCE_DATA the conformance data folder with node/ (default /usr/share/libonnx-testdata/data;

@@ -125,13 +125,14 @@ typedef struct tb_prepare_options {
    * TB_ERR_UNSUPPORTED and a sentence naming those nodes, their ops and why. Checked with the types known at
    * prepare. No effect when the backend is the CPU. */
   bool device_only;
+  /* Added in 0.5 (a struct whose size ends before here gets TB_INTER_OP_DEFAULT). Whether independent branches of
+   * the graph's CPU nodes run at the same time (tb_inter_op). First of the 0.5 fields: a 0.4 struct's size (56 on
+   * LP64, its padding included) ends before it, so no byte of a 0.4 caller's padding is read as a new field. */
+  tb_inter_op inter_op;
   /* Added in 0.5 (a struct whose size ends before here gets false). true: never capture the run as a device graph
    * (CUDA graphs: docs/cuda.md "Graph replay"); every run launches its kernels one by one. The environment's
    * TB_GRAPH_CAPTURE=off does the same for every model. */
   bool no_graph_capture;
-  /* Added in 0.5 (a struct whose size ends before here gets TB_INTER_OP_DEFAULT). Whether independent branches of
-   * the graph's CPU nodes run at the same time (tb_inter_op). */
-  tb_inter_op inter_op;
 } tb_prepare_options;
 
 /* What preparation did. Owned by the prepared model. */

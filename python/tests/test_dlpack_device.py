@@ -7,8 +7,10 @@ real GPU, scripts/test_dlpack_gpu.py checks the same with torch.cuda tensors."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,10 +37,18 @@ def run_case(case: str, vendor: str) -> None:
         if not emulator.exists():
             pytest.skip(f"{emulator} is not built (no C++ compiler at configure), so the fake GPU computes nothing")
         env["FAKE_CUDA_EMULATE"] = str(emulator)
+        # the fake NVRTC's modules are what the fake driver loads (a real NVRTC's cubin is refused with 200), and
+        # a private cache: the user's cache may hold modules of another NVRTC for the same source
+        env["TB_NVRTC_LIB"] = str(FAKES / "fake_nvrtc.so")
+        env["TB_CACHE_DIR"] = tempfile.mkdtemp(prefix="tb_dlpack_cache_")
     env["TB_FSROOT"] = str(ROOT / "tests" / "fixtures" / fixture)
     env["TB_LOG"] = "error"
-    out = subprocess.run([sys.executable, str(CASES), case, vendor], env=env, capture_output=True, text=True,
-                         timeout=120)
+    try:
+        out = subprocess.run([sys.executable, str(CASES), case, vendor], env=env, capture_output=True, text=True,
+                             timeout=120)
+    finally:
+        if "TB_CACHE_DIR" in env:
+            shutil.rmtree(env["TB_CACHE_DIR"], ignore_errors=True)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stdout + out.stderr
 
 

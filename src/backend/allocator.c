@@ -218,14 +218,19 @@ static __thread tb_block_hold *thread_hold;
 static __thread const tb_allocator *thread_hold_owner;
 
 void tb_allocator_hold_begin(tb_allocator *a, tb_block_hold *hold) {
+  hold->outer = thread_hold;
+  hold->outer_owner = thread_hold_owner;
   thread_hold = hold;
   thread_hold_owner = a;
 }
 
 void tb_allocator_hold_end(tb_allocator *a) {
-  if (thread_hold_owner != a) return;
-  thread_hold = NULL;
-  thread_hold_owner = NULL;
+  if (thread_hold_owner != a || !thread_hold) return;
+  tb_block_hold *h = thread_hold;
+  thread_hold = h->outer;
+  thread_hold_owner = h->outer_owner;
+  h->outer = NULL;
+  h->outer_owner = NULL;
 }
 
 /* Keep `block` in this thread's hold; false when there is none for `a` or it cannot grow. */

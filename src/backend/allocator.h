@@ -61,11 +61,15 @@ tb_status tb_allocator_set_fraction(tb_allocator *a, double fraction, uint64_t f
  * tb_allocator_hold_begin and tb_allocator_hold_end on one thread, the blocks that thread frees to `a` stay
  * allocated and are appended to `hold` instead of going to the cache, so nothing else is given them while the
  * graph may run; tb_allocator_hold_release frees them (and empties `hold`). A block that cannot be appended (host
- * out of memory) is freed as usual and hold->failed is set: the caller must not keep the graph. */
+ * out of memory) is freed as usual and hold->failed is set: the caller must not keep the graph. Holds nest: a
+ * hold begun inside another (a capture inside a run's hold, src/model/run.c) takes the frees until it ends, then
+ * the outer one takes them again. */
 typedef struct tb_block_hold {
   tb_block **blocks;
   size_t count, cap;
   bool failed;
+  struct tb_block_hold *outer;        /* the hold this thread had open before this one (restored at its end) */
+  const struct tb_allocator *outer_owner;
 } tb_block_hold;
 void tb_allocator_hold_begin(tb_allocator *a, tb_block_hold *hold);
 void tb_allocator_hold_end(tb_allocator *a);

@@ -51,6 +51,8 @@ static double now_ms(void) {
 void tb_prepared_destroy(tb_prepared *p) {
   if (!p) return;
   void *before = tb_prepared_bind_stream(p); /* what the executor frees is ordered on the model's stream */
+  /* nothing queued at prepare or by the last run may still read the blocks that go back to the shared cache */
+  if (p->stream) (void)p->backend->ops->stream_synchronize(p->backend->state, p->stream);
   tb_replay_destroy(p->replay);
   tb_exec_destroy(p->exec);
   for (int i = 0; i < 2; i++) tb_event_destroy(p->timer[i]);

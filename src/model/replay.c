@@ -23,6 +23,7 @@ struct tb_replay {
   tb_backend *device;
   void *graph;          /* the executable graph, NULL before the first capture */
   bool captured;        /* graph holds the run of sig's shapes, with the buffers below */
+  size_t plan;          /* the executor's plan count at the capture: a new plan frees the arena the graph uses */
   size_t n_inputs, n_outputs;
   input_sig *sig;
   tb_tensor **in;       /* per graph input: the device buffer the graph reads (NULL: not given) */
@@ -218,6 +219,7 @@ static tb_status capture(tb_replay *r, tb_exec *e, tb_tensor *const *inputs, boo
     return tb_error(st, "%s", why); /* the sentence of the failure, not of what the clean-up did */
   }
   r->captured = true;
+  r->plan = tb_exec_plan_count(e);
   r->counts.captures++;
   r->counts.updates += updated;
   *kept = true;
@@ -229,7 +231,8 @@ tb_status tb_replay_run(tb_replay *r, tb_exec *e, const tb_graph *g, tb_tensor *
   if (r->why_not) return TB_OK;
   tb_status st = sized(r, g);
   if (st != TB_OK) return st;
-  bool fresh = !r->captured || !same_sig(r, inputs);
+  /* a run in between (observed, so not replayed) with other shapes made a new memory plan: capture again */
+  bool fresh = !r->captured || !same_sig(r, inputs) || r->plan != tb_exec_plan_count(e);
   if (fresh) {
     bool kept = false;
     st = capture(r, e, inputs, &kept);

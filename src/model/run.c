@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "backend/allocator.h"
 #include "backend/backend_impl.h"
 #include "model/prepared.h"
 #include "model/replay.h"
@@ -209,6 +210,11 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   if (st == TB_OK) st = match_outputs(g, n_outputs, output_names, which);
   if (st == TB_OK) st = gather_inputs(p, n_inputs, input_names, inputs, cpu_in, owned);
   void *before = tb_prepared_bind_stream(p);
+  /* The device blocks this run frees stay out of the allocator's cache until its stream has finished with them:
+   * the cache is shared by every model on the backend, and another model's stream is not ordered with this one. */
+  tb_block_hold run_hold = {0};
+  tb_allocator *device_allocator = p->stream ? p->backend->allocator : NULL;
+  if (device_allocator) tb_allocator_hold_begin(device_allocator, &run_hold);
   bool timed = st == TB_OK && record_timer(p, 0);
   p->device_ms_known = false;
   if (st == TB_OK) st = execute(p, cpu_in, all);
@@ -233,6 +239,10 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   if (p->stream) { /* the outputs are complete when the run returns */
     tb_status waited = p->backend->ops->stream_synchronize(p->backend->state, p->stream);
     if (st == TB_OK) st = waited;
+  }
+  if (device_allocator) { /* the stream is idle (or failed): what the run freed may go back to the cache */
+    tb_allocator_hold_end(device_allocator);
+    tb_allocator_hold_release(device_allocator, &run_hold);
   }
   if (timed && st == TB_OK) read_timers(p);
   tb_prepared_unbind_stream(p, before);

@@ -69,7 +69,11 @@ tb_status tb_cuda_capture_end(void *state, bool keep, void **graph, bool *update
   snprintf(why, sizeof why, "%s", tb_cuda_capture_refused());
   tb_cuda_capture_mark(s, false);
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
-  if (r != TB_CUDA_SUCCESS) return failed(s, "cuCtxPushCurrent_v2", r, "");
+  if (r != TB_CUDA_SUCCESS) { /* still end the capture: the stream must not stay in capture mode */
+    tb_cu_graph dropped = NULL;
+    if (s->api.cuStreamEndCapture(tb_cuda_stream_of(s), &dropped) == TB_CUDA_SUCCESS && dropped) s->api.cuGraphDestroy(dropped);
+    return failed(s, "cuCtxPushCurrent_v2", r, "");
+  }
   tb_cu_graph g = NULL;
   r = s->api.cuStreamEndCapture(tb_cuda_stream_of(s), &g);
   tb_status st = TB_OK;

@@ -41,7 +41,7 @@ static tb_cuda_dnn *device_dnn(cuda_state *s) {
 }
 
 static tb_cu_deviceptr address_of(const tb_tensor *t) {
-  if (!t) return 0;
+  if (!t || !t->storage || !t->storage->block) return 0;
   const tb_block *b = t->storage->block;
   return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
 }
@@ -52,6 +52,8 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
   const tb_tensor *x = tensors[0], *w = tensors[1], *bias = tensors[2], *residual = tensors[3], *y = tensors[4];
   /* cuDNN's 2-D convolution: the outermost of the three spatial axes must be a point */
   if (!s || d->in[0] != 1 || d->kernel[0] != 1 || d->out[0] != 1) return TB_OK;
+  const tb_tensor *plain[4] = {x, w, bias, y};
+  if (!tb_cuda_tensors_plain(ctx, plain, 4)) return TB_OK; /* the own kernels' launch says what is wrong */
   tb_cuda_dnn *dnn = device_dnn(s);
   if (!dnn) return TB_OK;
   tb_cuda_conv conv = {

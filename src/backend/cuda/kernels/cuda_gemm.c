@@ -230,6 +230,9 @@ static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_ten
 static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_cuda_gemm_desc *d, tb_cuda_gemm *g,
                               const tb_tensor *a, const tb_tensor *b, tb_tensor *c, const tb_tensor *bias) {
   cuda_state *s = state_of(ctx);
+  const tb_tensor *operands[4] = {a, b, c, g->bias ? bias : NULL};
+  if (!tb_cuda_tensors_plain(ctx, operands, 4)) /* the own kernel's launch says what is wrong with them */
+    return tb_error(TB_ERR_UNSUPPORTED, "cuBLASLt takes plain device tensors on this device; an operand is not one");
   const tb_cu_deviceptr base_a = address_of(a), base_b = address_of(b), base_c = address_of(c);
   g->bias = g->bias ? address_of(bias) : 0;
   int outer_rank = d->batch_rank > 0 ? d->batch_rank - 1 : 0;

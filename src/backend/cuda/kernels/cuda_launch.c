@@ -121,6 +121,17 @@ void tb_cuda_arg_tensor(tb_cuda_launch *l, const tb_tensor *t) {
   tb_cuda_arg_bytes(l, &address, sizeof address, sizeof address);
 }
 
+bool tb_cuda_tensors_plain(const tb_kernel_ctx *ctx, const tb_tensor *const *ts, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const tb_tensor *t = ts[i];
+    if (!t) continue;
+    if (!t->storage || tb_tensor_backend(t) != ctx->backend || !tb_tensor_is_contiguous(t)) return false;
+    const tb_block *b = t->storage->block;
+    if (!b || (!b->mem.handle && tb_tensor_nbytes(t) > 0)) return false;
+  }
+  return true;
+}
+
 /* What a person can do after cuLaunchKernel returned `code`. */
 static const char *launch_fix(tb_cu_result code) {
   switch (code) {

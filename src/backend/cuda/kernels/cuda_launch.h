@@ -54,6 +54,10 @@ typedef struct tb_cuda_launch {
 tb_status tb_cuda_begin(tb_cuda_launch *l, tb_kernel_ctx *ctx, const char *kernel);
 /* A tensor's device address (a float *): on this device, contiguous. */
 void tb_cuda_arg_tensor(tb_cuda_launch *l, const tb_tensor *t);
+/* Whether each non-NULL tensor of ts is what tb_cuda_arg_tensor takes (on ctx's backend, contiguous, with device
+ * memory where it has bytes): the check before a library call (cuBLASLt, cuDNN) reads raw addresses, so a tensor
+ * that fails it goes to the own kernels, whose launch says what is wrong with it. */
+bool tb_cuda_tensors_plain(const tb_kernel_ctx *ctx, const tb_tensor *const *ts, size_t n);
 void tb_cuda_arg_i64(tb_cuda_launch *l, int64_t v); /* the kernels' tb_index (long long) */
 void tb_cuda_arg_f32(tb_cuda_launch *l, float v);
 /* A struct passed by value (the kernels' tb_broadcast), with its alignment. */

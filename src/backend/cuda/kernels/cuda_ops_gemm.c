@@ -111,7 +111,8 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
   if (bias && !set_addend(&d, 0, bias, 1.0f)) return addend_error(ctx, "bias", bias, y);
   if (residual) {
     /* the output's shape: read as [batch..., m, n] (a 1-D operand's dropped dim back as 1) */
-    if (tb_tensor_numel(residual) != tb_tensor_numel(y) || residual->ndim != y->ndim) return addend_error(ctx, "residual", residual, y);
+    if (residual->ndim != y->ndim || memcmp(residual->shape, y->shape, y->ndim * sizeof *y->shape) != 0)
+      return addend_error(ctx, "residual", residual, y); /* read with the output's strides: the same shape only */
     int64_t full[TB_MAX_DIMS];
     memcpy(full, dims, rank * sizeof *full);
     full[rank] = m;
