@@ -1,6 +1,6 @@
 /* The caching allocator over a fake device: exact stats after allocate, free, reuse from the cache,
  * split, merge (every order of three neighbours), empty_cache, peaks, alignment classes, zero-size
- * blocks, driver errors passed through, and bad arguments. */
+ * blocks, driver errors passed through, bad arguments, and nested holds of freed blocks. */
 #include <math.h>
 #include <stdint.h>
 #include "test_allocator_fake.h"
@@ -414,6 +414,35 @@ static void test_memory_info_unsupported(void **state) {
   pthread_mutex_destroy(&bare.lock);
 }
 
+/* Holds nest (a run's hold around a capture's): a block freed inside the inner hold stays in it, one freed after
+ * the inner hold ended goes to the outer again, and only the releases give them back to the cache. */
+static void test_nested_holds(void **state) {
+  fixture *fx = *state;
+  tb_block *a = alloc_ok(fx->a, 1000), *b = alloc_ok(fx->a, 1000), *c = alloc_ok(fx->a, 1000);
+  tb_block_hold outer = {0}, inner = {0};
+  tb_allocator_hold_begin(fx->a, &outer);
+  tb_allocator_free(fx->a, a);
+  tb_allocator_hold_begin(fx->a, &inner);
+  tb_allocator_free(fx->a, b);
+  tb_allocator_hold_end(fx->a);
+  tb_allocator_free(fx->a, c);
+  tb_allocator_hold_end(fx->a);
+  assert_int_equal(outer.count, 2);
+  assert_ptr_equal(outer.blocks[0], a);
+  assert_ptr_equal(outer.blocks[1], c);
+  assert_int_equal(inner.count, 1);
+  assert_ptr_equal(inner.blocks[0], b);
+  assert_int_equal(tb_allocator_live_blocks(fx->a), 3); /* held blocks stay allocated */
+  tb_allocator_hold_release(fx->a, &inner);
+  assert_int_equal(tb_allocator_live_blocks(fx->a), 2);
+  tb_allocator_hold_release(fx->a, &outer);
+  assert_int_equal(tb_allocator_live_blocks(fx->a), 0);
+  assert_int_equal(outer.count, 0);
+  tb_block *d = alloc_ok(fx->a, 1000); /* no hold open any more: a free goes to the cache at once */
+  tb_allocator_free(fx->a, d);
+  assert_int_equal(tb_allocator_live_blocks(fx->a), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_alloc_free_reuse, setup, teardown),
@@ -428,6 +457,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sizes_that_overflow, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memory_info_unsupported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nested_holds, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,6 +389,30 @@ static void new_shapes_capture_again(void **state) {
   rig_close(&r);
 }
 
+/* A profiled run (node by node, no replay) with other shapes makes a new memory plan and frees the arena the
+ * graph was captured on: the next unprofiled run with the first shapes captures again instead of replaying a
+ * graph that writes the freed arena. */
+static void an_observed_run_with_new_shapes_forces_a_capture(void **state) {
+  (void)state;
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
+  expect_values(&r, 3, 1, 2);
+  expect_values(&r, 3, 2, 2); /* replay */
+  assert_int_equal(counts(&r).captures, 1);
+  TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, true));
+  expect_values(&r, 7, 3, 2); /* observed: the executor runs it, with a plan for batch 7 */
+  TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, false));
+  log_reset();
+  expect_values(&r, 3, 4, 2); /* batch 3 again: the graph's plan is gone, so a fresh capture */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(counts(&r).captures, 2);
+  log_reset();
+  expect_values(&r, 3, 5, 2); /* and then replays */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(calls("cuGraphLaunch"), 1);
+  rig_close(&r);
+}
+
 static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   (void)state;
   /* a node on the CPU in the middle */
@@ -573,6 +597,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(freed_blocks_are_held_for_the_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(same_shapes_replay_one_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(new_shapes_capture_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(an_observed_run_with_new_shapes_forces_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_captured_runs_without_a_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_in_the_middle_of_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(device_values_live_in_one_planned_arena, setup, teardown),
