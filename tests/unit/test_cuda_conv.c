@@ -25,35 +25,13 @@
 #include "runtime/cudnn_api.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
+#include "test_cuda_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static void *fake_symbol(const char *lib, const char *name) {
-  void *h = dlopen(tbt_fake(lib), RTLD_NOW);
-  if (!h) fail_msg("cannot load %s: %s", lib, dlerror());
-  void *fn = dlsym(h, name);
-  if (!fn) fail_msg("%s does not export %s", lib, name);
-  return fn;
-}
-static int fake_int(const char *name) { return ((int (*)(void))fake_symbol("fake_cuda", name))(); }
-static int live_allocations(void) { return ((int (*)(int))fake_symbol("fake_cuda", "fake_cuda_live_allocations"))(0); }
-static void launch_reset(void) { ((void (*)(void))fake_symbol("fake_cuda", "fake_cuda_launch_reset"))(); }
-static const fake_launch *launch_at(int i) {
-  return ((const fake_launch *(*)(int))fake_symbol("fake_cuda", "fake_cuda_launch_at"))(i);
-}
 static const fake_cudnn_state *cudnn(void) {
-  return ((const fake_cudnn_state *(*)(void))fake_symbol("fake_cudnn", "fake_cudnn_state_get"))();
-}
-
-/* How many recorded launches were of `kernel`. */
-static int launches_of(const char *kernel) {
-  int n = 0;
-  for (int i = 0; i < fake_int("fake_cuda_launch_count"); i++) {
-    const fake_launch *l = launch_at(i);
-    if (l && strcmp(l->name, kernel) == 0) n++;
-  }
-  return n;
+  return ((const fake_cudnn_state *(*)(void))tcu_symbol("fake_cudnn", "fake_cudnn_state_get"))();
 }
 
 static const char *const env_vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
@@ -69,36 +47,15 @@ static int setup(void **state) {
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
   setenv("TB_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1);
-  snprintf(cache_dir, sizeof cache_dir, "/tmp/tb_cuconv_XXXXXX");
-  assert_non_null(mkdtemp(cache_dir));
-  setenv("TB_CACHE_DIR", cache_dir, 1);
+  tcu_cache_make(cache_dir, "tb_cuconv");
   tb_cuda_module_test_source(NULL);
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  assert_int_equal(system(cmd), 0);
+  tcu_cache_remove(cache_dir);
   return 0;
-}
-
-static bool emulate(void) {
-  const char *path = tbt_fake("cuda_emu");
-  if (access(path, R_OK) != 0) {
-    print_message("no %s (no C++ compiler at configure): the values are not checked\n", path);
-    return false;
-  }
-  setenv("FAKE_CUDA_EMULATE", path, 1);
-  return true;
-}
-
-static tb_backend *open_cuda0(void) {
-  tb_backend *b = NULL;
-  tb_status st = tb_backend_create("cuda:0", &b);
-  if (st != TB_OK) fail_msg("tb_backend_create(cuda:0): %s: %s", tb_status_str(st), tb_last_error());
-  return b;
 }
 
 static void fill(float *x, size_t n, unsigned seed, float scale) {

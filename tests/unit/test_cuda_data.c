@@ -20,21 +20,12 @@
 #include "ops/tensor/tensor_params.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
+#include "test_cuda_util.h"
 #include "test_util.h"
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
 
 static char cache_dir[64];
-
-static void *fake_symbol(const char *name) {
-  void *h = dlopen(tbt_fake("fake_cuda"), RTLD_NOW);
-  if (!h) fail_msg("cannot load fake_cuda: %s", dlerror());
-  void *fn = dlsym(h, name);
-  if (!fn) fail_msg("fake_cuda does not export %s", name);
-  return fn;
-}
-static int live_allocations(void) { return ((int (*)(int))fake_symbol("fake_cuda_live_allocations"))(0); }
-static void launch_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_launch_reset"))(); }
 
 static bool emulator_here(void) {
   if (access(tbt_fake("cuda_emu"), R_OK) == 0) return true;
@@ -51,27 +42,16 @@ static int setup(void **state) {
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
   if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
-  snprintf(cache_dir, sizeof cache_dir, "/tmp/tb_cudata_XXXXXX");
-  assert_non_null(mkdtemp(cache_dir));
-  setenv("TB_CACHE_DIR", cache_dir, 1);
+  tcu_cache_make(cache_dir, "tb_cudata");
   tb_cuda_module_test_source(NULL);
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  assert_int_equal(system(cmd), 0);
+  tcu_cache_remove(cache_dir);
   assert_int_equal(live_allocations(), 0);
   return 0;
-}
-
-static tb_backend *open_cuda0(void) {
-  tb_backend *b = NULL;
-  tb_status st = tb_backend_create("cuda:0", &b);
-  if (st != TB_OK) fail_msg("tb_backend_create(cuda:0): %s: %s", tb_status_str(st), tb_last_error());
-  return b;
 }
 
 /* A graph input's value for a run. */

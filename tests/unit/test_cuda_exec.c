@@ -25,26 +25,10 @@
 #include "ops/nn/nn_params.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
+#include "test_cuda_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
-
-static void *fake_symbol(const char *name) {
-  void *h = dlopen(tbt_fake("fake_cuda"), RTLD_NOW);
-  if (!h) fail_msg("cannot load fake_cuda: %s", dlerror());
-  void *fn = dlsym(h, name);
-  if (!fn) fail_msg("fake_cuda does not export %s", name);
-  return fn;
-}
-
-static int fake_int(const char *name) { return ((int (*)(void))fake_symbol(name))(); }
-static int live_allocations(void) { return ((int (*)(int))fake_symbol("fake_cuda_live_allocations"))(0); }
-static void launch_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_launch_reset"))(); }
-static const fake_launch *launch_at(int i) {
-  const fake_launch *l = ((const fake_launch *(*)(int))fake_symbol("fake_cuda_launch_at"))(i);
-  if (!l) fail_msg("no launch %d (%d recorded)", i, fake_int("fake_cuda_launch_count"));
-  return l;
-}
 
 static int64_t arg_i64(const fake_launch *l, int i) {
   int64_t v;
@@ -81,9 +65,7 @@ static int setup(void **state) {
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  snprintf(cache_dir, sizeof cache_dir, "/tmp/tb_cuexec_XXXXXX");
-  assert_non_null(mkdtemp(cache_dir));
-  setenv("TB_CACHE_DIR", cache_dir, 1);
+  tcu_cache_make(cache_dir, "tb_cuexec");
   tb_cuda_module_test_source(NULL);
   return 0;
 }
@@ -91,9 +73,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   tb_cuda_module_test_source(NULL);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  assert_int_equal(system(cmd), 0);
+  tcu_cache_remove(cache_dir);
   return 0;
 }
 
@@ -264,13 +244,6 @@ static tb_model *chain_model(void) {
   tbt_node(g, "Hardmax", "hardmax", "out", "mm");
   tbt_output(g, "mm");
   return tbt_model_of(m);
-}
-
-static tb_backend *open_cuda0(void) {
-  tb_backend *b = NULL;
-  tb_status st = tb_backend_create("cuda:0", &b);
-  if (st != TB_OK) fail_msg("tb_backend_create(cuda:0): %s: %s", tb_status_str(st), tb_last_error());
-  return b;
 }
 
 typedef struct chain {
@@ -551,17 +524,6 @@ static void clip_softmax_columns_and_reduction_passes(void **state) {
 }
 
 /* ---- Values: the kernels' own source on the emulated grid (tests/cuda_emu) ------------------------- */
-
-/* Point fake_cuda at the emulator; false (the test then checks nothing) where it was not built. */
-static bool emulate(void) {
-  const char *path = tbt_fake("cuda_emu");
-  if (access(path, R_OK) != 0) {
-    print_message("no %s (no C++ compiler at configure): the values are not checked\n", path);
-    return false;
-  }
-  setenv("FAKE_CUDA_EMULATE", path, 1);
-  return true;
-}
 
 static void every_kernel_is_in_the_emulator(void **state) {
   (void)state;

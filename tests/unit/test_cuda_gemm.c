@@ -21,27 +21,13 @@
 #include "../fakes/fake_cuda_launch.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
+#include "test_cuda_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static void *symbol(const char *fake, const char *name) {
-  void *h = dlopen(tbt_fake(fake), RTLD_NOW);
-  if (!h) fail_msg("cannot load %s: %s", fake, dlerror());
-  void *fn = dlsym(h, name);
-  if (!fn) fail_msg("%s does not export %s", fake, name);
-  return fn;
-}
-static int fake_int(const char *name) { return ((int (*)(void))symbol("fake_cuda", name))(); }
-static int live_allocations(void) { return ((int (*)(int))symbol("fake_cuda", "fake_cuda_live_allocations"))(0); }
-static void launch_reset(void) { ((void (*)(void))symbol("fake_cuda", "fake_cuda_launch_reset"))(); }
-static const fake_launch *launch_at(int i) {
-  const fake_launch *l = ((const fake_launch *(*)(int))symbol("fake_cuda", "fake_cuda_launch_at"))(i);
-  if (!l) fail_msg("no launch %d (%d recorded)", i, fake_int("fake_cuda_launch_count"));
-  return l;
-}
 static const fake_cublaslt_state *blas_fake(void) {
-  return ((const fake_cublaslt_state *(*)(void))symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
+  return ((const fake_cublaslt_state *(*)(void))tcu_symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
 }
 static tb_cuda_gemm_desc launch_desc(const fake_launch *l) {
   tb_cuda_gemm_desc d;
@@ -66,18 +52,14 @@ static int setup(void **state) {
    * (test_cuda_graph covers capture). The fake cuBLASLt also computes when called, even on a capturing stream,
    * where the real one is recorded into the graph: graph replay of cuBLASLt products waits for a GPU. */
   setenv("TB_GRAPH_CAPTURE", "off", 1);
-  snprintf(cache_dir, sizeof cache_dir, "/tmp/tb_cugemm_XXXXXX");
-  assert_non_null(mkdtemp(cache_dir));
-  setenv("TB_CACHE_DIR", cache_dir, 1);
+  tcu_cache_make(cache_dir, "tb_cugemm");
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  assert_int_equal(system(cmd), 0);
+  tcu_cache_remove(cache_dir);
   return 0;
 }
 
@@ -85,17 +67,6 @@ static int teardown(void **state) {
 static void use_fake_cublaslt(void) {
   unsetenv("TB_CUDA_GEMM");
   setenv("TB_CUBLASLT_LIB", tbt_fake("fake_cublaslt"), 1);
-}
-
-/* Point fake_cuda at the emulator; false (the test then checks no values) where it was not built. */
-static bool emulate(void) {
-  const char *path = tbt_fake("cuda_emu");
-  if (access(path, R_OK) != 0) {
-    print_message("no %s (no C++ compiler at configure): the values are not checked\n", path);
-    return false;
-  }
-  setenv("FAKE_CUDA_EMULATE", path, 1);
-  return true;
 }
 
 static void fill(float *x, size_t n, unsigned seed) {
@@ -265,13 +236,6 @@ static tb_model *attention_model(float scale) {
   tbt_node(g, "MatMul", "pv", "p,V", "out");
   tbt_output(g, "out");
   return tbt_model_of(m);
-}
-
-static tb_backend *open_cuda0(void) {
-  tb_backend *b = NULL;
-  tb_status st = tb_backend_create("cuda:0", &b);
-  if (st != TB_OK) fail_msg("tb_backend_create(cuda:0): %s: %s", tb_status_str(st), tb_last_error());
-  return b;
 }
 
 /* The result of running model on cuda:0 at a level. */

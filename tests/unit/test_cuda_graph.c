@@ -24,25 +24,16 @@
 #include "model/replay.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
+#include "test_cuda_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 static bool emulated;
 
-static void *fake_symbol(const char *name) {
-  void *h = dlopen(tbt_fake("fake_cuda"), RTLD_NOW);
-  if (!h) fail_msg("cannot load fake_cuda: %s", dlerror());
-  void *fn = dlsym(h, name);
-  if (!fn) fail_msg("fake_cuda does not export %s", name);
-  return fn;
-}
-
-static int fake_int(const char *name) { return ((int (*)(void))fake_symbol(name))(); }
 static unsigned long long fake_ull(const char *name) { return ((unsigned long long (*)(void))fake_symbol(name))(); }
 static int calls(const char *name) { return ((int (*)(const char *))fake_symbol("fake_cuda_calls"))(name); }
 static const char *call_log(void) { return ((const char *(*)(void))fake_symbol("fake_cuda_call_log"))(); }
 static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
-static int live_allocations(void) { return ((int (*)(int))fake_symbol("fake_cuda_live_allocations"))(0); }
 
 /* The call log holds these calls in this order (other calls may come between them). */
 static void expect_order(const char *const *names, size_t n) {
@@ -66,9 +57,7 @@ static int setup(void **state) {
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  snprintf(cache_dir, sizeof cache_dir, "/tmp/tb_cugraph_XXXXXX");
-  assert_non_null(mkdtemp(cache_dir));
-  setenv("TB_CACHE_DIR", cache_dir, 1);
+  tcu_cache_make(cache_dir, "tb_cugraph");
   tb_cuda_module_test_source(NULL);
   const char *emu = tbt_fake("cuda_emu");
   emulated = access(emu, R_OK) == 0;
@@ -78,9 +67,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
-  assert_int_equal(system(cmd), 0);
+  tcu_cache_remove(cache_dir);
   return 0;
 }
 
@@ -122,13 +109,6 @@ typedef struct rig {
   tb_prepared *prepared, *reference;
   const tb_prepare_result *result;
 } rig;
-
-static tb_backend *open_cuda0(void) {
-  tb_backend *b = NULL;
-  tb_status st = tb_backend_create("cuda:0", &b);
-  if (st != TB_OK) fail_msg("tb_backend_create(cuda:0): %s: %s", tb_status_str(st), tb_last_error());
-  return b;
-}
 
 static tb_status rig_open(rig *r, tb_model *model, const tb_prepare_options *options) {
   memset(r, 0, sizeof *r);
