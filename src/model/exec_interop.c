@@ -68,8 +68,14 @@ static double elements(const tb_value_type *t) {
 
 static bool op_is(const tb_node *n, const char *name) { return strcmp(n->op_type, name) == 0; }
 
+/* A value's type for this plan: `types` (what the plan is for), else the graph's own for a constant, whose
+ * shape no run changes (a run's `seen` types hold only what was computed). */
+static const tb_value_type *type_of(const tb_graph *g, const tb_value_type *types, int v) {
+  if (!tb_value_type_complete(&types[v]) && g->values[v].constant) return &g->values[v].type;
+  return &types[v];
+}
+
 double tb_interop_node_work(const tb_graph *g, const tb_node *n, const tb_value_type *types) {
-  (void)g; /* the graph's own types are not consulted: `types` holds what this plan is for */
   static const char *const unbounded[] = {"LSTM", "GRU", "RNN", "Attention", "MultiHeadAttention", "Loop", "Scan", "If"};
   for (size_t i = 0; i < sizeof unbounded / sizeof unbounded[0]; i++)
     if (op_is(n, unbounded[i])) return -1;
@@ -77,7 +83,7 @@ double tb_interop_node_work(const tb_graph *g, const tb_node *n, const tb_value_
   for (size_t k = 0; k < n->n_inputs; k++) {
     int v = n->inputs[k];
     if (v < 0) continue;
-    double e = elements(&types[v]);
+    double e = elements(type_of(g, types, v));
     if (e < 0) return -1;
     in += e;
   }
@@ -88,8 +94,8 @@ double tb_interop_node_work(const tb_graph *g, const tb_node *n, const tb_value_
     if (e < 0) return -1;
     out += e;
   }
-  const tb_value_type *a = n->n_inputs > 0 && n->inputs[0] >= 0 ? &types[n->inputs[0]] : NULL;
-  const tb_value_type *b = n->n_inputs > 1 && n->inputs[1] >= 0 ? &types[n->inputs[1]] : NULL;
+  const tb_value_type *a = n->n_inputs > 0 && n->inputs[0] >= 0 ? type_of(g, types, n->inputs[0]) : NULL;
+  const tb_value_type *b = n->n_inputs > 1 && n->inputs[1] >= 0 ? type_of(g, types, n->inputs[1]) : NULL;
   const tb_value_type *y = n->n_outputs > 0 && n->outputs[0] >= 0 ? &types[n->outputs[0]] : NULL;
   double macs = 0;
   if ((op_is(n, "Conv") || op_is(n, "FusedConv")) && b && y && b->ndim >= 1 && b->dims[0].value > 0)

@@ -285,10 +285,34 @@ static void mode_names(void **state) {
   assert_int_equal(tb_inter_op_from_env(), TB_INTER_OP_AUTO);
 }
 
+/* A plan made after a run sees only the computed values' types (the run's `seen`): a constant input (a weight)
+ * is weighed by the graph's own type, so its node still has a work and may join a region. */
+static void constants_are_weighed_by_their_graph_type(void **state) {
+  (void)state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "weights");
+  int64_t xd[2] = {4, 8}, wd[2] = {8, 16};
+  float w[128] = {0};
+  tbt_input(g, "x", TB_DTYPE_F32, 2, xd, NULL);
+  int wv = tbt_const(g, "w", TB_DTYPE_F32, 2, wd, w);
+  tbt_node(g, "MatMul", "mm", "x,w", "y");
+  tbt_output(g, "y");
+  TB_ASSERT_OK(tb_graph_sort(g));
+  TB_ASSERT_OK(tb_graph_check(g));
+  TB_ASSERT_OK(tb_graph_infer(g));
+  tb_value_type *types = static_types(g);
+  memset(&types[wv], 0, sizeof types[wv]); /* as after a run: the weight was never computed */
+  /* 4 x 16 outputs of 8 multiply-adds, plus x (32), w (128) and y (64) */
+  assert_true(tb_interop_node_work(g, &g->nodes[tbt_node_pos(g, "mm")], types) == 4.0 * 16 * 8 + 32 + 128 + 64);
+  free(types);
+  tb_ir_model_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(regions_by_mode_and_cost),
       cmocka_unit_test(large_nodes_stay_out),
+      cmocka_unit_test(constants_are_weighed_by_their_graph_type),
       cmocka_unit_test(branches_run_together_and_match),
       cmocka_unit_test(branch_error_stops_run),
       cmocka_unit_test(mode_names),
