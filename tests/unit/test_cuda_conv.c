@@ -37,7 +37,7 @@ static const fake_cudnn_state *cudnn(void) {
 static const char *const env_vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
                                        "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUDNN_FUSION", "FAKE_CUDNN_PLAN_FAIL",
                                        "FAKE_CUDNN_ENGINES_FALLBACK", "FAKE_CUDNN_WORKSPACE", "FAKE_CUDNN_FAIL",
-                                       "FAKE_CUDNN_FAIL_CODE", "TB_NVRTC_LIB", "TB_CUDNN_LIB"};
+                                       "FAKE_CUDNN_FAIL_CODE", "TB_NVRTC_LIB", "TB_CUDNN_LIB", "TB_CUDA_GEMM"};
 
 /* The fakes, the emulator where it was built, and no cuDNN (TB_CUDNN_LIB names nothing): the own kernels. */
 static int setup(void **state) {
@@ -47,6 +47,7 @@ static int setup(void **state) {
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
   setenv("TB_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1);
+  setenv("TB_CUDA_GEMM", "own", 1); /* the models' Gemm on the own kernel: a real cuBLASLt is not loaded over the fake driver */
   tcu_cache_make(cache_dir, "tb_cuconv");
   tb_cuda_module_test_source(NULL);
   return 0;

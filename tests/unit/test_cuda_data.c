@@ -36,11 +36,13 @@ static bool emulator_here(void) {
 static int setup(void **state) {
   tbt_setup_clean_nvidia(state);
   static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
-                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB"};
+                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB",
+                                     "TB_CUDA_GEMM"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
   tbt_use_fixture("h100x8");
   tbt_use_nvidia_fakes();
   setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
+  setenv("TB_CUDA_GEMM", "own", 1); /* the models' products on the own kernel: a real cuBLASLt is not loaded over the fake driver */
   if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
   tcu_cache_make(cache_dir, "tb_cudata");
   tb_cuda_module_test_source(NULL);
