@@ -270,6 +270,18 @@ static void pinned_staging_buffers_are_reused(void **state) {
     unsetenv("FAKE_CUDA_FAIL");
     unsetenv("TB_CUDA_STAGING");
   }
+  /* a value that is no switch: one warning naming it, and staging stays on */
+  setenv("TB_CUDA_STAGING", "sometimes", 1);
+  setenv("TB_LOG", "warn", 1);
+  tbt_capture_stderr_begin();
+  cuda = open_cuda0();
+  char *log = tbt_capture_stderr_end();
+  setenv("TB_LOG", "error", 1);
+  unsetenv("TB_CUDA_STAGING");
+  TB_ASSERT_CONTAINS(log, "TB_CUDA_STAGING=sometimes is not on, 1, off or 0; host copies go through pinned staging buffers (on)");
+  free(log);
+  assert_true(((const cuda_state *)cuda->state)->staging_on);
+  tb_backend_destroy(cuda);
   free(host);
   free(back);
   assert_int_equal(live_allocations(), 0);

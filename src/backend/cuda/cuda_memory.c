@@ -128,6 +128,8 @@ static tb_status start(cuda_state *s, int index, const char *bus_id) {
              s->api.cuEventRecord && s->api.cuEventSynchronize && s->api.cuEventDestroy_v2;
   const char *staging = tb_env("TB_CUDA_STAGING");
   s->staging_on = !staging || (strcmp(staging, "off") != 0 && strcmp(staging, "0") != 0);
+  if (staging && s->staging_on && strcmp(staging, "on") != 0 && strcmp(staging, "1") != 0)
+    tb_env_warn("TB_CUDA_STAGING", staging, "is not on, 1, off or 0; host copies go through pinned staging buffers (on)");
   tb_status st = enter(s, "cuStreamCreate");
   if (st != TB_OK) return st;
   r = s->api.cuStreamCreate(&s->stream, s->async ? TB_CU_STREAM_NON_BLOCKING : 0);
