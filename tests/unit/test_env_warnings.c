@@ -1,12 +1,13 @@
 /* Environment variables whose values cannot be used are never ignored without a word: TB_LOG, TB_CPU_FEATURES,
  * TB_CPUID_FILE, TB_FSROOT, TB_CACHE_DIR (relative, a file, a folder that cannot be made) and TB_CONV_WINOGRAD
- * on a CPU without AVX-512 each give one warning on stderr per process and value (core/env.c's
+ * on a CPU without AVX-512, TB_INTER_OP not a mode, each give one warning on stderr per process and value (core/env.c's
  * tb_env_warn), naming the variable, the value and the valid values; then the default applies. */
 #include <sys/stat.h>
 #include "core/convert_features.h"
 #include "core/disk_cache.h"
 #include "core/env.h"
 #include "core/fs.h"
+#include "model/exec_interop.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
@@ -209,6 +210,18 @@ static void conv_winograd_without_avx512(void **state) {
   tb_backend_destroy(cpu);
 }
 
+static void inter_op_unknown(void **state) {
+  (void)state;
+  setenv("TB_INTER_OP", "sometimes", 1);
+  tbt_capture_stderr_begin();
+  assert_int_equal(tb_inter_op_from_env(), TB_INTER_OP_AUTO); /* the default applies */
+  assert_int_equal(tb_inter_op_from_env(), TB_INTER_OP_AUTO);
+  char *log = tbt_capture_stderr_end();
+  unsetenv("TB_INTER_OP");
+  assert_string_equal(log, "tensorbridge: warning: CPU: TB_INTER_OP='sometimes' is not one of auto, on, 1, off, 0; using auto\n");
+  free(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(log_level_unknown, setup, teardown),
@@ -217,6 +230,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(fsroot, setup, teardown),
       cmocka_unit_test_setup_teardown(cache_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(conv_winograd_without_avx512, setup, teardown),
+      cmocka_unit_test_setup_teardown(inter_op_unknown, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
