@@ -85,3 +85,42 @@ __device__ inline float tb_block_reduce(float v, Combine combine, float identity
   __syncthreads(); // partial and result are free again for the next call
   return v;
 }
+
+// The activations of the fused nodes' epilogues (products, convolutions), in tb_fused_act_kind's numbering
+// (ops/fused/fused_params.h) and as the CPU reference computes them (kernels/fused/fused_epilogue.c):
+// alpha is LeakyRelu's slope and HardSigmoid's alpha, beta HardSigmoid's beta, lo and hi Clip's bounds.
+#define TB_ACT_NONE 0
+#define TB_ACT_RELU 1
+#define TB_ACT_LEAKY_RELU 2
+#define TB_ACT_CLIP 3
+#define TB_ACT_SIGMOID 4
+#define TB_ACT_TANH 5
+#define TB_ACT_HARD_SIGMOID 6
+#define TB_ACT_HARD_SWISH 7
+#define TB_ACT_GELU 8
+#define TB_ACT_GELU_TANH 9
+#define TB_ACT_SILU 10
+#define TB_ACT_MISH 11
+
+__device__ inline float tb_clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; } // NaN stays
+
+__device__ inline float tb_gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
+
+__device__ inline float tb_fused_act(int act, float x, float alpha, float beta, float lo, float hi) {
+  switch (act) {
+    case TB_ACT_RELU: return x < 0.0f ? 0.0f : x;
+    case TB_ACT_LEAKY_RELU: return x < 0.0f ? alpha * x : x;
+    case TB_ACT_CLIP: return x < lo ? lo : x > hi ? hi : x;
+    case TB_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case TB_ACT_TANH: return tanhf(x);
+    case TB_ACT_HARD_SIGMOID: return tb_clamp01(alpha * x + beta);
+    case TB_ACT_HARD_SWISH: return x * tb_clamp01(x / 6.0f + 0.5f);
+    case TB_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case TB_ACT_GELU_TANH: return tb_gelu_tanh(x);
+    case TB_ACT_SILU: return x >= 0.0f ? x / (1.0f + expf(-x)) : x * expf(x) / (1.0f + expf(x));
+    case TB_ACT_MISH: return x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)));
+    default: return x;
+  }
+}

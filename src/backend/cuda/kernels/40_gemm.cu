@@ -14,26 +14,12 @@
 #define TB_GEMM_THREADS 256
 #define TB_GEMM_MAX_BATCH 6 // TB_MAX_RANK less the two matrix dims
 
-// The activations of the fused products (the numbering of tb_fused_act_kind, ops/fused/fused_params.h).
-#define TB_GEMM_ACT_NONE 0
-#define TB_GEMM_ACT_RELU 1
-#define TB_GEMM_ACT_LEAKY_RELU 2
-#define TB_GEMM_ACT_CLIP 3
-#define TB_GEMM_ACT_SIGMOID 4
-#define TB_GEMM_ACT_TANH 5
-#define TB_GEMM_ACT_HARD_SIGMOID 6
-#define TB_GEMM_ACT_HARD_SWISH 7
-#define TB_GEMM_ACT_GELU 8
-#define TB_GEMM_ACT_GELU_TANH 9
-#define TB_GEMM_ACT_SILU 10
-#define TB_GEMM_ACT_MISH 11
-
 // A product's shape, passed by value (the host mirrors it: cuda_gemm.h, 376 bytes). Element (i, p) of
 // A[b] is a[a_off(b) + i * a_rs + p * a_cs], element (p, j) of B[b] is b[b_off(b) + p * b_rs + j * b_cs],
 // the addends' (i, j) likewise; X_off(b) sums batch index d times X_batch[d] (0 where X broadcasts).
 struct tb_gemm_desc {
   int batch_rank; // 0 to TB_GEMM_MAX_BATCH
-  int act;        // TB_GEMM_ACT_*
+  int act;        // TB_ACT_* (00_common.cu)
   tb_index batch_dims[TB_GEMM_MAX_BATCH];
   tb_index a_batch[TB_GEMM_MAX_BATCH], b_batch[TB_GEMM_MAX_BATCH];
   tb_index add0_batch[TB_GEMM_MAX_BATCH], add1_batch[TB_GEMM_MAX_BATCH];
@@ -46,23 +32,8 @@ struct tb_gemm_desc {
   int divide; // 1: the product is divided by alpha (the attention's scale_divide), else multiplied
 };
 
-__device__ inline float tb_gemm_clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; } // NaN stays
-
 __device__ inline float tb_gemm_activate(const tb_gemm_desc &d, float x) {
-  switch (d.act) {
-    case TB_GEMM_ACT_RELU: return x < 0.0f ? 0.0f : x;
-    case TB_GEMM_ACT_LEAKY_RELU: return x < 0.0f ? d.act_alpha * x : x;
-    case TB_GEMM_ACT_CLIP: return x < d.act_min ? d.act_min : x > d.act_max ? d.act_max : x;
-    case TB_GEMM_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case TB_GEMM_ACT_TANH: return tanhf(x);
-    case TB_GEMM_ACT_HARD_SIGMOID: return tb_gemm_clamp01(d.act_alpha * x + d.act_beta);
-    case TB_GEMM_ACT_HARD_SWISH: return x * tb_gemm_clamp01(x / 6.0f + 0.5f);
-    case TB_GEMM_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case TB_GEMM_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-    case TB_GEMM_ACT_SILU: return x >= 0.0f ? x / (1.0f + expf(-x)) : x * expf(x) / (1.0f + expf(x));
-    case TB_GEMM_ACT_MISH: return x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)));
-    default: return x;
-  }
+  return tb_fused_act(d.act, x, d.act_alpha, d.act_beta, d.act_min, d.act_max);
 }
 
 // The offsets of product b into A, B and the two addends.

@@ -29,22 +29,7 @@ struct tb_cnn_desc {
 };
 
 // The activation epilogue of tb::FusedConv, as the CPU reference computes it (kernels/fused/fused_epilogue.c).
-__device__ inline float tb_cnn_act(float x, const tb_cnn_desc &d) {
-  switch (d.act) {
-    case 1: return x < 0.0f ? 0.0f : x;                                          // Relu
-    case 2: return x < 0.0f ? d.alpha * x : x;                                   // LeakyRelu
-    case 3: return x < d.lo ? d.lo : x > d.hi ? d.hi : x;                        // Clip
-    case 4: return 1.0f / (1.0f + expf(-x));                                     // Sigmoid
-    case 5: return tanhf(x);                                                     // Tanh
-    case 6: { float v = d.alpha * x + d.beta; return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; } // HardSigmoid
-    case 7: { float v = x / 6.0f + 0.5f; return x * (v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v); } // HardSwish
-    case 8: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));          // Gelu (erf)
-    case 9: return 0.5f * x * (1.0f + tanhf(0.79788456080286535f * (x + 0.044715f * x * x * x))); // Gelu (tanh)
-    case 10: return x * (x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))); // Silu
-    case 11: return x * tanhf(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)));  // Mish
-    default: return x;
-  }
-}
+__device__ inline float tb_cnn_act(float x, const tb_cnn_desc &d) { return tb_fused_act(d.act, x, d.alpha, d.beta, d.lo, d.hi); }
 
 extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const float *__restrict__ w,
                                               const float *__restrict__ bias, const float *__restrict__ residual,

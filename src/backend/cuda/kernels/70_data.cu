@@ -408,6 +408,6 @@ extern "C" __global__ void tb_cu_dm_gelu_tanh_f32(TB_DM_PARAMS) {
   float *o = (float *)y;
   TB_GRID_LOOP(i, n) {
     float v = x[i];
-    o[i] = 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+    o[i] = tb_gelu_tanh(v);
   }
 }

@@ -14,10 +14,6 @@
 #include "core/env.h"
 #include "core/error.h"
 
-static cuda_state *state_of(const tb_kernel_ctx *ctx) {
-  return ctx->backend && ctx->backend->ops == &tb_cuda_ops ? ctx->backend->state : NULL;
-}
-
 /* The device's cuDNN handle: made on the first call (with the context current), NULL for good when
  * cuDNN is absent or refuses to start (said once, at info level). */
 static tb_cuda_dnn *device_dnn(cuda_state *s) {
@@ -40,15 +36,9 @@ static tb_cuda_dnn *device_dnn(cuda_state *s) {
   return dnn;
 }
 
-static tb_cu_deviceptr address_of(const tb_tensor *t) {
-  if (!t || !t->storage || !t->storage->block) return 0;
-  const tb_block *b = t->storage->block;
-  return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
-}
-
 tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool *ran) {
   *ran = false;
-  cuda_state *s = state_of(ctx);
+  cuda_state *s = tb_cuda_state_of(ctx);
   const tb_tensor *x = tensors[0], *w = tensors[1], *bias = tensors[2], *residual = tensors[3], *y = tensors[4];
   /* cuDNN's 2-D convolution: the outermost of the three spatial axes must be a point */
   if (!s || d->in[0] != 1 || d->kernel[0] != 1 || d->out[0] != 1) return TB_OK;
@@ -61,7 +51,7 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
       .kernel_h = d->kernel[1], .kernel_w = d->kernel[2],
       .pad_top = d->pad[1], .pad_left = d->pad[2], .pad_bottom = d->pad_end[1], .pad_right = d->pad_end[2],
       .stride_h = d->stride[1], .stride_w = d->stride[2], .dilation_h = d->dilation[1], .dilation_w = d->dilation[2],
-      .x = address_of(x), .weight = address_of(w), .y = address_of(y), .bias = address_of(bias),
+      .x = tb_cuda_address_of(x), .weight = tb_cuda_address_of(w), .y = tb_cuda_address_of(y), .bias = tb_cuda_address_of(bias),
       .relu = d->act == TB_FUSED_ACT_RELU && !residual,
   };
   size_t workspace_bytes = 0;
@@ -88,7 +78,7 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
     }
     if (st != TB_OK) return st;
   }
-  if (st == TB_OK) st = tb_cuda_dnn_conv(dnn, &conv, tb_cuda_stream_of(s), address_of(workspace), workspace_bytes, &fused);
+  if (st == TB_OK) st = tb_cuda_dnn_conv(dnn, &conv, tb_cuda_stream_of(s), tb_cuda_address_of(workspace), workspace_bytes, &fused);
   s->api.cuCtxPopCurrent_v2(&popped);
   tb_tensor_destroy(workspace); /* the caching allocator keeps the block in stream order for the next node */
   if (st != TB_OK) {

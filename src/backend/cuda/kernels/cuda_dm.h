@@ -1,12 +1,13 @@
 /* Internal: the host side of the tb_cu_dm_* kernels (kernels/70_data.cu): their descriptor (the C mirror of
- * tb_dm), one launch call for all of them, and what the data, index, logic and norm families share: outputs
- * sized by the op's own inference on the concrete inputs, row-major strides, device-to-device copies, the
- * kernel name for an element size, and indices read back to be checked as the CPU kernels check them. */
+ * tb_dm), one launch call for all of them, and what the data, index, logic and norm families share beside
+ * backend/kernel_shape.h (outputs sized by the op's inference, strides): device-to-device copies, the kernel
+ * name for an element size, and indices read back to be checked as the CPU kernels check them. */
 #ifndef TB_BACKEND_CUDA_KERNELS_CUDA_DM_H
 #define TB_BACKEND_CUDA_KERNELS_CUDA_DM_H
 #include <stddef.h>
 #include <stdint.h>
 #include "backend/cuda/kernels/cuda_launch.h"
+#include "backend/kernel_shape.h"
 #include "ops/op.h"
 
 /* The kernels' tb_dm, byte for byte (432 bytes, checked by _Static_assert in cuda_dm.c). */
@@ -32,25 +33,6 @@ const char *tb_cuda_dm_sized(const char *const names[4], tb_dtype dtype);
 /* Whether a tb_cu_dm_ kernel moves this dtype (1, 2, 4 or 8 bytes). */
 bool tb_cuda_dm_movable(tb_dtype dtype);
 
-/* Make the outputs the executor left NULL with the shapes the op's inference gives for these inputs. */
-tb_status tb_cuda_outputs(tb_kernel_ctx *ctx);
-/* The op's inference context on the concrete inputs (value inputs on the host), for its parameter
- * functions (Slice's plan, Pad's amounts, Split's sizes). */
-enum { TB_CUDA_INFER_MAX = 32 };
-typedef struct tb_cuda_infer {
-  tb_value_type types[TB_CUDA_INFER_MAX], out[TB_CUDA_INFER_MAX];
-  const tb_value_type *in[TB_CUDA_INFER_MAX];
-  tb_ir_tensor vals[TB_CUDA_INFER_MAX];
-  const tb_ir_tensor *values[TB_CUDA_INFER_MAX];
-  tb_node op;
-  tb_infer_ctx ic;
-} tb_cuda_infer;
-tb_status tb_cuda_infer_begin(tb_kernel_ctx *ctx, tb_cuda_infer *ci);
-
-/* Row-major element strides. */
-void tb_cuda_strides(size_t ndim, const int64_t *shape, int64_t *strides);
-/* Strides of input shape `in` broadcast to the output's ndim dims (0 along broadcast and missing dims). */
-void tb_cuda_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides);
 /* y = x byte for byte (same byte count, any shapes) with the device's copy; nothing when they alias. */
 tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x);
 /* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),

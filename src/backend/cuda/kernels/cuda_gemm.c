@@ -135,10 +135,6 @@ bool tb_cuda_gemm_blas_form(const tb_cuda_gemm_desc *d, bool has_add0, bool has_
 
 /* ---- The node state ------------------------------------------------------------------------------ */
 
-static cuda_state *state_of(const tb_kernel_ctx *ctx) {
-  return ctx->backend && ctx->backend->ops == &tb_cuda_ops ? ctx->backend->state : NULL;
-}
-
 /* Whether products may use cuBLASLt: TB_CUDA_GEMM unset or auto, not own. */
 static bool blas_wanted(void) {
   const char *v = tb_env("TB_CUDA_GEMM");
@@ -150,7 +146,7 @@ static bool blas_wanted(void) {
 
 tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state) {
   *state = NULL;
-  cuda_state *s = state_of(ctx);
+  cuda_state *s = tb_cuda_state_of(ctx);
   if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA product was prepared for a backend that is not an open CUDA device");
   tb_cu_module module = NULL;
   tb_status st = tb_cuda_module_get(s, &module);
@@ -176,13 +172,6 @@ void tb_cuda_gemm_release(void *state) {
 }
 
 /* ---- Running a product --------------------------------------------------------------------------- */
-
-/* A tensor's device address (0 for none). */
-static tb_cu_deviceptr address_of(const tb_tensor *t) {
-  if (!t || !t->storage || !t->storage->block) return 0;
-  const tb_block *b = t->storage->block;
-  return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
-}
 
 /* A tensor argument, or a NULL pointer for none (an omitted addend) or for an empty one (A or B when k is
  * 0: the kernel reads neither). */
@@ -229,12 +218,12 @@ static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_ten
  * kernel, which writes all of C, so a refusal after some calls were enqueued loses nothing). */
 static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_cuda_gemm_desc *d, tb_cuda_gemm *g,
                               const tb_tensor *a, const tb_tensor *b, tb_tensor *c, const tb_tensor *bias) {
-  cuda_state *s = state_of(ctx);
+  cuda_state *s = tb_cuda_state_of(ctx);
   const tb_tensor *operands[4] = {a, b, c, g->bias ? bias : NULL};
   if (!tb_cuda_tensors_plain(ctx, operands, 4)) /* the own kernel's launch says what is wrong with them */
     return tb_error(TB_ERR_UNSUPPORTED, "cuBLASLt takes plain device tensors on this device; an operand is not one");
-  const tb_cu_deviceptr base_a = address_of(a), base_b = address_of(b), base_c = address_of(c);
-  g->bias = g->bias ? address_of(bias) : 0;
+  const tb_cu_deviceptr base_a = tb_cuda_address_of(a), base_b = tb_cuda_address_of(b), base_c = tb_cuda_address_of(c);
+  g->bias = g->bias ? tb_cuda_address_of(bias) : 0;
   int outer_rank = d->batch_rank > 0 ? d->batch_rank - 1 : 0;
   int64_t outer = d->batch_rank > 0 ? d->batch / d->batch_dims[outer_rank] : 1;
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
@@ -265,7 +254,7 @@ tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const
   tb_cuda_gemm_node *node = ctx->state;
   tb_cuda_gemm g;
   bool rest = false;
-  if (node && node->blas && state_of(ctx) && tb_cuda_gemm_blas_form(d, add0 != NULL, add1 != NULL, &g, &rest)) {
+  if (node && node->blas && tb_cuda_state_of(ctx) && tb_cuda_gemm_blas_form(d, add0 != NULL, add1 != NULL, &g, &rest)) {
     tb_status st = blas_product(ctx, node->blas, d, &g, a, b, c, add0);
     if (st == TB_OK) return rest ? epilogue(ctx, d, c, add0, add1) : TB_OK;
     char label[128], why[1024];

@@ -26,13 +26,19 @@ tb_cuda_dims tb_cuda_grid_rows(int64_t rows, int64_t cols) {
   return (tb_cuda_dims){(unsigned)blocks, (unsigned)threads};
 }
 
-static cuda_state *state_of(const tb_kernel_ctx *ctx) {
+cuda_state *tb_cuda_state_of(const tb_kernel_ctx *ctx) {
   return ctx->backend && ctx->backend->ops == &tb_cuda_ops ? ctx->backend->state : NULL;
+}
+
+tb_cu_deviceptr tb_cuda_address_of(const tb_tensor *t) {
+  if (!t || !t->storage || !t->storage->block) return 0;
+  const tb_block *b = t->storage->block;
+  return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
 }
 
 tb_status tb_cuda_prepare(tb_kernel_ctx *ctx, void **state) {
   *state = NULL;
-  cuda_state *s = state_of(ctx);
+  cuda_state *s = tb_cuda_state_of(ctx);
   if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA kernel was prepared for a backend that is not an open CUDA device");
   tb_cu_module module = NULL;
   tb_status st = tb_cuda_module_get(s, &module);
@@ -71,7 +77,7 @@ static tb_status find_function(tb_kernel_ctx *ctx, cuda_state *s, const char *ke
 
 tb_status tb_cuda_begin(tb_cuda_launch *l, tb_kernel_ctx *ctx, const char *kernel) {
   l->ctx = ctx;
-  l->s = state_of(ctx);
+  l->s = tb_cuda_state_of(ctx);
   l->kernel = kernel;
   l->fn = NULL;
   l->n_args = 0;
@@ -117,7 +123,7 @@ void tb_cuda_arg_tensor(tb_cuda_launch *l, const tb_tensor *t) {
     l->status = tb_kernel_error(l->ctx, TB_ERR_INTERNAL, "a tensor without device memory reached CUDA kernel %s", l->kernel);
     return;
   }
-  unsigned long long address = (unsigned long long)(uintptr_t)b->mem.handle + b->offset + (unsigned long long)t->offset * tb_dtype_size(t->dtype);
+  unsigned long long address = (unsigned long long)tb_cuda_address_of(t);
   tb_cuda_arg_bytes(l, &address, sizeof address, sizeof address);
 }
 

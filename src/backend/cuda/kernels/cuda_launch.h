@@ -69,6 +69,11 @@ tb_status tb_cuda_go_rows(tb_cuda_launch *l, int64_t rows, int64_t cols);
 /* Enqueue on a grid the caller chose (a kernel with its own tiling: 40_gemm.cu). */
 tb_status tb_cuda_go(tb_cuda_launch *l, tb_cuda_dims dims);
 
+/* The CUDA device state behind the node's backend, or NULL when the backend is not an open CUDA device. */
+cuda_state *tb_cuda_state_of(const tb_kernel_ctx *ctx);
+/* A device tensor's address (its block, the block's offset and its own), or 0 for none. */
+tb_cu_deviceptr tb_cuda_address_of(const tb_tensor *t);
+
 /* The per-node state every CUDA kernel's prepare makes: the functions the node has launched, found by
  * name on first use. prepare loads the device's module, so a compile failure names the node at
  * tb_model_prepare. */

@@ -35,31 +35,20 @@ static tb_status strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int64_t 
 
 /* Reshape, Flatten, Squeeze, Unsqueeze, Identity: the output is the input's bytes. */
 static tb_status copy_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   return st == TB_OK ? tb_cuda_copy_bytes(ctx, ctx->outputs[0], ctx->inputs[0]) : st;
 }
 
 /* Dropout at inference is Identity; training_mode true with a nonzero ratio is refused with the CPU's words. */
 static tb_status dropout_run(tb_kernel_ctx *ctx) {
-  const tb_tensor *ratio = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *training = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-  if (training && tb_tensor_numel(training) == 1) {
-    const unsigned char *t = tb_tensor_host_data(training);
-    float r = 0.5f;
-    if (!t) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "training_mode must be a value the host can read");
-    const void *rv = ratio && tb_tensor_numel(ratio) == 1 ? tb_tensor_host_data(ratio) : NULL;
-    if (t[0] && rv && tb_convert(ratio->dtype, rv, TB_DTYPE_F32, &r, 1, true) != TB_OK)
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "ratio must be a float value the host can read");
-    if (t[0] && r != 0.0f)
-      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "training_mode is true: TensorBridge runs Dropout for inference only "
-                             "(random dropping is not implemented); export the model in eval mode");
-  }
-  return copy_run(ctx);
+  tb_status st = tb_kernel_dropout_check(ctx);
+  return st == TB_OK ? copy_run(ctx) : st;
 }
 
 /* Transpose: dims of size 1 dropped and input axes that stay neighbours merged; [R, C] -> [C, R] and
  * [B, R, C] -> [B, C, R] go through the tiled kernel, anything else through the strided copy. */
 static tb_status transpose_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -102,27 +91,27 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
     int64_t tiles = d.dims[0] * ((d.dims[1] + 31) / 32) * ((d.dims[2] + 31) / 32);
     return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(transpose_kernels, x->dtype), x, NULL, NULL, y, tiles, &d, TB_CUDA_DM_TILES);
   }
-  tb_cuda_strides(nd, x->shape, xs);
-  tb_cuda_strides(nd, y->shape, dst);
+  tb_shape_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, y->shape, dst);
   for (size_t k = 0; k < nd; k++) src[k] = xs[perm[k]];
   return strided_copy(ctx, x, 0, src, y, 0, dst, nd, y->shape);
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_tensor *y = ctx->outputs[0];
   size_t axis = 0, nd = y->ndim;
   if ((st = tb_cuda_axis(ctx, ((const tb_axis_params *)ctx->params)->axis, nd, &axis)) != TB_OK) return st;
   int64_t ys[TB_MAX_DIMS], xs[TB_MAX_DIMS], at = 0;
-  tb_cuda_strides(nd, y->shape, ys);
+  tb_shape_strides(nd, y->shape, ys);
   for (size_t i = 0; i < ctx->n_inputs && st == TB_OK; i++) {
     const tb_tensor *x = ctx->inputs[i];
     if (!x) continue;
     if (x->ndim != nd)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has rank %zu and the output rank %zu; concatenate tensors of one rank",
                              i, x->ndim, nd);
-    tb_cuda_strides(nd, x->shape, xs);
+    tb_shape_strides(nd, x->shape, xs);
     st = strided_copy(ctx, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
     at += x->shape[axis];
   }
@@ -130,25 +119,25 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status split_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   size_t axis = 0, nd = x->ndim;
   if ((st = tb_cuda_axis(ctx, ((const tb_split_params *)ctx->params)->axis, nd, &axis)) != TB_OK) return st;
   int64_t *sizes = calloc(ctx->n_outputs ? ctx->n_outputs : 1, sizeof *sizes);
-  tb_cuda_infer *ci = malloc(sizeof *ci);
+  tb_kernel_infer *ci = malloc(sizeof *ci);
   bool known = false;
   if (!sizes || !ci) st = tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the split's sizes");
-  if (st == TB_OK) st = tb_cuda_infer_begin(ctx, ci);
+  if (st == TB_OK) st = tb_kernel_infer_begin(ctx, ci);
   if (st == TB_OK) st = tb_split_sizes(&ci->ic, ctx->params, x->shape[axis], sizes, &known);
   if (st == TB_OK && !known) st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the split sizes are not known at run time");
   free(ci);
   int64_t xs[TB_MAX_DIMS], ys[TB_MAX_DIMS], at = 0;
-  tb_cuda_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, x->shape, xs);
   for (size_t o = 0; o < ctx->n_outputs && st == TB_OK; o++) {
     tb_tensor *y = ctx->outputs[o];
     if (y) { /* an omitted output's piece is skipped */
-      tb_cuda_strides(nd, y->shape, ys);
+      tb_shape_strides(nd, y->shape, ys);
       st = strided_copy(ctx, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
     }
     at += sizes[o];
@@ -158,21 +147,21 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status slice_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  tb_cuda_infer *ci = malloc(sizeof *ci);
+  tb_kernel_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the slice's plan");
   tb_slice_plan plan;
-  st = tb_cuda_infer_begin(ctx, ci);
+  st = tb_kernel_infer_begin(ctx, ci);
   if (st == TB_OK) st = tb_slice_infer_plan(&ci->ic, ctx->params, &plan);
   free(ci);
   if (st != TB_OK) return st;
   size_t nd = x->ndim;
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], ys[TB_MAX_DIMS], base = 0;
-  tb_cuda_strides(nd, x->shape, xs);
-  tb_cuda_strides(nd, y->shape, ys);
+  tb_shape_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, y->shape, ys);
   for (size_t d = 0; d < nd; d++) {
     if (plan.count[d] != y->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the slice plan gives %lld elements on axis %zu, the output has %lld",
@@ -184,22 +173,22 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status expand_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim > y->ndim)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the input's rank %zu is over the output's %zu", x->ndim, y->ndim);
   int64_t src[TB_MAX_DIMS], ys[TB_MAX_DIMS];
-  tb_cuda_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
-  tb_cuda_strides(y->ndim, y->shape, ys);
+  tb_shape_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
+  tb_shape_strides(y->ndim, y->shape, ys);
   return strided_copy(ctx, x, 0, src, y, 0, ys, y->ndim, y->shape);
 }
 
 /* Tile: the output viewed as [r0, d0, r1, d1, ...] (repeat, position per axis) is the input with stride 0
  * along the repeats: one strided copy of twice the rank (inputs up to rank 4, tile_accepts). */
 static tb_status tile_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -208,7 +197,7 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the CUDA Tile takes inputs up to rank %d, not %zu", TB_MAX_DIMS / 2, nd);
   if (tb_tensor_numel(y) == 0) return TB_OK;
   int64_t xs[TB_MAX_DIMS], shape[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
-  tb_cuda_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, x->shape, xs);
   for (size_t d = 0; d < nd; d++) {
     if (x->shape[d] == 0 || y->shape[d] % x->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output dim %lld is not a multiple of the input's %lld", (long long)y->shape[d],
@@ -216,14 +205,14 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
     shape[2 * d] = y->shape[d] / x->shape[d], src[2 * d] = 0;
     shape[2 * d + 1] = x->shape[d], src[2 * d + 1] = xs[d];
   }
-  tb_cuda_strides(2 * nd, shape, dst);
+  tb_shape_strides(2 * nd, shape, dst);
   return strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
 /* Pad: the amounts from the op's own function (attribute, or the pads / axes inputs on the host); the
  * constant from the attribute (before opset 11) or the constant_value input (a device scalar, read back). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -231,9 +220,9 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   size_t nd = x->ndim;
   int64_t begin[TB_MAX_DIMS] = {0}, end[TB_MAX_DIMS] = {0};
   bool known = false;
-  tb_cuda_infer *ci = malloc(sizeof *ci);
+  tb_kernel_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the pads");
-  st = tb_cuda_infer_begin(ctx, ci);
+  st = tb_kernel_infer_begin(ctx, ci);
   if (st == TB_OK) st = tb_pad_amounts(&ci->ic, p, nd, begin, end, &known);
   free(ci);
   if (st == TB_OK && !known) st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
@@ -250,7 +239,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
   }
   int64_t xs[TB_MAX_DIMS];
-  tb_cuda_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, x->shape, xs);
   for (size_t k = 0; k < nd; k++) {
     if (y->shape[k] != x->shape[k] + begin[k] + end[k])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the pads give %lld on axis %zu, the output has %lld",
@@ -268,7 +257,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
 
 /* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written to the device. */
 static tb_status shape_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -288,7 +277,7 @@ static tb_status shape_run(tb_kernel_ctx *ctx) {
 
 /* ConstantOfShape: the value's bytes (float 0 without one) filled over the output. */
 static tb_status constant_of_shape_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_tensor *y = ctx->outputs[0];
   const tb_constant_of_shape_params *p = ctx->params;
@@ -306,7 +295,7 @@ static tb_status constant_of_shape_run(tb_kernel_ctx *ctx) {
 /* Range: start + i * delta as the CPU reference computes it (float32 in float, integers wrapping), on the host
  * (the three inputs are host scalars), then one upload. */
 static tb_status range_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_tensor *y = ctx->outputs[0];
   int64_t n = tb_tensor_numel(y);

@@ -16,7 +16,7 @@ static const char *const gather_kernels[4] = SIZED("gather"), *const gather_elem
                          *const scatter_nd_kernels[4] = SIZED("scatter_nd"), *const where_kernels[4] = SIZED("where");
 
 static tb_status gather_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
@@ -46,12 +46,12 @@ static tb_status elements_desc(tb_kernel_ctx *ctx, int64_t given_axis, const tb_
                              r, (long long)idx->shape[r], (long long)data->shape[r]);
   *d = (tb_cuda_dm){.rank = (int32_t)nd, .mode = (int32_t)idx->dtype, .p = {(int64_t)axis, data->shape[axis]}};
   memcpy(d->dims, idx->shape, nd * sizeof *idx->shape);
-  tb_cuda_strides(nd, data->shape, d->st[k]);
+  tb_shape_strides(nd, data->shape, d->st[k]);
   return tb_cuda_check_indices(ctx, idx, data->shape[axis], axis);
 }
 
 static tb_status gather_elements_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
@@ -65,7 +65,7 @@ static tb_status gather_elements_run(tb_kernel_ctx *ctx) {
 /* ScatterElements: y = data, then the updates written where the indices say (duplicates: one of them, as the
  * ONNX spec leaves it). */
 static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1], *upd = ctx->inputs[2];
   tb_tensor *y = ctx->outputs[0];
@@ -81,7 +81,7 @@ static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
 
 /* ScatterND: y = data, then updates [m, slice] written at the k leading coordinates of each indices row. */
 static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1], *upd = ctx->inputs[2];
   tb_tensor *y = ctx->outputs[0];
@@ -97,7 +97,7 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
   if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape)) != TB_OK) return st;
   tb_cuda_dm d = {.rank = 0, .mode = (int32_t)idx->dtype, .p = {(int64_t)k, slice}};
   int64_t xs[TB_MAX_DIMS];
-  tb_cuda_strides(x->ndim, x->shape, xs);
+  tb_shape_strides(x->ndim, x->shape, xs);
   memcpy(d.dims, x->shape, k * sizeof *xs);
   memcpy(d.st[3], xs, k * sizeof *xs);
   return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(scatter_nd_kernels, x->dtype), upd, idx, NULL, y, rows * slice, &d, TB_CUDA_DM_ELEMENTS);
@@ -105,7 +105,7 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
 
 /* Where(cond, X, Y): the three broadcast to the output. */
 static tb_status where_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_tensor *y = ctx->outputs[0];
   tb_cuda_dm d = {.rank = (int32_t)y->ndim};
@@ -113,7 +113,7 @@ static tb_status where_run(tb_kernel_ctx *ctx) {
   for (int i = 0; i < 3; i++) {
     const tb_tensor *t = ctx->inputs[i];
     if (t->ndim > y->ndim) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %d's rank %zu is over the output's %zu", i, t->ndim, y->ndim);
-    tb_cuda_bcast_strides(y->ndim, y->shape, t->ndim, t->shape, d.st[i]);
+    tb_shape_bcast_strides(y->ndim, y->shape, t->ndim, t->shape, d.st[i]);
   }
   return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(where_kernels, y->dtype), ctx->inputs[0], ctx->inputs[1], ctx->inputs[2], y,
                        tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);

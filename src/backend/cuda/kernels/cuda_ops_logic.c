@@ -13,7 +13,7 @@
 static bool computable(tb_dtype dt) { return dt <= TB_DTYPE_BOOL && dt != TB_DTYPE_FP8_E4M3FN && dt != TB_DTYPE_FP8_E5M2; }
 
 static tb_status cast_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -24,7 +24,7 @@ static tb_status cast_run(tb_kernel_ctx *ctx) {
 
 /* The output's broadcast shape is the executor's (inference); each input steps with its own strides. */
 static tb_status broadcast_run(tb_kernel_ctx *ctx, const char *kernel, int mode, size_t n_in) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_tensor *y = ctx->outputs[0];
   tb_cuda_dm d = {.rank = (int32_t)y->ndim, .mode = mode};
@@ -32,7 +32,7 @@ static tb_status broadcast_run(tb_kernel_ctx *ctx, const char *kernel, int mode,
   for (size_t i = 0; i < n_in; i++) {
     const tb_tensor *t = ctx->inputs[i];
     if (t->ndim > y->ndim) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "input %zu's rank %zu is over the output's %zu", i, t->ndim, y->ndim);
-    tb_cuda_bcast_strides(y->ndim, y->shape, t->ndim, t->shape, d.st[i]);
+    tb_shape_bcast_strides(y->ndim, y->shape, t->ndim, t->shape, d.st[i]);
   }
   return tb_cuda_dm_go(ctx, kernel, ctx->inputs[0], n_in > 1 ? ctx->inputs[1] : NULL, NULL, y, tb_tensor_numel(y), &d,
                        TB_CUDA_DM_ELEMENTS);

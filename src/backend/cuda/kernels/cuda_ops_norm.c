@@ -15,7 +15,7 @@
 static int64_t param_step(int64_t n, int64_t cols) { return n == cols ? 1 : n == 1 ? 0 : -1; }
 
 static tb_status layer_norm_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   const tb_norm_params *p = ctx->params;
   const tb_tensor *x = ctx->inputs[0], *scale = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
@@ -69,7 +69,7 @@ static bool layer_norm_accepts(const tb_kernel_query *q) {
 }
 
 static tb_status gelu_tanh_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_cuda_outputs(ctx);
+  tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
   tb_cuda_dm d = {0};
   return tb_cuda_dm_go(ctx, "tb_cu_dm_gelu_tanh_f32", ctx->inputs[0], NULL, NULL, ctx->outputs[0], tb_tensor_numel(ctx->outputs[0]), &d,

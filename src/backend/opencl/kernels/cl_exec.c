@@ -166,83 +166,6 @@ tb_status tb_cl_go2(cl_launch *l, size_t gx, size_t gy, size_t lx, size_t ly) {
   return enqueue(l, 2, global, local);
 }
 
-tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci) {
-  memset(ci, 0, sizeof *ci);
-  if (ctx->n_inputs > CL_INFER_MAX || ctx->n_outputs > CL_INFER_MAX)
-    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the OpenCL kernel cannot size its outputs (over %d inputs or outputs)",
-                           CL_INFER_MAX);
-  tb_status st = tb_infer_stand_in(&ci->op, ctx->domain, ctx->op_type, ctx->opset, ctx->params, ctx->n_inputs, ctx->n_outputs);
-  if (st != TB_OK) return st;
-  const tb_node *n = &ci->op;
-  for (size_t i = 0; i < ctx->n_inputs; i++) {
-    const tb_tensor *t = ctx->inputs[i];
-    if (!t) continue;
-    tb_value_type *ty = &ci->types[i];
-    ty->kind = TB_VALUE_TENSOR;
-    ty->has_dtype = ty->has_shape = true;
-    ty->dtype = t->dtype;
-    ty->ndim = t->ndim;
-    for (size_t d = 0; d < t->ndim; d++) {
-      ty->dims[d].value = t->shape[d];
-      ty->dims[d].symbol = -1;
-    }
-    ci->in[i] = ty;
-    if ((n->def->value_inputs >> i) & 1u) {
-      tb_ir_tensor *v = &ci->vals[i];
-      v->dtype = t->dtype;
-      v->ndim = t->ndim;
-      memcpy(v->dims, t->shape, t->ndim * sizeof(int64_t));
-      v->data = tb_tensor_host_data(t);
-      v->nbytes = tb_tensor_nbytes(t);
-      if (v->data || v->nbytes == 0) ci->values[i] = v;
-    }
-  }
-  ci->ic = (tb_infer_ctx){NULL, n, ctx->n_inputs, ci->in, ci->values, ctx->n_outputs, ci->out};
-  return TB_OK;
-}
-
-tb_status tb_cl_outputs(tb_kernel_ctx *ctx) {
-  bool missing = false;
-  for (size_t i = 0; i < ctx->n_outputs; i++) missing |= !ctx->outputs[i] && tb_kernel_has_output(ctx, i);
-  if (!missing) return TB_OK;
-  cl_infer *ci = malloc(sizeof *ci);
-  if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
-  tb_status s = tb_cl_infer_begin(ctx, ci);
-  if (s == TB_OK) s = ci->op.def->infer(&ci->ic);
-  for (size_t i = 0; s == TB_OK && i < ctx->n_outputs; i++) {
-    if (ctx->outputs[i] || !tb_kernel_has_output(ctx, i)) continue;
-    const tb_value_type *o = &ci->out[i];
-    int64_t dims[TB_MAX_DIMS];
-    bool known = o->has_dtype && o->has_shape && o->ndim <= TB_MAX_DIMS;
-    for (size_t d = 0; known && d < o->ndim; d++) known = (dims[d] = o->dims[d].value) >= 0;
-    if (!known) {
-      s = tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "output %zu's shape is not known from the inputs' shapes, which the OpenCL "
-                          "kernel needs", i);
-      break;
-    }
-    s = tb_kernel_output(ctx, i, o->dtype, o->ndim, dims, NULL);
-  }
-  free(ci);
-  return s;
-}
-
-void tb_cl_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (size_t d = ndim; d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-}
-
-void tb_cl_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides) {
-  int64_t own[TB_MAX_DIMS];
-  tb_cl_strides(in_ndim, in, own);
-  for (size_t d = 0; d < ndim; d++) {
-    size_t lead = ndim - in_ndim;
-    strides[d] = d < lead || (in[d - lead] == 1 && out[d] != 1) ? 0 : own[d - lead];
-  }
-}
-
 bool tb_cl_float_type(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F16; }
 
 tb_status tb_cl_copy_strided(tb_kernel_ctx *ctx, int slot, const tb_tensor *src, int64_t src_off, const int64_t *src_str,
@@ -299,8 +222,8 @@ tb_status tb_cl_binary(tb_kernel_ctx *ctx, int slot, const tb_tensor *x, const t
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input dims %lld and %lld do not broadcast to %lld (axis %zu)",
                              (long long)dx, (long long)dz, (long long)y->shape[d], d);
   }
-  tb_cl_bcast_strides(nd, y->shape, x->ndim, x->shape, sx);
-  tb_cl_bcast_strides(nd, y->shape, z->ndim, z->shape, sz);
+  tb_shape_bcast_strides(nd, y->shape, x->ndim, x->shape, sx);
+  tb_shape_bcast_strides(nd, y->shape, z->ndim, z->shape, sz);
   memcpy(shape, y->shape, nd * sizeof(int64_t));
   if (tb_tensor_numel(x) == n && tb_tensor_numel(z) == n) { /* same shapes: one flat dim */
     nd = 1;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/kernel.h"
+#include "backend/kernel_shape.h"
 #include "backend/opencl/cl_device.h"
 #include "ops/op.h"
 
@@ -48,27 +49,6 @@ tb_status tb_cl_go2(cl_launch *l, size_t gx, size_t gy, size_t lx, size_t ly);
 /* The buffer and element offset of a device tensor, checked: on this device, contiguous, and with every
  * element index below 2^31 (the kernels' ints). */
 tb_status tb_cl_buffer(tb_kernel_ctx *ctx, const tb_tensor *t, tb_cl_mem *mem, int64_t *offset);
-
-/* An inference context over the run's concrete inputs (and the values of the op's value inputs), as the
- * ops' parameter functions (Slice plan, Split sizes) take it. */
-enum { CL_INFER_MAX = 32 };
-typedef struct cl_infer {
-  tb_value_type types[CL_INFER_MAX], out[CL_INFER_MAX];
-  const tb_value_type *in[CL_INFER_MAX];
-  tb_ir_tensor vals[CL_INFER_MAX];
-  const tb_ir_tensor *values[CL_INFER_MAX];
-  tb_node op;        /* the stand-in for the node (ops/op_params.h): its op and parsed parameters */
-  tb_infer_ctx ic;
-} cl_infer;
-tb_status tb_cl_infer_begin(tb_kernel_ctx *ctx, cl_infer *ci);
-
-/* Make the outputs the executor left NULL, with the shapes the op's inference gives for these inputs. */
-tb_status tb_cl_outputs(tb_kernel_ctx *ctx);
-
-/* Row-major strides (elements) of a shape. */
-void tb_cl_strides(size_t ndim, const int64_t *shape, int64_t *strides);
-/* Strides of input shape `in` broadcast to output rank `ndim` (0 on broadcast and missing dims). */
-void tb_cl_bcast_strides(size_t ndim, const int64_t *out, size_t in_ndim, const int64_t *in, int64_t *strides);
 
 /* A strided copy of t-sized elements (2 or 4 bytes): for each index of shape, dst[dst_off + idx.dst_str]
  * = src[src_off + idx.src_str], offsets and strides in elements relative to the tensors' starts. */

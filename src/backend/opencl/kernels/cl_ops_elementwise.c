@@ -40,7 +40,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   int code = code_of(unary_ops, sizeof unary_ops / sizeof unary_ops[0], op);
   const tb_act_params *p = ctx->params;
   float a = p ? p->alpha : 0.0f, b = !p ? 0.0f : strcmp(op, "Selu") == 0 ? p->gamma : p->beta;
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], code, a, b);
 }
@@ -48,7 +48,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
 static tb_status gelu_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_gelu_params *p = tb_kernel_params(ctx, &s); /* tb::Gelu */
-  if (p) s = tb_cl_outputs(ctx);
+  if (p) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   return tb_cl_unary(ctx, 0, ctx->inputs[0], ctx->outputs[0], p->tanh ? 14 : 13, 0.0f, 0.0f);
 }
@@ -57,7 +57,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
   const char *op = ctx->op_type;
   int code = code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
   if (strcmp(op, "Mod") == 0) code = OP_FMOD; /* mod_accepts took fmod = 1 only */
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   return tb_cl_binary(ctx, 0, ctx->inputs[0], ctx->inputs[1], ctx->outputs[0], code);
 }
@@ -65,7 +65,7 @@ static tb_status binary_run(tb_kernel_ctx *ctx) {
 /* PRelu: the slope broadcasts numpy-style to X; before opset 7 a 1-D slope of X's channel count runs along
  * dim 1 instead (viewed as [C, 1, ..., 1]), as the CPU kernel does. */
 static tb_status prelu_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *x = ctx->inputs[0], *slope = ctx->inputs[1];
   if (ctx->opset >= 7 || slope->ndim != 1 || x->ndim < 2 || slope->shape[0] != x->shape[1] || slope->shape[0] == 1)
@@ -85,7 +85,7 @@ static tb_status variadic_run(tb_kernel_ctx *ctx) {
   const char *op = ctx->op_type;
   bool mean = strcmp(op, "Mean") == 0;
   int code = mean || strcmp(op, "Sum") == 0 ? OP_ADD : code_of(binary_ops, sizeof binary_ops / sizeof binary_ops[0], op);
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t n = ctx->n_inputs;
@@ -100,7 +100,7 @@ static tb_status variadic_run(tb_kernel_ctx *ctx) {
 
 /* Clip: bounds from attributes before opset 11, else from the optional min / max inputs (NaN stays NaN). */
 static tb_status clip_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -117,7 +117,7 @@ static tb_status clip_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status cast_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];

@@ -83,7 +83,7 @@ static tb_status activation(tb_kernel_ctx *ctx, tb_tensor *y) {
 }
 
 static tb_status matmul(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];
@@ -111,7 +111,7 @@ static tb_status matmul(tb_kernel_ctx *ctx) {
 static tb_status gemm_op(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_gemm_params *pb = tb_kernel_params(ctx, &s); /* a FusedGemm's parameters start with Gemm's */
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   bool ta = pb->trans_a, tb = pb->trans_b;
   float alpha = pb->alpha, beta = pb->beta;
@@ -126,8 +126,8 @@ static tb_status gemm_op(tb_kernel_ctx *ctx) {
   if (c && beta != 0.0f && tb_tensor_numel(c) > 0) {
     if (c->ndim > 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "C has rank %zu; Gemm broadcasts C of rank <= 2", c->ndim);
     int64_t src[2], dst[2];
-    tb_cl_bcast_strides(2, y->shape, c->ndim, c->shape, src);
-    tb_cl_strides(2, y->shape, dst);
+    tb_shape_bcast_strides(2, y->shape, c->ndim, c->shape, src);
+    tb_shape_strides(2, y->shape, dst);
     s = tb_cl_copy_strided(ctx, SLOT_COPY, c, 0, src, y, 0, dst, 2, y->shape);
   } else {
     beta = 0.0f;
@@ -164,7 +164,7 @@ static tb_status fused_gemm(tb_kernel_ctx *ctx) {
 static tb_status attention(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_attention_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *q = ctx->inputs[0], *kt = ctx->inputs[1], *v = ctx->inputs[2], *mask = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   tb_tensor *y = ctx->outputs[0];

@@ -112,7 +112,7 @@ static tb_status step(tb_kernel_ctx *ctx, const lstm_dims *dm, int d, int64_t t,
 static tb_status lstm_run(tb_kernel_ctx *ctx) {
   lstm_dims dm = {0};
   tb_status s = check_inputs(ctx, &dm);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   int64_t H = dm.hidden, B = dm.batch, D = dm.dirs;
   if (B == 0 || H == 0) return TB_OK;

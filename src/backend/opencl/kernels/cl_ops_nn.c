@@ -43,7 +43,7 @@ static tb_status geometry(tb_kernel_ctx *ctx, const tb_window_params *wp, const 
 }
 
 static tb_status conv_common(tb_kernel_ctx *ctx, bool fused) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const tb_tensor *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL, *res = fused && ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
@@ -86,7 +86,7 @@ static tb_status fused_conv_run(tb_kernel_ctx *ctx) { return conv_common(ctx, tr
 /* ConvTranspose, 1-D and 2-D: the geometry (output_padding, output_shape, auto_pad) from the ops' window
  * functions, as the CPU kernel reads it; one work-item per output element gathers its inputs. */
 static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *w = ctx->inputs[1], *bias = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   tb_tensor *y = ctx->outputs[0];
@@ -136,7 +136,7 @@ static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
 static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_norm_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   float eps = pb->epsilon;
   const tb_tensor *x = ctx->inputs[0];
@@ -161,7 +161,7 @@ static tb_status batchnorm_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_pool_params *p = tb_kernel_params(ctx, &s);
   if (!p) return s;
@@ -186,7 +186,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
 static tb_status reduce(tb_kernel_ctx *ctx, const tb_tensor *x, tb_tensor *y, const bool *reduced, int op) {
   int64_t xs[TB_MAX_DIMS], ks[TB_MAX_DIMS], kt[TB_MAX_DIMS], rs[TB_MAX_DIMS], rt[TB_MAX_DIMS], rcount = 1;
   size_t nk = 0, nr = 0;
-  tb_cl_strides(x->ndim, x->shape, xs);
+  tb_shape_strides(x->ndim, x->shape, xs);
   for (size_t d = 0; d < x->ndim; d++) {
     if (reduced[d]) {
       rs[nr] = x->shape[d], rt[nr++] = xs[d];
@@ -221,7 +221,7 @@ static const int reduce_codes[] = {[TB_REDUCE_SUM] = 0, [TB_REDUCE_MEAN] = 1,   
 static tb_status reduce_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_reduce_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_reduce_params *p = pb;
   const tb_tensor *x = ctx->inputs[0];
@@ -245,7 +245,7 @@ static tb_status reduce_run(tb_kernel_ctx *ctx) {
 static tb_status global_pool_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_pool_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   bool reduced[TB_MAX_DIMS] = {false};
   for (size_t d = 2; d < ctx->inputs[0]->ndim; d++) reduced[d] = true;
@@ -255,7 +255,7 @@ static tb_status global_pool_run(tb_kernel_ctx *ctx) {
 static tb_status softmax_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_softmax_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -287,7 +287,7 @@ static tb_status softmax_run(tb_kernel_ctx *ctx) {
 static tb_status argextreme_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_argreduce_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   int64_t axis = pb->axis;
   bool last = pb->select_last_index;
@@ -321,7 +321,7 @@ static tb_status argextreme_run(tb_kernel_ctx *ctx) {
 static tb_status layernorm_run(tb_kernel_ctx *ctx) {
   tb_status s;
   const tb_norm_params *pb = tb_kernel_params(ctx, &s);
-  if (s == TB_OK) s = tb_cl_outputs(ctx);
+  if (s == TB_OK) s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   int64_t axis = pb->axis;
   float eps = pb->epsilon;

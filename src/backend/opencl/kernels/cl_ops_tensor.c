@@ -11,7 +11,7 @@
 
 /* y = x byte for byte, enqueued on the queue (no wait). */
 static tb_status copy_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -33,7 +33,7 @@ static tb_status copy_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status transpose_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -42,8 +42,8 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   size_t np = tp->n_perm, nd = x->ndim;
   if (perm && np != nd) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm has %zu entries for a rank-%zu input", np, nd);
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
-  tb_cl_strides(nd, x->shape, xs);
-  tb_cl_strides(nd, y->shape, dst);
+  tb_shape_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, y->shape, dst);
   for (size_t d = 0; d < nd; d++) {
     int64_t p = perm ? perm[d] : (int64_t)(nd - 1 - d);
     if (p < 0 || p >= (int64_t)nd) return tb_kernel_error(ctx, TB_ERR_MODEL, "perm[%zu] = %lld is outside rank %zu", d, (long long)p, nd);
@@ -62,20 +62,20 @@ static tb_status axis_of(tb_kernel_ctx *ctx, int64_t a, size_t rank, size_t *axi
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t axis = 0, nd = y->ndim;
   const tb_axis_params *p = ctx->params;
   if ((s = axis_of(ctx, p->axis, nd, &axis)) != TB_OK) return s;
   int64_t ys[TB_MAX_DIMS], xs[TB_MAX_DIMS];
-  tb_cl_strides(nd, y->shape, ys);
+  tb_shape_strides(nd, y->shape, ys);
   int64_t at = 0;
   for (size_t i = 0; i < ctx->n_inputs && s == TB_OK; i++) {
     const tb_tensor *x = ctx->inputs[i];
     if (!x) continue;
     if (x->ndim != nd) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has rank %zu, the output %zu", i, x->ndim, nd);
-    tb_cl_strides(nd, x->shape, xs);
+    tb_shape_strides(nd, x->shape, xs);
     if (tb_tensor_numel(x) > 0) s = tb_cl_copy_strided(ctx, 0, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
     at += x->shape[axis];
   }
@@ -83,18 +83,18 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status split_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   size_t axis = 0, nd = x->ndim;
   if ((s = axis_of(ctx, ((const tb_split_params *)ctx->params)->axis, nd, &axis)) != TB_OK) return s;
   int64_t xs[TB_MAX_DIMS], ys[TB_MAX_DIMS];
-  tb_cl_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, x->shape, xs);
   int64_t at = 0;
   for (size_t o = 0; o < ctx->n_outputs && s == TB_OK; o++) {
     tb_tensor *y = ctx->outputs[o];
     if (!y) continue;
-    tb_cl_strides(nd, y->shape, ys);
+    tb_shape_strides(nd, y->shape, ys);
     s = tb_cl_copy_strided(ctx, 0, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
     at += y->shape[axis];
   }
@@ -102,22 +102,22 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status slice_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
-  cl_infer *ci = malloc(sizeof *ci);
+  tb_kernel_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   tb_slice_plan plan;
   const tb_slice_params *p = ctx->params;
-  s = tb_cl_infer_begin(ctx, ci);
+  s = tb_kernel_infer_begin(ctx, ci);
   if (s == TB_OK) s = tb_slice_infer_plan(&ci->ic, p, &plan);
   free(ci);
   if (s != TB_OK) return s;
   size_t nd = x->ndim;
   int64_t xs[TB_MAX_DIMS], src[TB_MAX_DIMS], ys[TB_MAX_DIMS], base = 0;
-  tb_cl_strides(nd, x->shape, xs);
-  tb_cl_strides(nd, y->shape, ys);
+  tb_shape_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, y->shape, ys);
   for (size_t d = 0; d < nd; d++) {
     if (plan.count[d] != y->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "slice plan gives %lld elements on axis %zu, the output has %lld",
@@ -129,21 +129,21 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
 }
 
 static tb_status expand_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   if (x->ndim > y->ndim) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input rank %zu over the output's %zu", x->ndim, y->ndim);
   int64_t src[TB_MAX_DIMS], ys[TB_MAX_DIMS];
-  tb_cl_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
-  tb_cl_strides(y->ndim, y->shape, ys);
+  tb_shape_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
+  tb_shape_strides(y->ndim, y->shape, ys);
   return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, ys, y->ndim, y->shape);
 }
 
 /* Tile: the output viewed as [r0, d0, r1, d1, ...] (repeat, input position per axis) is the input expanded
  * along the repeat axes, so one strided copy of rank 2 x rank (the kernel's 8 dims: inputs up to rank 4). */
 static tb_status tile_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
@@ -151,7 +151,7 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
   if (nd > TB_MAX_DIMS / 2 || y->ndim != nd)
     return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "the OpenCL Tile takes inputs up to rank %d (got rank %zu)", TB_MAX_DIMS / 2, nd);
   int64_t xs[TB_MAX_DIMS], shape[TB_MAX_DIMS], src[TB_MAX_DIMS], dst[TB_MAX_DIMS];
-  tb_cl_strides(nd, x->shape, xs);
+  tb_shape_strides(nd, x->shape, xs);
   for (size_t d = 0; d < nd; d++) {
     if (x->shape[d] == 0 || y->shape[d] % x->shape[d])
       return tb_kernel_error(ctx, TB_ERR_INTERNAL, "output dim %lld is not a multiple of the input's %lld", (long long)y->shape[d],
@@ -159,14 +159,14 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
     shape[2 * d] = y->shape[d] / x->shape[d], src[2 * d] = 0;
     shape[2 * d + 1] = x->shape[d], src[2 * d + 1] = xs[d];
   }
-  tb_cl_strides(2 * nd, shape, dst);
+  tb_shape_strides(2 * nd, shape, dst);
   return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
 /* DepthToSpace (DCR or CRD) and SpaceToDepth on NCHW: the output as a 6-D view whose source strides are
  * those of the ONNX reshape + transpose the ops are defined by. */
 static tb_status depth_space_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_depth_space_params *p = ctx->params;
   int64_t b = p->blocksize;
@@ -190,45 +190,31 @@ static tb_status depth_space_run(tb_kernel_ctx *ctx) {
   }
   if (shape[0] * shape[1] * shape[2] * shape[3] * shape[4] * shape[5] != tb_tensor_numel(y))
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "blocksize %lld does not fit the input and output shapes", (long long)b);
-  tb_cl_strides(6, shape, dst);
+  tb_shape_strides(6, shape, dst);
   return tb_cl_copy_strided(ctx, 0, x, 0, src, y, 0, dst, 6, shape);
 }
 
 /* Dropout for inference: a copy. With training_mode true (a CPU value input) and a nonzero ratio the CPU
  * kernel refuses the node; so does this one, with the same words. */
 static tb_status dropout_run(tb_kernel_ctx *ctx) {
-  const tb_tensor *ratio = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *training = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-  if (training && tb_tensor_numel(training) == 1) {
-    const void *t = tb_tensor_host_data(training);
-    float r = 0.5f;
-    if (!t) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "training_mode must be a value the host can read");
-    bool on = ((const unsigned char *)t)[0] != 0;
-    if (on && ratio && tb_tensor_numel(ratio) == 1) {
-      const void *rv = tb_tensor_host_data(ratio);
-      if (!rv || tb_convert(ratio->dtype, rv, TB_DTYPE_F32, &r, 1, true) != TB_OK)
-        return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "ratio must be a float value the host can read");
-    }
-    if (on && r != 0.0f)
-      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "training_mode is true: TensorBridge runs Dropout for inference only "
-                             "(random dropping is not implemented); export the model in eval mode");
-  }
-  return copy_run(ctx);
+  tb_status st = tb_kernel_dropout_check(ctx);
+  return st == TB_OK ? copy_run(ctx) : st;
 }
 
 /* Pad: amounts from the op's own parameter function (attribute, or the pads / axes inputs); the constant
  * from the attribute (before opset 11) or the constant_value input (a device tensor, read back once). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = ctx->outputs[0];
   size_t nd = x->ndim;
   int64_t begin[TB_MAX_DIMS] = {0}, end[TB_MAX_DIMS] = {0};
   bool known = false;
-  cl_infer *ci = malloc(sizeof *ci);
+  tb_kernel_infer *ci = malloc(sizeof *ci);
   if (!ci) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory");
   const tb_pad_params *p = ctx->params;
-  s = tb_cl_infer_begin(ctx, ci);
+  s = tb_kernel_infer_begin(ctx, ci);
   if (s == TB_OK) s = tb_pad_amounts(&ci->ic, p, nd, begin, end, &known);
   free(ci);
   if (s == TB_OK && !known) s = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
@@ -272,7 +258,7 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
 
 /* Constant with a float32 / float16 value: the attribute's bytes written to the device. */
 static tb_status constant_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   tb_tensor *y = ctx->outputs[0];
   size_t nbytes = tb_tensor_nbytes(y);
@@ -309,7 +295,7 @@ static tb_status check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t
 }
 
 static tb_status gather_run(tb_kernel_ctx *ctx) {
-  tb_status s = tb_cl_outputs(ctx);
+  tb_status s = tb_kernel_outputs(ctx);
   if (s != TB_OK) return s;
   const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
   tb_tensor *y = ctx->outputs[0];

@@ -34,7 +34,7 @@ static tb_status run_depth_space(tb_kernel_ctx *ctx) {
   }
   size_t elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t vstrides[6], strides[6], shape[6];
-  tb_tk_strides(6, view, vstrides);
+  tb_shape_strides(6, view, vstrides);
   for (int d = 0; d < 6; d++) {
     shape[d] = view[perm[d]];
     strides[d] = vstrides[perm[d]] * (int64_t)elem;

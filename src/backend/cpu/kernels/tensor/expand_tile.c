@@ -10,7 +10,7 @@ static tb_status run_expand(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   size_t n = tb_tensor_ndim(outs[0]), in_ndim = tb_tensor_ndim(x), elem = tb_dtype_size(tb_tensor_dtype(x));
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
-  tb_tk_strides(in_ndim, tb_tensor_shape(x), in_strides);
+  tb_shape_strides(in_ndim, tb_tensor_shape(x), in_strides);
   for (size_t k = 0; k < n; k++) {
     strides[k] = 0;
     if (k >= n - in_ndim) {
@@ -39,7 +39,7 @@ static tb_status run_tile(tb_kernel_ctx *ctx) {
     return TB_OK;
   }
   int64_t in_strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
-  tb_tk_strides(n, in, in_strides);
+  tb_shape_strides(n, in, in_strides);
   size_t row = (size_t)in[n - 1] * elem;
   int64_t reps = out[n - 1] / in[n - 1], rows = tb_tensor_numel(outs[0]) / out[n - 1];
   for (int64_t r = 0; r < rows; r++) {

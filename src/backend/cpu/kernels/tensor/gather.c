@@ -83,7 +83,7 @@ static tb_status run_gather_nd(tb_kernel_ctx *ctx) {
   for (size_t d = (size_t)(b + k); d < r; d++) slice *= shape[d];
   for (size_t d = (size_t)b; d + 1 < q; d++) tuples *= ishape[d];
   int64_t strides[TB_MAX_DIMS];
-  tb_tk_strides(r, shape, strides);
+  tb_shape_strides(r, shape, strides);
   tb_dtype it = tb_tensor_dtype(ind);
   size_t block = (size_t)slice * elem;
   for (int64_t bi = 0; bi < batch; bi++) {

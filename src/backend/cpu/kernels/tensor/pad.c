@@ -46,7 +46,7 @@ static tb_status run_pad(tb_kernel_ctx *ctx) {
   }
   const int64_t *in = tb_tensor_shape(x), *out = tb_tensor_shape(outs[0]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(outs[0]);
-  tb_tk_strides(rank, in, strides);
+  tb_shape_strides(rank, in, strides);
   unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t j = 0; j < n; j++, dst += elem) {
     int64_t off = 0;

@@ -57,7 +57,7 @@ static tb_status run_resize(tb_kernel_ctx *ctx) {
   for (size_t d = 0; d < rank; d++)
     for (int64_t k = 0; k < out[d]; k++) tb_resize_taps_of(p, k, scales[d], in[d], out[d], roi[d], roi[rank + d], &all[base[d] + (size_t)k]);
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0};
-  tb_tk_strides(rank, in, strides);
+  tb_shape_strides(rank, in, strides);
   unsigned char extrap[8];
   store(extrap, dt, p->extrapolation);
   for (int64_t j = 0; j < numel; j++, dst += elem) {

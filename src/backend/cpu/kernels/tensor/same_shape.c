@@ -124,7 +124,7 @@ static tb_status run_reverse_sequence(tb_kernel_ctx *ctx) {
                              (long long)len, (long long)b, (long long)time);
   }
   int64_t strides[TB_MAX_DIMS], idx[TB_MAX_DIMS] = {0}, n = tb_tensor_numel(x);
-  tb_tk_strides(rank, shape, strides);
+  tb_shape_strides(rank, shape, strides);
   unsigned char *dst = tb_tk_data(outs[0]);
   for (int64_t j = 0; j < n; j++, dst += elem) {
     int64_t len = tb_tk_int_at(lp, tb_tensor_dtype(lens), idx[batch_axis]), t = idx[time_axis];

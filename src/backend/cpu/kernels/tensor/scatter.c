@@ -123,7 +123,7 @@ static tb_status run_scatter_nd(tb_kernel_ctx *ctx) {
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates has size %lld where data has %lld on dim %zu",
                              (long long)ushape[q - 1 + d - (size_t)k], (long long)shape[d], d);
   int64_t strides[TB_MAX_DIMS], slice = 1, tuples = 1;
-  tb_tk_strides(r, shape, strides);
+  tb_shape_strides(r, shape, strides);
   for (size_t d = (size_t)k; d < r; d++) slice *= shape[d];
   for (size_t d = 0; d + 1 < q; d++) tuples *= ishape[d];
   tb_dtype it = tb_tensor_dtype(ind), dt = tb_tensor_dtype(x);

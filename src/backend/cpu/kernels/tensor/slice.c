@@ -20,7 +20,7 @@ static tb_status run_slice(tb_kernel_ctx *ctx) {
   unsigned char *dst;
   if ((st = tb_tk_output(ctx, 0, tb_tensor_dtype(x), ndim, plan.count, NULL, &dst)) != TB_OK) return st;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS], offset = 0;
-  tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
+  tb_shape_strides(ndim, tb_tensor_shape(x), in_strides);
   for (size_t d = 0; d < ndim; d++) {
     strides[d] = plan.count[d] > 1 ? plan.step[d] * in_strides[d] * (int64_t)elem : 0;
     if (plan.count[d] > 0) offset += plan.first[d] * in_strides[d] * (int64_t)elem;

@@ -182,14 +182,6 @@ tb_status tb_tk_infer_outputs(tb_kernel_ctx *ctx, tb_tensor **outs) {
   return st;
 }
 
-void tb_tk_strides(size_t ndim, const int64_t *shape, int64_t *strides) {
-  int64_t s = 1;
-  for (size_t d = ndim; d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-}
-
 /* dst[k] = src[k * stride] for k < n elements of elem bytes: typed loops for the usual sizes (a memcpy call
  * per element made a transposing copy, BERT's key transpose, ten times slower). */
 static void gather_row(unsigned char *dst, const unsigned char *src, size_t elem, int64_t n, int64_t stride) {
@@ -309,7 +301,7 @@ tb_status tb_tk_elements_begin(const tb_kernel_ctx *ctx, tk_elements *w, const t
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "indices has size %lld on dim %zu where data has %lld",
                              (long long)w->ishape[d], d, (long long)w->shape[d]);
   }
-  tb_tk_strides(w->rank, w->shape, w->strides);
+  tb_shape_strides(w->rank, w->shape, w->strides);
   return TB_OK;
 }
 

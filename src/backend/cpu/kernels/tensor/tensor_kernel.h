@@ -4,6 +4,7 @@
 #ifndef TB_CPU_KERNELS_TENSOR_KERNEL_H
 #define TB_CPU_KERNELS_TENSOR_KERNEL_H
 #include "backend/cpu/kernels/kernel.h"
+#include "backend/kernel_shape.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
@@ -62,7 +63,5 @@ void tb_tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t ele
  * under 256 KiB, or with a NULL or 1-thread pool, run on the caller. */
 void tb_tk_strided_copy_pool(struct tb_pool *pool, unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim,
                              const int64_t *shape, const int64_t *strides, int64_t src_offset);
-/* Row-major element strides of a shape. */
-void tb_tk_strides(size_t ndim, const int64_t *shape, int64_t *strides);
 
 #endif

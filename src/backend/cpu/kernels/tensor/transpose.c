@@ -12,7 +12,7 @@ static tb_status run_transpose(tb_kernel_ctx *ctx) {
   const tb_transpose_params *tp = ctx->params;
   const int64_t *perm = tp->has_perm ? tp->perm : NULL;
   int64_t in_strides[TB_MAX_DIMS], strides[TB_MAX_DIMS];
-  tb_tk_strides(ndim, tb_tensor_shape(x), in_strides);
+  tb_shape_strides(ndim, tb_tensor_shape(x), in_strides);
   for (size_t d = 0; d < ndim; d++) {
     int64_t p = perm ? perm[d] : (int64_t)(ndim - 1 - d); /* checked by inference */
     strides[d] = in_strides[p] * (int64_t)elem;

@@ -120,7 +120,7 @@ static tb_status transpose_run(tb_kernel_ctx *ctx, const vec_ops *ops) {
   int64_t numel = tb_tensor_numel(x);
   if (numel == 0) return TB_OK;
   /* the simplified output: dims (size > 1) with their source strides, merged where contiguous */
-  tb_tk_strides(r, in_shape, in_st);
+  tb_shape_strides(r, in_shape, in_st);
   int64_t dim[TB_MAX_DIMS], sst[TB_MAX_DIMS], dstr[TB_MAX_DIMS];
   size_t nd = 0;
   for (size_t d = 0; d < r; d++) {
