@@ -26,6 +26,7 @@
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_bf16.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
+#include "backend/cpu/kernels/fast/vec/vec_ops.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
 #include "test_conv_util.h"
@@ -291,6 +292,9 @@ static const conv_case gemm_cases[] = {
     {"1x1 stride 2 64 channels over 600 pixels (pixels as rows, two blocks)", 1, 4, 69, 35, 64, 1, 1, 1, 2, 1, {0}, NULL, false},
     {"1x1 14x14 256 channels (one GEMM: its epilogue on the pool)", 1, 24, 14, 14, 256, 1, 1, 1, 1, 1, {0}, NULL, true},
     {"1x1 7x7 512 channels (one transposed GEMM: its epilogue on the pool)", 1, 16, 7, 7, 512, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 on a 1x1 map 40 -> 120 (squeeze-excite: planes of one value)", 2, 40, 1, 1, 120, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 on a 1x1 map 120 -> 32 (squeeze-excite)", 1, 120, 1, 1, 32, 1, 1, 1, 1, 1, {0}, NULL, true},
+    {"1x1 on a 1x1 map 600 -> 40 (squeeze-excite: three depth blocks)", 1, 600, 1, 1, 40, 1, 1, 1, 1, 1, {0}, NULL, true},
 };
 
 static const conv_case depthwise_cases[] = {
@@ -337,7 +341,8 @@ static void fused_conv_each_activation_and_residual(void **state) {
                               GEMM_CASE("3x3 64 channels (pixels as rows)"),
                               GEMM_CASE("1x1 pointwise 32 channels (pixels as rows)"),
                               GEMM_CASE("1x1 14x14 256 channels (one GEMM: its epilogue on the pool)"),
-                              GEMM_CASE("1x1 7x7 512 channels (one transposed GEMM: its epilogue on the pool)")};
+                              GEMM_CASE("1x1 7x7 512 channels (one transposed GEMM: its epilogue on the pool)"),
+                              GEMM_CASE("1x1 on a 1x1 map 40 -> 120 (squeeze-excite: planes of one value)")};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
       check_case(cases[c], true, &acts[a], false);
@@ -345,6 +350,42 @@ static void fused_conv_each_activation_and_residual(void **state) {
     }
   check_case(GEMM_CASE("3x3 no bias odd sizes"), true, &acts[1], true); /* input 2 omitted, residual at 3 */
   check_case(DW_CASE("depthwise 5x5 dilation 2 no bias"), true, &acts[3], true);
+}
+
+/* tb_conv_block_act over a block of whole planes (row stride = row length: one pass over rows x cols values)
+ * gives the bits of one call per row (what it did before, and what the depthwise and direct paths do per
+ * plane), for every activation kind, on each vec_ops table this CPU runs and without one (scalar), for
+ * planes of 1 value (a squeeze-excite 1x1 map), 7 and 49; and a block whose rows are not back to back
+ * leaves the values between them alone. */
+static void block_act_whole_planes_same_bits_as_rows(void **state) {
+  (void)state;
+  const struct vec_ops *tables[] = {NULL, &tb_vec_ops_portable, &tb_vec_ops_avx2, &tb_vec_ops_avx512};
+  const int64_t widths[] = {1, 7, 49};
+  enum { ROWS = 37, MAX = 37 * 49 * 2 };
+  float x[MAX], whole[MAX], rows[MAX];
+  for (int i = 0; i < MAX; i++) x[i] = (float)((i * 7919) % 2003) / 200.0f - 5.0f;
+  x[3] = NAN;
+  for (int t = 0; t < 1 + n_paths(); t++)
+    for (int act = 1; act <= 11; act++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (int avx512 = 0; avx512 < 1 + (n_paths() == 3); avx512++) {
+          tb_gemm_epilogue ep = {.act = act, .act_alpha = 0.2f, .act_beta = 0.5f, .act_min = -1.0f, .act_max = 2.0f,
+                                 .vec = tables[t]};
+          int64_t n = widths[w];
+          memcpy(whole, x, sizeof x);
+          memcpy(rows, x, sizeof x);
+          tb_conv_block_act(avx512 != 0, &ep, whole, n, ROWS, n);
+          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act(avx512 != 0, &ep, rows + r * n, n, 1, n);
+          assert_memory_equal(whole, rows, sizeof whole);
+          assert_true(whole[0] != x[0]); /* the activation ran (x[0] = -5) */
+          memcpy(whole, x, sizeof x); /* rows 2n apart: per row, and the n values after each row untouched */
+          memcpy(rows, x, sizeof x);
+          tb_conv_block_act(avx512 != 0, &ep, whole, 2 * n, ROWS, n);
+          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act(avx512 != 0, &ep, rows + r * 2 * n, 2 * n, 1, n);
+          assert_memory_equal(whole, rows, sizeof whole);
+          for (int64_t r = 0; r < ROWS; r++)
+            assert_memory_equal(whole + r * 2 * n + n, x + r * 2 * n + n, (size_t)n * sizeof(float));
+        }
 }
 
 /* The level-3 bf16 entries on the GEMM, 1x1 and depthwise cases, and FusedConv with a residual and each
@@ -654,6 +695,7 @@ int main(void) {
       cmocka_unit_test(conv_gemm_paths_match_reference),
       cmocka_unit_test(conv_depthwise_matches_reference),
       cmocka_unit_test(fused_conv_each_activation_and_residual),
+      cmocka_unit_test(block_act_whole_planes_same_bits_as_rows),
       cmocka_unit_test(bf16_entries_match_reference),
       cmocka_unit_test(wrong_shapes_are_errors_naming_the_node),
       cmocka_unit_test(kernel_choice_follows_mask),

@@ -136,6 +136,10 @@ void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int6
 
 void tb_conv_block_act(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols) {
   if (ep->act == 0) return;
+  if (ldy == cols && rows > 1) { /* rows back to back (a block of whole planes): one pass, not one call per row */
+    cols *= rows;                /* (a squeeze-excite 1x1 map's 1152 rows of one value cost 1152 vector tails) */
+    rows = 1;
+  }
 #if defined(__x86_64__)
   if (avx512 && act_avx512(ep, y, ldy, rows, cols)) return;
 #endif

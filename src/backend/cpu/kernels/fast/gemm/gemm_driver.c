@@ -89,11 +89,26 @@ static void macro_tile(const gemm_job *g, const float *pa, const float *pb, int6
   }
 }
 
+/* The columns [o0, o0+cols) of plain op(B) at depth p0 .. p0+kc into one sliver of `width`, without the
+ * zero padding: for a sliver the narrow kernel takes, which reads only its columns (a squeeze-excite 1x1
+ * convolution's one pixel at depth 1152 wrote 32 floats, 31 of them zeros, per depth step: 60% of it). */
+static void pack_narrow_b(const tb_gemm_operand *op, int64_t o0, int64_t cols, int64_t p0, int64_t kc, int width,
+                          float *dst) {
+  const float *x = op->data;
+  for (int64_t p = 0; p < kc; p++)
+    for (int64_t o = 0; o < cols; o++)
+      dst[p * width + o] = op->trans ? x[(o0 + o) * op->ld + p0 + p] : x[(p0 + p) * op->ld + o0 + o];
+}
+
 /* The slivers of one operand for outer range [o0, o0+outer) at depth block pc: a pointer into the
  * pre-packed operand, or packed into buf. */
 static const float *operand_block(const tb_gemm_kernel *kr, const tb_gemm_operand *op, bool as_a, int width,
                                   int64_t o0, int64_t outer, int64_t pc, int64_t kc, float *buf) {
   if (op->packed) return op->packed->data + pc * op->packed->outer_pad + (o0 / width) * kc * width;
+  if (!as_a && op->data && kr->narrow && outer <= kr->narrow_cols) { /* macro_tile runs it on kr->narrow */
+    pack_narrow_b(op, o0, outer, pc, kc, width, buf);
+    return buf;
+  }
   if (op->data) tb_gemm_pack_plain(kr, op, as_a, o0, outer, pc, kc, width, buf);
   else op->pack(op->pack_ctx, o0, outer, pc, kc, width, buf);
   return buf;
