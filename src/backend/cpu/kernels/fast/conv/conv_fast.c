@@ -305,7 +305,11 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
  * and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
 static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
   bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO;
-  return allowed && tb_conv_taps_fits(g, direct_impl(ctx, gemm, path, g) != NULL);
+  const tb_conv_direct_impl *direct = allowed ? direct_impl(ctx, gemm, path, g) : NULL;
+  double max_share = !direct                                ? TB_CONV_TAPS_MAX_SHARE_VS_GEMM
+                     : direct == &tb_conv_direct_f32_avx2 ? TB_CONV_TAPS_MAX_SHARE_VS_DIRECT_AVX2
+                                                          : TB_CONV_TAPS_MAX_SHARE_VS_DIRECT;
+  return allowed && tb_conv_taps_fits(g, max_share);
 }
 
 /* The tap GEMM with the weights packed per tap at prepare (the prepare chose it) or packed now. */
@@ -643,9 +647,9 @@ static const tb_conv_winograd_impl *f32_winograd(int path) {
 /* The grouped direct convolution on the AVX-512 and AVX2 paths (conv_grouped*.c). */
 static const tb_conv_grouped_impl *f32_grouped(int path) { return tb_conv_grouped_for((tb_gemm_path)path); }
 
-/* The direct convolution on the AVX-512 path (conv_direct_avx512.c). */
+/* The direct convolution on the AVX-512 and AVX2 paths (conv_direct_avx512.c, conv_direct_avx2.c). */
 static const tb_conv_direct_impl *f32_direct(int path) {
-  return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
+  return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : path == TB_GEMM_AVX2 ? &tb_conv_direct_f32_avx2 : NULL;
 }
 
 const tb_conv_gemm tb_conv_gemm_f32 = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,
