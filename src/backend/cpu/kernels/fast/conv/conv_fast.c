@@ -11,9 +11,9 @@
  * prepare (or W is packed per run) and the channel count fills whole column slivers: the output block is
  * then the transposed product, transposed back with bias and residual. Jobs are split over the pool when
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
- * GEMM, and its block's epilogue (conv_block_pool.h), gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
- * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
- * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
+ * GEMM, and its block's epilogue (conv_block_pool.h), gets the pool. Where the precision has a direct
+ * convolution (conv_direct.h: the fp32 AVX-512 and AVX2 paths, bf16 AVX512-BF16) and it takes the
+ * geometry (3x3, 7x7... any stride, not depthwise, not 1x1), that runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
  * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
  * are not padding) takes the tap GEMM before the direct one: one GEMM per tap over only the output pixels
  * whose input is inside X. Before all,
