@@ -25,15 +25,16 @@ static inline __attribute__((always_inline)) AVX2 void store_block(const float *
   __m256 r[8];
 #pragma GCC unroll 8
   for (int p = 0; p < 8; p++) {
-    r[p] = _mm256_maskload_ps(acc + p * cols, p < n ? all : none);
+    r[p] = _mm256_maskload_ps(acc + (p < n ? p : 0) * cols, p < n ? all : none); /* no address past the tile */
     if (BIAS) r[p] = _mm256_add_ps(r[p], b);
   }
   tb_transpose8_ps(r);
 #pragma GCC unroll 8
   for (int j = 0; j < 8; j++) {
     const __m256i mj = j < jn ? m : none;
+    const int64_t at = (j < jn ? j : 0) * plane; /* a channel past the block touches no address past the tensor */
     __m256 v = r[j];
-    if (RES) v = _mm256_add_ps(v, _mm256_maskload_ps(res + j * plane, mj));
+    if (RES) v = _mm256_add_ps(v, _mm256_maskload_ps(res + at, mj));
     if (ACT == 1) {
       v = _mm256_max_ps(zero, v);
     } else if (ACT == 2) {
@@ -42,7 +43,7 @@ static inline __attribute__((always_inline)) AVX2 void store_block(const float *
       v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
       v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
     }
-    _mm256_maskstore_ps(y + j * plane, mj, v);
+    _mm256_maskstore_ps(y + at, mj, v);
   }
 }
 
