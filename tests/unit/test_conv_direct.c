@@ -1,5 +1,6 @@
-/* The fp32 AVX-512 direct convolution (src/backend/cpu/kernels/fast/conv/conv_direct*.c) against the level-0
- * reference Conv and tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
+/* The fp32 direct convolution (src/backend/cpu/kernels/fast/conv/conv_direct*.c), AVX-512 (14 x 32 tiles) and
+ * AVX2 + FMA (6 x 16 tiles, its own store; the `avx2_*` tests), against the level-0 reference Conv and
+ * tb::FusedConv: 3x3 stride 1 pad 1 at output widths 56, 28, 14, 7 and 13, 9, 5, 1
  * (shorter and evened-out tiles), stride 2, strides 3 and 4 (the generic-stride kernels), the 7x7 stride-2 stem with 3 channels, dilation 2, asymmetric
  * and end-only pads, 1x3 and 3x1 kernels, 1-D, groups 2 and 4, channel counts that are not multiples of
  * 32 (3, 17, 40, 100), a depth cut into several L2 chunks, weights past L2 taken column block by column
@@ -13,7 +14,8 @@
  * refuses depthwise, 1x1 stride-1 unpadded, more than 64 taps and 1x1 kernels with a reason (stride 3 it
  * takes); TB_CONV_DIRECT values as the option's default and the warning sentence for a bad one.
  * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
- * Skipped with a message when the CPU has no AVX-512 (valgrind hides it too). */
+ * Each ISA's tests are skipped with a message when the CPU lacks it (valgrind hides AVX-512; qemu Haswell
+ * runs the AVX2 ones). */
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
@@ -24,13 +26,30 @@
 #include "test_tensor_util.h"
 
 extern const tb_kernel tb_kernel_conv_f32_avx512, tb_kernel_fused_conv_f32_avx512;
+extern const tb_kernel tb_kernel_conv_f32_avx2, tb_kernel_fused_conv_f32_avx2;
 extern const tb_kernel tb_kernel_conv, tb_kernel_fused_conv;
 
 static tb_pool *pool2, *pool3;
 
-static bool have_avx512(void) {
-  if (tb_gemm_path_for(tb_convert_hardware_features()) == TB_GEMM_AVX512) return true;
-  print_message("skipped: this CPU (or valgrind) shows no AVX512F, so the direct convolution never runs\n");
+/* The ISA under test: its direct convolution and its level-2 entries. */
+typedef struct isa {
+  const char *name;
+  const tb_conv_direct_impl *impl;
+  const tb_kernel *conv, *fused;
+  tb_gemm_path path;
+} isa;
+static const isa isa_avx512 = {"AVX-512", &tb_conv_direct_f32_avx512, &tb_kernel_conv_f32_avx512,
+                               &tb_kernel_fused_conv_f32_avx512, TB_GEMM_AVX512};
+static const isa isa_avx2 = {"AVX2", &tb_conv_direct_f32_avx2, &tb_kernel_conv_f32_avx2, &tb_kernel_fused_conv_f32_avx2,
+                             TB_GEMM_AVX2};
+static const isa *cur = &isa_avx512;
+
+/* Whether the CPU runs `want`'s kernels (AVX-512 runs the AVX2 ones too); cur set to it. */
+static bool have(const isa *want) {
+  cur = want;
+  tb_gemm_path best = tb_gemm_path_for(tb_convert_hardware_features());
+  if (best == want->path || (want->path == TB_GEMM_AVX2 && best == TB_GEMM_AVX512)) return true;
+  print_message("skipped: this CPU (or valgrind) shows no %s, so its direct convolution never runs\n", want->name);
   return false;
 }
 
@@ -65,6 +84,8 @@ static const conv_case cases[] = {
     {"several chunks, width 7 (C 300, M 128)", 1, 300, 3, 7, 128, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"batch 2 width 14", 2, 8, 3, 14, 64, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
+    {"3x3 stride 2 stem, C 3", 1, 3, 17, 31, 16, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"1-D k3 pad 1 (Whisper's Conv1d), C 80, M 48", 1, 80, 0, 61, 48, 1, 3, 1, 1, 1, {0, 1, 0, 1}, NULL, true},
 };
 
 
@@ -86,8 +107,8 @@ static void assert_close(const tb_tensor *got, const tb_tensor *ref, const char 
 static tb_tensor *run_direct(toh *t, const act_case *act, const tb_tensor *like, tb_pool *pool) {
   tb_conv_geom g = tconv_geom(t);
   char why[200] = "";
-  if (!tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, why, sizeof why)) fail_msg("fits refused: %s", why);
-  tb_conv_direct_weights *w = tb_conv_direct_pack(&tb_conv_direct_f32_avx512, &g, tb_tensor_host_data(t->in[1]));
+  if (!tb_conv_direct_fits(cur->impl, &g, why, sizeof why)) fail_msg("%s fits refused: %s", cur->name, why);
+  tb_conv_direct_weights *w = tb_conv_direct_pack(cur->impl, &g, tb_tensor_host_data(t->in[1]));
   assert_non_null(w);
   tb_tensor *y = NULL;
   TB_ASSERT_OK(tb_tensor_create(t->cpu, TB_DTYPE_F32, tb_tensor_ndim(like), tb_tensor_shape(like), &y));
@@ -100,13 +121,13 @@ static tb_tensor *run_direct(toh *t, const act_case *act, const tb_tensor *like,
   }
   const float *bias = t->in[2] ? tb_tensor_host_data(t->in[2]) : NULL;
   const float *res = t->n_in > 3 && t->in[3] ? tb_tensor_host_data(t->in[3]) : NULL;
-  assert_true(tb_conv_direct_run(&tb_conv_direct_f32_avx512, &g, w, tb_tensor_host_data(t->in[0]), bias, res, &ep,
+  assert_true(tb_conv_direct_run(cur->impl, &g, w, tb_tensor_host_data(t->in[0]), bias, res, &ep,
                                  tb_tensor_host_data(y), pool));
   tb_conv_direct_free(w);
   return y;
 }
 
-/* The case through the AVX-512 entry (packed at prepare with X's shape known, then unknown, then per run
+/* The case through the ISA's entry (packed at prepare with X's shape known, then unknown, then per run
  * on the pool) against the reference, each bit-identical to tb_conv_direct_run's output; then conv_algo
  * gemm (the implicit GEMM) against the reference. */
 static void check_case(const conv_case *c, bool fused, const act_case *act, bool residual, bool nan_input) {
@@ -124,13 +145,13 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
     x[0] = NAN;
     x[tb_tensor_numel(t.in[0]) - 1 - c->w / 2] = NAN;
   }
-  const tb_kernel *k = fused ? &tb_kernel_fused_conv_f32_avx512 : &tb_kernel_conv_f32_avx512;
+  const tb_kernel *k = fused ? cur->fused : cur->conv;
   tb_tensor *ref = tconv_run_kernel(&t, fused ? &tb_kernel_fused_conv : &tb_kernel_conv, TCONV_PREP_NONE, false, NULL);
   /* run_direct knows the vectorised activations; the others are compared with the reference only */
   bool vector_act = !act->name || !strcmp(act->name, "Relu") || !strcmp(act->name, "LeakyRelu") || !strcmp(act->name, "Clip");
   tb_tensor *direct = vector_act ? run_direct(&t, act, ref, NULL) : NULL;
   char what[200];
-  snprintf(what, sizeof what, "%s%s%s%s%s%s", c->what, fused ? " fused" : "", act->name ? " " : "", act->name ? act->name : "",
+  snprintf(what, sizeof what, "%s: %s%s%s%s%s%s", cur->name, c->what, fused ? " fused" : "", act->name ? " " : "", act->name ? act->name : "",
            residual ? " residual" : "", nan_input ? " NaN input" : "");
   static const char *const hows[] = {"prepared, X known", "prepared, X unknown", "packed per run, 2 threads"};
   for (int how = 0; how < 3; how++) {
@@ -152,9 +173,8 @@ static void check_case(const conv_case *c, bool fused, const act_case *act, bool
   toh_teardown(&t);
 }
 
-static void direct_matches_reference(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void direct_matches_reference(const isa *want) {
+  if (!have(want)) skip();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], false, &no_act, false, false);
 }
 
@@ -166,9 +186,8 @@ static const conv_case *named(const char *what) {
 }
 
 /* FusedConv: every activation with and without a residual, and with NaN in X. */
-static void fused_activations_residual_and_nan(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void fused_activations_residual_and_nan(const isa *want) {
+  if (!have(want)) skip();
   const conv_case *picked[] = {named("3x3 width 14, C 17, M 40"), named("3x3 width 7, M 128"),
                                named("several chunks, width 7 (C 300, M 128)"), named("1-D k3 stride 2 pad 1, batch 2"),
                                named("groups 4 stride 2, batch 2")};
@@ -181,9 +200,8 @@ static void fused_activations_residual_and_nan(void **state) {
 }
 
 /* 1, 2 and 3 threads give the same bits (each tile on one thread, its depth in a fixed order). */
-static void threads_give_the_same_bits(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void threads_give_the_same_bits(const isa *want) {
+  if (!have(want)) skip();
   const char *names[] = {"3x3 width 56", "3x3 width 7, M 128", "several chunks, width 9 (C 600)",
                          "several chunks, width 7 (C 300, M 128)", "groups 4 stride 2, batch 2", "batch 2 width 14",
                          "7x7 stride 2 pad 3 stem, C 3", "column blocks in turn, one padded source (C 64, M 256)",
@@ -223,9 +241,8 @@ static void direct_in_task(void *p, size_t begin, size_t end) {
   j->out = run_direct(j->t, &acts[1], j->ref, pool2);
 }
 
-static void shares_on_the_caller_give_the_same_bits(void **state) {
-  (void)state;
-  if (!have_avx512()) skip();
+static void shares_on_the_caller_give_the_same_bits(const isa *want) {
+  if (!have(want)) skip();
   const char *names[] = {"3x3 width 56", "3x3 width 7, M 128", "batch 2 width 14", "7x7 stride 2 pad 3 stem, C 3",
                          "groups 4 stride 2, batch 2", "several chunks, width 9 (C 600)"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -245,6 +262,14 @@ static void shares_on_the_caller_give_the_same_bits(void **state) {
     toh_teardown(&t);
   }
 }
+
+#define BOTH_ISAS(test)                                                  \
+  static void avx512_##test(void **state) { (void)state, test(&isa_avx512); } \
+  static void avx2_##test(void **state) { (void)state, test(&isa_avx2); }
+BOTH_ISAS(direct_matches_reference)
+BOTH_ISAS(fused_activations_residual_and_nan)
+BOTH_ISAS(threads_give_the_same_bits)
+BOTH_ISAS(shares_on_the_caller_give_the_same_bits)
 
 /* What fits() refuses, with the reason's key words. */
 static void fits_refuses_with_a_reason(void **state) {
@@ -285,6 +310,37 @@ static void fits_refuses_with_a_reason(void **state) {
   assert_false(tb_conv_direct_fits(&tb_conv_direct_f32_avx512, &g, NULL, 0)); /* no reason wanted */
 }
 
+/* The AVX2 direct convolution takes the stems, strided and 1-D convolutions (6 x 16 tiles: every row width
+ * has its tiles) and refuses what the AVX-512 one refuses, with the same reasons. */
+static void avx2_fits_and_tiles(void **state) {
+  (void)state;
+  const tb_conv_direct_impl *impl = &tb_conv_direct_f32_avx2;
+  tb_conv_geom base = {.spatial = 2, .batch = 1, .in_c = 16, .out_c = 32, .group = 1, .ih = 14, .iw = 14, .oh = 14,
+                       .ow = 14, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .ph = 1, .pw = 1};
+  char why[200] = "";
+#if !defined(__x86_64__)
+  assert_false(tb_conv_direct_fits(impl, &base, why, sizeof why));
+  return;
+#endif
+  assert_true(tb_conv_direct_fits(impl, &base, why, sizeof why));
+  tb_conv_geom g = base;
+  g.in_c = 3, g.out_c = 64, g.ih = g.iw = 224, g.oh = g.ow = 112, g.kh = g.kw = 7, g.sh = g.sw = 2, g.ph = g.pw = 3;
+  assert_true(tb_conv_direct_fits(impl, &g, why, sizeof why)); /* the 7x7 stride-2 stem */
+  for (int64_t ow = 1; ow <= 40; ow++) { /* every width: tiles of 1..6 rows */
+    g = base, g.ow = ow, g.iw = ow;
+    assert_true(tb_conv_direct_fits(impl, &g, why, sizeof why));
+  }
+  g = base, g.spatial = 1, g.ih = g.oh = 1, g.kh = 1, g.ph = 0, g.in_c = 80, g.out_c = 384, g.iw = 3000, g.ow = 1500,
+  g.sw = 2;
+  assert_true(tb_conv_direct_fits(impl, &g, why, sizeof why)); /* Whisper's second Conv1d */
+  g = base, g.kh = g.kw = 1, g.ph = g.pw = 0, g.sh = g.sw = 2, g.oh = g.ow = 7;
+  assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "1x1 kernel: the implicit GEMM");
+  g = base, g.in_c = g.out_c = g.group = 16;
+  assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
+  TB_ASSERT_CONTAINS(why, "depthwise (16 groups");
+}
+
 /* TB_CONV_DIRECT as conv_algo's default: unset, on, 1 leave auto; off, 0 leave Winograd and the GEMM;
  * anything else is the default with a sentence naming the variable and the value. */
 static void env_default_and_bad_value(void **state) {
@@ -308,10 +364,15 @@ static int group_teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(direct_matches_reference),
-      cmocka_unit_test(fused_activations_residual_and_nan),
-      cmocka_unit_test(threads_give_the_same_bits),
-      cmocka_unit_test(shares_on_the_caller_give_the_same_bits),
+      cmocka_unit_test(avx512_direct_matches_reference),
+      cmocka_unit_test(avx512_fused_activations_residual_and_nan),
+      cmocka_unit_test(avx512_threads_give_the_same_bits),
+      cmocka_unit_test(avx512_shares_on_the_caller_give_the_same_bits),
+      cmocka_unit_test(avx2_direct_matches_reference),
+      cmocka_unit_test(avx2_fused_activations_residual_and_nan),
+      cmocka_unit_test(avx2_threads_give_the_same_bits),
+      cmocka_unit_test(avx2_shares_on_the_caller_give_the_same_bits),
+      cmocka_unit_test(avx2_fits_and_tiles),
       cmocka_unit_test(fits_refuses_with_a_reason),
       cmocka_unit_test(env_default_and_bad_value),
   };

@@ -9,7 +9,7 @@
  * X's shape (the cost rule needs it: the direct convolution or the implicit GEMM is packed) and conv_algo
  * gemm (the implicit GEMM). 1, 2 and 3 threads give the same bits. The bf16 entries (portable, AMX
  * emulated, AVX512-BF16) on bf16-valued inputs within the same tolerance. The cost rule (tb_conv_taps_fits):
- * the valid share against its two thresholds, dilation 1, depthwise, a single tap and fewer than 16
+ * the valid share against its three thresholds, dilation 1, depthwise, a single tap and fewer than 16
  * channels per group.
  * Tolerance: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]). */
 #include <math.h>
@@ -75,7 +75,7 @@ static void assert_close(const tb_tensor *got, const tb_tensor *ref, const char 
 /* tb_conv_taps_run itself on `pool` for the entry's path, into a tensor shaped like `like`; ep from act. */
 static tb_tensor *run_taps(toh *t, const entry *e, const act_case *act, const tb_tensor *like, tb_pool *pool) {
   tb_conv_geom g = tconv_geom(t);
-  assert_true(tb_conv_taps_fits(&g, true));
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT));
   tb_conv_taps_weights *w = tb_conv_taps_pack(&tb_conv_gemm_f32, e->path, &g, tb_tensor_host_data(t->in[1]));
   assert_non_null(w);
   tb_tensor *y = NULL;
@@ -227,44 +227,49 @@ static void bf16_entries(void **state) {
 }
 
 /* The cost rule: dilated, more than one tap, not depthwise, at least 16 channels per group, and a share of
- * products on the input (not the padding) of at most 0.6 against the direct convolution, 0.85 against the
- * implicit GEMM. */
+ * products on the input (not the padding) of at most 0.6 against the AVX-512 direct convolution, 0.8 against
+ * the AVX2 one, 0.85 against the implicit GEMM. */
 static void fits_follows_the_cost_rule(void **state) {
   (void)state;
   /* 28x28, 3x3 dilation 4: rows and columns (24 + 28 + 24) / 84 inside, a share of 0.819 */
   tb_conv_geom base = {.spatial = 2, .batch = 1, .in_c = 64, .out_c = 32, .group = 1, .ih = 28, .iw = 28, .oh = 28,
                        .ow = 28, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 4, .dw = 4, .ph = 4, .pw = 4};
   assert_float_equal(tb_conv_taps_valid_share(&base), (76.0 / 84) * (76.0 / 84), 1e-12);
-  assert_false(tb_conv_taps_fits(&base, true)); /* the direct convolution runs it faster */
-  assert_true(tb_conv_taps_fits(&base, false)); /* the implicit GEMM does not */
+  assert_false(tb_conv_taps_fits(&base, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT)); /* the direct convolution runs it faster */
+  assert_true(tb_conv_taps_fits(&base, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* the implicit GEMM does not */
+  assert_false(tb_conv_taps_fits(&base, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT_AVX2)); /* nor the AVX2 direct one */
   tb_conv_geom g = base;
+  g.dh = g.dw = 5, g.ph = g.pw = 5; /* (23 + 28 + 23) / 84 per axis: 0.776 */
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT_AVX2));
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT));
+  g = base;
   g.dh = g.dw = 12, g.ph = g.pw = 12; /* (16 + 28 + 16) / 84 per axis: 0.510 */
   assert_float_equal(tb_conv_taps_valid_share(&g), (60.0 / 84) * (60.0 / 84), 1e-12);
-  assert_true(tb_conv_taps_fits(&g, true));
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT));
   g.dh = g.dw = 30, g.ph = g.pw = 30; /* only the centre tap reads the map: 1/9 */
   assert_float_equal(tb_conv_taps_valid_share(&g), 1.0 / 9, 1e-12);
-  assert_true(tb_conv_taps_fits(&g, true));
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT));
   g = base;
   g.dh = g.dw = 2, g.ph = g.pw = 2, g.ih = g.iw = g.oh = g.ow = 56; /* (54 + 56 + 54) / 168: 0.953 */
-  assert_false(tb_conv_taps_fits(&g, false));
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM));
   g = base;
   g.dh = g.dw = 1, g.ph = g.pw = 12;
-  assert_false(tb_conv_taps_fits(&g, false)); /* not dilated: Winograd, direct or the implicit GEMM */
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* not dilated: Winograd, direct or the implicit GEMM */
   g = base;
   g.dh = 1, g.ph = 1; /* dilated along columns only: 0.905 x 0.929 */
-  assert_false(tb_conv_taps_fits(&g, false));
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM));
   g.ih = g.oh = 4, g.dw = g.pw = 12, g.iw = g.ow = 12; /* rows 2/3 x columns 1/3 inside */
-  assert_true(tb_conv_taps_fits(&g, true));
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_DIRECT));
   g.in_c = g.out_c = g.group = 64;
-  assert_false(tb_conv_taps_fits(&g, false)); /* depthwise */
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* depthwise */
   g.out_c = 32, g.group = 1, g.in_c = 15;
-  assert_false(tb_conv_taps_fits(&g, false)); /* depth 15 per tap: the implicit GEMM's 135 runs better */
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* depth 15 per tap: the implicit GEMM's 135 runs better */
   g.in_c = 60, g.group = 4;
-  assert_false(tb_conv_taps_fits(&g, false)); /* groups of 15 channels */
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* groups of 15 channels */
   g.in_c = 64;
-  assert_true(tb_conv_taps_fits(&g, false)); /* groups of 16 */
+  assert_true(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* groups of 16 */
   g.kh = g.kw = 1, g.ph = g.pw = 0, g.group = 1;
-  assert_false(tb_conv_taps_fits(&g, false)); /* one tap: the dilation changes nothing */
+  assert_false(tb_conv_taps_fits(&g, TB_CONV_TAPS_MAX_SHARE_VS_GEMM)); /* one tap: the dilation changes nothing */
 }
 
 static int group_setup(void **state) {

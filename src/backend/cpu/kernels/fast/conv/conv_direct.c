@@ -1,14 +1,15 @@
 /* The direct convolution's driver (conv_direct.h): which geometries it takes, the weights packed per group
- * and column block of 32 (or, for bf16, 64) output channels, the source (X itself, or X with its pads
- * written as zeros: made by each thread for the rows it reads, or once per run on the pool), the tiles (an
- * output row cut evenly into tiles of up to 14 pixels), the depth cut into chunks whose weights stay in L2
- * (a band of output rows summed chunk by chunk into a small per-thread buffer in the tile layout, the next
- * chunk prefetched by the micro-kernel as it goes), the threads (even shares of (column block, output row)
- * items, each tile on one thread in a fixed order: the same bits at any thread count) and the store: the
- * tile transposed in registers into the NCHW output with bias, residual and activation (branch-free, one
- * instance per activation, bias and residual). For bf16 with few input channels the units are channels
- * and the lanes tap pairs (tb_conv_direct_tap_pairs); the micro-kernel gets the horizontal stride in the
- * args (strides above 2: the generic kernels). TB_CONV_DIRECT turns it off. */
+ * and column block of the implementation's width (32 on AVX-512, 16 on AVX2; bf16 also 64) output
+ * channels, the source (X itself, or X with its pads written as zeros: made by each thread for the rows it
+ * reads, or once per run on the pool), the tiles (an output row cut evenly into tiles of up to max_rows
+ * pixels), the depth cut into chunks whose weights stay in L2 (a band of output rows summed chunk by chunk
+ * into a small per-thread buffer in the tile layout, the next chunk prefetched by the micro-kernel as it
+ * goes), the threads (even shares of (column block, output row) items, each tile on one thread in a fixed
+ * order: the same bits at any thread count) and the store: the tile transposed into the NCHW output with
+ * bias, residual and activation by the implementation's store (conv_direct_store_avx512.c,
+ * conv_direct_store_avx2.c; portable C where it has none). For bf16 with few input channels the units are
+ * channels and the lanes tap pairs (tb_conv_direct_tap_pairs); the micro-kernel gets the horizontal stride
+ * in the args (strides above 2: the generic kernels). TB_CONV_DIRECT turns it off. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +42,14 @@ bool tb_conv_direct_tap_pairs(const tb_conv_direct_impl *impl, const tb_conv_geo
 }
 
 /* 7 x 64 tiles when the output row is a multiple of 7 but not of 14 (ResNet's 7x7 layers) and the group's
- * channels fill 64-column blocks, if the implementation prefers them (prefer_64); else up to 14 x 32.
+ * channels fill 64-column blocks, if the implementation prefers them (prefer_64); else its own column
+ * block (up to 14 x 32 on AVX-512, 6 x 16 on AVX2).
  * fp32 does not: its 7 x 64 kernel (28 accumulators, each FMA with its own broadcast load) measured 204
  * GFLOP/s against 260 for 7 x 32 (14 accumulators, one broadcast per two FMAs) on Zen 5. */
 static int choose_cols(const tb_conv_direct_impl *impl, const tb_conv_geom *g) {
   int64_t mg = g->out_c / g->group;
   bool prefer_64 = impl->lanes > 1;
-  return prefer_64 && g->ow % 14 != 0 && g->ow % 7 == 0 && mg % 64 == 0 && impl->ukr(7, 64, g->sw) ? 64 : 32;
+  return prefer_64 && g->ow % 14 != 0 && g->ow % 7 == 0 && mg % 64 == 0 && impl->ukr(7, 64, g->sw) ? 64 : impl->cols;
 }
 
 /* The tiles of an output row for `cols` columns: as few as the widest tile allows, evened out. */
@@ -237,81 +239,6 @@ static void run_tile(const direct_run *r, const source_view *v, int64_t bg, int6
   if (pf_bytes > 0) pf->at += pf_bytes, pf->left -= pf_bytes;
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#include "backend/cpu/kernels/fast/vec/transpose_avx512.h"
-#define AVX512 __attribute__((target("avx512f")))
-
-
-/* One block of up to 16 channels (jn of them) x n pixels (<= 16): y[j * plane + p] = act(acc[p * cols + j]
- * + bias[j] + res[j * plane + p]). Branch-free: the rows past n load as zeros (masked loads), the bias is
- * one vector added to each row before the 16 x 16 register transpose, and the channels past jn store
- * nothing (mask 0), so the compiler keeps the block in registers. ACT 1, 2, 3 (Relu, LeakyRelu, Clip) in
- * registers with the scalar rules (a NaN passes through: vmaxps returns its second operand, v, when v is
- * NaN, and -0 stays -0); other activations are applied by the caller afterwards. */
-static inline __attribute__((always_inline)) AVX512 void store_block(const float *acc, int cols, int64_t n, int64_t jn,
-                                                                     float *y, int64_t plane, const float *bias,
-                                                                     const float *res, __m512 alpha, __m512 lo, __m512 hi,
-                                                                     const int ACT, const bool BIAS, const bool RES) {
-  const __mmask16 m = (__mmask16)((1u << n) - 1), jm = (__mmask16)((1u << jn) - 1);
-  const __m512 zero = _mm512_setzero_ps();
-  __m512 r[16];
-  const __m512 b = BIAS ? _mm512_maskz_loadu_ps(jm, bias) : zero;
-#pragma GCC unroll 16
-  for (int p = 0; p < 16; p++) {
-    r[p] = _mm512_maskz_loadu_ps(p < n ? (__mmask16)0xFFFF : (__mmask16)0, acc + p * cols);
-    if (BIAS) r[p] = _mm512_add_ps(r[p], b);
-  }
-  tb_transpose16_ps(r);
-#pragma GCC unroll 16
-  for (int j = 0; j < 16; j++) {
-    const __mmask16 mj = j < jn ? m : (__mmask16)0;
-    __m512 v = r[j];
-    if (RES) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mj, res + j * plane));
-    if (ACT == 1) {
-      v = _mm512_max_ps(zero, v);
-    } else if (ACT == 2) {
-      v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, alpha);
-    } else if (ACT == 3) {
-      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
-    }
-    _mm512_mask_storeu_ps(y + j * plane, mj, v);
-  }
-}
-
-/* y[j * plane + p] = act(acc[p * cols + j] + bias[j] + res[j * plane + p]) for pixels p < n (<= 16) and
- * channels j < ch, block by block of 16 channels (store_block, one instance per activation, bias and
- * residual, chosen once per tile); activations other than Relu, LeakyRelu and Clip per channel row after. */
-#define STORE_VARIANT(ACT, BIAS, RES)                                                                                \
-  AVX512 static void store_##ACT##_##BIAS##_##RES(const float *acc, int cols, int64_t n, int64_t ch, float *y,     \
-                                                   int64_t plane, const float *bias, const float *res, __m512 alpha, \
-                                                   __m512 lo, __m512 hi) {                                           \
-    for (int64_t j0 = 0; j0 < ch; j0 += 16)                                                                          \
-      store_block(acc + j0, cols, n, ch - j0 < 16 ? ch - j0 : 16, y + j0 * plane, plane, BIAS ? bias + j0 : NULL,   \
-                  RES ? res + j0 * plane : NULL, alpha, lo, hi, ACT, BIAS, RES);                                     \
-  }
-#define STORE_VARIANTS(ACT) STORE_VARIANT(ACT, 0, 0) STORE_VARIANT(ACT, 0, 1) STORE_VARIANT(ACT, 1, 0) STORE_VARIANT(ACT, 1, 1)
-STORE_VARIANTS(0)
-STORE_VARIANTS(1)
-STORE_VARIANTS(2)
-STORE_VARIANTS(3)
-
-typedef void (*store_fn)(const float *, int, int64_t, int64_t, float *, int64_t, const float *, const float *, __m512,
-                         __m512, __m512);
-#define STORE_ROW(ACT) {store_##ACT##_0_0, store_##ACT##_0_1, store_##ACT##_1_0, store_##ACT##_1_1}
-
-AVX512 static void store_avx512(const float *acc, int cols, int64_t n, int64_t ch, float *y, int64_t plane,
-                                const float *bias, const float *res, const tb_gemm_epilogue *ep) {
-  static const store_fn variants[4][4] = {STORE_ROW(0), STORE_ROW(1), STORE_ROW(2), STORE_ROW(3)};
-  const int act = ep->act, in_regs = act >= 1 && act <= 3 ? act : 0;
-  variants[in_regs][(bias ? 2 : 0) + (res ? 1 : 0)](acc, cols, n, ch, y, plane, bias, res, _mm512_set1_ps(ep->act_alpha),
-                                                    _mm512_set1_ps(ep->act_min), _mm512_set1_ps(ep->act_max));
-  if (act > 3)
-    for (int64_t j = 0; j < ch; j++) tb_conv_epilogue_row(ep, NULL, y + j * plane, n);
-}
-#endif
-
 /* Tile (row, i) from acc into y: transposed, plus bias and residual, then the activation. */
 static void store_tile(const direct_run *r, int64_t bg, int64_t cb, int64_t row, int64_t i, const float *acc) {
   const tb_conv_geom *g = r->g;
@@ -320,14 +247,13 @@ static void store_tile(const direct_run *r, int64_t bg, int64_t cb, int64_t row,
   int64_t ch = w->mg - cb * w->cols < w->cols ? w->mg - cb * w->cols : w->cols;
   int64_t ow0 = i * r->rows, n = g->ow - ow0 < r->rows ? g->ow - ow0 : r->rows, plane = g->oh * g->ow;
   int64_t out = (b * g->out_c + m0) * plane + row * g->ow + ow0;
-#if defined(__x86_64__)
-  store_avx512(acc, w->cols, n, ch, r->y + out, plane, r->bias ? r->bias + m0 : NULL, r->residual ? r->residual + out : NULL,
-               r->ep);
-#else
-  tb_conv_block_from_t(false, r->y + out, plane, ch, n, acc, w->cols, r->bias ? r->bias + m0 : NULL,
-                       r->residual ? r->residual + out : NULL, plane);
-  tb_conv_block_act(false, r->ep, r->y + out, plane, ch, n);
-#endif
+  const float *bias = r->bias ? r->bias + m0 : NULL, *res = r->residual ? r->residual + out : NULL;
+  if (r->impl->store) {
+    r->impl->store(acc, w->cols, n, ch, r->y + out, plane, bias, res, r->ep);
+  } else {
+    tb_conv_block_from_t(false, r->y + out, plane, ch, n, acc, w->cols, bias, res, plane);
+    tb_conv_block_act(false, r->ep, r->y + out, plane, ch, n);
+  }
 }
 
 /* A band: consecutive output rows of one (image, group) bg and column block cb, from item lo (before hi);

@@ -1,6 +1,6 @@
-/* Internal: the direct convolution (fp32 AVX-512 at level 2, bf16 AVX512-BF16 at level 3). A register tile
- * is `rows` output pixels of one output row (the tile's rows: the input value under each pixel broadcast
- * straight from the source, no patch packing) by `cols` output channels (the tile's columns: 32 or 64,
+/* Internal: the direct convolution (fp32 AVX-512 and AVX2 + FMA at level 2, bf16 AVX512-BF16 at level 3). A
+ * register tile is `rows` output pixels of one output row (the tile's rows: the input value under each pixel
+ * broadcast straight from the source, no patch packing) by `cols` output channels (the tile's columns: 16, 32 or 64,
  * vectors of the weights packed at prepare). The source is X itself or, when the convolution pads (or the
  * precision needs another layout), a copy of X with the pads written as zeros, made once per run, so
  * every tile reads inside it and no tile has an edge case. Each tile sums its whole depth in the same order
@@ -12,8 +12,11 @@
  * (about 8%). Here a 3x3 layer's tiles are whole (56 = 4 x 14 pixels, 7 pixels x 64 channels) and the
  * input is read where it lies.
  *
- * Files: conv_direct.c (driver: fits, packing, source, tiling, threads, epilogue), conv_direct_avx512.c
- * (fp32 micro-kernels), conv_direct_bf16_avx512.c (bf16 micro-kernels, bf16 source and weight layout). */
+ * Files: conv_direct.c (driver: fits, packing, source, tiling, threads), conv_direct_f32.c (the fp32 source
+ * and weight layout), conv_direct_avx512.c and conv_direct_avx2.c (fp32 micro-kernels: 14 x 32 zmm tiles,
+ * 6 x 16 ymm tiles), conv_direct_store_avx512.c and conv_direct_store_avx2.c (the tile written into the
+ * NCHW output with its epilogue), conv_direct_bf16_avx512.c (bf16 micro-kernels, bf16 source and weight
+ * layout). */
 #ifndef TB_CPU_KERNELS_FAST_CONV_DIRECT_H
 #define TB_CPU_KERNELS_FAST_CONV_DIRECT_H
 #include <stdbool.h>
@@ -50,15 +53,18 @@ typedef struct tb_conv_direct_args {
 } tb_conv_direct_args;
 
 typedef void (*tb_conv_direct_ukr)(const tb_conv_direct_args *a);
+typedef void (*tb_conv_direct_store_fn)(const float *acc, int cols, int64_t n, int64_t ch, float *y, int64_t plane,
+                                        const float *bias, const float *res, const tb_gemm_epilogue *ep);
 
 /* One precision's direct convolution: its micro-kernels, its source and its weight layout. */
 typedef struct tb_conv_direct_impl {
-  const char *name;       /* "fp32 avx512" or "bf16 avx512bf16" */
+  const char *name;       /* "fp32 avx512", "fp32 avx2" or "bf16 avx512bf16" */
   int lanes;              /* channels per unit: 1 (fp32) or 2 (bf16 pairs) */
   size_t src_elem;        /* bytes per source element: 4 */
   size_t w_elem;          /* bytes per weight value: 4 (fp32) or 2 (bf16) */
-  int max_rows;           /* the widest tile: 14 */
-  /* The micro-kernel for a tile of `rows` (1..max_rows) x `cols` (32 or 64 with rows <= 7) and a pixel
+  int max_rows;           /* the widest tile: 14 (AVX-512), 6 (AVX2) */
+  int cols;               /* the column block: 32 (AVX-512; bf16 also 64 on 7-wide rows) or 16 (AVX2) */
+  /* The micro-kernel for a tile of `rows` (1..max_rows) x `cols` (cols, or 64 with rows <= 7) and a pixel
    * stride (the convolution's horizontal stride, any value >= 1: 1 and 2 specialised, above 2 a generic
    * kernel reading args.pixel_stride); NULL when there is none. */
   tb_conv_direct_ukr (*ukr)(int rows, int cols, int64_t pixel_stride);
@@ -87,9 +93,27 @@ typedef struct tb_conv_direct_impl {
   void (*make_source_taps)(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h,
                            int64_t src_w, int64_t pt, int64_t pl, int64_t dw, void *src);
   void (*pack_weights_taps)(const float *w, int64_t mg, int64_t cg, int kh, int kw, int64_t m0, int cols, void *dst);
+  /* The tile's store (NULL: the portable one): y[j * plane + p] = act(acc[p * cols + j] + bias[j] +
+   * res[j * plane + p]) for pixels p < n (n <= 16) and channels j < ch (ch <= cols); bias, res NULL for
+   * none; ep->act 1, 2, 3 (Relu, LeakyRelu, Clip) with the scalar rules (a NaN passes through, -0 stays),
+   * the others as tb_conv_epilogue_row. */
+  tb_conv_direct_store_fn store;
 } tb_conv_direct_impl;
 
+/* The stores of the AVX-512 and AVX2 paths (conv_direct_store_avx512.c, conv_direct_store_avx2.c). */
+void tb_conv_direct_store_avx512(const float *acc, int cols, int64_t n, int64_t ch, float *y, int64_t plane,
+                                 const float *bias, const float *res, const tb_gemm_epilogue *ep);
+void tb_conv_direct_store_avx2(const float *acc, int cols, int64_t n, int64_t ch, float *y, int64_t plane,
+                               const float *bias, const float *res, const tb_gemm_epilogue *ep);
+
+/* The fp32 source (X with zeros around it; make_source's contract) and weight layout (pack_weights'),
+ * shared by the AVX-512 and AVX2 micro-kernels (conv_direct_f32.c). */
+void tb_conv_direct_make_source_f32(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h,
+                                    int64_t src_w, int64_t pt, int64_t pl, void *src);
+void tb_conv_direct_pack_weights_f32(const float *w, int64_t mg, int64_t cg, int n_taps, int64_t m0, int cols, void *dst);
+
 extern const tb_conv_direct_impl tb_conv_direct_f32_avx512;
+extern const tb_conv_direct_impl tb_conv_direct_f32_avx2;
 extern const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16;
 
 /* Weights packed for the direct convolution of one geometry's W (all groups). Opaque. */

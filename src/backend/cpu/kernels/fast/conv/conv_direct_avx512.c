@@ -1,39 +1,12 @@
-/* The fp32 AVX-512 micro-kernels of the direct convolution (conv_direct.h), its source (X with its pads
- * written as zeros) and its weight layout. A tile is `rows` output pixels of one output row by 32 or 64
+/* The fp32 AVX-512 micro-kernels of the direct convolution (conv_direct.h; the source and weight layout are
+ * conv_direct_f32.c's, the store conv_direct_store_avx512.c's). A tile is `rows` output pixels of one output row by 32 or 64
  * output channels (2 or 4 zmm per pixel): every accumulator stays in a register for the whole chunk,
  * each step loads the tap's weight vectors once and broadcasts each pixel's input value straight from the
  * source into the FMAs (vfmadd231ps with an embedded broadcast). The rows and the horizontal stride (1 or
  * 2) are compile-time constants of each variant, so a pixel's address is a constant offset from the tap's
  * pointer. Only the micro-kernels are built for AVX-512 (target attribute); the library stays baseline
  * x86-64 and the driver is used only when cpuid has AVX512F. */
-#include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
-
-/* The source planes of channels [c0, c0 + n_c): zeros around the input, which sits at row pt, column pl.
- * x and src point at channel 0 / unit 0 of the image's group. */
-static void make_source_f32(const float *x, int64_t ih, int64_t iw, int64_t c0, int64_t n_c, int64_t src_h, int64_t src_w,
-                            int64_t pt, int64_t pl, void *src) {
-  for (int64_t c = c0; c < c0 + n_c; c++) {
-    const float *xc = x + c * ih * iw;
-    float *d = (float *)src + c * src_h * src_w;
-    memset(d, 0, (size_t)(pt * src_w) * sizeof *d);
-    for (int64_t i = 0; i < ih; i++) {
-      float *row = d + (pt + i) * src_w;
-      memset(row, 0, (size_t)pl * sizeof *row);
-      memcpy(row + pl, xc + i * iw, (size_t)iw * sizeof *row);
-      memset(row + pl + iw, 0, (size_t)(src_w - pl - iw) * sizeof *row);
-    }
-    memset(d + (pt + ih) * src_w, 0, (size_t)((src_h - pt - ih) * src_w) * sizeof *d);
-  }
-}
-
-/* dst[(u * n_taps + t) * cols + j] = W[m0 + j][u][t] (0 past mg). */
-static void pack_weights_f32(const float *w, int64_t mg, int64_t cg, int n_taps, int64_t m0, int cols, void *dst) {
-  float *d = dst;
-  for (int64_t u = 0; u < cg; u++)
-    for (int t = 0; t < n_taps; t++, d += cols)
-      for (int j = 0; j < cols; j++) d[j] = m0 + j < mg ? w[((m0 + j) * cg + u) * n_taps + t] : 0.0f;
-}
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -144,6 +117,12 @@ static tb_conv_direct_ukr ukr_f32(int rows, int cols, int64_t pixel_stride) {
 }
 #endif
 
+#if defined(__x86_64__)
+#define STORE tb_conv_direct_store_avx512
+#else
+#define STORE NULL
+#endif
 const tb_conv_direct_impl tb_conv_direct_f32_avx512 = {.name = "fp32 avx512", .lanes = 1, .src_elem = 4, .w_elem = 4,
-                                                       .max_rows = 14, .ukr = ukr_f32, .make_source = make_source_f32,
-                                                       .pack_weights = pack_weights_f32};
+                                                       .max_rows = 14, .cols = 32, .ukr = ukr_f32,
+                                                       .make_source = tb_conv_direct_make_source_f32,
+                                                       .pack_weights = tb_conv_direct_pack_weights_f32, .store = STORE};

@@ -235,9 +235,9 @@ static tb_conv_direct_ukr ukr_for(int rows, int cols, int64_t pixel_stride) {
 }
 
 const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
-    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = MAX_ROWS,
+    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = MAX_ROWS, .cols = 32,
     .ukr = ukr_for, .make_source = make_source, .pack_weights = pack_weights, .make_source_taps = make_source_taps,
-    .pack_weights_taps = pack_weights_taps};
+    .pack_weights_taps = pack_weights_taps, .store = tb_conv_direct_store_avx512};
 #else
 static tb_conv_direct_ukr no_ukr(int rows, int cols, int64_t pixel_stride) {
   (void)rows, (void)cols, (void)pixel_stride;
@@ -245,6 +245,6 @@ static tb_conv_direct_ukr no_ukr(int rows, int cols, int64_t pixel_stride) {
 }
 /* Off x86-64 there is no AVX512-BF16: no micro-kernel, so fits() never takes this implementation. */
 const tb_conv_direct_impl tb_conv_direct_bf16_avx512bf16 = {
-    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = 14, .ukr = no_ukr,
+    .name = "bf16 avx512bf16", .lanes = 2, .src_elem = 4, .w_elem = 2, .max_rows = 14, .cols = 32, .ukr = no_ukr,
     .pack_weights = pack_weights, .pack_weights_taps = pack_weights_taps};
 #endif

@@ -11,9 +11,9 @@
  * prepare (or W is packed per run) and the channel count fills whole column slivers: the output block is
  * then the transposed product, transposed back with bias and residual. Jobs are split over the pool when
  * they divide evenly between its threads (or are many); otherwise they run one after another and each
- * GEMM, and its block's epilogue (conv_block_pool.h), gets the pool. Where the precision has a direct convolution (conv_direct.h: the fp32 AVX-512 path,
- * bf16 AVX512-BF16) and it takes the geometry (3x3, 7x7... strides 1 and 2, not depthwise, not 1x1), that
- * runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
+ * GEMM, and its block's epilogue (conv_block_pool.h), gets the pool. Where the precision has a direct
+ * convolution (conv_direct.h: the fp32 AVX-512 and AVX2 paths, bf16 AVX512-BF16) and it takes the
+ * geometry (3x3, 7x7... any stride, not depthwise, not 1x1), that runs instead, with W packed for it at prepare (or per run when W is not a constant). A dilated
  * convolution whose taps mostly read padding (conv_taps.h: the cost rule on the share of the products that
  * are not padding) takes the tap GEMM before the direct one: one GEMM per tap over only the output pixels
  * whose input is inside X. Before all,
@@ -305,7 +305,11 @@ static tb_status run_direct(tb_kernel_ctx *ctx, const conv_job *j, const tb_tens
  * and gemm choices keep their own paths (gemm: the implicit GEMM alone). */
 static bool taps_wanted(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
   bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO;
-  return allowed && tb_conv_taps_fits(g, direct_impl(ctx, gemm, path, g) != NULL);
+  const tb_conv_direct_impl *direct = allowed ? direct_impl(ctx, gemm, path, g) : NULL;
+  double max_share = !direct                                ? TB_CONV_TAPS_MAX_SHARE_VS_GEMM
+                     : direct == &tb_conv_direct_f32_avx2 ? TB_CONV_TAPS_MAX_SHARE_VS_DIRECT_AVX2
+                                                          : TB_CONV_TAPS_MAX_SHARE_VS_DIRECT;
+  return allowed && tb_conv_taps_fits(g, max_share);
 }
 
 /* The tap GEMM with the weights packed per tap at prepare (the prepare chose it) or packed now. */
@@ -643,9 +647,9 @@ static const tb_conv_winograd_impl *f32_winograd(int path) {
 /* The grouped direct convolution on the AVX-512 and AVX2 paths (conv_grouped*.c). */
 static const tb_conv_grouped_impl *f32_grouped(int path) { return tb_conv_grouped_for((tb_gemm_path)path); }
 
-/* The direct convolution on the AVX-512 path (conv_direct_avx512.c). */
+/* The direct convolution on the AVX-512 and AVX2 paths (conv_direct_avx512.c, conv_direct_avx2.c). */
 static const tb_conv_direct_impl *f32_direct(int path) {
-  return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : NULL;
+  return path == TB_GEMM_AVX512 ? &tb_conv_direct_f32_avx512 : path == TB_GEMM_AVX2 ? &tb_conv_direct_f32_avx2 : NULL;
 }
 
 const tb_conv_gemm tb_conv_gemm_f32 = {.pack_weights = f32_pack, .free_weights = f32_free, .run = f32_run,

@@ -75,11 +75,10 @@ double tb_conv_taps_valid_share(const tb_conv_geom *g) {
   return taps * pixels > 0 ? (double)valid / (double)(taps * pixels) : 1.0;
 }
 
-bool tb_conv_taps_fits(const tb_conv_geom *g, bool direct_fits) {
+bool tb_conv_taps_fits(const tb_conv_geom *g, double max_share) {
   bool shape = g->group >= 1 && g->in_c % g->group == 0 && g->out_c % g->group == 0 && !tb_conv_is_depthwise(g) &&
                g->kh * g->kw > 1 && (g->dh > 1 || g->dw > 1) && g->in_c / g->group >= TB_CONV_TAPS_MIN_DEPTH;
-  return shape &&
-         tb_conv_taps_valid_share(g) <= (direct_fits ? TB_CONV_TAPS_MAX_SHARE_VS_DIRECT : TB_CONV_TAPS_MAX_SHARE_VS_GEMM);
+  return shape && tb_conv_taps_valid_share(g) <= max_share;
 }
 
 /* The block's row-wise work: tasks are output-channel rows; each touches its rows only. */

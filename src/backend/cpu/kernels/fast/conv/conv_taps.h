@@ -27,15 +27,19 @@ double tb_conv_taps_valid_share(const tb_conv_geom *g);
  * "Convolution algorithms"): against the direct convolution on AVX-512 the tap GEMM lost at 0.82 (128
  * channels, 28x28, dilation 4: 1.1 ms against 0.93) and won from 0.56 down (DeepLabV3's ASPP); against the
  * implicit GEMM (AVX2) it won at 0.82 (2.0 against 2.2 ms) and lost at 0.95 (64 channels, 56x56, dilation
- * 2: 3.0 against 2.5 ms). */
+ * 2: 3.0 against 2.5 ms); against the AVX2 direct convolution it won at 0.78 and below (128 channels 28x28
+ * dilation 5: 1.70-1.74 against 1.84-1.86 ms; 256 channels 32x32 dilation 6: 8.0 against 10.1) and lost at
+ * 0.82 (128 channels, 28x28, dilation 4: 2.13-2.15 against 1.84-1.88 ms). */
 #define TB_CONV_TAPS_MAX_SHARE_VS_DIRECT 0.6
+#define TB_CONV_TAPS_MAX_SHARE_VS_DIRECT_AVX2 0.8
 #define TB_CONV_TAPS_MAX_SHARE_VS_GEMM 0.85
 
 /* Whether the tap GEMM takes g (the cost rule of docs/performance.md, "Convolution algorithms"): a 2-D or
  * 1-D convolution with more than one tap, a dilation above 1 on some axis, not depthwise, at least
- * TB_CONV_TAPS_MIN_DEPTH input channels per group, and a valid share at most TB_CONV_TAPS_MAX_SHARE_VS_DIRECT
- * when the direct convolution would take g (direct_fits), else at most TB_CONV_TAPS_MAX_SHARE_VS_GEMM. */
-bool tb_conv_taps_fits(const tb_conv_geom *g, bool direct_fits);
+ * TB_CONV_TAPS_MIN_DEPTH input channels per group, and a valid share at most max_share: the caller's limit
+ * against what would run instead (TB_CONV_TAPS_MAX_SHARE_VS_DIRECT when the AVX-512 direct convolution takes
+ * g, _VS_DIRECT_AVX2 when the AVX2 one does, else TB_CONV_TAPS_MAX_SHARE_VS_GEMM). */
+bool tb_conv_taps_fits(const tb_conv_geom *g, double max_share);
 
 /* W packed per group and tap for one GEMM and path: opaque. */
 typedef struct tb_conv_taps_weights tb_conv_taps_weights;

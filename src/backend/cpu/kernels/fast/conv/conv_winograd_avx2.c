@@ -48,19 +48,26 @@ static inline __attribute__((always_inline)) WG_TARGET void split(__m256 lo, __m
   *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+/* How far ahead along an input row (floats) the input transform prefetches: two slivers (28 columns each). */
+enum { IN_PREFETCH = 64 };
+
 /* V[xi] of one channel plane for one half's 7 tiles (lanes 0..6; lane 7 unspecified), as the AVX-512
  * transform computes each value: B^T on the loaded rows, then B on the tiles' columns 2i .. 2i + 3. */
 static inline __attribute__((always_inline)) WG_TARGET void transform_in(const float *plane, const row_load plan[4],
-                                                                          __m256 v[16], __m256 *seen) {
+                                                                          __m256 v[16], __m256 seen[8]) {
   __m256 lo[4], hi[4];
   const __m256 zero = _mm256_setzero_ps();
   const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
 #pragma GCC unroll 4
   for (int r = 0; r < 4; r++) {
+    /* the row's next slivers (the hardware prefetcher does not follow 4 rows x C channels of streams) */
+    if (plan[r].any) _mm_prefetch((const char *)(plane + plan[r].off + IN_PREFETCH), _MM_HINT_T0);
     lo[r] = plan[r].any ? _mm256_maskload_ps(plane + plan[r].off, plan[r].m0) : zero;
     hi[r] = plan[r].any ? _mm256_maskload_ps(plane + plan[r].off + 8, plan[r].m1) : zero;
-    *seen = _mm256_fmadd_ps(lo[r], zero, *seen); /* NaN from here on once a value is NaN or infinite */
-    *seen = _mm256_fmadd_ps(hi[r], zero, *seen);
+    /* NaN from here on once a value is NaN or infinite; eight chains, not one: a single accumulator made
+     * every channel wait on 8 FMA latencies (a third of U-Net's 64-channel layers' input transform) */
+    seen[2 * r] = _mm256_fmadd_ps(lo[r], zero, seen[2 * r]);
+    seen[2 * r + 1] = _mm256_fmadd_ps(hi[r], zero, seen[2 * r + 1]);
   }
   __m256 tl[4], th[4];
   tl[0] = _mm256_sub_ps(lo[0], lo[2]), th[0] = _mm256_sub_ps(hi[0], hi[2]);
@@ -86,29 +93,42 @@ WG_TARGET bool tb_conv_winograd_input_avx2(const tb_conv_geom *g, const float *x
     for (int r = 0; r < 4; r++) plan[hh][r] = plan_row(g, &h[hh], r);
   const __m256i seven = tb_lanes_below_avx2(TB_WG_HALF);
   int64_t plane = g->ih * g->iw;
-  __m256 v[16], seen = _mm256_setzero_ps();
+  __m256 v[16], seen[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) seen[i] = _mm256_setzero_ps();
   float *d = dst;
   for (int64_t c = 0; c < g->in_c; c++) {
     const float *xc = x + c * plane;
     /* half 0 into tiles 0..6 (its lane 7 lands on tile 7, which half 1 then writes), half 1 into 7..13 */
-    transform_in(xc, plan[0], v, &seen);
+    transform_in(xc, plan[0], v, seen);
 #pragma GCC unroll 16
     for (int xi = 0; xi < 16; xi++) _mm256_storeu_ps(d + xi * xi_stride + c * TB_WG_SLIVER, v[xi]);
-    transform_in(xc, plan[1], v, &seen);
+    transform_in(xc, plan[1], v, seen);
 #pragma GCC unroll 16
     for (int xi = 0; xi < 16; xi++) _mm256_maskstore_ps(d + xi * xi_stride + c * TB_WG_SLIVER + TB_WG_HALF, seven, v[xi]);
   }
-  return _mm256_movemask_ps(_mm256_cmp_ps(seen, seen, _CMP_UNORD_Q)) == 0;
+  __m256 all = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(seen[0], seen[1]), _mm256_add_ps(seen[2], seen[3])),
+                             _mm256_add_ps(_mm256_add_ps(seen[4], seen[5]), _mm256_add_ps(seen[6], seen[7])));
+  return _mm256_movemask_ps(_mm256_cmp_ps(all, all, _CMP_UNORD_Q)) == 0;
 }
 
-/* m[i * 32 + j] (i < rows, j < 16) = sum over p < depth of a[p * 14 + i] b[p * 32 + j], in p order. */
+/* m[i * 32 + j] (i < rows, j < 16) = sum over p < depth of a[p * 14 + i] b[p * 32 + j], in p order. With
+ * FETCH (the sliver's first pass over this U block) each step also prefetches U's row PREFETCH_ROWS ahead
+ * (both 64-byte lines of its 32 channels) into L1: the first pass reads U (16 x C x 32 floats per column
+ * block: 1 MiB for C = 512, beyond L2 beside V) from L3 or DRAM at 10 FMAs per row, too fast for the
+ * hardware prefetcher (CRNN's 512-channel layers spent 60% of their time on that load). */
+enum { PREFETCH_ROWS = 48 };
 static inline __attribute__((always_inline)) WG_TARGET void product_rows(int rows, int64_t depth, const float *a,
-                                                                          const float *b, float *m) {
+                                                                          const float *b, float *m, const bool FETCH) {
   __m256 acc[5][2];
 #pragma GCC unroll 5
   for (int i = 0; i < 5; i++)
     if (i < rows) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   for (int64_t p = 0; p < depth; p++) {
+    if (FETCH) { /* past the block's end: a prefetch never faults */
+      _mm_prefetch((const char *)(b + (p + PREFETCH_ROWS) * TB_WG_NR), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + (p + PREFETCH_ROWS) * TB_WG_NR + 16), _MM_HINT_T0);
+    }
     __m256 b0 = _mm256_loadu_ps(b + p * TB_WG_NR), b1 = _mm256_loadu_ps(b + p * TB_WG_NR + 8);
 #pragma GCC unroll 5
     for (int i = 0; i < 5; i++) {
@@ -129,12 +149,14 @@ static inline __attribute__((always_inline)) WG_TARGET void product_rows(int row
 WG_TARGET void tb_conv_winograd_product_avx2(int64_t depth, const float *a, const float *b, float *m, int rows) {
   for (int j = 0; j < TB_WG_NR; j += 16) {
     if (rows == TB_WG_SLIVER) { /* 5 + 5 + 4 tiles */
-      product_rows(5, depth, a, b + j, m + j);
-      product_rows(5, depth, a + 5, b + j, m + 5 * TB_WG_NR + j);
-      product_rows(4, depth, a + 10, b + j, m + 10 * TB_WG_NR + j);
+      if (j == 0) product_rows(5, depth, a, b + j, m + j, true);
+      else product_rows(5, depth, a, b + j, m + j, false);
+      product_rows(5, depth, a + 5, b + j, m + 5 * TB_WG_NR + j, false);
+      product_rows(4, depth, a + 10, b + j, m + 10 * TB_WG_NR + j, false);
     } else { /* one half: 4 + 3 */
-      product_rows(4, depth, a, b + j, m + j);
-      product_rows(3, depth, a + 4, b + j, m + 4 * TB_WG_NR + j);
+      if (j == 0) product_rows(4, depth, a, b + j, m + j, true);
+      else product_rows(4, depth, a, b + j, m + j, false);
+      product_rows(3, depth, a + 4, b + j, m + 4 * TB_WG_NR + j, false);
     }
   }
 }
