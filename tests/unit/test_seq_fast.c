@@ -4,7 +4,8 @@
  * input_forget, linear_before_reset 0 and 1, non-default activations, odd batch/sequence/hidden sizes and
  * a batch large enough to split the gate rows over the pool; weights constant (packed by prepare) and
  * not, outputs preallocated and not, with and without a 2-thread pool. tb::Attention with and without
- * a mask (broadcast and causal with -inf), scale multiplied and divided, batch broadcast, odd lengths.
+ * a mask (broadcast and causal with -inf, at an odd length too), scale multiplied and divided, batch
+ * broadcast, odd lengths.
  * The level-3 bf16 LSTM (AVX512-BF16 when the CPU has it, and portable) on the same LSTM cases. An LSTM
  * graph through the executor at levels 0, 2 and 3 (weights packed when it places the node). On AVX-512
  * the fp32 and AVX512-BF16 LSTM entries run the fused step (16-unit blocks x 8-row chunks, the cases
@@ -276,7 +277,7 @@ static void check_rnn(const rnn_case *c) {
 }
 
 static const int32_t lens4[] = {5, 0, 3, 1}, lens3[] = {2, 5, 1}, lens4b[] = {3, 1, 0, 4}, lens5[] = {4, 4, 2, 3, 1};
-static const int32_t lens9b[] = {3, 0, 2, 3, 1, 3, 2, 1, 2};
+static const int32_t lens9b[] = {3, 0, 2, 3, 1, 3, 2, 1, 2}, lens6[] = {4, 2, 0, 3, 4, 1};
 static const int32_t lens9[] = {4, 0, 2, 4, 1, 3, 4, 2, 1}, lens16[] = {3, 1, 0, 2, 3, 3, 1, 2, 0, 3, 2, 1, 3, 3, 2, 1};
 
 static void lstm_matches_reference(void **state) {
@@ -297,6 +298,10 @@ static void lstm_matches_reference(void **state) {
       {"LSTM", "bidirectional", 0, 5, 8, 12, 64, HAS(IN_B) | HAS(IN_P), NULL, 0, 0, 0, false},
       {"LSTM", "forward", 0, 3, 9, 5, 176, ALL_OPTIONAL, lens9b, 0, 0, 0, false},
       {"LSTM", "reverse", 1, 2, 1, 3, 256, HAS(IN_B) | HAS(IN_H0), NULL, 0, 0, 0, false},
+      /* the AVX2 step's tiles for one and two rows left (6 = 4 + 2, 2, and CRNN's batch 1 at hidden 40) */
+      {"LSTM", "bidirectional", 0, 4, 6, 5, 24, HAS(IN_B) | HAS(IN_LENS) | HAS(IN_H0), lens6, 0, 0, 0, false},
+      {"LSTM", "forward", 1, 5, 2, 7, 33, HAS(IN_B) | HAS(IN_P) | HAS(IN_C0), NULL, 0, 0, 0, false},
+      {"LSTM", "bidirectional", 0, 6, 1, 9, 40, HAS(IN_B), NULL, 0, 0, 0, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_rnn(&cases[i]);
 }
@@ -528,6 +533,8 @@ static void attention_matches_reference(void **state) {
       {2, 2, 2, 0, {1, 8}, {8, 1}, {1, 3}, {0}, 0, false}, /* one entry: the pool to the GEMMs */
       {2, 2, 2, 2, {9, 16}, {16, 11}, {11, 20}, {9, 11}, 2, false},
       {4, 4, 4, 2, {1, 4, 64, 32}, {1, 4, 32, 64}, {1, 4, 64, 32}, {64, 64}, 1, true},
+      /* causal at an odd length: rows of 1 to 37 live keys, full vectors and a partial one on both paths */
+      {4, 4, 4, 2, {1, 3, 37, 24}, {1, 3, 24, 37}, {1, 3, 37, 11}, {37, 37}, 2, true},
       /* rows of 150 scores (vectors and a masked tail): a mask row shared by every query, and a mask
        * column broadcast along the row (a strided mask in the row step) */
       {3, 3, 3, 2, {2, 13, 24}, {2, 24, 150}, {2, 150, 9}, {1, 150}, 2, false},

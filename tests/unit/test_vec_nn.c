@@ -3,7 +3,9 @@
  * on their AVX-512, AVX2 and portable entries, without and with a 2-thread pool, against the level-0
  * reference kernels: odd sizes, every axis, NaN / inf rows, a large mean offset, the optional outputs,
  * pads / strides / ceil_mode / auto_pad / count_include_pad, and the cases each kernel declines (picked:
- * the reference) or hands back at run time (the results still match the reference).
+ * the reference) or hands back at run time (the results still match the reference). Every MaxPool case
+ * runs the AVX2 separable path too (vec_pool_avx2.c: strides 1, 2 and 3, kernels up to 13 x 13, NaN rows
+ * handed back to the row loop, signed zeros), and one over its 64 taps a row the row loop.
  *
  * Tolerances, each against a reference that computes in double and rounds once:
  *   Softmax rtol 1e-5, atol 1e-40: exp within 2 ulp, the blocked sum and the scale add about 2 more.
@@ -339,6 +341,21 @@ static void maxpool_geometries(void **state) {
   pool_case("MaxPool", 12,
             (tb_attr[]){TOH_INTS("kernel_shape", 2, 2), TOH_INTS("strides", 2, 2), TOH_INTS("pads", 1, 1, 1, 1)}, 3, one,
             8, 0, 0, "MaxPool s2 on a 3x2 plane (one-lane runs)");
+  /* the AVX2 separable path's strides 1, 2 and 3, a kernel wider than the row's vectors, and one over its
+   * 64 taps a row (the row loop) */
+  const int64_t sppf[4] = {1, 4, 20, 20}, odd[4] = {2, 3, 17, 29}, long_row[4] = {1, 2, 3, 70};
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 5, 5), TOH_INTS("strides", 1, 1), TOH_INTS("pads", 2, 2, 2, 2)}, 3,
+            sppf, 9, 0, 0, "MaxPool 5x5 s1 p2 (YOLO's SPPF)");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 13, 13), TOH_INTS("strides", 1, 1), TOH_INTS("pads", 6, 6, 6, 6)},
+            3, odd, 10, 0, 0, "MaxPool 13x13 s1 p6 (SPP), 29 columns");
+  pool_case("MaxPool", 12,
+            (tb_attr[]){TOH_INTS("kernel_shape", 4, 5), TOH_INTS("strides", 2, 3), TOH_INTS("pads", 1, 2, 3, 4),
+                        TOH_INT("ceil_mode", 1)},
+            4, odd, 11, 0, 0, "MaxPool 4x5 s(2,3) uneven pads ceil_mode");
+  pool_case("MaxPool", 12, (tb_attr[]){TOH_INTS("kernel_shape", 2, 65), TOH_INTS("pads", 0, 1, 0, 1)}, 2, long_row,
+            12, 0, 0, "MaxPool 2x65 (over the separable path's 64 taps)");
 }
 
 /* Stride 2 (the AVX-512 permute path) with NaNs scattered over the input: the same NaN rule. */
@@ -450,6 +467,43 @@ static void maxpool_stride2_special_values(void **state) {
     }
 }
 
+/* The 5x5 stride-1 pool of YOLO's SPPF (the AVX2 separable path at stride 1) on planes with NaNs
+ * scattered (their output rows go back to the row loop, the others stay separable), random signed zeros,
+ * and -inf with one +inf: exact against the reference, zeros' signs included, on every path. */
+static void maxpool_stride1_special_values(void **state) {
+  (void)state;
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
+  toh t;
+  toh_setup(&t, "MaxPool", 12, 1, 0, 1,
+            (tb_attr[]){TOH_INTS("kernel_shape", 5, 5), TOH_INTS("strides", 1, 1), TOH_INTS("pads", 2, 2, 2, 2)}, 3);
+  enum { H = 23, W = 21 };
+  const int64_t shape[4] = {1, 3, H, W};
+  tb_tensor *in[1] = {vt_random(&t, 4, shape, 77, -5, 5)};
+  float *x = vt_data(in[0]);
+  for (int64_t i = 0; i < 2 * W; i += 13) x[3 * W + i] = NAN; /* rows 3 and 4 of plane 0 */
+  for (int64_t i = 0; i < H * W; i++) x[H * W + i] = (i * 7 + i / 3) % 5 < 2 ? -0.0f : 0.0f;
+  for (int64_t i = 0; i < H * W; i++) x[2 * H * W + i] = i == 100 ? INFINITY : -INFINITY;
+  vt_check(&t, entries, in, 0, 0, "MaxPool 5x5 s1 p2 with NaN, signed zeros and infinities");
+  tb_tensor *ref[1], *got[1];
+  TB_ASSERT_OK(toh_run_tensors(&t, in, ref, false));
+  for (int p = 0; p < 3; p++) {
+    if (!vt_runnable(entries[p])) continue;
+    vt_run(&t, entries[p], in, got, NULL);
+    const float *y = vt_data(got[0]), *r = vt_data(ref[0]);
+    size_t nans = 0;
+    for (int64_t i = 0; i < 3 * H * W; i++) {
+      nans += isnan(y[i]) != 0;
+      if (isnan(r[i]) != isnan(y[i]) || (!isnan(r[i]) && (y[i] != r[i] || signbit(y[i]) != signbit(r[i]))))
+        fail_msg("MaxPool 5x5 s1 on %s: element %lld is %g, reference %g", vt_path_names[p], (long long)i, y[i], r[i]);
+    }
+    assert_true(nans > 0 && y[2 * H * W + 100] == INFINITY && y[3 * H * W - 1] == -INFINITY);
+    toh_clear(got, 1);
+  }
+  toh_clear(ref, 1);
+  toh_clear(in, 1);
+  toh_teardown(&t);
+}
+
 /* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
 static void maxpool_nan_rule(void **state) {
   (void)state;
@@ -554,7 +608,7 @@ int main(void) {
       cmocka_unit_test(batchnorm_declines),        cmocka_unit_test(reduce_last_axis),
       cmocka_unit_test(maxpool_geometries),        cmocka_unit_test(maxpool_nan_rule),
       cmocka_unit_test(maxpool_stride2_nan_rule),  cmocka_unit_test(maxpool_stride2_widths),
-      cmocka_unit_test(maxpool_stride2_special_values),
+      cmocka_unit_test(maxpool_stride2_special_values), cmocka_unit_test(maxpool_stride1_special_values),
       cmocka_unit_test(maxpool_declines),          cmocka_unit_test(averagepool_geometries),
       cmocka_unit_test(global_averagepool),
   };

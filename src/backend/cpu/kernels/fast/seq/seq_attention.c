@@ -1,7 +1,7 @@
 /* Level-2 fp32 tb::Attention (the O1 attention pattern; meaning in src/ops/fused/attention.c): per batch
  * entry (batch x heads, broadcast between Q, K_T and V), S = Q K_T with the GEMM driver, then per row the
  * scale (multiplied or divided as the model wrote it), the mask added, a vectorised softmax (one fused
- * row step on AVX-512, seq_attention_avx512.c), and
+ * row step on AVX-512 and on AVX2, seq_attention_avx512.c and seq_attention_avx2.c), and
  * Y = S V with the GEMM driver. Batch entries are split over the pool (each GEMM then on its thread);
  * a single entry gives the pool to its GEMMs instead. Each step rounds to fp32 as the reference does.
  * Also the shape checks and entry pointers the bf16 kernel (seq_attention_bf16.c) shares. */
@@ -137,6 +137,10 @@ void tb_seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, cons
 #if defined(__x86_64__)
   if (path == TB_GEMM_AVX512) {
     tb_seq_attention_row_avx512(row, n, how);
+    return;
+  }
+  if (path == TB_GEMM_AVX2) {
+    tb_seq_attention_row_avx2(row, n, how);
     return;
   }
 #endif

@@ -1,7 +1,7 @@
 /* Internal: what the fast tb::Attention kernels share: the node's shapes and attributes checked once
  * (seq_attention.c), the pointers of one batch entry, and the row step (scale, mask and softmax of one
- * score row) portable and with AVX-512 (seq_attention_avx512.c). The level-2 fp32 kernel is in
- * seq_attention.c, the level-3 bf16 one in seq_attention_bf16.c. */
+ * score row) portable, with AVX-512 (seq_attention_avx512.c) and with AVX2 (seq_attention_avx2.c). The
+ * level-2 fp32 kernel is in seq_attention.c, the level-3 bf16 one in seq_attention_bf16.c. */
 #ifndef TB_CPU_KERNELS_FAST_SEQ_ATTENTION_H
 #define TB_CPU_KERNELS_FAST_SEQ_ATTENTION_H
 #include <stdbool.h>
@@ -55,5 +55,7 @@ void tb_seq_attention_softmax_row(tb_gemm_path path, float *row, int64_t n, cons
 
 /* row[0..n) = softmax(scaled row + mask), n > 0; only when the CPU has AVX512F. */
 void tb_seq_attention_row_avx512(float *row, int64_t n, const seq_attention_row *how);
+/* The same with AVX2 + FMA; only when the CPU has them. */
+void tb_seq_attention_row_avx2(float *row, int64_t n, const seq_attention_row *how);
 
 #endif

@@ -1,7 +1,8 @@
 /* A work item of the fused fp32 LSTM step on AVX2 + FMA (see seq_rnn.h; the step that runs the items is in
  * seq_lstm.c). The same item as the AVX-512 one (seq_lstm_avx512.c) in 8-lane registers: with 16 of them,
  * the gates come from tiles of 4 rows x 16 columns (8 accumulators, h broadcast from memory), four per
- * gate pair and row group, on the same packed R; then each row's cell update, its two 8-unit halves side by
+ * gate pair and row group, on the same packed R (one or two rows left: 8 accumulators across 64 or 32
+ * columns, so a batch of 1 is not bound by the FMA latency); then each row's cell update, its two 8-unit halves side by
  * side, with the AVX2 sigmoid and tanh of the vector math (seq_vec_x86.h). Built for AVX2 by target
  * attribute; called only on that path. */
 #include <string.h>
@@ -51,6 +52,50 @@ TILE_N(4)
 
 typedef void (*tile_fn)(int64_t depth, const float *h, int64_t ldh, const float *rp, float *out);
 static const tile_fn tiles[TILE_ROWS + 1] = {NULL, tile_1, tile_2, tile_3, tile_4};
+
+/* out[r * 2 TILE + p * TILE + 0 .. width) = sum over k of h[r * ldh + k] * rp_p[k * TILE + 0 .. width) for
+ * the gate pairs p < pairs, rows r < rows: one or two rows, whose 16-column tiles above keep only 2 or 4
+ * sums in flight (each waits on its FMA's latency); here 8 accumulators (1 row x 2 pairs x 32 columns, or
+ * 2 rows x 1 pair x 32 columns) share one pass over k. Each sum is the same FMA chain over k as the tile's,
+ * so the bits are the same. */
+T256 static inline __attribute__((always_inline)) void tile_wide(int rows, int pairs, int64_t depth, const float *h,
+                                                                  int64_t ldh, const float *rp0, const float *rp1,
+                                                                  float *out) {
+  __m256 a[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < 8; v++) a[v] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < depth; k++) {
+#pragma GCC unroll 2
+    for (int r = 0; r < rows; r++) {
+      __m256 x = _mm256_broadcast_ss(h + r * ldh + k);
+#pragma GCC unroll 2
+      for (int p = 0; p < pairs; p++) {
+        const float *b = (p ? rp1 : rp0) + k * TILE;
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) {
+          int i = (r * pairs + p) * 4 + v;
+          a[i] = _mm256_fmadd_ps(x, _mm256_load_ps(b + 8 * v), a[i]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+    for (int p = 0; p < pairs; p++)
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; v++) _mm256_store_ps(out + r * 2 * TILE + p * TILE + 8 * v, a[(r * pairs + p) * 4 + v]);
+}
+
+/* One row, both gate pairs. */
+T256 static void tile_row(int64_t depth, const float *h, const float *rp0, const float *rp1, float *out) {
+  tile_wide(1, 2, depth, h, 0, rp0, rp1, out);
+}
+
+/* Two rows, one gate pair. */
+T256 static void tile_two_rows(int64_t depth, const float *h, int64_t ldh, const float *rp, float *out) {
+  tile_wide(2, 1, depth, h, ldh, rp, rp, out);
+}
 
 /* The ONNX activations other than sigmoid and tanh, lane by lane. */
 T256 static __attribute__((noinline)) __m256 activate_lanes(const tb_rnn_act *act, __m256 x) {
@@ -143,9 +188,19 @@ T256 void tb_seq_lstm_item_avx2(seq_dir *s, int64_t k, int64_t j, int64_t b0, in
     for (int r = 0; r < rows; r += TILE_ROWS) {
       int tr = rows - r < TILE_ROWS ? rows - r : TILE_ROWS;
       const float *h = s->h + (b0 + r) * hid;
-      for (int pair = 0; pair < 2; pair++)
+      float *out = g + r * 2 * TILE;
+      if (tr == 1) {
+        tile_row(hid, h, rp, rp + hid * TILE, out);
+        continue;
+      }
+      for (int pair = 0; pair < 2; pair++) {
+        if (tr == 2) {
+          tile_two_rows(hid, h, hid, rp + pair * hid * TILE, out + pair * TILE);
+          continue;
+        }
         for (int half = 0; half < 2; half++)
-          tiles[tr](hid, h, hid, rp + pair * hid * TILE + half * HALF, g + r * 2 * TILE + pair * TILE + half * HALF);
+          tiles[tr](hid, h, hid, rp + pair * hid * TILE + half * HALF, out + pair * TILE + half * HALF);
+      }
     }
   }
   for (int r = 0; r < rows; r++) cell(s, k, b0 + r, u0, n, g + r * 2 * TILE);

@@ -22,10 +22,14 @@
  * pays two loads and a permute per tap). Without NaNs this is the reference's result bit for bit (a
  * horizontal max in tap order then a vertical one keeps the first tap, in window order, that holds the
  * maximum, as the reference does for ties such as -0 and +0); an output row that reads an input row
- * holding a NaN is redone by row_avx512, which follows the rule tap by tap. */
+ * holding a NaN is redone by row_avx512, which follows the rule tap by tap. On AVX2 every MaxPool (kernel
+ * up to 64 x 64) is separable the same way (vec_pool_avx2.c: any kernel and stride, the row split into
+ * stride phases so that each tap is one load), its NaN rows redone by the row loop below. */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 #include "backend/cpu/kernels/fast/vec/vec_kernel.h"
+#include "backend/cpu/kernels/fast/vec/vec_pool_avx2.h"
 #include "ops/nn/window.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -329,8 +333,24 @@ static void pool_row(const pool_job *j, const float *x, int64_t oh, float *y) {
   if (!j->max) average_row(j, oh, y);
 }
 
+static void redo_row(const void *job, const float *x, int64_t oh, float *y_row) { pool_row(job, x, oh, y_row); }
+
+/* The AVX2 separable MaxPool's scratch for this job (NULL when it does not take the job, or no memory:
+ * then the row loop runs). */
+static float *separable_avx2(const pool_job *j, vec_maxpool_geom *g) {
+  const nn_window *w = &j->win;
+  if (!j->max || j->ops != &tb_vec_ops_avx2 || w->kernel[0] > VEC_MAXPOOL_AVX2_MAX_KERNEL ||
+      w->kernel[1] > VEC_MAXPOOL_AVX2_MAX_KERNEL)
+    return NULL;
+  *g = (vec_maxpool_geom){j->h, j->w, j->oh, j->ow, w->kernel[0], w->kernel[1], w->stride[0], w->stride[1],
+                          w->pad_begin[0], w->pad_begin[1]};
+  return malloc(tb_vec_maxpool_avx2_scratch(g) * sizeof(float));
+}
+
 static void pool_planes(void *arg, size_t begin, size_t end) {
   const pool_job *j = arg;
+  vec_maxpool_geom g;
+  float *scratch = separable_avx2(j, &g);
 #if defined(__x86_64__)
   chunk_tap plan[ROW_MAX_CHUNKS][ROW_MAX_TAPS];
   sep_plan sp;
@@ -340,6 +360,10 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
   for (size_t p = begin; p < end; p++) {
     const float *x = j->x + (int64_t)p * j->h * j->w;
     float *y = j->y + (int64_t)p * j->oh * j->ow;
+    if (scratch) {
+      tb_vec_maxpool_plane_avx2(&g, x, y, scratch, redo_row, j);
+      continue;
+    }
 #if defined(__x86_64__)
     if (separable) {
       maxpool_plane_separable(j, &sp, (const chunk_tap(*)[ROW_MAX_TAPS])plan, x, y);
@@ -357,6 +381,7 @@ static void pool_planes(void *arg, size_t begin, size_t end) {
       pool_row(j, x, oh, y + oh * j->ow);
     }
   }
+  free(scratch);
 }
 
 static tb_status pool_run(tb_kernel_ctx *ctx, const vec_ops *ops, bool max) {
