@@ -213,7 +213,7 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   assert_non_null(find("", "Mean", 13, NULL, 1, DT(TB_DTYPE_F64), 1));
   assert_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F32, TB_DTYPE_F64), 1));
   assert_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
-  /* the index ops: float32, float64, int32, int64 (Hardmax: the floats) */
+  /* the index ops: float32, float64 and the integers (Hardmax: the floats) */
   tb_argreduce_params arg = {.is_max = true, .axis = -1, .keepdims = true};
   assert_non_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_I64), 1));
   assert_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_F16), 1));
@@ -225,7 +225,10 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   assert_null(find("", "CumSum", 14, &cs, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1)); /* a float axis */
   tb_topk_params tk = {.axis = -1, .largest = true, .sorted = true};
   assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_F32, TB_DTYPE_I64), 2));
-  assert_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_U8, TB_DTYPE_I64), 2));
+  assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_U8, TB_DTYPE_I64), 2));
+  assert_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_BF16, TB_DTYPE_I64), 2));
+  assert_non_null(find("", "ArgMin", 13, &arg, 1, DT(TB_DTYPE_I8), 1));
+  assert_null(find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_I32), 1)); /* Hardmax takes floats */
 }
 
 /* ---- Values ------------------------------------------------------------------------------------------ */
@@ -409,8 +412,8 @@ static void sum_and_mean_match_the_cpu(void **state) {
 
 /* ArgMax / ArgMin along the last axis (a block per row) and a middle one (a thread per column), with ties both
  * ways and NaN first and inside a row; Hardmax at opset 13 (a middle axis) and 11 (flattened); CumSum forward,
- * exclusive and reverse on float32, int32 and int64 with a negative axis; TopK largest and smallest along the
- * last and a middle axis with ties and NaN, on float32, float64 and int64, and k 0. */
+ * exclusive and reverse with negative axes; TopK largest and smallest along the last, a middle and the first axis
+ * with ties and NaN, k 0 and k of the whole axis; each on float32, float64, int8, int16, int32, int64 and uint8. */
 static void index_values_match_the_cpu(void **state) {
   (void)state;
   if (!emulator_here()) return;
@@ -418,6 +421,9 @@ static void index_values_match_the_cpu(void **state) {
   static double x64[6 * 37];
   static int64_t xi[6 * 37];
   static int32_t xi32[6 * 37];
+  static int8_t xi8[6 * 37];
+  static uint8_t xu8[6 * 37];
+  static int16_t xi16[6 * 37];
   fill(x, 4 * 6 * 37, 7);
   for (size_t i = 0; i < 4 * 6 * 37; i++) x[i] = roundf(x[i] * 2.0f) / 2.0f; /* many ties */
   x[0] = NAN;                      /* a row starting with NaN */
@@ -427,16 +433,22 @@ static void index_values_match_the_cpu(void **state) {
   for (size_t i = 0; i < 6 * 37; i++) x64[i] = x[i] + (double)x[i + 222] * 1e-3, xi[i] = (int64_t)(x[i + 300] * 2) * 1000003, xi32[i] = (int32_t)(x[i + 400] * 2);
   x64[7] = NAN;
   xi[9] = INT64_MAX, xi[10] = INT64_MIN;
+  for (size_t i = 0; i < 6 * 37; i++) /* few distinct values: ties; sums that wrap */
+    xi8[i] = (int8_t)((i * 37) % 7 * 40 - 120), xu8[i] = (uint8_t)((i * 11) % 5 * 60), xi16[i] = (int16_t)((i * 13) % 9 * 8000 - 32000);
   tb_ir_model *ir = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(ir, NULL, "index");
   tbt_input(g, "x", TB_DTYPE_F32, 3, (const int64_t[]){4, 6, 37}, NULL);
   tbt_input(g, "x64", TB_DTYPE_F64, 2, (const int64_t[]){6, 37}, NULL);
   tbt_input(g, "xi", TB_DTYPE_I64, 2, (const int64_t[]){6, 37}, NULL);
   tbt_input(g, "xi32", TB_DTYPE_I32, 2, (const int64_t[]){6, 37}, NULL);
+  tbt_input(g, "xi8", TB_DTYPE_I8, 2, (const int64_t[]){6, 37}, NULL);
+  tbt_input(g, "xu8", TB_DTYPE_U8, 2, (const int64_t[]){6, 37}, NULL);
+  tbt_input(g, "xi16", TB_DTYPE_I16, 2, (const int64_t[]){6, 37}, NULL);
   size_t outs = 0;
   static const struct { const char *op, *in; int axis, keepdims, last; } args[] = {
       {"ArgMax", "x", -1, 1, 0}, {"ArgMax", "x", 2, 0, 1}, {"ArgMin", "x", 1, 1, 0}, {"ArgMin", "x", -2, 0, 1},
       {"ArgMax", "x", 0, 1, 1},  {"ArgMax", "x64", 1, 1, 0}, {"ArgMin", "xi", -1, 0, 0}, {"ArgMax", "xi32", 0, 1, 1},
+      {"ArgMax", "xu8", -1, 1, 1}, {"ArgMin", "xi8", 0, 0, 0}, {"ArgMax", "xi16", 1, 1, 0},
   };
   for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
     char name[16], out[16];
@@ -458,6 +470,7 @@ static void index_values_match_the_cpu(void **state) {
   tbt_const(g, "ax_mid", TB_DTYPE_I32, 1, (const int64_t[]){1}, (const int32_t[]){-2});
   static const struct { const char *in; int exclusive, reverse; } sums[] = {
       {"x,ax_last", 0, 0}, {"x,ax_mid", 1, 0}, {"x64,ax_last", 0, 1}, {"xi,ax_mid", 1, 1}, {"xi32,ax_last", 0, 0},
+      {"xi8,ax_last", 0, 0}, {"xu8,ax_mid", 1, 1}, {"xi16,ax_last", 0, 1},
   };
   for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++) {
     char name[16], out[16];
@@ -474,6 +487,7 @@ static void index_values_match_the_cpu(void **state) {
   tbt_const_i64(g, "k37", 1, (const int64_t[]){1}, (const int64_t[]){37});
   static const struct { const char *in; int axis, largest; } tops[] = {
       {"x,k5", -1, 1}, {"x,k5", 1, 0}, {"x64,k37", 1, 0}, {"xi,k5", 0, 1}, {"xi32,k5", -1, 0}, {"x,k0", 2, 1},
+      {"xu8,k37", -1, 1}, {"xi8,k5", 0, 0}, {"xi16,k5", 1, 1},
   };
   for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++) {
     char name[16], outv[16], outi[16], both[40];
@@ -489,9 +503,11 @@ static void index_values_match_the_cpu(void **state) {
     outs += 2;
   }
   tb_model *model = tbt_model_of(ir);
-  const feed in[4] = {{"x", TB_DTYPE_F32, 3, {4, 6, 37}, x}, {"x64", TB_DTYPE_F64, 2, {6, 37}, x64},
-                      {"xi", TB_DTYPE_I64, 2, {6, 37}, xi},  {"xi32", TB_DTYPE_I32, 2, {6, 37}, xi32}};
-  all_on_device(model, 4, in, outs, TB_LEVEL_O0, 8 + 2 + 5 + 6);
+  const feed in[7] = {{"x", TB_DTYPE_F32, 3, {4, 6, 37}, x}, {"x64", TB_DTYPE_F64, 2, {6, 37}, x64},
+                      {"xi", TB_DTYPE_I64, 2, {6, 37}, xi},  {"xi32", TB_DTYPE_I32, 2, {6, 37}, xi32},
+                      {"xi8", TB_DTYPE_I8, 2, {6, 37}, xi8}, {"xu8", TB_DTYPE_U8, 2, {6, 37}, xu8},
+                      {"xi16", TB_DTYPE_I16, 2, {6, 37}, xi16}};
+  all_on_device(model, 7, in, outs, TB_LEVEL_O0, 11 + 2 + 8 + 9);
   tb_model_destroy(model);
   /* Hardmax before opset 13: the axis and every dim after it form one row */
   ir = tbt_ir_model(11);

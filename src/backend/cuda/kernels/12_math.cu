@@ -116,6 +116,10 @@ __device__ inline void tb_ew_math(const void *a, void *y, tb_index n, const tb_e
   TB_GRID_LOOP(i, n) o[i] = tb_ew_unary<T>(d.op, x[i], alpha, beta, gamma);
 }
 
+template <typename T>
+__device__ inline bool tb_ew_below_zero(T v) { return v < (T)0; }
+__device__ inline bool tb_ew_below_zero(unsigned char) { return false; }
+
 // Sign, Abs and Neg of an integer type through its unsigned twin U, so -INT_MIN wraps to INT_MIN as in numpy.
 template <typename T, typename U>
 __device__ inline void tb_ew_int_math(const void *a, void *y, tb_index n, const tb_ew &d) {
@@ -124,7 +128,8 @@ __device__ inline void tb_ew_int_math(const void *a, void *y, tb_index n, const 
   TB_GRID_LOOP(i, n) {
     T v = x[i];
     T neg = (T)(U)((U)0 - (U)v);
-    o[i] = d.op == TB_EW_SIGN ? (T)((v > (T)0) - (v < (T)0)) : d.op == TB_EW_NEG ? neg : v < (T)0 ? neg : v;
+    bool below = tb_ew_below_zero(v);
+    o[i] = d.op == TB_EW_SIGN ? (T)((v > (T)0) - (below ? 1 : 0)) : d.op == TB_EW_NEG ? neg : below ? neg : v;
   }
 }
 

@@ -7,7 +7,8 @@
 //   TopK: one block per row; a row of up to TB_IX_SORT_MAX elements is sorted whole in shared memory (bitonic),
 //     a longer one is walked k times, each pass the next element in order after the last one taken.
 // The order of TopK is the CPU's: by value (NaN above every number), largest or smallest first, ties by the
-// lower index. Block kernels: blockDim.x at most 1024; rows n = outer * inner, any grid.
+// lower index. Every kernel comes for f32, f64, i8, i16, i32, i64 and u8. Block kernels: blockDim.x at most 1024;
+// rows n = outer * inner, any grid.
 
 #define TB_IX_F_LAST 1      // ArgMax / ArgMin: select_last_index
 #define TB_IX_F_MAX 2       // ArgMax (else ArgMin)
@@ -24,12 +25,18 @@ __device__ inline tb_index tb_ix_at(const tb_ew &d, tb_index row, tb_index t) {
 
 __device__ inline bool tb_ix_nan(float v) { return v != v; }
 __device__ inline bool tb_ix_nan(double v) { return v != v; }
+__device__ inline bool tb_ix_nan(signed char) { return false; }
+__device__ inline bool tb_ix_nan(short) { return false; }
 __device__ inline bool tb_ix_nan(int) { return false; }
 __device__ inline bool tb_ix_nan(long long) { return false; }
+__device__ inline bool tb_ix_nan(unsigned char) { return false; }
 __device__ inline bool tb_ix_neg_inf(float v) { return v == -TB_INF; }
 __device__ inline bool tb_ix_neg_inf(double v) { return v == -(double)TB_INF; }
+__device__ inline bool tb_ix_neg_inf(signed char) { return false; }
+__device__ inline bool tb_ix_neg_inf(short) { return false; }
 __device__ inline bool tb_ix_neg_inf(int) { return false; }
 __device__ inline bool tb_ix_neg_inf(long long) { return false; }
+__device__ inline bool tb_ix_neg_inf(unsigned char) { return false; }
 
 // Whether element i (value vi) comes before element j (vj) as the pick of ArgMax / ArgMin / Hardmax: NaN never
 // does (the caller skips it), the larger (smaller) value does, ties by the first (last) index.
@@ -234,19 +241,34 @@ extern "C" __global__ void tb_cu_ew_arg_rows_f32(TB_EW_PARAMS) { TB_EW_USE(); tb
 extern "C" __global__ void tb_cu_ew_arg_rows_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<double>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<int>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<signed char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<unsigned char>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_cols_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<float>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_cols_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<double>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_cols_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<int>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_cols_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<signed char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<unsigned char>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<float, float>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<double, double>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<int, unsigned>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<long long, unsigned long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<signed char, unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<short, unsigned short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<unsigned char, unsigned char>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<float>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<double>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<int>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<long long>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<signed char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<short>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<unsigned char>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<float>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<double>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<int>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<long long>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<signed char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<short>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<unsigned char>(a, y, z, n, d); }
