@@ -549,6 +549,58 @@ static void topk_of_long_rows_matches_the_cpu(void **state) {
   tb_model_destroy(model);
 }
 
+/* CumSum's axis, a constant, stays on the host (a value input): the run reads nothing back, so the model is captured as
+ * a CUDA graph and replayed (one cuGraphLaunch, no kernel launch) while its shapes repeat. */
+static void cumsum_with_a_constant_axis_is_replayed(void **state) {
+  (void)state;
+  static float x[3 * 5];
+  fill(x, 15, 9);
+  tb_ir_model *ir = tbt_ir_model(14);
+  tb_graph *g = tb_graph_new(ir, NULL, "scan");
+  tbt_input(g, "x", TB_DTYPE_F32, 2, (const int64_t[]){3, 5}, NULL);
+  tbt_const_i64(g, "axis", 0, NULL, (const int64_t[]){1});
+  output(g, "CumSum", "cumsum", "x,axis", "y");
+  tb_model *model = tbt_model_of(ir);
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O2};
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &p, &r));
+  assert_true(r->graph_capture);
+  tb_tensor *in = tbt_f32(cpu, 2, (const int64_t[]){3, 5}, x);
+  const char *names[1] = {"x"};
+  int (*calls)(const char *) = (int (*)(const char *))fake_symbol("fake_cuda_calls");
+  void (*log_reset)(void) = (void (*)(void))fake_symbol("fake_cuda_call_log_reset");
+  for (int run = 0; run < 3; run++) {
+    tb_tensor *y = NULL;
+    log_reset();
+    TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &y));
+    assert_int_equal(calls("cuMemcpyDtoH_v2") + calls("cuMemcpyDtoHAsync_v2"), 0); /* the axis is not read back */
+    if (run > 0) {
+      assert_int_equal(calls("cuGraphLaunch"), 1);
+      assert_int_equal(calls("cuLaunchKernel"), 0);
+    }
+    if (run == 2 && emulator_here()) {
+      float got[15];
+      TB_ASSERT_OK(tb_tensor_copy_to_host(y, got, sizeof got));
+      for (int i = 0; i < 3; i++) {
+        float sum = 0;
+        for (int j = 0; j < 5; j++) {
+          sum += x[i * 5 + j];
+          assert_true(got[i * 5 + j] == sum);
+        }
+      }
+    }
+    tb_tensor_destroy(y);
+  }
+  tb_tensor_destroy(in);
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+}
+
 /* ---- Errors ------------------------------------------------------------------------------------------ */
 
 /* A CumSum axis outside the rank, a failing launch (faulted, out of memory) and device memory running out: each a
@@ -632,6 +684,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(sum_and_mean_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(index_values_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(topk_of_long_rows_matches_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(cumsum_with_a_constant_axis_is_replayed, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_are_statuses, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
