@@ -61,8 +61,10 @@ unsigned __float_as_uint(float f) {
 
 #include "00_common.cu"
 #include "10_elementwise.cu"
+#include "12_math.cu"
 #include "20_softmax.cu"
 #include "30_reduce.cu"
+#include "31_index_reduce.cu"
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "40_gemm.cu"
@@ -203,6 +205,60 @@ const entry kernels[] = {
     K(tb_cu_dm_logic),
     K(tb_cu_dm_layer_norm_f32),
     K(tb_cu_dm_gelu_tanh_f32),
+    K(tb_cu_ew_math_f32),
+    K(tb_cu_ew_math_f64),
+    K(tb_cu_ew_int_math_i8),
+    K(tb_cu_ew_int_math_i16),
+    K(tb_cu_ew_int_math_i32),
+    K(tb_cu_ew_int_math_i64),
+    K(tb_cu_ew_int_math_u8),
+    K(tb_cu_ew_classify_f32),
+    K(tb_cu_ew_classify_f64),
+    K(tb_cu_ew_mod_f32),
+    K(tb_cu_ew_mod_f64),
+    K(tb_cu_ew_mod_i8),
+    K(tb_cu_ew_mod_i16),
+    K(tb_cu_ew_mod_i32),
+    K(tb_cu_ew_mod_i64),
+    K(tb_cu_ew_mod_u8),
+    K(tb_cu_ew_bitshift_u8),
+    K(tb_cu_ew_accumulate_f32),
+    K(tb_cu_ew_accumulate_f64),
+    K(tb_cu_ew_arg_rows_f32),
+    K(tb_cu_ew_arg_rows_f64),
+    K(tb_cu_ew_arg_rows_i32),
+    K(tb_cu_ew_arg_rows_i64),
+    K(tb_cu_ew_arg_rows_i8),
+    K(tb_cu_ew_arg_rows_i16),
+    K(tb_cu_ew_arg_rows_u8),
+    K(tb_cu_ew_arg_cols_f32),
+    K(tb_cu_ew_arg_cols_f64),
+    K(tb_cu_ew_arg_cols_i32),
+    K(tb_cu_ew_arg_cols_i64),
+    K(tb_cu_ew_arg_cols_i8),
+    K(tb_cu_ew_arg_cols_i16),
+    K(tb_cu_ew_arg_cols_u8),
+    K(tb_cu_ew_cumsum_f32),
+    K(tb_cu_ew_cumsum_f64),
+    K(tb_cu_ew_cumsum_i32),
+    K(tb_cu_ew_cumsum_i64),
+    K(tb_cu_ew_cumsum_i8),
+    K(tb_cu_ew_cumsum_i16),
+    K(tb_cu_ew_cumsum_u8),
+    K(tb_cu_ew_topk_sort_f32),
+    K(tb_cu_ew_topk_sort_f64),
+    K(tb_cu_ew_topk_sort_i32),
+    K(tb_cu_ew_topk_sort_i64),
+    K(tb_cu_ew_topk_sort_i8),
+    K(tb_cu_ew_topk_sort_i16),
+    K(tb_cu_ew_topk_sort_u8),
+    K(tb_cu_ew_topk_select_f32),
+    K(tb_cu_ew_topk_select_f64),
+    K(tb_cu_ew_topk_select_i32),
+    K(tb_cu_ew_topk_select_i64),
+    K(tb_cu_ew_topk_select_i8),
+    K(tb_cu_ew_topk_select_i16),
+    K(tb_cu_ew_topk_select_u8),
 };
 #undef K
 

@@ -32,7 +32,7 @@
  * recorded (fake_cuda_launch.h: name, grid, block, argument bytes), never run: the fake computes no values.
  * For the embedded kernels it knows the parameter lists from the names (unary tb_cu_<op>_f32, binary _flat
  * and _broadcast, _rows and _cols, tb_cu_cnn_*: six pointers and a descriptor listing what each reaches; the GEMM kernels
- * from fake_cuda_gemm.h; the tb_cu_dm_ kernels' one list with its descriptor) and checks that every tensor argument lies inside one live allocation
+ * from fake_cuda_gemm.h; the tb_cu_dm_ and tb_cu_ew_ kernels' one list each with its descriptor) and checks that every tensor argument lies inside one live allocation
  * large enough for the elements the kernel would touch (for _broadcast, from the descriptor's dims and
  * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
  * report it at the next synchronisation). FAKE_CUDA_FAIL=launch fails every launch with FAKE_CUDA_FAIL_CODE,
@@ -782,6 +782,7 @@ CUresult cuModuleUnload(fake_module *module) {
 
 #define FAKE_MAX_RECORDS 1024
 enum { FAKE_DM_BYTES = 432, FAKE_DM_BYTES_AT = 360 };
+enum { FAKE_EW_BYTES = 296 }; /* 12_math.cu's tb_ew: the bytes behind its four pointers first */
 static fake_launch records[FAKE_MAX_RECORDS];
 static int n_records; /* since the last fake_cuda_launch_reset; under module_lock */
 
@@ -793,11 +794,14 @@ static int ends_with(const char *s, const char *tail) {
 /* The CNN kernels (60_conv.cu, 61_pool_norm.cu): six pointers, then a descriptor whose first six words
  * are the 4-byte elements each pointer reaches. */
 static int is_cnn(const char *name) { return strncmp(name, "tb_cu_cnn_", 10) == 0; }
+/* The math and index kernels (12_math.cu, 31_index_reduce.cu): (a, b, y, z, n, tb_ew), like the data kernels. */
+static int is_ew(const char *name) { return strncmp(name, "tb_cu_ew_", 9) == 0; }
 
 /* The parameter sizes of an embedded kernel, by its name; 0 when the fake does not know it. */
 static int kernel_params(const char *name, unsigned *sizes) {
   static const unsigned unary[] = {8, 8, 8, 4, 4}, flat[] = {8, 8, 8, 8}, broadcast[] = {8, 8, 8, 8, 200},
-                        rows[] = {8, 8, 8, 8}, cols[] = {8, 8, 8, 8, 8}, dm[] = {8, 8, 8, 8, 8, FAKE_DM_BYTES};
+                        rows[] = {8, 8, 8, 8}, cols[] = {8, 8, 8, 8, 8}, dm[] = {8, 8, 8, 8, 8, FAKE_DM_BYTES},
+                        ew[] = {8, 8, 8, 8, 8, FAKE_EW_BYTES};
   const unsigned *list = NULL;
   int n = 0;
   if (strncmp(name, "tb_cu_", 6) != 0) return 0;
@@ -808,6 +812,7 @@ static int kernel_params(const char *name, unsigned *sizes) {
   }
   if ((n = fake_gemm_params(name, sizes)) > 0) return n;
   if (strncmp(name, "tb_cu_dm_", 9) == 0) list = dm, n = 6; /* (a, b, c, y, n, tb_dm): 70_data.cu */
+  else if (is_ew(name)) list = ew, n = 6;
   else if (ends_with(name, "_f32_broadcast")) list = broadcast, n = 5;
   else if (ends_with(name, "_f32_flat")) list = flat, n = 4;
   else if (ends_with(name, "_f32_rows")) list = rows, n = 4;
@@ -839,11 +844,11 @@ static long long reach(const long long *dims, const long long *strides, int rank
 
 /* The tb_cu_dm_ kernels' descriptor (70_data.cu's tb_dm): 432 bytes, the bytes behind each of the four
  * pointers at 360 (a NULL pointer has 0). */
-static int covers_dm(const fake_launch *l) {
+static int covers_dm(const fake_launch *l, int bytes_at) {
   const unsigned char *dm = l->args + l->arg_offset[5];
   for (int i = 0; i < 4; i++) {
     long long bytes;
-    memcpy(&bytes, dm + FAKE_DM_BYTES_AT + 8 * i, sizeof bytes);
+    memcpy(&bytes, dm + bytes_at + 8 * i, sizeof bytes);
     unsigned long long p = (unsigned long long)arg_i64(l, i);
     if (bytes < 0 || (bytes > 0 && fake_resolve(&heap, p, (size_t)bytes) == NULL)) return 0;
   }
@@ -864,7 +869,9 @@ static CUresult check_memory(const fake_launch *l) {
     memcpy(counts, l->args + l->arg_offset[6], sizeof counts);
     for (int i = 0; i < 6 && ok; i++) ok = counts[i] == 0 || (arg_i64(l, i) != 0 && covers(l, i, counts[i]));
   } else if (strncmp(name, "tb_cu_dm_", 9) == 0) {
-    ok = covers_dm(l);
+    ok = covers_dm(l, FAKE_DM_BYTES_AT);
+  } else if (is_ew(name)) {
+    ok = covers_dm(l, 0);
   } else if (ends_with(name, "_f32_broadcast")) {
     const unsigned char *bc = l->args + l->arg_offset[4];
     int rank;
@@ -912,7 +919,7 @@ static emu_launch_fn emulator(int *broken) {
 /* Run a recorded launch of a known kernel on the emulator, its pointer arguments (the first two, three for
  * the binary kernels) turned into the host bytes behind them. */
 static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
-  int pointers = is_cnn(l->name) ? 6 : strncmp(l->name, "tb_cu_dm_", 9) == 0 ? 4 : fake_gemm_pointers(l->name);
+  int pointers = is_cnn(l->name) ? 6 : strncmp(l->name, "tb_cu_dm_", 9) == 0 || is_ew(l->name) ? 4 : fake_gemm_pointers(l->name);
   if (!pointers) pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
   void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
   for (int i = 0; i < l->n_args; i++) {

@@ -201,7 +201,7 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   assert_null(find("", "Add", 14, &modern, 2, TB_DTYPE_F32, TB_DTYPE_F16, &why));
   /* attributes the kernels lack */
   assert_null(find("", "Add", 6, &legacy, 2, TB_DTYPE_F32, TB_DTYPE_F32, &why));
-  assert_null(find("", "Hardmax", 13, &hard, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
+  assert_non_null(find("", "Hardmax", 13, &hard, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why)); /* cuda_ops_argtopk.c */
   /* the tanh form is not the elementwise family's erf kernel but cuda_ops_norm.c's tb_cu_dm_gelu_tanh_f32 */
   assert_true(find("tb", "Gelu", 1, &tanh_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why) != find("tb", "Gelu", 1, &erf_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_non_null(find("tb", "Gelu", 1, &tanh_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
@@ -222,7 +222,7 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
 /* ---- A model on the fake cuda:0 ------------------------------------------------------------------- */
 
 /* x [2,3,4] -> Relu -> LeakyRelu(0.2) -> Add(bias [4]) -> Softmax(axis -1) -> ReduceSum(axes [1], keepdims 0)
- * -> Mul(scale [2,1]) -> out [2,4]; and a Hardmax the CUDA backend has no kernel for, on the CPU. */
+ * -> Mul(scale [2,1]) -> out [2,4]; and a Dropout with its mask output, which the CUDA kernel declines, on the CPU. */
 static tb_model *chain_model(void) {
   tb_ir_model *m = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(m, NULL, "chain");
@@ -241,7 +241,7 @@ static tb_model *chain_model(void) {
   int reduce = tbt_node(g, "ReduceSum", "sum", "s,axes", "y");
   pt_attr_int(g, reduce, "keepdims", 0);
   tbt_node(g, "Mul", "mul", "y,scale", "out");
-  tbt_node(g, "Hardmax", "hardmax", "out", "mm");
+  tbt_node(g, "Dropout", "dropout", "out", "mm,mask");
   tbt_output(g, "mm");
   return tbt_model_of(m);
 }
@@ -294,7 +294,7 @@ static void model_nodes_launch_their_kernels(void **state) {
   chain_open(&c);
   assert_int_equal(c.result->device_nodes, 6);
   assert_int_equal(c.result->cpu_fallback_nodes, 1);
-  TB_ASSERT_CONTAINS(c.result->fallback_ops[0], "Hardmax (hardmax): no cuda kernel for Hardmax");
+  TB_ASSERT_CONTAINS(c.result->fallback_ops[0], "Dropout (dropout): no cuda kernel for Dropout with inputs (f32)");
   tb_tensor *out = NULL;
   TB_ASSERT_OK(chain_run(&c, &out));
   assert_int_equal(fake_int("fake_cuda_launch_count"), 6);
@@ -334,7 +334,7 @@ static void model_nodes_launch_their_kernels(void **state) {
   assert_int_equal(arg_i64(soft, 1), arg_i64(sum, 0));
   assert_int_equal(arg_i64(sum, 1), arg_i64(mul, 0));
   assert_true(arg_i64(add, 1) != arg_i64(add, 0)); /* the bias, uploaded once as a constant */
-  /* the Hardmax ran on the CPU: the output is there, [2, 4] (its values are the fake's, not computed) */
+  /* the Dropout ran on the CPU: the output is there, [2, 4] (its values are the fake's, not computed) */
   assert_non_null(out);
   const int64_t mm_dims[2] = {2, 4};
   toh_assert_tensor(out, TB_DTYPE_F32, 2, mm_dims);
@@ -536,8 +536,8 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv), the GEMM kernels' 2,
-                                        the data kernels' 41 (test_cuda_data) */
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv), the GEMM kernels' 2,
+                                        the data kernels' 41 (test_cuda_data), the math and index kernels' 54 (test_cuda_math) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

@@ -74,8 +74,9 @@ static int teardown(void **state) {
 /* x [batch, 6] -> Relu -> Add(bias [6]) -> Softmax(-1) -> Mul(scale [6]) -> ReduceSum(axes [1], keepdims) -> y [batch, 1],
  * and s (the softmax) as a second output: every node has a CUDA kernel. With `echo`, x is an output too (a graph
  * output the run does not compute, so the run copies it to the host: what a capture cannot hold). With `host_node`,
- * y goes on through a Hardmax, which has no CUDA kernel (nor is one planned: test_cuda_exec checks it), so it runs on
- * the CPU in the middle of the run. */
+ * y goes on through a Dropout with its mask output, which the CUDA kernel declines (test_cuda_exec), so it runs on
+ * the CPU in the middle of the run; its mask picks between its output and y (a Where on the device, which keeps the
+ * mask used, so the O1 passes do not remove the Dropout). */
 static tb_model *device_model(bool echo, bool host_node) {
   tb_ir_model *m = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(m, NULL, "device");
@@ -93,7 +94,8 @@ static tb_model *device_model(bool echo, bool host_node) {
   tbt_node(g, "Mul", "mul", "s,scale", "m");
   tbt_node(g, "ReduceSum", "sum", "m,axes", "y");
   if (host_node) {
-    tbt_node(g, "Hardmax", "hardmax", "y", "h");
+    tbt_node(g, "Dropout", "dropout", "y", "d,mask");
+    tbt_node(g, "Where", "where", "mask,d,y", "h");
     tbt_output(g, "h");
   } else {
     tbt_output(g, "y");
@@ -412,17 +414,17 @@ static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   TB_ASSERT_OK(rig_open(&r, device_model(false, true), NULL));
   assert_false(r.result->graph_capture);
   assert_string_equal(r.result->graph_capture_why,
-                      "node 'hardmax' (Hardmax) runs on cpu:0, so the run crosses to the host in its middle");
+                      "node 'dropout' (Dropout) runs on cpu:0, so the run crosses to the host in its middle");
   char *json = NULL;
   TB_ASSERT_OK(tb_prepare_result_to_json(r.result, &json));
   TB_ASSERT_CONTAINS(json, "\"graph_capture\":\tfalse");
-  TB_ASSERT_CONTAINS(json, "\"graph_capture_why\":\t\"node 'hardmax' (Hardmax) runs on cpu:0");
+  TB_ASSERT_CONTAINS(json, "\"graph_capture_why\":\t\"node 'dropout' (Dropout) runs on cpu:0");
   free(json);
   for (int i = 0; i < 2; i++) {
     log_reset();
     expect_values(&r, 2, 1, 2);
     assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-    assert_int_equal(calls("cuLaunchKernel"), 5);
+    assert_int_equal(calls("cuLaunchKernel"), 6); /* the five before the Dropout and the Where */
   }
   rig_close(&r);
 

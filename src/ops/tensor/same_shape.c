@@ -30,7 +30,9 @@ static tb_status cumsum_infer(tb_infer_ctx *ctx) {
   return TB_OK;
 }
 
-const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 0, cumsum_infer, sizeof(tb_cumsum_params), tb_cumsum_parse};
+/* The axis is a value input: a constant axis stays on the host, where a device kernel reads it without a copy back
+ * (one that would rule out the CUDA graph capture; cuda_ops_argtopk.c). */
+const tb_op_def tb_op_cumsum = {"", "CumSum", 11, 2, 2, 1, 1, 1u << 1, cumsum_infer, sizeof(tb_cumsum_params), tb_cumsum_parse};
 
 static tb_status reverse_sequence_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);

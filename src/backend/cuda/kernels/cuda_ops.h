@@ -21,6 +21,9 @@ extern const tb_cuda_family tb_cuda_family_conv, tb_cuda_family_pool, tb_cuda_fa
 extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
 /* Data movement, index, logic and LayerNorm kernels (cuda_ops_data.c, _index.c, _logic.c, _norm.c; cuda_dm.h). */
 extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_family_logic, tb_cuda_family_norm;
+/* The math beyond float32's basic set, Mod, BitShift, Sum, Mean (cuda_ops_math.c); ArgMax, ArgMin, Hardmax, CumSum,
+ * TopK (cuda_ops_argtopk.c); both over cuda_ew.h. */
+extern const tb_cuda_family tb_cuda_family_math, tb_cuda_family_argtopk;
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

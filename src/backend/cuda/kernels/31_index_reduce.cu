@@ -1,0 +1,274 @@
+// The reductions by index and the scans, over an input viewed as [outer, len, inner] (tb_ew.outer, len, inner;
+// the axis in the middle), with 12_math.cu's parameter list (a, b, y, z, n, tb_ew):
+//   ArgMax / ArgMin (int64 out) and Hardmax (one-hot, the input's type), as the CPU reference picks:
+//     _rows (inner 1): one block per row, each thread the best of its stride, then a tree in shared memory;
+//     _cols (inner > 1): one thread per output, walking its column as the CPU does;
+//   CumSum: one thread per (outer, inner) column, summing in order (exclusive, reverse: tb_ew.flags);
+//   TopK: one block per row; a row of up to TB_IX_SORT_MAX elements is sorted whole in shared memory (bitonic),
+//     a longer one is walked k times, each pass the next element in order after the last one taken.
+// The order of TopK is the CPU's: by value (NaN above every number), largest or smallest first, ties by the
+// lower index. Every kernel comes for f32, f64, i8, i16, i32, i64 and u8. Block kernels: blockDim.x at most 1024;
+// rows n = outer * inner, any grid.
+
+#define TB_IX_F_LAST 1      // ArgMax / ArgMin: select_last_index
+#define TB_IX_F_MAX 2       // ArgMax (else ArgMin)
+#define TB_IX_F_HARDMAX 4   // Hardmax's rule: the first maximum above -inf, else 0
+#define TB_IX_F_EXCLUSIVE 1 // CumSum
+#define TB_IX_F_REVERSE 2   // CumSum
+#define TB_IX_F_LARGEST 1   // TopK
+#define TB_IX_SORT_MAX 2048 // TopK: the longest row sorted in shared memory
+
+// Element t of row `row` of the [outer, len, inner] view.
+__device__ inline tb_index tb_ix_at(const tb_ew &d, tb_index row, tb_index t) {
+  return ((row / d.inner) * d.len + t) * d.inner + row % d.inner;
+}
+
+__device__ inline bool tb_ix_nan(float v) { return v != v; }
+__device__ inline bool tb_ix_nan(double v) { return v != v; }
+__device__ inline bool tb_ix_nan(signed char) { return false; }
+__device__ inline bool tb_ix_nan(short) { return false; }
+__device__ inline bool tb_ix_nan(int) { return false; }
+__device__ inline bool tb_ix_nan(long long) { return false; }
+__device__ inline bool tb_ix_nan(unsigned char) { return false; }
+__device__ inline bool tb_ix_neg_inf(float v) { return v == -TB_INF; }
+__device__ inline bool tb_ix_neg_inf(double v) { return v == -(double)TB_INF; }
+__device__ inline bool tb_ix_neg_inf(signed char) { return false; }
+__device__ inline bool tb_ix_neg_inf(short) { return false; }
+__device__ inline bool tb_ix_neg_inf(int) { return false; }
+__device__ inline bool tb_ix_neg_inf(long long) { return false; }
+__device__ inline bool tb_ix_neg_inf(unsigned char) { return false; }
+
+// Whether element i (value vi) comes before element j (vj) as the pick of ArgMax / ArgMin / Hardmax: NaN never
+// does (the caller skips it), the larger (smaller) value does, ties by the first (last) index.
+template <typename T>
+__device__ inline bool tb_ix_arg_before(T vi, tb_index i, T vj, tb_index j, int flags) {
+  if (vi != vj) return (flags & TB_IX_F_MAX) ? vi > vj : vi < vj;
+  return (flags & TB_IX_F_LAST) ? i > j : i < j;
+}
+
+// The CPU's answer from the best non-NaN element (-1: none) of a row whose first element is v0 (the value at
+// best: vb): ArgMax / ArgMin keep index 0 when it is NaN (nothing compares above it); Hardmax takes the first
+// maximum above -inf, else 0.
+template <typename T>
+__device__ inline tb_index tb_ix_arg_finish(tb_index best, T v0, T vb, int flags) {
+  if (flags & TB_IX_F_HARDMAX) return best < 0 || tb_ix_neg_inf(vb) ? 0 : best;
+  return best < 0 || tb_ix_nan(v0) ? 0 : best;
+}
+
+// The block's pick of the candidate indices (one per thread, -1 for none) by Before; every thread gets it.
+// Every thread of the block must call it.
+template <typename Before>
+__device__ inline tb_index tb_ix_block_pick(tb_index mine, const Before &before) {
+  __shared__ tb_index cand[1024];
+  unsigned t = threadIdx.x;
+  cand[t] = mine;
+  __syncthreads();
+  for (unsigned s = 1; s < blockDim.x; s <<= 1) {
+    if (t % (2 * s) == 0 && t + s < blockDim.x) {
+      tb_index o = cand[t + s];
+      if (o >= 0 && (cand[t] < 0 || before(o, cand[t]))) cand[t] = o;
+    }
+    __syncthreads();
+  }
+  tb_index r = cand[0];
+  __syncthreads(); // cand is free again for the next call
+  return r;
+}
+
+template <typename T>
+struct tb_ix_arg_order {
+  const T *x;
+  const tb_ew *d;
+  tb_index row;
+  __device__ bool operator()(tb_index i, tb_index j) const {
+    return tb_ix_arg_before(x[tb_ix_at(*d, row, i)], i, x[tb_ix_at(*d, row, j)], j, d->flags);
+  }
+};
+
+// Write the row's pick: ArgMax / ArgMin its index (y int64 [outer, inner]); Hardmax 1 there and 0 elsewhere
+// (y of the input's type and shape), by the threads in [first, first + step, ...).
+template <typename T>
+__device__ inline void tb_ix_arg_write(void *y, const tb_ew &d, tb_index row, tb_index best, tb_index first, tb_index step) {
+  if (d.flags & TB_IX_F_HARDMAX) {
+    T *o = (T *)y;
+    for (tb_index t = first; t < d.len; t += step) o[tb_ix_at(d, row, t)] = t == best ? (T)1 : (T)0;
+  } else if (first == 0) {
+    ((long long *)y)[row] = best;
+  }
+}
+
+template <typename T>
+__device__ inline void tb_ix_arg_rows(const void *a, void *y, tb_index rows, const tb_ew &d) {
+  const T *x = (const T *)a;
+  for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
+    tb_ix_arg_order<T> before = {x, &d, row};
+    tb_index mine = -1;
+    for (tb_index t = threadIdx.x; t < d.len; t += blockDim.x) {
+      T v = x[tb_ix_at(d, row, t)];
+      if (!tb_ix_nan(v) && (mine < 0 || before(t, mine))) mine = t;
+    }
+    tb_index best = tb_ix_block_pick(mine, before);
+    best = tb_ix_arg_finish(best, x[tb_ix_at(d, row, 0)], x[tb_ix_at(d, row, best < 0 ? 0 : best)], d.flags);
+    tb_ix_arg_write<T>(y, d, row, best, threadIdx.x, blockDim.x);
+  }
+}
+
+template <typename T>
+__device__ inline void tb_ix_arg_cols(const void *a, void *y, tb_index rows, const tb_ew &d) {
+  const T *x = (const T *)a;
+  TB_GRID_LOOP(row, rows) {
+    tb_ix_arg_order<T> before = {x, &d, row};
+    tb_index best = -1;
+    for (tb_index t = 0; t < d.len; t++)
+      if (!tb_ix_nan(x[tb_ix_at(d, row, t)]) && (best < 0 || before(t, best))) best = t;
+    best = tb_ix_arg_finish(best, x[tb_ix_at(d, row, 0)], x[tb_ix_at(d, row, best < 0 ? 0 : best)], d.flags);
+    tb_ix_arg_write<T>(y, d, row, best, 0, 1);
+  }
+}
+
+// CumSum of one column in order, in T's own arithmetic (A: the accumulator type; unsigned for the integers, so
+// an overflow wraps as the CPU's).
+template <typename T, typename A>
+__device__ inline void tb_ix_cumsum(const void *a, void *y, tb_index rows, const tb_ew &d) {
+  const T *x = (const T *)a;
+  T *o = (T *)y;
+  bool exclusive = (d.flags & TB_IX_F_EXCLUSIVE) != 0, reverse = (d.flags & TB_IX_F_REVERSE) != 0;
+  TB_GRID_LOOP(row, rows) {
+    A sum = (A)0;
+    for (tb_index s = 0; s < d.len; s++) {
+      tb_index at = tb_ix_at(d, row, reverse ? d.len - 1 - s : s);
+      A v = (A)x[at];
+      if (!exclusive) sum = (A)(sum + v);
+      o[at] = (T)sum;
+      if (exclusive) sum = (A)(sum + v);
+    }
+  }
+}
+
+// TopK's order: whether (vi, i) comes before (vj, j); NaN counts above every number; ties by the lower index.
+template <typename T>
+__device__ inline bool tb_ix_topk_before(T vi, tb_index i, T vj, tb_index j, bool largest) {
+  bool ni = tb_ix_nan(vi), nj = tb_ix_nan(vj);
+  int c = ni || nj ? (ni && nj ? 0 : ni ? 1 : -1) : (vi < vj ? -1 : vi > vj ? 1 : 0);
+  if (largest) c = -c;
+  return c != 0 ? c < 0 : i < j;
+}
+
+template <typename T>
+struct tb_ix_topk_order {
+  const T *x;
+  const tb_ew *d;
+  tb_index row;
+  bool largest;
+  __device__ bool operator()(tb_index i, tb_index j) const {
+    return tb_ix_topk_before(x[tb_ix_at(*d, row, i)], i, x[tb_ix_at(*d, row, j)], j, largest);
+  }
+};
+
+// Rows of up to TB_IX_SORT_MAX elements: the row and its indices in shared memory, padded to a power of two with
+// indices -1 (after everything), sorted by a bitonic network; the first k written to y (values) and z (int64
+// indices), both [outer, k, inner].
+template <typename T>
+__device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
+  __shared__ T keys[TB_IX_SORT_MAX];
+  __shared__ int idx[TB_IX_SORT_MAX];
+  const T *x = (const T *)a;
+  T *ov = (T *)y;
+  long long *oi = (long long *)z;
+  bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
+  int p = 1;
+  while (p < d.len) p <<= 1;
+  for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int t = threadIdx.x; t < p; t += blockDim.x) {
+      idx[t] = t < d.len ? t : -1;
+      keys[t] = t < d.len ? x[tb_ix_at(d, row, t)] : (T)0;
+    }
+    __syncthreads();
+    for (int k = 2; k <= p; k <<= 1)
+      for (int j = k >> 1; j > 0; j >>= 1) {
+        for (int t = threadIdx.x; t < p; t += blockDim.x) {
+          int u = t ^ j;
+          if (u <= t) continue;
+          // (t, u) in order when t's element comes first (ascending runs) or last (descending ones)
+          bool u_first = idx[u] >= 0 && (idx[t] < 0 || tb_ix_topk_before(keys[u], idx[u], keys[t], idx[t], largest));
+          bool t_first = idx[t] >= 0 && (idx[u] < 0 || tb_ix_topk_before(keys[t], idx[t], keys[u], idx[u], largest));
+          if ((t & k) == 0 ? u_first : t_first) {
+            T kv = keys[t];
+            keys[t] = keys[u];
+            keys[u] = kv;
+            int iv = idx[t];
+            idx[t] = idx[u];
+            idx[u] = iv;
+          }
+        }
+        __syncthreads();
+      }
+    tb_index outer = row / d.inner, inner = row % d.inner;
+    for (int t = threadIdx.x; t < d.k; t += blockDim.x) {
+      tb_index at = (outer * d.k + t) * d.inner + inner;
+      ov[at] = keys[t];
+      oi[at] = idx[t];
+    }
+    __syncthreads(); // keys and idx are free again for the next row
+  }
+}
+
+// Longer rows: k passes over the row, each taking the first element in TopK's order after the one taken before.
+template <typename T>
+__device__ inline void tb_ix_topk_select(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
+  const T *x = (const T *)a;
+  T *ov = (T *)y;
+  long long *oi = (long long *)z;
+  bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
+  for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
+    tb_ix_topk_order<T> before = {x, &d, row, largest};
+    tb_index prev = -1;
+    for (tb_index s = 0; s < d.k; s++) {
+      tb_index mine = -1;
+      for (tb_index t = threadIdx.x; t < d.len; t += blockDim.x)
+        if ((prev < 0 || before(prev, t)) && (mine < 0 || before(t, mine))) mine = t;
+      prev = tb_ix_block_pick(mine, before);
+      if (threadIdx.x == 0) {
+        tb_index at = ((row / d.inner) * d.k + s) * d.inner + row % d.inner;
+        ov[at] = x[tb_ix_at(d, row, prev)];
+        oi[at] = prev;
+      }
+    }
+  }
+}
+
+extern "C" __global__ void tb_cu_ew_arg_rows_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<float>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<double>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<int>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<signed char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<float>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<double>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<int>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<signed char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<float, float>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<double, double>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<int, unsigned>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<long long, unsigned long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<signed char, unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<short, unsigned short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<unsigned char, unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<float>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<double>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<int>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<long long>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<signed char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<short>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<unsigned char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<float>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<double>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<int>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<long long>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<signed char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<short>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<unsigned char>(a, y, z, n, d); }
