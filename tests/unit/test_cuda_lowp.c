@@ -82,7 +82,7 @@ static tb_model *matmul_model(int64_t k, int64_t n) {
   return tbt_model_of(m);
 }
 
-/* One product x @ B (B a constant) of any shapes: the own kernel's tiles and broadcasts. */
+/* One product x @ B (B a constant, [-2, 2) / sqrt(k)) of any shapes: the own kernel's tiles and broadcasts. */
 static tb_model *one_matmul(size_t xn, const int64_t *x_dims, size_t bn, const int64_t *b_dims) {
   tb_ir_model *m = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(m, NULL, "one");
@@ -90,6 +90,8 @@ static tb_model *one_matmul(size_t xn, const int64_t *x_dims, size_t bn, const i
   for (size_t i = 0; i < bn; i++) count *= (size_t)b_dims[i];
   float *b = malloc((count ? count : 1) * sizeof *b);
   fill(b, count, 21);
+  int64_t k = bn >= 2 ? b_dims[bn - 2] : b_dims[0];
+  for (size_t i = 0; i < count; i++) b[i] /= sqrtf((float)(k > 0 ? k : 1));
   tbt_input(g, "x", TB_DTYPE_F32, xn, x_dims, NULL);
   tbt_const_f32(g, "B", bn, b_dims, b);
   free(b);
@@ -107,8 +109,9 @@ typedef struct lowp_run {
   double max_error_vs_fp32; /* the largest |cuda - cpu O0 fp32|: > 0 shows the reduced precision is real */
 } lowp_run;
 
-/* Prepare model on cuda:0 at level / precision and on the CPU at ref_level (auto precision: bf16 at O3) and at O0;
- * run both on the same input; each output element within atol + rtol |ref| of the CPU's (rtol 0: no check). */
+/* Prepare model on cuda:0 at level / precision and on the CPU at ref_level (auto precision: bf16 at O3 on a CPU with
+ * AVX512-BF16, fp32 elsewhere: the data keep both within the bf16 row) and at O0; run both on the same input; each
+ * output element within atol + rtol |ref| of the CPU's (rtol 0: no check). */
 static lowp_run compare_out(tb_model *model, size_t ndim, const int64_t *dims, tb_opt_level level, tb_precision precision,
                             tb_opt_level ref_level, float rtol, float atol, float *out, size_t out_cap) {
   tb_backend *cpu = NULL, *cuda = open_cuda0();
