@@ -65,7 +65,7 @@ static long long fake_gemm_reach(const fake_gemm_desc *d, const long long *batch
  * fake's check of argument i); a NULL addend is none. -1 for a malformed descriptor. */
 static int fake_gemm_in_bounds(const fake_launch *l, int (*covers)(const fake_launch *, int, long long)) {
   int pointers = fake_gemm_pointers(l->name);
-  if (fake_lowp_pointers(l->name)) { /* x of n (or rows * cols) floats; amax and scale one float; y n bytes */
+  if (fake_lowp_pointers(l->name)) { /* x of n (or rows * cols) floats; amax out one per block; scale one; y n bytes */
     long long n;
     memcpy(&n, l->args + l->arg_offset[pointers], sizeof n);
     if (pointers == 4) {
@@ -74,7 +74,7 @@ static int fake_gemm_in_bounds(const fake_launch *l, int (*covers)(const fake_la
       n *= cols;
       return n < 0 ? -1 : covers(l, 0, n) && covers(l, 1, 1) && covers(l, 2, 1) && covers(l, 3, (n + 3) / 4);
     }
-    return n < 0 ? -1 : covers(l, 0, n) && covers(l, 1, 1);
+    return n < 0 ? -1 : covers(l, 0, n) && covers(l, 1, l->grid[0]); /* one maximum per block */
   }
   fake_gemm_desc d;
   memcpy(&d, l->args + l->arg_offset[pointers], sizeof d);

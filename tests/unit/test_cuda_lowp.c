@@ -100,6 +100,11 @@ static tb_model *one_matmul(size_t xn, const int64_t *x_dims, size_t bn, const i
   return tbt_model_of(m);
 }
 
+/* The bytes behind one of fake_cuda's device pointers (a host address tagged 0xd1ce in its top 16 bits). */
+static const void *host_bytes(const void *device) {
+  return (const void *)(uintptr_t)((uint64_t)(uintptr_t)device & 0x0000ffffffffffffull);
+}
+
 /* What a run on cuda:0 showed. */
 typedef struct lowp_run {
   size_t device_nodes, reduced_nodes, launches;
@@ -107,6 +112,7 @@ typedef struct lowp_run {
   char node_precision[160]; /* the first of node_precisions */
   int casts, gemm_bf16, gemm_f16, gemm_f32, amax, to_e4m3;
   double max_error_vs_fp32; /* the largest |cuda - cpu O0 fp32|: > 0 shows the reduced precision is real */
+  float a_scale;            /* the value behind the fake cuBLASLt's last A scale pointer (fp8), read while it lives */
 } lowp_run;
 
 /* Prepare model on cuda:0 at level / precision and on the CPU at ref_level (auto precision: bf16 at O3 on a CPU with
@@ -147,6 +153,7 @@ static lowp_run compare_out(tb_model *model, size_t ndim, const int64_t *dims, t
   r.gemm_f32 = launches_of("tb_cu_gemm_f32");
   r.amax = launches_of("tb_cu_lowp_amax_f32");
   r.to_e4m3 = launches_of("tb_cu_lowp_to_e4m3");
+  if (getenv("TB_CUBLASLT_LIB") && blas_fake()->matmul.a_scale) memcpy(&r.a_scale, host_bytes(blas_fake()->matmul.a_scale), sizeof r.a_scale);
   size_t count = (size_t)tb_tensor_numel(want);
   assert_int_equal(tb_tensor_numel(got), count);
   float *a = malloc(count * sizeof *a + 1), *b = malloc(count * sizeof *b + 1), *c = malloc(count * sizeof *c + 1);
@@ -374,10 +381,6 @@ static float e4m3_value(float v) {
   return v < 0 ? -q : q;
 }
 
-/* The bytes behind one of fake_cuda's device pointers (a host address tagged 0xd1ce in its top 16 bits). */
-static const void *host_bytes(const void *device) {
-  return (const void *)(uintptr_t)((uint64_t)(uintptr_t)device & 0x0000ffffffffffffull);
-}
 
 /* fp8 at sm_90: e4m3 A and B in cuBLASLt's TN form with both scale pointers, the weight's scale max |W| / 448 made at
  * prepare (transposed to [n, k]), the input's per run (amax, then the conversion); values within the fp8 row. A
@@ -397,7 +400,7 @@ static void fp8_scales_and_types_at_sm90(void **state) {
   assert_int_equal(f->matmuls, before + 1);
   assert_int_equal(r.precision, TB_PRECISION_FP8);
   assert_string_equal(r.node_precision, "FusedMatMul (matmul): fp8 e4m3");
-  assert_int_equal(r.amax, 1); /* the input's scale, per run; the weight's was made at prepare */
+  assert_int_equal(r.amax, 2); /* the input's scale, per run (the blocks, then their maximum); W's was made at prepare */
   assert_int_equal(r.to_e4m3, 1);
   assert_int_equal(r.casts, 0);
   assert_int_equal(c->a.type, 28); /* CUDA_R_8F_E4M3 */
@@ -418,9 +421,8 @@ static void fp8_scales_and_types_at_sm90(void **state) {
     fill(bias, 24, 8);
     for (size_t i = 0; i < 32 * 24; i++) amax = fmaxf(amax, fabsf(w[i]));
     for (size_t i = 0; i < 320; i++) xmax = fmaxf(xmax, fabsf(x[i]));
-    float scale, sx = xmax / 448.0f, sw = amax / 448.0f;
-    memcpy(&scale, host_bytes(c->a_scale), sizeof scale);
-    assert_true(scale == sw);
+    float sx = xmax / 448.0f, sw = amax / 448.0f;
+    assert_true(r.a_scale == sw);
     assert_true(r.max_error_vs_fp32 > 1e-3); /* e4m3's 4 bits show */
     /* the values are the product of the quantized operands, scaled back: within float rounding */
     for (int i = 0; i < 10; i++)
@@ -469,12 +471,19 @@ static void e4m3_conversion_on_the_emulator(void **state) {
   for (int i = 0; i < n; i++)
     if (y[i] != want[i]) fail_msg("e4m3 of %g: 0x%02x, want 0x%02x", (double)x[i], y[i], want[i]);
   assert_int_equal(y[n], 0x7f);
-  float big[3] = {-896.0f, 2.0f, 0.5f}, out_amax = 0;
-  const float *pb = big;
-  float *po = &out_amax;
-  long long three = 3;
-  void *amax_params[3] = {&pb, &po, &three};
-  assert_int_equal(run("tb_cu_lowp_amax_f32", 1, 32, amax_params), 0);
+  /* the maximum of 1000 values over 3 blocks (one per block), then over the 3 */
+  float big[1000], partial[3] = {0, 0, 0}, out_amax = 0;
+  for (int i = 0; i < 1000; i++) big[i] = (float)(i % 17) - 8.0f;
+  big[100] = -896.0f; /* block 1 visits 64..127, 256..319, ..., 832..895 */
+  big[5] = NAN; /* ignored */
+  const float *pb = big, *pp = partial;
+  float *po = partial, *pa2 = &out_amax;
+  long long thousand = 1000, three = 3;
+  void *amax_params[3] = {&pb, &po, &thousand};
+  assert_int_equal(run("tb_cu_lowp_amax_f32", 3, 64, amax_params), 0);
+  assert_true(partial[0] == 8.0f && partial[1] == 896.0f && partial[2] == 8.0f);
+  void *final_params[3] = {&pp, &pa2, &three};
+  assert_int_equal(run("tb_cu_lowp_amax_f32", 1, 32, final_params), 0);
   assert_true(out_amax == 896.0f);
 }
 

@@ -42,12 +42,13 @@ __device__ inline unsigned char tb_f32_to_e4m3(float f) {
   return (unsigned char)(sign | (v > 0x7eu ? 0x7eu : v));
 }
 
-// out[0] = the largest |x| of n elements (NaN ignored): one block of any warp multiple up to 1024 threads.
+// out[b] = the largest |x| (NaN ignored) of the elements block b visits as the grid strides over n; blocks of any
+// warp multiple up to 1024 threads. One block gives the whole maximum: the host runs it on the blocks' results.
 extern "C" __global__ void tb_cu_lowp_amax_f32(const float *__restrict__ x, float *__restrict__ out, tb_index n) {
   float m = 0.0f;
-  for (tb_index i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, fabsf(x[i]));
+  TB_GRID_LOOP(i, n) m = fmaxf(m, fabsf(x[i]));
   m = tb_block_reduce(m, tb_combine_max(), 0.0f);
-  if (threadIdx.x == 0) out[0] = m;
+  if (threadIdx.x == 0) out[blockIdx.x] = m;
 }
 
 // y = x / s in e4m3 with s = amax / 448 (1 when amax is 0 or not finite), written to scale[0] too, so that

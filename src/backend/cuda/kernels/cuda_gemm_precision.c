@@ -42,18 +42,22 @@ static tb_status convert16(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtyp
 static tb_status quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
                            tb_tensor **scale) {
   *out = *scale = NULL;
-  const int64_t one = 1, shape[2] = {transpose ? cols : rows, transpose ? rows : cols};
-  tb_tensor *amax = NULL;
+  cuda_state *s = tb_cuda_state_of(ctx);
+  /* the maximum in two launches of one kernel: each block of the grid over x, then one block over their results */
+  const tb_cuda_dims grid = tb_cuda_grid_elements(rows * cols, s ? s->sm_count : 1);
+  const int64_t one = 1, blocks = grid.grid, shape[2] = {transpose ? cols : rows, transpose ? rows : cols};
+  tb_tensor *amax = NULL, *partial = NULL;
   tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &one, &amax);
+  if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &blocks, &partial);
   if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &one, scale);
   if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_FP8_E4M3FN, 2, shape, out);
   tb_cuda_launch l;
-  if (st == TB_OK) {
+  for (int pass = 0; pass < 2 && st == TB_OK; pass++) {
     tb_cuda_begin(&l, ctx, "tb_cu_lowp_amax_f32");
-    tb_cuda_arg_tensor(&l, x);
-    tb_cuda_arg_tensor(&l, amax);
-    tb_cuda_arg_i64(&l, rows * cols);
-    st = tb_cuda_go_rows(&l, 1, rows * cols);
+    tb_cuda_arg_tensor(&l, pass ? partial : x);
+    tb_cuda_arg_tensor(&l, pass ? amax : partial);
+    tb_cuda_arg_i64(&l, pass ? blocks : rows * cols);
+    st = tb_cuda_go(&l, pass ? (tb_cuda_dims){1, grid.block} : grid);
   }
   if (st == TB_OK) {
     tb_cuda_begin(&l, ctx, "tb_cu_lowp_to_e4m3");
@@ -67,6 +71,7 @@ static tb_status quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows,
     st = tb_cuda_go_elements(&l, rows * cols);
   }
   tb_tensor_destroy(amax);
+  tb_tensor_destroy(partial);
   if (st != TB_OK) {
     tb_tensor_destroy(*out);
     tb_tensor_destroy(*scale);
