@@ -28,7 +28,7 @@ static const char help[] =
     "  --backends LIST     comma-separated requests as `tb select` takes them (cpu,vulkan:0,opencl:0), or\n"
     "                      all: every usable device (default: TB_BACKEND, else auto)\n"
     "  --levels LIST       comma-separated O0..O3 or none, conservative, balanced, aggressive (default O2)\n"
-    "  --precision P       auto, fp32, bf16, fp16, fp8 (default auto: what the level picks)\n"
+    "  --precision P       auto, fp32, bf16, fp16, fp8, tf32 (default auto: the level's)\n"
     "  --threads N         CPU threads, passed as tb_prepare_options.threads (default 0: TB_NUM_THREADS,\n"
     "                      else the CPUs this process may use)\n"
     "  --warmup N          untimed runs before timing (default 3)\n"

@@ -32,7 +32,7 @@ static const char help[] =
     "Options:\n"
     "  --backend B         cpu, cuda, cuda:1, ... (default: TB_BACKEND, else auto)\n"
     "  --level L           O0..O3 or none, conservative, balanced, aggressive (default O2)\n"
-    "  --precision P       auto, fp32, bf16, fp16, fp8 (default auto: what the level picks)\n"
+    "  --precision P       auto, fp32, bf16, fp16, fp8, tf32 (default auto: the level's)\n"
     "  --input NAME=FILE   the value of input NAME from a .npy file (repeatable)\n"
     "  --dim NAME=N        the size of the symbolic dimension NAME, e.g. --dim batch=4 (repeatable)\n"
     "  --seed S            seed of the random inputs (default 0)\n"

@@ -27,7 +27,7 @@ static const char help[] =
     "  --backends LIST     comma-separated backends (cpu,opencl:0,vulkan:0) or all: every backend available\n"
     "                      here (default cpu)\n"
     "  --levels LIST       comma-separated levels, e.g. O0,O2 (default O0,O1,O2,O3)\n"
-    "  --precision P       auto, fp32, bf16, fp16, fp8 for every configuration (default auto)\n"
+    "  --precision P       auto, fp32, bf16, fp16, fp8, tf32 for every configuration\n"
     "  --input NAME=FILE   the value of input NAME from a .npy file (repeatable)\n"
     "  --dim NAME=N        the size of a symbolic dimension of the random inputs (repeatable; default 1)\n"
     "  --seed S            seed of the random inputs (default 0)\n"

@@ -19,6 +19,12 @@
 #      tiled kernel (TB_CUDA_GEMM=own), against PyTorch's torch.matmul where it is installed
 #      (scripts/gpu_gemm_rate.py; needs numpy and onnx, else SKIP; GPU_CHECK_GEMM_SIZES, default
 #      "512 1024 2048 4096");
+#   9. reduced precision (docs/cuda.md "Reduced precision"): the bundled models and the benchmark set's models
+#      (GPU_CHECK_BENCH_MODELS, default build/bench-models/full/{mlp,bert,resnet18}.onnx where present) under
+#      `tb validate --backends cuda:0` at O3 (bf16 products), with --precision tf32 at O2, and with --precision
+#      fp8 at O2 on compute capability 8.9 and newer (SKIP below), against the tolerance rows of cuda
+#      tf32 / bf16 / fp8 (assumed until this step measures them); then the GEMM rate in bf16 (O3) against
+#      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16);
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -245,6 +251,32 @@ else
   # shellcheck disable=SC2086
   step "gemm rate cuda:0 O2" gemm_rate.log "$python" scripts/gpu_gemm_rate.py "$tb" ${GPU_CHECK_GEMM_SIZES:-512 1024 2048 4096}
   grep -E "^N=" "$out/gemm_rate.log" | sed "s/^/    /" | tee -a "$summary"
+fi
+
+# ---- reduced precision: bf16 at O3, tf32, fp8 under tb validate; the bf16 GEMM rate against PyTorch's ---------
+cc="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')"
+bench_models="${GPU_CHECK_BENCH_MODELS:-build/bench-models/full/mlp.onnx build/bench-models/full/bert.onnx build/bench-models/full/resnet18.onnx}"
+for onnx in models/*.onnx $bench_models; do
+  [ -e "$onnx" ] || { note SKIP "reduced precision $(basename "$onnx")" "no $onnx (bench/run.sh makes the benchmark set)"; continue; }
+  name="$(basename "$onnx" .onnx)"
+  step "$name validate cuda:0 O3 (bf16)" "validate_${name}_bf16.log" "$tb" validate "$onnx" --backends cuda:0 --levels O3 --localize
+  grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_bf16.log" | sed "s/^/    /" | tee -a "$summary"
+  step "$name validate cuda:0 O2 tf32" "validate_${name}_tf32.log" "$tb" validate "$onnx" --backends cuda:0 --levels O2 \
+    --precision tf32 --localize
+  grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_tf32.log" | sed "s/^/    /" | tee -a "$summary"
+  if [ -n "$cc" ] && [ "$cc" -ge 89 ]; then
+    step "$name validate cuda:0 O2 fp8" "validate_${name}_fp8.log" "$tb" validate "$onnx" --backends cuda:0 --levels O2 \
+      --precision fp8 --localize
+    grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_fp8.log" | sed "s/^/    /" | tee -a "$summary"
+  else
+    note SKIP "$name validate cuda:0 fp8" "compute capability '${cc:-unknown}' below 8.9: fp8 is refused there"
+  fi
+done
+if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
+  # shellcheck disable=SC2086
+  step "gemm rate cuda:0 O3 bf16" gemm_rate_bf16.log "$python" scripts/gpu_gemm_rate.py "$tb" --precision bf16 \
+    ${GPU_CHECK_GEMM_SIZES:-512 1024 2048 4096}
+  grep -E "^N=" "$out/gemm_rate_bf16.log" | sed "s/^/    /" | tee -a "$summary"
 fi
 
 echo "summary: $summary" | tee -a "$summary"

@@ -9,7 +9,11 @@ same chain of torch.matmul in fp32 (TF32 off, as our O2) with CUDA events. It pr
 
     N=2048 tb cuBLASLt 41234.5 GFLOP/s | tb own kernel 9876.5 GFLOP/s | torch 43210.0 GFLOP/s
 
-Usage: gpu_gemm_rate.py TB [SIZES...]   (default sizes 512 1024 2048 4096)
+With --precision bf16 the same at O3 (tb: the weights converted to bf16 once, the products on the tensor cores
+with fp32 accumulation and fp32 outputs, the activation converted per product; the own kernel reads bf16 too)
+against torch.matmul on bf16 tensors (bf16 outputs: PyTorch's usual autocast-free bf16 chain).
+
+Usage: gpu_gemm_rate.py TB [--precision fp32|bf16] [SIZES...]   (default fp32, sizes 512 1024 2048 4096)
 Needs numpy and onnx; exits 77 (skipped) without them. Exit 1 when a tb bench run fails.
 """
 import json
@@ -42,10 +46,11 @@ def write_model(path, n):
     onnx.save(model, path)
 
 
-def tb_rate(tb, path, n, mode):
+def tb_rate(tb, path, n, mode, precision):
     env = dict(os.environ, TB_CUDA_GEMM=mode)
-    r = subprocess.run([tb, "bench", path, "--backends", "cuda:0", "--levels", "O2", "--warmup", "3", "--iters", "10", "--json"],
-                       env=env, capture_output=True, text=True, timeout=600)
+    level = "O3" if precision == "bf16" else "O2"
+    r = subprocess.run([tb, "bench", path, "--backends", "cuda:0", "--levels", level, "--precision", precision, "--warmup", "3",
+                        "--iters", "10", "--json"], env=env, capture_output=True, text=True, timeout=600)
     try:
         res = json.loads(r.stdout)["results"][0]
     except (ValueError, KeyError, IndexError):
@@ -57,7 +62,7 @@ def tb_rate(tb, path, n, mode):
     return 2.0 * n ** 3 * LAYERS / (res["median_ms"] * 1e-3) / 1e9, note
 
 
-def torch_rate(n):
+def torch_rate(n, precision):
     try:
         import torch
     except ImportError:
@@ -65,8 +70,9 @@ def torch_rate(n):
     if not torch.cuda.is_available():
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
-    x = torch.randn(n, n, device="cuda")
-    ws = [torch.randn(n, n, device="cuda") / n ** 0.5 for _ in range(LAYERS)]
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    x = torch.randn(n, n, device="cuda", dtype=dtype)
+    ws = [(torch.randn(n, n, device="cuda") / n ** 0.5).to(dtype) for _ in range(LAYERS)]
 
     def chain():
         h = x
@@ -93,7 +99,14 @@ def main():
         print(__doc__)
         return 2
     tb = sys.argv[1]
-    sizes = [int(s) for s in sys.argv[2:]] or [512, 1024, 2048, 4096]
+    args = sys.argv[2:]
+    precision = "fp32"
+    if args[:1] == ["--precision"] and len(args) >= 2:
+        precision, args = args[1], args[2:]
+    if precision not in ("fp32", "bf16"):
+        print(f"--precision takes fp32 or bf16, not '{precision}'")
+        return 2
+    sizes = [int(s) for s in args] or [512, 1024, 2048, 4096]
     try:
         import numpy  # noqa: F401
         import onnx  # noqa: F401
@@ -107,15 +120,15 @@ def main():
             write_model(path, n)
             parts = []
             for label, mode in (("tb cuBLASLt", "auto"), ("tb own kernel", "own")):
-                rate, err = tb_rate(tb, path, n, mode)
+                rate, err = tb_rate(tb, path, n, mode, precision)
                 if rate:
                     parts.append(f"{label} {rate:.1f} GFLOP/s" + (f" ({err})" if err else ""))
                 else:
                     parts.append(f"{label} FAILED ({err})")
                 failed = failed or rate is None
-            t = torch_rate(n)
-            parts.append(f"torch {t:.1f} GFLOP/s" if t else "torch not installed (or no CUDA)")
-            print(f"N={n} " + " | ".join(parts), flush=True)
+            t = torch_rate(n, precision)
+            parts.append(f"torch {precision} {t:.1f} GFLOP/s" if t else "torch not installed (or no CUDA)")
+            print(f"N={n} {precision} " + " | ".join(parts), flush=True)
     return 1 if failed else 0
 
 

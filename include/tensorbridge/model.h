@@ -65,10 +65,15 @@ typedef enum tb_precision {
   TB_PRECISION_FP32,
   TB_PRECISION_BF16,
   TB_PRECISION_FP16,
-  TB_PRECISION_FP8
+  TB_PRECISION_FP8,
+  /* Added in 0.5: fp32 data whose matrix products may run on TF32 tensor cores (CUDA; 10-bit mantissa inputs, fp32
+   * accumulation); the CPU and the other backends compute fp32. Never chosen by auto. */
+  TB_PRECISION_TF32
 } tb_precision;
 
-TB_API tb_status tb_precision_parse(const char *name, tb_precision *out); /* auto|fp32|bf16|fp16|fp8 */
+/* auto|fp32|bf16|fp16|fp8|tf32 (case-insensitive); another name is TB_ERR_NOT_FOUND with a sentence naming it and
+ * listing the valid ones. */
+TB_API tb_status tb_precision_parse(const char *name, tb_precision *out);
 TB_API const char *tb_precision_name(tb_precision precision);
 
 /* How the CPU's fast convolutions (O2 fp32 on AVX-512, O3 bf16 on AVX512-BF16; other paths have only the

@@ -145,7 +145,7 @@ class Model:
                 cpu_fallback: bool = False, conv_algo: str = "default",
                 device_only: bool = False) -> Tuple[PreparedModel, PrepareResult]:
         """Prepare for ``backend`` (a Backend, or a request; None: TB_BACKEND, else auto) at ``level`` (O0-O3) and ``precision`` (auto, fp32,
-        bf16, fp16, fp8) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
+        bf16, fp16, fp8, tf32) with ``threads`` CPU threads (None: the backend's default); ``dims`` binds symbolic
         dimensions now; ``cpu_fallback`` lets nodes a device has no kernel for run on the CPU; ``conv_algo``
         (default, auto, winograd, direct, gemm) picks the CPU convolution method where it applies (default:
         TB_CONV_DIRECT / TB_CONV_WINOGRAD, else auto); ``device_only`` raises UnsupportedError, naming the

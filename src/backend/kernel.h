@@ -26,6 +26,19 @@ typedef enum tb_kernel_level {
   TB_KERNEL_REDUCED = 3,   /* reduced precision (bf16) with fp32 accumulation: O3, or O2 asked for bf16 */
 } tb_kernel_level;
 
+/* The precision a device backend's kernels may compute in: the prepare options resolved whatever the CPU has
+ * (model/levels.h, tb_opt_device_precision). FP32 up to O2 with precision auto, or fp32 asked; BF16 at O3 with
+ * auto, or bf16 asked at O2 and O3; FP16, FP8 and TF32 only when asked (at O2 and O3). A kernel without a
+ * reduced-precision form ignores it and computes in its inputs' dtype; one with such forms registers an entry per
+ * precision (accepts() reading the query's device_precision, its own prepare, tb_kernel.precision naming it). */
+typedef enum tb_device_precision {
+  TB_DEVICE_FP32 = 0,
+  TB_DEVICE_TF32, /* fp32 data, products on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation) */
+  TB_DEVICE_BF16, /* products with bf16 inputs, fp32 accumulation and fp32 outputs */
+  TB_DEVICE_FP16, /* the same with fp16 inputs */
+  TB_DEVICE_FP8,  /* products with fp8 e4m3 inputs and per-tensor scales, fp32 accumulation and outputs */
+} tb_device_precision;
+
 /* What a backend's find_kernel is asked: one node's operator, typed parameters and input types. */
 typedef struct tb_kernel_query {
   const char *domain;       /* "" for ONNX */
@@ -39,6 +52,7 @@ typedef struct tb_kernel_query {
   tb_kernel_level level;
   uint64_t cpu_features;    /* TB_FEATURE_BIT set of the CPU the kernel would run on */
   const char *name;         /* the node's name, for messages ("" when the model gives none) */
+  tb_device_precision device_precision; /* what a device kernel may compute in (FP32 unless the options ask) */
 } tb_kernel_query;
 
 typedef struct tb_kernel_ctx tb_kernel_ctx;

@@ -194,7 +194,7 @@ static tb_status parse_info(tb_record *r) {
   if (tb_opt_level_parse(tb_safetensors_metadata(st, "level"), &in->level) != TB_OK)
     return tb_error(TB_ERR_MODEL, "%s: record level '%.40s' is not O0..O3", f, tb_safetensors_metadata(st, "level"));
   if (tb_precision_parse(tb_safetensors_metadata(st, "precision"), &in->precision) != TB_OK)
-    return tb_error(TB_ERR_MODEL, "%s: record precision '%.40s' is not auto|fp32|bf16|fp16|fp8", f,
+    return tb_error(TB_ERR_MODEL, "%s: record precision '%.40s' is not auto|fp32|bf16|fp16|fp8|tf32", f,
                     tb_safetensors_metadata(st, "precision"));
   const char *tols[2] = {"rtol", "atol"};
   double *dst[2] = {&in->rtol, &in->atol};

@@ -80,6 +80,9 @@ void tb_exec_destroy(tb_exec *e);
 /* The convolution algorithm (a resolved tb_conv_algo, never DEFAULT) every kernel of e and of its subgraphs
  * gets in ctx->conv_algo; call before tb_exec_place. Auto until set. */
 void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo);
+/* What device kernels may compute in (tb_opt_device_precision), for e and its subgraphs; call before tb_exec_place.
+ * FP32 until set. */
+void tb_exec_set_device_precision(tb_exec *e, tb_device_precision precision);
 /* Whether independent branches run at the same time (tb_inter_op; DEFAULT is taken as AUTO). The executor
  * is planned again at its next run. A new executor has TB_INTER_OP_OFF. */
 void tb_exec_set_inter_op(tb_exec *e, tb_inter_op mode);

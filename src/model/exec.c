@@ -184,6 +184,11 @@ void tb_exec_set_conv_algo(tb_exec *e, tb_conv_algo conv_algo) {
   for (size_t i = 0; i < e->n_children; i++) tb_exec_set_conv_algo(e->children[i].exec, conv_algo);
 }
 
+void tb_exec_set_device_precision(tb_exec *e, tb_device_precision precision) {
+  e->device_precision = precision;
+  for (size_t i = 0; i < e->n_children; i++) tb_exec_set_device_precision(e->children[i].exec, precision);
+}
+
 void tb_exec_set_inter_op(tb_exec *e, tb_inter_op mode) {
   e->inter_op = mode == TB_INTER_OP_DEFAULT ? TB_INTER_OP_AUTO : mode;
   e->planned = false; /* planned again, with the regions of this mode, at the next run */
@@ -576,6 +581,7 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
     tb_status st = tb_exec_create(body, e->cpu, level, e->features, e->threads, &child);
     if (st != TB_OK) return st;
     child->conv_algo = e->conv_algo;
+    child->device_precision = e->device_precision;
     e->children[e->n_children++] = (child_exec){body, child};
   }
   child->parent = e;

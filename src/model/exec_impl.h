@@ -56,6 +56,7 @@ struct tb_exec {
   uint64_t features;
   int threads;
   tb_conv_algo conv_algo; /* tb_exec_set_conv_algo: the kernels' ctx->conv_algo */
+  tb_device_precision device_precision; /* tb_exec_set_device_precision: the device queries' */
   tb_bf16_mode bf16_mode; /* tb_exec_set_bf16_mode */
   bool cpu_has_bf16;
   double trial_ms_left;   /* what tb_exec_place may still spend on bf16 trials */

@@ -17,7 +17,9 @@
 #include "backend/tensor/tensor_impl.h"
 
 tb_kernel_query tb_exec_query(const tb_exec *e, const tb_node *n, const tb_value_type *const *in) {
-  return tb_kernel_query_for(n, in, e->level, e->features);
+  tb_kernel_query q = tb_kernel_query_for(n, in, e->level, e->features);
+  q.device_precision = e->device_precision;
+  return q;
 }
 
 /* The CPU's kernel for n at most at `level`, on a CPU with `features`. */
@@ -264,6 +266,7 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
       tb_status st = try_side(e, i, TB_EXEC_DEVICE, k, in);
       if (st == TB_OK) {
         pl->side = TB_EXEC_DEVICE;
+        pl->precision = k->precision; /* a device kernel's reduced precision (tb_kernel_query.device_precision) */
         return TB_OK;
       }
       if (!cpu_fallback) return st;

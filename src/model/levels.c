@@ -41,3 +41,15 @@ tb_kernel_level tb_opt_kernel_level(const tb_prepare_options *o, uint64_t featur
   if (o->level <= TB_LEVEL_O1) return TB_KERNEL_REFERENCE;
   return tb_opt_wants_bf16(o) && tb_cpu_has_bf16(features) ? TB_KERNEL_REDUCED : TB_KERNEL_FAST;
 }
+
+tb_device_precision tb_opt_device_precision(const tb_prepare_options *o) {
+  if (o->level <= TB_LEVEL_O1) return TB_DEVICE_FP32;
+  switch (o->precision) {
+    case TB_PRECISION_AUTO: return o->level == TB_LEVEL_O3 ? TB_DEVICE_BF16 : TB_DEVICE_FP32;
+    case TB_PRECISION_BF16: return TB_DEVICE_BF16;
+    case TB_PRECISION_FP16: return TB_DEVICE_FP16;
+    case TB_PRECISION_FP8: return TB_DEVICE_FP8;
+    case TB_PRECISION_TF32: return TB_DEVICE_TF32;
+    default: return TB_DEVICE_FP32;
+  }
+}

@@ -81,8 +81,8 @@ static tb_status check_options(const tb_prepare_options *o, const tb_ir_model *m
                     "%s: unknown optimization level %d; valid levels are O0 (none), O1 (conservative), O2 (balanced), "
                     "O3 (aggressive)",
                     fn, (int)o->level);
-  if ((unsigned)o->precision > TB_PRECISION_FP8)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: unknown precision %d; valid precisions are auto, fp32, bf16, fp16, fp8", fn,
+  if ((unsigned)o->precision > TB_PRECISION_TF32)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: unknown precision %d; valid precisions are auto, fp32, bf16, fp16, fp8, tf32", fn,
                     (int)o->precision);
   if (o->threads < 0) return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: threads is %d; use 0 for the default or a positive count", fn, o->threads);
   if (o->dim_count && (!o->dim_names || !o->dim_values))
@@ -259,7 +259,8 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
   tb_prepare_result *r = &p->result;
   const tb_graph *g = p->graph;
   tb_status st = TB_OK;
-  r->precision = r->reduced_precision_nodes ? TB_PRECISION_BF16 : TB_PRECISION_FP32;
+  /* the reduced precision asked for (bf16 for auto at O3) when some node computes in it */
+  r->precision = !r->reduced_precision_nodes ? TB_PRECISION_FP32 : o->precision == TB_PRECISION_AUTO ? TB_PRECISION_BF16 : o->precision;
   bool cpu_nodes = r->device_nodes + r->route_nodes < g->n_nodes;
   if (o->level >= TB_LEVEL_O2 && cpu_nodes && !tb_exec_uses_fast_kernels(p->exec)) {
     char text[200];
@@ -267,10 +268,12 @@ static tb_status finish(tb_prepared *p, const tb_prepare_options *o, strlist *wa
              tb_opt_level_name(o->level));
     st = warn(p, warnings, text);
   }
-  if (st == TB_OK && (o->precision == TB_PRECISION_FP16 || o->precision == TB_PRECISION_FP8)) {
-    char text[200];
-    snprintf(text, sizeof text, "precision %s: no kernel computes in %s yet; fp32 is used", tb_precision_name(o->precision),
-             tb_precision_name(o->precision));
+  bool asked_other = o->precision == TB_PRECISION_FP16 || o->precision == TB_PRECISION_FP8 || o->precision == TB_PRECISION_TF32;
+  if (st == TB_OK && asked_other && !r->reduced_precision_nodes) {
+    char text[240];
+    snprintf(text, sizeof text, "precision %s: no kernel for this model's nodes on %s computes in %s%s; fp32 is used",
+             tb_precision_name(o->precision), tb_backend_device(p->backend)->device, tb_precision_name(o->precision),
+             o->level <= TB_LEVEL_O1 ? " at O0 and O1 (reduced precision starts at O2)" : "");
     st = warn(p, warnings, text);
   } else if (st == TB_OK && tb_opt_wants_bf16(o) && !r->reduced_precision_nodes) {
     char text[240];
@@ -371,6 +374,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = tb_graph_parse_params(p->graph);
   if (st == TB_OK) st = tb_exec_create(p->graph, p->cpu, tb_opt_kernel_level(o, tb_convert_features()), tb_convert_features(), o->threads, &p->exec);
   if (st == TB_OK) tb_exec_set_conv_algo(p->exec, o->conv_algo == TB_CONV_ALGO_DEFAULT ? tb_conv_algo_from_env() : o->conv_algo);
+  if (st == TB_OK) tb_exec_set_device_precision(p->exec, tb_opt_device_precision(o));
   if (st == TB_OK) tb_exec_set_inter_op(p->exec, o->inter_op == TB_INTER_OP_DEFAULT ? tb_inter_op_from_env() : o->inter_op);
   if (st == TB_OK) st = set_bf16_mode(p->exec, o);
   void *before = NULL;

@@ -4,7 +4,7 @@
 #include "json/json_util.h"
 #include "model/prepared.h"
 
-static const char *const precision_names[] = {"auto", "fp32", "bf16", "fp16", "fp8"};
+static const char *const precision_names[] = {"auto", "fp32", "bf16", "fp16", "fp8", "tf32"};
 
 const char *tb_precision_name(tb_precision precision) {
   return (unsigned)precision < sizeof precision_names / sizeof precision_names[0] ? precision_names[precision] : "?";
@@ -17,7 +17,7 @@ tb_status tb_precision_parse(const char *name, tb_precision *out) {
       *out = (tb_precision)i;
       return TB_OK;
     }
-  return tb_error(TB_ERR_NOT_FOUND, "unknown precision '%.100s'; valid precisions are auto, fp32, bf16, fp16, fp8", name);
+  return tb_error(TB_ERR_NOT_FOUND, "unknown precision '%.100s'; valid precisions are auto, fp32, bf16, fp16, fp8, tf32", name);
 }
 
 static bool add_strings(cJSON *o, const char *key, const char *const *list, size_t count) {

@@ -25,6 +25,19 @@ static const tb_tolerance table[] = {
     ROW(TB_BACKEND_CPU, TB_PRECISION_BF16, ANY, 1e-2, 1e-2, "measured", bf16),
     ROW(TB_BACKEND_OPENCL, TB_PRECISION_FP32, ANY, 1e-4, 1e-5, "measured", device),
     ROW(TB_BACKEND_VULKAN, TB_PRECISION_FP32, ANY, 1e-4, 1e-5, "measured", device),
+    ROW(TB_BACKEND_CUDA, TB_PRECISION_TF32, ANY, 2e-3, 2e-3, "assumed",
+        "CUDA products on TF32 tensor cores (11 significant bits of the inputs, fp32 accumulation); assumed until "
+        "measured on a GPU"),
+    ROW(TB_BACKEND_CUDA, TB_PRECISION_BF16, ANY, 1e-2, 1e-2, "assumed",
+        "CUDA products with bf16 inputs, fp32 accumulation and outputs (cuBLASLt or the own kernel): the CPU's bf16 "
+        "numbers on the emulator; assumed until measured on a GPU"),
+    ROW(TB_BACKEND_CUDA, TB_PRECISION_FP16, ANY, 5e-3, 5e-3, "assumed",
+        "CUDA products with fp16 inputs (11 significant bits, 2^-11 = 4.9e-4 per rounding), fp32 accumulation; "
+        "sums over long rows need more than one rounding's bound; assumed until measured on a GPU"),
+    ROW(TB_BACKEND_CUDA, TB_PRECISION_FP8, ANY, 1.5e-1, 2e-1, "assumed",
+        "CUDA products with fp8 e4m3 inputs and per-tensor scales (4 significant bits), fp32 accumulation: 0.13 "
+        "absolute worst seen on the emulated cuda:0 (a 32-long product of values about 1); assumed until measured on "
+        "a GPU"),
     ROW(ANY, TB_PRECISION_FP32, ANY, 1e-4, 1e-5, "assumed",
         "GPU fp32 kernels (CUDA, ROCm, XPU, TPU) not run here: other summation orders, TF32 off"),
     ROW(ANY, TB_PRECISION_BF16, ANY, 1e-2, 1e-2, "assumed",
@@ -33,6 +46,8 @@ static const tb_tolerance table[] = {
         "fp16 keeps 11 significant bits (2^-11 = 4.9e-4 per rounding), fp32 accumulation; no fp16 kernels run here yet"),
     ROW(ANY, TB_PRECISION_FP8, ANY, 1.5e-1, 1e-1, "assumed",
         "fp8 e4m3 keeps 4 significant bits (2^-4 = 6.3e-2 per rounding); no fp8 kernels run here yet"),
+    ROW(ANY, TB_PRECISION_TF32, ANY, 2e-3, 2e-3, "assumed",
+        "tf32 changes only CUDA's products (11 significant bits of the inputs); elsewhere fp32 is computed"),
 };
 
 size_t tb_tolerance_count(void) { return sizeof table / sizeof table[0]; }
@@ -49,10 +64,10 @@ tb_status tb_tolerance_lookup(tb_backend_kind backend, tb_precision precision, t
   if (!out || out->size < sizeof *out)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_tolerance_lookup: out must not be NULL and out->size must be sizeof(tb_tolerance)");
   if ((unsigned)backend >= TB_BACKEND_COUNT || (unsigned)level > TB_LEVEL_O3 || precision == TB_PRECISION_AUTO ||
-      (unsigned)precision > TB_PRECISION_FP8)
+      (unsigned)precision > TB_PRECISION_TF32)
     return tb_error(TB_ERR_INVALID_ARGUMENT,
                     "tb_tolerance_lookup: no tolerance for backend %d, precision %d, level %d; give a backend kind, "
-                    "a precision other than auto (fp32, bf16, fp16, fp8) and a level O0..O3",
+                    "a precision other than auto (fp32, bf16, fp16, fp8, tf32) and a level O0..O3",
                     (int)backend, (int)precision, (int)level);
   const tb_tolerance *t = find((int)backend, (int)precision, (int)level);
   if (!t) t = find((int)backend, (int)precision, ANY);

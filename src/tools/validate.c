@@ -172,8 +172,8 @@ static tb_status check_options(const tb_model *model, const tb_validate_options 
   for (size_t i = 0; i < o->level_count; i++)
     if ((unsigned)o->levels[i] > TB_LEVEL_O3)
       return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_validate: level %d is not one of O0..O3", (int)o->levels[i]);
-  if ((unsigned)o->precision > TB_PRECISION_FP8)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_validate: precision %d is not auto, fp32, bf16, fp16 or fp8", (int)o->precision);
+  if ((unsigned)o->precision > TB_PRECISION_TF32)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_validate: precision %d is not auto, fp32, bf16, fp16, fp8 or tf32", (int)o->precision);
   if (o->override_tolerance && (!(o->rtol >= 0) || !(o->atol >= 0)))
     return tb_error(TB_ERR_INVALID_ARGUMENT, "tb_validate: rtol %g and atol %g must be >= 0", o->rtol, o->atol);
   return TB_OK;

@@ -68,6 +68,7 @@ unsigned __float_as_uint(float f) {
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "40_gemm.cu"
+#include "41_gemm_lowp.cu"
 #include "70_data.cu"
 
 namespace {
@@ -164,6 +165,10 @@ const entry kernels[] = {
     K(tb_cu_cnn_resize_f32),
     K(tb_cu_gemm_f32),
     K(tb_cu_gemm_epilogue_f32),
+    K(tb_cu_gemm_bf16),
+    K(tb_cu_gemm_f16),
+    K(tb_cu_lowp_amax_f32),
+    K(tb_cu_lowp_to_e4m3),
     K(tb_cu_dm_copy_b1),
     K(tb_cu_dm_copy_b2),
     K(tb_cu_dm_copy_b4),

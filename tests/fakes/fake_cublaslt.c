@@ -3,7 +3,10 @@
  * does, so a test passing host pointers as "device" pointers (or fake_cuda's tagged ones) checks the numbers too:
  *   D[i] = act(alpha * op(A[i]) op(B[i]) + beta * C[i] + bias)  over the layouts' batch.
  * It refuses what the real one refuses: layouts whose shapes do not chain, a leading dimension below the
- * rows, TF32 or a scale type other than fp32 on 16-bit data, a workspace smaller than the algorithm's.
+ * rows, TF32 or a scale type other than fp32 on 16-bit data, a workspace smaller than the algorithm's; 16-bit
+ * A and B with a 16-bit or an fp32 C / D; fp8 e4m3 A and B only with fp32 C / D, both scale pointers, cuBLASLt's
+ * "TN" form (its A transposed, its B not) and leading dims that are multiples of 16. 16-bit and fp8 products
+ * accumulate in float (fp32), as the tensor cores do; fp32 ones in double.
  * The environment chooses the rest at call time:
  *   FAKE_CUBLASLT_VERSION    cublasLtGetVersion (default 130100)
  *   FAKE_CUBLASLT_FAIL       create | desc | set | layout | pref | heuristic | matmul: that call returns
@@ -12,6 +15,7 @@
  *                            (one result needing more than the preference's workspace)
  *   FAKE_CUBLASLT_WORKSPACE  the workspace the algorithm needs (default 0) */
 #include "fake_cublaslt.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +25,13 @@ FAKE_ONCE("FAKE_LOADED_CUBLASLT", "fake_cublaslt")
 
 typedef int cublasStatus_t;
 enum { SUCCESS = 0, NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, EXECUTION_FAILED = 13, NOT_SUPPORTED = 15 };
-enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77 };
+enum { R_32F = 0, R_16F = 2, R_16BF = 14, R_8F_E4M3 = 28, COMPUTE_32F = 68, COMPUTE_32F_FAST_TF32 = 77 };
 
 typedef struct desc {
   int compute, scale;
   int32_t trans_a, trans_b, epilogue;
   const void *bias;
+  const void *a_scale, *b_scale;
 } desc;
 typedef struct pref {
   uint64_t max_workspace;
@@ -112,13 +117,15 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(desc *d, int attr, const void *buf
     case 4: if (size != 4) return INVALID_VALUE; memcpy(&d->trans_b, buf, 4); return SUCCESS;
     case 7: if (size != 4) return INVALID_VALUE; memcpy(&d->epilogue, buf, 4); return SUCCESS;
     case 8: if (size != sizeof(void *)) return INVALID_VALUE; memcpy(&d->bias, buf, sizeof(void *)); return SUCCESS;
+    case 17: if (size != sizeof(void *)) return INVALID_VALUE; memcpy(&d->a_scale, buf, sizeof(void *)); return SUCCESS;
+    case 18: if (size != sizeof(void *)) return INVALID_VALUE; memcpy(&d->b_scale, buf, sizeof(void *)); return SUCCESS;
     default: return INVALID_VALUE;
   }
 }
 
 cublasStatus_t cublasLtMatrixLayoutCreate(fake_cublaslt_layout **out, int type, uint64_t rows, uint64_t cols, int64_t ld) {
   if (failing("layout")) return fail_code();
-  if (type != R_32F && type != R_16F && type != R_16BF) return INVALID_VALUE;
+  if (type != R_32F && type != R_16F && type != R_16BF && type != R_8F_E4M3) return INVALID_VALUE;
   if (ld < (int64_t)rows) return INVALID_VALUE;
   *out = calloc(1, sizeof **out);
   if (!*out) return ALLOC_FAILED;
@@ -181,7 +188,13 @@ static cublasStatus_t check(const desc *d, const fake_cublaslt_layout *a, const 
   uint64_t bk = d->trans_b ? b->cols : b->rows, bn = d->trans_b ? b->rows : b->cols;
   if (am != m || bn != n || ak != bk || c->rows != m || c->cols != n) return INVALID_VALUE;
   if (a->batch != dl->batch || b->batch != dl->batch || c->batch != dl->batch) return INVALID_VALUE;
-  if (a->type != b->type || c->type != dl->type || a->type != c->type) return INVALID_VALUE;
+  if (a->type != b->type || c->type != dl->type) return INVALID_VALUE;
+  if (a->type == R_8F_E4M3) { /* fp32 out, both scales, TN, leading dims of 16 */
+    if (c->type != R_32F || !d->a_scale || !d->b_scale || d->trans_a != 1 || d->trans_b != 0) return NOT_SUPPORTED;
+    if (a->ld % 16 || b->ld % 16) return NOT_SUPPORTED;
+  } else if (c->type != a->type && !(c->type == R_32F && (a->type == R_16F || a->type == R_16BF))) {
+    return INVALID_VALUE;
+  }
   if (d->scale != R_32F) return INVALID_VALUE;
   if (a->type != R_32F && d->compute == COMPUTE_32F_FAST_TF32) return INVALID_VALUE;
   return SUCCESS;
@@ -196,6 +209,8 @@ static void record(fake_cublaslt_call *call, const desc *d, const fake_cublaslt_
   call->trans_b = d->trans_b;
   call->epilogue = d->epilogue;
   call->bias = d->bias;
+  call->a_scale = d->a_scale;
+  call->b_scale = d->b_scale;
   call->a = *a;
   call->b = *b;
   call->c = *c;
@@ -240,8 +255,16 @@ static float from_bits(uint32_t u) {
   return f;
 }
 
+/* An fp8 e4m3 byte: 4 exponent bits (bias 7), 3 mantissa bits, subnormals, 0x7f / 0xff NaN. */
+static float e4m3(uint8_t v) {
+  int e = (v >> 3) & 15, m = v & 7;
+  float f = (v & 0x7f) == 0x7f ? NAN : e == 0 ? (float)m / 512.0f : (1.0f + (float)m / 8.0f) * (float)(1 << e) / 128.0f;
+  return v & 0x80 ? -f : f;
+}
+
 static float load(int type, const void *base, int64_t i) {
   if (type == R_32F) return ((const float *)base)[i];
+  if (type == R_8F_E4M3) return e4m3(((const uint8_t *)base)[i]);
   uint32_t h = ((const uint16_t *)base)[i];
   if (type == R_16BF) return from_bits(h << 16);
   uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 31, mant = h & 1023;
@@ -315,16 +338,21 @@ cublasStatus_t cublasLtMatmul(void *handle, desc *d, const void *alpha, const vo
   const void *bias_data = host_of(d->bias);
   int64_t m = (int64_t)dl->rows, n = (int64_t)dl->cols, k = (int64_t)(d->trans_a ? a->rows : a->cols);
   float al_ = *(const float *)alpha, be = *(const float *)beta;
+  float scale = 1.0f; /* fp8: the product of the two per-tensor scales */
+  if (a->type == R_8F_E4M3) scale = *(const float *)host_of(d->a_scale) * *(const float *)host_of(d->b_scale);
   for (int32_t p = 0; p < dl->batch; p++) {
     for (int64_t j = 0; j < n; j++) {
       for (int64_t i = 0; i < m; i++) {
         double sum = 0;
+        float sum32 = 0;
         for (int64_t l = 0; l < k; l++) {
           int64_t ia = p * a->stride + (d->trans_a ? l + i * a->ld : i + l * a->ld);
           int64_t ib = p * b->stride + (d->trans_b ? j + l * b->ld : l + j * b->ld);
-          sum += (double)load(a->type, A, ia) * load(b->type, B, ib);
+          float x = load(a->type, A, ia), y = load(b->type, B, ib);
+          sum += (double)x * y;
+          sum32 += x * y;
         }
-        float v = al_ * (float)sum;
+        float v = al_ * scale * (a->type == R_32F ? (float)sum : sum32);
         if (be != 0) v += be * load(c->type, C, p * c->stride + i + j * c->ld);
         if (bias) v += load(dl->type, bias_data, i);
         if (relu && v < 0) v = 0;

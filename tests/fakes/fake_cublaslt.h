@@ -17,6 +17,7 @@ typedef struct fake_cublaslt_call {
   int compute_type, scale_type;
   int32_t trans_a, trans_b, epilogue;
   const void *bias;
+  const void *a_scale, *b_scale; /* CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER (fp8), NULL unless set */
   fake_cublaslt_layout a, b, c, d;
   const void *pa, *pb, *pc, *pd; /* the data pointers (matmul only) */
   float alpha, beta;

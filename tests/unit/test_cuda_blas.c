@@ -252,7 +252,67 @@ static void precisions(void **state) {
   g.tf32 = true;
   assert_int_equal(tb_cuda_blas_gemm(blas, &g, STREAM, 0, 0), TB_ERR_INVALID_ARGUMENT);
   TB_ASSERT_CONTAINS(tb_last_error(), "cuda:0: TF32 was asked for a fp16 product; TF32 applies to fp32 only");
+  /* bf16 A and B with an fp32 C (out_f32: O3's products): C's and D's layouts fp32, the numbers exact here */
+  static float c32[4];
+  g = (tb_cuda_gemm){.dtype = TB_CUDA_BLAS_BF16, .out_f32 = true, .m = 2, .n = 2, .k = 3, .alpha = 0.5f, .a = dev(a16),
+                     .b = dev(b16), .c = dev(c32)};
+  for (int i = 0; i < 6; i++) {
+    a16[i] = bf16_of[(int)(a[i] * 2) + 5];
+    b16[i] = bf16_of[(int)(b[i] * 2) + 5];
+  }
+  TB_ASSERT_OK(tb_cuda_blas_gemm(blas, &g, STREAM, 0, 0));
+  const fake_cublaslt_call *h = &fake()->heuristic;
+  assert_int_equal(h->a.type, TB_CUDA_R_16BF);
+  assert_int_equal(h->b.type, TB_CUDA_R_16BF);
+  assert_int_equal(h->c.type, TB_CUDA_R_32F);
+  assert_int_equal(h->d.type, TB_CUDA_R_32F);
+  assert_int_equal(h->compute_type, TB_CUBLAS_COMPUTE_32F);
+  tb_cuda_gemm f = g;
+  f.dtype = TB_CUDA_BLAS_F32;
+  f.out_f32 = false;
+  reference(&f, a, b, NULL, NULL, want);
+  assert_close(c32, want, 4);
   tb_cuda_blas_destroy(blas);
+}
+
+/* fp8 e4m3: A [2, 16] along k, B stored [3, 16] (transposed), both scale pointers (cuBLASLt's A scale is our B's),
+ * fp32 C: cuBLASLt's TN form, the types, the numbers (values that e4m3 holds exactly); k 8 refused as unsupported. */
+static void fp8_products(void **state) {
+  (void)state;
+  tb_cuda_blas *blas = NULL;
+  TB_ASSERT_OK(tb_cuda_blas_create("cuda:0", &blas));
+  static uint8_t a8[2 * 16], b8[3 * 16];
+  static float c[2 * 3], a_scale = 0.5f, b_scale = 4.0f;
+  /* e4m3 bytes: 0x38 is 1.0, 0x40 2.0, 0xb8 -1.0 */
+  for (int i = 0; i < 32; i++) a8[i] = i % 3 == 0 ? 0x38 : i % 3 == 1 ? 0x40 : 0xb8;
+  for (int i = 0; i < 48; i++) b8[i] = i % 2 ? 0x38 : 0x40;
+  tb_cuda_gemm g = {.dtype = TB_CUDA_BLAS_E4M3, .trans_b = true, .m = 2, .n = 3, .k = 16, .alpha = 1, .a = dev(a8), .b = dev(b8),
+                    .c = dev(c), .a_scale = dev(&a_scale), .b_scale = dev(&b_scale)};
+  TB_ASSERT_OK(tb_cuda_blas_gemm(blas, &g, STREAM, 0, 0));
+  const fake_cublaslt_call *m = &fake()->matmul;
+  assert_int_equal(m->a.type, TB_CUDA_R_8F_E4M3);
+  assert_int_equal(m->b.type, TB_CUDA_R_8F_E4M3);
+  assert_int_equal(m->c.type, TB_CUDA_R_32F);
+  assert_int_equal(m->d.type, TB_CUDA_R_32F);
+  assert_int_equal(m->trans_a, TB_CUBLAS_OP_T); /* cuBLASLt's A is our B, stored [n, k] */
+  assert_int_equal(m->trans_b, TB_CUBLAS_OP_N);
+  assert_ptr_equal(m->a_scale, &b_scale);
+  assert_ptr_equal(m->b_scale, &a_scale);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) {
+      float s = 0;
+      for (int l = 0; l < 16; l++) {
+        int ai = (i * 16 + l) % 3, bj = (j * 16 + l) % 2;
+        s += (ai == 0 ? 1.0f : ai == 1 ? 2.0f : -1.0f) * (bj ? 1.0f : 2.0f);
+      }
+      if (c[i * 3 + j] != s * 2.0f) fail_msg("fp8 element (%d, %d): got %g, want %g", i, j, (double)c[i * 3 + j], (double)(s * 2.0f));
+    }
+  /* k 8: not cuBLASLt's fp8 form */
+  g.k = 8;
+  assert_int_equal(tb_cuda_blas_gemm(blas, &g, STREAM, 0, 0), TB_ERR_UNSUPPORTED);
+  TB_ASSERT_CONTAINS(tb_last_error(), "cuBLASLt's fp8 products need A stored [m, k] and B stored [n, k]");
+  tb_cuda_blas_destroy(blas);
+  assert_int_equal(fake()->live_descs, 0);
 }
 
 /* Bias (one value per column of C), ReLU, both: cuBLASLt's epilogues, and the numbers. */
@@ -342,7 +402,13 @@ static void bad_products(void **state) {
       {{.dtype = TB_CUDA_BLAS_F32, .m = 2, .n = 3, .k = 4, .ldc = 2, .a = 1, .b = 1, .c = 1}, "ldc is 2; it must be at least n"},
       {{.dtype = TB_CUDA_BLAS_F32, .m = 2, .n = 3, .k = 4, .batch = 2, .stride_c = 5, .a = 1, .b = 1, .c = 1}, "stride_c is 5; the products' outputs would overlap"},
       {{.dtype = TB_CUDA_BLAS_F32, .m = 2, .n = 3, .k = 4, .batch = 2, .stride_a = -1, .a = 1, .b = 1, .c = 1}, "stride_a is -1"},
-      {{.dtype = (tb_cuda_blas_dtype)9, .m = 2, .n = 3, .k = 4, .a = 1, .b = 1, .c = 1}, "dtype is 9; it must be TB_CUDA_BLAS_F32, F16 or BF16"},
+      {{.dtype = (tb_cuda_blas_dtype)9, .m = 2, .n = 3, .k = 4, .a = 1, .b = 1, .c = 1}, "dtype is 9; it must be TB_CUDA_BLAS_F32, F16, BF16 or E4M3"},
+      {{.dtype = TB_CUDA_BLAS_F32, .out_f32 = true, .m = 2, .n = 3, .k = 4, .a = 1, .b = 1, .c = 1},
+       "cuda:0: an fp32 output (out_f32) was asked for a fp32 product; it applies to fp16 and bf16 products"},
+      {{.dtype = TB_CUDA_BLAS_E4M3, .trans_b = true, .m = 2, .n = 3, .k = 16, .a = 1, .b = 1, .c = 1, .b_scale = 1},
+       "cuda:0: an fp8 product needs device pointers to A's and B's scales (a_scale is 0)"},
+      {{.dtype = TB_CUDA_BLAS_BF16, .m = 2, .n = 3, .k = 4, .a = 1, .b = 1, .c = 1, .a_scale = 1, .b_scale = 1},
+       "cuda:0: scale pointers were given for a bf16 product; they apply to fp8 only"},
       {{.dtype = TB_CUDA_BLAS_F32, .m = 2, .n = 3, .k = 4, .a = 1, .b = 0, .c = 1}, "needs device pointers for A, B and C (B is 0)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -543,6 +609,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(batched_strides, setup, teardown),
       cmocka_unit_test_setup_teardown(precisions, setup, teardown),
       cmocka_unit_test_setup_teardown(epilogues, setup, teardown),
+      cmocka_unit_test_setup_teardown(fp8_products, setup, teardown),
       cmocka_unit_test_setup_teardown(plans_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(threads_share_plans, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_products, setup, teardown),

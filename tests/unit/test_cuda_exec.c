@@ -214,7 +214,10 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   for (size_t i = 0; i < tb_cuda_kernel_count(); i++) {
     const tb_kernel *r = tb_cuda_kernel_at(i);
     assert_int_equal(r->level, TB_KERNEL_REFERENCE);
-    assert_true(r->prepare == tb_cuda_prepare || r->prepare == tb_cuda_gemm_prepare); /* the products keep cuBLASLt's handle */
+    bool product = r->prepare == tb_cuda_gemm_prepare || r->prepare == tb_cuda_gemm_prepare_tf32 || /* one per precision */
+                   r->prepare == tb_cuda_gemm_prepare_bf16 || r->prepare == tb_cuda_gemm_prepare_fp16 ||
+                   r->prepare == tb_cuda_gemm_prepare_fp8;
+    assert_true(r->prepare == tb_cuda_prepare || product); /* the products keep cuBLASLt's handle */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
 }
@@ -536,8 +539,10 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv), the GEMM kernels' 2,
-                                        the data kernels' 41 (test_cuda_data), the math and index kernels' 54 (test_cuda_math) */
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv), the GEMM
+                                                kernels' 2, the data kernels' 41 (test_cuda_data), the math and index
+                                                kernels' 54 (test_cuda_math), the reduced-precision products' 4
+                                                (test_cuda_lowp) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

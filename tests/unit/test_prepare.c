@@ -374,7 +374,7 @@ static void precision_names(void **state) {
   TB_ASSERT_OK(tb_precision_parse("auto", &p));
   assert_int_equal(p, TB_PRECISION_AUTO);
   assert_int_equal(tb_precision_parse("fp4", &p), TB_ERR_NOT_FOUND);
-  assert_string_equal(tb_last_error(), "unknown precision 'fp4'; valid precisions are auto, fp32, bf16, fp16, fp8");
+  assert_string_equal(tb_last_error(), "unknown precision 'fp4'; valid precisions are auto, fp32, bf16, fp16, fp8, tf32");
   assert_string_equal(tb_precision_name(TB_PRECISION_FP8), "fp8");
   assert_string_equal(tb_precision_name((tb_precision)42), "?");
 }

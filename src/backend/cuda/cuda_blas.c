@@ -16,7 +16,7 @@
 
 /* Everything a plan depends on; zeroed before it is filled, so memcmp compares it. */
 typedef struct plan_key {
-  int32_t dtype, tf32, trans_a, trans_b, relu, bias;
+  int32_t dtype, out_f32, tf32, trans_a, trans_b, relu, bias;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t align_a, align_b, align_c, align_bias;
   uint64_t workspace_bytes;
@@ -41,19 +41,25 @@ struct tb_cuda_blas {
 };
 
 static const char *dtype_name(int dtype) {
-  return dtype == TB_CUDA_BLAS_F16 ? "fp16" : dtype == TB_CUDA_BLAS_BF16 ? "bf16" : "fp32";
+  return dtype == TB_CUDA_BLAS_F16 ? "fp16" : dtype == TB_CUDA_BLAS_BF16 ? "bf16" : dtype == TB_CUDA_BLAS_E4M3 ? "fp8 e4m3" : "fp32";
 }
 
-static size_t dtype_bytes(int dtype) { return dtype == TB_CUDA_BLAS_F32 ? 4 : 2; }
+static size_t dtype_bytes(int dtype) { return dtype == TB_CUDA_BLAS_F32 ? 4 : dtype == TB_CUDA_BLAS_E4M3 ? 1 : 2; }
 
 static int cuda_type(int dtype) {
-  return dtype == TB_CUDA_BLAS_F16 ? TB_CUDA_R_16F : dtype == TB_CUDA_BLAS_BF16 ? TB_CUDA_R_16BF : TB_CUDA_R_32F;
+  return dtype == TB_CUDA_BLAS_F16    ? TB_CUDA_R_16F
+         : dtype == TB_CUDA_BLAS_BF16 ? TB_CUDA_R_16BF
+         : dtype == TB_CUDA_BLAS_E4M3 ? TB_CUDA_R_8F_E4M3
+                                      : TB_CUDA_R_32F;
 }
+
+/* C's (and the bias's) type: fp32 for fp8 and for 16-bit products with out_f32, else A's. */
+static bool c_is_f32(const plan_key *k) { return k->dtype == TB_CUDA_BLAS_F32 || k->dtype == TB_CUDA_BLAS_E4M3 || k->out_f32; }
 
 /* "batch 4 of fp32 [64 x 32] x [32 x 16] (A^T)" for messages. */
 static void describe(const plan_key *k, char *out, size_t cap) {
-  snprintf(out, cap, "%s%s [%lld x %lld]%s x [%lld x %lld]%s", k->batch > 1 ? "a batch of " : "",
-           k->tf32 ? "fp32 (TF32)" : dtype_name(k->dtype), (long long)k->m, (long long)k->k,
+  snprintf(out, cap, "%s%s%s [%lld x %lld]%s x [%lld x %lld]%s", k->batch > 1 ? "a batch of " : "",
+           k->tf32 ? "fp32 (TF32)" : dtype_name(k->dtype), k->dtype != TB_CUDA_BLAS_F32 && c_is_f32(k) ? " (fp32 out)" : "", (long long)k->m, (long long)k->k,
            k->trans_a ? " (A transposed)" : "", (long long)k->k, (long long)k->n, k->trans_b ? " (B transposed)" : "");
   if (k->batch > 1) {
     size_t len = strlen(out);
@@ -143,10 +149,20 @@ static tb_status bad(const char *who, const char *field, long long value, const 
 /* Check the product and fill its key (dense defaults resolved). */
 static tb_status make_key(const char *who, const tb_cuda_gemm *g, size_t workspace_bytes, plan_key *k) {
   memset(k, 0, sizeof *k);
-  if (g->dtype != TB_CUDA_BLAS_F32 && g->dtype != TB_CUDA_BLAS_F16 && g->dtype != TB_CUDA_BLAS_BF16)
-    return bad(who, "dtype", g->dtype, "it must be TB_CUDA_BLAS_F32, F16 or BF16");
+  if (g->dtype != TB_CUDA_BLAS_F32 && g->dtype != TB_CUDA_BLAS_F16 && g->dtype != TB_CUDA_BLAS_BF16 &&
+      g->dtype != TB_CUDA_BLAS_E4M3)
+    return bad(who, "dtype", g->dtype, "it must be TB_CUDA_BLAS_F32, F16, BF16 or E4M3");
   if (g->tf32 && g->dtype != TB_CUDA_BLAS_F32)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: TF32 was asked for a %s product; TF32 applies to fp32 only", who,
+                    dtype_name(g->dtype));
+  if (g->out_f32 && g->dtype != TB_CUDA_BLAS_F16 && g->dtype != TB_CUDA_BLAS_BF16)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: an fp32 output (out_f32) was asked for a %s product; it applies to fp16 and "
+                    "bf16 products (fp32 and fp8 ones always write fp32)", who, dtype_name(g->dtype));
+  if (g->dtype == TB_CUDA_BLAS_E4M3 && (!g->a_scale || !g->b_scale))
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: an fp8 product needs device pointers to A's and B's scales (%s is 0)", who,
+                    !g->a_scale ? "a_scale" : "b_scale");
+  if (g->dtype != TB_CUDA_BLAS_E4M3 && (g->a_scale || g->b_scale))
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: scale pointers were given for a %s product; they apply to fp8 only", who,
                     dtype_name(g->dtype));
   if (g->m < 1) return bad(who, "m (rows of C)", g->m, "it must be at least 1");
   if (g->n < 1) return bad(who, "n (columns of C)", g->n, "it must be at least 1");
@@ -155,6 +171,7 @@ static tb_status make_key(const char *who, const tb_cuda_gemm *g, size_t workspa
     return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: a cuBLASLt product needs device pointers for A, B and C (%s is 0)",
                     who, !g->a ? "A" : !g->b ? "B" : "C");
   k->dtype = g->dtype;
+  k->out_f32 = g->out_f32;
   k->tf32 = g->tf32;
   k->trans_a = g->trans_a;
   k->trans_b = g->trans_b;
@@ -183,10 +200,18 @@ static tb_status make_key(const char *who, const tb_cuda_gemm *g, size_t workspa
     k->stride_a = g->stride_a;
     k->stride_b = g->stride_b;
   }
+  if (g->dtype == TB_CUDA_BLAS_E4M3 && (g->trans_a || !g->trans_b || g->k % 16 || k->lda % 16 || k->ldb % 16)) {
+    char shape[200];
+    describe(k, shape, sizeof shape);
+    return tb_error(TB_ERR_UNSUPPORTED,
+                    "%s: cuBLASLt's fp8 products need A stored [m, k] and B stored [n, k] (both along k) with k and the "
+                    "leading dims multiples of 16; %s (lda %lld, ldb %lld) is not one: run it in bf16 or fp32", who, shape,
+                    (long long)k->lda, (long long)k->ldb);
+  }
   int64_t bytes = (int64_t)dtype_bytes(g->dtype);
   k->align_a = alignment(g->a, k->stride_a * bytes);
   k->align_b = alignment(g->b, k->stride_b * bytes);
-  k->align_c = alignment(g->c, k->stride_c * bytes);
+  k->align_c = alignment(g->c, k->stride_c * (c_is_f32(k) ? 4 : bytes));
   k->align_bias = g->bias ? alignment(g->bias, 0) : 0;
   k->workspace_bytes = workspace_bytes;
   return TB_OK;
@@ -202,10 +227,10 @@ static tb_status make_key(const char *who, const tb_cuda_gemm *g, size_t workspa
   } while (0)
 
 /* One column-major layout with its batch. */
-static tb_status layout(tb_cuda_blas *blas, plan *p, tb_cublaslt_layout *out, int64_t rows, int64_t cols, int64_t ld,
+static tb_status layout(tb_cuda_blas *blas, plan *p, tb_cublaslt_layout *out, int type, int64_t rows, int64_t cols, int64_t ld,
                         int64_t stride, const plan_key *k) {
   const tb_cublaslt_api *api = &blas->api;
-  tb_cublas_status r = api->cublasLtMatrixLayoutCreate(out, cuda_type(k->dtype), (uint64_t)rows, (uint64_t)cols, ld);
+  tb_cublas_status r = api->cublasLtMatrixLayoutCreate(out, type, (uint64_t)rows, (uint64_t)cols, ld);
   if (r != TB_CUBLAS_STATUS_SUCCESS) {
     *out = NULL;
     plan_free(api, p);
@@ -276,7 +301,7 @@ static tb_status choose_algorithm(tb_cuda_blas *blas, plan *p, const plan_key *k
 
 /* A new plan for a key: descriptor, layouts, algorithm. */
 /* The bias pointer is set before the heuristic too: cuBLASLt reads its alignment from it. */
-static tb_status plan_make(tb_cuda_blas *blas, const plan_key *k, tb_cu_deviceptr bias, plan **out) {
+static tb_status plan_make(tb_cuda_blas *blas, const plan_key *k, tb_cu_deviceptr bias, const tb_cu_deviceptr scales[2], plan **out) {
   const tb_cublaslt_api *api = &blas->api;
   plan *p = calloc(1, sizeof *p);
   if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: no host memory for a cuBLASLt plan (%zu bytes)", blas->who, sizeof *p);
@@ -301,10 +326,16 @@ static tb_status plan_make(tb_cuda_blas *blas, const plan_key *k, tb_cu_devicept
     CHECK(cublasLtMatmulDescSetAttribute, p->desc, TB_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_pointer,
           sizeof bias_pointer);
   }
+  if (k->dtype == TB_CUDA_BLAS_E4M3) { /* cuBLASLt's A is our B: its scale is our B's */
+    const void *scale_a = (const void *)(uintptr_t)scales[1], *scale_b = (const void *)(uintptr_t)scales[0];
+    CHECK(cublasLtMatmulDescSetAttribute, p->desc, TB_CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof scale_a);
+    CHECK(cublasLtMatmulDescSetAttribute, p->desc, TB_CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof scale_b);
+  }
   /* Column-major shapes as stored: cuBLASLt's A is our B read column-major, and so on. */
-  tb_status st = layout(blas, p, &p->a, k->trans_b ? k->k : k->n, k->trans_b ? k->n : k->k, k->ldb, k->stride_b, k);
-  if (st == TB_OK) st = layout(blas, p, &p->b, k->trans_a ? k->m : k->k, k->trans_a ? k->k : k->m, k->lda, k->stride_a, k);
-  if (st == TB_OK) st = layout(blas, p, &p->c, k->n, k->m, k->ldc, k->stride_c, k);
+  int ab = cuda_type(k->dtype), c = c_is_f32(k) ? TB_CUDA_R_32F : ab;
+  tb_status st = layout(blas, p, &p->a, ab, k->trans_b ? k->k : k->n, k->trans_b ? k->n : k->k, k->ldb, k->stride_b, k);
+  if (st == TB_OK) st = layout(blas, p, &p->b, ab, k->trans_a ? k->m : k->k, k->trans_a ? k->k : k->m, k->lda, k->stride_a, k);
+  if (st == TB_OK) st = layout(blas, p, &p->c, c, k->n, k->m, k->ldc, k->stride_c, k);
   if (st == TB_OK) st = choose_algorithm(blas, p, k);
   if (st != TB_OK) return st; /* p was freed by the step that failed */
   *out = p;
@@ -324,6 +355,14 @@ static tb_status run(tb_cuda_blas *blas, plan *p, const tb_cuda_gemm *g, tb_cu_s
     const void *bias = (const void *)(uintptr_t)g->bias;
     tb_cublas_status r =
         api->cublasLtMatmulDescSetAttribute(p->desc, TB_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    if (r != TB_CUBLAS_STATUS_SUCCESS) return cublas_failed(blas, "cublasLtMatmulDescSetAttribute", r, k);
+  }
+  if (k->dtype == TB_CUDA_BLAS_E4M3) { /* the scales live per run (the activations'): set at every call */
+    const void *scale_a = (const void *)(uintptr_t)g->b_scale, *scale_b = (const void *)(uintptr_t)g->a_scale;
+    tb_cublas_status r =
+        api->cublasLtMatmulDescSetAttribute(p->desc, TB_CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof scale_a);
+    if (r == TB_CUBLAS_STATUS_SUCCESS)
+      r = api->cublasLtMatmulDescSetAttribute(p->desc, TB_CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof scale_b);
     if (r != TB_CUBLAS_STATUS_SUCCESS) return cublas_failed(blas, "cublasLtMatmulDescSetAttribute", r, k);
   }
   float alpha = g->alpha, beta = g->beta;
@@ -348,7 +387,8 @@ tb_status tb_cuda_blas_gemm(tb_cuda_blas *blas, const tb_cuda_gemm *gemm, tb_cu_
   pthread_mutex_lock(&blas->lock);
   plan *p = find_plan(blas, &k);
   bool cached = p != NULL;
-  if (!p) st = plan_make(blas, &k, gemm->bias, &p);
+  const tb_cu_deviceptr scales[2] = {gemm->a_scale, gemm->b_scale};
+  if (!p) st = plan_make(blas, &k, gemm->bias, scales, &p);
   if (st == TB_OK && !cached && blas->count < TB_CUDA_BLAS_MAX_PLANS) {
     blas->plans[blas->count++] = p;
     cached = true;

@@ -4,7 +4,8 @@
  *   C[i] = act(alpha * op(A[i]) * op(B[i]) + beta * C[i] + bias)   for i < batch
  *
  * with op(A) [m, k], op(B) [k, n], C [m, n] row-major, op(X) = X or its transpose. fp32 (TF32 tensor cores
- * only when asked), bf16 and fp16 (fp32 accumulation and fp32 alpha/beta). Work is enqueued on the caller's
+ * only when asked), bf16 and fp16 (fp32 accumulation and fp32 alpha/beta; C 16-bit, or fp32 with out_f32), and
+ * fp8 e4m3 A and B with per-tensor scales (fp32 accumulation, C fp32). Work is enqueued on the caller's
  * stream with the caller's workspace; nothing waits for the GPU. The caller makes its CUDA context current.
  *
  * A plan (the matmul descriptor, the four layouts and cuBLASLt's heuristic choice) is made once per
@@ -23,10 +24,16 @@ typedef enum tb_cuda_blas_dtype {
   TB_CUDA_BLAS_F32 = 0,  /* fp32 in and out; fp32 compute, or TF32 when tf32 is set */
   TB_CUDA_BLAS_F16 = 1,  /* fp16 in and out, fp32 accumulation */
   TB_CUDA_BLAS_BF16 = 2, /* bf16 in and out, fp32 accumulation */
+  TB_CUDA_BLAS_E4M3 = 3, /* fp8 e4m3 A and B, each times its scale (a_scale, b_scale); fp32 C and bias, fp32
+                            accumulation. cuBLASLt's rules for fp8: compute capability 8.9 or newer, B transposed
+                            and A not (stored [n, k] and [m, k]: both along k), k and the leading dims multiples
+                            of 16 (else TB_ERR_UNSUPPORTED) */
 } tb_cuda_blas_dtype;
 
 typedef struct tb_cuda_gemm {
-  tb_cuda_blas_dtype dtype; /* of A, B, C and bias */
+  tb_cuda_blas_dtype dtype; /* of A, B, C and bias (but see out_f32 and E4M3) */
+  bool out_f32;             /* F16 / BF16 only: C and the bias are fp32 (the reduced-precision products of O3, whose
+                               neighbours stay fp32) */
   bool tf32;                /* fp32 only: allow TF32 tensor cores (the precision option asked for it) */
   bool trans_a, trans_b;    /* op(A) = A^T: A is stored [k, m]; op(B) = B^T: B is stored [n, k] */
   int64_t m, n, k;          /* each >= 1 */
@@ -38,6 +45,8 @@ typedef struct tb_cuda_gemm {
   tb_cu_deviceptr a, b, c;  /* device pointers; C is read (beta != 0) and written in place */
   tb_cu_deviceptr bias;     /* 0: none; else n values of dtype added to every row (the same for every product) */
   bool relu;                /* max(0, .) after the bias */
+  tb_cu_deviceptr a_scale, b_scale; /* E4M3 only (required): device pointers to one fp32 each, the factor that
+                                       turns A's (B's) stored values into the real ones */
 } tb_cuda_gemm;
 
 typedef struct tb_cuda_blas tb_cuda_blas;

@@ -63,8 +63,17 @@ __device__ inline float tb_gemm_finish(const tb_gemm_desc &d, float acc, const f
   return tb_gemm_activate(d, v);
 }
 
-extern "C" __global__ void tb_cu_gemm_f32(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
-                                          const float *__restrict__ add0, const float *__restrict__ add1, tb_gemm_desc d) {
+// Element i of an fp32 operand as fp32 (41_gemm_lowp.cu has the 16-bit ones).
+struct tb_gemm_load_f32 {
+  __device__ float operator()(const float *p, tb_index i) const { return p[i]; }
+};
+
+// The tiled product over operands of type T read as fp32 by Load, accumulated in fp32: tb_cu_gemm_f32 and the
+// reduced-precision kernels of 41_gemm_lowp.cu. Called by every thread of a 256-thread block.
+template <typename T, typename Load>
+__device__ void tb_gemm_tiled(const T *__restrict__ a, const T *__restrict__ b, float *__restrict__ c,
+                              const float *__restrict__ add0, const float *__restrict__ add1, const tb_gemm_desc &d) {
+  const Load load{};
   __shared__ float as[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // as[p][i]: A's slice, k-major
   __shared__ float bs[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // bs[p][j]
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -85,12 +94,12 @@ extern "C" __global__ void tb_cu_gemm_f32(const float *__restrict__ a, const flo
       for (int e = tid; e < TB_GEMM_DEPTH * TB_GEMM_TILE; e += TB_GEMM_THREADS) {
         int p = a_along_k ? e % TB_GEMM_DEPTH : e / TB_GEMM_TILE, i = a_along_k ? e / TB_GEMM_DEPTH : e % TB_GEMM_TILE;
         tb_index gi = i0 + i, gp = p0 + p;
-        as[p][i] = gi < d.m && gp < d.k ? a[oa + gi * d.a_rs + gp * d.a_cs] : 0.0f;
+        as[p][i] = gi < d.m && gp < d.k ? load(a, oa + gi * d.a_rs + gp * d.a_cs) : 0.0f;
         p = b_along_n ? e / TB_GEMM_TILE : e % TB_GEMM_DEPTH;
         int j = b_along_n ? e % TB_GEMM_TILE : e / TB_GEMM_DEPTH;
         tb_index gj = j0 + j;
         gp = p0 + p;
-        bs[p][j] = gj < d.n && gp < d.k ? b[ob + gp * d.b_rs + gj * d.b_cs] : 0.0f;
+        bs[p][j] = gj < d.n && gp < d.k ? load(b, ob + gp * d.b_rs + gj * d.b_cs) : 0.0f;
       }
       __syncthreads();
       for (int p = 0; p < TB_GEMM_DEPTH; p++) {
@@ -112,6 +121,11 @@ extern "C" __global__ void tb_cu_gemm_f32(const float *__restrict__ a, const flo
       }
     }
   }
+}
+
+extern "C" __global__ void tb_cu_gemm_f32(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
+                                          const float *__restrict__ add0, const float *__restrict__ add1, tb_gemm_desc d) {
+  tb_gemm_tiled<float, tb_gemm_load_f32>(a, b, c, add0, add1, d);
 }
 
 extern "C" __global__ void tb_cu_gemm_epilogue_f32(float *__restrict__ c, const float *__restrict__ add0,

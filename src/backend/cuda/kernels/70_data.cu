@@ -245,41 +245,7 @@ extern "C" __global__ void tb_cu_dm_where_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_wher
 extern "C" __global__ void tb_cu_dm_where_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_where<unsigned int>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_where_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_where<unsigned long long>(a, b, c, y, n, d))
 
-// ---- Values of any dtype: float16 and bfloat16 by their bits (no cuda_fp16.h), round to nearest even ----
-
-__device__ inline float tb_f16_to_f32(unsigned short h) {
-  unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1fu) return __uint_as_float(sign | 0x7f800000u | (m << 13));
-  if (e == 0) {
-    float f = (float)m * 5.9604644775390625e-8f; // m * 2^-24, exact
-    return sign ? -f : f;
-  }
-  return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-__device__ inline unsigned short tb_f32_to_f16(float f) {
-  unsigned x = __float_as_uint(f), sign = x & 0x80000000u;
-  x ^= sign;
-  unsigned o;
-  if (x >= 0x47800000u) { // 65536 and up, inf, NaN
-    o = x > 0x7f800000u ? 0x7e00u : 0x7c00u;
-  } else if (x < 0x38800000u) { // below 2^-14: a subnormal or zero, rounded by the float addition
-    o = __float_as_uint(__uint_as_float(x) + 0.5f) - 0x3f000000u;
-  } else {
-    unsigned odd = (x >> 13) & 1u;
-    x += 0xc8000fffu + odd; // rebias the exponent (-112 << 23) and round half to even
-    o = x >> 13;
-  }
-  return (unsigned short)(o | (sign >> 16));
-}
-
-__device__ inline float tb_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
-
-__device__ inline unsigned short tb_f32_to_bf16(float f) {
-  unsigned x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u); // NaN stays a quiet NaN
-  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
+// ---- Values of any dtype (float16 and bfloat16 by their bits: 00_common.cu's tb_f16_to_f32 and kin) ----
 
 // A value read as what it is: an integer (ints, bool) or a double (the float types).
 struct tb_dm_value {

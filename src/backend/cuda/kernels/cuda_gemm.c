@@ -1,6 +1,7 @@
 /* Matrix products on cuda:0 (cuda_gemm.h): the kernels' descriptor made from shapes, the node state with
  * cuBLASLt's handle, and the choice per product between cuBLASLt (with the epilogue it cannot fuse applied
- * after it by tb_cu_gemm_epilogue_f32) and the own tiled kernel tb_cu_gemm_f32. */
+ * after it by tb_cu_gemm_epilogue_f32) and the own tiled kernel (tb_cu_gemm_f32, or a 16-bit one). The node's
+ * precision and its prepare, release and run are cuda_gemm_precision.c's. */
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include <stddef.h>
 #include <stdio.h>
@@ -144,7 +145,7 @@ static bool blas_wanted(void) {
   return true;
 }
 
-tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state) {
+tb_status tb_cuda_gemm_node_open(tb_kernel_ctx *ctx, tb_cuda_gemm_node **state) {
   *state = NULL;
   cuda_state *s = tb_cuda_state_of(ctx);
   if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA product was prepared for a backend that is not an open CUDA device");
@@ -164,8 +165,7 @@ tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state) {
   return TB_OK;
 }
 
-void tb_cuda_gemm_release(void *state) {
-  tb_cuda_gemm_node *node = state;
+void tb_cuda_gemm_node_close(tb_cuda_gemm_node *node) {
   if (!node) return;
   tb_cuda_blas_destroy(node->blas);
   free(node);
@@ -184,10 +184,10 @@ static void arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
   tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
 }
 
-static tb_status own_kernel(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
-                            const tb_tensor *add0, const tb_tensor *add1) {
+static tb_status own_kernel(tb_kernel_ctx *ctx, const char *kernel, const tb_cuda_gemm_desc *d, const tb_tensor *a,
+                            const tb_tensor *b, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1) {
   tb_cuda_launch l;
-  tb_cuda_begin(&l, ctx, "tb_cu_gemm_f32");
+  tb_cuda_begin(&l, ctx, kernel);
   arg_optional(&l, a);
   arg_optional(&l, b);
   tb_cuda_arg_tensor(&l, c);
@@ -223,6 +223,7 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
   if (!tb_cuda_tensors_plain(ctx, operands, 4)) /* the own kernel's launch says what is wrong with them */
     return tb_error(TB_ERR_UNSUPPORTED, "cuBLASLt takes plain device tensors on this device; an operand is not one");
   const tb_cu_deviceptr base_a = tb_cuda_address_of(a), base_b = tb_cuda_address_of(b), base_c = tb_cuda_address_of(c);
+  const int64_t size = g->dtype == TB_CUDA_BLAS_F32 ? 4 : g->dtype == TB_CUDA_BLAS_E4M3 ? 1 : 2; /* of A and B */
   g->bias = g->bias ? tb_cuda_address_of(bias) : 0;
   int outer_rank = d->batch_rank > 0 ? d->batch_rank - 1 : 0;
   int64_t outer = d->batch_rank > 0 ? d->batch / d->batch_dims[outer_rank] : 1;
@@ -238,8 +239,8 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
       ob += i * d->b_batch[dim];
     }
     int64_t per_call = d->batch_rank > 0 ? d->batch_dims[outer_rank] : 1;
-    g->a = base_a + (tb_cu_deviceptr)(oa * 4);
-    g->b = base_b + (tb_cu_deviceptr)(ob * 4);
+    g->a = base_a + (tb_cu_deviceptr)(oa * size);
+    g->b = base_b + (tb_cu_deviceptr)(ob * size);
     g->c = base_c + (tb_cu_deviceptr)(o * per_call * d->m * d->n * 4);
     st = tb_cuda_blas_gemm(blas, g, tb_cuda_stream_of(s), 0, 0);
   }
@@ -248,23 +249,33 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
   return st;
 }
 
-tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
-                           const tb_tensor *add0, const tb_tensor *add1) {
-  if (d->batch * d->m * d->n == 0) return TB_OK;
+tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_cuda_blas_dtype dtype, bool tf32,
+                             tb_cu_deviceptr a_scale, tb_cu_deviceptr b_scale, const tb_tensor *a, const tb_tensor *b,
+                             tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1, const char *own) {
   tb_cuda_gemm_node *node = ctx->state;
   tb_cuda_gemm g;
   bool rest = false;
+  tb_status refused = TB_ERR_UNAVAILABLE;
   if (node && node->blas && tb_cuda_state_of(ctx) && tb_cuda_gemm_blas_form(d, add0 != NULL, add1 != NULL, &g, &rest)) {
+    g.dtype = dtype;
+    g.out_f32 = dtype == TB_CUDA_BLAS_BF16 || dtype == TB_CUDA_BLAS_F16;
+    g.tf32 = tf32 && dtype == TB_CUDA_BLAS_F32;
+    g.a_scale = a_scale;
+    g.b_scale = b_scale;
     tb_status st = blas_product(ctx, node->blas, d, &g, a, b, c, add0);
     if (st == TB_OK) return rest ? epilogue(ctx, d, c, add0, add1) : TB_OK;
     char label[128], why[1024];
     snprintf(why, sizeof why, "%s", tb_last_error());
     tb_kernel_label(ctx->name, ctx->op_type, label, sizeof label);
     if (st != TB_ERR_UNAVAILABLE && st != TB_ERR_UNSUPPORTED) return tb_error(st, "%s: %s", label, why);
+    if (!own) return tb_error(st, "%s: %s", label, why);
     if (!node->refused_logged) {
       node->refused_logged = 1;
       tb_log(TB_LOG_INFO, "%s: %s; the own GEMM kernel runs it", label, why);
     }
+    refused = st;
   }
-  return own_kernel(ctx, d, a, b, c, add0, add1);
+  if (!own) return tb_error(refused, "cuBLASLt is not available for this product, and it has no own kernel in this precision");
+  return own_kernel(ctx, own, d, a, b, c, add0, add1);
 }
+

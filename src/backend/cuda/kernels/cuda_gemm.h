@@ -5,7 +5,9 @@
  * attention's mask) and the activation. tb_cuda_gemm_run enqueues it through cuBLASLt (cuda_blas.h) where
  * the node has a handle and cuBLASLt can express it, the epilogue cuBLASLt cannot fuse then applied in
  * place by tb_cu_gemm_epilogue_f32; else, or when cuBLASLt answers TB_ERR_UNAVAILABLE / TB_ERR_UNSUPPORTED
- * (logged once with the reason), through the own tiled kernel tb_cu_gemm_f32. */
+ * (logged once with the reason), through the own tiled kernel tb_cu_gemm_f32. The node's precision (its kernel
+ * entry's, chosen by tb_kernel_query.device_precision: tf32, bf16, fp16, fp8) is cuda_gemm_precision.c's: it prepares the node,
+ * converts its weights once, and runs each product in that precision through tb_cuda_gemm_route. */
 #ifndef TB_BACKEND_CUDA_KERNELS_CUDA_GEMM_H
 #define TB_BACKEND_CUDA_KERNELS_CUDA_GEMM_H
 #include <stdbool.h>
@@ -50,23 +52,54 @@ void tb_cuda_gemm_set_batch(tb_cuda_gemm_desc *d, size_t batch_rank, const int64
  * for cuBLASLt's single batch stride); drop dims of 1. */
 void tb_cuda_gemm_merge_batch(tb_cuda_gemm_desc *d);
 
+/* A constant operand (input 0 or 1) converted once at prepare for a reduced precision (cuda_gemm_lowp.c). */
+typedef struct tb_cuda_gemm_packed {
+  tb_tensor *t;          /* bf16 / fp16 / fp8 e4m3 copy on the device; NULL: the operand is converted per run */
+  tb_cu_deviceptr from;  /* the fp32 constant's address it was made from (a run uses t only for that operand) */
+  tb_tensor *scale;      /* fp8: one fp32 on the device, the factor turning t's values back into the constant's */
+  bool transposed;       /* fp8: a [k, n] B stored [n, k] (cuBLASLt's fp8 products read both operands along k) */
+} tb_cuda_gemm_packed;
+
 /* The per-node state of the product kernels: the launch helpers' function cache first (cuda_launch.h),
  * then cuBLASLt's handle (NULL: the own kernel runs every product). */
 typedef struct tb_cuda_gemm_node {
   tb_cuda_node base;
   tb_cuda_blas *blas;
   int refused_logged; /* cuBLASLt refused a shape of this node: said once */
+  tb_device_precision precision; /* what the node's products compute in (its kernel entry's) */
+  tb_cuda_gemm_packed packed[2]; /* constant inputs 0 and 1 in that precision (bf16, fp16, fp8 only) */
 } tb_cuda_gemm_node;
 
-/* The kernels' prepare / release: the module (as tb_cuda_prepare), and cuBLASLt's handle unless
- * TB_CUDA_GEMM=own or cuBLASLt is absent or does not start (said once per process, with the reason). */
-tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state);
+/* The node's base state (cuda_gemm.c): the module (as tb_cuda_prepare), and cuBLASLt's handle unless
+ * TB_CUDA_GEMM=own or cuBLASLt is absent or does not start (said once per process, with the reason); close
+ * destroys the handle and frees the node. */
+tb_status tb_cuda_gemm_node_open(tb_kernel_ctx *ctx, tb_cuda_gemm_node **state);
+void tb_cuda_gemm_node_close(tb_cuda_gemm_node *node);
+
+/* The kernels' prepare per precision / release (cuda_gemm_precision.c): the base state, the node's precision, and
+ * for bf16 / fp16 / fp8 the checks (fp8: compute capability 8.9 and cuBLASLt) and the constant operands converted
+ * once, freed at release. */
+tb_status tb_cuda_gemm_prepare(tb_kernel_ctx *ctx, void **state); /* fp32 */
+tb_status tb_cuda_gemm_prepare_tf32(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_gemm_prepare_bf16(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_gemm_prepare_fp16(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_gemm_prepare_fp8(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_gemm_release(void *state);
 
 /* C = act(alpha * A B + addends) for every batch index (d complete; c contiguous, holding batch * m * n
- * floats; add0 / add1 NULL for none). Nothing is launched for an empty output. */
+ * floats; add0 / add1 NULL for none), in the node's precision. Nothing is launched for an empty output. */
 tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
                            const tb_tensor *add0, const tb_tensor *add1);
+
+/* The product with A and B already of `dtype` (fp32, or the 16-bit / fp8 copies of cuda_gemm_lowp.c; C and the
+ * addends fp32): cuBLASLt where the node has it and it takes the form (tf32: TF32 tensor cores; for fp8 a_scale and
+ * b_scale, the operands' scale pointers), the rest of the epilogue after it; else the own kernel `own`
+ * ("tb_cu_gemm_f32", "tb_cu_gemm_bf16", "tb_cu_gemm_f16"). own NULL (fp8, which has no own kernel): cuBLASLt's
+ * TB_ERR_UNSUPPORTED / TB_ERR_UNAVAILABLE come back to the caller, nothing launched. */
+tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_cuda_blas_dtype dtype, bool tf32,
+                             tb_cu_deviceptr a_scale, tb_cu_deviceptr b_scale, const tb_tensor *a, const tb_tensor *b,
+                             tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1, const char *own);
+
 
 /* The cuBLASLt product for d (with addend 0 / 1 present or not), when cuBLASLt can express it (operands
  * with a unit stride along a row or a column, no divide, at most TB_CUDA_GEMM_MAX_CALLS calls: cuBLASLt's

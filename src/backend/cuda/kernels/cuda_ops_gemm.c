@@ -3,7 +3,9 @@
  * (bias, residual, activation) and tb::FusedGemm (activation), and tb::Attention (Q K_T scaled, plus the
  * mask, softmax along the last axis, times V: two products and the softmax kernel between them). Each
  * product is one tb_cuda_gemm_desc run by cuda_gemm.c: cuBLASLt where it is installed, the own tiled
- * kernel otherwise. */
+ * kernel otherwise. Each op has an entry per reduced precision the prepare options may ask for
+ * (tb_kernel_query.device_precision: tf32, bf16, fp16, fp8), named in the prepare result's node_precisions, and
+ * the fp32 one. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -255,13 +257,38 @@ static bool matmul_accepts(const tb_kernel_query *q) { return all_f32(q, 2); }
 static bool gemm_accepts(const tb_kernel_query *q) { return q->params && all_f32(q, 2); }
 static bool attention_accepts(const tb_kernel_query *q) { return q->params && q->in[2] && all_f32(q, 3); }
 
-#define TB_CUDA_GEMM_KERNEL(domain, name, accepts, run) \
-  {domain, name, TB_KERNEL_REFERENCE, 0, accepts, run, tb_cuda_gemm_prepare, tb_cuda_gemm_release, NULL}
+/* The reduced-precision entries: the op's accepts() and the precision the options ask for. */
+#define TB_CUDA_LOWP_ACCEPTS(base, tag, precision) \
+  static bool base##_##tag(const tb_kernel_query *q) { return q->device_precision == (precision) && base(q); }
+#define TB_CUDA_LOWP_ALL(base)                    \
+  TB_CUDA_LOWP_ACCEPTS(base, tf32, TB_DEVICE_TF32) \
+  TB_CUDA_LOWP_ACCEPTS(base, bf16, TB_DEVICE_BF16) \
+  TB_CUDA_LOWP_ACCEPTS(base, fp16, TB_DEVICE_FP16) \
+  TB_CUDA_LOWP_ACCEPTS(base, fp8, TB_DEVICE_FP8)
+TB_CUDA_LOWP_ALL(matmul_accepts)
+TB_CUDA_LOWP_ALL(gemm_accepts)
+TB_CUDA_LOWP_ALL(attention_accepts)
+
+#define TB_CUDA_GEMM_KERNEL(domain, name, accepts, run, prepare, precision) \
+  {domain, name, TB_KERNEL_REFERENCE, 0, accepts, run, prepare, tb_cuda_gemm_release, precision}
+/* Every precision of one op, the reduced ones first (find_kernel takes the first that accepts). Attention asked for
+ * fp8 computes in bf16 (its operands are all activations, the second product's A the softmax's output: per-tensor
+ * fp8 scales would cost two passes over each for little). */
+#define TB_CUDA_GEMM_OP(domain, name, accepts, run)                                                 \
+  TB_CUDA_GEMM_KERNEL(domain, name, accepts##_tf32, run, tb_cuda_gemm_prepare_tf32, "tf32"),        \
+      TB_CUDA_GEMM_KERNEL(domain, name, accepts##_bf16, run, tb_cuda_gemm_prepare_bf16, "bf16"),    \
+      TB_CUDA_GEMM_KERNEL(domain, name, accepts##_fp16, run, tb_cuda_gemm_prepare_fp16, "fp16"),    \
+      TB_CUDA_GEMM_KERNEL(domain, name, accepts##_fp8, run, tb_cuda_gemm_prepare_fp8, "fp8 e4m3"), \
+      TB_CUDA_GEMM_KERNEL(domain, name, accepts, run, tb_cuda_gemm_prepare, NULL)
 static const tb_kernel kernels[] = {
-    TB_CUDA_GEMM_KERNEL("", "MatMul", matmul_accepts, matmul_run),
-    TB_CUDA_GEMM_KERNEL("", "Gemm", gemm_accepts, gemm_run),
-    TB_CUDA_GEMM_KERNEL("tb", "FusedMatMul", gemm_accepts, matmul_run),
-    TB_CUDA_GEMM_KERNEL("tb", "FusedGemm", gemm_accepts, gemm_run),
-    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts, attention_run),
+    TB_CUDA_GEMM_OP("", "MatMul", matmul_accepts, matmul_run),
+    TB_CUDA_GEMM_OP("", "Gemm", gemm_accepts, gemm_run),
+    TB_CUDA_GEMM_OP("tb", "FusedMatMul", gemm_accepts, matmul_run),
+    TB_CUDA_GEMM_OP("tb", "FusedGemm", gemm_accepts, gemm_run),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_tf32, attention_run, tb_cuda_gemm_prepare_tf32, "tf32"),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_bf16, attention_run, tb_cuda_gemm_prepare_bf16, "bf16"),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_fp16, attention_run, tb_cuda_gemm_prepare_fp16, "fp16"),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_fp8, attention_run, tb_cuda_gemm_prepare_bf16, "bf16"),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts, attention_run, tb_cuda_gemm_prepare, NULL),
 };
 const tb_cuda_family tb_cuda_family_gemm = {kernels, sizeof kernels / sizeof kernels[0]};
