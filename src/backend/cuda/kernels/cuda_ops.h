@@ -21,6 +21,9 @@ extern const tb_cuda_family tb_cuda_family_conv, tb_cuda_family_pool, tb_cuda_fa
 extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
 /* Data movement, index, logic and LayerNorm kernels (cuda_ops_data.c, _index.c, _logic.c, _norm.c; cuda_dm.h). */
 extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_family_logic, tb_cuda_family_norm;
+/* DepthToSpace, Trilu, OneHot, GatherND, the scatters' reductions, NonZero... (cuda_ops_layout.c); LRN
+ * (cuda_ops_window.c); Einsum (cuda_ops_einsum.c). */
+extern const tb_cuda_family tb_cuda_family_layout, tb_cuda_family_window, tb_cuda_family_einsum;
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

@@ -94,7 +94,7 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates hold %lld values where the indices address %lld", (long long)tb_tensor_numel(upd),
                            (long long)(rows * slice));
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || rows * slice == 0) return st;
-  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape)) != TB_OK) return st;
+  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape, 0)) != TB_OK) return st;
   tb_cuda_dm d = {.rank = 0, .mode = (int32_t)idx->dtype, .p = {(int64_t)k, slice}};
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(x->ndim, x->shape, xs);

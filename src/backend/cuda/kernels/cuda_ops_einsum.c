@@ -1,0 +1,90 @@
+/* CUDA Einsum (kernels/72_einsum.cu): float32, one or two inputs, any equation the CPU reference parses
+ * (ops/nn/einsum_parse.h: explicit or implicit output, repeated labels, an ellipsis with broadcasting) with at
+ * most 8 output labels and 4 summed ones; other equations run on the CPU. One generic contraction kernel:
+ * the products are not mapped onto the GEMM family yet. */
+#include <string.h>
+#include "backend/cuda/kernels/cuda_dm.h"
+#include "backend/cuda/kernels/cuda_ops.h"
+#include "backend/kernel_params.h"
+#include "backend/tensor/tensor_impl.h"
+#include "ops/nn/einsum_parse.h"
+#include "ops/nn/nn_params.h"
+
+enum { EINSUM_INPUTS = 2, EINSUM_SUMMED = 4 };
+
+/* The equation parsed for these input ranks; the summed labels, in the CPU's loop order (by label), in *sum. */
+static tb_status einsum_plan(const char *equation, size_t n_in, const size_t *ranks, nn_einsum *e, int *sum, size_t *n_sum) {
+  tb_status st = tb_nn_einsum_parse(equation, n_in, ranks, e);
+  if (st != TB_OK) return st;
+  bool in_out[NN_EINSUM_LABELS] = {false};
+  for (size_t k = 0; k < e->out_rank; k++) in_out[e->out_label[k]] = true;
+  *n_sum = 0;
+  for (int l = 0; l < NN_EINSUM_LABELS; l++)
+    if (e->used[l] && !in_out[l]) {
+      if (*n_sum == EINSUM_SUMMED) return TB_ERR_UNSUPPORTED;
+      sum[(*n_sum)++] = l;
+    }
+  return TB_OK;
+}
+
+static tb_status einsum_run(tb_kernel_ctx *ctx) {
+  tb_status st;
+  const tb_einsum_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
+  size_t n_in = ctx->n_inputs, ranks[EINSUM_INPUTS];
+  const int64_t *dims[EINSUM_INPUTS];
+  if (n_in < 1 || n_in > EINSUM_INPUTS)
+    return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED, "%zu inputs; the CUDA Einsum takes 1 or 2", n_in);
+  for (size_t i = 0; i < n_in; i++) ranks[i] = ctx->inputs[i]->ndim, dims[i] = ctx->inputs[i]->shape;
+  nn_einsum e;
+  int sum[EINSUM_SUMMED];
+  size_t n_sum = 0;
+  int64_t sizes[NN_EINSUM_LABELS];
+  st = einsum_plan(p->equation, n_in, ranks, &e, sum, &n_sum);
+  if (st == TB_ERR_UNSUPPORTED)
+    return tb_kernel_error(ctx, st, "equation '%s' sums over more than %d labels; the CUDA Einsum takes up to %d", p->equation,
+                           EINSUM_SUMMED, EINSUM_SUMMED);
+  if (st == TB_OK) st = tb_nn_einsum_sizes(&e, dims, sizes);
+  if (st != TB_OK) return tb_kernel_name_error(ctx, st);
+  int64_t shape[TB_MAX_DIMS];
+  for (size_t k = 0; k < e.out_rank; k++) shape[k] = sizes[e.out_label[k]];
+  tb_tensor *y = NULL;
+  if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, e.out_rank, shape, &y)) != TB_OK) return st;
+  tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)(n_sum | n_in << 8)};
+  memcpy(d.dims, shape, e.out_rank * sizeof *shape);
+  for (size_t k = 0; k < n_sum; k++) d.p[k] = sizes[sum[k]];
+  for (size_t i = 0; i < n_in; i++) {
+    int64_t own[TB_MAX_DIMS];
+    tb_shape_strides(ranks[i], dims[i], own);
+    for (size_t a = 0; a < ranks[i]; a++) {
+      if (dims[i][a] == 1) continue; /* broadcast: always index 0 */
+      int l = e.label[i][a];
+      for (size_t k = 0; k < e.out_rank; k++)
+        if (e.out_label[k] == l) d.st[i][k] += own[a];
+      for (size_t k = 0; k < n_sum; k++)
+        if (sum[k] == l) d.st[2 + i][k] += own[a];
+    }
+  }
+  return tb_cuda_dm_go(ctx, "tb_cu_dm_einsum_f32", ctx->inputs[0], n_in > 1 ? ctx->inputs[1] : NULL, NULL, y, tb_tensor_numel(y), &d,
+                       TB_CUDA_DM_ELEMENTS);
+}
+
+/* float32 inputs of known ranks whose equation parses with at most 4 summed labels. */
+static bool einsum_accepts(const tb_kernel_query *q) {
+  const tb_einsum_params *p = q->params;
+  if (!p || !p->equation || q->n_inputs < 1 || q->n_inputs > EINSUM_INPUTS || !tb_cuda_all_f32(q)) return false;
+  size_t ranks[EINSUM_INPUTS];
+  for (size_t i = 0; i < q->n_inputs; i++) {
+    if (!q->in[i] || !q->in[i]->has_shape) return false;
+    ranks[i] = q->in[i]->ndim;
+  }
+  nn_einsum e;
+  int sum[EINSUM_SUMMED];
+  size_t n_sum = 0;
+  return einsum_plan(p->equation, q->n_inputs, ranks, &e, sum, &n_sum) == TB_OK;
+}
+
+static const tb_kernel kernels[] = {
+    TB_CUDA_KERNEL("", "Einsum", einsum_accepts, einsum_run),
+};
+const tb_cuda_family tb_cuda_family_einsum = {kernels, sizeof kernels / sizeof kernels[0]};
