@@ -227,6 +227,7 @@ const entry kernels[] = {
     K(tb_cu_dm_nonzero_count),
     K(tb_cu_dm_nonzero_fill),
     K(tb_cu_dm_einsum_f32),
+    K(tb_cu_dm_einsum_f64),
     K(tb_cu_cnn_lp_pool_f32),
     K(tb_cu_cnn_lrn_f32),
 };

@@ -194,12 +194,15 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   tb_pool_params lp = {.kind = TB_POOL_LP, .p = 2, .global = true};
   assert_non_null(find("GlobalLpPool", 2, &lp, 1, (const tb_dtype[]){TB_DTYPE_F32}, (const size_t[]){4}));
   assert_null(find("GlobalLpPool", 2, &lp, 1, (const tb_dtype[]){TB_DTYPE_F32}, (const size_t[]){6})); /* 4 spatial axes */
-  /* Einsum: 1 or 2 float32 inputs of known rank, at most 4 summed labels */
+  /* Einsum: 1 or 2 float32 or float64 inputs of known rank, at most 4 summed labels */
   tb_einsum_params mm = {.equation = "ij,jk->ik"}, five = {.equation = "abcdef->f"}, three = {.equation = "i,i,i->"};
   const size_t r2[2] = {2, 2}, r6[1] = {6}, r1[3] = {1, 1, 1};
   const tb_dtype f2[3] = {TB_DTYPE_F32, TB_DTYPE_F32, TB_DTYPE_F32};
   assert_non_null(find("Einsum", 12, &mm, 2, f2, r2));
   assert_null(find("Einsum", 12, &mm, 2, f2, NULL)); /* ranks unknown */
+  assert_non_null(find("Einsum", 12, &mm, 2, (const tb_dtype[]){TB_DTYPE_F64, TB_DTYPE_F64}, r2));
+  assert_null(find("Einsum", 12, &mm, 2, (const tb_dtype[]){TB_DTYPE_F32, TB_DTYPE_F64}, r2)); /* mixed */
+  assert_null(find("Einsum", 12, &mm, 2, (const tb_dtype[]){TB_DTYPE_F16, TB_DTYPE_F16}, r2));
   assert_null(find("Einsum", 12, &five, 1, f2, r6));
   assert_null(find("Einsum", 12, &three, 3, f2, r1));
 }
@@ -457,8 +460,8 @@ static void windows_match_the_cpu(void **state) {
 }
 
 /* Einsum: a product, a batched product, a transpose, a trace, a diagonal, a full sum, an outer product, the
- * implicit form, an ellipsis that broadcasts, and three summed labels: the CPU's order, so within a float
- * rounding. */
+ * implicit form, an ellipsis that broadcasts, three summed labels, and float64: the CPU's order, so bit for
+ * bit. */
 static void einsum_matches_the_cpu(void **state) {
   (void)state;
   if (!emulator_here()) return;
@@ -488,10 +491,20 @@ static void einsum_matches_the_cpu(void **state) {
     pt_attr_string(g, n, "equation", cases[i].eq);
     tbt_output(g, cases[i].name);
   }
+  /* float64: the batched product and the trace */
+  cast(g, "a64", "a", 11);
+  cast(g, "b64", "b", 11);
+  cast(g, "m64", "m", 11);
+  int n = tbt_node(g, "Einsum", "bmm64", "a64,b64", "bmm64");
+  pt_attr_string(g, n, "equation", "bij,bjk->bik");
+  tbt_output(g, "bmm64");
+  n = tbt_node(g, "Einsum", "tr64", "m64", "tr64");
+  pt_attr_string(g, n, "equation", "ii");
+  tbt_output(g, "tr64");
   tb_model *model = tbt_model_of(ir);
   const feed in[4] = {{"a", TB_DTYPE_F32, 3, {3, 5, 7}, a}, {"b", TB_DTYPE_F32, 3, {3, 7, 4}, b}, {"m", TB_DTYPE_F32, 2, {6, 6}, m},
                       {"t", TB_DTYPE_F32, 4, {2, 3, 4, 5}, t}};
-  all_on_device(model, 4, in, count, count, 0, 0);
+  all_on_device(model, 4, in, count + 2, count + 5, 0, 0);
   tb_model_destroy(model);
 }
 

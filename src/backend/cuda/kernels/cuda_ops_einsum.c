@@ -1,4 +1,4 @@
-/* CUDA Einsum (kernels/72_einsum.cu): float32, one or two inputs, any equation the CPU reference parses
+/* CUDA Einsum (kernels/72_einsum.cu): float32 or float64, one or two inputs of one dtype, any equation the CPU reference parses
  * (ops/nn/einsum_parse.h: explicit or implicit output, repeated labels, an ellipsis with broadcasting) with at
  * most 8 output labels and 4 summed ones; other equations run on the CPU. One generic contraction kernel:
  * the products are not mapped onto the GEMM family yet. */
@@ -49,7 +49,8 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   int64_t shape[TB_MAX_DIMS];
   for (size_t k = 0; k < e.out_rank; k++) shape[k] = sizes[e.out_label[k]];
   tb_tensor *y = NULL;
-  if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, e.out_rank, shape, &y)) != TB_OK) return st;
+  tb_dtype dt = ctx->inputs[0]->dtype;
+  if ((st = tb_kernel_output(ctx, 0, dt, e.out_rank, shape, &y)) != TB_OK) return st;
   tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)(n_sum | n_in << 8)};
   memcpy(d.dims, shape, e.out_rank * sizeof *shape);
   for (size_t k = 0; k < n_sum; k++) d.p[k] = sizes[sum[k]];
@@ -65,17 +66,19 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
         if (sum[k] == l) d.st[2 + i][k] += own[a];
     }
   }
-  return tb_cuda_dm_go(ctx, "tb_cu_dm_einsum_f32", ctx->inputs[0], n_in > 1 ? ctx->inputs[1] : NULL, NULL, y, tb_tensor_numel(y), &d,
+  return tb_cuda_dm_go(ctx, dt == TB_DTYPE_F64 ? "tb_cu_dm_einsum_f64" : "tb_cu_dm_einsum_f32", ctx->inputs[0], n_in > 1 ? ctx->inputs[1] : NULL, NULL, y, tb_tensor_numel(y), &d,
                        TB_CUDA_DM_ELEMENTS);
 }
 
-/* float32 inputs of known ranks whose equation parses with at most 4 summed labels. */
+/* float32 or float64 inputs (one dtype) of known ranks whose equation parses with at most 4 summed labels. */
 static bool einsum_accepts(const tb_kernel_query *q) {
   const tb_einsum_params *p = q->params;
-  if (!p || !p->equation || q->n_inputs < 1 || q->n_inputs > EINSUM_INPUTS || !tb_cuda_all_f32(q)) return false;
+  if (!p || !p->equation || q->n_inputs < 1 || q->n_inputs > EINSUM_INPUTS || q->n_outputs != 1) return false;
   size_t ranks[EINSUM_INPUTS];
   for (size_t i = 0; i < q->n_inputs; i++) {
-    if (!q->in[i] || !q->in[i]->has_shape) return false;
+    const tb_value_type *t = q->in[i];
+    if (!t || !t->has_shape || !t->has_dtype || (t->dtype != TB_DTYPE_F32 && t->dtype != TB_DTYPE_F64) || t->dtype != q->in[0]->dtype)
+      return false;
     ranks[i] = q->in[i]->ndim;
   }
   nn_einsum e;
