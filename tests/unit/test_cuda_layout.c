@@ -20,121 +20,24 @@
 #include "ops/tensor/tensor_params.h"
 #include "pass_test.h"
 #include "test_cuda_util.h"
+#include "test_cuda_values.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static bool emulator_here(void) {
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) return true;
-  print_message("no %s (no C++ compiler at configure): the values are not checked\n", tbt_fake("cuda_emu"));
-  return false;
-}
-
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
-                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB",
-                                     "TB_CUDA_GEMM", "TB_GRAPH_CAPTURE"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1);
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
-  tcu_cache_make(cache_dir, "tb_culayout");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
-
+static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_culayout"); }
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  assert_int_equal(live_allocations(), 0);
-  return 0;
+  return tcv_teardown(cache_dir);
 }
 
-typedef struct feed {
-  const char *name;
-  tb_dtype dtype;
-  size_t ndim;
-  int64_t dims[TB_MAX_DIMS];
-  const void *data;
-} feed;
-
-static tb_tensor *make_input(tb_backend *cpu, const feed *f) {
-  tb_tensor *t = NULL;
-  TB_ASSERT_OK(tb_tensor_create(cpu, f->dtype, f->ndim, f->dims, &t));
-  size_t bytes = tb_tensor_nbytes(t);
-  if (bytes) TB_ASSERT_OK(tb_tensor_copy_from_host(t, f->data, bytes));
-  return t;
-}
-
-/* The output of both runs: same dtype and shape; float32 within atol + rtol |cpu| (NaN where the CPU has
- * NaN), every other dtype byte for byte. */
-static void expect_same(const tb_tensor *want, const tb_tensor *got, size_t k, double atol, double rtol) {
-  tb_dtype dt = tb_tensor_dtype(want);
-  if (tb_tensor_dtype(got) != dt) fail_msg("output %zu: cuda:0 gives %s, the cpu %s", k, tb_dtype_name(tb_tensor_dtype(got)), tb_dtype_name(dt));
-  assert_int_equal(tb_tensor_ndim(got), tb_tensor_ndim(want));
-  for (size_t d = 0; d < tb_tensor_ndim(want); d++) assert_int_equal(tb_tensor_shape(got)[d], tb_tensor_shape(want)[d]);
-  size_t n = (size_t)tb_tensor_numel(want), bytes = tb_tensor_nbytes(want), es = tb_dtype_size(dt);
-  unsigned char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, bytes));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, bytes));
-  for (size_t i = 0; i < n; i++) {
-    if (dt != TB_DTYPE_F32 || (atol == 0 && rtol == 0)) {
-      if (memcmp(a + i * es, b + i * es, es) != 0) fail_msg("output %zu (%s) element %zu differs from the cpu's", k, tb_dtype_name(dt), i);
-      continue;
-    }
-    float x, y;
-    memcpy(&x, a + i * 4, 4);
-    memcpy(&y, b + i * 4, 4);
-    bool same = isnan(x) ? isnan(y) : x == y || fabs((double)x - y) <= atol + rtol * fabs((double)x);
-    if (!same) fail_msg("output %zu element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, i, (double)y, (double)x);
-  }
-  free(a);
-  free(b);
-}
-
-/* Run `model` on the CPU at O0 and on the emulated cuda:0 at O0; compare every output; every node on the device. */
+/* compare_runs at O0 within atol + rtol |cpu| (0, 0: byte for byte), every node on the device. */
 static void all_on_device(tb_model *model, size_t n_in, const feed *in, size_t n_out, size_t nodes, double atol, double rtol) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &pg, &rg));
-  for (size_t i = 0; i < rg->cpu_fallback_nodes; i++) print_message("fallback: %s\n", rg->fallback_ops[i]);
-  assert_int_equal(rg->cpu_fallback_nodes, 0);
-  assert_int_equal(rg->device_nodes, nodes);
-  tb_tensor *inputs[8] = {NULL}, *want[32] = {NULL}, *got[32] = {NULL};
-  const char *names[8];
-  assert_true(n_in <= 8 && n_out <= 32);
-  for (size_t i = 0; i < n_in; i++) {
-    inputs[i] = make_input(cpu, &in[i]);
-    names[i] = in[i].name;
-  }
-  TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, inputs, n_out, NULL, want));
-  tb_status st = tb_prepared_run(pg, n_in, names, inputs, n_out, NULL, got);
-  if (st != TB_OK) fail_msg("the cuda:0 run failed: %s: %s", tb_status_str(st), tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    expect_same(want[k], got[k], k, atol, rtol);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  for (size_t i = 0; i < n_in; i++) tb_tensor_destroy(inputs[i]);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 8192.0f - 4.0f; /* [-4, 4) */
-  }
+  size_t device = 0, fallbacks = 0;
+  compare_runs(model, n_in, in, n_out, TB_LEVEL_O0, atol, rtol, &device, &fallbacks);
+  assert_int_equal(fallbacks, 0);
+  assert_int_equal(device, nodes);
 }
 
 static void output(tb_graph *g, const char *op, const char *name, const char *in, const char *out) {
@@ -533,8 +436,8 @@ static tb_prepared *prepare_on_device(tb_backend *cuda, tb_model *model) {
   return p;
 }
 
-/* A GatherND index out of range and a sequence length over the time axis are refused before any launch with
- * the sentences naming them; the models run again with good values. */
+/* A GatherND index out of range, a sequence length over the time axis and a Trilu k of two values are refused
+ * before any launch with the sentences naming them; the GatherND model runs again with good indices. */
 static void bad_indices_and_lengths_are_refused(void **state) {
   (void)state;
   tb_backend *cuda = open_cuda0();
@@ -568,6 +471,20 @@ static void bad_indices_and_lengths_are_refused(void **state) {
   in[1] = (feed){"l", TB_DTYPE_I64, 1, {3}, (const int64_t[]){4, 5, 0}};
   assert_int_equal(run_one(p, 2, in, &out), TB_ERR_INVALID_ARGUMENT);
   TB_ASSERT_CONTAINS(tb_last_error(), "node 'rev' (ReverseSequence): sequence length 5 (batch 1) is out of range [0, 4]");
+  assert_int_equal(fake_int("fake_cuda_launch_count"), 0);
+  tb_prepared_destroy(p);
+  tb_model_destroy(model);
+
+  ir = tbt_ir_model(14);
+  g = tb_graph_new(ir, NULL, "badk");
+  tbt_input(g, "x", TB_DTYPE_F32, 2, (const int64_t[]){4, 3}, NULL);
+  tbt_input(g, "k", TB_DTYPE_I64, 1, (const int64_t[]){2}, NULL);
+  output(g, "Trilu", "trilu", "x,k", "y");
+  model = tbt_model_of(ir);
+  p = prepare_on_device(cuda, model);
+  in[1] = (feed){"k", TB_DTYPE_I64, 1, {2}, (const int64_t[]){1, 2}};
+  assert_int_equal(run_one(p, 2, in, &out), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'trilu' (Trilu): k holds 2 values; give one (a scalar)");
   assert_int_equal(fake_int("fake_cuda_launch_count"), 0);
   tb_prepared_destroy(p);
   tb_model_destroy(model);

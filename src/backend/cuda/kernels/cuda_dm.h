@@ -32,6 +32,11 @@ tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor 
 const char *tb_cuda_dm_sized(const char *const names[4], tb_dtype dtype);
 /* Whether a tb_cu_dm_ kernel moves this dtype (1, 2, 4 or 8 bytes). */
 bool tb_cuda_dm_movable(tb_dtype dtype);
+/* For the kernels' accepts(): a type known to be int32 or int64 (indices), or of a dtype the kernels move. */
+static inline bool tb_cuda_dm_index_type(const tb_value_type *t) {
+  return t && t->has_dtype && (t->dtype == TB_DTYPE_I64 || t->dtype == TB_DTYPE_I32);
+}
+static inline bool tb_cuda_dm_data_type(const tb_value_type *t) { return t && t->has_dtype && tb_cuda_dm_movable(t->dtype); }
 
 /* dst[dst_off + idx . dst_st] = src[src_off + idx . src_st] for every idx of shape (ndim <= 8), with
  * tb_cu_dm_copy_* (strides may be 0 or negative). */

@@ -56,7 +56,7 @@ static tb_status depth_space_run(tb_kernel_ctx *ctx) {
 /* One int32 / int64 scalar input read back (Trilu's k). */
 static tb_status read_scalar(tb_kernel_ctx *ctx, const tb_tensor *t, const char *what, int64_t *out) {
   if (tb_tensor_numel(t) != 1)
-    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s must hold one value, not %lld", what, (long long)tb_tensor_numel(t));
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s holds %lld values; give one (a scalar)", what, (long long)tb_tensor_numel(t));
   if (t->dtype == TB_DTYPE_I64) return tb_tensor_copy_to_host(t, out, sizeof *out);
   int32_t v = 0;
   tb_status st = tb_tensor_copy_to_host(t, &v, sizeof v);
@@ -119,7 +119,9 @@ static tb_status onehot_run(tb_kernel_ctx *ctx) {
   if (st != TB_OK) return st;
   const tb_tensor *ind = ctx->inputs[0], *vals = ctx->inputs[2];
   tb_tensor *y = ctx->outputs[0];
-  if (tb_tensor_numel(vals) != 2) return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "values must hold 2 elements");
+  if (tb_tensor_numel(vals) != 2)
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "values holds %lld elements; give 2 (the off value, then the on value)",
+                           (long long)tb_tensor_numel(vals));
   size_t axis = 0;
   if ((st = tb_cuda_axis(ctx, ((const tb_axis_params *)ctx->params)->axis, y->ndim, &axis)) != TB_OK) return st;
   int64_t outer = 1, inner = 1, depth = y->shape[axis];
@@ -252,28 +254,26 @@ static tb_status nonzero_run(tb_kernel_ctx *ctx) {
 }
 
 static bool has_dtype(const tb_value_type *t) { return t && t->has_dtype; }
-static bool is_index(const tb_value_type *t) { return has_dtype(t) && (t->dtype == TB_DTYPE_I64 || t->dtype == TB_DTYPE_I32); }
-static bool is_data(const tb_value_type *t) { return has_dtype(t) && tb_cuda_dm_movable(t->dtype); }
 /* The dtypes the value kernels (tb_dm_load / tb_dm_store) compute on: not fp8. */
 static bool is_computable(const tb_value_type *t) {
   return has_dtype(t) && t->dtype != TB_DTYPE_FP8_E4M3FN && t->dtype != TB_DTYPE_FP8_E5M2 && tb_cuda_dm_movable(t->dtype);
 }
 
-static bool data_accepts(const tb_kernel_query *q) { return q->n_inputs >= 1 && is_data(q->in[0]) && q->n_outputs == 1; }
+static bool data_accepts(const tb_kernel_query *q) { return q->n_inputs >= 1 && tb_cuda_dm_data_type(q->in[0]) && q->n_outputs == 1; }
 
-static bool trilu_accepts(const tb_kernel_query *q) { return data_accepts(q) && (q->n_inputs < 2 || !q->in[1] || is_index(q->in[1])); }
+static bool trilu_accepts(const tb_kernel_query *q) { return data_accepts(q) && (q->n_inputs < 2 || !q->in[1] || tb_cuda_dm_index_type(q->in[1])); }
 
-static bool reverse_sequence_accepts(const tb_kernel_query *q) { return q->n_inputs == 2 && data_accepts(q) && is_index(q->in[1]); }
+static bool reverse_sequence_accepts(const tb_kernel_query *q) { return q->n_inputs == 2 && data_accepts(q) && tb_cuda_dm_index_type(q->in[1]); }
 
 /* Indices of a computable dtype, depth anything the op takes, values of a movable one. */
 static bool onehot_accepts(const tb_kernel_query *q) {
-  return q->n_inputs == 3 && is_computable(q->in[0]) && is_data(q->in[2]) && q->n_outputs == 1;
+  return q->n_inputs == 3 && is_computable(q->in[0]) && tb_cuda_dm_data_type(q->in[2]) && q->n_outputs == 1;
 }
 
-static bool gather_nd_accepts(const tb_kernel_query *q) { return q->n_inputs == 2 && data_accepts(q) && is_index(q->in[1]); }
+static bool gather_nd_accepts(const tb_kernel_query *q) { return q->n_inputs == 2 && data_accepts(q) && tb_cuda_dm_index_type(q->in[1]); }
 
 static bool scatter_inputs(const tb_kernel_query *q) {
-  return q->n_inputs == 3 && is_computable(q->in[0]) && is_index(q->in[1]) && has_dtype(q->in[2]) && q->in[2]->dtype == q->in[0]->dtype &&
+  return q->n_inputs == 3 && is_computable(q->in[0]) && tb_cuda_dm_index_type(q->in[1]) && has_dtype(q->in[2]) && q->in[2]->dtype == q->in[0]->dtype &&
          q->n_outputs == 1;
 }
 
