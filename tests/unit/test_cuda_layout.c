@@ -362,9 +362,11 @@ static void windows_match_the_cpu(void **state) {
   tb_model_destroy(model);
 }
 
-/* Einsum: a product, a batched product, a transpose, a trace, a diagonal, a full sum, an outer product, the
- * implicit form, an ellipsis that broadcasts, three summed labels, and float64: the CPU's order, so bit for
- * bit. */
+/* Einsum on its generic kernel: a trace, a diagonal, a full sum, a permutation, an outer product, a product whose
+ * output puts the column first, three summed labels, a two-input reduction, and float64 (a batched product and a
+ * trace): the CPU's order, so bit for bit. Then the float32 products on the GEMM family (the own tiled kernel
+ * here): batched, implicit, with B transposed, an ellipsis that broadcasts, an outer product of vectors, within
+ * 1e-6 + 1e-5 |cpu| (float sums against the CPU's double). */
 static void einsum_matches_the_cpu(void **state) {
   (void)state;
   if (!emulator_here()) return;
@@ -373,42 +375,52 @@ static void einsum_matches_the_cpu(void **state) {
   fill(b, 84, 12);
   fill(m, 36, 13);
   fill(t, 120, 14);
-  tb_ir_model *ir = tbt_ir_model(12);
-  tb_graph *g = tb_graph_new(ir, NULL, "einsum");
-  tbt_input(g, "a", TB_DTYPE_F32, 3, (const int64_t[]){3, 5, 7}, NULL);
-  tbt_input(g, "b", TB_DTYPE_F32, 3, (const int64_t[]){3, 7, 4}, NULL);
-  tbt_input(g, "m", TB_DTYPE_F32, 2, (const int64_t[]){6, 6}, NULL);
-  tbt_input(g, "t", TB_DTYPE_F32, 4, (const int64_t[]){2, 3, 4, 5}, NULL);
-  tbt_const_f32(g, "b1", 3, (const int64_t[]){1, 7, 4}, b);
-  static const struct {
-    const char *name, *in, *eq;
-  } cases[] = {
-      {"bmm", "a,b", "bij,bjk->bik"},    {"mm", "m,m", "ij,jk"},           {"tr", "m", "ii"},
-      {"diag", "m", "ii->i"},            {"sum", "t", "abcd->"},           {"perm", "t", "abcd->dbca"},
-      {"outer", "m,m", "ij,kl->ijlk"},   {"ell", "a,b1", "...ij,...jk->...ik"}, {"three", "t,t", "abcd,abce->de"},
-      {"dot", "a,a", "bij,bij->j"},
-  };
-  size_t count = sizeof cases / sizeof cases[0];
-  for (size_t i = 0; i < count; i++) {
-    int n = tbt_node(g, "Einsum", cases[i].name, cases[i].in, cases[i].name);
-    pt_attr_string(g, n, "equation", cases[i].eq);
-    tbt_output(g, cases[i].name);
-  }
-  /* float64: the batched product and the trace */
-  cast(g, "a64", "a", 11);
-  cast(g, "b64", "b", 11);
-  cast(g, "m64", "m", 11);
-  int n = tbt_node(g, "Einsum", "bmm64", "a64,b64", "bmm64");
-  pt_attr_string(g, n, "equation", "bij,bjk->bik");
-  tbt_output(g, "bmm64");
-  n = tbt_node(g, "Einsum", "tr64", "m64", "tr64");
-  pt_attr_string(g, n, "equation", "ii");
-  tbt_output(g, "tr64");
-  tb_model *model = tbt_model_of(ir);
   const feed in[4] = {{"a", TB_DTYPE_F32, 3, {3, 5, 7}, a}, {"b", TB_DTYPE_F32, 3, {3, 7, 4}, b}, {"m", TB_DTYPE_F32, 2, {6, 6}, m},
                       {"t", TB_DTYPE_F32, 4, {2, 3, 4, 5}, t}};
-  all_on_device(model, 4, in, count + 2, count + 5, 0, 0);
-  tb_model_destroy(model);
+  static const struct {
+    const char *name, *in, *eq;
+  } generic[] = {
+      {"tr", "m", "ii"},         {"diag", "m", "ii->i"},          {"sum", "t", "abcd->"},
+      {"perm", "t", "abcd->dbca"}, {"outer", "m,m", "ij,kl->ijlk"}, {"ji", "m,m", "ik,kj->ji"},
+      {"three", "t,t", "abcd,abce->de"}, {"dot", "a,a", "bij,bij->j"},
+  }, product[] = {
+      {"bmm", "a,b", "bij,bjk->bik"}, {"mm", "m,m", "ij,jk"}, {"mmt", "m,m", "ik,jk->ij"},
+      {"ell", "a,b1", "...ij,...jk->...ik"}, {"vv", "m,m", "ij,ik->jk"},
+  };
+  for (int pass = 0; pass < 2; pass++) {
+    tb_ir_model *ir = tbt_ir_model(12);
+    tb_graph *g = tb_graph_new(ir, NULL, "einsum");
+    tbt_input(g, "a", TB_DTYPE_F32, 3, (const int64_t[]){3, 5, 7}, NULL);
+    tbt_input(g, "b", TB_DTYPE_F32, 3, (const int64_t[]){3, 7, 4}, NULL);
+    tbt_input(g, "m", TB_DTYPE_F32, 2, (const int64_t[]){6, 6}, NULL);
+    tbt_input(g, "t", TB_DTYPE_F32, 4, (const int64_t[]){2, 3, 4, 5}, NULL);
+    tbt_const_f32(g, "b1", 3, (const int64_t[]){1, 7, 4}, b);
+    size_t count = pass == 0 ? sizeof generic / sizeof generic[0] : sizeof product / sizeof product[0], nodes = count, outs = count;
+    for (size_t i = 0; i < count; i++) {
+      const char *name = pass == 0 ? generic[i].name : product[i].name;
+      int n = tbt_node(g, "Einsum", name, pass == 0 ? generic[i].in : product[i].in, name);
+      pt_attr_string(g, n, "equation", pass == 0 ? generic[i].eq : product[i].eq);
+      tbt_output(g, name);
+    }
+    if (pass == 0) { /* float64 */
+      cast(g, "a64", "a", 11);
+      cast(g, "b64", "b", 11);
+      cast(g, "m64", "m", 11);
+      int n = tbt_node(g, "Einsum", "bmm64", "a64,b64", "bmm64");
+      pt_attr_string(g, n, "equation", "bij,bjk->bik");
+      tbt_output(g, "bmm64");
+      n = tbt_node(g, "Einsum", "tr64", "m64", "tr64");
+      pt_attr_string(g, n, "equation", "ii");
+      tbt_output(g, "tr64");
+      nodes += 5, outs += 2;
+    }
+    tb_model *model = tbt_model_of(ir);
+    launch_reset();
+    all_on_device(model, 4, in, outs, nodes, pass == 0 ? 0 : 1e-6, pass == 0 ? 0 : 1e-5);
+    assert_int_equal(launches_of("tb_cu_gemm_f32") > 0, pass == 1);
+    assert_int_equal(launches_of("tb_cu_dm_einsum_f32") > 0, pass == 0);
+    tb_model_destroy(model);
+  }
 }
 
 /* ---- Errors ----------------------------------------------------------------------------------------- */

@@ -1,12 +1,18 @@
-/* CUDA Einsum (kernels/72_einsum.cu): float32 or float64, one or two inputs of one dtype, any equation the CPU reference parses
+/* CUDA Einsum: float32 or float64, one or two inputs of one dtype, any equation the CPU reference parses
  * (ops/nn/einsum_parse.h: explicit or implicit output, repeated labels, an ellipsis with broadcasting) with at
- * most 8 output labels and 4 summed ones; other equations run on the CPU. One generic contraction kernel:
- * the products are not mapped onto the GEMM family yet. */
+ * most 8 output labels and 4 summed ones; other equations run on the CPU. A float32 product of two inputs whose
+ * labels are batch (both inputs and the output), at most one row label (A and the output), one column label (B
+ * and the output) and one summed label, with the output ordered [batch..., row, column], runs on the GEMM family
+ * (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they are, no copy); anything else on
+ * the generic contraction kernel (kernels/72_einsum.cu, in double in the CPU's order). */
 #include <string.h>
+#include <stdlib.h>
 #include "backend/cuda/kernels/cuda_dm.h"
+#include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/kernel_params.h"
 #include "backend/tensor/tensor_impl.h"
+#include "ops/fused/fused_params.h"
 #include "ops/nn/einsum_parse.h"
 #include "ops/nn/nn_params.h"
 
@@ -25,6 +31,68 @@ static tb_status einsum_plan(const char *equation, size_t n_in, const size_t *ra
       sum[(*n_sum)++] = l;
     }
   return TB_OK;
+}
+
+/* The labels of a product the GEMM family can run (-1: none); false when the equation is no such product. */
+typedef struct gemm_form {
+  int batch[TB_CUDA_GEMM_MAX_BATCH], row, col, sum;
+  size_t n_batch;
+} gemm_form;
+
+static bool gemm_form_of(const nn_einsum *e, gemm_form *f) {
+  *f = (gemm_form){.row = -1, .col = -1, .sum = -1};
+  if (e->n_inputs != 2) return false;
+  int count[3][NN_EINSUM_LABELS] = {{0}};
+  for (size_t i = 0; i < 2; i++)
+    for (size_t a = 0; a < e->rank[i]; a++) count[i][e->label[i][a]]++;
+  for (size_t k = 0; k < e->out_rank; k++) count[2][e->out_label[k]]++;
+  for (int l = 0; l < NN_EINSUM_LABELS; l++) {
+    if (!e->used[l]) continue;
+    bool a = count[0][l] > 0, b = count[1][l] > 0, out = count[2][l] > 0;
+    if (count[0][l] > 1 || count[1][l] > 1) return false; /* a diagonal */
+    if (a && b && !out) {
+      if (f->sum >= 0) return false;
+      f->sum = l;
+    } else if (!(a && b && out) && !(a && out) && !(b && out)) {
+      return false; /* summed within one input */
+    }
+  }
+  size_t k = 0; /* the output: the batch labels, then the row's, then the column's */
+  for (; k < e->out_rank && count[0][e->out_label[k]] && count[1][e->out_label[k]]; k++) {
+    if (f->n_batch == TB_CUDA_GEMM_MAX_BATCH) return false;
+    f->batch[f->n_batch++] = e->out_label[k];
+  }
+  if (k < e->out_rank && count[0][e->out_label[k]]) f->row = e->out_label[k++];
+  if (k < e->out_rank && count[1][e->out_label[k]]) f->col = e->out_label[k++];
+  return k == e->out_rank;
+}
+
+/* Input i's elements per unit of label l (0 when it lacks l or has it as a broadcast 1). */
+static int64_t label_stride(const tb_tensor *t, const nn_einsum *e, size_t i, int l) {
+  int64_t own[TB_MAX_DIMS], st = 0;
+  tb_shape_strides(t->ndim, t->shape, own);
+  for (size_t a = 0; l >= 0 && a < t->ndim; a++)
+    if (e->label[i][a] == l && t->shape[a] != 1) st += own[a];
+  return st;
+}
+
+static tb_status einsum_gemm(tb_kernel_ctx *ctx, const nn_einsum *e, const gemm_form *f, const int64_t *sizes, tb_tensor *y) {
+  const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
+  tb_cuda_gemm_desc d = {.act = TB_FUSED_ACT_NONE, .alpha = 1.0f};
+  int64_t dims[TB_CUDA_GEMM_MAX_BATCH];
+  for (size_t i = 0; i < f->n_batch; i++) {
+    dims[i] = sizes[f->batch[i]];
+    d.a_batch[i] = label_stride(a, e, 0, f->batch[i]);
+    d.b_batch[i] = label_stride(b, e, 1, f->batch[i]);
+  }
+  tb_cuda_gemm_set_batch(&d, f->n_batch, dims);
+  d.m = f->row >= 0 ? sizes[f->row] : 1;
+  d.n = f->col >= 0 ? sizes[f->col] : 1;
+  d.k = f->sum >= 0 ? sizes[f->sum] : 1;
+  d.a_rs = label_stride(a, e, 0, f->row), d.a_cs = label_stride(a, e, 0, f->sum);
+  d.b_rs = label_stride(b, e, 1, f->sum), d.b_cs = label_stride(b, e, 1, f->col);
+  tb_cuda_gemm_merge_batch(&d);
+  return tb_cuda_gemm_run(ctx, &d, a, b, y, NULL, NULL);
 }
 
 static tb_status einsum_run(tb_kernel_ctx *ctx) {
@@ -51,6 +119,8 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   tb_tensor *y = NULL;
   tb_dtype dt = ctx->inputs[0]->dtype;
   if ((st = tb_kernel_output(ctx, 0, dt, e.out_rank, shape, &y)) != TB_OK) return st;
+  gemm_form f;
+  if (dt == TB_DTYPE_F32 && gemm_form_of(&e, &f)) return einsum_gemm(ctx, &e, &f, sizes, y);
   tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)(n_sum | n_in << 8)};
   memcpy(d.dims, shape, e.out_rank * sizeof *shape);
   for (size_t k = 0; k < n_sum; k++) d.p[k] = sizes[sum[k]];
@@ -87,7 +157,31 @@ static bool einsum_accepts(const tb_kernel_query *q) {
   return einsum_plan(p->equation, q->n_inputs, ranks, &e, sum, &n_sum) == TB_OK;
 }
 
+/* The node's state is the product kernels' (tb_cuda_gemm_node) either way: with cuBLASLt's handle for a float32
+ * product (tb_cuda_gemm_prepare), without one for the generic kernel (no cuBLASLt opened for nothing). */
+static tb_status einsum_prepare(tb_kernel_ctx *ctx, void **state) {
+  const tb_einsum_params *p = ctx->params;
+  size_t ranks[EINSUM_INPUTS] = {0};
+  bool product = p && p->equation && ctx->n_inputs == 2;
+  for (size_t i = 0; product && i < 2; i++) {
+    const tb_value_type *t = ctx->in_types ? ctx->in_types[i] : NULL;
+    product = t && t->has_shape && t->has_dtype && t->dtype == TB_DTYPE_F32;
+    if (product) ranks[i] = t->ndim;
+  }
+  nn_einsum e;
+  gemm_form f;
+  int sum[EINSUM_SUMMED];
+  size_t n_sum = 0;
+  if (product && einsum_plan(p->equation, 2, ranks, &e, sum, &n_sum) == TB_OK && gemm_form_of(&e, &f)) return tb_cuda_gemm_prepare(ctx, state);
+  void *plain = NULL; /* the module loaded as for any kernel, then the product's state without a handle */
+  tb_status st = tb_cuda_prepare(ctx, &plain);
+  tb_cuda_release(plain);
+  if (st != TB_OK) return st;
+  if (!(*state = calloc(1, sizeof(tb_cuda_gemm_node)))) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for Einsum's state");
+  return TB_OK;
+}
+
 static const tb_kernel kernels[] = {
-    TB_CUDA_KERNEL("", "Einsum", einsum_accepts, einsum_run),
+    {"", "Einsum", TB_KERNEL_REFERENCE, 0, einsum_accepts, einsum_run, einsum_prepare, tb_cuda_gemm_release, NULL},
 };
 const tb_cuda_family tb_cuda_family_einsum = {kernels, sizeof kernels / sizeof kernels[0]};
