@@ -6,7 +6,6 @@
  * (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they are, no copy); anything else on
  * the generic contraction kernel (kernels/72_einsum.cu, in double in the CPU's order). */
 #include <string.h>
-#include <stdlib.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -157,31 +156,9 @@ static bool einsum_accepts(const tb_kernel_query *q) {
   return einsum_plan(p->equation, q->n_inputs, ranks, &e, sum, &n_sum) == TB_OK;
 }
 
-/* The node's state is the product kernels' (tb_cuda_gemm_node) either way: with cuBLASLt's handle for a float32
- * product (tb_cuda_gemm_prepare), without one for the generic kernel (no cuBLASLt opened for nothing). */
-static tb_status einsum_prepare(tb_kernel_ctx *ctx, void **state) {
-  const tb_einsum_params *p = ctx->params;
-  size_t ranks[EINSUM_INPUTS] = {0};
-  bool product = p && p->equation && ctx->n_inputs == 2;
-  for (size_t i = 0; product && i < 2; i++) {
-    const tb_value_type *t = ctx->in_types ? ctx->in_types[i] : NULL;
-    product = t && t->has_shape && t->has_dtype && t->dtype == TB_DTYPE_F32;
-    if (product) ranks[i] = t->ndim;
-  }
-  nn_einsum e;
-  gemm_form f;
-  int sum[EINSUM_SUMMED];
-  size_t n_sum = 0;
-  if (product && einsum_plan(p->equation, 2, ranks, &e, sum, &n_sum) == TB_OK && gemm_form_of(&e, &f)) return tb_cuda_gemm_prepare(ctx, state);
-  void *plain = NULL; /* the module loaded as for any kernel, then the product's state without a handle */
-  tb_status st = tb_cuda_prepare(ctx, &plain);
-  tb_cuda_release(plain);
-  if (st != TB_OK) return st;
-  if (!(*state = calloc(1, sizeof(tb_cuda_gemm_node)))) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for Einsum's state");
-  return TB_OK;
-}
-
+/* The product kernels' prepare (tb_cuda_gemm_node: cuBLASLt's handle unless TB_CUDA_GEMM=own), whichever kernel the
+ * node's shapes pick at run time. */
 static const tb_kernel kernels[] = {
-    {"", "Einsum", TB_KERNEL_REFERENCE, 0, einsum_accepts, einsum_run, einsum_prepare, tb_cuda_gemm_release, NULL},
+    {"", "Einsum", TB_KERNEL_REFERENCE, 0, einsum_accepts, einsum_run, tb_cuda_gemm_prepare, tb_cuda_gemm_release, NULL},
 };
 const tb_cuda_family tb_cuda_family_einsum = {kernels, sizeof kernels / sizeof kernels[0]};
