@@ -67,9 +67,12 @@ unsigned __float_as_uint(float f) {
 #include "31_index_reduce.cu"
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
+#include "62_lp_lrn.cu"
 #include "40_gemm.cu"
 #include "41_gemm_lowp.cu"
 #include "70_data.cu"
+#include "71_index_more.cu"
+#include "72_einsum.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -264,6 +267,30 @@ const entry kernels[] = {
     K(tb_cu_ew_topk_select_i8),
     K(tb_cu_ew_topk_select_i16),
     K(tb_cu_ew_topk_select_u8),
+    K(tb_cu_dm_trilu_b1),
+    K(tb_cu_dm_trilu_b2),
+    K(tb_cu_dm_trilu_b4),
+    K(tb_cu_dm_trilu_b8),
+    K(tb_cu_dm_reverse_sequence_b1),
+    K(tb_cu_dm_reverse_sequence_b2),
+    K(tb_cu_dm_reverse_sequence_b4),
+    K(tb_cu_dm_reverse_sequence_b8),
+    K(tb_cu_dm_onehot_b1),
+    K(tb_cu_dm_onehot_b2),
+    K(tb_cu_dm_onehot_b4),
+    K(tb_cu_dm_onehot_b8),
+    K(tb_cu_dm_gather_nd_b1),
+    K(tb_cu_dm_gather_nd_b2),
+    K(tb_cu_dm_gather_nd_b4),
+    K(tb_cu_dm_gather_nd_b8),
+    K(tb_cu_dm_scatter_elements_reduce),
+    K(tb_cu_dm_scatter_nd_reduce),
+    K(tb_cu_dm_nonzero_count),
+    K(tb_cu_dm_nonzero_fill),
+    K(tb_cu_dm_einsum_f32),
+    K(tb_cu_dm_einsum_f64),
+    K(tb_cu_cnn_lp_pool_f32),
+    K(tb_cu_cnn_lrn_f32),
 };
 #undef K
 

@@ -101,7 +101,7 @@ static void find_kernel_for_cnn_ops(void **state) {
   assert_non_null(find("", "MaxPool", &max, 1, 4, TB_DTYPE_F32, 1));
   assert_null(find("", "MaxPool", &max_indices, 1, 4, TB_DTYPE_F32, 2)); /* Indices: the CPU */
   assert_non_null(find("", "AveragePool", &avg, 1, 3, TB_DTYPE_F32, 1));
-  assert_null(find("", "LpPool", &lp, 1, 4, TB_DTYPE_F32, 1));
+  assert_non_null(find("", "LpPool", &lp, 1, 4, TB_DTYPE_F32, 1)); /* 62_lp_lrn.cu (test_cuda_layout) */
   assert_non_null(find("", "GlobalAveragePool", &gap, 1, 4, TB_DTYPE_F32, 1));
   assert_non_null(find("", "BatchNormalization", &bn, 5, 4, TB_DTYPE_F32, 1));
   assert_null(find("", "BatchNormalization", &bn, 5, 4, TB_DTYPE_F32, 3)); /* training outputs */

@@ -51,6 +51,23 @@ tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor 
   }
 }
 
+tb_status tb_cuda_dm_strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int64_t src_off, const int64_t *src_st, tb_tensor *dst,
+                                  int64_t dst_off, const int64_t *dst_st, size_t ndim, const int64_t *shape) {
+  static const char *const copy_kernels[4] = {"tb_cu_dm_copy_b1", "tb_cu_dm_copy_b2", "tb_cu_dm_copy_b4", "tb_cu_dm_copy_b8"};
+  if (ndim > TB_MAX_DIMS) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a strided copy of rank %zu; the kernel takes up to %d", ndim, TB_MAX_DIMS);
+  tb_cuda_dm d = {.rank = (int32_t)ndim};
+  int64_t n = 1;
+  for (size_t k = 0; k < ndim; k++) {
+    d.dims[k] = shape[k];
+    d.st[0][k] = src_st[k];
+    d.st[3][k] = dst_st[k];
+    n *= shape[k];
+  }
+  d.off[0] = src_off;
+  d.off[3] = dst_off;
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(copy_kernels, src->dtype), src, NULL, NULL, dst, n, &d, TB_CUDA_DM_ELEMENTS);
+}
+
 tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x) {
   size_t bytes = tb_tensor_nbytes(y);
   if (bytes != tb_tensor_nbytes(x))
@@ -108,12 +125,12 @@ tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_
   return st;
 }
 
-tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims) {
+tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis) {
   int64_t *v = NULL;
   size_t n = 0;
   tb_status st = read_indices(ctx, idx, &v, &n);
   for (size_t i = 0; st == TB_OK && k && i < n; i++)
-    if (v[i] < -dims[i % k] || v[i] >= dims[i % k]) st = index_error(ctx, v[i], i, i % k, dims[i % k]);
+    if (v[i] < -dims[i % k] || v[i] >= dims[i % k]) st = index_error(ctx, v[i], i, first_axis + i % k, dims[i % k]);
   free(v);
   return st;
 }

@@ -32,14 +32,24 @@ tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor 
 const char *tb_cuda_dm_sized(const char *const names[4], tb_dtype dtype);
 /* Whether a tb_cu_dm_ kernel moves this dtype (1, 2, 4 or 8 bytes). */
 bool tb_cuda_dm_movable(tb_dtype dtype);
+/* For the kernels' accepts(): a type known to be int32 or int64 (indices), or of a dtype the kernels move. */
+static inline bool tb_cuda_dm_index_type(const tb_value_type *t) {
+  return t && t->has_dtype && (t->dtype == TB_DTYPE_I64 || t->dtype == TB_DTYPE_I32);
+}
+static inline bool tb_cuda_dm_data_type(const tb_value_type *t) { return t && t->has_dtype && tb_cuda_dm_movable(t->dtype); }
 
+/* dst[dst_off + idx . dst_st] = src[src_off + idx . src_st] for every idx of shape (ndim <= 8), with
+ * tb_cu_dm_copy_* (strides may be 0 or negative). */
+tb_status tb_cuda_dm_strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int64_t src_off, const int64_t *src_st, tb_tensor *dst,
+                                  int64_t dst_off, const int64_t *dst_st, size_t ndim, const int64_t *shape);
 /* y = x byte for byte (same byte count, any shapes) with the device's copy; nothing when they alias. */
 tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x);
 /* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),
  * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim. */
 tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis);
-/* Per-position dims for ScatterND's k leading data dims: index column j checked against dims[j]. */
-tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims);
+/* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],
+ * named as axis first_axis + j. */
+tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis);
 /* An axis made non-negative for rank, or TB_ERR_MODEL naming it. */
 tb_status tb_cuda_axis(tb_kernel_ctx *ctx, int64_t axis, size_t rank, size_t *out);
 

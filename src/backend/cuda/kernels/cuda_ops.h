@@ -24,6 +24,9 @@ extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_f
 /* The math beyond float32's basic set, Mod, BitShift, Sum, Mean (cuda_ops_math.c); ArgMax, ArgMin, Hardmax, CumSum,
  * TopK (cuda_ops_argtopk.c); both over cuda_ew.h. */
 extern const tb_cuda_family tb_cuda_family_math, tb_cuda_family_argtopk;
+/* DepthToSpace, Trilu, OneHot, GatherND, the scatters' reductions, NonZero... (cuda_ops_layout.c); LRN
+ * (cuda_ops_window.c); Einsum (cuda_ops_einsum.c). */
+extern const tb_cuda_family tb_cuda_family_layout, tb_cuda_family_window, tb_cuda_family_einsum;
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

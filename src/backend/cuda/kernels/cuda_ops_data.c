@@ -14,24 +14,8 @@
 #include "ops/tensor/tensor_params.h"
 
 #define SIZED(name) {"tb_cu_dm_" name "_b1", "tb_cu_dm_" name "_b2", "tb_cu_dm_" name "_b4", "tb_cu_dm_" name "_b8"}
-static const char *const copy_kernels[4] = SIZED("copy"), *const transpose_kernels[4] = SIZED("transpose"),
+static const char *const transpose_kernels[4] = SIZED("transpose"),
                          *const pad_kernels[4] = SIZED("pad"), *const fill_kernels[4] = SIZED("fill");
-
-/* dst[dst_off + idx . dst_st] = src[src_off + idx . src_st] for every idx of shape (ndim <= 8). */
-static tb_status strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int64_t src_off, const int64_t *src_st, tb_tensor *dst,
-                              int64_t dst_off, const int64_t *dst_st, size_t ndim, const int64_t *shape) {
-  tb_cuda_dm d = {.rank = (int32_t)ndim};
-  int64_t n = 1;
-  for (size_t k = 0; k < ndim; k++) {
-    d.dims[k] = shape[k];
-    d.st[0][k] = src_st[k];
-    d.st[3][k] = dst_st[k];
-    n *= shape[k];
-  }
-  d.off[0] = src_off;
-  d.off[3] = dst_off;
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(copy_kernels, src->dtype), src, NULL, NULL, dst, n, &d, TB_CUDA_DM_ELEMENTS);
-}
 
 /* Reshape, Flatten, Squeeze, Unsqueeze, Identity: the output is the input's bytes. */
 static tb_status copy_run(tb_kernel_ctx *ctx) {
@@ -94,7 +78,7 @@ static tb_status transpose_run(tb_kernel_ctx *ctx) {
   tb_shape_strides(nd, x->shape, xs);
   tb_shape_strides(nd, y->shape, dst);
   for (size_t k = 0; k < nd; k++) src[k] = xs[perm[k]];
-  return strided_copy(ctx, x, 0, src, y, 0, dst, nd, y->shape);
+  return tb_cuda_dm_strided_copy(ctx, x, 0, src, y, 0, dst, nd, y->shape);
 }
 
 static tb_status concat_run(tb_kernel_ctx *ctx) {
@@ -112,7 +96,7 @@ static tb_status concat_run(tb_kernel_ctx *ctx) {
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "input %zu has rank %zu and the output rank %zu; concatenate tensors of one rank",
                              i, x->ndim, nd);
     tb_shape_strides(nd, x->shape, xs);
-    st = strided_copy(ctx, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
+    st = tb_cuda_dm_strided_copy(ctx, x, 0, xs, y, at * ys[axis], ys, nd, x->shape);
     at += x->shape[axis];
   }
   return st;
@@ -138,7 +122,7 @@ static tb_status split_run(tb_kernel_ctx *ctx) {
     tb_tensor *y = ctx->outputs[o];
     if (y) { /* an omitted output's piece is skipped */
       tb_shape_strides(nd, y->shape, ys);
-      st = strided_copy(ctx, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
+      st = tb_cuda_dm_strided_copy(ctx, x, at * xs[axis], xs, y, 0, ys, nd, y->shape);
     }
     at += sizes[o];
   }
@@ -169,7 +153,7 @@ static tb_status slice_run(tb_kernel_ctx *ctx) {
     base += plan.first[d] * xs[d];
     src[d] = plan.step[d] * xs[d];
   }
-  return strided_copy(ctx, x, base, src, y, 0, ys, nd, y->shape);
+  return tb_cuda_dm_strided_copy(ctx, x, base, src, y, 0, ys, nd, y->shape);
 }
 
 static tb_status expand_run(tb_kernel_ctx *ctx) {
@@ -182,7 +166,7 @@ static tb_status expand_run(tb_kernel_ctx *ctx) {
   int64_t src[TB_MAX_DIMS], ys[TB_MAX_DIMS];
   tb_shape_bcast_strides(y->ndim, y->shape, x->ndim, x->shape, src);
   tb_shape_strides(y->ndim, y->shape, ys);
-  return strided_copy(ctx, x, 0, src, y, 0, ys, y->ndim, y->shape);
+  return tb_cuda_dm_strided_copy(ctx, x, 0, src, y, 0, ys, y->ndim, y->shape);
 }
 
 /* Tile: the output viewed as [r0, d0, r1, d1, ...] (repeat, position per axis) is the input with stride 0
@@ -206,7 +190,7 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
     shape[2 * d + 1] = x->shape[d], src[2 * d + 1] = xs[d];
   }
   tb_shape_strides(2 * nd, shape, dst);
-  return strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
+  return tb_cuda_dm_strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
 /* Pad: the amounts from the op's own function (attribute, or the pads / axes inputs on the host); the

@@ -94,7 +94,7 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates hold %lld values where the indices address %lld", (long long)tb_tensor_numel(upd),
                            (long long)(rows * slice));
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || rows * slice == 0) return st;
-  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape)) != TB_OK) return st;
+  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape, 0)) != TB_OK) return st;
   tb_cuda_dm d = {.rank = 0, .mode = (int32_t)idx->dtype, .p = {(int64_t)k, slice}};
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(x->ndim, x->shape, xs);
@@ -119,17 +119,15 @@ static tb_status where_run(tb_kernel_ctx *ctx) {
                        tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
-static bool is_index(const tb_value_type *t) { return t && t->has_dtype && (t->dtype == TB_DTYPE_I64 || t->dtype == TB_DTYPE_I32); }
-static bool is_data(const tb_value_type *t) { return t && t->has_dtype && tb_cuda_dm_movable(t->dtype); }
 
 static bool gather_accepts(const tb_kernel_query *q) {
-  return q->n_inputs == 2 && is_data(q->in[0]) && is_index(q->in[1]) && q->n_outputs == 1;
+  return q->n_inputs == 2 && tb_cuda_dm_data_type(q->in[0]) && tb_cuda_dm_index_type(q->in[1]) && q->n_outputs == 1;
 }
 
 /* Without a reduction (opset 16's add, mul, min, max run on the CPU); updates of the data's dtype. */
 static bool scatter_accepts(const tb_kernel_query *q) {
   const tb_scatter_params *p = q->params;
-  return p && p->reduction == TB_SCATTER_NONE && q->n_inputs == 3 && is_data(q->in[0]) && is_index(q->in[1]) && q->in[2] &&
+  return p && p->reduction == TB_SCATTER_NONE && q->n_inputs == 3 && tb_cuda_dm_data_type(q->in[0]) && tb_cuda_dm_index_type(q->in[1]) && q->in[2] &&
          q->in[2]->has_dtype && q->in[2]->dtype == q->in[0]->dtype && q->n_outputs == 1;
 }
 
@@ -139,8 +137,8 @@ static bool scatter_nd_accepts(const tb_kernel_query *q) {
 }
 
 static bool where_accepts(const tb_kernel_query *q) {
-  return q->n_inputs == 3 && q->in[0] && q->in[0]->has_dtype && q->in[0]->dtype == TB_DTYPE_BOOL && is_data(q->in[1]) &&
-         is_data(q->in[2]) && q->in[1]->dtype == q->in[2]->dtype && q->n_outputs == 1;
+  return q->n_inputs == 3 && q->in[0] && q->in[0]->has_dtype && q->in[0]->dtype == TB_DTYPE_BOOL && tb_cuda_dm_data_type(q->in[1]) &&
+         tb_cuda_dm_data_type(q->in[2]) && q->in[1]->dtype == q->in[2]->dtype && q->n_outputs == 1;
 }
 
 static const tb_kernel kernels[] = {

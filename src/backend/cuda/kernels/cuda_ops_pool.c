@@ -2,7 +2,7 @@
  * MaxPool (without the Indices output) and AveragePool over 1 to 3 spatial axes with pads, auto_pad,
  * strides, dilations, ceil_mode and count_include_pad (the window from ops/nn/window.h, as the CPU's);
  * GlobalMaxPool (the pool kernel over the whole plane) and GlobalAveragePool (the mean of each plane with
- * 30_reduce.cu's row kernel); inference BatchNormalization (spatial) and InstanceNormalization. */
+ * 30_reduce.cu's row kernel); LpPool and GlobalLpPool on the same geometry (62_lp_lrn.cu's kernel); inference BatchNormalization (spatial) and InstanceNormalization. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_cnn.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -56,7 +56,7 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
   d.n = x->shape[0];
   d.c = x->shape[1];
   d.rank = SPATIAL_MAX;
-  d.kind = p->kind == TB_POOL_MAX ? 0 : 1;
+  d.kind = p->kind == TB_POOL_MAX ? 0 : p->kind == TB_POOL_LP ? (int32_t)p->p : 1; /* LpPool: the order p */
   d.flag = p->count_include_pad;
   tb_tensor *y = NULL;
   if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, x->ndim, shape, &y)) != TB_OK) return st;
@@ -72,7 +72,8 @@ static tb_status pool_run(tb_kernel_ctx *ctx) {
     return tb_cuda_go_rows(&l, planes, plane);
   }
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, NULL, NULL, NULL, y, NULL};
-  return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_pool_f32", tensors, &d, count, 0, 0);
+  const char *kernel = p->kind == TB_POOL_LP ? "tb_cu_cnn_lp_pool_f32" : "tb_cu_cnn_pool_f32"; /* 62_lp_lrn.cu */
+  return tb_cuda_cnn_launch(ctx, kernel, tensors, &d, count, 0, 0);
 }
 
 /* Input i: one value per channel. */
@@ -113,10 +114,10 @@ static tb_status norm_run(tb_kernel_ctx *ctx) {
 
 static bool rank_fits(const tb_value_type *x) { return !x->has_shape || (x->ndim >= 3 && x->ndim <= 2 + SPATIAL_MAX); }
 
-/* MaxPool without Indices and AveragePool (LpPool stays on the CPU), float32, rank 3 to 5. */
+/* MaxPool without Indices, AveragePool and LpPool (p from 1), float32, rank 3 to 5. */
 static bool pool_accepts(const tb_kernel_query *q) {
   const tb_pool_params *p = q->params;
-  return p && (p->kind == TB_POOL_MAX || p->kind == TB_POOL_AVERAGE) && !p->indices && q->n_inputs == 1 && q->in[0] &&
+  return p && (p->kind == TB_POOL_MAX || p->kind == TB_POOL_AVERAGE || (p->kind == TB_POOL_LP && p->p >= 1 && p->p <= 1 << 20)) && !p->indices && q->n_inputs == 1 && q->in[0] &&
          tb_cuda_all_f32(q) && rank_fits(q->in[0]);
 }
 
@@ -135,6 +136,8 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "AveragePool", pool_accepts, pool_run),
     TB_CUDA_KERNEL("", "GlobalMaxPool", pool_accepts, pool_run),
     TB_CUDA_KERNEL("", "GlobalAveragePool", pool_accepts, pool_run),
+    TB_CUDA_KERNEL("", "LpPool", pool_accepts, pool_run),
+    TB_CUDA_KERNEL("", "GlobalLpPool", pool_accepts, pool_run),
     TB_CUDA_KERNEL("", "BatchNormalization", norm_accepts, norm_run),
     TB_CUDA_KERNEL("", "InstanceNormalization", norm_accepts, norm_run),
 };
