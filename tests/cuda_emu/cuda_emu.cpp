@@ -66,6 +66,8 @@ unsigned __float_as_uint(float f) {
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "40_gemm.cu"
+#include "45_quant.cu"
+#include "50_rnn.cu"
 #include "70_data.cu"
 
 namespace {
@@ -162,6 +164,11 @@ const entry kernels[] = {
     K(tb_cu_cnn_resize_f32),
     K(tb_cu_gemm_f32),
     K(tb_cu_gemm_epilogue_f32),
+    K(tb_cu_rnn_transpose_f32),
+    K(tb_cu_rnn_seq_f32),
+    K(tb_cu_q_quantize_f32),
+    K(tb_cu_q_dequantize_f32),
+    K(tb_cu_q_matmul),
     K(tb_cu_dm_copy_b1),
     K(tb_cu_dm_copy_b2),
     K(tb_cu_dm_copy_b4),
