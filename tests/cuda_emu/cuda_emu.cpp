@@ -169,6 +169,7 @@ const entry kernels[] = {
     K(tb_cu_q_quantize_f32),
     K(tb_cu_q_dequantize_f32),
     K(tb_cu_q_matmul),
+    K(tb_cu_q_conv),
     K(tb_cu_dm_copy_b1),
     K(tb_cu_dm_copy_b2),
     K(tb_cu_dm_copy_b4),

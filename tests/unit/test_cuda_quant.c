@@ -2,7 +2,8 @@
  * recorded 8x H100 node: QuantizeLinear and DequantizeLinear per tensor and per axis (uint8 / int8 with and
  * without zero points, int32 input, ties that round half to even, saturation, NaN and infinities),
  * MatMulInteger with zero points per tensor, per row and per column and broadcast batch dims, QLinearMatMul
- * to uint8 and int8, on odd shapes; their values computed by the kernels' own source on the emulated grid
+ * to uint8 and int8, ConvInteger and QLinearConv in 1-D, 2-D (groups, strides, pads, dilations, per-channel zero
+ * points and scales, a bias) and 3-D, on odd shapes; their values computed by the kernels' own source on the emulated grid
  * (tests/cuda_emu) and compared with the CPU backend at O0 byte for byte (integers and floats alike). Each model
  * must run on the device. Also: find_kernel's answers, a zero point of the wrong size and a failing launch.
  * Without the emulator (no C++ compiler) the value tests print why and check nothing. */
@@ -54,7 +55,7 @@ typedef struct feed {
   const char *name;
   tb_dtype dtype;
   size_t ndim;
-  int64_t dims[4];
+  int64_t dims[5];
   const void *data;
 } feed;
 
@@ -123,8 +124,8 @@ static void bytes_fill(unsigned char *v, size_t n, unsigned seed) {
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
 static const tb_kernel *find(const char *op, const void *params, size_t n_in, const tb_dtype *dts) {
-  tb_value_type types[8];
-  const tb_value_type *in[8] = {NULL};
+  tb_value_type types[9];
+  const tb_value_type *in[9] = {NULL};
   for (size_t i = 0; i < n_in; i++) {
     if (dts[i] == TB_DTYPE_COUNT) continue;
     types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
@@ -151,6 +152,11 @@ static void find_kernel_by_dtype(void **state) {
   assert_non_null(find("MatMulInteger", NULL, 4, (const tb_dtype[]){I, U, NONE, U}));
   assert_null(find("MatMulInteger", NULL, 2, (const tb_dtype[]){TB_DTYPE_I32, U}));
   assert_non_null(find("QLinearMatMul", NULL, 8, (const tb_dtype[]){U, F, U, I, F, I, F, U}));
+  tb_conv_params cp = {.group = 1};
+  assert_non_null(find("ConvInteger", &cp, 4, (const tb_dtype[]){U, I, U, I}));
+  assert_null(find("ConvInteger", &cp, 2, (const tb_dtype[]){F, F}));
+  assert_non_null(find("QLinearConv", &cp, 9, (const tb_dtype[]){I, F, I, U, F, U, F, I, TB_DTYPE_I32}));
+  assert_null(find("QLinearConv", &cp, 9, (const tb_dtype[]){I, F, I, U, F, U, F, I, F})); /* a float bias */
   assert_null(find("QLinearMatMul", NULL, 8, (const tb_dtype[]){U, F, U, I, F, I, TB_DTYPE_F16, U}));
 }
 
@@ -242,6 +248,58 @@ static void integer_products_match_the_cpu(void **state) {
   tb_model_destroy(model);
 }
 
+
+/* ConvInteger in 2-D with groups, strides, pads and dilations, W's zero point per output channel; in 1-D with
+ * auto_pad and no zero points; QLinearConv in 2-D with w_scale and W's zero point per channel and an int32 bias
+ * (to uint8), and in 3-D per tensor (to int8). */
+static void integer_convolutions_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  static unsigned char x[2 * 4 * 7 * 6], w[6 * 2 * 3 * 2], x1[1 * 3 * 11], w1[5 * 3 * 3], x3[1 * 2 * 4 * 5 * 3], w3[3 * 2 * 2 * 3 * 2];
+  bytes_fill(x, sizeof x, 11), bytes_fill(w, sizeof w, 12), bytes_fill(x1, sizeof x1, 13), bytes_fill(w1, sizeof w1, 14);
+  bytes_fill(x3, sizeof x3, 15), bytes_fill(w3, sizeof w3, 16);
+  tb_ir_model *ir = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(ir, NULL, "qconv");
+  tbt_input(g, "x", TB_DTYPE_U8, 4, (const int64_t[]){2, 4, 7, 6}, NULL);
+  tbt_input(g, "x1", TB_DTYPE_I8, 3, (const int64_t[]){1, 3, 11}, NULL);
+  tbt_input(g, "x3", TB_DTYPE_I8, 5, (const int64_t[]){1, 2, 4, 5, 3}, NULL);
+  tbt_const(g, "w", TB_DTYPE_I8, 4, (const int64_t[]){6, 2, 3, 2}, w);
+  tbt_const(g, "w1", TB_DTYPE_U8, 3, (const int64_t[]){5, 3, 3}, w1);
+  tbt_const(g, "w3", TB_DTYPE_I8, 5, (const int64_t[]){3, 2, 2, 3, 2}, w3);
+  const int64_t six = 6, three = 3;
+  tbt_const(g, "xz", TB_DTYPE_U8, 0, NULL, (const uint8_t[]){129});
+  tbt_const(g, "wz6", TB_DTYPE_I8, 1, &six, (const int8_t[]){0, -3, 5, -128, 127, 9});
+  int n = tbt_node(g, "ConvInteger", "ci_2d", "x,w,xz,wz6", "y0");
+  pt_attr_int(g, n, "group", 2);
+  pt_attr_ints(g, n, "strides", 2, (const int64_t[]){2, 1});
+  pt_attr_ints(g, n, "pads", 4, (const int64_t[]){1, 0, 2, 1});
+  pt_attr_ints(g, n, "dilations", 2, (const int64_t[]){1, 2});
+  n = tbt_node(g, "ConvInteger", "ci_1d", "x1,w1", "y1");
+  pt_attr_string(g, n, "auto_pad", "SAME_UPPER");
+  pt_attr_ints(g, n, "strides", 1, (const int64_t[]){2});
+  pt_const_scalar(g, "xs", 0.05f);
+  tbt_const_f32(g, "ws6", 1, &six, (const float[]){0.01f, 0.02f, 0.003f, 0.04f, 0.5f, 0.006f});
+  pt_const_scalar(g, "ys", 0.3f);
+  tbt_const(g, "yz_u8", TB_DTYPE_U8, 0, NULL, (const uint8_t[]){77});
+  tbt_const(g, "bias6", TB_DTYPE_I32, 1, &six, (const int32_t[]){-1000, 0, 55, 7000, -3, 123456});
+  n = tbt_node(g, "QLinearConv", "qc_2d", "x,xs,xz,w,ws6,wz6,ys,yz_u8,bias6", "y2");
+  pt_attr_int(g, n, "group", 2);
+  pt_attr_ints(g, n, "pads", 4, (const int64_t[]){1, 1, 1, 1});
+  tbt_const(g, "xz3", TB_DTYPE_I8, 0, NULL, (const int8_t[]){-9});
+  tbt_const(g, "wz3", TB_DTYPE_I8, 0, NULL, (const int8_t[]){4});
+  pt_const_scalar(g, "ws3", 0.011f);
+  tbt_const(g, "yz_i8", TB_DTYPE_I8, 0, NULL, (const int8_t[]){-5});
+  n = tbt_node(g, "QLinearConv", "qc_3d", "x3,xs,xz3,w3,ws3,wz3,ys,yz_i8", "y3");
+  pt_attr_ints(g, n, "pads", 6, (const int64_t[]){1, 0, 1, 0, 1, 1});
+  (void)three;
+  static const char *const outs[] = {"y0", "y1", "y2", "y3"};
+  for (size_t i = 0; i < 4; i++) tbt_output(g, outs[i]);
+  tb_model *model = tbt_model_of(ir);
+  const feed in[3] = {{"x", TB_DTYPE_U8, 4, {2, 4, 7, 6}, x}, {"x1", TB_DTYPE_I8, 3, {1, 3, 11}, x1}, {"x3", TB_DTYPE_I8, 5, {1, 2, 4, 5, 3}, x3}};
+  compare_runs(model, 3, in, 4);
+  tb_model_destroy(model);
+}
+
 /* ---- Errors ------------------------------------------------------------------------------------------- */
 
 /* A per-row zero point of the wrong length is TB_ERR_MODEL in the CPU's words; a failing launch names the kernel. */
@@ -302,6 +360,7 @@ int main(void) {
       cmocka_unit_test(find_kernel_by_dtype),
       cmocka_unit_test_setup_teardown(quantize_dequantize_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(integer_products_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(integer_convolutions_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_zero_point_and_failing_launch, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,8 @@
 //   tb_cu_q_quantize_f32    (x, scale, zp, y, tb_quant_desc): y = saturate(rint(x / scale) + zp), the division in
 //                           float32 and the rounding half to even (rintf), NaN to 0; one thread per element, any grid
 //   tb_cu_q_dequantize_f32  (x, scale, zp, y, tb_quant_desc): y = float(x - zp) * scale, the difference in integers
+//   tb_cu_q_conv            (x, w, xzp, wzp, x_scale, w_scale, y_scale, yzp, bias, y, tb_qconv_desc): ConvInteger and
+//                           QLinearConv, one thread per output (below)
 //   tb_cu_q_matmul          (a, b, azp, bzp, a_scale, b_scale, y_scale, yzp, y, tb_gemm_desc, tb_qmm_desc):
 //                           MatMulInteger (y int32 = sum (a - azp)(b - bzp), the zero points per tensor, per row of
 //                           A or per column of B) and QLinearMatMul (the same sum requantized:
@@ -75,6 +77,53 @@ extern "C" __global__ void tb_cu_q_matmul(const void *__restrict__ a, const void
     } else {
       float mult = a_scale[0] * b_scale[0] / y_scale[0];
       tb_q_put(y, q.y_kind, e, rintf((float)acc * mult) + (float)tb_q_get(yzp, q.y_kind, 0));
+    }
+  }
+}
+
+// ConvInteger and QLinearConv: NC[D]HW with 1 to 3 spatial axes (fewer take the last ones), groups, strides,
+// dilations and pads as the host resolved them (ops/nn/window.h, as the CPU's); the sum over the group's input
+// channels and taps of (x - x_zp) (w - w_zp[m]) in int32, plus QLinearConv's int32 bias, then int32 out
+// (ConvInteger) or requantized with x_scale * w_scale[m] / y_scale (w_scale per tensor or per output channel).
+struct tb_qconv_desc {
+  tb_index n, c, k, groups; // batch, input channels, output channels, groups
+  tb_index in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+  int x_kind, w_kind, y_kind; // y_kind 2: int32 (ConvInteger)
+  int wzp_channels;           // 1: W's zero point has one value per output channel
+  int ws_channels;            // 1: w_scale has one value per output channel
+  int unused;
+};
+
+extern "C" __global__ void tb_cu_q_conv(const void *__restrict__ x, const void *__restrict__ w, const void *__restrict__ xzp,
+                                        const void *__restrict__ wzp, const float *__restrict__ x_scale,
+                                        const float *__restrict__ w_scale, const float *__restrict__ y_scale,
+                                        const void *__restrict__ yzp, const int *__restrict__ bias, void *__restrict__ y,
+                                        tb_qconv_desc d) {
+  tb_index o_plane = d.out[0] * d.out[1] * d.out[2], i_plane = d.in[0] * d.in[1] * d.in[2];
+  tb_index taps = d.kernel[0] * d.kernel[1] * d.kernel[2], cg = d.c / d.groups, mg = d.k / d.groups;
+  TB_GRID_LOOP(i, d.n * d.k * o_plane) {
+    tb_index op = i % o_plane, m = (i / o_plane) % d.k, b = i / (o_plane * d.k), g = m / mg;
+    tb_index o[3] = {op / (d.out[2] * d.out[1]), (op / d.out[2]) % d.out[1], op % d.out[2]};
+    int zx = xzp ? (int)tb_q_get(xzp, d.x_kind, 0) : 0, zw = wzp ? (int)tb_q_get(wzp, d.w_kind, d.wzp_channels ? m : 0) : 0;
+    int acc = bias ? bias[m] : 0;
+    for (tb_index c = 0; c < cg; c++) {
+      tb_index xb = (b * d.c + g * cg + c) * i_plane, wb = (m * cg + c) * taps;
+      for (tb_index t = 0; t < taps; t++) {
+        tb_index k[3] = {t / (d.kernel[2] * d.kernel[1]), (t / d.kernel[2]) % d.kernel[1], t % d.kernel[2]}, off = 0;
+        bool inside = true;
+        for (int a = 0; a < 3 && inside; a++) {
+          tb_index pos = o[a] * d.stride[a] + k[a] * d.dilation[a] - d.pad[a];
+          inside = pos >= 0 && pos < d.in[a];
+          off = off * d.in[a] + pos;
+        }
+        if (inside) acc += ((int)tb_q_get(x, d.x_kind, xb + off) - zx) * ((int)tb_q_get(w, d.w_kind, wb + t) - zw);
+      }
+    }
+    if (d.y_kind == 2) {
+      ((int *)y)[i] = acc;
+    } else {
+      float mult = x_scale[0] * w_scale[d.ws_channels ? m : 0] / y_scale[0];
+      tb_q_put(y, d.y_kind, i, rintf((float)acc * mult) + (float)tb_q_get(yzp, d.y_kind, 0));
     }
   }
 }

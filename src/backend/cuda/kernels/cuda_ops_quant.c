@@ -3,11 +3,13 @@
  * (uint8, int8 or int32 x, float32 scale), each per tensor or per axis (opset 13's 1-D scale and zero point);
  * MatMulInteger (uint8 / int8 operands, int32 output, zero points per tensor, per row of A or per column of B)
  * and QLinearMatMul (per-tensor scales and zero points, as the CPU takes them). Numpy's matmul shapes, batch
- * broadcasting included, through the GEMM descriptor (cuda_gemm.h). Every launch reads the scales and zero points
- * on the device: no host round trip, so a captured graph holds them. Float16 / bfloat16 scales and ConvInteger /
- * QLinearConv run on the CPU (not written). */
+ * broadcasting included, through the GEMM descriptor (cuda_gemm.h); ConvInteger and QLinearConv (x zero point
+ * per tensor, W's and w_scale per tensor or per output channel, QLinearConv's int32 bias) with Conv's geometry
+ * (cuda_cnn.h). Every launch reads the scales and zero points on the device: no host round trip, so a captured
+ * graph holds them. Float16 / bfloat16 scales run on the CPU. */
 #include <stdio.h>
 #include <string.h>
+#include "backend/cuda/kernels/cuda_cnn.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/kernel_params.h"
@@ -21,6 +23,12 @@ typedef struct quant_desc {
   int64_t n, inner, len;
 } quant_desc;
 _Static_assert(sizeof(quant_desc) == 40, "quant_desc mirrors 45_quant.cu's tb_quant_desc");
+typedef struct qconv_desc {
+  int64_t n, c, k, groups;
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+  int32_t x_kind, w_kind, y_kind, wzp_channels, ws_channels, unused;
+} qconv_desc;
+_Static_assert(sizeof(qconv_desc) == 200, "qconv_desc mirrors 45_quant.cu's tb_qconv_desc");
 typedef struct qmm_desc {
   int32_t a_kind, b_kind, y_kind, azp_rows, bzp_cols, unused;
 } qmm_desc;
@@ -214,10 +222,90 @@ static bool qlinear_matmul_accepts(const tb_kernel_query *q) {
          is(q, 5, q->in[3]->dtype);
 }
 
+
+/* ---- ConvInteger and QLinearConv -------------------------------------------------------------------------- */
+
+/* A zero point (input i): a scalar, or (per_channel) one per output channel k; TB_ERR_MODEL as the CPU says it. */
+static tb_status conv_zero_point(tb_kernel_ctx *ctx, size_t i, bool per_channel, int64_t k, int32_t *channels) {
+  const tb_tensor *zp = input_at(ctx, i);
+  *channels = 0;
+  if (!zp || tb_tensor_numel(zp) == 1) return TB_OK;
+  if (per_channel && tb_tensor_numel(zp) == k) {
+    *channels = 1;
+    return TB_OK;
+  }
+  return tb_kernel_error(ctx, TB_ERR_MODEL, "input %zu (a zero point) has %lld values; it must be a scalar%s", i, (long long)tb_tensor_numel(zp),
+                         per_channel ? " or have one per output channel" : "");
+}
+
+static tb_status qconv_run(tb_kernel_ctx *ctx, bool qlinear) {
+  tb_status st;
+  const tb_conv_params *p = tb_kernel_params(ctx, &st);
+  if (!p) return st;
+  size_t iw = qlinear ? 3 : 1, ixz = 2, iwz = qlinear ? 5 : 3;
+  const tb_tensor *x = input_at(ctx, 0), *w = input_at(ctx, iw), *bias = qlinear ? input_at(ctx, 8) : NULL;
+  tb_cuda_cnn_desc g;
+  int64_t shape[TB_MAX_DIMS];
+  qconv_desc d = {.x_kind = kind_of(tb_tensor_dtype(x)), .w_kind = kind_of(tb_tensor_dtype(w))};
+  if ((st = tb_cuda_conv_geometry(ctx, p, x, w, bias, &g, shape)) != TB_OK) return st;
+  int32_t x_channels = 0;
+  if ((st = conv_zero_point(ctx, ixz, false, g.k, &x_channels)) != TB_OK) return st;
+  if ((st = conv_zero_point(ctx, iwz, true, g.k, &d.wzp_channels)) != TB_OK) return st;
+  if (qlinear) {
+    int64_t ws = tb_tensor_numel(input_at(ctx, 4));
+    if (tb_tensor_numel(input_at(ctx, 1)) != 1 || tb_tensor_numel(input_at(ctx, 6)) != 1 || tb_tensor_numel(input_at(ctx, 7)) != 1 ||
+        (ws != 1 && ws != g.k))
+      return tb_kernel_error(ctx, TB_ERR_MODEL, "x_scale, y_scale and y_zero_point must be scalars and w_scale a scalar or one value per "
+                             "output channel");
+    d.ws_channels = ws != 1;
+  }
+  tb_dtype out = qlinear ? tb_tensor_dtype(input_at(ctx, 7)) : TB_DTYPE_I32;
+  tb_tensor *y = NULL;
+  if ((st = tb_kernel_output(ctx, 0, out, x->ndim, shape, &y)) != TB_OK) return st;
+  d.y_kind = kind_of(out);
+  d.n = g.n, d.c = g.c, d.k = g.k, d.groups = g.groups;
+  for (int a = 0; a < 3; a++) { /* the geometry's three spatial axes (its fourth is unused) */
+    d.in[a] = g.in[a], d.out[a] = g.out[a], d.kernel[a] = g.kernel[a], d.stride[a] = g.stride[a];
+    d.dilation[a] = g.dilation[a], d.pad[a] = g.pad[a];
+  }
+  int64_t total = tb_tensor_numel(y);
+  if (total == 0) return TB_OK;
+  tb_cuda_launch l;
+  tb_cuda_begin(&l, ctx, "tb_cu_q_conv");
+  arg_optional(&l, x);
+  arg_optional(&l, w);
+  arg_optional(&l, input_at(ctx, ixz));
+  arg_optional(&l, input_at(ctx, iwz));
+  static const size_t scales[4] = {1, 4, 6, 7}; /* x_scale, w_scale, y_scale, y_zero_point */
+  for (size_t i = 0; i < 4; i++) arg_optional(&l, qlinear ? input_at(ctx, scales[i]) : NULL);
+  arg_optional(&l, bias);
+  tb_cuda_arg_tensor(&l, y);
+  tb_cuda_arg_bytes(&l, &d, sizeof d, 8);
+  return tb_cuda_go_elements(&l, total);
+}
+
+static tb_status conv_integer_run(tb_kernel_ctx *ctx) { return qconv_run(ctx, false); }
+static tb_status qlinear_conv_run(tb_kernel_ctx *ctx) { return qconv_run(ctx, true); }
+
+/* uint8 / int8 X and W with zero points of their dtypes or none. */
+static bool conv_integer_accepts(const tb_kernel_query *q) {
+  if (!q->params || q->n_outputs != 1 || !is_8bit(q, 0) || !is_8bit(q, 1)) return false;
+  return (absent(q, 2) || is(q, 2, q->in[0]->dtype)) && (absent(q, 3) || is(q, 3, q->in[1]->dtype));
+}
+
+/* uint8 / int8 X, W and Y with zero points of their dtypes, float32 scales, an int32 bias or none. */
+static bool qlinear_conv_accepts(const tb_kernel_query *q) {
+  if (!q->params || q->n_outputs != 1 || q->n_inputs < 8 || !is_8bit(q, 0) || !is_8bit(q, 3) || !is_8bit(q, 7)) return false;
+  return is(q, 1, TB_DTYPE_F32) && is(q, 4, TB_DTYPE_F32) && is(q, 6, TB_DTYPE_F32) && is(q, 2, q->in[0]->dtype) && is(q, 5, q->in[3]->dtype) &&
+         (absent(q, 8) || is(q, 8, TB_DTYPE_I32));
+}
+
 static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "QuantizeLinear", quantize_accepts, quantize_run),
     TB_CUDA_KERNEL("", "DequantizeLinear", dequantize_accepts, dequantize_run),
     TB_CUDA_KERNEL("", "MatMulInteger", matmul_integer_accepts, matmul_integer_run),
     TB_CUDA_KERNEL("", "QLinearMatMul", qlinear_matmul_accepts, qlinear_matmul_run),
+    TB_CUDA_KERNEL("", "ConvInteger", conv_integer_accepts, conv_integer_run),
+    TB_CUDA_KERNEL("", "QLinearConv", qlinear_conv_accepts, qlinear_conv_run),
 };
 const tb_cuda_family tb_cuda_family_quant = {kernels, sizeof kernels / sizeof kernels[0]};
