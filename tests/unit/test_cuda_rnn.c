@@ -553,6 +553,42 @@ static void launch_failure_and_out_of_memory(void **state) {
   tb_model_destroy(model);
 }
 
+
+/* An initial_h whose batch differs from X's (its dim unknown until the run): TB_ERR_MODEL naming the input, the dim
+ * and both sizes (the run's inference on the concrete shapes says it before the kernel runs). */
+static void bad_initial_state_shape(void **state) {
+  (void)state;
+  tb_ir_model *ir = tbt_ir_model(14);
+  tb_graph *g = tb_graph_new(ir, NULL, "bad");
+  tbt_input(g, "X", TB_DTYPE_F32, 3, (const int64_t[]){2, 3, 4}, NULL);
+  tbt_input(g, "H0", TB_DTYPE_F32, 3, (const int64_t[]){1, -1, 5}, NULL);
+  pt_const_rand(g, "W", 3, (const int64_t[]){1, 20, 4}, 1, -0.5f, 0.5f);
+  pt_const_rand(g, "R", 3, (const int64_t[]){1, 20, 5}, 2, -0.5f, 0.5f);
+  int n = tbt_node(g, "LSTM", "rnn", "X,W,R,,,H0", "Y");
+  pt_attr_int(g, n, "hidden_size", 5);
+  tbt_output(g, "Y");
+  tb_model *model = tbt_model_of(ir);
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
+  tb_prepared *p = NULL;
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &p, &r));
+  assert_int_equal(r->cpu_fallback_nodes, 0);
+  float x[24] = {0}, h[10] = {0};
+  tb_tensor *in[2] = {tbt_f32(cpu, 3, (const int64_t[]){2, 3, 4}, x), tbt_f32(cpu, 3, (const int64_t[]){1, 2, 5}, h)}, *out = NULL;
+  const char *names[2] = {"X", "H0"};
+  tb_status st = tb_prepared_run(p, 2, names, in, 1, NULL, &out);
+  assert_int_equal(st, TB_ERR_MODEL);
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'rnn' (LSTM): input initial_h has dimension 1 of size 2, expected 3");
+  assert_null(out);
+  for (size_t i = 0; i < 2; i++) tb_tensor_destroy(in[i]);
+  tb_prepared_destroy(p);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+  tb_model_destroy(model);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(find_kernel_by_dtype),
@@ -566,6 +602,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(real_set_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(lstm_graph_replay, setup, teardown),
       cmocka_unit_test_setup_teardown(launch_failure_and_out_of_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(bad_initial_state_shape, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

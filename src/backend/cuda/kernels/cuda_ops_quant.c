@@ -7,7 +7,6 @@
  * per tensor, W's and w_scale per tensor or per output channel, QLinearConv's int32 bias) with Conv's geometry
  * (cuda_cnn.h). Every launch reads the scales and zero points on the device: no host round trip, so a captured
  * graph holds them. Float16 / bfloat16 scales run on the CPU. */
-#include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_cnn.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
@@ -38,16 +37,6 @@ static const tb_tensor *input_at(const tb_kernel_ctx *ctx, size_t i) { return i 
 
 /* The kernels' element kind of a dtype: 0 uint8, 1 int8, 2 int32, -1 other. */
 static int kind_of(tb_dtype d) { return d == TB_DTYPE_U8 ? 0 : d == TB_DTYPE_I8 ? 1 : d == TB_DTYPE_I32 ? 2 : -1; }
-
-/* A tensor argument, or a NULL pointer for an absent one. */
-static void arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
-  if (t && tb_tensor_numel(t) > 0) {
-    tb_cuda_arg_tensor(l, t);
-    return;
-  }
-  unsigned long long none = 0;
-  tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
-}
 
 /* ---- QuantizeLinear and DequantizeLinear ---------------------------------------------------------------- */
 
@@ -86,7 +75,7 @@ static tb_status quant_run(tb_kernel_ctx *ctx, bool quantize) {
   tb_cuda_begin(&l, ctx, quantize ? "tb_cu_q_quantize_f32" : "tb_cu_q_dequantize_f32");
   tb_cuda_arg_tensor(&l, x);
   tb_cuda_arg_tensor(&l, scale);
-  arg_optional(&l, zp);
+  tb_cuda_arg_optional(&l, zp);
   tb_cuda_arg_tensor(&l, y);
   tb_cuda_arg_bytes(&l, &d, sizeof d, 8);
   return tb_cuda_go_elements(&l, d.n);
@@ -111,12 +100,6 @@ static bool dequantize_accepts(const tb_kernel_query *q) {
 }
 
 /* ---- MatMulInteger and QLinearMatMul --------------------------------------------------------------------- */
-
-static void shape_text(const tb_tensor *t, char *buf, size_t cap) {
-  size_t at = (size_t)snprintf(buf, cap, "[");
-  for (size_t d = 0; d < t->ndim && at < cap; d++) at += (size_t)snprintf(buf + at, cap - at, d ? ",%lld" : "%lld", (long long)t->shape[d]);
-  if (at < cap) snprintf(buf + at, cap - at, "]");
-}
 
 /* A zero point's step for matrix m (1: per row of A / per column of B, 0: per tensor), or TB_ERR_MODEL as the CPU
  * says it. */
@@ -148,9 +131,8 @@ static tb_status product_shape(tb_kernel_ctx *ctx, const tb_tensor *a, const tb_
     dims[r] = da == 1 ? db : da;
   }
   if (!fits) {
-    shape_text(a, as, sizeof as);
-    shape_text(b, bs, sizeof bs);
-    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "A %s and B %s do not multiply: %s; check the inputs' shapes", as, bs,
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "A %s and B %s do not multiply: %s; check the inputs' shapes",
+                           tb_dims_str(as, sizeof as, a->ndim, a->shape), tb_dims_str(bs, sizeof bs, b->ndim, b->shape),
                            k != kb ? "A's last dim differs from B's rows" : "their batch dims do not broadcast");
   }
   memset(d, 0, sizeof *d);
@@ -194,12 +176,12 @@ static tb_status qmatmul_run(tb_kernel_ctx *ctx, bool qlinear) {
   if (d.batch * d.m * d.n == 0) return TB_OK;
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, "tb_cu_q_matmul");
-  arg_optional(&l, a);
-  arg_optional(&l, b);
-  arg_optional(&l, azp);
-  arg_optional(&l, bzp);
+  tb_cuda_arg_optional(&l, a);
+  tb_cuda_arg_optional(&l, b);
+  tb_cuda_arg_optional(&l, azp);
+  tb_cuda_arg_optional(&l, bzp);
   static const size_t scales[4] = {1, 4, 6, 7}; /* a_scale, b_scale, y_scale, y_zero_point */
-  for (size_t i = 0; i < 4; i++) arg_optional(&l, qlinear ? input_at(ctx, scales[i]) : NULL);
+  for (size_t i = 0; i < 4; i++) tb_cuda_arg_optional(&l, qlinear ? input_at(ctx, scales[i]) : NULL);
   tb_cuda_arg_tensor(&l, y);
   tb_cuda_arg_bytes(&l, &d, sizeof d, 8);
   tb_cuda_arg_bytes(&l, &q, sizeof q, 4);
@@ -272,13 +254,13 @@ static tb_status qconv_run(tb_kernel_ctx *ctx, bool qlinear) {
   if (total == 0) return TB_OK;
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, "tb_cu_q_conv");
-  arg_optional(&l, x);
-  arg_optional(&l, w);
-  arg_optional(&l, input_at(ctx, ixz));
-  arg_optional(&l, input_at(ctx, iwz));
+  tb_cuda_arg_optional(&l, x);
+  tb_cuda_arg_optional(&l, w);
+  tb_cuda_arg_optional(&l, input_at(ctx, ixz));
+  tb_cuda_arg_optional(&l, input_at(ctx, iwz));
   static const size_t scales[4] = {1, 4, 6, 7}; /* x_scale, w_scale, y_scale, y_zero_point */
-  for (size_t i = 0; i < 4; i++) arg_optional(&l, qlinear ? input_at(ctx, scales[i]) : NULL);
-  arg_optional(&l, bias);
+  for (size_t i = 0; i < 4; i++) tb_cuda_arg_optional(&l, qlinear ? input_at(ctx, scales[i]) : NULL);
+  tb_cuda_arg_optional(&l, bias);
   tb_cuda_arg_tensor(&l, y);
   tb_cuda_arg_bytes(&l, &d, sizeof d, 8);
   return tb_cuda_go_elements(&l, total);

@@ -13,7 +13,6 @@
  * even replayed from a graph, while a block's barrier costs nanoseconds; the price is that one multiprocessor
  * per (direction, row) does the whole recurrent product, so large hidden sizes with large batches would do
  * better with a product per step over the whole GPU (not written). Other dtypes run on the CPU. */
-#include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -41,12 +40,6 @@ static tb_tensor *wanted_output(const tb_kernel_ctx *ctx, size_t i) {
   return i < ctx->n_outputs && tb_kernel_has_output(ctx, i) ? ctx->outputs[i] : NULL;
 }
 
-static void shape_text(const tb_tensor *t, char *buf, size_t cap) {
-  size_t at = (size_t)snprintf(buf, cap, "[");
-  for (size_t d = 0; d < t->ndim && at < cap; d++) at += (size_t)snprintf(buf + at, cap - at, d ? ", %lld" : "%lld", (long long)t->shape[d]);
-  if (at < cap) snprintf(buf + at, cap - at, "]");
-}
-
 /* An input present with another shape than want (ndim dims): TB_ERR_MODEL naming it and both shapes. */
 static tb_status expect(tb_kernel_ctx *ctx, size_t i, const char *name, size_t ndim, const int64_t *want) {
   const tb_tensor *t = input_at(ctx, i);
@@ -54,22 +47,20 @@ static tb_status expect(tb_kernel_ctx *ctx, size_t i, const char *name, size_t n
   bool same = t->ndim == ndim;
   for (size_t d = 0; same && d < ndim; d++) same = t->shape[d] == want[d];
   if (same) return TB_OK;
-  char have[96], need[96];
-  shape_text(t, have, sizeof have);
-  size_t at = (size_t)snprintf(need, sizeof need, "[");
-  for (size_t d = 0; d < ndim && at < sizeof need; d++) at += (size_t)snprintf(need + at, sizeof need - at, d ? ", %lld" : "%lld", (long long)want[d]);
-  if (at < sizeof need) snprintf(need + at, sizeof need - at, "]");
-  return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s; give it that shape", name, have, need);
+  char have[160], need[160];
+  return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected %s; give it that shape", name,
+                         tb_dims_str(have, sizeof have, t->ndim, t->shape), tb_dims_str(need, sizeof need, ndim, want));
 }
 
 /* The dims from X and W, every input's shape checked as the CPU reference checks it. */
 static tb_status check_inputs(tb_kernel_ctx *ctx, const tb_rnn_params *a, rnn_desc *d) {
   const tb_tensor *x = input_at(ctx, IN_X), *w = input_at(ctx, IN_W), *r = input_at(ctx, IN_R);
   if (!x || !w || !r) return tb_kernel_error(ctx, TB_ERR_MODEL, "inputs X, W and R are required; give all three");
-  char have[96];
+  char have[160];
   if (x->ndim != 3 || w->ndim != 3) {
-    shape_text(x->ndim != 3 ? x : w, have, sizeof have);
-    return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected rank 3", x->ndim != 3 ? "X" : "W", have);
+    const tb_tensor *t = x->ndim != 3 ? x : w;
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "input %s has shape %s, expected rank 3", x->ndim != 3 ? "X" : "W",
+                           tb_dims_str(have, sizeof have, t->ndim, t->shape));
   }
   int64_t gates = (int64_t)a->cell;
   if (w->shape[1] == 0 || w->shape[1] % gates != 0)
@@ -112,16 +103,6 @@ static void set_attributes(const tb_rnn_params *a, const tb_tensor *lens, rnn_de
   }
 }
 
-/* A tensor argument, or a NULL pointer for an absent or empty one (the kernel reads none of those). */
-static void arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
-  if (t && tb_tensor_numel(t) > 0) {
-    tb_cuda_arg_tensor(l, t);
-    return;
-  }
-  unsigned long long none = 0;
-  tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
-}
-
 /* xw = X W^T for every direction: batch over the directions, X shared (batch stride 0). */
 static tb_status project_inputs(tb_kernel_ctx *ctx, const rnn_desc *r, tb_tensor *xw) {
   tb_cuda_gemm_desc g;
@@ -156,11 +137,11 @@ static tb_status transpose_r(tb_kernel_ctx *ctx, const rnn_desc *r, tb_tensor *r
 static tb_status run_sequence(tb_kernel_ctx *ctx, const rnn_desc *r, const tb_tensor *xw, const tb_tensor *rt, tb_tensor *work) {
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, "tb_cu_rnn_seq_f32");
-  arg_optional(&l, xw);
+  tb_cuda_arg_optional(&l, xw);
   tb_cuda_arg_tensor(&l, rt);
   static const size_t optional_inputs[] = {IN_B, IN_P, IN_LENS, IN_H0, IN_C0};
-  for (size_t i = 0; i < sizeof optional_inputs / sizeof optional_inputs[0]; i++) arg_optional(&l, input_at(ctx, optional_inputs[i]));
-  for (size_t i = 0; i < 3; i++) arg_optional(&l, wanted_output(ctx, i));
+  for (size_t i = 0; i < sizeof optional_inputs / sizeof optional_inputs[0]; i++) tb_cuda_arg_optional(&l, input_at(ctx, optional_inputs[i]));
+  for (size_t i = 0; i < 3; i++) tb_cuda_arg_optional(&l, wanted_output(ctx, i));
   tb_cuda_arg_tensor(&l, work);
   tb_cuda_arg_bytes(&l, r, sizeof *r, 8);
   int64_t units = (int64_t)r->dirs * r->batch, rows = (int64_t)r->cell * r->hidden;
