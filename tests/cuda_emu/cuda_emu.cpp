@@ -70,6 +70,8 @@ unsigned __float_as_uint(float f) {
 #include "62_lp_lrn.cu"
 #include "40_gemm.cu"
 #include "41_gemm_lowp.cu"
+#include "45_quant.cu"
+#include "50_rnn.cu"
 #include "70_data.cu"
 #include "71_index_more.cu"
 #include "72_einsum.cu"
@@ -172,6 +174,12 @@ const entry kernels[] = {
     K(tb_cu_gemm_f16),
     K(tb_cu_lowp_amax_f32),
     K(tb_cu_lowp_to_e4m3),
+    K(tb_cu_rnn_transpose_f32),
+    K(tb_cu_rnn_seq_f32),
+    K(tb_cu_q_quantize_f32),
+    K(tb_cu_q_dequantize_f32),
+    K(tb_cu_q_matmul),
+    K(tb_cu_q_conv),
     K(tb_cu_dm_copy_b1),
     K(tb_cu_dm_copy_b2),
     K(tb_cu_dm_copy_b4),

@@ -54,6 +54,8 @@
 #include <string.h>
 #include "fake_cuda_launch.h"
 #include "fake_cuda_gemm.h"
+#include "fake_cuda_rnn.h"
+#include "fake_cuda_quant.h"
 #include "fake_devmem.h"
 #include "fake_nvidia_gpus.h"
 #include "fake_once.h"
@@ -811,6 +813,8 @@ static int kernel_params(const char *name, unsigned *sizes) {
     return 7;
   }
   if ((n = fake_gemm_params(name, sizes)) > 0) return n;
+  if ((n = fake_rnn_params(name, sizes)) > 0) return n;
+  if ((n = fake_quant_params(name, sizes)) > 0) return n;
   if (strncmp(name, "tb_cu_dm_", 9) == 0) list = dm, n = 6; /* (a, b, c, y, n, tb_dm): 70_data.cu */
   else if (is_ew(name)) list = ew, n = 6;
   else if (ends_with(name, "_f32_broadcast")) list = broadcast, n = 5;
@@ -861,6 +865,14 @@ static CUresult check_memory(const fake_launch *l) {
   if (l->n_args <= 0) return SUCCESS;
   if (fake_gemm_pointers(name)) {
     int in = fake_gemm_in_bounds(l, covers);
+    return in < 0 ? INVALID_VALUE : in ? SUCCESS : ILLEGAL_ADDRESS;
+  }
+  if (fake_quant_pointers(name)) {
+    int in = fake_quant_in_bounds(l, arg_i64, covers);
+    return in < 0 ? INVALID_VALUE : in ? SUCCESS : ILLEGAL_ADDRESS;
+  }
+  if (fake_rnn_pointers(name)) {
+    int in = fake_rnn_in_bounds(l, arg_i64, covers);
     return in < 0 ? INVALID_VALUE : in ? SUCCESS : ILLEGAL_ADDRESS;
   }
   int ok = 1;
@@ -920,6 +932,8 @@ static emu_launch_fn emulator(int *broken) {
  * the binary kernels) turned into the host bytes behind them. */
 static CUresult emulate(emu_launch_fn run, const fake_launch *l, void **params) {
   int pointers = is_cnn(l->name) ? 6 : strncmp(l->name, "tb_cu_dm_", 9) == 0 || is_ew(l->name) ? 4 : fake_gemm_pointers(l->name);
+  if (!pointers) pointers = fake_rnn_pointers(l->name);
+  if (!pointers) pointers = fake_quant_pointers(l->name);
   if (!pointers) pointers = ends_with(l->name, "_f32_flat") || ends_with(l->name, "_f32_broadcast") ? 3 : 2;
   void *host[FAKE_LAUNCH_MAX_ARGS], *args[FAKE_LAUNCH_MAX_ARGS];
   for (int i = 0; i < l->n_args; i++) {

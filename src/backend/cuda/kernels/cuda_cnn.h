@@ -31,6 +31,13 @@ void tb_cuda_cnn_desc_init(tb_cuda_cnn_desc *d);
 /* The activation of a tb::FusedConv (NULL: none) into the descriptor. */
 void tb_cuda_cnn_desc_act(tb_cuda_cnn_desc *d, const tb_activation_params *act);
 
+/* A convolution's geometry (Conv's checks and the window of ops/nn/window.h, as the CPU's) into d (3 spatial axes,
+ * fewer aligned to the last) and the output's shape (rank of x); for the quantized convolutions
+ * (cuda_ops_quant.c). Defined in cuda_ops_conv.c. */
+struct tb_conv_params;
+tb_status tb_cuda_conv_geometry(tb_kernel_ctx *ctx, const struct tb_conv_params *p, const tb_tensor *x, const tb_tensor *w,
+                                const tb_tensor *bias, tb_cuda_cnn_desc *d, int64_t *out_shape);
+
 /* Launch `kernel` with these six tensors (NULL: a null pointer; counts are filled from their sizes) and the
  * descriptor: one thread per element over `elements` (rows 0), or one block per row over `rows` rows of
  * `cols` elements. */

@@ -127,6 +127,15 @@ void tb_cuda_arg_tensor(tb_cuda_launch *l, const tb_tensor *t) {
   tb_cuda_arg_bytes(l, &address, sizeof address, sizeof address);
 }
 
+void tb_cuda_arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
+  if (t && tb_tensor_numel(t) > 0) {
+    tb_cuda_arg_tensor(l, t);
+    return;
+  }
+  unsigned long long none = 0;
+  tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
+}
+
 bool tb_cuda_tensors_plain(const tb_kernel_ctx *ctx, const tb_tensor *const *ts, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const tb_tensor *t = ts[i];

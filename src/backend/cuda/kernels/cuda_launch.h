@@ -58,6 +58,8 @@ void tb_cuda_arg_tensor(tb_cuda_launch *l, const tb_tensor *t);
  * memory where it has bytes): the check before a library call (cuBLASLt, cuDNN) reads raw addresses, so a tensor
  * that fails it goes to the own kernels, whose launch says what is wrong with it. */
 bool tb_cuda_tensors_plain(const tb_kernel_ctx *ctx, const tb_tensor *const *ts, size_t n);
+/* tb_cuda_arg_tensor, or a NULL pointer for an absent (NULL) or empty tensor: the kernels read none of those. */
+void tb_cuda_arg_optional(tb_cuda_launch *l, const tb_tensor *t);
 void tb_cuda_arg_i64(tb_cuda_launch *l, int64_t v); /* the kernels' tb_index (long long) */
 void tb_cuda_arg_f32(tb_cuda_launch *l, float v);
 /* A struct passed by value (the kernels' tb_broadcast), with its alignment. */

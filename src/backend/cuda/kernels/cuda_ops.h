@@ -19,6 +19,8 @@ extern const tb_cuda_family tb_cuda_family_elementwise, tb_cuda_family_nn;
 /* Conv, FusedConv, ConvTranspose (cuda_ops_conv.c); pools and normalizations (cuda_ops_pool.c); Resize (cuda_ops_resize.c) */
 extern const tb_cuda_family tb_cuda_family_conv, tb_cuda_family_pool, tb_cuda_family_resize;
 extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
+extern const tb_cuda_family tb_cuda_family_rnn;  /* LSTM, GRU, RNN: cuda_ops_rnn.c */
+extern const tb_cuda_family tb_cuda_family_quant; /* QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv: cuda_ops_quant.c */
 /* Data movement, index, logic and LayerNorm kernels (cuda_ops_data.c, _index.c, _logic.c, _norm.c; cuda_dm.h). */
 extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_family_logic, tb_cuda_family_norm;
 /* The math beyond float32's basic set, Mod, BitShift, Sum, Mean (cuda_ops_math.c); ArgMax, ArgMin, Hardmax, CumSum,

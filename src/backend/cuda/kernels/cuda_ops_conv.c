@@ -132,3 +132,8 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "ConvTranspose", conv_accepts, conv_transpose_run),
 };
 const tb_cuda_family tb_cuda_family_conv = {kernels, sizeof kernels / sizeof kernels[0]};
+
+tb_status tb_cuda_conv_geometry(tb_kernel_ctx *ctx, const tb_conv_params *p, const tb_tensor *x, const tb_tensor *w, const tb_tensor *bias,
+                                tb_cuda_cnn_desc *d, int64_t *out_shape) {
+  return conv_geometry(ctx, p, x, w, bias, false, d, out_shape);
+}

@@ -10,6 +10,8 @@ static const tb_cuda_family *const families[] = {
     &tb_cuda_family_nn,
     &tb_cuda_family_conv, &tb_cuda_family_pool, &tb_cuda_family_resize,
     &tb_cuda_family_gemm,
+    &tb_cuda_family_rnn,
+    &tb_cuda_family_quant,
     &tb_cuda_family_data, &tb_cuda_family_index, &tb_cuda_family_logic, &tb_cuda_family_norm,
     &tb_cuda_family_math, &tb_cuda_family_argtopk,
     &tb_cuda_family_layout, &tb_cuda_family_window, &tb_cuda_family_einsum,
