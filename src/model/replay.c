@@ -63,7 +63,8 @@ bool tb_replay_ruled_out(const tb_graph *g, const tb_exec *e, tb_backend *device
     }
     for (size_t a = 0; a < n->n_attrs; a++)
       if (n->attrs[a].type == TB_ATTR_GRAPH || n->attrs[a].type == TB_ATTR_GRAPHS) {
-        snprintf(why, cap, "%s runs a subgraph the host chooses or repeats", label);
+        snprintf(why, cap, "%s reads its condition or trip count on the host (a synchronisation in every run) and "
+                 "runs its body as often as that says, so the run cannot be one captured graph", label);
         return true;
       }
     for (size_t k = 0; k < n->n_inputs; k++) {

@@ -21,6 +21,8 @@ extern const tb_cuda_family tb_cuda_family_conv, tb_cuda_family_pool, tb_cuda_fa
 extern const tb_cuda_family tb_cuda_family_gemm; /* cuda_ops_gemm.c */
 /* Data movement, index, logic and LayerNorm kernels (cuda_ops_data.c, _index.c, _logic.c, _norm.c; cuda_dm.h). */
 extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_family_logic, tb_cuda_family_norm;
+/* If, Loop, Scan: the shared control-flow kernels (cuda_ops_control.c, backend/control/control_kernels.h). */
+extern const tb_cuda_family tb_cuda_family_control;
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

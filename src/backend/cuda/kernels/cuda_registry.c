@@ -11,6 +11,7 @@ static const tb_cuda_family *const families[] = {
     &tb_cuda_family_conv, &tb_cuda_family_pool, &tb_cuda_family_resize,
     &tb_cuda_family_gemm,
     &tb_cuda_family_data, &tb_cuda_family_index, &tb_cuda_family_logic, &tb_cuda_family_norm,
+    &tb_cuda_family_control,
 };
 
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {
