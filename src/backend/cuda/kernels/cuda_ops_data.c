@@ -255,7 +255,8 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(pad_kernels, x->dtype), x, NULL, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
-/* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written to the device. */
+/* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written on the device by the
+ * fill kernel, one launch per value (at most 8). */
 static tb_status shape_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -272,7 +273,18 @@ static tb_status shape_run(tb_kernel_ctx *ctx) {
   if (tb_tensor_numel(y) != count || y->dtype != TB_DTYPE_I64)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output holds %lld values of %s for %lld int64 values", (long long)tb_tensor_numel(y),
                            tb_dtype_name(y->dtype), (long long)count);
-  return count ? tb_tensor_copy_from_host(y, values, (size_t)count * sizeof *values) : TB_OK;
+  /* each value by the fill kernel over its element: launches, so a captured graph holds them (a copy from the host
+     cannot be captured), and no wait; the shapes are the run's, which a replay repeats */
+  for (int64_t k = 0; k < count && st == TB_OK; k++) {
+    tb_tensor *slot = NULL;
+    const int64_t one = 1;
+    tb_cuda_dm d = {0};
+    memcpy(&d.value, &values[k], sizeof values[k]);
+    st = tb_tensor_view(y, 1, &one, &one, tb_tensor_offset(y) + k, &slot);
+    if (st == TB_OK) st = tb_cuda_dm_go(ctx, tb_cuda_dm_sized(fill_kernels, TB_DTYPE_I64), NULL, NULL, NULL, slot, 1, &d, TB_CUDA_DM_ELEMENTS);
+    tb_tensor_destroy(slot);
+  }
+  return st;
 }
 
 /* ConstantOfShape: the value's bytes (float 0 without one) filled over the output. */
