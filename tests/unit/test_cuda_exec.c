@@ -216,7 +216,8 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     const tb_kernel *r = tb_cuda_kernel_at(i);
     assert_int_equal(r->level, TB_KERNEL_REFERENCE);
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
-    assert_true(r->prepare == tb_cuda_prepare || r->prepare == tb_cuda_gemm_prepare || (control && !r->prepare)); /* the products keep cuBLASLt's handle */
+    assert_true(r->prepare == tb_cuda_prepare || r->prepare == tb_cuda_gemm_prepare || r->prepare == tb_cuda_pad_prepare ||
+                (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
 }

@@ -24,6 +24,9 @@ extern const tb_cuda_family tb_cuda_family_data, tb_cuda_family_index, tb_cuda_f
 /* If, Loop, Scan: the shared control-flow kernels (cuda_ops_control.c, backend/control/control_kernels.h). */
 extern const tb_cuda_family tb_cuda_family_control;
 
+/* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
+tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
+
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);
 /* The backend's find_kernel (tb_cuda_ops). */

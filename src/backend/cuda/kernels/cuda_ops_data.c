@@ -209,8 +209,43 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
   return strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
+/* Pad's state: the shared one first (tb_cuda_release frees the block), then the constant_value input's bytes when
+ * the model gives it as a constant: read once, at prepare, so a run does not wait for the device to read it back (and
+ * a graph can hold the run). */
+typedef struct pad_state {
+  tb_cuda_node node;
+  bool has_value;
+  unsigned long long value;
+} pad_state;
+
+tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state) {
+  void *shared = NULL;
+  tb_status st = tb_cuda_prepare(ctx, &shared);
+  if (st != TB_OK) return st;
+  pad_state *ps = realloc(shared, sizeof *ps); /* the shared state stays at its start */
+  if (!ps) {
+    free(shared);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
+  }
+  ps->has_value = false;
+  ps->value = 0;
+  const tb_tensor *cv = tb_kernel_input_constant(ctx, 2) ? ctx->inputs[2] : NULL;
+  const tb_value_type *xt = ctx->in_types ? ctx->in_types[0] : NULL;
+  if (cv && tb_tensor_numel(cv) == 1 && xt && xt->has_dtype && cv->dtype == xt->dtype) {
+    st = tb_tensor_copy_to_host(cv, &ps->value, tb_dtype_size(cv->dtype));
+    if (st != TB_OK) {
+      free(ps);
+      return st;
+    }
+    ps->has_value = true;
+  }
+  *state = ps;
+  return TB_OK;
+}
+
 /* Pad: the amounts from the op's own function (attribute, or the pads / axes inputs on the host); the
- * constant from the attribute (before opset 11) or the constant_value input (a device scalar, read back). */
+ * constant from the attribute (before opset 11) or the constant_value input (a model constant: read at prepare;
+ * a computed device scalar: read back). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -236,7 +271,9 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s value; it has %lld of %s",
                              tb_dtype_name(x->dtype), (long long)tb_tensor_numel(cv), tb_dtype_name(cv->dtype));
-    if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
+    const pad_state *ps = ctx->state;
+    if (ps && ps->has_value) d.value = ps->value;
+    else if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
   }
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(nd, x->shape, xs);
@@ -396,7 +433,7 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Slice", data_accepts, slice_run),
     TB_CUDA_KERNEL("", "Expand", data_accepts, expand_run),
     TB_CUDA_KERNEL("", "Tile", tile_accepts, tile_run),
-    TB_CUDA_KERNEL("", "Pad", pad_accepts, pad_run),
+    {"", "Pad", TB_KERNEL_REFERENCE, 0, pad_accepts, pad_run, tb_cuda_pad_prepare, tb_cuda_release, NULL},
     TB_CUDA_KERNEL("", "Shape", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "Size", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "ConstantOfShape", constant_of_shape_accepts, constant_of_shape_run),
