@@ -126,6 +126,9 @@ struct tb_routes;
  * on to the next route and then the CPU, with the reason, when cpu_fallback, else the call fails with that
  * error. Call once, before running. */
 tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes, bool cpu_fallback);
+/* device_only (tb_prepare_options): the bodies of nodes on the device, placed at their first run, fail that run
+ * with TB_ERR_UNSUPPORTED naming a body node left on the CPU (exec_place.c). */
+void tb_exec_set_device_only(tb_exec *e, bool on);
 /* The backend of a side (TB_EXEC_CPU: the executor's CPU backend); NULL for a side the executor lacks. */
 tb_backend *tb_exec_side_backend(const tb_exec *e, int side);
 /* NULL before tb_exec_place. */

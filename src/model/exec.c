@@ -486,41 +486,8 @@ size_t tb_exec_missing_kernels(const tb_exec *e, char *buf, size_t cap) {
 
 static bool graph_uses_fast_kernels(const tb_exec *e, const tb_graph *g, const tb_value_type *types);
 
-/* The types of a subgraph's values known before running: a capture has its outer value's, the others what
- * the model declares, improved by inference over the body in order. NULL when out of memory. */
-static tb_value_type *body_types(const tb_graph *body, const tb_value_type *outer_types) {
-  tb_value_type *t = calloc(body->n_values ? body->n_values : 1, sizeof *t);
-  size_t cap = 1;
-  for (size_t i = 0; i < body->n_nodes; i++) cap = body->nodes[i].n_inputs > cap ? body->nodes[i].n_inputs : cap;
-  for (size_t i = 0; i < body->n_nodes; i++) cap = body->nodes[i].n_outputs > cap ? body->nodes[i].n_outputs : cap;
-  const tb_value_type **in = calloc(cap, sizeof *in);
-  const tb_ir_tensor **vals = calloc(cap, sizeof *vals);
-  tb_value_type *out = calloc(cap, sizeof *out);
-  if (!t || !in || !vals || !out) {
-    free(t);
-    t = NULL;
-  }
-  for (size_t v = 0; t && v < body->n_values; v++)
-    t[v] = body->values[v].outer >= 0 && outer_types ? outer_types[body->values[v].outer] : body->values[v].type;
-  for (size_t i = 0; t && i < body->n_nodes; i++) {
-    const tb_node *n = &body->nodes[i];
-    if (n->dead) continue;
-    for (size_t k = 0; k < n->n_inputs; k++) {
-      in[k] = n->inputs[k] >= 0 ? &t[n->inputs[k]] : NULL;
-      vals[k] = n->inputs[k] >= 0 ? body->values[n->inputs[k]].constant : NULL;
-    }
-    if (tb_infer_node(body, n, in, vals, out) != TB_OK) continue; /* found again, with its sentence, at run */
-    for (size_t o = 0; o < n->n_outputs; o++)
-      if (n->outputs[o] >= 0 && out[o].has_dtype && !t[n->outputs[o]].has_dtype) t[n->outputs[o]] = out[o];
-  }
-  free(in);
-  free(vals);
-  free(out);
-  return t;
-}
-
 static bool body_uses_fast_kernels(const tb_exec *e, const tb_graph *body, const tb_value_type *outer_types) {
-  tb_value_type *types = body_types(body, outer_types);
+  tb_value_type *types = tb_exec_body_types(body, outer_types, 0, NULL);
   bool fast = types && graph_uses_fast_kernels(e, body, types);
   free(types);
   return fast;
@@ -583,6 +550,13 @@ tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t 
     child->conv_algo = e->conv_algo;
     child->device_precision = e->device_precision;
     e->children[e->n_children++] = (child_exec){body, child};
+    child->parent = e;
+    /* a node on a device runs its body there: the body's nodes placed on the same device (tb_exec_place_body) */
+    if (ctx->backend && ctx->backend != e->cpu && e->device && (st = tb_exec_place_body(e, child, inputs)) != TB_OK) {
+      tb_exec_destroy(child);
+      e->n_children--; /* placed again at the next call */
+      return st;
+    }
   }
   child->parent = e;
   if (!e->node_ms != !child->node_ms) {
@@ -903,7 +877,9 @@ static tb_status take_outputs(tb_exec *e, tb_tensor **outputs) {
       e->owned[v] = false;
       continue;
     }
-    st = tb_tensor_create(e->cpu, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &outputs[k]);
+    /* a body's output stays on the side that holds it (a loop-carried value on the device stays there) */
+    tb_backend *where = e->parent ? tb_tensor_backend(t) : e->cpu;
+    st = tb_tensor_create(where, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &outputs[k]);
     if (st == TB_OK) st = tb_tensor_copy(outputs[k], t);
   }
   for (size_t k = 0; k < g->n_outputs; k++) {

@@ -50,6 +50,10 @@ struct tb_exec {
   tb_backend *cpu;
   tb_backend *device;    /* the device nodes may run on (tb_exec_place); NULL: all on the CPU */
   struct tb_routes *routes; /* other routes to the device's hardware (tb_exec_place), NULL when none */
+  bool cpu_fallback;     /* tb_exec_place's: a device kernel that cannot be prepared may go to the CPU (bodies too) */
+  bool device_only;      /* tb_exec_set_device_only: a body node left on the CPU fails the run (exec_place.c) */
+  const tb_value_type *place_types; /* per value: the types tb_exec_place chooses kernels for (a body's, from the call:
+                                       tb_exec_place_body); NULL: the graph's static types */
   exec_side *sides;      /* sides[s - 1] is side s: the device, then the routes adopted so far */
   size_t n_sides;
   tb_kernel_level level;
@@ -146,6 +150,15 @@ tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, co
 /* exec.c: the run_subgraph every kernel context carries. */
 tb_status tb_exec_run_subgraph(tb_kernel_ctx *ctx, const tb_graph *body, size_t n_inputs, tb_tensor *const *inputs,
                                size_t n_outputs, tb_tensor **outputs);
+/* exec_body.c: the types of a body's values known before running it: an outer value's from outer_types (per value of
+ * the calling graph; NULL: the body's declared ones), the first n_inputs inputs' from these tensors (NULL entries:
+ * declared), the rest improved by inference in order (malloc'd; NULL when out of memory). */
+tb_value_type *tb_exec_body_types(const tb_graph *body, const tb_value_type *outer_types, size_t n_inputs,
+                                  tb_tensor *const *inputs);
+/* exec_place.c: place the new executor of a body that a node of `parent` runs on a device side: on the parent's device,
+ * routes and CPU fallback rule, for the types of this call (its inputs, the outer values the parent holds now); with
+ * device_only (the parent's), a body node left on the CPU is TB_ERR_UNSUPPORTED naming it. */
+tb_status tb_exec_place_body(tb_exec *parent, tb_exec *child, tb_tensor *const *inputs);
 /* exec_timing.c: while profiling, start timing a node on `side` with device events (false where the side's backend
  * has no device timer: then time it on the host); stop, waiting for it, with its device time in *ms. */
 bool tb_exec_timer_start(tb_exec *e, int side);

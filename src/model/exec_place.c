@@ -2,7 +2,8 @@
  * one, else the kernel of the first other route to the same hardware that has one (routes.h: Vulkan or
  * OpenCL for a native GPU backend), else the best CPU kernel, each with the reason; and the per-node state a
  * kernel's prepare() makes (packed weights, built device programs), made at prepare time when the node's
- * types are known. Where values live and how they move between sides: exec_sides.c. */
+ * types are known. The bodies of control-flow nodes on a device are placed on it the same way at their first run
+ * (tb_exec_place_body). Where values live and how they move between sides: exec_sides.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,7 +252,8 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
   const tb_value_type **in = e->in_ptrs;
   pl->typed = true;
   for (size_t k = 0; k < n->n_inputs; k++) {
-    in[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+    int v = n->inputs[k];
+    in[k] = v < 0 ? NULL : e->place_types ? &e->place_types[v] : &g->values[v].type;
     if (in[k] && !in[k]->has_dtype) pl->typed = false;
   }
   if (!pl->typed) {
@@ -293,6 +295,7 @@ tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes
   if (device && tb_backend_kind_of(device) == TB_BACKEND_CPU) device = NULL;
   e->device = device;
   e->routes = device ? routes : NULL;
+  e->cpu_fallback = cpu_fallback;
   e->placement = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *e->placement);
   if (!e->placement || (device && tb_exec_add_side(e, device) != TB_EXEC_DEVICE))
     return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
@@ -311,3 +314,43 @@ tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes
 const tb_exec_placement *tb_exec_placement_of(const tb_exec *e, size_t node) {
   return e && e->placement && node < e->g->n_nodes ? &e->placement[node] : NULL;
 }
+
+/* ---- Bodies on the device (docs/cuda.md "Control flow") ---------------------------------------------------------- */
+
+/* With device_only: the first body node left on the CPU, as the error prepare gives for the graph's own. */
+static tb_status check_device_only(const tb_exec *parent, const tb_exec *child) {
+  const tb_graph *body = child->g;
+  for (size_t i = 0; i < body->n_nodes; i++) {
+    const tb_exec_placement *pl = tb_exec_placement_of(child, i);
+    if (body->nodes[i].dead || !pl || pl->side != TB_EXEC_CPU) continue;
+    char label[200];
+    return tb_error(TB_ERR_UNSUPPORTED,
+                    "device_only: %s in the body '%s' would fall back to the CPU from %s: %s; turn device_only off "
+                    "(tb run without --device-only) to let it run there",
+                    tb_node_label(body, &body->nodes[i], label, sizeof label), body->name ? body->name : "",
+                    tb_backend_device(parent->device)->device, pl->why ? pl->why : "no kernel");
+  }
+  return TB_OK;
+}
+
+tb_status tb_exec_place_body(tb_exec *parent, tb_exec *child, tb_tensor *const *inputs) {
+  const tb_graph *g = parent->g, *body = child->g;
+  tb_value_type *outer = calloc(g->n_values ? g->n_values : 1, sizeof *outer);
+  if (!outer) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing the body '%s'", g->name, body->name);
+  for (size_t v = 0; v < g->n_values; v++) {
+    if (parent->vals[v]) tb_value_type_of(parent->vals[v], &outer[v]); /* what the body reads now */
+    else outer[v] = g->values[v].type;
+  }
+  tb_value_type *types = tb_exec_body_types(body, outer, body->n_inputs, inputs);
+  free(outer);
+  if (!types) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing the body '%s'", g->name, body->name);
+  child->place_types = types;
+  tb_status st = tb_exec_place(child, parent->device, parent->routes, parent->cpu_fallback);
+  child->place_types = NULL;
+  free(types);
+  child->device_only = parent->device_only;
+  if (st == TB_OK && parent->device_only) st = check_device_only(parent, child);
+  return st;
+}
+
+void tb_exec_set_device_only(tb_exec *e, bool on) { e->device_only = on; }

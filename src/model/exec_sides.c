@@ -82,6 +82,15 @@ tb_status tb_exec_value_on(tb_exec *e, int v, int side, tb_tensor **out) {
     return tb_error(TB_ERR_INTERNAL, "graph '%s': value '%s' is wanted on a device the executor does not have", e->g->name,
                     e->g->values[v].name);
   if (side != TB_EXEC_CPU && e->consts[v] && t == e->consts[v]) return tb_exec_const_on(e, v, side, out);
+  int outer = e->g->values[v].outer;
+  if (e->parent && outer >= 0 && t == e->parent->vals[outer]) {
+    /* an outer value: the caller's copy, kept while the caller holds the value (a constant's for its life), so a
+       loop's body does not copy its weights at every iteration */
+    int parent_side = side == TB_EXEC_CPU ? TB_EXEC_CPU : tb_exec_add_side(e->parent, tb_exec_side_backend(e, side));
+    if (parent_side < 0) return tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory for a copy of '%s'", e->g->name,
+                                         e->g->values[v].name);
+    return tb_exec_value_on(e->parent, outer, parent_side, out);
+  }
   tb_tensor **copy = side == TB_EXEC_CPU ? &e->mirror[v] : &e->sides[side - 1].copies[v];
   if (!*copy) {
     tb_status st = copy_to(tb_exec_side_backend(e, side), t, copy);

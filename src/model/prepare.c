@@ -382,6 +382,7 @@ static tb_status prepare(tb_prepared *p, const tb_prepare_options *o) {
   if (st == TB_OK) st = place(p, o->cpu_fallback, &lists, &copies);
   tb_prepared_unbind_stream(p, before);
   if (st == TB_OK && o->device_only) st = check_device_only(p, &lists);
+  if (st == TB_OK) tb_exec_set_device_only(p->exec, o->device_only); /* for the bodies, placed at their first run */
   if (st == TB_OK) {
     char first[200] = "";
     size_t missing = tb_exec_missing_kernels(p->exec, first, sizeof first);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "backend/allocator.h"
 #include "backend/backend_impl.h"
+#include "backend/run_checks.h"
 #include "backend/tensor/tensor_impl.h"
 #include "core/error.h"
 #include "ops/op.h"
@@ -29,6 +30,7 @@ struct tb_replay {
   tb_tensor **in;       /* per graph input: the device buffer the graph reads (NULL: not given) */
   tb_tensor **out;      /* per graph output: the device tensor the graph writes */
   tb_block_hold hold;   /* device blocks the captured run freed: the graph still uses them */
+  tb_run_check *checks; /* what the captured run's kernels left for the end of the run: run after each replay */
   char *why_not;        /* set once a capture found what it cannot hold */
   tb_replay_counts counts;
 };
@@ -63,7 +65,8 @@ bool tb_replay_ruled_out(const tb_graph *g, const tb_exec *e, tb_backend *device
     }
     for (size_t a = 0; a < n->n_attrs; a++)
       if (n->attrs[a].type == TB_ATTR_GRAPH || n->attrs[a].type == TB_ATTR_GRAPHS) {
-        snprintf(why, cap, "%s runs a subgraph the host chooses or repeats", label);
+        snprintf(why, cap, "%s reads its condition or trip count on the host (a synchronisation in every run) and "
+                 "runs its body as often as that says, so the run cannot be one captured graph", label);
         return true;
       }
     for (size_t k = 0; k < n->n_inputs; k++) {
@@ -96,6 +99,8 @@ static void drop_buffers(tb_replay *r) {
   destroy_all(r->in, r->n_inputs);
   destroy_all(r->out, r->n_outputs);
   tb_allocator_hold_release(r->device->allocator, &r->hold);
+  tb_run_checks_free(r->checks);
+  r->checks = NULL;
   r->captured = false;
 }
 
@@ -111,6 +116,7 @@ void tb_replay_destroy(tb_replay *r) {
 }
 
 const char *tb_replay_why_not(const tb_replay *r) { return r ? r->why_not : NULL; }
+const tb_run_check *tb_replay_checks(const tb_replay *r) { return r ? r->checks : NULL; }
 tb_replay_counts tb_replay_counts_of(const tb_replay *r) { return r ? r->counts : (tb_replay_counts){0}; }
 
 static input_sig sig_of(const tb_tensor *t) {
@@ -202,6 +208,7 @@ static tb_status capture(tb_replay *r, tb_exec *e, tb_tensor *const *inputs, boo
   bool keep = st == TB_OK && !r->hold.failed;
   tb_status end = ops->capture_end(state, keep, &r->graph, &updated);
   tb_allocator_hold_end(r->device->allocator);
+  tb_run_check *checks = tb_run_checks_take(); /* the graph's, run after each replay; a failed capture's go */
   if (st == TB_OK && end != TB_OK) {
     st = end;
     snprintf(why, sizeof why, "%s", tb_last_error());
@@ -211,6 +218,7 @@ static tb_status capture(tb_replay *r, tb_exec *e, tb_tensor *const *inputs, boo
     snprintf(why, sizeof why, "out of host memory holding the graph's device memory");
   }
   if (st != TB_OK) {
+    tb_run_checks_free(checks);
     drop_buffers(r);
     if (st == TB_ERR_UNSUPPORTED) {
       rule_out(r, why);
@@ -218,6 +226,7 @@ static tb_status capture(tb_replay *r, tb_exec *e, tb_tensor *const *inputs, boo
     }
     return tb_error(st, "%s", why); /* the sentence of the failure, not of what the clean-up did */
   }
+  r->checks = checks;
   r->captured = true;
   r->plan = tb_exec_plan_count(e);
   r->counts.captures++;

@@ -9,6 +9,7 @@
 #define TB_MODEL_REPLAY_H
 #include <stdbool.h>
 #include <stddef.h>
+#include "backend/run_checks.h"
 #include "model/engine.h"
 
 typedef struct tb_replay tb_replay;
@@ -35,5 +36,8 @@ typedef struct tb_replay_counts {
   size_t captures, updates, replays;
 } tb_replay_counts;
 tb_replay_counts tb_replay_counts_of(const tb_replay *r);
+/* The checks the captured run's kernels left for the end of the run (backend/run_checks.h), to run after each
+ * replay once the stream is idle; NULL when none. */
+const tb_run_check *tb_replay_checks(const tb_replay *r);
 
 #endif

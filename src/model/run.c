@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "backend/allocator.h"
 #include "backend/backend_impl.h"
+#include "backend/run_checks.h"
 #include "model/prepared.h"
 #include "model/replay.h"
 
@@ -183,11 +184,22 @@ bool tb_prepared_graph_capture(const tb_prepared *p, const char **out_why) {
 }
 
 /* The executor's run, or its graph's replay when the model has one and nobody watches the nodes one by one. */
-static tb_status execute(tb_prepared *p, tb_tensor *const *inputs, tb_tensor **outputs) {
+static tb_status execute(tb_prepared *p, tb_tensor *const *inputs, tb_tensor **outputs, bool *replayed) {
   bool ran = false;
   tb_status st = TB_OK;
   if (p->replay && !tb_exec_observed(p->exec)) st = tb_replay_run(p->replay, p->exec, p->graph, inputs, outputs, &ran);
+  *replayed = ran;
   if (st == TB_OK && !ran) st = tb_exec_run(p->exec, inputs, outputs);
+  return st;
+}
+
+/* The checks the device kernels left for the end of the run (backend/run_checks.h), the stream being idle: a
+ * graph's, kept for its replays, or this run's own. */
+static tb_status run_checks(tb_prepared *p, bool replayed, tb_status st) {
+  if (replayed) return st == TB_OK ? tb_run_checks_run(tb_replay_checks(p->replay)) : st;
+  tb_run_check *list = tb_run_checks_take();
+  if (st == TB_OK) st = tb_run_checks_run(list);
+  tb_run_checks_free(list);
   return st;
 }
 
@@ -217,7 +229,9 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
   if (device_allocator) tb_allocator_hold_begin(device_allocator, &run_hold);
   bool timed = st == TB_OK && record_timer(p, 0);
   p->device_ms_known = false;
-  if (st == TB_OK) st = execute(p, cpu_in, all);
+  tb_run_checks_free(tb_run_checks_take()); /* none left from a run elsewhere on this thread */
+  bool replayed = false;
+  if (st == TB_OK) st = execute(p, cpu_in, all, &replayed);
   for (size_t i = 0; i < n_outputs && st == TB_OK; i++) {
     tb_tensor *t = all[which[i]];
     size_t prev = i;
@@ -240,6 +254,7 @@ tb_status tb_prepared_run(tb_prepared *p, size_t n_inputs, const char *const *in
     tb_status waited = p->backend->ops->stream_synchronize(p->backend->state, p->stream);
     if (st == TB_OK) st = waited;
   }
+  st = run_checks(p, replayed, st);
   if (device_allocator) { /* the stream is idle (or failed): what the run freed may go back to the cache */
     tb_allocator_hold_end(device_allocator);
     tb_allocator_hold_release(device_allocator, &run_hold);

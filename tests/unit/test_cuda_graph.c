@@ -467,6 +467,103 @@ static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   rig_close(&r);
 }
 
+/* A transformer's front, as DistilBERT and GPT-2 have it: ids [2, 4] -> Gather(embeddings [10, 8]) -> Add(positions
+ * [4, 8]) -> LayerNormalization -> Pad(pads (0, 1, 0, 0, 0, 1), constant_value 0.5) -> Softmax -> s [2, 5, 9], and
+ * Shape of the normalised values -> shape. Gather's indices are checked by the device (no read-back in the middle),
+ * Shape is written by kernels and Pad's constant read at prepare, so the whole run is one graph. */
+static tb_model *embedding_model(void) {
+  tb_ir_model *m = tbt_ir_model(17);
+  tb_graph *g = tb_graph_new(m, NULL, "embed");
+  const int64_t ids_dims[2] = {2, 4}, emb_dims[2] = {10, 8}, pos_dims[2] = {4, 8}, eight = 8;
+  static float emb[80], pos[32], gamma[8], beta[8];
+  fill(emb, 80, 21);
+  fill(pos, 32, 22);
+  fill(gamma, 8, 23);
+  fill(beta, 8, 24);
+  tbt_input(g, "ids", TB_DTYPE_I64, 2, ids_dims, NULL);
+  tbt_const_f32(g, "emb", 2, emb_dims, emb);
+  tbt_const_f32(g, "pos", 2, pos_dims, pos);
+  tbt_const_f32(g, "gamma", 1, &eight, gamma);
+  tbt_const_f32(g, "beta", 1, &eight, beta);
+  tbt_node(g, "Gather", "embed", "emb,ids", "e");
+  tbt_node(g, "Add", "position", "e,pos", "h");
+  tbt_node(g, "LayerNormalization", "norm", "h,gamma,beta", "n");
+  tbt_const_i64(g, "pads", 1, (const int64_t[]){6}, (const int64_t[]){0, 1, 0, 0, 0, 1});
+  const float half = 0.5f;
+  tbt_const_f32(g, "pad_value", 0, NULL, &half);
+  tbt_node(g, "Pad", "pad", "n,pads,pad_value", "padded");
+  tbt_node(g, "Softmax", "softmax", "padded", "s");
+  tbt_node(g, "Shape", "shape", "n", "shape");
+  tbt_output(g, "s");
+  tbt_output(g, "shape");
+  return tbt_model_of(m);
+}
+
+static tb_status run_ids(rig *r, tb_prepared *p, const int64_t ids[8], tb_tensor **out) {
+  const int64_t dims[2] = {2, 4};
+  tb_tensor *in = NULL;
+  TB_ASSERT_OK(tb_tensor_create(r->cpu, TB_DTYPE_I64, 2, dims, &in));
+  TB_ASSERT_OK(tb_tensor_copy_from_host(in, ids, 8 * sizeof *ids));
+  const char *names[1] = {"ids"};
+  tb_status st = tb_prepared_run(p, 1, names, &in, 2, NULL, out);
+  tb_tensor_destroy(in);
+  return st;
+}
+
+/* The cuda run with these ids equals the CPU's: the softmax within 1e-6 + 1e-5 |cpu| (when emulated), the shape. */
+static void expect_ids(rig *r, const int64_t ids[8]) {
+  tb_tensor *want[2] = {NULL}, *got[2] = {NULL};
+  TB_ASSERT_OK(run_ids(r, r->prepared, ids, got));
+  TB_ASSERT_OK(run_ids(r, r->reference, ids, want));
+  float a[90], b[90];
+  TB_ASSERT_OK(tb_tensor_copy_to_host(want[0], a, sizeof a));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(got[0], b, sizeof b));
+  for (size_t i = 0; emulated && i < 90; i++)
+    if (fabsf(a[i] - b[i]) > 1e-6f + 1e-5f * fabsf(a[i])) fail_msg("element %zu: cuda:0 %.9g, cpu %.9g", i, (double)b[i], (double)a[i]);
+  int64_t shape[3] = {0};
+  TB_ASSERT_OK(tb_tensor_copy_to_host(got[1], shape, sizeof shape));
+  if (emulated) {
+    assert_int_equal(shape[0], 2);
+    assert_int_equal(shape[1], 4);
+    assert_int_equal(shape[2], 8);
+  }
+  for (int k = 0; k < 2; k++) {
+    tb_tensor_destroy(want[k]);
+    tb_tensor_destroy(got[k]);
+  }
+}
+
+static void an_embedding_lookup_is_captured_and_replayed(void **state) {
+  (void)state;
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, embedding_model(), NULL));
+  assert_int_equal(r.result->cpu_fallback_nodes, 0);
+  assert_true(r.result->graph_capture);
+  const int64_t a[8] = {0, 1, 2, 3, 9, 8, 7, 6}, b[8] = {-1, -10, 5, 5, 4, 3, 2, 1}, bad[8] = {0, 1, 2, 12, 0, 0, 0, 0};
+  log_reset();
+  expect_ids(&r, a); /* captured */
+  expect_ids(&r, b); /* replayed: new ids, negative ones counted from the end */
+  expect_ids(&r, a);
+  const char *why = NULL;
+  assert_true(tb_prepared_graph_capture(r.prepared, &why));
+  assert_int_equal(counts(&r).captures, 1);
+  assert_int_equal(counts(&r).replays, 2);
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(calls("cuGraphLaunch"), 3);
+  assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 3); /* the ids of each run, nothing else from the host */
+  /* a bad index in a replay: the device's flag, read after the run, names it as the host check did */
+  tb_tensor *out[2] = {NULL};
+  assert_int_equal(run_ids(&r, r.prepared, bad, out), TB_ERR_INVALID_ARGUMENT);
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'embed' (Gather): index 12 at position 3 of the indices is outside [-10, 10) for axis 0 "
+                                      "of size 10; fix the indices");
+  assert_null(out[0]);
+  assert_int_equal(counts(&r).replays, 3);
+  expect_ids(&r, b); /* the flag was reset: the next replay is good */
+  assert_int_equal(counts(&r).captures, 1);
+  assert_int_equal(counts(&r).replays, 4);
+  rig_close(&r);
+}
+
 /* A failure at each step of a capture: the status and the driver's sentence, nothing kept, and the next run works. */
 static void errors_in_the_middle_of_a_capture(void **state) {
   (void)state;
@@ -593,6 +690,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(new_shapes_capture_again, setup, teardown),
       cmocka_unit_test_setup_teardown(an_observed_run_with_new_shapes_forces_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_captured_runs_without_a_graph, setup, teardown),
+      cmocka_unit_test_setup_teardown(an_embedding_lookup_is_captured_and_replayed, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_in_the_middle_of_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(device_values_live_in_one_planned_arena, setup, teardown),
       cmocka_unit_test_setup_teardown(device_time_of_runs_and_nodes_from_events, setup, teardown),

@@ -123,22 +123,29 @@ __device__ inline void tb_dm_fill(void *y, tb_index n, const tb_dm &d) {
 }
 
 // ---- Indexing: int32 or int64 indices (mode: TB_DT_I32 or TB_DT_I64), negatives counted from the end. The
-// host has checked every index against its dim. ----
+// host has checked every index against its dim, but Gather's, which the device checks. ----
 
 __device__ inline tb_index tb_dm_index(const void *p, int dtype, tb_index i, tb_index dim) {
   tb_index k = dtype == TB_DT_I32 ? (tb_index)((const int *)p)[i] : ((const long long *)p)[i];
   return k < 0 ? k + dim : k;
 }
 
-// Gather along one axis: y[o, j, in] = a[o, idx[j], in] (p: axis_len, n_idx, inner).
+// Gather along one axis: y[o, j, in] = a[o, idx[j], in] (p: axis_len, n_idx, inner). The device checks the
+// indices: one outside [-axis_len, axis_len) gives 0 and sets the int32 flag c (when given), which the host reads
+// at the end of the run to name it.
 template <typename T>
-__device__ inline void tb_dm_gather(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_gather(const void *a, const void *b, const void *c, void *y, tb_index n, const tb_dm &d) {
   const T *x = (const T *)a;
   T *o = (T *)y;
   tb_index axis_len = d.p[0], n_idx = d.p[1], inner = d.p[2];
   TB_GRID_LOOP(i, n) {
-    tb_index in = i % inner, t = i / inner, j = t % n_idx, outer = t / n_idx;
-    o[i] = x[(outer * axis_len + tb_dm_index(b, d.mode, j, axis_len)) * inner + in];
+    tb_index in = i % inner, t = i / inner, j = t % n_idx, outer = t / n_idx, k = tb_dm_index(b, d.mode, j, axis_len);
+    if (k < 0 || k >= axis_len) {
+      o[i] = (T)0;
+      if (c) *static_cast<int *>(const_cast<void *>(c)) = 1;
+      continue;
+    }
+    o[i] = x[(outer * axis_len + k) * inner + in];
   }
 }
 
@@ -224,10 +231,10 @@ extern "C" __global__ void tb_cu_dm_fill_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<
 extern "C" __global__ void tb_cu_dm_fill_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned short>(y, n, d))
 extern "C" __global__ void tb_cu_dm_fill_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned int>(y, n, d))
 extern "C" __global__ void tb_cu_dm_fill_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned long long>(y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned char>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned short>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned int>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned long long>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned char>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned short>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned int>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned long long>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_gather_elements_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned char>(a, b, y, n, d))
 extern "C" __global__ void tb_cu_dm_gather_elements_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned short>(a, b, y, n, d))
 extern "C" __global__ void tb_cu_dm_gather_elements_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned int>(a, b, y, n, d))

@@ -47,6 +47,9 @@ tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *
 /* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),
  * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim. */
 tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis);
+/* Gather's check by the device (cuda_index_flag.c): *flag, an int32 on the device zeroed on the stream, for the
+ * kernel to set on an index outside [-dim, dim); its check at the end of the run names the first bad index. */
+tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag);
 /* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],
  * named as axis first_axis + j. */
 tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis);

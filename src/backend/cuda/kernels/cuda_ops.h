@@ -29,6 +29,11 @@ extern const tb_cuda_family tb_cuda_family_math, tb_cuda_family_argtopk;
 /* DepthToSpace, Trilu, OneHot, GatherND, the scatters' reductions, NonZero... (cuda_ops_layout.c); LRN
  * (cuda_ops_window.c); Einsum (cuda_ops_einsum.c). */
 extern const tb_cuda_family tb_cuda_family_layout, tb_cuda_family_window, tb_cuda_family_einsum;
+/* If, Loop, Scan: the shared control-flow kernels (cuda_ops_control.c, backend/control/control_kernels.h). */
+extern const tb_cuda_family tb_cuda_family_control;
+
+/* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
+tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

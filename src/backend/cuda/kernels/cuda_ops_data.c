@@ -193,8 +193,43 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
   return tb_cuda_dm_strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
+/* Pad's state: the shared one first (tb_cuda_release frees the block), then the constant_value input's bytes when
+ * the model gives it as a constant: read once, at prepare, so a run does not wait for the device to read it back (and
+ * a graph can hold the run). */
+typedef struct pad_state {
+  tb_cuda_node node;
+  bool has_value;
+  unsigned long long value;
+} pad_state;
+
+tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state) {
+  void *shared = NULL;
+  tb_status st = tb_cuda_prepare(ctx, &shared);
+  if (st != TB_OK) return st;
+  pad_state *ps = realloc(shared, sizeof *ps); /* the shared state stays at its start */
+  if (!ps) {
+    free(shared);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
+  }
+  ps->has_value = false;
+  ps->value = 0;
+  const tb_tensor *cv = tb_kernel_input_constant(ctx, 2) ? ctx->inputs[2] : NULL;
+  const tb_value_type *xt = ctx->in_types ? ctx->in_types[0] : NULL;
+  if (cv && tb_tensor_numel(cv) == 1 && xt && xt->has_dtype && cv->dtype == xt->dtype) {
+    st = tb_tensor_copy_to_host(cv, &ps->value, tb_dtype_size(cv->dtype));
+    if (st != TB_OK) {
+      free(ps);
+      return st;
+    }
+    ps->has_value = true;
+  }
+  *state = ps;
+  return TB_OK;
+}
+
 /* Pad: the amounts from the op's own function (attribute, or the pads / axes inputs on the host); the
- * constant from the attribute (before opset 11) or the constant_value input (a device scalar, read back). */
+ * constant from the attribute (before opset 11) or the constant_value input (a model constant: read at prepare;
+ * a computed device scalar: read back). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -220,7 +255,9 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
     if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
       return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s value; it has %lld of %s",
                              tb_dtype_name(x->dtype), (long long)tb_tensor_numel(cv), tb_dtype_name(cv->dtype));
-    if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
+    const pad_state *ps = ctx->state;
+    if (ps && ps->has_value) d.value = ps->value;
+    else if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
   }
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(nd, x->shape, xs);
@@ -239,7 +276,8 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(pad_kernels, x->dtype), x, NULL, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
-/* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written to the device. */
+/* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written on the device by the
+ * fill kernel, one launch per value (at most 8). */
 static tb_status shape_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -256,7 +294,18 @@ static tb_status shape_run(tb_kernel_ctx *ctx) {
   if (tb_tensor_numel(y) != count || y->dtype != TB_DTYPE_I64)
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output holds %lld values of %s for %lld int64 values", (long long)tb_tensor_numel(y),
                            tb_dtype_name(y->dtype), (long long)count);
-  return count ? tb_tensor_copy_from_host(y, values, (size_t)count * sizeof *values) : TB_OK;
+  /* each value by the fill kernel over its element: launches, so a captured graph holds them (a copy from the host
+     cannot be captured), and no wait; the shapes are the run's, which a replay repeats */
+  for (int64_t k = 0; k < count && st == TB_OK; k++) {
+    tb_tensor *slot = NULL;
+    const int64_t one = 1;
+    tb_cuda_dm d = {0};
+    memcpy(&d.value, &values[k], sizeof values[k]);
+    st = tb_tensor_view(y, 1, &one, &one, tb_tensor_offset(y) + k, &slot);
+    if (st == TB_OK) st = tb_cuda_dm_go(ctx, tb_cuda_dm_sized(fill_kernels, TB_DTYPE_I64), NULL, NULL, NULL, slot, 1, &d, TB_CUDA_DM_ELEMENTS);
+    tb_tensor_destroy(slot);
+  }
+  return st;
 }
 
 /* ConstantOfShape: the value's bytes (float 0 without one) filled over the output. */
@@ -368,7 +417,7 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Slice", data_accepts, slice_run),
     TB_CUDA_KERNEL("", "Expand", data_accepts, expand_run),
     TB_CUDA_KERNEL("", "Tile", tile_accepts, tile_run),
-    TB_CUDA_KERNEL("", "Pad", pad_accepts, pad_run),
+    {"", "Pad", TB_KERNEL_REFERENCE, 0, pad_accepts, pad_run, tb_cuda_pad_prepare, tb_cuda_release, NULL},
     TB_CUDA_KERNEL("", "Shape", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "Size", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "ConstantOfShape", constant_of_shape_accepts, constant_of_shape_run),

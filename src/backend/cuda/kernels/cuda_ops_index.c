@@ -1,8 +1,10 @@
 /* CUDA kernels of the index ops for data of any 1, 2, 4 or 8-byte dtype with int32 or int64 indices
  * (kernels/70_data.cu): Gather along one axis, GatherElements, ScatterElements and ScatterND without a
- * reduction (the reductions run on the CPU), and Where. The indices are read back once per run and checked
- * as the CPU kernels check them (an index outside its dim is TB_ERR_INVALID_ARGUMENT naming it), so a bad
- * index never reaches the device; negative indices count from the end. */
+ * reduction (the reductions run on the CPU), and Where. Gather's indices are checked by the device and the flag
+ * it sets read at the end of the run (cuda_index_flag.c: no wait in the middle, so a graph can hold it); the
+ * others' are read back once per run and checked as the CPU kernels check them, so a bad index never reaches
+ * the device. Either way an index outside its dim is TB_ERR_INVALID_ARGUMENT naming it; negative indices count
+ * from the end. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -26,9 +28,12 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
   int64_t inner = 1, axis_len = x->shape[axis];
   for (size_t d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
   if (tb_tensor_numel(y) == 0) return TB_OK;
-  if ((st = tb_cuda_check_indices(ctx, idx, axis_len, axis)) != TB_OK) return st;
+  if (idx->dtype != TB_DTYPE_I64 && idx->dtype != TB_DTYPE_I32)
+    return tb_kernel_error(ctx, TB_ERR_MODEL, "the indices must be int64 or int32, not %s", tb_dtype_name(idx->dtype));
+  tb_tensor *flag = NULL; /* the device checks the indices; the run's end reads the flag (cuda_index_flag.c) */
+  if ((st = tb_cuda_index_flag(ctx, ctx->inputs[1], axis_len, axis, &flag)) != TB_OK) return st;
   tb_cuda_dm d = {.mode = (int32_t)idx->dtype, .p = {axis_len, tb_tensor_numel(idx), inner}};
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_kernels, x->dtype), x, idx, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_kernels, x->dtype), x, idx, flag, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
 /* The descriptor GatherElements and ScatterElements share: the indices' shape as the index space, the

@@ -15,6 +15,7 @@ static const tb_cuda_family *const families[] = {
     &tb_cuda_family_data, &tb_cuda_family_index, &tb_cuda_family_logic, &tb_cuda_family_norm,
     &tb_cuda_family_math, &tb_cuda_family_argtopk,
     &tb_cuda_family_layout, &tb_cuda_family_window, &tb_cuda_family_einsum,
+    &tb_cuda_family_control,
 };
 
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {

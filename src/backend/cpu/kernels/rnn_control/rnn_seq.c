@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
 #include "backend/cpu/kernels/rnn_control/rnn_cell.h"
 
 enum { IN_X, IN_W, IN_R, IN_B, IN_SEQ_LENS, IN_INITIAL_H, IN_INITIAL_C, IN_P, IN_COUNT };

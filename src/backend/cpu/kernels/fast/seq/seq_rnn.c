@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
 #include "core/threadpool.h"
 
 extern const tb_kernel tb_kernel_lstm, tb_kernel_gru;

@@ -1,5 +1,5 @@
 /* Helpers for the rnn_control family's reference kernels (see rc_util.h). */
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +118,7 @@ tb_status tb_rc_clone(const tb_kernel_ctx *ctx, const tb_tensor *src, tb_tensor 
   tb_tensor *t = NULL;
   tb_status st = tb_tensor_create(ctx->backend, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &t);
   if (st != TB_OK) return st;
-  st = tb_tensor_copy(t, src);
+  st = tb_rc_copy(t, src);
   if (st != TB_OK) {
     tb_tensor_destroy(t);
     return st;
@@ -158,7 +158,7 @@ tb_status tb_rc_output_copy(tb_kernel_ctx *ctx, size_t i, const tb_tensor *src) 
   if (!tb_rc_has_output(ctx, i)) return TB_OK;
   tb_tensor *t = NULL;
   tb_status st = tb_rc_output(ctx, i, tb_tensor_dtype(src), tb_tensor_ndim(src), tb_tensor_shape(src), &t);
-  return st == TB_OK ? tb_tensor_copy(t, src) : st;
+  return st == TB_OK ? tb_rc_copy(t, src) : st;
 }
 
 void tb_rc_destroy_all(tb_tensor **ts, size_t count) {

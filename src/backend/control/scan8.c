@@ -3,7 +3,7 @@
  * [batch, ...] states and [batch, sequence, ...] scan outputs. sequence_lens shorter than the sequence
  * (padded batches) are refused as unsupported. */
 #include <stdlib.h>
-#include "backend/cpu/kernels/rnn_control/scan_job.h"
+#include "backend/control/scan_job.h"
 
 typedef struct scan8 {
   const tb_graph *body;
@@ -77,7 +77,7 @@ static tb_status write_output(tb_kernel_ctx *ctx, size_t i, const scan8 *s, tb_t
     tb_tensor *row = NULL, *slot = NULL;
     st = tb_rc_slice_view(out, 0, (int64_t)(p / per_row), &row);
     if (st == TB_OK && scanned) st = tb_rc_slice_view(row, 0, (int64_t)(p % per_row), &slot);
-    if (st == TB_OK) st = tb_tensor_copy(scanned ? slot : row, parts[p]);
+    if (st == TB_OK) st = tb_rc_copy(scanned ? slot : row, parts[p]);
     tb_tensor_destroy(slot);
     tb_tensor_destroy(row);
   }

@@ -1,7 +1,8 @@
-/* Scan reference kernel (opset 9 and later; Scan-8 goes to scan8.c): L iterations over slices of the
+/* Scan kernel (every backend: control_kernels.h) (opset 9 and later; Scan-8 goes to scan8.c): L iterations over slices of the
  * scan inputs (scan_job.c), then the final states and each scan output stacked along its axis
  * (iteration t at L-1-t when its direction is 1). */
-#include "backend/cpu/kernels/rnn_control/scan_job.h"
+#include "backend/control/scan_job.h"
+#include "backend/control/control_kernels.h"
 #include "ops/control/control_params.h"
 
 enum { MAX_SCAN_INPUTS = 64 };
@@ -27,7 +28,7 @@ static tb_status scan_length(tb_kernel_ctx *ctx, const tb_scan_params *a, tb_ten
   return TB_OK;
 }
 
-static tb_status run_scan(tb_kernel_ctx *ctx) {
+tb_status tb_control_run_scan(tb_kernel_ctx *ctx) {
   const tb_scan_params *p = ctx->params;
   if (p->batched) return tb_scan8_run(ctx, p);
   tb_scan_params a = *p;
@@ -57,4 +58,3 @@ static tb_status run_scan(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_kernel tb_kernel_scan = {.domain = "", .name = "Scan", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_scan};

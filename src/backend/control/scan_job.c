@@ -1,5 +1,5 @@
 /* The iterations of one Scan (see scan_job.h). */
-#include "backend/cpu/kernels/rnn_control/scan_job.h"
+#include "backend/control/scan_job.h"
 #include <stdlib.h>
 #include "ops/control/control_params.h"
 

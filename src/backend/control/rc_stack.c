@@ -1,6 +1,6 @@
 /* Stacking a body's per-iteration outputs into one node output along a new axis: Loop's scan outputs
  * (axis 0) and Scan's (any axis, either direction). */
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
 
 static tb_status empty_output(tb_kernel_ctx *ctx, size_t i, const char *what, int64_t axis, const tb_value_type *declared) {
   if (!declared || !declared->has_dtype || !declared->has_shape)
@@ -48,7 +48,7 @@ tb_status tb_rc_stack(tb_kernel_ctx *ctx, size_t i, const char *what, tb_tensor 
   for (size_t t = 0; st == TB_OK && t < count; t++) {
     tb_tensor *slot = NULL;
     st = tb_rc_slice_view(out, (size_t)axis, reverse ? (int64_t)(count - 1 - t) : (int64_t)t, &slot);
-    if (st == TB_OK) st = tb_tensor_copy(slot, parts[t]);
+    if (st == TB_OK) st = tb_rc_copy(slot, parts[t]);
     tb_tensor_destroy(slot);
   }
   return st;

@@ -1,10 +1,11 @@
-/* Loop reference kernel: run the body while the trip count M and the condition allow, threading the
+/* Loop kernel (every backend: control_kernels.h): run the body while the trip count M and the condition allow, threading the
  * loop-carried values through and collecting the scan outputs, then stack them along a new first axis.
  * As the ONNX spec writes it: without the cond input the body's condition output is ignored (a for
  * loop); without M the loop runs until the condition is false; with neither it would never end and is
  * refused. */
 #include <stdlib.h>
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
+#include "backend/control/control_kernels.h"
 #include "ops/control/control_params.h"
 
 typedef struct loop_state {
@@ -78,7 +79,7 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
   return st;
 }
 
-static tb_status run_loop(tb_kernel_ctx *ctx) {
+tb_status tb_control_run_loop(tb_kernel_ctx *ctx) {
   const tb_loop_params *p = ctx->params;
   tb_status st;
   const tb_graph *body = p->body;
@@ -114,4 +115,3 @@ static tb_status run_loop(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_kernel tb_kernel_loop = {.domain = "", .name = "Loop", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_loop};

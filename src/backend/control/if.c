@@ -1,10 +1,11 @@
-/* If reference kernel: run the branch the condition picks through the executor and copy its outputs
+/* If kernel (every backend: control_kernels.h): run the branch the condition picks through the executor and copy its outputs
  * into the node's (allocated here when their shapes differ between branches). */
 #include <stdlib.h>
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#include "backend/control/rc_util.h"
+#include "backend/control/control_kernels.h"
 #include "ops/control/control_params.h"
 
-static tb_status run_if(tb_kernel_ctx *ctx) {
+tb_status tb_control_run_if(tb_kernel_ctx *ctx) {
   tb_tensor *cond_t = tb_rc_input(ctx, 0);
   if (!cond_t) return tb_kernel_error(ctx, TB_ERR_MODEL, "the condition input is missing");
   bool cond = false;
@@ -24,4 +25,3 @@ static tb_status run_if(tb_kernel_ctx *ctx) {
   return st;
 }
 
-const tb_kernel tb_kernel_if = {.domain = "", .name = "If", .level = TB_KERNEL_REFERENCE, .cpu_features = 0, .accepts = NULL, .run = run_if};

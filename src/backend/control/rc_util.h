@@ -1,9 +1,10 @@
-/* Internal: helpers for the rnn_control family's reference kernels. The recurrent kernels read their
- * inputs as packed doubles, compute in double, and round once to the output dtype (tb_convert); the
- * control-flow kernels move tensors between the node and its body. */
-#ifndef TB_CPU_KERNELS_RC_UTIL_H
-#define TB_CPU_KERNELS_RC_UTIL_H
-#include "backend/cpu/kernels/kernel.h"
+/* Internal: helpers for the recurrent reference kernels (the CPU's rnn_control family) and the control-flow
+ * kernels every backend shares (If, Loop, Scan in this folder). The recurrent kernels read their inputs as
+ * packed doubles, compute in double, and round once to the output dtype (tb_convert); the control-flow kernels
+ * move tensors between the node and its body on the node's own backend (ctx->backend: the CPU or a device). */
+#ifndef TB_BACKEND_CONTROL_RC_UTIL_H
+#define TB_BACKEND_CONTROL_RC_UTIL_H
+#include "backend/kernel.h"
 
 /* Input i of the node, or NULL when it is omitted (absent or empty name). */
 tb_tensor *tb_rc_input(const tb_kernel_ctx *ctx, size_t i);
@@ -26,7 +27,10 @@ const char *tb_rc_shape_str(const tb_tensor *t, char *buf, size_t cap);
  * larger tensor is TB_ERR_MODEL naming `what`. */
 tb_status tb_rc_scalar_bool(const tb_kernel_ctx *ctx, const tb_tensor *t, const char *what, bool *out);
 tb_status tb_rc_scalar_i64(const tb_kernel_ctx *ctx, const tb_tensor *t, const char *what, int64_t *out);
-/* A new CPU tensor on ctx->backend holding a copy of src's elements (contiguous). */
+/* dst = src (same dtype and shape): on one device backend as runs of the device's own copy (rc_copy.c), else
+ * tb_tensor_copy. */
+tb_status tb_rc_copy(tb_tensor *dst, const tb_tensor *src);
+/* A new tensor on ctx->backend holding a copy of src's elements (contiguous). */
 tb_status tb_rc_clone(const tb_kernel_ctx *ctx, const tb_tensor *src, tb_tensor **out);
 /* A view of t with dimension `axis` fixed at `index` (one dimension fewer). */
 tb_status tb_rc_slice_view(tb_tensor *t, size_t axis, int64_t index, tb_tensor **out);

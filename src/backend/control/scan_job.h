@@ -2,9 +2,9 @@
  * inputs) and Scan-8 (one job per batch row): slice every scan input along its axis (from the end when
  * its direction is 1), run the body with the states and the slices, carry the new states, and keep each
  * iteration's scan outputs. */
-#ifndef TB_CPU_KERNELS_SCAN_JOB_H
-#define TB_CPU_KERNELS_SCAN_JOB_H
-#include "backend/cpu/kernels/rnn_control/rc_util.h"
+#ifndef TB_BACKEND_CONTROL_SCAN_JOB_H
+#define TB_BACKEND_CONTROL_SCAN_JOB_H
+#include "backend/control/rc_util.h"
 #include "ops/control/control_params.h"
 
 typedef struct scan_job {
