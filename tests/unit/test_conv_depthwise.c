@@ -84,6 +84,11 @@ static const dw_case cases[] = {
     {"multiplier 2, 3x3 7x7, 12 channels", 1, 12, 2, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, true},
     {"5x5 s1 3x5 map, 40 channels", 1, 40, 1, 3, 5, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, true},
     {"1x1 stride 3, unread rows and columns", 1, 18, 1, 9, 42, 1, 1, 3, 3, 1, 1, {0, 0, 0, 0}, true},
+    /* row stride 2 stages jobs of 8 output rows (conv_depthwise.c, STAGE_FLOATS_STRIDED): 7 jobs a plane,
+     * and 3 with a short last one (23 output rows); 5x5 with input rows shared by neighbouring jobs */
+    {"3x3 s2 112x112 (jobs of 8 output rows)", 1, 3, 1, 112, 112, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+    {"3x3 s2 45x60 (a short last job)", 2, 2, 1, 45, 60, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, true},
+    {"5x5 s2 56x56 (staged rows shared by jobs)", 1, 2, 1, 56, 56, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, true},
 };
 
 /* The driver's choice, the row kernels alone and the channels-in-lanes kernels alone. */
@@ -180,7 +185,9 @@ static void residual_and_each_activation(void **state) {
   const tb_gemm_epilogue epilogues[] = {
       {.act = 0}, {.act = 1}, {.act = 2, .act_alpha = 0.1f}, {.act = 3, .act_min = -0.3f, .act_max = 0.4f},
       {.act = 4}, {.act = 5}, {.act = 6, .act_alpha = 0.2f, .act_beta = 0.5f}, {.act = 7}};
-  const dw_case *picks[] = {&cases[0], &cases[1], &cases[5], &cases[13], &cases[25], &cases[28], &cases[32]};
+  const size_t n_cases = sizeof cases / sizeof cases[0];
+  const dw_case *picks[] = {&cases[0], &cases[1], &cases[5], &cases[13], &cases[25], &cases[28], &cases[32],
+                            &cases[n_cases - 3], &cases[n_cases - 2]};
   for (int p = 0; p < n_paths(); p++)
     for (int m = 0; m < N_METHODS; m++)
       for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++)

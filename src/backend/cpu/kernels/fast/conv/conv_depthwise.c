@@ -156,8 +156,14 @@ static void dw_tasks(void *p, size_t begin, size_t end) {
 }
 
 /* Staged rows kept to about STAGE_FLOATS per job (so that they stay in the core's cache); with threads,
- * jobs of fewer rows (down to TB_DW_MAX_ROWS) until there are about four per thread. */
-enum { STAGE_FLOATS = 64 * 1024 };
+ * jobs of fewer rows (down to TB_DW_MAX_ROWS) until there are about four per thread. With a row stride
+ * above 1 the row kernel loads the staged rows once per FMA (no rows shared between output rows), so they
+ * are kept to STAGE_FLOATS_STRIDED, well inside L1, instead: a whole 112x112 plane staged in its two phases
+ * (71 KiB) is read from L2 nine times per output vector. Jobs of 8 output rows (17 staged rows, 11 KiB)
+ * made the 3x3 stride-2 convolutions at 112x112 in MobileNetV3-Large and EfficientNet-B0 about 15% faster
+ * in the model (docs/performance.md, "Depthwise convolution"); at row stride 1 (each staged row loaded
+ * once per tap column) smaller jobs measured no faster. The outputs' bits do not depend on the jobs. */
+enum { STAGE_FLOATS = 64 * 1024, STAGE_FLOATS_STRIDED = 4 * 1024 };
 
 bool tb_conv_depthwise_rows_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
                                 const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
@@ -168,7 +174,8 @@ bool tb_conv_depthwise_rows_run(tb_gemm_path path, const tb_conv_geom *g, const 
 #endif
   int64_t row_len = g->sw * j.phase_len, planes = g->batch * g->in_c, threads = tb_pool_threads(pool);
   int64_t reach = (g->kh - 1) * g->dh + 1; /* input rows under one output row */
-  int64_t rows = (STAGE_FLOATS / row_len - reach) / g->sh + 1;
+  int64_t stage_floats = g->sh > 1 ? STAGE_FLOATS_STRIDED : STAGE_FLOATS;
+  int64_t rows = (stage_floats / row_len - reach) / g->sh + 1;
   rows = rows < TB_DW_MAX_ROWS ? TB_DW_MAX_ROWS : rows / TB_DW_MAX_ROWS * TB_DW_MAX_ROWS;
   if (rows > g->oh) rows = g->oh;
   int64_t splits = (g->oh + rows - 1) / rows;
