@@ -191,6 +191,7 @@ static cublasStatus_t check(const desc *d, const fake_cublaslt_layout *a, const 
   if (a->type != b->type || c->type != dl->type) return INVALID_VALUE;
   if (a->type == R_8F_E4M3) { /* fp32 out, both scales, TN, leading dims of 16 */
     if (c->type != R_32F || !d->a_scale || !d->b_scale || d->trans_a != 1 || d->trans_b != 0) return NOT_SUPPORTED;
+    if (d->epilogue & 4) return NOT_SUPPORTED; /* a bias of the default (fp32) type: cuBLASLt's fp8 forms take bf16 */
     if (a->ld % 16 || b->ld % 16) return NOT_SUPPORTED;
   } else if (c->type != a->type && !(c->type == R_32F && (a->type == R_16F || a->type == R_16BF))) {
     return INVALID_VALUE;

@@ -407,6 +407,7 @@ static void fp8_scales_and_types_at_sm90(void **state) {
   assert_int_equal(c->b.type, 28);
   assert_int_equal(c->d.type, 0);
   assert_int_equal(c->compute_type, 68);
+  assert_int_equal(c->epilogue & 6, 0); /* bias and ReLU in our epilogue kernel: cuBLASLt's fp8 forms take no fp32 bias */
   assert_int_equal(c->trans_a, 1); /* cuBLASLt's A is W stored [24, 32]: transposed */
   assert_int_equal(c->trans_b, 0);
   assert_int_equal(c->a.ld, 32);

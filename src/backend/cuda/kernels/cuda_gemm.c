@@ -258,6 +258,11 @@ tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_
   tb_status refused = TB_ERR_UNAVAILABLE;
   if (node && node->blas && tb_cuda_state_of(ctx) && tb_cuda_gemm_blas_form(d, add0 != NULL, add1 != NULL, &g, &rest)) {
     g.dtype = dtype;
+    if (dtype == TB_CUDA_BLAS_E4M3 && (g.bias || g.relu)) { /* cuBLASLt's fp8 forms take no fp32 bias: our epilogue adds it */
+      g.bias = 0;
+      g.relu = false;
+      rest = true;
+    }
     g.out_f32 = dtype == TB_CUDA_BLAS_BF16 || dtype == TB_CUDA_BLAS_F16;
     g.tf32 = tf32 && dtype == TB_CUDA_BLAS_F32;
     g.a_scale = a_scale;
