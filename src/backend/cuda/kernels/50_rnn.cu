@@ -88,7 +88,7 @@ extern "C" __global__ void tb_cu_rnn_seq_f32(const float *__restrict__ xw, const
     const int first = (int)dir * per_dir;
     const tb_index state = (d.layout == 0 ? dir * d.batch + b : b * d.dirs + dir) * H;
     tb_index len = d.lens_kind == 1 ? (tb_index)((const int *)lens)[b] : d.lens_kind == 2 ? ((const long long *)lens)[b] : d.seq;
-    len = len < 0 ? 0 : len > d.seq ? d.seq : len; // the host checks the lengths it can read; the device clamps
+    len = len < 0 ? 0 : len > d.seq ? d.seq : len; // clamped (the CPU refuses such a length: docs/cuda.md)
     const bool reverse = d.reverse || dir == 1;
     for (tb_index j = tid; j < H; j += step) {
       h[j] = h0 ? h0[state + j] : 0.0f;
