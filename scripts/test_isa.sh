@@ -6,12 +6,15 @@
 #     models run at O2 and O3, match ONNX Runtime's outputs, with no AVX-512 kernel in the profile.
 #  2. On this CPU with TB_CPU_FEATURES=-avx512f,-amx: the same kernel tests (each starts from that mask,
 #     see tbt_clear_env), and the same model runs and profile check.
+#  3. With TB_CPU_FEATURES=-avx2,-fma,-avx512f,-amx (a CPU with AVX or only SSE: every x86-64 CPU must run the
+#     suite): the kernel tests, and the models with no AVX2, AVX-512 or AMX kernel in the profile.
 # Usage: scripts/test_isa.sh [BUILD_DIR]   (default build/ci, already built)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 build="${1:-build/ci}"
 mask="-avx512f,-amx"
+mask_sse="-avx2,-fma,-avx512f,-amx"
 qemu=(qemu-x86_64 -cpu Haswell)
 
 # The tests whose kernels have AVX2 / AVX-512 / AVX512-BF16 / AMX paths, or which run models through them.
@@ -38,10 +41,11 @@ run_test() {
 }
 
 # Both demo models at O2 and O3 on their reference inputs: outputs within the bundled tolerance of ONNX
-# Runtime's (--compare-dir), and no node's kernel (--profile --json lists every node) needing AVX-512 or AMX.
+# Runtime's (--compare-dir), and no node's kernel (--profile --json lists every node) whose name matches the
+# extended regular expression `forbidden` (the instruction sets the CPU or the mask lacks).
 run_models() {
-  local label="$1" out kernels model input level
-  shift
+  local label="$1" forbidden="$2" out kernels model input level
+  shift 2
   for model in cnn_small:input encoder_small:x; do
     input="${model#*:}"
     model="${model%%:*}"
@@ -53,8 +57,8 @@ run_models() {
       fi
       kernels="$(grep -o '"kernel": *"[^"]*"' <<<"$out" | sed 's/.*: *//' | sort | uniq -c | tr -s ' \n' ' ')"
       [ -n "$kernels" ] || fail "tb run models/$model.onnx --level $level $label: no profile in the output: $out"
-      if grep -Eiq 'avx512|amx' <<<"$kernels"; then
-        fail "tb run models/$model.onnx --level $level $label: a kernel that needs AVX-512 or AMX ran:$kernels"
+      if grep -Eiq "$forbidden" <<<"$kernels"; then
+        fail "tb run models/$model.onnx --level $level $label: a kernel that needs what '$forbidden' names ran:$kernels"
       fi
       echo "$label: models/$model.onnx at $level matches the reference; kernels:$kernels"
     done
@@ -70,11 +74,17 @@ grep -qw avx2 <<<"$features" && grep -qw fma <<<"$features" || fail "qemu's Hasw
 echo "qemu: tb info cpu shows Haswell's features: $features"
 start=$SECONDS
 for t in "${kernel_tests[@]}"; do run_test qemu-haswell "$t" "${qemu[@]}"; done
-run_models qemu-haswell "${qemu[@]}"
+run_models qemu-haswell "avx512|amx" "${qemu[@]}"
 echo "qemu: done in $((SECONDS - start)) s"
 
 echo "== kernel tests and models with TB_CPU_FEATURES=$mask =="
 start=$SECONDS
 for t in "${mask_tests[@]}"; do run_test mask "$t" TB_CPU_FEATURES="$mask"; done
-run_models "mask $mask" env TB_CPU_FEATURES="$mask"
+run_models "mask $mask" "avx512|amx" env TB_CPU_FEATURES="$mask"
 echo "mask: done in $((SECONDS - start)) s"
+
+echo "== kernel tests and models with TB_CPU_FEATURES=$mask_sse (no AVX2, FMA, AVX-512 or AMX) =="
+start=$SECONDS
+for t in "${mask_tests[@]}"; do run_test mask-sse "$t" TB_CPU_FEATURES="$mask_sse"; done
+run_models "mask $mask_sse" "avx2|fma|avx512|amx" env TB_CPU_FEATURES="$mask_sse"
+echo "mask-sse: done in $((SECONDS - start)) s"
