@@ -65,7 +65,7 @@ if ((sanitize)); then
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1" \
   LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    ctest --test-dir build/asan --output-on-failure -j"$jobs" -E 'install_consumer|conformance_.*_(opencl|vulkan)'
+    ctest --test-dir build/asan --output-on-failure -j"$jobs" -E 'install_consumer|conformance_.*_(opencl|vulkan)|conformance_node_cuda_emulated'
 fi
 
 if ((sanitize && !long)); then

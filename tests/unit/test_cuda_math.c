@@ -320,7 +320,7 @@ static void integer_and_binary_values_match_the_cpu(void **state) {
   int16_t a16[5] = {-32768, 7, -7, 32767, 0}, b16[5] = {-1, 3, 3, -4, 5};
   float af[3 * 4], bf[4] = {2.5f, -2.5f, 0.0f, INFINITY};
   double ad[4] = {7.5, -7.5, 1e300, -0.0}, bd[4] = {2.0, 2.0, 3.0, 5.0};
-  for (int i = 0; i < 20; i++) a32[i] = (i * 7919) % 41 - 20 + (i == 3 ? INT32_MIN : 0), a64[i] = (int64_t)a32[i] * 3 - (i == 4 ? INT64_MAX : 0);
+  for (int i = 0; i < 20; i++) a32[i] = i == 3 ? INT32_MIN : (i * 7919) % 41 - 20, a64[i] = (int64_t)a32[i] * 3 - (i == 4 ? INT64_MAX : 0);
   fill_with_specials(af, 12, 3);
   tb_ir_model *ir = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(ir, NULL, "ints");
