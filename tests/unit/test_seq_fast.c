@@ -9,7 +9,8 @@
  * The level-3 bf16 LSTM (AVX512-BF16 when the CPU has it, and portable) on the same LSTM cases. An LSTM
  * graph through the executor at levels 0, 2 and 3 (weights packed when it places the node). On AVX-512
  * the fp32 and AVX512-BF16 LSTM entries run the fused step (16-unit blocks x 8-row chunks, the cases
- * include partial blocks and chunks, rows ending inside a chunk and steps split over the pool). Every
+ * include partial blocks and chunks, rows ending inside a chunk and steps split over the pool; one or two
+ * rows left in a chunk take the wide tile, fp32 and bf16, as on AVX2's fp32 step). Every
  * LSTM/GRU case also gives the same bits on 1, 2 and 3 threads. The kernel choice under TB_CPU_FEATURES
  * masks, the vector math (and the fused cell's division-free sigmoid/tanh) against libm, and errors on
  * bad shapes.
@@ -278,6 +279,7 @@ static void check_rnn(const rnn_case *c) {
 
 static const int32_t lens4[] = {5, 0, 3, 1}, lens3[] = {2, 5, 1}, lens4b[] = {3, 1, 0, 4}, lens5[] = {4, 4, 2, 3, 1};
 static const int32_t lens9b[] = {3, 0, 2, 3, 1, 3, 2, 1, 2}, lens6[] = {4, 2, 0, 3, 4, 1};
+static const int32_t lens10[] = {3, 1, 3, 0, 2, 3, 1, 3, 2, 1};
 static const int32_t lens9[] = {4, 0, 2, 4, 1, 3, 4, 2, 1}, lens16[] = {3, 1, 0, 2, 3, 3, 1, 2, 0, 3, 2, 1, 3, 3, 2, 1};
 
 static void lstm_matches_reference(void **state) {
@@ -302,6 +304,12 @@ static void lstm_matches_reference(void **state) {
       {"LSTM", "bidirectional", 0, 4, 6, 5, 24, HAS(IN_B) | HAS(IN_LENS) | HAS(IN_H0), lens6, 0, 0, 0, false},
       {"LSTM", "forward", 1, 5, 2, 7, 33, HAS(IN_B) | HAS(IN_P) | HAS(IN_C0), NULL, 0, 0, 0, false},
       {"LSTM", "bidirectional", 0, 6, 1, 9, 40, HAS(IN_B), NULL, 0, 0, 0, false},
+      /* the AVX-512 step's wide tile for one and two rows left (10 = 8 + 2 with rows ending inside the
+       * pair, 2 rows split over the pool at hidden 256, clip and peepholes on one row) */
+      {"LSTM", "forward", 0, 3, 10, 6, 40, HAS(IN_B) | HAS(IN_LENS) | HAS(IN_H0) | HAS(IN_C0), lens10, 0, 0, 0,
+       false},
+      {"LSTM", "bidirectional", 0, 3, 2, 5, 256, HAS(IN_B) | HAS(IN_H0), NULL, 0, 0, 0, false},
+      {"LSTM", "forward", 1, 4, 1, 4, 24, HAS(IN_B) | HAS(IN_P) | HAS(IN_C0), NULL, 2.0f, 0, 0, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_rnn(&cases[i]);
 }

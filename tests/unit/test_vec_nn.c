@@ -5,7 +5,8 @@
  * pads / strides / ceil_mode / auto_pad / count_include_pad, and the cases each kernel declines (picked:
  * the reference) or hands back at run time (the results still match the reference). Every MaxPool case
  * runs the AVX2 separable path too (vec_pool_avx2.c: strides 1, 2 and 3, kernels up to 13 x 13, NaN rows
- * handed back to the row loop, signed zeros), and one over its 64 taps a row the row loop.
+ * handed back to the row loop, signed zeros), and one over its 64 taps a row the row loop. The AVX-512
+ * entry takes the same AVX2 plane for every MaxPool its own separable path (3x3/2, 2x2/2) does not.
  *
  * Tolerances, each against a reference that computes in double and rounds once:
  *   Softmax rtol 1e-5, atol 1e-40: exp within 2 ulp, the blocked sum and the scale add about 2 more.
@@ -383,7 +384,8 @@ static void maxpool_stride2_nan_rule(void **state) {
 }
 
 /* Column stride 2 with 2 or 3 kernel columns (the AVX-512 separable path) over odd and even widths, pads
- * 0, 1 and 2, ceil_mode, row strides 1..3 and kernel heights up to 5 (above 4: the tap-by-tap row path). */
+ * 0, 1 and 2, ceil_mode, row strides 1..3 and kernel heights up to 5 (above 4: the AVX2 separable plane,
+ * on the AVX-512 entry too). */
 static void maxpool_stride2_widths(void **state) {
   (void)state;
   static const int64_t widths[] = {1, 2, 15, 17, 33, 112, 113};
@@ -504,6 +506,53 @@ static void maxpool_stride1_special_values(void **state) {
   toh_teardown(&t);
 }
 
+/* Rows wider than the AVX-512 row loop and separable path take (over 512 outputs): 3x3/2 and 5x5/1 on the
+ * AVX2 separable plane on the AVX-512 entry too (before: the scalar row loop), with NaNs in some rows (those
+ * output rows handed back) and signed zeros, exact against the reference on every path. */
+static void maxpool_wide_rows(void **state) {
+  (void)state;
+  const tb_kernel *entries[3] = VT_ENTRIES(maxpool);
+  static const struct {
+    int64_t k, s, p;
+  } geo[] = {{3, 2, 1}, {5, 1, 2}};
+  for (size_t g = 0; g < 2; g++) {
+    toh t;
+    toh_setup(&t, "MaxPool", 12, 1, 0, 1,
+              (tb_attr[]){TOH_INTS("kernel_shape", geo[g].k, geo[g].k), TOH_INTS("strides", geo[g].s, geo[g].s),
+                          TOH_INTS("pads", geo[g].p, geo[g].p, geo[g].p, geo[g].p)},
+              3);
+    enum { H = 7, W = 1100 };
+    const int64_t shape[4] = {1, 2, H, W};
+    tb_tensor *in[1] = {vt_random(&t, 4, shape, 90 + g, -5, 5)};
+    float *x = vt_data(in[0]);
+    for (int64_t i = 0; i < W; i += 97) x[3 * W + i] = NAN; /* row 3 of plane 0: the first row of an output row */
+    for (int64_t i = 0; i < H * W; i += 3) x[H * W + i] = i % 2 ? -0.0f : 0.0f;
+    char what[64];
+    snprintf(what, sizeof what, "MaxPool %lldx%lld/%lld over 1100 columns", (long long)geo[g].k, (long long)geo[g].k,
+             (long long)geo[g].s);
+    vt_check(&t, entries, in, 0, 0, what);
+    tb_tensor *ref[1], *got[1];
+    TB_ASSERT_OK(toh_run_tensors(&t, in, ref, false));
+    int64_t n = tb_tensor_numel(ref[0]);
+    for (int p = 0; p < 3; p++) {
+      if (!vt_runnable(entries[p])) continue;
+      vt_run(&t, entries[p], in, got, vt_pool);
+      const float *y = vt_data(got[0]), *r = vt_data(ref[0]);
+      size_t nans = 0;
+      for (int64_t i = 0; i < n; i++) {
+        nans += isnan(y[i]) != 0;
+        if (!isnan(r[i]) && signbit(y[i]) != signbit(r[i]))
+          fail_msg("%s on %s: element %lld is %g, reference %g", what, vt_path_names[p], (long long)i, y[i], r[i]);
+      }
+      assert_true(nans > 0 && nans < (size_t)n / 4); /* some first taps are NaN, most outputs are not */
+      toh_clear(got, 1);
+    }
+    toh_clear(ref, 1);
+    toh_clear(in, 1);
+    toh_teardown(&t);
+  }
+}
+
 /* The reference's NaN rule: a NaN first tap stays, a NaN later tap is skipped. */
 static void maxpool_nan_rule(void **state) {
   (void)state;
@@ -609,6 +658,7 @@ int main(void) {
       cmocka_unit_test(maxpool_geometries),        cmocka_unit_test(maxpool_nan_rule),
       cmocka_unit_test(maxpool_stride2_nan_rule),  cmocka_unit_test(maxpool_stride2_widths),
       cmocka_unit_test(maxpool_stride2_special_values), cmocka_unit_test(maxpool_stride1_special_values),
+      cmocka_unit_test(maxpool_wide_rows),
       cmocka_unit_test(maxpool_declines),          cmocka_unit_test(averagepool_geometries),
       cmocka_unit_test(global_averagepool),
   };

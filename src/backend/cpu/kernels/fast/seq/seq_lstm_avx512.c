@@ -1,7 +1,8 @@
 /* A work item of the fused LSTM step on AVX-512 (see seq_rnn.h; the step that runs the items over the pool
  * is in seq_lstm.c), fp32 (level 2) or bf16 (level 3, AVX512-BF16). Item: one block of 16 hidden units for
  * up to 8 batch rows. Its gates come from a register tile of 8 rows x 32 columns (two gates), run twice
- * (i and o, then f and c), each k adding h[row][k] times the packed R, broadcast from h in place (no
+ * (i and o, then f and c; with one or two rows: one pass over both pairs, 64 columns, so that a batch of
+ * 1 keeps 4 sums in flight, not 2), each k adding h[row][k] times the packed R, broadcast from h in place (no
  * packing of h; bf16: a pair of k per vdpbf16ps, from the bf16 copy of h the previous step wrote); the
  * tile goes to a 2 KiB scratch and the cell update of the same units follows at once, vectorised in fp32
  * (4 rows interleaved so their latencies overlap), X W^T and the bias added first. So the thread that owns
@@ -62,6 +63,45 @@ TILE_ROWS(8)
 typedef void (*tile_fn)(int64_t depth, const float *h, int64_t ldh, const float *rp, float *out);
 static const tile_fn tiles[ROWS + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8};
 
+/* Both gate pairs of one or two rows in one pass over k: out[r * 2 TILE + p * TILE + 0 .. TILE) = sum over
+ * k of h[r * ldh + k] * rp_p[k * TILE ..]. The tile above, run once per pair, keeps only 2 (one row) or 4
+ * (two rows) sums in flight, each waiting on its FMA's latency; here 4 or 8. Each sum is the same FMA
+ * chain over k as the tile's, so the bits are the same. */
+T512 static inline __attribute__((always_inline)) void tile_wide(int rows, int64_t depth, const float *h, int64_t ldh,
+                                                                  const float *rp0, const float *rp1, float *out) {
+  __m512 a[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < 4 * rows; v++) a[v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < depth; k++) {
+#pragma GCC unroll 2
+    for (int r = 0; r < rows; r++) {
+      __m512 x = _mm512_set1_ps(h[r * ldh + k]);
+#pragma GCC unroll 2
+      for (int p = 0; p < 2; p++) {
+        const float *b = (p ? rp1 : rp0) + k * TILE;
+        a[4 * r + 2 * p] = _mm512_fmadd_ps(x, _mm512_load_ps(b), a[4 * r + 2 * p]);
+        a[4 * r + 2 * p + 1] = _mm512_fmadd_ps(x, _mm512_load_ps(b + 16), a[4 * r + 2 * p + 1]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+    for (int p = 0; p < 2; p++) {
+      _mm512_store_ps(out + r * 2 * TILE + p * TILE, a[4 * r + 2 * p]);
+      _mm512_store_ps(out + r * 2 * TILE + p * TILE + 16, a[4 * r + 2 * p + 1]);
+    }
+}
+
+T512 static void tile_wide_1(int64_t depth, const float *h, int64_t ldh, const float *rp0, const float *rp1,
+                             float *out) {
+  tile_wide(1, depth, h, ldh, rp0, rp1, out);
+}
+T512 static void tile_wide_2(int64_t depth, const float *h, int64_t ldh, const float *rp0, const float *rp1,
+                             float *out) {
+  tile_wide(2, depth, h, ldh, rp0, rp1, out);
+}
+
 /* The same tile on bf16 operands (level 3): `pairs` pairs of k, h's bf16 pair of row r broadcast as one
  * 32-bit word, vdpbf16ps adding both products of a pair to the fp32 sums. */
 T512BF16 static inline __attribute__((always_inline)) void tile_bf16(int rows, int64_t pairs, const uint16_t *h,
@@ -105,6 +145,46 @@ TILE_BF16_ROWS(8)
 typedef void (*tile_bf16_fn)(int64_t pairs, const uint16_t *h, int64_t ldh, const uint16_t *rp, float *out);
 static const tile_bf16_fn tiles_bf16[ROWS + 1] = {NULL,        tile_bf16_1, tile_bf16_2, tile_bf16_3, tile_bf16_4,
                                                   tile_bf16_5, tile_bf16_6, tile_bf16_7, tile_bf16_8};
+
+/* tile_wide on bf16 operands: both gate pairs (rp0, rp1) of one or two rows in one pass over the pairs of k,
+ * each sum the same vdpbf16ps chain as tile_bf16's. */
+T512BF16 static inline __attribute__((always_inline)) void tile_wide_bf16(int rows, int64_t pairs, const uint16_t *h,
+                                                                          int64_t ldh, const uint16_t *rp0,
+                                                                          const uint16_t *rp1, float *out) {
+  __m512 a[8];
+#pragma GCC unroll 8
+  for (int v = 0; v < 4 * rows; v++) a[v] = _mm512_setzero_ps();
+  for (int64_t q = 0; q < pairs; q++) {
+#pragma GCC unroll 2
+    for (int r = 0; r < rows; r++) {
+      uint32_t pair;
+      memcpy(&pair, h + r * ldh + 2 * q, sizeof pair);
+      __m512bh x = (__m512bh)_mm512_set1_epi32((int)pair);
+#pragma GCC unroll 2
+      for (int p = 0; p < 2; p++) {
+        const uint16_t *b = (p ? rp1 : rp0) + q * 2 * TILE;
+        a[4 * r + 2 * p] = _mm512_dpbf16_ps(a[4 * r + 2 * p], x, (__m512bh)_mm512_load_si512(b));
+        a[4 * r + 2 * p + 1] = _mm512_dpbf16_ps(a[4 * r + 2 * p + 1], x, (__m512bh)_mm512_load_si512(b + 32));
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 2
+    for (int p = 0; p < 2; p++) {
+      _mm512_store_ps(out + r * 2 * TILE + p * TILE, a[4 * r + 2 * p]);
+      _mm512_store_ps(out + r * 2 * TILE + p * TILE + 16, a[4 * r + 2 * p + 1]);
+    }
+}
+
+T512BF16 static void tile_wide_bf16_1(int64_t pairs, const uint16_t *h, int64_t ldh, const uint16_t *rp0,
+                                      const uint16_t *rp1, float *out) {
+  tile_wide_bf16(1, pairs, h, ldh, rp0, rp1, out);
+}
+T512BF16 static void tile_wide_bf16_2(int64_t pairs, const uint16_t *h, int64_t ldh, const uint16_t *rp0,
+                                      const uint16_t *rp1, float *out) {
+  tile_wide_bf16(2, pairs, h, ldh, rp0, rp1, out);
+}
 
 /* 16 floats to bf16 bits, round to nearest even, NaN quieted, subnormals kept (tb_bf16_round's bits). */
 T512 static inline __m256i round_bf16(__m512 x) {
@@ -254,12 +334,20 @@ T512 void tb_seq_lstm_item_avx512(seq_dir *s, int64_t k, int64_t j, int64_t b0, 
   if (s->hb) {
     int64_t pairs = (hid + 1) / 2;
     const uint16_t *rp = (const uint16_t *)s->r[0] + j * 2 * pairs * 2 * TILE, *h = s->hb + b0 * s->hb_ld;
-    tiles_bf16[rows](pairs, h, s->hb_ld, rp, g);
-    tiles_bf16[rows](pairs, h, s->hb_ld, rp + pairs * 2 * TILE, g + TILE);
+    if (rows <= 2) {
+      (rows == 1 ? tile_wide_bf16_1 : tile_wide_bf16_2)(pairs, h, s->hb_ld, rp, rp + pairs * 2 * TILE, g);
+    } else {
+      tiles_bf16[rows](pairs, h, s->hb_ld, rp, g);
+      tiles_bf16[rows](pairs, h, s->hb_ld, rp + pairs * 2 * TILE, g + TILE);
+    }
   } else {
     const float *rp = (const float *)s->r[0] + j * 2 * hid * TILE, *h = s->h + b0 * hid;
-    tiles[rows](hid, h, hid, rp, g);
-    tiles[rows](hid, h, hid, rp + hid * TILE, g + TILE);
+    if (rows <= 2) {
+      (rows == 1 ? tile_wide_1 : tile_wide_2)(hid, h, hid, rp, rp + hid * TILE, g);
+    } else {
+      tiles[rows](hid, h, hid, rp, g);
+      tiles[rows](hid, h, hid, rp + hid * TILE, g + TILE);
+    }
   }
   for (int r = 0; r < rows; r += CELL_ROWS)
     cell_rows[rows - r < CELL_ROWS ? rows - r : CELL_ROWS](s, k, b0 + r, u0, m, g + r * 2 * TILE);

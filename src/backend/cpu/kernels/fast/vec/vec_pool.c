@@ -24,7 +24,9 @@
  * maximum, as the reference does for ties such as -0 and +0); an output row that reads an input row
  * holding a NaN is redone by row_avx512, which follows the rule tap by tap. On AVX2 every MaxPool (kernel
  * up to 64 x 64) is separable the same way (vec_pool_avx2.c: any kernel and stride, the row split into
- * stride phases so that each tap is one load), its NaN rows redone by the row loop below. */
+ * stride phases so that each tap is one load), its NaN rows redone by the row loop below; so is every
+ * AVX-512 MaxPool the AVX-512 separable path does not take (YOLO's SPPF 5x5/1 and the rest: the AVX2
+ * plane runs on any AVX-512 CPU; docs/performance.md "Pooling" has the measurements). */
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
@@ -336,11 +338,13 @@ static void pool_row(const pool_job *j, const float *x, int64_t oh, float *y) {
 static void redo_row(const void *job, const float *x, int64_t oh, float *y_row) { pool_row(job, x, oh, y_row); }
 
 /* The AVX2 separable MaxPool's scratch for this job (NULL when it does not take the job, or no memory:
- * then the row loop runs). */
-static float *separable_avx2(const pool_job *j, vec_maxpool_geom *g) {
+ * then the row loop runs). It takes every AVX2 MaxPool, and the AVX-512 ones that the AVX-512 separable
+ * path (avx512_separable) does not: an AVX-512 CPU has AVX2, and its 8-lane plane beats row_avx512 there
+ * (YOLO's SPPF 5x5/1: row_avx512 loads all 25 taps for every 16 outputs, the plane 5 + 5). */
+static float *separable_avx2(const pool_job *j, bool avx512_separable, vec_maxpool_geom *g) {
   const nn_window *w = &j->win;
-  if (!j->max || j->ops != &tb_vec_ops_avx2 || w->kernel[0] > VEC_MAXPOOL_AVX2_MAX_KERNEL ||
-      w->kernel[1] > VEC_MAXPOOL_AVX2_MAX_KERNEL)
+  bool path = j->ops == &tb_vec_ops_avx2 || (j->ops == &tb_vec_ops_avx512 && !avx512_separable);
+  if (!j->max || !path || w->kernel[0] > VEC_MAXPOOL_AVX2_MAX_KERNEL || w->kernel[1] > VEC_MAXPOOL_AVX2_MAX_KERNEL)
     return NULL;
   *g = (vec_maxpool_geom){j->h, j->w, j->oh, j->ow, w->kernel[0], w->kernel[1], w->stride[0], w->stride[1],
                           w->pad_begin[0], w->pad_begin[1]};
@@ -349,14 +353,15 @@ static float *separable_avx2(const pool_job *j, vec_maxpool_geom *g) {
 
 static void pool_planes(void *arg, size_t begin, size_t end) {
   const pool_job *j = arg;
-  vec_maxpool_geom g;
-  float *scratch = separable_avx2(j, &g);
+  bool separable = false;
 #if defined(__x86_64__)
   chunk_tap plan[ROW_MAX_CHUNKS][ROW_MAX_TAPS];
   sep_plan sp;
   bool rows_avx512 = j->ops == &tb_vec_ops_avx512 && plan_columns(j, plan);
-  bool separable = rows_avx512 && plan_separable(j, &sp);
+  separable = rows_avx512 && plan_separable(j, &sp);
 #endif
+  vec_maxpool_geom g;
+  float *scratch = separable_avx2(j, separable, &g);
   for (size_t p = begin; p < end; p++) {
     const float *x = j->x + (int64_t)p * j->h * j->w;
     float *y = j->y + (int64_t)p * j->oh * j->ow;
