@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "backend/cuda/cuda_module.h"
 #include "backend/cuda/kernels/cuda_ops.h"
+#include "core/convert_scalar.h"
 #include "core/error.h"
 #include "ops/elementwise/ew_params.h"
 #include "ops/nn/nn_params.h"
@@ -72,6 +73,11 @@ static tb_tensor *make_input(tb_backend *cpu, const feed *f) {
 }
 
 static double element(const unsigned char *p, tb_dtype dt, size_t i) {
+  if (dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16) {
+    uint16_t h;
+    memcpy(&h, p + i * 2, 2);
+    return tb_minifloat_to_float(dt == TB_DTYPE_F16 ? TB_MINIFLOAT_F16 : TB_MINIFLOAT_BF16, h);
+  }
   if (dt == TB_DTYPE_F64) {
     double d;
     memcpy(&d, p + i * 8, 8);
@@ -82,7 +88,8 @@ static double element(const unsigned char *p, tb_dtype dt, size_t i) {
   return f;
 }
 
-/* Output k of both runs: same dtype and shape; float32 / float64 within atol + rtol |cpu|, the rest byte for byte. */
+/* Output k of both runs: same dtype and shape; float32 / float64 within atol + rtol |cpu|; float16 and bfloat16
+ * exactly (both round the same float32 result once; any NaN for NaN); the rest byte for byte. */
 static void expect_same(const tb_tensor *want, const tb_tensor *got, size_t k, double atol, double rtol) {
   tb_dtype dt = tb_tensor_dtype(want);
   if (tb_tensor_dtype(got) != dt) fail_msg("output %zu: cuda:0 gives %s, the cpu %s", k, tb_dtype_name(tb_tensor_dtype(got)), tb_dtype_name(dt));
@@ -92,7 +99,14 @@ static void expect_same(const tb_tensor *want, const tb_tensor *got, size_t k, d
   unsigned char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
   TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, bytes));
   TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, bytes));
+  bool half = dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16;
   for (size_t i = 0; i < n; i++) {
+    if (half) {
+      double x = element(a, dt, i), y = element(b, dt, i);
+      if (isnan(x) ? !isnan(y) : memcmp(a + i * es, b + i * es, es) != 0)
+        fail_msg("output %zu (%s) element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, tb_dtype_name(dt), i, y, x);
+      continue;
+    }
     if (dt != TB_DTYPE_F32 && dt != TB_DTYPE_F64) {
       if (memcmp(a + i * es, b + i * es, es) != 0) fail_msg("output %zu (%s) element %zu differs from the cpu's", k, tb_dtype_name(dt), i);
       continue;
@@ -184,7 +198,12 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   tb_act_params act = {.alpha = 1.0f};
   assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F32), 1));
   assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F64), 1));
-  assert_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F16), 1)); /* float16 and bfloat16 run on the CPU */
+  assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F16), 1)); /* the halves computed in float32 */
+  assert_non_null(find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_BF16), 1));
+  assert_non_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F16, TB_DTYPE_F16), 1));
+  assert_null(find("", "Sum", 13, NULL, 3, DT(TB_DTYPE_F16, TB_DTYPE_F16, TB_DTYPE_F16), 1)); /* no float32 accumulator */
+  assert_null(find("", "Mod", 13, &(tb_mod_params){false}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1)); /* fmod 0 on floats: the CPU's refusal */
+  assert_non_null(find("", "Mod", 13, &(tb_mod_params){true}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1));
   assert_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_I32), 1));
   assert_non_null(find("", "Celu", 12, &act, 1, DT(TB_DTYPE_F32), 1));
   assert_non_null(find("tb", "Silu", 1, NULL, 1, DT(TB_DTYPE_F64), 1));
@@ -216,7 +235,7 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   /* the index ops: float32, float64 and the integers (Hardmax: the floats) */
   tb_argreduce_params arg = {.is_max = true, .axis = -1, .keepdims = true};
   assert_non_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_I64), 1));
-  assert_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_F16), 1));
+  assert_non_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_F16), 1));
   tb_softmax_params hard = {.kind = TB_HARDMAX, .axis = -1}, soft = {.kind = TB_SOFTMAX, .axis = -1};
   assert_non_null(find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_F64), 1));
   assert_null(find("", "Hardmax", 13, &soft, 1, DT(TB_DTYPE_F64), 1));
@@ -226,7 +245,7 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   tb_topk_params tk = {.axis = -1, .largest = true, .sorted = true};
   assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_F32, TB_DTYPE_I64), 2));
   assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_U8, TB_DTYPE_I64), 2));
-  assert_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_BF16, TB_DTYPE_I64), 2));
+  assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_BF16, TB_DTYPE_I64), 2));
   assert_non_null(find("", "ArgMin", 13, &arg, 1, DT(TB_DTYPE_I8), 1));
   assert_null(find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_I32), 1)); /* Hardmax takes floats */
 }
@@ -408,6 +427,144 @@ static void sum_and_mean_match_the_cpu(void **state) {
                       {"a64", TB_DTYPE_F64, 3, {2, 1, 5}, a64}, {"b64", TB_DTYPE_F64, 2, {3, 1}, b64}};
   all_on_device(model, 6, in, 7, TB_LEVEL_O0, 7);
   tb_model_destroy(model);
+}
+
+/* Halves from floats, rounded to nearest even. */
+static void to_halves(const float *x, size_t n, tb_dtype dt, uint16_t *h) {
+  for (size_t i = 0; i < n; i++) h[i] = dt == TB_DTYPE_F16 ? tb_f32_to_f16_ref(x[i]) : tb_f32_to_bf16_ref(x[i]);
+}
+
+/* float16 and bfloat16 [3, 37] with the special values through every unary float op (with attributes), IsNaN,
+ * IsInf, Abs, Neg and Sign; Mod (fmod 1) with broadcasting, zero and infinite divisors; Sum and Mean of one and
+ * two broadcasting inputs whose sums round (2048 + 1 and 2048 + 3 in float16, 256 + 1 in bfloat16; overflow to
+ * inf) and of an empty one: each result rounded once from float32, as the CPU, compared bit for bit. */
+static void half_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  static const tb_dtype dts[2] = {TB_DTYPE_F16, TB_DTYPE_BF16};
+  static const char *const plain[] = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Sin", "Sinh", "Tan",
+                                      "Round", "Sign", "Softsign", "HardSwish", "IsNaN", "IsInf", "Abs", "Neg", "Selu"};
+  for (int t = 0; t < 2; t++) {
+    tb_dtype dt = dts[t];
+    static float xf[3 * 37], af[3 * 4], bf[4] = {2.5f, -2.5f, 0.0f, INFINITY};
+    static float sa[2 * 5] = {2048.0f, 2048.0f, 256.0f, 65504.0f, -1.0f, 1.0f, 3.0f, -3.0f, 0.5f, 7.0f};
+    static float sb[3] = {1.0f, 3.0f, 65504.0f};
+    static uint16_t x[3 * 37], a[3 * 4], b[4], ha[10], hb[3];
+    fill_with_specials(xf, 3 * 37, 11 + (unsigned)t);
+    fill_with_specials(af, 3 * 4, 13);
+    to_halves(xf, 3 * 37, dt, x);
+    to_halves(af, 12, dt, a);
+    to_halves(bf, 4, dt, b);
+    to_halves(sa, 10, dt, ha);
+    to_halves(sb, 3, dt, hb);
+    tb_ir_model *ir = tbt_ir_model(17);
+    tb_graph *g = tb_graph_new(ir, NULL, "halves");
+    tbt_input(g, "x", dt, 2, (const int64_t[]){3, 37}, NULL);
+    tbt_input(g, "a", dt, 2, (const int64_t[]){3, 4}, NULL);
+    tbt_input(g, "b", dt, 1, (const int64_t[]){4}, NULL);
+    tbt_input(g, "sa", dt, 3, (const int64_t[]){2, 1, 5}, NULL);
+    tbt_input(g, "sb", dt, 2, (const int64_t[]){3, 1}, NULL);
+    tbt_input(g, "e", dt, 2, (const int64_t[]){0, 5}, NULL);
+    size_t nodes = 0;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+      char out[32];
+      snprintf(out, sizeof out, "y_%s", plain[i]);
+      output(g, plain[i], plain[i], "x", out);
+      nodes++;
+    }
+    int n = tbt_node(g, "Shrink", "shrink", "x", "y_shrink");
+    pt_attr_float(g, n, "bias", 0.75f);
+    pt_attr_float(g, n, "lambd", 1.25f);
+    tbt_output(g, "y_shrink");
+    n = tbt_node(g, "ThresholdedRelu", "trelu", "x", "y_trelu");
+    pt_attr_float(g, n, "alpha", 0.5f);
+    tbt_output(g, "y_trelu");
+    n = tbt_node(g, "Celu", "celu", "x", "y_celu");
+    pt_attr_float(g, n, "alpha", 1.5f);
+    tbt_output(g, "y_celu");
+    n = tbt_node(g, "IsInf", "isinf_neg", "x", "y_isinf_neg");
+    pt_attr_int(g, n, "detect_positive", 0);
+    tbt_output(g, "y_isinf_neg");
+    n = tbt_node(g, "Mod", "mod_ab", "a,b", "m0");
+    pt_attr_int(g, n, "fmod", 1);
+    tbt_output(g, "m0");
+    n = tbt_node(g, "Mod", "mod_ba", "b,a", "m1");
+    pt_attr_int(g, n, "fmod", 1);
+    tbt_output(g, "m1");
+    output(g, "Sum", "sum2", "sa,sb", "s0");
+    output(g, "Mean", "mean2", "sb,sa", "s1");
+    output(g, "Sum", "sum1", "sb", "s2");
+    output(g, "Mean", "mean1", "sa", "s3");
+    output(g, "Sum", "sum_empty", "e,sa", "s4");
+    nodes += 11;
+    tb_model *model = tbt_model_of(ir);
+    const feed in[6] = {{"x", dt, 2, {3, 37}, x},     {"a", dt, 2, {3, 4}, a},  {"b", dt, 1, {4}, b},
+                        {"sa", dt, 3, {2, 1, 5}, ha}, {"sb", dt, 2, {3, 1}, hb}, {"e", dt, 2, {0, 5}, NULL}};
+    all_on_device(model, 6, in, nodes, TB_LEVEL_O0, nodes);
+    tb_model_destroy(model);
+  }
+}
+
+/* The index ops on float16 and bfloat16 [4, 6, 37] with ties, NaN (first in a row and inside), +-inf and a row
+ * of -inf: ArgMax / ArgMin along the last (a block per row) and a middle axis, Hardmax, CumSum both ways (summed in
+ * double and rounded once per output, as the CPU: a column 1, half an ulp, a sliver whose sum a float32
+ * intermediate would round to a tie and then to 1) and TopK largest and smallest, k 5 and 37. */
+static void half_index_values_match_the_cpu(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  static const tb_dtype dts[2] = {TB_DTYPE_F16, TB_DTYPE_BF16};
+  for (int t = 0; t < 2; t++) {
+    tb_dtype dt = dts[t];
+    static float xf[4 * 6 * 37];
+    static uint16_t x[4 * 6 * 37], c[3];
+    fill(xf, 4 * 6 * 37, 21 + (unsigned)t);
+    for (size_t i = 0; i < 4 * 6 * 37; i++) xf[i] = roundf(xf[i] * 2.0f) / 2.0f; /* many ties */
+    xf[0] = NAN, xf[37 + 5] = NAN, xf[2 * 37 + 3] = INFINITY, xf[3 * 37] = -INFINITY;
+    for (int i = 0; i < 37; i++) xf[5 * 37 + i] = -INFINITY;
+    const float cf[3] = {1.0f, t == 0 ? 0x1p-11f : 0x1p-8f, t == 0 ? 0x1p-24f : 0x1p-40f};
+    to_halves(xf, 4 * 6 * 37, dt, x);
+    to_halves(cf, 3, dt, c);
+    tb_ir_model *ir = tbt_ir_model(13);
+    tb_graph *g = tb_graph_new(ir, NULL, "half_index");
+    tbt_input(g, "x", dt, 3, (const int64_t[]){4, 6, 37}, NULL);
+    tbt_input(g, "c", dt, 1, (const int64_t[]){3}, NULL);
+    static const struct { const char *op; int axis, last; } args[] = {{"ArgMax", -1, 0}, {"ArgMin", 1, 1}, {"ArgMax", 0, 1}, {"ArgMin", 2, 0}};
+    for (size_t i = 0; i < 4; i++) {
+      char name[16], out[16];
+      snprintf(name, sizeof name, "arg%zu", i);
+      snprintf(out, sizeof out, "ya%zu", i);
+      int n = tbt_node(g, args[i].op, name, "x", out);
+      pt_attr_int(g, n, "axis", args[i].axis);
+      pt_attr_int(g, n, "select_last_index", args[i].last);
+      tbt_output(g, out);
+    }
+    int n = tbt_node(g, "Hardmax", "hard_mid", "x", "yh0");
+    pt_attr_int(g, n, "axis", 1);
+    tbt_output(g, "yh0");
+    output(g, "Hardmax", "hard_last", "x", "yh1");
+    tbt_const_i64(g, "ax_last", 0, NULL, (const int64_t[]){-1});
+    tbt_const_i64(g, "ax_mid", 0, NULL, (const int64_t[]){1});
+    output(g, "CumSum", "cumsum_last", "x,ax_last", "yc0");
+    n = tbt_node(g, "CumSum", "cumsum_mid", "x,ax_mid", "yc1");
+    pt_attr_int(g, n, "exclusive", 1);
+    pt_attr_int(g, n, "reverse", 1);
+    tbt_output(g, "yc1");
+    output(g, "CumSum", "cumsum_tie", "c,ax_last", "yc2");
+    tbt_const_i64(g, "k5", 1, (const int64_t[]){1}, (const int64_t[]){5});
+    tbt_const_i64(g, "k37", 1, (const int64_t[]){1}, (const int64_t[]){37});
+    n = tbt_node(g, "TopK", "top_last", "x,k37", "ytv0,yti0");
+    tbt_output(g, "ytv0");
+    tbt_output(g, "yti0");
+    n = tbt_node(g, "TopK", "top_mid", "x,k5", "ytv1,yti1");
+    pt_attr_int(g, n, "axis", 1);
+    pt_attr_int(g, n, "largest", 0);
+    tbt_output(g, "ytv1");
+    tbt_output(g, "yti1");
+    tb_model *model = tbt_model_of(ir);
+    const feed in[2] = {{"x", dt, 3, {4, 6, 37}, x}, {"c", dt, 1, {3}, c}};
+    all_on_device(model, 2, in, 13, TB_LEVEL_O0, 11);
+    tb_model_destroy(model);
+  }
 }
 
 /* ArgMax / ArgMin along the last axis (a block per row) and a middle one (a thread per column), with ties both
@@ -682,6 +839,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(silu_and_mish_at_o2, setup, teardown),
       cmocka_unit_test_setup_teardown(integer_and_binary_values_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(sum_and_mean_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(half_values_match_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(half_index_values_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(index_values_match_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(topk_of_long_rows_matches_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(cumsum_with_a_constant_axis_is_replayed, setup, teardown),

@@ -1,8 +1,10 @@
 // The elementwise math the CPU reference runs beyond 10_elementwise.cu's float32 set, for every dtype the CPU
 // kernels take: the trigonometric and hyperbolic functions, Round (half to even), Sign, Softsign, Shrink,
 // ThresholdedRelu, Celu, Selu, HardSwish, tb::Silu and tb::Mish on float32 and float64 (each in its own type,
-// as the CPU computes them); Sign, Abs and Neg on the integer types (wrapping, as numpy); IsNaN and IsInf to
-// bool; Mod (fmod 0 and 1) and BitShift with ONNX broadcasting; and the accumulation step of Sum and Mean.
+// as the CPU computes them) and on float16 and bfloat16 (computed in float32, rounded once to nearest even, as
+// the CPU's staging does); Sign, Abs and Neg on the integer types (wrapping, as numpy); IsNaN and IsInf to
+// bool; Mod (fmod 0 and 1) and BitShift with ONNX broadcasting; and the accumulation step of Sum and Mean (for
+// float16 / bfloat16 one pass over one or two inputs, summed in float32 and rounded once, as the CPU).
 // Every kernel here and in 31_index_reduce.cu is named tb_cu_ew_* and takes one parameter list:
 // (a, b, y, z, n, tb_ew): two inputs and two outputs (NULL where unused), the size of the index space and the
 // descriptor below, passed by value. Every elementwise kernel takes any grid (threads stride over n).
@@ -72,6 +74,22 @@ TB_EW_MATH(exp)
 TB_EW_MATH(expm1)
 TB_EW_MATH(log1p)
 
+// float16 and bfloat16 elements by their bits, loaded as float and stored rounded to nearest even; every other
+// type as itself. tb_ew_compute<S>::type is the type an element of S is computed in.
+struct tb_ew_half { unsigned short bits; };
+struct tb_ew_bhalf { unsigned short bits; };
+template <typename S> struct tb_ew_compute { typedef S type; };
+template <> struct tb_ew_compute<tb_ew_half> { typedef float type; };
+template <> struct tb_ew_compute<tb_ew_bhalf> { typedef float type; };
+template <typename S>
+__device__ inline S tb_ew_load(const S *p, tb_index i) { return p[i]; }
+__device__ inline float tb_ew_load(const tb_ew_half *p, tb_index i) { return tb_f16_to_f32(p[i].bits); }
+__device__ inline float tb_ew_load(const tb_ew_bhalf *p, tb_index i) { return tb_bf16_to_f32(p[i].bits); }
+template <typename S>
+__device__ inline void tb_ew_store(S *p, tb_index i, S v) { p[i] = v; }
+__device__ inline void tb_ew_store(tb_ew_half *p, tb_index i, float v) { p[i].bits = tb_f32_to_f16(v); }
+__device__ inline void tb_ew_store(tb_ew_bhalf *p, tb_index i, float v) { p[i].bits = tb_f32_to_bf16(v); }
+
 // One unary float operation in T (float or double) with the CPU reference's formulas (kernels/elementwise/
 // unary.c, activation.c; tb::Silu and tb::Mish as fused_epilogue.c). NaN in gives NaN out.
 template <typename T>
@@ -108,12 +126,13 @@ __device__ inline T tb_ew_unary(int op, T x, T alpha, T beta, T gamma) {
   }
 }
 
-template <typename T>
+template <typename S>
 __device__ inline void tb_ew_math(const void *a, void *y, tb_index n, const tb_ew &d) {
-  const T *x = (const T *)a;
-  T *o = (T *)y;
+  typedef typename tb_ew_compute<S>::type T;
+  const S *x = (const S *)a;
+  S *o = (S *)y;
   const T alpha = (T)d.alpha, beta = (T)d.beta, gamma = (T)d.gamma;
-  TB_GRID_LOOP(i, n) o[i] = tb_ew_unary<T>(d.op, x[i], alpha, beta, gamma);
+  TB_GRID_LOOP(i, n) tb_ew_store(o, i, tb_ew_unary<T>(d.op, tb_ew_load(x, i), alpha, beta, gamma));
 }
 
 template <typename T>
@@ -134,13 +153,14 @@ __device__ inline void tb_ew_int_math(const void *a, void *y, tb_index n, const 
 }
 
 // IsNaN and IsInf (with its detect flags) to bool bytes.
-template <typename T>
+template <typename S>
 __device__ inline void tb_ew_classify(const void *a, void *y, tb_index n, const tb_ew &d) {
-  const T *x = (const T *)a;
+  typedef typename tb_ew_compute<S>::type T;
+  const S *x = (const S *)a;
   unsigned char *o = (unsigned char *)y;
   const T inf = (T)TB_INF;
   TB_GRID_LOOP(i, n) {
-    T v = x[i];
+    T v = tb_ew_load(x, i);
     bool r = d.op == TB_EW_ISNAN ? v != v
                                  : (v == inf && (d.flags & TB_EW_F_POSITIVE)) || (v == -inf && (d.flags & TB_EW_F_NEGATIVE));
     o[i] = r ? 1 : 0;
@@ -164,15 +184,15 @@ __device__ inline int tb_ew_mod_value(int x, int m, bool c) { return tb_ew_int_m
 __device__ inline long long tb_ew_mod_value(long long x, long long m, bool c) { return tb_ew_int_mod(x, m, c); }
 __device__ inline unsigned char tb_ew_mod_value(unsigned char x, unsigned char m, bool) { return m ? (unsigned char)(x % m) : 0; }
 
-template <typename T>
+template <typename S>
 __device__ inline void tb_ew_mod(const void *a, const void *b, void *y, tb_index n, const tb_ew &d) {
-  const T *x = (const T *)a, *m = (const T *)b;
-  T *o = (T *)y;
+  const S *x = (const S *)a, *m = (const S *)b;
+  S *o = (S *)y;
   bool c_rem = (d.flags & TB_EW_F_FMOD) != 0;
   TB_GRID_LOOP(i, n) {
     tb_index ia, ib;
     tb_broadcast_offsets(d.bc, i, &ia, &ib);
-    o[i] = tb_ew_mod_value(x[ia], m[ib], c_rem);
+    tb_ew_store(o, i, tb_ew_mod_value(tb_ew_load(x, ia), tb_ew_load(m, ib), c_rem));
   }
 }
 
@@ -207,6 +227,22 @@ __device__ inline void tb_ew_accumulate(const void *b, void *y, tb_index n, cons
   }
 }
 
+// Sum or Mean of one or two float16 / bfloat16 inputs in one pass: y = (a [+ b]) / alpha in float32, rounded
+// once (the CPU's float32 accumulator); b is read where TB_EW_F_FIRST is not set, with bc's a and b strides.
+template <typename S>
+__device__ inline void tb_ew_accumulate_half(const void *a, const void *b, void *y, tb_index n, const tb_ew &d) {
+  const S *x = (const S *)a, *w = (const S *)b;
+  S *o = (S *)y;
+  const float divisor = (float)d.alpha;
+  bool single = (d.flags & TB_EW_F_FIRST) != 0;
+  TB_GRID_LOOP(i, n) {
+    tb_index ia = i, ib = 0;
+    if (!single) tb_broadcast_offsets(d.bc, i, &ia, &ib);
+    float v = single ? tb_ew_load(x, ia) : tb_ew_load(x, ia) + tb_ew_load(w, ib);
+    tb_ew_store(o, i, divisor == 1.0f ? v : v / divisor);
+  }
+}
+
 // Not every kernel reads every parameter of the shared list.
 #define TB_EW_USE() ((void)a, (void)b, (void)y, (void)z, (void)n, (void)d)
 extern "C" __global__ void tb_cu_ew_math_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_math<float>(a, y, n, d); }
@@ -228,3 +264,11 @@ extern "C" __global__ void tb_cu_ew_mod_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_mo
 extern "C" __global__ void tb_cu_ew_bitshift_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_bitshift<unsigned char, 8>(a, b, y, n, d); }
 extern "C" __global__ void tb_cu_ew_accumulate_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate<float>(b, y, n, d); }
 extern "C" __global__ void tb_cu_ew_accumulate_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate<double>(b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_math_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_math<tb_ew_half>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_math_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_math<tb_ew_bhalf>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_classify_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_classify<tb_ew_half>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_classify_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_classify<tb_ew_bhalf>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_mod_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_mod<tb_ew_half>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_mod_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_mod<tb_ew_bhalf>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_accumulate_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate_half<tb_ew_half>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_accumulate_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate_half<tb_ew_bhalf>(a, b, y, n, d); }

@@ -7,7 +7,8 @@
 //   TopK: one block per row; a row of up to TB_IX_SORT_MAX elements is sorted whole in shared memory (bitonic),
 //     a longer one is walked k times, each pass the next element in order after the last one taken.
 // The order of TopK is the CPU's: by value (NaN above every number), largest or smallest first, ties by the
-// lower index. Every kernel comes for f32, f64, i8, i16, i32, i64 and u8. Block kernels: blockDim.x at most 1024;
+// lower index. Every kernel comes for f32, f64, i8, i16, i32, i64 and u8, and for f16 and bf16 (12_math.cu's
+// tb_ew_load: compared in float, exact; CumSum sums them in double and rounds each output once, as the CPU). Block kernels: blockDim.x at most 1024;
 // rows n = outer * inner, any grid.
 
 #define TB_IX_F_LAST 1      // ArgMax / ArgMin: select_last_index
@@ -75,59 +76,72 @@ __device__ inline tb_index tb_ix_block_pick(tb_index mine, const Before &before)
   return r;
 }
 
-template <typename T>
+template <typename S>
 struct tb_ix_arg_order {
-  const T *x;
+  const S *x;
   const tb_ew *d;
   tb_index row;
   __device__ bool operator()(tb_index i, tb_index j) const {
-    return tb_ix_arg_before(x[tb_ix_at(*d, row, i)], i, x[tb_ix_at(*d, row, j)], j, d->flags);
+    return tb_ix_arg_before(tb_ew_load(x, tb_ix_at(*d, row, i)), i, tb_ew_load(x, tb_ix_at(*d, row, j)), j, d->flags);
   }
 };
 
 // Write the row's pick: ArgMax / ArgMin its index (y int64 [outer, inner]); Hardmax 1 there and 0 elsewhere
 // (y of the input's type and shape), by the threads in [first, first + step, ...).
-template <typename T>
+template <typename S>
 __device__ inline void tb_ix_arg_write(void *y, const tb_ew &d, tb_index row, tb_index best, tb_index first, tb_index step) {
+  typedef typename tb_ew_compute<S>::type T;
   if (d.flags & TB_IX_F_HARDMAX) {
-    T *o = (T *)y;
-    for (tb_index t = first; t < d.len; t += step) o[tb_ix_at(d, row, t)] = t == best ? (T)1 : (T)0;
+    S *o = (S *)y;
+    for (tb_index t = first; t < d.len; t += step) tb_ew_store(o, tb_ix_at(d, row, t), t == best ? (T)1 : (T)0);
   } else if (first == 0) {
     ((long long *)y)[row] = best;
   }
 }
 
-template <typename T>
+template <typename S>
 __device__ inline void tb_ix_arg_rows(const void *a, void *y, tb_index rows, const tb_ew &d) {
-  const T *x = (const T *)a;
+  const S *x = (const S *)a;
   for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
-    tb_ix_arg_order<T> before = {x, &d, row};
+    tb_ix_arg_order<S> before = {x, &d, row};
     tb_index mine = -1;
-    for (tb_index t = threadIdx.x; t < d.len; t += blockDim.x) {
-      T v = x[tb_ix_at(d, row, t)];
-      if (!tb_ix_nan(v) && (mine < 0 || before(t, mine))) mine = t;
-    }
+    for (tb_index t = threadIdx.x; t < d.len; t += blockDim.x)
+      if (!tb_ix_nan(tb_ew_load(x, tb_ix_at(d, row, t))) && (mine < 0 || before(t, mine))) mine = t;
     tb_index best = tb_ix_block_pick(mine, before);
-    best = tb_ix_arg_finish(best, x[tb_ix_at(d, row, 0)], x[tb_ix_at(d, row, best < 0 ? 0 : best)], d.flags);
-    tb_ix_arg_write<T>(y, d, row, best, threadIdx.x, blockDim.x);
+    best = tb_ix_arg_finish(best, tb_ew_load(x, tb_ix_at(d, row, 0)), tb_ew_load(x, tb_ix_at(d, row, best < 0 ? 0 : best)), d.flags);
+    tb_ix_arg_write<S>(y, d, row, best, threadIdx.x, blockDim.x);
   }
 }
 
-template <typename T>
+template <typename S>
 __device__ inline void tb_ix_arg_cols(const void *a, void *y, tb_index rows, const tb_ew &d) {
-  const T *x = (const T *)a;
+  const S *x = (const S *)a;
   TB_GRID_LOOP(row, rows) {
-    tb_ix_arg_order<T> before = {x, &d, row};
+    tb_ix_arg_order<S> before = {x, &d, row};
     tb_index best = -1;
     for (tb_index t = 0; t < d.len; t++)
-      if (!tb_ix_nan(x[tb_ix_at(d, row, t)]) && (best < 0 || before(t, best))) best = t;
-    best = tb_ix_arg_finish(best, x[tb_ix_at(d, row, 0)], x[tb_ix_at(d, row, best < 0 ? 0 : best)], d.flags);
-    tb_ix_arg_write<T>(y, d, row, best, 0, 1);
+      if (!tb_ix_nan(tb_ew_load(x, tb_ix_at(d, row, t))) && (best < 0 || before(t, best))) best = t;
+    best = tb_ix_arg_finish(best, tb_ew_load(x, tb_ix_at(d, row, 0)), tb_ew_load(x, tb_ix_at(d, row, best < 0 ? 0 : best)), d.flags);
+    tb_ix_arg_write<S>(y, d, row, best, 0, 1);
   }
 }
 
+// A double rounded once to float16 / bfloat16: to float rounding to odd (toward zero, the last bit set when
+// inexact), then to nearest even, which is the direct rounding (float keeps more than two bits past the half's).
+__device__ inline float tb_ix_to_odd(double v) {
+  float f = (float)v;
+  if ((double)f == v || v != v) return f;
+  unsigned u = __float_as_uint(f);
+  if (fabs((double)f) > fabs(v)) u -= 1; // toward zero: one step down in magnitude
+  return __uint_as_float(u | 1u);
+}
+__device__ inline void tb_ix_store_sum(tb_ew_half *p, tb_index i, double v) { p[i].bits = tb_f32_to_f16(tb_ix_to_odd(v)); }
+__device__ inline void tb_ix_store_sum(tb_ew_bhalf *p, tb_index i, double v) { p[i].bits = tb_f32_to_bf16(tb_ix_to_odd(v)); }
+template <typename T, typename A>
+__device__ inline void tb_ix_store_sum(T *p, tb_index i, A v) { p[i] = (T)v; }
+
 // CumSum of one column in order, in T's own arithmetic (A: the accumulator type; unsigned for the integers, so
-// an overflow wraps as the CPU's).
+// an overflow wraps as the CPU's; double for the halves, each output rounded once, as the CPU's).
 template <typename T, typename A>
 __device__ inline void tb_ix_cumsum(const void *a, void *y, tb_index rows, const tb_ew &d) {
   const T *x = (const T *)a;
@@ -137,9 +151,9 @@ __device__ inline void tb_ix_cumsum(const void *a, void *y, tb_index rows, const
     A sum = (A)0;
     for (tb_index s = 0; s < d.len; s++) {
       tb_index at = tb_ix_at(d, row, reverse ? d.len - 1 - s : s);
-      A v = (A)x[at];
+      A v = (A)tb_ew_load(x, at);
       if (!exclusive) sum = (A)(sum + v);
-      o[at] = (T)sum;
+      tb_ix_store_sum(o, at, sum);
       if (exclusive) sum = (A)(sum + v);
     }
   }
@@ -154,26 +168,27 @@ __device__ inline bool tb_ix_topk_before(T vi, tb_index i, T vj, tb_index j, boo
   return c != 0 ? c < 0 : i < j;
 }
 
-template <typename T>
+template <typename S>
 struct tb_ix_topk_order {
-  const T *x;
+  const S *x;
   const tb_ew *d;
   tb_index row;
   bool largest;
   __device__ bool operator()(tb_index i, tb_index j) const {
-    return tb_ix_topk_before(x[tb_ix_at(*d, row, i)], i, x[tb_ix_at(*d, row, j)], j, largest);
+    return tb_ix_topk_before(tb_ew_load(x, tb_ix_at(*d, row, i)), i, tb_ew_load(x, tb_ix_at(*d, row, j)), j, largest);
   }
 };
 
 // Rows of up to TB_IX_SORT_MAX elements: the row and its indices in shared memory, padded to a power of two with
 // indices -1 (after everything), sorted by a bitonic network; the first k written to y (values) and z (int64
-// indices), both [outer, k, inner].
-template <typename T>
+// indices), both [outer, k, inner]; the keys in the compute type, the values copied from the input bit for bit.
+template <typename S>
 __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
+  typedef typename tb_ew_compute<S>::type T;
   __shared__ T keys[TB_IX_SORT_MAX];
   __shared__ int idx[TB_IX_SORT_MAX];
-  const T *x = (const T *)a;
-  T *ov = (T *)y;
+  const S *x = (const S *)a;
+  S *ov = (S *)y;
   long long *oi = (long long *)z;
   bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
   int p = 1;
@@ -181,7 +196,7 @@ __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index
   for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
     for (int t = threadIdx.x; t < p; t += blockDim.x) {
       idx[t] = t < d.len ? t : -1;
-      keys[t] = t < d.len ? x[tb_ix_at(d, row, t)] : (T)0;
+      keys[t] = t < d.len ? tb_ew_load(x, tb_ix_at(d, row, t)) : (T)0;
     }
     __syncthreads();
     for (int k = 2; k <= p; k <<= 1)
@@ -206,7 +221,7 @@ __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index
     tb_index outer = row / d.inner, inner = row % d.inner;
     for (int t = threadIdx.x; t < d.k; t += blockDim.x) {
       tb_index at = (outer * d.k + t) * d.inner + inner;
-      ov[at] = keys[t];
+      ov[at] = x[tb_ix_at(d, row, idx[t])];
       oi[at] = idx[t];
     }
     __syncthreads(); // keys and idx are free again for the next row
@@ -214,14 +229,14 @@ __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index
 }
 
 // Longer rows: k passes over the row, each taking the first element in TopK's order after the one taken before.
-template <typename T>
+template <typename S>
 __device__ inline void tb_ix_topk_select(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
-  const T *x = (const T *)a;
-  T *ov = (T *)y;
+  const S *x = (const S *)a;
+  S *ov = (S *)y;
   long long *oi = (long long *)z;
   bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
   for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
-    tb_ix_topk_order<T> before = {x, &d, row, largest};
+    tb_ix_topk_order<S> before = {x, &d, row, largest};
     tb_index prev = -1;
     for (tb_index s = 0; s < d.k; s++) {
       tb_index mine = -1;
@@ -272,3 +287,13 @@ extern "C" __global__ void tb_cu_ew_topk_select_i64(TB_EW_PARAMS) { TB_EW_USE();
 extern "C" __global__ void tb_cu_ew_topk_select_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<signed char>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<short>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<unsigned char>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<tb_ew_half>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_rows_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<tb_ew_bhalf>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<tb_ew_half>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arg_cols_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<tb_ew_bhalf>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<tb_ew_half, double>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<tb_ew_bhalf, double>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<tb_ew_half>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_sort_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<tb_ew_bhalf>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_half>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_topk_select_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_bhalf>(a, y, z, n, d); }

@@ -25,7 +25,7 @@ tb_status tb_cuda_ew_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor 
   return grid == TB_CUDA_EW_ROWS ? tb_cuda_go_rows(&l, n, d->len) : tb_cuda_go_elements(&l, n);
 }
 
-const char *tb_cuda_ew_typed(const char *const names[7], tb_dtype dtype) {
+const char *tb_cuda_ew_typed(const char *const names[TB_CUDA_EW_TYPES], tb_dtype dtype) {
   switch (dtype) {
     case TB_DTYPE_F32: return names[0];
     case TB_DTYPE_F64: return names[1];
@@ -34,6 +34,8 @@ const char *tb_cuda_ew_typed(const char *const names[7], tb_dtype dtype) {
     case TB_DTYPE_I32: return names[4];
     case TB_DTYPE_I64: return names[5];
     case TB_DTYPE_U8: return names[6];
+    case TB_DTYPE_F16: return names[7];
+    case TB_DTYPE_BF16: return names[8];
     default: return NULL;
   }
 }

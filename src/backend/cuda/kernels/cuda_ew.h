@@ -36,7 +36,9 @@ typedef enum tb_cuda_ew_grid { TB_CUDA_EW_ELEMENTS, TB_CUDA_EW_ROWS } tb_cuda_ew
 tb_status tb_cuda_ew_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *a, const tb_tensor *b, tb_tensor *y, tb_tensor *z,
                         int64_t n, tb_cuda_ew *d, tb_cuda_ew_grid grid);
 
-/* The kernel of a family for dtype: names[] in the order f32, f64, i8, i16, i32, i64, u8 (NULL entries: none). */
-const char *tb_cuda_ew_typed(const char *const names[7], tb_dtype dtype);
+/* The kernel of a family for dtype: names[] in the order f32, f64, i8, i16, i32, i64, u8, f16, bf16 (NULL
+ * entries: none). */
+enum { TB_CUDA_EW_TYPES = 9 };
+const char *tb_cuda_ew_typed(const char *const names[TB_CUDA_EW_TYPES], tb_dtype dtype);
 
 #endif

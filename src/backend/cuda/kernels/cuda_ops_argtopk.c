@@ -1,7 +1,7 @@
 /* CUDA kernels of the reductions by index and the scans (kernels/31_index_reduce.cu): ArgMax and ArgMin (axis,
  * keepdims, select_last_index), Hardmax (opset 13's axis, or before it the flattened trailing axes), CumSum
  * (axis input, exclusive, reverse) and TopK (axis, largest, k attribute or input; always sorted), on float32,
- * float64, int8, int16, int32, int64 and uint8 (Hardmax on the floats), with the CPU reference's picks and ties. Each views its
+ * float64, float16, bfloat16, int8, int16, int32, int64 and uint8 (Hardmax on the floats), with the CPU reference's picks and ties. Each views its
  * input as [outer, len, inner] around the axis. TopK sorts rows of up to 2048 elements in shared memory and
  * walks longer rows once per k; every size runs on the device. */
 #include <string.h>
@@ -13,22 +13,27 @@
 #include "ops/nn/nn_params.h"
 #include "ops/tensor/tensor_params.h"
 
-/* The kernels of each family by dtype: f32, f64, i8, i16, i32, i64, u8. */
+/* The kernels of each family by dtype: f32, f64, i8, i16, i32, i64, u8, f16, bf16. */
 #define TYPED(name) {"tb_cu_ew_" name "_f32", "tb_cu_ew_" name "_f64", "tb_cu_ew_" name "_i8", "tb_cu_ew_" name "_i16", \
-                     "tb_cu_ew_" name "_i32", "tb_cu_ew_" name "_i64", "tb_cu_ew_" name "_u8"}
-static const char *const arg_rows_kernels[7] = TYPED("arg_rows"), *const arg_cols_kernels[7] = TYPED("arg_cols"),
-                         *const cumsum_kernels[7] = TYPED("cumsum"), *const topk_sort_kernels[7] = TYPED("topk_sort"),
-                         *const topk_select_kernels[7] = TYPED("topk_select");
+                     "tb_cu_ew_" name "_i32", "tb_cu_ew_" name "_i64", "tb_cu_ew_" name "_u8", "tb_cu_ew_" name "_f16", \
+                     "tb_cu_ew_" name "_bf16"}
+static const char *const arg_rows_kernels[TB_CUDA_EW_TYPES] = TYPED("arg_rows"), *const arg_cols_kernels[TB_CUDA_EW_TYPES] = TYPED("arg_cols"),
+                         *const cumsum_kernels[TB_CUDA_EW_TYPES] = TYPED("cumsum"), *const topk_sort_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_sort"),
+                         *const topk_select_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_select");
+
+static bool float_dtype(tb_dtype dt) {
+  return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16;
+}
 
 static bool typed_dtype(tb_dtype dt) {
-  return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || dt == TB_DTYPE_I8 || dt == TB_DTYPE_I16 || dt == TB_DTYPE_I32 ||
+  return float_dtype(dt) || dt == TB_DTYPE_I8 || dt == TB_DTYPE_I16 || dt == TB_DTYPE_I32 ||
          dt == TB_DTYPE_I64 || dt == TB_DTYPE_U8;
 }
 
 static bool data_is(const tb_kernel_query *q, bool floats_only) {
   if (q->n_inputs < 1 || !q->in[0] || !q->in[0]->has_dtype || !q->params) return false;
   tb_dtype dt = q->in[0]->dtype;
-  return floats_only ? dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 : typed_dtype(dt);
+  return floats_only ? float_dtype(dt) : typed_dtype(dt);
 }
 
 /* The [outer, len, inner] view of x around axis (already non-negative). */

@@ -1,8 +1,8 @@
 /* CUDA kernels of the elementwise math beyond float32's basic set (kernels/12_math.cu), for the dtypes the CPU
  * reference takes: the trigonometric and hyperbolic ops, Round, Sign, Softsign, Shrink, ThresholdedRelu, Celu,
- * Selu, HardSwish, tb::Silu and tb::Mish on float32 and float64; Sign, Abs and Neg on the integers (Abs and Neg
- * of float64 too: float32 is 10_elementwise.cu's); IsNaN and IsInf; Mod and BitShift with broadcasting; Sum
- * and Mean of any number of broadcasting inputs (each input folded into the output in order, as the CPU). */
+ * Selu, HardSwish, tb::Silu and tb::Mish on float32, float64, float16 and bfloat16 (the halves in float32); Sign, Abs and Neg on the integers (Abs and Neg
+ * of float64 and the halves too: float32 is 10_elementwise.cu's); IsNaN and IsInf; Mod and BitShift with
+ * broadcasting; Sum and Mean of any number of broadcasting inputs (one or two of the halves) (each input folded into the output in order, as the CPU). */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_ew.h"
@@ -37,16 +37,20 @@ static int op_of(const char *domain, const char *name) {
   return -1;
 }
 
-static const char *const math_kernels[7] = {"tb_cu_ew_math_f32", "tb_cu_ew_math_f64"};
-static const char *const int_math_kernels[7] = {NULL, NULL, "tb_cu_ew_int_math_i8", "tb_cu_ew_int_math_i16", "tb_cu_ew_int_math_i32",
+static const char *const math_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_math_f32", "tb_cu_ew_math_f64", [7] = "tb_cu_ew_math_f16", "tb_cu_ew_math_bf16"};
+static const char *const int_math_kernels[TB_CUDA_EW_TYPES] = {NULL, NULL, "tb_cu_ew_int_math_i8", "tb_cu_ew_int_math_i16", "tb_cu_ew_int_math_i32",
                                                 "tb_cu_ew_int_math_i64", "tb_cu_ew_int_math_u8"};
-static const char *const classify_kernels[7] = {"tb_cu_ew_classify_f32", "tb_cu_ew_classify_f64"};
-static const char *const mod_kernels[7] = {"tb_cu_ew_mod_f32", "tb_cu_ew_mod_f64", "tb_cu_ew_mod_i8", "tb_cu_ew_mod_i16",
-                                           "tb_cu_ew_mod_i32", "tb_cu_ew_mod_i64", "tb_cu_ew_mod_u8"};
-static const char *const bitshift_kernels[7] = {NULL, NULL, NULL, NULL, NULL, NULL, "tb_cu_ew_bitshift_u8"};
-static const char *const accumulate_kernels[7] = {"tb_cu_ew_accumulate_f32", "tb_cu_ew_accumulate_f64"};
+static const char *const classify_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_classify_f32", "tb_cu_ew_classify_f64", [7] = "tb_cu_ew_classify_f16",
+                                                                  "tb_cu_ew_classify_bf16"};
+static const char *const mod_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_mod_f32", "tb_cu_ew_mod_f64", "tb_cu_ew_mod_i8", "tb_cu_ew_mod_i16",
+                                           "tb_cu_ew_mod_i32", "tb_cu_ew_mod_i64", "tb_cu_ew_mod_u8", "tb_cu_ew_mod_f16", "tb_cu_ew_mod_bf16"};
+static const char *const bitshift_kernels[TB_CUDA_EW_TYPES] = {NULL, NULL, NULL, NULL, NULL, NULL, "tb_cu_ew_bitshift_u8"};
+static const char *const accumulate_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_accumulate_f32", "tb_cu_ew_accumulate_f64", [7] = "tb_cu_ew_accumulate_f16",
+                                                                    "tb_cu_ew_accumulate_bf16"};
 
-static bool is_float(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64; }
+static bool is_half(tb_dtype dt) { return dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16; }
+/* The float dtypes: float16 and bfloat16 computed in float32 and rounded once, as the CPU's staging. */
+static bool is_float(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || is_half(dt); }
 static bool is_int(tb_dtype dt) {
   return dt == TB_DTYPE_I8 || dt == TB_DTYPE_I16 || dt == TB_DTYPE_I32 || dt == TB_DTYPE_I64 || dt == TB_DTYPE_U8;
 }
@@ -72,7 +76,7 @@ static bool unary_accepts(const tb_kernel_query *q) {
   if (q->n_inputs != 1) return false;
   int op = op_of(q->domain, q->op_type);
   if (op == TB_CUDA_EW_ABS || op == TB_CUDA_EW_NEG) /* float32 Abs and Neg are 10_elementwise.cu's; unsigned Neg the CPU's refusal */
-    return dt == TB_DTYPE_F64 || (is_int(dt) && !(op == TB_CUDA_EW_NEG && dt == TB_DTYPE_U8));
+    return dt == TB_DTYPE_F64 || is_half(dt) || (is_int(dt) && !(op == TB_CUDA_EW_NEG && dt == TB_DTYPE_U8));
   if (op == TB_CUDA_EW_SIGN) return is_float(dt) || is_int(dt);
   return op >= 0 && is_float(dt);
 }
@@ -89,7 +93,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   return tb_cuda_ew_go(ctx, kernel, x, NULL, y, NULL, tb_tensor_numel(y), &d, TB_CUDA_EW_ELEMENTS);
 }
 
-/* IsNaN, IsInf (detect_negative, detect_positive): float32 or float64 in, bool out. */
+/* IsNaN, IsInf (detect_negative, detect_positive): a float dtype in, bool out. */
 static bool classify_accepts(const tb_kernel_query *q) { return q->n_inputs == 1 && is_float(common_dtype(q, 1)); }
 
 static tb_status classify_run(tb_kernel_ctx *ctx) {
@@ -152,7 +156,27 @@ static tb_status bitshift_run(tb_kernel_ctx *ctx) {
 
 /* ---- Sum, Mean ------------------------------------------------------------------------------------------ */
 
-static bool fold_accepts(const tb_kernel_query *q) { return is_float(common_dtype(q, 1)); }
+/* float16 / bfloat16: one or two inputs (one pass summing in float32, rounded once; more would need a float32
+ * accumulator the node does not have, so they stay on the CPU). */
+static bool fold_accepts(const tb_kernel_query *q) {
+  tb_dtype dt = common_dtype(q, 1);
+  return is_float(dt) && (!is_half(dt) || q->n_inputs <= 2);
+}
+
+/* Sum or Mean of one or two float16 / bfloat16 inputs in one pass, y = (x0 [+ x1]) / count in float32. */
+static tb_status fold_half_run(tb_kernel_ctx *ctx, const int64_t *shape, size_t ndim) {
+  tb_tensor *y = NULL;
+  tb_status st = tb_kernel_output(ctx, 0, ctx->inputs[0]->dtype, ndim, shape, &y);
+  if (st != TB_OK) return st;
+  const tb_tensor *a = ctx->inputs[0], *b = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  tb_cuda_ew d = {.flags = b ? 0 : TB_CUDA_EW_F_FIRST, .alpha = strcmp(ctx->op_type, "Mean") == 0 ? (double)ctx->n_inputs : 1.0};
+  int64_t out_shape[TB_MAX_DIMS];
+  size_t out_ndim = 0;
+  bool same = false;
+  if (b && (st = tb_cuda_broadcast_make(a->ndim, a->shape, b->ndim, b->shape, &d.bc, out_shape, &out_ndim, &same)) != TB_OK)
+    return shape_error(ctx, st, 1);
+  return tb_cuda_ew_go(ctx, tb_cuda_ew_typed(accumulate_kernels, y->dtype), a, b, y, NULL, tb_tensor_numel(y), &d, TB_CUDA_EW_ELEMENTS);
+}
 
 /* The output has the broadcast shape of all inputs; each input in order is added into it (the first copied),
  * Mean's last pass dividing by the input count: the CPU's order of operations, in the inputs' type. */
@@ -172,6 +196,7 @@ static tb_status fold_run(tb_kernel_ctx *ctx) {
     else if ((st = tb_cuda_broadcast_make(ndim, acc, x->ndim, x->shape, &d.bc, shape, &ndim, &same)) != TB_OK)
       return shape_error(ctx, st, i);
   }
+  if (is_half(ctx->inputs[0]->dtype)) return fold_half_run(ctx, shape, ndim);
   tb_tensor *y = NULL;
   if ((st = tb_kernel_output(ctx, 0, ctx->inputs[0]->dtype, ndim, shape, &y)) != TB_OK) return st;
   int64_t count = tb_tensor_numel(y);
