@@ -211,20 +211,20 @@ static inline void dctl_compare(tb_backend *dev, const char *placement, tb_model
   tb_backend_destroy(cpu);
 }
 
-/* The three models, each at O0 and O2, with the inputs named in their comments. */
-static inline void dctl_if_both_branches(tb_backend *dev, const char *placement) {
+/* The three models, each at O0 and O2, with the inputs named in their comments; check_prepared as dctl_compare's. */
+static inline void dctl_if_both_branches(tb_backend *dev, const char *placement, void (*check_prepared)(tb_prepared *)) {
   static float x[14];
   dctl_fill(x, 14, 5);
   static const uint8_t yes = 1, no = 0;
   const dctl_input in[4] = {{"x", TB_DTYPE_F32, 2, {2, 7}, x}, {"cond", TB_DTYPE_BOOL, 0, {0}, &yes},
                             {"x", TB_DTYPE_F32, 2, {2, 7}, x}, {"cond", TB_DTYPE_BOOL, 0, {0}, &no}};
   tb_model *m = dctl_if_model();
-  dctl_compare(dev, placement, m, TB_LEVEL_O0, 2, 2, in, 1, 4, NULL); /* each branch's two nodes, run once */
-  dctl_compare(dev, placement, m, TB_LEVEL_O2, 2, 2, in, 1, 4, NULL);
+  dctl_compare(dev, placement, m, TB_LEVEL_O0, 2, 2, in, 1, 4, check_prepared); /* each branch's two nodes, run once */
+  dctl_compare(dev, placement, m, TB_LEVEL_O2, 2, 2, in, 1, 4, check_prepared);
   tb_model_destroy(m);
 }
 
-static inline void dctl_loop_runs(tb_backend *dev, const char *placement) {
+static inline void dctl_loop_runs(tb_backend *dev, const char *placement, void (*check_prepared)(tb_prepared *)) {
   static float s0[12];
   dctl_fill(s0, 12, 9);
   static const uint8_t yes = 1;
@@ -233,20 +233,20 @@ static inline void dctl_loop_runs(tb_backend *dev, const char *placement) {
                             {"s0", TB_DTYPE_F32, 2, {3, 4}, s0}, {"M", TB_DTYPE_I64, 0, {0}, &one},
                             {"cond", TB_DTYPE_BOOL, 0, {0}, &yes}, {"s0", TB_DTYPE_F32, 2, {3, 4}, s0}};
   tb_model *m = dctl_loop_model();
-  dctl_compare(dev, placement, m, TB_LEVEL_O0, 2, 3, in, 2, 3, NULL);
-  dctl_compare(dev, placement, m, TB_LEVEL_O2, 2, 3, in, 2, 3, NULL);
+  dctl_compare(dev, placement, m, TB_LEVEL_O0, 2, 3, in, 2, 3, check_prepared);
+  dctl_compare(dev, placement, m, TB_LEVEL_O2, 2, 3, in, 2, 3, check_prepared);
   tb_model_destroy(m);
 }
 
-static inline void dctl_scan_runs(tb_backend *dev, const char *placement) {
+static inline void dctl_scan_runs(tb_backend *dev, const char *placement, void (*check_prepared)(tb_prepared *)) {
   static float h0[4], xs[24], zs[24];
   dctl_fill(h0, 4, 1);
   dctl_fill(xs, 24, 2);
   dctl_fill(zs, 24, 3);
   const dctl_input in[3] = {{"h0", TB_DTYPE_F32, 1, {4}, h0}, {"xs", TB_DTYPE_F32, 2, {6, 4}, xs}, {"zs", TB_DTYPE_F32, 2, {4, 6}, zs}};
   tb_model *m = dctl_scan_model();
-  dctl_compare(dev, placement, m, TB_LEVEL_O0, 1, 3, in, 2, 3, NULL);
-  dctl_compare(dev, placement, m, TB_LEVEL_O2, 1, 3, in, 2, 3, NULL);
+  dctl_compare(dev, placement, m, TB_LEVEL_O0, 1, 3, in, 2, 3, check_prepared);
+  dctl_compare(dev, placement, m, TB_LEVEL_O2, 1, 3, in, 2, 3, check_prepared);
   tb_model_destroy(m);
 }
 

@@ -6,17 +6,17 @@
 
 static void if_keeps_its_branch_on_opencl(void **state) {
   (void)state;
-  dctl_if_both_branches(clx_dev, "opencl");
+  dctl_if_both_branches(clx_dev, "opencl", NULL);
 }
 
 static void loop_keeps_its_body_on_opencl(void **state) {
   (void)state;
-  dctl_loop_runs(clx_dev, "opencl");
+  dctl_loop_runs(clx_dev, "opencl", NULL);
 }
 
 static void scan_keeps_its_body_on_opencl(void **state) {
   (void)state;
-  dctl_scan_runs(clx_dev, "opencl");
+  dctl_scan_runs(clx_dev, "opencl", NULL);
 }
 
 static int close_device(void **state) {

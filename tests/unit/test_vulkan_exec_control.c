@@ -25,19 +25,19 @@ static int close_device(void **state) {
 
 static void if_keeps_its_branch_on_vulkan(void **state) {
   (void)state;
-  dctl_if_both_branches(vk, "vulkan");
+  dctl_if_both_branches(vk, "vulkan", NULL);
   vkx_assert_quiet(vk);
 }
 
 static void loop_keeps_its_body_on_vulkan(void **state) {
   (void)state;
-  dctl_loop_runs(vk, "vulkan");
+  dctl_loop_runs(vk, "vulkan", NULL);
   vkx_assert_quiet(vk);
 }
 
 static void scan_keeps_its_body_on_vulkan(void **state) {
   (void)state;
-  dctl_scan_runs(vk, "vulkan");
+  dctl_scan_runs(vk, "vulkan", NULL);
   vkx_assert_quiet(vk);
 }
 
