@@ -20,146 +20,25 @@
 #include "ops/nn/nn_params.h"
 #include "ops/tensor/tensor_params.h"
 #include "pass_test.h"
-#include "test_cuda_util.h"
-#include "test_engine_util.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static bool emulator_here(void) {
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) return true;
-  print_message("no %s (no C++ compiler at configure): the values are not checked\n", tbt_fake("cuda_emu"));
-  return false;
-}
-
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
-                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB",
-                                     "TB_CUDA_GEMM"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1); /* no real cuBLASLt over the fake driver */
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
-  tcu_cache_make(cache_dir, "tb_cumath");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
+static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_cumath"); }
 
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  assert_int_equal(live_allocations(), 0);
-  return 0;
+  return tcv_teardown(cache_dir);
 }
 
-/* A graph input's value for a run. */
-typedef struct feed {
-  const char *name;
-  tb_dtype dtype;
-  size_t ndim;
-  int64_t dims[TB_MAX_DIMS];
-  const void *data;
-} feed;
-
-static tb_tensor *make_input(tb_backend *cpu, const feed *f) {
-  tb_tensor *t = NULL;
-  TB_ASSERT_OK(tb_tensor_create(cpu, f->dtype, f->ndim, f->dims, &t));
-  size_t bytes = tb_tensor_nbytes(t);
-  if (bytes) TB_ASSERT_OK(tb_tensor_copy_from_host(t, f->data, bytes));
-  return t;
-}
-
-static double element(const unsigned char *p, tb_dtype dt, size_t i) {
-  if (dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16) {
-    uint16_t h;
-    memcpy(&h, p + i * 2, 2);
-    return tb_minifloat_to_float(dt == TB_DTYPE_F16 ? TB_MINIFLOAT_F16 : TB_MINIFLOAT_BF16, h);
-  }
-  if (dt == TB_DTYPE_F64) {
-    double d;
-    memcpy(&d, p + i * 8, 8);
-    return d;
-  }
-  float f;
-  memcpy(&f, p + i * 4, 4);
-  return f;
-}
-
-/* Output k of both runs: same dtype and shape; float32 / float64 within atol + rtol |cpu|; float16 and bfloat16
- * exactly (both round the same float32 result once; any NaN for NaN); the rest byte for byte. */
-static void expect_same(const tb_tensor *want, const tb_tensor *got, size_t k, double atol, double rtol) {
-  tb_dtype dt = tb_tensor_dtype(want);
-  if (tb_tensor_dtype(got) != dt) fail_msg("output %zu: cuda:0 gives %s, the cpu %s", k, tb_dtype_name(tb_tensor_dtype(got)), tb_dtype_name(dt));
-  assert_int_equal(tb_tensor_ndim(got), tb_tensor_ndim(want));
-  for (size_t d = 0; d < tb_tensor_ndim(want); d++) assert_int_equal(tb_tensor_shape(got)[d], tb_tensor_shape(want)[d]);
-  size_t n = (size_t)tb_tensor_numel(want), bytes = tb_tensor_nbytes(want), es = tb_dtype_size(dt);
-  unsigned char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, bytes));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, bytes));
-  bool half = dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16;
-  for (size_t i = 0; i < n; i++) {
-    if (half) {
-      double x = element(a, dt, i), y = element(b, dt, i);
-      if (isnan(x) ? !isnan(y) : memcmp(a + i * es, b + i * es, es) != 0)
-        fail_msg("output %zu (%s) element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, tb_dtype_name(dt), i, y, x);
-      continue;
-    }
-    if (dt != TB_DTYPE_F32 && dt != TB_DTYPE_F64) {
-      if (memcmp(a + i * es, b + i * es, es) != 0) fail_msg("output %zu (%s) element %zu differs from the cpu's", k, tb_dtype_name(dt), i);
-      continue;
-    }
-    double x = element(a, dt, i), y = element(b, dt, i);
-    bool same = isnan(x) ? isnan(y) : x == y || fabs(x - y) <= atol + rtol * fabs(x);
-    if (!same) fail_msg("output %zu (%s) element %zu: cuda:0 (emulated) %.17g, cpu %.17g", k, tb_dtype_name(dt), i, y, x);
-  }
-  free(a);
-  free(b);
-}
-
-/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level`; compare every output; every node on the
- * device (nodes of them after the level's passes). */
+/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level`; compare every output (floats within 1e-6 +
+ * 1e-5 |cpu|); every node on the device (nodes of them after the level's passes). */
 static void all_on_device(tb_model *model, size_t n_in, const feed *in, size_t n_out, tb_opt_level level, size_t nodes) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  o.level = level;
-  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &pg, &rg));
-  for (size_t i = 0; i < rg->cpu_fallback_nodes; i++) print_message("fallback: %s\n", rg->fallback_ops[i]);
-  assert_int_equal(rg->cpu_fallback_nodes, 0);
-  assert_int_equal(rg->device_nodes, nodes);
-  tb_tensor *inputs[16] = {NULL}, *want[64] = {NULL}, *got[64] = {NULL};
-  const char *names[16];
-  assert_true(n_in <= 16 && n_out <= 64);
-  for (size_t i = 0; i < n_in; i++) {
-    inputs[i] = make_input(cpu, &in[i]);
-    names[i] = in[i].name;
-  }
-  TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, inputs, n_out, NULL, want));
-  tb_status st = tb_prepared_run(pg, n_in, names, inputs, n_out, NULL, got);
-  if (st != TB_OK) fail_msg("the cuda:0 run failed: %s: %s", tb_status_str(st), tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    expect_same(want[k], got[k], k, 1e-6, 1e-5);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  for (size_t i = 0; i < n_in; i++) tb_tensor_destroy(inputs[i]);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 8192.0f - 4.0f; /* [-4, 4) */
-  }
+  size_t device_nodes = 0, fallbacks = 0;
+  compare_runs(model, n_in, in, n_out, level, 1e-6, 1e-5, &device_nodes, &fallbacks);
+  assert_int_equal(fallbacks, 0);
+  assert_int_equal(device_nodes, nodes);
 }
 
 /* The special values every float test starts with. */

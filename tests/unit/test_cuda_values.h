@@ -1,4 +1,4 @@
-/* What the CUDA value tests share (test_cuda_data, test_cuda_layout): the fixture (the fakes, the emulator, a
+/* What the CUDA value tests share (test_cuda_data, test_cuda_layout, test_cuda_math): the fixture (the fakes, the emulator, a
  * private module cache), graph inputs fed from host buffers, and a model run on the CPU at O0 and on the emulated
  * cuda:0 with every output compared: floats within atol + rtol |cpu| (NaN where the CPU has NaN; atol and rtol 0:
  * byte for byte), float16 and bfloat16 equal as values, everything else byte for byte. */
@@ -7,6 +7,7 @@
 #include <math.h>
 #include "backend/cuda/cuda_module.h"
 #include "test_cuda_util.h"
+#include "test_device_control.h"
 #include "test_engine_util.h"
 
 static inline bool emulator_here(void) {
@@ -41,22 +42,10 @@ static inline int tcv_teardown(const char cache_dir[64]) {
   return 0;
 }
 
-/* A graph input's value for a run. */
-typedef struct feed {
-  const char *name;
-  tb_dtype dtype;
-  size_t ndim;
-  int64_t dims[TB_MAX_DIMS];
-  const void *data;
-} feed;
+/* A graph input's value for a run (test_device_control.h's, shared with the OpenCL and Vulkan tests). */
+typedef dctl_input feed;
 
-static inline tb_tensor *make_input(tb_backend *cpu, const feed *f) {
-  tb_tensor *t = NULL;
-  TB_ASSERT_OK(tb_tensor_create(cpu, f->dtype, f->ndim, f->dims, &t));
-  size_t bytes = tb_tensor_nbytes(t);
-  if (bytes) TB_ASSERT_OK(tb_tensor_copy_from_host(t, f->data, bytes));
-  return t;
-}
+static inline tb_tensor *make_input(tb_backend *cpu, const feed *f) { return dctl_make_input(cpu, f); }
 
 /* Element i of a host buffer of dtype as float (f16, bf16 through tb_convert). */
 static inline double as_double(const unsigned char *p, tb_dtype dt, size_t i) {
@@ -113,9 +102,9 @@ static inline void compare_runs(tb_model *model, size_t n_in, const feed *in, si
   *device_nodes = rg->device_nodes;
   *fallbacks = rg->cpu_fallback_nodes;
   for (size_t i = 0; i < rg->cpu_fallback_nodes; i++) print_message("fallback: %s\n", rg->fallback_ops[i]);
-  tb_tensor *inputs[8] = {NULL}, *want[64] = {NULL}, *got[64] = {NULL};
-  const char *names[8];
-  assert_true(n_in <= 8 && n_out <= 64);
+  tb_tensor *inputs[16] = {NULL}, *want[64] = {NULL}, *got[64] = {NULL};
+  const char *names[16];
+  assert_true(n_in <= 16 && n_out <= 64);
   for (size_t i = 0; i < n_in; i++) {
     inputs[i] = make_input(cpu, &in[i]);
     names[i] = in[i].name;

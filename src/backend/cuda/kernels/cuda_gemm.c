@@ -173,26 +173,15 @@ void tb_cuda_gemm_node_close(tb_cuda_gemm_node *node) {
 
 /* ---- Running a product --------------------------------------------------------------------------- */
 
-/* A tensor argument, or a NULL pointer for none (an omitted addend) or for an empty one (A or B when k is
- * 0: the kernel reads neither). */
-static void arg_optional(tb_cuda_launch *l, const tb_tensor *t) {
-  if (t && tb_tensor_numel(t) > 0) {
-    tb_cuda_arg_tensor(l, t);
-    return;
-  }
-  unsigned long long none = 0;
-  tb_cuda_arg_bytes(l, &none, sizeof none, sizeof none);
-}
-
 static tb_status own_kernel(tb_kernel_ctx *ctx, const char *kernel, const tb_cuda_gemm_desc *d, const tb_tensor *a,
                             const tb_tensor *b, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1) {
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, kernel);
-  arg_optional(&l, a);
-  arg_optional(&l, b);
+  tb_cuda_arg_optional(&l, a);
+  tb_cuda_arg_optional(&l, b);
   tb_cuda_arg_tensor(&l, c);
-  arg_optional(&l, add0);
-  arg_optional(&l, add1);
+  tb_cuda_arg_optional(&l, add0);
+  tb_cuda_arg_optional(&l, add1);
   tb_cuda_arg_bytes(&l, d, sizeof *d, 8);
   int64_t tiles = d->batch * ((d->m + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE) * ((d->n + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE);
   int64_t cap = (int64_t)(l.s && l.s->sm_count > 0 ? l.s->sm_count : 1) * TB_CUDA_GEMM_BLOCKS_PER_SM;
@@ -207,8 +196,8 @@ static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_ten
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, "tb_cu_gemm_epilogue_f32");
   tb_cuda_arg_tensor(&l, c);
-  arg_optional(&l, add0);
-  arg_optional(&l, add1);
+  tb_cuda_arg_optional(&l, add0);
+  tb_cuda_arg_optional(&l, add1);
   tb_cuda_arg_bytes(&l, &e, sizeof e, 8);
   return tb_cuda_go_elements(&l, d->batch * d->m * d->n);
 }

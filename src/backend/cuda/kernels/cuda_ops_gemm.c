@@ -7,7 +7,6 @@
  * (tb_kernel_query.device_precision: tf32, bf16, fp16, fp8), named in the prepare result's node_precisions, and
  * the fp32 one. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -15,12 +14,6 @@
 #include "backend/tensor/tensor_impl.h"
 #include "ops/fused/fused_params.h"
 #include "ops/nn/nn_params.h"
-
-static void shape_text(const tb_tensor *t, char *buf, size_t cap) {
-  size_t at = (size_t)snprintf(buf, cap, "[");
-  for (size_t d = 0; d < t->ndim && at < cap; d++) at += (size_t)snprintf(buf + at, cap - at, d ? ",%lld" : "%lld", (long long)t->shape[d]);
-  if (at < cap) snprintf(buf + at, cap - at, "]");
-}
 
 /* The broadcast of the batch dims (all but the last two) of n tensors into dims; false when two differ. */
 static bool batch_broadcast(const tb_tensor *const *ts, size_t n, size_t *rank, int64_t *dims) {
@@ -68,8 +61,8 @@ static void set_activation(tb_cuda_gemm_desc *d, const tb_activation_params *act
 
 static tb_status addend_error(tb_kernel_ctx *ctx, const char *what, const tb_tensor *t, const tb_tensor *y) {
   char ts[160], ys[160];
-  shape_text(t, ts, sizeof ts);
-  shape_text(y, ys, sizeof ys);
+  tb_dims_str(ts, sizeof ts, t->ndim, t->shape);
+  tb_dims_str(ys, sizeof ys, y->ndim, y->shape);
   return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the %s %s does not broadcast to the output %s; give it a shape that does",
                          what, ts, ys);
 }
@@ -87,8 +80,8 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
   size_t rank = 0;
   const tb_tensor *ops[2] = {a, b};
   if (k != kb || !batch_broadcast(ops, 2, &rank, dims)) {
-    shape_text(a, as, sizeof as);
-    shape_text(b, bs, sizeof bs);
+    tb_dims_str(as, sizeof as, a->ndim, a->shape);
+    tb_dims_str(bs, sizeof bs, b->ndim, b->shape);
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "A %s and B %s do not multiply: %s; check the inputs' shapes", as, bs,
                            k != kb ? "A's last dim differs from B's rows" : "their batch dims do not broadcast");
   }
@@ -136,15 +129,15 @@ static tb_status gemm_run(tb_kernel_ctx *ctx) {
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1], *c = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   char as[160], bs[160];
   if (a->ndim != 2 || b->ndim != 2) {
-    shape_text(a, as, sizeof as);
-    shape_text(b, bs, sizeof bs);
+    tb_dims_str(as, sizeof as, a->ndim, a->shape);
+    tb_dims_str(bs, sizeof bs, b->ndim, b->shape);
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Gemm takes 2-D A and B (got %s and %s)", as, bs);
   }
   int64_t m = a->shape[p->trans_a ? 1 : 0], k = a->shape[p->trans_a ? 0 : 1];
   int64_t kb = b->shape[p->trans_b ? 1 : 0], n = b->shape[p->trans_b ? 0 : 1];
   if (k != kb) {
-    shape_text(a, as, sizeof as);
-    shape_text(b, bs, sizeof bs);
+    tb_dims_str(as, sizeof as, a->ndim, a->shape);
+    tb_dims_str(bs, sizeof bs, b->ndim, b->shape);
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "A %s (transA %d) and B %s (transB %d) do not multiply: inner dims %lld and %lld", as,
                            (int)p->trans_a, bs, (int)p->trans_b, (long long)k, (long long)kb);
   }

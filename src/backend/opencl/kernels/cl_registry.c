@@ -1,13 +1,18 @@
 /* The OpenCL backend's find_kernel: the first kernel of the families registered for (domain, op) that
- * accepts the node's input types; NULL sends the node to the CPU, with the reason logged at debug level. */
+ * accepts the node's input types; NULL sends the node to the CPU, with the reason logged at debug level. The shared
+ * control-flow kernels (If, Loop, Scan) are one of the families. */
 #include <string.h>
 #include "backend/backend_impl.h"
+#include "backend/control/control_kernels.h"
 #include "backend/kernel_tables.h"
 #include "backend/opencl/kernels/cl_ops.h"
 #include "core/env.h"
 
+/* If, Loop and Scan: the control-flow kernels every backend shares (backend/control/), so their bodies stay here. */
+static const cl_family control = {tb_control_kernels, TB_CONTROL_KERNEL_COUNT};
+
 static const cl_family *const families[] = {&tb_cl_family_elementwise, &tb_cl_family_tensor, &tb_cl_family_gemm, &tb_cl_family_nn,
-                                             &tb_cl_family_lstm};
+                                             &tb_cl_family_lstm, &control};
 
 const tb_kernel *tb_cl_find(const tb_kernel_query *q, const char **why) {
   bool named = false;

@@ -1,4 +1,6 @@
-/* The Vulkan kernels in the order find_kernel tries them (the first that accepts a node wins). */
+/* The Vulkan kernels in the order find_kernel tries them (the first that accepts a node wins), the shared
+ * control-flow kernels (If, Loop, Scan: backend/control/) last, so their bodies stay on the device. */
+#include "backend/control/control_kernels.h"
 #include "backend/kernel_tables.h"
 #include "backend/vulkan/kernels/vk_kernel.h"
 
@@ -117,6 +119,9 @@ const tb_kernel *const tb_vk_kernels[] = {
     &tb_vk_kernel_split,
     &tb_vk_kernel_gather,
     &tb_vk_kernel_lstm,
+    &tb_control_kernels[0],
+    &tb_control_kernels[1],
+    &tb_control_kernels[2],
 };
 const size_t tb_vk_kernel_count = sizeof tb_vk_kernels / sizeof tb_vk_kernels[0];
 
