@@ -197,14 +197,14 @@ def test_device_only_and_placements(relu_path):
     prepared, result = tb.load(relu_path).prepare("cpu", device_only=True)  # the CPU backend is the device
     assert [p["device"] for p in result.placements] == ["cpu:0"]
     assert result.placements[0]["reason"] == ""
-    scan = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx"
-    if not os.path.exists(scan) or "opencl:0" not in [d.device for d in tb.devices(usable_only=True)]:
+    rnn = "/usr/share/libonnx-testdata/data/node/test_simple_rnn_defaults/model.onnx"  # RNN: no OpenCL kernel
+    if not os.path.exists(rnn) or "opencl:0" not in [d.device for d in tb.devices(usable_only=True)]:
         pytest.skip("needs Debian's libonnx-testdata and an OpenCL device (PoCL)")
-    model = tb.load(scan)
-    why = "no opencl kernel for Scan with inputs (f32, f32); no other route reaches this device; ran on cpu:0"
+    model = tb.load(rnn)
+    why = "no opencl kernel for RNN with inputs (f32, f32, f32); no other route reaches this device; ran on cpu:0"
     with pytest.raises(tb.UnsupportedError, match=r"^device_only: 1 of 1 nodes would fall back to the CPU from "
-                                                  r"opencl:0: Scan \(#0\): " + re.escape(why)):
+                                                  r"opencl:0: RNN \(#0\): " + re.escape(why)):
         model.prepare("opencl:0", device_only=True)
     _, result = model.prepare("opencl:0")
-    assert result.placements == [{"node": "Scan (#0)", "device": "cpu:0", "reason": why}]
-    assert result.metrics["fallback_ops"] == ["Scan (#0): " + why]
+    assert result.placements == [{"node": "RNN (#0)", "device": "cpu:0", "reason": why}]
+    assert result.metrics["fallback_ops"] == ["RNN (#0): " + why]
