@@ -17,101 +17,23 @@
 #include "core/error.h"
 #include "ops/nn/nn_params.h"
 #include "pass_test.h"
-#include "test_cuda_util.h"
+#include "test_cuda_values.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static bool emulator_here(void) {
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) return true;
-  print_message("no %s (no C++ compiler at configure): the values are not checked\n", tbt_fake("cuda_emu"));
-  return false;
-}
-
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
-                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB", "TB_CUDA_GEMM"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1);
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
-  tcu_cache_make(cache_dir, "tb_cuquant");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
-
+static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_cuquant"); }
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  assert_int_equal(live_allocations(), 0);
-  return 0;
+  return tcv_teardown(cache_dir);
 }
 
-typedef struct feed {
-  const char *name;
-  tb_dtype dtype;
-  size_t ndim;
-  int64_t dims[5];
-  const void *data;
-} feed;
-
-/* Run `model` on the CPU at O0 and on the emulated cuda:0 at O0 (every node on the device); every output equal
- * byte for byte. */
-static void compare_runs(tb_model *model, size_t n_in, const feed *in, size_t n_out) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &pg, &rg));
-  if (rg->cpu_fallback_nodes) fail_msg("%zu nodes on the CPU, first: %s", rg->cpu_fallback_nodes, rg->fallback_ops[0]);
-  assert_int_equal(rg->device_nodes, rg->nodes_after);
-  tb_tensor *inputs[4] = {NULL}, *want[16] = {NULL}, *got[16] = {NULL};
-  assert_true(n_in <= 4 && n_out <= 16);
-  const char *names[4];
-  for (size_t i = 0; i < n_in; i++) {
-    TB_ASSERT_OK(tb_tensor_create(cpu, in[i].dtype, in[i].ndim, in[i].dims, &inputs[i]));
-    size_t bytes = tb_tensor_nbytes(inputs[i]);
-    if (bytes) TB_ASSERT_OK(tb_tensor_copy_from_host(inputs[i], in[i].data, bytes));
-    names[i] = in[i].name;
-  }
-  TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, inputs, n_out, NULL, want));
-  tb_status st = tb_prepared_run(pg, n_in, names, inputs, n_out, NULL, got);
-  if (st != TB_OK) fail_msg("the cuda:0 run failed: %s: %s", tb_status_str(st), tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    tb_dtype dt = tb_tensor_dtype(want[k]);
-    assert_int_equal(tb_tensor_dtype(got[k]), dt);
-    assert_int_equal(tb_tensor_ndim(got[k]), tb_tensor_ndim(want[k]));
-    for (size_t d = 0; d < tb_tensor_ndim(want[k]); d++) assert_int_equal(tb_tensor_shape(got[k])[d], tb_tensor_shape(want[k])[d]);
-    size_t bytes = tb_tensor_nbytes(want[k]), es = tb_dtype_size(dt);
-    unsigned char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
-    TB_ASSERT_OK(tb_tensor_copy_to_host(want[k], a, bytes));
-    TB_ASSERT_OK(tb_tensor_copy_to_host(got[k], b, bytes));
-    for (size_t e = 0; e < bytes / es; e++)
-      if (memcmp(a + e * es, b + e * es, es) != 0) {
-        long long va = 0, vb = 0;
-        float fa = 0, fb = 0;
-        if (dt == TB_DTYPE_F32) memcpy(&fa, a + e * es, 4), memcpy(&fb, b + e * es, 4);
-        else if (dt == TB_DTYPE_I32) va = *(int32_t *)(void *)(a + e * es), vb = *(int32_t *)(void *)(b + e * es);
-        else va = dt == TB_DTYPE_I8 ? (signed char)a[e] : a[e], vb = dt == TB_DTYPE_I8 ? (signed char)b[e] : b[e];
-        fail_msg("output %zu (%s) element %zu: cuda:0 (emulated) %lld / %.9g, cpu %lld / %.9g", k, tb_dtype_name(dt), e, vb, (double)fb,
-                 va, (double)fa);
-      }
-    free(a);
-    free(b);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  for (size_t i = 0; i < n_in; i++) tb_tensor_destroy(inputs[i]);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
+/* Run `model` on the CPU and on the emulated cuda:0 at O0: every node on the device, every output byte for byte. */
+static void same_as_cpu(tb_model *model, size_t n_in, const feed *in, size_t n_out) {
+  size_t device_nodes = 0, fallbacks = 0;
+  compare_runs(model, n_in, in, n_out, TB_LEVEL_O0, 0, 0, &device_nodes, &fallbacks);
+  assert_int_equal(fallbacks, 0);
 }
 
 static void bytes_fill(unsigned char *v, size_t n, unsigned seed) {
@@ -199,7 +121,7 @@ static void quantize_dequantize_match_the_cpu(void **state) {
   for (size_t i = 0; i < 9; i++) tbt_output(g, outs[i]);
   tb_model *model = tbt_model_of(ir);
   const feed in[2] = {{"x", TB_DTYPE_F32, 3, {3, 5, 7}, x}, {"w", TB_DTYPE_I32, 3, {3, 5, 7}, wide}};
-  compare_runs(model, 2, in, 9);
+  same_as_cpu(model, 2, in, 9);
   tb_model_destroy(model);
 }
 
@@ -244,7 +166,7 @@ static void integer_products_match_the_cpu(void **state) {
   tb_model *model = tbt_model_of(ir);
   const feed in[4] = {{"a", TB_DTYPE_U8, 3, {3, 5, 7}, a}, {"b", TB_DTYPE_I8, 2, {7, 9}, b}, {"c", TB_DTYPE_I8, 4, {2, 1, 4, 6}, c},
                       {"e", TB_DTYPE_U8, 3, {3, 6, 5}, e}};
-  compare_runs(model, 4, in, 5);
+  same_as_cpu(model, 4, in, 5);
   tb_model_destroy(model);
 }
 
@@ -296,7 +218,7 @@ static void integer_convolutions_match_the_cpu(void **state) {
   for (size_t i = 0; i < 4; i++) tbt_output(g, outs[i]);
   tb_model *model = tbt_model_of(ir);
   const feed in[3] = {{"x", TB_DTYPE_U8, 4, {2, 4, 7, 6}, x}, {"x1", TB_DTYPE_I8, 3, {1, 3, 11}, x1}, {"x3", TB_DTYPE_I8, 5, {1, 2, 4, 5, 3}, x3}};
-  compare_runs(model, 3, in, 4);
+  same_as_cpu(model, 3, in, 4);
   tb_model_destroy(model);
 }
 
