@@ -45,11 +45,17 @@ tb_status tb_cuda_dm_strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int6
 /* y = x byte for byte (same byte count, any shapes) with the device's copy; nothing when they alias. */
 tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x);
 /* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),
- * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim. */
+ * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim in the CPU kernels' sentence. */
 tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis);
-/* Gather's check by the device (cuda_index_flag.c): *flag, an int32 on the device zeroed on the stream, for the
- * kernel to set on an index outside [-dim, dim); its check at the end of the run names the first bad index. */
+/* Indices checked by the device (cuda_index_flag.c): *flag, the node's int32 on the device (made and zeroed by
+ * tb_cuda_index_prepare, the node's prepare), for the kernel to set on an index outside [-dim, dim); the run's next
+ * host synchronisation reads it and names the first bad index of the node's last call. The _nd form: rows of k
+ * indices, column j against dims[j] (named as axis first_axis + j). */
 tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag);
+tb_status tb_cuda_index_flag_nd(tb_kernel_ctx *ctx, tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis, tb_tensor **flag);
+/* The prepare and release of a node whose kernel calls tb_cuda_index_flag: the shared state, and the node's flag. */
+tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state);
+void tb_cuda_index_release(void *state);
 /* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],
  * named as axis first_axis + j. */
 tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis);

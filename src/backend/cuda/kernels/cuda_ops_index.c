@@ -147,7 +147,7 @@ static bool where_accepts(const tb_kernel_query *q) {
 }
 
 static const tb_kernel kernels[] = {
-    TB_CUDA_KERNEL("", "Gather", gather_accepts, gather_run),
+    {"", "Gather", TB_KERNEL_REFERENCE, 0, gather_accepts, gather_run, tb_cuda_index_prepare, tb_cuda_index_release, NULL},
     TB_CUDA_KERNEL("", "GatherElements", gather_accepts, gather_elements_run),
     TB_CUDA_KERNEL("", "ScatterElements", scatter_accepts, scatter_elements_run),
     TB_CUDA_KERNEL("", "ScatterND", scatter_nd_accepts, scatter_nd_run),
