@@ -56,13 +56,16 @@ typedef struct prepared_pair {
   tb_prepared *pc, *pg;
 } prepared_pair;
 
+/* m prepared on the CPU and on cuda:0 at O0, every node on the device. */
 static prepared_pair prepare_both(tb_model *m) {
   prepared_pair p = {0};
   p.cuda = open_cuda0();
   TB_ASSERT_OK(tb_backend_create("cpu", &p.cpu));
   tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
   TB_ASSERT_OK(tb_model_prepare(m, p.cpu, &o, &p.pc, NULL));
-  TB_ASSERT_OK(tb_model_prepare(m, p.cuda, &o, &p.pg, NULL));
+  const tb_prepare_result *r = NULL;
+  TB_ASSERT_OK(tb_model_prepare(m, p.cuda, &o, &p.pg, &r));
+  assert_int_equal(r->cpu_fallback_nodes, 0); /* every node on cuda:0 */
   return p;
 }
 
@@ -194,11 +197,74 @@ static void the_index_error_wins_over_a_later_failure(void **state) {
   tb_model_destroy(m);
 }
 
+/* Y_h = RNN(X [3, 2, 2], W, R, , L) with sequence_lens L a graph input of `lens_dtype` (hidden 2). */
+static tb_model *rnn_model(tb_dtype lens_dtype, bool lstm) {
+  tb_ir_model *ir = tbt_ir_model(14);
+  tb_graph *g = tb_graph_new(ir, NULL, "main");
+  const int64_t xd[3] = {3, 2, 2}, ld[1] = {2}, gh = lstm ? 8 : 2;
+  tbt_input(g, "X", TB_DTYPE_F32, 3, xd, NULL);
+  tbt_input(g, "L", lens_dtype, 1, ld, NULL);
+  pt_const_rand(g, "W", 3, (const int64_t[]){1, gh, 2}, 11, -0.5f, 0.5f);
+  pt_const_rand(g, "R", 3, (const int64_t[]){1, gh, 2}, 12, -0.5f, 0.5f);
+  int n = tbt_node(g, lstm ? "LSTM" : "RNN", "rnn", "X,W,R,,L", lstm ? ",Y_h," : ",Y_h");
+  pt_attr_int(g, n, "hidden_size", 2);
+  tbt_output(g, "Y_h");
+  return tbt_model_of(ir);
+}
+
+/* sequence_lens out of 0..3 (int32 and int64, too long and negative, RNN and LSTM): the CPU's status (TB_ERR_MODEL)
+ * and sentence from cuda:0, byte for byte, at the end of the run (the kernel clamps and sets the node's flag); good
+ * lengths (a zero among them) give the CPU's values, before and after. */
+static void sequence_lens_out_of_range_refused_as_on_the_cpu(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  static float x[12];
+  dctl_fill(x, 12, 5);
+  const int32_t good32[2] = {3, 0}, bad32[2] = {2, 4};
+  const int64_t good64[2] = {1, 3}, bad64[2] = {-1, 2};
+  const struct {
+    tb_dtype dtype;
+    bool lstm;
+    const void *good, *bad;
+    const char *sentence;
+  } cases[3] = {{TB_DTYPE_I32, false, good32, bad32, "node 'rnn' (RNN): sequence_lens[1] is 4, outside 0..3"},
+                {TB_DTYPE_I64, false, good64, bad64, "node 'rnn' (RNN): sequence_lens[0] is -1, outside 0..3"},
+                {TB_DTYPE_I32, true, good32, bad32, "node 'rnn' (LSTM): sequence_lens[1] is 4, outside 0..3"}};
+  for (int c = 0; c < 3; c++) {
+    tb_model *m = rnn_model(cases[c].dtype, cases[c].lstm);
+    prepared_pair p = prepare_both(m);
+    const char *names[2] = {"X", "L"};
+    for (int run = 0; run < 3; run++) {
+      const dctl_input in[2] = {{"X", TB_DTYPE_F32, 3, {3, 2, 2}, x}, {"L", cases[c].dtype, 1, {2}, run == 1 ? cases[c].bad : cases[c].good}};
+      tb_tensor *inputs[2] = {dctl_make_input(p.cpu, &in[0]), dctl_make_input(p.cpu, &in[1])}, *want = NULL, *got = NULL;
+      if (run == 1) {
+        assert_int_equal(tb_prepared_run(p.pc, 2, names, inputs, 1, NULL, &want), TB_ERR_MODEL);
+        char cpu_sentence[512];
+        snprintf(cpu_sentence, sizeof cpu_sentence, "%s", tb_last_error());
+        TB_ASSERT_CONTAINS(cpu_sentence, cases[c].sentence);
+        assert_int_equal(tb_prepared_run(p.pg, 2, names, inputs, 1, NULL, &got), TB_ERR_MODEL);
+        assert_string_equal(tb_last_error(), cpu_sentence);
+        assert_null(got);
+      } else {
+        TB_ASSERT_OK(tb_prepared_run(p.pc, 2, names, inputs, 1, NULL, &want));
+        TB_ASSERT_OK(tb_prepared_run(p.pg, 2, names, inputs, 1, NULL, &got));
+        expect_same(want, got, 0, 1e-6, 1e-5);
+      }
+      tb_tensor_destroy(want);
+      tb_tensor_destroy(got);
+      for (int i = 0; i < 2; i++) tb_tensor_destroy(inputs[i]);
+    }
+    release_both(&p);
+    tb_model_destroy(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_loop_keeps_one_check_per_node, setup, teardown),
       cmocka_unit_test_setup_teardown(a_bad_index_stops_the_loop_at_its_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(the_index_error_wins_over_a_later_failure, setup, teardown),
+      cmocka_unit_test_setup_teardown(sequence_lens_out_of_range_refused_as_on_the_cpu, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

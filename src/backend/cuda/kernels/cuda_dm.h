@@ -54,6 +54,13 @@ tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_
 tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag);
 tb_status tb_cuda_index_flag_nd(tb_kernel_ctx *ctx, tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis, tb_tensor **flag);
 /* The prepare and release of a node whose kernel calls tb_cuda_index_flag: the shared state, and the node's flag. */
+typedef struct tb_cuda_flag tb_cuda_flag;
+/* A node's flag for a state other than tb_cuda_index_prepare's (made and zeroed on the model's stream), its release. */
+tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out);
+void tb_cuda_flag_release(tb_cuda_flag *f);
+/* A recurrent node's sequence_lens (int32 or int64) checked by the device against 0..seq into f's flag; the check names
+ * the first bad length in the CPU reference's sentence (TB_ERR_MODEL). */
+tb_status tb_cuda_lens_flag(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *lens, int64_t seq, tb_tensor **flag);
 tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_index_release(void *state);
 /* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],

@@ -5,7 +5,8 @@
  * in the CPU kernel's sentence (tb_cuda_check_indices). One flag per node, made and zeroed by its prepare (on the
  * model's stream) and reset by the check that finds it set; one record per node and run, not per call: a Loop body
  * of 10^4 iterations makes one flag and one record, and holds one view of the indices. A captured graph holds the
- * kernel and runs the check after each replay. */
+ * kernel and runs the check after each replay. The recurrent kernels check their sequence_lens the same way
+ * (tb_cuda_lens_flag, with a flag their own state keeps). */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
@@ -13,10 +14,11 @@
 #include "core/error.h"
 
 /* The node's flag, shared by its state and the records of its runs (a record may outlive the state: a graph's). */
-typedef struct index_flag {
+struct tb_cuda_flag {
   int refs;
   tb_tensor *flag; /* int32 on the device */
-} index_flag;
+};
+typedef tb_cuda_flag index_flag;
 
 /* The state of an index node: the shared CUDA state first (cuda_launch.c's functions read it), then its flag. */
 typedef struct index_state {
@@ -25,8 +27,9 @@ typedef struct index_state {
 } index_state;
 
 /* What the indices of the last call are checked against: one dim along `axis`, or (k > 0) column j of rows of k
- * against dims[j], named as axis first_axis + j. */
+ * against dims[j], named as axis first_axis + j; or (lens) a recurrent node's sequence_lens against 0..dim. */
 typedef struct index_rule {
+  bool lens;
   int64_t dim;
   size_t axis, k;
   int64_t dims[TB_MAX_DIMS];
@@ -53,8 +56,25 @@ static void free_record(void *p) {
   free(r);
 }
 
+/* The first of sequence_lens outside 0..seq: the CPU reference's status and sentence (rnn_control/rnn_seq.c). */
+static tb_status check_lens(index_record *r) {
+  size_t n = (size_t)tb_tensor_numel(r->idx);
+  int64_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return tb_kernel_error(&r->label, TB_ERR_OUT_OF_MEMORY, "out of host memory for %zu sequence lengths", n);
+  tb_status st = tb_tensor_copy_to_host(r->idx, v, n * tb_dtype_size(tb_tensor_dtype(r->idx)));
+  if (st == TB_OK && tb_tensor_dtype(r->idx) == TB_DTYPE_I32)
+    for (size_t b = n; b-- > 0;) v[b] = ((const int32_t *)v)[b]; /* widened in place, from the end */
+  for (size_t b = 0; st == TB_OK && b < n; b++)
+    if (v[b] < 0 || v[b] > r->rule.dim)
+      st = tb_kernel_error(&r->label, TB_ERR_MODEL, "sequence_lens[%lld] is %lld, outside 0..%lld", (long long)b, (long long)v[b],
+                           (long long)r->rule.dim);
+  free(v);
+  return st;
+}
+
 static tb_status check_rule(index_record *r) {
   const index_rule *u = &r->rule;
+  if (u->lens) return check_lens(r);
   return u->k ? tb_cuda_check_nd_indices(&r->label, r->idx, u->k, u->dims, u->axis)
               : tb_cuda_check_indices(&r->label, r->idx, u->dim, u->axis);
 }
@@ -76,24 +96,35 @@ static tb_status run_record(void *p, bool *found) {
                          "indices are good); fix the indices");
 }
 
+tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out) {
+  *out = NULL;
+  tb_cuda_flag *f = calloc(1, sizeof *f);
+  if (!f) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
+  f->refs = 1;
+  const int32_t zero = 0;
+  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &f->flag);
+  if (st == TB_OK) st = tb_tensor_fill(f->flag, &zero); /* on the model's stream, which prepare binds */
+  if (st != TB_OK) {
+    flag_unref(f);
+    return st;
+  }
+  *out = f;
+  return TB_OK;
+}
+
+void tb_cuda_flag_release(tb_cuda_flag *f) { flag_unref(f); }
+
 tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state) {
   void *shared = NULL;
   tb_status st = tb_cuda_prepare(ctx, &shared);
   if (st != TB_OK) return st;
   index_state *s = realloc(shared, sizeof *s); /* the shared state stays at its start */
-  index_flag *f = calloc(1, sizeof *f);
-  if (!s || !f) {
-    free(s ? (void *)s : shared);
-    free(f);
+  if (!s) {
+    free(shared);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
   }
-  s->f = f;
-  f->refs = 1;
-  const int32_t zero = 0;
-  st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &f->flag);
-  if (st == TB_OK) st = tb_tensor_fill(f->flag, &zero); /* on the model's stream, which prepare binds */
-  if (st != TB_OK) {
-    tb_cuda_index_release(s);
+  if ((st = tb_cuda_flag_make(ctx, &s->f)) != TB_OK) {
+    free(s);
     return st;
   }
   *state = s;
@@ -107,45 +138,54 @@ void tb_cuda_index_release(void *state) {
   free(s);
 }
 
-/* This run's record for the node (made at its first call in the run), its indices now idx, checked by rule. */
-static tb_status arm(tb_kernel_ctx *ctx, tb_tensor *idx, const index_rule *rule, tb_tensor **flag) {
+/* This run's record for the node of flag f (made at its first call in the run), its indices now idx, checked by
+ * rule. */
+static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const index_rule *rule, tb_tensor **flag) {
   *flag = NULL;
-  index_state *s = ctx->state;
-  if (!s || !s->f)
-    return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the index kernel has no prepared state for the check of its indices");
+  if (!f) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the kernel has no prepared flag for the check of its indices");
   tb_tensor *view = NULL;
   tb_status st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
   if (st != TB_OK) return st;
-  index_record *r = tb_run_checks_find(s);
+  index_record *r = tb_run_checks_find(f);
   if (!r) {
     if (!(r = calloc(1, sizeof *r))) {
       tb_tensor_destroy(view);
       return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
     }
-    r->f = s->f;
-    s->f->refs++;
+    r->f = f;
+    f->refs++;
     r->idx = view;
     r->label = *ctx;
     r->rule = *rule;
-    if ((st = tb_run_checks_add(s, run_record, r, free_record)) != TB_OK) return st;
+    if ((st = tb_run_checks_add(f, run_record, r, free_record)) != TB_OK) return st;
   } else {
     tb_tensor_destroy(r->idx);
     r->idx = view;
     r->label = *ctx;
     r->rule = *rule;
   }
-  *flag = s->f->flag;
+  *flag = f->flag;
   return TB_OK;
+}
+
+static tb_cuda_flag *flag_of(const tb_kernel_ctx *ctx) {
+  const index_state *s = ctx->state;
+  return s ? s->f : NULL;
+}
+
+tb_status tb_cuda_lens_flag(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *lens, int64_t seq, tb_tensor **flag) {
+  index_rule rule = {.lens = true, .dim = seq};
+  return arm(ctx, f, lens, &rule, flag);
 }
 
 tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag) {
   index_rule rule = {.dim = dim, .axis = axis};
-  return arm(ctx, idx, &rule, flag);
+  return arm(ctx, flag_of(ctx), idx, &rule, flag);
 }
 
 tb_status tb_cuda_index_flag_nd(tb_kernel_ctx *ctx, tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis, tb_tensor **flag) {
   if (k == 0 || k > TB_MAX_DIMS) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "%zu indexed dims for the check of the indices", k);
   index_rule rule = {.axis = first_axis, .k = k};
   memcpy(rule.dims, dims, k * sizeof *dims);
-  return arm(ctx, idx, &rule, flag);
+  return arm(ctx, flag_of(ctx), idx, &rule, flag);
 }
