@@ -259,12 +259,111 @@ static void sequence_lens_out_of_range_refused_as_on_the_cpu(void **state) {
   }
 }
 
+/* One index node: data x [4, 3] float, indices i (dtype, shape), updates u (a scatter's) of the indices' shape or
+ * [rows, 3] (ScatterND); the indices with a bad value and with good ones. */
+typedef struct index_case {
+  const char *op, *reduction;
+  int64_t axis; /* -1: no axis attribute */
+  tb_dtype idt;
+  size_t ndim;
+  int64_t dims[2];
+  int64_t udims[2]; /* the updates' shape ([1] == 0: rank 1); [0] == 0: no updates */
+  int64_t bad[8], good[8];
+  const char *sentence; /* what the CPU says of the bad indices (checked, then compared with cuda:0's) */
+} index_case;
+
+static tb_model *index_model(const index_case *c) {
+  tb_ir_model *ir = tbt_ir_model(18);
+  tb_graph *g = tb_graph_new(ir, NULL, "main");
+  tbt_input(g, "x", TB_DTYPE_F32, 2, (const int64_t[]){4, 3}, NULL);
+  tbt_input(g, "i", c->idt, c->ndim, c->dims, NULL);
+  if (c->udims[0]) tbt_input(g, "u", TB_DTYPE_F32, c->udims[1] ? 2 : 1, c->udims, NULL);
+  int n = tbt_node(g, c->op, "ix", c->udims[0] ? "x,i,u" : "x,i", "y");
+  if (c->axis >= 0) pt_attr_int(g, n, "axis", c->axis);
+  if (c->reduction) pt_attr_string(g, n, "reduction", c->reduction);
+  tbt_output(g, "y");
+  return tbt_model_of(ir);
+}
+
+/* Runs c with `indices` on both prepared models: the CPU's status; cuda:0's the same and, on failure, its
+ * sentence the CPU's byte for byte, else its values. */
+static void run_index_case(const index_case *c, prepared_pair *p, const int64_t *indices, bool bad) {
+  static float x[12], u[12];
+  dctl_fill(x, 12, 21);
+  dctl_fill(u, 12, 22);
+  int32_t i32[8];
+  size_t n = (size_t)(c->dims[0] * (c->ndim > 1 ? c->dims[1] : 1));
+  for (size_t k = 0; k < n; k++) i32[k] = (int32_t)indices[k];
+  const dctl_input in[3] = {{"x", TB_DTYPE_F32, 2, {4, 3}, x},
+                            {"i", c->idt, c->ndim, {c->dims[0], c->dims[1]}, c->idt == TB_DTYPE_I32 ? (const void *)i32 : indices},
+                            {"u", TB_DTYPE_F32, c->udims[1] ? 2 : 1, {c->udims[0], c->udims[1]}, u}};
+  size_t n_in = c->udims[0] ? 3 : 2;
+  const char *names[3] = {"x", "i", "u"};
+  tb_tensor *inputs[3] = {NULL}, *want = NULL, *got = NULL;
+  for (size_t k = 0; k < n_in; k++) inputs[k] = dctl_make_input(p->cpu, &in[k]);
+  tb_status cs = tb_prepared_run(p->pc, n_in, names, inputs, 1, NULL, &want);
+  char cpu_sentence[512];
+  snprintf(cpu_sentence, sizeof cpu_sentence, "%s", cs ? tb_last_error() : "");
+  launch_reset();
+  tb_status gs = tb_prepared_run(p->pg, n_in, names, inputs, 1, NULL, &got);
+  if (gs != cs) fail_msg("%s: cuda:0 gives %s (%s), the cpu %s (%s)", c->op, tb_status_str(gs), gs ? tb_last_error() : "", tb_status_str(cs), cpu_sentence);
+  if (bad) {
+    assert_int_equal(cs, TB_ERR_INVALID_ARGUMENT);
+    TB_ASSERT_CONTAINS(cpu_sentence, c->sentence);
+    assert_string_equal(tb_last_error(), cpu_sentence);
+    assert_null(got);
+  } else {
+    expect_same(want, got, 0, 0, 0);
+  }
+  tb_tensor_destroy(want);
+  tb_tensor_destroy(got);
+  for (size_t k = 0; k < n_in; k++) tb_tensor_destroy(inputs[k]);
+}
+
+/* GatherElements, ScatterElements (without and with a reduction), ScatterND (the same) and GatherND with an index
+ * out of range, int64 and int32: the CPU's status and sentence from cuda:0 (the device's flag, named at the end of
+ * the run); with good indices (negatives among them), before and after, the CPU's values byte for byte; the runs
+ * captured as one CUDA graph and replayed (before: the indices read back per run turned graphs off). */
+static void index_kernels_check_their_indices_on_the_device(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  static const index_case cases[] = {
+      {"GatherElements", NULL, 1, TB_DTYPE_I64, 2, {4, 2}, {0}, {0, 2, 1, 3, 0, 0, 1, 1}, {0, 2, 1, -3, 0, 0, 1, 1},
+       "node 'ix' (GatherElements): index 3 (indices element 3) is out of range for axis 1 of size 3"},
+      {"GatherElements", NULL, 0, TB_DTYPE_I32, 2, {2, 3}, {0}, {0, 1, 2, 3, -5, 0}, {0, 1, 2, 3, -4, 0},
+       "node 'ix' (GatherElements): index -5 (indices element 4) is out of range for axis 0 of size 4"},
+      {"ScatterElements", NULL, 0, TB_DTYPE_I64, 2, {2, 3}, {2, 3}, {0, 1, 2, 3, 4, 1}, {0, 1, 2, 3, -1, 1},
+       "node 'ix' (ScatterElements): index 4 (indices element 4) is out of range for axis 0 of size 4"},
+      {"ScatterElements", "add", 1, TB_DTYPE_I32, 2, {2, 2}, {2, 2}, {0, 0, 5, 1}, {0, 0, 2, 1},
+       "node 'ix' (ScatterElements): index 5 (indices element 2) is out of range for axis 1 of size 3"},
+      {"ScatterND", NULL, -1, TB_DTYPE_I64, 2, {2, 1}, {2, 3}, {1, 4}, {1, -4},
+       "node 'ix' (ScatterND): index 4 (indices element 1) is out of range for axis 0 of size 4"},
+      {"ScatterND", "mul", -1, TB_DTYPE_I64, 2, {2, 2}, {2, 0}, {1, 2, 0, 3}, {1, 2, 0, -3},
+       "node 'ix' (ScatterND): index 3 (indices element 3) is out of range for axis 1 of size 3"},
+      {"GatherND", NULL, -1, TB_DTYPE_I64, 2, {2, 2}, {0}, {1, 2, 0, -4}, {1, 2, 0, -3},
+       "node 'ix' (GatherND): index -4 (indices element 3) is out of range for axis 1 of size 3"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    tb_model *m = index_model(&cases[k]);
+    prepared_pair p = prepare_both(m);
+    run_index_case(&cases[k], &p, cases[k].good, false);
+    run_index_case(&cases[k], &p, cases[k].bad, true);
+    run_index_case(&cases[k], &p, cases[k].good, false); /* the flag was reset */
+    /* no read of the indices in the middle of the run: the model's runs are a captured graph, replayed */
+    const char *why = NULL;
+    if (!tb_prepared_graph_capture(p.pg, &why)) fail_msg("%s: no graph replay: %s", cases[k].op, why);
+    release_both(&p);
+    tb_model_destroy(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_loop_keeps_one_check_per_node, setup, teardown),
       cmocka_unit_test_setup_teardown(a_bad_index_stops_the_loop_at_its_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(the_index_error_wins_over_a_later_failure, setup, teardown),
       cmocka_unit_test_setup_teardown(sequence_lens_out_of_range_refused_as_on_the_cpu, setup, teardown),
+      cmocka_unit_test_setup_teardown(index_kernels_check_their_indices_on_the_device, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,9 @@ void tb_cuda_flag_release(tb_cuda_flag *f);
 tb_status tb_cuda_lens_flag(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *lens, int64_t seq, tb_tensor **flag);
 tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_index_release(void *state);
+/* A tb_kernel entry of an ONNX op whose kernel checks its indices on the device. */
+#define TB_CUDA_INDEX_KERNEL(name, accepts, run) \
+  {"", name, TB_KERNEL_REFERENCE, 0, accepts, run, tb_cuda_index_prepare, tb_cuda_index_release, NULL}
 /* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],
  * named as axis first_axis + j. */
 tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis);
