@@ -17,6 +17,7 @@
 struct tb_cuda_flag {
   int refs;
   tb_tensor *flag; /* int32 on the device */
+  bool zeroed;     /* its fill ran on the stream; false when it was made inside a capture, whose graph holds it */
 };
 typedef tb_cuda_flag index_flag;
 
@@ -108,6 +109,9 @@ tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out) {
     flag_unref(f);
     return st;
   }
+  /* made at a node's first run inside a capture: the fill is the graph's, and a dropped graph never runs it */
+  cuda_state *cs = tb_cuda_state_of(ctx);
+  f->zeroed = !cs || !tb_cuda_capturing(cs);
   *out = f;
   return TB_OK;
 }
@@ -143,8 +147,15 @@ void tb_cuda_index_release(void *state) {
 static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const index_rule *rule, tb_tensor **flag) {
   *flag = NULL;
   if (!f) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the kernel has no prepared flag for the check of its indices");
+  tb_status st = TB_OK;
+  cuda_state *cs = tb_cuda_state_of(ctx);
+  if (!f->zeroed && cs && !tb_cuda_capturing(cs)) { /* zeroed on the stream, before the kernel that reads it */
+    const int32_t zero = 0;
+    if ((st = tb_tensor_fill(f->flag, &zero)) != TB_OK) return st;
+    f->zeroed = true;
+  }
   tb_tensor *view = NULL;
-  tb_status st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
+  st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
   if (st != TB_OK) return st;
   index_record *r = tb_run_checks_find(f);
   if (!r) {
