@@ -1,25 +1,42 @@
-/* Internal: checks a device kernel leaves for the end of the run instead of waiting for the device in its middle
- * (docs/cuda.md "No host round-trips"). A kernel that can only tell afterwards whether its input was good (Gather's
- * indices, checked by the device into a flag) adds a check to the calling thread's list while it enqueues its work;
- * the prepared run (src/model/run.c) runs the list once the model's stream is idle, its first failure the run's
- * status; a captured graph (src/model/replay.c) takes the list of its captured run and runs it after every replay.
- * The list is per thread, as the model's stream binding is. */
+/* Internal: checks a device kernel leaves for later instead of waiting for the device in the middle of the run
+ * (docs/cuda.md "No host round-trips"). A kernel that can only tell afterwards whether its input was good (the index
+ * kernels, checked by the device into a flag; the RNNs' sequence_lens) adds a check to the calling thread's list
+ * while it enqueues its work, at most one per key (its node: a Loop body of 10^4 iterations leaves one record, not
+ * 10^4). The list runs at the host synchronisations of the run: the control kernels' reads of a condition
+ * (tb_run_checks_now, records kept) and the end of the run (src/model/run.c, records freed); a captured graph
+ * (src/model/replay.c) takes the list of its captured run and runs it after every replay. A check that finds bad
+ * input is the cause of whatever else failed in the run, so its sentence wins over the run's other error. The list
+ * is per thread, as the model's stream binding is. */
 #ifndef TB_BACKEND_RUN_CHECKS_H
 #define TB_BACKEND_RUN_CHECKS_H
+#include <stdbool.h>
+#include <stddef.h>
 #include <tensorbridge/status.h>
 
 typedef struct tb_run_check tb_run_check;
-/* A check: fn(data) after the device's work is done; free_data(data) when the check goes (run or dropped). */
-typedef tb_status (*tb_run_check_fn)(void *data);
+/* A check: fn(data, &found) once the device's work it checks is done. TB_OK when the input was good; else the status
+ * and sentence, *found true when the check found bad input (the run's cause), false when it could not look (a read
+ * of the device failing). free_data(data) when the check goes. */
+typedef tb_status (*tb_run_check_fn)(void *data, bool *found);
 
-/* Add a check to this thread's list; it owns data from now on (freed with free_data even when adding fails, which
- * is TB_ERR_OUT_OF_MEMORY). */
-tb_status tb_run_checks_add(tb_run_check_fn fn, void *data, void (*free_data)(void *));
+/* Add a check with this key (may be NULL: never matched) to this thread's list; it owns data from now on (freed with
+ * free_data even when adding fails, which is TB_ERR_OUT_OF_MEMORY). Callers look for their key first
+ * (tb_run_checks_find) and add only when it is not there. */
+tb_status tb_run_checks_add(const void *key, tb_run_check_fn fn, void *data, void (*free_data)(void *));
+/* The data of this thread's pending check with this key, or NULL. */
+void *tb_run_checks_find(const void *key);
 /* Take this thread's list (NULL when empty), leaving it empty. */
 tb_run_check *tb_run_checks_take(void);
-/* Run every check of a list in the order added; the first failure's status (with its sentence), TB_OK when all pass. */
-tb_status tb_run_checks_run(const tb_run_check *list);
+/* Run every check of a list in the order added; TB_OK when all pass, else the first failure's status with its
+ * sentence. prior: the run's status so far; a check that found bad input is returned over it (with its
+ * sentence), a check that could not look leaves prior (and its sentence) as they were. */
+tb_status tb_run_checks_run(const tb_run_check *list, tb_status prior);
+/* Run this thread's pending checks now (the device being idle: a host synchronisation of the run), keeping them for
+ * the end of the run; TB_OK or the first failure. */
+tb_status tb_run_checks_now(void);
 /* Free a list (NULL: nothing). */
 void tb_run_checks_free(tb_run_check *list);
+/* How many checks this thread has added since it started (tests: one per node and run, whatever the iterations). */
+size_t tb_run_checks_made(void);
 
 #endif

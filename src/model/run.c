@@ -194,11 +194,12 @@ static tb_status execute(tb_prepared *p, tb_tensor *const *inputs, tb_tensor **o
 }
 
 /* The checks the device kernels left for the end of the run (backend/run_checks.h), the stream being idle: a
- * graph's, kept for its replays, or this run's own. */
+ * graph's, kept for its replays, or this run's own. They run after a failed run too: a bad index found by the device
+ * is the cause of what failed after it (a zero written for it, a node fed that), so its sentence wins. */
 static tb_status run_checks(tb_prepared *p, bool replayed, tb_status st) {
-  if (replayed) return st == TB_OK ? tb_run_checks_run(tb_replay_checks(p->replay)) : st;
+  if (replayed) return tb_run_checks_run(tb_replay_checks(p->replay), st);
   tb_run_check *list = tb_run_checks_take();
-  if (st == TB_OK) st = tb_run_checks_run(list);
+  st = tb_run_checks_run(list, st);
   tb_run_checks_free(list);
   return st;
 }

@@ -4,7 +4,7 @@
 #ifndef TB_FAKE_CUDA_LAUNCH_H
 #define TB_FAKE_CUDA_LAUNCH_H
 
-enum { FAKE_LAUNCH_MAX_ARGS = 12, FAKE_LAUNCH_ARG_BYTES = 512 };
+enum { FAKE_LAUNCH_MAX_ARGS = 16, FAKE_LAUNCH_ARG_BYTES = 512 }; /* the driver has no such limit; 13 is the most a kernel takes */
 
 typedef struct fake_launch {
   char name[128];

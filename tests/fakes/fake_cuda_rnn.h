@@ -16,9 +16,9 @@ typedef struct fake_rnn_desc {
   long long seq, batch, input, hidden;
 } fake_rnn_desc;
 
-enum { FAKE_RNN_SEQ_POINTERS = 11 };
+enum { FAKE_RNN_SEQ_POINTERS = 12 };
 
-/* The parameter sizes of tb_cu_rnn_transpose_f32 (r, rt, mats, rows, cols) and tb_cu_rnn_seq_f32 (eleven
+/* The parameter sizes of tb_cu_rnn_transpose_f32 (r, rt, mats, rows, cols) and tb_cu_rnn_seq_f32 (twelve
  * pointers, desc); 0 for another name. */
 static int fake_rnn_params(const char *name, unsigned *sizes) {
   if (strcmp(name, "tb_cu_rnn_transpose_f32") == 0) {
@@ -50,11 +50,11 @@ static int fake_rnn_in_bounds(const fake_launch *l, long long (*arg)(const fake_
       d.lens_kind < 0 || d.lens_kind > 2)
     return -1;
   long long gh = d.cell * d.hidden, state = d.dirs * d.batch * d.hidden;
-  /* xw, rt, bias, p, lens (in floats: 4 bytes each), h0, c0, y, yh, yc, work */
+  /* xw, rt, bias, p, lens (in floats: 4 bytes each), h0, c0, y, yh, yc, work, the int32 flag of bad lengths */
   const long long need[FAKE_RNN_SEQ_POINTERS] = {d.dirs * d.seq * d.batch * gh, d.dirs * d.hidden * gh, d.dirs * 2 * gh, d.dirs * 3 * d.hidden,
                                                  d.batch * d.lens_kind, state, state, d.seq * state, state, state,
-                                                 d.dirs * d.batch * (d.cell + 4) * d.hidden};
-  static const int required[FAKE_RNN_SEQ_POINTERS] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+                                                 d.dirs * d.batch * (d.cell + 4) * d.hidden, 1};
+  static const int required[FAKE_RNN_SEQ_POINTERS] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
   for (int i = 0; i < FAKE_RNN_SEQ_POINTERS; i++) {
     if (!arg(l, i)) {
       if (required[i] && need[i] > 0) return 0;

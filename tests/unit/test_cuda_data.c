@@ -413,10 +413,10 @@ static void bad_index_and_launch_failures_are_statuses(void **state) {
   tb_tensor *out = NULL;
   assert_int_equal(run_gather(p, cpu, (const int64_t[]){1, 5}, &out), TB_ERR_INVALID_ARGUMENT);
   assert_null(out);
-  TB_ASSERT_CONTAINS(tb_last_error(), "node 'gather' (Gather): index 5 at position 1 of the indices is outside [-5, 5) for axis 0");
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'gather' (Gather): index 5 (indices element 1) is out of range for axis 0 of size 5");
   assert_int_equal(((int (*)(void))fake_symbol("fake_cuda_launch_count"))(), 1);
   assert_int_equal(run_gather(p, cpu, (const int64_t[]){-6, 0}, &out), TB_ERR_INVALID_ARGUMENT);
-  TB_ASSERT_CONTAINS(tb_last_error(), "node 'gather' (Gather): index -6 at position 0 of the indices is outside [-5, 5)");
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'gather' (Gather): index -6 (indices element 0) is out of range for axis 0 of size 5");
   setenv("FAKE_CUDA_LAUNCH_FAIL_AT", "1", 1);
   setenv("FAKE_CUDA_FAIL_CODE", "700", 1);
   assert_int_equal(run_gather(p, cpu, (const int64_t[]){1, -5}, &out), TB_ERR_DRIVER);

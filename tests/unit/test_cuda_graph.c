@@ -554,8 +554,7 @@ static void an_embedding_lookup_is_captured_and_replayed(void **state) {
   /* a bad index in a replay: the device's flag, read after the run, names it as the host check did */
   tb_tensor *out[2] = {NULL};
   assert_int_equal(run_ids(&r, r.prepared, bad, out), TB_ERR_INVALID_ARGUMENT);
-  TB_ASSERT_CONTAINS(tb_last_error(), "node 'embed' (Gather): index 12 at position 3 of the indices is outside [-10, 10) for axis 0 "
-                                      "of size 10; fix the indices");
+  TB_ASSERT_CONTAINS(tb_last_error(), "node 'embed' (Gather): index 12 (indices element 3) is out of range for axis 0 of size 10");
   assert_null(out[0]);
   assert_int_equal(counts(&r).replays, 3);
   expect_ids(&r, b); /* the flag was reset: the next replay is good */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "backend/control/rc_util.h"
 #include "backend/control/control_kernels.h"
+#include "backend/run_checks.h"
 #include "ops/control/control_params.h"
 
 tb_status tb_control_run_if(tb_kernel_ctx *ctx) {
@@ -10,6 +11,7 @@ tb_status tb_control_run_if(tb_kernel_ctx *ctx) {
   if (!cond_t) return tb_kernel_error(ctx, TB_ERR_MODEL, "the condition input is missing");
   bool cond = false;
   tb_status st = tb_rc_scalar_bool(ctx, cond_t, "the condition", &cond);
+  if (st == TB_OK) st = tb_run_checks_now(); /* the device is idle: a bad index before the If stops the run here */
   if (st != TB_OK) return st;
   const tb_if_params *p = ctx->params;
   const char *which = cond ? "then_branch" : "else_branch";

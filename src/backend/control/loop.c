@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "backend/control/rc_util.h"
 #include "backend/control/control_kernels.h"
+#include "backend/run_checks.h"
 #include "ops/control/control_params.h"
 
 typedef struct loop_state {
@@ -59,6 +60,7 @@ static tb_status iterate(tb_kernel_ctx *ctx, const tb_graph *body, loop_state *s
   for (size_t j = 0; st == TB_OK && j < s->carried; j++) ins[2 + j] = s->values[j];
   if (st == TB_OK) st = tb_rc_run_body(ctx, body, n_in, ins, n_out, outs);
   if (st == TB_OK) st = tb_rc_scalar_bool(ctx, outs[0], "the body's condition output", cond);
+  if (st == TB_OK) st = tb_run_checks_now(); /* the device is idle: the first bad index stops the loop here */
   if (st == TB_OK) {
     for (size_t j = 0; j < s->carried; j++) {
       if (s->owned[j]) tb_tensor_destroy(s->values[j]);

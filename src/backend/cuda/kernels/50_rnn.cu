@@ -3,7 +3,7 @@
 //   tb_cu_rnn_transpose_f32  (r, rt, mats, rows, cols): rt[m] = r[m]^T, so the recurrent product's threads
 //                            read R along their own output row with neighbouring threads on neighbouring
 //                            addresses; any grid
-//   tb_cu_rnn_seq_f32        (xw, rt, bias, p, lens, h0, c0, y, yh, yc, work, tb_rnn_desc): the whole sequence,
+//   tb_cu_rnn_seq_f32        (xw, rt, bias, p, lens, h0, c0, y, yh, yc, work, bad_lens, tb_rnn_desc): the whole sequence,
 //                            one block per (direction, batch row) looping over its time steps (reversed for the
 //                            reverse direction, stopping at the row's sequence length, read here on the device):
 //                            per step the recurrent product h R^T (one thread per gate row), a barrier, the
@@ -12,7 +12,9 @@
 //                            which __syncthreads makes visible to the whole block. Y is zero past the row's
 //                            length; Y_h / Y_c get the state after the last step (the initial state for length
 //                            0). Pointers may be NULL: bias, p, lens, h0, c0 (absent inputs), y, yh, yc (outputs
-//                            not wanted), xw (no time step). blockDim.x a multiple of warpSize, any grid.
+//                            not wanted), xw (no time step), bad_lens. A length outside 0..seq sets the int32 flag
+//                            bad_lens (the host names it at the run's next synchronisation; the CPU refuses such a
+//                            length) and is clamped for the rest. blockDim.x a multiple of warpSize, any grid.
 
 // The host mirrors this layout (cuda_ops_rnn.c, 144 bytes).
 struct tb_rnn_desc {
@@ -76,7 +78,8 @@ __device__ inline float tb_curnn_dot(const float *rt, tb_index stride, tb_index 
 extern "C" __global__ void tb_cu_rnn_seq_f32(const float *__restrict__ xw, const float *__restrict__ rt, const float *__restrict__ bias,
                                              const float *__restrict__ p, const void *__restrict__ lens, const float *__restrict__ h0,
                                              const float *__restrict__ c0, float *__restrict__ y, float *__restrict__ yh,
-                                             float *__restrict__ yc, float *__restrict__ work, tb_rnn_desc d) {
+                                             float *__restrict__ yc, float *__restrict__ work, int *__restrict__ bad_lens,
+                                             tb_rnn_desc d) {
   const tb_index H = d.hidden, G = d.cell, GH = G * H, rows = d.seq * d.batch;
   const tb_index tid = threadIdx.x, step = blockDim.x;
   const int per_dir = d.cell == 4 ? 3 : d.cell == 3 ? 2 : 1;
@@ -88,7 +91,10 @@ extern "C" __global__ void tb_cu_rnn_seq_f32(const float *__restrict__ xw, const
     const int first = (int)dir * per_dir;
     const tb_index state = (d.layout == 0 ? dir * d.batch + b : b * d.dirs + dir) * H;
     tb_index len = d.lens_kind == 1 ? (tb_index)((const int *)lens)[b] : d.lens_kind == 2 ? ((const long long *)lens)[b] : d.seq;
-    len = len < 0 ? 0 : len > d.seq ? d.seq : len; // clamped (the CPU refuses such a length: docs/cuda.md)
+    if (len < 0 || len > d.seq) {
+      if (bad_lens && tid == 0) *bad_lens = 1; // the run fails with the CPU's sentence (cuda_index_flag.c)
+      len = len < 0 ? 0 : d.seq;
+    }
     const bool reverse = d.reverse || dir == 1;
     for (tb_index j = tid; j < H; j += step) {
       h[j] = h0 ? h0[state + j] : 0.0f;

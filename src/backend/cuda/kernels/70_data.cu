@@ -123,11 +123,21 @@ __device__ inline void tb_dm_fill(void *y, tb_index n, const tb_dm &d) {
 }
 
 // ---- Indexing: int32 or int64 indices (mode: TB_DT_I32 or TB_DT_I64), negatives counted from the end. The
-// host has checked every index against its dim, but Gather's, which the device checks. ----
+// device checks them: an index outside its dim sets the flag c (when given) and its element is written 0
+// (gathers) or not written (scatters); the host names it at the run's next synchronisation. ----
 
 __device__ inline tb_index tb_dm_index(const void *p, int dtype, tb_index i, tb_index dim) {
   tb_index k = dtype == TB_DT_I32 ? (tb_index)((const int *)p)[i] : ((const long long *)p)[i];
   return k < 0 ? k + dim : k;
+}
+
+// Index i of the indices made non-negative and checked against dim: -1 for one outside [-dim, dim), which also
+// sets the int32 flag (when given) that the host reads at the run's next synchronisation to name it.
+__device__ inline tb_index tb_dm_index_checked(const void *p, int dtype, tb_index i, tb_index dim, const void *flag) {
+  tb_index k = tb_dm_index(p, dtype, i, dim);
+  if (k >= 0 && k < dim) return k;
+  if (flag) *static_cast<int *>(const_cast<void *>(flag)) = 1;
+  return -1;
 }
 
 // Gather along one axis: y[o, j, in] = a[o, idx[j], in] (p: axis_len, n_idx, inner). The device checks the
@@ -150,53 +160,60 @@ __device__ inline void tb_dm_gather(const void *a, const void *b, const void *c,
 }
 
 // GatherElements (dims: the indices' shape; st[0]: the data's strides; p: axis, axis_len): y[i] is the data
-// at i's coordinates with the one on the axis replaced by idx[i].
+// at i's coordinates with the one on the axis replaced by idx[i] (c: the flag of a bad index).
 template <typename T>
-__device__ inline void tb_dm_gather_elements(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_gather_elements(const void *a, const void *b, const void *c, void *y, tb_index n, const tb_dm &d) {
   const T *x = (const T *)a;
   T *o = (T *)y;
   TB_GRID_LOOP(i, n) {
     tb_index rem = i, off = 0;
+    bool bad = false;
     for (int r = d.rank - 1; r >= 0; r--) {
       tb_index cc = rem % d.dims[r];
       rem /= d.dims[r];
-      if (r == d.p[0]) cc = tb_dm_index(b, d.mode, i, d.p[1]);
+      if (r == d.p[0]) bad = (cc = tb_dm_index_checked(b, d.mode, i, d.p[1], c)) < 0;
       off += cc * d.st[0][r];
     }
-    o[i] = x[off];
+    o[i] = bad ? (T)0 : x[off];
   }
 }
 
 // ScatterElements without reduction, on y already holding the data: y at the coordinates of updates element
 // i, the axis' one replaced by idx[i], is a[i] (dims: the indices' shape; st[3]: y's strides; p: axis,
-// axis_len).
+// axis_len; c: the flag of a bad index).
 template <typename T>
-__device__ inline void tb_dm_scatter_elements(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_scatter_elements(const void *a, const void *b, const void *c, void *y, tb_index n, const tb_dm &d) {
   const T *u = (const T *)a;
   T *o = (T *)y;
   TB_GRID_LOOP(i, n) {
     tb_index rem = i, off = 0;
+    bool bad = false;
     for (int r = d.rank - 1; r >= 0; r--) {
       tb_index cc = rem % d.dims[r];
       rem /= d.dims[r];
-      if (r == d.p[0]) cc = tb_dm_index(b, d.mode, i, d.p[1]);
+      if (r == d.p[0]) bad = (cc = tb_dm_index_checked(b, d.mode, i, d.p[1], c)) < 0;
       off += cc * d.st[3][r];
     }
-    o[off] = u[i];
+    if (!bad) o[off] = u[i];
   }
 }
 
 // ScatterND without reduction, on y already holding the data: indices [m, k] (int64), updates [m, slice]; the
 // first k dims of the data are dims[0..k) with strides st[3] (p: k, slice).
 template <typename T>
-__device__ inline void tb_dm_scatter_nd(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_scatter_nd(const void *a, const void *b, const void *c, void *y, tb_index n, const tb_dm &d) {
   const T *u = (const T *)a;
   T *o = (T *)y;
   tb_index k = d.p[0], slice = d.p[1];
   TB_GRID_LOOP(i, n) {
     tb_index m = i / slice, s = i % slice, off = 0;
-    for (tb_index j = 0; j < k; j++) off += tb_dm_index(b, d.mode, m * k + j, d.dims[j]) * d.st[3][j];
-    o[off + s] = u[i];
+    bool bad = false;
+    for (tb_index j = 0; j < k; j++) {
+      tb_index cc = tb_dm_index_checked(b, d.mode, m * k + j, d.dims[j], c);
+      bad = bad || cc < 0;
+      off += cc * d.st[3][j];
+    }
+    if (!bad) o[off + s] = u[i];
   }
 }
 
@@ -235,18 +252,18 @@ extern "C" __global__ void tb_cu_dm_gather_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gat
 extern "C" __global__ void tb_cu_dm_gather_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned short>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_gather_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned int>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_gather_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather<unsigned long long>(a, b, c, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_elements_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned char>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_elements_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned short>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_elements_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned int>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_elements_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned long long>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_elements_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned char>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_elements_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned short>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_elements_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned int>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_elements_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned long long>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_nd_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned char>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_nd_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned short>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_nd_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned int>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_scatter_nd_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned long long>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_elements_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned char>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_elements_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned short>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_elements_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned int>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_elements_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_elements<unsigned long long>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_elements_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned char>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_elements_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned short>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_elements_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned int>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_elements_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_elements<unsigned long long>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_nd_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned char>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_nd_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned short>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_nd_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned int>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_scatter_nd_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_scatter_nd<unsigned long long>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_where_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_where<unsigned char>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_where_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_where<unsigned short>(a, b, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_where_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_where<unsigned int>(a, b, c, y, n, d))

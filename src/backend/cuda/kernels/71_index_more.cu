@@ -62,16 +62,22 @@ __device__ inline void tb_dm_onehot(const void *a, const void *c, void *y, tb_in
 }
 
 // GatherND (p: k, slice, tuples per batch, elements per batch of the data; dims[0..k): the indexed dims,
-// st[0][0..k): their strides; mode: the indices' dtype): y[(b, t), s] = x[b, idx[b, t, 0..k), s].
+// st[0][0..k): their strides; mode: the indices' dtype): y[(b, t), s] = x[b, idx[b, t, 0..k), s] (c: the flag of
+// a bad index, whose element is written 0).
 template <typename T>
-__device__ inline void tb_dm_gather_nd(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_gather_nd(const void *a, const void *b, const void *c, void *y, tb_index n, const tb_dm &d) {
   const T *x = (const T *)a;
   T *o = (T *)y;
   tb_index k = d.p[0], slice = d.p[1], tuples = d.p[2], per_batch = d.p[3];
   TB_GRID_LOOP(i, n) {
     tb_index s = i % slice, row = i / slice, off = row / tuples * per_batch;
-    for (tb_index j = 0; j < k; j++) off += tb_dm_index(b, d.mode, row * k + j, d.dims[j]) * d.st[0][j];
-    o[i] = x[off + s];
+    bool bad = false;
+    for (tb_index j = 0; j < k; j++) {
+      tb_index cc = tb_dm_index_checked(b, d.mode, row * k + j, d.dims[j], c);
+      bad = bad || cc < 0;
+      off += cc * d.st[0][j];
+    }
+    o[i] = bad ? (T)0 : x[off + s];
   }
 }
 
@@ -88,10 +94,10 @@ extern "C" __global__ void tb_cu_dm_onehot_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_one
 extern "C" __global__ void tb_cu_dm_onehot_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_onehot<unsigned short>(a, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_onehot_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_onehot<unsigned int>(a, c, y, n, d))
 extern "C" __global__ void tb_cu_dm_onehot_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_onehot<unsigned long long>(a, c, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_nd_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned char>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_nd_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned short>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_nd_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned int>(a, b, y, n, d))
-extern "C" __global__ void tb_cu_dm_gather_nd_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned long long>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_nd_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned char>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_nd_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned short>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_nd_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned int>(a, b, c, y, n, d))
+extern "C" __global__ void tb_cu_dm_gather_nd_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_gather_nd<unsigned long long>(a, b, c, y, n, d))
 
 // ---- The scatters' reductions: mode = dtype | reduction << 8 | index dtype << 16, reduction 1 add, 2 mul,
 // 3 min, 4 max (0: none, the update replaces), as the CPU's scatter.c computes them: floats of up to 4 bytes in float (through double, which
@@ -131,7 +137,8 @@ __device__ inline void tb_dm_reduce_into(void *y, tb_index at, const void *u, tb
 
 // ScatterElements with a reduction, on y holding the data (dims: the indices' shape with the axis' dim 1,
 // st[3]: y's strides; p: axis, axis_len, the indices' axis length, the indices' stride along the axis): one
-// thread per line of the indices along the axis, its updates applied in order.
+// thread per line of the indices along the axis, its updates applied in order (c: the flag of a bad index, whose
+// update is skipped).
 extern "C" __global__ void tb_cu_dm_scatter_elements_reduce(TB_DM_PARAMS) {
   TB_DM_USE();
   int idt = (d.mode >> 16) & 0xff;
@@ -146,14 +153,15 @@ extern "C" __global__ void tb_cu_dm_scatter_elements_reduce(TB_DM_PARAMS) {
       mul *= r == axis ? len : d.dims[r];
     }
     for (tb_index t = 0; t < len; t++) {
-      tb_index j = first + t * step;
-      tb_dm_reduce_into(y, base + tb_dm_index(b, idt, j, axis_len) * d.st[3][axis], a, j, d.mode);
+      tb_index j = first + t * step, k = tb_dm_index_checked(b, idt, j, axis_len, c);
+      if (k >= 0) tb_dm_reduce_into(y, base + k * d.st[3][axis], a, j, d.mode);
     }
   }
 }
 
 // ScatterND with a reduction, on y holding the data (dims[0..k): the indexed dims, st[3][0..k): their strides;
-// p: k, slice, rows): one thread per position of the slice, the rows applied in order.
+// p: k, slice, rows): one thread per position of the slice, the rows applied in order (c: the flag of a bad index,
+// whose row is skipped).
 extern "C" __global__ void tb_cu_dm_scatter_nd_reduce(TB_DM_PARAMS) {
   TB_DM_USE();
   int idt = (d.mode >> 16) & 0xff;
@@ -161,8 +169,13 @@ extern "C" __global__ void tb_cu_dm_scatter_nd_reduce(TB_DM_PARAMS) {
   TB_GRID_LOOP(s, n) {
     for (tb_index m = 0; m < rows; m++) {
       tb_index off = 0;
-      for (tb_index j = 0; j < k; j++) off += tb_dm_index(b, idt, m * k + j, d.dims[j]) * d.st[3][j];
-      tb_dm_reduce_into(y, off + s, a, m * slice + s, d.mode);
+      bool bad = false;
+      for (tb_index j = 0; j < k; j++) {
+        tb_index cc = tb_dm_index_checked(b, idt, m * k + j, d.dims[j], c);
+        bad = bad || cc < 0;
+        off += cc * d.st[3][j];
+      }
+      if (!bad) tb_dm_reduce_into(y, off + s, a, m * slice + s, d.mode);
     }
   }
 }

@@ -111,8 +111,8 @@ static tb_status read_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t 
 
 static tb_status index_error(tb_kernel_ctx *ctx, int64_t k, size_t at, size_t axis, int64_t dim) {
   return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT,
-                         "index %lld at position %zu of the indices is outside [-%lld, %lld) for axis %zu of size %lld; fix the indices",
-                         (long long)k, at, (long long)dim, (long long)dim, axis, (long long)dim);
+                         "index %lld (indices element %zu) is out of range for axis %zu of size %lld", (long long)k, at, axis,
+                         (long long)dim); /* the CPU kernels' sentence (tb_tk_check_index) */
 }
 
 tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis) {

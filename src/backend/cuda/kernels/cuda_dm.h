@@ -45,11 +45,27 @@ tb_status tb_cuda_dm_strided_copy(tb_kernel_ctx *ctx, const tb_tensor *src, int6
 /* y = x byte for byte (same byte count, any shapes) with the device's copy; nothing when they alias. */
 tb_status tb_cuda_copy_bytes(tb_kernel_ctx *ctx, tb_tensor *y, const tb_tensor *x);
 /* The int32 / int64 indices tensor read back to the host, each checked against dim (in [-dim, dim)),
- * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim. */
+ * else TB_ERR_INVALID_ARGUMENT naming the index, its position, the axis and the dim in the CPU kernels' sentence. */
 tb_status tb_cuda_check_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, int64_t dim, size_t axis);
-/* Gather's check by the device (cuda_index_flag.c): *flag, an int32 on the device zeroed on the stream, for the
- * kernel to set on an index outside [-dim, dim); its check at the end of the run names the first bad index. */
+/* Indices checked by the device (cuda_index_flag.c): *flag, the node's int32 on the device (made and zeroed by
+ * tb_cuda_index_prepare, the node's prepare), for the kernel to set on an index outside [-dim, dim); the run's next
+ * host synchronisation reads it and names the first bad index of the node's last call. The _nd form: rows of k
+ * indices, column j against dims[j] (named as axis first_axis + j). */
 tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag);
+tb_status tb_cuda_index_flag_nd(tb_kernel_ctx *ctx, tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis, tb_tensor **flag);
+/* The prepare and release of a node whose kernel calls tb_cuda_index_flag: the shared state, and the node's flag. */
+typedef struct tb_cuda_flag tb_cuda_flag;
+/* A node's flag for a state other than tb_cuda_index_prepare's (made and zeroed on the model's stream), its release. */
+tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out);
+void tb_cuda_flag_release(tb_cuda_flag *f);
+/* A recurrent node's sequence_lens (int32 or int64) checked by the device against 0..seq into f's flag; the check names
+ * the first bad length in the CPU reference's sentence (TB_ERR_MODEL). */
+tb_status tb_cuda_lens_flag(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *lens, int64_t seq, tb_tensor **flag);
+tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state);
+void tb_cuda_index_release(void *state);
+/* A tb_kernel entry of an ONNX op whose kernel checks its indices on the device. */
+#define TB_CUDA_INDEX_KERNEL(name, accepts, run) \
+  {"", name, TB_KERNEL_REFERENCE, 0, accepts, run, tb_cuda_index_prepare, tb_cuda_index_release, NULL}
 /* Per-position dims for ScatterND's and GatherND's k indexed data dims: index column j checked against dims[j],
  * named as axis first_axis + j. */
 tb_status tb_cuda_check_nd_indices(tb_kernel_ctx *ctx, const tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis);

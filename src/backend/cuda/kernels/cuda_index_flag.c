@@ -1,62 +1,202 @@
-/* Gather's indices checked by the device, not read back in the middle of the run (docs/cuda.md "No host
- * round-trips"): a zeroed int32 flag on the device, which tb_cu_dm_gather_* sets when an index is outside
- * [-dim, dim) (that element is written 0), and a check at the end of the run (backend/run_checks.h) that reads the
- * flag and, when it is set, the indices, to name the first bad one in the sentence the host check gives
- * (tb_cuda_check_indices). A captured graph holds the flag's reset and the kernel, and runs the check after each
- * replay. */
+/* Indices checked by the device, not read back in the middle of the run (docs/cuda.md "No host round-trips"): the
+ * index kernels set an int32 flag on the device when an index is outside its dim (that element is written 0 or
+ * skipped), and a check (backend/run_checks.h) reads the flag at the run's next host synchronisation (a Loop's
+ * condition, the end of the run) and, when it is set, the indices of the node's last call, to name the first bad one
+ * in the CPU kernel's sentence (tb_cuda_check_indices). One flag per node, made and zeroed by its prepare (on the
+ * model's stream) and reset by the check that finds it set; one record per node and run, not per call: a Loop body
+ * of 10^4 iterations makes one flag and one record, and holds one view of the indices. A captured graph holds the
+ * kernel and runs the check after each replay. The recurrent kernels check their sequence_lens the same way
+ * (tb_cuda_lens_flag, with a flag their own state keeps). */
 #include <stdlib.h>
+#include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/run_checks.h"
 #include "core/error.h"
 
-typedef struct index_check {
-  tb_kernel_ctx label; /* a copy of the node's context: only what tb_kernel_error reads is used */
-  tb_tensor *flag;     /* int32 on the device */
-  tb_tensor *idx;      /* a view of the indices the kernel read (holds their memory) */
-  int64_t dim;
-  size_t axis;
-} index_check;
+/* The node's flag, shared by its state and the records of its runs (a record may outlive the state: a graph's). */
+struct tb_cuda_flag {
+  int refs;
+  tb_tensor *flag; /* int32 on the device */
+  bool zeroed;     /* its fill ran on the stream; false when it was made inside a capture, whose graph holds it */
+};
+typedef tb_cuda_flag index_flag;
 
-static void free_check(void *p) {
-  index_check *c = p;
-  tb_tensor_destroy(c->flag);
-  tb_tensor_destroy(c->idx);
-  free(c);
+/* The state of an index node: the shared CUDA state first (cuda_launch.c's functions read it), then its flag. */
+typedef struct index_state {
+  tb_cuda_node node;
+  index_flag *f;
+} index_state;
+
+/* What the indices of the last call are checked against: one dim along `axis`, or (k > 0) column j of rows of k
+ * against dims[j], named as axis first_axis + j; or (lens) a recurrent node's sequence_lens against 0..dim. */
+typedef struct index_rule {
+  bool lens;
+  int64_t dim;
+  size_t axis, k;
+  int64_t dims[TB_MAX_DIMS];
+} index_rule;
+
+/* A run's record for one node: the flag, the node's label and the indices of its last call in the run. */
+typedef struct index_record {
+  index_flag *f;
+  tb_kernel_ctx label; /* a copy of the node's context: only what tb_kernel_error reads (graph, node) is used */
+  tb_tensor *idx;      /* a view of the indices the kernel read last (holds their memory) */
+  index_rule rule;
+} index_record;
+
+static void flag_unref(index_flag *f) {
+  if (!f || --f->refs > 0) return;
+  tb_tensor_destroy(f->flag);
+  free(f);
 }
 
-static tb_status run_check(void *p) {
-  index_check *c = p;
+static void free_record(void *p) {
+  index_record *r = p;
+  flag_unref(r->f);
+  tb_tensor_destroy(r->idx);
+  free(r);
+}
+
+/* The first of sequence_lens outside 0..seq: the CPU reference's status and sentence (rnn_control/rnn_seq.c). */
+static tb_status check_lens(index_record *r) {
+  size_t n = (size_t)tb_tensor_numel(r->idx);
+  int64_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return tb_kernel_error(&r->label, TB_ERR_OUT_OF_MEMORY, "out of host memory for %zu sequence lengths", n);
+  tb_status st = tb_tensor_copy_to_host(r->idx, v, n * tb_dtype_size(tb_tensor_dtype(r->idx)));
+  if (st == TB_OK && tb_tensor_dtype(r->idx) == TB_DTYPE_I32)
+    for (size_t b = n; b-- > 0;) v[b] = ((const int32_t *)v)[b]; /* widened in place, from the end */
+  for (size_t b = 0; st == TB_OK && b < n; b++)
+    if (v[b] < 0 || v[b] > r->rule.dim)
+      st = tb_kernel_error(&r->label, TB_ERR_MODEL, "sequence_lens[%lld] is %lld, outside 0..%lld", (long long)b, (long long)v[b],
+                           (long long)r->rule.dim);
+  free(v);
+  return st;
+}
+
+static tb_status check_rule(index_record *r) {
+  const index_rule *u = &r->rule;
+  if (u->lens) return check_lens(r);
+  return u->k ? tb_cuda_check_nd_indices(&r->label, r->idx, u->k, u->dims, u->axis)
+              : tb_cuda_check_indices(&r->label, r->idx, u->dim, u->axis);
+}
+
+static tb_status run_record(void *p, bool *found) {
+  index_record *r = p;
   int32_t set = 0;
-  tb_status st = tb_tensor_copy_to_host(c->flag, &set, sizeof set);
+  tb_status st = tb_tensor_copy_to_host(r->f->flag, &set, sizeof set);
   if (st != TB_OK || !set) return st;
   const int32_t zero = 0;
-  st = tb_tensor_copy_from_host(c->flag, &zero, sizeof zero); /* a replay's check starts from 0 again */
+  st = tb_tensor_copy_from_host(r->f->flag, &zero, sizeof zero); /* the next run (or replay) starts from 0 again */
   if (st != TB_OK) return st;
-  st = tb_cuda_check_indices(&c->label, c->idx, c->dim, c->axis);
+  *found = true;
+  if ((st = check_rule(r)) != TB_OK) return st;
+  /* the bad indices were an earlier call's in this run (a Scan's body, which has no host synchronisation per
+   * iteration) */
+  return tb_kernel_error(&r->label, TB_ERR_INVALID_ARGUMENT,
+                         "an index was out of range in one of the node's runs before its last one (the last one's "
+                         "indices are good); fix the indices");
+}
+
+tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out) {
+  *out = NULL;
+  tb_cuda_flag *f = calloc(1, sizeof *f);
+  if (!f) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
+  f->refs = 1;
+  const int32_t zero = 0;
+  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &f->flag);
+  if (st == TB_OK) st = tb_tensor_fill(f->flag, &zero); /* on the model's stream, which prepare binds */
+  if (st != TB_OK) {
+    flag_unref(f);
+    return st;
+  }
+  /* made at a node's first run inside a capture: the fill is the graph's, and a dropped graph never runs it */
+  cuda_state *cs = tb_cuda_state_of(ctx);
+  f->zeroed = !cs || !tb_cuda_capturing(cs);
+  *out = f;
+  return TB_OK;
+}
+
+void tb_cuda_flag_release(tb_cuda_flag *f) { flag_unref(f); }
+
+tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state) {
+  void *shared = NULL;
+  tb_status st = tb_cuda_prepare(ctx, &shared);
   if (st != TB_OK) return st;
-  /* the node ran more than once in the run (a loop's body) and the bad indices were an earlier run's */
-  return tb_kernel_error(&c->label, TB_ERR_INVALID_ARGUMENT,
-                         "an index of the indices was outside [-%lld, %lld) for axis %zu of size %lld in one of the node's "
-                         "runs; fix the indices",
-                         (long long)c->dim, (long long)c->dim, c->axis, (long long)c->dim);
+  index_state *s = realloc(shared, sizeof *s); /* the shared state stays at its start */
+  if (!s) {
+    free(shared);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
+  }
+  if ((st = tb_cuda_flag_make(ctx, &s->f)) != TB_OK) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return TB_OK;
+}
+
+void tb_cuda_index_release(void *state) {
+  index_state *s = state;
+  if (!s) return;
+  flag_unref(s->f);
+  free(s);
+}
+
+/* This run's record for the node of flag f (made at its first call in the run), its indices now idx, checked by
+ * rule. */
+static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const index_rule *rule, tb_tensor **flag) {
+  *flag = NULL;
+  if (!f) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the kernel has no prepared flag for the check of its indices");
+  tb_status st = TB_OK;
+  cuda_state *cs = tb_cuda_state_of(ctx);
+  if (!f->zeroed && cs && !tb_cuda_capturing(cs)) { /* zeroed on the stream, before the kernel that reads it */
+    const int32_t zero = 0;
+    if ((st = tb_tensor_fill(f->flag, &zero)) != TB_OK) return st;
+    f->zeroed = true;
+  }
+  tb_tensor *view = NULL;
+  st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
+  if (st != TB_OK) return st;
+  index_record *r = tb_run_checks_find(f);
+  if (!r) {
+    if (!(r = calloc(1, sizeof *r))) {
+      tb_tensor_destroy(view);
+      return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
+    }
+    r->f = f;
+    f->refs++;
+    r->idx = view;
+    r->label = *ctx;
+    r->rule = *rule;
+    if ((st = tb_run_checks_add(f, run_record, r, free_record)) != TB_OK) return st;
+  } else {
+    tb_tensor_destroy(r->idx);
+    r->idx = view;
+    r->label = *ctx;
+    r->rule = *rule;
+  }
+  *flag = f->flag;
+  return TB_OK;
+}
+
+static tb_cuda_flag *flag_of(const tb_kernel_ctx *ctx) {
+  const index_state *s = ctx->state;
+  return s ? s->f : NULL;
+}
+
+tb_status tb_cuda_lens_flag(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *lens, int64_t seq, tb_tensor **flag) {
+  index_rule rule = {.lens = true, .dim = seq};
+  return arm(ctx, f, lens, &rule, flag);
 }
 
 tb_status tb_cuda_index_flag(tb_kernel_ctx *ctx, tb_tensor *idx, int64_t dim, size_t axis, tb_tensor **flag) {
-  *flag = NULL;
-  index_check *c = calloc(1, sizeof *c);
-  if (!c) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
-  c->label = *ctx;
-  c->dim = dim;
-  c->axis = axis;
-  const int32_t zero = 0;
-  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &c->flag);
-  if (st == TB_OK) st = tb_tensor_fill(c->flag, &zero); /* a device fill: a captured graph holds it */
-  if (st == TB_OK)
-    st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &c->idx);
-  if (st != TB_OK) {
-    free_check(c);
-    return st;
-  }
-  *flag = c->flag;
-  return tb_run_checks_add(run_check, c, free_check);
+  index_rule rule = {.dim = dim, .axis = axis};
+  return arm(ctx, flag_of(ctx), idx, &rule, flag);
+}
+
+tb_status tb_cuda_index_flag_nd(tb_kernel_ctx *ctx, tb_tensor *idx, size_t k, const int64_t *dims, size_t first_axis, tb_tensor **flag) {
+  if (k == 0 || k > TB_MAX_DIMS) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "%zu indexed dims for the check of the indices", k);
+  index_rule rule = {.axis = first_axis, .k = k};
+  memcpy(rule.dims, dims, k * sizeof *dims);
+  return arm(ctx, flag_of(ctx), idx, &rule, flag);
 }

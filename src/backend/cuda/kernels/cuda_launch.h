@@ -15,7 +15,7 @@
 #include "backend/kernel.h"
 
 enum {
-  TB_CUDA_MAX_ARGS = 12,
+  TB_CUDA_MAX_ARGS = 16, /* the recurrent sequence kernel takes 13 */
   TB_CUDA_ARG_BYTES = 512,
   TB_CUDA_BLOCK_ELEMENTS = 256, /* threads per block of the elementwise (grid-stride) kernels */
   TB_CUDA_BLOCKS_PER_SM = 8,    /* resident 256-thread blocks per multiprocessor the 1-D grid aims at */

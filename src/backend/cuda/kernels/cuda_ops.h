@@ -32,6 +32,9 @@ extern const tb_cuda_family tb_cuda_family_layout, tb_cuda_family_window, tb_cud
 /* If, Loop, Scan: the shared control-flow kernels (cuda_ops_control.c, backend/control/control_kernels.h). */
 extern const tb_cuda_family tb_cuda_family_control;
 
+/* The recurrent kernels' prepare and release (cuda_ops_rnn.c): the GEMM path's state and the sequence_lens flag. */
+tb_status tb_cuda_rnn_prepare(tb_kernel_ctx *ctx, void **state);
+void tb_cuda_rnn_release(void *state);
 /* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
 tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
 

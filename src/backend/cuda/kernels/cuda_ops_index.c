@@ -1,10 +1,9 @@
 /* CUDA kernels of the index ops for data of any 1, 2, 4 or 8-byte dtype with int32 or int64 indices
  * (kernels/70_data.cu): Gather along one axis, GatherElements, ScatterElements and ScatterND without a
- * reduction (the reductions run on the CPU), and Where. Gather's indices are checked by the device and the flag
- * it sets read at the end of the run (cuda_index_flag.c: no wait in the middle, so a graph can hold it); the
- * others' are read back once per run and checked as the CPU kernels check them, so a bad index never reaches
- * the device. Either way an index outside its dim is TB_ERR_INVALID_ARGUMENT naming it; negative indices count
- * from the end. */
+ * reduction (the reductions: cuda_ops_layout.c), and Where. The indices are checked by the device and the flag it
+ * sets read at the run's next host synchronisation (cuda_index_flag.c: no wait in the middle, so a graph can hold
+ * it): an index outside its dim is TB_ERR_INVALID_ARGUMENT naming it in the CPU kernels' sentence; negative
+ * indices count from the end. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -37,8 +36,10 @@ static tb_status gather_run(tb_kernel_ctx *ctx) {
 }
 
 /* The descriptor GatherElements and ScatterElements share: the indices' shape as the index space, the
- * data's strides in st[k], the axis and its length; the indices checked on every other axis too. */
-static tb_status elements_desc(tb_kernel_ctx *ctx, int64_t given_axis, const tb_tensor *data, const tb_tensor *idx, int k, tb_cuda_dm *d) {
+ * data's strides in st[k], the axis and its length; the indices' shape checked on every other axis; *flag the
+ * node's flag for the device's check of the indices. */
+static tb_status elements_desc(tb_kernel_ctx *ctx, int64_t given_axis, const tb_tensor *data, tb_tensor *idx, int k, tb_cuda_dm *d,
+                               tb_tensor **flag) {
   tb_status st;
   size_t axis = 0, nd = data->ndim;
   if ((st = tb_cuda_axis(ctx, given_axis, nd, &axis)) != TB_OK) return st;
@@ -52,18 +53,18 @@ static tb_status elements_desc(tb_kernel_ctx *ctx, int64_t given_axis, const tb_
   *d = (tb_cuda_dm){.rank = (int32_t)nd, .mode = (int32_t)idx->dtype, .p = {(int64_t)axis, data->shape[axis]}};
   memcpy(d->dims, idx->shape, nd * sizeof *idx->shape);
   tb_shape_strides(nd, data->shape, d->st[k]);
-  return tb_cuda_check_indices(ctx, idx, data->shape[axis], axis);
+  return tb_cuda_index_flag(ctx, idx, data->shape[axis], axis, flag);
 }
 
 static tb_status gather_elements_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
-  const tb_tensor *x = ctx->inputs[0], *idx = ctx->inputs[1];
-  tb_tensor *y = ctx->outputs[0];
+  const tb_tensor *x = ctx->inputs[0];
+  tb_tensor *y = ctx->outputs[0], *flag = NULL;
   if (tb_tensor_numel(y) == 0) return TB_OK;
   tb_cuda_dm d;
-  if ((st = elements_desc(ctx, ((const tb_axis_params *)ctx->params)->axis, x, idx, 0, &d)) != TB_OK) return st;
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_elements_kernels, x->dtype), x, idx, NULL, y, tb_tensor_numel(y), &d,
+  if ((st = elements_desc(ctx, ((const tb_axis_params *)ctx->params)->axis, x, ctx->inputs[1], 0, &d, &flag)) != TB_OK) return st;
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_elements_kernels, x->dtype), x, ctx->inputs[1], flag, y, tb_tensor_numel(y), &d,
                        TB_CUDA_DM_ELEMENTS);
 }
 
@@ -78,9 +79,10 @@ static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates hold %lld values for %lld indices; give one update per index",
                            (long long)tb_tensor_numel(upd), (long long)tb_tensor_numel(idx));
   tb_cuda_dm d;
+  tb_tensor *flag = NULL;
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || tb_tensor_numel(idx) == 0) return st;
-  if ((st = elements_desc(ctx, ((const tb_scatter_params *)ctx->params)->axis, x, idx, 3, &d)) != TB_OK) return st;
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(scatter_elements_kernels, x->dtype), upd, idx, NULL, y, tb_tensor_numel(idx), &d,
+  if ((st = elements_desc(ctx, ((const tb_scatter_params *)ctx->params)->axis, x, ctx->inputs[1], 3, &d, &flag)) != TB_OK) return st;
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(scatter_elements_kernels, x->dtype), upd, idx, flag, y, tb_tensor_numel(idx), &d,
                        TB_CUDA_DM_ELEMENTS);
 }
 
@@ -99,13 +101,14 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates hold %lld values where the indices address %lld", (long long)tb_tensor_numel(upd),
                            (long long)(rows * slice));
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || rows * slice == 0) return st;
-  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape, 0)) != TB_OK) return st;
+  tb_tensor *flag = NULL;
+  if ((st = tb_cuda_index_flag_nd(ctx, ctx->inputs[1], k, x->shape, 0, &flag)) != TB_OK) return st;
   tb_cuda_dm d = {.rank = 0, .mode = (int32_t)idx->dtype, .p = {(int64_t)k, slice}};
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(x->ndim, x->shape, xs);
   memcpy(d.dims, x->shape, k * sizeof *xs);
   memcpy(d.st[3], xs, k * sizeof *xs);
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(scatter_nd_kernels, x->dtype), upd, idx, NULL, y, rows * slice, &d, TB_CUDA_DM_ELEMENTS);
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(scatter_nd_kernels, x->dtype), upd, idx, flag, y, rows * slice, &d, TB_CUDA_DM_ELEMENTS);
 }
 
 /* Where(cond, X, Y): the three broadcast to the output. */
@@ -147,10 +150,10 @@ static bool where_accepts(const tb_kernel_query *q) {
 }
 
 static const tb_kernel kernels[] = {
-    TB_CUDA_KERNEL("", "Gather", gather_accepts, gather_run),
-    TB_CUDA_KERNEL("", "GatherElements", gather_accepts, gather_elements_run),
-    TB_CUDA_KERNEL("", "ScatterElements", scatter_accepts, scatter_elements_run),
-    TB_CUDA_KERNEL("", "ScatterND", scatter_nd_accepts, scatter_nd_run),
+    TB_CUDA_INDEX_KERNEL("Gather", gather_accepts, gather_run),
+    TB_CUDA_INDEX_KERNEL("GatherElements", gather_accepts, gather_elements_run),
+    TB_CUDA_INDEX_KERNEL("ScatterElements", scatter_accepts, scatter_elements_run),
+    TB_CUDA_INDEX_KERNEL("ScatterND", scatter_nd_accepts, scatter_nd_run),
     TB_CUDA_KERNEL("", "Where", where_accepts, where_run),
 };
 const tb_cuda_family tb_cuda_family_index = {kernels, sizeof kernels / sizeof kernels[0]};

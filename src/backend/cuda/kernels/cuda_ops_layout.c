@@ -150,12 +150,13 @@ static tb_status gather_nd_run(tb_kernel_ctx *ctx) {
   for (size_t d = (size_t)(b + k); d < r; d++) slice *= x->shape[d];
   for (size_t d = (size_t)b; d + 1 < q; d++) tuples *= ind->shape[d];
   if (tb_tensor_numel(y) == 0) return TB_OK;
-  if ((st = tb_cuda_check_nd_indices(ctx, ind, (size_t)k, x->shape + b, (size_t)b)) != TB_OK) return st;
+  tb_tensor *flag = NULL;
+  if ((st = tb_cuda_index_flag_nd(ctx, ctx->inputs[1], (size_t)k, x->shape + b, (size_t)b, &flag)) != TB_OK) return st;
   tb_cuda_dm d = {.mode = (int32_t)ind->dtype, .p = {k, slice, tuples ? tuples : 1, per_batch}};
   tb_shape_strides(r, x->shape, xs);
   memcpy(d.dims, x->shape + b, (size_t)k * sizeof *xs);
   memcpy(d.st[0], xs + b, (size_t)k * sizeof *xs);
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_nd_kernels, x->dtype), x, ind, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(gather_nd_kernels, x->dtype), x, ind, flag, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
 /* ScatterElements with a reduction and Scatter (reduction 0: replace, the last duplicate wins as on the CPU):
@@ -180,7 +181,8 @@ static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
                              (long long)x->shape[r]);
   }
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || tb_tensor_numel(idx) == 0) return st;
-  if ((st = tb_cuda_check_indices(ctx, idx, x->shape[axis], axis)) != TB_OK) return st;
+  tb_tensor *flag = NULL;
+  if ((st = tb_cuda_index_flag(ctx, ctx->inputs[1], x->shape[axis], axis, &flag)) != TB_OK) return st;
   int64_t is[TB_MAX_DIMS];
   tb_shape_strides(nd, idx->shape, is);
   tb_cuda_dm d = {.rank = (int32_t)nd, .mode = (int32_t)(x->dtype | (int)p->reduction << 8 | idx->dtype << 16),
@@ -188,7 +190,7 @@ static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
   memcpy(d.dims, idx->shape, nd * sizeof *idx->shape);
   d.dims[axis] = 1;
   tb_shape_strides(nd, x->shape, d.st[3]);
-  return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_elements_reduce", upd, idx, NULL, y, tb_tensor_numel(idx) / idx->shape[axis], &d,
+  return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_elements_reduce", upd, idx, flag, y, tb_tensor_numel(idx) / idx->shape[axis], &d,
                        TB_CUDA_DM_ELEMENTS);
 }
 
@@ -208,14 +210,15 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "updates hold %lld values where the indices address %lld", (long long)tb_tensor_numel(upd),
                            (long long)(rows * slice));
   if ((st = tb_cuda_copy_bytes(ctx, y, x)) != TB_OK || rows * slice == 0) return st;
-  if ((st = tb_cuda_check_nd_indices(ctx, idx, k, x->shape, 0)) != TB_OK) return st;
+  tb_tensor *flag = NULL;
+  if ((st = tb_cuda_index_flag_nd(ctx, ctx->inputs[1], k, x->shape, 0, &flag)) != TB_OK) return st;
   const tb_scatter_params *p = ctx->params;
   tb_cuda_dm d = {.mode = (int32_t)(x->dtype | (int)p->reduction << 8 | idx->dtype << 16), .p = {(int64_t)k, slice, rows}};
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(r, x->shape, xs);
   memcpy(d.dims, x->shape, k * sizeof *xs);
   memcpy(d.st[3], xs, k * sizeof *xs);
-  return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_reduce", upd, idx, NULL, y, slice, &d, TB_CUDA_DM_ELEMENTS);
+  return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_reduce", upd, idx, flag, y, slice, &d, TB_CUDA_DM_ELEMENTS);
 }
 
 /* NonZero: count per chunk, the counts read back and made offsets, then the fill into [rank, count]. */
@@ -295,10 +298,10 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Trilu", trilu_accepts, trilu_run),
     TB_CUDA_KERNEL("", "ReverseSequence", reverse_sequence_accepts, reverse_sequence_run),
     TB_CUDA_KERNEL("", "OneHot", onehot_accepts, onehot_run),
-    TB_CUDA_KERNEL("", "GatherND", gather_nd_accepts, gather_nd_run),
-    TB_CUDA_KERNEL("", "Scatter", scatter_accepts, scatter_elements_run),
-    TB_CUDA_KERNEL("", "ScatterElements", scatter_reduce_accepts, scatter_elements_run),
-    TB_CUDA_KERNEL("", "ScatterND", scatter_reduce_accepts, scatter_nd_run),
+    TB_CUDA_INDEX_KERNEL("GatherND", gather_nd_accepts, gather_nd_run),
+    TB_CUDA_INDEX_KERNEL("Scatter", scatter_accepts, scatter_elements_run),
+    TB_CUDA_INDEX_KERNEL("ScatterElements", scatter_reduce_accepts, scatter_elements_run),
+    TB_CUDA_INDEX_KERNEL("ScatterND", scatter_reduce_accepts, scatter_nd_run),
     TB_CUDA_KERNEL("", "NonZero", nonzero_accepts, nonzero_run),
 };
 const tb_cuda_family tb_cuda_family_layout = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -7,13 +7,17 @@
  *      present, else the own tiled kernel: cuda_gemm.h): xw[d] = X W[d]^T, [dirs, seq * batch, G * H];
  *   2. R transposed per direction (tb_cu_rnn_transpose_f32), so the recurrent product reads it coalesced;
  *   3. the sequence (tb_cu_rnn_seq_f32): one block per (direction, batch row) looping over the time steps, with
- *      the recurrent product h R^T and the gates fused per step, the lengths read on the device.
+ *      the recurrent product h R^T and the gates fused per step, the lengths read on the device. A length outside
+ *      0..seq sets the node's flag (cuda_index_flag.c), read at the run's next host synchronisation: the run then
+ *      fails with the CPU's status and sentence, as the CPU refuses it.
  * One persistent block per sequence rather than two launches per step: a streaming model (batch 1, hidden
  * 64-256, tens of steps per call) is bound by the chain of steps, and a launch per step costs microseconds
  * even replayed from a graph, while a block's barrier costs nanoseconds; the price is that one multiprocessor
  * per (direction, row) does the whole recurrent product, so large hidden sizes with large batches would do
  * better with a product per step over the whole GPU (not written). Other dtypes run on the CPU. */
 #include <string.h>
+#include <stdlib.h>
+#include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/kernel_shape.h"
@@ -134,7 +138,36 @@ static tb_status transpose_r(tb_kernel_ctx *ctx, const rnn_desc *r, tb_tensor *r
   return tb_cuda_go_elements(&l, tb_tensor_numel(rt));
 }
 
-static tb_status run_sequence(tb_kernel_ctx *ctx, const rnn_desc *r, const tb_tensor *xw, const tb_tensor *rt, tb_tensor *work) {
+/* The node's state: the GEMM path's (the input projection's), and the flag its sequence_lens are checked into. */
+typedef struct rnn_state {
+  void *gemm;
+  tb_cuda_flag *lens;
+} rnn_state;
+
+tb_status tb_cuda_rnn_prepare(tb_kernel_ctx *ctx, void **state) {
+  *state = NULL;
+  rnn_state *rs = calloc(1, sizeof *rs);
+  if (!rs) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the recurrent node's state");
+  tb_status st = tb_cuda_gemm_prepare(ctx, &rs->gemm);
+  if (st == TB_OK) st = tb_cuda_flag_make(ctx, &rs->lens);
+  if (st != TB_OK) {
+    tb_cuda_rnn_release(rs);
+    return st;
+  }
+  *state = rs;
+  return TB_OK;
+}
+
+void tb_cuda_rnn_release(void *state) {
+  rnn_state *rs = state;
+  if (!rs) return;
+  tb_cuda_gemm_release(rs->gemm);
+  tb_cuda_flag_release(rs->lens);
+  free(rs);
+}
+
+static tb_status run_sequence(tb_kernel_ctx *ctx, const rnn_desc *r, const tb_tensor *xw, const tb_tensor *rt, tb_tensor *work,
+                              const tb_tensor *bad_lens) {
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, "tb_cu_rnn_seq_f32");
   tb_cuda_arg_optional(&l, xw);
@@ -143,6 +176,7 @@ static tb_status run_sequence(tb_kernel_ctx *ctx, const rnn_desc *r, const tb_te
   for (size_t i = 0; i < sizeof optional_inputs / sizeof optional_inputs[0]; i++) tb_cuda_arg_optional(&l, input_at(ctx, optional_inputs[i]));
   for (size_t i = 0; i < 3; i++) tb_cuda_arg_optional(&l, wanted_output(ctx, i));
   tb_cuda_arg_tensor(&l, work);
+  tb_cuda_arg_optional(&l, bad_lens);
   tb_cuda_arg_bytes(&l, r, sizeof *r, 8);
   int64_t units = (int64_t)r->dirs * r->batch, rows = (int64_t)r->cell * r->hidden;
   int64_t threads = (rows + TB_CUDA_WARP - 1) / TB_CUDA_WARP * TB_CUDA_WARP;
@@ -151,7 +185,19 @@ static tb_status run_sequence(tb_kernel_ctx *ctx, const rnn_desc *r, const tb_te
   return tb_cuda_go(&l, dims);
 }
 
+static tb_status rnn_run_in(tb_kernel_ctx *ctx, tb_cuda_flag *lens_flag);
+
+/* The GEMM path reads its own state from ctx->state: the node's is swapped for it during the run. */
 static tb_status rnn_run(tb_kernel_ctx *ctx) {
+  rnn_state *rs = ctx->state;
+  if (!rs) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the recurrent kernel runs without its prepared state");
+  ctx->state = rs->gemm;
+  tb_status st = rnn_run_in(ctx, rs->lens);
+  ctx->state = rs;
+  return st;
+}
+
+static tb_status rnn_run_in(tb_kernel_ctx *ctx, tb_cuda_flag *lens_flag) {
   const tb_rnn_params *a = ctx->params;
   size_t max_inputs = a->cell == TB_RNN_CELL_LSTM ? 8 : 6;
   if (ctx->n_inputs > max_inputs) return tb_kernel_error(ctx, TB_ERR_MODEL, "has %zu inputs, at most %zu", ctx->n_inputs, max_inputs);
@@ -171,7 +217,10 @@ static tb_status rnn_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 2, work_shape, &work);
   if (st == TB_OK) st = project_inputs(ctx, &r, xw);
   if (st == TB_OK && r.hidden > 0) st = transpose_r(ctx, &r, rt);
-  if (st == TB_OK && r.hidden > 0) st = run_sequence(ctx, &r, xw, rt, work);
+  tb_tensor *bad_lens = NULL; /* the device checks the lengths; the run's next host synchronisation reads the flag */
+  if (st == TB_OK && r.hidden > 0 && input_at(ctx, IN_LENS))
+    st = tb_cuda_lens_flag(ctx, lens_flag, ctx->inputs[IN_LENS], r.seq, &bad_lens);
+  if (st == TB_OK && r.hidden > 0) st = run_sequence(ctx, &r, xw, rt, work, bad_lens);
   tb_tensor_destroy(xw);
   tb_tensor_destroy(rt);
   tb_tensor_destroy(work);
@@ -195,7 +244,7 @@ static bool rnn_accepts(const tb_kernel_query *q) {
   return p->acts_per_direction * (size_t)p->num_directions <= TB_RNN_MAX_ACTS;
 }
 
-#define TB_CUDA_RNN_KERNEL(name) {"", name, TB_KERNEL_REFERENCE, 0, rnn_accepts, rnn_run, tb_cuda_gemm_prepare, tb_cuda_gemm_release, NULL}
+#define TB_CUDA_RNN_KERNEL(name) {"", name, TB_KERNEL_REFERENCE, 0, rnn_accepts, rnn_run, tb_cuda_rnn_prepare, tb_cuda_rnn_release, NULL}
 static const tb_kernel kernels[] = {
     TB_CUDA_RNN_KERNEL("LSTM"),
     TB_CUDA_RNN_KERNEL("GRU"),
