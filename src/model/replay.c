@@ -38,6 +38,7 @@ struct tb_replay {
   replay_graph graphs[TB_REPLAY_GRAPHS];
   replay_graph *last;   /* the graph the last run launched (its checks) */
   uint64_t captures_made;
+  bool copy_out;        /* the caller was seen keeping a run's outputs: each run's outputs are copies from now on */
   size_t plan;          /* the executor's plan count after the last capture: a plan made by a run in between (not
                            captured) may have freed memory a graph uses, so every graph is dropped then */
   size_t n_inputs, n_outputs;
@@ -225,16 +226,29 @@ static tb_status copy_inputs(tb_replay *r, replay_graph *rg, tb_tensor *const *i
   return st;
 }
 
-/* New tensors for the caller with the graph's outputs (on the bound stream). */
-static tb_status copy_outputs(tb_replay *r, replay_graph *rg, tb_tensor **outputs) {
+/* The graph's outputs for the caller: the graph's own buffers (a view of each: no copy, no allocation) until the
+ * caller is seen keeping them across a run, then new tensors with copies (on the bound stream). */
+static tb_status hand_outputs(tb_replay *r, replay_graph *rg, tb_tensor **outputs) {
   tb_status st = TB_OK;
   for (size_t k = 0; k < r->n_outputs && st == TB_OK; k++) {
     const tb_tensor *t = rg->out[k];
+    if (!r->copy_out) {
+      st = tb_tensor_wrap(t->storage, t->dtype, t->ndim, t->shape, t->strides, t->offset, &outputs[k]);
+      continue;
+    }
     st = tb_tensor_create(r->device, tb_tensor_dtype(t), tb_tensor_ndim(t), tb_tensor_shape(t), &outputs[k]);
     if (st == TB_OK) st = tb_tensor_copy(outputs[k], t);
   }
   if (st != TB_OK) destroy_all(outputs, r->n_outputs);
   return st;
+}
+
+/* Whether a tensor besides the graph's own still refers to one of its output buffers (the caller kept the outputs
+ * of an earlier run, or exported them): a launch would write over them. */
+static bool outputs_held(const tb_replay *r, const replay_graph *rg) {
+  for (size_t k = 0; k < r->n_outputs; k++)
+    if (rg->out[k] && atomic_load(&rg->out[k]->storage->refs) > 1) return true;
+  return false;
 }
 
 /* Graphs are off for this model from now on, with the reason. */
@@ -315,6 +329,14 @@ tb_status tb_replay_run(tb_replay *r, tb_exec *e, const tb_graph *g, tb_tensor *
    * graphs may use: capture again */
   if (r->plan != tb_exec_plan_count(e)) drop_all(r);
   replay_graph *rg = find(r, inputs);
+  if (rg && !r->copy_out && outputs_held(r, rg)) {
+    /* the caller keeps outputs the graph would write over: they stay the caller's (the graphs let go of them, at their
+     * addresses), the graphs are captured again with buffers of their own, and outputs are copies from now on */
+    r->copy_out = true;
+    r->counts.outputs_kept++;
+    drop_all(r);
+    rg = NULL;
+  }
   bool fresh = rg == NULL;
   if (fresh) {
     rg = slot_for_capture(r);
@@ -325,7 +347,7 @@ tb_status tb_replay_run(tb_replay *r, tb_exec *e, const tb_graph *g, tb_tensor *
     st = copy_inputs(r, rg, inputs);
   }
   if (st == TB_OK) st = r->device->ops->graph_launch(r->device->state, rg->graph);
-  if (st == TB_OK) st = copy_outputs(r, rg, outputs);
+  if (st == TB_OK) st = hand_outputs(r, rg, outputs);
   if (st != TB_OK) {
     drop_all(r); /* a failed launch may have left the graphs' memory in any state: capture again next time */
     return st;

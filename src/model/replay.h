@@ -2,7 +2,7 @@
  * backend_impl.h). The first run with a set of input shapes copies the inputs into device buffers the replay keeps,
  * runs the executor with the model's stream captured (nothing executes; every device block the run frees is held
  * back for the graph), makes the executable graph (updated in place when an earlier one has the same shape of
- * work), launches it and copies its outputs into new tensors. A later run with the same input shapes copies the
+ * work), launches it and hands the caller its output buffers (copies once the caller is seen keeping them). A later run with the same input shapes copies the
  * inputs into the same buffers and launches the graph: one call, whatever the number of nodes. Other shapes
  * capture a graph of their own: up to TB_REPLAY_GRAPHS are kept, keyed by the input shapes, the oldest capture
  * evicted first. docs/cuda.md "Graph replay". */
@@ -42,6 +42,7 @@ const char *tb_replay_why_not(const tb_replay *r);
  * the executor's). */
 typedef struct tb_replay_counts {
   size_t captures, updates, replays, evictions;
+  size_t outputs_kept; /* times the caller was found keeping outputs a replay would overwrite (then copies) */
   size_t graphs;
   uint64_t pinned_bytes;
 } tb_replay_counts;
