@@ -2,9 +2,10 @@
  * backend_impl.h). The first run with a set of input shapes copies the inputs into device buffers the replay keeps,
  * runs the executor with the model's stream captured (nothing executes; every device block the run frees is held
  * back for the graph), makes the executable graph (updated in place when an earlier one has the same shape of
- * work), launches it and copies its outputs into new tensors. A later run with the same input shapes copies the
+ * work), launches it and hands the caller its output buffers (copies once the caller is seen keeping them). A later run with the same input shapes copies the
  * inputs into the same buffers and launches the graph: one call, whatever the number of nodes. Other shapes
- * capture again. docs/cuda.md "Graph replay". */
+ * capture a graph of their own: up to TB_REPLAY_GRAPHS are kept, keyed by the input shapes, the oldest capture
+ * evicted first. docs/cuda.md "Graph replay". */
 #ifndef TB_MODEL_REPLAY_H
 #define TB_MODEL_REPLAY_H
 #include <stdbool.h>
@@ -13,6 +14,10 @@
 #include "model/engine.h"
 
 typedef struct tb_replay tb_replay;
+
+/* Executable graphs kept per prepared model, one per set of input shapes (a model alternating between a few batch
+ * sizes replays each); a new set beyond them evicts the oldest capture. */
+#define TB_REPLAY_GRAPHS 4
 
 /* Why the graph of e's runs on `device` cannot be captured ("node 'mm' (MatMul) runs on cpu:0, ..."), written to
  * why; false when it can. `off` names the switch that turned it off, or NULL. */
@@ -31,9 +36,15 @@ tb_status tb_replay_run(tb_replay *r, tb_exec *e, const tb_graph *g, tb_tensor *
 /* NULL while graphs are used, else why not (owned by r). */
 const char *tb_replay_why_not(const tb_replay *r);
 
-/* Facts for tests and docs: graphs captured (fresh or updating), executable graphs updated in place, replays. */
+/* Facts for tests and docs: graphs captured (fresh or updating), executable graphs updated in place, replays,
+ * graphs evicted for a new set of shapes; the graphs kept now and the device bytes they pin (their input and output
+ * buffers and the blocks their captured runs freed, rounded as the allocator holds them; the executor's arena is
+ * the executor's). */
 typedef struct tb_replay_counts {
-  size_t captures, updates, replays;
+  size_t captures, updates, replays, evictions;
+  size_t outputs_kept; /* times the caller was found keeping outputs a replay would overwrite (then copies) */
+  size_t graphs;
+  uint64_t pinned_bytes;
 } tb_replay_counts;
 tb_replay_counts tb_replay_counts_of(const tb_replay *r);
 /* The checks the captured run's kernels left for the end of the run (backend/run_checks.h), to run after each

@@ -2,7 +2,8 @@
  * fake_cuda_exec.h, which log every stream, copy, event and graph call in order): one non-blocking stream per
  * prepared model and nothing on the legacy default stream; the weights uploaded at prepare, only the inputs at run;
  * pinned staging buffers made once and reused; the run captured as a CUDA graph and replayed while the input
- * shapes repeat (one cuGraphLaunch, no kernel launch), captured again (exec update) on new shapes, not captured
+ * shapes repeat (one cuGraphLaunch, no kernel launch), a graph per set of input shapes (bounded, the oldest
+ * evicted and its executable graph updated in place), not captured
  * where it cannot be (with the reason) or when turned off; errors in the middle of a capture as a status and a
  * sentence with nothing left behind; the device time of a run and of each node from events. Values go through the
  * kernels' emulator (FAKE_CUDA_EMULATE) and are compared with the CPU backend where it was built. */
@@ -330,17 +331,19 @@ static void same_shapes_replay_one_graph(void **state) {
   expect_values(&r, 3, 1, 2); /* the first run: captured, then launched */
   static const char *const first[] = {"cuMemcpyHtoDAsync_v2", "cuStreamBeginCapture_v2", "cuLaunchKernel", "cuLaunchKernel",
                                       "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel", "cuStreamEndCapture",
-                                      "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuMemcpyDtoDAsync_v2",
-                                      "cuMemcpyDtoDAsync_v2", "cuStreamSynchronize"};
+                                      "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuStreamSynchronize"};
   expect_order(first, sizeof first / sizeof first[0]);
+  assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 0); /* the caller gets the graph's output buffers */
   assert_int_equal(calls("cuLaunchKernel"), 5);
   assert_int_equal(calls("cuGraphLaunch"), 1);
   assert_int_equal(counts(&r).captures, 1);
   for (unsigned seed = 2; seed < 5; seed++) { /* new values, same shapes: the graph reads the new input */
     log_reset();
     expect_values(&r, 3, seed, 2);
-    static const char *const again[] = {"cuMemcpyHtoDAsync_v2", "cuGraphLaunch", "cuMemcpyDtoDAsync_v2", "cuStreamSynchronize"};
+    static const char *const again[] = {"cuMemcpyHtoDAsync_v2", "cuGraphLaunch", "cuStreamSynchronize"};
     expect_order(again, sizeof again / sizeof again[0]);
+    assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 0); /* nor a copy of them: the last run's were given back */
+    assert_int_equal(calls("cuMemAlloc_v2"), 0);
     assert_int_equal(calls("cuLaunchKernel"), 0); /* one launch per run, whatever the number of nodes */
     assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
     assert_int_equal(calls("cuGraphLaunch"), 1);
@@ -353,33 +356,141 @@ static void same_shapes_replay_one_graph(void **state) {
   rig_close(&r);
 }
 
-static void new_shapes_capture_again(void **state) {
+/* The outputs are the graph's own buffers while the caller gives them back before the next run; a caller keeping
+ * them (here the outputs of the first run, while two more run) keeps its values: the graph lets go of those buffers,
+ * is captured again with buffers of its own, and outputs are copies from then on. */
+static void outputs_kept_by_the_caller_are_not_overwritten(void **state) {
   (void)state;
   rig r;
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
+  tb_tensor *kept[2] = {NULL}, *want[2] = {NULL};
+  TB_ASSERT_OK(rig_run(&r, r.prepared, 3, 1, 2, kept)); /* captured; kept holds the graph's buffers */
+  TB_ASSERT_OK(rig_run(&r, r.reference, 3, 1, 2, want));
+  log_reset();
+  expect_values(&r, 3, 2, 2); /* other values: captured again, not written over kept */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(counts(&r).outputs_kept, 1);
+  log_reset();
+  expect_values(&r, 3, 3, 2); /* a replay, its outputs copied out */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(calls("cuGraphLaunch"), 1);
+  assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 2);
+  for (size_t k = 0; k < 2; k++) {
+    size_t n = (size_t)tb_tensor_numel(want[k]);
+    float a[64], b[64];
+    TB_ASSERT_OK(tb_tensor_copy_to_host(want[k], a, n * sizeof *a));
+    TB_ASSERT_OK(tb_tensor_copy_to_host(kept[k], b, n * sizeof *b));
+    for (size_t i = 0; emulated && i < n; i++)
+      if (fabsf(a[i] - b[i]) > 1e-6f + 1e-5f * fabsf(a[i]))
+        fail_msg("kept output %zu element %zu: %.9g after two more runs, %.9g when it was made", k, i, (double)b[i], (double)a[i]);
+    tb_tensor_destroy(kept[k]);
+    tb_tensor_destroy(want[k]);
+  }
+  assert_int_equal(counts(&r).outputs_kept, 1);
+  rig_close(&r);
+}
+
+/* One graph per set of input shapes: a model alternating between two batch sizes captures each once, then only
+ * replays (no kernel launch, no capture), the values right every time (the fake checks each replayed graph's memory
+ * again, so a graph whose buffers another capture freed would fail with 700). */
+static void alternating_shapes_replay_a_graph_each(void **state) {
+  (void)state;
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
+  log_reset();
   expect_values(&r, 2, 1, 2);
   expect_values(&r, 2, 2, 2); /* replay */
+  tb_replay_counts one = counts(&r);
+  assert_int_equal(one.graphs, 1);
+  /* x [2, 6], y [2, 1], s [2, 6] and the three intermediate values the captured run freed: six blocks of 512 */
+  assert_int_equal(one.pinned_bytes, 6 * 512);
+  expect_values(&r, 5, 3, 2); /* batch 5: a second graph, the first one kept */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 2);
+  assert_int_equal(calls("cuGraphInstantiateWithFlags"), 2);
+  assert_int_equal(calls("cuGraphExecUpdate_v2"), 0);
+  assert_int_equal(fake_int("fake_cuda_live_graphs"), 2);
   log_reset();
-  expect_values(&r, 5, 3, 2); /* batch 5: captured again, the executable graph updated in place */
+  for (unsigned i = 0; i < 6; i++) expect_values(&r, i % 2 ? 5 : 2, 10 + i, 2);
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(calls("cuLaunchKernel"), 0);
+  assert_int_equal(calls("cuGraphLaunch"), 6);
+  tb_replay_counts c = counts(&r);
+  assert_int_equal(c.captures, 2);
+  assert_int_equal(c.updates, 0);
+  assert_int_equal(c.replays, 7);
+  assert_int_equal(c.evictions, 0);
+  assert_int_equal(c.graphs, 2);
+  /* batch 5's six blocks and one more: batch 2's arena, planned after the first capture and freed in the second
+   * (held by the second graph, which outlives the first: the oldest is evicted first) */
+  assert_int_equal(c.pinned_bytes, 13 * 512);
+  rig_close(&r); /* every graph, buffer and held block freed (rig_close counts them) */
+}
+
+/* At most TB_REPLAY_GRAPHS graphs: a new set of shapes beyond them evicts the oldest capture, whose executable graph
+ * is updated in place for the new one (or made anew when the driver refuses the update). */
+static void a_new_shape_beyond_the_bound_evicts_the_oldest(void **state) {
+  (void)state;
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
+  for (int64_t b = 1; b <= TB_REPLAY_GRAPHS; b++) expect_values(&r, b, (unsigned)b, 2);
+  assert_int_equal(counts(&r).graphs, TB_REPLAY_GRAPHS);
+  assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
+  log_reset();
+  expect_values(&r, 9, 20, 2); /* one more: batch 1 (the oldest) goes, its executable graph updated */
   assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
   assert_int_equal(calls("cuGraphExecUpdate_v2"), 1);
   assert_int_equal(calls("cuGraphInstantiateWithFlags"), 0);
-  expect_values(&r, 5, 4, 2);
   tb_replay_counts c = counts(&r);
-  assert_int_equal(c.captures, 2);
+  assert_int_equal(c.evictions, 1);
   assert_int_equal(c.updates, 1);
-  assert_int_equal(c.replays, 2);
-  /* an update the driver refuses: a new executable graph instead */
+  assert_int_equal(c.graphs, TB_REPLAY_GRAPHS);
+  assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
+  log_reset();
+  for (int64_t b = 2; b <= TB_REPLAY_GRAPHS; b++) expect_values(&r, b, 30 + (unsigned)b, 2); /* still kept */
+  expect_values(&r, 9, 21, 2);
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(calls("cuGraphLaunch"), TB_REPLAY_GRAPHS);
+  /* batch 1 again: captured again, evicting batch 2 (now the oldest); the driver refuses the update this time */
   setenv("FAKE_CUDA_FAIL", "update", 1);
   log_reset();
-  expect_values(&r, 1, 5, 2);
+  expect_values(&r, 1, 40, 2);
   unsetenv("FAKE_CUDA_FAIL");
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
   assert_int_equal(calls("cuGraphExecUpdate_v2"), 1);
   assert_int_equal(calls("cuGraphInstantiateWithFlags"), 1);
-  assert_int_equal(calls("cuGraphExecDestroy"), 1); /* the old one */
-  assert_int_equal(fake_int("fake_cuda_live_graphs"), 1);
-  expect_values(&r, 1, 6, 2);
-  assert_int_equal(counts(&r).replays, 3);
+  assert_int_equal(calls("cuGraphExecDestroy"), 1); /* the evicted graph's */
+  assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
+  assert_int_equal(counts(&r).evictions, 2);
+  log_reset();
+  expect_values(&r, 2, 41, 2); /* batch 2 was evicted: a capture */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  expect_values(&r, 1, 42, 2); /* batch 1 replays */
+  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(counts(&r).evictions, 3);
+  rig_close(&r);
+}
+
+/* A graph captured on the executor's planned arena keeps working after another shape's capture made a new plan: the
+ * old arena, freed during that capture, is held by the newer graph, which is evicted only after the older one. */
+static void a_graph_on_the_arena_outlives_the_next_plan(void **state) {
+  (void)state;
+  rig r;
+  TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
+  TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, true));
+  expect_values(&r, 3, 1, 2); /* observed: no graph; the executor plans for batch 3 after it */
+  TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, false));
+  const tb_block *arena = r.prepared->exec->darena->storage->block;
+  expect_values(&r, 3, 2, 2); /* captured with its values in the arena */
+  expect_values(&r, 5, 3, 2); /* captured: a new plan, the batch-3 arena freed into this capture's hold */
+  assert_ptr_not_equal(r.prepared->exec->darena->storage->block, arena);
+  for (int64_t b = 6; b < 6 + TB_REPLAY_GRAPHS - 2; b++) expect_values(&r, b, (unsigned)b, 2); /* the cache full */
+  for (unsigned i = 0; i < 4; i++) expect_values(&r, i % 2 ? 5 : 3, 10 + i, 2); /* both still replay, right */
+  assert_int_equal(counts(&r).captures, TB_REPLAY_GRAPHS);
+  expect_values(&r, 11, 20, 2); /* evicts batch 3's graph (the oldest), not batch 5's */
+  expect_values(&r, 5, 21, 2);
+  tb_replay_counts c = counts(&r);
+  assert_int_equal(c.evictions, 1);
+  assert_int_equal(c.replays, 5);
   rig_close(&r);
 }
 
@@ -686,7 +797,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(pinned_staging_buffers_are_reused, setup, teardown),
       cmocka_unit_test_setup_teardown(freed_blocks_are_held_for_the_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(same_shapes_replay_one_graph, setup, teardown),
-      cmocka_unit_test_setup_teardown(new_shapes_capture_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(outputs_kept_by_the_caller_are_not_overwritten, setup, teardown),
+      cmocka_unit_test_setup_teardown(alternating_shapes_replay_a_graph_each, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_new_shape_beyond_the_bound_evicts_the_oldest, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_graph_on_the_arena_outlives_the_next_plan, setup, teardown),
       cmocka_unit_test_setup_teardown(an_observed_run_with_new_shapes_forces_a_capture, setup, teardown),
       cmocka_unit_test_setup_teardown(what_cannot_be_captured_runs_without_a_graph, setup, teardown),
       cmocka_unit_test_setup_teardown(an_embedding_lookup_is_captured_and_replayed, setup, teardown),
