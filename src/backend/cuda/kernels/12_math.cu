@@ -112,16 +112,18 @@ TB_EW_MATH(ceil)
 __device__ inline float tb_ew_pow(float a, float b) { return powf(a, b); }
 __device__ inline double tb_ew_pow(double a, double b) { return pow(a, b); }
 
-// A double result narrowed to T once: to float by rounding to odd (truncated, the last bit set where bits were
-// lost), so that the float's one later rounding to float16 or bfloat16 is the double's own rounding.
-__device__ inline double tb_ew_narrow(double v, double) { return v; }
-__device__ inline float tb_ew_narrow(double v, float) {
+// A double to float rounding to odd (toward zero, the last bit set when inexact): the float's one later rounding
+// to float16 or bfloat16 is then the double's own (float keeps more than two bits past the half's).
+__device__ inline float tb_ew_to_odd(double v) {
   float f = (float)v;
   if (v != v || (double)f == v) return f;
   unsigned bits = __float_as_uint(f);
   if (fabs((double)f) > fabs(v)) bits -= 1u; // rounded away from zero: one step back towards it
   return __uint_as_float(bits | 1u);
 }
+// A double result narrowed to T once (float: rounded to odd, for the half it is stored in).
+__device__ inline double tb_ew_narrow(double v, double) { return v; }
+__device__ inline float tb_ew_narrow(double v, float) { return tb_ew_to_odd(v); }
 
 // The logistic function as the CPU reference computes it (no overflow of e^-x for negative x).
 template <typename T>

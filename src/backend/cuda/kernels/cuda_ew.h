@@ -32,9 +32,10 @@ enum {
 enum { TB_CUDA_EW_ADD, TB_CUDA_EW_SUB, TB_CUDA_EW_MUL, TB_CUDA_EW_DIV, TB_CUDA_EW_POW, TB_CUDA_EW_MAX, TB_CUDA_EW_MIN, TB_CUDA_EW_PRELU };
 enum { TB_CUDA_EW_F_FMOD = 1, TB_CUDA_EW_F_LEFT = 1, TB_CUDA_EW_F_FIRST = 1, TB_CUDA_EW_F_NEGATIVE = 2, TB_CUDA_EW_F_POSITIVE = 4,
        TB_CUDA_EW_F_SAME = 8, TB_CUDA_EW_F_LAST = 8 };
-/* 31_index_reduce.cu's TB_IX_* switches and the longest TopK row sorted in shared memory. */
+/* 31_index_reduce.cu's TB_IX_* switches, the longest TopK row sorted in shared memory and the longest float16 CumSum
+ * row of the block scan. */
 enum { TB_CUDA_IX_F_LAST = 1, TB_CUDA_IX_F_MAX = 2, TB_CUDA_IX_F_HARDMAX = 4, TB_CUDA_IX_F_EXCLUSIVE = 1, TB_CUDA_IX_F_REVERSE = 2,
-       TB_CUDA_IX_F_LARGEST = 1, TB_CUDA_IX_SORT_MAX = 2048 };
+       TB_CUDA_IX_F_LARGEST = 1, TB_CUDA_IX_SORT_MAX = 2048, TB_CUDA_IX_SCAN_F16_MAX = 8192 };
 
 /* How a tb_cu_ew_ kernel is spread: over n elements, or one block per row (n rows of d->len elements). */
 typedef enum tb_cuda_ew_grid { TB_CUDA_EW_ELEMENTS, TB_CUDA_EW_ROWS } tb_cuda_ew_grid;
