@@ -26,6 +26,8 @@
 #      fp8 at O2 on compute capability 8.9 and newer (SKIP below), against the tolerance rows of cuda
 #      tf32 / bf16 / fp8 (assumed until this step measures them); then the GEMM rate in bf16 (O3) against
 #      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16);
+#  10. CumSum's block scan (docs/cuda.md "CumSum's block scan"): an int32 [4, 2^20] and a float16 [64, 4096]
+#      CumSum along the last axis under `tb bench` on cpu and cuda:0 (needs numpy and onnx, else skipped);
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -294,6 +296,32 @@ if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
   step "gemm rate cuda:0 O3 bf16" gemm_rate_bf16.log "$python" scripts/gpu_gemm_rate.py "$tb" --precision bf16 \
     ${GPU_CHECK_GEMM_SIZES:-512 1024 2048 4096}
   grep -E "^N=" "$out/gemm_rate_bf16.log" | sed "s/^/    /" | tee -a "$summary"
+fi
+
+# ---- CumSum's block scan: one long int32 row per block, float16 rows; cpu against cuda:0 ----------------------
+if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
+  mkdir -p "$out/models"
+  if "$python" - "$out/models" >"$out/make_cumsum.log" 2>&1 <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+for name, dtype, shape in (("cumsum_i32", TensorProto.INT32, [4, 1 << 20]), ("cumsum_f16", TensorProto.FLOAT16, [64, 4096])):
+    axis = helper.make_tensor("axis", TensorProto.INT64, [], [-1])
+    node = helper.make_node("CumSum", ["x", "axis"], ["y"])
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", dtype, shape)],
+                          [helper.make_tensor_value_info("y", dtype, shape)], [axis])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)], ir_version=8), f"{sys.argv[1]}/{name}.onnx")
+PY
+  then
+    for name in cumsum_i32 cumsum_f16; do
+      step "$name bench cpu,cuda:0 O2" "${name}_bench.log" "$tb" bench "$out/models/$name.onnx" --backends cpu,cuda:0 \
+        --levels O2 --threads 1 --warmup 3 --iters 20
+      grep -E "^(cpu|cuda)" "$out/${name}_bench.log" | sed "s/^/    /" | tee -a "$summary"
+    done
+  else
+    note FAIL "cumsum models" "see $out/make_cumsum.log"
+  fi
+else
+  note SKIP "cumsum bench" "no numpy and onnx in $python"
 fi
 
 echo "summary: $summary" | tee -a "$summary"

@@ -196,8 +196,11 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   assert_non_null(find("", "Softmax", 13, &soft, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_non_null(find("tb", "Gelu", 1, &erf_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_non_null(find("", "ReduceSum", 13, &sum, 2, TB_DTYPE_F32, TB_DTYPE_I64, &why));
-  /* float32 only: others stay on the CPU */
-  assert_null(find("", "Relu", 14, NULL, 1, TB_DTYPE_F16, TB_DTYPE_F16, &why));
+  /* the float dtypes (float64, float16 and bfloat16 through 12_math.cu); others stay on the CPU */
+  assert_non_null(find("", "Relu", 14, NULL, 1, TB_DTYPE_F16, TB_DTYPE_F16, &why));
+  assert_non_null(find("", "Add", 14, &modern, 2, TB_DTYPE_BF16, TB_DTYPE_BF16, &why));
+  assert_non_null(find("", "Add", 14, &modern, 2, TB_DTYPE_F64, TB_DTYPE_F64, &why));
+  assert_null(find("", "Relu", 14, NULL, 1, TB_DTYPE_I32, TB_DTYPE_I32, &why));
   assert_string_equal(why, "the CUDA kernel does not take these input types or attributes (float32 only)");
   assert_null(find("", "Add", 14, &modern, 2, TB_DTYPE_I64, TB_DTYPE_I64, &why));
   assert_null(find("", "Add", 14, &modern, 2, TB_DTYPE_F32, TB_DTYPE_F16, &why));
@@ -207,7 +210,7 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   /* the tanh form is not the elementwise family's erf kernel but cuda_ops_norm.c's tb_cu_dm_gelu_tanh_f32 */
   assert_true(find("tb", "Gelu", 1, &tanh_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why) != find("tb", "Gelu", 1, &erf_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_non_null(find("tb", "Gelu", 1, &tanh_form, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
-  assert_null(find("", "Max", 13, NULL, 3, TB_DTYPE_F32, TB_DTYPE_F32, &why)); /* three inputs */
+  assert_non_null(find("", "Max", 13, NULL, 3, TB_DTYPE_F32, TB_DTYPE_F32, &why)); /* three inputs: cuda_ops_math.c's fold */
   /* ops without a kernel */
   assert_null(find("", "LpNormalization", 11, NULL, 1, TB_DTYPE_F32, TB_DTYPE_F32, &why));
   assert_string_equal(why, "no CUDA kernel for this op");
@@ -543,14 +546,17 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18 + 5 + 6); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
                                                          the GEMM kernels' 2, the data kernels' 41 (test_cuda_data),
                                                          the math and index kernels' 54 (test_cuda_math), the
                                                          reduced-precision products' 4 (test_cuda_lowp), the layout,
                                                          window and Einsum kernels' 24 (test_cuda_layout), the
                                                          recurrent kernels' 2 and the quantized ops' 4
                                                          (test_cuda_rnn, test_cuda_quant), the math and index
-                                                         kernels' float16 / bfloat16 18 (test_cuda_math) */
+                                                         kernels' float16 / bfloat16 18 (test_cuda_math), the
+                                                         elementwise kernels' float64 / float16 / bfloat16 5
+                                                         (test_cuda_ew_half), CumSum's block scans 6
+                                                         (test_cuda_scan) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

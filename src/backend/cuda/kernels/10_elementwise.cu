@@ -1,8 +1,9 @@
-// Elementwise kernels on float32. Unary: y[i] = f(x[i]) over n contiguous elements, with two scalar
-// parameters that the parameterised ops read (LeakyRelu, Elu: alpha; HardSigmoid: alpha, beta; Clip: min,
-// max) and the others ignore. Binary: y = a op b, either over n elements of equal shape (_flat) or with
-// ONNX broadcasting over up to 8 dims (_broadcast, with a tb_broadcast). Every kernel takes any grid: each
-// thread strides over the elements.
+// Elementwise kernels on float32 (float64, float16 and bfloat16 run the same ops through 12_math.cu's
+// tb_cu_ew_math_* and tb_cu_ew_arith_*, the halves computed in float32 and rounded once). Unary: y[i] = f(x[i])
+// over n contiguous elements, with two scalar parameters that the parameterised ops read (LeakyRelu, Elu: alpha;
+// HardSigmoid: alpha, beta; Clip: min, max) and the others ignore. Binary: y = a op b, either over n elements of
+// equal shape (_flat) or with ONNX broadcasting over up to 8 dims (_broadcast, with a tb_broadcast). Every
+// kernel takes any grid: each thread strides over the elements.
 
 template <typename Op>
 __device__ inline void tb_unary(const float *__restrict__ x, float *__restrict__ y, tb_index n, float alpha, float beta) {
@@ -19,11 +20,18 @@ struct tb_leaky_relu {
 struct tb_elu {
   __device__ float operator()(float v, float alpha, float) const { return v < 0.0f ? alpha * expm1f(v) : v; }
 };
-struct tb_sigmoid {
-  __device__ float operator()(float v, float, float) const { return 1.0f / (1.0f + expf(-v)); }
+struct tb_sigmoid { // as the CPU reference: e^v / (1 + e^v) below 0, so e^-v does not overflow
+  __device__ float operator()(float v, float, float) const {
+    if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
+    float e = expf(v);
+    return e / (1.0f + e);
+  }
 };
-struct tb_hard_sigmoid {
-  __device__ float operator()(float v, float alpha, float beta) const { return fminf(1.0f, fmaxf(0.0f, alpha * v + beta)); }
+struct tb_hard_sigmoid { // NaN stays NaN
+  __device__ float operator()(float v, float alpha, float beta) const {
+    float h = alpha * v + beta;
+    return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+  }
 };
 struct tb_silu {
   __device__ float operator()(float v, float, float) const { return v / (1.0f + expf(-v)); }
@@ -31,8 +39,8 @@ struct tb_silu {
 struct tb_gelu { // the exact form, with erf
   __device__ float operator()(float v, float, float) const { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 };
-struct tb_softplus { // log(1 + e^v), without overflow for large v
-  __device__ float operator()(float v, float, float) const { return v > 20.0f ? v : log1pf(expf(v)); }
+struct tb_softplus { // log(1 + e^v) as the CPU reference: v + log(1 + e^-v) above 0, without overflow
+  __device__ float operator()(float v, float, float) const { return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v)); }
 };
 struct tb_clip {
   __device__ float operator()(float v, float lo, float hi) const { return v != v ? v : fminf(hi, fmaxf(lo, v)); }

@@ -1,5 +1,6 @@
-// The elementwise math the CPU reference runs beyond 10_elementwise.cu's float32 set, for every dtype the CPU
-// kernels take: the trigonometric and hyperbolic functions, Round (half to even), Sign, Softsign, Shrink,
+// The elementwise math the CPU reference runs beyond 10_elementwise.cu's float32 kernels, for every dtype the CPU
+// kernels take: 10_elementwise.cu's ops on float64, float16 and bfloat16 (the unary ones through
+// tb_cu_ew_math_*, the binary ones through tb_cu_ew_arith_*); the trigonometric and hyperbolic functions, Round (half to even), Sign, Softsign, Shrink,
 // ThresholdedRelu, Celu, Selu, HardSwish, tb::Silu and tb::Mish on float32 and float64 (each in its own type,
 // as the CPU computes them) and on float16 and bfloat16 (computed in float32, rounded once to nearest even, as
 // the CPU's staging does); Sign, Abs and Neg on the integer types (wrapping, as numpy); IsNaN and IsInf to
@@ -45,12 +46,42 @@ struct tb_ew {
 #define TB_EW_NEG 22
 #define TB_EW_ISNAN 23 // tb_cu_ew_classify_*: flags TB_EW_F_NEGATIVE / _POSITIVE for IsInf
 #define TB_EW_ISINF 24
+// 10_elementwise.cu's unary ops, for the dtypes beyond float32 (alpha, beta: their parameters as there)
+#define TB_EW_RELU 25
+#define TB_EW_LEAKY_RELU 26
+#define TB_EW_ELU 27
+#define TB_EW_SIGMOID 28
+#define TB_EW_HARD_SIGMOID 29
+#define TB_EW_SOFTPLUS 30
+#define TB_EW_TANH 31
+#define TB_EW_EXP 32
+#define TB_EW_LOG 33
+#define TB_EW_SQRT 34
+#define TB_EW_RECIPROCAL 35
+#define TB_EW_ERF 36
+#define TB_EW_FLOOR 37
+#define TB_EW_CEIL 38
+#define TB_EW_CLIP 39      // alpha: min, beta: max
+#define TB_EW_GELU 40      // tb::Gelu in double, as the CPU's reference, rounded once
+#define TB_EW_GELU_TANH 41
+
+// The binary operations (tb_ew.op of tb_cu_ew_arith_*, and the fold of tb_cu_ew_accumulate_* / _fold_*).
+#define TB_EW_ADD 0
+#define TB_EW_SUB 1
+#define TB_EW_MUL 2
+#define TB_EW_DIV 3
+#define TB_EW_POW 4
+#define TB_EW_MAX 5
+#define TB_EW_MIN 6
+#define TB_EW_PRELU 7
 
 #define TB_EW_F_FMOD 1      // Mod: C's remainder (the dividend's sign), else Python's (the divisor's)
 #define TB_EW_F_LEFT 1      // BitShift to the left
 #define TB_EW_F_FIRST 1     // Sum / Mean: the first input (y is written, not added to)
 #define TB_EW_F_NEGATIVE 2  // IsInf: detect -inf
 #define TB_EW_F_POSITIVE 4  // IsInf: detect +inf
+#define TB_EW_F_SAME 8      // tb_cu_ew_arith_*: a, b and y of one shape (no broadcast offsets)
+#define TB_EW_F_LAST 8      // tb_cu_ew_fold_*: the last input (y is the output, rounded, not the float32 accumulator)
 
 // The C library's function for float (sinf) and double (sin), chosen by the argument's type.
 #define TB_EW_MATH(fn) \
@@ -73,6 +104,34 @@ TB_EW_MATH(fabs)
 TB_EW_MATH(exp)
 TB_EW_MATH(expm1)
 TB_EW_MATH(log1p)
+TB_EW_MATH(log)
+TB_EW_MATH(sqrt)
+TB_EW_MATH(erf)
+TB_EW_MATH(floor)
+TB_EW_MATH(ceil)
+__device__ inline float tb_ew_pow(float a, float b) { return powf(a, b); }
+__device__ inline double tb_ew_pow(double a, double b) { return pow(a, b); }
+
+// A double to float rounding to odd (toward zero, the last bit set when inexact): the float's one later rounding
+// to float16 or bfloat16 is then the double's own (float keeps more than two bits past the half's).
+__device__ inline float tb_ew_to_odd(double v) {
+  float f = (float)v;
+  if (v != v || (double)f == v) return f;
+  unsigned bits = __float_as_uint(f);
+  if (fabs((double)f) > fabs(v)) bits -= 1u; // rounded away from zero: one step back towards it
+  return __uint_as_float(bits | 1u);
+}
+// A double result narrowed to T once (float: rounded to odd, for the half it is stored in).
+__device__ inline double tb_ew_narrow(double v, double) { return v; }
+__device__ inline float tb_ew_narrow(double v, float) { return tb_ew_to_odd(v); }
+
+// The logistic function as the CPU reference computes it (no overflow of e^-x for negative x).
+template <typename T>
+__device__ inline T tb_ew_logistic(T x) {
+  if (x >= (T)0) return (T)1 / ((T)1 + tb_ew_exp(-x));
+  T e = tb_ew_exp(x);
+  return e / ((T)1 + e);
+}
 
 // float16 and bfloat16 elements by their bits, loaded as float and stored rounded to nearest even; every other
 // type as itself. tb_ew_compute<S>::type is the type an element of S is computed in.
@@ -122,7 +181,63 @@ __device__ inline T tb_ew_unary(int op, T x, T alpha, T beta, T gamma) {
     case TB_EW_MISH: return x * tb_ew_tanh(x > zero ? x + tb_ew_log1p(tb_ew_exp(-x)) : tb_ew_log1p(tb_ew_exp(x)));
     case TB_EW_ABS: return tb_ew_fabs(x);
     case TB_EW_NEG: return -x;
+    case TB_EW_RELU: return x < zero ? zero : x;
+    case TB_EW_LEAKY_RELU: return x < zero ? alpha * x : x;
+    case TB_EW_ELU: return x < zero ? alpha * tb_ew_expm1(x) : x;
+    case TB_EW_SIGMOID: return tb_ew_logistic(x);
+    case TB_EW_HARD_SIGMOID: {
+      T h = alpha * x + beta;
+      return h < zero ? zero : h > one ? one : h;
+    }
+    case TB_EW_SOFTPLUS: return x > zero ? x + tb_ew_log1p(tb_ew_exp(-x)) : tb_ew_log1p(tb_ew_exp(x));
+    case TB_EW_TANH: return tb_ew_tanh(x);
+    case TB_EW_EXP: return tb_ew_exp(x);
+    case TB_EW_LOG: return tb_ew_log(x);
+    case TB_EW_SQRT: return tb_ew_sqrt(x);
+    case TB_EW_RECIPROCAL: return one / x;
+    case TB_EW_ERF: return tb_ew_erf(x);
+    case TB_EW_FLOOR: return tb_ew_floor(x);
+    case TB_EW_CEIL: return tb_ew_ceil(x);
+    case TB_EW_CLIP: return x < alpha ? alpha : x > beta ? beta : x;
+    case TB_EW_GELU: {
+      double v = (double)x;
+      return tb_ew_narrow(0.5 * v * (1.0 + erf(v * 0.70710678118654752440)), x);
+    }
+    case TB_EW_GELU_TANH: {
+      double v = (double)x;
+      return tb_ew_narrow(0.5 * v * (1.0 + tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v))), x);
+    }
     default: return x;
+  }
+}
+
+// One binary operation in T with the CPU reference's expressions (arith.c, pow_mod.c, activation.c, variadic.c):
+// Max and Min keep the first NaN.
+template <typename T>
+__device__ inline T tb_ew_binary(int op, T a, T b) {
+  switch (op) {
+    case TB_EW_ADD: return a + b;
+    case TB_EW_SUB: return a - b;
+    case TB_EW_MUL: return a * b;
+    case TB_EW_DIV: return a / b;
+    case TB_EW_POW: return tb_ew_pow(a, b);
+    case TB_EW_MAX: return a != a ? a : b != b ? b : a >= b ? a : b;
+    case TB_EW_MIN: return a != a ? a : b != b ? b : a <= b ? a : b;
+    case TB_EW_PRELU: return a < (T)0 ? b * a : a;
+    default: return a;
+  }
+}
+
+// y = a op b with ONNX broadcasting (bc's strides; none under TB_EW_F_SAME), in the compute type of S.
+template <typename S>
+__device__ inline void tb_ew_arith(const void *a, const void *b, void *y, tb_index n, const tb_ew &d) {
+  const S *x = (const S *)a, *w = (const S *)b;
+  S *o = (S *)y;
+  bool same = (d.flags & TB_EW_F_SAME) != 0;
+  TB_GRID_LOOP(i, n) {
+    tb_index ia = i, ib = i;
+    if (!same) tb_broadcast_offsets(d.bc, i, &ia, &ib);
+    tb_ew_store(o, i, tb_ew_binary(d.op, tb_ew_load(x, ia), tb_ew_load(w, ib)));
   }
 }
 
@@ -210,9 +325,10 @@ __device__ inline void tb_ew_bitshift(const void *a, const void *b, void *y, tb_
   }
 }
 
-// One input of Sum or Mean folded into the output (the broadcast shape of all inputs): y = (first ? x : y + x),
-// divided by alpha (Mean's input count on its last input; 1 otherwise), in the inputs' type, in input order
-// as the CPU kernel folds them. b is the input, broadcast to y with bc's b strides.
+// One input of Sum, Mean, Max or Min folded into the output (the broadcast shape of all inputs): y = (first ? x :
+// y op x) with op TB_EW_ADD, _MAX or _MIN, divided by alpha (Mean's input count on its last input; 1 otherwise),
+// in the inputs' type, in input order as the CPU kernel folds them. b is the input, broadcast to y with bc's b
+// strides.
 template <typename T>
 __device__ inline void tb_ew_accumulate(const void *b, void *y, tb_index n, const tb_ew &d) {
   const T *x = (const T *)b;
@@ -222,8 +338,27 @@ __device__ inline void tb_ew_accumulate(const void *b, void *y, tb_index n, cons
   TB_GRID_LOOP(i, n) {
     tb_index ia, ib;
     tb_broadcast_offsets(d.bc, i, &ia, &ib);
-    T v = first ? x[ib] : o[i] + x[ib];
+    T v = first ? x[ib] : tb_ew_binary(d.op, o[i], x[ib]);
     o[i] = divisor == (T)1 ? v : v / divisor;
+  }
+}
+
+// One float16 / bfloat16 input of Sum, Mean, Max or Min (three inputs and more, or Max / Min of any count) folded
+// into a float32 accumulator, as the CPU folds them in float32 and rounds once: acc = (first ? x : a op x) with
+// a the accumulator (float32, the output's shape) and b the input (bc's b strides); y is the accumulator, or under
+// TB_EW_F_LAST the output, acc / alpha rounded once.
+template <typename S>
+__device__ inline void tb_ew_fold_half(const void *a, const void *b, void *y, tb_index n, const tb_ew &d) {
+  const float *acc = (const float *)a;
+  const S *x = (const S *)b;
+  const float divisor = (float)d.alpha;
+  bool first = (d.flags & TB_EW_F_FIRST) != 0, last = (d.flags & TB_EW_F_LAST) != 0;
+  TB_GRID_LOOP(i, n) {
+    tb_index ia, ib;
+    tb_broadcast_offsets(d.bc, i, &ia, &ib);
+    float v = first ? tb_ew_load(x, ib) : tb_ew_binary(d.op, acc[i], tb_ew_load(x, ib));
+    if (last) tb_ew_store((S *)y, i, divisor == 1.0f ? v : v / divisor);
+    else ((float *)y)[i] = v;
   }
 }
 
@@ -272,3 +407,8 @@ extern "C" __global__ void tb_cu_ew_mod_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_m
 extern "C" __global__ void tb_cu_ew_mod_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_mod<tb_ew_bhalf>(a, b, y, n, d); }
 extern "C" __global__ void tb_cu_ew_accumulate_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate_half<tb_ew_half>(a, b, y, n, d); }
 extern "C" __global__ void tb_cu_ew_accumulate_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_accumulate_half<tb_ew_bhalf>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_fold_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_fold_half<tb_ew_half>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_fold_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_fold_half<tb_ew_bhalf>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arith_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_arith<double>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arith_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_arith<tb_ew_half>(a, b, y, n, d); }
+extern "C" __global__ void tb_cu_ew_arith_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ew_arith<tb_ew_bhalf>(a, b, y, n, d); }

@@ -3,7 +3,9 @@
 //   ArgMax / ArgMin (int64 out) and Hardmax (one-hot, the input's type), as the CPU reference picks:
 //     _rows (inner 1): one block per row, each thread the best of its stride, then a tree in shared memory;
 //     _cols (inner > 1): one thread per output, walking its column as the CPU does;
-//   CumSum: one thread per (outer, inner) column, summing in order (exclusive, reverse: tb_ew.flags);
+//   CumSum: one thread per (outer, inner) column, summing in order (exclusive, reverse: tb_ew.flags); rows of
+//     32 elements and more (inner 1) whose sums do not depend on the order of the additions (the integers,
+//     wrapping; float16 in double, exact up to TB_IX_SCAN_F16_MAX elements) as a block scan, one block per row;
 //   TopK: one block per row; a row of up to TB_IX_SORT_MAX elements is sorted whole in shared memory (bitonic),
 //     a longer one is walked k times, each pass the next element in order after the last one taken.
 // The order of TopK is the CPU's: by value (NaN above every number), largest or smallest first, ties by the
@@ -18,6 +20,7 @@
 #define TB_IX_F_REVERSE 2   // CumSum
 #define TB_IX_F_LARGEST 1   // TopK
 #define TB_IX_SORT_MAX 2048 // TopK: the longest row sorted in shared memory
+#define TB_IX_SCAN_F16_MAX 8192 // CumSum: float16 sums of this many elements are exact in double (2^53 / (65504 * 2^24))
 
 // Element t of row `row` of the [outer, len, inner] view.
 __device__ inline tb_index tb_ix_at(const tb_ew &d, tb_index row, tb_index t) {
@@ -126,17 +129,9 @@ __device__ inline void tb_ix_arg_cols(const void *a, void *y, tb_index rows, con
   }
 }
 
-// A double rounded once to float16 / bfloat16: to float rounding to odd (toward zero, the last bit set when
-// inexact), then to nearest even, which is the direct rounding (float keeps more than two bits past the half's).
-__device__ inline float tb_ix_to_odd(double v) {
-  float f = (float)v;
-  if ((double)f == v || v != v) return f;
-  unsigned u = __float_as_uint(f);
-  if (fabs((double)f) > fabs(v)) u -= 1; // toward zero: one step down in magnitude
-  return __uint_as_float(u | 1u);
-}
-__device__ inline void tb_ix_store_sum(tb_ew_half *p, tb_index i, double v) { p[i].bits = tb_f32_to_f16(tb_ix_to_odd(v)); }
-__device__ inline void tb_ix_store_sum(tb_ew_bhalf *p, tb_index i, double v) { p[i].bits = tb_f32_to_bf16(tb_ix_to_odd(v)); }
+// A double rounded once to float16 / bfloat16: 12_math.cu's tb_ew_to_odd, then to nearest even.
+__device__ inline void tb_ix_store_sum(tb_ew_half *p, tb_index i, double v) { p[i].bits = tb_f32_to_f16(tb_ew_to_odd(v)); }
+__device__ inline void tb_ix_store_sum(tb_ew_bhalf *p, tb_index i, double v) { p[i].bits = tb_f32_to_bf16(tb_ew_to_odd(v)); }
 template <typename T, typename A>
 __device__ inline void tb_ix_store_sum(T *p, tb_index i, A v) { p[i] = (T)v; }
 
@@ -155,6 +150,38 @@ __device__ inline void tb_ix_cumsum(const void *a, void *y, tb_index rows, const
       if (!exclusive) sum = (A)(sum + v);
       tb_ix_store_sum(o, at, sum);
       if (exclusive) sum = (A)(sum + v);
+    }
+  }
+}
+
+// CumSum of rows (inner 1) as a block scan, for the types whose sums are the same in any order: the integers in
+// their unsigned twin A (wrapping as the CPU's sequential sum does) and float16 in double (every partial sum of up to
+// TB_IX_SCAN_F16_MAX halves is exact, +-inf and NaN whatever the order). One block per row, walking it in tiles of
+// blockDim.x elements (from the end under reverse): each tile scanned in shared memory (Hillis-Steele, log2
+// blockDim.x steps), offset by the total of the tiles before it; the exclusive sum is the scan one place back.
+template <typename T, typename A>
+__device__ inline void tb_ix_cumsum_scan(const void *a, void *y, tb_index rows, const tb_ew &d) {
+  __shared__ A part[1024];
+  const T *x = (const T *)a;
+  T *o = (T *)y;
+  bool exclusive = (d.flags & TB_IX_F_EXCLUSIVE) != 0, reverse = (d.flags & TB_IX_F_REVERSE) != 0;
+  int t = threadIdx.x, nb = blockDim.x;
+  for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
+    A carry = (A)0;
+    for (tb_index start = 0; start < d.len; start += nb) {
+      tb_index s = start + t, at = row * d.len + (reverse ? d.len - 1 - s : s);
+      part[t] = s < d.len ? (A)tb_ew_load(x, at) : (A)0;
+      __syncthreads();
+      for (int off = 1; off < nb; off <<= 1) {
+        A add = t >= off ? part[t - off] : (A)0;
+        __syncthreads();
+        part[t] = (A)(part[t] + add);
+        __syncthreads();
+      }
+      A before = t > 0 ? part[t - 1] : (A)0;
+      if (s < d.len) tb_ix_store_sum(o, at, (A)(carry + (exclusive ? before : part[t])));
+      carry = (A)(carry + part[nb - 1]);
+      __syncthreads(); // every thread has read the tile's sums before the next tile writes them
     }
   }
 }
@@ -297,3 +324,9 @@ extern "C" __global__ void tb_cu_ew_topk_sort_f16(TB_EW_PARAMS) { TB_EW_USE(); t
 extern "C" __global__ void tb_cu_ew_topk_sort_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<tb_ew_bhalf>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_half>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_select_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_bhalf>(a, y, z, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<signed char, unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<short, unsigned short>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<int, unsigned>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<long long, unsigned long long>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<unsigned char, unsigned char>(a, y, n, d); }
+extern "C" __global__ void tb_cu_ew_cumsum_scan_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<tb_ew_half, double>(a, y, n, d); }

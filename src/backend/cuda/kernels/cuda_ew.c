@@ -6,7 +6,15 @@
 _Static_assert(sizeof(tb_cuda_ew) == 296, "tb_cuda_ew must match the kernels' tb_ew");
 _Static_assert(offsetof(tb_cuda_ew, op) == 64 && offsetof(tb_cuda_ew, alpha) == 72 && offsetof(tb_cuda_ew, bc) == 96,
                "tb_cuda_ew's fields must sit where the kernels' tb_ew has them");
-_Static_assert(TB_CUDA_EW_SIGN == 12 && TB_CUDA_EW_MISH == 20 && TB_CUDA_EW_ISINF == 24, "12_math.cu's TB_EW_* numbering");
+_Static_assert(TB_CUDA_EW_SIGN == 12 && TB_CUDA_EW_MISH == 20 && TB_CUDA_EW_ISINF == 24 && TB_CUDA_EW_RELU == 25 &&
+                   TB_CUDA_EW_ERF == 36 && TB_CUDA_EW_GELU_TANH == 41 && TB_CUDA_EW_MAX == 5 && TB_CUDA_EW_PRELU == 7,
+               "12_math.cu's TB_EW_* numbering");
+
+const char *const tb_cuda_ew_math_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_math_f32", "tb_cu_ew_math_f64", [7] = "tb_cu_ew_math_f16",
+                                                              "tb_cu_ew_math_bf16"};
+const char *const tb_cuda_ew_arith_kernels[TB_CUDA_EW_TYPES] = {NULL, "tb_cu_ew_arith_f64", [7] = "tb_cu_ew_arith_f16", "tb_cu_ew_arith_bf16"};
+
+bool tb_cuda_ew_is_half(tb_dtype dt) { return dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16; }
 
 tb_status tb_cuda_ew_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *a, const tb_tensor *b, tb_tensor *y, tb_tensor *z,
                         int64_t n, tb_cuda_ew *d, tb_cuda_ew_grid grid) {

@@ -21,6 +21,13 @@ static const char *const arg_rows_kernels[TB_CUDA_EW_TYPES] = TYPED("arg_rows"),
                          *const cumsum_kernels[TB_CUDA_EW_TYPES] = TYPED("cumsum"), *const topk_sort_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_sort"),
                          *const topk_select_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_select");
 
+/* CumSum's block scan (rows of TB_CUDA_IX_SCAN_MIN elements and more along the last axis) for the dtypes whose sums
+ * are the same in any order. */
+static const char *const cumsum_scan_kernels[TB_CUDA_EW_TYPES] = {NULL, NULL, "tb_cu_ew_cumsum_scan_i8", "tb_cu_ew_cumsum_scan_i16",
+                                                                 "tb_cu_ew_cumsum_scan_i32", "tb_cu_ew_cumsum_scan_i64", "tb_cu_ew_cumsum_scan_u8",
+                                                                 "tb_cu_ew_cumsum_scan_f16"};
+enum { TB_CUDA_IX_SCAN_MIN = 32 };
+
 static bool float_dtype(tb_dtype dt) {
   return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16;
 }
@@ -143,6 +150,11 @@ static tb_status cumsum_run(tb_kernel_ctx *ctx) {
   tb_cuda_ew d = {.flags = (p->exclusive ? TB_CUDA_IX_F_EXCLUSIVE : 0) | (p->reverse ? TB_CUDA_IX_F_REVERSE : 0)};
   view(x, axis, &d);
   if (tb_tensor_numel(y) == 0) return TB_OK;
+  /* Along the last axis, a row of a warp or more whose sum does not depend on the order: one block per row scans it
+   * (the CPU's values bit for bit); else one thread per column sums it in the CPU's order. */
+  const char *scan = tb_cuda_ew_typed(cumsum_scan_kernels, x->dtype);
+  if (scan && d.inner == 1 && d.len >= TB_CUDA_IX_SCAN_MIN && (x->dtype != TB_DTYPE_F16 || d.len <= TB_CUDA_IX_SCAN_F16_MAX))
+    return tb_cuda_ew_go(ctx, scan, x, NULL, y, NULL, d.outer, &d, TB_CUDA_EW_ROWS);
   return tb_cuda_ew_go(ctx, tb_cuda_ew_typed(cumsum_kernels, x->dtype), x, NULL, y, NULL, d.outer * d.inner, &d, TB_CUDA_EW_ELEMENTS);
 }
 

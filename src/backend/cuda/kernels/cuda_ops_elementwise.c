@@ -1,11 +1,14 @@
-/* CUDA kernels of the elementwise ops on float32 (kernels/10_elementwise.cu): the unary math and
- * activations with their parameters (tb_act_params, tb_clip_params, tb_gelu_params), and the binary ops
- * with ONNX broadcasting (Add, Sub, Mul, Div, Pow, two-input Max / Min, PRelu). Equal shapes use the _flat
- * kernels, others the _broadcast ones with the descriptor of cuda_broadcast.h. */
+/* CUDA kernels of the elementwise ops (kernels/10_elementwise.cu on float32; 12_math.cu's tb_cu_ew_math_* and
+ * tb_cu_ew_arith_* on float64, float16 and bfloat16, the halves computed in float32 and rounded once as the CPU's
+ * staging): the unary math and activations with their parameters (tb_act_params, tb_clip_params,
+ * tb_gelu_params), and the binary ops with ONNX broadcasting (Add, Sub, Mul, Div, Pow, two-input Max / Min,
+ * PRelu). float32 with equal shapes uses the _flat kernels, other shapes the _broadcast ones with the descriptor
+ * of cuda_broadcast.h. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_broadcast.h"
+#include "backend/cuda/kernels/cuda_ew.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/tensor/tensor_impl.h"
 #include "core/error.h"
@@ -14,29 +17,43 @@
 
 #define TB_CUDA_INF __builtin_inff()
 
+/* A unary op: its float32 kernel and its operation in tb_cu_ew_math_* for the other float dtypes (-1: those are
+ * cuda_ops_math.c's). */
 typedef struct named_kernel {
   const char *op, *kernel;
+  int ew;
 } named_kernel;
 
 static const named_kernel unary_kernels[] = {
-    {"Relu", "tb_cu_relu_f32"},       {"LeakyRelu", "tb_cu_leaky_relu_f32"},
-    {"Elu", "tb_cu_elu_f32"},         {"Sigmoid", "tb_cu_sigmoid_f32"},
-    {"HardSigmoid", "tb_cu_hard_sigmoid_f32"}, {"Softplus", "tb_cu_softplus_f32"},
-    {"Tanh", "tb_cu_tanh_f32"},       {"Exp", "tb_cu_exp_f32"},
-    {"Log", "tb_cu_log_f32"},         {"Sqrt", "tb_cu_sqrt_f32"},
-    {"Reciprocal", "tb_cu_reciprocal_f32"}, {"Neg", "tb_cu_neg_f32"},
-    {"Abs", "tb_cu_abs_f32"},         {"Erf", "tb_cu_erf_f32"},
-    {"Floor", "tb_cu_floor_f32"},     {"Ceil", "tb_cu_ceil_f32"},
+    {"Relu", "tb_cu_relu_f32", TB_CUDA_EW_RELU},
+    {"LeakyRelu", "tb_cu_leaky_relu_f32", TB_CUDA_EW_LEAKY_RELU},
+    {"Elu", "tb_cu_elu_f32", TB_CUDA_EW_ELU},
+    {"Sigmoid", "tb_cu_sigmoid_f32", TB_CUDA_EW_SIGMOID},
+    {"HardSigmoid", "tb_cu_hard_sigmoid_f32", TB_CUDA_EW_HARD_SIGMOID},
+    {"Softplus", "tb_cu_softplus_f32", TB_CUDA_EW_SOFTPLUS},
+    {"Tanh", "tb_cu_tanh_f32", TB_CUDA_EW_TANH},
+    {"Exp", "tb_cu_exp_f32", TB_CUDA_EW_EXP},
+    {"Log", "tb_cu_log_f32", TB_CUDA_EW_LOG},
+    {"Sqrt", "tb_cu_sqrt_f32", TB_CUDA_EW_SQRT},
+    {"Reciprocal", "tb_cu_reciprocal_f32", TB_CUDA_EW_RECIPROCAL},
+    {"Neg", "tb_cu_neg_f32", -1},
+    {"Abs", "tb_cu_abs_f32", -1},
+    {"Erf", "tb_cu_erf_f32", TB_CUDA_EW_ERF},
+    {"Floor", "tb_cu_floor_f32", TB_CUDA_EW_FLOOR},
+    {"Ceil", "tb_cu_ceil_f32", TB_CUDA_EW_CEIL},
 };
 
-/* The binary kernels: for equal shapes, and with a broadcast descriptor. */
+/* The binary kernels of float32: for equal shapes, and with a broadcast descriptor; the operation of
+ * tb_cu_ew_arith_* for the other float dtypes. */
 typedef struct binary_kernel {
   const char *op, *flat, *broadcast;
+  int ew;
 } binary_kernel;
-#define BINARY_KERNEL(op, name) {op, "tb_cu_" name "_f32_flat", "tb_cu_" name "_f32_broadcast"}
+#define BINARY_KERNEL(op, name, ew) {op, "tb_cu_" name "_f32_flat", "tb_cu_" name "_f32_broadcast", ew}
 static const binary_kernel binary_kernels[] = {
-    BINARY_KERNEL("Add", "add"), BINARY_KERNEL("Sub", "sub"), BINARY_KERNEL("Mul", "mul"), BINARY_KERNEL("Div", "div"),
-    BINARY_KERNEL("Pow", "pow"), BINARY_KERNEL("Max", "max"), BINARY_KERNEL("Min", "min"), BINARY_KERNEL("PRelu", "prelu"),
+    BINARY_KERNEL("Add", "add", TB_CUDA_EW_ADD), BINARY_KERNEL("Sub", "sub", TB_CUDA_EW_SUB), BINARY_KERNEL("Mul", "mul", TB_CUDA_EW_MUL),
+    BINARY_KERNEL("Div", "div", TB_CUDA_EW_DIV), BINARY_KERNEL("Pow", "pow", TB_CUDA_EW_POW), BINARY_KERNEL("Max", "max", TB_CUDA_EW_MAX),
+    BINARY_KERNEL("Min", "min", TB_CUDA_EW_MIN), BINARY_KERNEL("PRelu", "prelu", TB_CUDA_EW_PRELU),
 };
 
 static const binary_kernel *binary_of(const char *op) {
@@ -45,10 +62,37 @@ static const binary_kernel *binary_of(const char *op) {
   return NULL;
 }
 
-static const char *lookup(const named_kernel *table, size_t n, const char *op) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(table[i].op, op) == 0) return table[i].kernel;
+static const named_kernel *unary_of(const char *op) {
+  for (size_t i = 0; i < sizeof unary_kernels / sizeof unary_kernels[0]; i++)
+    if (strcmp(unary_kernels[i].op, op) == 0) return &unary_kernels[i];
   return NULL;
+}
+
+/* float64, float16 or bfloat16: the dtypes of 12_math.cu's kernels here. */
+static bool is_wide_or_half(tb_dtype dt) { return dt == TB_DTYPE_F64 || tb_cuda_ew_is_half(dt); }
+
+/* Every input present has dtype dt (at least one), and one output. */
+static bool all_of(const tb_kernel_query *q, tb_dtype dt) {
+  bool any = false;
+  for (size_t i = 0; i < q->n_inputs; i++) {
+    if (!q->in[i]) continue;
+    if (!q->in[i]->has_dtype || q->in[i]->dtype != dt) return false;
+    any = true;
+  }
+  return any && q->n_outputs == 1;
+}
+
+/* The dtype every present input shares when it is float64, float16 or bfloat16; TB_DTYPE_COUNT otherwise. */
+static tb_dtype wide_or_half(const tb_kernel_query *q) {
+  tb_dtype dt = q->n_inputs && q->in[0] && q->in[0]->has_dtype ? q->in[0]->dtype : TB_DTYPE_COUNT;
+  return is_wide_or_half(dt) && all_of(q, dt) ? dt : TB_DTYPE_COUNT;
+}
+
+/* x through tb_cu_ew_math_* (float64 and the halves) with operation op and parameters alpha, beta. */
+static tb_status unary_ew(tb_kernel_ctx *ctx, int op, const tb_tensor *x, tb_tensor *y, double alpha, double beta) {
+  tb_cuda_ew d = {.op = op, .alpha = alpha, .beta = beta};
+  return tb_cuda_ew_go(ctx, tb_cuda_ew_typed(tb_cuda_ew_math_kernels, x->dtype), x, NULL, y, NULL, tb_tensor_numel(y), &d,
+                       TB_CUDA_EW_ELEMENTS);
 }
 
 tb_status tb_cuda_unary(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *x, tb_tensor *y, float alpha, float beta) {
@@ -81,7 +125,7 @@ static tb_status binary_shaped(tb_kernel_ctx *ctx, const char *op, const tb_tens
     return tb_kernel_error(ctx, st, "CUDA %s: %s", op, why);
   }
   if (!y) {
-    if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &y)) != TB_OK) return st;
+    if ((st = tb_kernel_output(ctx, 0, a->dtype, ndim, shape, &y)) != TB_OK) return st;
   } else if (tb_tensor_ndim(y) != ndim || (ndim && memcmp(tb_tensor_shape(y), shape, ndim * sizeof *shape) != 0)) {
     return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the output of CUDA %s does not have the broadcast shape of its inputs", op);
   }
@@ -89,6 +133,10 @@ static tb_status binary_shaped(tb_kernel_ctx *ctx, const char *op, const tb_tens
   if (n == 0) return TB_OK;
   const binary_kernel *k = binary_of(op);
   if (!k) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "no CUDA binary kernel for %s", op);
+  if (a->dtype != TB_DTYPE_F32) {
+    tb_cuda_ew d = {.op = k->ew, .flags = same ? TB_CUDA_EW_F_SAME : 0, .bc = bc};
+    return tb_cuda_ew_go(ctx, tb_cuda_ew_typed(tb_cuda_ew_arith_kernels, a->dtype), a, b, y, NULL, n, &d, TB_CUDA_EW_ELEMENTS);
+  }
   tb_cuda_launch l;
   tb_cuda_begin(&l, ctx, same ? k->flat : k->broadcast);
   tb_cuda_arg_tensor(&l, a);
@@ -104,20 +152,26 @@ tb_status tb_cuda_binary(tb_kernel_ctx *ctx, const char *op, const tb_tensor *a,
 }
 
 static tb_status unary_run(tb_kernel_ctx *ctx) {
-  const char *kernel = lookup(unary_kernels, sizeof unary_kernels / sizeof unary_kernels[0], ctx->op_type);
+  const named_kernel *k = unary_of(ctx->op_type);
   const tb_act_params *p = ctx->params;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = NULL;
-  tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &y);
+  tb_status st = tb_kernel_output(ctx, 0, x->dtype, x->ndim, x->shape, &y);
   if (st != TB_OK) return st;
-  return tb_cuda_unary(ctx, kernel, x, y, p ? p->alpha : 0.0f, p ? p->beta : 0.0f);
+  float alpha = p ? p->alpha : 0.0f, beta = p ? p->beta : 0.0f;
+  if (x->dtype != TB_DTYPE_F32) return unary_ew(ctx, k->ew, x, y, alpha, beta);
+  return tb_cuda_unary(ctx, k->kernel, x, y, alpha, beta);
 }
 
-static tb_status gelu_run(tb_kernel_ctx *ctx) { /* tb::Gelu, the erf form (gelu_accepts) */
+/* tb::Gelu: float32 in the erf form; float64 and the halves in both forms, computed in double and rounded once as
+ * the CPU reference (gelu_accepts). */
+static tb_status gelu_run(tb_kernel_ctx *ctx) {
+  const tb_gelu_params *p = ctx->params;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = NULL;
-  tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &y);
+  tb_status st = tb_kernel_output(ctx, 0, x->dtype, x->ndim, x->shape, &y);
   if (st != TB_OK) return st;
+  if (x->dtype != TB_DTYPE_F32) return unary_ew(ctx, p->tanh ? TB_CUDA_EW_GELU_TANH : TB_CUDA_EW_GELU, x, y, 0.0, 0.0);
   return tb_cuda_unary(ctx, "tb_cu_gelu_f32", x, y, 0.0f, 0.0f);
 }
 
@@ -128,13 +182,15 @@ static tb_status clip_run(tb_kernel_ctx *ctx) {
   const tb_clip_params *p = ctx->params;
   const tb_tensor *x = ctx->inputs[0];
   tb_tensor *y = NULL;
-  tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, x->ndim, x->shape, &y);
+  tb_status st = tb_kernel_output(ctx, 0, x->dtype, x->ndim, x->shape, &y);
   if (st != TB_OK) return st;
-  if (p->attr_form) return tb_cuda_unary(ctx, "tb_cu_clip_f32", x, y, p->min, p->max);
+  bool f32 = x->dtype == TB_DTYPE_F32;
+  if (p->attr_form) return f32 ? tb_cuda_unary(ctx, "tb_cu_clip_f32", x, y, p->min, p->max) : unary_ew(ctx, TB_CUDA_EW_CLIP, x, y, p->min, p->max);
   const tb_tensor *lo = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL, *hi = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   if ((lo && tb_tensor_numel(lo) != 1) || (hi && tb_tensor_numel(hi) != 1))
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "Clip's min and max must be single values");
-  if (!lo && !hi) return tb_cuda_unary(ctx, "tb_cu_clip_f32", x, y, -TB_CUDA_INF, TB_CUDA_INF);
+  if (!lo && !hi)
+    return f32 ? tb_cuda_unary(ctx, "tb_cu_clip_f32", x, y, -TB_CUDA_INF, TB_CUDA_INF) : unary_ew(ctx, TB_CUDA_EW_CLIP, x, y, -TB_CUDA_INF, TB_CUDA_INF);
   const tb_tensor *src = x;
   if (lo) {
     st = tb_cuda_binary(ctx, "Max", src, lo, y);
@@ -158,20 +214,28 @@ static tb_status prelu_run(tb_kernel_ctx *ctx) {
   return binary_shaped(ctx, "PRelu", x, x->ndim, x->shape, slope, x->ndim - 1, shape, NULL);
 }
 
-static bool unary_accepts(const tb_kernel_query *q) { return q->n_inputs == 1 && q->in[0] && tb_cuda_all_f32(q); }
+/* float32; float64, float16 and bfloat16 for the ops with a tb_cu_ew_math_* operation. */
+static bool unary_accepts(const tb_kernel_query *q) {
+  if (q->n_inputs != 1 || !q->in[0]) return false;
+  const named_kernel *k = unary_of(q->op_type);
+  return tb_cuda_all_f32(q) || (k && k->ew >= 0 && wide_or_half(q) != TB_DTYPE_COUNT);
+}
 
 static bool gelu_accepts(const tb_kernel_query *q) {
   const tb_gelu_params *p = q->params;
-  return unary_accepts(q) && p && !p->tanh;
+  return q->n_inputs == 1 && q->in[0] && p && ((tb_cuda_all_f32(q) && !p->tanh) || wide_or_half(q) != TB_DTYPE_COUNT);
 }
 
-static bool clip_accepts(const tb_kernel_query *q) { return q->in[0] && q->params && tb_cuda_all_f32(q); }
+/* x, min and max of one float dtype. */
+static bool clip_accepts(const tb_kernel_query *q) {
+  return q->in[0] && q->params && (tb_cuda_all_f32(q) || wide_or_half(q) != TB_DTYPE_COUNT);
+}
 
-/* Two inputs (Max and Min are variadic; one or three and more run on the CPU), numpy broadcasting (opset 7
- * and up: the legacy broadcast attributes before it are declined). */
+/* Two inputs of one float dtype (Max and Min are variadic; one or three and more are cuda_ops_math.c's folds),
+ * numpy broadcasting (opset 7 and up: the legacy broadcast attributes before it are declined). */
 static bool binary_accepts(const tb_kernel_query *q) {
   const tb_binary_params *p = q->params;
-  return q->n_inputs == 2 && q->in[0] && q->in[1] && tb_cuda_all_f32(q) && !(p && p->legacy);
+  return q->n_inputs == 2 && q->in[0] && q->in[1] && (tb_cuda_all_f32(q) || wide_or_half(q) != TB_DTYPE_COUNT) && !(p && p->legacy);
 }
 
 #define UNARY(op) TB_CUDA_KERNEL("", op, unary_accepts, unary_run)

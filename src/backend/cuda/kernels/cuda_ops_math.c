@@ -2,7 +2,8 @@
  * reference takes: the trigonometric and hyperbolic ops, Round, Sign, Softsign, Shrink, ThresholdedRelu, Celu,
  * Selu, HardSwish, tb::Silu and tb::Mish on float32, float64, float16 and bfloat16 (the halves in float32); Sign, Abs and Neg on the integers (Abs and Neg
  * of float64 and the halves too: float32 is 10_elementwise.cu's); IsNaN and IsInf; Mod and BitShift with
- * broadcasting; Sum and Mean of any number of broadcasting inputs (one or two of the halves) (each input folded into the output in order, as the CPU). */
+ * broadcasting; Sum, Mean, Max and Min of any number of broadcasting inputs (each input folded into the output in
+ * order, as the CPU; the halves through a float32 accumulator, rounded once). */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_ew.h"
@@ -37,7 +38,6 @@ static int op_of(const char *domain, const char *name) {
   return -1;
 }
 
-static const char *const math_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_math_f32", "tb_cu_ew_math_f64", [7] = "tb_cu_ew_math_f16", "tb_cu_ew_math_bf16"};
 static const char *const int_math_kernels[TB_CUDA_EW_TYPES] = {NULL, NULL, "tb_cu_ew_int_math_i8", "tb_cu_ew_int_math_i16", "tb_cu_ew_int_math_i32",
                                                 "tb_cu_ew_int_math_i64", "tb_cu_ew_int_math_u8"};
 static const char *const classify_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_classify_f32", "tb_cu_ew_classify_f64", [7] = "tb_cu_ew_classify_f16",
@@ -48,9 +48,8 @@ static const char *const bitshift_kernels[TB_CUDA_EW_TYPES] = {NULL, NULL, NULL,
 static const char *const accumulate_kernels[TB_CUDA_EW_TYPES] = {"tb_cu_ew_accumulate_f32", "tb_cu_ew_accumulate_f64", [7] = "tb_cu_ew_accumulate_f16",
                                                                     "tb_cu_ew_accumulate_bf16"};
 
-static bool is_half(tb_dtype dt) { return dt == TB_DTYPE_F16 || dt == TB_DTYPE_BF16; }
 /* The float dtypes: float16 and bfloat16 computed in float32 and rounded once, as the CPU's staging. */
-static bool is_float(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || is_half(dt); }
+static bool is_float(tb_dtype dt) { return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || tb_cuda_ew_is_half(dt); }
 static bool is_int(tb_dtype dt) {
   return dt == TB_DTYPE_I8 || dt == TB_DTYPE_I16 || dt == TB_DTYPE_I32 || dt == TB_DTYPE_I64 || dt == TB_DTYPE_U8;
 }
@@ -76,7 +75,7 @@ static bool unary_accepts(const tb_kernel_query *q) {
   if (q->n_inputs != 1) return false;
   int op = op_of(q->domain, q->op_type);
   if (op == TB_CUDA_EW_ABS || op == TB_CUDA_EW_NEG) /* float32 Abs and Neg are 10_elementwise.cu's; unsigned Neg the CPU's refusal */
-    return dt == TB_DTYPE_F64 || is_half(dt) || (is_int(dt) && !(op == TB_CUDA_EW_NEG && dt == TB_DTYPE_U8));
+    return dt == TB_DTYPE_F64 || tb_cuda_ew_is_half(dt) || (is_int(dt) && !(op == TB_CUDA_EW_NEG && dt == TB_DTYPE_U8));
   if (op == TB_CUDA_EW_SIGN) return is_float(dt) || is_int(dt);
   return op >= 0 && is_float(dt);
 }
@@ -89,7 +88,7 @@ static tb_status unary_run(tb_kernel_ctx *ctx) {
   const tb_act_params *p = ctx->params; /* Shrink, ThresholdedRelu, Celu, Selu; NULL for the rest */
   tb_cuda_ew d = {.op = op_of(ctx->domain, ctx->op_type)};
   if (p) d.alpha = p->alpha, d.beta = p->beta, d.gamma = p->gamma;
-  const char *kernel = tb_cuda_ew_typed(is_float(x->dtype) ? math_kernels : int_math_kernels, x->dtype);
+  const char *kernel = tb_cuda_ew_typed(is_float(x->dtype) ? tb_cuda_ew_math_kernels : int_math_kernels, x->dtype);
   return tb_cuda_ew_go(ctx, kernel, x, NULL, y, NULL, tb_tensor_numel(y), &d, TB_CUDA_EW_ELEMENTS);
 }
 
@@ -154,13 +153,16 @@ static tb_status bitshift_run(tb_kernel_ctx *ctx) {
   return broadcast_run(ctx, tb_cuda_ew_typed(bitshift_kernels, ctx->inputs[0]->dtype), &d);
 }
 
-/* ---- Sum, Mean ------------------------------------------------------------------------------------------ */
+/* ---- Sum, Mean, Max, Min -------------------------------------------------------------------------------- */
 
-/* float16 / bfloat16: one or two inputs (one pass summing in float32, rounded once; more would need a float32
- * accumulator the node does not have, so they stay on the CPU). */
-static bool fold_accepts(const tb_kernel_query *q) {
-  tb_dtype dt = common_dtype(q, 1);
-  return is_float(dt) && (!is_half(dt) || q->n_inputs <= 2);
+static const char *const fold_kernels[TB_CUDA_EW_TYPES] = {[7] = "tb_cu_ew_fold_f16", "tb_cu_ew_fold_bf16"};
+
+/* Any count of one float dtype (two-input Max and Min are cuda_ops_elementwise.c's). */
+static bool fold_accepts(const tb_kernel_query *q) { return is_float(common_dtype(q, 1)); }
+
+/* The fold's operation: TB_CUDA_EW_ADD for Sum and Mean. */
+static int fold_op(const char *op_type) {
+  return strcmp(op_type, "Max") == 0 ? TB_CUDA_EW_MAX : strcmp(op_type, "Min") == 0 ? TB_CUDA_EW_MIN : TB_CUDA_EW_ADD;
 }
 
 /* Sum or Mean of one or two float16 / bfloat16 inputs in one pass, y = (x0 [+ x1]) / count in float32. */
@@ -178,13 +180,51 @@ static tb_status fold_half_run(tb_kernel_ctx *ctx, const int64_t *shape, size_t 
   return tb_cuda_ew_go(ctx, tb_cuda_ew_typed(accumulate_kernels, y->dtype), a, b, y, NULL, tb_tensor_numel(y), &d, TB_CUDA_EW_ELEMENTS);
 }
 
-/* The output has the broadcast shape of all inputs; each input in order is added into it (the first copied),
- * Mean's last pass dividing by the input count: the CPU's order of operations, in the inputs' type. */
+/* Sum and Mean of three or more float16 / bfloat16 inputs, Max and Min of one or three and more: each input in
+ * order folded into a float32 accumulator of the output's shape (a device block from the allocator's cache, given
+ * back in stream order), the last pass writing the output rounded once (Mean: divided by the count first), as the
+ * CPU folds them in float32. */
+static tb_status fold_half_acc_run(tb_kernel_ctx *ctx, const int64_t *shape, size_t ndim) {
+  tb_tensor *y = NULL;
+  tb_status st = tb_kernel_output(ctx, 0, ctx->inputs[0]->dtype, ndim, shape, &y);
+  if (st != TB_OK) return st;
+  int64_t count = tb_tensor_numel(y);
+  size_t n = ctx->n_inputs;
+  if (count == 0) return TB_OK;
+  tb_tensor *acc = NULL;
+  if (n > 1 && (st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, ndim, shape, &acc)) != TB_OK) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tb_last_error());
+    return tb_kernel_error(ctx, st, "the float32 accumulator of %lld elements: %s", (long long)count, why);
+  }
+  const char *kernel = tb_cuda_ew_typed(fold_kernels, y->dtype);
+  tb_cuda_ew d = {.op = fold_op(ctx->op_type)};
+  bool mean = strcmp(ctx->op_type, "Mean") == 0, same = false;
+  for (size_t i = 0; i < n && st == TB_OK; i++) {
+    const tb_tensor *x = ctx->inputs[i];
+    int64_t out_shape[TB_MAX_DIMS];
+    size_t out_ndim = 0;
+    if ((st = tb_cuda_broadcast_make(ndim, shape, x->ndim, x->shape, &d.bc, out_shape, &out_ndim, &same)) != TB_OK) {
+      st = shape_error(ctx, st, i);
+      break;
+    }
+    bool last = i + 1 == n;
+    d.flags = (i == 0 ? TB_CUDA_EW_F_FIRST : 0) | (last ? TB_CUDA_EW_F_LAST : 0);
+    d.alpha = mean && last ? (double)n : 1.0;
+    st = tb_cuda_ew_go(ctx, kernel, i == 0 ? NULL : acc, x, last ? y : acc, NULL, count, &d, TB_CUDA_EW_ELEMENTS);
+  }
+  tb_tensor_destroy(acc); /* the caching allocator keeps the block in stream order for the next node */
+  return st;
+}
+
+/* The output has the broadcast shape of all inputs; each input in order is folded into it (the first copied),
+ * Mean's last pass dividing by the input count: the CPU's order of operations, in the inputs' type (the halves:
+ * in float32, rounded once). */
 static tb_status fold_run(tb_kernel_ctx *ctx) {
   size_t n = ctx->n_inputs;
   int64_t shape[TB_MAX_DIMS];
   size_t ndim = 0;
-  tb_cuda_ew d = {0};
+  tb_cuda_ew d = {.op = fold_op(ctx->op_type)};
   bool same = false;
   tb_status st = TB_OK;
   for (size_t i = 0; i < n; i++) {
@@ -196,7 +236,8 @@ static tb_status fold_run(tb_kernel_ctx *ctx) {
     else if ((st = tb_cuda_broadcast_make(ndim, acc, x->ndim, x->shape, &d.bc, shape, &ndim, &same)) != TB_OK)
       return shape_error(ctx, st, i);
   }
-  if (is_half(ctx->inputs[0]->dtype)) return fold_half_run(ctx, shape, ndim);
+  if (tb_cuda_ew_is_half(ctx->inputs[0]->dtype))
+    return d.op == TB_CUDA_EW_ADD && n <= 2 ? fold_half_run(ctx, shape, ndim) : fold_half_acc_run(ctx, shape, ndim);
   tb_tensor *y = NULL;
   if ((st = tb_kernel_output(ctx, 0, ctx->inputs[0]->dtype, ndim, shape, &y)) != TB_OK) return st;
   int64_t count = tb_tensor_numel(y);
@@ -228,5 +269,7 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "BitShift", bitshift_accepts, bitshift_run),
     TB_CUDA_KERNEL("", "Sum", fold_accepts, fold_run),
     TB_CUDA_KERNEL("", "Mean", fold_accepts, fold_run),
+    TB_CUDA_KERNEL("", "Max", fold_accepts, fold_run),
+    TB_CUDA_KERNEL("", "Min", fold_accepts, fold_run),
 };
 const tb_cuda_family tb_cuda_family_math = {kernels, sizeof kernels / sizeof kernels[0]};
