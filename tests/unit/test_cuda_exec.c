@@ -15,6 +15,7 @@
 #include "backend/cuda/cuda_broadcast.h"
 #include "backend/cuda/kernels/cuda_launch.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
+#include "backend/cuda/kernels/cuda_conv_precision.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/control/control_kernels.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -218,8 +219,10 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     bool product = r->prepare == tb_cuda_gemm_prepare || r->prepare == tb_cuda_gemm_prepare_tf32 || /* one per precision */
                    r->prepare == tb_cuda_gemm_prepare_bf16 || r->prepare == tb_cuda_gemm_prepare_fp16 ||
                    r->prepare == tb_cuda_gemm_prepare_fp8;
+    bool conv = r->prepare == tb_cuda_conv_prepare_tf32 || r->prepare == tb_cuda_conv_prepare_bf16 || /* one per precision */
+                r->prepare == tb_cuda_conv_prepare_fp16;
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
-    assert_true(r->prepare == tb_cuda_prepare || product || r->prepare == tb_cuda_pad_prepare ||
+    assert_true(r->prepare == tb_cuda_prepare || product || conv || r->prepare == tb_cuda_pad_prepare ||
                 (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
@@ -542,14 +545,15 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18 + 4); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
                                                          the GEMM kernels' 2, the data kernels' 41 (test_cuda_data),
                                                          the math and index kernels' 54 (test_cuda_math), the
                                                          reduced-precision products' 4 (test_cuda_lowp), the layout,
                                                          window and Einsum kernels' 24 (test_cuda_layout), the
                                                          recurrent kernels' 2 and the quantized ops' 4
                                                          (test_cuda_rnn, test_cuda_quant), the math and index
-                                                         kernels' float16 / bfloat16 18 (test_cuda_math) */
+                                                         kernels' float16 / bfloat16 18 (test_cuda_math), the
+                                                         reduced-precision convolutions' 4 (test_cuda_conv_lowp) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

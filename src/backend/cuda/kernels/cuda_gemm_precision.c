@@ -21,8 +21,7 @@
 
 static bool is_fp8(const tb_cuda_gemm_node *node) { return node->precision == TB_DEVICE_FP8; }
 
-/* A new tensor of dtype on the node's device holding x converted (tb_cu_dm_cast: round to nearest even). */
-static tb_status convert16(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out) {
+tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out) {
   *out = NULL;
   tb_tensor *y = NULL;
   tb_status st = tb_tensor_create(ctx->backend, dtype, x->ndim, x->shape, &y);
@@ -122,7 +121,7 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
     tb_cuda_gemm_packed *p = &node->packed[i];
     tb_status st = TB_OK;
     if (!is_fp8(node)) {
-      st = convert16(ctx, x, node->precision == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16, &p->t);
+      st = tb_cuda_lowp_convert(ctx, x, node->precision == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16, &p->t);
     } else if (i == 1) { /* fp8: the weight B, stored along k */
       bool ok = false, kn = b_stored_kn(ctx, x, &ok);
       if (!ok) continue;
@@ -193,7 +192,7 @@ static tb_status product16(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, bool f16
   for (size_t i = 0; i < 2 && st == TB_OK; i++) {
     use[i] = packed_of(ctx, node, i, in[i], dtype);
     if (!use[i]) {
-      st = convert16(ctx, in[i], dtype, &tmp[i]);
+      st = tb_cuda_lowp_convert(ctx, in[i], dtype, &tmp[i]);
       use[i] = tmp[i];
     }
   }
