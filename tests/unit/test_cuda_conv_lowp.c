@@ -100,7 +100,8 @@ static tb_model *conv_model(const conv_case *c) {
 typedef struct lowp_run {
   size_t device_nodes, reduced_nodes;
   tb_precision precision;
-  char node_precision[160]; /* the first of node_precisions */
+  char node_precision[160];   /* the first of node_precisions */
+  char precision_choice[400]; /* the first of precision_choices */
   int casts, direct[3], igemm[3]; /* launches: tb_cu_dm_cast; the own kernels by form f32, bf16, f16 */
   double max_error_vs_fp32;       /* the largest |cuda - cpu O0 fp32|: > 0 shows the reduced precision is real */
 } lowp_run;
@@ -123,6 +124,7 @@ static lowp_run compare(const conv_case *c, tb_opt_level level, tb_precision pre
   if (st != TB_OK) fail_msg("prepare on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
   lowp_run r = {.device_nodes = rg->device_nodes, .reduced_nodes = rg->reduced_precision_nodes, .precision = rg->precision};
   if (rg->reduced_precision_nodes) snprintf(r.node_precision, sizeof r.node_precision, "%s", rg->node_precisions[0]);
+  if (rg->precision_choice_count) snprintf(r.precision_choice, sizeof r.precision_choice, "%s", rg->precision_choices[0]);
   size_t n = 1;
   for (size_t d = 0; d < c->rank; d++) n *= (size_t)c->x[d];
   float *x = malloc(n * sizeof *x + 1);
@@ -185,6 +187,7 @@ static void bf16_at_o3_on_the_own_kernels(void **state) {
   assert_int_equal(r.reduced_nodes, 1);
   assert_int_equal(r.precision, TB_PRECISION_BF16);
   assert_string_equal(r.node_precision, "FusedConv (conv): bf16");
+  assert_string_equal(r.precision_choice, "FusedConv (conv): bf16: the precision asked for, accumulated in fp32 with fp32 outputs");
   assert_int_equal(r.casts, 1); /* x; W was converted at prepare */
   assert_int_equal(r.igemm[1], 1);
   assert_int_equal(r.igemm[0] + r.direct[0] + r.direct[1], 0);
@@ -217,10 +220,16 @@ static void bf16_at_o3_on_the_own_kernels(void **state) {
   r = compare(&wide, TB_LEVEL_O3, TB_PRECISION_FP8, TB_LEVEL_O3, 1e-2f, 1e-2f);
   assert_int_equal(r.igemm[1], 1);
   assert_string_equal(r.node_precision, "FusedConv (conv): bf16");
-  /* tf32 without cuDNN: the own kernels stay fp32 */
+  assert_string_equal(r.precision_choice, "FusedConv (conv): bf16: the convolutions have no fp8 form; precision fp8 runs them "
+                                          "in bf16 (fp32 accumulation and outputs)");
+  /* tf32 without cuDNN: the own kernels compute fp32, and the result says so */
   r = compare(&wide, TB_LEVEL_O3, TB_PRECISION_TF32, TB_LEVEL_O0, 1e-4f, 2e-5f);
   assert_int_equal(r.igemm[0], 1);
-  assert_string_equal(r.node_precision, "FusedConv (conv): tf32");
+  assert_int_equal(r.reduced_nodes, 0);
+  assert_int_equal(r.precision, TB_PRECISION_FP32);
+  assert_string_equal(r.precision_choice, "FusedConv (conv): fp32: TF32 convolutions run only through cuDNN's TF32 engines and "
+                                          "cuDNN is not in use on cuda:0 (not found, or it did not start: tb doctor says "
+                                          "which); the own kernel computes fp32");
 }
 
 /* The own 16-bit kernels on other shapes: 1-D and 3-D, groups, a single output channel, odd sizes, a batch of 3. */
@@ -285,6 +294,13 @@ static void cudnn_runs_bf16_and_fp16(void **state) {
   assert_int_equal(cudnn()->engine_index, 0);
   assert_string_equal(r.node_precision, "FusedConv (conv): tf32");
   assert_int_equal(r.casts, 0);
+  /* a 3-D convolution under tf32: cuDNN here takes 1 or 2 spatial axes, so fp32, said why */
+  const conv_case three = {5, {1, 2, 4, 5, 6}, {8, 2, 2, 3, 2}, 1, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, NULL};
+  r = compare(&three, TB_LEVEL_O3, TB_PRECISION_TF32, TB_LEVEL_O0, 1e-4f, 2e-5f);
+  assert_int_equal(r.reduced_nodes, 0);
+  assert_int_equal(r.igemm[0], 1);
+  assert_string_equal(r.precision_choice, "Conv (conv): fp32: cuDNN runs the convolutions of 1 or 2 spatial axes here (this one "
+                                          "has 3) and TF32 is cuDNN's; the own kernel computes fp32");
   /* 16-bit data may run on tensor cores (they accumulate in fp32) */
   compare(&wide, TB_LEVEL_O3, TB_PRECISION_AUTO, TB_LEVEL_O3, 1e-2f, 1e-2f);
   assert_int_equal(cudnn()->engine_index, 0);

@@ -218,9 +218,9 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     assert_int_equal(r->level, TB_KERNEL_REFERENCE);
     bool product = r->prepare == tb_cuda_gemm_prepare || r->prepare == tb_cuda_gemm_prepare_tf32 || /* one per precision */
                    r->prepare == tb_cuda_gemm_prepare_bf16 || r->prepare == tb_cuda_gemm_prepare_fp16 ||
-                   r->prepare == tb_cuda_gemm_prepare_fp8;
+                   r->prepare == tb_cuda_gemm_prepare_fp8 || r->prepare == tb_cuda_gemm_prepare_fp8_as_bf16;
     bool conv = r->prepare == tb_cuda_conv_prepare_tf32 || r->prepare == tb_cuda_conv_prepare_bf16 || /* one per precision */
-                r->prepare == tb_cuda_conv_prepare_fp16;
+                r->prepare == tb_cuda_conv_prepare_fp16 || r->prepare == tb_cuda_conv_prepare_fp8;
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
     assert_true(r->prepare == tb_cuda_prepare || product || conv || r->prepare == tb_cuda_pad_prepare ||
                 (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant */

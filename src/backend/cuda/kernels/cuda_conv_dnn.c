@@ -38,6 +38,11 @@ static tb_cuda_dnn *device_dnn(cuda_state *s) {
   return dnn;
 }
 
+bool tb_cuda_conv_dnn_usable(tb_kernel_ctx *ctx) {
+  cuda_state *s = tb_cuda_state_of(ctx);
+  return s && device_dnn(s);
+}
+
 tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran) {
   *ran = false;
   cuda_state *s = tb_cuda_state_of(ctx);

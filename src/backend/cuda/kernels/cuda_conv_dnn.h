@@ -13,4 +13,8 @@
  * caller runs its own kernel. */
 tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran);
 
+/* Whether cuDNN is in use on the node's device (opened now when it was not yet; absent or failing to start: false,
+ * said once at info level). */
+bool tb_cuda_conv_dnn_usable(tb_kernel_ctx *ctx);
+
 #endif

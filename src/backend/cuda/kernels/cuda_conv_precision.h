@@ -18,6 +18,7 @@ typedef struct tb_cuda_conv_node {
 tb_status tb_cuda_conv_prepare_tf32(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_conv_prepare_bf16(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_conv_prepare_fp16(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_conv_prepare_fp8(tb_kernel_ctx *ctx, void **state); /* bf16, said why: no fp8 convolution */
 void tb_cuda_conv_release(void *state);
 
 /* For a bf16 / fp16 node: X and W as its 16-bit dtype for this run, W the prepared copy when it is that constant,

@@ -84,6 +84,7 @@ tb_status tb_cuda_gemm_prepare_tf32(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_bf16(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_fp16(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_fp8(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_gemm_prepare_fp8_as_bf16(tb_kernel_ctx *ctx, void **state); /* tb::Attention under fp8: bf16, said why */
 void tb_cuda_gemm_release(void *state);
 
 /* A new tensor of dtype (bf16 or fp16) on the node's device holding the fp32 x converted by tb_cu_dm_cast (round to

@@ -156,17 +156,18 @@ static bool conv_accepts(const tb_kernel_query *q) {
 /* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: bf16, the convolutions
  * have no fp8 form). */
 static bool conv_accepts_tf32(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_TF32 && conv_accepts(q); }
-static bool conv_accepts_bf16(const tb_kernel_query *q) {
-  return (q->device_precision == TB_DEVICE_BF16 || q->device_precision == TB_DEVICE_FP8) && conv_accepts(q);
-}
+static bool conv_accepts_bf16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_BF16 && conv_accepts(q); }
+static bool conv_accepts_fp8(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP8 && conv_accepts(q); }
+static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_BF16); }
 static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP16 && conv_accepts(q); }
 
-#define TB_CUDA_CONV_LOWP(domain, name, tag)                                                                          \
+#define TB_CUDA_CONV_LOWP(domain, name, tag, precision)                                                               \
   {domain, name, TB_KERNEL_REFERENCE, 0, conv_accepts_##tag, conv_run_##tag, tb_cuda_conv_prepare_##tag, tb_cuda_conv_release, \
-   #tag}
+   precision}
 /* Every precision of the convolution, the reduced ones first (find_kernel takes the first that accepts). */
 #define TB_CUDA_CONV_OP(domain, name)                                                                         \
-  TB_CUDA_CONV_LOWP(domain, name, tf32), TB_CUDA_CONV_LOWP(domain, name, bf16), TB_CUDA_CONV_LOWP(domain, name, fp16), \
+  TB_CUDA_CONV_LOWP(domain, name, tf32, "tf32"), TB_CUDA_CONV_LOWP(domain, name, bf16, "bf16"),                  \
+      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "bf16"),               \
       TB_CUDA_KERNEL(domain, name, conv_accepts, conv_run)
 
 static const tb_kernel kernels[] = {
