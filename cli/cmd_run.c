@@ -360,6 +360,15 @@ static int summarise(const run_opts *o, tb_backend *backend, size_t k, const cha
 /* ---- printing ------------------------------------------------------------------------------------- */
 
 /* "  placement: 10 nodes on cuda:0, 2 on vulkan:0, 1 on cpu:0" (devices in the order nodes first use them). */
+/* "Relu (r): fp32: no bf16 kernel" (the CPU), "Relu (r): fp32: no fp16 kernel on cuda:0" (a device): a node that has
+ * no reduced-precision kernel at all, listed only in --json. */
+static bool no_reduced_kernel(const char *choice) {
+  const char *at = strstr(choice, ": fp32: no ");
+  if (!at) return false;
+  char precision[16] = "", rest[32] = "";
+  return sscanf(at, ": fp32: no %15s %31s", precision, rest) == 2 && strcmp(rest, "kernel") == 0;
+}
+
 static void print_placement(const tb_prepare_result *r) {
   enum { MAX_PLACES = 8 };
   const char *devices[MAX_PLACES];
@@ -400,9 +409,10 @@ static void print_text(const run_opts *o, const tb_model *model, const tb_backen
   for (size_t i = 0; i < r->cpu_fallback_nodes && r->fallback_ops; i++)
     printf("  fallback: %s\n", tbc_one_line(r->fallback_ops[i], line, sizeof line));
   for (size_t i = 0; i < r->copies_inserted && r->copies; i++) printf("  copy:    %s\n", tbc_one_line(r->copies[i], line, sizeof line));
-  /* the bf16 decision per node (the nodes without a bf16 kernel only in --json), else the bf16 nodes */
+  /* the precision decision per node (the nodes without a reduced-precision kernel only in --json), else the reduced
+   * precision nodes */
   for (size_t i = 0; i < r->precision_choice_count && r->precision_choices; i++)
-    if (!strstr(r->precision_choices[i], ": fp32: no bf16 kernel"))
+    if (!no_reduced_kernel(r->precision_choices[i]))
       printf("  precision: %s\n", tbc_one_line(r->precision_choices[i], line, sizeof line));
   for (size_t i = 0; !r->precision_choice_count && i < r->reduced_precision_nodes && r->node_precisions; i++)
     printf("  precision: %s\n", tbc_one_line(r->node_precisions[i], line, sizeof line));

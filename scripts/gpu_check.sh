@@ -22,9 +22,9 @@
 #      "512 1024 2048 4096");
 #   9. reduced precision (docs/cuda.md "Reduced precision"): the bundled models and the benchmark set's models
 #      (GPU_CHECK_BENCH_MODELS, default build/bench-models/full/{mlp,bert,resnet18}.onnx where present) under
-#      `tb validate --backends cuda:0` at O3 (bf16 products), with --precision tf32 at O2, and with --precision
-#      fp8 at O2 on compute capability 8.9 and newer (SKIP below), against the tolerance rows of cuda
-#      tf32 / bf16 / fp8 (assumed until this step measures them); then the GEMM rate in bf16 (O3) against
+#      `tb validate --backends cuda:0` at O3 (bf16 products and convolutions), with --precision tf32 at O2, fp16
+#      at O3, and fp8 at O2 on compute capability 8.9 and newer (SKIP below), against the tolerance rows of cuda
+#      tf32 / bf16 / fp16 / fp8 (assumed until this step measures them); then the GEMM rate in bf16 (O3) against
 #      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16);
 #  10. CumSum's block scan (docs/cuda.md "CumSum's block scan"): an int32 [4, 2^20] and a float16 [64, 4096]
 #      CumSum along the last axis under `tb bench` on cpu and cuda:0 (needs numpy and onnx, else skipped);
@@ -283,12 +283,16 @@ for onnx in models/*.onnx $bench_models; do
   step "$name validate cuda:0 O2 tf32" "validate_${name}_tf32.log" "$tb" validate "$onnx" --backends cuda:0 --levels O2 \
     --precision tf32 --localize
   grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_tf32.log" | sed "s/^/    /" | tee -a "$summary"
+  # fp16 products and convolutions (cuDNN with half X and W, or the own _f16 kernels)
+  step "$name validate cuda:0 O3 fp16" "validate_${name}_fp16.log" "$tb" validate "$onnx" --backends cuda:0 --levels O3 \
+    --precision fp16 --localize
+  grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_fp16.log" | sed "s/^/    /" | tee -a "$summary"
   if [ -n "$cc" ] && [ "$cc" -ge 89 ]; then
     step "$name validate cuda:0 O2 fp8" "validate_${name}_fp8.log" "$tb" validate "$onnx" --backends cuda:0 --levels O2 \
       --precision fp8 --localize
     grep -m2 -E "passed [0-9]+/[0-9]+|max_abs" "$out/validate_${name}_fp8.log" | sed "s/^/    /" | tee -a "$summary"
   else
-    note SKIP "$name validate cuda:0 fp8" "compute capability '${cc:-unknown}' below 8.9: fp8 is refused there"
+    note SKIP "$name validate cuda:0 fp8" "compute capability '${cc:-unknown}' below 8.9: fp8 runs as bf16 there (the O3 step)"
   fi
 done
 if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then

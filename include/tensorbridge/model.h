@@ -179,7 +179,12 @@ typedef struct tb_prepare_result {
   /* Added in 0.4 too. When bf16 is asked for (precision bf16, or auto at O3), per CPU node the precision it runs in
    * and why: "MatMul (name): bf16: 1.8x faster than fp32 on this shape (trial: 0.23 vs 0.41 ms)", "Conv (c1):
    * fp32: bf16 1.8x slower on this shape (trial: 0.41 vs 0.23 ms)", "Relu (r): fp32: no bf16 kernel", "...: fp32:
-   * the CPU has no bf16 instructions (AVX512-BF16)"; precision_choice_count entries (0 otherwise). */
+   * the CPU has no bf16 instructions (AVX512-BF16)"; precision_choice_count entries (0 otherwise). On a device
+   * backend asked for a reduced precision (bf16, fp16, tf32, fp8), the same per node on the device: "Conv (c1):
+   * bf16: the precision asked for, accumulated in fp32 with fp32 outputs", "MatMul (m): bf16: precision fp8 needs
+   * a GPU of compute capability 8.9 or newer ...; this product runs in bf16 on the device ...", "Conv (c2): fp32:
+   * TF32 convolutions run only through cuDNN's TF32 engines and cuDNN is not in use on cuda:0 ...", "Relu (r):
+   * fp32: no fp16 kernel on cuda:0". */
   size_t precision_choice_count;
   const char *const *precision_choices;
   /* Added in 0.5: graph replay on a device (CUDA graphs). graph_capture: the first run with a set of input shapes is

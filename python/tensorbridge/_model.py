@@ -38,7 +38,9 @@ class PrepareResult:
     @property
     def precision_choices(self) -> Tuple[str, ...]:
         """When bf16 was asked for (precision bf16, or auto at O3): per CPU node, the precision it runs in and
-        why ("Conv (c1): fp32: bf16 1.8x slower on this shape (trial: 0.41 vs 0.23 ms)"; docs/engine.md)."""
+        why ("Conv (c1): fp32: bf16 1.8x slower on this shape (trial: 0.41 vs 0.23 ms)"; docs/engine.md); on a
+        device asked for a reduced precision, the same per device node ("MatMul (m): bf16: precision fp8 needs a
+        GPU of compute capability 8.9 or newer ...; this product runs in bf16 on the device ..."; docs/cuda.md)."""
         return tuple(self.metrics.get("precision_choices", ()))
 
     @property

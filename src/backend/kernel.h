@@ -120,6 +120,11 @@ void tb_kernel_constant_consumed(tb_kernel_ctx *ctx, size_t input);
  * convolution's "winograd", "direct" or "implicit GEMM"), shown by the profiler after the kernel. Only
  * inside the executor's prepare(); nothing happens elsewhere. */
 void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method);
+/* For a device kernel's prepare(): the precision this node computes in when it is not its entry's tb_kernel.precision
+ * (static storage: "bf16"; NULL: fp32), and why, a sentence starting with it ("bf16: precision fp8 needs compute
+ * capability 8.9 or newer; cuda:0 is 8.0"; copied); the prepare result's node_precisions and precision_choices
+ * show them. Only inside the executor's prepare(); nothing happens elsewhere. */
+void tb_kernel_set_precision(tb_kernel_ctx *ctx, const char *precision, const char *why);
 /* Advance a multi-index over shape (row-major); false after the last one. */
 bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */

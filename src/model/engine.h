@@ -115,7 +115,9 @@ typedef struct tb_exec_placement {
   bool fp32_only;        /* its CPU kernel is chosen at the fp32 level even where the executor's allows bf16 (the
                             bf16 trial lost or could not run): also at run time */
   bool bf16_rejected;    /* a bf16 kernel exists for it and the trial (or its absence) kept fp32 */
-  const char *precision_why; /* with a bf16 mode (tb_exec_set_bf16_mode): "bf16: ..." or "fp32: ..." (owned) */
+  const char *precision_why; /* with a bf16 mode (tb_exec_set_bf16_mode) on the CPU, or a reduced device precision
+                                asked (tb_exec_set_device_precision) on the device: "bf16: ..." or "fp32: ..." (owned) */
+  bool precision_by_kernel;  /* the device kernel's prepare said precision and precision_why (tb_kernel_set_precision) */
 } tb_exec_placement;
 
 struct tb_routes;

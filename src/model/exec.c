@@ -84,6 +84,18 @@ void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method) {
   e->cache[ctx->node - e->g->nodes].method = method;
 }
 
+void tb_kernel_set_precision(tb_kernel_ctx *ctx, const char *precision, const char *why) {
+  if (!ctx || !ctx->exec || ctx->outputs || !ctx->node) return; /* only inside the executor's prepare */
+  tb_exec *e = ctx->exec;
+  if (!e->placement || ctx->graph != e->g || ctx->node < e->g->nodes || ctx->node >= e->g->nodes + e->g->n_nodes) return;
+  tb_exec_placement *pl = &e->placement[ctx->node - e->g->nodes];
+  char *copy = why ? strdup(why) : NULL; /* NULL when memory is short: the result then lacks the sentence */
+  free((char *)pl->precision_why);
+  pl->precision_why = copy;
+  pl->precision = precision;
+  pl->precision_by_kernel = true;
+}
+
 /* tb_exec_test_break_op: the op type whose float outputs are perturbed, and from which kernel level. */
 static char broken_op[64];
 static tb_kernel_level broken_min_level;

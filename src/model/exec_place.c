@@ -197,6 +197,39 @@ static void choose_precision(tb_exec *e, size_t i, const tb_value_type *const *i
   pl->precision_why = strdup(why); /* NULL when memory is short: the result then lacks the sentence */
 }
 
+/* What the device's kernels were asked to compute in (tb_exec_set_device_precision). */
+static const char *device_precision_name(tb_device_precision p) {
+  switch (p) {
+    case TB_DEVICE_TF32: return "tf32";
+    case TB_DEVICE_BF16: return "bf16";
+    case TB_DEVICE_FP16: return "fp16";
+    case TB_DEVICE_FP8: return "fp8";
+    default: return "fp32";
+  }
+}
+
+/* Node i on the device with kernel k: the precision it computes in (its entry's unless its prepare said otherwise)
+ * and, when a reduced precision was asked, why. */
+static void device_precision(tb_exec *e, size_t i, const tb_kernel *k) {
+  tb_exec_placement *pl = &e->placement[i];
+  if (!pl->precision_by_kernel) pl->precision = k->precision;
+  if (e->device_precision == TB_DEVICE_FP32 || pl->precision_why) return;
+  char why[200];
+  if (pl->precision)
+    snprintf(why, sizeof why, "%s: the precision asked for, accumulated in fp32 with fp32 outputs", pl->precision);
+  else
+    snprintf(why, sizeof why, "fp32: no %s kernel on %s", device_precision_name(e->device_precision), tb_backend_device(e->device)->device);
+  pl->precision_why = strdup(why); /* NULL when memory is short: the result then lacks the sentence */
+}
+
+/* Forget what a device kernel's prepare said of the node's precision (the node goes elsewhere). */
+static void forget_precision(tb_exec_placement *pl) {
+  free((char *)pl->precision_why);
+  pl->precision_why = NULL;
+  pl->precision = NULL;
+  pl->precision_by_kernel = false;
+}
+
 /* Node i's kernel k on `side`: its constants copied there and its state made. */
 static tb_status try_side(tb_exec *e, size_t i, int side, const tb_kernel *k, const tb_value_type **in) {
   node_cache *c = &e->cache[i];
@@ -268,9 +301,10 @@ static tb_status place_node(tb_exec *e, size_t i, bool cpu_fallback) {
       tb_status st = try_side(e, i, TB_EXEC_DEVICE, k, in);
       if (st == TB_OK) {
         pl->side = TB_EXEC_DEVICE;
-        pl->precision = k->precision; /* a device kernel's reduced precision (tb_kernel_query.device_precision) */
+        device_precision(e, i, k); /* a device kernel's reduced precision (tb_kernel_query.device_precision) */
         return TB_OK;
       }
+      forget_precision(pl);
       if (!cpu_fallback) return st;
       snprintf(why, sizeof why, "the %s kernel could not be prepared: %s", tb_backend_name(tb_backend_kind_of(e->device)),
                tb_last_error());

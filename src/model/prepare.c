@@ -217,7 +217,7 @@ static tb_status place(tb_prepared *p, bool cpu_fallback, placement_lists *l, st
     strlist *reason_list = !device_backend ? NULL : pl->side == TB_EXEC_CPU ? &l->fallback : pl->side != TB_EXEC_DEVICE ? &l->routed : NULL;
     if (ok && reason_list) ok = push(p, reason_list, tb_arena_printf(&p->arena, "%s: %s", label, why));
     if (ok && pl->precision) ok = push(p, &l->precisions, tb_arena_printf(&p->arena, "%s: %s", label, pl->precision));
-    if (ok && pl->precision_why && pl->side == TB_EXEC_CPU)
+    if (ok && pl->precision_why && (pl->side == TB_EXEC_CPU || pl->side == TB_EXEC_DEVICE))
       ok = push(p, &l->choices, tb_arena_printf(&p->arena, "%s: %s", label, pl->precision_why));
     p->bf16_rejected += pl->bf16_rejected;
     if (!ok) return tb_error(TB_ERR_OUT_OF_MEMORY, "tb_model_prepare: out of host memory");

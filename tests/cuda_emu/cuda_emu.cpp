@@ -70,6 +70,7 @@ unsigned __float_as_uint(float f) {
 #include "62_lp_lrn.cu"
 #include "40_gemm.cu"
 #include "41_gemm_lowp.cu"
+#include "63_conv_lowp.cu"
 #include "45_quant.cu"
 #include "50_rnn.cu"
 #include "70_data.cu"
@@ -172,6 +173,10 @@ const entry kernels[] = {
     K(tb_cu_gemm_epilogue_f32),
     K(tb_cu_gemm_bf16),
     K(tb_cu_gemm_f16),
+    K(tb_cu_cnn_conv_bf16),
+    K(tb_cu_cnn_conv_f16),
+    K(tb_cu_cnn_conv_igemm_bf16),
+    K(tb_cu_cnn_conv_igemm_f16),
     K(tb_cu_lowp_amax_f32),
     K(tb_cu_lowp_to_e4m3),
     K(tb_cu_rnn_transpose_f32),

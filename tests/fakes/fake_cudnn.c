@@ -10,6 +10,12 @@
  *   FAKE_CUDNN_PLAN_FAIL        N: the first N engines of each list refuse (finalize 3002 NOT_SUPPORTED_SHAPE)
  *   FAKE_CUDNN_FUSION           none: a graph of more than one operation is refused (3001 at its finalize)
  *   FAKE_CUDNN_WORKSPACE        an execution plan's workspace size (default 0)
+ *   FAKE_CUDNN_TF32_ENGINES     N: the first N engines of each list carry the numerical notes TENSOR_CORE and
+ *                               DOWN_CONVERT_INPUTS (on float data they compute in TF32; the fake computes fp32)
+ *   FAKE_CUDNN_REDUCED_ENGINES  N: the first N carry REDUCED_PRECISION_REDUCTION
+ * Data types as cuDNN 9 takes them for a forward convolution: X and W float, half or bfloat16 and the same, Y float
+ * or X's type, the compute type float (half also for half data); anything else is refused at the convolution
+ * operation's finalize (3000 NOT_SUPPORTED), and the execute reads 16-bit X and W widened to float.
  *   FAKE_CUDNN_FAIL             create | stream | execute | desc:<type> | set:<attribute> | finalize:<type>: that call
  *                               returns FAKE_CUDNN_FAIL_CODE (default 4000 CUDNN_STATUS_INTERNAL_ERROR) */
 #include "fake_cudnn.h"
@@ -23,9 +29,10 @@
 FAKE_ONCE("FAKE_LOADED_CUDNN", "fake_cudnn")
 
 typedef int cudnnStatus_t;
+enum { D_FLOAT = 0, D_HALF = 2, D_BF16 = 9 };
 enum { OK = 0, BAD_PARAM = 2000, NOT_FINALIZED = 2004, SHAPE_MISMATCH = 2008, NOT_SUPPORTED = 3000,
        GRAPH_PATTERN = 3001, UNSUPPORTED_SHAPE = 3002, INTERNAL = 4000, EXEC_FAILED = 5000 };
-enum { T_POINTWISE = 0, T_CONV = 1, T_ENGINECFG = 3, T_HEUR = 4, T_PLAN = 5, T_OP_CONV = 10, T_OP_PW = 13, T_GRAPH = 15,
+enum { T_POINTWISE = 0, T_CONV = 1, T_ENGINE = 2, T_ENGINECFG = 3, T_HEUR = 4, T_PLAN = 5, T_OP_CONV = 10, T_OP_PW = 13, T_GRAPH = 15,
        T_PACK = 16, T_TENSOR = 17 };
 
 typedef struct attr {
@@ -199,6 +206,14 @@ static cudnnStatus_t finalize_conv_op(desc *op) {
     if ((in - span) / i64(cd, 103, s) + 1 != i64(y, 902, 2 + s)) return refuse(SHAPE_MISMATCH, "Y's spatial size is wrong");
   }
   if (i64(y, 902, 0) != i64(x, 902, 0) || i64(y, 902, 1) != k) return refuse(SHAPE_MISMATCH, "Y's batch or channels are wrong");
+  int32_t xt = i32(x, 901), wt = i32(w, 901), yt = i32(y, 901), ct = i32(cd, 100);
+  if (xt != D_FLOAT && xt != D_HALF && xt != D_BF16) return refuse(NOT_SUPPORTED, "X's data type is not float, half or bfloat16");
+  if (wt != xt) return refuse(NOT_SUPPORTED, "X and W have different data types");
+  if (yt != D_FLOAT && yt != xt) return refuse(NOT_SUPPORTED, "Y is neither float nor X's type");
+  if (ct != D_FLOAT && !(ct == D_HALF && xt == D_HALF)) return refuse(NOT_SUPPORTED, "the compute type does not fit the data");
+  state.x_type = xt;
+  state.w_type = wt;
+  state.y_type = yt;
   for (int i = 0; i < 2; i++) {
     state.pre[i] = i64(cd, 105, i);
     state.post[i] = i64(cd, 104, i);
@@ -316,6 +331,25 @@ cudnnStatus_t cudnnBackendGetAttribute(desc *d, int name, int type, int64_t requ
     *count = n;
     return OK;
   }
+  if (d->type == T_ENGINECFG && name == 300 && type == 15 && requested >= 1) {
+    desc *engine = ((desc **)elements)[0];
+    if (!engine || engine->type != T_ENGINE) return BAD_PARAM;
+    engine->heur = d->heur;
+    engine->engine_index = d->engine_index;
+    engine->finalized = 1;
+    *count = 1;
+    return OK;
+  }
+  if (d->type == T_ENGINE && name == 603 && type == 11) {
+    int32_t notes[3];
+    int n = 0;
+    if (d->engine_index < atoi(env_or("FAKE_CUDNN_TF32_ENGINES", "0"))) notes[n++] = 0, notes[n++] = 1;
+    if (d->engine_index < atoi(env_or("FAKE_CUDNN_REDUCED_ENGINES", "0"))) notes[n++] = 2;
+    state.notes_read++;
+    *count = n < requested ? n : requested;
+    memcpy(elements, notes, (size_t)*count * sizeof *notes);
+    return OK;
+  }
   if (d->type == T_PLAN && name == 402 && type == 3 && requested >= 1) {
     *(int64_t *)elements = atol(env_or("FAKE_CUDNN_WORKSPACE", "0"));
     *count = 1;
@@ -339,9 +373,32 @@ static float *bound(binding *b, int n, desc *t) {
   return NULL;
 }
 
+/* Element i of a tensor of cuDNN data type `type` as float (half and bfloat16 widened exactly). */
+static float element(int32_t type, const void *p, int64_t i) {
+  if (type == D_FLOAT) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  uint32_t bits;
+  if (type == D_BF16) {
+    bits = (uint32_t)h << 16;
+  } else { /* IEEE half: sign, 5-bit exponent, 10-bit mantissa */
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f) bits = sign | 0x7f800000u | m << 13;
+    else if (e) bits = sign | (e + 112) << 23 | m << 13;
+    else {
+      float v = (float)m / 16777216.0f; /* m * 2^-24 */
+      memcpy(&bits, &v, 4);
+      bits |= sign;
+    }
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
 static void conv(desc *op, binding *b, int n) {
   desc *xd = ref(op, 704, 0), *wd = ref(op, 703, 0), *yd = ref(op, 705, 0), *cd = ref(op, 702, 0);
-  const float *x = bound(b, n, xd), *w = bound(b, n, wd);
+  const void *x = bound(b, n, xd), *w = bound(b, n, wd);
+  int32_t xt = i32(xd, 901), wt = i32(wd, 901);
   float *y = bound(b, n, yd);
   int64_t N = i64(xd, 902, 0), C = i64(xd, 902, 1), H = i64(xd, 902, 2), W = i64(xd, 902, 3);
   int64_t K = i64(wd, 902, 0), WC = i64(wd, 902, 1), R = i64(wd, 902, 2), S = i64(wd, 902, 3);
@@ -358,7 +415,7 @@ static void conv(desc *op, binding *b, int n) {
                 int64_t ih = p * i64(cd, 103, 0) - i64(cd, 105, 0) + r * i64(cd, 102, 0);
                 int64_t iw = q * i64(cd, 103, 1) - i64(cd, 105, 1) + u * i64(cd, 102, 1);
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                s += (double)x[((nn * C + g * WC + c) * H + ih) * W + iw] * w[((k * WC + c) * R + r) * S + u];
+                s += (double)element(xt, x, ((nn * C + g * WC + c) * H + ih) * W + iw) * element(wt, w, ((k * WC + c) * R + r) * S + u);
               }
           y[((nn * K + k) * P + p) * Q + q] = (float)s;
         }

@@ -22,6 +22,9 @@ typedef struct fake_cudnn_state {
   /* the last execute */
   void *stream, *workspace;
   int64_t uids[8], pack_count;
+  /* the last finalized convolution's data types (cudnnDataType_t: 0 float, 2 half, 9 bfloat16) */
+  int32_t x_type, w_type, y_type;
+  int notes_read; /* engines whose numerical notes were asked for */
 } fake_cudnn_state;
 
 #endif

@@ -16,6 +16,7 @@
 #include "backend/cuda/kernels/cuda_launch.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_dm.h"
+#include "backend/cuda/kernels/cuda_conv_precision.h"
 #include "backend/cuda/cuda_module.h"
 #include "backend/control/control_kernels.h"
 #include "backend/cuda/kernels/cuda_ops.h"
@@ -221,9 +222,12 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     assert_int_equal(r->level, TB_KERNEL_REFERENCE);
     bool product = r->prepare == tb_cuda_gemm_prepare || r->prepare == tb_cuda_gemm_prepare_tf32 || /* one per precision */
                    r->prepare == tb_cuda_gemm_prepare_bf16 || r->prepare == tb_cuda_gemm_prepare_fp16 ||
-                   r->prepare == tb_cuda_gemm_prepare_fp8;
+                   r->prepare == tb_cuda_gemm_prepare_fp8 || r->prepare == tb_cuda_gemm_prepare_fp8_as_bf16;
+    bool conv = r->prepare == tb_cuda_conv_prepare_tf32 || r->prepare == tb_cuda_conv_prepare_bf16 || /* one per precision */
+                r->prepare == tb_cuda_conv_prepare_fp16 || r->prepare == tb_cuda_conv_prepare_fp8;
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
-    assert_true(r->prepare == tb_cuda_prepare || product || r->prepare == tb_cuda_pad_prepare || r->prepare == tb_cuda_index_prepare || r->prepare == tb_cuda_rnn_prepare ||
+    assert_true(r->prepare == tb_cuda_prepare || product || conv || r->prepare == tb_cuda_pad_prepare ||
+                r->prepare == tb_cuda_index_prepare || r->prepare == tb_cuda_rnn_prepare ||
                 (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant; the index and recurrent kernels their flag */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
@@ -546,7 +550,7 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18 + 5 + 6); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18 + 5 + 6 + 4); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
                                                          the GEMM kernels' 2, the data kernels' 41 (test_cuda_data),
                                                          the math and index kernels' 54 (test_cuda_math), the
                                                          reduced-precision products' 4 (test_cuda_lowp), the layout,
@@ -556,7 +560,8 @@ static void every_kernel_is_in_the_emulator(void **state) {
                                                          kernels' float16 / bfloat16 18 (test_cuda_math), the
                                                          elementwise kernels' float64 / float16 / bfloat16 5
                                                          (test_cuda_ew_half), CumSum's block scans 6
-                                                         (test_cuda_scan) */
+                                                         (test_cuda_scan), the
+                                                         reduced-precision convolutions' 4 (test_cuda_conv_lowp) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

@@ -2,8 +2,9 @@
  * 41_gemm_lowp.cu, cuda_blas.c) on the fake cuda:0 of the recorded 8x H100 node: bf16 at O3 (and fp16 when asked)
  * with the weight converted once at prepare and the activation per run, on the own 16-bit kernel (values on the
  * emulator against the CPU's bf16 O3 reference) and through the computing fake cuBLASLt (16-bit A and B, fp32 C,
- * CUBLAS_COMPUTE_32F); TF32 only under precision tf32; fp8 e4m3 refused below compute capability 8.9 and without
- * cuBLASLt, and at sm_90 its types, "TN" form and per-tensor scales; the prepare result's precisions; errors. */
+ * CUBLAS_COMPUTE_32F); TF32 only under precision tf32; fp8 e4m3 run in bf16 on the device below compute capability
+ * 8.9 and without cuBLASLt (said per node), and at sm_90 its types, "TN" form and per-tensor scales; the prepare
+ * result's precisions; errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,7 @@ typedef struct lowp_run {
   size_t device_nodes, reduced_nodes, launches;
   tb_precision precision;
   char node_precision[160]; /* the first of node_precisions */
+  char precision_choice[400]; /* the first of precision_choices */
   int casts, gemm_bf16, gemm_f16, gemm_f32, amax, to_e4m3;
   double max_error_vs_fp32; /* the largest |cuda - cpu O0 fp32|: > 0 shows the reduced precision is real */
   float a_scale;            /* the value behind the fake cuBLASLt's last A scale pointer (fp8), read while it lives */
@@ -134,6 +136,7 @@ static lowp_run compare_out(tb_model *model, size_t ndim, const int64_t *dims, t
   if (st != TB_OK) fail_msg("prepare on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
   lowp_run r = {.device_nodes = rg->device_nodes, .reduced_nodes = rg->reduced_precision_nodes, .precision = rg->precision};
   if (rg->reduced_precision_nodes) snprintf(r.node_precision, sizeof r.node_precision, "%s", rg->node_precisions[0]);
+  if (rg->precision_choice_count) snprintf(r.precision_choice, sizeof r.precision_choice, "%s", rg->precision_choices[0]);
   size_t n = 1;
   for (size_t d = 0; d < ndim; d++) n *= (size_t)dims[d];
   float *x = malloc(n * sizeof *x + 1);
@@ -333,8 +336,9 @@ static void tf32_only_when_asked(void **state) {
   assert_string_equal(tb_last_error(), "unknown precision 'tf16'; valid precisions are auto, fp32, bf16, fp16, fp8, tf32");
 }
 
-/* fp8: refused below compute capability 8.9 and without cuBLASLt, each with its sentence; nothing left. */
-static void fp8_refused_where_it_cannot_run(void **state) {
+/* fp8 where it cannot run (below compute capability 8.9, without cuBLASLt): the product runs in bf16 on the device,
+ * the weight converted at prepare, and the prepare result says so per node with the reason; nothing left. */
+static void fp8_falls_to_bf16_where_it_cannot_run(void **state) {
   (void)state;
   use_fake_cublaslt();
   setenv("FAKE_CUDA_CC", "8.0", 1);
@@ -342,27 +346,39 @@ static void fp8_refused_where_it_cannot_run(void **state) {
   tb_backend *cuda = open_cuda0();
   tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O2, .precision = TB_PRECISION_FP8};
   tb_prepared *p = NULL;
-  assert_int_equal(tb_model_prepare(m, cuda, &o, &p, NULL), TB_ERR_UNSUPPORTED);
-  assert_null(p);
-  assert_non_null(strstr(tb_last_error(), "node 'matmul' (FusedMatMul): precision fp8 needs a GPU of compute capability 8.9 or "
-                                          "newer (fp8 tensor cores: Ada, Hopper, Blackwell); cuda:0 is 8.0: use precision bf16 "
-                                          "or fp16 on it"));
+  const tb_prepare_result *res = NULL;
+  TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &p, &res));
+  assert_int_equal(res->cpu_fallback_nodes, 0);
+  assert_int_equal(res->reduced_precision_nodes, 1);
+  assert_string_equal(res->node_precisions[0], "FusedMatMul (matmul): bf16");
+  assert_int_equal(res->precision_choice_count, 1);
+  assert_string_equal(res->precision_choices[0],
+                      "FusedMatMul (matmul): bf16: precision fp8 needs a GPU of compute capability 8.9 or newer (fp8 tensor "
+                      "cores: Ada, Hopper, Blackwell); cuda:0 is 8.0; this product runs in bf16 on the device (fp32 "
+                      "accumulation and outputs)");
+  tb_prepared_destroy(p);
   tb_backend_destroy(cuda);
   assert_int_equal(live_allocations(), 0);
-  /* sm_90 without cuBLASLt */
+  const int64_t dims32[3] = {2, 5, 32};
+  bool values = emulate();
+  lowp_run r = compare(m, 3, dims32, TB_LEVEL_O2, TB_PRECISION_FP8, TB_LEVEL_O3, values ? 1e-2f : 0, 1e-2f);
+  assert_string_equal(r.node_precision, "FusedMatMul (matmul): bf16");
+  assert_int_equal(blas_fake()->matmul.a.type, 14); /* CUDA_R_16BF */
+  assert_int_equal(r.to_e4m3, 0);
+  assert_int_equal(r.casts, 1); /* x; W converted to bf16 at prepare */
+  /* sm_90 without cuBLASLt: the own bf16 kernel */
   setenv("FAKE_CUDA_CC", "9.0", 1);
   setenv("TB_CUDA_GEMM", "own", 1);
   cuda = open_cuda0();
-  assert_int_equal(tb_model_prepare(m, cuda, &o, &p, NULL), TB_ERR_UNAVAILABLE);
-  assert_non_null(strstr(tb_last_error(), "precision fp8 runs the products only through cuBLASLt, which is not in use on cuda:0"));
-  /* with cpu_fallback the node runs on the CPU instead, saying why */
-  o.cpu_fallback = true;
-  const tb_prepare_result *res = NULL;
   TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &p, &res));
-  assert_int_equal(res->cpu_fallback_nodes, 1);
-  assert_non_null(strstr(res->fallback_ops[0], "precision fp8 runs the products only through cuBLASLt"));
+  assert_int_equal(res->cpu_fallback_nodes, 0);
+  assert_non_null(strstr(res->precision_choices[0], "FusedMatMul (matmul): bf16: precision fp8 runs the products only through "
+                                                    "cuBLASLt, which is not in use on cuda:0"));
   tb_prepared_destroy(p);
   tb_backend_destroy(cuda);
+  r = compare(m, 3, dims32, TB_LEVEL_O2, TB_PRECISION_FP8, TB_LEVEL_O3, values ? 1e-2f : 0, 1e-2f);
+  assert_int_equal(r.gemm_bf16, 1);
+  assert_int_equal(r.casts, 1);
   tb_model_destroy(m);
   assert_int_equal(live_allocations(), 0);
 }
@@ -436,13 +452,16 @@ static void fp8_scales_and_types_at_sm90(void **state) {
       }
   }
   tb_model_destroy(m);
-  /* k 20: not a multiple of 16: bf16 */
+  /* k 20: not a multiple of 16, seen at prepare: bf16, W converted then, the reason per node */
   m = matmul_model(20, 24);
   const int64_t dims20[3] = {2, 5, 20};
   r = compare(m, 3, dims20, TB_LEVEL_O2, TB_PRECISION_FP8, TB_LEVEL_O3, values ? 1e-2f : 0, 1e-2f);
   assert_int_equal(c->a.type, 14);
   assert_int_equal(r.to_e4m3, 0);
-  assert_int_equal(r.casts, 2); /* both operands per run: the fp8 copy of W is not bf16 */
+  assert_int_equal(r.casts, 1); /* x only */
+  assert_string_equal(r.node_precision, "FusedMatMul (matmul): bf16");
+  assert_string_equal(r.precision_choice, "FusedMatMul (matmul): bf16: cuBLASLt's fp8 products need k a multiple of 16 (here "
+                                          "20); this product runs in bf16 on the device (fp32 accumulation and outputs)");
   tb_model_destroy(m);
   assert_int_equal(f->live_handles, 0);
   assert_int_equal(f->live_descs, 0);
@@ -544,7 +563,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(own_bf16_kernel_on_odd_shapes, setup, teardown),
       cmocka_unit_test_setup_teardown(bf16_and_fp16_through_cublaslt, setup, teardown),
       cmocka_unit_test_setup_teardown(tf32_only_when_asked, setup, teardown),
-      cmocka_unit_test_setup_teardown(fp8_refused_where_it_cannot_run, setup, teardown),
+      cmocka_unit_test_setup_teardown(fp8_falls_to_bf16_where_it_cannot_run, setup, teardown),
       cmocka_unit_test_setup_teardown(fp8_scales_and_types_at_sm90, setup, teardown),
       cmocka_unit_test_setup_teardown(e4m3_conversion_on_the_emulator, setup, teardown),
       cmocka_unit_test_setup_teardown(errors_are_statuses_with_sentences, setup, teardown),

@@ -13,13 +13,14 @@
 #include "runtime/cudnn_api.h"
 
 enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_BIAS = 4, UID_CONV_OUT = 5, UID_BIASED = 6 };
-/* A plan's descriptors: 12 for the fused graph, then per heuristic mode 1 + 8 configurations + 8 plans. */
-enum { MAX_DESCS = 64, MAX_ENGINES = 8 };
+/* A plan's descriptors: 12 for the fused graph, then per heuristic mode 1 + 8 configurations + 8 engines (their
+ * numerical notes) + 8 plans. */
+enum { MAX_DESCS = 80, MAX_ENGINES = 8 };
 
 /* Everything a plan depends on; zeroed before it is filled, so memcmp compares it. */
 typedef struct conv_key {
   int64_t n, c, h, w, k, groups, kh, kw, pt, pl, pb, pr, sh, sw, dh, dw, oh, ow;
-  int32_t bias, relu;
+  int32_t bias, relu, data, tf32;
   int64_t align_x, align_w, align_y, align_bias;
 } conv_key;
 
@@ -54,11 +55,12 @@ typedef struct builder {
 static void describe(const conv_key *k, char *out, size_t cap) {
   snprintf(out, cap,
            "the convolution of X [%lld x %lld x %lld x %lld] with W [%lld x %lld x %lld x %lld] (groups %lld, strides "
-           "%lld x %lld, pads %lld,%lld,%lld,%lld, dilations %lld x %lld%s%s)",
+           "%lld x %lld, pads %lld,%lld,%lld,%lld, dilations %lld x %lld%s%s%s)",
            (long long)k->n, (long long)k->c, (long long)k->h, (long long)k->w, (long long)k->k,
            (long long)(k->c / k->groups), (long long)k->kh, (long long)k->kw, (long long)k->groups, (long long)k->sh,
            (long long)k->sw, (long long)k->pt, (long long)k->pl, (long long)k->pb, (long long)k->pr, (long long)k->dh,
-           (long long)k->dw, k->bias ? ", bias" : "", k->relu ? ", ReLU" : "");
+           (long long)k->dw, k->bias ? ", bias" : "", k->relu ? ", ReLU" : "",
+           k->data == TB_CUDA_DNN_BF16 ? ", bfloat16 X and W" : k->data == TB_CUDA_DNN_F16 ? ", float16 X and W" : k->tf32 ? ", TF32" : "");
 }
 
 static tb_status cudnn_failed(const tb_cuda_dnn *dnn, const builder *b, const conv_key *k) {
@@ -108,12 +110,17 @@ static tb_cudnn_status finalize(builder *b, tb_cudnn_desc d, const char *what) {
 
 static const int32_t data_float = TB_CUDNN_DATA_FLOAT;
 
-/* A packed NCHW float tensor. */
-static tb_cudnn_desc tensor(builder *b, int64_t uid, int64_t n, int64_t c, int64_t h, int64_t w, int64_t align,
+/* cuDNN's data type for X and W. */
+static int32_t data_type(int32_t data) {
+  return data == TB_CUDA_DNN_BF16 ? TB_CUDNN_DATA_BFLOAT16 : data == TB_CUDA_DNN_F16 ? TB_CUDNN_DATA_HALF : TB_CUDNN_DATA_FLOAT;
+}
+
+/* A packed NCHW tensor of cuDNN data type `type`. */
+static tb_cudnn_desc tensor(builder *b, int64_t uid, int32_t type, int64_t n, int64_t c, int64_t h, int64_t w, int64_t align,
                             bool is_virtual, const char *what) {
   tb_cudnn_desc t = make(b, TB_CUDNN_TENSOR_DESCRIPTOR, what);
   const int64_t dims[4] = {n, c, h, w}, strides[4] = {c * h * w, h * w, w, 1};
-  set(b, t, TB_CUDNN_ATTR_TENSOR_DATA_TYPE, TB_CUDNN_TYPE_DATA_TYPE, 1, &data_float, what);
+  set(b, t, TB_CUDNN_ATTR_TENSOR_DATA_TYPE, TB_CUDNN_TYPE_DATA_TYPE, 1, &type, what);
   set(b, t, TB_CUDNN_ATTR_TENSOR_DIMENSIONS, TB_CUDNN_TYPE_INT64, 4, dims, what);
   set(b, t, TB_CUDNN_ATTR_TENSOR_STRIDES, TB_CUDNN_TYPE_INT64, 4, strides, what);
   set(b, t, TB_CUDNN_ATTR_TENSOR_UNIQUE_ID, TB_CUDNN_TYPE_INT64, 1, &uid, what);
@@ -145,10 +152,12 @@ static tb_cudnn_desc pointwise(builder *b, int32_t mode, tb_cudnn_desc x, tb_cud
 /* The operation graph: the convolution, then the bias and the ReLU when fused. */
 static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
   bool bias = fused && k->bias, relu = fused && k->relu;
-  tb_cudnn_desc x = tensor(b, UID_X, k->n, k->c, k->h, k->w, k->align_x, false, "the X tensor");
-  tb_cudnn_desc w = tensor(b, UID_W, k->k, k->c / k->groups, k->kh, k->kw, k->align_w, false, "the W tensor");
-  tb_cudnn_desc y = tensor(b, UID_Y, k->n, k->k, k->oh, k->ow, k->align_y, false, "the Y tensor");
-  tb_cudnn_desc conv_out = bias || relu ? tensor(b, UID_CONV_OUT, k->n, k->k, k->oh, k->ow, 16, true, "the convolution's virtual output") : y;
+  const int32_t in_type = data_type(k->data); /* X and W; Y and everything after the convolution float */
+  tb_cudnn_desc x = tensor(b, UID_X, in_type, k->n, k->c, k->h, k->w, k->align_x, false, "the X tensor");
+  tb_cudnn_desc w = tensor(b, UID_W, in_type, k->k, k->c / k->groups, k->kh, k->kw, k->align_w, false, "the W tensor");
+  tb_cudnn_desc y = tensor(b, UID_Y, data_float, k->n, k->k, k->oh, k->ow, k->align_y, false, "the Y tensor");
+  tb_cudnn_desc conv_out =
+      bias || relu ? tensor(b, UID_CONV_OUT, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the convolution's virtual output") : y;
   const char *what = "the convolution descriptor";
   tb_cudnn_desc cd = make(b, TB_CUDNN_CONVOLUTION_DESCRIPTOR, what);
   const int64_t dims = 2, dilations[2] = {k->dh, k->dw}, strides[2] = {k->sh, k->sw}, pre[2] = {k->pt, k->pl},
@@ -176,8 +185,8 @@ static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
   finalize(b, op, what);
   tb_cudnn_desc last = conv_out;
   if (bias) {
-    tb_cudnn_desc bt = tensor(b, UID_BIAS, 1, k->k, 1, 1, k->align_bias, false, "the bias tensor");
-    tb_cudnn_desc out = relu ? tensor(b, UID_BIASED, k->n, k->k, k->oh, k->ow, 16, true, "the biased virtual output") : y;
+    tb_cudnn_desc bt = tensor(b, UID_BIAS, data_float, 1, k->k, 1, 1, k->align_bias, false, "the bias tensor");
+    tb_cudnn_desc out = relu ? tensor(b, UID_BIASED, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the biased virtual output") : y;
     ops[count++] = pointwise(b, TB_CUDNN_POINTWISE_ADD, last, bt, out, "the bias addition");
     last = out;
   }
@@ -193,8 +202,33 @@ static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
 
 static bool not_supported(tb_cudnn_status st) { return st / 1000 * 1000 == TB_CUDNN_STATUS_NOT_SUPPORTED; }
 
+/* Whether the engine of configuration cfg computes as the key asks, from its numerical notes: fp32 data without
+ * tf32 takes no engine on tensor cores or with down-converted inputs (TF32), 16-bit data none that reduces in
+ * reduced precision (the accumulation stays fp32). false with b->call set when cuDNN fails to say. */
+static bool engine_fits(builder *b, const conv_key *k, tb_cudnn_desc cfg) {
+  const char *what = "an engine's numerical notes";
+  tb_cudnn_desc engine = make(b, TB_CUDNN_ENGINE_DESCRIPTOR, what);
+  int64_t got = 0;
+  if (!engine || failed(b, "cudnnBackendGetAttribute", what,
+                        b->dnn->api.cudnnBackendGetAttribute(cfg, TB_CUDNN_ATTR_ENGINECFG_ENGINE, TB_CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                                             1, &got, &engine)))
+    return false;
+  int32_t notes[TB_CUDNN_NUMERICAL_NOTE_TYPE_COUNT_MAX];
+  int64_t count = 0;
+  if (failed(b, "cudnnBackendGetAttribute", what,
+             b->dnn->api.cudnnBackendGetAttribute(engine, TB_CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, TB_CUDNN_TYPE_NUMERICAL_NOTE,
+                                                  TB_CUDNN_NUMERICAL_NOTE_TYPE_COUNT_MAX, &count, notes)))
+    return false;
+  for (int64_t i = 0; i < count && i < TB_CUDNN_NUMERICAL_NOTE_TYPE_COUNT_MAX; i++) {
+    bool tf32 = notes[i] == TB_CUDNN_NUMERICAL_NOTE_TENSOR_CORE || notes[i] == TB_CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    if (k->data == TB_CUDA_DNN_F32 && !k->tf32 && tf32) return false;
+    if (k->data != TB_CUDA_DNN_F32 && notes[i] == TB_CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return false;
+  }
+  return true;
+}
+
 /* The engines cuDNN's heuristics list in `mode`, tried in their order; true when one finalizes. */
-static bool try_engines(builder *b, tb_cudnn_desc g, int32_t mode, tb_cudnn_status *last_refusal) {
+static bool try_engines(builder *b, const conv_key *k, tb_cudnn_desc g, int32_t mode, tb_cudnn_status *last_refusal) {
   const tb_cudnn_api *api = &b->dnn->api;
   const char *what = mode == TB_CUDNN_HEUR_MODE_A ? "the engine heuristics (mode A)" : "the engine heuristics (fallback)";
   tb_cudnn_desc heur = make(b, TB_CUDNN_ENGINEHEUR_DESCRIPTOR, what);
@@ -221,6 +255,11 @@ static bool try_engines(builder *b, tb_cudnn_desc g, int32_t mode, tb_cudnn_stat
                                            wanted, &got, configs)))
     return false;
   for (int64_t i = 0; i < got && i < wanted; i++) {
+    if (!engine_fits(b, k, configs[i])) {
+      if (b->call) return false;
+      b->dnn->stats.passed_over++;
+      continue;
+    }
     what = "an execution plan";
     tb_cudnn_desc plan = make(b, TB_CUDNN_EXECUTION_PLAN_DESCRIPTOR, what);
     set(b, plan, TB_CUDNN_ATTR_EXECUTION_PLAN_HANDLE, TB_CUDNN_TYPE_HANDLE, 1, &b->dnn->handle, what);
@@ -264,7 +303,8 @@ static tb_status attempt(tb_cuda_dnn *dnn, const conv_key *k, bool fused, dnn_pl
     *refusal = b.status; /* no engine for this graph's pattern */
     b.call = NULL;
   } else if (!b.call) {
-    found = try_engines(&b, g, TB_CUDNN_HEUR_MODE_A, refusal) || (!b.call && try_engines(&b, g, TB_CUDNN_HEUR_MODE_FALLBACK, refusal));
+    found = try_engines(&b, k, g, TB_CUDNN_HEUR_MODE_A, refusal) ||
+            (!b.call && try_engines(&b, k, g, TB_CUDNN_HEUR_MODE_FALLBACK, refusal));
   }
   if (b.call) {
     tb_status st = cudnn_failed(dnn, &b, k);
@@ -383,6 +423,11 @@ static tb_status make_key(const char *who, const tb_cuda_conv *c, conv_key *k) {
   k->dh = c->dilation_h ? c->dilation_h : 1, k->dw = c->dilation_w ? c->dilation_w : 1;
   k->bias = c->bias != 0;
   k->relu = c->relu;
+  if (c->data != TB_CUDA_DNN_F32 && c->data != TB_CUDA_DNN_BF16 && c->data != TB_CUDA_DNN_F16)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: a cuDNN convolution's data type is %d; use float32, bfloat16 or float16", who,
+                    (int)c->data);
+  k->data = (int32_t)c->data;
+  k->tf32 = c->data == TB_CUDA_DNN_F32 && c->tf32;
   k->align_x = alignment(c->x);
   k->align_w = alignment(c->weight);
   k->align_y = alignment(c->y);
@@ -400,16 +445,21 @@ static tb_status find_or_make(tb_cuda_dnn *dnn, const conv_key *k, dnn_plan **ou
   tb_cudnn_status refusal = TB_CUDNN_STATUS_SUCCESS;
   dnn_plan *p = NULL;
   tb_status st = TB_ERR_UNSUPPORTED;
+  size_t passed_before = dnn->stats.passed_over;
   if (k->bias || k->relu) st = attempt(dnn, k, true, &p, &refusal);
   if (st == TB_ERR_UNSUPPORTED) st = attempt(dnn, k, false, &p, &refusal);
   if (st == TB_ERR_UNSUPPORTED) {
     char conv[400], name[400];
     describe(k, conv, sizeof conv);
     tb_cudnn_status_name(&dnn->api, refusal, name, sizeof name);
-    return tb_error(TB_ERR_UNSUPPORTED,
-                    "%s: no engine of cuDNN %zu (%s) runs %s (its last word: %d %s); the backend's own convolution "
-                    "runs it instead",
-                    dnn->who, dnn->api.version, dnn->api.path, conv, refusal, name);
+    char why[700];
+    size_t passed = dnn->stats.passed_over - passed_before;
+    int len = refusal != TB_CUDNN_STATUS_SUCCESS ? snprintf(why, sizeof why, "its last word: %d %s", refusal, name) : 0;
+    if (passed && len >= 0 && (size_t)len < sizeof why)
+      snprintf(why + len, sizeof why - (size_t)len, "%s%zu engine%s passed over for computing %s", len ? "; " : "", passed,
+               passed == 1 ? "" : "s", k->data == TB_CUDA_DNN_F32 ? "in TF32 where fp32 was asked" : "sums in reduced precision");
+    return tb_error(TB_ERR_UNSUPPORTED, "%s: no engine of cuDNN %zu (%s) runs %s (%s); the backend's own convolution runs it instead",
+                    dnn->who, dnn->api.version, dnn->api.path, conv, why);
   }
   if (st != TB_OK) return st;
   if (dnn->count == TB_CUDA_DNN_MAX_PLANS) { /* full: the oldest plan makes room (no call is using it: we hold the lock) */

@@ -1,5 +1,6 @@
 /* Internal: forward convolutions on an NVIDIA GPU through cuDNN 9's graph API (runtime/cudnn_api.h), for
- * the CUDA backend's Conv kernel. NCHW float32, groups, asymmetric pads, strides, dilations, and a bias
+ * the CUDA backend's Conv kernel. NCHW, X and W float32, bfloat16 or float16 (the bias, Y and the computation
+ * float32 always: the reduced precisions of docs/cuda.md "Reduced precision"), groups, asymmetric pads, strides, dilations, and a bias
  * (one value per output channel) and ReLU fused where cuDNN has an engine for the fused graph:
  *
  *   Y = relu(conv(X, W) + bias)   X [n, c, h, w], W [k, c / groups, kh, kw], Y [n, k, oh, ow], all packed
@@ -18,6 +19,9 @@
 #include <tensorbridge/status.h>
 #include "runtime/nvidia_cuda_api.h"
 
+/* The element type of a convolution's X and W. */
+typedef enum tb_cuda_dnn_data { TB_CUDA_DNN_F32 = 0, TB_CUDA_DNN_BF16, TB_CUDA_DNN_F16 } tb_cuda_dnn_data;
+
 typedef struct tb_cuda_conv {
   int64_t n, c, h, w;            /* X */
   int64_t k;                     /* output channels */
@@ -29,6 +33,11 @@ typedef struct tb_cuda_conv {
   tb_cu_deviceptr x, weight, y;   /* device pointers: X, W, Y */
   tb_cu_deviceptr bias;           /* 0: none; else k floats */
   bool relu;
+  tb_cuda_dnn_data data;          /* X's and W's elements (Y and the bias are float32) */
+  /* float32 data: whether cuDNN's engines may compute on TF32 tensor cores (precision tf32); without it
+   * engines whose numerical notes say tensor cores or down-converted inputs are passed over, so fp32 stays
+   * fp32. For 16-bit data, engines that reduce in reduced precision are passed over (fp32 accumulation). */
+  bool tf32;
 } tb_cuda_conv;
 
 typedef struct tb_cuda_dnn tb_cuda_dnn;
@@ -37,6 +46,7 @@ typedef struct tb_cuda_dnn_stats {
   size_t plans;    /* plans cached now */
   size_t engines;  /* execution plans tried (finalize calls) */
   size_t executes; /* cudnnBackendExecute calls that succeeded */
+  size_t passed_over; /* engine configurations skipped for their numerical notes (tf32, reduced reduction) */
 } tb_cuda_dnn_stats;
 
 #define TB_CUDA_DNN_MAX_PLANS 128

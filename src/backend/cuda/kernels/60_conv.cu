@@ -12,6 +12,8 @@
 //                                sums the input positions whose taps land on it (no atomics)
 //   tb_cu_cnn_epilogue_f32       (y, bias, residual, -, -, -): y = act(y + bias[m] + residual) in place,
 //                                after a cuDNN convolution that did not fuse them
+// The direct and implicit-GEMM bodies are templates over the element type of X and W (tb_cnn_conv_direct,
+// tb_cnn_conv_igemm): 63_conv_lowp.cu instantiates them for bf16 and fp16 inputs.
 
 // The C mirror is tb_cuda_cnn_desc (kernels/cuda_cnn.h), 384 bytes.
 struct tb_cnn_desc {
@@ -31,9 +33,17 @@ struct tb_cnn_desc {
 // The activation epilogue of tb::FusedConv, as the CPU reference computes it (kernels/fused/fused_epilogue.c).
 __device__ inline float tb_cnn_act(float x, const tb_cnn_desc &d) { return tb_fused_act(d.act, x, d.alpha, d.beta, d.lo, d.hi); }
 
-extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const float *__restrict__ w,
-                                              const float *__restrict__ bias, const float *__restrict__ residual,
-                                              float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
+// Element i of an fp32 X or W as fp32 (63_conv_lowp.cu reads bf16 and fp16 ones with 41_gemm_lowp.cu's loads).
+struct tb_cnn_load_f32 {
+  __device__ float operator()(const float *p, tb_index i) const { return p[i]; }
+};
+
+// The direct convolution over X and W of type T read as fp32 by Load, accumulated in fp32: tb_cu_cnn_conv_f32 and
+// the reduced-precision kernels of 63_conv_lowp.cu.
+template <typename T, typename Load>
+__device__ void tb_cnn_conv_direct(const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
+                                   const float *__restrict__ residual, float *__restrict__ y, const tb_cnn_desc &d) {
+  const Load load{};
   tb_index o_plane = d.out[0] * d.out[1] * d.out[2], i_plane = d.in[0] * d.in[1] * d.in[2];
   tb_index taps = d.kernel[0] * d.kernel[1] * d.kernel[2];
   tb_index cg = d.c / d.groups, mg = d.k / d.groups;
@@ -43,19 +53,17 @@ extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const
     tb_index g = m / mg;
     float s = 0.0f;
     for (tb_index ci = 0; ci < cg; ci++) {
-      const float *px = x + (b * d.c + g * cg + ci) * i_plane;
-      const float *pw = w + (m * cg + ci) * taps;
+      tb_index px = (b * d.c + g * cg + ci) * i_plane, pw = (m * cg + ci) * taps;
       for (tb_index k0 = 0; k0 < d.kernel[0]; k0++) {
         tb_index p0 = o0 * d.stride[0] + k0 * d.dilation[0] - d.pad[0];
         if (p0 < 0 || p0 >= d.in[0]) continue;
         for (tb_index k1 = 0; k1 < d.kernel[1]; k1++) {
           tb_index p1 = o1 * d.stride[1] + k1 * d.dilation[1] - d.pad[1];
           if (p1 < 0 || p1 >= d.in[1]) continue;
-          const float *row = px + (p0 * d.in[1] + p1) * d.in[2];
-          const float *wrow = pw + (k0 * d.kernel[1] + k1) * d.kernel[2];
+          tb_index row = px + (p0 * d.in[1] + p1) * d.in[2], wrow = pw + (k0 * d.kernel[1] + k1) * d.kernel[2];
           for (tb_index k2 = 0; k2 < d.kernel[2]; k2++) {
             tb_index p2 = o2 * d.stride[2] + k2 * d.dilation[2] - d.pad[2];
-            if (p2 >= 0 && p2 < d.in[2]) s += row[p2] * wrow[k2];
+            if (p2 >= 0 && p2 < d.in[2]) s += load(x, row + p2) * load(w, wrow + k2);
           }
         }
       }
@@ -64,6 +72,12 @@ extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const
     if (residual) s += residual[i];
     y[i] = tb_cnn_act(s, d);
   }
+}
+
+extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const float *__restrict__ w,
+                                              const float *__restrict__ bias, const float *__restrict__ residual,
+                                              float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
+  tb_cnn_conv_direct<float, tb_cnn_load_f32>(x, w, bias, residual, y, d);
 }
 
 // Conv as an implicit GEMM, per (batch, group): Y[m, p] = sum over k of W[m, k] * X'[k, p], m an output
@@ -75,9 +89,11 @@ extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const
 #define TB_IG_BM 64
 #define TB_IG_BN 64
 #define TB_IG_BK 16
-extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x, const float *__restrict__ w,
-                                                    const float *__restrict__ bias, const float *__restrict__ residual,
-                                                    float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
+// Over X and W of type T read as fp32 by Load, accumulated in fp32: tb_cu_cnn_conv_igemm_f32 and 63_conv_lowp.cu's.
+template <typename T, typename Load>
+__device__ void tb_cnn_conv_igemm(const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
+                                  const float *__restrict__ residual, float *__restrict__ y, const tb_cnn_desc &d) {
+  const Load load{};
   __shared__ float a_tile[TB_IG_BK][TB_IG_BM];
   __shared__ float b_tile[TB_IG_BK][TB_IG_BN];
   tb_index o_plane = d.out[0] * d.out[1] * d.out[2], i_plane = d.in[0] * d.in[1] * d.in[2];
@@ -92,8 +108,7 @@ extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x,
     rest /= m_tiles;
     tb_index g = rest % d.groups, b = rest / d.groups;
     tb_index m0 = mt * TB_IG_BM, n0 = nt * TB_IG_BN;
-    const float *xg = x + (b * d.c + g * cg) * i_plane;
-    const float *wg = w + g * mg * depth;
+    const tb_index xg = (b * d.c + g * cg) * i_plane, wg = g * mg * depth;
     float acc[4][4];
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
@@ -101,7 +116,7 @@ extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x,
       for (int e = tid; e < TB_IG_BK * TB_IG_BM; e += blockDim.x) {
         int kk = e / TB_IG_BM, mm = e % TB_IG_BM;
         tb_index m = m0 + mm, k = k0 + kk;
-        a_tile[kk][mm] = m < mg && k < depth ? wg[m * depth + k] : 0.0f;
+        a_tile[kk][mm] = m < mg && k < depth ? load(w, wg + m * depth + k) : 0.0f;
       }
       for (int e = tid; e < TB_IG_BK * TB_IG_BN; e += blockDim.x) {
         int kk = e / TB_IG_BN, nn = e % TB_IG_BN;
@@ -115,7 +130,7 @@ extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x,
           tb_index p1 = oh * d.stride[1] + kh * d.dilation[1] - d.pad[1];
           tb_index p2 = ow * d.stride[2] + kw * d.dilation[2] - d.pad[2];
           if (p0 >= 0 && p0 < d.in[0] && p1 >= 0 && p1 < d.in[1] && p2 >= 0 && p2 < d.in[2])
-            v = xg[ci * i_plane + (p0 * d.in[1] + p1) * d.in[2] + p2];
+            v = load(x, xg + ci * i_plane + (p0 * d.in[1] + p1) * d.in[2] + p2);
         }
         b_tile[kk][nn] = v;
       }
@@ -144,6 +159,12 @@ extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x,
       }
     }
   }
+}
+
+extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x, const float *__restrict__ w,
+                                                    const float *__restrict__ bias, const float *__restrict__ residual,
+                                                    float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
+  tb_cnn_conv_igemm<float, tb_cnn_load_f32>(x, w, bias, residual, y, d);
 }
 
 // The input position of output position o through tap k on one axis, or -1 when no input lands there.

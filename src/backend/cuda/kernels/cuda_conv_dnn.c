@@ -1,5 +1,7 @@
 /* Conv and tb::FusedConv through cuDNN (backend/cuda/cuda_dnn.h) on the device's handle, opened on the
- * first convolution and kept in the backend's state until the device closes. A convolution with at most 2
+ * first convolution and kept in the backend's state until the device closes. X and W float32, or bfloat16 /
+ * float16 (the reduced precisions: cuda_conv_precision.c converts them) with a float32 Y; TF32 engines only
+ * when the node computes in tf32. A convolution with at most 2
  * spatial axes (1-D as a height of 1) goes to cuDNN with its bias, and ReLU when that is the whole
  * epilogue; what cuDNN did not fuse (the bias or ReLU when no engine takes the fused graph, a residual,
  * any other activation) runs after it in tb_cu_cnn_epilogue_f32. cuDNN absent or unusable (cudnnCreate
@@ -36,7 +38,12 @@ static tb_cuda_dnn *device_dnn(cuda_state *s) {
   return dnn;
 }
 
-tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool *ran) {
+bool tb_cuda_conv_dnn_usable(tb_kernel_ctx *ctx) {
+  cuda_state *s = tb_cuda_state_of(ctx);
+  return s && device_dnn(s);
+}
+
+tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran) {
   *ran = false;
   cuda_state *s = tb_cuda_state_of(ctx);
   const tb_tensor *x = tensors[0], *w = tensors[1], *bias = tensors[2], *residual = tensors[3], *y = tensors[4];
@@ -53,6 +60,8 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
       .stride_h = d->stride[1], .stride_w = d->stride[2], .dilation_h = d->dilation[1], .dilation_w = d->dilation[2],
       .x = tb_cuda_address_of(x), .weight = tb_cuda_address_of(w), .y = tb_cuda_address_of(y), .bias = tb_cuda_address_of(bias),
       .relu = d->act == TB_FUSED_ACT_RELU && !residual,
+      .data = x->dtype == TB_DTYPE_BF16 ? TB_CUDA_DNN_BF16 : x->dtype == TB_DTYPE_F16 ? TB_CUDA_DNN_F16 : TB_CUDA_DNN_F32,
+      .tf32 = tf32,
   };
   size_t workspace_bytes = 0;
   bool fused = false;

@@ -7,8 +7,14 @@
 
 /* The convolution d (spatial axes in the descriptor's first three, fewer aligned to the last; activation in
  * d->act) of tensors x, w, bias (NULL: none), residual (NULL: none), y through cuDNN, then what cuDNN did
- * not fuse. *ran false (TB_OK): cuDNN is absent or has no engine for it, or it has 3 spatial axes; the
+ * not fuse. x and w float32, or both bfloat16 or both float16 (y float32); tf32: float32 data may run on
+ * TF32 engines (precision tf32), else engines that would are passed over. *ran false (TB_OK): cuDNN is
+ * absent or has no engine for it, or it has 3 spatial axes; the
  * caller runs its own kernel. */
-tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool *ran);
+tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran);
+
+/* Whether cuDNN is in use on the node's device (opened now when it was not yet; absent or failing to start: false,
+ * said once at info level). */
+bool tb_cuda_conv_dnn_usable(tb_kernel_ctx *ctx);
 
 #endif

@@ -84,7 +84,13 @@ tb_status tb_cuda_gemm_prepare_tf32(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_bf16(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_fp16(tb_kernel_ctx *ctx, void **state);
 tb_status tb_cuda_gemm_prepare_fp8(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_gemm_prepare_fp8_as_bf16(tb_kernel_ctx *ctx, void **state); /* tb::Attention under fp8: bf16, said why */
 void tb_cuda_gemm_release(void *state);
+
+/* A new tensor of dtype (bf16 or fp16) on the node's device holding the fp32 x converted by tb_cu_dm_cast (round to
+ * nearest even), its launch on the node's functions (ctx->state starts with a tb_cuda_node); for the products and
+ * the reduced-precision convolutions (cuda_conv_precision.c). */
+tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out);
 
 /* C = act(alpha * A B + addends) for every batch index (d complete; c contiguous, holding batch * m * n
  * floats; add0 / add1 NULL for none), in the node's precision. Nothing is launched for an empty output. */

@@ -6,9 +6,11 @@
  * (tb_cu_dm_cast). The products accumulate in fp32 and write fp32, so the node's neighbours stay fp32: through
  * cuBLASLt with 16-bit A and B and an fp32 C (CUBLAS_COMPUTE_32F), or the own tb_cu_gemm_bf16 / tb_cu_gemm_f16
  * (41_gemm_lowp.cu). fp8 runs only through cuBLASLt, each operand with a per-tensor scale (max |x| / 448, by
- * tb_cu_lowp_amax_f32 and tb_cu_lowp_to_e4m3: at prepare for a weight, per run for an activation); a product
- * cuBLASLt's fp8 rules do not take (k or a leading dim not a multiple of 16, a batched B) runs in bf16 instead,
- * said once per node at info level. */
+ * tb_cu_lowp_amax_f32 and tb_cu_lowp_to_e4m3: at prepare for a weight, per run for an activation). A node that
+ * cannot compute in fp8 runs in bf16 on the device instead, said in the prepare result (tb_kernel_set_precision):
+ * below compute capability 8.9, without cuBLASLt, or a shape cuBLASLt's fp8 rules refuse (k not a multiple of 16,
+ * transA, a B not 2-D) when the static shapes show it; one found only at run time (a row pitch, a batched B)
+ * runs in bf16 then, said once per node at info level. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
@@ -21,8 +23,7 @@
 
 static bool is_fp8(const tb_cuda_gemm_node *node) { return node->precision == TB_DEVICE_FP8; }
 
-/* A new tensor of dtype on the node's device holding x converted (tb_cu_dm_cast: round to nearest even). */
-static tb_status convert16(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out) {
+tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out) {
   *out = NULL;
   tb_tensor *y = NULL;
   tb_status st = tb_tensor_create(ctx->backend, dtype, x->ndim, x->shape, &y);
@@ -94,6 +95,39 @@ static bool b_stored_kn(tb_kernel_ctx *ctx, const tb_tensor *b, bool *ok) {
   return true;
 }
 
+/* Dim `i` of input `input`'s static shape (negative: from the end), or -1 when it is not known at prepare. */
+static int64_t static_dim(const tb_kernel_ctx *ctx, size_t input, int i) {
+  const tb_value_type *t = ctx->in_types && input < ctx->n_inputs ? ctx->in_types[input] : NULL;
+  if (!t || !t->has_shape || (i < 0 ? (size_t)-i > t->ndim : (size_t)i >= t->ndim)) return -1;
+  return t->dims[i < 0 ? (int)t->ndim + i : i].value;
+}
+
+/* Why cuBLASLt's fp8 rules refuse this product, known from the static shapes (product8 checks them again per run):
+ * k not a multiple of 16, A transposed (Gemm's transA), a B that is not 2-D, one column. false: they may take it. */
+static bool fp8_refused_statically(tb_kernel_ctx *ctx, char *why, size_t cap) {
+  bool gemm = strcmp(ctx->op_type, "Gemm") == 0 || strcmp(ctx->op_type, "FusedGemm") == 0;
+  tb_status st;
+  const tb_gemm_params *p = gemm ? tb_kernel_params(ctx, &st) : NULL;
+  const tb_value_type *b = ctx->in_types && ctx->n_inputs > 1 ? ctx->in_types[1] : NULL;
+  int64_t k = gemm && p && p->trans_a ? static_dim(ctx, 0, 0) : static_dim(ctx, 0, -1);
+  int64_t n = b && b->has_shape && b->ndim >= 2 ? static_dim(ctx, 1, gemm && p && p->trans_b ? 0 : -1) : -1;
+  if (k >= 0 && (k < 16 || k % 16)) snprintf(why, cap, "cuBLASLt's fp8 products need k a multiple of 16 (here %lld)", (long long)k);
+  else if (gemm && p && p->trans_a) snprintf(why, cap, "cuBLASLt's fp8 products need A along k (this Gemm has transA)");
+  else if (b && b->has_shape && b->ndim != 2) snprintf(why, cap, "cuBLASLt's fp8 products here need a 2-D B (B has rank %zu)", b->ndim);
+  else if (n == 1) snprintf(why, cap, "cuBLASLt's fp8 products need more than one column (n is 1)");
+  else return false;
+  return true;
+}
+
+/* precision fp8 on a node that cannot compute in it (compute capability below 8.9, no cuBLASLt, a shape cuBLASLt's
+ * fp8 rules refuse): bf16 instead, on the device, said in the prepare result. */
+static void fp8_to_bf16(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, const char *why) {
+  char text[512];
+  snprintf(text, sizeof text, "bf16: %s; this product runs in bf16 on the device (fp32 accumulation and outputs)", why);
+  node->precision = TB_DEVICE_BF16;
+  tb_kernel_set_precision(ctx, "bf16", text);
+}
+
 static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
   cuda_state *s = tb_cuda_state_of(ctx);
   if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA product was prepared for a backend that is not an open CUDA device");
@@ -103,16 +137,21 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
       s->api.cuDeviceGetAttribute(&major, 75, s->device);
       s->api.cuDeviceGetAttribute(&minor, 76, s->device);
     }
-    if (major * 10 + minor < 89)
-      return tb_kernel_error(ctx, TB_ERR_UNSUPPORTED,
-                             "precision fp8 needs a GPU of compute capability 8.9 or newer (fp8 tensor cores: Ada, Hopper, "
-                             "Blackwell); %s is %d.%d: use precision bf16 or fp16 on it",
-                             s->base.label, major, minor);
-    if (!node->blas)
-      return tb_kernel_error(ctx, TB_ERR_UNAVAILABLE,
-                             "precision fp8 runs the products only through cuBLASLt, which is not in use on %s (TB_CUDA_GEMM=own, "
-                             "or cuBLASLt not found: the warning before says which); install cuBLASLt or use precision bf16",
-                             s->base.label);
+    char why[300];
+    if (major * 10 + minor < 89) {
+      snprintf(why, sizeof why,
+               "precision fp8 needs a GPU of compute capability 8.9 or newer (fp8 tensor cores: Ada, Hopper, Blackwell); %s is %d.%d",
+               s->base.label, major, minor);
+      fp8_to_bf16(ctx, node, why);
+    } else if (!node->blas) {
+      snprintf(why, sizeof why,
+               "precision fp8 runs the products only through cuBLASLt, which is not in use on %s (TB_CUDA_GEMM=own, or "
+               "cuBLASLt not found: the warning before says which)",
+               s->base.label);
+      fp8_to_bf16(ctx, node, why);
+    } else if (fp8_refused_statically(ctx, why, sizeof why)) {
+      fp8_to_bf16(ctx, node, why);
+    }
   }
   for (size_t i = 0; i < 2; i++) {
     if (!tb_kernel_input_constant(ctx, i)) continue;
@@ -122,7 +161,7 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
     tb_cuda_gemm_packed *p = &node->packed[i];
     tb_status st = TB_OK;
     if (!is_fp8(node)) {
-      st = convert16(ctx, x, node->precision == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16, &p->t);
+      st = tb_cuda_lowp_convert(ctx, x, node->precision == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16, &p->t);
     } else if (i == 1) { /* fp8: the weight B, stored along k */
       bool ok = false, kn = b_stored_kn(ctx, x, &ok);
       if (!ok) continue;
@@ -164,6 +203,12 @@ tb_status tb_cuda_gemm_prepare_tf32(tb_kernel_ctx *ctx, void **state) { return p
 tb_status tb_cuda_gemm_prepare_bf16(tb_kernel_ctx *ctx, void **state) { return prepare_in(ctx, state, TB_DEVICE_BF16); }
 tb_status tb_cuda_gemm_prepare_fp16(tb_kernel_ctx *ctx, void **state) { return prepare_in(ctx, state, TB_DEVICE_FP16); }
 tb_status tb_cuda_gemm_prepare_fp8(tb_kernel_ctx *ctx, void **state) { return prepare_in(ctx, state, TB_DEVICE_FP8); }
+tb_status tb_cuda_gemm_prepare_fp8_as_bf16(tb_kernel_ctx *ctx, void **state) {
+  tb_status st = prepare_in(ctx, state, TB_DEVICE_BF16);
+  if (st == TB_OK)
+    tb_kernel_set_precision(ctx, "bf16", "bf16: tb::Attention has no fp8 form; precision fp8 runs it in bf16 (fp32 accumulation and outputs)");
+  return st;
+}
 
 void tb_cuda_gemm_release(void *state) {
   tb_cuda_gemm_node *node = state;
@@ -193,7 +238,7 @@ static tb_status product16(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, bool f16
   for (size_t i = 0; i < 2 && st == TB_OK; i++) {
     use[i] = packed_of(ctx, node, i, in[i], dtype);
     if (!use[i]) {
-      st = convert16(ctx, in[i], dtype, &tmp[i]);
+      st = tb_cuda_lowp_convert(ctx, in[i], dtype, &tmp[i]);
       use[i] = tmp[i];
     }
   }

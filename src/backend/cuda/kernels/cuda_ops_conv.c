@@ -4,10 +4,13 @@
  * engine (cuda_conv_dnn.c), else to the own kernels: the implicit GEMM tb_cu_cnn_conv_igemm_f32 where a group
  * has 8 or more output channels and a reduction of 8 or more (uses_igemm), the direct
  * tb_cu_cnn_conv_f32 for the rest (depthwise, tiny reductions); ConvTranspose runs
- * tb_cu_cnn_conv_transpose_f32. The geometry comes from ops/nn/window.h, as the CPU's. */
+ * tb_cu_cnn_conv_transpose_f32. The geometry comes from ops/nn/window.h, as the CPU's. Conv and FusedConv have an
+ * entry per precision the prepare options may ask for (cuda_conv_precision.c: tf32, bf16, fp16; bf16 for fp8), the
+ * reduced ones with 16-bit X and W for cuDNN and for the own kernels' _bf16 / _f16 forms (63_conv_lowp.cu). */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_cnn.h"
 #include "backend/cuda/kernels/cuda_conv_dnn.h"
+#include "backend/cuda/kernels/cuda_conv_precision.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/kernel_params.h"
 #include "backend/tensor/tensor_impl.h"
@@ -79,7 +82,25 @@ static bool uses_igemm(const tb_cuda_cnn_desc *d) {
 
 static const tb_tensor *optional_input(const tb_kernel_ctx *ctx, size_t i) { return ctx->n_inputs > i ? ctx->inputs[i] : NULL; }
 
-static tb_status conv_run(tb_kernel_ctx *ctx) {
+/* The own kernels' names by X's and W's dtype: fp32, bf16, fp16. */
+static const char *const direct_kernels[3] = {"tb_cu_cnn_conv_f32", "tb_cu_cnn_conv_bf16", "tb_cu_cnn_conv_f16"};
+static const char *const igemm_kernels[3] = {"tb_cu_cnn_conv_igemm_f32", "tb_cu_cnn_conv_igemm_bf16", "tb_cu_cnn_conv_igemm_f16"};
+
+/* The convolution of x and w (fp32, or both converted to 16 bits) into y: cuDNN, else the own kernel. */
+static tb_status conv_launch(tb_kernel_ctx *ctx, tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, int64_t n) {
+  if (tb_tensor_numel(tensors[0]) > 0) {
+    bool ran = false;
+    tb_status st = tb_cuda_conv_dnn_run(ctx, d, tensors, tf32, &ran);
+    if (st != TB_OK || ran) return st;
+  }
+  tb_dtype dtype = tensors[0]->dtype;
+  int form = dtype == TB_DTYPE_BF16 ? 1 : dtype == TB_DTYPE_F16 ? 2 : 0;
+  if (!uses_igemm(d)) return tb_cuda_cnn_launch(ctx, direct_kernels[form], tensors, d, n, 0, 0);
+  int64_t m_tiles = (d->k / d->groups + 63) / 64, n_tiles = (n / (d->n * d->k) + 63) / 64;
+  return tb_cuda_cnn_launch(ctx, igemm_kernels[form], tensors, d, 0, d->n * d->groups * m_tiles * n_tiles, 256);
+}
+
+static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) {
   tb_status st;
   const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
   if (!p) return st;
@@ -96,14 +117,20 @@ static tb_status conv_run(tb_kernel_ctx *ctx) {
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, w, bias, residual, y, NULL};
-  if (tb_tensor_numel(x) > 0) {
-    bool ran = false;
-    if ((st = tb_cuda_conv_dnn_run(ctx, &d, tensors, &ran)) != TB_OK || ran) return st;
-  }
-  if (!uses_igemm(&d)) return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_conv_f32", tensors, &d, n, 0, 0);
-  int64_t m_tiles = (d.k / d.groups + 63) / 64, n_tiles = (n / (d.n * d.k) + 63) / 64;
-  return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_conv_igemm_f32", tensors, &d, 0, d.n * d.groups * m_tiles * n_tiles, 256);
+  if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
+    return conv_launch(ctx, &d, tensors, precision == TB_DEVICE_TF32, n);
+  tb_tensor *tmp[2] = {NULL, NULL};
+  st = tb_cuda_conv_operands16(ctx, x, w, &tensors[0], &tensors[1], tmp);
+  if (st == TB_OK) st = conv_launch(ctx, &d, tensors, false, n);
+  tb_tensor_destroy(tmp[0]); /* after the launches are queued: the run holds device blocks until its stream is done */
+  tb_tensor_destroy(tmp[1]);
+  return st;
 }
+
+static tb_status conv_run(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_FP32); }
+static tb_status conv_run_tf32(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_TF32); }
+static tb_status conv_run_bf16(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_BF16); }
+static tb_status conv_run_fp16(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_FP16); }
 
 static tb_status conv_transpose_run(tb_kernel_ctx *ctx) {
   tb_status st;
@@ -126,9 +153,26 @@ static bool conv_accepts(const tb_kernel_query *q) {
   return !q->in[0]->has_shape || (q->in[0]->ndim >= 3 && q->in[0]->ndim <= 2 + SPATIAL_MAX);
 }
 
+/* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: bf16, the convolutions
+ * have no fp8 form). */
+static bool conv_accepts_tf32(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_TF32 && conv_accepts(q); }
+static bool conv_accepts_bf16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_BF16 && conv_accepts(q); }
+static bool conv_accepts_fp8(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP8 && conv_accepts(q); }
+static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_BF16); }
+static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP16 && conv_accepts(q); }
+
+#define TB_CUDA_CONV_LOWP(domain, name, tag, precision)                                                               \
+  {domain, name, TB_KERNEL_REFERENCE, 0, conv_accepts_##tag, conv_run_##tag, tb_cuda_conv_prepare_##tag, tb_cuda_conv_release, \
+   precision}
+/* Every precision of the convolution, the reduced ones first (find_kernel takes the first that accepts). */
+#define TB_CUDA_CONV_OP(domain, name)                                                                         \
+  TB_CUDA_CONV_LOWP(domain, name, tf32, "tf32"), TB_CUDA_CONV_LOWP(domain, name, bf16, "bf16"),                  \
+      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "bf16"),               \
+      TB_CUDA_KERNEL(domain, name, conv_accepts, conv_run)
+
 static const tb_kernel kernels[] = {
-    TB_CUDA_KERNEL("", "Conv", conv_accepts, conv_run),
-    TB_CUDA_KERNEL("tb", "FusedConv", conv_accepts, conv_run),
+    TB_CUDA_CONV_OP("", "Conv"),
+    TB_CUDA_CONV_OP("tb", "FusedConv"),
     TB_CUDA_KERNEL("", "ConvTranspose", conv_accepts, conv_transpose_run),
 };
 const tb_cuda_family tb_cuda_family_conv = {kernels, sizeof kernels / sizeof kernels[0]};

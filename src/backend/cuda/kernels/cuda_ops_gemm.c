@@ -281,7 +281,7 @@ static const tb_kernel kernels[] = {
     TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_tf32, attention_run, tb_cuda_gemm_prepare_tf32, "tf32"),
     TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_bf16, attention_run, tb_cuda_gemm_prepare_bf16, "bf16"),
     TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_fp16, attention_run, tb_cuda_gemm_prepare_fp16, "fp16"),
-    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_fp8, attention_run, tb_cuda_gemm_prepare_bf16, "bf16"),
+    TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts_fp8, attention_run, tb_cuda_gemm_prepare_fp8_as_bf16, "bf16"),
     TB_CUDA_GEMM_KERNEL("tb", "Attention", attention_accepts, attention_run, tb_cuda_gemm_prepare, NULL),
 };
 const tb_cuda_family tb_cuda_family_gemm = {kernels, sizeof kernels / sizeof kernels[0]};

@@ -1,0 +1,107 @@
+/* The precision of the convolutions on cuda:0 (cuda_conv_precision.h), as cuda_gemm_precision.c for the products:
+ * Conv and tb::FusedConv have an entry per precision the prepare options may ask for (cuda_ops_conv.c). tf32 keeps
+ * fp32 data and lets cuDNN's TF32 engines run it (the own kernels stay fp32, and the prepare result says so when
+ * cuDNN is not in use or the convolution has 3 spatial axes). bf16 (O3 with precision auto, or
+ * precision bf16; also precision fp8, which the convolutions do not take) and fp16: W, a constant, converted once at
+ * prepare on the device (tb_cu_dm_cast), X per run into a temporary; cuDNN with 16-bit X and W, fp32 compute and an
+ * fp32 Y, or the own tb_cu_cnn_conv[_igemm]_bf16 / _f16 (63_conv_lowp.cu): fp32 accumulation and epilogue, fp32
+ * outputs, so the node's neighbours stay fp32. */
+#include "backend/cuda/kernels/cuda_conv_precision.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include "backend/cuda/cuda_module.h"
+#include "backend/cuda/kernels/cuda_conv_dnn.h"
+#include "backend/cuda/kernels/cuda_gemm.h"
+#include "backend/tensor/tensor_impl.h"
+#include "core/error.h"
+
+static tb_dtype dtype_of(tb_device_precision p) { return p == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16; }
+
+static bool sixteen(tb_device_precision p) { return p == TB_DEVICE_BF16 || p == TB_DEVICE_FP16; }
+
+static tb_status prepare_in(tb_kernel_ctx *ctx, void **state, tb_device_precision precision) {
+  *state = NULL;
+  cuda_state *s = tb_cuda_state_of(ctx);
+  if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA convolution was prepared for a backend that is not an open CUDA device");
+  tb_cu_module module = NULL;
+  tb_status st = tb_cuda_module_get(s, &module); /* a compile failure names the node here */
+  if (st != TB_OK) return st;
+  tb_cuda_conv_node *node = calloc(1, sizeof *node);
+  if (!node) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA convolution's state");
+  node->precision = precision;
+  const tb_tensor *w = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+  const tb_tensor *one[1] = {w};
+  if (sixteen(precision) && w && tb_kernel_input_constant(ctx, 1) && w->dtype == TB_DTYPE_F32 && tb_tensor_numel(w) > 0 &&
+      tb_cuda_tensors_plain(ctx, one, 1)) {
+    void *saved = ctx->state;
+    ctx->state = node; /* the conversion's launch keeps its function in the node */
+    st = tb_cuda_lowp_convert(ctx, w, dtype_of(precision), &node->weight);
+    ctx->state = saved;
+    if (st != TB_OK) {
+      free(node);
+      return st;
+    }
+    node->from = tb_cuda_address_of(w);
+  }
+  *state = node;
+  return TB_OK;
+}
+
+/* Why a tf32 convolution computes fp32: TF32 is cuDNN's (its TF32 engines); the own kernels compute fp32. NULL: cuDNN
+ * may run it in TF32. */
+static const char *tf32_refused(tb_kernel_ctx *ctx, char *why, size_t cap) {
+  const tb_value_type *x = ctx->in_types && ctx->n_inputs > 0 ? ctx->in_types[0] : NULL;
+  cuda_state *s = tb_cuda_state_of(ctx);
+  if (x && x->has_shape && x->ndim > 4)
+    snprintf(why, cap, "fp32: cuDNN runs the convolutions of 1 or 2 spatial axes here (this one has %zu) and TF32 is cuDNN's; the "
+                       "own kernel computes fp32", x->ndim - 2);
+  else if (!tb_cuda_conv_dnn_usable(ctx))
+    snprintf(why, cap, "fp32: TF32 convolutions run only through cuDNN's TF32 engines and cuDNN is not in use on %s (not found, "
+                       "or it did not start: tb doctor says which); the own kernel computes fp32", s ? s->base.label : "the device");
+  else
+    return NULL;
+  return why;
+}
+
+tb_status tb_cuda_conv_prepare_tf32(tb_kernel_ctx *ctx, void **state) {
+  tb_status st = prepare_in(ctx, state, TB_DEVICE_TF32);
+  char why[400];
+  if (st == TB_OK && tf32_refused(ctx, why, sizeof why)) tb_kernel_set_precision(ctx, NULL, why);
+  return st;
+}
+
+tb_status tb_cuda_conv_prepare_fp8(tb_kernel_ctx *ctx, void **state) {
+  tb_status st = prepare_in(ctx, state, TB_DEVICE_BF16);
+  if (st == TB_OK)
+    tb_kernel_set_precision(ctx, "bf16", "bf16: the convolutions have no fp8 form; precision fp8 runs them in bf16 (fp32 "
+                                         "accumulation and outputs)");
+  return st;
+}
+tb_status tb_cuda_conv_prepare_bf16(tb_kernel_ctx *ctx, void **state) { return prepare_in(ctx, state, TB_DEVICE_BF16); }
+tb_status tb_cuda_conv_prepare_fp16(tb_kernel_ctx *ctx, void **state) { return prepare_in(ctx, state, TB_DEVICE_FP16); }
+
+void tb_cuda_conv_release(void *state) {
+  tb_cuda_conv_node *node = state;
+  if (!node) return;
+  tb_tensor_destroy(node->weight);
+  free(node);
+}
+
+tb_status tb_cuda_conv_operands16(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tensor *w, const tb_tensor **x16,
+                                  const tb_tensor **w16, tb_tensor **tmp) {
+  const tb_cuda_conv_node *node = ctx->state;
+  tb_dtype dtype = dtype_of(node->precision);
+  tmp[0] = tmp[1] = NULL;
+  *x16 = *w16 = NULL;
+  bool prepared = node->weight && ctx->n_inputs > 1 && ctx->inputs[1] == w && tb_cuda_address_of(w) == node->from;
+  tb_status st = tb_cuda_lowp_convert(ctx, x, dtype, &tmp[0]);
+  if (st == TB_OK && !prepared) st = tb_cuda_lowp_convert(ctx, w, dtype, &tmp[1]);
+  if (st != TB_OK) {
+    tb_tensor_destroy(tmp[0]);
+    tmp[0] = NULL;
+    return st;
+  }
+  *x16 = tmp[0];
+  *w16 = prepared ? node->weight : tmp[1];
+  return TB_OK;
+}

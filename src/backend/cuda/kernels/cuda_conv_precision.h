@@ -1,0 +1,30 @@
+/* Internal: the precision of the convolutions on cuda:0 (cuda_conv_precision.c): the node state of the Conv and
+ * tb::FusedConv entries for tf32, bf16 and fp16 (cuda_ops_conv.c), and their 16-bit operands per run. */
+#ifndef TB_BACKEND_CUDA_KERNELS_CUDA_CONV_PRECISION_H
+#define TB_BACKEND_CUDA_KERNELS_CUDA_CONV_PRECISION_H
+#include "backend/cuda/kernels/cuda_launch.h"
+
+/* A reduced-precision convolution's state: the launch functions first (tb_cuda_node), what it computes in, and a
+ * constant W converted once at prepare (bf16 / fp16 only; NULL for a W computed at run time). */
+typedef struct tb_cuda_conv_node {
+  tb_cuda_node base;
+  tb_device_precision precision;
+  tb_tensor *weight;
+  tb_cu_deviceptr from; /* the fp32 W it was converted from */
+} tb_cuda_conv_node;
+
+/* The entries' prepare (the module, as tb_cuda_prepare; for bf16 / fp16 a constant W converted on the device) and
+ * release. */
+tb_status tb_cuda_conv_prepare_tf32(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_conv_prepare_bf16(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_conv_prepare_fp16(tb_kernel_ctx *ctx, void **state);
+tb_status tb_cuda_conv_prepare_fp8(tb_kernel_ctx *ctx, void **state); /* bf16, said why: no fp8 convolution */
+void tb_cuda_conv_release(void *state);
+
+/* For a bf16 / fp16 node: X and W as its 16-bit dtype for this run, W the prepared copy when it is that constant,
+ * else converted like X (tb_cu_dm_cast); tmp[0] and tmp[1] the conversions made, for the caller to destroy after
+ * queueing its launches. */
+tb_status tb_cuda_conv_operands16(tb_kernel_ctx *ctx, const tb_tensor *x, const tb_tensor *w, const tb_tensor **x16,
+                                  const tb_tensor **w16, tb_tensor **tmp);
+
+#endif
