@@ -2,7 +2,9 @@
  * when closed. Workers wait for it to change, spinning for a short while and then sleeping on a futex; a
  * worker that sees an open job registers in `active`, checks the job is still the one it saw, and takes
  * chunks from an atomic counter like the caller. The caller waits only for the tasks to be done and for
- * registered workers to leave, never for a sleeping worker to wake: a late worker finds the job closed. */
+ * registered workers to leave, never for a sleeping worker to wake: a late worker finds the job closed.
+ * Each split job's time saved or lost against the caller alone is booked (tb_pool_backoff_book): when late
+ * workers lose more than the splits saved, jobs run on the caller for a while. */
 #include "core/threadpool.h"
 #include <errno.h>
 #include <limits.h>
@@ -20,13 +22,6 @@
 #include "core/error.h"
 
 enum { SPIN_WORKER = 20000, YIELD_EVERY = 64, SPIN_CALLER = 2000, CHUNKS_PER_THREAD = 4, SHARED_SLOTS = 8 };
-/* Back-off on a loaded machine: after LOSSES_TO_BACK_OFF jobs in a row that took longer than the caller alone
- * would have (a worker holding a chunk was preempted by other processes), jobs run on the caller for a while:
- * BACK_OFF_MIN_NS at first, doubling while the jobs tried after it still lose, up to BACK_OFF_MAX_NS. */
-enum { LOSSES_TO_BACK_OFF = 3 };
-#define BACK_OFF_MIN_NS 2000000ull
-#define BACK_OFF_MAX_NS 256000000ull
-#define LOSS_SLACK_NS 20000ull /* a job loses only when it is this much slower than the caller alone */
 
 struct tb_pool {
   int threads;
@@ -42,10 +37,7 @@ struct tb_pool {
   size_t n_tasks, chunk;
   tb_pool_fn fn;
   void *ctx;
-  /* the back-off, touched only by the caller holding `busy` */
-  int losses;              /* jobs in a row that were slower than the caller alone */
-  uint64_t back_off_ns;    /* the current back-off period (0: none yet, or a job won since) */
-  uint64_t serial_until;   /* jobs run on the caller until this time (CLOCK_MONOTONIC, ns) */
+  tb_pool_backoff back_off; /* touched only by the caller holding `busy` */
 };
 
 static _Thread_local bool in_task;
@@ -89,25 +81,28 @@ static size_t run_chunks(tb_pool *p) {
   return ran;
 }
 
-bool tb_pool_job_lost(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns) {
-  if (caller_tasks == 0 || caller_tasks >= n_tasks) return false; /* nothing to compare with, or no one helped */
-  double alone = (double)caller_ns * (double)n_tasks / (double)caller_tasks;
-  return (double)total_ns > alone + (double)LOSS_SLACK_NS;
+double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns) {
+  if (caller_tasks == 0) return 0; /* nothing to compare with */
+  if (caller_tasks >= n_tasks) caller_tasks = n_tasks; /* no one helped: what waiting for a late worker cost */
+  return (double)caller_ns * (double)n_tasks / (double)caller_tasks - (double)total_ns;
 }
 
-/* After a job: count it as lost or won, and start or lengthen the back-off. */
-static void judge_job(tb_pool *p, bool lost, uint64_t end) {
-  if (!lost) {
-    p->losses = 0;
-    p->back_off_ns = 0;
-    return;
+bool tb_pool_backoff_book(tb_pool_backoff *b, double gain_ns, uint64_t now_ns) {
+  if (gain_ns < 0) gain_ns = gain_ns + TB_POOL_LOSS_SLACK_NS < 0 ? gain_ns + TB_POOL_LOSS_SLACK_NS : 0;
+  b->bank_ns += gain_ns;
+  if (b->bank_ns >= TB_POOL_BANK_NS) {
+    b->bank_ns = TB_POOL_BANK_NS;
+    b->filled = true;
   }
-  /* the first jobs after a back-off decide at once whether to back off again, for longer */
-  if (++p->losses < LOSSES_TO_BACK_OFF && p->back_off_ns == 0) return;
-  p->back_off_ns = p->back_off_ns == 0 ? BACK_OFF_MIN_NS
-                   : p->back_off_ns * 2 > BACK_OFF_MAX_NS ? BACK_OFF_MAX_NS : p->back_off_ns * 2;
-  p->serial_until = end + p->back_off_ns;
-  p->losses = 0;
+  if (b->bank_ns >= 0) return false;
+  /* losing again before winning, or soon after the last back-off: still short of CPUs, back off for longer */
+  bool again = b->period_ns && (!b->filled || now_ns < b->serial_until + TB_POOL_BACK_OFF_REPEAT * b->period_ns);
+  b->period_ns = !again ? TB_POOL_BACK_OFF_MIN_NS
+                 : b->period_ns * 2 > TB_POOL_BACK_OFF_MAX_NS ? TB_POOL_BACK_OFF_MAX_NS : b->period_ns * 2;
+  b->serial_until = now_ns + b->period_ns;
+  b->bank_ns = 0;
+  b->filled = false;
+  return true;
 }
 
 static uint32_t wait_for_job(tb_pool *p, uint32_t seen) {
@@ -200,7 +195,7 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
     return;
   }
   uint64_t t0 = now_ns();
-  if (t0 < pool->serial_until) { /* backing off: the workers were late on the last jobs */
+  if (t0 < pool->back_off.serial_until) { /* backing off: late workers lost more than the splits saved */
     atomic_flag_clear_explicit(&pool->busy, memory_order_release);
     tb_pool_parallel_for(NULL, n_tasks, fn, ctx);
     return;
@@ -219,16 +214,17 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
     if (i < SPIN_CALLER) cpu_relax();
     else sched_yield();
   }
-  /* A job the caller ran alone says nothing about the workers, nor does one that had to wake them: a worker
-   * back from sleep is late by the wake-up, which the next job (finding it spinning) does not pay. */
-  if (mine < n_tasks && !woke) {
-    uint64_t t2 = now_ns();
-    judge_job(pool, tb_pool_job_lost(n_tasks, mine, t1 - t0, t2 - t0), t2);
-  }
   atomic_fetch_add(&pool->generation, 1); /* closes it (even): late workers will not touch it */
   for (int i = 0; atomic_load(&pool->active) > 0; i++) {
     if (i < SPIN_CALLER) cpu_relax();
     else sched_yield();
+  }
+  /* A job that had to wake the workers says nothing about them: a worker back from sleep is late by the
+   * wake-up, which the next job (finding it spinning) does not pay. The time booked ends when the last worker
+   * has left: one preempted after joining holds the caller here even when the caller ran every chunk. */
+  if (!woke) {
+    uint64_t t2 = now_ns();
+    tb_pool_backoff_book(&pool->back_off, tb_pool_job_gain(n_tasks, mine, t1 - t0, t2 - t0), t2);
   }
   atomic_flag_clear_explicit(&pool->busy, memory_order_release);
 }

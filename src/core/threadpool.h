@@ -36,12 +36,35 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
  * n_tasks) on the caller (as a NULL pool runs it). */
 void tb_pool_parallel_for_work(tb_pool *pool, size_t n_tasks, double work, tb_pool_fn fn, void *ctx);
 
-/* Whether a job of n_tasks, of which the caller ran caller_tasks in caller_ns, was slower (total_ns from start
- * to the last task done) than the caller would have been alone: the pool's test for backing off. A pool runs
- * jobs on the caller for 2 ms (doubling while it keeps losing, up to 256 ms) after 3 lost jobs in a row, so a
- * machine loaded by other processes, where a worker holding a chunk is preempted, costs at most what one
- * thread costs. */
-bool tb_pool_job_lost(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns);
+/* The time a split job saved (positive) or lost (negative), in ns, against the caller running all n_tasks alone:
+ * the caller's caller_tasks took caller_ns, scaled to n_tasks, less total_ns (from the start to the last task
+ * done and every worker that joined the job gone). When the caller ran every task, what waiting for a worker
+ * that joined late cost (caller_ns - total_ns); 0 when the caller ran none (nothing to compare with). */
+double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns);
+
+/* The back-off on a machine where the other threads' CPUs are not always there (other processes, or a
+ * hypervisor that runs a vCPU part of the time): a worker preempted while it holds a chunk makes the caller
+ * wait for it, up to a time slice (a millisecond or more) for a job that saves microseconds, so a few such
+ * stalls per run cost more than every split saves. The pool banks what its split jobs save (up to
+ * TB_POOL_BANK_NS; a job later than the caller alone by under TB_POOL_LOSS_SLACK_NS counts as even) and backs
+ * off when the losses exceed the bank: jobs run on the caller for TB_POOL_BACK_OFF_MIN_NS, twice as long as the
+ * last period (up to TB_POOL_BACK_OFF_MAX_NS) when it backs off again before the bank filled up since the
+ * last one or within TB_POOL_BACK_OFF_REPEAT periods of its end. On a quiet machine jobs save time and
+ * nothing changes. */
+#define TB_POOL_BANK_NS 250000.0
+#define TB_POOL_LOSS_SLACK_NS 20000.0
+#define TB_POOL_BACK_OFF_MIN_NS 2000000ull
+#define TB_POOL_BACK_OFF_MAX_NS 256000000ull
+#define TB_POOL_BACK_OFF_REPEAT 8
+typedef struct tb_pool_backoff {
+  double bank_ns;        /* what split jobs saved, less what they lost, at most TB_POOL_BANK_NS */
+  uint64_t period_ns;    /* the last back-off's length (0: none yet) */
+  uint64_t serial_until; /* jobs run on the caller until this time (CLOCK_MONOTONIC, ns) */
+  bool filled;           /* the bank reached TB_POOL_BANK_NS since the last back-off */
+} tb_pool_backoff;
+/* Books a split job's gain (tb_pool_job_gain) at time now_ns; true when it starts a back-off (then
+ * b->serial_until is now_ns + b->period_ns). */
+bool tb_pool_backoff_book(tb_pool_backoff *b, double gain_ns, uint64_t now_ns);
 
 /* The number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int tb_pool_cpu_count(void);

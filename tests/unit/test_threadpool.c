@@ -149,22 +149,63 @@ static void small_work_stays_on_caller(void **state) {
   tb_pool_destroy(pool);
 }
 
-/* The back-off rule: a job lost when it took longer than the caller's share scaled to all tasks (plus 20 us). */
-static void job_lost_rule(void **state) {
+/* What a split job saved against the caller alone: the caller's share scaled to all tasks, less the job's time. */
+static void job_gain_rule(void **state) {
   (void)state;
-  assert_false(tb_pool_job_lost(8, 4, 1000000, 1000000));  /* halves in parallel: won */
-  assert_false(tb_pool_job_lost(8, 4, 1000000, 2010000));  /* 10 us over one thread alone: within the slack */
-  assert_true(tb_pool_job_lost(8, 4, 1000000, 2500000));   /* 0.5 ms over: lost */
-  assert_true(tb_pool_job_lost(8, 7, 7000000, 9000000));   /* a late chunk that took longer than the caller's */
-  assert_false(tb_pool_job_lost(8, 8, 1000000, 9000000));  /* the caller ran all: no comparison */
-  assert_false(tb_pool_job_lost(8, 0, 0, 9000000));
+  assert_true(tb_pool_job_gain(8, 4, 1000000, 1000000) == 1000000.0);   /* halves in parallel: saved 1 ms */
+  assert_true(tb_pool_job_gain(8, 4, 1000000, 2500000) == -500000.0);   /* a late worker: 0.5 ms lost */
+  assert_true(tb_pool_job_gain(8, 7, 7000000, 9000000) == -1000000.0);  /* a late chunk that took longer */
+  assert_true(tb_pool_job_gain(8, 8, 1000000, 1300000) == -300000.0);   /* ran all, then waited for a late joiner */
+  assert_true(tb_pool_job_gain(8, 0, 0, 9000000) == 0.0);                /* nothing to compare with */
+}
+
+/* The back-off's book: savings banked up to TB_POOL_BANK_NS, losses under the slack even, a back-off when the
+ * losses exceed the bank, twice as long when it comes before the bank filled again or within
+ * TB_POOL_BACK_OFF_REPEAT periods of the last one's end, from the shortest again after both. */
+static void back_off_book_rule(void **state) {
+  (void)state;
+  tb_pool_backoff b = {0};
+  uint64_t t = 1000000000ull;
+  assert_false(tb_pool_backoff_book(&b, -15000, t));  /* 15 us late: within the slack */
+  assert_true(b.bank_ns == 0.0);
+  for (int i = 0; i < 100; i++) assert_false(tb_pool_backoff_book(&b, 20000, t)); /* many small savings */
+  assert_true(b.bank_ns == TB_POOL_BANK_NS);                                          /* banked up to the cap */
+  assert_false(tb_pool_backoff_book(&b, -200000, t)); /* a stall the bank covers (180 us counted) */
+  assert_true(b.bank_ns == TB_POOL_BANK_NS - 180000.0);
+  assert_true(tb_pool_backoff_book(&b, -1000000, t)); /* a 1 ms stall: more than the bank */
+  assert_true(b.period_ns == TB_POOL_BACK_OFF_MIN_NS && b.serial_until == t + TB_POOL_BACK_OFF_MIN_NS);
+  assert_true(b.bank_ns == 0.0);
+  /* losing again soon after: twice as long each time, up to the longest */
+  uint64_t period = TB_POOL_BACK_OFF_MIN_NS;
+  for (int i = 0; i < 12; i++) {
+    t = b.serial_until + 1000000ull;
+    assert_true(tb_pool_backoff_book(&b, -30000, t)); /* 10 us counted, nothing banked */
+    period = period * 2 > TB_POOL_BACK_OFF_MAX_NS ? TB_POOL_BACK_OFF_MAX_NS : period * 2;
+    assert_true(b.period_ns == period && b.serial_until == t + period);
+  }
+  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
+  /* long after the last back-off ended but without a win since: still the longest */
+  t = b.serial_until + TB_POOL_BACK_OFF_REPEAT * b.period_ns + 1;
+  assert_true(tb_pool_backoff_book(&b, -1000000, t));
+  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
+  /* the bank filled, then a loss soon after the back-off's end: still the longest */
+  t = b.serial_until + 1;
+  for (int i = 0; i < 20; i++) assert_false(tb_pool_backoff_book(&b, 20000, t));
+  assert_true(b.filled);
+  assert_true(tb_pool_backoff_book(&b, -1000000, t));
+  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
+  /* the bank filled and the loss long after the last back-off: from the shortest again */
+  t = b.serial_until + TB_POOL_BACK_OFF_REPEAT * b.period_ns + 1;
+  for (int i = 0; i < 20; i++) assert_false(tb_pool_backoff_book(&b, 20000, t));
+  assert_true(tb_pool_backoff_book(&b, -1000000, t));
+  assert_true(b.period_ns == TB_POOL_BACK_OFF_MIN_NS && b.serial_until == t + TB_POOL_BACK_OFF_MIN_NS);
 }
 
 /* A worker that stalls in every chunk it takes (as one preempted by other processes does) makes each job slower
  * than the caller alone: the pool backs off and runs the following jobs on the caller (fn called once with the
  * whole range). In a split job the caller's chunks wait (up to 200 ms) for the worker to join, so without the
- * back-off every one of the 60 jobs would be split and stalled; with it at most 20 are (3 before the first
- * back-off, then about 2 per back-off: the job that wakes the worker and the one that loses again). After the
+ * back-off every one of the 60 jobs would be split and stalled; with it at most 20 are (the first stall costs
+ * more than any bank, then about 2 per back-off: the job that wakes the worker and the one that loses again). After the
  * longest back-off (256 ms) the next job is split again. */
 enum { STALL_TASKS = 64 };
 
@@ -430,7 +471,8 @@ int main(void) {
       cmocka_unit_test(one_thread_runs_on_caller),
       cmocka_unit_test(work_runs_on_two_threads),
       cmocka_unit_test(small_work_stays_on_caller),
-      cmocka_unit_test(job_lost_rule),
+      cmocka_unit_test(job_gain_rule),
+      cmocka_unit_test(back_off_book_rule),
       cmocka_unit_test(stalled_worker_backs_off),
       cmocka_unit_test(nested_calls_run_serially),
       cmocka_unit_test(ten_thousand_tiny_calls),
