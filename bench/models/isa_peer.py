@@ -8,7 +8,8 @@ pickled into --cache), interleaved rounds of one process each:
 
     PyTorch unmasked, PyTorch masked, ours unmasked, ours masked (model_bench at --level), ONNX Runtime
 
-all on 1 thread; PyTorch in eval, inference_mode, eager (no torch.jit, no torch.compile), its outputs checked
+all on 1 thread, the ratios of the least CPU time of a run (--metric; on a loaded machine the wall time
+holds the minutes other processes held the core); PyTorch in eval, inference_mode, eager (no torch.jit, no torch.compile), its outputs checked
 against make_real.py's reference outputs (the same model). Per model: the peer's mask cost (PyTorch masked /
 unmasked), ours (masked / unmasked), and
 
@@ -19,13 +20,14 @@ cost, ours by our own); and PyTorch masked / ours masked: a second peer measured
 rounds, one probe process per side prints what the masks did: torch.backends.cpu.get_cpu_capability(), the
 ISA oneDNN reports (ONEDNN_VERBOSE) and the kernel it picks for a convolution, and MKL's banner (MKL_VERBOSE).
 A profile of PyTorch's unmasked run (torch.profiler) gives the share of its time in MKL's GEMMs (addmm, mm,
-bmm, ...): on a CPU where MKL never runs AVX-512 (any AMD CPU: its banner says "Intel(R) Architecture
+bmm, ...): where MKL runs no AVX-512 code (this AMD CPU: its banner says "Intel(R) Architecture
 processors", not AVX-512) that share costs nothing masked, and the peer's cost understates the mask's.
 
 Writes OUT/isa_peer.md (the tables) and OUT/isa_peer.json. Run from the repository root with the real-set venv:
 
 Usage: isa_peer.py --models DIR --runner PATH/model_bench --out DIR [--level O2] [--rounds 3] [--warmup 1]
-                   [--runs 3] [--only NAME,NAME] [--cache DIR] [--mask -avx512f,-amx]"""
+                   [--runs 3] [--only NAME,NAME] [--cache DIR] [--mask -avx512f,-amx]
+                   [--metric cpu_min_ms|min_ms]"""
 import argparse
 import datetime
 import hashlib
