@@ -3,9 +3,9 @@
  * run it W times untimed and N times timed, save the last run's outputs as OUTDIR/<output>.npy and print
  * one JSON object: the latencies (every timed run, sorted, and their median, p90, min, mean; and the
  * process's CPU time of each run, in run order: on a loaded machine it leaves out the time other
- * processes held the core), the precision
- * preparation picked, the tolerance the library's table gives for it, and this process's peak resident
- * memory (VmHWM and ru_maxrss) after loading, after preparing and at the end. Run one configuration per process so the peak is its own.
+ * processes held the core), the precision preparation picked, the tolerance the library's table gives
+ * for it, and this process's peak resident memory (VmHWM and ru_maxrss) after loading, after preparing
+ * and at the end. Run one configuration per process so the peak is its own.
  * Only the public API (the headers in include/tensorbridge/).
  * Usage: model_bench MODEL --inputs DIR [--outputs DIR] [--level O2] [--threads N] [--precision P]
  *                    [--warmup W] [--runs N] */

@@ -9,7 +9,8 @@ pickled into --cache), interleaved rounds of one process each:
     PyTorch unmasked, PyTorch masked, ours unmasked, ours masked (model_bench at --level), ONNX Runtime
 
 all on 1 thread, the ratios of the least CPU time of a run (--metric; on a loaded machine the wall time
-holds the minutes other processes held the core); PyTorch in eval, inference_mode, eager (no torch.jit, no torch.compile), its outputs checked
+holds the minutes other processes held the core); PyTorch in eval, inference_mode, eager (no torch.jit, no
+torch.compile), its outputs checked
 against make_real.py's reference outputs (the same model). Per model: the peer's mask cost (PyTorch masked /
 unmasked), ours (masked / unmasked), and
 
@@ -320,7 +321,8 @@ def main():
     from compare import describe_commit, describe_machine
     os.makedirs(a.out, exist_ok=True)
     report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "torch": torch.__version__, "ort": onnxruntime.__version__,
+        "%Y-%m-%d %H:%M UTC"), "machine": describe_machine(), "torch": torch.__version__,
+        "ort": onnxruntime.__version__,
         "level": a.level, "metric": a.metric, "rounds": a.rounds, "warmup": a.warmup, "runs": a.runs, "mask": a.mask,
         "probes": [probe(False), probe(True)], "rows": []}
     for p in report["probes"]:

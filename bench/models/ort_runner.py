@@ -4,8 +4,9 @@ InferenceSession on the CPU (intra-op threads N, inter-op 1, sequential executio
 feed it DIR/<input>.npy, run W times untimed and R times timed, save the last outputs as OUTDIR/<output>.npy
 and print one JSON object with the same keys as model_bench: every timed run and their median, p90, min and
 mean in ms (and each run's CPU time of the process, cpu_times_ms: on a loaded machine it leaves out the
-time other processes held the core), and this process's peak resident memory (VmHWM) after `import onnxruntime` (the Python
-baseline), after the session is created, and at the end. Run one configuration per process so the peak is its own.
+time other processes held the core), and this process's peak resident memory (VmHWM) after
+`import onnxruntime` (the Python baseline), after the session is created, and at the end. Run one
+configuration per process so the peak is its own.
 
 Usage: ort_runner.py MODEL --inputs DIR [--outputs DIR] [--threads N] [--warmup W] [--runs R]"""
 import argparse
