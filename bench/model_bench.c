@@ -1,9 +1,11 @@
 /* One configuration of the model-set benchmark (bench/models/, docs/benchmarking.md "Model set"): load an
  * ONNX model, prepare it on the CPU at a level with a thread count, feed it the inputs in DIR/<input>.npy,
  * run it W times untimed and N times timed, save the last run's outputs as OUTDIR/<output>.npy and print
- * one JSON object: the latencies (every timed run, sorted, and their median, p90, min, mean), the precision
- * preparation picked, the tolerance the library's table gives for it, and this process's peak resident
- * memory (VmHWM and ru_maxrss) after loading, after preparing and at the end. Run one configuration per process so the peak is its own.
+ * one JSON object: the latencies (every timed run, sorted, and their median, p90, min, mean; and the
+ * process's CPU time of each run, in run order: on a loaded machine it leaves out the time other
+ * processes held the core), the precision preparation picked, the tolerance the library's table gives
+ * for it, and this process's peak resident memory (VmHWM and ru_maxrss) after loading, after preparing
+ * and at the end. Run one configuration per process so the peak is its own.
  * Only the public API (the headers in include/tensorbridge/).
  * Usage: model_bench MODEL --inputs DIR [--outputs DIR] [--level O2] [--threads N] [--precision P]
  *                    [--warmup W] [--runs N] */
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include "bench_util.h"
 
 enum { MAX_IO = 64 };
@@ -118,15 +121,26 @@ static int save_outputs(const tb_model *model, const io_set *out, const char *di
   return 0;
 }
 
+/* This process's CPU time (every thread) in seconds. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ms: the wall times, cpu: the CPU times of the same runs (o->runs each). */
 static void print_json(const options *o, const tb_prepare_result *r, const tb_tolerance *tol, double *ms,
-                       const uint64_t rss[3]) {
-  double mean = 0;
+                       const double *cpu, const uint64_t rss[3]) {
+  double mean = 0, cpu_min = cpu[0];
+  for (int i = 1; i < o->runs; i++) cpu_min = cpu[i] < cpu_min ? cpu[i] : cpu_min;
   for (int i = 0; i < o->runs; i++) mean += ms[i] / o->runs;
   bench_times t = bench_summarize(ms, (size_t)o->runs); /* sorts ms */
   bench_buf b = {0};
   bench_buf_addf(&b, "{\"times_ms\": [");
   for (int i = 0; i < o->runs; i++) bench_buf_addf(&b, "%s%.6f", i ? ", " : "", ms[i]);
-  bench_buf_addf(&b, "], ");
+  bench_buf_addf(&b, "], \"cpu_times_ms\": [");
+  for (int i = 0; i < o->runs; i++) bench_buf_addf(&b, "%s%.6f", i ? ", " : "", cpu[i]);
+  bench_buf_addf(&b, "], \"cpu_min_ms\": %.6f, ", cpu_min);
   bench_buf_addf(&b, "\"runner\": \"tensorbridge\", \"model\": ");
   bench_buf_json_string(&b, o->model);
   bench_buf_addf(&b, ", \"level\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"warmup\": %d, \"runs\": %d",
@@ -153,7 +167,7 @@ static int bench(const options *o, tb_model *model, tb_backend *cpu) {
   io_set in = {0}, out = {0};
   tb_prepared *p = NULL;
   const tb_prepare_result *r = NULL;
-  double *ms = calloc((size_t)o->runs, sizeof *ms);
+  double *ms = calloc(2 * (size_t)o->runs, sizeof *ms), *cpu_ms = ms ? ms + o->runs : NULL;
   tb_prepare_options po = {.size = sizeof po, .level = level, .precision = precision, .threads = o->threads};
   int rc = ms ? load_inputs(model, cpu, o->inputs, &in) : fail("allocating", "timings");
   if (rc == 0 && tb_model_prepare(model, cpu, &po, &p, &r) != TB_OK) rc = fail("prepare", o->model);
@@ -165,12 +179,13 @@ static int bench(const options *o, tb_model *model, tb_backend *cpu) {
   }
   for (int i = 0; rc == 0 && i < o->warmup + o->runs; i++) {
     for (size_t j = 0; j < out.count; j++) tb_tensor_destroy(out.tensors[j]);
-    double t0 = bench_now();
+    double t0 = bench_now(), c0 = cpu_now();
     if (tb_prepared_run(p, in.count, in.names, in.tensors, out.count, NULL, out.tensors) != TB_OK) {
       for (size_t j = 0; j < out.count; j++) out.tensors[j] = NULL;
       rc = fail("run", o->model);
     } else if (i >= o->warmup) {
       ms[i - o->warmup] = (bench_now() - t0) * 1e3;
+      cpu_ms[i - o->warmup] = (cpu_now() - c0) * 1e3;
     }
   }
   tb_tolerance tol = {.size = sizeof tol};
@@ -178,7 +193,7 @@ static int bench(const options *o, tb_model *model, tb_backend *cpu) {
     rc = fail("tolerance", "lookup");
   if (rc == 0 && o->outputs) rc = save_outputs(model, &out, o->outputs);
   rss[2] = vm_hwm_bytes();
-  if (rc == 0) print_json(o, r, &tol, ms, rss);
+  if (rc == 0) print_json(o, r, &tol, ms, cpu_ms, rss);
   io_free(&out);
   io_free(&in);
   tb_prepared_destroy(p);

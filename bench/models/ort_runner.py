@@ -3,8 +3,10 @@
 InferenceSession on the CPU (intra-op threads N, inter-op 1, sequential execution, all graph optimizations),
 feed it DIR/<input>.npy, run W times untimed and R times timed, save the last outputs as OUTDIR/<output>.npy
 and print one JSON object with the same keys as model_bench: every timed run and their median, p90, min and
-mean in ms, and this process's peak resident memory (VmHWM) after `import onnxruntime` (the Python
-baseline), after the session is created, and at the end. Run one configuration per process so the peak is its own.
+mean in ms (and each run's CPU time of the process, cpu_times_ms: on a loaded machine it leaves out the
+time other processes held the core), and this process's peak resident memory (VmHWM) after
+`import onnxruntime` (the Python baseline), after the session is created, and at the end. Run one
+configuration per process so the peak is its own.
 
 Usage: ort_runner.py MODEL --inputs DIR [--outputs DIR] [--threads N] [--warmup W] [--runs R]"""
 import argparse
@@ -47,12 +49,13 @@ def main():
     feeds = {i.name: np.load(os.path.join(a.inputs, i.name + ".npy")) for i in session.get_inputs()}
     rss_session = vm_hwm_bytes()
 
-    times = []
+    times, cpu_times = [], []
     for i in range(a.warmup + a.runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         outputs = session.run(None, feeds)
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
+            cpu_times.append((time.process_time() - c0) * 1e3)
     if a.outputs:
         for meta, value in zip(session.get_outputs(), outputs):
             np.save(os.path.join(a.outputs, meta.name + ".npy"), value)
@@ -62,7 +65,8 @@ def main():
         "warmup": a.warmup, "runs": a.runs,
         # linear interpolation between the two nearest runs, as bench_util.c does
         "median_ms": float(np.percentile(times, 50)), "p90_ms": float(np.percentile(times, 90)),
-        "min_ms": min(times), "mean_ms": float(np.mean(times)), "times_ms": times, "prepare_ms": prepare_ms,
+        "min_ms": min(times), "mean_ms": float(np.mean(times)), "times_ms": times, "cpu_times_ms": cpu_times,
+        "cpu_min_ms": min(cpu_times), "prepare_ms": prepare_ms,
         "rss_baseline_bytes": rss_baseline, "rss_after_prepare_bytes": rss_session,
         "peak_rss_bytes": vm_hwm_bytes(),
         "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
