@@ -202,7 +202,7 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
   assert_non_null(find("", "Add", 14, &modern, 2, TB_DTYPE_BF16, TB_DTYPE_BF16, &why));
   assert_non_null(find("", "Add", 14, &modern, 2, TB_DTYPE_F64, TB_DTYPE_F64, &why));
   assert_null(find("", "Relu", 14, NULL, 1, TB_DTYPE_I32, TB_DTYPE_I32, &why));
-  assert_string_equal(why, "the CUDA kernel does not take these input types or attributes (float32 only)");
+  assert_string_equal(why, "the CUDA kernels for this op do not take these input types or attributes");
   assert_null(find("", "Add", 14, &modern, 2, TB_DTYPE_I64, TB_DTYPE_I64, &why));
   assert_null(find("", "Add", 14, &modern, 2, TB_DTYPE_F32, TB_DTYPE_F16, &why));
   /* attributes the kernels lack */

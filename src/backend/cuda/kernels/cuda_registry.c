@@ -27,7 +27,7 @@ const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {
       named = true;
       if (tb_kernel_matches(k, q)) return k;
     }
-  *why = named ? "the CUDA kernel does not take these input types or attributes (float32 only)" : "no CUDA kernel for this op";
+  *why = named ? "the CUDA kernels for this op do not take these input types or attributes" : "no CUDA kernel for this op";
   return NULL;
 }
 
