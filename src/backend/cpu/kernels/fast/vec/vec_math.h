@@ -16,7 +16,8 @@
  *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
  *   erf      |x| < 0.875: x P(x^2), P the degree-6 Chebyshev interpolant of erf(x)/x in x^2 (2e-10
  *            relative in double); else 1 - erfc(|x|) with erfc from a table of 16 degree-5
- *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute).        1.6 | 1.7 ulp
+ *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute; on AVX2 8 degree-7
+ *            ones, 1e-9).                                                            1.6 | 1.7 ulp
  *   GELU, erf form: x Phi(x), Phi(-a) = e^(-a^2/2) R(a) for a = |x| with R from a table of 16 degree-6
  *            polynomials picked per lane by the float bits of a + 1 (6e-9 relative; on AVX2, where
  *            one vpermps reaches 8 entries, 8 degree-8 ones, 4e-9); a^2/2 carried exactly as p + err
@@ -198,20 +199,63 @@ static const float vm_erfc_tab[7][16] __attribute__((aligned(64))) = {
      -3.65420419e-06f, -6.10935729e-07f, -8.85275142e-08f, -1.11470486e-08f},
 };
 
+/* The same erfc on 8 intervals of width 1/2 for ISAs with V_LOOKUP8 (slot k = floor((z - 0.875) 2), centre
+ * 1.125 + k / 2), c0..c7 of a degree-7 polynomial fitted as above: 1e-9 absolute. */
+static const float vm_erfc8_tab[9][8] __attribute__((aligned(32))) = {
+    {1.12500000e+00f, 1.62500000e+00f, 2.12500000e+00f, 2.62500000e+00f,  /* centre */
+     3.12500000e+00f, 3.62500000e+00f, 4.12500000e+00f, 4.62500000e+00f},
+    {1.11611769e-01f, 2.15562675e-02f, 2.65402952e-03f, 2.05375734e-04f,  /* c0 */
+     9.89672117e-06f, 2.95137738e-07f, 5.42322542e-09f, 6.12100370e-11f},
+    {-3.18273962e-01f, -8.04722607e-02f, -1.23408213e-02f, -1.14787521e-03f,  /* c1 */
+     -6.47586639e-05f, -2.21591063e-06f, -4.59890188e-08f, -5.78888382e-10f},
+    {3.58058393e-01f, 1.30767241e-01f, 2.62241624e-02f, 3.01317056e-03f,  /* c2 */
+     2.02377661e-04f, 8.03396597e-06f, 1.89798101e-07f, 2.68063638e-09f},
+    {-1.62452087e-01f, -1.14840537e-01f, -3.30373235e-02f, -4.89040604e-03f,  /* c3 */
+     -4.00023418e-04f, -1.86754460e-05f, -5.06533581e-07f, -8.06975020e-09f},
+    {-2.79961247e-02f, 4.97248285e-02f, 2.63674222e-02f, 5.41446824e-03f,  /* c4 */
+     5.57032705e-04f, 3.10684300e-05f, 9.74022782e-07f, 1.75070660e-08f},
+    {6.13166615e-02f, 2.13786121e-03f, -1.24986731e-02f, -4.21901047e-03f,  /* c5 */
+     -5.76772727e-04f, -3.95082061e-05f, -1.45885724e-06f, -3.00812353e-08f},
+    {-1.48528609e-02f, -1.44328717e-02f, 1.65078230e-03f, 2.24205037e-03f,  /* c6 */
+     4.66179423e-04f, 4.20804136e-05f, 1.93598225e-06f, 4.83546572e-08f},
+    {-9.52200778e-03f, 6.03537168e-03f, 1.92020251e-03f, -6.58056291e-04f,  /* c7 */
+     -2.70210236e-04f, -3.30957337e-05f, -1.87142746e-06f, -5.48337056e-08f},
+};
+
+/* erfc(z) for z = min(|x|, 4.87) in [0.875, 4.87] (NaN for NaN x) from the table of this ISA; zc is z with
+ * NaN as 4.87, for the slot. */
+static inline __attribute__((always_inline)) vf vm_erfc_big(vf zc, vf z) {
+#ifdef V_LOOKUP8
+  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(2.0f), vm_splat(-1.75f)), vi);
+#define VM_E8(k) V_LOOKUP8(vm_erfc8_tab[k], slot)
+  vf u = z - VM_E8(0), t = VM_E8(8);
+  t = V_FMA(t, u, VM_E8(7));
+  t = V_FMA(t, u, VM_E8(6));
+  t = V_FMA(t, u, VM_E8(5));
+  t = V_FMA(t, u, VM_E8(4));
+  t = V_FMA(t, u, VM_E8(3));
+  t = V_FMA(t, u, VM_E8(2));
+  return V_FMA(t, u, VM_E8(1));
+#undef VM_E8
+#else
+  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(4.0f), vm_splat(-3.5f)), vi);
+  vf u = z - V_LOOKUP16(vm_erfc_tab[0], slot);
+  vf t = V_LOOKUP16(vm_erfc_tab[6], slot);
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[5], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[4], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[3], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[2], slot));
+  return V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[1], slot));
+#endif
+}
+
 /* erf: |x| < 0.875: x P(x^2); else 1 - erfc(|x|) from the table (|x| clamped to 4.87: erfc is below
  * 2^-30 there), sign restored. */
 static inline vf vm_erf(vf x) {
   vf ax = vm_abs(x);
   vf small = x * vm_erf_small(x * x);
   vf zc = V_MIN(ax, vm_splat(4.87f)); /* NaN -> 4.87 for the slot (no NaN conversion); u keeps it */
-  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(4.0f), vm_splat(-3.5f)), vi);
-  vf u = V_MIN(vm_splat(4.87f), ax) - V_LOOKUP16(vm_erfc_tab[0], slot);
-  vf t = V_LOOKUP16(vm_erfc_tab[6], slot);
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[5], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[4], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[3], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[2], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[1], slot));
+  vf t = vm_erfc_big(zc, V_MIN(vm_splat(4.87f), ax)); /* the second min keeps NaN */
   vf big = vm_copysign(1.0f - t, x);
   return V_SEL_LT(ax, vm_splat(0.875f), small, big);
 }
