@@ -1,8 +1,8 @@
 /* The AVX2 table of the vectorised fp32 loops (vec_ops.h): 8 lanes, fused multiply-add, and vec_math.h's
- * hooks as AVX2 instructions (16-entry table lookups as two permutes and a blend, min / max, blendv). Only
- * this file is compiled for AVX2 (-mavx2 -mfma, set for it alone in CMakeLists.txt); the kernels use the
- * table only when cpuid has AVX2 and FMA. On other architectures it is the portable body under this name
- * (never chosen there). */
+ * hooks as AVX2 instructions (16-entry table lookups as two permutes and a blend, 8-entry ones as one
+ * permute, min / max, blendv). Only this file is compiled for AVX2 (-mavx2 -mfma, set for it alone in
+ * CMakeLists.txt); the kernels use the table only when cpuid has AVX2 and FMA. On other architectures it
+ * is the portable body under this name (never chosen there). */
 #include <stdint.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -22,6 +22,8 @@ static inline vf v_lookup16(const float *tab, vi idx) {
   return (vf)_mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
 }
 #define V_LOOKUP16(tab, idx) v_lookup16((tab), (idx))
+/* tab[idx & 7]: one vpermps (the GELU's R then comes from its 8-slot table, vec_math.h). */
+#define V_LOOKUP8(tab, idx) ((vf)_mm256_permutevar8x32_ps(_mm256_load_ps(tab), (__m256i)(idx)))
 #define V_MIN(a, b) ((vf)_mm256_min_ps((__m256)(a), (__m256)(b)))
 #define V_MAX(a, b) ((vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #define V_SEL_LT(x, y, a, b) \

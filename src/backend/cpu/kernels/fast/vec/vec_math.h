@@ -1,7 +1,7 @@
 /* Internal: vectorised fp32 exp, tanh, sigmoid, erf and the two GELU forms on GNU C vectors, included by
  * vec_loops.h once per instruction set. The includer defines VW (lanes), the types vf (VW floats), vi (VW
  * int32) and vd (VW doubles), V_FMA(a, b, c) (a * b + c, fused where the ISA has it) and V_SQRT(x), and
- * may define the hooks below (V_LOOKUP16, V_MIN, V_MAX, V_SEL_LT, V_SCALE, V_DIV, V_HAS_FMA) with single
+ * may define the hooks below (V_LOOKUP16, V_LOOKUP8, V_MIN, V_MAX, V_SEL_LT, V_SCALE, V_DIV, V_HAS_FMA) with single
  * instructions; the fallbacks here are plain GNU C.
  *
  * Methods, and the largest error measured against the double C library in units of the last place of the
@@ -16,11 +16,13 @@
  *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
  *   erf      |x| < 0.875: x P(x^2), P the degree-6 Chebyshev interpolant of erf(x)/x in x^2 (2e-10
  *            relative in double); else 1 - erfc(|x|) with erfc from a table of 16 degree-5
- *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute).        1.6 | 1.7 ulp
+ *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute; on AVX2 8 degree-7
+ *            ones, 1e-9).                                                            1.6 | 1.7 ulp
  *   GELU, erf form: x Phi(x), Phi(-a) = e^(-a^2/2) R(a) for a = |x| with R from a table of 16 degree-6
- *            polynomials picked per lane by the float bits of a + 1 (6e-9 relative); a^2/2 carried
- *            exactly as p + err into the exponential; x Phi(-a) for x < 0, x - x Phi(-a) (one
- *            rounding) for x >= 0. No branch and no division.                          2.7 | 3.0 ulp
+ *            polynomials picked per lane by the float bits of a + 1 (6e-9 relative; on AVX2, where
+ *            one vpermps reaches 8 entries, 8 degree-8 ones, 4e-9); a^2/2 carried exactly as p + err
+ *            into the exponential; x Phi(-a) for x < 0, x - x Phi(-a) (one rounding) for x >= 0. No
+ *            branch and no division.                                    2.7 (AVX2 2.71) | 3.0 ulp
  *   SiLU     x sigmoid(x), the sigmoid above (so a fused SiLU equals Sigmoid then Mul bit for bit).
  *   Mish     x tanh(softplus(x)) = x n / (n + 2) with n = u (u + 2), u = e^x (x clamped to 20, where the
  *            quotient is 1 in float): no cancellation for either sign.         rtol 1e-6 in the tests
@@ -197,20 +199,63 @@ static const float vm_erfc_tab[7][16] __attribute__((aligned(64))) = {
      -3.65420419e-06f, -6.10935729e-07f, -8.85275142e-08f, -1.11470486e-08f},
 };
 
+/* The same erfc on 8 intervals of width 1/2 for ISAs with V_LOOKUP8 (slot k = floor((z - 0.875) 2), centre
+ * 1.125 + k / 2), c0..c7 of a degree-7 polynomial fitted as above: 1e-9 absolute. */
+static const float vm_erfc8_tab[9][8] __attribute__((aligned(32))) = {
+    {1.12500000e+00f, 1.62500000e+00f, 2.12500000e+00f, 2.62500000e+00f,  /* centre */
+     3.12500000e+00f, 3.62500000e+00f, 4.12500000e+00f, 4.62500000e+00f},
+    {1.11611769e-01f, 2.15562675e-02f, 2.65402952e-03f, 2.05375734e-04f,  /* c0 */
+     9.89672117e-06f, 2.95137738e-07f, 5.42322542e-09f, 6.12100370e-11f},
+    {-3.18273962e-01f, -8.04722607e-02f, -1.23408213e-02f, -1.14787521e-03f,  /* c1 */
+     -6.47586639e-05f, -2.21591063e-06f, -4.59890188e-08f, -5.78888382e-10f},
+    {3.58058393e-01f, 1.30767241e-01f, 2.62241624e-02f, 3.01317056e-03f,  /* c2 */
+     2.02377661e-04f, 8.03396597e-06f, 1.89798101e-07f, 2.68063638e-09f},
+    {-1.62452087e-01f, -1.14840537e-01f, -3.30373235e-02f, -4.89040604e-03f,  /* c3 */
+     -4.00023418e-04f, -1.86754460e-05f, -5.06533581e-07f, -8.06975020e-09f},
+    {-2.79961247e-02f, 4.97248285e-02f, 2.63674222e-02f, 5.41446824e-03f,  /* c4 */
+     5.57032705e-04f, 3.10684300e-05f, 9.74022782e-07f, 1.75070660e-08f},
+    {6.13166615e-02f, 2.13786121e-03f, -1.24986731e-02f, -4.21901047e-03f,  /* c5 */
+     -5.76772727e-04f, -3.95082061e-05f, -1.45885724e-06f, -3.00812353e-08f},
+    {-1.48528609e-02f, -1.44328717e-02f, 1.65078230e-03f, 2.24205037e-03f,  /* c6 */
+     4.66179423e-04f, 4.20804136e-05f, 1.93598225e-06f, 4.83546572e-08f},
+    {-9.52200778e-03f, 6.03537168e-03f, 1.92020251e-03f, -6.58056291e-04f,  /* c7 */
+     -2.70210236e-04f, -3.30957337e-05f, -1.87142746e-06f, -5.48337056e-08f},
+};
+
+/* erfc(z) for z = min(|x|, 4.87) in [0.875, 4.87] (NaN for NaN x) from the table of this ISA; zc is z with
+ * NaN as 4.87, for the slot. */
+static inline __attribute__((always_inline)) vf vm_erfc_big(vf zc, vf z) {
+#ifdef V_LOOKUP8
+  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(2.0f), vm_splat(-1.75f)), vi);
+#define VM_E8(k) V_LOOKUP8(vm_erfc8_tab[k], slot)
+  vf u = z - VM_E8(0), t = VM_E8(8);
+  t = V_FMA(t, u, VM_E8(7));
+  t = V_FMA(t, u, VM_E8(6));
+  t = V_FMA(t, u, VM_E8(5));
+  t = V_FMA(t, u, VM_E8(4));
+  t = V_FMA(t, u, VM_E8(3));
+  t = V_FMA(t, u, VM_E8(2));
+  return V_FMA(t, u, VM_E8(1));
+#undef VM_E8
+#else
+  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(4.0f), vm_splat(-3.5f)), vi);
+  vf u = z - V_LOOKUP16(vm_erfc_tab[0], slot);
+  vf t = V_LOOKUP16(vm_erfc_tab[6], slot);
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[5], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[4], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[3], slot));
+  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[2], slot));
+  return V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[1], slot));
+#endif
+}
+
 /* erf: |x| < 0.875: x P(x^2); else 1 - erfc(|x|) from the table (|x| clamped to 4.87: erfc is below
  * 2^-30 there), sign restored. */
 static inline vf vm_erf(vf x) {
   vf ax = vm_abs(x);
   vf small = x * vm_erf_small(x * x);
   vf zc = V_MIN(ax, vm_splat(4.87f)); /* NaN -> 4.87 for the slot (no NaN conversion); u keeps it */
-  vi slot = __builtin_convertvector(V_FMA(zc, vm_splat(4.0f), vm_splat(-3.5f)), vi);
-  vf u = V_MIN(vm_splat(4.87f), ax) - V_LOOKUP16(vm_erfc_tab[0], slot);
-  vf t = V_LOOKUP16(vm_erfc_tab[6], slot);
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[5], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[4], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[3], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[2], slot));
-  t = V_FMA(t, u, V_LOOKUP16(vm_erfc_tab[1], slot));
+  vf t = vm_erfc_big(zc, V_MIN(vm_splat(4.87f), ax)); /* the second min keeps NaN */
   vf big = vm_copysign(1.0f - t, x);
   return V_SEL_LT(ax, vm_splat(0.875f), small, big);
 }
@@ -256,10 +301,66 @@ static const float vm_gelu_r_tab[8][16] __attribute__((aligned(64))) = {
      8.04020558e-03f, 3.84304719e-03f, 2.26807618e-03f, 1.41840149e-03f},
 };
 
+/* The same R(a) on 8 intervals of b = a + 1 for ISAs whose table lookup reaches 8 entries in one instruction
+ * (V_LOOKUP8, AVX2's vpermps): [1, 2) and [2, 4) in halves, [4, 8) and [8, 16) in halves of 2 and 4, so
+ * the slot is bits 22..24 of b's float encoding: slot 6..7 for a in [0, 1), 0..1 for [1, 3), 2..3 for
+ * [3, 7), 4..5 for [7, 15). Per slot the centre (near the middle, where R(c) is nearly a float), then
+ * c0..c8 of the degree-8 polynomial in u = a - centre, fitted as the 16-slot table (4e-9 relative). */
+static const float vm_gelu_r8_tab[10][8] __attribute__((aligned(32))) = {
+    {1.50950003e+00f, 2.46849990e+00f, 4.05999994e+00f, 6.07499981e+00f,  /* centre */
+     8.84899998e+00f, 1.31409998e+01f, 2.45875001e-01f, 7.74749994e-01f},
+    {2.04926252e-01f, 1.42781839e-01f, 9.31490362e-02f, 6.40181825e-02f,  /* c0 */
+     4.45283391e-02f, 3.01857609e-02f, 4.15253669e-01f, 2.95983195e-01f},
+    {-8.96060988e-02f, -4.64853272e-02f, -2.07571983e-02f, -1.00318342e-02f,  /* c1 */
+     -4.91100876e-03f, -2.27120239e-03f, -2.96841770e-01f, -1.69629306e-01f},
+    {3.48329246e-02f, 1.40164085e-02f, 4.43740282e-03f, 1.53739506e-03f,  /* c2 */
+     5.35410480e-04f, 1.69945910e-04f, 1.71133831e-01f, 8.22814479e-02f},
+    {-1.23419026e-02f, -3.96189746e-03f, -9.13791184e-04f, -2.30719335e-04f,  /* c3 */
+     -5.77239371e-05f, -1.26472951e-05f, -8.49232227e-02f, -3.52933593e-02f},
+    {4.05067857e-03f, 1.05906569e-03f, 1.81884519e-04f, 3.39471953e-05f,  /* c4 */
+     6.15490353e-06f, 9.36308311e-07f, 3.75655144e-02f, 1.37346778e-02f},
+    {-1.24536676e-03f, -2.69852753e-04f, -3.50256341e-05f, -4.89912964e-06f,  /* c5 */
+     -6.48083585e-07f, -6.90805280e-08f, -1.50777455e-02f, -4.95001068e-03f},
+    {3.61703511e-04f, 6.59421348e-05f, 6.52973085e-06f, 6.90509353e-07f,  /* c6 */
+     6.83277293e-08f, 4.98134645e-09f, 5.57008479e-03f, 1.62876665e-03f},
+    {-1.02408856e-04f, -1.47637738e-05f, -1.27866986e-06f, -1.00182042e-07f,  /* c7 */
+     -7.61644436e-09f, -3.46678852e-10f, -2.53110239e-03f, -3.27229587e-04f},
+    {2.72635025e-05f, 2.51892357e-06f, 2.48144602e-07f, 1.60995519e-08f,  /* c8 */
+     6.83910317e-10f, 4.26779445e-11f, 1.34319079e-03f, 5.17096254e-04f},
+};
+
+/* R(a) for a in [0, 15) from the table of this ISA: 8 slots of degree 8 with V_LOOKUP8, else 16 of degree 6. */
+static inline __attribute__((always_inline)) vf vm_gelu_r(vf ac) {
+#ifdef V_LOOKUP8
+  vi slot = (vi)(ac + 1.0f) >> 22;
+#define VM_R8(k) V_LOOKUP8(vm_gelu_r8_tab[k], slot)
+  vf u = ac - VM_R8(0), rr = VM_R8(9);
+  rr = V_FMA(rr, u, VM_R8(8));
+  rr = V_FMA(rr, u, VM_R8(7));
+  rr = V_FMA(rr, u, VM_R8(6));
+  rr = V_FMA(rr, u, VM_R8(5));
+  rr = V_FMA(rr, u, VM_R8(4));
+  rr = V_FMA(rr, u, VM_R8(3));
+  rr = V_FMA(rr, u, VM_R8(2));
+  return V_FMA(rr, u, VM_R8(1));
+#undef VM_R8
+#else
+  vi slot = (vi)(ac + 1.0f) >> 21;
+  vf u = ac - V_LOOKUP16(vm_gelu_r_tab[0], slot);
+  vf rr = V_LOOKUP16(vm_gelu_r_tab[7], slot);
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[6], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[5], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[4], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[3], slot));
+  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[2], slot));
+  return V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[1], slot));
+#endif
+}
+
 /* x * Phi(x) with Phi(x) = 1 - Phi(-x) and Phi(-a) = e^(-a^2/2) R(a), a = |x|, one formula for every x:
  * a^2/2 is carried as p + err (exact: err by FMA, or by splitting a at 12 bits without FMA), e^(-p - err)
- * as 2^n e^r with r = -p - n ln2 - err and e^r by a degree-6 polynomial (5e-9 relative), and R by the
- * table above. For a > 13.2 the power of two is flushed to 0 (the result is below 1e-36 in magnitude). */
+ * as 2^n e^r with r = -p - n ln2 - err and e^r by a degree-6 polynomial (5e-9 relative), and R by
+ * vm_gelu_r. For a > 13.2 the power of two is flushed to 0 (the result is below 1e-36 in magnitude). */
 static inline __attribute__((always_inline)) vf vm_gelu_erf(vf x) {
   vf ac = V_MIN(vm_abs(x), vm_splat(14.75f)); /* NaN -> 14.75 (x * anything stays NaN) */
 #if V_HAS_FMA
@@ -269,15 +370,7 @@ static inline __attribute__((always_inline)) vf vm_gelu_erf(vf x) {
   vf p = ah * ah * 0.5f, err = ((ah + ah + al) * al) * 0.5f;
 #endif
   vf n, rq = vm_exp_neg_parts(p, err, &n);
-  vi slot = (vi)(ac + 1.0f) >> 21;
-  vf u = ac - V_LOOKUP16(vm_gelu_r_tab[0], slot);
-  vf rr = V_LOOKUP16(vm_gelu_r_tab[7], slot);
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[6], slot));
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[5], slot));
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[4], slot));
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[3], slot));
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[2], slot));
-  rr = V_FMA(rr, u, V_LOOKUP16(vm_gelu_r_tab[1], slot));
+  vf rr = vm_gelu_r(ac);
   vf left = V_SCALE(V_FMA(rr, rq, rr), n); /* Phi(-a) = R e^r 2^n */
   /* x >= 0: x - x Phi(-x) with one rounding, ac for x so that +inf gives +inf (its Phi(-a) is 0) */
   return V_SEL_LT(x, vm_splat(0.0f), x * left, V_FMA(-ac, left, x));
