@@ -354,7 +354,8 @@ static void fused_conv_each_activation_and_residual(void **state) {
 
 /* tb_conv_block_act over a block of whole planes (row stride = row length: one pass over rows x cols values)
  * gives the bits of one call per row (what it did before, and what the depthwise and direct paths do per
- * plane), for every activation kind, on each vec_ops table this CPU runs and without one (scalar), for
+ * plane), for every activation kind, on the portable, AVX2 and AVX-512 block loops this CPU runs (each the
+ * portable loop's bits), with each vec_ops table this CPU runs and without one (scalar), for
  * planes of 1 value (a squeeze-excite 1x1 map), 7 and 49; and a block whose rows are not back to back
  * leaves the values between them alone. */
 static void block_act_whole_planes_same_bits_as_rows(void **state) {
@@ -368,20 +369,24 @@ static void block_act_whole_planes_same_bits_as_rows(void **state) {
   for (int t = 0; t < 1 + n_paths(); t++)
     for (int act = 1; act <= 11; act++)
       for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
-        for (int avx512 = 0; avx512 < 1 + (n_paths() == 3); avx512++) {
+        for (int isa = 0; isa < n_paths(); isa++) { /* portable, AVX2, AVX-512 loops */
           tb_gemm_epilogue ep = {.act = act, .act_alpha = 0.2f, .act_beta = 0.5f, .act_min = -1.0f, .act_max = 2.0f,
                                  .vec = tables[t]};
           int64_t n = widths[w];
           memcpy(whole, x, sizeof x);
           memcpy(rows, x, sizeof x);
-          tb_conv_block_act(avx512 != 0, &ep, whole, n, ROWS, n);
-          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act(avx512 != 0, &ep, rows + r * n, n, 1, n);
+          tb_conv_block_act((tb_gemm_path)isa, &ep, whole, n, ROWS, n);
+          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act((tb_gemm_path)isa, &ep, rows + r * n, n, 1, n);
           assert_memory_equal(whole, rows, sizeof whole);
           assert_true(whole[0] != x[0]); /* the activation ran (x[0] = -5) */
+          float plain[MAX]; /* the vector loops give the portable loop's bits (NaN, -0 and the tails too) */
+          memcpy(plain, x, sizeof x);
+          tb_conv_block_act(TB_GEMM_PORTABLE, &ep, plain, n, ROWS, n);
+          assert_memory_equal(whole, plain, sizeof whole);
           memcpy(whole, x, sizeof x); /* rows 2n apart: per row, and the n values after each row untouched */
           memcpy(rows, x, sizeof x);
-          tb_conv_block_act(avx512 != 0, &ep, whole, 2 * n, ROWS, n);
-          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act(avx512 != 0, &ep, rows + r * 2 * n, 2 * n, 1, n);
+          tb_conv_block_act((tb_gemm_path)isa, &ep, whole, 2 * n, ROWS, n);
+          for (int64_t r = 0; r < ROWS; r++) tb_conv_block_act((tb_gemm_path)isa, &ep, rows + r * 2 * n, 2 * n, 1, n);
           assert_memory_equal(whole, rows, sizeof whole);
           for (int64_t r = 0; r < ROWS; r++)
             assert_memory_equal(whole + r * 2 * n + n, x + r * 2 * n + n, (size_t)n * sizeof(float));

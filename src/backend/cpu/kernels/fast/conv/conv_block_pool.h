@@ -11,11 +11,11 @@
 
 struct tb_pool;
 
-void tb_conv_block_init_pool(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
+void tb_conv_block_init_pool(tb_gemm_path path, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
                              const float *res, int64_t ldr, struct tb_pool *pool);
-void tb_conv_block_from_t_pool(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct,
+void tb_conv_block_from_t_pool(tb_gemm_path path, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct,
                                int64_t ldt, const float *bias, const float *res, int64_t ldr, struct tb_pool *pool);
-void tb_conv_block_act_pool(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols,
+void tb_conv_block_act_pool(tb_gemm_path path, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols,
                             struct tb_pool *pool);
 
 #endif

@@ -251,8 +251,8 @@ static void store_tile(const direct_run *r, int64_t bg, int64_t cb, int64_t row,
   if (r->impl->store) {
     r->impl->store(acc, w->cols, n, ch, r->y + out, plane, bias, res, r->ep);
   } else {
-    tb_conv_block_from_t(false, r->y + out, plane, ch, n, acc, w->cols, bias, res, plane);
-    tb_conv_block_act(false, r->ep, r->y + out, plane, ch, n);
+    tb_conv_block_from_t(TB_GEMM_PORTABLE, r->y + out, plane, ch, n, acc, w->cols, bias, res, plane);
+    tb_conv_block_act(TB_GEMM_PORTABLE, r->ep, r->y + out, plane, ch, n);
   }
 }
 

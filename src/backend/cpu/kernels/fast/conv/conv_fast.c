@@ -182,20 +182,19 @@ static void gemm_jobs(void *p, size_t begin, size_t end) {
     const float *xg = j->x + (b * g->in_c + grp * cg) * g->ih * g->iw;
     tb_conv_patches patches = {g, xg, n0, j->dw_path == TB_GEMM_AVX512};
     int64_t out = (b * g->out_c + grp * mg) * n + n0;
-    bool avx512 = j->dw_path == TB_GEMM_AVX512;
     const float *bias = j->bias ? j->bias + grp * mg : NULL, *res = j->residual ? j->residual + out : NULL;
     bool ok;
     if (transposed) {
       ok = j->gemm->run_t(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
                           ct, j->inner);
-      if (ok) tb_conv_block_from_t_pool(avx512, j->y + out, n, mg, nc, ct, mg, bias, res, n, j->inner);
+      if (ok) tb_conv_block_from_t_pool(j->dw_path, j->y + out, n, mg, nc, ct, mg, bias, res, n, j->inner);
     } else {
-      tb_conv_block_init_pool(avx512, j->y + out, n, mg, nc, bias, res, n, j->inner);
+      tb_conv_block_init_pool(j->dw_path, j->y + out, n, mg, nc, bias, res, n, j->inner);
       ok = j->gemm->run(j->path, mg, nc, k, j->packed[grp], pointwise ? xg + n0 : NULL, n, pointwise ? NULL : &patches,
                         j->y + out, n, j->inner);
     }
     if (!ok) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
-    tb_conv_block_act_pool(avx512, &j->ep, j->y + out, n, mg, nc, j->inner); /* inner: the GEMM's pool, or NULL */
+    tb_conv_block_act_pool(j->dw_path, &j->ep, j->y + out, n, mg, nc, j->inner); /* inner: the GEMM's pool, or NULL */
   }
   free(ct);
 }

@@ -100,17 +100,17 @@ typedef struct tb_conv_gemm {
 extern const tb_conv_gemm tb_conv_gemm_f32;
 
 /* An output block (rows x cols, row stride ldy) before its products: y = bias[row] (0 when bias is NULL)
- * + residual (res NULL: none; row stride ldr; may be y itself). avx512: the AVX-512 loop (cpuid checked
- * by the caller). */
-void tb_conv_block_init(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
+ * + residual (res NULL: none; row stride ldr; may be y itself). path: the AVX-512 or AVX2 loops, else plain
+ * C (cpuid checked by the caller). */
+void tb_conv_block_init(tb_gemm_path path, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias,
                         const float *res, int64_t ldr);
 /* An output block (rows x cols, row stride ldy) from the transposed product ct (cols x rows, row stride
  * ldt): y = ct^T + bias[row] + residual (as tb_conv_block_init's). */
-void tb_conv_block_from_t(bool avx512, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
+void tb_conv_block_from_t(tb_gemm_path path, float *y, int64_t ldy, int64_t rows, int64_t cols, const float *ct, int64_t ldt,
                           const float *bias, const float *res, int64_t ldr);
 /* The block after its products: the epilogue's activation (none, Relu, LeakyRelu, Clip vectorised; the
  * rest as tb_conv_epilogue_row). */
-void tb_conv_block_act(bool avx512, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols);
+void tb_conv_block_act(tb_gemm_path path, const tb_gemm_epilogue *ep, float *y, int64_t ldy, int64_t rows, int64_t cols);
 
 /* A Conv (fused false) or tb::FusedConv run on that GEMM; depthwise convolutions take the direct fp32 path
  * dw_path. prepare packs a constant W once (state NULL otherwise; run then packs per call). */

@@ -97,9 +97,9 @@ static void rows_tasks(void *p, size_t begin, size_t end) {
   const rows_job *j = p;
   int64_t m0 = (int64_t)begin, mc = (int64_t)(end - begin), n = j->n, np = j->rows * j->cols;
   if (j->kind == ROWS_INIT)
-    tb_conv_block_init(j->avx512, j->yb + m0 * n, n, mc, n, j->bias ? j->bias + m0 : NULL, j->res ? j->res + m0 * n : NULL, n);
+    tb_conv_block_init(j->avx512 ? TB_GEMM_AVX512 : TB_GEMM_PORTABLE, j->yb + m0 * n, n, mc, n, j->bias ? j->bias + m0 : NULL, j->res ? j->res + m0 * n : NULL, n);
   else if (j->kind == ROWS_ACT)
-    tb_conv_block_act(j->avx512, j->ep, j->yb + m0 * n, n, mc, n);
+    tb_conv_block_act(j->avx512 ? TB_GEMM_AVX512 : TB_GEMM_PORTABLE, j->ep, j->yb + m0 * n, n, mc, n);
   else if (j->kind == ROWS_ZERO)
     memset(j->scratch + m0 * np, 0, (size_t)(mc * np) * sizeof *j->scratch);
   else
