@@ -41,7 +41,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH_RUNNER = os.path.join(HERE, "torch_runner.py")
