@@ -121,7 +121,8 @@ static int save_outputs(const tb_model *model, const io_set *out, const char *di
   return 0;
 }
 
-/* This process's CPU time (every thread) in seconds. */
+/* This process's CPU time (every thread, spinning pool workers included: meaningful at 1 thread only) in
+   seconds. */
 static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -179,7 +180,7 @@ static int bench(const options *o, tb_model *model, tb_backend *cpu) {
   }
   for (int i = 0; rc == 0 && i < o->warmup + o->runs; i++) {
     for (size_t j = 0; j < out.count; j++) tb_tensor_destroy(out.tensors[j]);
-    double t0 = bench_now(), c0 = cpu_now();
+    double c0 = cpu_now(), t0 = bench_now(); /* the CPU window holds the wall window */
     if (tb_prepared_run(p, in.count, in.names, in.tensors, out.count, NULL, out.tensors) != TB_OK) {
       for (size_t j = 0; j < out.count; j++) out.tensors[j] = NULL;
       rc = fail("run", o->model);

@@ -4,46 +4,49 @@ peer"). ONNX Runtime reads cpuid and keeps AVX-512, so ours masked (TB_CPU_FEATU
 ORT unmasked is a pessimistic bound. PyTorch can be masked: ATEN_CPU_CAPABILITY=avx2 (its own kernels),
 ONEDNN_MAX_CPU_ISA=AVX2 (convolutions, RNNs), MKL_ENABLE_INSTRUCTIONS=AVX2 (its GEMMs). For each model of the
 real set (make_real.py's builders, seeds and inputs: the modules are built once by real_models.build_all and
-pickled into --cache), interleaved rounds of one process each:
+pickled into --cache), interleaved rounds of one process each, the order rotated by one every round:
 
-    PyTorch unmasked, PyTorch masked, ours unmasked, ours masked (model_bench at --level), ONNX Runtime
+    PyTorch unmasked, PyTorch masked (torch_runner.py), ours unmasked, ours masked (model_bench at --level),
+    ONNX Runtime (ort_runner.py)
 
-all on 1 thread, the ratios of the least CPU time of a run (--metric; on a loaded machine the wall time
-holds the minutes other processes held the core); PyTorch in eval, inference_mode, eager (no torch.jit, no
-torch.compile), its outputs checked
+all on 1 thread (the CPU times are the process's, every thread's: meaningful at 1 thread only), the ratios
+of the least CPU time of a run (--metric; on a loaded machine the wall time holds the minutes other processes
+held the core); PyTorch in eval, inference_mode, eager (no torch.jit, no torch.compile), its outputs checked
 against make_real.py's reference outputs (the same model). Per model: the peer's mask cost (PyTorch masked /
 unmasked), ours (masked / unmasked), and
 
-    estimate ORT / ours on an AVX2 machine = (ORT / ours, unmasked) x (peer mask cost) / (our mask cost)
+    estimate ORT / ours on an AVX2 machine = (ORT / ours, unmasked) x max(1, peer mask cost) / (our mask cost)
 
 under the assumption that ONNX Runtime loses to the mask what PyTorch loses (ORT's time grows by the peer's
-cost, ours by our own); and PyTorch masked / ours masked: a second peer measured directly on AVX2. Before the
-rounds, one probe process per side prints what the masks did: torch.backends.cpu.get_cpu_capability(), the
-ISA oneDNN reports (ONEDNN_VERBOSE) and the kernel it picks for a convolution, and MKL's banner (MKL_VERBOSE).
+cost, ours by our own; a peer cost below 1 is noise, flagged in the output and counted as 1, which gives the
+masked bound, so the estimate never falls below it); and PyTorch masked / ours masked: a second peer
+measured directly on AVX2. Before the rounds, one probe process per side prints what the masks did:
+torch.backends.cpu.get_cpu_capability(), the ISA oneDNN reports (ONEDNN_VERBOSE) and the kernel it picks
+for a convolution, and MKL's banner (MKL_VERBOSE).
 A profile of PyTorch's unmasked run (torch.profiler) gives the share of its time in MKL's GEMMs (addmm, mm,
 bmm, ...): where MKL runs no AVX-512 code (this AMD CPU: its banner says "Intel(R) Architecture
 processors", not AVX-512) that share costs nothing masked, and the peer's cost understates the mask's.
 
-Writes OUT/isa_peer.md (the tables) and OUT/isa_peer.json. Run from the repository root with the real-set venv:
+This file is the driver and the report; PyTorch's side (the module cache, the timed worker, the probe) is
+bench/models/torch_runner.py. Writes OUT/isa_peer.md (the tables) and OUT/isa_peer.json. Run from the
+repository root with the real-set venv:
 
 Usage: isa_peer.py --models DIR --runner PATH/model_bench --out DIR [--level O2] [--rounds 3] [--warmup 1]
                    [--runs 3] [--only NAME,NAME] [--cache DIR] [--mask -avx512f,-amx]
                    [--metric cpu_min_ms|min_ms]"""
 import argparse
 import datetime
-import hashlib
 import json
 import math
 import os
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH_RUNNER = os.path.join(HERE, "torch_runner.py")
 TIMEOUT_S = 3600
 PEER_MASK = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-MKL_GEMM_OPS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::addbmm"}
 
 
 def env_for(side, masked, tb_mask):
@@ -57,94 +60,31 @@ def env_for(side, masked, tb_mask):
     return env
 
 
-def run_json(cmd, env):
+def run_json(cmd, env, what):
+    """The last line of a runner's stdout as JSON, or {"error": ...} naming the runner and the model (what)."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {TIMEOUT_S} s"}
+        return {"error": f"{what} timed out after {TIMEOUT_S} s"}
     if p.returncode != 0:
         lines = (p.stderr or p.stdout).strip().splitlines() or [f"exit code {p.returncode}"]
-        return {"error": lines[-1][:300]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-# --- the worker side: one PyTorch process -----------------------------------------------------------------
-
-def scripts_digest():
-    h = hashlib.sha256()
-    for name in ("make_real.py", "real_models.py"):
-        with open(os.path.join(HERE, name), "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
-
-
-def build_cache(cache):
-    """real_models.build_all(quick=False), as make_real.py calls it, each entry pickled on its own."""
-    import torch
-    sys.path.insert(0, HERE)
-    import real_models
-    torch.backends.mha.set_fastpath_enabled(False)  # as make_real.py: the exported graph has no fused MHA
-    os.makedirs(cache, exist_ok=True)
-    for e in real_models.build_all(False):
-        torch.save({"module": e.module, "inputs": e.inputs, "output_names": e.output_names},
-                   os.path.join(cache, e.name + ".pt"))
-    with open(os.path.join(cache, "scripts.sha256"), "w") as f:
-        f.write(scripts_digest() + " torch " + torch.__version__)
-
-
-def torch_worker(a):
-    import numpy as np
-    import torch
-    sys.path.insert(0, HERE)
-    import real_models  # noqa: F401 - the pickled modules' classes
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.backends.mha.set_fastpath_enabled(False)
-    entry = torch.load(os.path.join(a.cache, a.worker + ".pt"), weights_only=False)
-    module, inputs = entry["module"].eval(), entry["inputs"]
-    times, cpu_times = [], []
-    with torch.inference_mode():
-        for i in range(a.warmup + a.runs):
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = module(*inputs)
-            if i >= a.warmup:
-                times.append((time.perf_counter() - t0) * 1e3)
-                cpu_times.append((time.process_time() - c0) * 1e3)
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        worst, scale = 0.0, 0.0
-        for name, value in zip(entry["output_names"], outs):
-            ref = np.load(os.path.join(a.reference, name + ".npy")).astype(np.float64)
-            got = value.detach().numpy().astype(np.float64)
-            worst = max(worst, float(np.max(np.abs(got - ref))))
-            scale = max(scale, float(np.max(np.abs(ref))))
-        result = {"runner": "torch", "capability": torch.backends.cpu.get_cpu_capability(),
-                  "median_ms": float(np.median(times)), "min_ms": min(times), "times_ms": times,
-                  "cpu_times_ms": cpu_times,
-                  "max_abs_vs_reference": worst, "max_reference": scale}
-        if a.profile_gemm:
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-                module(*inputs)
-            total = sum(e.self_cpu_time_total for e in prof.key_averages())
-            gemm = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in MKL_GEMM_OPS)
-            result["mkl_gemm_share"] = gemm / total if total else 0.0
-    print(json.dumps(result))
-
-
-def probe_worker():
-    """What the masks did, in a process of their own (the verbose modes print on every call)."""
-    import torch
-    torch.set_num_threads(1)
-    with torch.inference_mode():
-        torch.nn.functional.conv2d(torch.randn(1, 64, 28, 28), torch.randn(64, 64, 3, 3), padding=1)
-        torch.mm(torch.randn(64, 256), torch.randn(256, 64))
-    print("capability " + torch.backends.cpu.get_cpu_capability(), flush=True)
+        return {"error": f"{what} failed: {lines[-1][:300]}"}
+    lines = p.stdout.strip().splitlines()
+    if not lines:
+        return {"error": f"{what} exited 0 but printed nothing on stdout (expected one JSON line); run its "
+                         f"command by hand: {' '.join(cmd)}"}
+    try:
+        return json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return {"error": f"{what} printed a last line that is not JSON: {lines[-1][:200]!r}"}
 
 
 def probe(masked):
+    """What the masks did: torch_runner.py --probe with the verbose modes on."""
     env = env_for("torch", masked, "")
     env.update(ONEDNN_VERBOSE="1", MKL_VERBOSE="1")
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--probe"], capture_output=True, text=True,
-                       env=env, timeout=600)
+    p = subprocess.run([sys.executable, TORCH_RUNNER, "--probe"], capture_output=True, text=True, env=env,
+                       timeout=600)
     lines = (p.stdout + p.stderr).splitlines()
     isa = next((ln.split("isa:", 1)[1] for ln in lines if "onednn_verbose" in ln and "isa:" in ln), "none")
     conv = next((ln.split(",")[6] for ln in lines if "onednn_verbose" in ln and ",convolution," in ln), "none")
@@ -177,14 +117,16 @@ def pooled(results):
 
 
 def measure(m, a):
-    """One model: --rounds rounds of the five configurations, one process each."""
+    """One model: --rounds rounds of the five configurations, one process each, the order rotated per round."""
     rounds, runs = None, a.runs
     load_before = load()
     for r in range(a.rounds):
         configs = configurations(m, a, runs, profile_gemm=r == 0)
         rounds = rounds or {k: [] for k in configs}
-        for k, (cmd, env) in configs.items():
-            rounds[k].append(run_json(cmd, env))
+        order = list(configs)
+        for k in order[r % len(order):] + order[:r % len(order)]:  # each round starts one configuration later
+            cmd, env = configs[k]
+            rounds[k].append(run_json(cmd, env, f"{k} on {m['name']}"))
         # a model of a few ms gets more timed runs in the later rounds: about 300 ms of the slowest side's time
         slowest = max((x[-1].get("cpu_min_ms", 0) for x in rounds.values()), default=0)
         runs = max(a.runs, min(200, int(300 / slowest))) if slowest > 0 else a.runs
@@ -197,7 +139,10 @@ def measure(m, a):
         row["ours_cost"] = ms["ours masked"] / ms["ours"]
         row["ort_over_ours"] = ms["ort"] / ms["ours"]
         row["ort_over_ours_masked"] = ms["ort"] / ms["ours masked"]
-        row["estimate_avx2"] = row["ort_over_ours"] * row["peer_cost"] / row["ours_cost"]
+        # a mask cannot make the peer faster: a cost below 1 is noise, and counted as 1, so that the estimate
+        # never falls below the masked bound (a cost of 1 gives the bound itself)
+        row["peer_cost_noise"] = row["peer_cost"] < 1
+        row["estimate_avx2"] = row["ort_over_ours"] * max(1.0, row["peer_cost"]) / row["ours_cost"]
         row["torch_masked_over_ours_masked"] = ms["torch masked"] / ms["ours masked"]
         row["torch_over_ours"] = ms["torch"] / ms["ours"]
     return row
@@ -207,7 +152,7 @@ def configurations(m, a, runs, profile_gemm):
     """The five processes of one round: name -> (command, environment)."""
     timing = ["--warmup", str(a.warmup), "--runs", str(runs)]
     common = [m["path"], "--inputs", m["inputs"], "--threads", "1"] + timing
-    me = [sys.executable, os.path.abspath(__file__), "--cache", a.cache, "--reference", m["reference"]] + timing
+    me = [sys.executable, TORCH_RUNNER, "--cache", a.cache, "--reference", m["reference"]] + timing
     return {
         "torch": (me + ["--worker", m["name"]] + (["--profile-gemm"] if profile_gemm else []),
                   env_for("torch", False, a.mask)),
@@ -227,6 +172,14 @@ COLUMNS = [("peer_cost", "PyTorch masked / unmasked"), ("ours_cost", "ours maske
            ("estimate_avx2", "estimate ORT / ours on AVX2"), ("torch_masked_over_ours_masked",
                                                              "PyTorch / ours, both masked"),
            ("torch_over_ours", "PyTorch / ours unmasked")]
+
+
+def cell(row, column):
+    if column not in row:
+        return "-"
+    if column == "peer_cost" and row.get("peer_cost_noise"):
+        return f"{row[column]:.2f} (noise, counted as 1)"
+    return f"{row[column]:.2f}"
 
 
 def markdown(report):
@@ -253,11 +206,16 @@ def markdown(report):
         share = f"{100 * r['mkl_gemm_share']:.0f}%" if r.get("mkl_gemm_share") is not None else "-"
         lines.append("| " + " | ".join([r["model"], f"{t('torch')} / {t('torch masked')}",
                                         f"{t('ours')} / {t('ours masked')}", t("ort")] +
-                                       [f"{r[c]:.2f}" if c in r else "-" for c, _ in COLUMNS] +
+                                       [cell(r, c) for c, _ in COLUMNS] +
                                        [share, f"{r['load_before']} / {r['load_after']}"]) + " |")
     done = [r for r in report["rows"] if "estimate_avx2" in r]
     lines += ["", "| geomean over " + str(len(done)) + " models | " +
               " | ".join(f"{c[1]}: {geomean([r[c[0]] for r in done]):.3g}" for c in COLUMNS) + " |", ""]
+    noise = [r for r in done if r.get("peer_cost_noise")]
+    if noise:
+        lines.append("PyTorch's mask cost below 1 (noise: a mask cannot speed it up), counted as 1 in the estimate, "
+                     "which is then the masked bound: " +
+                     ", ".join(f"{r['model']} {r['peer_cost']:.2f}" for r in noise) + ".")
     worst = min(done, key=lambda r: r["estimate_avx2"]) if done else None
     if worst:
         lines.append(f"Lowest estimate: {worst['model']} {worst['estimate_avx2']:.2f}. Checks: PyTorch's outputs "
@@ -281,18 +239,7 @@ def main():
     ap.add_argument("--mask", default="-avx512f,-amx")
     ap.add_argument("--metric", default="cpu_min_ms", choices=["cpu_min_ms", "min_ms"],
                     help="the time the ratios use: the least CPU time of a run (default) or the least wall time")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--reference", help=argparse.SUPPRESS)
-    ap.add_argument("--profile-gemm", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--build-cache", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.probe:
-        return probe_worker()
-    if a.build_cache:
-        return build_cache(a.cache)
-    if a.worker:
-        return torch_worker(a)
     if a.rounds < 1 or a.runs < 1:
         ap.error(f"--rounds ({a.rounds}) and --runs ({a.runs}) must be at least 1")
     if not os.access(a.runner, os.X_OK):
@@ -308,6 +255,8 @@ def main():
         ap.error(f"--only names {', '.join(unknown)}, which {a.models}/manifest.json does not list")
     import torch
     import onnxruntime
+    sys.path.insert(0, HERE)
+    from torch_runner import scripts_digest
     stamp = scripts_digest() + " torch " + torch.__version__
     try:
         with open(os.path.join(a.cache, "scripts.sha256")) as f:
@@ -316,8 +265,7 @@ def main():
         fresh = False
     if not fresh:
         print(f"isa_peer: building the modules into {a.cache} (real_models.build_all)", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--build-cache", "--cache", a.cache], check=True)
-    sys.path.insert(0, HERE)
+        subprocess.run([sys.executable, TORCH_RUNNER, "--build-cache", "--cache", a.cache], check=True)
     from compare import describe_commit, describe_machine
     os.makedirs(a.out, exist_ok=True)
     report = {"commit": describe_commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime(

@@ -4,7 +4,7 @@ InferenceSession on the CPU (intra-op threads N, inter-op 1, sequential executio
 feed it DIR/<input>.npy, run W times untimed and R times timed, save the last outputs as OUTDIR/<output>.npy
 and print one JSON object with the same keys as model_bench: every timed run and their median, p90, min and
 mean in ms (and each run's CPU time of the process, cpu_times_ms: on a loaded machine it leaves out the
-time other processes held the core), and this process's peak resident memory (VmHWM) after
+time other processes held the core; it counts every thread, so it is meaningful at 1 thread only), and this process's peak resident memory (VmHWM) after
 `import onnxruntime` (the Python baseline), after the session is created, and at the end. Run one
 configuration per process so the peak is its own.
 
@@ -51,7 +51,8 @@ def main():
 
     times, cpu_times = [], []
     for i in range(a.warmup + a.runs):
-        t0, c0 = time.perf_counter(), time.process_time()
+        c0 = time.process_time()  # the CPU window holds the wall window
+        t0 = time.perf_counter()
         outputs = session.run(None, feeds)
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1e3)
