@@ -4,7 +4,7 @@
  * chunks from an atomic counter like the caller. The caller waits only for the tasks to be done and for
  * registered workers to leave, never for a sleeping worker to wake: a late worker finds the job closed.
  * Each split job's time saved or lost against the caller alone is booked (tb_pool_backoff_book): when late
- * workers lose more than the splits saved, jobs run on the caller for a while. */
+ * workers lose more than the splits saved over the last ~100 ms, jobs run on the caller for a while. */
 #include "core/threadpool.h"
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +38,7 @@ struct tb_pool {
   tb_pool_fn fn;
   void *ctx;
   tb_pool_backoff back_off; /* touched only by the caller holding `busy` */
+  uint64_t split_jobs;      /* jobs run on more than the caller (by the caller holding `busy`) */
 };
 
 static _Thread_local bool in_task;
@@ -64,8 +65,9 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs chunks until none is left; returns how many tasks this thread ran. */
-static size_t run_chunks(tb_pool *p) {
+/* Runs chunks until none is left; returns how many tasks this thread ran. With task_ns (the caller), also the
+ * time per task of its fastest chunk: a chunk during which the caller was preempted does not count. */
+static size_t run_chunks(tb_pool *p, double *task_ns) {
   bool outer = in_task;
   in_task = true;
   size_t ran = 0;
@@ -73,7 +75,12 @@ static size_t run_chunks(tb_pool *p) {
     size_t begin = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
     if (begin >= p->n_tasks) break;
     size_t end = p->n_tasks - begin < p->chunk ? p->n_tasks : begin + p->chunk;
+    uint64_t start = task_ns ? now_ns() : 0;
     p->fn(p->ctx, begin, end);
+    if (task_ns) {
+      double per = (double)(now_ns() - start) / (double)(end - begin);
+      if (ran == 0 || per < *task_ns) *task_ns = per;
+    }
     atomic_fetch_add_explicit(&p->done, end - begin, memory_order_release);
     ran += end - begin;
   }
@@ -81,27 +88,31 @@ static size_t run_chunks(tb_pool *p) {
   return ran;
 }
 
-double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns) {
+double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, double task_ns, size_t chunk, uint64_t wait_ns) {
   if (caller_tasks == 0) return 0; /* nothing to compare with */
-  if (caller_tasks >= n_tasks) caller_tasks = n_tasks; /* no one helped: what waiting for a late worker cost */
-  return (double)caller_ns * (double)n_tasks / (double)caller_tasks - (double)total_ns;
+  if (caller_tasks > n_tasks) caller_tasks = n_tasks;
+  double saved = (double)(n_tasks - caller_tasks) * task_ns;
+  double expected_wait = TB_POOL_SLOW_WORKER * (double)chunk * task_ns; /* a worker finishing its last chunk */
+  return saved - ((double)wait_ns > expected_wait ? (double)wait_ns - expected_wait : 0);
 }
 
 bool tb_pool_backoff_book(tb_pool_backoff *b, double gain_ns, uint64_t now_ns) {
   if (gain_ns < 0) gain_ns = gain_ns + TB_POOL_LOSS_SLACK_NS < 0 ? gain_ns + TB_POOL_LOSS_SLACK_NS : 0;
-  b->bank_ns += gain_ns;
-  if (b->bank_ns >= TB_POOL_BANK_NS) {
-    b->bank_ns = TB_POOL_BANK_NS;
-    b->filled = true;
-  }
-  if (b->bank_ns >= 0) return false;
-  /* losing again before winning, or soon after the last back-off: still short of CPUs, back off for longer */
-  bool again = b->period_ns && (!b->filled || now_ns < b->serial_until + TB_POOL_BACK_OFF_REPEAT * b->period_ns);
-  b->period_ns = !again ? TB_POOL_BACK_OFF_MIN_NS
-                 : b->period_ns * 2 > TB_POOL_BACK_OFF_MAX_NS ? TB_POOL_BACK_OFF_MAX_NS : b->period_ns * 2;
+  /* the balance of the last TB_POOL_WINDOW_NS or so: older bookings fade linearly with the time since */
+  uint64_t dt = now_ns > b->last_ns ? now_ns - b->last_ns : 0;
+  b->balance_ns = dt >= TB_POOL_WINDOW_NS ? 0 : b->balance_ns * (1.0 - (double)dt / TB_POOL_WINDOW_NS);
+  b->last_ns = now_ns;
+  b->balance_ns += gain_ns;
+  if (b->balance_ns >= 0) return false;
+  /* losing again within TB_POOL_BACK_OFF_REPEAT_NS of the last back-off's end: still short of CPUs, twice as
+   * long; later: the machine recovered for a while, half as long */
+  bool again = b->period_ns && now_ns < b->serial_until + TB_POOL_BACK_OFF_REPEAT_NS;
+  uint64_t period = !b->period_ns ? TB_POOL_BACK_OFF_MIN_NS : again ? b->period_ns * 2 : b->period_ns / 2;
+  b->period_ns = period < TB_POOL_BACK_OFF_MIN_NS ? TB_POOL_BACK_OFF_MIN_NS
+                 : period > TB_POOL_BACK_OFF_MAX_NS ? TB_POOL_BACK_OFF_MAX_NS : period;
   b->serial_until = now_ns + b->period_ns;
-  b->bank_ns = 0;
-  b->filled = false;
+  b->balance_ns = 0;
+  b->backoffs++;
   return true;
 }
 
@@ -130,7 +141,7 @@ static void *worker_main(void *arg) {
     if (!(seen & 1u)) continue; /* closed before this worker saw it open */
     /* seq_cst with the caller's close-then-check-active: either it waits for us or we see the close. */
     atomic_fetch_add(&p->active, 1);
-    if (atomic_load(&p->generation) == seen) run_chunks(p);
+    if (atomic_load(&p->generation) == seen) run_chunks(p, NULL);
     atomic_fetch_sub_explicit(&p->active, 1, memory_order_release);
   }
   return NULL;
@@ -184,6 +195,21 @@ void tb_pool_destroy(tb_pool *pool) {
 
 int tb_pool_threads(const tb_pool *pool) { return pool ? pool->threads : 1; }
 
+uint64_t tb_pool_split_jobs(tb_pool *pool) {
+  if (!pool) return 0;
+  while (atomic_flag_test_and_set_explicit(&pool->busy, memory_order_acquire)) sched_yield();
+  uint64_t n = pool->split_jobs;
+  atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+  return n;
+}
+
+void tb_pool_reset_backoff(tb_pool *pool) {
+  if (!pool) return;
+  while (atomic_flag_test_and_set_explicit(&pool->busy, memory_order_acquire)) sched_yield();
+  pool->back_off = (tb_pool_backoff){0};
+  atomic_flag_clear_explicit(&pool->busy, memory_order_release);
+}
+
 void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ctx) {
   if (n_tasks == 0) return;
   if (!pool || pool->threads < 2 || n_tasks == 1 || in_task ||
@@ -208,7 +234,8 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
   atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
   atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
   bool woke = bump_and_wake(pool); /* opens the job (odd); seq_cst publishes the fields above */
-  size_t mine = run_chunks(pool);
+  double task_ns = 0;
+  size_t mine = run_chunks(pool, &task_ns);
   uint64_t t1 = now_ns();
   for (int i = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n_tasks; i++) {
     if (i < SPIN_CALLER) cpu_relax();
@@ -224,8 +251,9 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
    * has left: one preempted after joining holds the caller here even when the caller ran every chunk. */
   if (!woke) {
     uint64_t t2 = now_ns();
-    tb_pool_backoff_book(&pool->back_off, tb_pool_job_gain(n_tasks, mine, t1 - t0, t2 - t0), t2);
+    tb_pool_backoff_book(&pool->back_off, tb_pool_job_gain(n_tasks, mine, task_ns, pool->chunk, t2 - t1), t2);
   }
+  pool->split_jobs++;
   atomic_flag_clear_explicit(&pool->busy, memory_order_release);
 }
 

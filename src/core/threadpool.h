@@ -36,35 +36,48 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
  * n_tasks) on the caller (as a NULL pool runs it). */
 void tb_pool_parallel_for_work(tb_pool *pool, size_t n_tasks, double work, tb_pool_fn fn, void *ctx);
 
-/* The time a split job saved (positive) or lost (negative), in ns, against the caller running all n_tasks alone:
- * the caller's caller_tasks took caller_ns, scaled to n_tasks, less total_ns (from the start to the last task
- * done and every worker that joined the job gone). When the caller ran every task, what waiting for a worker
- * that joined late cost (caller_ns - total_ns); 0 when the caller ran none (nothing to compare with). */
-double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, uint64_t caller_ns, uint64_t total_ns);
+/* The time a split job saved (positive) or lost (negative), in ns, against the caller running all n_tasks alone.
+ * task_ns is the caller's time per task in its fastest chunk (so the caller's own preemption is not booked as
+ * a saving); the workers' n_tasks - caller_tasks tasks at that rate are what the split saved. wait_ns is how long
+ * the caller waited after running out of chunks, for the last task and every worker that joined to leave; up to
+ * TB_POOL_SLOW_WORKER chunks (of `chunk` tasks at task_ns) of it is a worker finishing its last chunk, slower or
+ * with heavier tasks, and costs nothing; beyond that it is a loss (a worker preempted holding a chunk). 0 when
+ * the caller ran no task (nothing to compare with). */
+#define TB_POOL_SLOW_WORKER 2.0
+double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, double task_ns, size_t chunk, uint64_t wait_ns);
 
 /* The back-off on a machine where the other threads' CPUs are not always there (other processes, or a
  * hypervisor that runs a vCPU part of the time): a worker preempted while it holds a chunk makes the caller
- * wait for it, up to a time slice (a millisecond or more) for a job that saves microseconds, so a few such
- * stalls per run cost more than every split saves. The pool banks what its split jobs save (up to
- * TB_POOL_BANK_NS; a job later than the caller alone by under TB_POOL_LOSS_SLACK_NS counts as even) and backs
- * off when the losses exceed the bank: jobs run on the caller for TB_POOL_BACK_OFF_MIN_NS, twice as long as the
- * last period (up to TB_POOL_BACK_OFF_MAX_NS) when it backs off again before the bank filled up since the
- * last one or within TB_POOL_BACK_OFF_REPEAT periods of its end. On a quiet machine jobs save time and
- * nothing changes. */
-#define TB_POOL_BANK_NS 250000.0
+ * wait for it, up to a time slice (a millisecond or more) for a job that saves microseconds, so stalls that
+ * come often cost more than every split saves. The pool keeps the balance of what its split jobs saved and
+ * lost over about the last TB_POOL_WINDOW_NS of wall time (older bookings fade linearly; a job later than the
+ * caller alone by under TB_POOL_LOSS_SLACK_NS counts as even) and backs off when it goes negative: jobs run on
+ * the caller for TB_POOL_BACK_OFF_MIN_NS the first time; twice the last period (up to TB_POOL_BACK_OFF_MAX_NS)
+ * when it backs off again within TB_POOL_BACK_OFF_REPEAT_NS of the last one's end, half of it (down to the
+ * shortest) when later. Rare stalls among jobs that save time are covered by the window's savings; on a quiet
+ * machine nothing changes. The state is per pool: a shared pool's (tb_pool_shared) is shared by every model
+ * of that thread count, which run on the same CPUs. */
+#define TB_POOL_WINDOW_NS 100000000.0
 #define TB_POOL_LOSS_SLACK_NS 20000.0
 #define TB_POOL_BACK_OFF_MIN_NS 2000000ull
 #define TB_POOL_BACK_OFF_MAX_NS 256000000ull
-#define TB_POOL_BACK_OFF_REPEAT 8
+#define TB_POOL_BACK_OFF_REPEAT_NS 50000000ull
 typedef struct tb_pool_backoff {
-  double bank_ns;        /* what split jobs saved, less what they lost, at most TB_POOL_BANK_NS */
+  double balance_ns;     /* what split jobs saved less what they lost, faded over TB_POOL_WINDOW_NS */
+  uint64_t last_ns;      /* the time of the last booking */
   uint64_t period_ns;    /* the last back-off's length (0: none yet) */
   uint64_t serial_until; /* jobs run on the caller until this time (CLOCK_MONOTONIC, ns) */
-  bool filled;           /* the bank reached TB_POOL_BANK_NS since the last back-off */
+  uint64_t backoffs;     /* back-offs started */
 } tb_pool_backoff;
 /* Books a split job's gain (tb_pool_job_gain) at time now_ns; true when it starts a back-off (then
  * b->serial_until is now_ns + b->period_ns). */
 bool tb_pool_backoff_book(tb_pool_backoff *b, double gain_ns, uint64_t now_ns);
+
+/* How many jobs this pool has split (run on more than the caller) since it was created; 0 for NULL. Waits
+ * for a job in progress. For tests that must know a split happened. */
+uint64_t tb_pool_split_jobs(tb_pool *pool);
+/* Forgets the back-off (as a new pool): for tests that must see jobs split on a shared pool. NULL is fine. */
+void tb_pool_reset_backoff(tb_pool *pool);
 
 /* The number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int tb_pool_cpu_count(void);

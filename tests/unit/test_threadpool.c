@@ -149,63 +149,110 @@ static void small_work_stays_on_caller(void **state) {
   tb_pool_destroy(pool);
 }
 
-/* What a split job saved against the caller alone: the caller's share scaled to all tasks, less the job's time. */
+/* What a split job saved against the caller alone: the workers' tasks at the caller's fastest rate, less the
+ * caller's wait beyond TB_POOL_SLOW_WORKER chunks. */
 static void job_gain_rule(void **state) {
   (void)state;
-  assert_true(tb_pool_job_gain(8, 4, 1000000, 1000000) == 1000000.0);   /* halves in parallel: saved 1 ms */
-  assert_true(tb_pool_job_gain(8, 4, 1000000, 2500000) == -500000.0);   /* a late worker: 0.5 ms lost */
-  assert_true(tb_pool_job_gain(8, 7, 7000000, 9000000) == -1000000.0);  /* a late chunk that took longer */
-  assert_true(tb_pool_job_gain(8, 8, 1000000, 1300000) == -300000.0);   /* ran all, then waited for a late joiner */
-  assert_true(tb_pool_job_gain(8, 0, 0, 9000000) == 0.0);                /* nothing to compare with */
+  /* 8 tasks of 1 us in chunks of 1: the caller ran 4, the worker 4 and the caller waited for nothing */
+  assert_true(tb_pool_job_gain(8, 4, 1000.0, 1, 0) == 4000.0);
+  /* a worker 1.5x slower (or with heavier tasks): the caller waits 1.5 us for its last chunk, still saved */
+  assert_true(tb_pool_job_gain(8, 5, 1000.0, 1, 1500) == 3000.0);
+  /* a worker preempted holding a chunk: 1 ms wait, 2 us of it expected */
+  assert_true(tb_pool_job_gain(8, 4, 1000.0, 1, 1000000) == 4000.0 - 998000.0);
+  /* the caller ran all, then waited 300 us for a late joiner */
+  assert_true(tb_pool_job_gain(8, 8, 1000.0, 2, 300000) == -296000.0);
+  assert_true(tb_pool_job_gain(8, 0, 0, 1, 9000000) == 0.0); /* nothing to compare with */
 }
 
-/* The back-off's book: savings banked up to TB_POOL_BANK_NS, losses under the slack even, a back-off when the
- * losses exceed the bank, twice as long when it comes before the bank filled again or within
- * TB_POOL_BACK_OFF_REPEAT periods of the last one's end, from the shortest again after both. */
+/* A simulated run: jobs of job_ns back to back, each split one saving saving_ns, except that every
+ * stall_every_ns a worker is preempted holding a chunk and the job loses stall_ns; during a back-off jobs run
+ * on the caller and nothing is booked. Returns the share of jobs split, in percent. */
+static int simulated_split_percent(tb_pool_backoff *b, uint64_t *t, uint64_t job_ns, double saving_ns,
+                                   uint64_t stall_every_ns, uint64_t stall_ns, uint64_t run_ns) {
+  uint64_t end = *t + run_ns, next_stall = *t + stall_every_ns, jobs = 0, split = 0;
+  while (*t < end) {
+    jobs++;
+    *t += job_ns;
+    if (*t < b->serial_until) continue;
+    split++;
+    if (*t >= next_stall) {
+      next_stall += stall_every_ns;
+      *t += stall_ns;
+      tb_pool_backoff_book(b, saving_ns - (double)stall_ns, *t);
+    } else {
+      tb_pool_backoff_book(b, saving_ns, *t);
+    }
+  }
+  return (int)(100 * split / jobs);
+}
+
+/* The back-off's book on given sequences. */
 static void back_off_book_rule(void **state) {
   (void)state;
-  tb_pool_backoff b = {0};
   uint64_t t = 1000000000ull;
-  assert_false(tb_pool_backoff_book(&b, -15000, t));  /* 15 us late: within the slack */
-  assert_true(b.bank_ns == 0.0);
-  for (int i = 0; i < 100; i++) assert_false(tb_pool_backoff_book(&b, 20000, t)); /* many small savings */
-  assert_true(b.bank_ns == TB_POOL_BANK_NS);                                          /* banked up to the cap */
-  assert_false(tb_pool_backoff_book(&b, -200000, t)); /* a stall the bank covers (180 us counted) */
-  assert_true(b.bank_ns == TB_POOL_BANK_NS - 180000.0);
-  assert_true(tb_pool_backoff_book(&b, -1000000, t)); /* a 1 ms stall: more than the bank */
-  assert_true(b.period_ns == TB_POOL_BACK_OFF_MIN_NS && b.serial_until == t + TB_POOL_BACK_OFF_MIN_NS);
-  assert_true(b.bank_ns == 0.0);
-  /* losing again soon after: twice as long each time, up to the longest */
+  tb_pool_backoff b = {0};
+  assert_false(tb_pool_backoff_book(&b, -15000, t)); /* 15 us late: within the slack */
+  assert_true(b.balance_ns == 0.0);
+  /* rare but regular stalls (5 per second, 1 ms each) among 6 us jobs that save 1.5 us: every job split */
+  assert_int_equal(simulated_split_percent(&b, &t, 6000, 1500, 200000000, 1000000, 2000000000ull), 100);
+  assert_int_equal(b.backoffs, 0);
+  /* the same jobs saving only 20 ns (0.3% of the time, the stalls cost 0.5%): a back-off after each stall, for
+   * the shortest period (the stalls are 200 ms apart, past the repeat window) */
+  tb_pool_backoff few = {0};
+  int pct = simulated_split_percent(&few, &t, 6000, 20, 200000000, 1000000, 2000000000ull);
+  if (few.backoffs < 8 || few.period_ns != TB_POOL_BACK_OFF_MIN_NS || pct < 95) fail_msg("%d%% split, %d back-offs", pct, (int)few.backoffs);
+  /* frequent stalls (a 1 ms one every 3 ms) among jobs that save 1.5 us: back off, twice as long each time */
+  tb_pool_backoff often = {0};
+  pct = simulated_split_percent(&often, &t, 6000, 1500, 3000000, 1000000, 2000000000ull);
+  if (often.backoffs < 3 || pct > 20) fail_msg("%d%% split, %d back-offs", pct, (int)often.backoffs);
+  assert_true(often.period_ns == TB_POOL_BACK_OFF_MAX_NS);
+  /* a worker 1.5x slower that still saves: no back-off */
+  tb_pool_backoff slow = {0};
+  for (int i = 0; i < 100000; i++)
+    assert_false(tb_pool_backoff_book(&slow, tb_pool_job_gain(16, 10, 1000.0, 2, 3000), t + 6000ull * (uint64_t)i));
+  /* the rule step by step: the first loss backs off for the shortest period */
+  tb_pool_backoff s = {0};
+  assert_false(tb_pool_backoff_book(&s, 200000, t));
+  assert_false(tb_pool_backoff_book(&s, -150000, t)); /* covered by the balance (130 us counted) */
+  assert_true(s.balance_ns == 70000.0);
+  assert_true(tb_pool_backoff_book(&s, -1000000, t));
+  assert_true(s.period_ns == TB_POOL_BACK_OFF_MIN_NS && s.serial_until == t + TB_POOL_BACK_OFF_MIN_NS);
+  assert_true(s.balance_ns == 0.0);
+  /* old savings fade: 1 ms saved 100 ms ago covers nothing */
+  t = s.serial_until + TB_POOL_BACK_OFF_REPEAT_NS;
+  assert_false(tb_pool_backoff_book(&s, 1000000, t));
+  t += (uint64_t)TB_POOL_WINDOW_NS / 2;
+  assert_true(s.balance_ns == 1000000.0);
+  assert_false(tb_pool_backoff_book(&s, -520000, t)); /* half of it left: 500 us, 500 counted */
+  assert_true(s.balance_ns == 0.0);
+  t += (uint64_t)TB_POOL_WINDOW_NS;
+  assert_false(tb_pool_backoff_book(&s, 1000000, t));
+  t += (uint64_t)TB_POOL_WINDOW_NS;
+  assert_true(tb_pool_backoff_book(&s, -40000, t)); /* 20 us counted, nothing left of the saving */
+  assert_true(s.period_ns == TB_POOL_BACK_OFF_MIN_NS); /* late: half of 2 ms, at least the shortest */
+  /* losing again within the repeat window of the end: twice as long each time, up to the longest */
   uint64_t period = TB_POOL_BACK_OFF_MIN_NS;
   for (int i = 0; i < 12; i++) {
-    t = b.serial_until + 1000000ull;
-    assert_true(tb_pool_backoff_book(&b, -30000, t)); /* 10 us counted, nothing banked */
+    t = s.serial_until + TB_POOL_BACK_OFF_REPEAT_NS - 1;
+    assert_true(tb_pool_backoff_book(&s, -30000, t));
     period = period * 2 > TB_POOL_BACK_OFF_MAX_NS ? TB_POOL_BACK_OFF_MAX_NS : period * 2;
-    assert_true(b.period_ns == period && b.serial_until == t + period);
+    assert_true(s.period_ns == period && s.serial_until == t + period);
   }
-  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
-  /* long after the last back-off ended but without a win since: still the longest */
-  t = b.serial_until + TB_POOL_BACK_OFF_REPEAT * b.period_ns + 1;
-  assert_true(tb_pool_backoff_book(&b, -1000000, t));
-  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
-  /* the bank filled, then a loss soon after the back-off's end: still the longest */
-  t = b.serial_until + 1;
-  for (int i = 0; i < 20; i++) assert_false(tb_pool_backoff_book(&b, 20000, t));
-  assert_true(b.filled);
-  assert_true(tb_pool_backoff_book(&b, -1000000, t));
-  assert_true(b.period_ns == TB_POOL_BACK_OFF_MAX_NS);
-  /* the bank filled and the loss long after the last back-off: from the shortest again */
-  t = b.serial_until + TB_POOL_BACK_OFF_REPEAT * b.period_ns + 1;
-  for (int i = 0; i < 20; i++) assert_false(tb_pool_backoff_book(&b, 20000, t));
-  assert_true(tb_pool_backoff_book(&b, -1000000, t));
-  assert_true(b.period_ns == TB_POOL_BACK_OFF_MIN_NS && b.serial_until == t + TB_POOL_BACK_OFF_MIN_NS);
+  /* recovery: a loss later than the repeat window halves the period */
+  t = s.serial_until + TB_POOL_BACK_OFF_REPEAT_NS;
+  assert_true(tb_pool_backoff_book(&s, -1000000, t));
+  assert_true(s.period_ns == TB_POOL_BACK_OFF_MAX_NS / 2);
+  t = s.serial_until + TB_POOL_BACK_OFF_REPEAT_NS + 1000;
+  assert_true(tb_pool_backoff_book(&s, -1000000, t));
+  assert_true(s.period_ns == TB_POOL_BACK_OFF_MAX_NS / 4);
 }
 
 /* A worker that stalls in every chunk it takes (as one preempted by other processes does) makes each job slower
  * than the caller alone: the pool backs off and runs the following jobs on the caller (fn called once with the
  * whole range). In a split job the caller's chunks wait (up to 200 ms) for the worker to join, so without the
- * back-off every one of the 60 jobs would be split and stalled; with it at most 20 are (the first stall costs
- * more than any bank, then about 2 per back-off: the job that wakes the worker and the one that loses again). After the
+ * back-off every one of the 60 jobs would be split and stalled; with it at most 30 are (about 2 per back-off: the
+ * job that wakes the worker and the one that loses again, the period doubling while the losses come within
+ * TB_POOL_BACK_OFF_REPEAT_NS of a back-off's end; on a loaded machine a late one halves it instead). After the
  * longest back-off (256 ms) the next job is split again. */
 enum { STALL_TASKS = 64 };
 
@@ -253,7 +300,7 @@ static void stalled_worker_backs_off(void **state) {
   stall s = {.caller = pthread_self()};
   int split = 0;
   for (int job = 0; job < 60; job++) split += stalled_job(pool, &s);
-  if (split > 20) fail_msg("%d of 60 jobs were split with a worker that stalls in each; the pool did not back off", split);
+  if (split > 30) fail_msg("%d of 60 jobs were split with a worker that stalls in each; the pool did not back off", split);
   struct timespec rest = {0, 300000000}; /* past the longest back-off */
   nanosleep(&rest, NULL);
   assert_int_equal(stalled_job(pool, &s), 1);
@@ -345,16 +392,24 @@ static void num_threads_env(void **state) {
   unsetenv("TB_NUM_THREADS");
 }
 
-/* Prepared models: threads = 1 and threads = 2 give the same bits. */
+/* Prepared models: threads = 1 and threads = 2 give the same bits. With 2 threads the shared pool's back-off is
+ * reset first and the jobs it split are counted in split_seen: each test asserts some were, or the comparison
+ * would test nothing on a loaded machine. */
+static uint64_t split_seen;
+
 static tb_tensor *run_model(tb_backend *b, tb_model *m, tb_opt_level level, int threads, const char *in_name,
                             tb_tensor *in) {
   tb_prepare_options o = {.size = sizeof o, .level = level, .precision = TB_PRECISION_AUTO, .threads = threads};
   tb_prepared *p = NULL;
   const tb_prepare_result *r = NULL;
   TB_ASSERT_OK(tb_model_prepare(m, b, &o, &p, &r));
+  tb_pool *pool = threads > 1 ? tb_pool_shared(threads) : NULL;
+  tb_pool_reset_backoff(pool);
+  uint64_t split_before = tb_pool_split_jobs(pool);
   tb_tensor *out = NULL;
   const char *names[] = {in_name};
   TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &out));
+  split_seen += tb_pool_split_jobs(pool) - split_before;
   tb_prepared_destroy(p);
   return out;
 }
@@ -370,6 +425,7 @@ static void assert_same_bits(const tb_tensor *a, const tb_tensor *b, const char 
 
 static void bundled_models_same_bits(void **state) {
   tb_backend *b = *state;
+  split_seen = 0;
   static const char *const models[][2] = {{"cnn_small", "input"}, {"encoder_small", "x"}};
   for (size_t k = 0; k < 2; k++) {
     char path[1024];
@@ -391,12 +447,14 @@ static void bundled_models_same_bits(void **state) {
     tb_tensor_destroy(in);
     tb_model_destroy(m);
   }
+  if (split_seen == 0) fail_msg("no job was split on 2 threads: the comparison tested nothing");
 }
 
 /* The small model's MatMul with 6007 rows (36k multiply-adds: over TB_POOL_MIN_WORK, so split) on 2 threads:
  * right values, same bits as 1 thread. */
 static void matmul_rows_split(void **state) {
   tb_backend *b = *state;
+  split_seen = 0;
   tb_model *m = tbt_model_of(tbt_small_model());
   enum { ROWS = 6007 };
   static float x[ROWS * 3], want[ROWS * 2];
@@ -412,6 +470,7 @@ static void matmul_rows_split(void **state) {
   tb_tensor_destroy(two);
   tb_tensor_destroy(in);
   tb_model_destroy(m);
+  if (split_seen == 0) fail_msg("no job was split on 2 threads: the comparison tested nothing");
 }
 
 /* Transpose (reversed axes) of a 4-D tensor of 368 KiB and a 2-D one of 469 KiB, over 256 KiB so the strided
@@ -419,6 +478,7 @@ static void matmul_rows_split(void **state) {
  * give the same bytes as 1, and both the transposed values. */
 static void transpose_split_same_bytes(void **state) {
   tb_backend *b = *state;
+  split_seen = 0;
   static const int64_t shapes[2][4] = {{2, 40, 48, 24}, {600, 200, 0, 0}};
   static const size_t ranks[2] = {4, 2};
   for (int c = 0; c < 2; c++) {
@@ -462,6 +522,7 @@ static void transpose_split_same_bytes(void **state) {
     free(x);
     free(want);
   }
+  if (split_seen == 0) fail_msg("no job was split on 2 threads: the comparison tested nothing");
 }
 
 int main(void) {
