@@ -42,16 +42,18 @@ tb_run_check *tb_run_checks_take(void) {
 }
 
 tb_status tb_run_checks_run(const tb_run_check *list, tb_status prior) {
-  char sentence[1024] = "";
+  char sentence[TB_ERROR_CAP] = "";
   if (prior != TB_OK) snprintf(sentence, sizeof sentence, "%s", tb_last_error());
+  bool looked_away = false; /* a check could not read the device after a failed run: later checks still look */
   for (const tb_run_check *c = list; c; c = c->next) {
     bool found = false;
     tb_status st = c->fn(c->data, &found);
     if (st == TB_OK) continue;
     if (prior == TB_OK || found) return st;
-    return tb_error(prior, "%s", sentence); /* the check could not look: the run's own failure stands */
+    looked_away = true;
   }
-  return prior;
+  /* no check found bad input: the run's own failure stands, with its sentence */
+  return looked_away ? tb_error(prior, "%s", sentence) : prior;
 }
 
 tb_status tb_run_checks_now(void) { return tb_run_checks_run(head, TB_OK); }

@@ -5,7 +5,7 @@
 #include <tb_version.h>
 #include "core/error.h"
 
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[TB_ERROR_CAP];
 
 const char *tb_status_str(tb_status status) {
   switch (status) {

@@ -139,8 +139,24 @@ void tb_replay_destroy(tb_replay *r) {
 const char *tb_replay_why_not(const tb_replay *r) { return r ? r->why_not : NULL; }
 const tb_run_check *tb_replay_checks(const tb_replay *r) { return r && r->last ? r->last->checks : NULL; }
 
-static uint64_t tensor_bytes(const tb_tensor *t) {
-  return t && t->storage && t->storage->block ? t->storage->block->size : 0;
+static const void *block_of(const tb_tensor *t) { return t && t->storage ? (const void *)t->storage->block : NULL; }
+
+/* Whether block b is one the walk of tb_replay_counts_of met before position (graph gi, list li, index ki): views
+ * and inputs' aliases share a storage, counted once. */
+static bool seen_before(const tb_replay *r, const void *b, size_t gi, int li, size_t ki) {
+  for (size_t i = 0; i <= gi; i++) {
+    const replay_graph *rg = &r->graphs[i];
+    if (!rg->captured) continue;
+    for (int l = 0; l < 3; l++) {
+      size_t n = l == 0 ? r->n_inputs : l == 1 ? r->n_outputs : rg->hold.count;
+      for (size_t k = 0; k < n; k++) {
+        if (i == gi && (l > li || (l == li && k >= ki))) return false;
+        const void *o = l == 0 ? block_of(rg->in[k]) : l == 1 ? block_of(rg->out[k]) : (const void *)rg->hold.blocks[k];
+        if (o == b) return true;
+      }
+    }
+  }
+  return false;
 }
 
 tb_replay_counts tb_replay_counts_of(const tb_replay *r) {
@@ -152,9 +168,15 @@ tb_replay_counts tb_replay_counts_of(const tb_replay *r) {
     const replay_graph *rg = &r->graphs[i];
     if (!rg->captured) continue;
     c.graphs++;
-    for (size_t k = 0; k < r->n_inputs; k++) c.pinned_bytes += tensor_bytes(rg->in[k]);
-    for (size_t k = 0; k < r->n_outputs; k++) c.pinned_bytes += tensor_bytes(rg->out[k]);
-    for (size_t b = 0; b < rg->hold.count; b++) c.pinned_bytes += rg->hold.blocks[b]->size;
+    for (int l = 0; l < 3; l++) { /* inputs, outputs, held blocks: each distinct storage once */
+      size_t n = l == 0 ? r->n_inputs : l == 1 ? r->n_outputs : rg->hold.count;
+      for (size_t k = 0; k < n; k++) {
+        const tb_tensor *t = l == 0 ? rg->in[k] : l == 1 ? rg->out[k] : NULL;
+        const void *b = l < 2 ? block_of(t) : (const void *)rg->hold.blocks[k];
+        if (!b || seen_before(r, b, i, l, k)) continue;
+        c.pinned_bytes += l < 2 ? t->storage->block->size : rg->hold.blocks[k]->size;
+      }
+    }
   }
   return c;
 }
@@ -187,7 +209,18 @@ static tb_status sized(tb_replay *r, const tb_graph *g) {
     rg->sig = calloc(g->n_inputs + 1, sizeof *rg->sig);
     rg->in = calloc(g->n_inputs + 1, sizeof *rg->in);
     rg->out = calloc(g->n_outputs + 1, sizeof *rg->out);
-    if (!rg->sig || !rg->in || !rg->out) return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory for the graph replay");
+    if (!rg->sig || !rg->in || !rg->out) {
+      /* all or nothing: graphs[0].sig set means every slot is whole (a later slot's NULLs would be written later) */
+      for (size_t j = 0; j <= i; j++) {
+        free(r->graphs[j].sig);
+        free(r->graphs[j].in);
+        free(r->graphs[j].out);
+        r->graphs[j].sig = NULL;
+        r->graphs[j].in = NULL;
+        r->graphs[j].out = NULL;
+      }
+      return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory for the graph replay");
+    }
   }
   return TB_OK;
 }

@@ -92,9 +92,21 @@ static tb_status run_record(void *p, bool *found) {
   if ((st = check_rule(r)) != TB_OK) return st;
   /* the bad indices were an earlier call's in this run (a Scan's body, which has no host synchronisation per
    * iteration) */
+  const index_rule *u = &r->rule;
+  if (u->lens)
+    return tb_kernel_error(&r->label, TB_ERR_MODEL,
+                           "a sequence_lens value outside 0..%lld in an earlier call of the node (the last call's are "
+                           "good); give lengths in 0..%lld",
+                           (long long)u->dim, (long long)u->dim);
+  if (u->k)
+    return tb_kernel_error(&r->label, TB_ERR_INVALID_ARGUMENT,
+                           "an index was out of range for axes %zu..%zu in one of the node's runs before its last one "
+                           "(the last one's indices are good); fix the indices",
+                           u->axis, u->axis + u->k - 1);
   return tb_kernel_error(&r->label, TB_ERR_INVALID_ARGUMENT,
-                         "an index was out of range in one of the node's runs before its last one (the last one's "
-                         "indices are good); fix the indices");
+                         "an index was out of range for axis %zu of size %lld in one of the node's runs before its last "
+                         "one (the last one's indices are good); fix the indices",
+                         u->axis, (long long)u->dim);
 }
 
 tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out) {
@@ -149,10 +161,12 @@ static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const 
   if (!f) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "the kernel has no prepared flag for the check of its indices");
   tb_status st = TB_OK;
   cuda_state *cs = tb_cuda_state_of(ctx);
-  if (!f->zeroed && cs && !tb_cuda_capturing(cs)) { /* zeroed on the stream, before the kernel that reads it */
+  /* zeroed on the stream, before the kernel that reads it, at the node's first call in the run; inside a capture the
+   * fill is the graph's (each replay clears the flag), and the flag counts as zeroed only once an eager fill ran */
+  if (!f->zeroed && !tb_run_checks_find(f)) {
     const int32_t zero = 0;
     if ((st = tb_tensor_fill(f->flag, &zero)) != TB_OK) return st;
-    f->zeroed = true;
+    f->zeroed = !cs || !tb_cuda_capturing(cs);
   }
   tb_tensor *view = NULL;
   st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
