@@ -14,15 +14,6 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-static inline __attribute__((always_inline)) AVX2 __m256 load8(const float *p, int64_t left, __m256i m) {
-  return left >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
-}
-
-static inline __attribute__((always_inline)) AVX2 void store8(float *p, int64_t left, __m256i m, __m256 v) {
-  if (left >= 8) _mm256_storeu_ps(p, v);
-  else _mm256_maskstore_ps(p, m, v);
-}
-
 AVX2 static void init_avx2(float *y, int64_t ldy, int64_t rows, int64_t cols, const float *bias, const float *res,
                            int64_t ldr) {
   const __m256i tail = tb_lanes_below_avx2(cols % 8);
@@ -31,8 +22,8 @@ AVX2 static void init_avx2(float *y, int64_t ldy, int64_t rows, int64_t cols, co
     const float *ri = res ? res + i * ldr : NULL;
     __m256 b = _mm256_set1_ps(bias ? bias[i] : 0.0f);
     for (int64_t j = 0; j < cols; j += 8) {
-      __m256 v = ri ? _mm256_add_ps(b, load8(ri + j, cols - j, tail)) : b;
-      store8(yi + j, cols - j, tail, v);
+      __m256 v = ri ? _mm256_add_ps(b, tb_load8_avx2(ri + j, cols - j, tail)) : b;
+      tb_store8_avx2(yi + j, cols - j, tail, v);
     }
   }
 }
@@ -55,8 +46,8 @@ AVX2 static void from_t_avx2(float *y, int64_t ldy, int64_t rows, int64_t cols, 
       for (int64_t ii = 0; ii < ni; ii++) {
         int64_t i = i0 + ii;
         __m256 v = _mm256_add_ps(r[ii], _mm256_set1_ps(bias ? bias[i] : 0.0f));
-        if (res) v = _mm256_add_ps(v, load8(res + i * ldr + j, cols - j, tail));
-        store8(y + i * ldy + j, cols - j, tail, v);
+        if (res) v = _mm256_add_ps(v, tb_load8_avx2(res + i * ldr + j, cols - j, tail));
+        tb_store8_avx2(y + i * ldy + j, cols - j, tail, v);
       }
     }
   }
@@ -71,7 +62,7 @@ AVX2 static bool act_avx2(const tb_gemm_epilogue *ep, float *y, int64_t ldy, int
   for (int64_t i = 0; i < rows; i++) {
     float *yi = y + i * ldy;
     for (int64_t j = 0; j < cols; j += 8) {
-      __m256 v = load8(yi + j, cols - j, tail);
+      __m256 v = tb_load8_avx2(yi + j, cols - j, tail);
       if (ep->act == 1) {
         v = _mm256_blendv_ps(v, zero, _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
       } else if (ep->act == 2) {
@@ -80,7 +71,7 @@ AVX2 static bool act_avx2(const tb_gemm_epilogue *ep, float *y, int64_t ldy, int
         v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
         v = _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
       }
-      store8(yi + j, cols - j, tail, v);
+      tb_store8_avx2(yi + j, cols - j, tail, v);
     }
   }
   return true;

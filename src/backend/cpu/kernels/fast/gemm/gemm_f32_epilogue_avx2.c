@@ -11,15 +11,6 @@
 
 #define AVX2_TARGET __attribute__((target("avx2,fma")))
 
-static inline __attribute__((always_inline)) AVX2_TARGET __m256 load8(const float *p, int64_t left, __m256i m) {
-  return left >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
-}
-
-static inline __attribute__((always_inline)) AVX2_TARGET void store8(float *p, int64_t left, __m256i m, __m256 v) {
-  if (left >= 8) _mm256_storeu_ps(p, v);
-  else _mm256_maskstore_ps(p, m, v);
-}
-
 AVX2_TARGET void tb_gemm_tile_init_avx2(float *c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols,
                                         float beta, const tb_gemm_epilogue *ep) {
   const float *bias = ep ? ep->bias : NULL, *res = ep ? ep->residual : NULL;
@@ -35,13 +26,13 @@ AVX2_TARGET void tb_gemm_tile_init_avx2(float *c, int64_t ldc, int64_t i0, int64
     const __m256 bi = row_bias ? _mm256_set1_ps(bias[i0 + i]) : zero;
     for (int64_t j = 0; j < cols; j += 8) {
       int64_t left = cols - j;
-      __m256 v = beta == 0.0f ? zero : load8(ci + j, left, tail);
+      __m256 v = beta == 0.0f ? zero : tb_load8_avx2(ci + j, left, tail);
       if (beta != 0.0f && beta != 1.0f) v = _mm256_mul_ps(vbeta, v);
       if (bias || res) { /* (v + bias) + residual, the residual read before C is written */
-        __m256 r = ri ? load8(ri + j, left, tail) : zero;
-        v = _mm256_add_ps(_mm256_add_ps(v, bj ? load8(bj + j, left, tail) : bi), r);
+        __m256 r = ri ? tb_load8_avx2(ri + j, left, tail) : zero;
+        v = _mm256_add_ps(_mm256_add_ps(v, bj ? tb_load8_avx2(bj + j, left, tail) : bi), r);
       }
-      store8(ci + j, left, tail, v);
+      tb_store8_avx2(ci + j, left, tail, v);
     }
   }
 }
@@ -56,10 +47,10 @@ static AVX2_TARGET void late_adds(float *c, int64_t ldc, int64_t i0, int64_t j0,
     const float *ri = ep->late_residual ? ep->late_residual + (i0 + i) * ep->ld_late_residual + j0 : NULL;
     for (int64_t j = 0; j < cols; j += 8) {
       int64_t left = cols - j;
-      __m256 v = load8(ci + j, left, tail);
-      if (bias) v = _mm256_add_ps(v, load8(bias + j, left, tail));
-      if (ri) v = _mm256_add_ps(v, load8(ri + j, left, tail));
-      store8(ci + j, left, tail, v);
+      __m256 v = tb_load8_avx2(ci + j, left, tail);
+      if (bias) v = _mm256_add_ps(v, tb_load8_avx2(bias + j, left, tail));
+      if (ri) v = _mm256_add_ps(v, tb_load8_avx2(ri + j, left, tail));
+      tb_store8_avx2(ci + j, left, tail, v);
     }
   }
 }
@@ -80,7 +71,7 @@ AVX2_TARGET void tb_gemm_tile_act_avx2(float *c, int64_t ldc, int64_t i0, int64_
     float *ci = c + i * ldc;
     for (int64_t j = 0; j < cols; j += 8) {
       int64_t left = cols - j;
-      __m256 x = load8(ci + j, left, tail), y;
+      __m256 x = tb_load8_avx2(ci + j, left, tail), y;
       if (ep->act == 1) {
         y = _mm256_max_ps(zero, x); /* x when x is NaN or -0, like x < 0 ? 0 : x */
       } else if (ep->act == 2) {
@@ -89,7 +80,7 @@ AVX2_TARGET void tb_gemm_tile_act_avx2(float *c, int64_t ldc, int64_t i0, int64_
         y = _mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
         y = _mm256_blendv_ps(y, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
       }
-      store8(ci + j, left, tail, y);
+      tb_store8_avx2(ci + j, left, tail, y);
     }
   }
 }
