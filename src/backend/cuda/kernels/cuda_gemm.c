@@ -258,7 +258,7 @@ tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_
     g.b_scale = b_scale;
     tb_status st = blas_product(ctx, node->blas, d, &g, a, b, c, add0);
     if (st == TB_OK) return rest ? epilogue(ctx, d, c, add0, add1) : TB_OK;
-    char label[128], why[1024];
+    char label[128], why[TB_ERROR_CAP];
     snprintf(why, sizeof why, "%s", tb_last_error());
     tb_kernel_label(ctx->name, ctx->op_type, label, sizeof label);
     if (st != TB_ERR_UNAVAILABLE && st != TB_ERR_UNSUPPORTED) return tb_error(st, "%s: %s", label, why);
