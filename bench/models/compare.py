@@ -63,6 +63,36 @@ def run_json(cmd, env=None):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def cpu_pair(runner, threads):
+    """bench/cpu_pair_probe beside the runner, when there: whether `threads` CPUs are independent right now
+    (FP throughput together against alone, cache-line round trip, steal); None when it is absent or fails."""
+    probe = os.path.join(os.path.dirname(runner), "cpu_pair_probe")
+    if threads < 2 or not os.access(probe, os.X_OK):
+        return None
+    result = run_json([probe, str(threads), "3"])
+    return None if "error" in result else result
+
+
+def cpu_pair_lines(rows):
+    """The probe's readings before each round of the multi-thread rows, as markdown lines (none: no lines)."""
+    seen, cells = set(), []
+    for r in rows:
+        key = (r["model"], r["threads"])
+        if key in seen or not r.get("cpu_pair"):
+            continue
+        seen.add(key)
+        cells.append([r["model"], str(r["threads"]), ", ".join(f"{p['fma_speedup']:.2f}x" for p in r["cpu_pair"]),
+                      ", ".join(f"{p['pingpong_ns']:.0f}" for p in r["cpu_pair"]),
+                      ", ".join("-" if p["steal_pct"] is None else f"{p['steal_pct']:.1f}%" for p in r["cpu_pair"])])
+    if not cells:
+        return []
+    head = ["model", "threads", "FP throughput together / alone, per round", "cache-line round trip ns", "steal"]
+    return ["", "CPU pair probe before each round of the multi-thread rows (bench/cpu_pair_probe.c; near the "
+            "thread count: the CPUs were whole and free; near 1x: they shared one core or were taken by other "
+            "work, and those rows say little about the library):", "",
+            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(c) + " |" for c in cells]
+
+
 def max_error(ours_dir, ort_dir, rtol, atol):
     """max |ours - ort|, that over max |ort|, and how many elements fall outside atol * s + rtol * |ort|."""
     err = {"max_abs": 0.0, "max_rel": 0.0, "outside": 0, "elements": 0, "rtol": rtol, "atol": atol}
@@ -158,6 +188,7 @@ def markdown(report):
              f"warm-up runs and {-(-report['runs'] // report['rounds'])} timed runs.{mask_note()}",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row_cells(r)) + " |" for r in report["rows"]]
+    lines += cpu_pair_lines(report["rows"])
     failures = []  # ONNX Runtime's failure is in every level's row: listed once
     for r in report["rows"]:
         for side, level in (("tensorbridge", r["level"] + " "), ("onnxruntime", "")):
@@ -179,7 +210,11 @@ def time_model(m, threads, levels, a, outputs_root):
     timing = ["--warmup", str(a.warmup), "--runs", str(-(-a.runs // a.rounds))]
     common = [m["path"], "--inputs", m["inputs"], "--threads", str(threads)] + timing
     rounds = {"ort": [], **{level: [] for level in levels}, **{level + " unmasked": [] for level in levels}}
+    probes = []
     for _ in range(a.rounds):
+        probe = cpu_pair(a.runner, threads)
+        if probe:
+            probes.append(probe)
         rounds["ort"].append(run_json([sys.executable, os.path.join(HERE, "ort_runner.py")] + common +
                                       ["--outputs", ort_dir], env=env_without_mask()))
         for level in levels:
@@ -197,6 +232,8 @@ def time_model(m, threads, levels, a, outputs_root):
         ours_dir = os.path.join(outputs, level)
         ours = pooled(rounds[level])
         row = {"model": m["name"], "threads": threads, "level": level, "tensorbridge": ours, "onnxruntime": ort}
+        if probes:
+            row["cpu_pair"] = probes
         if CPU_MASK:
             row["unmasked"] = pooled(rounds[level + " unmasked"])
             row["cpu_mask"] = CPU_MASK

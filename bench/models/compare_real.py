@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import (MASK_HEAD, CPU_MASK, describe_commit, describe_machine, mask_note, max_error,  # noqa: E402
+from compare import (MASK_HEAD, CPU_MASK, cpu_pair_lines, describe_commit, describe_machine, mask_note, max_error,  # noqa: E402
                      ort_version, row_cells, row_ok, run_json, time_model)
 
 REFERENCE_LIMIT = 2.0  # percent of a model's profiled time (issue 16 item 2)
@@ -147,6 +147,7 @@ def markdown(report):
     lines += table(["model", "threads", "level", "ours median / p90 ms", "ORT median / p90 ms", "ORT / ours",
                     "peak MiB ours / ORT (ORT above Python)", "max error abs / rel", "within tolerance"] + MASK_HEAD,
                    [row_cells(r) for r in report["rows"]])
+    lines += cpu_pair_lines(report["rows"])
     lines += ["", "Geometric mean of ORT / ours over the models:", ""]
     lines += table(["threads", "level", "models", "geomean ORT / ours", "worst (model)"] +
                    (["geomean ours masked / unmasked"] if CPU_MASK else []),

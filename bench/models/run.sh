@@ -57,7 +57,7 @@ fi
 
 echo "== 2/4 building TensorBridge (RelWithDebInfo), tb and model_bench in $build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_BUILD_BENCH=ON -DTB_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target tb_bench_model tb >/dev/null
+cmake --build "$build" -j"$(nproc)" --target tb_bench_model tb_bench_cpu_pair_probe tb >/dev/null
 
 if [ "$set" = default ]; then
   models=build/bench-models/$size
