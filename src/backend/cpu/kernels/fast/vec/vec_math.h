@@ -11,6 +11,7 @@
  *   exp      x = n ln2 + r (Cody-Waite, |r| <= ln2/2, x clamped to [-104, 89]); e^r = 1 + r q(r), q of
  *            degree 5 fitted over |r| <= 0.3467 (3e-9 relative); times 2^n in one step (vscalefps) or
  *            as two powers of two, so subnormal results, 0 and +inf come out of the scaling.   1.2 ulp
+ *            (AVX2: an add to the exponent field when every lane's result is normal, the same bits.)
  *   tanh     |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3; else
  *            1 - 2 e / (1 + e) with e = e^-2|x|, the sign restored.                            1.5 ulp
  *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
