@@ -1,6 +1,7 @@
 /* Time per element of the vectorised fp32 unary functions (src/backend/cpu/kernels/fast/vec/vec_math.h through
- * the vec_ops tables) on one thread: GELU (erf and tanh forms), Erf, Tanh, Sigmoid and Exp, on every table
- * the CPU runs (avx512, avx2, portable), over n = 16384 elements (in L1/L2) and n = 393216 (one BERT-base
+ * the vec_ops tables) on one thread: GELU (erf and tanh forms), Erf, Tanh, Sigmoid, Exp, SiLU, HardSwish and
+ * HardSigmoid (alpha 1/6, beta 1/2: MobileNetV3's), on every table the CPU runs (avx512, avx2, portable),
+ * over n = 16384 elements (in L1/L2) and n = 393216 (one BERT-base
  * layer's 128 x 3072 intermediate). The inputs are normal with mean -0.5 and standard deviation 1.5, the
  * rough shape of a transformer's pre-activations, so vectors mix small and large arguments. Prints the best
  * of 15 timed runs (after 3 warm-ups) in ns per element and in cycles per element at the given GHz. The
@@ -114,9 +115,16 @@ int main(int argc, char **argv) {
     vec_unop op;
     const char *name;
     int peer; /* oneDNN's eltwise algorithm, -1: none */
-  } ops[] = {{VEC_GELU_ERF, "gelu(erf)", PEER(dnnl_eltwise_gelu_erf)}, {VEC_GELU_TANH, "gelu(tanh)", PEER(dnnl_eltwise_gelu_tanh)},
-             {VEC_ERF, "erf", -1},                                    {VEC_TANH, "tanh", PEER(dnnl_eltwise_tanh)},
-             {VEC_SIGMOID, "sigmoid", PEER(dnnl_eltwise_logistic)},   {VEC_EXP, "exp", PEER(dnnl_eltwise_exp)}};
+    float p0, p1; /* the op's parameters (HardSigmoid: alpha, beta) */
+  } ops[] = {{VEC_GELU_ERF, "gelu(erf)", PEER(dnnl_eltwise_gelu_erf), 0, 0},
+             {VEC_GELU_TANH, "gelu(tanh)", PEER(dnnl_eltwise_gelu_tanh), 0, 0},
+             {VEC_ERF, "erf", -1, 0, 0},
+             {VEC_TANH, "tanh", PEER(dnnl_eltwise_tanh), 0, 0},
+             {VEC_SIGMOID, "sigmoid", PEER(dnnl_eltwise_logistic), 0, 0},
+             {VEC_EXP, "exp", PEER(dnnl_eltwise_exp), 0, 0},
+             {VEC_SILU, "silu", -1, 0, 0},
+             {VEC_HARD_SWISH, "hardswish", -1, 0, 0},
+             {VEC_HARD_SIGMOID, "hardsigm", -1, 1.0f / 6.0f, 0.5f}};
   static const int64_t sizes[] = {16384, 393216};
   const vec_ops *const tables[3] = {&tb_vec_ops_avx512, &tb_vec_ops_avx2, &tb_vec_ops_portable};
   float *x = malloc(393216 * sizeof(float)), *y = malloc(393216 * sizeof(float));
@@ -135,7 +143,7 @@ int main(int argc, char **argv) {
         double best = 1e30;
         for (int run = 0; run < 18; run++) {
           double t0 = now();
-          for (int r = 0; r < reps; r++) tables[p]->unary(ops[k].op, x, y, n);
+          for (int r = 0; r < reps; r++) tables[p]->unary_p(ops[k].op, ops[k].p0, ops[k].p1, x, y, n);
           double t = (now() - t0) / ((double)reps * (double)n);
           if (run >= 3 && t < best) best = t;
         }

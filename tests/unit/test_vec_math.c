@@ -206,7 +206,7 @@ static void lanes_independent(void **state) {
   static const float pool[] = {NAN,    INFINITY, -INFINITY, 0.0f,   -0.0f,  0.3f,  -0.3f,     1.9f,  -1.9f, 5.7f,
                                -5.7f, 12.5f,    -12.5f,    -13.6f, 14.9f, -100.0f, 1e-20f, -2.7f, 88.0f, -90.0f};
   enum { N = 77, NP = sizeof pool / sizeof pool[0] };
-  static const vec_unop ops[] = {VEC_GELU_ERF, VEC_GELU_TANH, VEC_ERF, VEC_TANH, VEC_SIGMOID, VEC_EXP};
+  static const vec_unop ops[] = {VEC_GELU_ERF, VEC_GELU_TANH, VEC_ERF, VEC_TANH, VEC_SIGMOID, VEC_EXP, VEC_SILU, VEC_MISH};
   float x[N], y[N];
   for (int i = 0; i < N; i++) x[i] = pool[(i * 7 + i / NP) % NP];
   for (int p = 0; p < 3; p++) {
@@ -221,6 +221,44 @@ static void lanes_independent(void **state) {
       }
     }
   }
+}
+
+/* The exponentials' two ways to scale by 2^n (AVX2: an exponent-field add when every lane of the vector
+ * keeps the result normal, else two powers of two; vec_math.h's VM_SCALE_EXP) give the same bits: every
+ * x of a dense sweep over [-110, 110] (and the floats around the switch points 80 and 86 of each function's
+ * argument) computed in a vector whose other lanes are 1 (the fast way where x allows it) and in one whose
+ * other lanes are NaN (always the two-step way). */
+static void scaling_ways_same_bits(void **state) {
+  (void)state;
+  enum { N = 60001, W = 16, EXTRA = 6 * 64 };
+  static const vec_unop ops[] = {VEC_EXP,     VEC_SIGMOID,  VEC_TANH,      VEC_SILU,
+                                 VEC_MISH,    VEC_GELU_ERF, VEC_GELU_TANH};
+  /* x where an argument crosses 80 or 86: exp / sigmoid / SiLU at |x| = 86, tanh never (|x| <= 10 there),
+   * GELU (erf) at x^2 / 2 = 80, GELU (tanh) where 1.5958 x + 0.0714 x^3 = 86 (x about 9.37) */
+  static const float edges[] = {86.0f, -86.0f, 12.6491106f, -12.6491106f, 9.3701f, -9.3701f};
+  float *x = malloc((N + EXTRA) * sizeof(float));
+  assert_non_null(x);
+  for (int i = 0; i < N; i++) x[i] = -110.0f + 220.0f * (float)i / (float)(N - 1);
+  for (int e = 0; e < 6; e++) {
+    float v = edges[e];
+    for (int k = 0; k < 32; k++) v = nextafterf(v, 0);
+    for (int k = 0; k < 64; k++, v = nextafterf(v, v > 0 ? INFINITY : -INFINITY)) x[N + e * 64 + k] = v;
+  }
+  for (int p = 0; p < 3; p++) {
+    if (!table_runs(p)) continue;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+      for (int i = 0; i < N + EXTRA; i++) {
+        float a[W], b[W], ya[W], yb[W];
+        for (int l = 0; l < W; l++) a[l] = 1.0f, b[l] = NAN;
+        a[0] = b[0] = x[i];
+        tables[p]->unary(ops[k], a, ya, W);
+        tables[p]->unary(ops[k], b, yb, W);
+        if (memcmp(&ya[0], &yb[0], sizeof(float)) != 0 && !(isnan(ya[0]) && isnan(yb[0])))
+          fail_msg("op %d on %s, x = %.9g: %.9g beside 1s, %.9g beside NaNs", (int)ops[k], tables[p]->name, x[i],
+                   ya[0], yb[0]);
+      }
+  }
+  free(x);
 }
 
 /* Sums and moments: within 1e-6 relative of double over lengths around the vector widths and the block. */
@@ -253,6 +291,7 @@ int main(void) {
       cmocka_unit_test(math_special_values),
       cmocka_unit_test(table_interval_ends),
       cmocka_unit_test(lanes_independent),
+      cmocka_unit_test(scaling_ways_same_bits),
       cmocka_unit_test(sums_and_moments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

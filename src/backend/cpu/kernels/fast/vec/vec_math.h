@@ -11,6 +11,7 @@
  *   exp      x = n ln2 + r (Cody-Waite, |r| <= ln2/2, x clamped to [-104, 89]); e^r = 1 + r q(r), q of
  *            degree 5 fitted over |r| <= 0.3467 (3e-9 relative); times 2^n in one step (vscalefps) or
  *            as two powers of two, so subnormal results, 0 and +inf come out of the scaling.   1.2 ulp
+ *            (AVX2: an add to the exponent field when every lane's result is normal, the same bits.)
  *   tanh     |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3; else
  *            1 - 2 e / (1 + e) with e = e^-2|x|, the sign restored.                            1.5 ulp
  *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
@@ -88,6 +89,18 @@ static inline vf vm_lookup16(const float *tab, vi idx) {
 #ifndef V_SCALE
 #define V_SCALE(p, n) vm_scale((p), V_MAX((n), vm_splat(-151.0f))) /* NaN n -> -151: p is NaN then */
 #endif
+/* p 2^n for the exponentials, n = round(a log2(e)) for an argument magnitude a >= 0: V_SCALE, or where the
+ * ISA defines V_ALL_LT(x, c) (every lane x < c, false for NaN; AVX2, whose V_SCALE is the two-step
+ * fallback) and every lane's a is below lim, n added to p's exponent field. The caller picks lim so that
+ * the result is then normal (for p = 1 + r q in [0.7, 1.42], 86: n >= -125), where multiplying by powers of
+ * two is exact: both give the same bits, whatever the other lanes of the vector hold. */
+#ifdef V_ALL_LT
+#define VM_SCALE_EXP(p, n, a, lim)                                                                  \
+  (V_ALL_LT((a), vm_splat(lim)) ? (vf)((vi)(p) + (__builtin_convertvector((n), vi) << 23)) \
+                                : V_SCALE((p), (n)))
+#else
+#define VM_SCALE_EXP(p, n, a, lim) V_SCALE((p), (n))
+#endif
 /* a / b for a in [0, 1] and b in [1, 2] (NaN propagates); the ISA may use a refined reciprocal estimate. */
 #ifndef V_DIV
 #define V_DIV(a, b) ((a) / (b))
@@ -114,15 +127,15 @@ static inline __attribute__((always_inline)) vf vm_exp_neg_parts(vf p, vf err, v
 
 /* e^x: (1 + r q) 2^n from vm_exp_neg_parts on x clamped to [-104, 89] (beyond them the power of two makes
  * 0 and inf); NaN passes through the clamps and the arithmetic. */
-static inline vf vm_exp(vf x) {
+static inline __attribute__((always_inline)) vf vm_exp(vf x) {
   vf xc = V_MIN(vm_splat(89.0f), V_MAX(vm_splat(-104.0f), x));
   vf n, rq = vm_exp_neg_parts(-xc, vm_splat(0.0f), &n);
-  return V_SCALE(1.0f + rq, n);
+  return VM_SCALE_EXP(1.0f + rq, n, vm_abs(xc), 86.0f);
 }
 
 /* tanh: |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3 (5e-9 relative); else
  * with e = e^(-2|x|) (|x| clamped to 10, where tanh is 1 in float): 1 - 2 e / (1 + e), sign restored. */
-static inline vf vm_tanh(vf x) {
+static inline __attribute__((always_inline)) vf vm_tanh(vf x) {
   vf ax = vm_abs(x), s = x * x;
   vf q = vm_splat(-5.69564244e-03f);
   q = V_FMA(q, s, vm_splat(2.06307229e-02f));
@@ -130,16 +143,18 @@ static inline vf vm_tanh(vf x) {
   q = V_FMA(q, s, vm_splat(1.33314103e-01f));
   q = V_FMA(q, s, vm_splat(-3.33332807e-01f));
   vf small = vm_copysign(V_FMA(x * s, q, x), x); /* keeps -0 */
-  vf n, rq = vm_exp_neg_parts(2.0f * V_MIN(vm_splat(10.0f), ax), vm_splat(0.0f), &n); /* NaN stays */
-  vf e = V_SCALE(1.0f + rq, n);
+  vf a2 = 2.0f * V_MIN(vm_splat(10.0f), ax); /* NaN stays */
+  vf n, rq = vm_exp_neg_parts(a2, vm_splat(0.0f), &n);
+  vf e = VM_SCALE_EXP(1.0f + rq, n, a2, 86.0f);
   vf big = vm_copysign(V_FMA(vm_splat(-2.0f), V_DIV(e, 1.0f + e), vm_splat(1.0f)), x);
   return V_SEL_LT(ax, vm_splat(0.625f), small, big);
 }
 
 /* sigmoid: e = e^-|x| (|x| clamped to 104, where e is 0); 1 / (1 + e) for x >= 0, e / (1 + e) below. */
-static inline vf vm_sigmoid(vf x) {
-  vf n, rq = vm_exp_neg_parts(V_MIN(vm_splat(104.0f), vm_abs(x)), vm_splat(0.0f), &n); /* NaN stays */
-  vf e = V_SCALE(1.0f + rq, n);
+static inline __attribute__((always_inline)) vf vm_sigmoid(vf x) {
+  vf ax = V_MIN(vm_splat(104.0f), vm_abs(x)); /* NaN stays */
+  vf n, rq = vm_exp_neg_parts(ax, vm_splat(0.0f), &n);
+  vf e = VM_SCALE_EXP(1.0f + rq, n, ax, 86.0f);
   return V_DIV(V_SEL_LT(x, vm_splat(0.0f), e, vm_splat(1.0f)), 1.0f + e);
 }
 
@@ -371,7 +386,7 @@ static inline __attribute__((always_inline)) vf vm_gelu_erf(vf x) {
 #endif
   vf n, rq = vm_exp_neg_parts(p, err, &n);
   vf rr = vm_gelu_r(ac);
-  vf left = V_SCALE(V_FMA(rr, rq, rr), n); /* Phi(-a) = R e^r 2^n */
+  vf left = VM_SCALE_EXP(V_FMA(rr, rq, rr), n, p, 80.0f); /* Phi(-a) = R e^r 2^n; R e^r >= 0.019: normal */
   /* x >= 0: x - x Phi(-x) with one rounding, ac for x so that +inf gives +inf (its Phi(-a) is 0) */
   return V_SEL_LT(x, vm_splat(0.0f), x * left, V_FMA(-ac, left, x));
 }
@@ -407,7 +422,7 @@ static inline __attribute__((always_inline)) vf vm_gelu_tanh(vf x) {
   vf ac = V_MIN(vm_abs(x), vm_splat(14.75f)); /* s(14.75) = 252: e^-s is 0 in float; NaN -> 14.75 */
   vf lo, hi = vm_gelu_tanh_arg(ac, &lo);
   vf n, rq = vm_exp_neg_parts(hi, lo, &n);
-  vf e = V_SCALE(1.0f + rq, n);
+  vf e = VM_SCALE_EXP(1.0f + rq, n, hi, 86.0f);
   vf left = V_DIV(e, 1.0f + e); /* sigmoid(-s), in [0, 1/2] */
   return V_SEL_LT(x, vm_splat(0.0f), x * left, V_FMA(-ac, left, x));
 }
