@@ -1,20 +1,29 @@
-/* The persistent thread pool (threadpool.h). The generation word is odd while a job is open and even
- * when closed. Workers wait for it to change, spinning for a short while and then sleeping on a futex; a
- * worker that sees an open job registers in `active`, checks the job is still the one it saw, and takes
- * chunks from an atomic counter like the caller. The caller waits only for the tasks to be done and for
- * registered workers to leave, never for a sleeping worker to wake: a late worker finds the job closed.
- * Each split job's time saved or lost against the caller alone is booked (tb_pool_backoff_book): when late
- * workers lose more than the splits saved over the last ~100 ms, jobs run on the caller for a while. */
+/* The persistent thread pool (threadpool.h), built to move few cache lines per job: on a VM whose vCPUs sit
+ * on different dies a line moves in about a microsecond, so a pool that moves twenty per job loses a small
+ * job's whole gain. The generation word is odd while a job is open; it shares a line with the job's
+ * description, which the caller writes once before opening and a worker reads once after seeing it open.
+ * [0, n_tasks) is cut into chunks and every thread owns a contiguous home range of them, claimed through a
+ * counter on the thread's own line, so claiming one's own chunks moves nothing; a thread that runs out claims
+ * the rest of the others' ranges (a late, sleeping or preempted worker's share is taken by the others). A
+ * counter is tagged with the job's sequence number, so no one resets it between jobs. Each worker says it
+ * joined the job and that it left it in one word on its own line (its slot); the caller waits for every
+ * worker that joined to leave, and closes the job (generation even) only when some worker has not joined,
+ * so a late worker finds it closed: the caller never waits for a sleeping worker and a late worker never
+ * touches a closed job. Each split job's time saved or lost against the caller alone is booked
+ * (tb_pool_backoff_book): when late workers lose more than the splits saved over the last ~100 ms, jobs run
+ * on the caller for a while. */
 #include "core/threadpool.h"
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,24 +31,44 @@
 #include "core/error.h"
 
 enum { SPIN_WORKER = 20000, YIELD_EVERY = 64, SPIN_CALLER = 2000, CHUNKS_PER_THREAD = 4, SHARED_SLOTS = 8 };
+#define LINE 64
+#define TAKEN_BITS 8u /* chunks claimed from one home range: at most CHUNKS_PER_THREAD */
+#define TAKEN_MASK ((1u << TAKEN_BITS) - 1u)
+_Static_assert(CHUNKS_PER_THREAD <= TAKEN_MASK, "a home range's claims fit in TAKEN_BITS");
+
+/* One thread's line: its home range's claim counter ((job sequence << TAKEN_BITS) | chunks claimed; another
+ * job's sequence means none claimed) and, for a worker, its slot (the generation it joined, odd, or that
+ * generation + 1 once it left). */
+typedef struct thread_line {
+  alignas(LINE) _Atomic uint64_t claimed;
+  _Atomic uint32_t slot;
+} thread_line;
 
 struct tb_pool {
+  /* written by the caller once per job (and by tb_pool_destroy), read by the workers */
+  alignas(LINE) _Atomic uint32_t generation; /* futex word: odd while a job is open */
+  atomic_bool stop;
+  uint64_t seq;         /* the job's sequence number, the claim counters' tag */
+  size_t n_tasks, chunk;
+  uint32_t n_chunks;    /* ceil(n_tasks / chunk), at most threads * CHUNKS_PER_THREAD */
+  tb_pool_fn fn;
+  void *ctx;
+  /* written by a worker going to sleep or waking, read by the caller opening a job */
+  alignas(LINE) atomic_int sleepers;
+  /* the caller's own: never read by a worker */
+  alignas(LINE) atomic_flag busy;
   int threads;
   pthread_t *workers;
   size_t n_started;
-  atomic_flag busy;
-  _Atomic uint32_t generation; /* futex word: odd while a job is open */
-  atomic_int sleepers;
-  atomic_int active;           /* workers inside the current job */
-  atomic_size_t done;          /* tasks of the current job finished */
-  atomic_bool stop;
-  atomic_size_t next;          /* first task not yet taken */
-  size_t n_tasks, chunk;
-  tb_pool_fn fn;
-  void *ctx;
   tb_pool_backoff back_off; /* touched only by the caller holding `busy` */
   uint64_t split_jobs;      /* jobs run on more than the caller (by the caller holding `busy`) */
+  thread_line *lines;       /* [threads]: the caller's is 0, worker i's is i + 1 */
 };
+
+typedef struct worker_arg {
+  tb_pool *pool;
+  int id;
+} worker_arg;
 
 static _Thread_local bool in_task;
 
@@ -65,24 +94,49 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Runs chunks until none is left; returns how many tasks this thread ran. With task_ns (the caller), also the
- * time per task of its fastest chunk: a chunk during which the caller was preempted does not count. */
-static size_t run_chunks(tb_pool *p, double *task_ns) {
+/* The first chunk of thread t's home range (t = threads is the end of the last range). */
+static uint32_t home_first(const tb_pool *p, int t) {
+  return (uint32_t)((uint64_t)p->n_chunks * (uint64_t)t / (uint64_t)p->threads);
+}
+
+/* Claims the next chunk of thread t's home range for job p->seq: true with *chunk_index, false when all are
+ * claimed. A plain load first: a range already claimed costs a shared read, not taking the line. */
+static bool claim(tb_pool *p, int t, uint32_t *chunk_index) {
+  uint32_t first = home_first(p, t), count = home_first(p, t + 1) - first;
+  _Atomic uint64_t *c = &p->lines[t].claimed;
+  uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
+  for (;;) {
+    uint32_t taken = (v >> TAKEN_BITS) == p->seq ? (uint32_t)(v & TAKEN_MASK) : 0;
+    if (taken >= count) return false;
+    uint64_t next = (p->seq << TAKEN_BITS) | (taken + 1);
+    if (atomic_compare_exchange_weak_explicit(c, &v, next, memory_order_relaxed, memory_order_relaxed)) {
+      *chunk_index = first + taken;
+      return true;
+    }
+  }
+}
+
+/* Runs chunks until none is left, its own home range first and then the others' from the next thread on;
+ * returns how many tasks this thread ran. With task_ns (the caller), also the time per task of its fastest
+ * chunk: a chunk during which the caller was preempted does not count. */
+static size_t run_chunks(tb_pool *p, int self, double *task_ns) {
   bool outer = in_task;
   in_task = true;
   size_t ran = 0;
-  for (;;) {
-    size_t begin = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
-    if (begin >= p->n_tasks) break;
-    size_t end = p->n_tasks - begin < p->chunk ? p->n_tasks : begin + p->chunk;
-    uint64_t start = task_ns ? now_ns() : 0;
-    p->fn(p->ctx, begin, end);
-    if (task_ns) {
-      double per = (double)(now_ns() - start) / (double)(end - begin);
-      if (ran == 0 || per < *task_ns) *task_ns = per;
+  for (int k = 0; k < p->threads; k++) {
+    int t = (self + k) % p->threads;
+    uint32_t index;
+    while (claim(p, t, &index)) {
+      size_t begin = (size_t)index * p->chunk;
+      size_t end = p->n_tasks - begin < p->chunk ? p->n_tasks : begin + p->chunk;
+      uint64_t start = task_ns ? now_ns() : 0;
+      p->fn(p->ctx, begin, end);
+      if (task_ns) {
+        double per = (double)(now_ns() - start) / (double)(end - begin);
+        if (ran == 0 || per < *task_ns) *task_ns = per;
+      }
+      ran += end - begin;
     }
-    atomic_fetch_add_explicit(&p->done, end - begin, memory_order_release);
-    ran += end - begin;
   }
   in_task = outer;
   return ran;
@@ -133,23 +187,26 @@ static uint32_t wait_for_job(tb_pool *p, uint32_t seen) {
 }
 
 static void *worker_main(void *arg) {
-  tb_pool *p = arg;
-  uint32_t seen = 0;
+  tb_pool *p = ((worker_arg *)arg)->pool;
+  int id = ((worker_arg *)arg)->id;
+  free(arg);
+  _Atomic uint32_t *slot = &p->lines[id].slot;
+  uint32_t seen = 0; /* the generation before the first job: a worker started late still joins an open one */
   for (;;) {
     seen = wait_for_job(p, seen);
     if (atomic_load_explicit(&p->stop, memory_order_acquire)) break;
     if (!(seen & 1u)) continue; /* closed before this worker saw it open */
-    /* seq_cst with the caller's close-then-check-active: either it waits for us or we see the close. */
-    atomic_fetch_add(&p->active, 1);
-    if (atomic_load(&p->generation) == seen) run_chunks(p, NULL);
-    atomic_fetch_sub_explicit(&p->active, 1, memory_order_release);
+    /* seq_cst with the caller's close-then-read-slot: either it waits for us or we see the close. */
+    atomic_store(slot, seen);
+    if (atomic_load(&p->generation) == seen) run_chunks(p, id, NULL);
+    atomic_store_explicit(slot, seen + 1, memory_order_release); /* left: publishes the tasks' writes */
   }
   return NULL;
 }
 
-/* Returns whether it woke sleeping workers. */
-static bool bump_and_wake(tb_pool *p) {
-  atomic_fetch_add(&p->generation, 1);
+/* Sets the generation word and wakes the workers that sleep; returns whether there were any. */
+static bool publish_and_wake(tb_pool *p, uint32_t generation) {
+  atomic_store(&p->generation, generation);
   if (atomic_load(&p->sleepers) == 0) return false;
   futex_wake_all(&p->generation);
   return true;
@@ -160,20 +217,27 @@ tb_status tb_pool_create(int threads, tb_pool **out) {
   if (threads < 1 || threads > TB_POOL_MAX_THREADS)
     return tb_error(TB_ERR_INVALID_ARGUMENT, "thread pool: %d threads requested; the valid range is 1..%d", threads,
                     TB_POOL_MAX_THREADS);
-  tb_pool *p = calloc(1, sizeof *p);
-  if (!p) return tb_error(TB_ERR_OUT_OF_MEMORY, "thread pool: out of memory for %d threads", threads);
-  p->threads = threads;
-  atomic_flag_clear(&p->busy);
-  if (threads > 1) {
-    p->workers = calloc((size_t)threads - 1, sizeof *p->workers);
-    if (!p->workers) {
-      free(p);
-      return tb_error(TB_ERR_OUT_OF_MEMORY, "thread pool: out of memory for %d threads", threads);
-    }
+  tb_pool *p = aligned_alloc(LINE, sizeof *p);
+  thread_line *lines = aligned_alloc(LINE, (size_t)threads * sizeof *lines);
+  pthread_t *workers = threads > 1 ? calloc((size_t)threads - 1, sizeof *workers) : NULL;
+  if (!p || !lines || (threads > 1 && !workers)) {
+    free(p);
+    free(lines);
+    free(workers);
+    return tb_error(TB_ERR_OUT_OF_MEMORY, "thread pool: out of memory for %d threads", threads);
   }
+  memset(p, 0, sizeof *p);
+  memset(lines, 0, (size_t)threads * sizeof *lines);
+  p->threads = threads;
+  p->lines = lines;
+  p->workers = workers;
+  atomic_flag_clear(&p->busy);
   for (int i = 0; i < threads - 1; i++) {
-    int rc = pthread_create(&p->workers[i], NULL, worker_main, p);
+    worker_arg *arg = malloc(sizeof *arg);
+    if (arg) *arg = (worker_arg){p, i + 1};
+    int rc = arg ? pthread_create(&p->workers[i], NULL, worker_main, arg) : ENOMEM;
     if (rc != 0) {
+      free(arg);
       tb_pool_destroy(p);
       return tb_error(TB_ERR_OUT_OF_MEMORY, "thread pool: pthread_create failed for worker %d of %d (error %d)", i + 1,
                       threads - 1, rc);
@@ -187,9 +251,10 @@ tb_status tb_pool_create(int threads, tb_pool **out) {
 void tb_pool_destroy(tb_pool *pool) {
   if (!pool) return;
   atomic_store(&pool->stop, true);
-  bump_and_wake(pool);
+  publish_and_wake(pool, atomic_load(&pool->generation) + 1);
   for (size_t i = 0; i < pool->n_started; i++) pthread_join(pool->workers[i], NULL);
   free(pool->workers);
+  free(pool->lines);
   free(pool);
 }
 
@@ -229,22 +294,33 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
   size_t per = (size_t)pool->threads * CHUNKS_PER_THREAD;
   pool->n_tasks = n_tasks;
   pool->chunk = n_tasks / per + (n_tasks % per != 0);
+  pool->n_chunks = (uint32_t)(n_tasks / pool->chunk + (n_tasks % pool->chunk != 0));
   pool->fn = fn;
   pool->ctx = ctx;
-  atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
-  bool woke = bump_and_wake(pool); /* opens the job (odd); seq_cst publishes the fields above */
+  pool->seq++;
+  /* the next odd generation: from a closed job's even one, or past one left open */
+  uint32_t open = (atomic_load_explicit(&pool->generation, memory_order_relaxed) + 1u) | 1u;
+  bool woke = publish_and_wake(pool, open); /* seq_cst: publishes the fields above */
   double task_ns = 0;
-  size_t mine = run_chunks(pool, &task_ns);
+  size_t mine = run_chunks(pool, 0, &task_ns);
   uint64_t t1 = now_ns();
-  for (int i = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n_tasks; i++) {
-    if (i < SPIN_CALLER) cpu_relax();
-    else sched_yield();
-  }
-  atomic_fetch_add(&pool->generation, 1); /* closes it (even): late workers will not touch it */
-  for (int i = 0; atomic_load(&pool->active) > 0; i++) {
-    if (i < SPIN_CALLER) cpu_relax();
-    else sched_yield();
+  /* Every chunk is claimed. Wait for each worker that joined to leave (its slot: open + 1). One that has not
+   * joined may be asleep or preempted: close the job (seq_cst with its join-then-check) and read again; it
+   * finds the job closed. When every worker joined, nothing can join late and the job stays open. */
+  bool closed = false;
+  for (int w = 1; w < pool->threads; w++) {
+    _Atomic uint32_t *slot = &pool->lines[w].slot;
+    uint32_t s = atomic_load(slot);
+    if (s != open && s != open + 1u && !closed) {
+      atomic_store(&pool->generation, open + 1u);
+      closed = true;
+      s = atomic_load(slot);
+    }
+    for (int i = 0; s == open; i++) {
+      if (i < SPIN_CALLER) cpu_relax();
+      else sched_yield();
+      s = atomic_load_explicit(slot, memory_order_acquire);
+    }
   }
   /* A job that had to wake the workers says nothing about them: a worker back from sleep is late by the
    * wake-up, which the next job (finding it spinning) does not pay. The time booked ends when the last worker
