@@ -6,8 +6,7 @@
  * threads (and on a pool of 3), the refusals (a packed operand for another path or size), NaN through
  * the piecewise-linear activations, the exact packed layout (the AVX-512 transposing packer too), and the
  * late bias and residual (tb::FusedMatMul's) bit for bit as separate adds followed by the vec_ops Gelu, and
- * the narrow edge kernels (AVX-512, AVX2) bit for bit against the register tiles' edges, and the column
- * block sized for L2 (tb_gemm_column_block) with shapes on both sides of it.
+ * the narrow edge kernels (AVX-512, AVX2) bit for bit against the register tiles' edges.
  *
  * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
  * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
@@ -477,63 +476,6 @@ static void narrow_edge_same_bits_as_tiles(void **state) {
   }
 }
 
-/* tb_gemm_column_block: a multiple of NR between 16 NR and GEMM_NC whose C block, B panel and A block fit
- * half of the L2, and the largest such; fixed values for a 1 MiB L2 (Zen 4/5) and at both clamps. */
-static void column_block_fits_half_l2(void **state) {
-  (void)state;
-  assert_int_equal(tb_gemm_column_block(1 << 20, 132, 192, 16), 320); /* 128 tokens, depth 768 */
-  assert_int_equal(tb_gemm_column_block(1 << 20, 198, 192, 16), 256); /* 197 tokens: 224 would fit, at least 16 slivers */
-  assert_int_equal(tb_gemm_column_block(2 << 20, 198, 192, 16), 560);
-  assert_int_equal(tb_gemm_column_block(256 << 10, 198, 192, 16), 256); /* Haswell's L2: at least 16 slivers */
-  assert_int_equal(tb_gemm_column_block(64 << 20, 132, 192, 16), 4096); /* at most GEMM_NC */
-  assert_int_equal(tb_gemm_column_block(0, 132, 192, 16), 4096);
-  assert_int_equal(tb_gemm_column_block(1 << 20, 0, 192, 16), 4096);
-  static const int64_t l2s[] = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 32 << 20};
-  for (size_t l = 0; l < sizeof l2s / sizeof l2s[0]; l++)
-    for (int64_t rows = 6; rows <= 336; rows += 18)
-      for (int64_t kc = 96; kc <= 256; kc += 32)
-        for (int nr = 16; nr <= 32; nr += 16) {
-          int64_t nc = tb_gemm_column_block(l2s[l], rows, kc, nr), half = l2s[l] / 2;
-          int64_t bytes = (rows * kc + (rows + kc) * nc) * 4, more = bytes + (rows + kc) * nr * 4;
-          if (nc % nr || nc < 16 * nr || nc > GEMM_NC) fail_msg("L2 %lld rows %lld kc %lld: nc %lld", (long long)l2s[l], (long long)rows, (long long)kc, (long long)nc);
-          if (nc > 16 * nr && bytes > half) fail_msg("L2 %lld rows %lld kc %lld: nc %lld takes %lld bytes", (long long)l2s[l], (long long)rows, (long long)kc, (long long)nc, (long long)bytes);
-          if (nc + nr <= GEMM_NC / nr * nr && more <= half) fail_msg("L2 %lld rows %lld kc %lld: nc %lld, %lld more would fit", (long long)l2s[l], (long long)rows, (long long)kc, (long long)nc, (long long)nr);
-        }
-  assert_true(tb_gemm_l2_bytes() >= 64 << 10);
-}
-
-/* On the paths whose column block is sized for L2 (AVX2): n just below, at, just above and past twice this
- * CPU's column block for the shape's rows and depth block, an odd m and a transformer's 128 rows, depths of
- * one block (no column blocks: 191), two (385) and two wider ones (449); B plain and packed once, A plain and
- * on demand, every value against the double reference and the same bits on 2 threads. */
-static void column_blocks_for_l2(void **state) {
-  (void)state;
-  tb_pool *pool2 = NULL;
-  TB_ASSERT_OK(tb_pool_create(2, &pool2));
-  static const int64_t ms[] = {37, 128}, ks[] = {191, 385, 449};
-  int tested = 0;
-  for (int p = 0; p < n_paths(); p++) {
-    const tb_gemm_kernel *kr = tb_gemm_kernel_for((tb_gemm_path)p);
-    if (!kr->nc_for_l2) continue;
-    for (size_t mi = 0; mi < 2; mi++)
-      for (size_t ki = 0; ki < 3; ki++) {
-        int64_t m = ms[mi], k = ks[ki], rows = (m + kr->mr - 1) / kr->mr * kr->mr;
-        int64_t nc = tb_gemm_column_block(tb_gemm_l2_bytes(), rows, tb_gemm_depth_block(k), kr->nr);
-        int64_t ns[] = {nc - 1, nc, nc + 1, 2 * nc + kr->nr + 3};
-        for (size_t ni = 0; ni < 4; ni++) {
-          if (m == 128 && ni != 2) continue; /* the reference's time: one 128-row case per depth */
-          int d = (int)(mi + ki + ni);
-          gcase g = {(tb_gemm_path)p, d % 2 ? ON_DEMAND : PLAIN, ni % 2 ? PACKED : PLAIN, false, d % 3 == 0, m, ns[ni], k,
-                     1, ni == 3 ? 0.5f : 0, (int)ni % 3 - 1, (int)ki % 2, d % 8};
-          check_case(&g, ni == 3 || m == 128 ? pool2 : NULL);
-          tested++;
-        }
-      }
-  }
-  if (tb_gemm_path_for(tb_convert_hardware_features()) >= TB_GEMM_AVX2) assert_true(tested > 0);
-  tb_pool_destroy(pool2);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_mode_and_transpose),
@@ -547,8 +489,6 @@ int main(void) {
       cmocka_unit_test(late_bias_and_residual_are_separate_adds),
       cmocka_unit_test(narrow_edge_same_bits_as_tiles),
       cmocka_unit_test(narrow_b_without_padding),
-      cmocka_unit_test(column_block_fits_half_l2),
-      cmocka_unit_test(column_blocks_for_l2),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

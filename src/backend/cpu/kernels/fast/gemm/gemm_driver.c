@@ -1,8 +1,7 @@
 /* The general fp32 GEMM driver (tb_gemm_f32_run): C is cut into tasks (row ranges x column groups, whole
- * micro-tiles each) that the pool's threads take; a task walks its columns in blocks (all at once, or sized
- * for L2 on kernels with nc_for_l2: tb_gemm_column_block) and each block's depth in blocks
- * (tb_gemm_depth_block), packs (or points into the pre-packed) NR-column slivers of op(B) for the block's
- * columns and MR-row slivers of op(A) per GEMM_MC rows, and runs the micro-kernel on every tile, with the epilogue's start before the first
+ * micro-tiles each) that the pool's threads take; a task walks the depth in blocks (tb_gemm_depth_block),
+ * packs (or points into the pre-packed) NR-column slivers of op(B) for its columns and MR-row slivers of op(A) per
+ * GEMM_MC rows, and runs the micro-kernel on every tile, with the epilogue's start before the first
  * depth block and the activation after the last. With threads, C is split along one side only (the one
  * whose slivers spread more evenly over the threads), and the operand every task would otherwise pack
  * again (A for a column split, B for a row split) is first packed once, by all threads, into the
@@ -42,7 +41,6 @@ typedef struct gemm_job {
   int64_t ldc;
   const tb_gemm_epilogue *ep;
   int64_t task_rows, task_cols, mc; /* multiples of MR, NR, MR */
-  int64_t nc;                        /* columns a task sweeps per depth block (a multiple of NR) */
   int64_t col_tasks;
   float *buf;
   size_t slot_floats, a_floats;
@@ -116,24 +114,19 @@ static const float *operand_block(const tb_gemm_kernel *kr, const tb_gemm_operan
   return buf;
 }
 
-/* A task's block of C: column blocks of g->nc, each over every depth block, each depth block over the
- * rows in A blocks of g->mc. */
 static void run_block(const gemm_job *g, float *abuf, float *bbuf, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
   if (g->n_blocks == 0) {
     g->tile_init(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->beta, g->ep);
     g->tile_act(g->c + i0 * g->ldc + j0, g->ldc, i0, j0, rows, cols, g->ep);
     return;
   }
-  for (int64_t jc = j0; jc < j0 + cols; jc += g->nc) {
-    int64_t ncur = j0 + cols - jc < g->nc ? j0 + cols - jc : g->nc;
-    for (int64_t q = 0; q < g->n_blocks; q++) {
-      int64_t pc = q * g->kc_max, kc = g->k - pc < g->kc_max ? g->k - pc : g->kc_max;
-      const float *pb = operand_block(g->kr, g->b, false, g->kr->nr, jc, ncur, pc, kc, bbuf);
-      for (int64_t ic = i0; ic < i0 + rows; ic += g->mc) {
-        int64_t mcur = i0 + rows - ic < g->mc ? i0 + rows - ic : g->mc;
-        const float *pa = operand_block(g->kr, g->a, true, g->kr->mr, ic, mcur, pc, kc, abuf);
-        macro_tile(g, pa, pb, ic, mcur, jc, ncur, kc, q == 0, q == g->n_blocks - 1);
-      }
+  for (int64_t q = 0; q < g->n_blocks; q++) {
+    int64_t pc = q * g->kc_max, kc = g->k - pc < g->kc_max ? g->k - pc : g->kc_max;
+    const float *pb = operand_block(g->kr, g->b, false, g->kr->nr, j0, cols, pc, kc, bbuf);
+    for (int64_t ic = i0; ic < i0 + rows; ic += g->mc) {
+      int64_t mcur = i0 + rows - ic < g->mc ? i0 + rows - ic : g->mc;
+      const float *pa = operand_block(g->kr, g->a, true, g->kr->mr, ic, mcur, pc, kc, abuf);
+      macro_tile(g, pa, pb, ic, mcur, j0, cols, kc, q == 0, q == g->n_blocks - 1);
     }
   }
 }
@@ -220,8 +213,7 @@ static int64_t balanced_tasks(int64_t slivers, int threads, int64_t *load) {
   return best;
 }
 
-/* Serially: one task per GEMM_NC columns. With threads: a balanced number of tasks along one side. Then
- * the columns a task sweeps per depth block: all of its own, or fewer for L2 (nc_for_l2). */
+/* Serially: one task per GEMM_NC columns. With threads: a balanced number of tasks along one side. */
 static void choose_grid(gemm_job *g, int threads, bool split, bool split_cols) {
   int mr = g->kr->mr, nr = g->kr->nr;
   int64_t m_sl = (g->m + mr - 1) / mr, n_sl = (g->n + nr - 1) / nr, nc_sl = GEMM_NC / nr, load;
@@ -236,11 +228,6 @@ static void choose_grid(gemm_job *g, int threads, bool split, bool split_cols) {
   g->col_tasks = (g->n + g->task_cols - 1) / g->task_cols;
   int64_t mc_max = GEMM_MC / mr * mr;
   g->mc = g->task_rows < mc_max ? g->task_rows : mc_max;
-  g->nc = g->task_cols;
-  if (g->kr->nc_for_l2 && g->n_blocks > 1 && g->task_rows <= mc_max) {
-    int64_t nc = tb_gemm_column_block(tb_gemm_l2_bytes(), g->task_rows, g->kc_max, nr);
-    if (nc < g->nc) g->nc = nc;
-  }
 }
 
 /* Split the side whose busiest thread gets the fewer elements of C (its slivers times their rows or
@@ -286,7 +273,7 @@ bool tb_gemm_f32_run(tb_gemm_path path, int64_t m, int64_t n, int64_t k, float a
   int64_t row_tasks = (m + g.task_rows - 1) / g.task_rows, n_tasks = row_tasks * g.col_tasks;
   g.n_slots = n_tasks < threads ? (int)n_tasks : threads;
   g.a_floats = g.n_blocks && !g.a->packed ? (size_t)(g.mc * g.kc_max + 15) / 16 * 16 : 0;
-  size_t b_floats = g.n_blocks && !g.b->packed ? (size_t)(g.nc * g.kc_max + 15) / 16 * 16 : 0;
+  size_t b_floats = g.n_blocks && !g.b->packed ? (size_t)(g.task_cols * g.kc_max + 15) / 16 * 16 : 0;
   g.slot_floats = g.a_floats + b_floats;
   bool ok = true;
   if (g.slot_floats) ok = (g.buf = aligned_alloc(64, (size_t)g.n_slots * g.slot_floats * sizeof(float))) != NULL;

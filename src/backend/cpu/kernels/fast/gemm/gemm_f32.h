@@ -46,9 +46,6 @@ typedef struct tb_gemm_kernel {
   void (*narrow)(int64_t kc, const float *a, int64_t rows, const float *b, int cols, float *c, int64_t ldc, float alpha,
                  bool load_c);
   int narrow_cols;
-  /* Whether a task whose rows fit one A block sweeps its columns in blocks sized for L2
-   * (tb_gemm_column_block) rather than GEMM_NC at once, when the depth has more than one block. */
-  bool nc_for_l2;
 } tb_gemm_kernel;
 
 extern const tb_gemm_kernel tb_gemm_kernel_avx512; /* 14 x 32 */

@@ -115,7 +115,7 @@ const tb_gemm_kernel tb_gemm_kernel_avx2 = {.mr = MR, .nr = NR, .ukr = ukr_avx2,
                                             .ukr_set = ukr_set_avx2, .edge_set = edge_set_avx2,
                                             .tile_init = tb_gemm_tile_init_avx2, .tile_act = tb_gemm_tile_act_avx2,
                                             .pack_rows = pack_rows_avx2, .narrow = tb_gemm_narrow_avx2,
-                                            .narrow_cols = 8, .nc_for_l2 = true};
+                                            .narrow_cols = 8};
 #else
 const tb_gemm_kernel tb_gemm_kernel_avx2 = {.ukr = 0};
 #endif

@@ -14,14 +14,6 @@ enum { GEMM_MC = 336, GEMM_KC = 192, GEMM_KC_MAX = 256, GEMM_NC = 4096, GEMM_MAX
  * that no block is a thin remainder paying a full pass over C. */
 int64_t tb_gemm_depth_block(int64_t k);
 
-/* The L2 cache of one core in bytes (cpuid leaf 0x80000006, read once; 512 KiB when it does not say). */
-int64_t tb_gemm_l2_bytes(void);
-/* The columns of a task's block (a multiple of nr, 16 * nr .. GEMM_NC) whose C block (rows x cols), packed
- * B panel (kc x cols) and packed A block (rows x kc) fit half of an L2 of l2_bytes (gemm_blocking.c): C
- * then stays in L2 from one depth block to the next. The driver uses it on the kernels with nc_for_l2 when
- * a task's rows fit one A block (GEMM_MC), else GEMM_NC. */
-int64_t tb_gemm_column_block(int64_t l2_bytes, int64_t rows, int64_t kc, int nr);
-
 /* An operand packed once: depth blocks of tb_gemm_depth_block(k) (the last one shorter), each holding
  * ceil(outer/width) slivers of kc * width floats; the block at depth p0 starts at p0 * outer_pad. */
 struct tb_gemm_packed {
