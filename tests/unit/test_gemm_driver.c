@@ -6,7 +6,8 @@
  * threads (and on a pool of 3), the refusals (a packed operand for another path or size), NaN through
  * the piecewise-linear activations, the exact packed layout (the AVX-512 transposing packer too), and the
  * late bias and residual (tb::FusedMatMul's) bit for bit as separate adds followed by the vec_ops Gelu, and
- * the narrow edge kernels (AVX-512, AVX2) bit for bit against the register tiles' edges.
+ * the narrow edge kernels (AVX-512, AVX2) bit for bit against the register tiles' edges, and shapes on both
+ * sides of the column group (GEMM_NC) and of the depth block count's steps.
  *
  * Tolerance: before the activation, fp32 sums in any order are within (k + 6) * 2^-24 * (|alpha| sum|a b|
  * + |beta c| + |bias| + |residual|) of the exact value (recursive summation bound plus one rounding per
@@ -476,6 +477,27 @@ static void narrow_edge_same_bits_as_tiles(void **state) {
   }
 }
 
+/* Across the blocking on every path: n just below, at and past GEMM_NC (4096, one task's columns serially),
+ * depths at both sides of the depth block count's steps (256 | 257: one block, two of 129; 479 | 480: two of
+ * 240, three of 160), odd m over one and several micro-tile rows; B plain and packed once, A plain and on
+ * demand; values against the double reference. */
+static void across_column_and_depth_blocks(void **state) {
+  (void)state;
+  static const int64_t nk[][2] = {{4095, 480}, {4096, 479}, {4097, 480}, {4096 + 17, 257}, {4097, 256}};
+  static const int64_t ms[] = {7, 13};
+  assert_int_equal(tb_gemm_depth_block(256), 256);
+  assert_int_equal(tb_gemm_depth_block(257), 129);
+  assert_int_equal(tb_gemm_depth_block(479), 240);
+  assert_int_equal(tb_gemm_depth_block(480), 160);
+  for (int p = 0; p < n_paths(); p++)
+    for (size_t d = 0; d < sizeof nk / sizeof nk[0]; d++) {
+      int64_t m = ms[(d + (size_t)p) % 2];
+      gcase g = {(tb_gemm_path)p, d % 2 ? ON_DEMAND : PLAIN, d % 3 == 1 ? PLAIN : PACKED, false, d == 3, m, nk[d][0],
+                 nk[d][1], 1, d == 4 ? 0.5f : 0, (int)d % 3 - 1, (int)d % 2, (int)d + 1};
+      check_case(&g, NULL);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_mode_and_transpose),
@@ -489,6 +511,7 @@ int main(void) {
       cmocka_unit_test(late_bias_and_residual_are_separate_adds),
       cmocka_unit_test(narrow_edge_same_bits_as_tiles),
       cmocka_unit_test(narrow_b_without_padding),
+      cmocka_unit_test(across_column_and_depth_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
