@@ -37,6 +37,8 @@ tb_status tb_cuda_rnn_prepare(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_rnn_release(void *state);
 /* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
 tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
+/* Resize's and Upsample's prepare (cuda_ops_resize.c): the shared state and, for a static shape, the tap tables. */
+tb_status tb_cuda_resize_prepare(tb_kernel_ctx *ctx, void **state);
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);
