@@ -2,14 +2,18 @@
  * kernel's own source: every coordinate transform and mode (nearest with each rounding rule, linear, cubic with
  * cubic_coeff_a and exclude_outside, tf_crop_and_resize's extrapolation value), ranks 1 to 4, scales or sizes,
  * Upsample-9 and Resize-10, static and symbolic shapes, an empty output, against the CPU backend; where the tap
- * tables come from: built once at prepare for a static shape with constant scales / sizes (the run copies only its
- * input from the host and is captured as one graph, then replayed), built per run for a symbolic one. */
+ * tables come from: built once at prepare for a static shape with constant scales / sizes, computed on the device
+ * per run otherwise (tb_cu_resize_taps, kernels/76_resize_taps.cu: its tables equal tb_resize_taps_of's bit for bit
+ * on the emulator over every mode, transform and rounding rule); either way a run copies only its input from the
+ * host and is captured as one graph, then replayed; out of memory at prepare and a failing taps launch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include "backend/cuda/cuda_module.h"
+#include "backend/cuda/kernels/cuda_resize.h"
 #include "core/error.h"
 #include "model/prepared.h"
 #include "model/replay.h"
@@ -93,9 +97,8 @@ static tb_model *resize_model(const resize_case *c) {
 }
 
 /* The case on the CPU at O0 and on the emulated cuda:0 (capture on): the same shape, every element within 2e-6 +
- * 1e-5 |cpu| (the device sums the taps in float, the CPU in double); the node on the device; the host-to-device
- * copies of each of two runs: the input only for a static case (the tables came at prepare), the input and the two
- * tables for a symbolic one. */
+ * 1e-5 |cpu| (the device sums the taps in float, the CPU in double); the node on the device; one host-to-device
+ * copy in each of two runs, the input (a static case's tables came at prepare, a symbolic one's from the device). */
 static void expect_case(const resize_case *c, size_t i) {
   tb_backend *cpu = NULL, *cuda = open_cuda0();
   TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
@@ -132,9 +135,8 @@ static void expect_case(const resize_case *c, size_t i) {
                    (double)b[k], (double)a[k]);
       free(a);
       free(b);
-      /* the tables: none copied from the host in a static run (each run's one copy is x) */
-      if (!c->symbolic) assert_int_equal(uploads(), 1);
-      else assert_true(uploads() >= 3);
+      assert_int_equal(uploads(), 1); /* x: no table copied from the host */
+      assert_int_equal(launches_of("tb_cu_resize_taps"), c->symbolic && run == 0 ? 1 : 0); /* a replay launches nothing */
     }
     tb_tensor_destroy(want);
     tb_tensor_destroy(got);
@@ -270,11 +272,189 @@ static void out_of_memory_at_prepare(void **state) {
   assert_int_equal(live_allocations(), 0);
 }
 
+/* ---- The device's tables against the CPU's rule, bit for bit ------------------------------------------ */
+
+typedef int (*emu_launch)(const char *name, unsigned grid, unsigned block, void **params);
+
+/* Run tb_cu_resize_taps on the emulator for this node and geometry; every entry's 4 indices and 4 weights (their
+ * bits) equal tb_resize_taps_of's (unused ones 0; an axis in front of the rank: index 0, weight 1). */
+static void expect_tables(emu_launch run, const tb_resize_params *p, size_t rank, const int64_t *in, const int64_t *out,
+                          const double *scales, const double *roi, const char *what) {
+  tb_cuda_resize_axes axes;
+  long long entries = tb_cuda_resize_axes_of(p, rank, in, out, scales, roi, &axes);
+  long long *taps = calloc((size_t)entries * 4, sizeof *taps);
+  float *weights = calloc((size_t)entries * 4, sizeof *weights);
+  assert_true(taps && weights);
+  void *params[4] = {&taps, &weights, &entries, &axes};
+  assert_int_equal(run("tb_cu_resize_taps", 2, 32, params), 0);
+  size_t pad = 4 - rank;
+  for (size_t a = 0; a < 4; a++)
+    for (int64_t k = 0; k < axes.out[a]; k++) {
+      long long e = axes.base[a] + k;
+      tb_resize_taps t = {.idx = {0}, .w = {1}, .n = 1};
+      if (a >= pad) tb_resize_taps_of(p, k, scales[a - pad], in[a - pad], out[a - pad], roi[a - pad], roi[rank + a - pad], &t);
+      for (int j = 0; j < 4; j++) {
+        long long want_i = j < t.n ? (long long)t.idx[j] : 0;
+        float want_w = j < t.n ? (float)t.w[j] : 0.0f;
+        if (taps[4 * e + j] != want_i || memcmp(&weights[4 * e + j], &want_w, sizeof want_w) != 0)
+          fail_msg("%s: axis %zu coordinate %lld tap %d: device %lld %.9g, cpu %lld %.9g", what, a, (long long)k, j, taps[4 * e + j],
+                   (double)weights[4 * e + j], want_i, (double)want_w);
+      }
+    }
+  free(taps);
+  free(weights);
+}
+
+static void device_tables_equal_the_cpu_rule(void **state) {
+  (void)state;
+  const char *path = tbt_fake("cuda_emu");
+  if (access(path, R_OK) != 0) skip();
+  void *h = dlopen(path, RTLD_NOW);
+  if (!h) fail_msg("cannot load %s: %s", path, dlerror());
+  emu_launch run = (emu_launch)dlsym(h, "cuda_emu_launch");
+  assert_non_null(run);
+  /* axes up-, down- and same-sized, one to one and one to many, scales not of the sizes (Resize's scales input) */
+  const int64_t in[4] = {5, 7, 1, 6}, out[4] = {11, 3, 4, 6}, in2[2] = {9, 2}, out2[2] = {4, 13};
+  const double scales[4] = {2.2, 3.0 / 7.0, 4.0, 1.0}, scales2[2] = {0.45, 6.5};
+  const double roi[8] = {0.1, -0.2, 0, 0.25, 0.9, 1.3, 1, 0.6}, roi2[4] = {-0.05, 0.3, 1.02, 0.77};
+  static const tb_resize_coord coords[] = {TB_COORD_HALF_PIXEL, TB_COORD_PYTORCH_HALF_PIXEL, TB_COORD_ALIGN_CORNERS,
+                                           TB_COORD_ASYMMETRIC, TB_COORD_TF_HALF_PIXEL_FOR_NEAREST, TB_COORD_TF_CROP_AND_RESIZE};
+  static const tb_resize_nearest roundings[] = {TB_NEAREST_ROUND_PREFER_FLOOR, TB_NEAREST_ROUND_PREFER_CEIL, TB_NEAREST_FLOOR,
+                                                TB_NEAREST_CEIL, TB_NEAREST_SIMPLE};
+  int checked = 0;
+  for (size_t c = 0; c < sizeof coords / sizeof coords[0]; c++) {
+    tb_resize_params p = {.coord = coords[c], .extrapolation = 0};
+    char what[96];
+    for (size_t r = 0; r < sizeof roundings / sizeof roundings[0]; r++) {
+      p.mode = TB_RESIZE_NEAREST;
+      p.nearest = roundings[r];
+      snprintf(what, sizeof what, "nearest coord %d rounding %d", (int)coords[c], (int)roundings[r]);
+      expect_tables(run, &p, 4, in, out, scales, roi, what);
+      expect_tables(run, &p, 2, in2, out2, scales2, roi2, what);
+      checked += 2;
+    }
+    p.mode = TB_RESIZE_LINEAR;
+    snprintf(what, sizeof what, "linear coord %d", (int)coords[c]);
+    expect_tables(run, &p, 4, in, out, scales, roi, what);
+    expect_tables(run, &p, 2, in2, out2, scales2, roi2, what);
+    checked += 2;
+    const double cubic_a[3] = {-0.75, -0.5, -0.6180339887};
+    for (int a = 0; a < 3; a++)
+      for (int ex = 0; ex < 2; ex++) {
+        p.mode = TB_RESIZE_CUBIC;
+        p.cubic_a = cubic_a[a];
+        p.exclude_outside = ex;
+        snprintf(what, sizeof what, "cubic coord %d a %g exclude_outside %d", (int)coords[c], cubic_a[a], ex);
+        expect_tables(run, &p, 4, in, out, scales, roi, what);
+        expect_tables(run, &p, 2, in2, out2, scales2, roi2, what);
+        const int64_t one_in[1] = {1}, one_out[1] = {3};
+        const double one_scale[1] = {3}, one_roi[2] = {0.2, 0.8};
+        expect_tables(run, &p, 1, one_in, one_out, one_scale, one_roi, what);
+        checked += 3;
+      }
+  }
+  assert_int_equal(checked, 6 * (10 + 2 + 18));
+  dlclose(h);
+}
+
+/* x [batch, 2, 4, 5] with a symbolic batch -> Resize (cubic, constant scales): no tables at prepare; each run's
+ * computed on the device, so the run is captured (one graph per batch size) and replayed. */
+static void a_symbolic_resize_is_captured_and_replayed(void **state) {
+  (void)state;
+  bool emulated = emulate();
+  const resize_case c = {13, "cubic", "half_pixel", NULL, -0.5f, 1, 0, 4, {1, 2, 4, 5}, {1, 1, 1.5f, 0.6f}, {0}, {0}, true};
+  tb_model *m = resize_model(&c);
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O2};
+  tb_prepared *pc = NULL, *pg = NULL;
+  const tb_prepare_result *rg = NULL;
+  TB_ASSERT_OK(tb_model_prepare(m, cpu, &o, &pc, NULL));
+  TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &pg, &rg));
+  assert_true(rg->graph_capture);
+  const char *names[1] = {"x"};
+  const int64_t batches[5] = {1, 3, 1, 3, 3};
+  log_reset();
+  for (unsigned run = 0; run < 5; run++) {
+    const int64_t xd[4] = {batches[run], 2, 4, 5};
+    float x[120];
+    fill(x, (size_t)batches[run] * 40, 9 + run);
+    tb_tensor *in = tbt_f32(cpu, 4, xd, x), *want = NULL, *got = NULL;
+    TB_ASSERT_OK(tb_prepared_run(pc, 1, names, &in, 1, NULL, &want));
+    if (tb_prepared_run(pg, 1, names, &in, 1, NULL, &got) != TB_OK) fail_msg("run %u on cuda:0: %s", run, tb_last_error());
+    size_t n = (size_t)tb_tensor_numel(want);
+    assert_int_equal(tb_tensor_numel(got), n);
+    assert_int_equal(n, (size_t)batches[run] * 2 * 6 * 3);
+    float a[120], b[120];
+    TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, n * sizeof *a));
+    TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, n * sizeof *b));
+    for (size_t k = 0; emulated && k < n; k++)
+      if (fabsf(a[k] - b[k]) > 2e-6f + 1e-5f * fabsf(a[k])) fail_msg("run %u element %zu: cuda:0 %.9g, cpu %.9g", run, k, (double)b[k], (double)a[k]);
+    tb_tensor_destroy(in);
+    tb_tensor_destroy(want);
+    tb_tensor_destroy(got);
+  }
+  const char *why = NULL;
+  if (!tb_prepared_graph_capture(pg, &why)) fail_msg("not captured: %s", why ? why : "");
+  tb_replay_counts rc = tb_replay_counts_of(pg->replay);
+  assert_int_equal(rc.captures, 2);
+  assert_int_equal(rc.replays, 3);
+  assert_int_equal(uploads(), 5); /* x of each run, nothing else from the host */
+  tb_prepared_destroy(pc);
+  tb_prepared_destroy(pg);
+  tb_model_destroy(m);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+  assert_int_equal(live_allocations(), 0);
+}
+
+/* The taps kernel's launch failing (a symbolic shape, capture off): the run's status and the driver's sentence naming
+ * the kernel and the node; nothing left behind; the next run is good. */
+static void a_failing_taps_launch_is_the_runs_error(void **state) {
+  (void)state;
+  setenv("TB_GRAPH_CAPTURE", "off", 1);
+  const resize_case c = {13, "linear", "asymmetric", NULL, 0, 0, 0, 2, {3, 4}, {2, 0.5f}, {0}, {0}, true};
+  tb_model *m = resize_model(&c);
+  tb_backend *cpu = NULL, *cuda = open_cuda0();
+  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
+  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
+  tb_prepared *pg = NULL;
+  TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &pg, NULL));
+  const char *names[1] = {"x"};
+  float x[12] = {0};
+  tb_tensor *in = tbt_f32(cpu, 2, c.x, x), *got = NULL;
+  launch_reset();
+  setenv("FAKE_CUDA_LAUNCH_FAIL_AT", "1", 1);
+  setenv("FAKE_CUDA_FAIL_CODE", "700", 1);
+  assert_int_equal(tb_prepared_run(pg, 1, names, &in, 1, NULL, &got), TB_ERR_DRIVER);
+  assert_null(got);
+  TB_ASSERT_CONTAINS(tb_last_error(), "cuLaunchKernel of tb_cu_resize_taps for node 'resize' (Resize)");
+  TB_ASSERT_CONTAINS(tb_last_error(), "700 CUDA_ERROR_ILLEGAL_ADDRESS");
+  unsetenv("FAKE_CUDA_LAUNCH_FAIL_AT");
+  unsetenv("FAKE_CUDA_FAIL_CODE");
+  launch_reset();
+  TB_ASSERT_OK(tb_prepared_run(pg, 1, names, &in, 1, NULL, &got));
+  assert_int_equal(tb_tensor_numel(got), 6 * 2);
+  assert_int_equal(launches_of("tb_cu_resize_taps"), 1);
+  assert_int_equal(launches_of("tb_cu_cnn_resize_f32"), 1);
+  tb_tensor_destroy(got);
+  tb_tensor_destroy(in);
+  tb_prepared_destroy(pg);
+  tb_model_destroy(m);
+  tb_backend_destroy(cuda);
+  tb_backend_destroy(cpu);
+  unsetenv("TB_GRAPH_CAPTURE");
+  assert_int_equal(live_allocations(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(values_match_the_cpu_for_every_mode, setup, teardown),
       cmocka_unit_test_setup_teardown(a_static_resize_is_captured_and_replayed, setup, teardown),
       cmocka_unit_test_setup_teardown(out_of_memory_at_prepare, setup, teardown),
+      cmocka_unit_test_setup_teardown(device_tables_equal_the_cpu_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_symbolic_resize_is_captured_and_replayed, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_failing_taps_launch_is_the_runs_error, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,17 +1,20 @@
 /* The CUDA kernel of Resize and Upsample on float32 inputs of rank 1 to 4 (kernels/61_pool_norm.cu): every
- * mode (nearest with its rounding rules, linear, cubic) and coordinate transform, because the host builds
- * each axis's taps with the CPU's own rule (tb_resize_taps_of) and the kernel only sums them. The output
- * size, scales and roi come from ops/tensor/resize.h's tb_resize_sizes, run on the node's inputs (the roi,
- * scales and sizes inputs stay on the host: they are value inputs). When X's shape is static and roi, scales
- * and sizes are model constants, the tables are built and uploaded once, at prepare, and kept in the node's
- * state: a run then copies nothing from the host and can be captured as a graph. Otherwise they are built and
- * uploaded per run. */
+ * mode (nearest with its rounding rules, linear, cubic) and coordinate transform, because each axis's taps are
+ * made with the CPU's own rule and the kernel only sums them. The output size, scales and roi come from
+ * ops/tensor/resize.h's tb_resize_sizes, run on the node's inputs (the roi, scales and sizes inputs stay on the
+ * host: they are value inputs). Where the tap tables come from:
+ * - X's shape static and roi / scales / sizes model constants: built on the host with tb_resize_taps_of and
+ *   uploaded once, at prepare, kept in the node's state;
+ * - otherwise (a symbolic dim, computed scales): computed on the device per run by tb_cu_resize_taps
+ *   (kernels/76_resize_taps.cu, the same rule bit for bit) from the geometry passed as kernel parameters.
+ * Either way a run copies nothing from the host, so a Resize model can be captured as one graph. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda/cuda_state.h"
 #include "backend/cuda/kernels/cuda_cnn.h"
 #include "backend/cuda/kernels/cuda_launch.h"
 #include "backend/cuda/kernels/cuda_ops.h"
+#include "backend/cuda/kernels/cuda_resize.h"
 #include "backend/kernel_params.h"
 #include "backend/tensor/tensor_impl.h"
 #include "ops/op_params.h"
@@ -75,13 +78,11 @@ static tb_status resize_sizes(tb_kernel_ctx *ctx, const tb_resize_params *p, res
   return TB_OK;
 }
 
-/* The descriptor and the per-axis tap tables of geometry g, axes padded to 4 with size-1 ones in front (one
- * entry each: index 0, weight 1), built on the host with the CPU's rule and uploaded to two new device tensors. */
-static tb_status build_tables(tb_kernel_ctx *ctx, const tb_resize_params *p, const resize_geometry *g, tb_cuda_cnn_desc *d,
-                              tb_tensor **taps, tb_tensor **weights) {
-  *taps = *weights = NULL;
+/* The resize kernel's descriptor for geometry g, axes padded to 4 with size-1 ones in front; returns the table
+ * entries (the sum of the padded output sizes). */
+static int64_t fill_desc(const tb_resize_params *p, const resize_geometry *g, tb_cuda_cnn_desc *d) {
   tb_cuda_cnn_desc_init(d);
-  size_t rank = g->rank, pad = TB_CUDA_CNN_AXES - rank;
+  size_t pad = TB_CUDA_CNN_AXES - g->rank;
   int64_t entries = 0;
   for (size_t a = 0; a < TB_CUDA_CNN_AXES; a++) {
     d->in[a] = a < pad ? 1 : g->in[a - pad];
@@ -91,6 +92,31 @@ static tb_status build_tables(tb_kernel_ctx *ctx, const tb_resize_params *p, con
   }
   d->kind = p->mode == TB_RESIZE_NEAREST ? 1 : p->mode == TB_RESIZE_LINEAR ? 2 : 4;
   d->eps = (float)p->extrapolation;
+  return entries;
+}
+
+/* Two new device tensors for the tables: 4 int64 indices and 4 float weights per entry. */
+static tb_status make_tables(tb_kernel_ctx *ctx, int64_t entries, tb_tensor **taps, tb_tensor **weights) {
+  const int64_t table = entries * 4;
+  *taps = *weights = NULL;
+  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I64, 1, &table, taps);
+  if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &table, weights);
+  return st;
+}
+
+static void drop_tables(tb_tensor **taps, tb_tensor **weights) {
+  tb_tensor_destroy(*taps); /* freed into the caching allocator, in stream order */
+  tb_tensor_destroy(*weights);
+  *taps = *weights = NULL;
+}
+
+/* The descriptor and the tables of geometry g built on the host with the CPU's rule (one entry per padded axis:
+ * index 0, weight 1) and uploaded to two new device tensors: at prepare. */
+static tb_status build_tables(tb_kernel_ctx *ctx, const tb_resize_params *p, const resize_geometry *g, tb_cuda_cnn_desc *d,
+                              tb_tensor **taps, tb_tensor **weights) {
+  *taps = *weights = NULL;
+  size_t rank = g->rank, pad = TB_CUDA_CNN_AXES - rank;
+  int64_t entries = fill_desc(p, g, d);
   long long *idx = calloc((size_t)entries * 4, sizeof *idx);
   float *w = calloc((size_t)entries * 4, sizeof *w);
   if (!idx || !w) {
@@ -113,18 +139,56 @@ static tb_status build_tables(tb_kernel_ctx *ctx, const tb_resize_params *p, con
         w[4 * e + j] = (float)t.w[j];
       }
     }
-  const int64_t table = entries * 4;
-  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I64, 1, &table, taps);
-  if (st == TB_OK) st = tb_tensor_create(ctx->backend, TB_DTYPE_F32, 1, &table, weights);
-  if (st == TB_OK) st = tb_tensor_copy_from_host(*taps, idx, (size_t)table * sizeof *idx);
-  if (st == TB_OK) st = tb_tensor_copy_from_host(*weights, w, (size_t)table * sizeof *w);
+  tb_status st = make_tables(ctx, entries, taps, weights);
+  if (st == TB_OK) st = tb_tensor_copy_from_host(*taps, idx, (size_t)entries * 4 * sizeof *idx);
+  if (st == TB_OK) st = tb_tensor_copy_from_host(*weights, w, (size_t)entries * 4 * sizeof *w);
   free(idx);
   free(w);
-  if (st != TB_OK) {
-    tb_tensor_destroy(*taps); /* freed into the caching allocator, in stream order */
-    tb_tensor_destroy(*weights);
-    *taps = *weights = NULL;
+  if (st != TB_OK) drop_tables(taps, weights);
+  return st;
+}
+
+int64_t tb_cuda_resize_axes_of(const tb_resize_params *p, size_t rank, const int64_t *in, const int64_t *out, const double *scales,
+                               const double *roi, tb_cuda_resize_axes *axes) {
+  memset(axes, 0, sizeof *axes);
+  size_t pad = TB_CUDA_CNN_AXES - rank;
+  int64_t entries = 0;
+  for (size_t a = 0; a < TB_CUDA_CNN_AXES; a++) {
+    axes->in[a] = a < pad ? 1 : in[a - pad];
+    axes->out[a] = a < pad ? 1 : out[a - pad];
+    axes->base[a] = entries;
+    entries += axes->out[a];
+    axes->scale[a] = a < pad ? 1.0 : scales[a - pad];
+    axes->r0[a] = a < pad ? 0.0 : roi[a - pad];
+    axes->r1[a] = a < pad ? 1.0 : roi[rank + a - pad];
   }
+  axes->cubic_a = p->cubic_a;
+  axes->mode = p->mode == TB_RESIZE_NEAREST ? 1 : p->mode == TB_RESIZE_LINEAR ? 2 : 4;
+  axes->coord = (int32_t)p->coord;
+  axes->nearest = (int32_t)p->nearest;
+  axes->exclude_outside = p->exclude_outside;
+  axes->pad = (int32_t)pad;
+  return entries;
+}
+
+/* The descriptor and the tables of geometry g computed on the device (tb_cu_resize_taps) into two new device
+ * tensors, on the model's stream: at run time, nothing copied from the host. */
+static tb_status device_tables(tb_kernel_ctx *ctx, const tb_resize_params *p, const resize_geometry *g, tb_cuda_cnn_desc *d,
+                               tb_tensor **taps, tb_tensor **weights) {
+  int64_t entries = fill_desc(p, g, d);
+  tb_cuda_resize_axes axes;
+  tb_cuda_resize_axes_of(p, g->rank, g->in, g->out, g->scales, g->roi, &axes);
+  tb_status st = make_tables(ctx, entries, taps, weights);
+  if (st == TB_OK) {
+    tb_cuda_launch l;
+    tb_cuda_begin(&l, ctx, "tb_cu_resize_taps");
+    tb_cuda_arg_tensor(&l, *taps);
+    tb_cuda_arg_tensor(&l, *weights);
+    tb_cuda_arg_i64(&l, entries);
+    tb_cuda_arg_bytes(&l, &axes, sizeof axes, 8);
+    st = tb_cuda_go_elements(&l, entries);
+  }
+  if (st != TB_OK) drop_tables(taps, weights);
   return st;
 }
 
@@ -208,15 +272,12 @@ static tb_status resize_run(tb_kernel_ctx *ctx) {
     d = rs->desc;
     taps = rs->taps;
     weights = rs->weights;
-  } else if ((st = build_tables(ctx, p, &g, &d, &taps, &weights)) != TB_OK) {
+  } else if ((st = device_tables(ctx, p, &g, &d, &taps, &weights)) != TB_OK) {
     return st;
   }
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, taps, weights, NULL, y, NULL};
   st = tb_cuda_cnn_launch(ctx, "tb_cu_cnn_resize_f32", tensors, &d, count, 0, 0);
-  if (own) {
-    tb_tensor_destroy(taps); /* freed into the caching allocator, in stream order */
-    tb_tensor_destroy(weights);
-  }
+  if (own) drop_tables(&taps, &weights);
   return st;
 }
 
