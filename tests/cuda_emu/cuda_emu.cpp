@@ -48,6 +48,11 @@ float __uint_as_float(unsigned bits) {
   return f;
 }
 
+// Explicitly rounded double arithmetic (76_resize_taps.cu): plain operations here, where nothing contracts them.
+double __dadd_rn(double a, double b) { return a + b; }
+double __dsub_rn(double a, double b) { return a - b; }
+double __dmul_rn(double a, double b) { return a * b; }
+
 unsigned __float_as_uint(float f) {
   unsigned bits;
   memcpy(&bits, &f, sizeof bits);
@@ -76,6 +81,7 @@ unsigned __float_as_uint(float f) {
 #include "70_data.cu"
 #include "71_index_more.cu"
 #include "72_einsum.cu"
+#include "76_resize_taps.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -169,6 +175,7 @@ const entry kernels[] = {
     K(tb_cu_cnn_batch_norm_f32),
     K(tb_cu_cnn_instance_norm_f32),
     K(tb_cu_cnn_resize_f32),
+    K(tb_cu_resize_taps),
     K(tb_cu_gemm_f32),
     K(tb_cu_gemm_epilogue_f32),
     K(tb_cu_gemm_bf16),

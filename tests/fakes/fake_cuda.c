@@ -31,7 +31,8 @@
  * checks its arguments (a live function, grid and block sizes, the stream's context) and is counted and
  * recorded (fake_cuda_launch.h: name, grid, block, argument bytes), never run: the fake computes no values.
  * For the embedded kernels it knows the parameter lists from the names (unary tb_cu_<op>_f32, binary _flat
- * and _broadcast, _rows and _cols, tb_cu_cnn_*: six pointers and a descriptor listing what each reaches; the GEMM kernels
+ * and _broadcast, _rows and _cols, tb_cu_cnn_*: six pointers and a descriptor listing what each reaches, tb_cu_resize_taps:
+ * its two tables from the entry count; the GEMM kernels
  * from fake_cuda_gemm.h; the tb_cu_dm_ and tb_cu_ew_ kernels' one list each with its descriptor) and checks that every tensor argument lies inside one live allocation
  * large enough for the elements the kernel would touch (for _broadcast, from the descriptor's dims and
  * strides); a pointer that does not is 700 CUDA_ERROR_ILLEGAL_ADDRESS at the launch (the real driver would
@@ -812,6 +813,11 @@ static int kernel_params(const char *name, unsigned *sizes) {
     sizes[6] = 384;
     return 7;
   }
+  if (strcmp(name, "tb_cu_resize_taps") == 0) { /* (taps, weights, entries, tb_resize_axes): 76_resize_taps.cu */
+    static const unsigned taps[] = {8, 8, 8, 232};
+    memcpy(sizes, taps, sizeof taps);
+    return 4;
+  }
   if ((n = fake_gemm_params(name, sizes)) > 0) return n;
   if ((n = fake_rnn_params(name, sizes)) > 0) return n;
   if ((n = fake_quant_params(name, sizes)) > 0) return n;
@@ -876,6 +882,10 @@ static CUresult check_memory(const fake_launch *l) {
     return in < 0 ? INVALID_VALUE : in ? SUCCESS : ILLEGAL_ADDRESS;
   }
   int ok = 1;
+  if (strcmp(name, "tb_cu_resize_taps") == 0) { /* 4 int64 indices and 4 float weights per entry */
+    long long entries = arg_i64(l, 2);
+    return entries > 0 && covers(l, 0, 8 * entries) && covers(l, 1, 4 * entries) ? SUCCESS : ILLEGAL_ADDRESS;
+  }
   if (is_cnn(name)) {
     long long counts[6];
     memcpy(counts, l->args + l->arg_offset[6], sizeof counts);

@@ -59,6 +59,8 @@ static void leave(const cuda_state *s) {
 }
 
 static void release(cuda_state *s) {
+  tb_cuda_workspace_release(s, NULL, true);
+  pthread_mutex_destroy(&s->workspace_lock);
   tb_cuda_staging_free(s);
   tb_cuda_module_release(s);
   pthread_mutex_destroy(&s->module_lock);
@@ -153,6 +155,7 @@ static tb_status cuda_open(const tb_device_info *device, void **state) {
   s->base.vendor = &cuda_vendor;
   pthread_mutex_init(&s->module_lock, NULL);
   pthread_mutex_init(&s->dnn_lock, NULL);
+  pthread_mutex_init(&s->workspace_lock, NULL);
   snprintf(s->base.label, sizeof s->base.label, "%s", device->device);
   tb_status st = open_library(s);
   if (st == TB_OK) st = start(s, device->index, device->pci_bus_id);

@@ -29,6 +29,9 @@ typedef struct cuda_state {
                    backend's own stream does not sync with the legacy default stream; else the blocking calls */
   bool staging_on; /* host copies go through pinned staging buffers (TB_CUDA_STAGING is not off) */
   struct tb_cuda_staging *staging; /* made on the first staged copy (cuda_staging.c), freed at close */
+  pthread_mutex_t workspace_lock;  /* guards workspaces */
+  struct tb_cuda_workspace *workspaces; /* cuBLASLt's workspace per stream (cuda_blas_workspace.c): made at the stream's
+                                           first product, freed with the stream or at close */
 } cuda_state;
 
 /* The stream this thread's work on s goes to: the one bound with stream_bind (a prepared model's), else the
@@ -61,6 +64,18 @@ void tb_cuda_staging_free(cuda_state *s);
 /* For tests: the staging buffers made so far on s (0, or 2 once made) and the copies that went through them. */
 int tb_cuda_staging_buffers(const cuda_state *s);
 unsigned long long tb_cuda_staged_copies(const cuda_state *s);
+
+/* cuBLASLt's workspace for the products enqueued on `stream` (cuda_blas_workspace.c): at least at_least bytes and
+ * NVIDIA's recommended size for the device (tb_cuda_workspace_recommended), made at the stream's first call and grown on
+ * demand; the address stays valid until the stream is destroyed. One per stream: work on one stream is ordered, two
+ * streams' is not. An allocation failure is its status and sentence (the caller may go without). */
+tb_status tb_cuda_workspace_get(cuda_state *s, tb_cu_stream stream, size_t at_least, tb_cu_deviceptr *ptr, size_t *bytes);
+/* Free the workspaces of `stream` (its work finished), or every one when `all` (the backend closing). */
+void tb_cuda_workspace_release(cuda_state *s, tb_cu_stream stream, bool all);
+/* NVIDIA's recommended cuBLASLt workspace for a compute capability major: 32 MiB from 9 (Hopper) on, else 4 MiB. */
+size_t tb_cuda_workspace_recommended(int cc_major);
+/* For tests: the blocks `stream` holds (the current one and those it outgrew), their bytes in *bytes. */
+size_t tb_cuda_workspace_blocks(cuda_state *s, tb_cu_stream stream, size_t *bytes);
 
 /* Native events on the backend's stream (cuda_event.c); the ops' event_* entries. */
 tb_status tb_cuda_event_create(void *state, void **out_event);

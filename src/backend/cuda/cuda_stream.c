@@ -65,6 +65,7 @@ void tb_cuda_stream_destroy(void *state, void *stream) {
   s->api.cuStreamDestroy_v2(stream);
   tb_cu_context popped = NULL;
   s->api.cuCtxPopCurrent_v2(&popped);
+  tb_cuda_workspace_release(s, stream, false); /* cuBLASLt's, now that nothing on the stream runs */
 }
 
 tb_status tb_cuda_stream_synchronize(void *state, void *stream) {

@@ -216,6 +216,16 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
   g->bias = g->bias ? tb_cuda_address_of(bias) : 0;
   int outer_rank = d->batch_rank > 0 ? d->batch_rank - 1 : 0;
   int64_t outer = d->batch_rank > 0 ? d->batch / d->batch_dims[outer_rank] : 1;
+  /* The stream's workspace (cuda_blas_workspace.c); without one, cuBLASLt chooses among algorithms that need none. */
+  tb_cu_stream stream = tb_cuda_stream_of(s);
+  tb_cu_deviceptr workspace = 0;
+  size_t workspace_bytes = 0;
+  if (tb_cuda_workspace_get(s, stream, 0, &workspace, &workspace_bytes) != TB_OK) {
+    char key[128];
+    snprintf(key, sizeof key, "cuda-gemm-no-workspace:%s", s->base.label);
+    tb_warn_once(key, "%s; cuBLASLt runs without a workspace (slower algorithms)", tb_last_error());
+    tb_clear_error();
+  }
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
   if (r != TB_CUDA_SUCCESS) return tb_devmem_call_failed(&s->base, "cuCtxPushCurrent_v2", "before a cuBLASLt product", r, "");
   tb_status st = TB_OK;
@@ -231,7 +241,7 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
     g->a = base_a + (tb_cu_deviceptr)(oa * size);
     g->b = base_b + (tb_cu_deviceptr)(ob * size);
     g->c = base_c + (tb_cu_deviceptr)(o * per_call * d->m * d->n * 4);
-    st = tb_cuda_blas_gemm(blas, g, tb_cuda_stream_of(s), 0, 0);
+    st = tb_cuda_blas_gemm(blas, g, stream, workspace, workspace_bytes);
   }
   tb_cu_context popped = NULL;
   s->api.cuCtxPopCurrent_v2(&popped);

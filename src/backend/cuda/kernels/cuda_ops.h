@@ -31,12 +31,17 @@ extern const tb_cuda_family tb_cuda_family_math, tb_cuda_family_argtopk;
 extern const tb_cuda_family tb_cuda_family_layout, tb_cuda_family_window, tb_cuda_family_einsum;
 /* If, Loop, Scan: the shared control-flow kernels (cuda_ops_control.c, backend/control/control_kernels.h). */
 extern const tb_cuda_family tb_cuda_family_control;
+/* Range (cuda_ops_range.c): its values made at prepare when start, limit and delta are constants. */
+extern const tb_cuda_family tb_cuda_family_range;
+tb_status tb_cuda_range_prepare(tb_kernel_ctx *ctx, void **state);
 
 /* The recurrent kernels' prepare and release (cuda_ops_rnn.c): the GEMM path's state and the sequence_lens flag. */
 tb_status tb_cuda_rnn_prepare(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_rnn_release(void *state);
 /* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
 tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
+/* Resize's and Upsample's prepare (cuda_ops_resize.c): the shared state and, for a static shape, the tap tables. */
+tb_status tb_cuda_resize_prepare(tb_kernel_ctx *ctx, void **state);
 
 /* The kernel for q, or NULL with *why saying why not. */
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why);

@@ -2,8 +2,7 @@
  * Reshape, Flatten, Squeeze, Unsqueeze, Identity and inference Dropout (one device copy), Transpose (32 x 32
  * tiles through shared memory where the last axis moves, else a strided copy), Concat, Split, Slice (steps,
  * negative axes), Expand and Tile (strided copies), Pad (constant, reflect, edge), Shape and Size (written
- * from the host: only the input's shape is read), ConstantOfShape (a fill) and Range (computed on the host
- * from its three host scalars, then one upload). */
+ * from the host: only the input's shape is read) and ConstantOfShape (a fill). Range is cuda_ops_range.c's. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend_impl.h"
@@ -325,41 +324,6 @@ static tb_status constant_of_shape_run(tb_kernel_ctx *ctx) {
   return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(fill_kernels, y->dtype), NULL, NULL, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
 }
 
-/* Range: start + i * delta as the CPU reference computes it (float32 in float, integers wrapping), on the host
- * (the three inputs are host scalars), then one upload. */
-static tb_status range_run(tb_kernel_ctx *ctx) {
-  tb_status st = tb_kernel_outputs(ctx);
-  if (st != TB_OK) return st;
-  tb_tensor *y = ctx->outputs[0];
-  int64_t n = tb_tensor_numel(y);
-  tb_dtype dt = y->dtype;
-  const void *sp = tb_tensor_host_data(ctx->inputs[0]), *dp = tb_tensor_host_data(ctx->inputs[2]);
-  if (!sp || !dp) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "Range's start and delta must be host values");
-  if (n == 0) return TB_OK;
-  size_t elem = tb_dtype_size(dt);
-  unsigned char *buf = malloc((size_t)n * elem);
-  if (!buf) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for Range's %lld values", (long long)n);
-  for (int64_t i = 0; i < n; i++) {
-    unsigned char *at = buf + (size_t)i * elem;
-    if (dt == TB_DTYPE_F32) {
-      float v = *(const float *)sp + (float)i * *(const float *)dp;
-      memcpy(at, &v, 4);
-    } else if (dt == TB_DTYPE_F64) {
-      double v = *(const double *)sp + (double)i * *(const double *)dp;
-      memcpy(at, &v, 8);
-    } else if (dt == TB_DTYPE_I64) {
-      int64_t v = (int64_t)((uint64_t) * (const int64_t *)sp + (uint64_t)i * (uint64_t) * (const int64_t *)dp);
-      memcpy(at, &v, 8);
-    } else {
-      int32_t v = (int32_t)((uint32_t) * (const int32_t *)sp + (uint32_t)i * (uint32_t) * (const int32_t *)dp);
-      memcpy(at, &v, 4);
-    }
-  }
-  st = tb_tensor_copy_from_host(y, buf, (size_t)n * elem);
-  free(buf);
-  return st;
-}
-
 /* Input 0 of 1, 2, 4 or 8-byte elements (any dtype) and one output. */
 static bool data_accepts(const tb_kernel_query *q) {
   return q->n_inputs >= 1 && q->in[0] && q->in[0]->has_dtype && tb_cuda_dm_movable(q->in[0]->dtype) && q->n_outputs == 1;
@@ -398,12 +362,6 @@ static bool constant_of_shape_accepts(const tb_kernel_query *q) {
   return q->n_outputs == 1 && (!p || !p->value || tb_cuda_dm_movable(p->value->dtype));
 }
 
-static bool range_accepts(const tb_kernel_query *q) {
-  if (q->n_inputs != 3 || q->n_outputs != 1 || !q->in[0] || !q->in[0]->has_dtype) return false;
-  tb_dtype dt = q->in[0]->dtype;
-  return dt == TB_DTYPE_F32 || dt == TB_DTYPE_F64 || dt == TB_DTYPE_I64 || dt == TB_DTYPE_I32;
-}
-
 static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Reshape", data_accepts, copy_run),
     TB_CUDA_KERNEL("", "Flatten", data_accepts, copy_run),
@@ -421,6 +379,5 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Shape", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "Size", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "ConstantOfShape", constant_of_shape_accepts, constant_of_shape_run),
-    TB_CUDA_KERNEL("", "Range", range_accepts, range_run),
 };
 const tb_cuda_family tb_cuda_family_data = {kernels, sizeof kernels / sizeof kernels[0]};

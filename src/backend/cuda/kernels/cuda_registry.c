@@ -16,6 +16,7 @@ static const tb_cuda_family *const families[] = {
     &tb_cuda_family_math, &tb_cuda_family_argtopk,
     &tb_cuda_family_layout, &tb_cuda_family_window, &tb_cuda_family_einsum,
     &tb_cuda_family_control,
+    &tb_cuda_family_range,
 };
 
 const tb_kernel *tb_cuda_find(const tb_kernel_query *q, const char **why) {
