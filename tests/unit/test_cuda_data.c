@@ -59,11 +59,6 @@ static int64_t onnx_code(tb_dtype dt) {
   return 0;
 }
 
-static void output(tb_graph *g, const char *op, const char *name, const char *in, const char *out) {
-  tbt_node(g, op, name, in, out);
-  tbt_output(g, out);
-}
-
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
 static const tb_kernel *find(const char *domain, const char *op, int opset, const void *params, size_t n_in, const tb_dtype *dts,
