@@ -18,52 +18,34 @@
 #include "backend/cuda/cuda_module.h"
 #include "core/error.h"
 #include "../fakes/fake_cuda_launch.h"
-#include "../fakes/fake_cudnn.h"
 #include "ops/fused/fused_params.h"
 #include "ops/nn/nn_params.h"
 #include "ops/tensor/resize.h"
 #include "runtime/cudnn_api.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
-#include "test_cuda_util.h"
+#include "test_cuda_fakes.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static const fake_cudnn_state *cudnn(void) {
-  return ((const fake_cudnn_state *(*)(void))tcu_symbol("fake_cudnn", "fake_cudnn_state_get"))();
-}
+/* Beside test_cuda_values.h's variables. */
+static const char *const vars[] = {"FAKE_CUDNN_FUSION", "FAKE_CUDNN_PLAN_FAIL", "FAKE_CUDNN_ENGINES_FALLBACK", "FAKE_CUDNN_WORKSPACE",
+                                   "FAKE_CUDNN_FAIL", "FAKE_CUDNN_FAIL_CODE", "TB_CUDNN_LIB"};
+enum { N_VARS = sizeof vars / sizeof vars[0] };
 
-static const char *const env_vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                       "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUDNN_FUSION", "FAKE_CUDNN_PLAN_FAIL",
-                                       "FAKE_CUDNN_ENGINES_FALLBACK", "FAKE_CUDNN_WORKSPACE", "FAKE_CUDNN_FAIL",
-                                       "FAKE_CUDNN_FAIL_CODE", "TB_NVRTC_LIB", "TB_CUDNN_LIB", "TB_CUDA_GEMM"};
-
-/* The fakes, the emulator where it was built, and no cuDNN (TB_CUDNN_LIB names nothing): the own kernels. */
+/* The fakes, the emulator when a test asks (emulate()), and no cuDNN (TB_CUDNN_LIB names nothing): the own kernels.
+ * The models' Gemm on the own kernel: a real cuBLASLt is not loaded over the fake driver. */
 static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  for (size_t i = 0; i < sizeof env_vars / sizeof env_vars[0]; i++) unsetenv(env_vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
+  tcv_setup_fakes(state, cache_dir, "tb_cuconv", vars, N_VARS);
   setenv("TB_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1);
-  setenv("TB_CUDA_GEMM", "own", 1); /* the models' Gemm on the own kernel: a real cuBLASLt is not loaded over the fake driver */
-  tcu_cache_make(cache_dir, "tb_cuconv");
-  tb_cuda_module_test_source(NULL);
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  return 0;
-}
-
-static void fill(float *x, size_t n, unsigned seed, float scale) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * scale; /* [-scale, scale) */
-  }
+  return tcv_teardown_fakes(cache_dir, vars, N_VARS);
 }
 
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
@@ -200,7 +182,7 @@ static void run_conv_case(const conv_case *c) {
   int64_t numel = 1;
   for (size_t d = 0; d < c->rank; d++) numel *= c->x[d];
   float *x = malloc((size_t)numel * sizeof *x);
-  fill(x, (size_t)numel, 3, 2.0f);
+  fill_range(x, (size_t)numel, 3, -2.0f, 2.0f);
   tb_model *m = conv_model(c, NULL);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, c->rank, c->x, x, 1, TB_LEVEL_O0, &device, &fallback);
@@ -265,7 +247,7 @@ static void fused_conv_values_match_the_cpu(void **state) {
   static const char *const acts[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
   const conv_case c = {"Conv", 4, {1, 3, 6, 5}, {4, 3, 3, 3}, 1, {1, 1}, {0}, {1, 1, 1, 1}, {0}, NULL, true};
   float x[90];
-  fill(x, 90, 9, 2.0f);
+  fill_range(x, 90, 9, -2.0f, 2.0f);
   for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
     tb_model *m = conv_model(&c, acts[a]);
     size_t device = 0, fallback = 9;
@@ -290,7 +272,7 @@ static void fused_conv_values_match_the_cpu(void **state) {
   tbt_output(g, "y");
   tb_model *m = tbt_model_of(ir);
   float xr[100];
-  fill(xr, 100, 4, 2.0f);
+  fill_range(xr, 100, 4, -2.0f, 2.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, 4, xd, xr, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(device, 1);
@@ -318,7 +300,7 @@ static void pool_case(const char *op, size_t rank, const int64_t *x_dims, const 
   int64_t numel = 1;
   for (size_t d = 0; d < rank; d++) numel *= x_dims[d];
   float *x = malloc((size_t)numel * sizeof *x);
-  fill(x, (size_t)numel, 21, 3.0f);
+  fill_range(x, (size_t)numel, 21, -3.0f, 3.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, rank, x_dims, x, 1, TB_LEVEL_O0, &device, &fallback);
   assert_int_equal(device, 1);
@@ -378,7 +360,7 @@ static void norm_values_match_the_cpu(void **state) {
     int64_t numel = 1;
     for (size_t d = 0; d < rank; d++) numel *= xd[d];
     float *x = malloc((size_t)numel * sizeof *x);
-    fill(x, (size_t)numel, 31, 4.0f);
+    fill_range(x, (size_t)numel, 31, -4.0f, 4.0f);
     size_t device = 0, fallback = 9;
     compare_with_cpu(m, rank, xd, x, 1, TB_LEVEL_O0, &device, &fallback);
     assert_int_equal(device, 1);
@@ -409,7 +391,7 @@ static void resize_values_match_the_cpu(void **state) {
   };
   const int64_t xd[4] = {2, 3, 5, 4}, four = 4;
   float x[120];
-  fill(x, 120, 41, 3.0f);
+  fill_range(x, 120, 41, -3.0f, 3.0f);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const resize_case *c = &cases[i];
     tb_ir_model *ir = tbt_ir_model(13);
@@ -440,8 +422,6 @@ static void resize_values_match_the_cpu(void **state) {
 
 /* ---- cuDNN (the computing fake) ----------------------------------------------------------------------- */
 
-static void use_fake_cudnn(void) { setenv("TB_CUDNN_LIB", tbt_fake("fake_cudnn"), 1); }
-
 /* Conv + bias + Relu (a FusedConv at O2) through cuDNN: values as the CPU's, no own conv kernel. */
 static void cudnn_runs_the_convolutions(void **state) {
   (void)state;
@@ -449,7 +429,7 @@ static void cudnn_runs_the_convolutions(void **state) {
   use_fake_cudnn();
   const conv_case c = {"Conv", 4, {2, 4, 7, 6}, {6, 2, 3, 3}, 2, {2, 1}, {1, 2}, {1, 0, 2, 1}, {0}, NULL, true};
   float x[336];
-  fill(x, 336, 13, 2.0f);
+  fill_range(x, 336, 13, -2.0f, 2.0f);
   tb_model *m = conv_model(&c, "Relu");
   int executes = cudnn()->executes;
   size_t device = 0, fallback = 9;
@@ -498,7 +478,7 @@ static void cudnn_workspace_and_failure(void **state) {
   use_fake_cudnn();
   const conv_case c = {"Conv", 4, {1, 3, 6, 6}, {4, 3, 3, 3}, 1, {1, 1}, {0}, {1, 1, 1, 1}, {0}, NULL, true};
   float x[108];
-  fill(x, 108, 17, 2.0f);
+  fill_range(x, 108, 17, -2.0f, 2.0f);
   tb_model *m = conv_model(&c, NULL);
   setenv("FAKE_CUDNN_WORKSPACE", "4096", 1);
   compare_with_cpu(m, 4, c.x, x, 1, TB_LEVEL_O0, NULL, NULL);
@@ -550,7 +530,7 @@ static void demo_cnn_runs_on_cuda(void **state) {
   TB_ASSERT_OK(tb_model_load(TB_TEST_FIXTURES "/../../models/cnn_small.onnx", &m));
   const int64_t dims[4] = {1, 3, 32, 32};
   float x[3072];
-  fill(x, 3072, 51, 1.0f);
+  fill_range(x, 3072, 51, -1.0f, 1.0f);
   for (int level = 0; level < 2; level++) {
     tb_opt_level lv = level ? TB_LEVEL_O2 : TB_LEVEL_O0;
     tb_backend *cuda = open_cuda0();
@@ -616,7 +596,7 @@ static void resnet_block_at_o2(void **state) {
   tbt_output(g, "y");
   tb_model *m = tbt_model_of(ir);
   float x[800];
-  fill(x, 800, 61, 2.0f);
+  fill_range(x, 800, 61, -2.0f, 2.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, 4, xd, x, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(fallback, 0);
