@@ -96,48 +96,16 @@ static void find_kernel_for_cnn_ops(void **state) {
 
 /* ---- Values against the CPU ------------------------------------------------------------------------- */
 
-/* Run `model` (input x) on the CPU at O0 and on the emulated cuda:0 at `level`; every output element within
- * atol + rtol |cpu| (NaN where the CPU has NaN). Returns the prepare result's device and fallback counts. */
+/* Run `model` (one float32 input named input) on the CPU at O0 and on the emulated cuda:0 at `level`; every output
+ * element within 2e-5 + 1e-4 |cpu| (NaN where the CPU has NaN); the device's run after launch_reset; nothing left on
+ * the device. Returns the prepare result's device and fallback counts. */
 static void compare_input(tb_model *model, const char *input, size_t ndim, const int64_t *dims, const float *x, size_t n_out,
                           tb_opt_level level, size_t *device_nodes, size_t *fallback_nodes) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  o.level = level;
-  if (tb_model_prepare(model, cuda, &o, &pg, &rg) != TB_OK) fail_msg("prepare on cuda:0: %s", tb_last_error());
-  if (device_nodes) *device_nodes = rg->device_nodes;
-  if (fallback_nodes) *fallback_nodes = rg->cpu_fallback_nodes;
-  for (size_t f = 0; f < rg->cpu_fallback_nodes; f++) print_message("on the CPU: %s\n", rg->fallback_ops[f]);
-  tb_tensor *in = tbt_f32(cpu, ndim, dims, x), *want[16] = {NULL}, *got[16] = {NULL};
-  const char *names[1] = {input};
-  assert_true(n_out <= 16);
-  TB_ASSERT_OK(tb_prepared_run(pc, 1, names, &in, n_out, NULL, want));
-  launch_reset();
-  if (tb_prepared_run(pg, 1, names, &in, n_out, NULL, got) != TB_OK) fail_msg("run on cuda:0: %s", tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    size_t n = (size_t)tb_tensor_numel(want[k]);
-    assert_int_equal(tb_tensor_numel(got[k]), n);
-    assert_int_equal(tb_tensor_ndim(got[k]), tb_tensor_ndim(want[k]));
-    float *a = malloc(n * sizeof *a + 1), *b = malloc(n * sizeof *b + 1);
-    TB_ASSERT_OK(tb_tensor_copy_to_host(want[k], a, n * sizeof *a));
-    TB_ASSERT_OK(tb_tensor_copy_to_host(got[k], b, n * sizeof *b));
-    for (size_t i = 0; i < n; i++) {
-      bool same = isnan(a[i]) ? isnan(b[i]) : a[i] == b[i] || fabsf(a[i] - b[i]) <= 2e-5f + 1e-4f * fabsf(a[i]);
-      if (!same) fail_msg("output %zu element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, i, (double)b[i], (double)a[i]);
-    }
-    free(a);
-    free(b);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  tb_tensor_destroy(in);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
+  feed in = {.name = input, .dtype = TB_DTYPE_F32, .ndim = ndim, .data = x};
+  memcpy(in.dims, dims, ndim * sizeof *dims);
+  tcv_counts c = tcv_compare(model, 1, &in, n_out, level, 2e-5, 1e-4);
+  if (device_nodes) *device_nodes = c.device_nodes;
+  if (fallback_nodes) *fallback_nodes = c.fallbacks;
   assert_int_equal(live_allocations(), 0);
 }
 

@@ -111,8 +111,9 @@ typedef struct tcv_counts {
   size_t device_nodes, fallbacks, nodes_after;
 } tcv_counts;
 
-/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level` with these inputs; compare every output;
- * returns the device's prepare result's counts. */
+/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level` with these inputs (the device's run after
+ * launch_reset: its launches are the test's to count); compare every output; returns the device's prepare result's
+ * counts. */
 static inline tcv_counts tcv_compare(tb_model *model, size_t n_in, const feed *in, size_t n_out, tb_opt_level level, double atol,
                                      double rtol) {
   tb_backend *cpu = NULL, *cuda = open_cuda0();
@@ -133,6 +134,7 @@ static inline tcv_counts tcv_compare(tb_model *model, size_t n_in, const feed *i
     names[i] = in[i].name;
   }
   TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, inputs, n_out, NULL, want));
+  launch_reset();
   tb_status st = tb_prepared_run(pg, n_in, names, inputs, n_out, NULL, got);
   if (st != TB_OK) fail_msg("the cuda:0 run failed: %s: %s", tb_status_str(st), tb_last_error());
   for (size_t k = 0; k < n_out; k++) {
