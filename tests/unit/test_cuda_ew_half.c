@@ -56,17 +56,10 @@ static void gelu_output(tb_graph *g, const char *name, const char *out, bool tan
 
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
+/* op at opset 17 with n_in inputs of dt, the second of dt2. */
 static const tb_kernel *find(const char *domain, const char *op, const void *params, size_t n_in, tb_dtype dt, tb_dtype dt2) {
-  tb_value_type types[4];
-  const tb_value_type *in[4] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = i == 1 ? dt2 : dt};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = domain, .op_type = op, .opset = 17, .params = params, .n_inputs = n_in, .in = in, .n_outputs = 1,
-                       .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
+  const tb_dtype dts[4] = {dt, dt2, dt, dt};
+  return tcv_find(domain, op, 17, params, n_in, dts, 1);
 }
 
 static void find_kernel_takes_the_float_dtypes(void **state) {

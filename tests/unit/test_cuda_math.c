@@ -47,76 +47,63 @@ enum { N_SPECIALS = sizeof specials / sizeof specials[0] };
 
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
-static const tb_kernel *find(const char *domain, const char *op, int opset, const void *params, size_t n_in, const tb_dtype *dts,
-                             size_t n_out) {
-  tb_value_type types[4];
-  const tb_value_type *in[4] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = domain, .op_type = op, .opset = opset, .params = params, .n_inputs = n_in, .in = in,
-                       .n_outputs = n_out, .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
-}
-
 #define DT(...) ((const tb_dtype[]){__VA_ARGS__})
 static void find_kernel_by_dtype_and_attribute(void **state) {
   (void)state;
   tb_act_params act = {.alpha = 1.0f};
-  assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F32), 1));
-  assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F64), 1));
-  assert_non_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F16), 1)); /* the halves computed in float32 */
-  assert_non_null(find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_BF16), 1));
-  assert_non_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F16, TB_DTYPE_F16), 1));
-  assert_non_null(find("", "Sum", 13, NULL, 3, DT(TB_DTYPE_F16, TB_DTYPE_F16, TB_DTYPE_F16), 1)); /* a float32 accumulator */
-  assert_null(find("", "Mod", 13, &(tb_mod_params){false}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1)); /* fmod 0 on floats: the CPU's refusal */
-  assert_non_null(find("", "Mod", 13, &(tb_mod_params){true}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1));
-  assert_null(find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_I32), 1));
-  assert_non_null(find("", "Celu", 12, &act, 1, DT(TB_DTYPE_F32), 1));
-  assert_non_null(find("tb", "Silu", 1, NULL, 1, DT(TB_DTYPE_F64), 1));
-  assert_null(find("", "Silu", 1, NULL, 1, DT(TB_DTYPE_F32), 1)); /* only TensorBridge's domain has Silu */
+  assert_non_null(tcv_find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F64), 1));
+  assert_non_null(tcv_find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_F16), 1)); /* the halves computed in float32 */
+  assert_non_null(tcv_find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_BF16), 1));
+  assert_non_null(tcv_find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F16, TB_DTYPE_F16), 1));
+  assert_non_null(tcv_find("", "Sum", 13, NULL, 3, DT(TB_DTYPE_F16, TB_DTYPE_F16, TB_DTYPE_F16), 1)); /* a float32 accumulator */
+  /* fmod 0 on floats: the CPU's refusal */
+  assert_null(tcv_find("", "Mod", 13, &(tb_mod_params){false}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1));
+  assert_non_null(tcv_find("", "Mod", 13, &(tb_mod_params){true}, 2, DT(TB_DTYPE_BF16, TB_DTYPE_BF16), 1));
+  assert_null(tcv_find("", "Acos", 7, NULL, 1, DT(TB_DTYPE_I32), 1));
+  assert_non_null(tcv_find("", "Celu", 12, &act, 1, DT(TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("tb", "Silu", 1, NULL, 1, DT(TB_DTYPE_F64), 1));
+  assert_null(tcv_find("", "Silu", 1, NULL, 1, DT(TB_DTYPE_F32), 1)); /* only TensorBridge's domain has Silu */
   /* Sign of every numeric dtype the CPU takes; Neg of unsigned is the CPU's refusal; float32 Abs is 10_elementwise's */
-  assert_non_null(find("", "Sign", 13, NULL, 1, DT(TB_DTYPE_I8), 1));
-  assert_non_null(find("", "Sign", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
-  assert_non_null(find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_I64), 1));
-  assert_null(find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
-  assert_non_null(find("", "Abs", 13, NULL, 1, DT(TB_DTYPE_F32), 1));
-  assert_non_null(find("", "Abs", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
+  assert_non_null(tcv_find("", "Sign", 13, NULL, 1, DT(TB_DTYPE_I8), 1));
+  assert_non_null(tcv_find("", "Sign", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
+  assert_non_null(tcv_find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_I64), 1));
+  assert_null(tcv_find("", "Neg", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
+  assert_non_null(tcv_find("", "Abs", 13, NULL, 1, DT(TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("", "Abs", 13, NULL, 1, DT(TB_DTYPE_U8), 1));
   tb_isinf_params isinf = {true, true};
-  assert_non_null(find("", "IsInf", 10, &isinf, 1, DT(TB_DTYPE_F64), 1));
-  assert_null(find("", "IsNaN", 13, NULL, 1, DT(TB_DTYPE_I32), 1));
+  assert_non_null(tcv_find("", "IsInf", 10, &isinf, 1, DT(TB_DTYPE_F64), 1));
+  assert_null(tcv_find("", "IsNaN", 13, NULL, 1, DT(TB_DTYPE_I32), 1));
   /* Mod: fmod 1 on floats, both forms on integers; BitShift on uint8 */
   tb_mod_params fmod0 = {false}, fmod1 = {true};
-  assert_null(find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1));
-  assert_non_null(find("", "Mod", 13, &fmod1, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1));
-  assert_non_null(find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_I16, TB_DTYPE_I16), 1));
-  assert_null(find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_I16, TB_DTYPE_I32), 1));
+  assert_null(tcv_find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("", "Mod", 13, &fmod1, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_I16, TB_DTYPE_I16), 1));
+  assert_null(tcv_find("", "Mod", 13, &fmod0, 2, DT(TB_DTYPE_I16, TB_DTYPE_I32), 1));
   tb_bitshift_params left = {true};
-  assert_non_null(find("", "BitShift", 11, &left, 2, DT(TB_DTYPE_U8, TB_DTYPE_U8), 1));
-  assert_null(find("", "BitShift", 11, &left, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
+  assert_non_null(tcv_find("", "BitShift", 11, &left, 2, DT(TB_DTYPE_U8, TB_DTYPE_U8), 1));
+  assert_null(tcv_find("", "BitShift", 11, &left, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
   /* Sum and Mean: any count of one float dtype */
-  assert_non_null(find("", "Sum", 13, NULL, 3, DT(TB_DTYPE_F32, TB_DTYPE_F32, TB_DTYPE_F32), 1));
-  assert_non_null(find("", "Mean", 13, NULL, 1, DT(TB_DTYPE_F64), 1));
-  assert_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F32, TB_DTYPE_F64), 1));
-  assert_null(find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
+  assert_non_null(tcv_find("", "Sum", 13, NULL, 3, DT(TB_DTYPE_F32, TB_DTYPE_F32, TB_DTYPE_F32), 1));
+  assert_non_null(tcv_find("", "Mean", 13, NULL, 1, DT(TB_DTYPE_F64), 1));
+  assert_null(tcv_find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_F32, TB_DTYPE_F64), 1));
+  assert_null(tcv_find("", "Sum", 13, NULL, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
   /* the index ops: float32, float64 and the integers (Hardmax: the floats) */
   tb_argreduce_params arg = {.is_max = true, .axis = -1, .keepdims = true};
-  assert_non_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_I64), 1));
-  assert_non_null(find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_F16), 1));
+  assert_non_null(tcv_find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_I64), 1));
+  assert_non_null(tcv_find("", "ArgMax", 13, &arg, 1, DT(TB_DTYPE_F16), 1));
   tb_softmax_params hard = {.kind = TB_HARDMAX, .axis = -1}, soft = {.kind = TB_SOFTMAX, .axis = -1};
-  assert_non_null(find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_F64), 1));
-  assert_null(find("", "Hardmax", 13, &soft, 1, DT(TB_DTYPE_F64), 1));
+  assert_non_null(tcv_find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_F64), 1));
+  assert_null(tcv_find("", "Hardmax", 13, &soft, 1, DT(TB_DTYPE_F64), 1));
   tb_cumsum_params cs = {0};
-  assert_non_null(find("", "CumSum", 14, &cs, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
-  assert_null(find("", "CumSum", 14, &cs, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1)); /* a float axis */
+  assert_non_null(tcv_find("", "CumSum", 14, &cs, 2, DT(TB_DTYPE_I32, TB_DTYPE_I32), 1));
+  assert_null(tcv_find("", "CumSum", 14, &cs, 2, DT(TB_DTYPE_F32, TB_DTYPE_F32), 1)); /* a float axis */
   tb_topk_params tk = {.axis = -1, .largest = true, .sorted = true};
-  assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_F32, TB_DTYPE_I64), 2));
-  assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_U8, TB_DTYPE_I64), 2));
-  assert_non_null(find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_BF16, TB_DTYPE_I64), 2));
-  assert_non_null(find("", "ArgMin", 13, &arg, 1, DT(TB_DTYPE_I8), 1));
-  assert_null(find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_I32), 1)); /* Hardmax takes floats */
+  assert_non_null(tcv_find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_F32, TB_DTYPE_I64), 2));
+  assert_non_null(tcv_find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_U8, TB_DTYPE_I64), 2));
+  assert_non_null(tcv_find("", "TopK", 11, &tk, 2, DT(TB_DTYPE_BF16, TB_DTYPE_I64), 2));
+  assert_non_null(tcv_find("", "ArgMin", 13, &arg, 1, DT(TB_DTYPE_I8), 1));
+  assert_null(tcv_find("", "Hardmax", 13, &hard, 1, DT(TB_DTYPE_I32), 1)); /* Hardmax takes floats */
 }
 
 /* ---- Values ------------------------------------------------------------------------------------------ */

@@ -141,17 +141,7 @@ static void check_case(const rnn_case *c, const char *what) {
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
 static const tb_kernel *find(const char *op, const tb_rnn_params *p, size_t n_in, const tb_dtype *dts, size_t n_out) {
-  tb_value_type types[8];
-  const tb_value_type *in[8] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    if (dts[i] == TB_DTYPE_COUNT) continue; /* omitted */
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = "", .op_type = op, .opset = 14, .params = p, .n_inputs = n_in, .in = in, .n_outputs = n_out,
-                       .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
+  return tcv_find("", op, 14, p, n_in, dts, n_out); /* TB_DTYPE_COUNT: omitted */
 }
 
 static void find_kernel_by_dtype(void **state) {

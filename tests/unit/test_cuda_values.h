@@ -3,11 +3,13 @@
  * and a model run on the CPU at O0 and on the emulated cuda:0 with every output compared: floats within atol +
  * rtol |cpu| (NaN where the CPU has NaN; atol and rtol 0: byte for byte), float16 and bfloat16 equal as values,
  * everything else byte for byte; the reduced-precision runs (a CPU reference at a level, the CPU's fp32 and the
- * device) of one float32 input; deterministic inputs (ranged, with special values, in any float dtype). */
+ * device) of one float32 input; find_kernel's answer by dtypes (tcv_find); deterministic inputs (ranged, with
+ * special values, in any float dtype). */
 #ifndef TB_TEST_CUDA_VALUES_H
 #define TB_TEST_CUDA_VALUES_H
 #include <math.h>
 #include "backend/cuda/cuda_module.h"
+#include "backend/cuda/kernels/cuda_ops.h"
 #include "core/convert_scalar.h"
 #include "test_cuda_util.h"
 #include "test_device_control.h"
@@ -180,6 +182,24 @@ static inline void tcv_run_device(tb_model *model, size_t n_in, const feed *in, 
   tb_prepared_destroy(pg);
   tb_backend_destroy(cuda);
   tb_backend_destroy(cpu);
+}
+
+/* The kernel the CUDA backend's find_kernel picks at the reference level for op (opset) with these input dtypes
+ * (TB_DTYPE_COUNT: the input omitted) and n_out outputs; NULL where it has none. */
+static inline const tb_kernel *tcv_find(const char *domain, const char *op, int opset, const void *params, size_t n_in,
+                                        const tb_dtype *dts, size_t n_out) {
+  tb_value_type types[16];
+  const tb_value_type *in[16] = {NULL};
+  assert_true(n_in <= 16);
+  for (size_t i = 0; i < n_in; i++) {
+    if (dts[i] == TB_DTYPE_COUNT) continue;
+    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
+    in[i] = &types[i];
+  }
+  tb_kernel_query q = {.domain = domain, .op_type = op, .opset = opset, .params = params, .n_inputs = n_in, .in = in,
+                       .n_outputs = n_out, .level = TB_KERNEL_REFERENCE, .name = "n"};
+  const char *why = NULL;
+  return tb_cuda_find(&q, &why);
 }
 
 /* ---- Inputs ---- */
