@@ -18,52 +18,34 @@
 #include "backend/cuda/cuda_module.h"
 #include "core/error.h"
 #include "../fakes/fake_cuda_launch.h"
-#include "../fakes/fake_cudnn.h"
 #include "ops/fused/fused_params.h"
 #include "ops/nn/nn_params.h"
 #include "ops/tensor/resize.h"
 #include "runtime/cudnn_api.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
-#include "test_cuda_util.h"
+#include "test_cuda_fakes.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static const fake_cudnn_state *cudnn(void) {
-  return ((const fake_cudnn_state *(*)(void))tcu_symbol("fake_cudnn", "fake_cudnn_state_get"))();
-}
+/* Beside test_cuda_values.h's variables. */
+static const char *const vars[] = {"FAKE_CUDNN_FUSION", "FAKE_CUDNN_PLAN_FAIL", "FAKE_CUDNN_ENGINES_FALLBACK", "FAKE_CUDNN_WORKSPACE",
+                                   "FAKE_CUDNN_FAIL", "FAKE_CUDNN_FAIL_CODE", "TB_CUDNN_LIB"};
+enum { N_VARS = sizeof vars / sizeof vars[0] };
 
-static const char *const env_vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                       "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUDNN_FUSION", "FAKE_CUDNN_PLAN_FAIL",
-                                       "FAKE_CUDNN_ENGINES_FALLBACK", "FAKE_CUDNN_WORKSPACE", "FAKE_CUDNN_FAIL",
-                                       "FAKE_CUDNN_FAIL_CODE", "TB_NVRTC_LIB", "TB_CUDNN_LIB", "TB_CUDA_GEMM"};
-
-/* The fakes, the emulator where it was built, and no cuDNN (TB_CUDNN_LIB names nothing): the own kernels. */
+/* The fakes, the emulator when a test asks (emulate()), and no cuDNN (TB_CUDNN_LIB names nothing): the own kernels.
+ * The models' Gemm on the own kernel: a real cuBLASLt is not loaded over the fake driver. */
 static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  for (size_t i = 0; i < sizeof env_vars / sizeof env_vars[0]; i++) unsetenv(env_vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
+  tcv_setup_fakes(state, cache_dir, "tb_cuconv", vars, N_VARS);
   setenv("TB_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1);
-  setenv("TB_CUDA_GEMM", "own", 1); /* the models' Gemm on the own kernel: a real cuBLASLt is not loaded over the fake driver */
-  tcu_cache_make(cache_dir, "tb_cuconv");
-  tb_cuda_module_test_source(NULL);
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  return 0;
-}
-
-static void fill(float *x, size_t n, unsigned seed, float scale) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * scale; /* [-scale, scale) */
-  }
+  return tcv_teardown_fakes(cache_dir, vars, N_VARS);
 }
 
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
@@ -114,48 +96,16 @@ static void find_kernel_for_cnn_ops(void **state) {
 
 /* ---- Values against the CPU ------------------------------------------------------------------------- */
 
-/* Run `model` (input x) on the CPU at O0 and on the emulated cuda:0 at `level`; every output element within
- * atol + rtol |cpu| (NaN where the CPU has NaN). Returns the prepare result's device and fallback counts. */
+/* Run `model` (one float32 input named input) on the CPU at O0 and on the emulated cuda:0 at `level`; every output
+ * element within 2e-5 + 1e-4 |cpu| (NaN where the CPU has NaN); the device's run after launch_reset; nothing left on
+ * the device. Returns the prepare result's device and fallback counts. */
 static void compare_input(tb_model *model, const char *input, size_t ndim, const int64_t *dims, const float *x, size_t n_out,
                           tb_opt_level level, size_t *device_nodes, size_t *fallback_nodes) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  o.level = level;
-  if (tb_model_prepare(model, cuda, &o, &pg, &rg) != TB_OK) fail_msg("prepare on cuda:0: %s", tb_last_error());
-  if (device_nodes) *device_nodes = rg->device_nodes;
-  if (fallback_nodes) *fallback_nodes = rg->cpu_fallback_nodes;
-  for (size_t f = 0; f < rg->cpu_fallback_nodes; f++) print_message("on the CPU: %s\n", rg->fallback_ops[f]);
-  tb_tensor *in = tbt_f32(cpu, ndim, dims, x), *want[16] = {NULL}, *got[16] = {NULL};
-  const char *names[1] = {input};
-  assert_true(n_out <= 16);
-  TB_ASSERT_OK(tb_prepared_run(pc, 1, names, &in, n_out, NULL, want));
-  launch_reset();
-  if (tb_prepared_run(pg, 1, names, &in, n_out, NULL, got) != TB_OK) fail_msg("run on cuda:0: %s", tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    size_t n = (size_t)tb_tensor_numel(want[k]);
-    assert_int_equal(tb_tensor_numel(got[k]), n);
-    assert_int_equal(tb_tensor_ndim(got[k]), tb_tensor_ndim(want[k]));
-    float *a = malloc(n * sizeof *a + 1), *b = malloc(n * sizeof *b + 1);
-    TB_ASSERT_OK(tb_tensor_copy_to_host(want[k], a, n * sizeof *a));
-    TB_ASSERT_OK(tb_tensor_copy_to_host(got[k], b, n * sizeof *b));
-    for (size_t i = 0; i < n; i++) {
-      bool same = isnan(a[i]) ? isnan(b[i]) : a[i] == b[i] || fabsf(a[i] - b[i]) <= 2e-5f + 1e-4f * fabsf(a[i]);
-      if (!same) fail_msg("output %zu element %zu: cuda:0 (emulated) %.9g, cpu %.9g", k, i, (double)b[i], (double)a[i]);
-    }
-    free(a);
-    free(b);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  tb_tensor_destroy(in);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
+  feed in = {.name = input, .dtype = TB_DTYPE_F32, .ndim = ndim, .data = x};
+  memcpy(in.dims, dims, ndim * sizeof *dims);
+  tcv_counts c = tcv_compare(model, 1, &in, n_out, level, 2e-5, 1e-4);
+  if (device_nodes) *device_nodes = c.device_nodes;
+  if (fallback_nodes) *fallback_nodes = c.fallbacks;
   assert_int_equal(live_allocations(), 0);
 }
 
@@ -200,7 +150,7 @@ static void run_conv_case(const conv_case *c) {
   int64_t numel = 1;
   for (size_t d = 0; d < c->rank; d++) numel *= c->x[d];
   float *x = malloc((size_t)numel * sizeof *x);
-  fill(x, (size_t)numel, 3, 2.0f);
+  fill_range(x, (size_t)numel, 3, -2.0f, 2.0f);
   tb_model *m = conv_model(c, NULL);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, c->rank, c->x, x, 1, TB_LEVEL_O0, &device, &fallback);
@@ -265,7 +215,7 @@ static void fused_conv_values_match_the_cpu(void **state) {
   static const char *const acts[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"};
   const conv_case c = {"Conv", 4, {1, 3, 6, 5}, {4, 3, 3, 3}, 1, {1, 1}, {0}, {1, 1, 1, 1}, {0}, NULL, true};
   float x[90];
-  fill(x, 90, 9, 2.0f);
+  fill_range(x, 90, 9, -2.0f, 2.0f);
   for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
     tb_model *m = conv_model(&c, acts[a]);
     size_t device = 0, fallback = 9;
@@ -290,7 +240,7 @@ static void fused_conv_values_match_the_cpu(void **state) {
   tbt_output(g, "y");
   tb_model *m = tbt_model_of(ir);
   float xr[100];
-  fill(xr, 100, 4, 2.0f);
+  fill_range(xr, 100, 4, -2.0f, 2.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, 4, xd, xr, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(device, 1);
@@ -318,7 +268,7 @@ static void pool_case(const char *op, size_t rank, const int64_t *x_dims, const 
   int64_t numel = 1;
   for (size_t d = 0; d < rank; d++) numel *= x_dims[d];
   float *x = malloc((size_t)numel * sizeof *x);
-  fill(x, (size_t)numel, 21, 3.0f);
+  fill_range(x, (size_t)numel, 21, -3.0f, 3.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, rank, x_dims, x, 1, TB_LEVEL_O0, &device, &fallback);
   assert_int_equal(device, 1);
@@ -378,7 +328,7 @@ static void norm_values_match_the_cpu(void **state) {
     int64_t numel = 1;
     for (size_t d = 0; d < rank; d++) numel *= xd[d];
     float *x = malloc((size_t)numel * sizeof *x);
-    fill(x, (size_t)numel, 31, 4.0f);
+    fill_range(x, (size_t)numel, 31, -4.0f, 4.0f);
     size_t device = 0, fallback = 9;
     compare_with_cpu(m, rank, xd, x, 1, TB_LEVEL_O0, &device, &fallback);
     assert_int_equal(device, 1);
@@ -409,7 +359,7 @@ static void resize_values_match_the_cpu(void **state) {
   };
   const int64_t xd[4] = {2, 3, 5, 4}, four = 4;
   float x[120];
-  fill(x, 120, 41, 3.0f);
+  fill_range(x, 120, 41, -3.0f, 3.0f);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const resize_case *c = &cases[i];
     tb_ir_model *ir = tbt_ir_model(13);
@@ -440,8 +390,6 @@ static void resize_values_match_the_cpu(void **state) {
 
 /* ---- cuDNN (the computing fake) ----------------------------------------------------------------------- */
 
-static void use_fake_cudnn(void) { setenv("TB_CUDNN_LIB", tbt_fake("fake_cudnn"), 1); }
-
 /* Conv + bias + Relu (a FusedConv at O2) through cuDNN: values as the CPU's, no own conv kernel. */
 static void cudnn_runs_the_convolutions(void **state) {
   (void)state;
@@ -449,7 +397,7 @@ static void cudnn_runs_the_convolutions(void **state) {
   use_fake_cudnn();
   const conv_case c = {"Conv", 4, {2, 4, 7, 6}, {6, 2, 3, 3}, 2, {2, 1}, {1, 2}, {1, 0, 2, 1}, {0}, NULL, true};
   float x[336];
-  fill(x, 336, 13, 2.0f);
+  fill_range(x, 336, 13, -2.0f, 2.0f);
   tb_model *m = conv_model(&c, "Relu");
   int executes = cudnn()->executes;
   size_t device = 0, fallback = 9;
@@ -498,7 +446,7 @@ static void cudnn_workspace_and_failure(void **state) {
   use_fake_cudnn();
   const conv_case c = {"Conv", 4, {1, 3, 6, 6}, {4, 3, 3, 3}, 1, {1, 1}, {0}, {1, 1, 1, 1}, {0}, NULL, true};
   float x[108];
-  fill(x, 108, 17, 2.0f);
+  fill_range(x, 108, 17, -2.0f, 2.0f);
   tb_model *m = conv_model(&c, NULL);
   setenv("FAKE_CUDNN_WORKSPACE", "4096", 1);
   compare_with_cpu(m, 4, c.x, x, 1, TB_LEVEL_O0, NULL, NULL);
@@ -550,7 +498,7 @@ static void demo_cnn_runs_on_cuda(void **state) {
   TB_ASSERT_OK(tb_model_load(TB_TEST_FIXTURES "/../../models/cnn_small.onnx", &m));
   const int64_t dims[4] = {1, 3, 32, 32};
   float x[3072];
-  fill(x, 3072, 51, 1.0f);
+  fill_range(x, 3072, 51, -1.0f, 1.0f);
   for (int level = 0; level < 2; level++) {
     tb_opt_level lv = level ? TB_LEVEL_O2 : TB_LEVEL_O0;
     tb_backend *cuda = open_cuda0();
@@ -616,7 +564,7 @@ static void resnet_block_at_o2(void **state) {
   tbt_output(g, "y");
   tb_model *m = tbt_model_of(ir);
   float x[800];
-  fill(x, 800, 61, 2.0f);
+  fill_range(x, 800, 61, -2.0f, 2.0f);
   size_t device = 0, fallback = 9;
   compare_with_cpu(m, 4, xd, x, 1, TB_LEVEL_O2, &device, &fallback);
   assert_int_equal(fallback, 0);

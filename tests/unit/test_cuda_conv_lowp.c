@@ -10,54 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../fakes/fake_cuda_launch.h"
-#include "../fakes/fake_cudnn.h"
 #include "backend/cuda/cuda_dnn.h"
 #include "core/error.h"
 #include "pass_test.h"
 #include "runtime/cudnn_api.h"
-#include "test_cuda_util.h"
+#include "test_cuda_fakes.h"
+#include "test_cuda_values.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                   "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUDA_CC", "TB_CUDA_GEMM", "TB_CUDNN_LIB", "TB_GRAPH_CAPTURE",
-                                   "TB_BF16_TRIAL", "FAKE_CUDNN_TF32_ENGINES", "FAKE_CUDNN_REDUCED_ENGINES",
+/* Beside test_cuda_values.h's variables. */
+static const char *const vars[] = {"TB_CUDNN_LIB", "TB_BF16_TRIAL", "FAKE_CUDNN_TF32_ENGINES", "FAKE_CUDNN_REDUCED_ENGINES",
                                    "FAKE_CUDNN_ENGINES_A", "FAKE_CUDNN_ENGINES_FALLBACK"};
+enum { N_VARS = sizeof vars / sizeof vars[0] };
 
 static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
+  tcv_setup_fakes(state, cache_dir, "tb_cuconvlp", vars, N_VARS);
   setenv("TB_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1); /* the own kernels; the cuDNN tests say otherwise */
-  setenv("TB_CUDA_GEMM", "own", 1);
   setenv("TB_GRAPH_CAPTURE", "off", 1); /* the fake cuDNN computes even on a capturing stream */
   setenv("TB_BF16_TRIAL", "off", 1);    /* the CPU reference at O3: bf16 wherever it has a kernel */
-  tcu_cache_make(cache_dir, "tb_cuconvlp");
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tcu_cache_remove(cache_dir);
-  return 0;
-}
-
-static const fake_cudnn_state *cudnn(void) {
-  return ((const fake_cudnn_state *(*)(void))tcu_symbol("fake_cudnn", "fake_cudnn_state_get"))();
-}
-
-static void use_fake_cudnn(void) { setenv("TB_CUDNN_LIB", tbt_fake("fake_cudnn"), 1); }
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 16384.0f - 2.0f; /* [-2, 2): most values need more than bf16's 8 bits */
-  }
+  return tcv_teardown_fakes(cache_dir, vars, N_VARS);
 }
 
 /* One convolution: x [n, c, spatial...], W [k, c / group, kernel...] in [-1, 1) / sqrt(depth), a bias, then `after`
@@ -78,9 +57,9 @@ static tb_model *conv_model(const conv_case *c) {
   for (size_t d = 0; d < c->rank; d++) wn *= (size_t)c->w[d];
   for (size_t d = 1; d < c->rank; d++) depth *= c->w[d];
   float *w = malloc(wn * sizeof *w), *b = malloc((size_t)c->w[0] * sizeof *b);
-  fill(w, wn, 7);
+  fill_range(w, wn, 7, -2.0f, 2.0f);
   for (size_t i = 0; i < wn; i++) w[i] /= 2.0f * sqrtf((float)depth);
-  fill(b, (size_t)c->w[0], 9);
+  fill_range(b, (size_t)c->w[0], 9, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, c->rank, c->x, NULL);
   tbt_const_f32(g, "W", c->rank, c->w, w);
   tbt_const_f32(g, "B", 1, &c->w[0], b);
@@ -110,33 +89,12 @@ typedef struct lowp_run {
  * each output element within atol + rtol |ref| of the CPU's at ref_level. */
 static lowp_run compare(const conv_case *c, tb_opt_level level, tb_precision precision, tb_opt_level ref_level, float rtol, float atol) {
   tb_model *model = conv_model(c);
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = ref_level};
-  tb_prepared *pref = NULL, *p32 = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pref, NULL));
-  o.level = TB_LEVEL_O0;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &p32, NULL));
-  o.level = level;
-  o.precision = precision;
-  tb_status st = tb_model_prepare(model, cuda, &o, &pg, &rg);
-  if (st != TB_OK) fail_msg("prepare on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
+  tcv_lowp t;
+  tcv_lowp_run(&t, model, c->rank, c->x, level, precision, ref_level);
+  const tb_prepare_result *rg = t.rg;
   lowp_run r = {.device_nodes = rg->device_nodes, .reduced_nodes = rg->reduced_precision_nodes, .precision = rg->precision};
   if (rg->reduced_precision_nodes) snprintf(r.node_precision, sizeof r.node_precision, "%s", rg->node_precisions[0]);
   if (rg->precision_choice_count) snprintf(r.precision_choice, sizeof r.precision_choice, "%s", rg->precision_choices[0]);
-  size_t n = 1;
-  for (size_t d = 0; d < c->rank; d++) n *= (size_t)c->x[d];
-  float *x = malloc(n * sizeof *x + 1);
-  fill(x, n, 5);
-  tb_tensor *in = tbt_f32(cpu, c->rank, c->x, x), *want = NULL, *want32 = NULL, *got = NULL;
-  free(x);
-  const char *names[1] = {"x"};
-  TB_ASSERT_OK(tb_prepared_run(pref, 1, names, &in, 1, NULL, &want));
-  TB_ASSERT_OK(tb_prepared_run(p32, 1, names, &in, 1, NULL, &want32));
-  launch_reset();
-  st = tb_prepared_run(pg, 1, names, &in, 1, NULL, &got);
-  if (st != TB_OK) fail_msg("run on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
   static const char *const direct[3] = {"tb_cu_cnn_conv_f32", "tb_cu_cnn_conv_bf16", "tb_cu_cnn_conv_f16"};
   static const char *const igemm[3] = {"tb_cu_cnn_conv_igemm_f32", "tb_cu_cnn_conv_igemm_bf16", "tb_cu_cnn_conv_igemm_f16"};
   r.casts = launches_of("tb_cu_dm_cast");
@@ -144,31 +102,9 @@ static lowp_run compare(const conv_case *c, tb_opt_level level, tb_precision pre
     r.direct[f] = launches_of(direct[f]);
     r.igemm[f] = launches_of(igemm[f]);
   }
-  size_t count = (size_t)tb_tensor_numel(want);
-  assert_int_equal(tb_tensor_numel(got), count);
-  float *a = malloc(count * sizeof *a + 1), *b = malloc(count * sizeof *b + 1), *f32 = malloc(count * sizeof *f32 + 1);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, count * sizeof *a));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, count * sizeof *b));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want32, f32, count * sizeof *f32));
-  for (size_t i = 0; i < count; i++) {
-    if (!(fabsf(a[i] - b[i]) <= atol + rtol * fabsf(a[i])))
-      fail_msg("element %zu: cuda:0 %.9g, cpu %.9g (atol %g, rtol %g)", i, (double)b[i], (double)a[i], (double)atol, (double)rtol);
-    if (fabs((double)b[i] - f32[i]) > r.max_error_vs_fp32) r.max_error_vs_fp32 = fabs((double)b[i] - f32[i]);
-  }
-  free(a);
-  free(b);
-  free(f32);
-  tb_tensor_destroy(want);
-  tb_tensor_destroy(want32);
-  tb_tensor_destroy(got);
-  tb_tensor_destroy(in);
-  tb_prepared_destroy(pref);
-  tb_prepared_destroy(p32);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
+  r.max_error_vs_fp32 = tcv_lowp_check(&t, rtol, atol, NULL, 0);
+  tcv_lowp_free(&t);
   tb_model_destroy(model);
-  assert_int_equal(live_allocations(), 0);
   return r;
 }
 

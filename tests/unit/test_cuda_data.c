@@ -59,26 +59,7 @@ static int64_t onnx_code(tb_dtype dt) {
   return 0;
 }
 
-static void output(tb_graph *g, const char *op, const char *name, const char *in, const char *out) {
-  tbt_node(g, op, name, in, out);
-  tbt_output(g, out);
-}
-
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
-
-static const tb_kernel *find(const char *domain, const char *op, int opset, const void *params, size_t n_in, const tb_dtype *dts,
-                             size_t n_out) {
-  tb_value_type types[4];
-  const tb_value_type *in[4] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = domain, .op_type = op, .opset = opset, .params = params, .n_inputs = n_in, .in = in,
-                       .n_outputs = n_out, .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
-}
 
 static void find_kernel_by_dtype_and_attribute(void **state) {
   (void)state;
@@ -87,39 +68,39 @@ static void find_kernel_by_dtype_and_attribute(void **state) {
   tb_transpose_params tp = {0};
   tb_axis_params ax = {0};
   /* data movement takes any dtype of 1, 2, 4 or 8 bytes */
-  assert_non_null(find("", "Transpose", 13, &tp, 1, i64, 1));
-  assert_non_null(find("", "Transpose", 13, &tp, 1, bools, 1));
-  assert_non_null(find("", "Concat", 13, &ax, 2, i64, 1));
-  assert_null(find("", "Concat", 13, &ax, 2, (const tb_dtype[]){TB_DTYPE_I64, TB_DTYPE_I32}, 1)); /* mixed */
-  assert_non_null(find("", "Reshape", 14, NULL, 2, i64, 1));
-  assert_non_null(find("", "Gather", 13, &ax, 2, f16_i32, 1));
-  assert_null(find("", "Gather", 13, &ax, 2, f32_f32, 1)); /* float indices */
+  assert_non_null(tcv_find("", "Transpose", 13, &tp, 1, i64, 1));
+  assert_non_null(tcv_find("", "Transpose", 13, &tp, 1, bools, 1));
+  assert_non_null(tcv_find("", "Concat", 13, &ax, 2, i64, 1));
+  assert_null(tcv_find("", "Concat", 13, &ax, 2, (const tb_dtype[]){TB_DTYPE_I64, TB_DTYPE_I32}, 1)); /* mixed */
+  assert_non_null(tcv_find("", "Reshape", 14, NULL, 2, i64, 1));
+  assert_non_null(tcv_find("", "Gather", 13, &ax, 2, f16_i32, 1));
+  assert_null(tcv_find("", "Gather", 13, &ax, 2, f32_f32, 1)); /* float indices */
   /* scatters (the reductions from cuda_ops_layout.c, test_cuda_layout); ScatterND with int64 indices */
   tb_scatter_params none = {0}, add = {.reduction = TB_SCATTER_ADD};
-  assert_non_null(find("", "ScatterElements", 16, &none, 3, f32_i64, 1));
-  assert_non_null(find("", "ScatterElements", 16, &add, 3, f32_i64, 1)); /* the reductions: cuda_ops_layout.c */
-  assert_non_null(find("", "ScatterND", 16, &none, 3, f32_i64, 1));
+  assert_non_null(tcv_find("", "ScatterElements", 16, &none, 3, f32_i64, 1));
+  assert_non_null(tcv_find("", "ScatterElements", 16, &add, 3, f32_i64, 1)); /* the reductions: cuda_ops_layout.c */
+  assert_non_null(tcv_find("", "ScatterND", 16, &none, 3, f32_i64, 1));
   /* Cast between the computable dtypes; fp8 stays on the CPU */
   tb_cast_params to_f16 = {.to = TB_DTYPE_F16}, to_fp8 = {.to = TB_DTYPE_FP8_E4M3FN};
-  assert_non_null(find("", "Cast", 19, &to_f16, 1, i64, 1));
-  assert_null(find("", "Cast", 19, &to_fp8, 1, f32_f32, 1));
+  assert_non_null(tcv_find("", "Cast", 19, &to_f16, 1, i64, 1));
+  assert_null(tcv_find("", "Cast", 19, &to_fp8, 1, f32_f32, 1));
   /* comparisons of one dtype; logic on bool only; legacy broadcasting declined */
   tb_binary_params modern = {0}, legacy = {.legacy = true, .broadcast = true};
-  assert_non_null(find("", "Less", 13, &modern, 2, i64, 1));
-  assert_null(find("", "Less", 13, &modern, 2, (const tb_dtype[]){TB_DTYPE_I64, TB_DTYPE_F32}, 1));
-  assert_null(find("", "Equal", 6, &legacy, 2, i64, 1));
-  assert_non_null(find("", "And", 13, &modern, 2, bools, 1));
-  assert_null(find("", "Or", 13, &modern, 2, i64, 1));
-  assert_non_null(find("", "Where", 16, NULL, 3, (const tb_dtype[]){TB_DTYPE_BOOL, TB_DTYPE_I64, TB_DTYPE_I64}, 1));
-  assert_null(find("", "Where", 16, NULL, 3, (const tb_dtype[]){TB_DTYPE_F32, TB_DTYPE_I64, TB_DTYPE_I64}, 1));
+  assert_non_null(tcv_find("", "Less", 13, &modern, 2, i64, 1));
+  assert_null(tcv_find("", "Less", 13, &modern, 2, (const tb_dtype[]){TB_DTYPE_I64, TB_DTYPE_F32}, 1));
+  assert_null(tcv_find("", "Equal", 6, &legacy, 2, i64, 1));
+  assert_non_null(tcv_find("", "And", 13, &modern, 2, bools, 1));
+  assert_null(tcv_find("", "Or", 13, &modern, 2, i64, 1));
+  assert_non_null(tcv_find("", "Where", 16, NULL, 3, (const tb_dtype[]){TB_DTYPE_BOOL, TB_DTYPE_I64, TB_DTYPE_I64}, 1));
+  assert_null(tcv_find("", "Where", 16, NULL, 3, (const tb_dtype[]){TB_DTYPE_F32, TB_DTYPE_I64, TB_DTYPE_I64}, 1));
   /* LayerNormalization: float32, only the Y output */
   tb_norm_params ln = {.kind = TB_NORM_LAYER, .epsilon = 1e-5f, .axis = -1}, ln_stats = ln;
   ln_stats.mean_output = true;
   const tb_dtype f3[3] = {TB_DTYPE_F32, TB_DTYPE_F32, TB_DTYPE_F32};
-  assert_non_null(find("", "LayerNormalization", 17, &ln, 3, f3, 1));
-  assert_non_null(find("tb", "LayerNormalization", 1, &ln, 3, f3, 1));
-  assert_null(find("", "LayerNormalization", 17, &ln_stats, 3, f3, 2));
-  assert_null(find("", "LayerNormalization", 17, &ln, 3, (const tb_dtype[]){TB_DTYPE_F16, TB_DTYPE_F16, TB_DTYPE_F16}, 1));
+  assert_non_null(tcv_find("", "LayerNormalization", 17, &ln, 3, f3, 1));
+  assert_non_null(tcv_find("tb", "LayerNormalization", 1, &ln, 3, f3, 1));
+  assert_null(tcv_find("", "LayerNormalization", 17, &ln_stats, 3, f3, 2));
+  assert_null(tcv_find("", "LayerNormalization", 17, &ln, 3, (const tb_dtype[]){TB_DTYPE_F16, TB_DTYPE_F16, TB_DTYPE_F16}, 1));
 }
 
 /* ---- Values ------------------------------------------------------------------------------------------ */

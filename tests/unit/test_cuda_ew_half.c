@@ -32,27 +32,9 @@ static int teardown(void **state) {
 
 static const tb_dtype dtypes[3] = {TB_DTYPE_F16, TB_DTYPE_BF16, TB_DTYPE_F64};
 
-/* Values from floats in dt: halves rounded to nearest even, float64 widened; out holds n elements of dt. */
-static void to_dtype(const float *x, size_t n, tb_dtype dt, void *out) {
-  for (size_t i = 0; i < n; i++) {
-    if (dt == TB_DTYPE_F64) ((double *)out)[i] = x[i];
-    else ((uint16_t *)out)[i] = dt == TB_DTYPE_F16 ? tb_f32_to_f16_ref(x[i]) : tb_f32_to_bf16_ref(x[i]);
-  }
-}
-
 /* The special values every test's first elements are. */
 static const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 1.0f, -1.0f, 1e-7f, 30.0f, -30.0f, 12.0f, -12.0f};
 enum { N_SPECIALS = sizeof specials / sizeof specials[0] };
-
-static void fill_with_specials(float *x, size_t n, unsigned seed) {
-  fill(x, n, seed);
-  for (size_t i = 0; i < n && i < N_SPECIALS; i++) x[i] = specials[i];
-}
-
-static void output(tb_graph *g, const char *op, const char *name, const char *in, const char *out) {
-  tbt_node(g, op, name, in, out);
-  tbt_output(g, out);
-}
 
 /* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level`; compare every output (halves as values, float64
  * within 1e-6 + 1e-5 |cpu|); no CPU fallback; the device's node count. */
@@ -74,17 +56,10 @@ static void gelu_output(tb_graph *g, const char *name, const char *out, bool tan
 
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
+/* op at opset 17 with n_in inputs of dt, the second of dt2. */
 static const tb_kernel *find(const char *domain, const char *op, const void *params, size_t n_in, tb_dtype dt, tb_dtype dt2) {
-  tb_value_type types[4];
-  const tb_value_type *in[4] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = i == 1 ? dt2 : dt};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = domain, .op_type = op, .opset = 17, .params = params, .n_inputs = n_in, .in = in, .n_outputs = 1,
-                       .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
+  const tb_dtype dts[4] = {dt, dt2, dt, dt};
+  return tcv_find(domain, op, 17, params, n_in, dts, 1);
 }
 
 static void find_kernel_takes_the_float_dtypes(void **state) {
@@ -128,7 +103,7 @@ static void unary_values_match_the_cpu(void **state) {
     tb_dtype dt = dtypes[t];
     static float xf[3 * 37], lo = -0.75f, hi = 1.25f;
     static double x[3 * 37], l[1], h[1];
-    fill_with_specials(xf, 3 * 37, 21 + (unsigned)t);
+    fill_with_specials(xf, 3 * 37, 21 + (unsigned)t, specials, N_SPECIALS);
     to_dtype(xf, 3 * 37, dt, x);
     to_dtype(&lo, 1, dt, l);
     to_dtype(&hi, 1, dt, h);
@@ -190,9 +165,9 @@ static void binary_values_match_the_cpu(void **state) {
     static float af[15], bf[20], cf[20], sf = 1.75f;
     static double a[15], b[20], c[20], s[1];
     static uint8_t cond[20];
-    fill_with_specials(af, 15, 31 + (unsigned)t);
+    fill_with_specials(af, 15, 31 + (unsigned)t, specials, N_SPECIALS);
     fill(bf, 20, 41);
-    fill_with_specials(cf, 20, 51);
+    fill_with_specials(cf, 20, 51, specials, N_SPECIALS);
     bf[0] = 0.0f, bf[1] = -0.0f, bf[2] = 2.0f, bf[3] = NAN, bf[4] = 0.5f; /* x / 0, pow(x, 2), NaN against every value */
     for (int i = 0; i < 20; i++) cond[i] = (uint8_t)(i % 3 == 0);
     to_dtype(af, 15, dt, a);
@@ -284,7 +259,7 @@ static void half_model_at_o2_runs_on_the_device(void **state) {
     static float xf[7 * 33];
     static double x[7 * 33], k[6];
     static const float kf[6] = {1.4142135f, 1.0f, 0.5f, 3.0f, 0.044715f, 0.7978845608f};
-    fill_with_specials(xf, 7 * 33, 61 + (unsigned)t);
+    fill_with_specials(xf, 7 * 33, 61 + (unsigned)t, specials, N_SPECIALS);
     to_dtype(xf, 7 * 33, dt, x);
     to_dtype(kf, 6, dt, k);
     tb_ir_model *ir = tbt_ir_model(17);

@@ -17,18 +17,15 @@
 #include "core/error.h"
 #include "ops/nn/nn_params.h"
 #include "runtime/cublaslt_api.h"
-#include "../fakes/fake_cublaslt.h"
 #include "../fakes/fake_cuda_launch.h"
 #include "pass_test.h"
 #include "test_engine_util.h"
-#include "test_cuda_util.h"
+#include "test_cuda_fakes.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static const fake_cublaslt_state *blas_fake(void) {
-  return ((const fake_cublaslt_state *(*)(void))tcu_symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
-}
 static tb_cuda_gemm_desc launch_desc(const fake_launch *l) {
   tb_cuda_gemm_desc d;
   int at = l->n_args - 1;
@@ -37,43 +34,22 @@ static tb_cuda_gemm_desc launch_desc(const fake_launch *l) {
   return d;
 }
 
-static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                   "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUBLASLT_FAIL", "FAKE_CUBLASLT_FAIL_CODE",
-                                   "FAKE_CUBLASLT_HEURISTIC", "TB_CUDA_GEMM", "TB_CUBLASLT_LIB", "TB_GRAPH_CAPTURE"};
+/* Beside test_cuda_values.h's variables. */
+static const char *const vars[] = {"FAKE_CUBLASLT_FAIL", "FAKE_CUBLASLT_FAIL_CODE", "FAKE_CUBLASLT_HEURISTIC", "TB_CUBLASLT_LIB"};
+enum { N_VARS = sizeof vars / sizeof vars[0] };
 
 static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1); /* each test that wants cuBLASLt says so */
+  tcv_setup_fakes(state, cache_dir, "tb_cugemm", vars, N_VARS); /* the own kernel: each test that wants cuBLASLt says so */
   /* These tests count each run's launches and fail single calls; a captured graph would replay them instead
    * (test_cuda_graph covers capture). The fake cuBLASLt also computes when called, even on a capturing stream,
    * where the real one is recorded into the graph: graph replay of cuBLASLt products waits for a GPU. */
   setenv("TB_GRAPH_CAPTURE", "off", 1);
-  tcu_cache_make(cache_dir, "tb_cugemm");
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tcu_cache_remove(cache_dir);
-  return 0;
-}
-
-/* cuBLASLt: the computing fake. */
-static void use_fake_cublaslt(void) {
-  unsetenv("TB_CUDA_GEMM");
-  setenv("TB_CUBLASLT_LIB", tbt_fake("fake_cublaslt"), 1);
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 16384.0f - 2.0f; /* [-2, 2) */
-  }
+  return tcv_teardown_fakes(cache_dir, vars, N_VARS);
 }
 
 /* ---- The descriptor, as plain functions ----------------------------------------------------------- */
@@ -179,8 +155,8 @@ static tb_model *matmul_model(void) {
   tb_graph *g = tb_graph_new(m, NULL, "matmul");
   const int64_t x_dims[4] = {2, 3, 5, 4}, w_dims[3] = {1, 4, 6}, six = 6;
   float w[24], bias[6];
-  fill(w, 24, 7);
-  fill(bias, 6, 8);
+  fill_range(w, 24, 7, -2.0f, 2.0f);
+  fill_range(bias, 6, 8, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, 4, x_dims, NULL);
   tbt_const_f32(g, "W", 3, w_dims, w);
   tbt_const_f32(g, "bias", 1, &six, bias);
@@ -198,8 +174,8 @@ static tb_model *gemm_model(void) {
   tb_graph *g = tb_graph_new(m, NULL, "gemm");
   const int64_t x_dims[2] = {5, 70}, w_dims[2] = {33, 5}, c_dim = 33;
   float w[165], c[33];
-  fill(w, 165, 3);
-  fill(c, 33, 4);
+  fill_range(w, 165, 3, -2.0f, 2.0f);
+  fill_range(c, 33, 4, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, 2, x_dims, NULL);
   tbt_const_f32(g, "W", 2, w_dims, w);
   tbt_const_f32(g, "C", 1, &c_dim, c);
@@ -220,9 +196,9 @@ static tb_model *attention_model(float scale) {
   tb_graph *g = tb_graph_new(m, NULL, "attention");
   const int64_t x_dims[4] = {2, 3, 5, 8}, k_dims[4] = {1, 3, 8, 7}, v_dims[4] = {2, 1, 7, 9}, mask_dims[2] = {5, 7};
   float k[168], v[126], mask[35];
-  fill(k, 168, 11);
-  fill(v, 126, 12);
-  fill(mask, 35, 13);
+  fill_range(k, 168, 11, -2.0f, 2.0f);
+  fill_range(v, 126, 12, -2.0f, 2.0f);
+  fill_range(mask, 35, 13, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, 4, x_dims, NULL);
   tbt_const_f32(g, "K_T", 4, k_dims, k);
   tbt_const_f32(g, "V", 4, v_dims, v);
@@ -261,7 +237,7 @@ static device_run compare_with_cpu(tb_model *model, size_t ndim, const int64_t *
   size_t n = 1;
   for (size_t d = 0; d < ndim; d++) n *= (size_t)dims[d];
   float *x = malloc(n * sizeof *x + 1);
-  fill(x, n, 5);
+  fill_range(x, n, 5, -2.0f, 2.0f);
   tb_tensor *in = tbt_f32(cpu, ndim, dims, x), *want = NULL, *got = NULL;
   free(x);
   const char *names[1] = {"x"};
@@ -374,7 +350,7 @@ static tb_model *one_product(const char *op, size_t xn, const int64_t *x_dims, s
   size_t count = 1;
   for (size_t i = 0; i < bn; i++) count *= (size_t)b_dims[i];
   float *b = malloc((count ? count : 1) * sizeof *b);
-  fill(b, count, 21);
+  fill_range(b, count, 21, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, xn, x_dims, NULL);
   tbt_const_f32(g, "B", bn, b_dims, b);
   free(b);
@@ -518,7 +494,7 @@ static const char *profiled_kernel(char *buf, size_t cap) {
   TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &p, NULL));
   TB_ASSERT_OK(tb_prepared_set_profiling(p, true));
   float x[120];
-  fill(x, 120, 1);
+  fill_range(x, 120, 1, -2.0f, 2.0f);
   tb_tensor *in = tbt_f32(cpu, 4, mm_dims, x), *out = NULL;
   const char *names[1] = {"x"};
   TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 1, NULL, &out));
@@ -555,7 +531,7 @@ static tb_status run_once(tb_opt_level level) {
   tb_status st = tb_model_prepare(m, cuda, &o, &p, NULL);
   if (st == TB_OK) {
     float x[120];
-    fill(x, 120, 1);
+    fill_range(x, 120, 1, -2.0f, 2.0f);
     tb_tensor *in = tbt_f32(cpu, 4, mm_dims, x), *out = NULL;
     const char *names[1] = {"x"};
     st = tb_prepared_run(p, 1, names, &in, 1, NULL, &out);

@@ -40,11 +40,6 @@ static void all_on_device(tb_model *model, size_t n_in, const feed *in, size_t n
   assert_int_equal(device, nodes);
 }
 
-static void output(tb_graph *g, const char *op, const char *name, const char *in, const char *out) {
-  tbt_node(g, op, name, in, out);
-  tbt_output(g, out);
-}
-
 static int cast(tb_graph *g, const char *name, const char *in, int64_t to) {
   int n = tbt_node(g, "Cast", name, in, name);
   pt_attr_int(g, n, "to", to);

@@ -9,57 +9,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../fakes/fake_cublaslt.h"
 #include "../fakes/fake_cuda_launch.h"
-#include "test_cuda_util.h"
+#include "test_cuda_fakes.h"
+#include "test_cuda_values.h"
 #include "test_engine_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                   "FAKE_CUDA_MEM_CAPACITY", "FAKE_CUDA_CC", "TB_CUDA_GEMM", "TB_CUBLASLT_LIB",
-                                   "TB_GRAPH_CAPTURE", "TB_BF16_TRIAL"};
+/* Beside test_cuda_values.h's variables. */
+static const char *const vars[] = {"TB_CUBLASLT_LIB", "TB_BF16_TRIAL"};
+enum { N_VARS = sizeof vars / sizeof vars[0] };
 
 static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1);     /* each test that wants cuBLASLt says so */
+  tcv_setup_fakes(state, cache_dir, "tb_culowp", vars, N_VARS); /* the own kernel: each test that wants cuBLASLt says so */
   setenv("TB_GRAPH_CAPTURE", "off", 1); /* the fake cuBLASLt computes even on a capturing stream */
   setenv("TB_BF16_TRIAL", "off", 1);    /* the CPU reference at O3: bf16 wherever it has a kernel */
-  tcu_cache_make(cache_dir, "tb_culowp");
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tcu_cache_remove(cache_dir);
-  return 0;
-}
-
-static const fake_cublaslt_state *blas_fake(void) {
-  return ((const fake_cublaslt_state *(*)(void))tcu_symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
-}
-
-static void use_fake_cublaslt(void) {
-  unsetenv("TB_CUDA_GEMM");
-  setenv("TB_CUBLASLT_LIB", tbt_fake("fake_cublaslt"), 1);
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 16384.0f - 2.0f; /* [-2, 2): most values need more than bf16's 8 bits */
-  }
+  return tcv_teardown_fakes(cache_dir, vars, N_VARS);
 }
 
 /* W [K, N] as the models below hold it: [-2, 2) / sqrt(K), a layer's scale (outputs of about x's size). */
 static void fill_weight(float *w, int64_t k, int64_t n) {
-  fill(w, (size_t)(k * n), 7);
+  fill_range(w, (size_t)(k * n), 7, -2.0f, 2.0f);
   for (int64_t i = 0; i < k * n; i++) w[i] /= sqrtf((float)k);
 }
 
@@ -70,7 +46,7 @@ static tb_model *matmul_model(int64_t k, int64_t n) {
   const int64_t x_dims[3] = {2, 5, k}, w_dims[2] = {k, n};
   float *w = malloc((size_t)(k * n) * sizeof *w), *bias = malloc((size_t)n * sizeof *bias);
   fill_weight(w, k, n);
-  fill(bias, (size_t)n, 8);
+  fill_range(bias, (size_t)n, 8, -2.0f, 2.0f);
   tbt_input(g, "x", TB_DTYPE_F32, 3, x_dims, NULL);
   tbt_const_f32(g, "W", 2, w_dims, w);
   tbt_const_f32(g, "bias", 1, &n, bias);
@@ -90,7 +66,7 @@ static tb_model *one_matmul(size_t xn, const int64_t *x_dims, size_t bn, const i
   size_t count = 1;
   for (size_t i = 0; i < bn; i++) count *= (size_t)b_dims[i];
   float *b = malloc((count ? count : 1) * sizeof *b);
-  fill(b, count, 21);
+  fill_range(b, count, 21, -2.0f, 2.0f);
   int64_t k = bn >= 2 ? b_dims[bn - 2] : b_dims[0];
   for (size_t i = 0; i < count; i++) b[i] /= sqrtf((float)(k > 0 ? k : 1));
   tbt_input(g, "x", TB_DTYPE_F32, xn, x_dims, NULL);
@@ -99,11 +75,6 @@ static tb_model *one_matmul(size_t xn, const int64_t *x_dims, size_t bn, const i
   tbt_node(g, "MatMul", "product", "x,B", "out");
   tbt_output(g, "out");
   return tbt_model_of(m);
-}
-
-/* The bytes behind one of fake_cuda's device pointers (a host address tagged 0xd1ce in its top 16 bits). */
-static const void *host_bytes(const void *device) {
-  return (const void *)(uintptr_t)((uint64_t)(uintptr_t)device & 0x0000ffffffffffffull);
 }
 
 /* What a run on cuda:0 showed. */
@@ -122,33 +93,12 @@ typedef struct lowp_run {
  * output element within atol + rtol |ref| of the CPU's (rtol 0: no check). */
 static lowp_run compare_out(tb_model *model, size_t ndim, const int64_t *dims, tb_opt_level level, tb_precision precision,
                             tb_opt_level ref_level, float rtol, float atol, float *out, size_t out_cap) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = ref_level};
-  tb_prepared *pref = NULL, *p32 = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pref, NULL));
-  o.level = TB_LEVEL_O0;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &p32, NULL));
-  o.level = level;
-  o.precision = precision;
-  tb_status st = tb_model_prepare(model, cuda, &o, &pg, &rg);
-  if (st != TB_OK) fail_msg("prepare on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
+  tcv_lowp t;
+  tcv_lowp_run(&t, model, ndim, dims, level, precision, ref_level);
+  const tb_prepare_result *rg = t.rg;
   lowp_run r = {.device_nodes = rg->device_nodes, .reduced_nodes = rg->reduced_precision_nodes, .precision = rg->precision};
   if (rg->reduced_precision_nodes) snprintf(r.node_precision, sizeof r.node_precision, "%s", rg->node_precisions[0]);
   if (rg->precision_choice_count) snprintf(r.precision_choice, sizeof r.precision_choice, "%s", rg->precision_choices[0]);
-  size_t n = 1;
-  for (size_t d = 0; d < ndim; d++) n *= (size_t)dims[d];
-  float *x = malloc(n * sizeof *x + 1);
-  fill(x, n, 5);
-  tb_tensor *in = tbt_f32(cpu, ndim, dims, x), *want = NULL, *want32 = NULL, *got = NULL;
-  free(x);
-  const char *names[1] = {"x"};
-  TB_ASSERT_OK(tb_prepared_run(pref, 1, names, &in, 1, NULL, &want));
-  TB_ASSERT_OK(tb_prepared_run(p32, 1, names, &in, 1, NULL, &want32));
-  launch_reset();
-  st = tb_prepared_run(pg, 1, names, &in, 1, NULL, &got);
-  if (st != TB_OK) fail_msg("run on cuda:0: %s: %s", tb_status_str(st), tb_last_error());
   r.launches = (size_t)fake_int("fake_cuda_launch_count");
   r.casts = launches_of("tb_cu_dm_cast");
   r.gemm_bf16 = launches_of("tb_cu_gemm_bf16");
@@ -157,31 +107,8 @@ static lowp_run compare_out(tb_model *model, size_t ndim, const int64_t *dims, t
   r.amax = launches_of("tb_cu_lowp_amax_f32");
   r.to_e4m3 = launches_of("tb_cu_lowp_to_e4m3");
   if (getenv("TB_CUBLASLT_LIB") && blas_fake()->matmul.a_scale) memcpy(&r.a_scale, host_bytes(blas_fake()->matmul.a_scale), sizeof r.a_scale);
-  size_t count = (size_t)tb_tensor_numel(want);
-  assert_int_equal(tb_tensor_numel(got), count);
-  float *a = malloc(count * sizeof *a + 1), *b = malloc(count * sizeof *b + 1), *c = malloc(count * sizeof *c + 1);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, count * sizeof *a));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, count * sizeof *b));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want32, c, count * sizeof *c));
-  if (out) memcpy(out, b, (count < out_cap ? count : out_cap) * sizeof *out);
-  for (size_t i = 0; i < count; i++) {
-    if (rtol > 0 && !(fabsf(a[i] - b[i]) <= atol + rtol * fabsf(a[i])))
-      fail_msg("element %zu: cuda:0 %.9g, cpu %.9g (atol %g, rtol %g)", i, (double)b[i], (double)a[i], (double)atol, (double)rtol);
-    if (fabs((double)b[i] - c[i]) > r.max_error_vs_fp32) r.max_error_vs_fp32 = fabs((double)b[i] - c[i]);
-  }
-  free(a);
-  free(b);
-  free(c);
-  tb_tensor_destroy(want);
-  tb_tensor_destroy(want32);
-  tb_tensor_destroy(got);
-  tb_tensor_destroy(in);
-  tb_prepared_destroy(pref);
-  tb_prepared_destroy(p32);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
-  assert_int_equal(live_allocations(), 0);
+  r.max_error_vs_fp32 = tcv_lowp_check(&t, rtol, atol, out, out_cap);
+  tcv_lowp_free(&t);
   return r;
 }
 
@@ -434,8 +361,8 @@ static void fp8_scales_and_types_at_sm90(void **state) {
     /* cuBLASLt's A scale is W's: max |W| / 448, W filled as the model's */
     float w[32 * 24], x[2 * 5 * 32], bias[24], amax = 0, xmax = 0;
     fill_weight(w, 32, 24);
-    fill(x, 320, 5);
-    fill(bias, 24, 8);
+    fill_range(x, 320, 5, -2.0f, 2.0f);
+    fill_range(bias, 24, 8, -2.0f, 2.0f);
     for (size_t i = 0; i < 32 * 24; i++) amax = fmaxf(amax, fabsf(w[i]));
     for (size_t i = 0; i < 320; i++) xmax = fmaxf(xmax, fabsf(x[i]));
     float sx = xmax / 448.0f, sw = amax / 448.0f;
@@ -518,7 +445,7 @@ static void errors_are_statuses_with_sentences(void **state) {
   tb_prepared *p = NULL;
   TB_ASSERT_OK(tb_model_prepare(m, cuda, &o, &p, NULL));
   float x[400];
-  fill(x, 400, 1);
+  fill_range(x, 400, 1, -2.0f, 2.0f);
   tb_tensor *in = tbt_f32(cpu, 3, x_dims, x), *out = NULL;
   const char *names[1] = {"x"};
   setenv("FAKE_CUDA_FAIL", "launch", 1);

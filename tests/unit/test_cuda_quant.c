@@ -46,17 +46,7 @@ static void bytes_fill(unsigned char *v, size_t n, unsigned seed) {
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
 static const tb_kernel *find(const char *op, const void *params, size_t n_in, const tb_dtype *dts) {
-  tb_value_type types[9];
-  const tb_value_type *in[9] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    if (dts[i] == TB_DTYPE_COUNT) continue;
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = "", .op_type = op, .opset = 13, .params = params, .n_inputs = n_in, .in = in, .n_outputs = 1,
-                       .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
+  return tcv_find("", op, 13, params, n_in, dts, 1);
 }
 
 static void find_kernel_by_dtype(void **state) {

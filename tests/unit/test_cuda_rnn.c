@@ -17,45 +17,18 @@
 #include "core/error.h"
 #include "ops/rnn/rnn_params.h"
 #include "pass_test.h"
-#include "test_cuda_util.h"
+#include "test_cuda_values.h"
 #include "test_engine_util.h"
 #include "test_lstm_util.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static bool emulator_here(void) {
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) return true;
-  print_message("no %s (no C++ compiler at configure): the values are not checked\n", tbt_fake("cuda_emu"));
-  return false;
-}
-
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_CC", "FAKE_CUDA_LAUNCH_FAIL_AT",
-                                     "FAKE_CUDA_EMULATE", "FAKE_CUDA_MEM_CAPACITY", "FAKE_NVRTC_FAIL", "TB_NVRTC_LIB",
-                                     "TB_CUDA_GEMM", "TB_GRAPH_CAPTURE"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1); /* the input projection on the own kernel: a real cuBLASLt is not loaded over the fake driver */
-  if (access(tbt_fake("cuda_emu"), R_OK) == 0) setenv("FAKE_CUDA_EMULATE", tbt_fake("cuda_emu"), 1);
-  tcu_cache_make(cache_dir, "tb_curnn");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
+static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_curnn"); }
 
 static int teardown(void **state) {
   (void)state;
-  tcu_cache_remove(cache_dir);
-  assert_int_equal(live_allocations(), 0);
-  return 0;
-}
-
-static void fill(float *v, size_t n, unsigned seed, float lo, float hi) {
-  uint32_t s = seed * 2654435761u + 1u;
-  for (size_t i = 0; i < n; i++) v[i] = pt_rand(&s, lo, hi);
+  return tcv_teardown(cache_dir);
 }
 
 /* ---- One recurrent node against the CPU --------------------------------------------------------------- */
@@ -137,64 +110,12 @@ static tb_model *case_model(const rnn_case *c, unsigned seed) {
   return tbt_model_of(ir);
 }
 
-/* Output k of both runs: same shape, values within 1e-5 + 1e-4 |cpu|. */
-static void expect_close(const tb_tensor *want, const tb_tensor *got, const char *what, size_t k) {
-  assert_int_equal(tb_tensor_dtype(got), TB_DTYPE_F32);
-  assert_int_equal(tb_tensor_ndim(got), tb_tensor_ndim(want));
-  for (size_t d = 0; d < tb_tensor_ndim(want); d++) assert_int_equal(tb_tensor_shape(got)[d], tb_tensor_shape(want)[d]);
-  size_t n = (size_t)tb_tensor_numel(want), bytes = n * sizeof(float);
-  float *a = malloc(bytes + 4), *b = malloc(bytes + 4);
-  TB_ASSERT_OK(tb_tensor_copy_to_host(want, a, bytes));
-  TB_ASSERT_OK(tb_tensor_copy_to_host(got, b, bytes));
-  for (size_t i = 0; i < n; i++)
-    if (!(fabs((double)a[i] - b[i]) <= 1e-5 + 1e-4 * fabs((double)a[i])))
-      fail_msg("%s: output %zu element %zu: cuda:0 (emulated) %.9g, cpu %.9g", what, k, i, b[i], a[i]);
-  free(a);
-  free(b);
-}
-
-typedef struct feed {
-  const char *name;
-  size_t ndim;
-  int64_t dims[3];
-  const float *data;
-} feed;
-
-/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level` (every node on the device) with these
- * inputs, twice on the device when `twice` (the second run a graph replay where capture is on); compare. */
-static void compare_runs(tb_model *model, size_t n_in, const feed *in, size_t n_out, tb_opt_level level, const char *what) {
-  tb_backend *cpu = NULL, *cuda = open_cuda0();
-  TB_ASSERT_OK(tb_backend_create("cpu", &cpu));
-  tb_prepare_options o = {.size = sizeof o, .level = TB_LEVEL_O0};
-  tb_prepared *pc = NULL, *pg = NULL;
-  const tb_prepare_result *rg = NULL;
-  TB_ASSERT_OK(tb_model_prepare(model, cpu, &o, &pc, NULL));
-  o.level = level;
-  TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &pg, &rg));
-  if (rg->cpu_fallback_nodes) fail_msg("%s: %zu nodes on the CPU, first: %s", what, rg->cpu_fallback_nodes, rg->fallback_ops[0]);
-  assert_int_equal(rg->device_nodes, rg->nodes_after);
-  tb_tensor *inputs[8] = {NULL}, *want[8] = {NULL}, *got[8] = {NULL};
-  const char *names[8];
-  assert_true(n_in <= 8 && n_out <= 8);
-  for (size_t i = 0; i < n_in; i++) {
-    TB_ASSERT_OK(tb_tensor_create(cpu, TB_DTYPE_F32, in[i].ndim, in[i].dims, &inputs[i]));
-    size_t bytes = tb_tensor_nbytes(inputs[i]);
-    if (bytes) TB_ASSERT_OK(tb_tensor_copy_from_host(inputs[i], in[i].data, bytes));
-    names[i] = in[i].name;
-  }
-  TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, inputs, n_out, NULL, want));
-  tb_status st = tb_prepared_run(pg, n_in, names, inputs, n_out, NULL, got);
-  if (st != TB_OK) fail_msg("%s: the cuda:0 run failed: %s: %s", what, tb_status_str(st), tb_last_error());
-  for (size_t k = 0; k < n_out; k++) {
-    expect_close(want[k], got[k], what, k);
-    tb_tensor_destroy(want[k]);
-    tb_tensor_destroy(got[k]);
-  }
-  for (size_t i = 0; i < n_in; i++) tb_tensor_destroy(inputs[i]);
-  tb_prepared_destroy(pc);
-  tb_prepared_destroy(pg);
-  tb_backend_destroy(cuda);
-  tb_backend_destroy(cpu);
+/* Run `model` on the CPU at O0 and on the emulated cuda:0 at `level` (every node on the device) with these inputs;
+ * every output within 1e-5 + 1e-4 |cpu|. */
+static void same_as_cpu(tb_model *model, size_t n_in, const feed *in, size_t n_out, tb_opt_level level, const char *what) {
+  tcv_counts c = tcv_compare(model, n_in, in, n_out, level, 1e-5, 1e-4);
+  if (c.fallbacks) fail_msg("%s: %zu nodes on the CPU", what, c.fallbacks);
+  assert_int_equal(c.device_nodes, c.nodes_after);
 }
 
 static void check_case(const rnn_case *c, const char *what) {
@@ -202,17 +123,17 @@ static void check_case(const rnn_case *c, const char *what) {
   tb_model *model = case_model(c, 11);
   size_t nx = (size_t)(c->seq * B * c->input), ns = (size_t)(D * B * H);
   float *x = malloc((nx + 2 * ns + 1) * sizeof *x), *h0 = x + nx, *c0 = h0 + ns;
-  fill(x, nx, 3, -1.0f, 1.0f);
-  fill(h0, ns, 4, -0.8f, 0.8f);
-  fill(c0, ns, 5, -1.5f, 1.5f);
-  feed in[3] = {{"X", 3, {c->layout ? B : c->seq, c->layout ? c->seq : B, c->input}, x}};
+  fill_range(x, nx, 3, -1.0f, 1.0f);
+  fill_range(h0, ns, 4, -0.8f, 0.8f);
+  fill_range(c0, ns, 5, -1.5f, 1.5f);
+  feed in[3] = {{"X", TB_DTYPE_F32, 3, {c->layout ? B : c->seq, c->layout ? c->seq : B, c->input}, x}};
   size_t n_in = 1;
   const int64_t sd[3] = {c->layout ? B : D, c->layout ? D : B, H};
-  if (c->with & WITH_INIT_H) in[n_in++] = (feed){"H0", 3, {sd[0], sd[1], sd[2]}, h0};
-  if (c->with & WITH_INIT_C) in[n_in++] = (feed){"C0", 3, {sd[0], sd[1], sd[2]}, c0};
+  if (c->with & WITH_INIT_H) in[n_in++] = (feed){"H0", TB_DTYPE_F32, 3, {sd[0], sd[1], sd[2]}, h0};
+  if (c->with & WITH_INIT_C) in[n_in++] = (feed){"C0", TB_DTYPE_F32, 3, {sd[0], sd[1], sd[2]}, c0};
   size_t n_out = 0;
   for (int k = 0; k < (gates_of(c) == 4 ? 3 : 2); k++) n_out += !(c->omit & (1u << k));
-  compare_runs(model, n_in, in, n_out, TB_LEVEL_O0, what);
+  same_as_cpu(model, n_in, in, n_out, TB_LEVEL_O0, what);
   free(x);
   tb_model_destroy(model);
 }
@@ -220,17 +141,7 @@ static void check_case(const rnn_case *c, const char *what) {
 /* ---- find_kernel ------------------------------------------------------------------------------------ */
 
 static const tb_kernel *find(const char *op, const tb_rnn_params *p, size_t n_in, const tb_dtype *dts, size_t n_out) {
-  tb_value_type types[8];
-  const tb_value_type *in[8] = {NULL};
-  for (size_t i = 0; i < n_in; i++) {
-    if (dts[i] == TB_DTYPE_COUNT) continue; /* omitted */
-    types[i] = (tb_value_type){.kind = TB_VALUE_TENSOR, .has_dtype = true, .dtype = dts[i]};
-    in[i] = &types[i];
-  }
-  tb_kernel_query q = {.domain = "", .op_type = op, .opset = 14, .params = p, .n_inputs = n_in, .in = in, .n_outputs = n_out,
-                       .level = TB_KERNEL_REFERENCE, .name = "n"};
-  const char *why = NULL;
-  return tb_cuda_find(&q, &why);
+  return tcv_find("", op, 14, p, n_in, dts, n_out); /* TB_DTYPE_COUNT: omitted */
 }
 
 static void find_kernel_by_dtype(void **state) {
@@ -378,15 +289,15 @@ static void empty_sequence(void **state) {
 static void bench_lstm_model(void **state) {
   (void)state;
   if (!emulator_here()) return;
-  pbw bytes = tlstm_model(fill, 2, 6, 2, 9, 11, 7);
+  pbw bytes = tlstm_model(fill_range, 2, 6, 2, 9, 11, 7);
   tb_model *m = NULL;
   TB_ASSERT_OK(tb_model_load_memory(bytes.data, bytes.len, NULL, &m));
   free(bytes.data);
   float x[6 * 2 * 9];
-  fill(x, 6 * 2 * 9, 42, -1.0f, 1.0f);
-  const feed in[1] = {{"x", 3, {6, 2, 9}, x}};
-  compare_runs(m, 1, in, 1, TB_LEVEL_O0, "the 2-layer LSTM model at O0");
-  compare_runs(m, 1, in, 1, TB_LEVEL_O2, "the 2-layer LSTM model at O2");
+  fill_range(x, 6 * 2 * 9, 42, -1.0f, 1.0f);
+  const feed in[1] = {{"x", TB_DTYPE_F32, 3, {6, 2, 9}, x}};
+  same_as_cpu(m, 1, in, 1, TB_LEVEL_O0, "the 2-layer LSTM model at O0");
+  same_as_cpu(m, 1, in, 1, TB_LEVEL_O2, "the 2-layer LSTM model at O2");
   tb_model_destroy(m);
 }
 
@@ -432,15 +343,15 @@ static void stacked_layers(const char *op, const char *direction, int layout, in
   tb_model *model = tbt_model_of(ir);
   size_t nx = (size_t)(seq * input), ns = (size_t)(D * H);
   float *x = malloc((nx + 4 * ns) * sizeof *x), *st = x + nx;
-  fill(x, nx, 8, -1.0f, 1.0f);
-  fill(st, 4 * ns, 9, -0.5f, 0.5f);
-  feed in[5] = {{"X", 3, {xd[0], xd[1], xd[2]}, x}};
+  fill_range(x, nx, 8, -1.0f, 1.0f);
+  fill_range(st, 4 * ns, 9, -0.5f, 0.5f);
+  feed in[5] = {{"X", TB_DTYPE_F32, 3, {xd[0], xd[1], xd[2]}, x}};
   size_t n_in = 1;
   for (int l = 0; l < 2; l++) {
-    if (c.with & WITH_INIT_H) in[n_in++] = (feed){l ? "H1" : "H0", 3, {sd[0], sd[1], sd[2]}, st + (size_t)(2 * l) * ns};
-    if (c.with & WITH_INIT_C) in[n_in++] = (feed){l ? "C1" : "C0", 3, {sd[0], sd[1], sd[2]}, st + (size_t)(2 * l + 1) * ns};
+    if (c.with & WITH_INIT_H) in[n_in++] = (feed){l ? "H1" : "H0", TB_DTYPE_F32, 3, {sd[0], sd[1], sd[2]}, st + (size_t)(2 * l) * ns};
+    if (c.with & WITH_INIT_C) in[n_in++] = (feed){l ? "C1" : "C0", TB_DTYPE_F32, 3, {sd[0], sd[1], sd[2]}, st + (size_t)(2 * l + 1) * ns};
   }
-  compare_runs(model, n_in, in, (size_t)(G == 4 ? 5 : 3), TB_LEVEL_O2, what);
+  same_as_cpu(model, n_in, in, (size_t)(G == 4 ? 5 : 3), TB_LEVEL_O2, what);
   free(x);
   tb_model_destroy(model);
 }
@@ -471,9 +382,9 @@ static void lstm_graph_replay(void **state) {
   const char *names[3] = {"X", "H0", "C0"};
   for (int run = 0; run < 3; run++) {
     float x[12], h[5], cc[5];
-    fill(x, 12, 60u + (unsigned)run, -1.0f, 1.0f);
-    fill(h, 5, 70u + (unsigned)run, -0.5f, 0.5f);
-    fill(cc, 5, 80u + (unsigned)run, -0.5f, 0.5f);
+    fill_range(x, 12, 60u + (unsigned)run, -1.0f, 1.0f);
+    fill_range(h, 5, 70u + (unsigned)run, -0.5f, 0.5f);
+    fill_range(cc, 5, 80u + (unsigned)run, -0.5f, 0.5f);
     tb_tensor *in[3] = {tbt_f32(cpu, 3, (const int64_t[]){1, 3, 4}, x), tbt_f32(cpu, 3, (const int64_t[]){1, 1, 5}, h),
                         tbt_f32(cpu, 3, (const int64_t[]){1, 1, 5}, cc)};
     tb_tensor *want[3] = {NULL}, *got[3] = {NULL};
@@ -483,7 +394,8 @@ static void lstm_graph_replay(void **state) {
     const char *why = NULL;
     if (!tb_prepared_graph_capture(pg, &why)) fail_msg("run %d: graph replay turned off: %s", run, why);
     for (size_t k = 0; k < 3; k++) {
-      expect_close(want[k], got[k], "the replayed LSTM", k);
+      assert_int_equal(tb_tensor_dtype(got[k]), TB_DTYPE_F32);
+      expect_same(want[k], got[k], k, 1e-5, 1e-4);
       tb_tensor_destroy(want[k]);
       tb_tensor_destroy(got[k]);
     }
@@ -509,7 +421,7 @@ static void launch_failure_and_out_of_memory(void **state) {
   tb_prepared *p = NULL;
   TB_ASSERT_OK(tb_model_prepare(model, cuda, &o, &p, NULL));
   static float x[40 * 4 * 30];
-  fill(x, 40 * 4 * 30, 1, -1.0f, 1.0f);
+  fill_range(x, 40 * 4 * 30, 1, -1.0f, 1.0f);
   tb_tensor *in = tbt_f32(cpu, 3, (const int64_t[]){40, 4, 30}, x), *out[2] = {NULL};
   const char *names[1] = {"X"};
   unsetenv("FAKE_CUDA_EMULATE"); /* the values do not matter here */

@@ -16,8 +16,8 @@ enum { WITH_B = 1, WITH_H0 = 2, WITH_C0 = 4 };
 typedef void (*tlstm_fill_fn)(float *v, size_t n, unsigned seed, float lo, float hi);
 
 /* An LSTM node (opset 14) in a fresh harness on cpu with inputs X, W, R and, per `with`, B, initial_h,
- * initial_c; outputs Y, Y_h, Y_c except those in omit_out (bits 0..2). Values from fill, seeded. */
-static inline void tlstm_node(toh *t, tb_backend *cpu, tlstm_fill_fn fill, const char *direction, int64_t seq, int64_t batch,
+ * initial_c; outputs Y, Y_h, Y_c except those in omit_out (bits 0..2). Values from fill_fn, seeded. */
+static inline void tlstm_node(toh *t, tb_backend *cpu, tlstm_fill_fn fill_fn, const char *direction, int64_t seq, int64_t batch,
                               int64_t input, int64_t hidden, unsigned with, unsigned omit_out, unsigned seed) {
   int64_t dirs = strcmp(direction, "bidirectional") == 0 ? 2 : 1;
   tb_attr attrs[2] = {TOH_STR("direction", direction), TOH_INT("hidden_size", hidden)};
@@ -31,12 +31,12 @@ static inline void tlstm_node(toh *t, tb_backend *cpu, tlstm_fill_fn fill, const
   float *buf = malloc((nx + nw + nr + nb + 2 * ns) * sizeof *buf);
   assert_non_null(buf);
   float *x = buf, *w = x + nx, *r = w + nw, *b = r + nr, *h0 = b + nb, *c0 = h0 + ns;
-  fill(x, nx, seed, -1.0f, 1.0f);
-  fill(w, nw, seed + 1, -0.4f, 0.4f);
-  fill(r, nr, seed + 2, -0.4f, 0.4f);
-  fill(b, nb, seed + 3, -0.5f, 0.5f);
-  fill(h0, ns, seed + 4, -0.8f, 0.8f);
-  fill(c0, ns, seed + 5, -1.5f, 1.5f);
+  fill_fn(x, nx, seed, -1.0f, 1.0f);
+  fill_fn(w, nw, seed + 1, -0.4f, 0.4f);
+  fill_fn(r, nr, seed + 2, -0.4f, 0.4f);
+  fill_fn(b, nb, seed + 3, -0.5f, 0.5f);
+  fill_fn(h0, ns, seed + 4, -0.8f, 0.8f);
+  fill_fn(c0, ns, seed + 5, -1.5f, 1.5f);
   toh_input(t, 0, TB_DTYPE_F32, 3, xs, x);
   toh_input(t, 1, TB_DTYPE_F32, 3, ws, w);
   toh_input(t, 2, TB_DTYPE_F32, 3, rs, r);
@@ -46,14 +46,14 @@ static inline void tlstm_node(toh *t, tb_backend *cpu, tlstm_fill_fn fill, const
   free(buf);
 }
 
-/* A float32 initializer of `ndim` dims named `name`, values from fill (seeded, in [lo, hi]). */
-static inline void tlstm_initializer(pbw *graph, tlstm_fill_fn fill, const char *name, const int64_t *dims, size_t ndim,
+/* A float32 initializer of `ndim` dims named `name`, values from fill_fn (seeded, in [lo, hi]). */
+static inline void tlstm_initializer(pbw *graph, tlstm_fill_fn fill_fn, const char *name, const int64_t *dims, size_t ndim,
                                      unsigned seed, float lo, float hi) {
   size_t n = 1;
   for (size_t i = 0; i < ndim; i++) n *= (size_t)dims[i];
   float *v = malloc(n * sizeof *v);
   assert_non_null(v);
-  fill(v, n, seed, lo, hi);
+  fill_fn(v, n, seed, lo, hi);
   pbw t = {0};
   pbw_tensor_head(&t, name, 1, dims, ndim);
   pbw_bytes(&t, 9, v, n * sizeof *v); /* raw_data */
@@ -63,8 +63,8 @@ static inline void tlstm_initializer(pbw *graph, tlstm_fill_fn fill, const char 
 
 /* An ONNX model (opset 17) of `layers` forward LSTM layers, each followed by a Squeeze of the direction
  * axis, as bench/models/make_models.py writes lstm.onnx: input x [seq, batch, input], output y [seq, batch,
- * hidden], weights from fill. The caller frees .data. */
-static inline pbw tlstm_model(tlstm_fill_fn fill, int layers, int64_t seq, int64_t batch, int64_t input, int64_t hidden,
+ * hidden], weights from fill_fn. The caller frees .data. */
+static inline pbw tlstm_model(tlstm_fill_fn fill_fn, int layers, int64_t seq, int64_t batch, int64_t input, int64_t hidden,
                               unsigned seed) {
   pbw graph = {0};
   const int64_t axes_dims[1] = {1}, axes_value = 1;
@@ -82,9 +82,9 @@ static inline pbw tlstm_model(tlstm_fill_fn fill, int layers, int64_t seq, int64
     snprintf(out, sizeof out, i + 1 == layers ? "y" : "h%d", i);
     int64_t width = i == 0 ? input : hidden;
     const int64_t wd[3] = {1, 4 * hidden, width}, rd[3] = {1, 4 * hidden, hidden}, bd[2] = {1, 8 * hidden};
-    tlstm_initializer(&graph, fill, w, wd, 3, seed + 10 * (unsigned)i + 1, -0.2f, 0.2f);
-    tlstm_initializer(&graph, fill, r, rd, 3, seed + 10 * (unsigned)i + 2, -0.2f, 0.2f);
-    tlstm_initializer(&graph, fill, b, bd, 2, seed + 10 * (unsigned)i + 3, -0.3f, 0.3f);
+    tlstm_initializer(&graph, fill_fn, w, wd, 3, seed + 10 * (unsigned)i + 1, -0.2f, 0.2f);
+    tlstm_initializer(&graph, fill_fn, r, rd, 3, seed + 10 * (unsigned)i + 2, -0.2f, 0.2f);
+    tlstm_initializer(&graph, fill_fn, b, bd, 2, seed + 10 * (unsigned)i + 3, -0.3f, 0.3f);
     pbw extra = {0}, attr = {0};
     pbw_str(&extra, 1, w); /* inputs after the first, in order */
     pbw_str(&extra, 1, r);
@@ -108,17 +108,17 @@ static inline pbw tlstm_model(tlstm_fill_fn fill, int layers, int64_t seq, int64
 }
 
 /* The bench-shaped 2-layer LSTM model (seq 64, batch 8, input 128, hidden 256) loaded from memory, and an
- * input x [64, 8, 128] on cpu, both from fill. */
+ * input x [64, 8, 128] on cpu, both from fill_fn. */
 enum { TLSTM_SEQ = 64, TLSTM_BATCH = 8, TLSTM_INPUT = 128, TLSTM_HIDDEN = 256 };
-static inline void tlstm_model_and_input(tlstm_fill_fn fill, tb_backend *cpu, tb_model **m, tb_tensor **x) {
-  pbw bytes = tlstm_model(fill, 2, TLSTM_SEQ, TLSTM_BATCH, TLSTM_INPUT, TLSTM_HIDDEN, 7);
+static inline void tlstm_model_and_input(tlstm_fill_fn fill_fn, tb_backend *cpu, tb_model **m, tb_tensor **x) {
+  pbw bytes = tlstm_model(fill_fn, 2, TLSTM_SEQ, TLSTM_BATCH, TLSTM_INPUT, TLSTM_HIDDEN, 7);
   TB_ASSERT_OK(tb_model_load_memory(bytes.data, bytes.len, NULL, m));
   free(bytes.data);
   int64_t shape[3] = {TLSTM_SEQ, TLSTM_BATCH, TLSTM_INPUT};
   size_t n = TLSTM_SEQ * TLSTM_BATCH * TLSTM_INPUT;
   float *data = malloc(n * sizeof *data);
   assert_non_null(data);
-  fill(data, n, 42, -1.0f, 1.0f);
+  fill_fn(data, n, 42, -1.0f, 1.0f);
   *x = toh_host_tensor(cpu, TB_DTYPE_F32, 3, shape, data);
   free(data);
 }

@@ -33,6 +33,13 @@ struct tb_cnn_desc {
 // The activation epilogue of tb::FusedConv, as the CPU reference computes it (kernels/fused/fused_epilogue.c).
 __device__ inline float tb_cnn_act(float x, const tb_cnn_desc &d) { return tb_fused_act(d.act, x, d.alpha, d.beta, d.lo, d.hi); }
 
+// The output at i of output channel m from its sum s: act(s + bias[m] + residual[i]), each term when given.
+__device__ inline float tb_cnn_finish(float s, const float *bias, tb_index m, const float *residual, tb_index i, const tb_cnn_desc &d) {
+  if (bias) s += bias[m];
+  if (residual) s += residual[i];
+  return tb_cnn_act(s, d);
+}
+
 // Element i of an fp32 X or W as fp32 (63_conv_lowp.cu reads bf16 and fp16 ones with 41_gemm_lowp.cu's loads).
 struct tb_cnn_load_f32 {
   __device__ float operator()(const float *p, tb_index i) const { return p[i]; }
@@ -68,9 +75,7 @@ __device__ void tb_cnn_conv_direct(const T *__restrict__ x, const T *__restrict_
         }
       }
     }
-    if (bias) s += bias[m];
-    if (residual) s += residual[i];
-    y[i] = tb_cnn_act(s, d);
+    y[i] = tb_cnn_finish(s, bias, m, residual, i, d);
   }
 }
 
@@ -152,10 +157,7 @@ __device__ void tb_cnn_conv_igemm(const T *__restrict__ x, const T *__restrict__
         tb_index p = n0 + tx + 16 * j;
         if (p >= o_plane) continue;
         tb_index at = (b * d.k + mo) * o_plane + p;
-        float s = acc[i][j];
-        if (bias) s += bias[mo];
-        if (residual) s += residual[at];
-        y[at] = tb_cnn_act(s, d);
+        y[at] = tb_cnn_finish(acc[i][j], bias, mo, residual, at, d);
       }
     }
   }
@@ -213,9 +215,6 @@ extern "C" __global__ void tb_cu_cnn_epilogue_f32(float *__restrict__ y, const f
                                                   tb_cnn_desc d) {
   tb_index o_plane = d.out[0] * d.out[1] * d.out[2];
   TB_GRID_LOOP(i, d.n * d.k * o_plane) {
-    float s = y[i];
-    if (bias) s += bias[(i / o_plane) % d.k];
-    if (residual) s += residual[i];
-    y[i] = tb_cnn_act(s, d);
+    y[i] = tb_cnn_finish(y[i], bias, (i / o_plane) % d.k, residual, i, d);
   }
 }

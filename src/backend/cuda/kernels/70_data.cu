@@ -140,6 +140,20 @@ __device__ inline tb_index tb_dm_index_checked(const void *p, int dtype, tb_inde
   return -1;
 }
 
+// GatherElements' and ScatterElements' walk of the indices tensor (dims: its shape; p: axis, axis_len): the offset,
+// by strides st, of element i's coordinates with the one on the axis replaced by idx[i] (checked against
+// axis_len); -1 for a bad index, which also sets the flag c (when given).
+__device__ inline tb_index tb_dm_element_offset(const void *idx, const void *c, tb_index i, const tb_dm &d, const tb_index *st) {
+  tb_index rem = i, off = 0;
+  for (int r = d.rank - 1; r >= 0; r--) {
+    tb_index cc = rem % d.dims[r];
+    rem /= d.dims[r];
+    if (r == d.p[0] && (cc = tb_dm_index_checked(idx, d.mode, i, d.p[1], c)) < 0) return -1;
+    off += cc * st[r];
+  }
+  return off;
+}
+
 // Gather along one axis: y[o, j, in] = a[o, idx[j], in] (p: axis_len, n_idx, inner). The device checks the
 // indices: one outside [-axis_len, axis_len) gives 0 and sets the int32 flag c (when given), which the host reads
 // at the end of the run to name it.
@@ -166,15 +180,8 @@ __device__ inline void tb_dm_gather_elements(const void *a, const void *b, const
   const T *x = (const T *)a;
   T *o = (T *)y;
   TB_GRID_LOOP(i, n) {
-    tb_index rem = i, off = 0;
-    bool bad = false;
-    for (int r = d.rank - 1; r >= 0; r--) {
-      tb_index cc = rem % d.dims[r];
-      rem /= d.dims[r];
-      if (r == d.p[0]) bad = (cc = tb_dm_index_checked(b, d.mode, i, d.p[1], c)) < 0;
-      off += cc * d.st[0][r];
-    }
-    o[i] = bad ? (T)0 : x[off];
+    tb_index off = tb_dm_element_offset(b, c, i, d, d.st[0]);
+    o[i] = off < 0 ? (T)0 : x[off];
   }
 }
 
@@ -186,15 +193,8 @@ __device__ inline void tb_dm_scatter_elements(const void *a, const void *b, cons
   const T *u = (const T *)a;
   T *o = (T *)y;
   TB_GRID_LOOP(i, n) {
-    tb_index rem = i, off = 0;
-    bool bad = false;
-    for (int r = d.rank - 1; r >= 0; r--) {
-      tb_index cc = rem % d.dims[r];
-      rem /= d.dims[r];
-      if (r == d.p[0]) bad = (cc = tb_dm_index_checked(b, d.mode, i, d.p[1], c)) < 0;
-      off += cc * d.st[3][r];
-    }
-    if (!bad) o[off] = u[i];
+    tb_index off = tb_dm_element_offset(b, c, i, d, d.st[3]);
+    if (off >= 0) o[off] = u[i];
   }
 }
 

@@ -33,6 +33,17 @@ static bool batch_broadcast(const tb_tensor *const *ts, size_t n, size_t *rank, 
   return true;
 }
 
+/* d: C [batch..., m, n] = alpha A B over the batch dims (dims, batch_rank of them); the strides, addends and
+ * activation left zero for the caller. */
+static void product_desc(tb_cuda_gemm_desc *d, size_t batch_rank, const int64_t *dims, int64_t m, int64_t n, int64_t k, float alpha) {
+  memset(d, 0, sizeof *d);
+  tb_cuda_gemm_set_batch(d, batch_rank, dims);
+  d->m = m;
+  d->n = n;
+  d->k = k;
+  d->alpha = alpha;
+}
+
 /* An addend of the product (bias, residual, C, mask): its strides against the output [batch..., m, n]
  * with `scale`, into addend slot `slot` (0 or 1) of d; false when it does not broadcast to that shape. */
 static bool set_addend(tb_cuda_gemm_desc *d, int slot, const tb_tensor *t, float scale) {
@@ -93,12 +104,7 @@ static tb_status matmul_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, ndim, shape, &y);
   if (st != TB_OK) return st;
   tb_cuda_gemm_desc d;
-  memset(&d, 0, sizeof d);
-  tb_cuda_gemm_set_batch(&d, rank, dims);
-  d.m = m;
-  d.n = n;
-  d.k = k;
-  d.alpha = 1.0f;
+  product_desc(&d, rank, dims, m, n, k, 1.0f);
   if (a->ndim >= 2) tb_cuda_gemm_strides(a->ndim, a->shape, rank, d.a_batch, &d.a_rs, &d.a_cs);
   else d.a_cs = 1;
   if (b->ndim >= 2) tb_cuda_gemm_strides(b->ndim, b->shape, rank, d.b_batch, &d.b_rs, &d.b_cs);
@@ -145,12 +151,7 @@ static tb_status gemm_run(tb_kernel_ctx *ctx) {
   tb_tensor *y = NULL;
   if ((st = tb_kernel_output(ctx, 0, TB_DTYPE_F32, 2, shape, &y)) != TB_OK) return st;
   tb_cuda_gemm_desc d;
-  memset(&d, 0, sizeof d);
-  tb_cuda_gemm_set_batch(&d, 0, NULL);
-  d.m = m;
-  d.n = n;
-  d.k = k;
-  d.alpha = p->alpha;
+  product_desc(&d, 0, NULL, m, n, k, p->alpha);
   /* stored row-major: A [m, k] or, transposed, [k, m]; B [k, n] or [n, k] */
   d.a_rs = p->trans_a ? 1 : a->shape[1];
   d.a_cs = p->trans_a ? a->shape[1] : 1;
@@ -193,12 +194,7 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   if (tb_tensor_numel(y) == 0) return TB_OK;
   /* S = Q K_T (scaled) + mask */
   tb_cuda_gemm_desc s;
-  memset(&s, 0, sizeof s);
-  tb_cuda_gemm_set_batch(&s, rank, dims);
-  s.m = lq;
-  s.n = lk;
-  s.k = dk;
-  s.alpha = p->has_scale ? p->scale : 1.0f;
+  product_desc(&s, rank, dims, lq, lk, dk, p->has_scale ? p->scale : 1.0f);
   s.divide = p->has_scale && p->scale_divide;
   if (s.divide && power_of_two(s.alpha)) { /* x / 2^e is x * 2^-e exactly: cuBLASLt's alpha can carry it */
     s.alpha = 1.0f / s.alpha;
@@ -213,12 +209,7 @@ static tb_status attention_run(tb_kernel_ctx *ctx) {
   s_shape[rank + 1] = lk;
   /* Y = softmax(S) V */
   tb_cuda_gemm_desc o;
-  memset(&o, 0, sizeof o);
-  tb_cuda_gemm_set_batch(&o, rank, dims);
-  o.m = lq;
-  o.n = dv;
-  o.k = lk;
-  o.alpha = 1.0f;
+  product_desc(&o, rank, dims, lq, dv, lk, 1.0f);
   tb_cuda_gemm_strides(rank + 2, s_shape, rank, o.a_batch, &o.a_rs, &o.a_cs);
   tb_cuda_gemm_strides(v->ndim, v->shape, rank, o.b_batch, &o.b_rs, &o.b_cs);
   tb_cuda_gemm_merge_batch(&s);
