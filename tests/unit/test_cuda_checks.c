@@ -26,9 +26,9 @@ static int teardown(void **state) {
 
 static float table[2 * 400];
 
-/* s_final = Loop(M, , s0) with body (i, c, s) -> (c, s + Gather(table, i)): table an outer constant [rows, 2], so
- * iteration `rows` reads a row past its end. */
-static tb_model *gather_loop_model(int64_t rows) {
+/* s_final = Loop(M, , s0) with body (i, c, s) -> (c, s + Gather(table, i) + ...): `gathers` Gathers of the row i
+ * (none: s + s), table an outer constant [rows, 2], so iteration `rows` reads a row past its end in each. */
+static tb_model *gathers_loop_model(int64_t rows, int gathers) {
   tb_ir_model *ir = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(ir, NULL, "main");
   const int64_t td[2] = {rows, 2}, sd[1] = {2};
@@ -41,8 +41,20 @@ static tb_model *gather_loop_model(int64_t rows) {
   tbt_input(body, "c", TB_DTYPE_BOOL, 0, NULL, NULL);
   tbt_input(body, "s", TB_DTYPE_F32, 1, sd, NULL);
   tbt_node(body, "Identity", "keep", "c", "c_out");
-  tbt_node(body, "Gather", "row", "table,i", "r");
-  tbt_node(body, "Add", "acc", "s,r", "s_out");
+  if (gathers == 0) tbt_node(body, "Add", "acc", "s,s", "s_out");
+  for (int k = 0; k < gathers; k++) {
+    char name[16] = "row", r[16], sum[32], acc[16] = "acc", out[16] = "s_out";
+    if (k) snprintf(name, sizeof name, "row%d", k);
+    snprintf(r, sizeof r, "r%d", k);
+    if (k) snprintf(sum, sizeof sum, "a%d,r%d", k - 1, k);
+    else snprintf(sum, sizeof sum, "s,r0");
+    if (k + 1 < gathers) {
+      snprintf(acc, sizeof acc, "acc%d", k);
+      snprintf(out, sizeof out, "a%d", k);
+    }
+    tbt_node(body, "Gather", name, "table,i", r);
+    tbt_node(body, "Add", acc, sum, out);
+  }
   tbt_output(body, "c_out");
   tbt_output(body, "s_out");
   int n = tbt_node(g, "Loop", "loop", "M,,s0", "s_final");
@@ -50,6 +62,8 @@ static tb_model *gather_loop_model(int64_t rows) {
   tbt_output(g, "s_final");
   return tbt_model_of(ir);
 }
+
+static tb_model *gather_loop_model(int64_t rows) { return gathers_loop_model(rows, 1); }
 
 typedef struct prepared_pair {
   tb_backend *cpu, *cuda;
@@ -142,6 +156,61 @@ static void a_bad_index_stops_the_loop_at_its_iteration(void **state) {
   tb_tensor_destroy(got);
   release_both(&p);
   tb_model_destroy(m);
+}
+
+/* Device-to-host copies since the call log's reset. */
+static int reads_since_reset(void) {
+  int (*calls)(const char *) = (int (*)(const char *))fake_symbol("fake_cuda_calls");
+  return calls("cuMemcpyDtoHAsync_v2") + calls("cuMemcpyDtoH_v2");
+}
+static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
+
+/* The device-to-host copies of a run of the loop with `trips` iterations on p (its values the CPU's). */
+static int reads_of_run(prepared_pair *p, int64_t trips) {
+  tb_tensor *want = NULL, *got = NULL;
+  TB_ASSERT_OK(run_loop(p->cpu, p->pc, trips, &want));
+  log_reset();
+  TB_ASSERT_OK(run_loop(p->cpu, p->pg, trips, &got));
+  int reads = reads_since_reset();
+  expect_same(want, got, 0, 0, 0);
+  tb_tensor_destroy(want);
+  tb_tensor_destroy(got);
+  return reads;
+}
+
+/* One 4-byte read of the run-wide word per Loop iteration, whatever the number of checked nodes in its body: over 100
+ * more iterations, a body of 1 and of 3 Gathers makes exactly 100 more device-to-host copies than a body without one
+ * (each node's flag read at every iteration made 300 for 3); a bad row in all three Gathers gives the first one's
+ * sentence, the CPU's, and the next run is good (every flag behind the word reset with it). */
+static void a_loop_reads_one_word_per_iteration(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  int extra[3] = {0};
+  const int gathers[3] = {0, 1, 3};
+  for (int k = 0; k < 3; k++) {
+    tb_model *m = gathers_loop_model(120, gathers[k]);
+    prepared_pair p = prepare_both(m);
+    tb_tensor *got = NULL;
+    TB_ASSERT_OK(run_loop(p.cpu, p.pg, 1, &got)); /* the first run places the body and prepares its nodes */
+    tb_tensor_destroy(got);
+    extra[k] = reads_of_run(&p, 101) - reads_of_run(&p, 1);
+    if (gathers[k] == 3) {
+      tb_tensor *want = NULL;
+      assert_int_equal(run_loop(p.cpu, p.pc, 1000, &want), TB_ERR_INVALID_ARGUMENT);
+      char cpu_sentence[512];
+      snprintf(cpu_sentence, sizeof cpu_sentence, "%s", tb_last_error());
+      TB_ASSERT_CONTAINS(cpu_sentence, "node 'row' (Gather): index 120 (indices element 0) is out of range for axis 0 of size 120");
+      assert_int_equal(run_loop(p.cpu, p.pg, 1000, &got), TB_ERR_INVALID_ARGUMENT);
+      assert_string_equal(tb_last_error(), cpu_sentence);
+      assert_null(got);
+      (void)reads_of_run(&p, 7);
+    }
+    release_both(&p);
+    tb_model_destroy(m);
+  }
+  assert_true(extra[0] > 0); /* the loop's own reads of its condition */
+  assert_int_equal(extra[1] - extra[0], 100);
+  assert_int_equal(extra[2] - extra[0], 100);
 }
 
 /* y = Gather(table, ids) + b: a bad id and the Add's launch failing in the same run. The index error is the cause
@@ -361,6 +430,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_loop_keeps_one_check_per_node, setup, teardown),
       cmocka_unit_test_setup_teardown(a_bad_index_stops_the_loop_at_its_iteration, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_loop_reads_one_word_per_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(the_index_error_wins_over_a_later_failure, setup, teardown),
       cmocka_unit_test_setup_teardown(sequence_lens_out_of_range_refused_as_on_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(index_kernels_check_their_indices_on_the_device, setup, teardown),

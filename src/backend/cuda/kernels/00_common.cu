@@ -16,6 +16,19 @@ typedef long long tb_index; // element counts and offsets: tensors may hold more
 #define TB_MAX_RANK 8
 #define TB_MAX_WARPS 32 // blockDim.x <= 1024 and warpSize >= 32
 
+// The device's checks of its inputs (cuda_index_flag.c): a check's flag is four ints, [0] set by a kernel that found
+// bad input, [2..3] the address of the run-wide word of the model's run (0: none), set with it, so that the host reads
+// that one word at each of the run's synchronisations and the nodes' flags only when it is set.
+#ifndef TB_DEVICE_ADDRESS
+#define TB_DEVICE_ADDRESS(a) (a) // the host emulator (tests/cuda_emu) maps the fake driver's addresses to its memory
+#endif
+__device__ inline void tb_flag_raise(const void *flag) {
+  int *f = static_cast<int *>(const_cast<void *>(flag));
+  f[0] = 1;
+  unsigned long long word = (unsigned long long)(unsigned)f[2] | ((unsigned long long)(unsigned)f[3] << 32);
+  if (word) *reinterpret_cast<int *>(TB_DEVICE_ADDRESS(word)) = 1;
+}
+
 // for (tb_index i = ...) over [0, n) with every thread of the grid.
 #define TB_GRID_LOOP(i, n) \
   for (tb_index i = (tb_index)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (tb_index)gridDim.x * blockDim.x)

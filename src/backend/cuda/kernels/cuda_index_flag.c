@@ -6,17 +6,29 @@
  * model's stream) and reset by the check that finds it set; one record per node and run, not per call: a Loop body
  * of 10^4 iterations makes one flag and one record, and holds one view of the indices. A captured graph holds the
  * kernel and runs the check after each replay. The recurrent kernels check their sequence_lens the same way
- * (tb_cuda_lens_flag, with a flag their own state keeps). */
+ * (tb_cuda_lens_flag, with a flag their own state keeps). Every flag also points at the run-wide word of its model
+ * (one int32 per model's stream, kept in its run slot), which the kernels set with the flag (tb_flag_raise,
+ * 00_common.cu): the word is a gate of the run's checks, read first at each synchronisation (one 4-byte read whatever
+ * the number of checked nodes), the flags only when it is set; it is cleared on the stream at each run's first
+ * checked call (in a captured run by the graph, at each replay) and by the pass that found it set. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/run_checks.h"
 #include "core/error.h"
 
+/* The run-wide word of a model's runs: kept in the run slot of its stream, and by its flags and gate records. */
+typedef struct run_word {
+  int refs;
+  tb_tensor *word; /* int32 on the device */
+} run_word;
+
 /* The node's flag, shared by its state and the records of its runs (a record may outlive the state: a graph's). */
 struct tb_cuda_flag {
   int refs;
-  tb_tensor *flag; /* int32 on the device */
+  tb_tensor *all;  /* int32 [4] on the device, what the kernels get: [0] set, [2..3] the word's address (00_common.cu) */
+  tb_tensor *flag; /* a view of [0]: what the host reads and resets */
+  run_word *w;     /* NULL when made with no model's stream bound: the check is then read at every synchronisation */
   bool zeroed;     /* its fill ran on the stream; false when it was made inside a capture, whose graph holds it */
 };
 typedef tb_cuda_flag index_flag;
@@ -44,10 +56,79 @@ typedef struct index_record {
   index_rule rule;
 } index_record;
 
+static void word_unref(void *p) {
+  run_word *w = p;
+  if (!w || --w->refs > 0) return;
+  tb_tensor_destroy(w->word);
+  free(w);
+}
+
 static void flag_unref(index_flag *f) {
   if (!f || --f->refs > 0) return;
   tb_tensor_destroy(f->flag);
+  tb_tensor_destroy(f->all);
+  word_unref(f->w);
   free(f);
+}
+
+/* The run-wide word of the model whose stream is bound (made at the first flag of the model), or NULL when none is
+ * bound. */
+static tb_status word_of(tb_kernel_ctx *ctx, run_word **out) {
+  *out = NULL;
+  cuda_state *cs = tb_cuda_state_of(ctx);
+  tb_cuda_run_slot *slot = cs ? tb_cuda_run_slot_of(cs) : NULL;
+  if (!slot) return TB_OK;
+  if (!slot->data) {
+    run_word *w = calloc(1, sizeof *w);
+    if (!w) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the run-wide word of the checks");
+    w->refs = 1;
+    tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &w->word);
+    if (st != TB_OK) {
+      free(w);
+      return st;
+    }
+    slot->data = w;
+    slot->release = word_unref;
+  }
+  *out = slot->data;
+  (*out)->refs++;
+  return TB_OK;
+}
+
+/* f's four ints written on the stream: [0] 0, [2..3] the word's address (0 without a word). */
+static tb_status flag_fill(index_flag *f) {
+  uint64_t at = f->w ? (uint64_t)tb_cuda_address_of(f->w->word) : 0;
+  const int32_t v[3] = {0, (int32_t)(uint32_t)at, (int32_t)(uint32_t)(at >> 32)};
+  const int64_t one = 1, unit = 1;
+  tb_status st = tb_tensor_fill(f->flag, &v[0]);
+  for (int i = 1; st == TB_OK && i < 3; i++) {
+    tb_tensor *half = NULL;
+    st = tb_tensor_view(f->all, 1, &one, &unit, 1 + i, &half);
+    if (st == TB_OK) st = tb_tensor_fill(half, &v[i]);
+    tb_tensor_destroy(half);
+  }
+  return st;
+}
+
+/* The gate of a run's checks (run_checks.h): the word read, or cleared. */
+static tb_status run_gate(void *p, bool clear, bool *set) {
+  run_word *w = p;
+  int32_t v = 0;
+  if (clear) return tb_tensor_copy_from_host(w->word, &v, sizeof v);
+  tb_status st = tb_tensor_copy_to_host(w->word, &v, sizeof v);
+  *set = v != 0;
+  return st;
+}
+
+/* The word's gate in this run's list: at the run's first checked call the word is cleared on the stream (in a
+ * captured run by the graph) and its gate added. */
+static tb_status arm_gate(run_word *w) {
+  if (!w || tb_run_checks_find(w)) return TB_OK;
+  const int32_t zero = 0;
+  tb_status st = tb_tensor_fill(w->word, &zero);
+  if (st != TB_OK) return st;
+  w->refs++;
+  return tb_run_checks_add_gate(w, run_gate, w, word_unref);
 }
 
 static void free_record(void *p) {
@@ -114,9 +195,11 @@ tb_status tb_cuda_flag_make(tb_kernel_ctx *ctx, tb_cuda_flag **out) {
   tb_cuda_flag *f = calloc(1, sizeof *f);
   if (!f) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
   f->refs = 1;
-  const int32_t zero = 0;
-  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 0, NULL, &f->flag);
-  if (st == TB_OK) st = tb_tensor_fill(f->flag, &zero); /* on the model's stream, which prepare binds */
+  const int64_t four = 4;
+  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 1, &four, &f->all);
+  if (st == TB_OK) st = tb_tensor_view(f->all, 0, NULL, NULL, 0, &f->flag);
+  if (st == TB_OK) st = word_of(ctx, &f->w);
+  if (st == TB_OK) st = flag_fill(f); /* on the model's stream, which prepare binds */
   if (st != TB_OK) {
     flag_unref(f);
     return st;
@@ -164,10 +247,10 @@ static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const 
   /* zeroed on the stream, before the kernel that reads it, at the node's first call in the run; inside a capture the
    * fill is the graph's (each replay clears the flag), and the flag counts as zeroed only once an eager fill ran */
   if (!f->zeroed && !tb_run_checks_find(f)) {
-    const int32_t zero = 0;
-    if ((st = tb_tensor_fill(f->flag, &zero)) != TB_OK) return st;
+    if ((st = flag_fill(f)) != TB_OK) return st;
     f->zeroed = !cs || !tb_cuda_capturing(cs);
   }
+  if ((st = arm_gate(f->w)) != TB_OK) return st;
   tb_tensor *view = NULL;
   st = tb_tensor_view(idx, tb_tensor_ndim(idx), tb_tensor_shape(idx), tb_tensor_strides(idx), tb_tensor_offset(idx), &view);
   if (st != TB_OK) return st;
@@ -182,14 +265,14 @@ static tb_status arm(tb_kernel_ctx *ctx, tb_cuda_flag *f, tb_tensor *idx, const 
     r->idx = view;
     r->label = *ctx;
     r->rule = *rule;
-    if ((st = tb_run_checks_add(f, run_record, r, free_record)) != TB_OK) return st;
+    if ((st = tb_run_checks_add_behind(f, f->w, run_record, r, free_record)) != TB_OK) return st;
   } else {
     tb_tensor_destroy(r->idx);
     r->idx = view;
     r->label = *ctx;
     r->rule = *rule;
   }
-  *flag = f->flag;
+  *flag = f->all;
   return TB_OK;
 }
 
