@@ -3,8 +3,9 @@
  * a Gather in a Loop body makes one flag and one check record per node and run, whatever the iterations (the device's
  * allocations and the records counted over 3 and 300 iterations); a bad index in iteration k stops the loop at k
  * (the launches counted) with the CPU's status and sentence; the index error wins over another error of the same run
- * (a launch failing after the Gather); nothing leaked. Without the emulator (no C++ compiler) the tests print why and
- * check nothing. */
+ * (a launch failing after the Gather); nothing leaked. Without the emulator (no C++ compiler) the values and the
+ * device's findings are not checked (the tests print why), but which kernels ran is: the fake driver records every
+ * launch, computed or not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,13 @@
 
 static char cache_dir[64];
 
-static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_cuchk"); }
+static bool emulated; /* the kernels compute (the emulator built): values and the device's findings are checked */
+
+static int setup(void **state) {
+  int rc = tcv_setup(state, cache_dir, "tb_cuchk");
+  emulated = emulator_here();
+  return rc;
+}
 
 static int teardown(void **state) {
   (void)state;
@@ -132,6 +139,25 @@ static void a_loop_keeps_one_check_per_node(void **state) {
   tb_model_destroy(m);
 }
 
+/* Which kernel the Loop body's Gather runs, once per iteration (with or without the emulator): 7 iterations, 7
+ * launches of tb_cu_dm_gather_b4 (float32 rows), and one record for the node. */
+static void a_loop_body_gather_launches_its_kernel_per_iteration(void **state) {
+  (void)state;
+  tb_model *m = gather_loop_model(20);
+  prepared_pair p = prepare_both(m);
+  tb_tensor *got = NULL;
+  TB_ASSERT_OK(run_loop(p.cpu, p.pg, 1, &got)); /* the first run places the body and prepares its nodes */
+  tb_tensor_destroy(got);
+  launch_reset();
+  size_t made = tb_run_checks_made();
+  TB_ASSERT_OK(run_loop(p.cpu, p.pg, 7, &got));
+  tb_tensor_destroy(got);
+  assert_int_equal(launches_of("tb_cu_dm_gather_b4"), 7);
+  assert_int_equal(tb_run_checks_made() - made, 1);
+  release_both(&p);
+  tb_model_destroy(m);
+}
+
 /* A bad index in iteration 5 of 1000 stops the loop there, at its host synchronisation: 6 Gathers launched, the
  * CPU's status and sentence; the next good run works (the flag reset). */
 static void a_bad_index_stops_the_loop_at_its_iteration(void **state) {
@@ -218,7 +244,6 @@ static void a_loop_reads_one_word_per_iteration(void **state) {
  * stops at the Gather); without the bad id the launch failure is the run's error. */
 static void the_index_error_wins_over_a_later_failure(void **state) {
   (void)state;
-  if (!emulator_here()) return;
   tb_ir_model *ir = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(ir, NULL, "main");
   const int64_t td[2] = {5, 2}, idd[1] = {3}, yd[2] = {3, 2};
@@ -237,7 +262,7 @@ static void the_index_error_wins_over_a_later_failure(void **state) {
   static const float b[6] = {1, 2, 3, 4, 5, 6};
   const int64_t bad[3] = {0, -6, 2}, good[3] = {4, -5, 1};
   const char *names[2] = {"ids", "b"};
-  for (int k = 0; k < 2; k++) {
+  for (int k = emulated ? 0 : 1; k < 2; k++) { /* without the emulator the device finds no bad index */
     const dctl_input in[2] = {{"ids", TB_DTYPE_I64, 1, {3}, k ? good : bad}, {"b", TB_DTYPE_F32, 2, {3, 2}, b}};
     tb_tensor *inputs[2] = {dctl_make_input(p.cpu, &in[0]), dctl_make_input(p.cpu, &in[1])}, *want = NULL, *got = NULL;
     char cpu_sentence[512] = "";
@@ -339,6 +364,7 @@ typedef struct index_case {
   int64_t udims[2]; /* the updates' shape ([1] == 0: rank 1); [0] == 0: no updates */
   int64_t bad[8], good[8];
   const char *sentence; /* what the CPU says of the bad indices (checked, then compared with cuda:0's) */
+  const char *kernel;   /* the kernel cuda:0 launches for it, once per run */
 } index_case;
 
 static tb_model *index_model(const index_case *c) {
@@ -355,8 +381,9 @@ static tb_model *index_model(const index_case *c) {
 }
 
 /* Runs c with `indices` on both prepared models: the CPU's status; cuda:0's the same and, on failure, its
- * sentence the CPU's byte for byte, else its values. */
-static void run_index_case(const index_case *c, prepared_pair *p, const int64_t *indices, bool bad) {
+ * sentence the CPU's byte for byte, else its values; kernel_only: cuda:0's run launches c's kernel once (nothing
+ * else checked: it runs without the emulator too). */
+static void run_index_case(const index_case *c, prepared_pair *p, const int64_t *indices, bool bad, bool kernel_only) {
   static float x[12], u[12];
   dctl_fill(x, 12, 21);
   dctl_fill(u, 12, 22);
@@ -375,6 +402,14 @@ static void run_index_case(const index_case *c, prepared_pair *p, const int64_t 
   snprintf(cpu_sentence, sizeof cpu_sentence, "%s", cs ? tb_last_error() : "");
   launch_reset();
   tb_status gs = tb_prepared_run(p->pg, n_in, names, inputs, 1, NULL, &got);
+  if (kernel_only) { /* the kernel choice only (the values need not be computed): one launch of the case's kernel */
+    TB_ASSERT_OK(gs);
+    if (launches_of(c->kernel) != 1) fail_msg("%s: %d launches of %s, not 1", c->op, launches_of(c->kernel), c->kernel);
+    tb_tensor_destroy(want);
+    tb_tensor_destroy(got);
+    for (size_t k = 0; k < n_in; k++) tb_tensor_destroy(inputs[k]);
+    return;
+  }
   if (gs != cs) fail_msg("%s: cuda:0 gives %s (%s), the cpu %s (%s)", c->op, tb_status_str(gs), gs ? tb_last_error() : "", tb_status_str(cs), cpu_sentence);
   if (bad) {
     assert_int_equal(cs, TB_ERR_INVALID_ARGUMENT);
@@ -395,29 +430,37 @@ static void run_index_case(const index_case *c, prepared_pair *p, const int64_t 
  * captured as one CUDA graph and replayed (before: the indices read back per run turned graphs off). */
 static void index_kernels_check_their_indices_on_the_device(void **state) {
   (void)state;
-  if (!emulator_here()) return;
   static const index_case cases[] = {
       {"GatherElements", NULL, 1, TB_DTYPE_I64, 2, {4, 2}, {0}, {0, 2, 1, 3, 0, 0, 1, 1}, {0, 2, 1, -3, 0, 0, 1, 1},
-       "node 'ix' (GatherElements): index 3 (indices element 3) is out of range for axis 1 of size 3"},
+       "node 'ix' (GatherElements): index 3 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_gather_elements_b4"},
       {"GatherElements", NULL, 0, TB_DTYPE_I32, 2, {2, 3}, {0}, {0, 1, 2, 3, -5, 0}, {0, 1, 2, 3, -4, 0},
-       "node 'ix' (GatherElements): index -5 (indices element 4) is out of range for axis 0 of size 4"},
+       "node 'ix' (GatherElements): index -5 (indices element 4) is out of range for axis 0 of size 4", "tb_cu_dm_gather_elements_b4"},
       {"ScatterElements", NULL, 0, TB_DTYPE_I64, 2, {2, 3}, {2, 3}, {0, 1, 2, 3, 4, 1}, {0, 1, 2, 3, -1, 1},
-       "node 'ix' (ScatterElements): index 4 (indices element 4) is out of range for axis 0 of size 4"},
+       "node 'ix' (ScatterElements): index 4 (indices element 4) is out of range for axis 0 of size 4", "tb_cu_dm_scatter_elements_b4"},
       {"ScatterElements", "add", 1, TB_DTYPE_I32, 2, {2, 2}, {2, 2}, {0, 0, 5, 1}, {0, 0, 2, 1},
-       "node 'ix' (ScatterElements): index 5 (indices element 2) is out of range for axis 1 of size 3"},
+       "node 'ix' (ScatterElements): index 5 (indices element 2) is out of range for axis 1 of size 3", "tb_cu_dm_scatter_elements_reduce"},
       {"ScatterND", NULL, -1, TB_DTYPE_I64, 2, {2, 1}, {2, 3}, {1, 4}, {1, -4},
-       "node 'ix' (ScatterND): index 4 (indices element 1) is out of range for axis 0 of size 4"},
+       "node 'ix' (ScatterND): index 4 (indices element 1) is out of range for axis 0 of size 4", "tb_cu_dm_scatter_nd_b4"},
       {"ScatterND", "mul", -1, TB_DTYPE_I64, 2, {2, 2}, {2, 0}, {1, 2, 0, 3}, {1, 2, 0, -3},
-       "node 'ix' (ScatterND): index 3 (indices element 3) is out of range for axis 1 of size 3"},
+       "node 'ix' (ScatterND): index 3 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_scatter_nd_reduce"},
       {"GatherND", NULL, -1, TB_DTYPE_I64, 2, {2, 2}, {0}, {1, 2, 0, -4}, {1, 2, 0, -3},
-       "node 'ix' (GatherND): index -4 (indices element 3) is out of range for axis 1 of size 3"},
+       "node 'ix' (GatherND): index -4 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_gather_nd_b4"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     tb_model *m = index_model(&cases[k]);
+    setenv("TB_GRAPH_CAPTURE", "off", 1); /* launched one by one: the fake's launch records name the kernel */
+    prepared_pair q = prepare_both(m);
+    unsetenv("TB_GRAPH_CAPTURE");
+    run_index_case(&cases[k], &q, cases[k].good, false, true);
+    release_both(&q);
+    if (!emulated) {
+      tb_model_destroy(m);
+      continue;
+    }
     prepared_pair p = prepare_both(m);
-    run_index_case(&cases[k], &p, cases[k].good, false);
-    run_index_case(&cases[k], &p, cases[k].bad, true);
-    run_index_case(&cases[k], &p, cases[k].good, false); /* the flag was reset */
+    run_index_case(&cases[k], &p, cases[k].good, false, false);
+    run_index_case(&cases[k], &p, cases[k].bad, true, false);
+    run_index_case(&cases[k], &p, cases[k].good, false, false); /* the flag was reset */
     /* no read of the indices in the middle of the run: the model's runs are a captured graph, replayed */
     const char *why = NULL;
     if (!tb_prepared_graph_capture(p.pg, &why)) fail_msg("%s: no graph replay: %s", cases[k].op, why);
@@ -429,6 +472,7 @@ static void index_kernels_check_their_indices_on_the_device(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_loop_keeps_one_check_per_node, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_loop_body_gather_launches_its_kernel_per_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(a_bad_index_stops_the_loop_at_its_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(a_loop_reads_one_word_per_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(the_index_error_wins_over_a_later_failure, setup, teardown),
