@@ -215,13 +215,9 @@ void tb_cuda_flag_release(tb_cuda_flag *f) { flag_unref(f); }
 
 tb_status tb_cuda_index_prepare(tb_kernel_ctx *ctx, void **state) {
   void *shared = NULL;
-  tb_status st = tb_cuda_prepare(ctx, &shared);
+  tb_status st = tb_cuda_prepare_sized(ctx, sizeof(index_state), &shared);
   if (st != TB_OK) return st;
-  index_state *s = realloc(shared, sizeof *s); /* the shared state stays at its start */
-  if (!s) {
-    free(shared);
-    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the check of the indices");
-  }
+  index_state *s = shared; /* the shared state at its start */
   if ((st = tb_cuda_flag_make(ctx, &s->f)) != TB_OK) {
     free(s);
     return st;
