@@ -27,6 +27,14 @@ constexpr int warpSize = 32;
 
 void __syncthreads() { pthread_barrier_wait(&block_barrier); }
 
+// The device's 64-bit atomicMin (a check's first bad position: 00_common.cu), on the host's atomics.
+unsigned long long atomicMin(unsigned long long *at, unsigned long long v) {
+  unsigned long long old = __atomic_load_n(at, __ATOMIC_RELAXED);
+  while (v < old && !__atomic_compare_exchange_n(at, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
 float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   unsigned t = threadIdx.x, w = t / warpSize;
   shuffle_slots[t] = v;

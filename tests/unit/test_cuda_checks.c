@@ -239,6 +239,92 @@ static void a_loop_reads_one_word_per_iteration(void **state) {
   assert_int_equal(extra[2] - extra[0], 100);
 }
 
+/* (s_final, rs) = Scan(s0, ids) with body (s, id) -> (s + Gather(table, id), Gather(table, id)): ids [trips] int64
+ * scanned along axis 0, table an outer constant [rows, 2]. A Scan has no host synchronisation: its runs are captured. */
+static tb_model *gather_scan_model(int64_t rows, int64_t trips) {
+  tb_ir_model *ir = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(ir, NULL, "main");
+  const int64_t td[2] = {rows, 2}, sd[1] = {2}, idd[1] = {trips};
+  dctl_fill(table, (size_t)(2 * rows), 9);
+  tbt_input(g, "s0", TB_DTYPE_F32, 1, sd, NULL);
+  tbt_input(g, "ids", TB_DTYPE_I64, 1, idd, NULL);
+  tbt_const_f32(g, "table", 2, td, table);
+  tb_graph *body = tb_graph_new(ir, g, "body");
+  tbt_input(body, "s", TB_DTYPE_F32, 1, sd, NULL);
+  tbt_input(body, "id", TB_DTYPE_I64, 0, NULL, NULL);
+  tbt_node(body, "Gather", "row", "table,id", "r");
+  tbt_node(body, "Add", "acc", "s,r", "s_out");
+  tbt_node(body, "Identity", "emit", "r", "r_out");
+  tbt_output(body, "s_out");
+  tbt_output(body, "r_out");
+  int n = tbt_node(g, "Scan", "scan", "s0,ids", "s_final,rs");
+  dctl_graph_attr(g, n, "body", body);
+  pt_attr_int(g, n, "num_scan_inputs", 1);
+  tbt_output(g, "s_final");
+  tbt_output(g, "rs");
+  return tbt_model_of(ir);
+}
+
+/* The scan with ids on p: the CPU's status; cuda:0's the same and, on failure, its sentence the CPU's byte for byte
+ * (returned in cpu_sentence), else both outputs the CPU's byte for byte. */
+static tb_status run_scan_case(prepared_pair *p, int64_t trips, const int64_t *ids, char cpu_sentence[512]) {
+  static const float s0[2] = {0.5f, -1.5f};
+  const dctl_input in[2] = {{"s0", TB_DTYPE_F32, 1, {2}, s0}, {"ids", TB_DTYPE_I64, 1, {trips}, ids}};
+  tb_tensor *inputs[2] = {dctl_make_input(p->cpu, &in[0]), dctl_make_input(p->cpu, &in[1])};
+  const char *names[2] = {"s0", "ids"};
+  tb_tensor *want[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
+  tb_status cs = tb_prepared_run(p->pc, 2, names, inputs, 2, NULL, want);
+  snprintf(cpu_sentence, 512, "%s", cs ? tb_last_error() : "");
+  tb_status gs = tb_prepared_run(p->pg, 2, names, inputs, 2, NULL, got);
+  if (gs != cs) fail_msg("cuda:0 gives %s (%s), the cpu %s (%s)", tb_status_str(gs), gs ? tb_last_error() : "", tb_status_str(cs), cpu_sentence);
+  if (cs != TB_OK) {
+    assert_string_equal(tb_last_error(), cpu_sentence);
+    assert_null(got[0]);
+  } else {
+    for (size_t k = 0; k < 2; k++) expect_same(want[k], got[k], k, 0, 0);
+  }
+  for (size_t k = 0; k < 2; k++) {
+    tb_tensor_destroy(want[k]);
+    tb_tensor_destroy(got[k]);
+    tb_tensor_destroy(inputs[k]);
+  }
+  return cs;
+}
+
+/* A Scan body's bad index in an iteration before its last (the Scan has no host synchronisation per iteration: the
+ * check runs at the end of the run) is named as the CPU names it: the first bad iteration's index and position, the
+ * CPU's status and sentence byte for byte (the device records the first bad call and position, and its value); a bad
+ * index in the last iteration, in two, and good ids before and after (the CPU's values byte for byte). */
+static void a_scan_names_the_first_bad_iteration(void **state) {
+  (void)state;
+  if (!emulator_here()) return;
+  tb_model *m = gather_scan_model(6, 5);
+  prepared_pair p = prepare_both(m);
+  static const struct {
+    int64_t ids[5];
+    const char *sentence; /* "": good */
+  } runs[] = {
+      {{0, 5, -6, 2, 1}, ""},
+      {{1, 7, 2, -3, 4}, "index 7 (indices element 0) is out of range for axis 0 of size 6"},
+      {{1, 2, 3, -9, 4}, "index -9 (indices element 0) is out of range for axis 0 of size 6"},
+      {{1, 2, 8, 3, 6}, "index 8 (indices element 0) is out of range for axis 0 of size 6"},
+      {{1, 2, 3, 4, 6}, "index 6 (indices element 0) is out of range for axis 0 of size 6"},
+      {{5, 4, 3, 2, 1}, ""},
+  };
+  for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+    char sentence[512];
+    tb_status st = run_scan_case(&p, 5, runs[k].ids, sentence);
+    if (!runs[k].sentence[0]) {
+      assert_int_equal(st, TB_OK);
+      continue;
+    }
+    assert_int_equal(st, TB_ERR_INVALID_ARGUMENT);
+    TB_ASSERT_CONTAINS(sentence, runs[k].sentence);
+  }
+  release_both(&p);
+  tb_model_destroy(m);
+}
+
 /* y = Gather(table, ids) + b: a bad id and the Add's launch failing in the same run. The index error is the cause
  * (the Gather wrote 0 for it and what follows computed on that), so its sentence is the run's, as the CPU's (which
  * stops at the Gather); without the bad id the launch failure is the run's error. */
@@ -475,6 +561,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_loop_body_gather_launches_its_kernel_per_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(a_bad_index_stops_the_loop_at_its_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(a_loop_reads_one_word_per_iteration, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_scan_names_the_first_bad_iteration, setup, teardown),
       cmocka_unit_test_setup_teardown(the_index_error_wins_over_a_later_failure, setup, teardown),
       cmocka_unit_test_setup_teardown(sequence_lens_out_of_range_refused_as_on_the_cpu, setup, teardown),
       cmocka_unit_test_setup_teardown(index_kernels_check_their_indices_on_the_device, setup, teardown),
