@@ -1,12 +1,19 @@
-/* The per-thread list of checks device kernels leave for the run's host synchronisations (run_checks.h). */
+/* The per-thread list of checks device kernels leave for the run's host synchronisations, and the gates that let a
+ * synchronisation skip them with one read (run_checks.h). */
 #include "backend/run_checks.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include "core/error.h"
 
+/* What a pass knows of a gate: not read yet, read clear, read set, or unreadable (its checks run as if set). */
+enum { GATE_UNREAD, GATE_CLEAR, GATE_SET, GATE_UNREADABLE };
+
 struct tb_run_check {
   const void *key;
-  tb_run_check_fn fn;
+  tb_run_check_fn fn;   /* a check's; NULL for a gate */
+  tb_run_gate_fn gate_fn; /* a gate's; NULL for a check */
+  tb_run_check *gate;   /* the gate a check is behind, or NULL */
+  int pass;             /* a gate's state in the pass running now (GATE_*): scratch of tb_run_checks_run */
   void *data;
   void (*free_data)(void *);
   tb_run_check *next;
@@ -15,24 +22,42 @@ struct tb_run_check {
 static _Thread_local tb_run_check *head, *tail;
 static _Thread_local size_t made;
 
-tb_status tb_run_checks_add(const void *key, tb_run_check_fn fn, void *data, void (*free_data)(void *)) {
-  tb_run_check *c = malloc(sizeof *c);
-  if (!c) {
-    if (free_data) free_data(data);
+static tb_status add(tb_run_check c) {
+  tb_run_check *n = malloc(sizeof *n);
+  if (!n) {
+    if (c.free_data) c.free_data(c.data);
     return tb_error(TB_ERR_OUT_OF_MEMORY, "out of host memory for a check at the end of the run");
   }
-  *c = (tb_run_check){key, fn, data, free_data, NULL};
-  if (tail) tail->next = c;
-  else head = c;
-  tail = c;
-  made++;
+  *n = c;
+  if (tail) tail->next = n;
+  else head = n;
+  tail = n;
+  if (c.fn) made++;
   return TB_OK;
 }
 
-void *tb_run_checks_find(const void *key) {
+static tb_run_check *find(const void *key) {
   for (tb_run_check *c = head; key && c; c = c->next)
-    if (c->key == key) return c->data;
+    if (c->key == key) return c;
   return NULL;
+}
+
+tb_status tb_run_checks_add(const void *key, tb_run_check_fn fn, void *data, void (*free_data)(void *)) {
+  return add((tb_run_check){.key = key, .fn = fn, .data = data, .free_data = free_data});
+}
+
+tb_status tb_run_checks_add_gate(const void *key, tb_run_gate_fn fn, void *data, void (*free_data)(void *)) {
+  return add((tb_run_check){.key = key, .gate_fn = fn, .data = data, .free_data = free_data});
+}
+
+tb_status tb_run_checks_add_behind(const void *key, const void *gate, tb_run_check_fn fn, void *data, void (*free_data)(void *)) {
+  tb_run_check *g = find(gate);
+  return add((tb_run_check){.key = key, .fn = fn, .gate = g && g->gate_fn ? g : NULL, .data = data, .free_data = free_data});
+}
+
+void *tb_run_checks_find(const void *key) {
+  tb_run_check *c = find(key);
+  return c ? c->data : NULL;
 }
 
 tb_run_check *tb_run_checks_take(void) {
@@ -41,19 +66,60 @@ tb_run_check *tb_run_checks_take(void) {
   return list;
 }
 
+/* What the pass has found so far: the first failure that counts (its status and sentence), and whether something
+ * could not read the device after a failed run. */
+typedef struct pass {
+  tb_status prior, first;
+  bool looked_away;
+  char first_sentence[TB_ERROR_CAP];
+} pass;
+
+/* A check's (or a gate's) failure st: the pass's answer when it is the first that counts (any failure in a good run,
+ * bad input found after a failed one); else after a failed run it could not look. */
+static void failed(pass *p, tb_status st, bool found) {
+  if (p->first != TB_OK) return;
+  if (p->prior == TB_OK || found) {
+    p->first = st;
+    snprintf(p->first_sentence, sizeof p->first_sentence, "%s", tb_last_error());
+  } else {
+    p->looked_away = true;
+  }
+}
+
+/* Whether the checks behind gate g run in this pass: its one read, at the first check behind it (a gate that cannot
+ * be read hides nothing). */
+static bool gate_open(tb_run_check *g, pass *p) {
+  if (g->pass == GATE_UNREAD) {
+    bool set = false;
+    tb_status st = g->gate_fn(g->data, false, &set);
+    g->pass = st != TB_OK ? GATE_UNREADABLE : set ? GATE_SET : GATE_CLEAR;
+    if (st != TB_OK) failed(p, st, false);
+  }
+  return g->pass != GATE_CLEAR;
+}
+
 tb_status tb_run_checks_run(const tb_run_check *list, tb_status prior) {
   char sentence[TB_ERROR_CAP] = "";
   if (prior != TB_OK) snprintf(sentence, sizeof sentence, "%s", tb_last_error());
-  bool looked_away = false; /* a check could not read the device after a failed run: later checks still look */
+  pass p = {.prior = prior, .first = TB_OK};
+  /* the pass's state of each gate lives in the gate (one thread runs a list at a time: the run's, or its graph's) */
+  for (tb_run_check *c = (tb_run_check *)list; c; c = c->next) c->pass = GATE_UNREAD;
   for (const tb_run_check *c = list; c; c = c->next) {
+    if (!c->fn) continue; /* a gate: read at the first check behind it */
+    /* after the first failure only the checks behind a set gate run: each resets its flag, its sentence dropped */
+    if (c->gate ? !gate_open(c->gate, &p) : p.first != TB_OK) continue;
     bool found = false;
     tb_status st = c->fn(c->data, &found);
-    if (st == TB_OK) continue;
-    if (prior == TB_OK || found) return st;
-    looked_away = true;
+    if (st != TB_OK) failed(&p, st, found);
   }
+  for (tb_run_check *c = (tb_run_check *)list; c; c = c->next)
+    if (c->gate_fn && c->pass == GATE_SET) {
+      tb_status st = c->gate_fn(c->data, true, NULL);
+      if (st != TB_OK) failed(&p, st, false);
+    }
+  if (p.first != TB_OK) return tb_error(p.first, "%s", p.first_sentence);
   /* no check found bad input: the run's own failure stands, with its sentence */
-  return looked_away ? tb_error(prior, "%s", sentence) : prior;
+  return p.looked_away ? tb_error(prior, "%s", sentence) : prior;
 }
 
 tb_status tb_run_checks_now(void) { return tb_run_checks_run(head, TB_OK); }

@@ -27,6 +27,14 @@ constexpr int warpSize = 32;
 
 void __syncthreads() { pthread_barrier_wait(&block_barrier); }
 
+// The device's 64-bit atomicMin (a check's first bad position: 00_common.cu), on the host's atomics.
+unsigned long long atomicMin(unsigned long long *at, unsigned long long v) {
+  unsigned long long old = __atomic_load_n(at, __ATOMIC_RELAXED);
+  while (v < old && !__atomic_compare_exchange_n(at, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
 float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   unsigned t = threadIdx.x, w = t / warpSize;
   shuffle_slots[t] = v;
@@ -64,6 +72,9 @@ unsigned __float_as_uint(float f) {
 #define __device__
 #define __shared__ static
 
+// a device address stored in device memory (a check's run-wide word: 00_common.cu) is the fake driver's, its host
+// address with FAKE_DEVICE_TAG in the top 16 bits (tests/fakes/fake_devmem.h)
+#define TB_DEVICE_ADDRESS(a) ((a) & 0x0000ffffffffffffull)
 #include "00_common.cu"
 #include "10_elementwise.cu"
 #include "12_math.cu"

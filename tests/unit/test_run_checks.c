@@ -1,6 +1,7 @@
 /* The per-thread list of deferred device checks (src/backend/run_checks.c): after a failed run every check still
  * looks, a check that found bad input wins over the run's error wherever it is in the list, and the run's own
- * sentence stands whole when no check found anything. Host only: the checks here are plain functions. */
+ * sentence stands whole when no check found anything; a gate read once per pass runs the checks behind it only when
+ * set, then all of them, and is cleared. Host only: the checks and gates here are plain functions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,11 +74,116 @@ static void without_a_prior_error_the_first_failing_check_reports(void **state) 
   tb_run_checks_free(list);
 }
 
+/* A gate over a host word: its reads and clears counted; `broken`: its read fails. */
+typedef struct word_gate {
+  int word, reads, clears;
+  bool broken;
+} word_gate;
+
+static tb_status gate_fn(void *data, bool clear, bool *set) {
+  word_gate *g = data;
+  if (clear) {
+    g->clears++;
+    g->word = 0;
+    return TB_OK;
+  }
+  g->reads++;
+  if (g->broken) return tb_error(TB_ERR_DRIVER, "cuMemcpyDtoH_v2 failed: the word");
+  *set = g->word != 0;
+  return TB_OK;
+}
+
+/* A check behind the gate over a node's host flag: counts its runs, finds its flag set (and resets it). */
+typedef struct node_flag {
+  int set, runs;
+  const char *name;
+} node_flag;
+
+static tb_status flag_fn(void *data, bool *found) {
+  node_flag *f = data;
+  f->runs++;
+  if (!f->set) return TB_OK;
+  f->set = 0;
+  *found = true;
+  return tb_error(TB_ERR_INVALID_ARGUMENT, "node '%s' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5", f->name);
+}
+
+static tb_run_check *gated_list(word_gate *g, node_flag *f, int n) {
+  assert_int_equal(tb_run_checks_add_gate(g, gate_fn, g, NULL), TB_OK);
+  for (int i = 0; i < n; i++) assert_int_equal(tb_run_checks_add_behind(&f[i], g, flag_fn, &f[i], NULL), TB_OK);
+  assert_ptr_equal(tb_run_checks_find(g), g);
+  return tb_run_checks_take();
+}
+
+/* The gate clear: one read per pass, none of the three checks behind it runs, nothing cleared. */
+static void a_clear_gate_skips_the_checks_behind_it(void **state) {
+  (void)state;
+  word_gate g = {0};
+  node_flag f[3] = {{0, 0, "a"}, {0, 0, "b"}, {0, 0, "c"}};
+  size_t made = tb_run_checks_made();
+  tb_run_check *list = gated_list(&g, f, 3);
+  assert_int_equal(tb_run_checks_made() - made, 3); /* the gate is not counted */
+  for (int pass = 0; pass < 5; pass++) assert_int_equal(tb_run_checks_run(list, TB_OK), TB_OK);
+  assert_int_equal(g.reads, 5);
+  assert_int_equal(g.clears, 0);
+  for (int i = 0; i < 3; i++) assert_int_equal(f[i].runs, 0);
+  tb_run_checks_free(list);
+}
+
+/* The gate set with two flags set: every check behind it runs (each resets its flag), the first one's sentence is
+ * the pass's, the gate is cleared once; the next pass reads the gate only, and passes. */
+static void a_set_gate_runs_every_check_and_is_cleared(void **state) {
+  (void)state;
+  word_gate g = {.word = 1};
+  node_flag f[3] = {{0, 0, "a"}, {1, 0, "b"}, {1, 0, "c"}};
+  tb_run_check *list = gated_list(&g, f, 3);
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'b' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  assert_int_equal(g.reads, 1);
+  assert_int_equal(g.clears, 1);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(f[i].runs, 1);
+    assert_int_equal(f[i].set, 0);
+  }
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_OK);
+  assert_int_equal(g.reads, 2);
+  assert_int_equal(f[2].runs, 1);
+  /* after a failed run, a set gate's check wins over the run's error */
+  g.word = f[2].set = 1;
+  tb_status prior = tb_error(TB_ERR_DRIVER, "tb_cu_add_f32 failed: too many resources requested for launch");
+  assert_int_equal(tb_run_checks_run(list, prior), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'c' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  tb_run_checks_free(list);
+}
+
+/* A gate that cannot be read hides nothing: the checks behind it run as if it were set, and a flag they find is the
+ * cause over the run's error; without a prior error the gate's read failure is the pass's. */
+static void an_unreadable_gate_hides_no_check(void **state) {
+  (void)state;
+  word_gate g = {.broken = true};
+  node_flag f[2] = {{0, 0, "a"}, {1, 0, "b"}};
+  tb_run_check *list = gated_list(&g, f, 2);
+  tb_status prior = tb_error(TB_ERR_DRIVER, "tb_cu_add_f32 failed: an illegal memory access was encountered");
+  assert_int_equal(tb_run_checks_run(list, prior), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'b' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  assert_int_equal(f[0].runs, 1);
+  assert_int_equal(g.clears, 0);
+  prior = tb_error(TB_ERR_DRIVER, "tb_cu_add_f32 failed: an illegal memory access was encountered");
+  assert_int_equal(tb_run_checks_run(list, prior), TB_ERR_DRIVER);
+  assert_string_equal(tb_last_error(), "tb_cu_add_f32 failed: an illegal memory access was encountered");
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_ERR_DRIVER);
+  assert_string_equal(tb_last_error(), "cuMemcpyDtoH_v2 failed: the word");
+  tb_run_checks_free(list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_later_check_finds_the_cause_after_one_that_cannot_look),
       cmocka_unit_test(the_runs_own_error_stands_when_no_check_finds_anything),
       cmocka_unit_test(without_a_prior_error_the_first_failing_check_reports),
+      cmocka_unit_test(a_clear_gate_skips_the_checks_behind_it),
+      cmocka_unit_test(a_set_gate_runs_every_check_and_is_cleared),
+      cmocka_unit_test(an_unreadable_gate_hides_no_check),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Scan kernel (every backend: control_kernels.h) (opset 9 and later; Scan-8 goes to scan8.c): L iterations over slices of the
  * scan inputs (scan_job.c), then the final states and each scan output stacked along its axis
  * (iteration t at L-1-t when its direction is 1). */
+#include "backend/run_checks.h"
 #include "backend/control/scan_job.h"
 #include "backend/control/control_kernels.h"
 #include "ops/control/control_params.h"
@@ -55,6 +56,9 @@ tb_status tb_control_run_scan(tb_kernel_ctx *ctx) {
                   tb_scan_attr_at(a.out_axes, k), tb_scan_attr_at(a.out_dirs, k) != 0, declared);
   }
   tb_scan_job_free(&job);
+  /* the body's device checks, read once per Scan (its iterations have no host synchronisation): a bad index in any
+   * iteration fails the Scan here, named as the CPU names it (the device records the first bad call and position) */
+  if (st == TB_OK) st = tb_run_checks_now();
   return st;
 }
 

@@ -37,6 +37,14 @@ typedef struct cuda_state {
 /* The stream this thread's work on s goes to: the one bound with stream_bind (a prepared model's), else the
  * backend's own (cuda_stream.c). */
 tb_cu_stream tb_cuda_stream_of(const cuda_state *s);
+/* What a prepared model's kernels share across its runs, kept with its stream: data (NULL until a kernel sets it),
+ * released with release(data) when the stream goes. */
+typedef struct tb_cuda_run_slot {
+  void *data;
+  void (*release)(void *data);
+} tb_cuda_run_slot;
+/* The run slot of the model's stream this thread has bound on s; NULL when none is bound (the backend's own). */
+tb_cuda_run_slot *tb_cuda_run_slot_of(const cuda_state *s);
 /* Whether this thread is capturing s's bound stream into a graph (cuda_stream.c; cuda_graph.c opens captures). */
 bool tb_cuda_capturing(const cuda_state *s);
 /* The stream and graph ops of tb_backend_ops (cuda_stream.c, cuda_graph.c). */

@@ -2,16 +2,24 @@
  * calling thread while it runs that model (stream_bind), so its kernel launches, copies, fills and event records
  * go to it and never to the legacy default stream. The binding is per thread and per backend, so two threads
  * running two models on one backend each keep their own stream. Streams are created non-blocking when libcuda has
- * the stream-ordered calls (they then do not wait for the legacy default stream, which nothing here uses). */
+ * the stream-ordered calls (they then do not wait for the legacy default stream, which nothing here uses). A model's
+ * stream also carries its run slot (tb_cuda_run_slot_of): what the model's kernels share across its runs (the run-wide
+ * word of the device's checks, kernels/cuda_index_flag.c), released with the stream. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "backend/cuda/cuda_state.h"
 #include "backend/devmem_ops.h"
 #include "core/error.h"
 
 /* This thread's binding: which backend's state, and its stream; and the backend whose bound stream it captures
  * (cuda_graph.c), with what the capture had to refuse. */
+typedef struct model_stream {
+  tb_cu_stream stream;
+  tb_cuda_run_slot slot;
+} model_stream;
+
 static __thread const cuda_state *bound_state;
-static __thread tb_cu_stream bound_stream;
+static __thread model_stream *bound_stream;
 static __thread const cuda_state *capturing_state;
 static __thread char refused[256];
 
@@ -28,7 +36,9 @@ void tb_cuda_capture_refuse(const cuda_state *s, const char *what) {
 
 const char *tb_cuda_capture_refused(void) { return refused; }
 
-tb_cu_stream tb_cuda_stream_of(const cuda_state *s) { return bound_state == s && bound_stream ? bound_stream : s->stream; }
+tb_cu_stream tb_cuda_stream_of(const cuda_state *s) { return bound_state == s && bound_stream ? bound_stream->stream : s->stream; }
+
+tb_cuda_run_slot *tb_cuda_run_slot_of(const cuda_state *s) { return bound_state == s && bound_stream ? &bound_stream->slot : NULL; }
 
 void *tb_cuda_stream_bind(void *state, void *stream) {
   const cuda_state *s = state;
@@ -47,30 +57,38 @@ tb_status tb_cuda_stream_create(void *state, void **out_stream) {
   *out_stream = NULL;
   tb_cu_result r = s->api.cuCtxPushCurrent_v2(s->ctx);
   if (r != TB_CUDA_SUCCESS) return failed(s, "cuCtxPushCurrent_v2", r);
-  tb_cu_stream stream = NULL;
-  r = s->api.cuStreamCreate(&stream, s->async ? TB_CU_STREAM_NON_BLOCKING : 0);
+  model_stream *m = calloc(1, sizeof *m);
+  r = m ? s->api.cuStreamCreate(&m->stream, s->async ? TB_CU_STREAM_NON_BLOCKING : 0) : TB_CUDA_SUCCESS;
   tb_cu_context popped = NULL;
   s->api.cuCtxPopCurrent_v2(&popped);
-  if (r != TB_CUDA_SUCCESS) return failed(s, "cuStreamCreate", r);
-  *out_stream = stream;
+  if (!m) return tb_error(TB_ERR_OUT_OF_MEMORY, "%s: out of host memory for a model's stream", s->base.label);
+  if (r != TB_CUDA_SUCCESS) {
+    free(m);
+    return failed(s, "cuStreamCreate", r);
+  }
+  *out_stream = m;
   return TB_OK;
 }
 
 void tb_cuda_stream_destroy(void *state, void *stream) {
   cuda_state *s = state;
-  if (!stream) return;
-  if (bound_state == s && bound_stream == stream) tb_cuda_stream_bind(state, NULL);
-  if (s->api.cuCtxPushCurrent_v2(s->ctx) != TB_CUDA_SUCCESS) return;
-  s->api.cuStreamSynchronize(stream); /* its work may still read memory the caller frees next */
-  s->api.cuStreamDestroy_v2(stream);
-  tb_cu_context popped = NULL;
-  s->api.cuCtxPopCurrent_v2(&popped);
-  tb_cuda_workspace_release(s, stream, false); /* cuBLASLt's, now that nothing on the stream runs */
+  model_stream *m = stream;
+  if (!m) return;
+  if (bound_state == s && bound_stream == m) tb_cuda_stream_bind(state, NULL);
+  if (s->api.cuCtxPushCurrent_v2(s->ctx) == TB_CUDA_SUCCESS) {
+    s->api.cuStreamSynchronize(m->stream); /* its work may still read memory the caller frees next */
+    s->api.cuStreamDestroy_v2(m->stream);
+    tb_cu_context popped = NULL;
+    s->api.cuCtxPopCurrent_v2(&popped);
+  }
+  tb_cuda_workspace_release(s, m->stream, false); /* cuBLASLt's, now that nothing on the stream runs */
+  if (m->slot.release) m->slot.release(m->slot.data);
+  free(m);
 }
 
 tb_status tb_cuda_stream_synchronize(void *state, void *stream) {
   cuda_state *s = state;
-  tb_cu_stream which = stream ? stream : tb_cuda_stream_of(s);
+  tb_cu_stream which = stream ? ((model_stream *)stream)->stream : tb_cuda_stream_of(s);
   if (tb_cuda_capturing(s)) {
     tb_cuda_capture_refuse(s, "a wait for the stream (the host needs a result in the middle of the run)");
     return tb_error(TB_ERR_UNSUPPORTED, "%s: a wait for the stream in the middle of a captured run cannot be captured",

@@ -16,6 +16,40 @@ typedef long long tb_index; // element counts and offsets: tensors may hold more
 #define TB_MAX_RANK 8
 #define TB_MAX_WARPS 32 // blockDim.x <= 1024 and warpSize >= 32
 
+// The device's checks of its inputs (cuda_index_flag.c): a check's flag is ten ints, [0] set by a kernel that found
+// bad input, [1] the number of the node's call in the run (written by the host before each call), [2..3] the address
+// of the run-wide word of the model's run (0: none), set with it, so that the host reads that one word at each of the
+// run's synchronisations and the nodes' flags only when it is set; [4..9] the first bad input of the run (all ones:
+// none): three 64-bit atomicMin words, (call, position), (position, the value's low 32 bits), (position, its high
+// 32 bits). Only the first bad call writes them (a later call finds an earlier call in the first), and a position
+// has one value, so the three agree: the host names the first bad call's first bad position and its value, as the
+// CPU (which stops there) does.
+#ifndef TB_DEVICE_ADDRESS
+#define TB_DEVICE_ADDRESS(a) (a) // the host emulator (tests/cuda_emu) maps the fake driver's addresses to its memory
+#endif
+__device__ inline void tb_flag_raise(const void *flag) {
+  int *f = static_cast<int *>(const_cast<void *>(flag));
+  f[0] = 1;
+  unsigned long long word = (unsigned long long)(unsigned)f[2] | ((unsigned long long)(unsigned)f[3] << 32);
+  if (word) *reinterpret_cast<int *>(TB_DEVICE_ADDRESS(word)) = 1;
+}
+
+// The flag raised for the input at `position` holding `value`, recorded when it is the run's first bad one.
+__device__ inline void tb_flag_raise_at(const void *flag, long long position, long long value) {
+  int *f = static_cast<int *>(const_cast<void *>(flag));
+  unsigned long long call = (unsigned)f[1];
+  unsigned long long at = position < 0xffffffffll ? (unsigned long long)position : 0xffffffffull; // all ones: too far
+  unsigned long long *first = reinterpret_cast<unsigned long long *>(f + 4);
+  if ((first[0] >> 32) >= call) { // no earlier call found a bad input
+    atomicMin(&first[0], call << 32 | at);
+    if (at != 0xffffffffull) {
+      atomicMin(&first[1], at << 32 | ((unsigned long long)value & 0xffffffffull));
+      atomicMin(&first[2], at << 32 | ((unsigned long long)value >> 32));
+    }
+  }
+  tb_flag_raise(flag);
+}
+
 // for (tb_index i = ...) over [0, n) with every thread of the grid.
 #define TB_GRID_LOOP(i, n) \
   for (tb_index i = (tb_index)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (tb_index)gridDim.x * blockDim.x)

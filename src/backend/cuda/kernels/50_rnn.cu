@@ -92,7 +92,7 @@ extern "C" __global__ void tb_cu_rnn_seq_f32(const float *__restrict__ xw, const
     const tb_index state = (d.layout == 0 ? dir * d.batch + b : b * d.dirs + dir) * H;
     tb_index len = d.lens_kind == 1 ? (tb_index)((const int *)lens)[b] : d.lens_kind == 2 ? ((const long long *)lens)[b] : d.seq;
     if (len < 0 || len > d.seq) {
-      if (bad_lens && tid == 0) *bad_lens = 1; // the run fails with the CPU's sentence (cuda_index_flag.c)
+      if (bad_lens && tid == 0) tb_flag_raise_at(bad_lens, b, len); // the run fails with the CPU's sentence (cuda_index_flag.c)
       len = len < 0 ? 0 : d.seq;
     }
     const bool reverse = d.reverse || dir == 1;

@@ -136,7 +136,7 @@ __device__ inline tb_index tb_dm_index(const void *p, int dtype, tb_index i, tb_
 __device__ inline tb_index tb_dm_index_checked(const void *p, int dtype, tb_index i, tb_index dim, const void *flag) {
   tb_index k = tb_dm_index(p, dtype, i, dim);
   if (k >= 0 && k < dim) return k;
-  if (flag) *static_cast<int *>(const_cast<void *>(flag)) = 1;
+  if (flag) tb_flag_raise_at(flag, i, tb_dm_index(p, dtype, i, 0)); // the index as given (dim 0: not made positive)
   return -1;
 }
 
@@ -166,7 +166,7 @@ __device__ inline void tb_dm_gather(const void *a, const void *b, const void *c,
     tb_index in = i % inner, t = i / inner, j = t % n_idx, outer = t / n_idx, k = tb_dm_index(b, d.mode, j, axis_len);
     if (k < 0 || k >= axis_len) {
       o[i] = (T)0;
-      if (c) *static_cast<int *>(const_cast<void *>(c)) = 1;
+      if (c) tb_flag_raise_at(c, j, tb_dm_index(b, d.mode, j, 0)); // the index as given (dim 0: not made positive)
       continue;
     }
     o[i] = x[(outer * axis_len + k) * inner + in];

@@ -36,18 +36,20 @@ tb_cu_deviceptr tb_cuda_address_of(const tb_tensor *t) {
   return (tb_cu_deviceptr)((uintptr_t)b->mem.handle + b->offset + (size_t)t->offset * tb_dtype_size(t->dtype));
 }
 
-tb_status tb_cuda_prepare(tb_kernel_ctx *ctx, void **state) {
+tb_status tb_cuda_prepare_sized(tb_kernel_ctx *ctx, size_t size, void **state) {
   *state = NULL;
   cuda_state *s = tb_cuda_state_of(ctx);
   if (!s) return tb_kernel_error(ctx, TB_ERR_INTERNAL, "a CUDA kernel was prepared for a backend that is not an open CUDA device");
   tb_cu_module module = NULL;
   tb_status st = tb_cuda_module_get(s, &module);
   if (st != TB_OK) return st;
-  tb_cuda_node *node = calloc(1, sizeof *node);
+  tb_cuda_node *node = calloc(1, size > sizeof *node ? size : sizeof *node);
   if (!node) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
   *state = node;
   return TB_OK;
 }
+
+tb_status tb_cuda_prepare(tb_kernel_ctx *ctx, void **state) { return tb_cuda_prepare_sized(ctx, sizeof(tb_cuda_node), state); }
 
 void tb_cuda_release(void *state) { free(state); }
 

@@ -85,6 +85,10 @@ typedef struct tb_cuda_node {
   tb_cu_function fns[TB_CUDA_NODE_FUNCTIONS];
 } tb_cuda_node;
 tb_status tb_cuda_prepare(tb_kernel_ctx *ctx, void **state);
+/* tb_cuda_prepare's state grown to `size` zeroed bytes, for a kernel whose state keeps more after the shared one
+ * (a struct with tb_cuda_node first: cuda_launch.c's functions read it); freed by tb_cuda_release or by the
+ * kernel's own release with free(). */
+tb_status tb_cuda_prepare_sized(tb_kernel_ctx *ctx, size_t size, void **state);
 void tb_cuda_release(void *state);
 
 /* For the kernels' accepts(): every input present is float32 (at least one), and one output. */

@@ -203,15 +203,9 @@ typedef struct pad_state {
 
 tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state) {
   void *shared = NULL;
-  tb_status st = tb_cuda_prepare(ctx, &shared);
+  tb_status st = tb_cuda_prepare_sized(ctx, sizeof(pad_state), &shared);
   if (st != TB_OK) return st;
-  pad_state *ps = realloc(shared, sizeof *ps); /* the shared state stays at its start */
-  if (!ps) {
-    free(shared);
-    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
-  }
-  ps->has_value = false;
-  ps->value = 0;
+  pad_state *ps = shared; /* the shared state at its start */
   const tb_tensor *cv = tb_kernel_input_constant(ctx, 2) ? ctx->inputs[2] : NULL;
   const tb_value_type *xt = ctx->in_types ? ctx->in_types[0] : NULL;
   if (cv && tb_tensor_numel(cv) == 1 && xt && xt->has_dtype && cv->dtype == xt->dtype) {
