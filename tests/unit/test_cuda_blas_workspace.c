@@ -24,6 +24,9 @@
 static char cache_dir[64];
 enum { MIB = 1 << 20 };
 
+/* The CUDA stream of a prepared model's stream handle (what the products and the workspace are keyed by). */
+static tb_cu_stream cuda_stream_of_model(void *state, void *stream) { return tb_cuda_stream_handle_of(state, stream); }
+
 static const fake_cublaslt_state *blas_fake(void) {
   return ((const fake_cublaslt_state *(*)(void))tcu_symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
 }
@@ -94,7 +97,7 @@ static void rig_open(rig *r) {
 static void rig_close(rig *r) {
   cuda_state *s = r->cuda->state;
   for (int k = 0; k < 2; k++) {
-    void *stream = r->prepared[k]->stream;
+    tb_cu_stream stream = cuda_stream_of_model(r->cuda->state, r->prepared[k]->stream);
     tb_prepared_destroy(r->prepared[k]);
     assert_int_equal(tb_cuda_workspace_blocks(s, stream, NULL), 0); /* freed with the stream */
     tb_prepared_destroy(r->reference[k]);
@@ -109,7 +112,7 @@ static void rig_close(rig *r) {
 static void *workspace_of(rig *r, int k) {
   tb_cu_deviceptr p = 0;
   size_t n = 0;
-  TB_ASSERT_OK(tb_cuda_workspace_get(r->cuda->state, r->prepared[k]->stream, 0, &p, &n));
+  TB_ASSERT_OK(tb_cuda_workspace_get(r->cuda->state, cuda_stream_of_model(r->cuda->state, r->prepared[k]->stream), 0, &p, &n));
   return (void *)(uintptr_t)p;
 }
 
@@ -161,9 +164,9 @@ static void the_products_get_the_recommended_workspace(void **state) {
     assert_int_equal(f->heuristic.max_workspace, cases[c].bytes); /* the algorithms may use all of it */
     assert_ptr_equal(f->matmul.workspace, workspace_of(&r, 0));
     assert_int_equal(f->matmul.workspace_bytes, 1 * MIB); /* what the chosen algorithm needs */
-    assert_ptr_equal(f->matmul.stream, r.prepared[0]->stream);
+    assert_ptr_equal(f->matmul.stream, cuda_stream_of_model(r.cuda->state, r.prepared[0]->stream));
     size_t bytes = 0;
-    assert_int_equal(tb_cuda_workspace_blocks(r.cuda->state, r.prepared[0]->stream, &bytes), 1);
+    assert_int_equal(tb_cuda_workspace_blocks(r.cuda->state, cuda_stream_of_model(r.cuda->state, r.prepared[0]->stream), &bytes), 1);
     assert_int_equal(bytes, cases[c].bytes);
     rig_close(&r);
   }
@@ -176,25 +179,25 @@ static void one_workspace_per_stream(void **state) {
   rig r;
   rig_open(&r);
   cuda_state *s = r.cuda->state;
-  assert_ptr_not_equal(r.prepared[0]->stream, r.prepared[1]->stream);
+  assert_ptr_not_equal(cuda_stream_of_model(r.cuda->state, r.prepared[0]->stream), cuda_stream_of_model(r.cuda->state, r.prepared[1]->stream));
   TB_ASSERT_OK(run_model(&r, 0, 1));
   void *first = blas_fake()->matmul.workspace;
   TB_ASSERT_OK(run_model(&r, 1, 2));
   void *second = blas_fake()->matmul.workspace;
-  assert_ptr_equal(blas_fake()->matmul.stream, r.prepared[1]->stream);
+  assert_ptr_equal(blas_fake()->matmul.stream, cuda_stream_of_model(r.cuda->state, r.prepared[1]->stream));
   assert_non_null(first);
   assert_non_null(second);
   assert_ptr_not_equal(first, second);
   assert_ptr_equal(first, workspace_of(&r, 0));
   assert_ptr_equal(second, workspace_of(&r, 1));
-  assert_int_equal(tb_cuda_workspace_blocks(s, r.prepared[1]->stream, NULL), 1); /* two nodes, one block */
+  assert_int_equal(tb_cuda_workspace_blocks(s, cuda_stream_of_model(r.cuda->state, r.prepared[1]->stream), NULL), 1); /* two nodes, one block */
   for (unsigned i = 0; i < 3; i++) {
     TB_ASSERT_OK(run_model(&r, 0, 3 + i));
     assert_ptr_equal(blas_fake()->matmul.workspace, first);
     TB_ASSERT_OK(run_model(&r, 1, 4 + i));
     assert_ptr_equal(blas_fake()->matmul.workspace, second);
   }
-  assert_int_equal(tb_cuda_workspace_blocks(s, r.prepared[0]->stream, NULL), 1);
+  assert_int_equal(tb_cuda_workspace_blocks(s, cuda_stream_of_model(r.cuda->state, r.prepared[0]->stream), NULL), 1);
   assert_int_equal(tb_cuda_workspace_blocks(s, s->stream, NULL), 0); /* the backend's own stream ran no product */
   rig_close(&r);
 }
@@ -222,7 +225,7 @@ static void two_threads_two_models(void **state) {
   for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
   for (int k = 0; k < 2; k++) {
     if (w[k].st != TB_OK) fail_msg("model %d: %s", k, tb_status_str(w[k].st));
-    assert_int_equal(tb_cuda_workspace_blocks(r.cuda->state, r.prepared[k]->stream, NULL), 1);
+    assert_int_equal(tb_cuda_workspace_blocks(r.cuda->state, cuda_stream_of_model(r.cuda->state, r.prepared[k]->stream), NULL), 1);
   }
   rig_close(&r);
 }
@@ -273,7 +276,7 @@ static void no_memory_for_the_workspace(void **state) {
   assert_null(blas_fake()->matmul.workspace);
   assert_int_equal(blas_fake()->matmul.workspace_bytes, 0);
   assert_int_equal(blas_fake()->heuristic.max_workspace, 0);
-  assert_int_equal(tb_cuda_workspace_blocks(s, r.prepared[1]->stream, NULL), 0);
+  assert_int_equal(tb_cuda_workspace_blocks(s, cuda_stream_of_model(r.cuda->state, r.prepared[1]->stream), NULL), 0);
   rig_close(&r);
 }
 

@@ -37,6 +37,8 @@ typedef struct cuda_state {
 /* The stream this thread's work on s goes to: the one bound with stream_bind (a prepared model's), else the
  * backend's own (cuda_stream.c). */
 tb_cu_stream tb_cuda_stream_of(const cuda_state *s);
+/* The CUDA stream of a model's stream handle (tb_cuda_stream_create's; NULL: the device's own stream). */
+tb_cu_stream tb_cuda_stream_handle_of(const cuda_state *s, void *stream);
 /* What a prepared model's kernels share across its runs, kept with its stream: data (NULL until a kernel sets it),
  * released with release(data) when the stream goes. */
 typedef struct tb_cuda_run_slot {

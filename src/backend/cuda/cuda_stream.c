@@ -38,6 +38,10 @@ const char *tb_cuda_capture_refused(void) { return refused; }
 
 tb_cu_stream tb_cuda_stream_of(const cuda_state *s) { return bound_state == s && bound_stream ? bound_stream->stream : s->stream; }
 
+tb_cu_stream tb_cuda_stream_handle_of(const cuda_state *s, void *stream) {
+  return stream ? ((model_stream *)stream)->stream : s->stream;
+}
+
 tb_cuda_run_slot *tb_cuda_run_slot_of(const cuda_state *s) { return bound_state == s && bound_stream ? &bound_stream->slot : NULL; }
 
 void *tb_cuda_stream_bind(void *state, void *stream) {
@@ -88,7 +92,7 @@ void tb_cuda_stream_destroy(void *state, void *stream) {
 
 tb_status tb_cuda_stream_synchronize(void *state, void *stream) {
   cuda_state *s = state;
-  tb_cu_stream which = stream ? ((model_stream *)stream)->stream : tb_cuda_stream_of(s);
+  tb_cu_stream which = stream ? tb_cuda_stream_handle_of(s, stream) : tb_cuda_stream_of(s);
   if (tb_cuda_capturing(s)) {
     tb_cuda_capture_refuse(s, "a wait for the stream (the host needs a result in the middle of the run)");
     return tb_error(TB_ERR_UNSUPPORTED, "%s: a wait for the stream in the middle of a captured run cannot be captured",
