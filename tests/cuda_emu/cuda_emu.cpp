@@ -48,6 +48,15 @@ float __uint_as_float(unsigned bits) {
   return f;
 }
 
+long long __double_as_longlong(double f) {
+  long long bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// Block-wide atomics on shared memory (32_topk.cu's histograms): the host's.
+unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+
 unsigned __float_as_uint(float f) {
   unsigned bits;
   memcpy(&bits, &f, sizeof bits);
@@ -65,6 +74,7 @@ unsigned __float_as_uint(float f) {
 #include "20_softmax.cu"
 #include "30_reduce.cu"
 #include "31_index_reduce.cu"
+#include "32_topk.cu"
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "62_lp_lrn.cu"
@@ -272,8 +282,8 @@ const entry kernels[] = {
     K(tb_cu_ew_cumsum_bf16),
     K(tb_cu_ew_topk_sort_f16),
     K(tb_cu_ew_topk_sort_bf16),
-    K(tb_cu_ew_topk_select_f16),
-    K(tb_cu_ew_topk_select_bf16),
+    K(tb_cu_ew_topk_radix_f16),
+    K(tb_cu_ew_topk_radix_bf16),
     K(tb_cu_ew_arg_rows_f32),
     K(tb_cu_ew_arg_rows_f64),
     K(tb_cu_ew_arg_rows_i32),
@@ -302,13 +312,13 @@ const entry kernels[] = {
     K(tb_cu_ew_topk_sort_i8),
     K(tb_cu_ew_topk_sort_i16),
     K(tb_cu_ew_topk_sort_u8),
-    K(tb_cu_ew_topk_select_f32),
-    K(tb_cu_ew_topk_select_f64),
-    K(tb_cu_ew_topk_select_i32),
-    K(tb_cu_ew_topk_select_i64),
-    K(tb_cu_ew_topk_select_i8),
-    K(tb_cu_ew_topk_select_i16),
-    K(tb_cu_ew_topk_select_u8),
+    K(tb_cu_ew_topk_radix_f32),
+    K(tb_cu_ew_topk_radix_f64),
+    K(tb_cu_ew_topk_radix_i32),
+    K(tb_cu_ew_topk_radix_i64),
+    K(tb_cu_ew_topk_radix_i8),
+    K(tb_cu_ew_topk_radix_i16),
+    K(tb_cu_ew_topk_radix_u8),
     K(tb_cu_dm_trilu_b1),
     K(tb_cu_dm_trilu_b2),
     K(tb_cu_dm_trilu_b4),
