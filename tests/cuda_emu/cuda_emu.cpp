@@ -54,8 +54,14 @@ long long __double_as_longlong(double f) {
   return bits;
 }
 
-// Block-wide atomics on shared memory (32_topk.cu's histograms): the host's.
+// The atomics (32_topk.cu's histograms in shared memory, 73_scatter_nd.cu's marks): the host's.
 unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+unsigned atomicMax(unsigned *p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
 
 unsigned __float_as_uint(float f) {
   unsigned bits;
@@ -86,6 +92,7 @@ unsigned __float_as_uint(float f) {
 #include "70_data.cu"
 #include "71_index_more.cu"
 #include "72_einsum.cu"
+#include "73_scatter_nd.cu"
 
 namespace {
 template <typename... A, std::size_t... I>
@@ -337,6 +344,9 @@ const entry kernels[] = {
     K(tb_cu_dm_gather_nd_b8),
     K(tb_cu_dm_scatter_elements_reduce),
     K(tb_cu_dm_scatter_nd_reduce),
+    K(tb_cu_dm_scatter_nd_clear),
+    K(tb_cu_dm_scatter_nd_mark),
+    K(tb_cu_dm_scatter_nd_apply),
     K(tb_cu_dm_nonzero_count),
     K(tb_cu_dm_nonzero_fill),
     K(tb_cu_dm_einsum_f32),
