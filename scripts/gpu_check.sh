@@ -28,6 +28,9 @@
 #      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16);
 #  10. CumSum's block scan (docs/cuda.md "CumSum's block scan"): an int32 [4, 2^20] and a float16 [64, 4096]
 #      CumSum along the last axis under `tb bench` on cpu and cuda:0 (needs numpy and onnx, else skipped);
+#  11. TopK's radix select (docs/cuda.md "TopK's radix select"): a float32 [1, 200000] TopK with k = 100000 and a
+#      [64, 8192] one with k = 1024, checked with `tb validate` on cuda:0 (indices bit for bit: the order is total)
+#      and timed under `tb bench` on cpu and cuda:0 (needs numpy and onnx, else skipped);
 # and prints a summary, one line per step: PASS, FAIL (with the log to read) or SKIP (with the reason).
 #
 # Usage: bash scripts/gpu_check.sh [BUILD_DIR]
@@ -326,6 +329,35 @@ PY
   fi
 else
   note SKIP "cumsum bench" "no numpy and onnx in $python"
+fi
+
+# ---- TopK's radix select: rows past the shared-memory sort, a large k; cpu against cuda:0 ----------------------
+if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
+  mkdir -p "$out/models"
+  if "$python" - "$out/models" >"$out/make_topk.log" 2>&1 <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+for name, shape, k in (("topk_200000", [1, 200000], 100000), ("topk_64x8192", [64, 8192], 1024)):
+    kt = helper.make_tensor("k", TensorProto.INT64, [1], [k])
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1)
+    out = [shape[0], k]
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("v", TensorProto.FLOAT, out),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, out)], [kt])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), f"{sys.argv[1]}/{name}.onnx")
+PY
+  then
+    for name in topk_200000 topk_64x8192; do
+      step "$name validate cuda:0 O2" "${name}_validate.log" "$tb" validate "$out/models/$name.onnx" --backends cuda:0 --levels O2
+      step "$name bench cpu,cuda:0 O2" "${name}_bench.log" "$tb" bench "$out/models/$name.onnx" --backends cpu,cuda:0 \
+        --levels O2 --threads 1 --warmup 3 --iters 20
+      grep -E "^(cpu|cuda)" "$out/${name}_bench.log" | sed "s/^/    /" | tee -a "$summary"
+    done
+  else
+    note FAIL "topk models" "see $out/make_topk.log"
+  fi
+else
+  note SKIP "topk bench" "no numpy and onnx in $python"
 fi
 
 echo "summary: $summary" | tee -a "$summary"

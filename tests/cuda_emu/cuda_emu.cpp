@@ -61,6 +61,21 @@ double __dadd_rn(double a, double b) { return a + b; }
 double __dsub_rn(double a, double b) { return a - b; }
 double __dmul_rn(double a, double b) { return a * b; }
 
+long long __double_as_longlong(double f) {
+  long long bits;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// The atomics (32_topk.cu's histograms in shared memory, 73_scatter_nd.cu's marks): the host's.
+unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+unsigned atomicMax(unsigned *p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
 unsigned __float_as_uint(float f) {
   unsigned bits;
   memcpy(&bits, &f, sizeof bits);
@@ -81,6 +96,7 @@ unsigned __float_as_uint(float f) {
 #include "20_softmax.cu"
 #include "30_reduce.cu"
 #include "31_index_reduce.cu"
+#include "32_topk.cu"
 #include "60_conv.cu"
 #include "61_pool_norm.cu"
 #include "62_lp_lrn.cu"
@@ -92,6 +108,7 @@ unsigned __float_as_uint(float f) {
 #include "70_data.cu"
 #include "71_index_more.cu"
 #include "72_einsum.cu"
+#include "73_scatter_nd.cu"
 #include "76_resize_taps.cu"
 
 namespace {
@@ -290,8 +307,8 @@ const entry kernels[] = {
     K(tb_cu_ew_cumsum_bf16),
     K(tb_cu_ew_topk_sort_f16),
     K(tb_cu_ew_topk_sort_bf16),
-    K(tb_cu_ew_topk_select_f16),
-    K(tb_cu_ew_topk_select_bf16),
+    K(tb_cu_ew_topk_radix_f16),
+    K(tb_cu_ew_topk_radix_bf16),
     K(tb_cu_ew_arg_rows_f32),
     K(tb_cu_ew_arg_rows_f64),
     K(tb_cu_ew_arg_rows_i32),
@@ -320,13 +337,13 @@ const entry kernels[] = {
     K(tb_cu_ew_topk_sort_i8),
     K(tb_cu_ew_topk_sort_i16),
     K(tb_cu_ew_topk_sort_u8),
-    K(tb_cu_ew_topk_select_f32),
-    K(tb_cu_ew_topk_select_f64),
-    K(tb_cu_ew_topk_select_i32),
-    K(tb_cu_ew_topk_select_i64),
-    K(tb_cu_ew_topk_select_i8),
-    K(tb_cu_ew_topk_select_i16),
-    K(tb_cu_ew_topk_select_u8),
+    K(tb_cu_ew_topk_radix_f32),
+    K(tb_cu_ew_topk_radix_f64),
+    K(tb_cu_ew_topk_radix_i32),
+    K(tb_cu_ew_topk_radix_i64),
+    K(tb_cu_ew_topk_radix_i8),
+    K(tb_cu_ew_topk_radix_i16),
+    K(tb_cu_ew_topk_radix_u8),
     K(tb_cu_dm_trilu_b1),
     K(tb_cu_dm_trilu_b2),
     K(tb_cu_dm_trilu_b4),
@@ -345,6 +362,9 @@ const entry kernels[] = {
     K(tb_cu_dm_gather_nd_b8),
     K(tb_cu_dm_scatter_elements_reduce),
     K(tb_cu_dm_scatter_nd_reduce),
+    K(tb_cu_dm_scatter_nd_clear),
+    K(tb_cu_dm_scatter_nd_mark),
+    K(tb_cu_dm_scatter_nd_apply),
     K(tb_cu_dm_nonzero_count),
     K(tb_cu_dm_nonzero_fill),
     K(tb_cu_dm_einsum_f32),

@@ -357,11 +357,14 @@ static void windows_match_the_cpu(void **state) {
   tb_model_destroy(model);
 }
 
-/* Einsum on its generic kernel: a trace, a diagonal, a full sum, a permutation, an outer product, a product whose
- * output puts the column first, three summed labels, a two-input reduction, and float64 (a batched product and a
- * trace): the CPU's order, so bit for bit. Then the float32 products on the GEMM family (the own tiled kernel
- * here): batched, implicit, with B transposed, an ellipsis that broadcasts, an outer product of vectors, within
- * 1e-6 + 1e-5 |cpu| (float sums against the CPU's double). */
+/* Einsum on its generic kernel: a trace, a diagonal, a full sum, a permutation, two-input equations with a diagonal
+ * or a label summed within one input, and float64 (a batched product and a trace):
+ * the CPU's order, so bit for bit. Then the float32 products on the GEMM family (the own tiled kernel here):
+ * batched, implicit, with B transposed, an ellipsis that broadcasts, an outer product of vectors; and after
+ * permutations (cuda_einsum_permute.c): an outer product, a product whose output puts the column first, three
+ * summed labels, a two-input reduction, attention scores, a broadcast ellipsis with the output transposed, two row
+ * labels around a column label, a full contraction, an empty output, sums over an empty axis (zeros); within 1e-6 + 1e-5 |cpu| (float sums against
+ * the CPU's double). */
 static void einsum_matches_the_cpu(void **state) {
   (void)state;
   if (!emulator_here()) return;
@@ -370,17 +373,22 @@ static void einsum_matches_the_cpu(void **state) {
   fill(b, 84, 12);
   fill(m, 36, 13);
   fill(t, 120, 14);
-  const feed in[4] = {{"a", TB_DTYPE_F32, 3, {3, 5, 7}, a}, {"b", TB_DTYPE_F32, 3, {3, 7, 4}, b}, {"m", TB_DTYPE_F32, 2, {6, 6}, m},
-                      {"t", TB_DTYPE_F32, 4, {2, 3, 4, 5}, t}};
+  const feed in[5] = {{"a", TB_DTYPE_F32, 3, {3, 5, 7}, a}, {"b", TB_DTYPE_F32, 3, {3, 7, 4}, b}, {"m", TB_DTYPE_F32, 2, {6, 6}, m},
+                      {"t", TB_DTYPE_F32, 4, {2, 3, 4, 5}, t}, {"e", TB_DTYPE_F32, 2, {3, 0}, NULL}};
   static const struct {
     const char *name, *in, *eq;
   } generic[] = {
       {"tr", "m", "ii"},         {"diag", "m", "ii->i"},          {"sum", "t", "abcd->"},
-      {"perm", "t", "abcd->dbca"}, {"outer", "m,m", "ij,kl->ijlk"}, {"ji", "m,m", "ik,kj->ji"},
-      {"three", "t,t", "abcd,abce->de"}, {"dot", "a,a", "bij,bij->j"},
+      {"perm", "t", "abcd->dbca"}, {"dg2", "m,m", "ii,ij->j"},     {"own", "m,m", "ij,jk->k"},
+      {"bdiag", "m,t", "ii,abcd->ad"},
   }, product[] = {
       {"bmm", "a,b", "bij,bjk->bik"}, {"mm", "m,m", "ij,jk"}, {"mmt", "m,m", "ik,jk->ij"},
       {"ell", "a,b1", "...ij,...jk->...ik"}, {"vv", "m,m", "ij,ik->jk"},
+      /* products after permutations (cuda_einsum_permute.c) */
+      {"outer", "m,m", "ij,kl->ijlk"}, {"ji", "m,m", "ik,kj->ji"}, {"three", "t,t", "abcd,abce->de"},
+      {"dot", "a,a", "bij,bij->j"}, {"attn", "t,t", "bhqd,bhkd->bhqk"}, {"ellt", "a,b1", "...ij,...jk->...ki"},
+      {"rows2", "t,b", "abcd,bxc->dxa"}, {"full", "a,a", "bij,bij->"}, {"eout", "e,m", "ij,kl->ijkl"},
+      {"esum", "e,e", "ij,ij->i"}, {"esum2", "e,e", "ij,kj->ik"},
   };
   for (int pass = 0; pass < 2; pass++) {
     tb_ir_model *ir = tbt_ir_model(12);
@@ -389,6 +397,7 @@ static void einsum_matches_the_cpu(void **state) {
     tbt_input(g, "b", TB_DTYPE_F32, 3, (const int64_t[]){3, 7, 4}, NULL);
     tbt_input(g, "m", TB_DTYPE_F32, 2, (const int64_t[]){6, 6}, NULL);
     tbt_input(g, "t", TB_DTYPE_F32, 4, (const int64_t[]){2, 3, 4, 5}, NULL);
+    tbt_input(g, "e", TB_DTYPE_F32, 2, (const int64_t[]){3, 0}, NULL);
     tbt_const_f32(g, "b1", 3, (const int64_t[]){1, 7, 4}, b);
     size_t count = pass == 0 ? sizeof generic / sizeof generic[0] : sizeof product / sizeof product[0], nodes = count, outs = count;
     for (size_t i = 0; i < count; i++) {
@@ -411,9 +420,10 @@ static void einsum_matches_the_cpu(void **state) {
     }
     tb_model *model = tbt_model_of(ir);
     launch_reset();
-    all_on_device(model, 4, in, outs, nodes, pass == 0 ? 0 : 1e-6, pass == 0 ? 0 : 1e-5);
+    all_on_device(model, 5, in, outs, nodes, pass == 0 ? 0 : 1e-6, pass == 0 ? 0 : 1e-5);
     assert_int_equal(launches_of("tb_cu_gemm_f32") > 0, pass == 1);
     assert_int_equal(launches_of("tb_cu_dm_einsum_f32") > 0, pass == 0);
+    assert_int_equal(launches_of("tb_cu_dm_copy_b4") > 0, pass == 1); /* the permuted products' operand copies */
     tb_model_destroy(model);
   }
 }

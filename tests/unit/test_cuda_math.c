@@ -529,8 +529,8 @@ static void index_values_match_the_cpu(void **state) {
   tb_model_destroy(model);
 }
 
-/* TopK of rows longer than the shared-memory sort (2500 elements): k passes over the row, with ties and NaN (the
- * values on the emulator; the kernels that ran with or without it). */
+/* TopK of rows longer than the shared-memory sort (2500 elements): the radix select (test_cuda_topk has more), with
+ * ties and NaN (the values on the emulator; the kernel that ran with or without it). */
 static void topk_of_long_rows_matches_the_cpu(void **state) {
   (void)state;
   static float x[2 * 2500];
@@ -553,7 +553,7 @@ static void topk_of_long_rows_matches_the_cpu(void **state) {
   launch_reset();
   if (emulator_here()) all_on_device(model, 1, in, 4, TB_LEVEL_O0, 2);
   else tcv_run_device(model, 1, in, 4, TB_LEVEL_O0);
-  assert_int_equal(launches_of("tb_cu_ew_topk_select_f32"), 2);
+  assert_int_equal(launches_of("tb_cu_ew_topk_radix_f32"), 2);
   assert_int_equal(launches_of("tb_cu_ew_topk_sort_f32"), 0);
   tb_model_destroy(model);
 }

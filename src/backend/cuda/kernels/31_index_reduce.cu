@@ -7,7 +7,7 @@
 //     32 elements and more (inner 1) whose sums do not depend on the order of the additions (the integers,
 //     wrapping; float16 in double, exact up to TB_IX_SCAN_F16_MAX elements) as a block scan, one block per row;
 //   TopK: one block per row; a row of up to TB_IX_SORT_MAX elements is sorted whole in shared memory (bitonic),
-//     a longer one is walked k times, each pass the next element in order after the last one taken.
+//     a longer one goes to 32_topk.cu's radix select.
 // The order of TopK is the CPU's: by value (NaN above every number), largest or smallest first, ties by the
 // lower index. Every kernel comes for f32, f64, i8, i16, i32, i64 and u8, and for f16 and bf16 (12_math.cu's
 // tb_ew_load: compared in float, exact; CumSum sums them in double and rounds each output once, as the CPU). Block kernels: blockDim.x at most 1024;
@@ -195,17 +195,6 @@ __device__ inline bool tb_ix_topk_before(T vi, tb_index i, T vj, tb_index j, boo
   return c != 0 ? c < 0 : i < j;
 }
 
-template <typename S>
-struct tb_ix_topk_order {
-  const S *x;
-  const tb_ew *d;
-  tb_index row;
-  bool largest;
-  __device__ bool operator()(tb_index i, tb_index j) const {
-    return tb_ix_topk_before(tb_ew_load(x, tb_ix_at(*d, row, i)), i, tb_ew_load(x, tb_ix_at(*d, row, j)), j, largest);
-  }
-};
-
 // Rows of up to TB_IX_SORT_MAX elements: the row and its indices in shared memory, padded to a power of two with
 // indices -1 (after everything), sorted by a bitonic network; the first k written to y (values) and z (int64
 // indices), both [outer, k, inner]; the keys in the compute type, the values copied from the input bit for bit.
@@ -255,30 +244,6 @@ __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index
   }
 }
 
-// Longer rows: k passes over the row, each taking the first element in TopK's order after the one taken before.
-template <typename S>
-__device__ inline void tb_ix_topk_select(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
-  const S *x = (const S *)a;
-  S *ov = (S *)y;
-  long long *oi = (long long *)z;
-  bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
-  for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
-    tb_ix_topk_order<S> before = {x, &d, row, largest};
-    tb_index prev = -1;
-    for (tb_index s = 0; s < d.k; s++) {
-      tb_index mine = -1;
-      for (tb_index t = threadIdx.x; t < d.len; t += blockDim.x)
-        if ((prev < 0 || before(prev, t)) && (mine < 0 || before(t, mine))) mine = t;
-      prev = tb_ix_block_pick(mine, before);
-      if (threadIdx.x == 0) {
-        tb_index at = ((row / d.inner) * d.k + s) * d.inner + row % d.inner;
-        ov[at] = x[tb_ix_at(d, row, prev)];
-        oi[at] = prev;
-      }
-    }
-  }
-}
-
 extern "C" __global__ void tb_cu_ew_arg_rows_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<float>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<double>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<int>(a, y, n, d); }
@@ -307,13 +272,6 @@ extern "C" __global__ void tb_cu_ew_topk_sort_i64(TB_EW_PARAMS) { TB_EW_USE(); t
 extern "C" __global__ void tb_cu_ew_topk_sort_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<signed char>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<short>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<unsigned char>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_f32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<float>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_f64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<double>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<int>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_i64(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<long long>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<signed char>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<short>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_u8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<unsigned char>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<tb_ew_half>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_rows_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_rows<tb_ew_bhalf>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_arg_cols_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_arg_cols<tb_ew_half>(a, y, n, d); }
@@ -322,8 +280,6 @@ extern "C" __global__ void tb_cu_ew_cumsum_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_i
 extern "C" __global__ void tb_cu_ew_cumsum_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum<tb_ew_bhalf, double>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<tb_ew_half>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_topk_sort_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_sort<tb_ew_bhalf>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_f16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_half>(a, y, z, n, d); }
-extern "C" __global__ void tb_cu_ew_topk_select_bf16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_topk_select<tb_ew_bhalf>(a, y, z, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_scan_i8(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<signed char, unsigned char>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_scan_i16(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<short, unsigned short>(a, y, n, d); }
 extern "C" __global__ void tb_cu_ew_cumsum_scan_i32(TB_EW_PARAMS) { TB_EW_USE(); tb_ix_cumsum_scan<int, unsigned>(a, y, n, d); }

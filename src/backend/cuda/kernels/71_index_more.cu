@@ -5,7 +5,8 @@
 // kernel of their own: they are 70_data.cu's strided copy over a 6-d view.
 //
 // The reductions are deterministic without atomics: the host gives each thread every update that can reach
-// its outputs (ScatterElements: one line of the indices along the axis; ScatterND: one position of the slice),
+// its outputs (ScatterElements: one line of the indices along the axis; ScatterND: one position of the slice, or
+// with 73_scatter_nd.cu one target's rows),
 // and the thread applies them in the indices' order, the order of the CPU reference's loop, so the results
 // are the CPU's bit for bit and the same on every run.
 
@@ -161,7 +162,7 @@ extern "C" __global__ void tb_cu_dm_scatter_elements_reduce(TB_DM_PARAMS) {
 
 // ScatterND with a reduction, on y holding the data (dims[0..k): the indexed dims, st[3][0..k): their strides;
 // p: k, slice, rows): one thread per position of the slice, the rows applied in order (c: the flag of a bad index,
-// whose row is skipped).
+// whose row is skipped). The host runs it for a single row; more rows go to 73_scatter_nd.cu, parallel over them.
 extern "C" __global__ void tb_cu_dm_scatter_nd_reduce(TB_DM_PARAMS) {
   TB_DM_USE();
   int idt = (d.mode >> 16) & 0xff;

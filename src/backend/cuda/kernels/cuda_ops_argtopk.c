@@ -3,7 +3,8 @@
  * (axis input, exclusive, reverse) and TopK (axis, largest, k attribute or input; always sorted), on float32,
  * float64, float16, bfloat16, int8, int16, int32, int64 and uint8 (Hardmax on the floats), with the CPU reference's picks and ties. Each views its
  * input as [outer, len, inner] around the axis. TopK sorts rows of up to 2048 elements in shared memory and
- * walks longer rows once per k; every size runs on the device. */
+ * radix-selects longer rows (kernels/32_topk.cu: the k-th key by digit histograms, the winners gathered and sorted);
+ * every size runs on the device. */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_ew.h"
@@ -19,7 +20,7 @@
                      "tb_cu_ew_" name "_bf16"}
 static const char *const arg_rows_kernels[TB_CUDA_EW_TYPES] = TYPED("arg_rows"), *const arg_cols_kernels[TB_CUDA_EW_TYPES] = TYPED("arg_cols"),
                          *const cumsum_kernels[TB_CUDA_EW_TYPES] = TYPED("cumsum"), *const topk_sort_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_sort"),
-                         *const topk_select_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_select");
+                         *const topk_radix_kernels[TB_CUDA_EW_TYPES] = TYPED("topk_radix");
 
 /* CumSum's block scan (rows of TB_CUDA_IX_SCAN_MIN elements and more along the last axis) for the dtypes whose sums
  * are the same in any order. */
@@ -178,7 +179,7 @@ static tb_status topk_run(tb_kernel_ctx *ctx) {
                            (long long)d.k, axis, (long long)d.len, (long long)d.len);
   if (tb_tensor_numel(values) == 0) return TB_OK;
   bool sort = d.len <= TB_CUDA_IX_SORT_MAX;
-  const char *kernel = tb_cuda_ew_typed(sort ? topk_sort_kernels : topk_select_kernels, x->dtype);
+  const char *kernel = tb_cuda_ew_typed(sort ? topk_sort_kernels : topk_radix_kernels, x->dtype);
   return tb_cuda_ew_go(ctx, kernel, x, NULL, values, indices, d.outer * d.inner, &d, TB_CUDA_EW_ROWS);
 }
 

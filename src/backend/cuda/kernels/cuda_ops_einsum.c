@@ -3,10 +3,13 @@
  * most 8 output labels and 4 summed ones; other equations run on the CPU. A float32 product of two inputs whose
  * labels are batch (both inputs and the output), at most one row label (A and the output), one column label (B
  * and the output) and one summed label, with the output ordered [batch..., row, column], runs on the GEMM family
- * (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they are, no copy); anything else on
- * the generic contraction kernel (kernels/72_einsum.cu, in double in the CPU's order). */
+ * (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they are, no copy); a float32 product
+ * after permutations (several batch, row, column or summed labels, any output order) through cuda_einsum_permute.c
+ * (device copies around one GEMM); anything else on the generic contraction kernel (kernels/72_einsum.cu, in double
+ * in the CPU's order). */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
+#include "backend/cuda/kernels/cuda_einsum_permute.h"
 #include "backend/cuda/kernels/cuda_gemm.h"
 #include "backend/cuda/kernels/cuda_ops.h"
 #include "backend/kernel_params.h"
@@ -66,30 +69,21 @@ static bool gemm_form_of(const nn_einsum *e, gemm_form *f) {
   return k == e->out_rank;
 }
 
-/* Input i's elements per unit of label l (0 when it lacks l or has it as a broadcast 1). */
-static int64_t label_stride(const tb_tensor *t, const nn_einsum *e, size_t i, int l) {
-  int64_t own[TB_MAX_DIMS], st = 0;
-  tb_shape_strides(t->ndim, t->shape, own);
-  for (size_t a = 0; l >= 0 && a < t->ndim; a++)
-    if (e->label[i][a] == l && t->shape[a] != 1) st += own[a];
-  return st;
-}
-
 static tb_status einsum_gemm(tb_kernel_ctx *ctx, const nn_einsum *e, const gemm_form *f, const int64_t *sizes, tb_tensor *y) {
   const tb_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   tb_cuda_gemm_desc d = {.act = TB_FUSED_ACT_NONE, .alpha = 1.0f};
   int64_t dims[TB_CUDA_GEMM_MAX_BATCH];
   for (size_t i = 0; i < f->n_batch; i++) {
     dims[i] = sizes[f->batch[i]];
-    d.a_batch[i] = label_stride(a, e, 0, f->batch[i]);
-    d.b_batch[i] = label_stride(b, e, 1, f->batch[i]);
+    d.a_batch[i] = tb_cuda_einsum_step(a, e, 0, f->batch[i]);
+    d.b_batch[i] = tb_cuda_einsum_step(b, e, 1, f->batch[i]);
   }
   tb_cuda_gemm_set_batch(&d, f->n_batch, dims);
   d.m = f->row >= 0 ? sizes[f->row] : 1;
   d.n = f->col >= 0 ? sizes[f->col] : 1;
   d.k = f->sum >= 0 ? sizes[f->sum] : 1;
-  d.a_rs = label_stride(a, e, 0, f->row), d.a_cs = label_stride(a, e, 0, f->sum);
-  d.b_rs = label_stride(b, e, 1, f->sum), d.b_cs = label_stride(b, e, 1, f->col);
+  d.a_rs = tb_cuda_einsum_step(a, e, 0, f->row), d.a_cs = tb_cuda_einsum_step(a, e, 0, f->sum);
+  d.b_rs = tb_cuda_einsum_step(b, e, 1, f->sum), d.b_cs = tb_cuda_einsum_step(b, e, 1, f->col);
   tb_cuda_gemm_merge_batch(&d);
   return tb_cuda_gemm_run(ctx, &d, a, b, y, NULL, NULL);
 }
@@ -120,6 +114,9 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   if ((st = tb_kernel_output(ctx, 0, dt, e.out_rank, shape, &y)) != TB_OK) return st;
   gemm_form f;
   if (dt == TB_DTYPE_F32 && gemm_form_of(&e, &f)) return einsum_gemm(ctx, &e, &f, sizes, y);
+  bool summed_empty = false;
+  for (size_t k = 0; k < n_sum; k++) summed_empty = summed_empty || sizes[sum[k]] == 0;
+  if (dt == TB_DTYPE_F32 && !summed_empty && tb_cuda_einsum_permutable(&e)) return tb_cuda_einsum_permuted(ctx, &e, sizes, y);
   tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)(n_sum | n_in << 8)};
   memcpy(d.dims, shape, e.out_rank * sizeof *shape);
   for (size_t k = 0; k < n_sum; k++) d.p[k] = sizes[sum[k]];

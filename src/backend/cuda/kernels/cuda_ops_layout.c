@@ -3,7 +3,8 @@
  * copy of a 6-d view (as the CPU does it), Trilu (upper or lower, the k input), ReverseSequence, OneHot (any
  * numeric indices, negative ones wrapped), GatherND (batch_dims), Scatter (the deprecated op, ScatterElements
  * without a reduction) and ScatterElements / ScatterND with a reduction (add, mul, min, max: deterministic,
- * one thread per set of outputs, the CPU's order), and NonZero (its output's size depends on the values: the
+ * one thread per set of outputs, the CPU's order; ScatterND of several rows through kernels/73_scatter_nd.cu, each
+ * target's rows in order), and NonZero (its output's size depends on the values: the
  * nonzeros are counted per chunk on the device, the counts read back and turned into offsets on the host,
  * then the chunks fill the output). Indices are read back and checked as in cuda_ops_index.c. */
 #include <stdlib.h>
@@ -194,7 +195,26 @@ static tb_status scatter_elements_run(tb_kernel_ctx *ctx) {
                        TB_CUDA_DM_ELEMENTS);
 }
 
-/* ScatterND with a reduction: y = data, then one thread per position of the slice over the rows in order. */
+/* ScatterND with a reduction over rows addressing targets of a slice each (d.p: k, slice, rows, targets): parallel over
+ * the rows (kernels/73_scatter_nd.cu: marks counting each target's rows in a temporary, then each target updated in
+ * the rows' order by one thread); a single row, or counts past uint32, by the ordered kernel (one thread per position
+ * of the slice walking every row). */
+static tb_status scatter_nd_rows(tb_kernel_ctx *ctx, const tb_tensor *upd, const tb_tensor *idx, tb_tensor *flag, tb_tensor *y, tb_cuda_dm *d) {
+  int64_t rows = d->p[2], slice = d->p[1], targets = tb_tensor_numel(y) / slice, count = 2 * targets;
+  if (rows < 2 || rows > INT32_MAX || targets > INT32_MAX)
+    return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_reduce", upd, idx, flag, y, slice, d, TB_CUDA_DM_ELEMENTS);
+  d->p[3] = targets;
+  tb_tensor *marks = NULL;
+  tb_status st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 1, &count, &marks);
+  if (st != TB_OK) return st;
+  if ((st = tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_clear", NULL, NULL, NULL, marks, count, d, TB_CUDA_DM_ELEMENTS)) == TB_OK &&
+      (st = tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_mark", NULL, idx, flag, marks, rows, d, TB_CUDA_DM_ELEMENTS)) == TB_OK)
+    st = tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_apply", upd, idx, marks, y, rows * slice, d, TB_CUDA_DM_ELEMENTS);
+  tb_tensor_destroy(marks);
+  return st;
+}
+
+/* ScatterND with a reduction: y = data, then the rows' updates in their order per target (scatter_nd_rows). */
 static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -218,7 +238,7 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
   tb_shape_strides(r, x->shape, xs);
   memcpy(d.dims, x->shape, k * sizeof *xs);
   memcpy(d.st[3], xs, k * sizeof *xs);
-  return tb_cuda_dm_go(ctx, "tb_cu_dm_scatter_nd_reduce", upd, idx, flag, y, slice, &d, TB_CUDA_DM_ELEMENTS);
+  return scatter_nd_rows(ctx, upd, idx, flag, y, &d);
 }
 
 /* NonZero: count per chunk, the counts read back and made offsets, then the fill into [rank, count]. */
