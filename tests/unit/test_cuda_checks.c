@@ -528,7 +528,7 @@ static void index_kernels_check_their_indices_on_the_device(void **state) {
       {"ScatterND", NULL, -1, TB_DTYPE_I64, 2, {2, 1}, {2, 3}, {1, 4}, {1, -4},
        "node 'ix' (ScatterND): index 4 (indices element 1) is out of range for axis 0 of size 4", "tb_cu_dm_scatter_nd_b4"},
       {"ScatterND", "mul", -1, TB_DTYPE_I64, 2, {2, 2}, {2, 0}, {1, 2, 0, 3}, {1, 2, 0, -3},
-       "node 'ix' (ScatterND): index 3 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_scatter_nd_reduce"},
+       "node 'ix' (ScatterND): index 3 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_scatter_nd_mark"},
       {"GatherND", NULL, -1, TB_DTYPE_I64, 2, {2, 2}, {0}, {1, 2, 0, -4}, {1, 2, 0, -3},
        "node 'ix' (GatherND): index -4 (indices element 3) is out of range for axis 1 of size 3", "tb_cu_dm_gather_nd_b4"},
   };
