@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -51,19 +52,21 @@ struct tb_pool {
   uint64_t seq;         /* the job's sequence number, the claim counters' tag */
   size_t n_tasks, chunk;
   uint32_t n_chunks;    /* ceil(n_tasks / chunk), at most threads * CHUNKS_PER_THREAD */
+  int threads;          /* set at creation; here because the workers read it with the job */
   tb_pool_fn fn;
   void *ctx;
+  thread_line *lines;   /* [threads]: the caller's is 0, worker i's is i + 1 (set at creation) */
   /* written by a worker going to sleep or waking, read by the caller opening a job */
   alignas(LINE) atomic_int sleepers;
   /* the caller's own: never read by a worker */
   alignas(LINE) atomic_flag busy;
-  int threads;
   pthread_t *workers;
   size_t n_started;
   tb_pool_backoff back_off; /* touched only by the caller holding `busy` */
   uint64_t split_jobs;      /* jobs run on more than the caller (by the caller holding `busy`) */
-  thread_line *lines;       /* [threads]: the caller's is 0, worker i's is i + 1 */
 };
+/* The job's line holds everything a worker reads per job; nothing the caller writes between jobs shares it. */
+_Static_assert(offsetof(struct tb_pool, sleepers) == LINE, "the job description fits one cache line");
 
 typedef struct worker_arg {
   tb_pool *pool;
