@@ -1,9 +1,9 @@
 /* Time per element of the vectorised fp32 unary functions (src/backend/cpu/kernels/fast/vec/vec_math.h through
  * the vec_ops tables) on one thread: GELU (erf and tanh forms), Erf, Tanh, Sigmoid, Exp, SiLU, HardSwish and
  * HardSigmoid (alpha 1/6, beta 1/2: MobileNetV3's), on every table the CPU runs (avx512, avx2, portable),
- * over n = 16384 elements (in L1/L2) and n = 393216 (one BERT-base
- * layer's 128 x 3072 intermediate). The inputs are normal with mean -0.5 and standard deviation 1.5, the
- * rough shape of a transformer's pre-activations, so vectors mix small and large arguments. Prints the best
+ * over n = 16384 elements (in L1/L2) and n = 393216 (one BERT-base layer's 128 x 3072 intermediate). The
+ * inputs are normal with mean -0.5 and standard deviation 1.5, the rough shape of a transformer's
+ * pre-activations, so vectors mix small and large arguments. Prints the best
  * of 15 timed runs (after 3 warm-ups) in ns per element and in cycles per element at the given GHz. The
  * peer, in the same run: oneDNN's eltwise primitive on one thread (gelu_erf, gelu_tanh, tanh, logistic,
  * exp; it has no erf) when the bench was built with libdnnl (TB_HAVE_DNNL), as a row "onednn" and, on our
@@ -69,9 +69,11 @@ static double onednn_per_elem(int alg, const float *x, float *y, int64_t n, int 
   if (dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success &&
       dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) == dnnl_success &&
       dnnl_memory_desc_init_by_tag(&md, 1, dims, dnnl_f32, dnnl_a) == dnnl_success &&
-      dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, (dnnl_alg_kind_t)alg, &md, 0.0f, 0.0f) == dnnl_success &&
+      dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, (dnnl_alg_kind_t)alg, &md, 0.0f, 0.0f) ==
+          dnnl_success &&
       dnnl_primitive_desc_create(&pd, &desc, NULL, engine, NULL) == dnnl_success &&
-      dnnl_primitive_create(&prim, pd) == dnnl_success && dnnl_memory_create(&mx, &md, engine, (void *)x) == dnnl_success &&
+      dnnl_primitive_create(&prim, pd) == dnnl_success &&
+      dnnl_memory_create(&mx, &md, engine, (void *)x) == dnnl_success &&
       dnnl_memory_create(&my, &md, engine, y) == dnnl_success) {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, mx}, {DNNL_ARG_DST, my}};
     best = 1e30;
@@ -106,7 +108,8 @@ static double onednn_per_elem(int alg, const float *x, float *y, int64_t n, int 
 int main(int argc, char **argv) {
   double ghz = 4.0;
   char *end = NULL;
-  if (argc > 2 || (argc == 2 && ((ghz = strtod(argv[1], &end)), end == argv[1] || *end || !(ghz >= 0.1 && ghz <= 10)))) {
+  if (argc > 2 ||
+      (argc == 2 && ((ghz = strtod(argv[1], &end)), end == argv[1] || *end || !(ghz >= 0.1 && ghz <= 10)))) {
     fprintf(stderr, "vec_bench: the clock must be one number of GHz in 0.1..10 (got '%s'); usage: vec_bench [GHz]\n",
             argc > 2 ? argv[2] : argv[1]);
     return 2;
@@ -147,7 +150,8 @@ int main(int argc, char **argv) {
           double t = (now() - t0) / ((double)reps * (double)n);
           if (run >= 3 && t < best) best = t;
         }
-        printf("%-10s %-9s %8lld %10.3f %10.2f", ops[k].name, tables[p]->name, (long long)n, best * 1e9, best * 1e9 * ghz);
+        printf("%-10s %-9s %8lld %10.3f %10.2f", ops[k].name, tables[p]->name, (long long)n, best * 1e9,
+               best * 1e9 * ghz);
         if (peer > 0) printf(" %12.2f", peer / best);
         printf("\n");
       }

@@ -1,10 +1,11 @@
 /* Internal: a persistent thread pool for millisecond-scale inference. A pool of N threads has N-1 workers;
  * the calling thread is the N-th. tb_pool_parallel_for splits [0, n_tasks) into about 4 chunks per thread;
  * each thread runs the chunks of its own contiguous home range, then takes what is left of the others'
- * (so a late or preempted worker's share is run by the others), and the call returns when all are done. Workers spin briefly after a job, then sleep
- * on a futex, so an idle pool costs nothing and back-to-back operators pay no wake-up. A call made while
- * the pool is busy (a nested call from inside a task, or another thread using the same pool) runs serially
- * on the caller: never a deadlock. Threads are created only by tb_pool_create. */
+ * (so a late or preempted worker's share is run by the others), and the call returns when all are done.
+ * Workers spin briefly after a job, then sleep on a futex, so an idle pool costs nothing and back-to-back
+ * operators pay no wake-up. A call made while the pool is busy (a nested call from inside a task, or another
+ * thread using the same pool) runs serially on the caller: never a deadlock. Threads are created only by
+ * tb_pool_create. */
 #ifndef TB_CORE_THREADPOOL_H
 #define TB_CORE_THREADPOOL_H
 #include <stdbool.h>

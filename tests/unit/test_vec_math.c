@@ -206,7 +206,8 @@ static void lanes_independent(void **state) {
   static const float pool[] = {NAN,    INFINITY, -INFINITY, 0.0f,   -0.0f,  0.3f,  -0.3f,     1.9f,  -1.9f, 5.7f,
                                -5.7f, 12.5f,    -12.5f,    -13.6f, 14.9f, -100.0f, 1e-20f, -2.7f, 88.0f, -90.0f};
   enum { N = 77, NP = sizeof pool / sizeof pool[0] };
-  static const vec_unop ops[] = {VEC_GELU_ERF, VEC_GELU_TANH, VEC_ERF, VEC_TANH, VEC_SIGMOID, VEC_EXP, VEC_SILU, VEC_MISH};
+  static const vec_unop ops[] = {VEC_GELU_ERF, VEC_GELU_TANH, VEC_ERF,  VEC_TANH,
+                                 VEC_SIGMOID,  VEC_EXP,       VEC_SILU, VEC_MISH};
   float x[N], y[N];
   for (int i = 0; i < N; i++) x[i] = pool[(i * 7 + i / NP) % NP];
   for (int p = 0; p < 3; p++) {

@@ -95,8 +95,10 @@ static inline vf vm_lookup16(const float *tab, vi idx) {
  * the result is then normal (for p = 1 + r q in [0.7, 1.42], 86: n >= -125), where multiplying by powers of
  * two is exact: both give the same bits, whatever the other lanes of the vector hold. */
 #ifdef V_ALL_LT
-#define VM_SCALE_EXP(p, n, a, lim)                                                                  \
-  (V_ALL_LT((a), vm_splat(lim)) ? (vf)((vi)(p) + (__builtin_convertvector((n), vi) << 23)) \
+/* The exponent field added in unsigned lanes (the same bits): n < 0 shifted left as a signed value is undefined. */
+typedef uint32_t vm_vu __attribute__((vector_size(sizeof(vi))));
+#define VM_SCALE_EXP(p, n, a, lim)                                                                       \
+  (V_ALL_LT((a), vm_splat(lim)) ? (vf)((vm_vu)(p) + ((vm_vu)__builtin_convertvector((n), vi) << 23)) \
                                 : V_SCALE((p), (n)))
 #else
 #define VM_SCALE_EXP(p, n, a, lim) V_SCALE((p), (n))
