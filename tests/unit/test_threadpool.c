@@ -10,47 +10,11 @@
 #include <string.h>
 #include <time.h>
 #include "core/threadpool.h"
+#include "test_threadpool_util.h"
 #include "test_engine_util.h"
 #include "test_tensor_util.h"
 
 #define MODELS TB_TEST_FIXTURES "/../../models/"
-
-typedef struct counts {
-  atomic_int *hits;
-  atomic_int calls;
-} counts;
-
-static void count_range(void *arg, size_t begin, size_t end) {
-  counts *c = arg;
-  atomic_fetch_add(&c->calls, 1);
-  for (size_t i = begin; i < end; i++) atomic_fetch_add(&c->hits[i], 1);
-}
-
-static void every_index_once(void **state) {
-  (void)state;
-  static const size_t sizes[] = {1, 2, 3, 7, 8, 9, 63, 64, 65, 1000, 4099};
-  for (int threads = 1; threads <= 5; threads++) {
-    tb_pool *pool = NULL;
-    TB_ASSERT_OK(tb_pool_create(threads, &pool));
-    assert_int_equal(tb_pool_threads(pool), threads);
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-      size_t n = sizes[s];
-      counts c = {calloc(n, sizeof(atomic_int)), 0};
-      assert_non_null(c.hits);
-      tb_pool_parallel_for(pool, n, count_range, &c);
-      for (size_t i = 0; i < n; i++)
-        if (atomic_load(&c.hits[i]) != 1)
-          fail_msg("%d threads, %zu tasks: task %zu ran %d times", threads, n, i, atomic_load(&c.hits[i]));
-      assert_true(atomic_load(&c.calls) >= 1);
-      assert_true((size_t)atomic_load(&c.calls) <= n);
-      free(c.hits);
-    }
-    tb_pool_parallel_for(pool, 0, count_range, NULL); /* no tasks: fn is never called */
-    tb_pool_destroy(pool);
-  }
-  tb_pool_destroy(NULL);
-  assert_int_equal(tb_pool_threads(NULL), 1);
-}
 
 static void bad_pool_sizes(void **state) {
   (void)state;
@@ -82,7 +46,7 @@ static void one_thread_runs_on_caller(void **state) {
   tb_pool *pools[2] = {pool, NULL};
   for (int k = 0; k < 2; k++) {
     atomic_int hits[100] = {0};
-    who w = {pthread_self(), 0, {hits, 0}};
+    who w = {pthread_self(), 0, {hits, 0, 100, 0}};
     tb_pool_parallel_for(pools[k], 100, note_thread, &w);
     assert_int_equal(atomic_load(&w.c.calls), 1);
     assert_int_equal(atomic_load(&w.foreign), 0);
@@ -136,13 +100,13 @@ static void small_work_stays_on_caller(void **state) {
   TB_ASSERT_OK(tb_pool_create(2, &pool));
   enum { TASKS = 64 };
   atomic_int hits[TASKS] = {0};
-  who w = {pthread_self(), 0, {hits, 0}};
+  who w = {pthread_self(), 0, {hits, 0, TASKS, 0}};
   tb_pool_parallel_for_work(pool, TASKS, TB_POOL_MIN_WORK - 1, note_thread, &w);
   assert_int_equal(atomic_load(&w.c.calls), 1);
   assert_int_equal(atomic_load(&w.foreign), 0);
   for (int i = 0; i < TASKS; i++) assert_int_equal(atomic_load(&hits[i]), 1);
   atomic_int big_hits[TASKS] = {0};
-  who big = {pthread_self(), 0, {big_hits, 0}};
+  who big = {pthread_self(), 0, {big_hits, 0, TASKS, 0}};
   tb_pool_parallel_for_work(pool, TASKS, TB_POOL_MIN_WORK, note_thread, &big);
   assert_true(atomic_load(&big.c.calls) > 1); /* chunks: 4 per thread */
   for (int i = 0; i < TASKS; i++) assert_int_equal(atomic_load(&big_hits[i]), 1);
@@ -307,10 +271,12 @@ static void stalled_worker_backs_off(void **state) {
   tb_pool_destroy(pool);
 }
 
-/* A task that calls parallel_for on the same pool: the inner call runs serially, no deadlock. */
+/* A task that calls parallel_for on the same pool, or on another pool: the inner call runs serially on the
+ * task's thread (one call per outer task, the inner pool never splits), each task once, no deadlock. */
 typedef struct nest {
-  tb_pool *pool;
-  atomic_int *inner_hits; /* [outer * 16 + inner] */
+  tb_pool *inner;
+  size_t width;           /* inner tasks per outer task */
+  atomic_int *inner_hits; /* [outer * width + inner] */
   atomic_int inner_calls;
 } nest;
 
@@ -322,26 +288,38 @@ typedef struct nest_inner {
 static void inner_range(void *arg, size_t begin, size_t end) {
   nest_inner *in = arg;
   atomic_fetch_add(&in->n->inner_calls, 1);
-  for (size_t i = begin; i < end; i++) atomic_fetch_add(&in->n->inner_hits[in->outer * 16 + i], 1);
+  for (size_t i = begin; i < end; i++) atomic_fetch_add(&in->n->inner_hits[in->outer * in->n->width + i], 1);
 }
 
 static void outer_range(void *arg, size_t begin, size_t end) {
   nest *n = arg;
   for (size_t o = begin; o < end; o++) {
     nest_inner in = {n, o};
-    tb_pool_parallel_for(n->pool, 16, inner_range, &in);
+    tb_pool_parallel_for(n->inner, n->width, inner_range, &in);
   }
+}
+
+/* rounds calls of outer_n tasks on outer, each calling inner with width tasks. */
+static void check_nested(tb_pool *outer, tb_pool *inner, int outer_n, int width, int rounds) {
+  atomic_int *hits = calloc((size_t)(outer_n * width), sizeof *hits);
+  assert_non_null(hits);
+  nest n = {inner, (size_t)width, hits, 0};
+  uint64_t inner_splits = tb_pool_split_jobs(inner);
+  for (int round = 0; round < rounds; round++) tb_pool_parallel_for(outer, (size_t)outer_n, outer_range, &n);
+  for (int i = 0; i < outer_n * width; i++) assert_int_equal(atomic_load(&hits[i]), rounds);
+  assert_int_equal(atomic_load(&n.inner_calls), outer_n * rounds); /* one serial call per outer task */
+  if (inner != outer) assert_int_equal(tb_pool_split_jobs(inner), inner_splits); /* always called in a task */
+  free(hits);
 }
 
 static void nested_calls_run_serially(void **state) {
   (void)state;
-  tb_pool *pool = NULL;
+  tb_pool *pool = NULL, *other = NULL;
   TB_ASSERT_OK(tb_pool_create(3, &pool));
-  atomic_int hits[32 * 16] = {0};
-  nest n = {pool, hits, 0};
-  tb_pool_parallel_for(pool, 32, outer_range, &n);
-  for (int i = 0; i < 32 * 16; i++) assert_int_equal(atomic_load(&hits[i]), 1);
-  assert_int_equal(atomic_load(&n.inner_calls), 32); /* one serial call per outer task */
+  check_nested(pool, pool, 32, 16, 1); /* the same pool */
+  TB_ASSERT_OK(tb_pool_create(2, &other));
+  check_nested(other, pool, 40, 9, 20); /* another pool: outer 2 threads, inner 3 */
+  tb_pool_destroy(other);
   tb_pool_destroy(pool);
 }
 
@@ -357,7 +335,7 @@ static void ten_thousand_tiny_calls(void **state) {
   assert_null(tb_pool_shared(1));
   for (int k = 0; k < 2; k++) {
     atomic_int hits[4] = {0};
-    counts c = {hits, 0};
+    counts c = {hits, 0, 4, 0};
     for (int i = 0; i < 10000; i++) tb_pool_parallel_for(pools[k], 4, count_range, &c);
     for (int i = 0; i < 4; i++) assert_int_equal(atomic_load(&hits[i]), 10000);
   }
@@ -527,7 +505,6 @@ static void transpose_split_same_bytes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_index_once),
       cmocka_unit_test(bad_pool_sizes),
       cmocka_unit_test(one_thread_runs_on_caller),
       cmocka_unit_test(work_runs_on_two_threads),

@@ -1,28 +1,15 @@
 /* The thread pool's partitioning (src/core/threadpool.c: a contiguous home range of chunks per thread, the
  * rest taken from the others when a thread runs out): every task runs exactly once for 1..64 threads and task
  * counts below, at and above the thread count; chunks are whole (no more calls than threads x 4); a worker
- * stuck in its first chunk has the rest of its home range taken by the others; concurrent callers on one pool
- * and nested calls into another pool each run every task once. */
+ * stuck in its first chunk (the first of its own home range) has the rest of its home range taken by the
+ * others; concurrent callers on one pool each run every task once. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 #include "core/threadpool.h"
+#include "test_threadpool_util.h"
 #include "test_util.h"
-
-typedef struct counts {
-  atomic_int *hits;
-  atomic_int calls;
-  size_t n;
-  atomic_int out_of_range;
-} counts;
-
-static void count_range(void *arg, size_t begin, size_t end) {
-  counts *c = arg;
-  atomic_fetch_add(&c->calls, 1);
-  if (begin >= end || end > c->n) atomic_fetch_add(&c->out_of_range, 1);
-  for (size_t i = begin; i < end && i < c->n; i++) atomic_fetch_add(&c->hits[i], 1);
-}
 
 static void check_once(tb_pool *pool, int threads, size_t n) {
   counts c = {calloc(n, sizeof(atomic_int)), 0, n, 0};
@@ -45,25 +32,32 @@ static void every_task_once_1_to_64_threads(void **state) {
     int t = thread_counts[k];
     tb_pool *pool = NULL;
     TB_ASSERT_OK(tb_pool_create(t, &pool));
+    assert_int_equal(tb_pool_threads(pool), t);
     size_t tt = (size_t)t;
     const size_t sizes[] = {1, 2, 3, tt > 1 ? tt - 1 : 1, tt, tt + 1, 2 * tt + 1, 4 * tt - 1, 4 * tt, 4 * tt + 1,
                             4 * tt + 3, 1000, 4099};
     for (int round = 0; round < 3; round++) /* again: the claim counters carry the last job's tag */
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) check_once(pool, t, sizes[s]);
+    tb_pool_parallel_for(pool, 0, count_range, NULL); /* no tasks: fn is never called */
     tb_pool_destroy(pool);
   }
+  tb_pool_destroy(NULL);
+  assert_int_equal(tb_pool_threads(NULL), 1);
 }
 
 /* The first worker to run a chunk waits (up to 10 s) until the other threads have run every other task:
- * they can only do so by taking the rest of its home range. */
+ * they can only do so by taking the rest of its home range. That chunk is the first of the worker's own home
+ * range (a pool handing out chunks from one shared counter gives it chunk 1, the caller being in chunk 0).
+ * A wait that runs out (a heavily loaded machine) skips the test rather than failing it. */
 typedef struct stuck {
   pthread_t caller;
   atomic_int claimed_worker; /* 0: none yet, 1: one is stuck */
   atomic_int worker_calls;
   atomic_size_t done_by_others;
   size_t n;
-  atomic_size_t worker_tasks;
+  atomic_size_t worker_tasks, worker_begin;
   atomic_int *hits;
+  atomic_int timed_out;
 } stuck;
 
 static _Thread_local const stuck *stuck_here; /* the job this thread is the stuck worker of */
@@ -87,12 +81,25 @@ static void stuck_worker_task(void *arg, size_t begin, size_t end) {
   if (!pthread_equal(pthread_self(), s->caller) && atomic_compare_exchange_strong(&s->claimed_worker, &expected, 1)) {
     stuck_here = s;
     atomic_store(&s->worker_tasks, end - begin);
+    atomic_store(&s->worker_begin, begin);
     atomic_fetch_add(&s->worker_calls, 1);
-    while (atomic_load(&s->done_by_others) < s->n - (end - begin) && seconds_since(&t0) < 10) sched_yield();
+    while (atomic_load(&s->done_by_others) < s->n - (end - begin))
+      if (seconds_since(&t0) < 10)
+        sched_yield();
+      else {
+        atomic_store(&s->timed_out, 1);
+        break;
+      }
     return;
   }
   /* the caller's first chunk waits (up to 10 s) for a worker to be stuck, so that one is */
-  while (!atomic_load(&s->claimed_worker) && seconds_since(&t0) < 10) sched_yield();
+  while (!atomic_load(&s->claimed_worker))
+    if (seconds_since(&t0) < 10)
+      sched_yield();
+    else {
+      atomic_store(&s->timed_out, 1);
+      break;
+    }
   atomic_fetch_add(&s->done_by_others, end - begin);
 }
 
@@ -105,14 +112,27 @@ static void stuck_worker_share_is_taken(void **state) {
     atomic_int hits[N] = {0};
     stuck s = {.caller = pthread_self(), .n = N, .hits = hits};
     tb_pool_parallel_for(pool, N, stuck_worker_task, &s);
+    tb_pool_destroy(pool);
     for (int i = 0; i < N; i++) assert_int_equal(atomic_load(&hits[i]), 1);
+    if (atomic_load(&s.timed_out)) {
+      print_message("skipped: %d threads: a wait of 10 s ran out (a loaded machine), nothing to judge\n", threads);
+      skip();
+    }
     assert_int_equal(atomic_load(&s.claimed_worker), 1);
     /* the stuck worker ran only its first chunk; its home range's other chunks ran elsewhere */
     assert_int_equal(atomic_load(&s.worker_calls), 1);
     size_t worker_tasks = atomic_load(&s.worker_tasks);
     assert_int_equal(atomic_load(&s.done_by_others), N - worker_tasks);
     assert_true(worker_tasks < (size_t)N / (size_t)threads); /* a chunk, less than a home range */
-    tb_pool_destroy(pool);
+    /* the first chunk of a worker's home range: src/core/threadpool.c's chunk size and home_first */
+    size_t chunk = (N + 4 * (size_t)threads - 1) / (4 * (size_t)threads), n_chunks = (N + chunk - 1) / chunk;
+    size_t begin = atomic_load(&s.worker_begin), home_start = 0;
+    assert_int_equal(begin % chunk, 0);
+    for (int t = 1; t < threads; t++)
+      if (begin / chunk == n_chunks * (size_t)t / (size_t)threads) home_start = 1;
+    if (!home_start)
+      fail_msg("%d threads: the stuck worker's chunk starts at task %zu, not a worker's home range's first", threads,
+               begin);
   }
 }
 
@@ -154,51 +174,11 @@ static void concurrent_callers_run_every_task_once(void **state) {
   tb_pool_destroy(pool);
 }
 
-/* A task that calls into a second pool: nested, so it runs serially on the task's thread, each task once. */
-typedef struct two_pools {
-  tb_pool *inner;
-  atomic_int hits[40 * 9];
-} two_pools;
-
-typedef struct inner_ctx {
-  two_pools *t;
-  size_t outer;
-} inner_ctx;
-
-static void inner_tasks(void *arg, size_t begin, size_t end) {
-  inner_ctx *in = arg;
-  for (size_t i = begin; i < end; i++) atomic_fetch_add(&in->t->hits[in->outer * 9 + i], 1);
-}
-
-static void outer_tasks(void *arg, size_t begin, size_t end) {
-  two_pools *t = arg;
-  for (size_t o = begin; o < end; o++) {
-    inner_ctx in = {t, o};
-    tb_pool_parallel_for(t->inner, 9, inner_tasks, &in);
-  }
-}
-
-static void nested_call_into_another_pool(void **state) {
-  (void)state;
-  tb_pool *outer = NULL;
-  two_pools *t = calloc(1, sizeof *t);
-  assert_non_null(t);
-  TB_ASSERT_OK(tb_pool_create(2, &outer));
-  TB_ASSERT_OK(tb_pool_create(3, &t->inner));
-  for (int round = 0; round < 20; round++) tb_pool_parallel_for(outer, 40, outer_tasks, t);
-  for (int i = 0; i < 40 * 9; i++) assert_int_equal(atomic_load(&t->hits[i]), 20);
-  assert_int_equal(tb_pool_split_jobs(t->inner), 0); /* never split: always called from inside a task */
-  tb_pool_destroy(t->inner);
-  tb_pool_destroy(outer);
-  free(t);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_task_once_1_to_64_threads),
       cmocka_unit_test(stuck_worker_share_is_taken),
       cmocka_unit_test(concurrent_callers_run_every_task_once),
-      cmocka_unit_test(nested_call_into_another_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
