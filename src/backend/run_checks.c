@@ -66,20 +66,23 @@ tb_run_check *tb_run_checks_take(void) {
   return list;
 }
 
-/* What the pass has found so far: the first failure that counts (its status and sentence), and whether something
- * could not read the device after a failed run. */
+/* What the pass has found so far: the first failure that counts (its status and sentence, and whether it found bad
+ * input), and whether something could not read the device after a failed run. */
 typedef struct pass {
   tb_status prior, first;
-  bool looked_away;
+  bool first_found, looked_away;
   char first_sentence[TB_ERROR_CAP];
 } pass;
 
 /* A check's (or a gate's) failure st: the pass's answer when it is the first that counts (any failure in a good run,
- * bad input found after a failed one); else after a failed run it could not look. */
+ * bad input found after a failed one), or the first bad input found after a first failure that found none (a gate's
+ * or a check's read failing in a good run: bad input found is the cause, run_checks.h); else after a failed run it
+ * could not look. */
 static void failed(pass *p, tb_status st, bool found) {
-  if (p->first != TB_OK) return;
+  if (p->first != TB_OK && (p->first_found || !found)) return;
   if (p->prior == TB_OK || found) {
     p->first = st;
+    p->first_found = found;
     snprintf(p->first_sentence, sizeof p->first_sentence, "%s", tb_last_error());
   } else {
     p->looked_away = true;
@@ -106,8 +109,9 @@ tb_status tb_run_checks_run(const tb_run_check *list, tb_status prior) {
   for (tb_run_check *c = (tb_run_check *)list; c; c = c->next) c->pass = GATE_UNREAD;
   for (const tb_run_check *c = list; c; c = c->next) {
     if (!c->fn) continue; /* a gate: read at the first check behind it */
-    /* after the first failure only the checks behind a set gate run: each resets its flag, its sentence dropped */
-    if (c->gate ? !gate_open(c->gate, &p) : p.first != TB_OK) continue;
+    /* every check runs, also after the first failure: each resets its flag (else the next run reports this run's
+     * index), only the pass's first failure that counts keeps its sentence */
+    if (c->gate && !gate_open(c->gate, &p)) continue;
     bool found = false;
     tb_status st = c->fn(c->data, &found);
     if (st != TB_OK) failed(&p, st, found);

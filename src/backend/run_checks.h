@@ -40,8 +40,9 @@ tb_run_check *tb_run_checks_take(void);
 /* Run every check of a list in the order added (those behind a gate only when it reads set, or cannot be read);
  * TB_OK when all pass, else the first failure's status with its sentence. prior: the run's status so far; a check
  * that found bad input is returned over it (with its sentence), a check that could not look leaves prior (and its
- * sentence) as they were. After the first failure only the checks behind a gate found set still run (to reset
- * their flags; their sentences are dropped). Gates found set are cleared at the end. */
+ * sentence) as they were; in a good run a first failure that found nothing (a read failing) gives way to the first
+ * check that then finds bad input. Every check runs, also after the first failure (each resets its flag; only the
+ * answer's sentence is kept). Gates found set are cleared at the end. */
 tb_status tb_run_checks_run(const tb_run_check *list, tb_status prior);
 /* Run this thread's pending checks now (the device being idle: a host synchronisation of the run), keeping them for
  * the end of the run; TB_OK or the first failure. */

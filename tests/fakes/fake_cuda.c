@@ -416,6 +416,11 @@ CUresult cuStreamSynchronize(fake_stream *stream) {
   return failing("sync") ? fail_code() : SUCCESS;
 }
 
+/* cuMemAlloc_v2 calls that answered out of memory (the capacity reached): fake_cuda_alloc_out_of_memory(). */
+static unsigned long long alloc_out_of_memory;
+unsigned long long fake_cuda_alloc_out_of_memory(void);
+unsigned long long fake_cuda_alloc_out_of_memory(void) { return __atomic_load_n(&alloc_out_of_memory, __ATOMIC_RELAXED); }
+
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   CUresult r = memory_ready();
   if (r != SUCCESS) return r;
@@ -423,7 +428,10 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   if (failing("alloc")) return fail_code();
   uint64_t dev = 0;
   int rc = fake_alloc(&heap, bytes, capacity(), current()->device, &dev);
-  if (rc != FAKE_ALLOC_OK) return OUT_OF_MEMORY;
+  if (rc != FAKE_ALLOC_OK) {
+    __atomic_add_fetch(&alloc_out_of_memory, 1, __ATOMIC_RELAXED);
+    return OUT_OF_MEMORY;
+  }
   *ptr = dev;
   return SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "backend/backend_impl.h"
 #include "backend/cuda/cuda_module.h"
+#include "backend/allocator.h"
 #include "backend/cuda/cuda_state.h"
 #include "core/error.h"
 #include "../fakes/fake_cublaslt.h"
@@ -26,6 +27,11 @@ enum { MIB = 1 << 20 };
 
 /* The CUDA stream of a prepared model's stream handle (what the products and the workspace are keyed by). */
 static tb_cu_stream cuda_stream_of_model(void *state, void *stream) { return tb_cuda_stream_handle_of(state, stream); }
+
+/* The fake driver's cuMemAlloc_v2 calls answered out of memory so far. */
+static unsigned long long out_of_memory_answers(void) {
+  return ((unsigned long long (*)(void))fake_symbol("fake_cuda_alloc_out_of_memory"))();
+}
 
 static const fake_cublaslt_state *blas_fake(void) {
   return ((const fake_cublaslt_state *(*)(void))tcu_symbol("fake_cublaslt", "fake_cublaslt_state_get"))();
@@ -112,7 +118,7 @@ static void rig_close(rig *r) {
 static void *workspace_of(rig *r, int k) {
   tb_cu_deviceptr p = 0;
   size_t n = 0;
-  TB_ASSERT_OK(tb_cuda_workspace_get(r->cuda->state, cuda_stream_of_model(r->cuda->state, r->prepared[k]->stream), 0, &p, &n));
+  TB_ASSERT_OK(tb_cuda_workspace_get(r->cuda->state, r->cuda->allocator, cuda_stream_of_model(r->cuda->state, r->prepared[k]->stream), 0, &p, &n));
   return (void *)(uintptr_t)p;
 }
 
@@ -239,12 +245,12 @@ static void grown_on_demand(void **state) {
   tb_cu_deviceptr a = 0, b = 0, c = 0;
   size_t na = 0, nb = 0, nc = 0, held = 0;
   int before = live_allocations();
-  TB_ASSERT_OK(tb_cuda_workspace_get(s, s->stream, 0, &a, &na));
+  TB_ASSERT_OK(tb_cuda_workspace_get(s, NULL, s->stream, 0, &a, &na));
   assert_int_equal(na, 32 * MIB);
-  TB_ASSERT_OK(tb_cuda_workspace_get(s, s->stream, 40 * MIB, &b, &nb));
+  TB_ASSERT_OK(tb_cuda_workspace_get(s, NULL, s->stream, 40 * MIB, &b, &nb));
   assert_int_equal(nb, 40 * MIB);
   assert_true(a != b);
-  TB_ASSERT_OK(tb_cuda_workspace_get(s, s->stream, 0, &c, &nc)); /* the larger one from now on */
+  TB_ASSERT_OK(tb_cuda_workspace_get(s, NULL, s->stream, 0, &c, &nc)); /* the larger one from now on */
   assert_true(c == b);
   assert_int_equal(nc, 40 * MIB);
   assert_int_equal(tb_cuda_workspace_blocks(s, s->stream, &held), 2);
@@ -253,7 +259,7 @@ static void grown_on_demand(void **state) {
   tb_cuda_workspace_release(s, s->stream, false);
   assert_int_equal(tb_cuda_workspace_blocks(s, s->stream, NULL), 0);
   assert_int_equal(live_allocations(), before);
-  TB_ASSERT_OK(tb_cuda_workspace_get(s, s->stream, 0, &a, &na)); /* freed at close */
+  TB_ASSERT_OK(tb_cuda_workspace_get(s, NULL, s->stream, 0, &a, &na)); /* freed at close */
   tb_backend_destroy(cuda);
   assert_int_equal(live_allocations(), 0);
 }
@@ -269,15 +275,49 @@ static void no_memory_for_the_workspace(void **state) {
   cuda_state *s = r.cuda->state;
   tb_cu_deviceptr p = 0;
   size_t n = 0;
-  assert_int_equal(tb_cuda_workspace_get(s, s->stream, 0, &p, &n), TB_ERR_OUT_OF_MEMORY);
-  TB_ASSERT_CONTAINS(tb_last_error(), "cuMemAlloc_v2 for cuBLASLt's workspace failed");
+  unsigned long long before = out_of_memory_answers();
+  assert_int_equal(tb_cuda_workspace_get(s, NULL, s->stream, 0, &p, &n), TB_ERR_OUT_OF_MEMORY);
+  TB_ASSERT_CONTAINS(tb_last_error(), "cuMemAlloc_v2 of 32.0 MiB for cuBLASLt's workspace (compute capability 9.0) failed");
+  TB_ASSERT_CONTAINS(tb_last_error(), "free device memory or prepare fewer models on the device");
   assert_true(p == 0 && n == 0);
-  TB_ASSERT_OK(run_model(&r, 1, 5));
+  assert_int_equal(out_of_memory_answers() - before, 1);
+  /* remembered: asked again, the same answer without a new attempt */
+  assert_int_equal(tb_cuda_workspace_get(s, NULL, s->stream, 0, &p, &n), TB_ERR_OUT_OF_MEMORY);
+  TB_ASSERT_CONTAINS(tb_last_error(), "cuMemAlloc_v2 of 32.0 MiB for cuBLASLt's workspace (compute capability 9.0) failed");
+  TB_ASSERT_CONTAINS(tb_last_error(), "not retried");
+  assert_int_equal(out_of_memory_answers() - before, 1);
+  /* many products on a model's stream: one attempt and its one retry after the cache was released, not one a product.
+   * Before: every product asked the driver again. */
+  before = out_of_memory_answers();
+  for (unsigned i = 0; i < 8; i++) TB_ASSERT_OK(run_model(&r, 1, 5 + i));
+  assert_int_equal(out_of_memory_answers() - before, 2);
   assert_null(blas_fake()->matmul.workspace);
   assert_int_equal(blas_fake()->matmul.workspace_bytes, 0);
   assert_int_equal(blas_fake()->heuristic.max_workspace, 0);
   assert_int_equal(tb_cuda_workspace_blocks(s, cuda_stream_of_model(r.cuda->state, r.prepared[1]->stream), NULL), 0);
   rig_close(&r);
+}
+
+/* A workspace that fits only once the caching allocator released its cache: the cache is emptied and the
+ * allocation retried once, which succeeds. */
+static void the_cache_is_released_and_the_allocation_retried(void **state) {
+  (void)state;
+  setenv("FAKE_CUDA_CC", "8.0", 1); /* 4 MiB of workspace */
+  setenv("FAKE_CUDA_MEM_CAPACITY", "16777216", 1);
+  tb_backend *cuda = open_cuda0();
+  cuda_state *s = cuda->state;
+  tb_block *b = NULL;
+  TB_ASSERT_OK(tb_allocator_alloc(cuda->allocator, 14 * MIB, &b));
+  tb_allocator_free(cuda->allocator, b); /* cached: the device's memory stays reserved */
+  unsigned long long before = out_of_memory_answers();
+  tb_cu_deviceptr p = 0;
+  size_t n = 0;
+  TB_ASSERT_OK(tb_cuda_workspace_get(s, cuda->allocator, s->stream, 0, &p, &n));
+  assert_true(p != 0);
+  assert_int_equal(n, 4 * MIB);
+  assert_int_equal(out_of_memory_answers() - before, 1);
+  tb_backend_destroy(cuda);
+  assert_int_equal(live_allocations(), 0);
 }
 
 int main(void) {
@@ -288,6 +328,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(two_threads_two_models, setup, teardown),
       cmocka_unit_test_setup_teardown(grown_on_demand, setup, teardown),
       cmocka_unit_test_setup_teardown(no_memory_for_the_workspace, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_cache_is_released_and_the_allocation_retried, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

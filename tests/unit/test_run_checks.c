@@ -176,6 +176,41 @@ static void an_unreadable_gate_hides_no_check(void **state) {
   tb_run_checks_free(list);
 }
 
+/* A good run whose gate read fails, a flag behind it set: the check's sentence (bad input found wins over the gate's
+ * read failure, which came first). Before: the gate's read failure was the pass's and the found one was dropped. */
+static void a_found_flag_wins_over_a_gate_that_cannot_be_read_in_a_good_run(void **state) {
+  (void)state;
+  word_gate g = {.broken = true};
+  node_flag f[2] = {{0, 0, "a"}, {1, 0, "b"}};
+  tb_run_check *list = gated_list(&g, f, 2);
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'b' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  assert_int_equal(f[1].set, 0);
+  /* two found ones: the first found stays */
+  f[0].set = f[1].set = 1;
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'a' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  assert_int_equal(f[1].set, 0);
+  tb_run_checks_free(list);
+}
+
+/* An ungated check after the first failure still runs (it resets its flag): a failing run followed by a good one
+ * reports nothing. Before: the ungated check was skipped, its flag left set, and the next run reported it. */
+static void every_check_runs_after_the_first_failure(void **state) {
+  (void)state;
+  static int keys[2];
+  node_flag f[2] = {{1, 0, "a"}, {1, 0, "b"}};
+  assert_int_equal(tb_run_checks_add(&keys[0], flag_fn, &f[0], NULL), TB_OK);
+  assert_int_equal(tb_run_checks_add(&keys[1], flag_fn, &f[1], NULL), TB_OK);
+  tb_run_check *list = tb_run_checks_take();
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_ERR_INVALID_ARGUMENT);
+  assert_string_equal(tb_last_error(), "node 'a' (Gather): index 9 (indices element 0) is out of range for axis 0 of size 5");
+  assert_int_equal(f[1].runs, 1);
+  assert_int_equal(f[1].set, 0);
+  assert_int_equal(tb_run_checks_run(list, TB_OK), TB_OK);
+  tb_run_checks_free(list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_later_check_finds_the_cause_after_one_that_cannot_look),
@@ -184,6 +219,8 @@ int main(void) {
       cmocka_unit_test(a_clear_gate_skips_the_checks_behind_it),
       cmocka_unit_test(a_set_gate_runs_every_check_and_is_cleared),
       cmocka_unit_test(an_unreadable_gate_hides_no_check),
+      cmocka_unit_test(a_found_flag_wins_over_a_gate_that_cannot_be_read_in_a_good_run),
+      cmocka_unit_test(every_check_runs_after_the_first_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,9 +78,14 @@ unsigned long long tb_cuda_staged_copies(const cuda_state *s);
 /* cuBLASLt's workspace for the products enqueued on `stream` (cuda_blas_workspace.c): at least at_least bytes and
  * NVIDIA's recommended size for the device (tb_cuda_workspace_recommended), made at the stream's first call and grown on
  * demand; the address stays valid until the stream is destroyed. One per stream: work on one stream is ordered, two
- * streams' is not. An allocation failure is its status and sentence (the caller may go without). */
-tb_status tb_cuda_workspace_get(cuda_state *s, tb_cu_stream stream, size_t at_least, tb_cu_deviceptr *ptr, size_t *bytes);
-/* Free the workspaces of `stream` (its work finished), or every one when `all` (the backend closing). */
+ * streams' is not. cache: the backend's caching allocator, emptied before the one retry of an allocation out of
+ * memory (NULL: no retry). An allocation failure is its status and sentence (the caller may go without), remembered
+ * for the stream: asked again for no more than the size that failed, the stream gets the same answer without a new
+ * attempt. */
+tb_status tb_cuda_workspace_get(cuda_state *s, tb_allocator *cache, tb_cu_stream stream, size_t at_least,
+                                tb_cu_deviceptr *ptr, size_t *bytes);
+/* Free the workspaces of `stream` (its work finished; before the stream is destroyed), or every one when `all` (the
+ * backend closing). When the context cannot be made current the records go and the blocks stay (a warning once). */
 void tb_cuda_workspace_release(cuda_state *s, tb_cu_stream stream, bool all);
 /* NVIDIA's recommended cuBLASLt workspace for a compute capability major: 32 MiB from 9 (Hopper) on, else 4 MiB. */
 size_t tb_cuda_workspace_recommended(int cc_major);

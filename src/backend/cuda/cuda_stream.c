@@ -79,13 +79,16 @@ void tb_cuda_stream_destroy(void *state, void *stream) {
   model_stream *m = stream;
   if (!m) return;
   if (bound_state == s && bound_stream == m) tb_cuda_stream_bind(state, NULL);
-  if (s->api.cuCtxPushCurrent_v2(s->ctx) == TB_CUDA_SUCCESS) {
-    s->api.cuStreamSynchronize(m->stream); /* its work may still read memory the caller frees next */
+  bool pushed = s->api.cuCtxPushCurrent_v2(s->ctx) == TB_CUDA_SUCCESS;
+  if (pushed) s->api.cuStreamSynchronize(m->stream); /* its work may still read memory the caller frees next */
+  /* cuBLASLt's workspace, now that nothing on the stream runs, and before the stream goes: the records are keyed by
+   * the handle, which the driver may give to the next stream made (another thread's) */
+  tb_cuda_workspace_release(s, m->stream, false);
+  if (pushed) {
     s->api.cuStreamDestroy_v2(m->stream);
     tb_cu_context popped = NULL;
     s->api.cuCtxPopCurrent_v2(&popped);
   }
-  tb_cuda_workspace_release(s, m->stream, false); /* cuBLASLt's, now that nothing on the stream runs */
   if (m->slot.release) m->slot.release(m->slot.data);
   free(m);
 }

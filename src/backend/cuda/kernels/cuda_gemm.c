@@ -220,7 +220,7 @@ static tb_status blas_product(tb_kernel_ctx *ctx, tb_cuda_blas *blas, const tb_c
   tb_cu_stream stream = tb_cuda_stream_of(s);
   tb_cu_deviceptr workspace = 0;
   size_t workspace_bytes = 0;
-  if (tb_cuda_workspace_get(s, stream, 0, &workspace, &workspace_bytes) != TB_OK) {
+  if (tb_cuda_workspace_get(s, ctx->backend->allocator, stream, 0, &workspace, &workspace_bytes) != TB_OK) {
     char key[128];
     snprintf(key, sizeof key, "cuda-gemm-no-workspace:%s", s->base.label);
     tb_warn_once(key, "%s; cuBLASLt runs without a workspace (slower algorithms)", tb_last_error());

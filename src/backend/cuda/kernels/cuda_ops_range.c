@@ -67,15 +67,10 @@ static void range_release(void *state) {
 /* The shared state, then, when start, limit and delta are constants readable on the host, the output's values on the
  * device; nothing while a graph is being captured (a node prepared at its first run inside one): the run uploads. */
 tb_status tb_cuda_range_prepare(tb_kernel_ctx *ctx, void **state) {
-  void *shared = NULL;
-  tb_status st = tb_cuda_prepare(ctx, &shared);
+  void *made = NULL;
+  tb_status st = tb_cuda_prepare_sized(ctx, sizeof(range_state), &made); /* the shared state at its start */
   if (st != TB_OK) return st;
-  range_state *rs = realloc(shared, sizeof *rs); /* the shared state stays at its start */
-  if (!rs) {
-    free(shared);
-    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
-  }
-  rs->values = NULL;
+  range_state *rs = made;
   *state = rs;
   cuda_state *s = tb_cuda_state_of(ctx);
   for (size_t i = 0; i < 3; i++)

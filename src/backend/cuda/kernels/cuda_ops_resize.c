@@ -211,15 +211,10 @@ static void resize_release(void *state) {
  * the sizes follow from constants; nothing is built while a graph is being captured (a node prepared at its
  * first run inside a capture): that run builds its own. */
 tb_status tb_cuda_resize_prepare(tb_kernel_ctx *ctx, void **state) {
-  void *shared = NULL;
-  tb_status st = tb_cuda_prepare(ctx, &shared);
+  void *made = NULL;
+  tb_status st = tb_cuda_prepare_sized(ctx, sizeof(resize_state), &made); /* the shared state at its start */
   if (st != TB_OK) return st;
-  resize_state *rs = realloc(shared, sizeof *rs); /* the shared state stays at its start */
-  if (!rs) {
-    free(shared);
-    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the CUDA kernel's state");
-  }
-  memset((char *)rs + sizeof rs->node, 0, sizeof *rs - sizeof rs->node);
+  resize_state *rs = made;
   *state = rs;
   const tb_resize_params *p = ctx->params;
   const tb_value_type *xt = ctx->in_types && ctx->n_inputs ? ctx->in_types[0] : NULL;
