@@ -189,13 +189,12 @@ static int reads_since_reset(void) {
   int (*calls)(const char *) = (int (*)(const char *))fake_symbol("fake_cuda_calls");
   return calls("cuMemcpyDtoHAsync_v2") + calls("cuMemcpyDtoH_v2");
 }
-static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
 
 /* The device-to-host copies of a run of the loop with `trips` iterations on p (its values the CPU's). */
 static int reads_of_run(prepared_pair *p, int64_t trips) {
   tb_tensor *want = NULL, *got = NULL;
   TB_ASSERT_OK(run_loop(p->cpu, p->pc, trips, &want));
-  log_reset();
+  tcu_call_log_reset();
   TB_ASSERT_OK(run_loop(p->cpu, p->pg, trips, &got));
   int reads = reads_since_reset();
   expect_same(want, got, 0, 0, 0);

@@ -25,7 +25,6 @@ static int uploads_since_reset(void) {
   int (*calls)(const char *) = (int (*)(const char *))fake_symbol("fake_cuda_calls");
   return calls("cuMemcpyHtoDAsync_v2") + calls("cuMemcpyHtoD_v2");
 }
-static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
 
 static int setup(void **state) { return tcv_setup(state, cache_dir, "tb_cuctl"); }
 
@@ -135,7 +134,7 @@ static void loop_uploads_outer_weights_once(void **state) {
     /* a first run places the body and copies the weight; count from the second */
     TB_ASSERT_OK(tb_prepared_run(p, 3, names, inputs, 2, NULL, out));
     for (int k = 0; k < 2; k++) tb_tensor_destroy(out[k]);
-    log_reset();
+    tcu_call_log_reset();
     TB_ASSERT_OK(tb_prepared_run(p, 3, names, inputs, 2, NULL, out));
     uploads[r] = uploads_since_reset();
     for (int k = 0; k < 2; k++) tb_tensor_destroy(out[k]);

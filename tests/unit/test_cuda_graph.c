@@ -51,9 +51,7 @@ static char cache_dir[64];
 static bool emulated;
 
 static unsigned long long fake_ull(const char *name) { return ((unsigned long long (*)(void))fake_symbol(name))(); }
-static int calls(const char *name) { return ((int (*)(const char *))fake_symbol("fake_cuda_calls"))(name); }
 static const char *call_log(void) { return ((const char *(*)(void))fake_symbol("fake_cuda_call_log"))(); }
-static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
 
 /* The call log holds these calls in this order (other calls may come between them). */
 static void expect_order(const char *const *names, size_t n) {
@@ -218,25 +216,25 @@ static void one_stream_per_model_and_no_legacy_stream(void **state) {
   assert_int_equal(fake_int("fake_cuda_nonblocking_streams"), 2);
   for (int i = 0; i < 3; i++) expect_values(&r, 2, 7 + (unsigned)i, 2);
   assert_int_equal(fake_ull("fake_cuda_legacy_stream_uses"), legacy); /* not one call on the legacy default stream */
-  assert_int_equal(calls("cuCtxSynchronize"), 0);
+  assert_int_equal(tcu_calls("cuCtxSynchronize"), 0);
   rig_close(&r);
 }
 
 static void weights_go_up_at_prepare_and_only_inputs_at_run(void **state) {
   (void)state;
-  log_reset();
+  tcu_call_log_reset();
   rig r;
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
   /* prepare: the bias, the scale (the axes are read on the host), through staging */
-  assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 2);
-  assert_int_equal(calls("cuMemHostAlloc"), 2);
+  assert_int_equal(tcu_calls("cuMemcpyHtoDAsync_v2"), 2);
+  assert_int_equal(tcu_calls("cuMemHostAlloc"), 2);
   for (int run = 0; run < 3; run++) {
-    log_reset();
+    tcu_call_log_reset();
     tb_tensor *out[2] = {NULL};
     TB_ASSERT_OK(rig_run(&r, r.prepared, 2, 1, 2, out));
-    assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 1); /* the input, and nothing else */
-    assert_int_equal(calls("cuMemHostAlloc"), 0);       /* the staging buffers are reused */
-    assert_int_equal(calls("cuMemcpyDtoHAsync_v2"), 0);  /* the outputs stay on the device */
+    assert_int_equal(tcu_calls("cuMemcpyHtoDAsync_v2"), 1); /* the input, and nothing else */
+    assert_int_equal(tcu_calls("cuMemHostAlloc"), 0);       /* the staging buffers are reused */
+    assert_int_equal(tcu_calls("cuMemcpyDtoHAsync_v2"), 0);  /* the outputs stay on the device */
     tb_tensor_destroy(out[0]);
     tb_tensor_destroy(out[1]);
   }
@@ -246,7 +244,7 @@ static void weights_go_up_at_prepare_and_only_inputs_at_run(void **state) {
 /* A copy of 20 MiB goes through the two 8 MiB pinned buffers in three chunks each way, the buffers made once. */
 static void pinned_staging_buffers_are_reused(void **state) {
   (void)state;
-  log_reset();
+  tcu_call_log_reset();
   tb_backend *cuda = open_cuda0();
   size_t n = (20u << 20) / 4;
   float *host = malloc(n * sizeof *host), *back = malloc(n * sizeof *back);
@@ -261,10 +259,10 @@ static void pinned_staging_buffers_are_reused(void **state) {
     TB_ASSERT_OK(tb_tensor_copy_to_host(t, back, n * sizeof *back));
     assert_memory_equal(host, back, n * sizeof *host);
   }
-  assert_int_equal(calls("cuMemHostAlloc"), 2);
+  assert_int_equal(tcu_calls("cuMemHostAlloc"), 2);
   assert_int_equal(fake_int("fake_cuda_live_pinned"), 2);
-  assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 6);
-  assert_int_equal(calls("cuMemcpyDtoHAsync_v2"), 6);
+  assert_int_equal(tcu_calls("cuMemcpyHtoDAsync_v2"), 6);
+  assert_int_equal(tcu_calls("cuMemcpyDtoHAsync_v2"), 6);
   assert_int_equal(fake_ull("fake_cuda_pinned_copies") - pinned0, 12);
   const cuda_state *s = cuda->state;
   assert_int_equal(tb_cuda_staging_buffers(s), 2);
@@ -275,7 +273,7 @@ static void pinned_staging_buffers_are_reused(void **state) {
 
   /* pinned memory refused: the copies go directly, still right; TB_CUDA_STAGING=off: no pinned memory asked */
   for (int mode = 0; mode < 2; mode++) {
-    log_reset();
+    tcu_call_log_reset();
     if (mode == 0) setenv("FAKE_CUDA_FAIL", "host_alloc", 1);
     else setenv("TB_CUDA_STAGING", "off", 1);
     cuda = open_cuda0();
@@ -285,8 +283,8 @@ static void pinned_staging_buffers_are_reused(void **state) {
     TB_ASSERT_OK(tb_tensor_copy_to_host(t, back, n * sizeof *back));
     assert_memory_equal(host, back, n * sizeof *host);
     assert_int_equal(tb_cuda_staging_buffers(cuda->state), 0);
-    assert_int_equal(calls("cuMemHostAlloc"), mode == 0 ? 1 : 0);
-    assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 1);
+    assert_int_equal(tcu_calls("cuMemHostAlloc"), mode == 0 ? 1 : 0);
+    assert_int_equal(tcu_calls("cuMemcpyHtoDAsync_v2"), 1);
     tb_tensor_destroy(t);
     tb_backend_destroy(cuda);
     unsetenv("FAKE_CUDA_FAIL");
@@ -346,26 +344,26 @@ static void same_shapes_replay_one_graph(void **state) {
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
   assert_true(r.result->graph_capture);
   assert_string_equal(r.result->graph_capture_why, "");
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 3, 1, 2); /* the first run: captured, then launched */
   static const char *const first[] = {"cuMemcpyHtoDAsync_v2", "cuStreamBeginCapture_v2", "cuLaunchKernel", "cuLaunchKernel",
                                       "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel", "cuStreamEndCapture",
                                       "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuStreamSynchronize"};
   expect_order(first, sizeof first / sizeof first[0]);
-  assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 0); /* the caller gets the graph's output buffers */
-  assert_int_equal(calls("cuLaunchKernel"), 5);
-  assert_int_equal(calls("cuGraphLaunch"), 1);
+  assert_int_equal(tcu_calls("cuMemcpyDtoDAsync_v2"), 0); /* the caller gets the graph's output buffers */
+  assert_int_equal(tcu_calls("cuLaunchKernel"), 5);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 1);
   assert_int_equal(counts(&r).captures, 1);
   for (unsigned seed = 2; seed < 5; seed++) { /* new values, same shapes: the graph reads the new input */
-    log_reset();
+    tcu_call_log_reset();
     expect_values(&r, 3, seed, 2);
     static const char *const again[] = {"cuMemcpyHtoDAsync_v2", "cuGraphLaunch", "cuStreamSynchronize"};
     expect_order(again, sizeof again / sizeof again[0]);
-    assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 0); /* nor a copy of them: the last run's were given back */
-    assert_int_equal(calls("cuMemAlloc_v2"), 0);
-    assert_int_equal(calls("cuLaunchKernel"), 0); /* one launch per run, whatever the number of nodes */
-    assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-    assert_int_equal(calls("cuGraphLaunch"), 1);
+    assert_int_equal(tcu_calls("cuMemcpyDtoDAsync_v2"), 0); /* nor a copy of them: the last run's were given back */
+    assert_int_equal(tcu_calls("cuMemAlloc_v2"), 0);
+    assert_int_equal(tcu_calls("cuLaunchKernel"), 0); /* one launch per run, whatever the number of nodes */
+    assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+    assert_int_equal(tcu_calls("cuGraphLaunch"), 1);
   }
   assert_int_equal(counts(&r).captures, 1);
   assert_int_equal(counts(&r).replays, 3);
@@ -385,15 +383,15 @@ static void outputs_kept_by_the_caller_are_not_overwritten(void **state) {
   tb_tensor *kept[2] = {NULL}, *want[2] = {NULL};
   TB_ASSERT_OK(rig_run(&r, r.prepared, 3, 1, 2, kept)); /* captured; kept holds the graph's buffers */
   TB_ASSERT_OK(rig_run(&r, r.reference, 3, 1, 2, want));
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 3, 2, 2); /* other values: captured again, not written over kept */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
   assert_int_equal(counts(&r).outputs_kept, 1);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 3, 3, 2); /* a replay, its outputs copied out */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-  assert_int_equal(calls("cuGraphLaunch"), 1);
-  assert_int_equal(calls("cuMemcpyDtoDAsync_v2"), 2);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 1);
+  assert_int_equal(tcu_calls("cuMemcpyDtoDAsync_v2"), 2);
   for (size_t k = 0; k < 2; k++) {
     size_t n = (size_t)tb_tensor_numel(want[k]);
     float a[64], b[64];
@@ -416,7 +414,7 @@ static void alternating_shapes_replay_a_graph_each(void **state) {
   (void)state;
   rig r;
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 2, 1, 2);
   expect_values(&r, 2, 2, 2); /* replay */
   tb_replay_counts one = counts(&r);
@@ -424,15 +422,15 @@ static void alternating_shapes_replay_a_graph_each(void **state) {
   /* x [2, 6], y [2, 1], s [2, 6] and the three intermediate values the captured run freed: six blocks of 512 */
   assert_int_equal(one.pinned_bytes, 6 * 512);
   expect_values(&r, 5, 3, 2); /* batch 5: a second graph, the first one kept */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 2);
-  assert_int_equal(calls("cuGraphInstantiateWithFlags"), 2);
-  assert_int_equal(calls("cuGraphExecUpdate_v2"), 0);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 2);
+  assert_int_equal(tcu_calls("cuGraphInstantiateWithFlags"), 2);
+  assert_int_equal(tcu_calls("cuGraphExecUpdate_v2"), 0);
   assert_int_equal(fake_int("fake_cuda_live_graphs"), 2);
-  log_reset();
+  tcu_call_log_reset();
   for (unsigned i = 0; i < 6; i++) expect_values(&r, i % 2 ? 5 : 2, 10 + i, 2);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-  assert_int_equal(calls("cuLaunchKernel"), 0);
-  assert_int_equal(calls("cuGraphLaunch"), 6);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuLaunchKernel"), 0);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 6);
   tb_replay_counts c = counts(&r);
   assert_int_equal(c.captures, 2);
   assert_int_equal(c.updates, 0);
@@ -454,37 +452,37 @@ static void a_new_shape_beyond_the_bound_evicts_the_oldest(void **state) {
   for (int64_t b = 1; b <= TB_REPLAY_GRAPHS; b++) expect_values(&r, b, (unsigned)b, 2);
   assert_int_equal(counts(&r).graphs, TB_REPLAY_GRAPHS);
   assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 9, 20, 2); /* one more: batch 1 (the oldest) goes, its executable graph updated */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
-  assert_int_equal(calls("cuGraphExecUpdate_v2"), 1);
-  assert_int_equal(calls("cuGraphInstantiateWithFlags"), 0);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphExecUpdate_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphInstantiateWithFlags"), 0);
   tb_replay_counts c = counts(&r);
   assert_int_equal(c.evictions, 1);
   assert_int_equal(c.updates, 1);
   assert_int_equal(c.graphs, TB_REPLAY_GRAPHS);
   assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
-  log_reset();
+  tcu_call_log_reset();
   for (int64_t b = 2; b <= TB_REPLAY_GRAPHS; b++) expect_values(&r, b, 30 + (unsigned)b, 2); /* still kept */
   expect_values(&r, 9, 21, 2);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-  assert_int_equal(calls("cuGraphLaunch"), TB_REPLAY_GRAPHS);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), TB_REPLAY_GRAPHS);
   /* batch 1 again: captured again, evicting batch 2 (now the oldest); the driver refuses the update this time */
   setenv("FAKE_CUDA_FAIL", "update", 1);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 1, 40, 2);
   unsetenv("FAKE_CUDA_FAIL");
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
-  assert_int_equal(calls("cuGraphExecUpdate_v2"), 1);
-  assert_int_equal(calls("cuGraphInstantiateWithFlags"), 1);
-  assert_int_equal(calls("cuGraphExecDestroy"), 1); /* the evicted graph's */
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphExecUpdate_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphInstantiateWithFlags"), 1);
+  assert_int_equal(tcu_calls("cuGraphExecDestroy"), 1); /* the evicted graph's */
   assert_int_equal(fake_int("fake_cuda_live_graphs"), TB_REPLAY_GRAPHS);
   assert_int_equal(counts(&r).evictions, 2);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 2, 41, 2); /* batch 2 was evicted: a capture */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
   expect_values(&r, 1, 42, 2); /* batch 1 replays */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
   assert_int_equal(counts(&r).evictions, 3);
   rig_close(&r);
 }
@@ -526,14 +524,14 @@ static void an_observed_run_with_new_shapes_forces_a_capture(void **state) {
   TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, true));
   expect_values(&r, 7, 3, 2); /* observed: the executor runs it, with a plan for batch 7 */
   TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, false));
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 3, 4, 2); /* batch 3 again: the graph's plan is gone, so a fresh capture */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
   assert_int_equal(counts(&r).captures, 2);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 3, 5, 2); /* and then replays */
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-  assert_int_equal(calls("cuGraphLaunch"), 1);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 1);
   rig_close(&r);
 }
 
@@ -551,10 +549,10 @@ static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   TB_ASSERT_CONTAINS(json, "\"graph_capture_why\":\t\"node 'dropout' (Dropout) runs on cpu:0");
   free(json);
   for (int i = 0; i < 2; i++) {
-    log_reset();
+    tcu_call_log_reset();
     expect_values(&r, 2, 1, 2);
-    assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
-    assert_int_equal(calls("cuLaunchKernel"), 6); /* the five before the Dropout and the Where */
+    assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
+    assert_int_equal(tcu_calls("cuLaunchKernel"), 6); /* the five before the Dropout and the Where */
   }
   rig_close(&r);
 
@@ -563,9 +561,9 @@ static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), &o));
   assert_false(r.result->graph_capture);
   assert_string_equal(r.result->graph_capture_why, "turned off (the no_graph_capture option)");
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 2, 1, 2);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
   rig_close(&r);
   setenv("TB_GRAPH_CAPTURE", "off", 1);
   TB_ASSERT_OK(rig_open(&r, device_model(false, false), NULL));
@@ -581,18 +579,18 @@ static void what_cannot_be_captured_runs_without_a_graph(void **state) {
   /* found only at run time: an output the run copies to the host; the run goes on without a graph, and says why */
   TB_ASSERT_OK(rig_open(&r, device_model(true, false), NULL));
   assert_true(r.result->graph_capture);
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 2, 1, 3);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
-  assert_int_equal(calls("cuGraphLaunch"), 0);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 0);
   const char *why = NULL;
   assert_false(tb_prepared_graph_capture(r.prepared, &why));
   TB_ASSERT_CONTAINS(why, "a capture at run time failed: ");
   TB_ASSERT_CONTAINS(why, "cuda:0: a copy of 48 bytes to the host in the middle of a captured run cannot be captured into a "
                           "CUDA graph");
-  log_reset();
+  tcu_call_log_reset();
   expect_values(&r, 2, 2, 3);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 0);
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 0);
   assert_int_equal(fake_int("fake_cuda_live_graphs"), 0);
   rig_close(&r);
 }
@@ -670,7 +668,7 @@ static void an_embedding_lookup_is_captured_and_replayed(void **state) {
   assert_int_equal(r.result->cpu_fallback_nodes, 0);
   assert_true(r.result->graph_capture);
   const int64_t a[8] = {0, 1, 2, 3, 9, 8, 7, 6}, b[8] = {-1, -10, 5, 5, 4, 3, 2, 1}, bad[8] = {0, 1, 2, 12, 0, 0, 0, 0};
-  log_reset();
+  tcu_call_log_reset();
   expect_ids(&r, a); /* captured */
   expect_ids(&r, b); /* replayed: new ids, negative ones counted from the end */
   expect_ids(&r, a);
@@ -678,9 +676,9 @@ static void an_embedding_lookup_is_captured_and_replayed(void **state) {
   assert_true(tb_prepared_graph_capture(r.prepared, &why));
   assert_int_equal(counts(&r).captures, 1);
   assert_int_equal(counts(&r).replays, 2);
-  assert_int_equal(calls("cuStreamBeginCapture_v2"), 1);
-  assert_int_equal(calls("cuGraphLaunch"), 3);
-  assert_int_equal(calls("cuMemcpyHtoDAsync_v2"), 3); /* the ids of each run, nothing else from the host */
+  assert_int_equal(tcu_calls("cuStreamBeginCapture_v2"), 1);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 3);
+  assert_int_equal(tcu_calls("cuMemcpyHtoDAsync_v2"), 3); /* the ids of each run, nothing else from the host */
   /* a bad index in a replay: the device's flag, read after the run, names it as the host check did */
   tb_tensor *out[2] = {NULL};
   assert_int_equal(run_ids(&r, r.prepared, bad, out), TB_ERR_INVALID_ARGUMENT);
@@ -828,13 +826,13 @@ static void device_time_of_runs_and_nodes_from_events(void **state) {
 
   /* profiling: each device node timed by events around its launches (one record apart: 0.25 ms), no graph */
   TB_ASSERT_OK(tb_prepared_set_profiling(r.prepared, true));
-  log_reset();
+  tcu_call_log_reset();
   TB_ASSERT_OK(rig_run(&r, r.prepared, 2, 1, 2, out));
   tb_tensor_destroy(out[0]);
   tb_tensor_destroy(out[1]);
-  assert_int_equal(calls("cuGraphLaunch"), 0);
-  assert_int_equal(calls("cuLaunchKernel"), 5);
-  assert_int_equal(calls("cuCtxSynchronize"), 0);
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 0);
+  assert_int_equal(tcu_calls("cuLaunchKernel"), 5);
+  assert_int_equal(tcu_calls("cuCtxSynchronize"), 0);
   size_t n = 0;
   const tb_node_profile *p = NULL;
   TB_ASSERT_OK(tb_prepared_profile(r.prepared, &n, &p));

@@ -13,27 +13,14 @@
 #include "pass_test.h"
 #include "test_engine_util.h"
 #include "test_cuda_util.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static int calls(const char *name) { return ((int (*)(const char *))fake_symbol("fake_cuda_calls"))(name); }
-static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
-static int uploads(void) { return calls("cuMemcpyHtoDAsync_v2") + calls("cuMemcpyHtoD_v2"); }
+static const char *const more_vars[] = {"FAKE_CUDA_LAUNCH_FAIL_AT", "TB_CUDA_STAGING"};
 
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                     "FAKE_CUDA_MEM_CAPACITY", "TB_NVRTC_LIB", "TB_GRAPH_CAPTURE", "TB_CUDA_STAGING"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1);
-  tcu_cache_make(cache_dir, "tb_curange");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
+static int setup(void **state) { return tcv_setup_fakes(state, cache_dir, "tb_curange", more_vars, 2); }
 
 static int teardown(void **state) {
   (void)state;
@@ -79,7 +66,7 @@ static void expect_range(tb_dtype dt, const void *start, const void *limit, cons
   }
   const char *names[2] = {"x", "start"};
   size_t n_in = computed ? 2 : 1, elem = tb_dtype_size(dt);
-  log_reset();
+  tcu_call_log_reset();
   for (int run = 0; run < 3; run++) {
     tb_tensor *want[2] = {NULL}, *got[2] = {NULL};
     TB_ASSERT_OK(tb_prepared_run(pc, n_in, names, in, 2, NULL, want));
@@ -104,12 +91,12 @@ static void expect_range(tb_dtype dt, const void *start, const void *limit, cons
     tb_replay_counts rc = tb_replay_counts_of(pg->replay);
     assert_int_equal(rc.captures, 1);
     assert_int_equal(rc.replays, 2);
-    assert_int_equal(uploads(), 3); /* x of each run: the values came at prepare */
+    assert_int_equal(tcu_uploads(), 3); /* x of each run: the values came at prepare */
   } else {
     assert_false(captured);
     print_message("computed start: %s\n", why ? why : "");
     TB_ASSERT_CONTAINS(why, "range");
-    assert_int_equal(uploads(), 3 * (count > 0 ? 2 : 1)); /* x, and the values, each run */
+    assert_int_equal(tcu_uploads(), 3 * (count > 0 ? 2 : 1)); /* x, and the values, each run */
   }
   for (size_t k = 0; k < n_in; k++) tb_tensor_destroy(in[k]);
   tb_prepared_destroy(pc);

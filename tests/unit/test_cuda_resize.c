@@ -20,39 +20,19 @@
 #include "pass_test.h"
 #include "test_engine_util.h"
 #include "test_cuda_util.h"
+#include "test_cuda_values.h"
 #include "test_util.h"
 
 static char cache_dir[64];
 
-static int calls(const char *name) { return ((int (*)(const char *))fake_symbol("fake_cuda_calls"))(name); }
-static void log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
-static int uploads(void) { return calls("cuMemcpyHtoDAsync_v2") + calls("cuMemcpyHtoD_v2"); }
+static const char *const more_vars[] = {"FAKE_CUDA_LAUNCH_FAIL_AT", "TB_CUDA_STAGING"};
 
-static int setup(void **state) {
-  tbt_setup_clean_nvidia(state);
-  static const char *const vars[] = {"FAKE_CUDA_FAIL", "FAKE_CUDA_FAIL_CODE", "FAKE_CUDA_LAUNCH_FAIL_AT", "FAKE_CUDA_EMULATE",
-                                     "FAKE_CUDA_MEM_CAPACITY", "TB_NVRTC_LIB", "TB_GRAPH_CAPTURE", "TB_CUDA_STAGING"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
-  tbt_use_fixture("h100x8");
-  tbt_use_nvidia_fakes();
-  setenv("TB_NVRTC_LIB", tbt_fake("fake_nvrtc"), 1);
-  setenv("TB_CUDA_GEMM", "own", 1);
-  tcu_cache_make(cache_dir, "tb_curesize");
-  tb_cuda_module_test_source(NULL);
-  return 0;
-}
+static int setup(void **state) { return tcv_setup_fakes(state, cache_dir, "tb_curesize", more_vars, 2); }
 
 static int teardown(void **state) {
   (void)state;
   tcu_cache_remove(cache_dir);
   return 0;
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1103515245u + 12345u;
-    x[i] = (float)((seed >> 8) & 0xffff) / 8192.0f - 4.0f;
-  }
 }
 
 /* One Resize (or Upsample) node y = op(x, ...) with these attributes; scales[0] 0: sizes are given instead. */
@@ -118,7 +98,7 @@ static void expect_case(const resize_case *c, size_t i) {
   for (int run = 0; run < 2; run++) {
     tb_tensor *want = NULL, *got = NULL;
     TB_ASSERT_OK(tb_prepared_run(pc, 1, names, &in, 1, NULL, &want));
-    log_reset();
+    tcu_call_log_reset();
     launch_reset();
     if (tb_prepared_run(pg, 1, names, &in, 1, NULL, &got) != TB_OK) fail_msg("case %zu: run on cuda:0: %s", i, tb_last_error());
     size_t n = (size_t)tb_tensor_numel(want);
@@ -135,7 +115,7 @@ static void expect_case(const resize_case *c, size_t i) {
                    (double)b[k], (double)a[k]);
       free(a);
       free(b);
-      assert_int_equal(uploads(), 1); /* x: no table copied from the host */
+      assert_int_equal(tcu_uploads(), 1); /* x: no table copied from the host */
       assert_int_equal(launches_of("tb_cu_resize_taps"), c->symbolic && run == 0 ? 1 : 0); /* a replay launches nothing */
     }
     tb_tensor_destroy(want);
@@ -214,7 +194,7 @@ static void a_static_resize_is_captured_and_replayed(void **state) {
   assert_true(rg->graph_capture);
   float x[60];
   const char *names[1] = {"x"};
-  log_reset();
+  tcu_call_log_reset();
   for (unsigned run = 0; run < 3; run++) {
     fill(x, 60, 5 + run);
     tb_tensor *in = tbt_f32(cpu, 4, xd, x), *want = NULL, *got = NULL;
@@ -235,8 +215,8 @@ static void a_static_resize_is_captured_and_replayed(void **state) {
   tb_replay_counts rc = tb_replay_counts_of(pg->replay);
   assert_int_equal(rc.captures, 1);
   assert_int_equal(rc.replays, 2);
-  assert_int_equal(calls("cuGraphLaunch"), 3);
-  assert_int_equal(uploads(), 3); /* x of each run, nothing else from the host */
+  assert_int_equal(tcu_calls("cuGraphLaunch"), 3);
+  assert_int_equal(tcu_uploads(), 3); /* x of each run, nothing else from the host */
   tb_prepared_destroy(pc);
   tb_prepared_destroy(pg);
   tb_model_destroy(m);
@@ -374,7 +354,7 @@ static void a_symbolic_resize_is_captured_and_replayed(void **state) {
   assert_true(rg->graph_capture);
   const char *names[1] = {"x"};
   const int64_t batches[5] = {1, 3, 1, 3, 3};
-  log_reset();
+  tcu_call_log_reset();
   for (unsigned run = 0; run < 5; run++) {
     const int64_t xd[4] = {batches[run], 2, 4, 5};
     float x[120];
@@ -399,7 +379,7 @@ static void a_symbolic_resize_is_captured_and_replayed(void **state) {
   tb_replay_counts rc = tb_replay_counts_of(pg->replay);
   assert_int_equal(rc.captures, 2);
   assert_int_equal(rc.replays, 3);
-  assert_int_equal(uploads(), 5); /* x of each run, nothing else from the host */
+  assert_int_equal(tcu_uploads(), 5); /* x of each run, nothing else from the host */
   tb_prepared_destroy(pc);
   tb_prepared_destroy(pg);
   tb_model_destroy(m);

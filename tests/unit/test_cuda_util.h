@@ -24,6 +24,10 @@ static inline void *fake_symbol(const char *name) { return tcu_symbol("fake_cuda
 static inline int fake_int(const char *name) { return ((int (*)(void))fake_symbol(name))(); }
 static inline int live_allocations(void) { return ((int (*)(int))fake_symbol("fake_cuda_live_allocations"))(0); }
 static inline void launch_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_launch_reset"))(); }
+/* The fake driver's call log: how many calls of `name` since the last reset; the reset; host-to-device copies. */
+static inline int tcu_calls(const char *name) { return ((int (*)(const char *))fake_symbol("fake_cuda_calls"))(name); }
+static inline void tcu_call_log_reset(void) { ((void (*)(void))fake_symbol("fake_cuda_call_log_reset"))(); }
+static inline int tcu_uploads(void) { return tcu_calls("cuMemcpyHtoDAsync_v2") + tcu_calls("cuMemcpyHtoD_v2"); }
 /* The i-th launch fake_cuda recorded since launch_reset; the test fails when there is none. */
 static inline const fake_launch *launch_at(int i) {
   const fake_launch *l = ((const fake_launch *(*)(int))fake_symbol("fake_cuda_launch_at"))(i);
