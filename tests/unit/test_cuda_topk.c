@@ -96,14 +96,14 @@ static void tops_match_the_cpu(tb_dtype dt, size_t ndim, const int64_t *shape, c
   tb_graph *g = tb_graph_new(ir, NULL, "topk");
   tbt_input(g, "x", dt, ndim, shape, NULL);
   for (size_t i = 0; i < n_tops; i++) {
-    char k[16], name[16], both[40], v[16], ix[16];
+    char k[32], name[32], both[48], v[32], ix[32];
     snprintf(k, sizeof k, "k%zu", i);
     snprintf(name, sizeof name, "top%zu", i);
     snprintf(v, sizeof v, "v%zu", i);
     snprintf(ix, sizeof ix, "i%zu", i);
     snprintf(both, sizeof both, "x,%s", k);
     tbt_const_i64(g, k, 1, (const int64_t[]){1}, &tops[i].k);
-    char outs[40];
+    char outs[72];
     snprintf(outs, sizeof outs, "%s,%s", v, ix);
     int node = tbt_node(g, "TopK", name, both, outs);
     pt_attr_int(g, node, "axis", tops[i].axis);
