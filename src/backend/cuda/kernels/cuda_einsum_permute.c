@@ -14,13 +14,18 @@
 
 enum { ROLE_NONE, ROLE_BATCH, ROLE_ROW, ROLE_COL, ROLE_SUM };
 
-/* Each used label's role; false when a label is twice in one input or summed within one input only. */
-static bool roles_of(const nn_einsum *e, int *role) {
-  if (e->n_inputs != 2) return false;
-  int count[3][NN_EINSUM_LABELS] = {{0}};
+void tb_cuda_einsum_label_counts(const nn_einsum *e, int count[3][NN_EINSUM_LABELS]) {
+  memset(count, 0, 3 * sizeof count[0]);
   for (size_t i = 0; i < 2; i++)
     for (size_t a = 0; a < e->rank[i]; a++) count[i][e->label[i][a]]++;
   for (size_t k = 0; k < e->out_rank; k++) count[2][e->out_label[k]]++;
+}
+
+/* Each used label's role; false when a label is twice in one input or summed within one input only. */
+static bool roles_of(const nn_einsum *e, int *role) {
+  if (e->n_inputs != 2) return false;
+  int count[3][NN_EINSUM_LABELS];
+  tb_cuda_einsum_label_counts(e, count);
   for (int l = 0; l < NN_EINSUM_LABELS; l++) {
     role[l] = ROLE_NONE;
     if (!e->used[l]) continue;

@@ -10,6 +10,8 @@
 
 /* Input i's (t's) elements per unit of label l (0 when it lacks l, has it as a broadcast 1, or l is -1). */
 int64_t tb_cuda_einsum_step(const tb_tensor *t, const nn_einsum *e, size_t i, int l);
+/* How often each label stands in input 0, input 1 (count[0], count[1]) and the output (count[2]); e has two inputs. */
+void tb_cuda_einsum_label_counts(const nn_einsum *e, int count[3][NN_EINSUM_LABELS]);
 /* Whether e (two inputs) is such a product: no label twice in one input, none summed within one input only. */
 bool tb_cuda_einsum_permutable(const nn_einsum *e);
 /* Run it into y (float32, the output's shape) with the label sizes; nothing for an empty output. Every summed label

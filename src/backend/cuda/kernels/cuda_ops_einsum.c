@@ -44,10 +44,8 @@ typedef struct gemm_form {
 static bool gemm_form_of(const nn_einsum *e, gemm_form *f) {
   *f = (gemm_form){.row = -1, .col = -1, .sum = -1};
   if (e->n_inputs != 2) return false;
-  int count[3][NN_EINSUM_LABELS] = {{0}};
-  for (size_t i = 0; i < 2; i++)
-    for (size_t a = 0; a < e->rank[i]; a++) count[i][e->label[i][a]]++;
-  for (size_t k = 0; k < e->out_rank; k++) count[2][e->out_label[k]]++;
+  int count[3][NN_EINSUM_LABELS];
+  tb_cuda_einsum_label_counts(e, count);
   for (int l = 0; l < NN_EINSUM_LABELS; l++) {
     if (!e->used[l]) continue;
     bool a = count[0][l] > 0, b = count[1][l] > 0, out = count[2][l] > 0;
