@@ -40,14 +40,16 @@ if ((valgrind_pass)); then
   # The tests that own device memory, tensors, DLPack storage and models, once more under memcheck: any error or
   # definitely-lost block fails. (Drivers' thread-local blocks show as "possibly lost" and do not count.)
   # test_device_memory:cuda is the device-memory suite with its argument (ctest's test_cuda_memory).
-  # The thread-pool tests (pools of up to 64 threads) take about 4 and 6 s under valgrind here.
+  # The thread-pool tests (pools of up to 64 threads) take about 4 and 6 s under valgrind here. valgrind runs one
+  # thread at a time; --fair-sched=yes hands the CPU round-robin, so a thread spinning for its partner (the pool's
+  # tests) cannot starve the partner, which the default lock allowed on the CI machine (work_runs_on_two_threads).
   for t in test_tensor test_tensor_views test_dlpack test_backend_memory test_allocator test_allocator_oom \
            test_allocator_cpu test_tensor_backends test_opencl_memory test_device_memory:cuda test_device_memory:hip \
            test_device_memory:level_zero test_exec test_prepare test_plan test_models test_npy test_onnx_reader \
            test_events test_events_fake test_discover_reload test_cuda_module test_cuda_exec test_cuda_gemm test_cuda_lowp test_cuda_conv_lowp test_cuda_resize test_cuda_range test_cuda_blas_workspace test_exec_interop \
            test_threadpool test_threadpool_partition; do
     read -r -a cmd <<< "build/ci/tests/${t/:/ }"
-    if ! valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+    if ! valgrind -q --fair-sched=yes --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
          --suppressions=tests/valgrind.supp "${cmd[@]}" > "build/ci/valgrind-${t/:/-}.log" 2>&1; then
       cat "build/ci/valgrind-${t/:/-}.log"
       echo "valgrind: $t failed (log above)" >&2
