@@ -5,9 +5,12 @@
  *   fma       floating-point multiply-add throughput of `threads` threads at once against one alone
  *             (independent chains enough to fill the FP units: near `threads` x when the CPUs are whole
  *             cores, near 1x when they share one core's units);
- *   pingpong  round trip of a cache line between the first two CPUs, each thread pinned (ns);
+ *   pingpong  round trip of a cache line between the first two CPUs, each thread pinned (ns); a round stops
+ *             after PING_BUDGET_S, and a waiting thread yields after SPINS_BEFORE_YIELD polls, so on CPUs held by
+ *             other spinning work (where each hand-over waits for a time slice) the probe still ends, reporting
+ *             the long round trip it saw (`pings`: the hand-overs it measured, below PINGS when cut short);
  *   steal     the share of the CPUs' time the hypervisor took during the probe (/proc/stat).
- * Prints one line of JSON, e.g. {"threads":2,"fma_speedup":1.98,"pingpong_ns":142,"steal_pct":0.0}.
+ * Prints one line of JSON, e.g. {"threads":2,"fma_speedup":1.98,"pingpong_ns":142,"pings":20000,"steal_pct":0.0}.
  *   build: cmake -DTB_BUILD_BENCH=ON, then <build>/bench/cpu_pair_probe [threads] [rounds] */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CHAINS = 16, FMA_STEPS = 4000000, PINGS = 20000, MAX_THREADS = 256 };
+enum { CHAINS = 16, FMA_STEPS = 4000000, PINGS = 20000, MAX_THREADS = 256, SPINS_BEFORE_YIELD = 1 << 16 };
+enum { BALL_STOP = -1 };
+static const double PING_BUDGET_S = 1.0;
 
 static double now_s(void) {
   struct timespec t;
@@ -67,17 +72,26 @@ static void pin(int cpu) {
   sched_setaffinity(0, sizeof set, &set); /* best effort: an unpinned probe still measures something */
 }
 
+/* Waits until the ball holds `want` (true) or BALL_STOP (false); polls, then yields the CPU between polls. */
+static int wait_for_ball(int want) {
+  for (long polls = 0;; polls++) {
+    int b = atomic_load_explicit(&ball, memory_order_acquire);
+    if (b == want) return 1;
+    if (b == BALL_STOP) return 0;
+    if (polls >= SPINS_BEFORE_YIELD) sched_yield();
+  }
+}
+
 static void *pong(void *arg) {
   pin(*(int *)arg);
-  for (int i = 0; i < PINGS; i++) {
-    while (atomic_load_explicit(&ball, memory_order_acquire) != 2 * i + 1) {}
+  for (int i = 0; i < PINGS && wait_for_ball(2 * i + 1); i++)
     atomic_store_explicit(&ball, 2 * i + 2, memory_order_release);
-  }
   return NULL;
 }
 
-/* Round trip between the first two CPUs this process may use, in ns; -1 when there are not two. */
-static double pingpong_ns(void) {
+/* Round trip between the first two CPUs this process may use, in ns (*pings: how many were measured); -1 when
+ * there are not two. */
+static double pingpong_ns(int *pings) {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return -1;
   int cpus[2], n = 0;
@@ -88,12 +102,17 @@ static double pingpong_ns(void) {
   if (pthread_create(&id, NULL, pong, &cpus[1]) != 0) return -1;
   pin(cpus[0]);
   double t0 = now_s();
-  for (int i = 0; i < PINGS; i++) {
-    atomic_store_explicit(&ball, 2 * i + 1, memory_order_release);
-    while (atomic_load_explicit(&ball, memory_order_acquire) != 2 * i + 2) {}
+  int done = 0;
+  while (done < PINGS) {
+    atomic_store_explicit(&ball, 2 * done + 1, memory_order_release);
+    wait_for_ball(2 * done + 2);
+    done++;
+    if (done % 256 == 0 && now_s() - t0 > PING_BUDGET_S) break;
   }
-  double per = (now_s() - t0) / PINGS * 1e9;
+  double per = (now_s() - t0) / done * 1e9;
+  atomic_store_explicit(&ball, BALL_STOP, memory_order_release); /* a pong still waiting returns */
   pthread_join(id, NULL);
+  *pings = done;
   sched_setaffinity(0, sizeof allowed, &allowed);
   return per;
 }
@@ -132,14 +151,19 @@ int main(int argc, char **argv) {
   unsigned long long total0 = 0, steal0 = 0, total1 = 0, steal1 = 0;
   int have_stat = read_steal(&total0, &steal0);
   double best_speedup = 0, best_ping = -1;
+  int best_pings = 0;
   for (int r = 0; r < rounds; r++) {
-    double s = fma_speedup(threads), p = pingpong_ns();
+    int pings = 0;
+    double s = fma_speedup(threads), p = pingpong_ns(&pings);
     if (s > best_speedup) best_speedup = s;
-    if (p >= 0 && (best_ping < 0 || p < best_ping)) best_ping = p;
+    if (p >= 0 && (best_ping < 0 || p < best_ping)) {
+      best_ping = p;
+      best_pings = pings;
+    }
   }
   have_stat = have_stat && read_steal(&total1, &steal1) && total1 > total0;
-  printf("{\"threads\":%d,\"cpus\":%d,\"fma_speedup\":%.2f,\"pingpong_ns\":%.0f,\"steal_pct\":", threads, cpus,
-         best_speedup, best_ping);
+  printf("{\"threads\":%d,\"cpus\":%d,\"fma_speedup\":%.2f,\"pingpong_ns\":%.0f,\"pings\":%d,\"steal_pct\":",
+         threads, cpus, best_speedup, best_ping, best_pings);
   if (have_stat) printf("%.1f}\n", 100.0 * (double)(steal1 - steal0) / (double)(total1 - total0));
   else printf("null}\n");
   return 0;

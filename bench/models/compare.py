@@ -73,6 +73,12 @@ def cpu_pair(runner, threads):
     return None if "error" in result else result
 
 
+def pingpong_cell(probe):
+    """The round trip in ns; a round cut short by the probe's time budget (CPUs held by other work) says so."""
+    cut = probe.get("pings", 20000) < 20000
+    return f"{probe['pingpong_ns']:.0f}" + (f" (cut short: {probe['pings']} pings)" if cut else "")
+
+
 def cpu_pair_lines(rows):
     """The probe's readings before each round of the multi-thread rows, as markdown lines (none: no lines)."""
     seen, cells = set(), []
@@ -82,7 +88,7 @@ def cpu_pair_lines(rows):
             continue
         seen.add(key)
         cells.append([r["model"], str(r["threads"]), ", ".join(f"{p['fma_speedup']:.2f}x" for p in r["cpu_pair"]),
-                      ", ".join(f"{p['pingpong_ns']:.0f}" for p in r["cpu_pair"]),
+                      ", ".join(pingpong_cell(p) for p in r["cpu_pair"]),
                       ", ".join("-" if p["steal_pct"] is None else f"{p['steal_pct']:.1f}%" for p in r["cpu_pair"])])
     if not cells:
         return []
