@@ -3,7 +3,8 @@
  * double-precision 1x1 convolution: output channel counts that fill 8-channel chunks and odd ones (1, 13,
  * 24, 67), depths 1 to 96, maps whose pixels end inside a 48-pixel tile and inside a 480-pixel job block
  * (28x28, 29x31, 56x56, 112x112 rows), batch 2, with and without bias; a residual (also y itself, in place)
- * with each activation (Relu, LeakyRelu, Clip in registers; the others over each block's rows after it);
+ * with each activation (Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU in registers, with the
+ * bits of the vec_ops table's loop; Tanh and Mish over each block's rows after it);
  * one thread and a 3-thread pool with the same bits. Every output element is checked (the buffer starts as
  * NaN, so an unwritten one fails) and the floats after the output stay untouched. What it takes
  * (tb_conv_pointwise_fits) by path, depth and map size. Through the Conv and FusedConv entries (prepared
@@ -15,6 +16,7 @@
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/conv/conv_pointwise.h"
+#include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
@@ -124,7 +126,7 @@ static void residual_and_each_activation(void **state) {
   if (!have_avx512()) skip();
   const tb_gemm_epilogue epilogues[] = {
       {.act = 0}, {.act = 1}, {.act = 2, .act_alpha = 0.1f}, {.act = 3, .act_min = -0.3f, .act_max = 0.4f},
-      {.act = 4}, {.act = 5}, {.act = 6, .act_alpha = 0.2f, .act_beta = 0.5f}, {.act = 7}};
+      {.act = 4}, {.act = 5}, {.act = 6, .act_alpha = 0.2f, .act_beta = 0.5f}, {.act = 7}, {.act = 10}, {.act = 11}};
   const pw_case *picks[] = {&cases[2], &cases[4], &cases[6]};
   for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++)
     for (size_t a = 0; a < sizeof epilogues / sizeof epilogues[0]; a++) {
@@ -132,6 +134,43 @@ static void residual_and_each_activation(void **state) {
       check(picks[k], pool3, &epilogues[a], a % 2 == 0, false, NULL);
       check(picks[k], pool3, &epilogues[a], true, true, NULL);
     }
+}
+
+/* The activations applied in registers (Sigmoid, HardSigmoid, HardSwish, SiLU besides Relu, LeakyRelu,
+ * Clip) give the bits of the AVX-512 vec_ops table's loop run over the output afterwards (what the GEMM
+ * path's block epilogue and the unfused kernels compute), with a residual and without. */
+static void activations_in_registers_same_bits_as_the_table(void **state) {
+  (void)state;
+  if (!have_avx512()) skip();
+  const struct vec_ops *vec = tb_fast_vec_ops(TB_GEMM_AVX512);
+  const tb_gemm_epilogue epilogues[] = {{.act = 4, .vec = vec}, {.act = 6, .act_alpha = 0.2f, .act_beta = 0.5f, .vec = vec},
+                                        {.act = 7, .vec = vec}, {.act = 10, .vec = vec}, {.act = 2, .act_alpha = 0.1f, .vec = vec}};
+  const pw_case *c = &cases[6]; /* 17 -> 67 at 30x33, batch 2 */
+  tb_conv_geom g = geom_of(c);
+  int64_t n = g.oh * g.ow, nx = g.batch * g.in_c * n, ny = g.batch * g.out_c * n;
+  float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)(g.out_c * g.in_c) * sizeof *w);
+  float *bias = malloc((size_t)g.out_c * sizeof *bias), *res = malloc((size_t)ny * sizeof *res);
+  float *y1 = malloc((size_t)ny * sizeof *y1), *y2 = malloc((size_t)ny * sizeof *y2);
+  assert_true(x && w && bias && res && y1 && y2);
+  fill(x, nx, 5), fill(w, g.out_c * g.in_c, 6), fill(bias, g.out_c, 7), fill(res, ny, 8);
+  for (int64_t i = 0; i < nx; i += 7) x[i] *= 40.0f; /* some sums far into each function's tails */
+  tb_conv_pointwise_weights *pw = tb_conv_pointwise_pack(&g, w);
+  assert_non_null(pw);
+  for (size_t a = 0; a < sizeof epilogues / sizeof epilogues[0]; a++)
+    for (int with_res = 0; with_res < 2; with_res++) {
+      assert_true(tb_conv_pointwise_act_in_regs(epilogues[a].act));
+      tb_conv_pointwise_run(&g, pw, x, bias, with_res ? res : NULL, &epilogues[a], y1, NULL);
+      tb_conv_pointwise_run(&g, pw, x, bias, with_res ? res : NULL, &plain_ep, y2, NULL);
+      for (int64_t i = 0; i < g.batch * g.out_c; i++) tb_conv_epilogue_row(&epilogues[a], NULL, y2 + i * n, n);
+      for (int64_t i = 0; i < ny; i++)
+        if (memcmp(&y1[i], &y2[i], sizeof y1[i]) != 0)
+          fail_msg("act %d%s: output %lld is %.9g in registers, %.9g through the table's loop", epilogues[a].act,
+                   with_res ? " with a residual" : "", (long long)i, y1[i], y2[i]);
+    }
+  assert_false(tb_conv_pointwise_act_in_regs(5));  /* Tanh: over the block's rows after it */
+  assert_false(tb_conv_pointwise_act_in_regs(11)); /* Mish */
+  tb_conv_pointwise_free(pw);
+  free(x), free(w), free(bias), free(res), free(y1), free(y2);
 }
 
 /* What it takes: AVX-512 only; one group, 1x1 stride 1 unpadded; depth <= 32 from 28x28 up, <= 96 from
@@ -218,6 +257,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_case_one_and_three_threads),
       cmocka_unit_test(residual_and_each_activation),
+      cmocka_unit_test(activations_in_registers_same_bits_as_the_table),
       cmocka_unit_test(what_it_takes),
       cmocka_unit_test(conv_entries_take_it),
   };

@@ -1,6 +1,6 @@
 /* The driver of the direct pointwise convolution (conv_pointwise.h): which geometries it takes, W packed in
- * 8-channel chunks, and jobs of (image, block of pixels) on the pool, each block's other activations run
- * over its rows right after it. */
+ * 8-channel chunks, and jobs of (image, block of pixels) on the pool, each block's activations that the
+ * kernel does not apply in registers run over its rows right after it. */
 #include "backend/cpu/kernels/fast/conv/conv_pointwise.h"
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,10 @@
 
 /* Pixels per job: 10 tiles of 48; the block's output rows (M x 480 floats) stay in L2 for the activation. */
 enum { BLOCK_PIXELS = 480 };
+
+bool tb_conv_pointwise_act_in_regs(int act) {
+  return act == 0 || act == 1 || act == 2 || act == 3 || act == 4 || act == 6 || act == 7 || act == 10;
+}
 
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g) {
   int64_t pixels = tb_conv_pixels(g);
@@ -59,7 +63,7 @@ static void pw_tasks(void *p, size_t begin, size_t end) {
     float *y = j->y + b * g->out_c * n;
     const float *res = j->res ? j->res + b * g->out_c * n : NULL;
     tb_conv_pointwise_block_avx512(j->pw, x, n, p0, np, j->bias, res, j->ep, y);
-    if (j->ep->act > 3) tb_conv_block_act(TB_GEMM_AVX512, j->ep, y + p0, n, g->out_c, np);
+    if (!tb_conv_pointwise_act_in_regs(j->ep->act)) tb_conv_block_act(TB_GEMM_AVX512, j->ep, y + p0, n, g->out_c, np);
   }
 }
 

@@ -4,8 +4,9 @@
  * 56x56 (16 -> 64, 16 -> 96, 32 -> 16, 24 -> 72, 72 -> 24...). There the implicit GEMM's
  * product is short in depth, and its output block set to the bias first and its input packed take as
  * long as the products; this kernel reads X's rows in place (8 output channels x 48 pixels of registers,
- * the bias starting the sums) and writes each output once, the residual and Relu / LeakyRelu / Clip
- * applied in registers, any other activation over the block's rows after them while they are in cache.
+ * the bias starting the sums) and writes each output once, the residual and most activations (SiLU and
+ * HardSwish among them) applied in registers, any other over the block's rows after them while they are
+ * in cache.
  * AVX-512 only; each output is one FMA chain in channel order by one job, so any thread count gives the
  * same bits. */
 #ifndef TB_CPU_KERNELS_FAST_CONV_POINTWISE_H
@@ -34,6 +35,9 @@ typedef struct tb_conv_pointwise_weights {
   float *w; /* chunks x in_c x 8 */
 } tb_conv_pointwise_weights;
 
+/* Whether the block applies activation kind act (tb_gemm_epilogue.act) in registers: none, Relu, LeakyRelu,
+ * Clip, Sigmoid, HardSigmoid, HardSwish, SiLU; the others run over the block's rows after it. */
+bool tb_conv_pointwise_act_in_regs(int act);
 /* Whether the pointwise kernel takes g on this path (AVX-512 only). */
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g);
 /* W packed for it; NULL when out of memory. */

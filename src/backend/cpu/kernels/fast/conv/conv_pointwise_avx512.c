@@ -1,33 +1,47 @@
 /* The AVX-512 block of the direct pointwise convolution (conv_pointwise.h): 8 output channels x 48 pixels
  * (3 vectors) of sums in registers, each input channel's 3 vectors loaded once from X's plane and each
- * weight broadcast from the packed chunk; the bias starts the sums, the residual and Relu / LeakyRelu /
- * Clip are applied as they are stored (masked for the last pixels and the channels past M). Built for
- * AVX-512 by target attribute; the driver calls it only on the AVX-512 path. */
+ * weight broadcast from the packed chunk; the bias starts the sums, the residual and the activation are
+ * applied as they are stored (masked for the last pixels and the channels past M): Relu, LeakyRelu, Clip,
+ * Sigmoid, HardSigmoid, HardSwish and SiLU with the vec_ops table's formulas (vec_math.h on the same
+ * AVX-512 hooks), so each output has the bits the table's loop would give it. Compiled for AVX-512 as a
+ * whole (-mavx512f -mfma in CMakeLists.txt); the driver calls it only on the AVX-512 path. */
 #include "backend/cpu/kernels/fast/conv/conv_pointwise.h"
 
 #if defined(__x86_64__)
-#include <immintrin.h>
-#define AVX512 __attribute__((target("avx512f")))
+#include <string.h>
+#include "backend/cpu/kernels/fast/vec/vec_isa_avx512.h"
+#include "backend/cpu/kernels/fast/vec/vec_math.h"
 
 enum { TILE = 48 };
 
-static inline __attribute__((always_inline)) AVX512 __m512 act_regs(__m512 v, int act, __m512 alpha, __m512 lo, __m512 hi) {
+/* min(max(t, 0), 1) keeping NaN, as vec_loops.h's vl_clamp01. */
+static inline __attribute__((always_inline)) vf clamp01(vf t) { return V_MIN(vm_splat(1.0f), V_MAX(vm_splat(0.0f), t)); }
+
+/* The activation (a compile-time constant where inlined) as the vec_ops table's unary loop computes it. */
+static inline __attribute__((always_inline)) __m512 act_regs(__m512 x, int act, __m512 alpha, __m512 beta, __m512 lo,
+                                                             __m512 hi) {
   const __m512 zero = _mm512_setzero_ps();
-  if (act == 1) return _mm512_max_ps(zero, v); /* the scalar rules: NaN passes, -0 stays -0 */
-  if (act == 2) return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, alpha);
-  if (act == 3) {
-    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+  const vf v = (vf)x;
+  switch (act) {
+    case 1: return _mm512_max_ps(zero, x); /* the scalar rules: NaN passes, -0 stays -0 */
+    case 2: return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, alpha);
+    case 3:
+      x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
+      return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), hi);
+    case 4: return (__m512)vm_sigmoid(v);
+    case 6: return (__m512)clamp01(V_FMA(v, (vf)alpha, (vf)beta));
+    case 7: return (__m512)(v * clamp01(V_FMA(v, vm_splat(1.0f / 6.0f), vm_splat(0.5f))));
+    case 10: return (__m512)(v * vm_sigmoid(v));
+    default: return x;
   }
-  return v;
 }
 
 /* One tile: rows (<= 8) output channels from the chunk wc (k x 8 weights) at pixel p of planes n apart,
  * masks m0..m2 for the tile's three vectors. */
-static inline __attribute__((always_inline)) AVX512 void tile(const float *wc, int64_t k, const float *x, int64_t n,
+static inline __attribute__((always_inline)) void tile(const float *wc, int64_t k, const float *x, int64_t n,
                                                               const float *bias, const float *res, float *y, int rows,
                                                               __mmask16 m0, __mmask16 m1, __mmask16 m2, int act,
-                                                              __m512 alpha, __m512 lo, __m512 hi) {
+                                                              __m512 alpha, __m512 beta, __m512 lo, __m512 hi) {
   __m512 a[8][3];
 #pragma GCC unroll 8
   for (int r = 0; r < 8; r++) {
@@ -57,9 +71,9 @@ static inline __attribute__((always_inline)) AVX512 void tile(const float *wc, i
       v2 = _mm512_add_ps(v2, _mm512_maskz_loadu_ps(m2, rr + 32));
     }
     float *yr = y + r * n;
-    _mm512_mask_storeu_ps(yr, m0, act_regs(v0, act, alpha, lo, hi));
-    _mm512_mask_storeu_ps(yr + 16, m1, act_regs(v1, act, alpha, lo, hi));
-    _mm512_mask_storeu_ps(yr + 32, m2, act_regs(v2, act, alpha, lo, hi));
+    _mm512_mask_storeu_ps(yr, m0, act_regs(v0, act, alpha, beta, lo, hi));
+    _mm512_mask_storeu_ps(yr + 16, m1, act_regs(v1, act, alpha, beta, lo, hi));
+    _mm512_mask_storeu_ps(yr + 32, m2, act_regs(v2, act, alpha, beta, lo, hi));
   }
 }
 
@@ -67,11 +81,12 @@ static inline __mmask16 lane_mask(int64_t left) {
   return left >= 16 ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
 }
 
-AVX512 void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const float *x, int64_t n, int64_t p0,
+void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const float *x, int64_t n, int64_t p0,
                                            int64_t np, const float *bias, const float *res, const tb_gemm_epilogue *ep,
                                            float *y) {
-  const int act = ep->act >= 1 && ep->act <= 3 ? ep->act : 0;
-  const __m512 alpha = _mm512_set1_ps(ep->act_alpha), lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
+  const int act = tb_conv_pointwise_act_in_regs(ep->act) ? ep->act : 0; /* the others: the driver's, after */
+  const __m512 alpha = _mm512_set1_ps(ep->act_alpha), beta = _mm512_set1_ps(ep->act_beta);
+  const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
   const int64_t k = pw->in_c, m = pw->out_c;
   for (int64_t c = 0; c < pw->chunks; c++) { /* one chunk over the block's pixels: its 8 output rows in order */
     const int64_t o = c * 8;
@@ -84,10 +99,14 @@ AVX512 void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, 
       float *yo = y + o * n + p;
       /* the activation a compile-time constant in each copy */
       switch (act) {
-      case 1: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 1, alpha, lo, hi); break;
-      case 2: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 2, alpha, lo, hi); break;
-      case 3: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 3, alpha, lo, hi); break;
-      default: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 0, alpha, lo, hi); break;
+        case 1: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 1, alpha, beta, lo, hi); break;
+        case 2: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 2, alpha, beta, lo, hi); break;
+        case 3: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 3, alpha, beta, lo, hi); break;
+        case 4: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 4, alpha, beta, lo, hi); break;
+        case 6: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 6, alpha, beta, lo, hi); break;
+        case 7: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 7, alpha, beta, lo, hi); break;
+        case 10: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 10, alpha, beta, lo, hi); break;
+        default: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 0, alpha, beta, lo, hi); break;
       }
     }
   }
