@@ -1,18 +1,17 @@
 /* The direct pointwise convolution (src/backend/cpu/kernels/fast/conv/conv_pointwise*.c: 1x1 stride-1 fp32
- * convolutions with few input channels over large maps, AVX-512 only) called directly against a
- * double-precision 1x1 convolution: output channel counts that fill 8-channel chunks and odd ones (1, 13,
- * 24, 67), depths 1 to 96, maps whose pixels end inside a 48-pixel tile and inside a 480-pixel job block
- * (28x28, 29x31, 56x56, 112x112 rows), batch 2, with and without bias; a residual (also y itself, in place)
- * with each activation (Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU in registers, with the
- * bits of the vec_ops table's loop; Tanh and Mish over each block's rows after it);
- * one thread and a 3-thread pool with the same bits. Every output element is checked (the buffer starts as
- * NaN, so an unwritten one fails) and the floats after the output stay untouched. What it takes
- * (tb_conv_pointwise_fits) by path, depth and map size. Through the Conv and FusedConv entries (prepared
- * with W constant, X's shape known and not, per run, conv_algo gemm) the level-0 reference's values.
- * Without AVX-512 only the rule (nothing taken) and the entries run.
- * Tolerance: |got - ref| <= 3e-5 * (sum over terms |w x| + |bias| + |residual|) + 1e-6 after the activation:
- * an fp32 sum of at most 96 products in any order stays near 1e-7 of that sum, while a wrong channel,
- * pixel or weight is off by a whole term. */
+ * convolutions with few input channels over large maps, AVX-512 only) called directly against a double-precision
+ * 1x1 convolution: output channel counts that fill 8-channel chunks and odd ones (1, 2, 11, 13, 67: last chunks of
+ * 1 to 5 rows), depths 1 to 96, maps whose pixels end inside a 48-pixel tile and inside a 480-pixel job block
+ * (28x28, 29x31, 56x56, 112x112 rows), batch 2, with and without bias; a residual (also y itself, in place) with
+ * each activation (Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU in registers, with the bits of the
+ * vec_ops table's loop; Tanh and Mish over each block's rows after it); one thread and a 3-thread pool with the
+ * same bits. Every output element is checked (the buffer starts as NaN, so an unwritten one fails) and the floats
+ * after the output stay untouched. What it takes (tb_conv_pointwise_fits) by path, depth and map size. Through the
+ * Conv and FusedConv entries (prepared with W constant, X's shape known and not, per run, conv_algo gemm) the
+ * level-0 reference's values. Without AVX-512 only the rule (nothing taken) and the entries run. Tolerance: |got -
+ * ref| <= 3e-5 * (sum over terms |w x| + |bias| + |residual|) + 1e-6 after the activation: an fp32 sum of at most
+ * 96 products in any order stays near 1e-7 of that sum, while a wrong channel, pixel or weight is off by a whole
+ * term. */
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/conv/conv_pointwise.h"
@@ -46,6 +45,8 @@ static const pw_case cases[] = {
     {"1 -> 1 at 28x28", 1, 1, 1, 28, 28, true},
     {"17 -> 67 at 30x33 (two job blocks, a partial chunk)", 2, 17, 67, 30, 33, false},
     {"8 -> 24 at 28x28", 1, 8, 24, 28, 28, true},
+    {"32 -> 2 at 40x40 (a segmentation head: 2 of 8 rows)", 1, 32, 2, 40, 40, true},
+    {"4 -> 11 at 28x29 (a last chunk of 3 rows)", 1, 4, 11, 28, 29, false},
 };
 
 static tb_conv_geom geom_of(const pw_case *c) {

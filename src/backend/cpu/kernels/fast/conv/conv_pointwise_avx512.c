@@ -36,15 +36,16 @@ static inline __attribute__((always_inline)) __m512 act_regs(__m512 x, int act, 
   }
 }
 
-/* One tile: rows (<= 8) output channels from the chunk wc (k x 8 weights) at pixel p of planes n apart,
- * masks m0..m2 for the tile's three vectors. */
+/* One tile: rows (<= R, R = 1, 2, 4 or 8 at compile time: a short last chunk computes no more rows than it
+ * stores, a head of 2 classes say) output channels from the chunk wc (k x 8 weights) at pixel p of planes n
+ * apart, masks m0..m2 for the tile's three vectors. */
 static inline __attribute__((always_inline)) void tile(const float *wc, int64_t k, const float *x, int64_t n,
                                                               const float *bias, const float *res, float *y, int rows,
                                                               __mmask16 m0, __mmask16 m1, __mmask16 m2, int act,
-                                                              __m512 alpha, __m512 beta, __m512 lo, __m512 hi) {
+                                                              __m512 alpha, __m512 beta, __m512 lo, __m512 hi, const int R) {
   __m512 a[8][3];
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; r++) {
+  for (int r = 0; r < R; r++) {
     __m512 b = _mm512_set1_ps(bias && r < rows ? bias[r] : 0.0f);
     a[r][0] = a[r][1] = a[r][2] = b;
   }
@@ -53,7 +54,7 @@ static inline __attribute__((always_inline)) void tile(const float *wc, int64_t 
     __m512 x0 = _mm512_maskz_loadu_ps(m0, xr), x1 = _mm512_maskz_loadu_ps(m1, xr + 16), x2 = _mm512_maskz_loadu_ps(m2, xr + 32);
     const float *wr = wc + c * 8;
 #pragma GCC unroll 8
-    for (int r = 0; r < 8; r++) {
+    for (int r = 0; r < R; r++) {
       __m512 w = _mm512_set1_ps(wr[r]);
       a[r][0] = _mm512_fmadd_ps(w, x0, a[r][0]);
       a[r][1] = _mm512_fmadd_ps(w, x1, a[r][1]);
@@ -61,7 +62,7 @@ static inline __attribute__((always_inline)) void tile(const float *wc, int64_t 
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < 8; r++) {
+  for (int r = 0; r < R; r++) {
     if (r >= rows) break;
     __m512 v0 = a[r][0], v1 = a[r][1], v2 = a[r][2];
     if (res) {
@@ -97,17 +98,26 @@ void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const f
       const __mmask16 m0 = lane_mask(left), m1 = lane_mask(left - 16), m2 = lane_mask(left - 32);
       const float *r = res ? res + o * n + p : NULL;
       float *yo = y + o * n + p;
-      /* the activation a compile-time constant in each copy */
+      const int R = rows > 4 ? 8 : rows > 2 ? 4 : rows; /* 1, 2, 4 or 8 */
+      /* the activation and R compile-time constants in each copy */
+#define PW_TILE(ACT)                                                                               \
+  switch (R) {                                                                                      \
+    case 1: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, ACT, alpha, beta, lo, hi, 1); break; \
+    case 2: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, ACT, alpha, beta, lo, hi, 2); break; \
+    case 4: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, ACT, alpha, beta, lo, hi, 4); break; \
+    default: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, ACT, alpha, beta, lo, hi, 8); break; \
+  }
       switch (act) {
-        case 1: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 1, alpha, beta, lo, hi); break;
-        case 2: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 2, alpha, beta, lo, hi); break;
-        case 3: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 3, alpha, beta, lo, hi); break;
-        case 4: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 4, alpha, beta, lo, hi); break;
-        case 6: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 6, alpha, beta, lo, hi); break;
-        case 7: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 7, alpha, beta, lo, hi); break;
-        case 10: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 10, alpha, beta, lo, hi); break;
-        default: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, 0, alpha, beta, lo, hi); break;
+        case 1: PW_TILE(1) break;
+        case 2: PW_TILE(2) break;
+        case 3: PW_TILE(3) break;
+        case 4: PW_TILE(4) break;
+        case 6: PW_TILE(6) break;
+        case 7: PW_TILE(7) break;
+        case 10: PW_TILE(10) break;
+        default: PW_TILE(0) break;
       }
+#undef PW_TILE
     }
   }
 }
