@@ -6,7 +6,9 @@
 #include <string.h>
 #include "core/threadpool.h"
 
-/* Pixels per job: 10 tiles of 48; the block's output rows (M x 480 floats) stay in L2 for the activation. */
+/* Pixels per job: 10 tiles of 48 (the block's output rows, M x 480 floats, stay in L2 for an activation
+ * run after it); with threads, as many blocks of whole vectors as make the jobs divide evenly between them
+ * (each pixel's sum is the same FMA chain wherever its tile starts: the same bits on any thread count). */
 enum { BLOCK_PIXELS = 480 };
 
 bool tb_conv_pointwise_act_in_regs(int act) {
@@ -49,7 +51,7 @@ typedef struct pw_job {
   const float *x, *bias, *res;
   const tb_gemm_epilogue *ep;
   float *y;
-  int64_t blocks;
+  int64_t blocks, block;
 } pw_job;
 
 static void pw_tasks(void *p, size_t begin, size_t end) {
@@ -57,8 +59,9 @@ static void pw_tasks(void *p, size_t begin, size_t end) {
   const tb_conv_geom *g = j->g;
   int64_t n = tb_conv_pixels(g);
   for (size_t t = begin; t < end; t++) {
-    int64_t b = (int64_t)t / j->blocks, p0 = (int64_t)t % j->blocks * BLOCK_PIXELS;
-    int64_t np = n - p0 < BLOCK_PIXELS ? n - p0 : BLOCK_PIXELS;
+    int64_t b = (int64_t)t / j->blocks, p0 = (int64_t)t % j->blocks * j->block;
+    int64_t np = n - p0 < j->block ? n - p0 : j->block;
+    if (np <= 0) continue;
     const float *x = j->x + b * g->in_c * n;
     float *y = j->y + b * g->out_c * n;
     const float *res = j->res ? j->res + b * g->out_c * n : NULL;
@@ -69,8 +72,13 @@ static void pw_tasks(void *p, size_t begin, size_t end) {
 
 void tb_conv_pointwise_run(const tb_conv_geom *g, const tb_conv_pointwise_weights *pw, const float *x, const float *bias,
                            const float *residual, const tb_gemm_epilogue *ep, float *y, struct tb_pool *pool) {
-  int64_t n = tb_conv_pixels(g);
-  pw_job j = {.g = g, .pw = pw, .x = x, .bias = bias, .res = residual, .ep = ep, .y = y,
-              .blocks = (n + BLOCK_PIXELS - 1) / BLOCK_PIXELS};
+  int64_t n = tb_conv_pixels(g), threads = tb_pool_threads(pool), block = BLOCK_PIXELS;
+  int64_t blocks = (n + block - 1) / block;
+  if (threads > 1 && (g->batch * blocks) % threads != 0) { /* even blocks (whole vectors) over the threads */
+    blocks = (blocks + threads - 1) / threads * threads;
+    block = ((n + blocks - 1) / blocks + 15) / 16 * 16;
+  }
+  pw_job j = {.g = g, .pw = pw, .x = x, .bias = bias, .res = residual, .ep = ep, .y = y, .block = block,
+              .blocks = (n + block - 1) / block};
   tb_pool_parallel_for(pool, (size_t)(g->batch * j.blocks), pw_tasks, &j);
 }
