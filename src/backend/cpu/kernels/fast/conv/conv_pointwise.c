@@ -11,10 +11,6 @@
  * (each pixel's sum is the same FMA chain wherever its tile starts: the same bits on any thread count). */
 enum { BLOCK_PIXELS = 480 };
 
-bool tb_conv_pointwise_act_in_regs(int act) {
-  return act == 0 || act == 1 || act == 2 || act == 3 || act == 4 || act == 6 || act == 7 || act == 10;
-}
-
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g) {
   int64_t pixels = tb_conv_pixels(g);
   bool shallow = g->in_c <= TB_CONV_POINTWISE_MAX_DEPTH && pixels >= TB_CONV_POINTWISE_MIN_PIXELS;

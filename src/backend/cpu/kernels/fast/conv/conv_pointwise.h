@@ -37,7 +37,9 @@ typedef struct tb_conv_pointwise_weights {
 
 /* Whether the block applies activation kind act (tb_gemm_epilogue.act) in registers: none, Relu, LeakyRelu,
  * Clip, Sigmoid, HardSigmoid, HardSwish, SiLU; the others run over the block's rows after it. */
-bool tb_conv_pointwise_act_in_regs(int act);
+static inline bool tb_conv_pointwise_act_in_regs(int act) {
+  return act == 0 || act == 1 || act == 2 || act == 3 || act == 4 || act == 6 || act == 7 || act == 10;
+}
 /* Whether the pointwise kernel takes g on this path (AVX-512 only). */
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g);
 /* W packed for it; NULL when out of memory. */
