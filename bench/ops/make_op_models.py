@@ -186,8 +186,12 @@ def depthwise_models(q):
 
 
 def pointwise_models():
-    """More 1x1 convolutions at 14x14 and 7x7 from MobileNetV3-Large and EfficientNet-B0 (name -> c, m, size)."""
-    shapes = {"conv_pw_672to112_14": (672, 112, 14), "conv_pw_80to184_14": (80, 184, 14),
+    """More 1x1 convolutions at 14x14 and 7x7 from MobileNetV3-Large and EfficientNet-B0, and their shallow ones
+    at 112x112 and 56x56 (the direct pointwise kernel's shapes) (name -> c, m, size)."""
+    shapes = {"conv_pw_16to16_112": (16, 16, 112), "conv_pw_16to64_112": (16, 64, 112),
+              "conv_pw_32to16_112": (32, 16, 112), "conv_pw_16to96_112": (16, 96, 112),
+              "conv_pw_24to72_56": (24, 72, 56), "conv_pw_24to144_56": (24, 144, 56),
+              "conv_pw_672to112_14": (672, 112, 14), "conv_pw_80to184_14": (80, 184, 14),
               "conv_pw_480to80_14": (480, 80, 14), "conv_pw_80to480_14": (80, 480, 14),
               "conv_pw_192to1152_7": (192, 1152, 7), "conv_pw_1152to192_7": (1152, 192, 7),
               "conv_pw_1152to320_7": (1152, 320, 7)}

@@ -25,7 +25,8 @@
  * Winograd, the tap GEMM and the direct convolution may run: auto all three, winograd or direct that one,
  * gemm none (the implicit GEMM alone). Grouped convolutions with few channels per group (conv_grouped.h:
  * multiples of 4 up to 32 output channels per group, AVX-512 and AVX2) take the grouped direct
- * convolution before all of these, under auto and direct. */
+ * convolution before all of these, under auto and direct; so do fp32 1x1 convolutions with few input
+ * channels over large maps on AVX-512 (conv_pointwise.h: the direct pointwise kernel). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
 #include "backend/cpu/kernels/fast/conv/conv_grouped.h"
+#include "backend/cpu/kernels/fast/conv/conv_pointwise.h"
 #include "backend/cpu/kernels/fast/conv/conv_taps.h"
 #include "backend/cpu/kernels/fast/conv/conv_winograd.h"
 #include "backend/cpu/kernels/fast/gemm/fast_kernel.h"
@@ -68,6 +70,7 @@ typedef struct conv_state {
   tb_conv_taps_weights *taps; /* instead of all three: packed per tap for the tap GEMM (conv_taps.h) */
   tb_conv_grouped_weights *grouped; /* instead of all four: packed for the grouped direct convolution */
   bool grouped_guessed;              /* ... for a made-up X (its shape not known): W is still needed */
+  tb_conv_pointwise_weights *pointwise; /* instead of all five: packed for the direct pointwise convolution */
 } conv_state;
 
 void tb_conv_release(void *state) {
@@ -79,6 +82,7 @@ void tb_conv_release(void *state) {
   tb_conv_winograd_free(s->winograd);
   tb_conv_taps_free(s->taps);
   tb_conv_grouped_free(s->grouped);
+  tb_conv_pointwise_free(s->pointwise);
   free(s);
 }
 
@@ -369,6 +373,26 @@ static const tb_conv_grouped_impl *grouped_impl(const tb_kernel_ctx *ctx, const 
   return impl && allowed && tb_conv_grouped_fits(impl, g, NULL, 0) && !taps_wanted(ctx, gemm, path, g) ? impl : NULL;
 }
 
+/* Whether the direct pointwise convolution runs g: the fp32 GEMM's AVX-512 path, ctx's algorithm auto or direct,
+ * and the geometry it takes (conv_pointwise.h). */
+static bool pointwise_wanted(const tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_conv_geom *g) {
+  bool allowed = ctx->conv_algo == TB_CONV_ALGO_DEFAULT || ctx->conv_algo == TB_CONV_ALGO_AUTO ||
+                 ctx->conv_algo == TB_CONV_ALGO_DIRECT;
+  return allowed && gemm == &tb_conv_gemm_f32 && tb_conv_pointwise_fits((tb_gemm_path)path, g);
+}
+
+/* The direct pointwise convolution with the weights packed at prepare or packed now. */
+static tb_status run_pointwise(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w) {
+  const conv_state *s = ctx->state;
+  tb_conv_pointwise_weights *own = NULL;
+  const tb_conv_pointwise_weights *packed = state_fits(s, j->gemm, j->path, w, 1) ? s->pointwise : NULL;
+  if (!packed && !(packed = own = tb_conv_pointwise_pack(j->g, tb_tensor_host_data(w))))
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the pointwise convolution");
+  tb_conv_pointwise_run(j->g, packed, j->x, j->bias, j->residual, &j->ep, j->y, ctx->pool);
+  tb_conv_pointwise_free(own);
+  return TB_OK;
+}
+
 /* The grouped direct convolution with the weights packed at prepare (the prepare chose it) or packed now. */
 static tb_status run_grouped(tb_kernel_ctx *ctx, const conv_job *j, const tb_tensor *w, const tb_conv_grouped_impl *impl) {
   const tb_conv_geom *g = j->g;
@@ -433,9 +457,11 @@ tb_status tb_conv_run(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, tb
                              "(%lld wide)", (long long)g.iw);
     return TB_OK;
   }
+  const conv_state *s = ctx->state;
+  bool have = state_fits(s, gemm, path, w, g.group); /* packed at prepare: the pointwise weights only if it chose them */
+  if ((!have || s->pointwise) && pointwise_wanted(ctx, gemm, path, &g)) return run_pointwise(ctx, &j, w);
   const tb_conv_grouped_impl *grouped = grouped_impl(ctx, gemm, path, &g);
   if (grouped) return run_grouped(ctx, &j, w, grouped);
-  const conv_state *s = ctx->state;
   /* weights packed for the grouped convolution, which this run's shape does not take: the others pack per run */
   bool prepared = state_fits(s, gemm, path, w, g.group) && !s->grouped;
   const tb_conv_winograd_impl *wino = prepared && !s->winograd ? NULL : winograd_impl(ctx, gemm, path, &g);
@@ -535,6 +561,22 @@ static tb_status prepare_grouped(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, i
   return TB_OK;
 }
 
+/* The state of a W packed for the direct pointwise convolution when that is wanted for X's static shape (the
+ * map's size decides); *out NULL otherwise. */
+static tb_status prepare_pointwise(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w,
+                                   conv_state **out) {
+  *out = NULL;
+  tb_conv_geom g;
+  if (!static_geom(ctx, w, false, &g) || !pointwise_wanted(ctx, gemm, path, &g)) return TB_OK;
+  conv_state *s = new_state(gemm, path, w, g.group);
+  if (!s || !(s->pointwise = tb_conv_pointwise_pack(&g, tb_tensor_host_data(w)))) {
+    free(s);
+    return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "no memory to pack the weights W for the pointwise convolution");
+  }
+  *out = s;
+  return TB_OK;
+}
+
 /* The state of a W packed for the direct convolution when that is wanted and fits; *s NULL otherwise. */
 static tb_status prepare_direct(tb_kernel_ctx *ctx, const tb_conv_gemm *gemm, int path, const tb_tensor *w, conv_state **out) {
   *out = NULL;
@@ -561,6 +603,8 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   int64_t group = p->group;
   conv_state *s = NULL;
   if (st == TB_OK && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
+    st = prepare_pointwise(ctx, gemm, path, w, &s);
+  if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_grouped(ctx, gemm, path, w, &s);
   if (st == TB_OK && !s && group >= 1 && tb_tensor_ndim(w) >= 3 && tb_tensor_ndim(w) <= 4 && tb_tensor_shape(w)[0] % group == 0)
     st = prepare_winograd(ctx, gemm, path, w, &s);
@@ -574,15 +618,18 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
                                       static_pixels(ctx, w)), &s);
   *state = s;
   if (st == TB_OK && s)
-    tb_kernel_set_method(ctx, s->grouped    ? "grouped direct"
+    tb_kernel_set_method(ctx, s->pointwise  ? "pointwise direct"
+                              : s->grouped  ? "grouped direct"
                               : s->winograd ? "winograd"
                               : s->taps     ? "tap GEMM"
                               : s->direct   ? "direct"
                                             : "implicit GEMM");
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
    * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then; so may
-   * the grouped convolution packed for a made-up X (a run's rows too narrow for it) */
-  if (st == TB_OK && s && !s->winograd && !(s->grouped && s->grouped_guessed)) tb_kernel_constant_consumed(ctx, 1);
+   * the grouped convolution packed for a made-up X (a run's rows too narrow for it), and the pointwise one
+   * (a run on another map size: W is small there) */
+  if (st == TB_OK && s && !s->winograd && !s->pointwise && !(s->grouped && s->grouped_guessed))
+    tb_kernel_constant_consumed(ctx, 1);
   return st;
 }
 
