@@ -147,8 +147,7 @@ static void dwl_tasks(void *p, size_t begin, size_t end) {
 bool tb_conv_depthwise_lanes_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
                                  const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
   dwl_job j = {.impl = impl_of(path), .g = g, .x = x, .w = w, .bias = bias, .residual = residual, .ep = ep, .y = y,
-               .nb = 8};
-  j.nb = nb_of(j.impl, g->ow);
+               .nb = nb_of(impl_of(path), g->ow)};
   int64_t L = j.impl->lanes;
   j.th = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
   j.tw = ((g->ow + j.nb - 1) / j.nb * j.nb - 1) * g->sw + (g->kw - 1) * g->dw + 1;
