@@ -12,12 +12,16 @@
  * caller (a pool busy or called from a task); the entries run with ctx->conv_algo direct (Winograd would
  * take the 3x3 stride-1 cases), and with gemm the implicit GEMM (still against the reference); fits()
  * refuses depthwise, 1x1 stride-1 unpadded, more than 64 taps and 1x1 kernels with a reason (stride 3 it
- * takes); TB_CONV_DIRECT values as the option's default and the warning sentence for a bad one.
+ * takes). On AVX2, 3x3 stride-2 convolutions of 1 to 4 channels take the stem kernel (conv_stem_avx2.c)
+ * inside tb_conv_direct_run: the `stem` cases (channels and widths leaving partial register blocks, pads
+ * from none to wider than the kernel, batch 2), with a residual, every activation and NaN, 1-3 threads, and
+ * which geometries it takes; TB_CONV_DIRECT values as the option's default and the warning sentence for a bad one.
  * Tolerance as test_conv_fast.c: |got - ref| <= 1e-4 |ref| + 1e-4 (inputs in [-1, 1]).
  * Each ISA's tests are skipped with a message when the CPU lacks it (valgrind hides AVX-512; qemu Haswell
  * runs the AVX2 ones). */
 #include <math.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/conv/conv_stem.h"
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
@@ -86,6 +90,13 @@ static const conv_case cases[] = {
     {"column blocks in turn, one padded source (C 64, M 256)", 2, 64, 3, 14, 256, 3, 3, 1, 1, 1, {1, 1, 1, 1}, NULL, true},
     {"3x3 stride 2 stem, C 3", 1, 3, 17, 31, 16, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, true},
     {"1-D k3 pad 1 (Whisper's Conv1d), C 80, M 48", 1, 80, 0, 61, 48, 1, 3, 1, 1, 1, {0, 1, 0, 1}, NULL, true},
+    /* the AVX2 stem kernel (conv_stem_avx2.c: 1 to 4 channels, 3x3 stride 2): blocks of 3 channels x 24
+     * pixels, so M leaving 1 and 2 channels and widths leaving 1, 2 or 3 vectors, the last one partial */
+    {"stem 3x3 stride 2, 224 -> 112, C 3, M 32", 1, 3, 30, 224, 32, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"stem 3x3 stride 2, C 1, M 7, no pads, width 23", 1, 1, 9, 23, 7, 3, 3, 1, 2, 1, {0, 0, 0, 0}, NULL, true},
+    {"stem 3x3 stride 2, C 4, M 24, pads 0 1 2 3", 1, 4, 12, 49, 24, 3, 3, 1, 2, 1, {0, 1, 2, 3}, NULL, false},
+    {"stem 3x3 stride 2, C 2, M 5, batch 2, width 2", 2, 2, 7, 2, 5, 3, 3, 1, 2, 1, {1, 1, 1, 1}, NULL, true},
+    {"stem 3x3 stride 2, C 3, M 16, pads wider than the kernel", 1, 3, 5, 6, 16, 3, 3, 1, 2, 1, {4, 5, 3, 4}, NULL, true},
 };
 
 
@@ -190,7 +201,8 @@ static void fused_activations_residual_and_nan(const isa *want) {
   if (!have(want)) skip();
   const conv_case *picked[] = {named("3x3 width 14, C 17, M 40"), named("3x3 width 7, M 128"),
                                named("several chunks, width 7 (C 300, M 128)"), named("1-D k3 stride 2 pad 1, batch 2"),
-                               named("groups 4 stride 2, batch 2")};
+                               named("groups 4 stride 2, batch 2"), named("stem 3x3 stride 2, C 4, M 24, pads 0 1 2 3"),
+                               named("stem 3x3 stride 2, C 2, M 5, batch 2, width 2")};
   for (size_t c = 0; c < sizeof picked / sizeof picked[0]; c++)
     for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
       check_case(picked[c], true, &acts[a], false, false);
@@ -206,7 +218,8 @@ static void threads_give_the_same_bits(const isa *want) {
                          "several chunks, width 7 (C 300, M 128)", "groups 4 stride 2, batch 2", "batch 2 width 14",
                          "7x7 stride 2 pad 3 stem, C 3", "column blocks in turn, one padded source (C 64, M 256)",
                          "3x3 no pads (X itself as the source)", "3x3 stride 3 (the generic-stride kernel)",
-                         "5x5 stride 4 pad 2, C 3"};
+                         "5x5 stride 4 pad 2, C 3", "stem 3x3 stride 2, 224 -> 112, C 3, M 32",
+                         "stem 3x3 stride 2, C 2, M 5, batch 2, width 2"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const conv_case *c = named(names[i]);
     toh t;
@@ -339,6 +352,21 @@ static void avx2_fits_and_tiles(void **state) {
   g = base, g.in_c = g.out_c = g.group = 16;
   assert_false(tb_conv_direct_fits(impl, &g, why, sizeof why));
   TB_ASSERT_CONTAINS(why, "depthwise (16 groups");
+  /* the stem kernel: 1 to 4 channels, one group, 3x3 stride 2, dilation 1 */
+  g = base, g.in_c = 3, g.ih = g.iw = 224, g.oh = g.ow = 112, g.sh = g.sw = 2;
+  assert_true(tb_conv_stem_avx2_fits(&g));
+  g.in_c = 4;
+  assert_true(tb_conv_stem_avx2_fits(&g));
+  g.in_c = 5;
+  assert_false(tb_conv_stem_avx2_fits(&g));
+  g.in_c = 4, g.out_c = 4, g.group = 2;
+  assert_false(tb_conv_stem_avx2_fits(&g));
+  g.group = 1, g.sw = 1;
+  assert_false(tb_conv_stem_avx2_fits(&g));
+  g.sw = 2, g.dh = 2;
+  assert_false(tb_conv_stem_avx2_fits(&g));
+  g.dh = 1, g.kw = 5;
+  assert_false(tb_conv_stem_avx2_fits(&g));
 }
 
 /* TB_CONV_DIRECT as conv_algo's default: unset, on, 1 leave auto; off, 0 leave Winograd and the GEMM;

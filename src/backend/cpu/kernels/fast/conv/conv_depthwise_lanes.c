@@ -55,8 +55,12 @@ static const tb_dwl_impl *impl_of(tb_gemm_path path) {
 }
 
 /* Output pixels a kernel computes at once along a row: 7 where that tiles the row exactly and 8 does not
- * (rows of 7, 14, 28), else 8. */
-static int64_t nb_of(int64_t ow) { return ow % 7 == 0 && ow % 8 != 0 ? 7 : 8; }
+ * (rows of 7, 14, 28), else 8; on AVX2 7 wherever it tiles the row (56 too), as only its blocks of 7 take
+ * two output rows at once at stride 1 (16 accumulators for 8 pixels would not fit its 16 registers). */
+static int64_t nb_of(const tb_dwl_impl *impl, int64_t ow) {
+  if (ow % 7 == 0 && (ow % 8 != 0 || impl == &tb_dwl_avx2)) return 7;
+  return 8;
+}
 
 typedef struct dwl_job {
   const tb_dwl_impl *impl;
@@ -143,7 +147,7 @@ static void dwl_tasks(void *p, size_t begin, size_t end) {
 bool tb_conv_depthwise_lanes_run(tb_gemm_path path, const tb_conv_geom *g, const float *x, const float *w, const float *bias,
                                  const float *residual, const tb_gemm_epilogue *ep, float *y, tb_pool *pool) {
   dwl_job j = {.impl = impl_of(path), .g = g, .x = x, .w = w, .bias = bias, .residual = residual, .ep = ep, .y = y,
-               .nb = nb_of(g->ow)};
+               .nb = nb_of(impl_of(path), g->ow)};
   int64_t L = j.impl->lanes;
   j.th = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
   j.tw = ((g->ow + j.nb - 1) / j.nb * j.nb - 1) * g->sw + (g->kw - 1) * g->dw + 1;

@@ -44,33 +44,78 @@ INLINE_AVX2 void transpose8(__m256 r[8]) {
   }
 }
 
+/* Pairs of 128-bit rows: lo from a, hi from b. */
+INLINE_AVX2 __m256 halves(const float *a, const float *b) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(b), 1);
+}
+
+/* The 4 x 4 transposes inside each 128-bit lane of r[0..4): lane k of r[i] holds row i of block k. */
+INLINE_AVX2 void transpose4_lanes(__m256 r[4]) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpacklo_ps(r[2], r[3]);
+  __m256 t2 = _mm256_unpackhi_ps(r[0], r[1]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  r[0] = _mm256_shuffle_ps(t0, t1, 0x44);
+  r[1] = _mm256_shuffle_ps(t0, t1, 0xEE);
+  r[2] = _mm256_shuffle_ps(t2, t3, 0x44);
+  r[3] = _mm256_shuffle_ps(t2, t3, 0xEE);
+}
+
+/* Whole tiles of 8 pixels load each channel's 4-pixel halves into the 128-bit lanes (channel l in the low
+ * lane, l + 4 in the high one), so that two in-lane 4 x 4 transposes make the pixel vectors: no
+ * cross-lane permute (transpose8's four vperm2f128 per 8 vectors); the last, partial tile takes
+ * maskload and transpose8. */
 AVX2 static void to_lanes(const float *const *src, int64_t n, float *dst, int64_t w, int64_t ldd) {
-  int64_t row = 0, col = 0;
-  for (int64_t p = 0; p < n; p += L) {
-    __m256 v[8];
-    if (n - p >= L) {
-#pragma GCC unroll 8
-      for (int l = 0; l < L; l++) v[l] = _mm256_loadu_ps(src[l] + p);
-    } else {
-      __m256i m = lanes_below(n - p);
-#pragma GCC unroll 8
-      for (int l = 0; l < L; l++) v[l] = _mm256_maskload_ps(src[l] + p, m);
+  int64_t row = 0, col = 0, p = 0;
+  for (; p + L <= n; p += L) {
+    __m256 lo[4], hi[4];
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; l++) {
+      lo[l] = halves(src[l] + p, src[l + 4] + p);
+      hi[l] = halves(src[l] + p + 4, src[l + 4] + p + 4);
     }
+    transpose4_lanes(lo);
+    transpose4_lanes(hi);
+    if (w - col >= L) { /* the tile inside one row of the planes */
+      float *d = dst + (row * ldd + col) * L;
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; q++) {
+        _mm256_store_ps(d + q * L, lo[q]);
+        _mm256_store_ps(d + (q + 4) * L, hi[q]);
+      }
+      if ((col += L) == w) col = 0, row++;
+      continue;
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < L; q++) {
+      _mm256_store_ps(dst + (row * ldd + col) * L, q < 4 ? lo[q] : hi[q - 4]);
+      if (++col == w) col = 0, row++;
+    }
+  }
+  if (p < n) {
+    __m256 v[8];
+    __m256i m = lanes_below(n - p);
+#pragma GCC unroll 8
+    for (int l = 0; l < L; l++) v[l] = _mm256_maskload_ps(src[l] + p, m);
     transpose8(v);
-    int q_end = n - p < L ? (int)(n - p) : L;
-    for (int q = 0; q < q_end; q++) {
+    for (int q = 0; q < n - p; q++) {
       _mm256_store_ps(dst + (row * ldd + col) * L, v[q]);
       if (++col == w) col = 0, row++;
     }
   }
 }
 
+/* The pixel vectors back: pixel q's low half (channels 0..3) in the low lane with pixel q + 4's in the high
+ * one, then in-lane 4 x 4 transposes give channels 0..3 (and from the high halves 4..7) as 8 pixels each. */
 AVX2 static void from_lanes(const float *src, int64_t n, float *dst, int64_t ld, const float *res, int nc) {
   for (int64_t p = 0; p < n; p += L) {
     __m256 v[8];
-#pragma GCC unroll 8
-    for (int q = 0; q < L; q++) v[q] = _mm256_load_ps(src + (p + q) * L);
-    transpose8(v);
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; q++) {
+      const float *a = src + (p + q) * L, *b = src + (p + q + 4) * L;
+      v[q] = halves(a, b);
+      v[q + 4] = halves(a + 4, b + 4);
+    }
+    transpose4_lanes(v);
+    transpose4_lanes(v + 4);
     if (n - p >= L) {
       for (int l = 0; l < nc; l++) {
         __m256 out = v[l];
@@ -118,6 +163,44 @@ INLINE_AVX2 void block_fixed(const tb_dwl_block *b, int64_t oy, int64_t ox0, int
     if (px < n) _mm256_store_ps(o + px * L, acc[px]);
 }
 
+/* Output rows oy and oy + 1 (oy + 1 < oh), pixels ox0 .. ox0 + 7, for a K x K kernel at stride 1, no
+ * dilation: each of the K + 1 input rows under the two output rows is loaded once per pixel and added into
+ * both (14 independent accumulator chains where one row has 7, fewer than the two FMA pipes' 8 in flight;
+ * the weights are FMA memory operands: 14 accumulators and the input leave no registers for them). Each
+ * accumulator takes its taps in block_fixed's order, so the bits are the same. */
+INLINE_AVX2 void block2_fixed(const tb_dwl_block *b, int64_t oy, int64_t ox0, int K) {
+  enum { NB = 7 };
+  const int64_t tw = b->tw, ow = b->g->ow;
+  const float *w = b->w;
+  __m256 acc0[NB], acc1[NB];
+  const __m256 bias = _mm256_load_ps(w + K * K * L);
+#pragma GCC unroll 7
+  for (int px = 0; px < NB; px++) acc0[px] = acc1[px] = bias;
+#pragma GCC unroll 8
+  for (int t = 0; t < K + 1; t++) {
+    const float *r = b->t + ((oy + t) * tw + ox0) * L;
+#pragma GCC unroll 13
+    for (int i = 0; i < NB - 1 + K; i++) {
+      const __m256 x = _mm256_load_ps(r + i * L);
+#pragma GCC unroll 7
+      for (int kx = 0; kx < K; kx++) {
+        int d = i - kx;
+        if (d < 0 || d >= NB) continue;
+        if (t < K) acc0[d] = _mm256_fmadd_ps(_mm256_load_ps(w + (t * K + kx) * L), x, acc0[d]);
+        if (t >= 1) acc1[d] = _mm256_fmadd_ps(_mm256_load_ps(w + ((t - 1) * K + kx) * L), x, acc1[d]);
+      }
+    }
+  }
+  float *o = b->o + (oy * ow + ox0) * L;
+  int64_t n = ow - ox0;
+#pragma GCC unroll 7
+  for (int px = 0; px < NB; px++)
+    if (px < n) {
+      _mm256_store_ps(o + px * L, acc0[px]);
+      _mm256_store_ps(o + (ow + px) * L, acc1[px]);
+    }
+}
+
 /* The same for any kernel, strides and dilations: one weight load per tap, one input load per FMA. */
 INLINE_AVX2 void block_any(const tb_dwl_block *b, int64_t oy, int64_t ox0, int NB) {
   const tb_conv_geom *g = b->g;
@@ -142,10 +225,16 @@ INLINE_AVX2 void block_any(const tb_dwl_block *b, int64_t oy, int64_t ox0, int N
     if (px < n) _mm256_store_ps(o + px * L, acc[px]);
 }
 
-#define FIXED(NB, K, S)                                                                \
-  AVX2 static void conv_##NB##_##K##_##S(const tb_dwl_block *b) {                    \
-    for (int64_t oy = 0; oy < b->g->oh; oy++)                                          \
-      for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block_fixed(b, oy, ox0, NB, K, S); \
+/* Blocks of 7 pixels at stride 1 take two output rows at a time (block2_fixed), the others one (8 pixels
+ * in two rows would need 16 accumulators). */
+#define FIXED(NB, K, S)                                                                    \
+  AVX2 static void conv_##NB##_##K##_##S(const tb_dwl_block *b) {                          \
+    int64_t oy = 0;                                                                        \
+    if (S == 1 && NB == 7)                                                                 \
+      for (; oy + 1 < b->g->oh; oy += 2)                                                   \
+        for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block2_fixed(b, oy, ox0, K);      \
+    for (; oy < b->g->oh; oy++)                                                            \
+      for (int64_t ox0 = 0; ox0 < b->g->ow; ox0 += NB) block_fixed(b, oy, ox0, NB, K, S);  \
   }
 FIXED(7, 3, 1)
 FIXED(7, 3, 2)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_direct.h"
+#include "backend/cpu/kernels/fast/conv/conv_stem.h"
 #include "core/threadpool.h"
 
 /* CHUNK_BYTES: a chunk's weights of one column block at most (they stay in L2 while a band of tiles
@@ -363,6 +364,10 @@ static void share_jobs(void *p, size_t begin, size_t end) {
 bool tb_conv_direct_run(const tb_conv_direct_impl *impl, const tb_conv_geom *g, const tb_conv_direct_weights *w,
                         const float *x, const float *bias, const float *residual, const tb_gemm_epilogue *ep, float *y,
                         struct tb_pool *pool) {
+  /* the AVX2 stem (1 to 4 input channels, 3x3 stride 2) with pixels in lanes, on the same packed weights */
+  if (impl == &tb_conv_direct_f32_avx2 && !w->tap_pairs && w->cols == 16 && tb_conv_stem_avx2_fits(g))
+    return tb_conv_stem_avx2_run(g, (const float *)(const void *)w->data, (int64_t)(w->block_bytes / sizeof(float)), x, bias,
+                                 residual, ep, y, pool);
   direct_run r = {.impl = impl, .g = g, .w = w, .x = x, .bias = bias, .residual = residual, .ep = ep, .y = y};
   r.src_h = extent(g->ih, g->ph, g->oh, g->kh, g->sh, g->dh);
   r.src_w = extent(g->iw, g->pw, g->ow, g->kw, g->sw, g->dw);

@@ -16,7 +16,8 @@
  * and weight layout), conv_direct_avx512.c and conv_direct_avx2.c (fp32 micro-kernels: 14 x 32 zmm tiles,
  * 6 x 16 ymm tiles), conv_direct_store_avx512.c and conv_direct_store_avx2.c (the tile written into the
  * NCHW output with its epilogue), conv_direct_bf16_avx512.c (bf16 micro-kernels, bf16 source and weight
- * layout). */
+ * layout). On AVX2, tb_conv_direct_run hands 3x3 stride-2 convolutions of 1 to 4 channels (the stems) to
+ * conv_stem_avx2.c, pixels in lanes, with the weights packed here. */
 #ifndef TB_CPU_KERNELS_FAST_CONV_DIRECT_H
 #define TB_CPU_KERNELS_FAST_CONV_DIRECT_H
 #include <stdbool.h>
