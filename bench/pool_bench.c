@@ -4,6 +4,12 @@
  *   pool, idle     a call after 2 ms of idleness: the workers sleep on the futex and must be woken;
  *   pthread        pthread_create + pthread_join of threads-1 workers per call, the caller doing its share.
  *   ... 5us        the same with tasks that each spin 5 us: shows the split (serial would be threads x 5 us).
+ *   handoff        a layer's data handed between jobs: a job whose 4 x threads tasks each write one slice of a
+ *                  buffer (64 KiB and 512 KiB: a small layer's activation), then the timed job adding 1 to
+ *                  every float, each task either the same slice (local: each thread finds its slices in its
+ *                  own cache) or the slice half the buffer away (crossed: the slices the other thread wrote).
+ *                  crossed - local is what moving that much data between the CPUs costs a job, beside the
+ *                  hand-off itself (hot); on a VM whose vCPUs sit on different dies it is many times more.
  * Every call has `threads` tasks; in the empty cases they do nothing (they write only their thread's own
  * variables, so the time is the pool's: no cache line of the benchmark's moves between threads). The last
  * column, for the pool's cases, is the share of the tasks the caller ran itself: near 100% the workers did
@@ -11,6 +17,7 @@
  *   build: cmake -DTB_BUILD_BENCH=ON, then <build>/bench/pool_bench [threads] (default: the CPUs usable) */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -45,6 +52,57 @@ static void busy_tasks(void *ctx, size_t begin, size_t end) {
   note_caller(begin, end);
 }
 
+static void report(const char *name, double *t, int n, size_t tasks);
+
+/* The handoff case: n_tasks slices of `floats` floats; the timed job's task i touches slice (i + shift) % n_tasks. */
+typedef struct handoff {
+  float *buf;
+  size_t slice, n_tasks, shift;
+} handoff;
+
+static void write_slices(void *ctx, size_t begin, size_t end) {
+  handoff *h = ctx;
+  for (size_t i = begin; i < end; i++)
+    for (size_t k = 0; k < h->slice; k++) h->buf[i * h->slice + k] = (float)k;
+  note_caller(begin, end);
+}
+
+/* 16 floats at a time (vector types: the add runs at the speed of the memory it reads, as a kernel's would) */
+typedef float v16 __attribute__((vector_size(64)));
+
+static void add_slices(void *ctx, size_t begin, size_t end) {
+  handoff *h = ctx;
+  for (size_t i = begin; i < end; i++) {
+    v16 *s = (v16 *)(void *)(h->buf + (i + h->shift) % h->n_tasks * h->slice);
+    for (size_t k = 0; k < h->slice / 16; k++) s[k] += 1.0f;
+  }
+  note_caller(begin, end);
+}
+
+/* The handoff case for one buffer size and shift: `calls` timed add jobs, each after a write job. */
+static void run_handoff(tb_pool *pool, int threads, size_t bytes, bool crossed, double *t, int calls) {
+  handoff h = {.n_tasks = (size_t)threads * 4};
+  h.slice = bytes / sizeof(float) / h.n_tasks / 16 * 16;
+  h.shift = crossed ? h.n_tasks / 2 : 0;
+  h.buf = aligned_alloc(64, h.slice * h.n_tasks * sizeof(float));
+  if (!h.buf) {
+    fprintf(stderr, "pool_bench: out of memory for the handoff buffer\n");
+    return;
+  }
+  for (int i = 0; i < calls; i++) {
+    size_t before = caller_tasks;
+    tb_pool_parallel_for(pool, h.n_tasks, write_slices, &h);
+    caller_tasks = before; /* the write jobs' share is not reported */
+    double t0 = now_us();
+    tb_pool_parallel_for(pool, h.n_tasks, add_slices, &h);
+    t[i] = now_us() - t0;
+  }
+  char name[40];
+  snprintf(name, sizeof name, "handoff %zuK %s", bytes >> 10, crossed ? "x" : "=");
+  report(name, t, calls, (size_t)calls * h.n_tasks);
+  free(h.buf);
+}
+
 typedef void (*task_fn)(void *, size_t, size_t);
 
 static void *one_task(void *arg) {
@@ -60,7 +118,7 @@ static int cmp_double(const void *a, const void *b) {
 /* tasks: the tasks of all n calls, for the caller's share (0: not the pool's case) */
 static void report(const char *name, double *t, int n, size_t tasks) {
   qsort(t, (size_t)n, sizeof *t, cmp_double);
-  printf("%-14s %8d %12.2f %12.2f %12.2f", name, n, t[n / 2], t[n * 9 / 10], t[0]);
+  printf("%-17s %8d %12.2f %12.2f %12.2f", name, n, t[n / 2], t[n * 9 / 10], t[0]);
   if (tasks) printf(" %11.1f%%", 100.0 * (double)caller_tasks / (double)tasks);
   printf("\n");
   caller_tasks = 0;
@@ -81,7 +139,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("empty parallel_for, %d threads, %d tasks per call; microseconds per call\n", threads, threads);
-  printf("%-14s %8s %12s %12s %12s %12s\n", "case", "calls", "median", "p90", "min", "caller ran");
+  printf("%-17s %8s %12s %12s %12s %12s\n", "case", "calls", "median", "p90", "min", "caller ran");
   caller = pthread_self();
   for (int i = 0; i < 1000; i++) tb_pool_parallel_for(pool, (size_t)threads, empty_tasks, NULL); /* warm-up */
   caller_tasks = 0;
@@ -117,6 +175,10 @@ int main(int argc, char **argv) {
     t[i] = now_us() - t0;
   }
   report("pool, 5us", t, NAIVE, (size_t)NAIVE * (size_t)threads);
+  enum { HANDOFF = 2000 };
+  for (int r = 0; r < 2; r++) /* local and crossed twice, interleaved: the machine's state may change */
+    for (size_t bytes = 64 << 10; bytes <= 512 << 10; bytes *= 8)
+      for (int crossed = 0; crossed < 2; crossed++) run_handoff(pool, threads, bytes, crossed, t, HANDOFF);
   tb_pool_destroy(pool);
   free(tid);
   free(t);

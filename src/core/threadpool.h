@@ -39,12 +39,12 @@ void tb_pool_parallel_for(tb_pool *pool, size_t n_tasks, tb_pool_fn fn, void *ct
 void tb_pool_parallel_for_work(tb_pool *pool, size_t n_tasks, double work, tb_pool_fn fn, void *ctx);
 
 /* The time a split job saved (positive) or lost (negative), in ns, against the caller running all n_tasks alone.
- * task_ns is the caller's time per task in its fastest chunk (so the caller's own preemption is not booked as
- * a saving); the workers' n_tasks - caller_tasks tasks at that rate are what the split saved. wait_ns is how long
- * the caller waited after running out of chunks, for the last task and every worker that joined to leave; up to
- * TB_POOL_SLOW_WORKER chunks (of `chunk` tasks at task_ns) of it is a worker finishing its last chunk, slower or
- * with heavier tasks, and costs nothing; beyond that it is a loss (a worker preempted holding a chunk). 0 when
- * the caller ran no task (nothing to compare with). */
+ * task_ns is the caller's time per task in its fastest chunk, claiming it included (so the caller's own
+ * preemption is not booked as a saving); the workers' n_tasks - caller_tasks tasks at that rate are what the
+ * split saved. wait_ns is how long the caller waited after the end of its last chunk, for the last task and
+ * every worker that joined to leave; up to TB_POOL_SLOW_WORKER chunks (of `chunk` tasks at task_ns) of it is a
+ * worker finishing its last chunk, slower or with heavier tasks, and costs nothing; beyond that it is a loss (a
+ * worker preempted holding a chunk). 0 when the caller ran no task (nothing to compare with). */
 #define TB_POOL_SLOW_WORKER 2.0
 double tb_pool_job_gain(size_t n_tasks, size_t caller_tasks, double task_ns, size_t chunk, uint64_t wait_ns);
 
