@@ -21,7 +21,7 @@ qemu=(qemu-x86_64 -cpu Haswell)
 kernel_tests=(test_cpu test_cpu_features test_convert test_convert_pairs test_gemm_fast test_gemm_driver
               test_gemm_bf16 test_fused_matmul_epilogue test_conv_fast test_conv_depthwise test_conv_pointwise test_conv_grouped test_conv_taps test_conv_direct test_conv_direct_bf16
               test_conv_winograd test_conv_transpose_fast test_resize_fast test_seq_fast test_attention_bf16 test_attention_row
-              test_vec_math test_vec_elementwise test_vec_nn test_vec_transpose
+              test_vec_math test_vec_elementwise test_vec_nn test_vec_transpose test_layout_fast
               test_models test_prepare)
 # The same less the CPU probe's own tests (they check what the probe reports, which the mask changes).
 mask_tests=("${kernel_tests[@]:2}")

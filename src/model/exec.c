@@ -705,6 +705,18 @@ static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st, tb_ten
 
 /* Whether node `step` runs on the CPU with its cached kernel and state as they are (nothing to choose or make
  * again for inputs of its cached types; inference from the values it reads only writes its own cache). */
+/* Every input whose value the node's inference reads (tb_op_def.value_inputs: Slice's starts/ends, Squeeze's
+ * axes, Reshape's shape, ...) is absent or a model constant that no run can change (not a graph input), so
+ * the output types inferred when the input types last changed still hold: the run skips the inference. */
+static bool value_inputs_fixed(const tb_graph *g, const tb_node *n) {
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    if (k >= 32 || !(n->def->value_inputs & (1u << k))) continue;
+    int v = n->inputs[k];
+    if (v >= 0 && (!g->values[v].constant || g->values[v].is_input)) return false;
+  }
+  return true;
+}
+
 static bool node_settled(const tb_exec *e, size_t step) {
   const node_cache *c = &e->cache[step];
   return c->valid && c->kernel && c->state_kernel == c->kernel && c->side == TB_EXEC_CPU;
@@ -738,7 +750,7 @@ static tb_status run_node_with(tb_exec *e, size_t step, node_scratch *s) {
   }
   bool locked = s->lane && (changed || !node_settled(e, step));
   if (locked) pthread_mutex_lock(&e->lane_lock);
-  if (changed || (n->def && n->def->value_inputs)) st = infer_and_choose(e, step, changed, s);
+  if (changed || (n->def && n->def->value_inputs && !value_inputs_fixed(g, n))) st = infer_and_choose(e, step, changed, s);
   if (st == TB_OK && !c->kernel) st = no_kernel_error(e, n, in);
   for (size_t k = 0; k < n->n_inputs && st == TB_OK; k++)
     if (in[k]) st = tb_exec_value_on(e, n->inputs[k], tb_node_reads_value(n, k) ? TB_EXEC_CPU : c->side, &in[k]);

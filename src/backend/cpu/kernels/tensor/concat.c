@@ -1,4 +1,5 @@
-/* Concat: for each outer index, each input's block along the axis in turn. The copies run over the pool
+/* Concat: for each outer index, each input's block along the axis in turn (tb_tk_concat_copy, also the
+ * level-2 Concat's, which computes the output shape without the inference context). The copies run over the pool
  * (tb_pool_parallel_for_work: a small Concat stays on the caller) in pieces of at most PIECE_BYTES, so that
  * one large block (YOLO's and U-Net's skip Concats on one image: one block per input) is split too; run on
  * one thread they were 6% of YOLO's CPU time at 2 threads. Pieces are plain copies: the result does not
@@ -37,10 +38,14 @@ static tb_status run_concat(tb_kernel_ctx *ctx) {
   tb_status st = tb_tk_infer_outputs(ctx, outs);
   if (st != TB_OK) return st;
   const tb_axis_params *p = ctx->params;
-  size_t rank = tb_tensor_ndim(outs[0]), n = ctx->n_inputs;
-  int64_t axis = tb_tk_axis(p->axis, rank); /* range checked by inference */
-  const int64_t *shape = tb_tensor_shape(outs[0]);
-  size_t elem = tb_dtype_size(tb_tensor_dtype(outs[0]));
+  return tb_tk_concat_copy(ctx, outs[0], tb_tk_axis(p->axis, tb_tensor_ndim(outs[0]))); /* range checked by inference */
+}
+
+tb_status tb_tk_concat_copy(tb_kernel_ctx *ctx, tb_tensor *out, int64_t axis) {
+  tb_status st = TB_OK;
+  size_t rank = tb_tensor_ndim(out), n = ctx->n_inputs;
+  const int64_t *shape = tb_tensor_shape(out);
+  size_t elem = tb_dtype_size(tb_tensor_dtype(out));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; d++) outer *= shape[d];
   for (size_t d = (size_t)axis + 1; d < rank; d++) inner *= shape[d];
@@ -53,7 +58,7 @@ static tb_status run_concat(tb_kernel_ctx *ctx) {
     if (sizes != sizes_stack) free(sizes);
     return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for the copies of %zu inputs", n);
   }
-  concat_job j = {.dst = tb_tk_data(outs[0]), .src = src, .block = sizes, .at = sizes + n, .per_outer = sizes + 2 * n,
+  concat_job j = {.dst = tb_tk_data(out), .src = src, .block = sizes, .at = sizes + n, .per_outer = sizes + 2 * n,
                   .first = sizes + 3 * n, .n_inputs = n, .row = (size_t)(shape[axis] * inner) * elem};
   size_t at = 0, pieces = 0;
   for (size_t i = 0; i < n && st == TB_OK; i++) {

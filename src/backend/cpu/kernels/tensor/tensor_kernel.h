@@ -64,4 +64,10 @@ void tb_tk_strided_copy(unsigned char *dst, const unsigned char *src, size_t ele
 void tb_tk_strided_copy_pool(struct tb_pool *pool, unsigned char *dst, const unsigned char *src, size_t elem, size_t ndim,
                              const int64_t *shape, const int64_t *strides, int64_t src_offset);
 
+/* Slice's output 0 (made with plan->count) filled from x (its bytes at src) by the plan (ops/tensor/shape_rules.h):
+ * the reference kernel's copy, shared with the level-2 Slice. */
+struct tb_slice_plan;
+tb_status tb_tk_slice_copy(tb_kernel_ctx *ctx, const tb_tensor *x, const unsigned char *src, const struct tb_slice_plan *plan);
+/* Concat of ctx's inputs along axis (non-negative) into out, whose shape the caller made and checked. */
+tb_status tb_tk_concat_copy(tb_kernel_ctx *ctx, tb_tensor *out, int64_t axis);
 #endif

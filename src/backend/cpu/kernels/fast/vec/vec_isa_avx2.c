@@ -26,6 +26,8 @@ static inline vf v_lookup16(const float *tab, vi idx) {
 #define V_LOOKUP8(tab, idx) ((vf)_mm256_permutevar8x32_ps(_mm256_load_ps(tab), (__m256i)(idx)))
 /* every lane x < c (ordered: a NaN lane makes it false): one compare and a movemask */
 #define V_ALL_LT(x, c) (_mm256_movemask_ps(_mm256_cmp_ps((__m256)(x), (__m256)(c), _CMP_LT_OQ)) == 0xff)
+/* some lane x < c (ordered: false for NaN): one compare and a movemask */
+#define V_ANY_LT(x, c) (_mm256_movemask_ps(_mm256_cmp_ps((__m256)(x), _mm256_set1_ps(c), _CMP_LT_OQ)) != 0)
 #define V_MIN(a, b) ((vf)_mm256_min_ps((__m256)(a), (__m256)(b)))
 #define V_MAX(a, b) ((vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
 #define V_SEL_LT(x, y, a, b) \

@@ -19,6 +19,8 @@ typedef double vd __attribute__((vector_size(128)));
 #define V_MAX(a, b) ((vf)_mm512_max_ps((__m512)(a), (__m512)(b)))
 #define V_SEL_LT(x, y, a, b) \
   ((vf)_mm512_mask_blend_ps(_mm512_cmp_ps_mask((__m512)(x), (__m512)(y), _CMP_LT_OQ), (__m512)(b), (__m512)(a)))
+/* some lane x < c (ordered: false for NaN): one compare into a mask */
+#define V_ANY_LT(x, c) (_mm512_cmp_ps_mask((__m512)(x), _mm512_set1_ps(c), _CMP_LT_OQ) != 0)
 #define V_SCALE(p, n) ((vf)_mm512_scalef_ps((__m512)(p), (__m512)(n)))
 /* a / b: the 14-bit reciprocal estimate, q = a r, then one correction q + (a - b q) r (2^-28 + rounding). */
 static inline vf v_div(vf a, vf b) {

@@ -1,8 +1,8 @@
 /* Internal: vectorised fp32 exp, tanh, sigmoid, erf and the two GELU forms on GNU C vectors, included by
  * vec_loops.h once per instruction set. The includer defines VW (lanes), the types vf (VW floats), vi (VW
  * int32) and vd (VW doubles), V_FMA(a, b, c) (a * b + c, fused where the ISA has it) and V_SQRT(x), and
- * may define the hooks below (V_LOOKUP16, V_LOOKUP8, V_MIN, V_MAX, V_SEL_LT, V_SCALE, V_DIV, V_HAS_FMA) with single
- * instructions; the fallbacks here are plain GNU C.
+ * may define the hooks below (V_LOOKUP16, V_LOOKUP8, V_MIN, V_MAX, V_SEL_LT, V_SCALE, V_DIV, V_HAS_FMA,
+ * V_ALL_LT, V_ANY_LT) with single instructions; the fallbacks here are plain GNU C.
  *
  * Methods, and the largest error measured against the double C library in units of the last place of the
  * fp32 result, rounded up to 0.1: over every float with 2^-30 <= |x| < 104 of both signs (AVX-512 and AVX2
@@ -12,9 +12,13 @@
  *            degree 5 fitted over |r| <= 0.3467 (3e-9 relative); times 2^n in one step (vscalefps) or
  *            as two powers of two, so subnormal results, 0 and +inf come out of the scaling.   1.2 ulp
  *            (AVX2: an add to the exponent field when every lane's result is normal, the same bits.)
- *   tanh     |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3; else
- *            1 - 2 e / (1 + e) with e = e^-2|x|, the sign restored.                            1.5 ulp
- *   sigmoid  e = e^-|x|; 1 / (1 + e) for x >= 0, e / (1 + e) below (no cancellation).            2.5 ulp
+ *   tanh     x P(x^2) / Q(x^2), P and Q of degree 4 fitted for the relative error (2e-8 in double), x
+ *            clamped to +-9 and the result to +-1 (ONNX Runtime's approach, our own fit): no exponential,
+ *            no select. Over every float with 2^-30 <= |x| <= 10: 5.4 ulp, 3.2e-7 absolute | 6.6 ulp.
+ *   sigmoid  1 / (1 + e), e = e^-x for x clamped to [-80, 80] (e normal there) by a 16-entry table
+ *            exponential (2^(k/16) from the table, |r| <= ln2/32, a cubic): no select; lanes below -80
+ *            take e^x, computed only for a vector that has one. Every float in [-87, 30]: 3.2 ulp
+ *            (AVX-512 3.17, AVX2 and portable 3.22), 9e-8 absolute.
  *   erf      |x| < 0.875: x P(x^2), P the degree-6 Chebyshev interpolant of erf(x)/x in x^2 (2e-10
  *            relative in double); else 1 - erfc(|x|) with erfc from a table of 16 degree-5
  *            polynomials over [0.875, 4.875) picked per lane (5e-9 absolute; on AVX2 8 degree-7
@@ -24,12 +28,13 @@
  *            one vpermps reaches 8 entries, 8 degree-8 ones, 4e-9); a^2/2 carried exactly as p + err
  *            into the exponential; x Phi(-a) for x < 0, x - x Phi(-a) (one rounding) for x >= 0. No
  *            branch and no division.                                    2.7 (AVX2 2.71) | 3.0 ulp
- *   SiLU     x sigmoid(x), the sigmoid above (so a fused SiLU equals Sigmoid then Mul bit for bit).
+ *   SiLU     x sigmoid(x), the sigmoid above (so a fused SiLU equals Sigmoid then Mul bit for bit): every
+ *            float in [-87, 30]: 3.6 ulp.
  *   Mish     x tanh(softplus(x)) = x n / (n + 2) with n = u (u + 2), u = e^x (x clamped to 20, where the
  *            quotient is 1 in float): no cancellation for either sign.         rtol 1e-6 in the tests
  *   GELU, tanh form: x sigmoid(t), t = 2 sqrt(2/pi) (x + 0.044715 x^3) carried as two floats into the
  *            exponential (the sigmoid's tail multiplies t's error by |t|): from error-free FMA
- *            products and a two-sum, or in double without FMA; the sigmoid as above.          3.6 ulp
+ *            products and a two-sum, or in double without FMA; sigmoid(-s) as e / (1 + e).      3.6 ulp
  * The GELU figures count outputs above 1e-30 in magnitude; below it intermediate products go subnormal.
  * Division is a / b, or on AVX-512 the 14-bit reciprocal estimate with one correction step. The fitted
  * coefficients come from weighted least squares in double against the C library (each coefficient rounded
@@ -94,9 +99,9 @@ static inline vf vm_lookup16(const float *tab, vi idx) {
  * fallback) and every lane's a is below lim, n added to p's exponent field. The caller picks lim so that
  * the result is then normal (for p = 1 + r q in [0.7, 1.42], 86: n >= -125), where multiplying by powers of
  * two is exact: both give the same bits, whatever the other lanes of the vector hold. */
-#ifdef V_ALL_LT
-/* The exponent field added in unsigned lanes (the same bits): n < 0 shifted left as a signed value is undefined. */
+/* Exponent fields are added in unsigned lanes (the same bits): n < 0 shifted left as a signed value is undefined. */
 typedef uint32_t vm_vu __attribute__((vector_size(sizeof(vi))));
+#ifdef V_ALL_LT
 #define VM_SCALE_EXP(p, n, a, lim)                                                                       \
   (V_ALL_LT((a), vm_splat(lim)) ? (vf)((vm_vu)(p) + ((vm_vu)__builtin_convertvector((n), vi) << 23)) \
                                 : V_SCALE((p), (n)))
@@ -135,29 +140,71 @@ static inline __attribute__((always_inline)) vf vm_exp(vf x) {
   return VM_SCALE_EXP(1.0f + rq, n, vm_abs(xc), 86.0f);
 }
 
-/* tanh: |x| < 0.625: x + x^3 P(x^2), P of degree 4 fitted to (tanh x - x) / x^3 (5e-9 relative); else
- * with e = e^(-2|x|) (|x| clamped to 10, where tanh is 1 in float): 1 - 2 e / (1 + e), sign restored. */
+/* tanh: x P(s) / Q(s) with s = x^2 and x clamped to +-9 (where tanh rounds to +-1 in float), the result
+ * clamped to [-1, 1] (the quotient passes 1 near 8.2, by rounding, and beyond 8.5, where it was not fitted):
+ * P and Q of degree 4 in s with P(0) = Q(0) = 1, fitted for the relative error over [0, 8.5] (2e-8 in
+ * double; the float evaluation brings it to 5.5 ulp near 1). The quotient P / Q is in (0.11, 1], so x
+ * times it keeps -0 and is x for tiny and subnormal x; NaN passes through the clamps and the arithmetic.
+ * A rational function as ONNX Runtime's MLAS uses (its own fit): no exponential and no select. */
 static inline __attribute__((always_inline)) vf vm_tanh(vf x) {
-  vf ax = vm_abs(x), s = x * x;
-  vf q = vm_splat(-5.69564244e-03f);
-  q = V_FMA(q, s, vm_splat(2.06307229e-02f));
-  q = V_FMA(q, s, vm_splat(-5.37371263e-02f));
-  q = V_FMA(q, s, vm_splat(1.33314103e-01f));
-  q = V_FMA(q, s, vm_splat(-3.33332807e-01f));
-  vf small = vm_copysign(V_FMA(x * s, q, x), x); /* keeps -0 */
-  vf a2 = 2.0f * V_MIN(vm_splat(10.0f), ax); /* NaN stays */
-  vf n, rq = vm_exp_neg_parts(a2, vm_splat(0.0f), &n);
-  vf e = VM_SCALE_EXP(1.0f + rq, n, a2, 86.0f);
-  vf big = vm_copysign(V_FMA(vm_splat(-2.0f), V_DIV(e, 1.0f + e), vm_splat(1.0f)), x);
-  return V_SEL_LT(ax, vm_splat(0.625f), small, big);
+  vf xc = V_MIN(vm_splat(9.0f), V_MAX(vm_splat(-9.0f), x)); /* NaN stays (minps / maxps keep the second) */
+  vf s = xc * xc;
+  vf p = vm_splat(1.433338781e-08f), q = vm_splat(8.172040111e-07f);
+  p = V_FMA(p, s, vm_splat(2.129965469e-05f));
+  q = V_FMA(q, s, vm_splat(3.353799402e-04f));
+  p = V_FMA(p, s, vm_splat(3.537095152e-03f));
+  q = V_FMA(q, s, vm_splat(2.603455447e-02f));
+  p = V_FMA(p, s, vm_splat(1.341587305e-01f));
+  q = V_FMA(q, s, vm_splat(4.674919844e-01f));
+  p = V_FMA(p, s, vm_splat(1.0f));
+  q = V_FMA(q, s, vm_splat(1.0f));
+  return V_MIN(vm_splat(1.0f), V_MAX(vm_splat(-1.0f), xc * V_DIV(p, q)));
 }
 
-/* sigmoid: e = e^-|x| (|x| clamped to 104, where e is 0); 1 / (1 + e) for x >= 0, e / (1 + e) below. */
+/* Some lane x < c (false for NaN): the ISA may define it with one compare into a mask. */
+#ifndef V_ANY_LT
+static inline bool vm_any_lt(vf x, float c) {
+  vi m = (vi)(x < vm_splat(c));
+  int any = 0;
+  for (int i = 0; i < VW; i++) any |= m[i];
+  return any != 0;
+}
+#define V_ANY_LT(x, c) vm_any_lt((x), (c))
+#endif
+
+/* 2^(j/16) for j = 0..15 rounded to float, each encoding less j << 19: adding k << 19 for any integer k
+ * with k = j mod 16 then gives 2^(k/16) exactly (the difference (k - j) / 16 lands in the exponent field). */
+static const uint32_t vm_exp16_tab[16] __attribute__((aligned(64))) = {
+    0x3f800000u, 0x3f7daac3u, 0x3f7b95c2u, 0x3f79c3d3u, 0x3f7837f0u, 0x3f76f532u, 0x3f75fed7u, 0x3f75583fu,
+    0x3f7504f3u, 0x3f7508a4u, 0x3f75672au, 0x3f76248cu, 0x3f7744fdu, 0x3f78ccdfu, 0x3f7ac0c7u, 0x3f7d257du};
+
+/* e^-p for p in [-80, 80] (a normal result): k = round(-16 p / ln2) (the magic constant's add leaves k in
+ * the low bits of y), r = -p - k ln2/16 in two exact-product steps (|r| <= ln2/32), 2^(k/16) from the
+ * table (vpermps on AVX-512) and k's bits shifted into the exponent field, e^r = 1 + r + r^2/2 + r^3/6
+ * (9e-9 relative): 2^(k/16) (1 + r q) with one rounding at the end. NaN p gives NaN. Shorter than
+ * vm_exp_neg_parts (its chain of dependent operations too), for the sigmoid. */
+static inline __attribute__((always_inline)) vf vm_exp_neg_normal(vf p) {
+  const vf magic = vm_splat(12582912.0f); /* 1.5 * 2^23 */
+  vf y = V_FMA(p, vm_splat(-23.08312065f), magic);
+  vf k = y - magic;
+  vf r = V_FMA(k, vm_splat(-0.0433197021484375f), -p); /* ln2/16 to 12 bits: k times it is exact */
+  r = V_FMA(k, vm_splat(-1.996636559e-06f), r);
+  vf t = V_LOOKUP16((const float *)vm_exp16_tab, (vi)y);
+  vf s = (vf)((vm_vu)t + ((vm_vu)y << 19));
+  vf q = V_FMA(vm_splat(1.66666672e-01f), r, vm_splat(0.5f));
+  q = V_FMA(q, r, vm_splat(1.0f));
+  return V_FMA(s * r, q, s);
+}
+
+/* sigmoid: 1 / (1 + e) with e = e^-x for x clamped to [-80, 80] (no cancellation for either sign: 1 + e
+ * >= 1, and for x < 0 the quotient's relative error is e's); the lanes with x < -80, whose result
+ * 1 / (1 + e^-x) = e^x within 1e-34 relative is at most 2e-35 and goes subnormal from -87.3, take e^x
+ * (computed only when a vector has such a lane: the other lanes get the same bits either way). */
 static inline __attribute__((always_inline)) vf vm_sigmoid(vf x) {
-  vf ax = V_MIN(vm_splat(104.0f), vm_abs(x)); /* NaN stays */
-  vf n, rq = vm_exp_neg_parts(ax, vm_splat(0.0f), &n);
-  vf e = VM_SCALE_EXP(1.0f + rq, n, ax, 86.0f);
-  return V_DIV(V_SEL_LT(x, vm_splat(0.0f), e, vm_splat(1.0f)), 1.0f + e);
+  vf xc = V_MIN(vm_splat(80.0f), V_MAX(vm_splat(-80.0f), x)); /* NaN stays */
+  vf y = V_DIV(vm_splat(1.0f), 1.0f + vm_exp_neg_normal(xc));
+  if (__builtin_expect(V_ANY_LT(x, -80.0f), 0)) y = V_SEL_LT(x, vm_splat(-80.0f), vm_exp(x), y);
+  return y;
 }
 
 /* Mish: x tanh(ln(1 + u)) with u = e^x is x n / (n + 2), n = u (u + 2) (from tanh(ln w) = (w^2 - 1) /
