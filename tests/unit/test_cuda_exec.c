@@ -226,10 +226,10 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     bool conv = r->prepare == tb_cuda_conv_prepare_tf32 || r->prepare == tb_cuda_conv_prepare_bf16 || /* one per precision */
                 r->prepare == tb_cuda_conv_prepare_fp16 || r->prepare == tb_cuda_conv_prepare_fp8;
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
-    assert_true(r->prepare == tb_cuda_prepare || product || conv || r->prepare == tb_cuda_pad_prepare ||
+    assert_true(r->prepare == tb_cuda_prepare || product || conv ||
                 r->prepare == tb_cuda_index_prepare || r->prepare == tb_cuda_rnn_prepare || r->prepare == tb_cuda_resize_prepare ||
                 r->prepare == tb_cuda_range_prepare ||
-                (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant; Resize its tables; Range its values; the index and recurrent kernels their flag */
+                (control && !r->prepare)); /* the products keep cuBLASLt's handle; Resize its tables; Range its values; the index and recurrent kernels their flag */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
 }
