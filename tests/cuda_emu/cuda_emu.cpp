@@ -77,6 +77,9 @@ long long __double_as_longlong(double f) {
   return bits;
 }
 
+// A fence (71_index_more.cu's NonZero count: a block's counts before its ticket): blocks run one after another here.
+void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
 // The atomics (32_topk.cu's histograms in shared memory, 73_scatter_nd.cu's marks): the host's.
 unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 unsigned atomicMax(unsigned *p, unsigned v) {
