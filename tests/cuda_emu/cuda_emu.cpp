@@ -44,6 +44,16 @@ float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   return other;
 }
 
+double shuffle_slots_f64[1024];
+double __shfl_xor_sync(unsigned, double v, int lane_mask) { // 72_einsum.cu's sums
+  unsigned t = threadIdx.x, w = t / warpSize;
+  shuffle_slots_f64[t] = v;
+  pthread_barrier_wait(&warp_barriers[w]);
+  double other = shuffle_slots_f64[t ^ (unsigned)lane_mask];
+  pthread_barrier_wait(&warp_barriers[w]);
+  return other;
+}
+
 float __int_as_float(int bits) {
   float f;
   memcpy(&f, &bits, sizeof f);
@@ -66,6 +76,9 @@ long long __double_as_longlong(double f) {
   memcpy(&bits, &f, sizeof bits);
   return bits;
 }
+
+// A fence (71_index_more.cu's NonZero count: a block's counts before its ticket): blocks run one after another here.
+void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // The atomics (32_topk.cu's histograms in shared memory, 73_scatter_nd.cu's marks): the host's.
 unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
@@ -367,8 +380,7 @@ const entry kernels[] = {
     K(tb_cu_dm_scatter_nd_apply),
     K(tb_cu_dm_nonzero_count),
     K(tb_cu_dm_nonzero_fill),
-    K(tb_cu_dm_einsum_f32),
-    K(tb_cu_dm_einsum_f64),
+    K(tb_cu_dm_einsum),
     K(tb_cu_cnn_lp_pool_f32),
     K(tb_cu_cnn_lrn_f32),
 };

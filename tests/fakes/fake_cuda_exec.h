@@ -17,7 +17,8 @@
  * graph_launch fails that call with FAKE_CUDA_FAIL_CODE. Counts: fake_cuda_calls(name) since
  * fake_cuda_call_log_reset, fake_cuda_call_log() (one line per call, in order), fake_cuda_legacy_stream_uses()
  * (synchronous copies and fills, and launches or async calls given the NULL stream), fake_cuda_live_graphs(),
- * fake_cuda_live_pinned(), fake_cuda_pinned_copies() (async copies whose host side is pinned memory). */
+ * fake_cuda_live_pinned(), fake_cuda_pinned_copies() (async copies whose host side is pinned memory),
+ * fake_cuda_dtoh_bytes() (the bytes of every asynchronous copy to the host so far). */
 #ifndef FAKE_CUDA_EXEC_H
 #define FAKE_CUDA_EXEC_H
 
@@ -43,7 +44,7 @@ struct fake_graph {
 static pthread_mutex_t exec_lock = PTHREAD_MUTEX_INITIALIZER;
 static char call_log[1 << 16];
 static size_t call_log_len;
-static unsigned long long legacy_uses, pinned_copies;
+static unsigned long long legacy_uses, pinned_copies, dtoh_bytes;
 static int live_graphs, live_pinned;
 
 /* Pinned allocations: the host ranges cuMemHostAlloc handed out. */
@@ -143,6 +144,7 @@ static CUresult copy_async(const char *name, int direction, uint64_t dst, uint64
   if (failing("copy")) return fail_code();
   if (direction != 3 && is_pinned((const void *)(uintptr_t)(direction == 1 ? src : dst), bytes))
     __atomic_add_fetch(&pinned_copies, 1, __ATOMIC_RELAXED);
+  if (direction == 2) __atomic_add_fetch(&dtoh_bytes, bytes, __ATOMIC_RELAXED);
   if (s && s->capture) {
     fake_op op = {.kind = OP_COPY, .direction = direction, .dst = dst, .src = src, .bytes = bytes};
     return add_op(s, &op);
@@ -398,6 +400,7 @@ void fake_cuda_call_log_reset(void);
 int fake_cuda_calls(const char *name);
 unsigned long long fake_cuda_legacy_stream_uses(void);
 unsigned long long fake_cuda_pinned_copies(void);
+unsigned long long fake_cuda_dtoh_bytes(void);
 int fake_cuda_live_graphs(void);
 int fake_cuda_live_pinned(void);
 int fake_cuda_nonblocking_streams(void);
@@ -427,6 +430,7 @@ int fake_cuda_calls(const char *name) {
 
 unsigned long long fake_cuda_legacy_stream_uses(void) { return __atomic_load_n(&legacy_uses, __ATOMIC_RELAXED); }
 unsigned long long fake_cuda_pinned_copies(void) { return __atomic_load_n(&pinned_copies, __ATOMIC_RELAXED); }
+unsigned long long fake_cuda_dtoh_bytes(void) { return __atomic_load_n(&dtoh_bytes, __ATOMIC_RELAXED); }
 int fake_cuda_live_graphs(void) { return __atomic_load_n(&live_graphs, __ATOMIC_RELAXED); }
 int fake_cuda_live_pinned(void) {
   pthread_mutex_lock(&exec_lock);

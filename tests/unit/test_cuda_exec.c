@@ -226,10 +226,10 @@ static void find_kernel_by_op_dtype_and_attribute(void **state) {
     bool conv = r->prepare == tb_cuda_conv_prepare_tf32 || r->prepare == tb_cuda_conv_prepare_bf16 || /* one per precision */
                 r->prepare == tb_cuda_conv_prepare_fp16 || r->prepare == tb_cuda_conv_prepare_fp8;
     bool control = r >= tb_control_kernels && r < tb_control_kernels + TB_CONTROL_KERNEL_COUNT; /* If/Loop/Scan: nothing to load */
-    assert_true(r->prepare == tb_cuda_prepare || product || conv || r->prepare == tb_cuda_pad_prepare ||
+    assert_true(r->prepare == tb_cuda_prepare || product || conv ||
                 r->prepare == tb_cuda_index_prepare || r->prepare == tb_cuda_rnn_prepare || r->prepare == tb_cuda_resize_prepare ||
                 r->prepare == tb_cuda_range_prepare ||
-                (control && !r->prepare)); /* the products keep cuBLASLt's handle; Pad its constant; Resize its tables; Range its values; the index and recurrent kernels their flag */
+                (control && !r->prepare)); /* the products keep cuBLASLt's handle; Resize its tables; Range its values; the index and recurrent kernels their flag */
   }
   assert_null(tb_cuda_kernel_at(tb_cuda_kernel_count()));
 }
@@ -551,11 +551,11 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 24 + 6 + 18 + 5 + 6 + 4 + 1 + 3); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 23 + 6 + 18 + 5 + 6 + 4 + 1 + 3); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
                                                          the GEMM kernels' 2, the data kernels' 41 (test_cuda_data),
                                                          the math and index kernels' 54 (test_cuda_math), the
                                                          reduced-precision products' 4 (test_cuda_lowp), the layout,
-                                                         window and Einsum kernels' 24 (test_cuda_layout), the
+                                                         window and Einsum kernels' 23 (test_cuda_layout), the
                                                          recurrent kernels' 2 and the quantized ops' 4
                                                          (test_cuda_rnn, test_cuda_quant), the math and index
                                                          kernels' float16 / bfloat16 18 (test_cuda_math), the

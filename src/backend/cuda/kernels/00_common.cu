@@ -92,19 +92,19 @@ struct tb_combine_min {
   __device__ float operator()(float a, float b) const { return fminf(a, b); }
 };
 
-// Combine v across the warp; every lane gets the result.
-template <typename Combine>
-__device__ inline float tb_warp_reduce(float v, Combine combine) {
+// Combine v (a float, or a double: 72_einsum.cu) across the warp; every lane gets the result.
+template <typename V, typename Combine>
+__device__ inline V tb_warp_reduce(V v, Combine combine) {
   for (int mask = warpSize / 2; mask > 0; mask >>= 1) v = combine(v, TB_SHFL_XOR(v, mask));
   return v;
 }
 
 // Combine v across the block; every thread gets the result. Every thread of the block must call it (no
 // early return before), and blockDim.x must be a multiple of warpSize, at most 1024.
-template <typename Combine>
-__device__ inline float tb_block_reduce(float v, Combine combine, float identity) {
-  __shared__ float partial[TB_MAX_WARPS];
-  __shared__ float result;
+template <typename V, typename Combine>
+__device__ inline V tb_block_reduce(V v, Combine combine, V identity) {
+  __shared__ V partial[TB_MAX_WARPS];
+  __shared__ V result;
   int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize, warps = blockDim.x / warpSize;
   v = tb_warp_reduce(v, combine);
   if (lane == 0) partial[warp] = v;

@@ -195,9 +195,52 @@ __device__ inline bool tb_ix_topk_before(T vi, tb_index i, T vj, tb_index j, boo
   return c != 0 ? c < 0 : i < j;
 }
 
-// Rows of up to TB_IX_SORT_MAX elements: the row and its indices in shared memory, padded to a power of two with
-// indices -1 (after everything), sorted by a bitonic network; the first k written to y (values) and z (int64
-// indices), both [outer, k, inner]; the keys in the compute type, the values copied from the input bit for bit.
+// An in-place bitonic sort by the block of places [0, count): places.before(b, a) says whether place b's element
+// comes before place a's, places.swap(a, b) exchanges them. Every comparator puts the earlier element first (each
+// merge begins by comparing mirrored places), so a count that is not a power of two needs no padding: the places past
+// it count as after everything and their comparators are skipped. With a strict total order the result is the one
+// sorted order. Shared by the short rows' sort below and 32_topk.cu's radix select (its winners in the output).
+template <typename Places>
+__device__ inline void tb_ix_bitonic_sort(tb_index count, const Places &places) {
+  tb_index p = 1;
+  while (p < count) p <<= 1;
+  for (tb_index size = 2; size <= p; size <<= 1) {
+    tb_index half = size >> 1;
+    for (tb_index i = threadIdx.x; i < p / 2; i += blockDim.x) {
+      tb_index a = i / half * size + i % half, b = i / half * size + size - 1 - i % half;
+      if (b < count && places.before(b, a)) places.swap(a, b);
+    }
+    __syncthreads();
+    for (tb_index j = half >> 1; j > 0; j >>= 1) {
+      for (tb_index i = threadIdx.x; i < p / 2; i += blockDim.x) {
+        tb_index a = i / j * 2 * j + i % j, b = a + j;
+        if (b < count && places.before(b, a)) places.swap(a, b);
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// The short rows' places: keys and indices in shared memory.
+template <typename T>
+struct tb_ix_row_places {
+  T *keys;
+  int *idx;
+  bool largest;
+  __device__ bool before(tb_index b, tb_index a) const { return tb_ix_topk_before(keys[b], idx[b], keys[a], idx[a], largest); }
+  __device__ void swap(tb_index a, tb_index b) const {
+    T kv = keys[a];
+    keys[a] = keys[b];
+    keys[b] = kv;
+    int iv = idx[a];
+    idx[a] = idx[b];
+    idx[b] = iv;
+  }
+};
+
+// Rows of up to TB_IX_SORT_MAX elements: the row and its indices in shared memory, sorted by tb_ix_bitonic_sort; the
+// first k written to y (values) and z (int64 indices), both [outer, k, inner]; the keys in the compute type, the
+// values copied from the input bit for bit.
 template <typename S>
 __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
   typedef typename tb_ew_compute<S>::type T;
@@ -206,34 +249,14 @@ __device__ inline void tb_ix_topk_sort(const void *a, void *y, void *z, tb_index
   const S *x = (const S *)a;
   S *ov = (S *)y;
   long long *oi = (long long *)z;
-  bool largest = (d.flags & TB_IX_F_LARGEST) != 0;
-  int p = 1;
-  while (p < d.len) p <<= 1;
+  const tb_ix_row_places<T> places = {keys, idx, (d.flags & TB_IX_F_LARGEST) != 0};
   for (tb_index row = blockIdx.x; row < rows; row += gridDim.x) {
-    for (int t = threadIdx.x; t < p; t += blockDim.x) {
-      idx[t] = t < d.len ? t : -1;
-      keys[t] = t < d.len ? tb_ew_load(x, tb_ix_at(d, row, t)) : (T)0;
+    for (int t = threadIdx.x; t < d.len; t += blockDim.x) {
+      idx[t] = t;
+      keys[t] = tb_ew_load(x, tb_ix_at(d, row, t));
     }
     __syncthreads();
-    for (int k = 2; k <= p; k <<= 1)
-      for (int j = k >> 1; j > 0; j >>= 1) {
-        for (int t = threadIdx.x; t < p; t += blockDim.x) {
-          int u = t ^ j;
-          if (u <= t) continue;
-          // (t, u) in order when t's element comes first (ascending runs) or last (descending ones)
-          bool u_first = idx[u] >= 0 && (idx[t] < 0 || tb_ix_topk_before(keys[u], idx[u], keys[t], idx[t], largest));
-          bool t_first = idx[t] >= 0 && (idx[u] < 0 || tb_ix_topk_before(keys[t], idx[t], keys[u], idx[u], largest));
-          if ((t & k) == 0 ? u_first : t_first) {
-            T kv = keys[t];
-            keys[t] = keys[u];
-            keys[u] = kv;
-            int iv = idx[t];
-            idx[t] = idx[u];
-            idx[u] = iv;
-          }
-        }
-        __syncthreads();
-      }
+    tb_ix_bitonic_sort(d.len, places);
     tb_index outer = row / d.inner, inner = row % d.inner;
     for (int t = threadIdx.x; t < d.k; t += blockDim.x) {
       tb_index at = (outer * d.k + t) * d.inner + inner;

@@ -5,8 +5,9 @@
 //      256-bin histogram of the next 8 bits per pass over the elements that share the digits chosen so far;
 //   2. the winners (keys above the k-th, then the first ties by index) gathered into z by an ordered count:
 //      each thread a contiguous chunk of the row, its offsets from a scan of the chunks' counts;
-//   3. z's k indices sorted in place by (key, index) with a bitonic network (the out-of-range partners of a
-//      length that is not a power of two count as after everything, so their comparisons are skipped);
+//   3. z's k indices sorted in place by (key, index) with 31_index_reduce.cu's tb_ix_bitonic_sort (the
+//      out-of-range partners of a length that is not a power of two count as after everything, so their comparisons
+//      are skipped);
 //   4. the values copied from the input bit for bit.
 // The order is the CPU's (ties by the lower index), so values and indices are the CPU's bit for bit. The passes
 // are ceil(bits / 8) for the key width of the dtype (1 for int8 / uint8, 2 for int16, 4 for the 32-bit types and
@@ -119,45 +120,26 @@ __device__ inline void tb_tk_gather(const S *x, long long *oi, const tb_ew &d, t
   __syncthreads();
 }
 
-// Whether z's place b holds an element that comes before place a's (larger key, or equal and lower index).
+// Step 3's places: z's k indices of the row, in TopK's order by (key, index) (larger key first, then lower index).
 template <typename S>
-__device__ inline bool tb_tk_before(const S *x, const long long *oi, const tb_ew &d, tb_index row, bool largest, tb_index b, tb_index a) {
-  long long ib = oi[tb_tk_out(d, row, b)], ia = oi[tb_tk_out(d, row, a)];
-  unsigned long long kb = tb_tk_key(x, d, row, ib, largest), ka = tb_tk_key(x, d, row, ia, largest);
-  return kb != ka ? kb > ka : ib < ia;
-}
-
-template <typename S>
-__device__ inline void tb_tk_exchange(const S *x, long long *oi, const tb_ew &d, tb_index row, bool largest, tb_index a, tb_index b) {
-  if (b >= d.k || !tb_tk_before(x, oi, d, row, largest, b, a)) return;
-  tb_index pa = tb_tk_out(d, row, a), pb = tb_tk_out(d, row, b);
-  long long v = oi[pa];
-  oi[pa] = oi[pb];
-  oi[pb] = v;
-}
-
-// Step 3: z's k indices sorted in TopK's order: a bitonic network whose comparators all put the earlier element
-// first (each merge begins by comparing mirrored places), so the places past k, as if after everything, never move.
-template <typename S>
-__device__ inline void tb_tk_sort(const S *x, long long *oi, const tb_ew &d, tb_index row, bool largest) {
-  tb_index p = 1;
-  while (p < d.k) p <<= 1;
-  for (tb_index size = 2; size <= p; size <<= 1) {
-    tb_index half = size >> 1;
-    for (tb_index i = threadIdx.x; i < p / 2; i += blockDim.x) {
-      tb_index base = i / half * size, off = i % half;
-      tb_tk_exchange(x, oi, d, row, largest, base + off, base + size - 1 - off);
-    }
-    __syncthreads();
-    for (tb_index j = half >> 1; j > 0; j >>= 1) {
-      for (tb_index i = threadIdx.x; i < p / 2; i += blockDim.x) {
-        tb_index a = i / j * 2 * j + i % j;
-        tb_tk_exchange(x, oi, d, row, largest, a, a + j);
-      }
-      __syncthreads();
-    }
+struct tb_tk_places {
+  const S *x;
+  long long *oi;
+  const tb_ew *d;
+  tb_index row;
+  bool largest;
+  __device__ bool before(tb_index b, tb_index a) const {
+    long long ib = oi[tb_tk_out(*d, row, b)], ia = oi[tb_tk_out(*d, row, a)];
+    unsigned long long kb = tb_tk_key(x, *d, row, ib, largest), ka = tb_tk_key(x, *d, row, ia, largest);
+    return kb != ka ? kb > ka : ib < ia;
   }
-}
+  __device__ void swap(tb_index a, tb_index b) const {
+    tb_index pa = tb_tk_out(*d, row, a), pb = tb_tk_out(*d, row, b);
+    long long v = oi[pa];
+    oi[pa] = oi[pb];
+    oi[pb] = v;
+  }
+};
 
 template <typename S>
 __device__ inline void tb_tk_radix(const void *a, void *y, void *z, tb_index rows, const tb_ew &d) {
@@ -169,7 +151,8 @@ __device__ inline void tb_tk_radix(const void *a, void *y, void *z, tb_index row
     tb_index ties = 0;
     unsigned long long kth = tb_tk_kth(x, d, row, largest, &ties);
     tb_tk_gather(x, oi, d, row, largest, kth, ties);
-    tb_tk_sort(x, oi, d, row, largest);
+    const tb_tk_places<S> places = {x, oi, &d, row, largest};
+    tb_ix_bitonic_sort(d.k, places); // step 3: 31_index_reduce.cu's network, in place in z
     for (tb_index s = threadIdx.x; s < d.k; s += blockDim.x) {
       tb_index at = tb_tk_out(d, row, s);
       ov[at] = x[tb_ix_at(d, row, oi[at])];

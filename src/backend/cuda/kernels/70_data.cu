@@ -85,11 +85,13 @@ __device__ inline void tb_dm_transpose(const void *a, void *y, const tb_dm &d) {
 
 // Pad: y (dims: the output) reads the input at its coordinate minus the begin pad (st[1]: the input's dims,
 // st[2]: the begin pads, st[0]: the input's strides), mapped back inside by the mode (1 reflect, 2 edge), or
-// is the constant (mode 0).
+// is the constant (mode 0): the one element of b (the constant_value input, read here on the device, so the host
+// never waits for it) when given, else value's bits (the attribute of opsets before 11, or 0).
 template <typename T>
-__device__ inline void tb_dm_pad(const void *a, void *y, tb_index n, const tb_dm &d) {
+__device__ inline void tb_dm_pad(const void *a, const void *b, void *y, tb_index n, const tb_dm &d) {
   const T *x = (const T *)a;
   T *o = (T *)y;
+  const T constant = b ? *(const T *)b : (T)d.value;
   TB_GRID_LOOP(i, n) {
     tb_index rem = i, off = d.off[0];
     bool fill = false;
@@ -112,7 +114,7 @@ __device__ inline void tb_dm_pad(const void *a, void *y, tb_index n, const tb_dm
       }
       off += s * d.st[0][r];
     }
-    o[i] = fill ? (T)d.value : x[off];
+    o[i] = fill ? constant : x[off];
   }
 }
 
@@ -240,10 +242,10 @@ extern "C" __global__ void tb_cu_dm_transpose_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_
 extern "C" __global__ void tb_cu_dm_transpose_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_transpose<unsigned short>(a, y, d))
 extern "C" __global__ void tb_cu_dm_transpose_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_transpose<unsigned int>(a, y, d))
 extern "C" __global__ void tb_cu_dm_transpose_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_transpose<unsigned long long>(a, y, d))
-extern "C" __global__ void tb_cu_dm_pad_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned char>(a, y, n, d))
-extern "C" __global__ void tb_cu_dm_pad_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned short>(a, y, n, d))
-extern "C" __global__ void tb_cu_dm_pad_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned int>(a, y, n, d))
-extern "C" __global__ void tb_cu_dm_pad_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned long long>(a, y, n, d))
+extern "C" __global__ void tb_cu_dm_pad_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned char>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_pad_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned short>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_pad_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned int>(a, b, y, n, d))
+extern "C" __global__ void tb_cu_dm_pad_b8(TB_DM_PARAMS) TB_DM_BODY(tb_dm_pad<unsigned long long>(a, b, y, n, d))
 extern "C" __global__ void tb_cu_dm_fill_b1(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned char>(y, n, d))
 extern "C" __global__ void tb_cu_dm_fill_b2(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned short>(y, n, d))
 extern "C" __global__ void tb_cu_dm_fill_b4(TB_DM_PARAMS) TB_DM_BODY(tb_dm_fill<unsigned int>(y, n, d))

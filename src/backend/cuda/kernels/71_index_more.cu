@@ -189,7 +189,10 @@ __device__ inline bool tb_dm_nonzero(const void *x, int dt, tb_index i) {
   return v.integer ? v.i != 0 : v.f != 0.0;
 }
 
-// y[ch] = the count of chunk ch.
+// y[ch] = the count of chunk ch (ch < n). The last block to finish (its ticket, a 32-bit atomicAdd on y[n + 1], which
+// the host zeroes before the launch, is the grid's last) turns the counts into each chunk's first column in place (an
+// exclusive scan: each thread a contiguous run of chunks, the runs' sums scanned by thread 0) and writes the total at
+// y[n]: the host reads that one word to size the output, and the fill reads the starts where they are.
 extern "C" __global__ void tb_cu_dm_nonzero_count(TB_DM_PARAMS) {
   TB_DM_USE();
   long long *counts = (long long *)y;
@@ -198,6 +201,36 @@ extern "C" __global__ void tb_cu_dm_nonzero_count(TB_DM_PARAMS) {
     tb_index end = (ch + 1) * chunk < total ? (ch + 1) * chunk : total, count = 0;
     for (tb_index i = ch * chunk; i < end; i++) count += tb_dm_nonzero(a, d.mode, i);
     counts[ch] = count;
+  }
+  __shared__ bool last;
+  __shared__ long long runs[1024];
+  __threadfence(); // this block's counts visible to the grid before its ticket
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd((unsigned *)(counts + n + 1), 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  volatile long long *cs = counts; // read past any cache: the other blocks wrote them
+  tb_index per = (n + blockDim.x - 1) / blockDim.x, first = threadIdx.x * per, end = first + per < n ? first + per : n;
+  long long sum = 0;
+  for (tb_index i = first; i < end; i++) sum += cs[i];
+  runs[threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long at = 0;
+    for (unsigned t = 0; t < blockDim.x; t++) {
+      long long v = runs[t];
+      runs[t] = at;
+      at += v;
+    }
+    cs[n] = at;
+  }
+  __syncthreads();
+  long long at = runs[threadIdx.x];
+  for (tb_index i = first; i < end; i++) {
+    long long v = cs[i];
+    cs[i] = at;
+    at += v;
   }
 }
 

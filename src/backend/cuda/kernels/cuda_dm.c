@@ -47,6 +47,8 @@ tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor 
   switch (grid) {
     case TB_CUDA_DM_TILES: return tb_cuda_go_elements(&l, n * TB_CUDA_BLOCK_ELEMENTS);
     case TB_CUDA_DM_ROWS: return tb_cuda_go_rows(&l, d->p[0], d->p[1]);
+    case TB_CUDA_DM_WARPS: return tb_cuda_go_elements(&l, n * TB_CUDA_WARP);
+    case TB_CUDA_DM_BLOCKS: return tb_cuda_go_rows(&l, n, TB_CUDA_BLOCK_ELEMENTS);
     default: return tb_cuda_go_elements(&l, n);
   }
 }

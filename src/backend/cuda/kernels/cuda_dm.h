@@ -22,8 +22,15 @@ typedef struct tb_cuda_dm {
 } tb_cuda_dm;
 
 /* How a tb_cu_dm_ kernel is spread: over n elements, over n 32 x 32 tiles (the transpose: 256 threads per
- * tile), or one block per row (p[0] rows of p[1] columns: LayerNorm). */
-typedef enum tb_cuda_dm_grid { TB_CUDA_DM_ELEMENTS, TB_CUDA_DM_TILES, TB_CUDA_DM_ROWS } tb_cuda_dm_grid;
+ * tile), one block per row (p[0] rows of p[1] columns: LayerNorm), a warp per item (n x 32 threads) or a
+ * 256-thread block per item (Einsum's sums). */
+typedef enum tb_cuda_dm_grid {
+  TB_CUDA_DM_ELEMENTS,
+  TB_CUDA_DM_TILES,
+  TB_CUDA_DM_ROWS,
+  TB_CUDA_DM_WARPS,
+  TB_CUDA_DM_BLOCKS
+} tb_cuda_dm_grid;
 
 /* Launch kernel (a static string) with operands a, b, c (NULL: none) and y over n. */
 tb_status tb_cuda_dm_go(tb_kernel_ctx *ctx, const char *kernel, const tb_tensor *a, const tb_tensor *b, const tb_tensor *c,

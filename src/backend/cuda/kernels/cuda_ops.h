@@ -38,8 +38,6 @@ tb_status tb_cuda_range_prepare(tb_kernel_ctx *ctx, void **state);
 /* The recurrent kernels' prepare and release (cuda_ops_rnn.c): the GEMM path's state and the sequence_lens flag. */
 tb_status tb_cuda_rnn_prepare(tb_kernel_ctx *ctx, void **state);
 void tb_cuda_rnn_release(void *state);
-/* Pad's prepare (cuda_ops_data.c): the shared state, and the constant_value input read once when it is a constant. */
-tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state);
 /* Resize's and Upsample's prepare (cuda_ops_resize.c): the shared state and, for a static shape, the tap tables. */
 tb_status tb_cuda_resize_prepare(tb_kernel_ctx *ctx, void **state);
 

@@ -192,37 +192,10 @@ static tb_status tile_run(tb_kernel_ctx *ctx) {
   return tb_cuda_dm_strided_copy(ctx, x, 0, src, y, 0, dst, 2 * nd, shape);
 }
 
-/* Pad's state: the shared one first (tb_cuda_release frees the block), then the constant_value input's bytes when
- * the model gives it as a constant: read once, at prepare, so a run does not wait for the device to read it back (and
- * a graph can hold the run). */
-typedef struct pad_state {
-  tb_cuda_node node;
-  bool has_value;
-  unsigned long long value;
-} pad_state;
-
-tb_status tb_cuda_pad_prepare(tb_kernel_ctx *ctx, void **state) {
-  void *shared = NULL;
-  tb_status st = tb_cuda_prepare_sized(ctx, sizeof(pad_state), &shared);
-  if (st != TB_OK) return st;
-  pad_state *ps = shared; /* the shared state at its start */
-  const tb_tensor *cv = tb_kernel_input_constant(ctx, 2) ? ctx->inputs[2] : NULL;
-  const tb_value_type *xt = ctx->in_types ? ctx->in_types[0] : NULL;
-  if (cv && tb_tensor_numel(cv) == 1 && xt && xt->has_dtype && cv->dtype == xt->dtype) {
-    st = tb_tensor_copy_to_host(cv, &ps->value, tb_dtype_size(cv->dtype));
-    if (st != TB_OK) {
-      free(ps);
-      return st;
-    }
-    ps->has_value = true;
-  }
-  *state = ps;
-  return TB_OK;
-}
-
 /* Pad: the amounts from the op's own function (attribute, or the pads / axes inputs on the host); the
- * constant from the attribute (before opset 11) or the constant_value input (a model constant: read at prepare;
- * a computed device scalar: read back). */
+ * constant from the attribute (before opset 11) or the constant_value input, which the kernel reads on the device
+ * (a model constant or a computed scalar alike: nothing is read back, so a run does not wait for it and a graph can
+ * hold it). */
 static tb_status pad_run(tb_kernel_ctx *ctx) {
   tb_status st = tb_kernel_outputs(ctx);
   if (st != TB_OK) return st;
@@ -240,18 +213,15 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   if (st == TB_OK && !known) st = tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "the pads are not known at run time");
   if (st != TB_OK) return st;
   tb_cuda_dm d = {.rank = (int32_t)nd, .mode = (int32_t)p->mode};
-  const tb_tensor *cv = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const tb_tensor *cv = ctx->n_inputs > 2 && !p->pads_attr ? ctx->inputs[2] : NULL;
   if (p->pads_attr) {
     float v = p->value;
     if ((st = tb_convert(TB_DTYPE_F32, &v, x->dtype, &d.value, 1, true)) != TB_OK) return st;
-  } else if (cv && tb_tensor_numel(cv) > 0) {
-    if (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)
-      return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s value; it has %lld of %s",
-                             tb_dtype_name(x->dtype), (long long)tb_tensor_numel(cv), tb_dtype_name(cv->dtype));
-    const pad_state *ps = ctx->state;
-    if (ps && ps->has_value) d.value = ps->value;
-    else if ((st = tb_tensor_copy_to_host(cv, &d.value, tb_dtype_size(cv->dtype))) != TB_OK) return st;
+  } else if (cv && (tb_tensor_numel(cv) != 1 || cv->dtype != x->dtype)) {
+    return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "constant_value must be one %s value; it has %lld of %s; give a one-element tensor of the data's type",
+                           tb_dtype_name(x->dtype), (long long)tb_tensor_numel(cv), tb_dtype_name(cv->dtype));
   }
+  if (p->mode != TB_PAD_CONSTANT) cv = NULL; /* reflect and edge never read it */
   int64_t xs[TB_MAX_DIMS];
   tb_shape_strides(nd, x->shape, xs);
   for (size_t k = 0; k < nd; k++) {
@@ -266,7 +236,9 @@ static tb_status pad_run(tb_kernel_ctx *ctx) {
   if (tb_tensor_numel(x) == 0 && p->mode != TB_PAD_CONSTANT && tb_tensor_numel(y) > 0)
     return tb_kernel_error(ctx, TB_ERR_INVALID_ARGUMENT, "%s padding of an empty input has nothing to repeat; use mode constant",
                            tb_pad_mode_name(p->mode));
-  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(pad_kernels, x->dtype), x, NULL, NULL, y, tb_tensor_numel(y), &d, TB_CUDA_DM_ELEMENTS);
+  /* an empty x has no device memory and is never read (every element is the constant) */
+  return tb_cuda_dm_go(ctx, tb_cuda_dm_sized(pad_kernels, x->dtype), tb_tensor_numel(x) > 0 ? x : NULL, cv, NULL, y, tb_tensor_numel(y), &d,
+                       TB_CUDA_DM_ELEMENTS);
 }
 
 /* Shape (with start / end from opset 15) and Size: int64 values from the input's shape, written on the device by the
@@ -369,7 +341,7 @@ static const tb_kernel kernels[] = {
     TB_CUDA_KERNEL("", "Slice", data_accepts, slice_run),
     TB_CUDA_KERNEL("", "Expand", data_accepts, expand_run),
     TB_CUDA_KERNEL("", "Tile", tile_accepts, tile_run),
-    {"", "Pad", TB_KERNEL_REFERENCE, 0, pad_accepts, pad_run, tb_cuda_pad_prepare, tb_cuda_release, NULL},
+    TB_CUDA_KERNEL("", "Pad", pad_accepts, pad_run),
     TB_CUDA_KERNEL("", "Shape", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "Size", shape_accepts, shape_run),
     TB_CUDA_KERNEL("", "ConstantOfShape", constant_of_shape_accepts, constant_of_shape_run),

@@ -1,12 +1,12 @@
-/* CUDA Einsum: float32 or float64, one or two inputs of one dtype, any equation the CPU reference parses
- * (ops/nn/einsum_parse.h: explicit or implicit output, repeated labels, an ellipsis with broadcasting) with at
- * most 8 output labels and 4 summed ones; other equations run on the CPU. A float32 product of two inputs whose
- * labels are batch (both inputs and the output), at most one row label (A and the output), one column label (B
- * and the output) and one summed label, with the output ordered [batch..., row, column], runs on the GEMM family
- * (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they are, no copy); a float32 product
- * after permutations (several batch, row, column or summed labels, any output order) through cuda_einsum_permute.c
- * (device copies around one GEMM); anything else on the generic contraction kernel (kernels/72_einsum.cu, in double
- * in the CPU's order). */
+/* CUDA Einsum: one or two inputs of one dtype (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8:
+ * the CPU reference's), any equation the CPU reference parses (ops/nn/einsum_parse.h: explicit or implicit output,
+ * repeated labels, an ellipsis with broadcasting) with at most 8 output labels and 4 summed ones; other equations run on
+ * the CPU. A float32 product of two inputs whose labels are batch (both inputs and the output), at most one row label
+ * (A and the output), one column label (B and the output) and one summed label, with the output ordered [batch...,
+ * row, column], runs on the GEMM family (cuda_gemm.h: cuBLASLt or the own tiled kernel, the operands' strides as they
+ * are, no copy); a float32 product after permutations (several batch, row, column or summed labels, any output order)
+ * through cuda_einsum_permute.c (device copies around one GEMM); anything else on the generic contraction kernel
+ * (kernels/72_einsum.cu, in double: a thread, a warp or a block per output by the length of the sum). */
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
 #include "backend/cuda/kernels/cuda_einsum_permute.h"
@@ -18,7 +18,12 @@
 #include "ops/nn/einsum_parse.h"
 #include "ops/nn/nn_params.h"
 
-enum { EINSUM_INPUTS = 2, EINSUM_SUMMED = 4 };
+enum {
+  EINSUM_INPUTS = 2,
+  EINSUM_SUMMED = 4,
+  EINSUM_WARP_FROM = 32,  /* summed terms from which a warp sums each output (below: a thread, in the CPU's order) */
+  EINSUM_BLOCK_FROM = 1024 /* ... from which a block of 256 threads does */
+};
 
 /* The equation parsed for these input ranks; the summed labels, in the CPU's loop order (by label), in *sum. */
 static tb_status einsum_plan(const char *equation, size_t n_in, const size_t *ranks, nn_einsum *e, int *sum, size_t *n_sum) {
@@ -115,7 +120,12 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
   bool summed_empty = false;
   for (size_t k = 0; k < n_sum; k++) summed_empty = summed_empty || sizes[sum[k]] == 0;
   if (dt == TB_DTYPE_F32 && !summed_empty && tb_cuda_einsum_permutable(&e)) return tb_cuda_einsum_permuted(ctx, &e, sizes, y);
-  tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)(n_sum | n_in << 8)};
+  int64_t space = 1;
+  for (size_t k = 0; k < n_sum; k++) space *= sizes[sum[k]];
+  tb_cuda_dm_grid grid = space >= EINSUM_BLOCK_FROM ? TB_CUDA_DM_BLOCKS : space >= EINSUM_WARP_FROM ? TB_CUDA_DM_WARPS : TB_CUDA_DM_ELEMENTS;
+  int group = grid == TB_CUDA_DM_BLOCKS ? 2 : grid == TB_CUDA_DM_WARPS ? 1 : 0; /* 72_einsum.cu's TB_ES_* */
+  uint32_t mode = (uint32_t)n_sum | (uint32_t)n_in << 4 | (uint32_t)group << 6 | (uint32_t)dt << 8 | (uint32_t)dt << 16 | (uint32_t)dt << 24;
+  tb_cuda_dm d = {.rank = (int32_t)e.out_rank, .mode = (int32_t)mode};
   memcpy(d.dims, shape, e.out_rank * sizeof *shape);
   for (size_t k = 0; k < n_sum; k++) d.p[k] = sizes[sum[k]];
   for (size_t i = 0; i < n_in; i++) {
@@ -130,18 +140,36 @@ static tb_status einsum_run(tb_kernel_ctx *ctx) {
         if (sum[k] == l) d.st[2 + i][k] += own[a];
     }
   }
-  return tb_cuda_dm_go(ctx, dt == TB_DTYPE_F64 ? "tb_cu_dm_einsum_f64" : "tb_cu_dm_einsum_f32", ctx->inputs[0], n_in > 1 ? ctx->inputs[1] : NULL, NULL, y, tb_tensor_numel(y), &d,
-                       TB_CUDA_DM_ELEMENTS);
+  /* empty inputs have no device memory and are never read (an empty summed space: zeros) */
+  const tb_tensor *a = tb_tensor_numel(ctx->inputs[0]) > 0 ? ctx->inputs[0] : NULL;
+  const tb_tensor *b = n_in > 1 && tb_tensor_numel(ctx->inputs[1]) > 0 ? ctx->inputs[1] : NULL;
+  return tb_cuda_dm_go(ctx, "tb_cu_dm_einsum", a, b, NULL, y, tb_tensor_numel(y), &d, grid);
 }
 
-/* float32 or float64 inputs (one dtype) of known ranks whose equation parses with at most 4 summed labels. */
+/* The dtypes the generic kernel computes in double, as the CPU reference. */
+static bool einsum_dtype(tb_dtype dt) {
+  switch (dt) {
+    case TB_DTYPE_F32:
+    case TB_DTYPE_F64:
+    case TB_DTYPE_F16:
+    case TB_DTYPE_BF16:
+    case TB_DTYPE_I64:
+    case TB_DTYPE_I32:
+    case TB_DTYPE_I16:
+    case TB_DTYPE_I8:
+    case TB_DTYPE_U8: return true;
+    default: return false;
+  }
+}
+
+/* Inputs of one of those dtypes (the same for all) of known ranks whose equation parses with at most 4 summed labels. */
 static bool einsum_accepts(const tb_kernel_query *q) {
   const tb_einsum_params *p = q->params;
   if (!p || !p->equation || q->n_inputs < 1 || q->n_inputs > EINSUM_INPUTS || q->n_outputs != 1) return false;
   size_t ranks[EINSUM_INPUTS];
   for (size_t i = 0; i < q->n_inputs; i++) {
     const tb_value_type *t = q->in[i];
-    if (!t || !t->has_shape || !t->has_dtype || (t->dtype != TB_DTYPE_F32 && t->dtype != TB_DTYPE_F64) || t->dtype != q->in[0]->dtype)
+    if (!t || !t->has_shape || !t->has_dtype || !einsum_dtype(t->dtype) || t->dtype != q->in[0]->dtype)
       return false;
     ranks[i] = q->in[i]->ndim;
   }

@@ -4,9 +4,9 @@
  * numeric indices, negative ones wrapped), GatherND (batch_dims), Scatter (the deprecated op, ScatterElements
  * without a reduction) and ScatterElements / ScatterND with a reduction (add, mul, min, max: deterministic,
  * one thread per set of outputs, the CPU's order; ScatterND of several rows through kernels/73_scatter_nd.cu, each
- * target's rows in order), and NonZero (its output's size depends on the values: the
- * nonzeros are counted per chunk on the device, the counts read back and turned into offsets on the host,
- * then the chunks fill the output). Indices are read back and checked as in cuda_ops_index.c. */
+ * target's rows in order), and NonZero (its output's size depends on the values: the nonzeros are counted per
+ * chunk on the device, whose last block turns the counts into offsets and the total; the host reads the total, one
+ * 8-byte word, to size the output, then the chunks fill it). Indices are read back and checked as in cuda_ops_index.c. */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda/kernels/cuda_dm.h"
@@ -241,38 +241,48 @@ static tb_status scatter_nd_run(tb_kernel_ctx *ctx) {
   return scatter_nd_rows(ctx, upd, idx, flag, y, &d);
 }
 
-/* NonZero: count per chunk, the counts read back and made offsets, then the fill into [rank, count]. */
+/* Int64 slot k of NonZero's scratch (int32 elements: a fill of zeros is then a 4-byte memset, not an upload) as a
+ * tensor of its own. */
+static tb_status slot_view(tb_tensor *v, int64_t k, tb_tensor **out) {
+  const int64_t two = 2, one = 1;
+  return tb_tensor_view(v, 1, &two, &one, tb_tensor_offset(v) + 2 * k, out);
+}
+
+/* NonZero: the chunks counted on the device into a scratch of chunks + 2 int64 slots (the counts, made each chunk's
+ * first column by the count kernel's last block; the total; the blocks' ticket, zeroed first by a memset), the total
+ * read back (one 8-byte copy through the pinned staging buffer: the output's size must be known on the host,
+ * docs/cuda.md "No host round-trips"), then the fill into [rank, count]. */
 static tb_status nonzero_run(tb_kernel_ctx *ctx) {
   const tb_tensor *x = ctx->inputs[0];
   int64_t n = tb_tensor_numel(x), chunk = n / NONZERO_CHUNKS + 1, chunks = 0, count = 0;
   if (chunk < NONZERO_MIN_CHUNK) chunk = NONZERO_MIN_CHUNK;
   chunks = (n + chunk - 1) / chunk;
-  tb_tensor *starts = NULL, *y = NULL;
-  int64_t *host = NULL;
+  tb_tensor *scratch = NULL, *total = NULL, *ticket = NULL, *y = NULL;
   tb_status st = TB_OK;
   tb_cuda_dm d = {.rank = (int32_t)x->ndim, .mode = (int32_t)x->dtype, .p = {n, chunk}};
   memcpy(d.dims, x->shape, x->ndim * sizeof *x->shape);
   if (chunks > 0) {
-    host = malloc((size_t)chunks * sizeof *host);
-    if (!host) return tb_kernel_error(ctx, TB_ERR_OUT_OF_MEMORY, "out of host memory for %lld chunk counts", (long long)chunks);
-    st = tb_tensor_create(ctx->backend, TB_DTYPE_I64, 1, &chunks, &starts);
-    if (st == TB_OK) st = tb_cuda_dm_go(ctx, "tb_cu_dm_nonzero_count", x, NULL, NULL, starts, chunks, &d, TB_CUDA_DM_ELEMENTS);
-    if (st == TB_OK) st = tb_tensor_copy_to_host(starts, host, (size_t)chunks * sizeof *host);
-    for (int64_t c = 0; st == TB_OK && c < chunks; c++) {
-      int64_t v = host[c];
-      host[c] = count;
-      count += v;
-    }
-    if (st == TB_OK && count > 0) st = tb_tensor_copy_from_host(starts, host, (size_t)chunks * sizeof *host);
+    const int64_t words = 2 * (chunks + 2);
+    const int32_t zero = 0;
+    st = tb_tensor_create(ctx->backend, TB_DTYPE_I32, 1, &words, &scratch);
+    if (st == TB_OK) st = slot_view(scratch, chunks, &total);
+    if (st == TB_OK) st = slot_view(scratch, chunks + 1, &ticket);
+    if (st == TB_OK) st = tb_tensor_fill(ticket, &zero);
+    if (st == TB_OK) st = tb_cuda_dm_go(ctx, "tb_cu_dm_nonzero_count", x, NULL, NULL, scratch, chunks, &d, TB_CUDA_DM_ELEMENTS);
+    if (st == TB_OK) st = tb_tensor_copy_to_host(total, &count, sizeof count);
+    if (st == TB_OK && (count < 0 || count > n))
+      st = tb_kernel_error(ctx, TB_ERR_DRIVER, "the device counted %lld nonzero values among %lld; the device's memory is not what was written",
+                           (long long)count, (long long)n);
   }
   int64_t shape[2] = {(int64_t)x->ndim, count};
   if (st == TB_OK) st = tb_kernel_output(ctx, 0, TB_DTYPE_I64, 2, shape, &y);
   if (st == TB_OK && count > 0 && x->ndim > 0) {
     d.p[2] = count;
-    st = tb_cuda_dm_go(ctx, "tb_cu_dm_nonzero_fill", x, starts, NULL, y, chunks, &d, TB_CUDA_DM_ELEMENTS);
+    st = tb_cuda_dm_go(ctx, "tb_cu_dm_nonzero_fill", x, scratch, NULL, y, chunks, &d, TB_CUDA_DM_ELEMENTS);
   }
-  tb_tensor_destroy(starts);
-  free(host);
+  tb_tensor_destroy(total);
+  tb_tensor_destroy(ticket);
+  tb_tensor_destroy(scratch);
   return st;
 }
 
