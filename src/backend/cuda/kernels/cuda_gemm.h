@@ -95,6 +95,12 @@ void tb_cuda_gemm_release(void *state);
  * nearest even), its launch on the node's functions (ctx->state starts with a tb_cuda_node); for the products and
  * the reduced-precision convolutions (cuda_conv_precision.c). */
 tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out);
+/* x, fp32 [rows, cols] (any tensor with rows its elements and cols 1 when !transpose), as fp8 e4m3 divided by its
+ * per-tensor scale max |x| / 448 (1 when that is 0 or not finite): *out [rows, cols], or [cols, rows] when transpose,
+ * and *scale one fp32 on the device (tb_cu_lowp_amax_f32 twice, then tb_cu_lowp_to_e4m3); for the fp8 products and
+ * convolutions. */
+tb_status tb_cuda_lowp_quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
+                                 tb_tensor **scale);
 
 /* C = act(alpha * A B + addends) for every batch index (d complete; c contiguous, holding batch * m * n
  * floats; add0 / add1 NULL for none), in the node's precision. Nothing is launched for an empty output. */

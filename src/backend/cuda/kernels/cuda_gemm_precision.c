@@ -40,8 +40,8 @@ tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype 
 
 /* x, fp32 [rows, cols] (any tensor when !transpose: rows = its elements, cols 1), as fp8 e4m3 divided by its
  * scale (max |x| / 448), stored as is or transposed ([cols, rows]); *scale one fp32 on the device. */
-static tb_status quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
-                           tb_tensor **scale) {
+tb_status tb_cuda_lowp_quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
+                                 tb_tensor **scale) {
   *out = *scale = NULL;
   cuda_state *s = tb_cuda_state_of(ctx);
   /* the maximum in two launches of one kernel: each block of the grid over x, then one block over their results */
@@ -166,7 +166,7 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
       bool ok = false, kn = b_stored_kn(ctx, x, &ok);
       if (!ok) continue;
       p->transposed = kn;
-      st = quantize8(ctx, x, x->shape[0], x->shape[1], kn, &p->t, &p->scale);
+      st = tb_cuda_lowp_quantize8(ctx, x, x->shape[0], x->shape[1], kn, &p->t, &p->scale);
     } else {
       continue;
     }
@@ -299,10 +299,10 @@ static tb_status product8(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, const tb_
                     (long long)d->k);
   const tb_tensor *b8 = packed_of(ctx, node, 1, b, TB_DTYPE_FP8_E4M3FN), *b_scale = b8 ? node->packed[1].scale : NULL;
   tb_tensor *a8 = NULL, *a_scale = NULL, *tmp_b = NULL, *tmp_scale = NULL;
-  tb_status st = quantize8(ctx, a, tb_tensor_numel(a), 1, false, &a8, &a_scale);
+  tb_status st = tb_cuda_lowp_quantize8(ctx, a, tb_tensor_numel(a), 1, false, &a8, &a_scale);
   if (st == TB_OK && !b8) { /* B [k, n] (unit column stride): transposed to [n, k]; else already [n, k] */
     bool kn = d->b_cs == 1;
-    st = kn ? quantize8(ctx, b, d->k, d->n, true, &tmp_b, &tmp_scale) : quantize8(ctx, b, tb_tensor_numel(b), 1, false, &tmp_b, &tmp_scale);
+    st = kn ? tb_cuda_lowp_quantize8(ctx, b, d->k, d->n, true, &tmp_b, &tmp_scale) : tb_cuda_lowp_quantize8(ctx, b, tb_tensor_numel(b), 1, false, &tmp_b, &tmp_scale);
     b8 = tmp_b;
     b_scale = tmp_scale;
   }

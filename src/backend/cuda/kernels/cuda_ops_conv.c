@@ -117,6 +117,11 @@ static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) 
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, w, bias, residual, y, NULL};
+  if (precision == TB_DEVICE_FP8 && tb_tensor_numel(x) > 0) { /* through cuDNN, else bf16 */
+    bool ran = false;
+    if ((st = tb_cuda_conv_run_fp8(ctx, &d, tensors, &ran)) != TB_OK || ran) return st;
+    precision = TB_DEVICE_BF16;
+  }
   if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
     return conv_launch(ctx, &d, tensors, precision == TB_DEVICE_TF32, n);
   tb_tensor *tmp[2] = {NULL, NULL};
@@ -153,12 +158,12 @@ static bool conv_accepts(const tb_kernel_query *q) {
   return !q->in[0]->has_shape || (q->in[0]->ndim >= 3 && q->in[0]->ndim <= 2 + SPATIAL_MAX);
 }
 
-/* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: bf16, the convolutions
- * have no fp8 form). */
+/* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: through cuDNN where it can,
+ * else bf16, cuda_conv_precision.c). */
 static bool conv_accepts_tf32(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_TF32 && conv_accepts(q); }
 static bool conv_accepts_bf16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_BF16 && conv_accepts(q); }
 static bool conv_accepts_fp8(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP8 && conv_accepts(q); }
-static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_BF16); }
+static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_FP8); }
 static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP16 && conv_accepts(q); }
 
 #define TB_CUDA_CONV_LOWP(domain, name, tag, precision)                                                               \
@@ -167,7 +172,7 @@ static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_preci
 /* Every precision of the convolution, the reduced ones first (find_kernel takes the first that accepts). */
 #define TB_CUDA_CONV_OP(domain, name)                                                                         \
   TB_CUDA_CONV_LOWP(domain, name, tf32, "tf32"), TB_CUDA_CONV_LOWP(domain, name, bf16, "bf16"),                  \
-      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "bf16"),               \
+      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "fp8 e4m3"),               \
       TB_CUDA_KERNEL(domain, name, conv_accepts, conv_run)
 
 static const tb_kernel kernels[] = {
