@@ -1,8 +1,9 @@
 /* The precision of the convolutions on cuda:0 (cuda_conv_precision.h), as cuda_gemm_precision.c for the products:
  * Conv and tb::FusedConv have an entry per precision the prepare options may ask for (cuda_ops_conv.c). tf32 keeps
  * fp32 data and lets cuDNN's TF32 engines run it (the own kernels stay fp32, and the prepare result says so when
- * cuDNN is not in use or the convolution has 3 spatial axes). bf16 (O3 with precision auto, or
- * precision bf16; also precision fp8, which the convolutions do not take) and fp16: W, a constant, converted once at
+ * cuDNN is not in use or the convolution has 3 spatial axes). fp8 (precision fp8, compute capability 8.9, cuDNN, 1 or 2
+ * spatial axes): W quantized to e4m3 once at prepare with its per-tensor scale, X per run, cuDNN with both scales;
+ * bf16 where that cannot run. bf16 (O3 with precision auto, or precision bf16) and fp16: W, a constant, converted once at
  * prepare on the device (tb_cu_dm_cast), X per run into a temporary; cuDNN with 16-bit X and W, fp32 compute and an
  * fp32 Y, or the own tb_cu_cnn_conv[_igemm]_bf16 / _f16 (63_conv_lowp.cu): fp32 accumulation and epilogue, fp32
  * outputs, so the node's neighbours stay fp32. */
