@@ -114,9 +114,14 @@ static tb_status dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb
   }
   *ran = true;
   bool rest = residual || (d->act != TB_FUSED_ACT_NONE && !(fused && conv.relu)) || (bias && !fused);
-  if (!rest) return TB_OK;
-  const tb_tensor *epilogue[TB_CUDA_CNN_POINTERS] = {y, fused ? NULL : bias, residual, NULL, NULL, NULL};
+  const tb_tensor *y16 = tensors[5]; /* Y in 16 bits too (cuda_conv_precision.h): the epilogue writes it, or only it */
+  if (!rest && !y16) return TB_OK;
+  const tb_tensor *epilogue[TB_CUDA_CNN_POINTERS] = {y, fused ? NULL : bias, residual, NULL, NULL, y16};
   tb_cuda_cnn_desc e = *d;
   if (fused && conv.relu) e.act = TB_FUSED_ACT_NONE;
+  if (!rest) { /* cuDNN did the whole epilogue: only the copy (y rewritten as it is) */
+    epilogue[1] = epilogue[2] = NULL;
+    e.act = TB_FUSED_ACT_NONE;
+  }
   return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_epilogue_f32", epilogue, &e, tb_tensor_numel(y), 0, 0);
 }

@@ -57,6 +57,12 @@ static tb_status prepare_in(tb_kernel_ctx *ctx, void **state, tb_device_precisio
     }
     node->from = tb_cuda_address_of(w);
   }
+  if (precision != TB_DEVICE_TF32 && tb_cuda_fuse_casts_wanted()) { /* the conversions fused into producers (cuda_handoff.h) */
+    tb_kernel_writes_reduced(ctx, 0);
+    const tb_value_type *x = ctx->in_types && ctx->n_inputs > 0 ? ctx->in_types[0] : NULL;
+    if (sixteen(precision) && !tb_kernel_input_constant(ctx, 0) && x && x->has_dtype && x->dtype == TB_DTYPE_F32)
+      tb_kernel_reads_reduced(ctx, 0, dtype_of(precision));
+  }
   *state = node;
   return TB_OK;
 }
@@ -131,7 +137,21 @@ void tb_cuda_conv_release(void *state) {
   tb_tensor_destroy(node->weight);
   tb_tensor_destroy(node->weight8);
   tb_tensor_destroy(node->w_scale);
+  tb_cuda_handoff_release(&node->handoff);
   free(node);
+}
+
+tb_status tb_cuda_conv_out16(tb_kernel_ctx *ctx, const tb_tensor *y, const tb_tensor **tensors, tb_cuda_cnn_desc *d, tb_tensor **y16) {
+  *y16 = NULL;
+  tb_dtype dtype;
+  tb_cuda_conv_node *node = tb_kernel_reduced_outputs(ctx, &dtype) ? ctx->state : NULL;
+  if (!node || !ctx->outputs || ctx->n_outputs < 1 || ctx->outputs[0] != y) return TB_OK;
+  int f16 = 0;
+  tb_status st = tb_cuda_handoff_out(ctx, &node->handoff, 0, y, y16, &f16);
+  if (st != TB_OK || !*y16) return st;
+  tensors[5] = *y16;
+  d->flag = f16 ? 2 : 1;
+  return TB_OK;
 }
 
 tb_status tb_cuda_conv_run_fp8(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool *ran) {
@@ -144,7 +164,7 @@ tb_status tb_cuda_conv_run_fp8(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
   tb_status st = tb_cuda_lowp_quantize8(ctx, x, tb_tensor_numel(x), 1, false, &x8, &x_scale);
   if (st == TB_OK && !prepared) st = tb_cuda_lowp_quantize8(ctx, w, tb_tensor_numel(w), 1, false, &w8, &w_scale);
   if (st == TB_OK) {
-    const tb_tensor *t[TB_CUDA_CNN_POINTERS] = {x8, prepared ? node->weight8 : w8, tensors[2], tensors[3], tensors[4], NULL};
+    const tb_tensor *t[TB_CUDA_CNN_POINTERS] = {x8, prepared ? node->weight8 : w8, tensors[2], tensors[3], tensors[4], tensors[5]};
     st = tb_cuda_conv_dnn_run_fp8(ctx, d, t, x_scale, prepared ? node->w_scale : w_scale, ran);
   }
   tb_tensor_destroy(x8); /* after the launches are queued: the run holds device blocks until its stream is done */
@@ -167,14 +187,15 @@ tb_status tb_cuda_conv_operands16(tb_kernel_ctx *ctx, const tb_tensor *x, const 
   tmp[0] = tmp[1] = NULL;
   *x16 = *w16 = NULL;
   bool prepared = node->weight && ctx->n_inputs > 1 && ctx->inputs[1] == w && tb_cuda_address_of(w) == node->from;
-  tb_status st = tb_cuda_lowp_convert(ctx, x, dtype, &tmp[0]);
+  const tb_tensor *handed = ctx->n_inputs > 0 && ctx->inputs[0] == x ? tb_cuda_handoff_find(ctx, 0, x, dtype) : NULL;
+  tb_status st = handed ? TB_OK : tb_cuda_lowp_convert(ctx, x, dtype, &tmp[0]);
   if (st == TB_OK && !prepared) st = tb_cuda_lowp_convert(ctx, w, dtype, &tmp[1]);
   if (st != TB_OK) {
     tb_tensor_destroy(tmp[0]);
     tmp[0] = NULL;
     return st;
   }
-  *x16 = tmp[0];
+  *x16 = handed ? handed : tmp[0];
   *w16 = prepared ? node->weight : tmp[1];
   return TB_OK;
 }

@@ -100,6 +100,27 @@ static tb_status conv_launch(tb_kernel_ctx *ctx, tb_cuda_cnn_desc *d, const tb_t
   return tb_cuda_cnn_launch(ctx, igemm_kernels[form], tensors, d, 0, d->n * d->groups * m_tiles * n_tiles, 256);
 }
 
+/* The convolution in its node's precision: fp8 through cuDNN (else bf16), bf16 / fp16 with X and W converted (or handed
+ * over), fp32 and tf32 as they are. */
+static tb_status conv_run_precision(tb_kernel_ctx *ctx, tb_cuda_cnn_desc *d, const tb_tensor **tensors, tb_device_precision precision,
+                                    int64_t n) {
+  tb_status st;
+  const tb_tensor *x = tensors[0], *w = tensors[1];
+  if (precision == TB_DEVICE_FP8 && tb_tensor_numel(x) > 0) { /* through cuDNN, else bf16 */
+    bool ran = false;
+    if ((st = tb_cuda_conv_run_fp8(ctx, d, tensors, &ran)) != TB_OK || ran) return st;
+    precision = TB_DEVICE_BF16;
+  }
+  if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
+    return conv_launch(ctx, d, tensors, precision == TB_DEVICE_TF32, n);
+  tb_tensor *tmp[2] = {NULL, NULL};
+  st = tb_cuda_conv_operands16(ctx, x, w, &tensors[0], &tensors[1], tmp);
+  if (st == TB_OK) st = conv_launch(ctx, d, tensors, false, n);
+  tb_tensor_destroy(tmp[0]); /* after the launches are queued: the run holds device blocks until its stream is done */
+  tb_tensor_destroy(tmp[1]);
+  return st;
+}
+
 static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) {
   tb_status st;
   const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
@@ -117,18 +138,13 @@ static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) 
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, w, bias, residual, y, NULL};
-  if (precision == TB_DEVICE_FP8 && tb_tensor_numel(x) > 0) { /* through cuDNN, else bf16 */
-    bool ran = false;
-    if ((st = tb_cuda_conv_run_fp8(ctx, &d, tensors, &ran)) != TB_OK || ran) return st;
-    precision = TB_DEVICE_BF16;
+  tb_tensor *y16 = NULL; /* Y in 16 bits too, for a consumer that reads it so (cuda_conv_precision.h) */
+  if (precision != TB_DEVICE_FP32 && (st = tb_cuda_conv_out16(ctx, y, tensors, &d, &y16)) != TB_OK) return st;
+  st = conv_run_precision(ctx, &d, tensors, precision, n);
+  if (st == TB_OK && y16) {
+    tb_cuda_conv_node *node = ctx->state;
+    tb_cuda_handoff_publish(&node->handoff, y);
   }
-  if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
-    return conv_launch(ctx, &d, tensors, precision == TB_DEVICE_TF32, n);
-  tb_tensor *tmp[2] = {NULL, NULL};
-  st = tb_cuda_conv_operands16(ctx, x, w, &tensors[0], &tensors[1], tmp);
-  if (st == TB_OK) st = conv_launch(ctx, &d, tensors, false, n);
-  tb_tensor_destroy(tmp[0]); /* after the launches are queued: the run holds device blocks until its stream is done */
-  tb_tensor_destroy(tmp[1]);
   return st;
 }
 
