@@ -16,7 +16,6 @@ typedef struct entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *table;
 static size_t count, cap;
-static unsigned long long found;
 
 bool tb_cuda_fuse_casts_wanted(void) {
   const char *v = tb_env("TB_CUDA_FUSE_CASTS");
@@ -101,7 +100,6 @@ const tb_tensor *tb_cuda_handoff_find(const tb_kernel_ctx *ctx, size_t input, co
       if (table[i].t->dtype == dtype && same_shape(table[i].t, x)) t = table[i].t;
       break;
     }
-  if (t) found++;
   pthread_mutex_unlock(&lock);
   return t;
 }
@@ -119,11 +117,4 @@ void tb_cuda_handoff_release(tb_cuda_handoff *h) {
   tb_tensor_destroy(h->t);
   h->t = NULL;
   h->at = 0;
-}
-
-unsigned long long tb_cuda_handoff_found(void) {
-  pthread_mutex_lock(&lock);
-  unsigned long long n = found;
-  pthread_mutex_unlock(&lock);
-  return n;
 }

@@ -32,7 +32,5 @@ void tb_cuda_handoff_publish(tb_cuda_handoff *h, const tb_tensor *out);
 const tb_tensor *tb_cuda_handoff_find(const tb_kernel_ctx *ctx, size_t input, const tb_tensor *x, tb_dtype dtype);
 /* At the producer's release: withdrawn and freed. */
 void tb_cuda_handoff_release(tb_cuda_handoff *h);
-/* For tests: how many copies consumers found since the process started. */
-unsigned long long tb_cuda_handoff_found(void);
 
 #endif
