@@ -25,7 +25,10 @@
 #      `tb validate --backends cuda:0` at O3 (bf16 products and convolutions), with --precision tf32 at O2, fp16
 #      at O3, and fp8 at O2 on compute capability 8.9 and newer (SKIP below), against the tolerance rows of cuda
 #      tf32 / bf16 / fp16 / fp8 (assumed until this step measures them); then the GEMM rate in bf16 (O3) against
-#      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16);
+#      torch.matmul on bf16 tensors (gpu_gemm_rate.py --precision bf16); the fp8 convolutions through cuDNN
+#      (cnn_small under --precision fp8 at 8.9 and newer: its FusedConv nodes in fp8 e4m3, cuDNN's engine found);
+#      and the conversions fused into their producers (encoder_small at O3 with TB_CUDA_FUSE_CASTS on and off: the
+#      outputs' sha256 equal);
 #  10. CumSum's block scan (docs/cuda.md "CumSum's block scan"): an int32 [4, 2^20] and a float16 [64, 4096]
 #      CumSum along the last axis under `tb bench` on cpu and cuda:0 (needs numpy and onnx, else skipped);
 #  11. TopK's radix select (docs/cuda.md "TopK's radix select"): a float32 [1, 200000] TopK with k = 100000 and a
@@ -298,6 +301,34 @@ for onnx in models/*.onnx $bench_models; do
     note SKIP "$name validate cuda:0 fp8" "compute capability '${cc:-unknown}' below 8.9: fp8 runs as bf16 there (the O3 step)"
   fi
 done
+# fp8 convolutions through cuDNN (compute capability 8.9 and newer): cnn_small's FusedConv nodes must say fp8 e4m3 and
+# cuDNN must have run them so (no "runs in bf16" at info level); tb validate above checked the numbers.
+if [ -n "$cc" ] && [ "$cc" -ge 89 ] && [ -e models/cnn_small.onnx ]; then
+  if step "fp8 convolutions cuda:0 (cnn_small)" fp8_conv.log env TB_LOG=info "$tb" run models/cnn_small.onnx --backend cuda:0 \
+      --level O2 --precision fp8 --input input=models/cnn_small/inputs/input.npy --profile; then
+    convs="$(grep -c 'FusedConv .*: fp8 e4m3: the precision asked for' "$out/fp8_conv.log")"
+    if [ "$convs" -ge 1 ] && ! grep -q 'no engine for this fp8 convolution' "$out/fp8_conv.log"; then
+      note PASS "fp8 convolutions through cuDNN" "$convs FusedConv nodes in fp8 e4m3"
+    else
+      note FAIL "fp8 convolutions through cuDNN" "$convs in fp8, or cuDNN had no engine (bf16 ran): see $out/fp8_conv.log"
+    fi
+  fi
+else
+  note SKIP "fp8 convolutions cuda:0" "compute capability '${cc:-unknown}' below 8.9 (or no models/cnn_small.onnx)"
+fi
+# the conversions fused into their producers: encoder_small at O3 with and without (TB_CUDA_FUSE_CASTS), the same bits
+if [ -e models/encoder_small.onnx ]; then
+  for fuse in on off; do
+    step "encoder_small O3 TB_CUDA_FUSE_CASTS=$fuse" "fuse_casts_$fuse.log" env TB_CUDA_FUSE_CASTS=$fuse "$tb" run \
+      models/encoder_small.onnx --backend cuda:0 --level O3 --seed 0
+  done
+  sums_on="$(grep 'sha256: ' "$out/fuse_casts_on.log")"
+  if [ -n "$sums_on" ] && [ "$sums_on" = "$(grep 'sha256: ' "$out/fuse_casts_off.log")" ]; then
+    note PASS "fused conversions: the same bits" "encoder_small O3, outputs' sha256 equal with and without"
+  else
+    note FAIL "fused conversions: the same bits" "the outputs differ: compare $out/fuse_casts_on.log and fuse_casts_off.log"
+  fi
+fi
 if "$python" -c "import numpy, onnx" >/dev/null 2>&1; then
   # shellcheck disable=SC2086
   step "gemm rate cuda:0 O3 bf16" gemm_rate_bf16.log "$python" scripts/gpu_gemm_rate.py "$tb" --precision bf16 \

@@ -46,7 +46,7 @@ if ((valgrind_pass)); then
   for t in test_tensor test_tensor_views test_dlpack test_backend_memory test_allocator test_allocator_oom \
            test_allocator_cpu test_tensor_backends test_opencl_memory test_device_memory:cuda test_device_memory:hip \
            test_device_memory:level_zero test_exec test_prepare test_plan test_models test_npy test_onnx_reader \
-           test_events test_events_fake test_discover_reload test_cuda_module test_cuda_exec test_cuda_gemm test_cuda_lowp test_cuda_conv_lowp test_cuda_resize test_cuda_range test_cuda_blas_workspace test_exec_interop \
+           test_events test_events_fake test_discover_reload test_cuda_module test_cuda_exec test_cuda_gemm test_cuda_lowp test_cuda_conv_lowp test_cuda_cast_fuse test_cuda_conv_fp8 test_cuda_resize test_cuda_range test_cuda_blas_workspace test_exec_interop \
            test_threadpool test_threadpool_partition; do
     read -r -a cmd <<< "build/ci/tests/${t/:/ }"
     if ! valgrind -q --fair-sched=yes --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \

@@ -125,6 +125,18 @@ void tb_kernel_set_method(tb_kernel_ctx *ctx, const char *method);
  * capability 8.9 or newer; cuda:0 is 8.0"; copied); the prepare result's node_precisions and precision_choices
  * show them. Only inside the executor's prepare(); nothing happens elsewhere. */
 void tb_kernel_set_precision(tb_kernel_ctx *ctx, const char *precision, const char *why);
+/* For a device kernel's prepare(): the node converts input `input` (fp32, not a constant) to `dtype` (bf16 or fp16)
+ * before every run, so a producer that can write that copy in its own epilogue may take the conversion over
+ * (tb_kernel_reduced_inputs at run). Only inside the executor's prepare(); nothing happens elsewhere. */
+void tb_kernel_reads_reduced(tb_kernel_ctx *ctx, size_t input, tb_dtype dtype);
+/* For a device kernel's prepare(): the node's kernel can write output `output` (fp32) in bf16 or fp16 too, in the
+ * same launch (tb_kernel_reduced_outputs at run). Only inside the executor's prepare(). */
+void tb_kernel_writes_reduced(tb_kernel_ctx *ctx, size_t output);
+/* What the executor decided at prepare for the node a context runs (0 outside the executor, or nothing fused): bit i
+ * of the inputs: input i's producer also writes it in the dtype this node said it converts it to (the backend hands
+ * that copy over); bit i of the outputs: write output i in *dtype (bf16 or fp16) too, beside the fp32 output. */
+uint64_t tb_kernel_reduced_inputs(const tb_kernel_ctx *ctx);
+uint64_t tb_kernel_reduced_outputs(const tb_kernel_ctx *ctx, tb_dtype *dtype);
 /* Advance a multi-index over shape (row-major); false after the last one. */
 bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */

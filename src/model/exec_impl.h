@@ -19,6 +19,12 @@ typedef struct node_cache {
   void *state;
   const char *method; /* what state runs, from tb_kernel_set_method (NULL: not said) */
   uint64_t constant_inputs, omitted_outputs; /* the kernel context's bits, fixed for the graph */
+  /* The conversions fused into producers (exec_cast_fuse.c): what the kernel's prepare said it converts or can write
+   * (tb_kernel_reads_reduced / tb_kernel_writes_reduced), and what was decided (the kernel context's bits). */
+  uint64_t reads_reduced, writes_reduced;
+  tb_dtype reads_dtype;
+  uint64_t reduced_inputs, reduced_outputs;
+  tb_dtype reduced_output_dtype;
 } node_cache;
 
 /* What running one node needs besides the executor: its input and output tensor lists and inference's
@@ -159,6 +165,11 @@ tb_value_type *tb_exec_body_types(const tb_graph *body, const tb_value_type *out
  * routes and CPU fallback rule, for the types of this call (its inputs, the outer values the parent holds now); with
  * device_only (the parent's), a body node left on the CPU is TB_ERR_UNSUPPORTED naming it. */
 tb_status tb_exec_place_body(tb_exec *parent, tb_exec *child, tb_tensor *const *inputs);
+/* exec_cast_fuse.c: after every node is placed, pair each device node that converts an fp32 input to bf16 / fp16
+ * before its runs (tb_kernel_reads_reduced) with that value's producer on the device when its kernel can write the
+ * copy in its own launch (tb_kernel_writes_reduced): both nodes' kernel contexts get the bits, the consumer's
+ * precision sentence says so. */
+void tb_exec_fuse_casts(tb_exec *e);
 /* exec_timing.c: while profiling, start timing a node on `side` with device events (false where the side's backend
  * has no device timer: then time it on the host); stop, waiting for it, with its device time in *ms. */
 bool tb_exec_timer_start(tb_exec *e, int side);

@@ -91,6 +91,8 @@ static void release_state(node_cache *c) {
   c->state = NULL;
   c->state_kernel = NULL;
   c->method = NULL;
+  c->reads_reduced = c->writes_reduced = 0; /* said again by the next state's prepare */
+  c->reduced_inputs = c->reduced_outputs = 0;
 }
 
 tb_status tb_exec_kernel_state(tb_exec *e, size_t step, tb_tensor *const *in, const tb_value_type *const *in_types) {
@@ -342,6 +344,7 @@ tb_status tb_exec_place(tb_exec *e, tb_backend *device, struct tb_routes *routes
       st = tb_error(TB_ERR_OUT_OF_MEMORY, "graph '%s': out of memory placing nodes", g->name);
   }
   tb_exec_drop_file_pages(e); /* what the kernels' prepare() read around their weights */
+  if (st == TB_OK && e->device) tb_exec_fuse_casts(e);
   return st;
 }
 

@@ -18,7 +18,18 @@ typedef struct fake_gemm_desc {
 
 /* Whether a product kernel reads 16-bit A and B (41_gemm_lowp.cu: tb_cu_gemm_bf16, tb_cu_gemm_f16). */
 static int fake_gemm_16bit(const char *name) {
-  return strcmp(name, "tb_cu_gemm_bf16") == 0 || strcmp(name, "tb_cu_gemm_f16") == 0;
+  return strcmp(name, "tb_cu_gemm_bf16") == 0 || strcmp(name, "tb_cu_gemm_f16") == 0 ||
+         strcmp(name, "tb_cu_gemm_bf16_out16") == 0 || strcmp(name, "tb_cu_gemm_f16_out16") == 0;
+}
+
+/* 41_gemm_lowp.cu's products writing C in 16 bits too: (a, b, c, add0, add1, c16, desc, c16_f16) and the epilogue's
+ * (c, add0, add1, c16, desc, c16_f16); their pointer count, 0 for another name. */
+static int fake_gemm_out16_pointers(const char *name) {
+  if (strcmp(name, "tb_cu_gemm_epilogue_out16") == 0) return 4;
+  return strcmp(name, "tb_cu_gemm_f32_out16") == 0 || strcmp(name, "tb_cu_gemm_bf16_out16") == 0 ||
+                 strcmp(name, "tb_cu_gemm_f16_out16") == 0
+             ? 6
+             : 0;
 }
 
 /* 41_gemm_lowp.cu's fp8 helpers: tb_cu_lowp_amax_f32 (x, out, n) and tb_cu_lowp_to_e4m3 (x, amax, scale, y,
@@ -36,6 +47,13 @@ static int fake_gemm_params(const char *name, unsigned *sizes) {
     for (int i = 0; i < n; i++) sizes[i] = 8;
     return n;
   }
+  int out16 = fake_gemm_out16_pointers(name);
+  if (out16) {
+    for (int i = 0; i < out16; i++) sizes[i] = 8;
+    sizes[out16] = sizeof(fake_gemm_desc);
+    sizes[out16 + 1] = 4;
+    return out16 + 2;
+  }
   int pointers = strcmp(name, "tb_cu_gemm_f32") == 0 || fake_gemm_16bit(name) ? 5
                  : strcmp(name, "tb_cu_gemm_epilogue_f32") == 0 ? 3 : 0;
   for (int i = 0; i < pointers; i++) sizes[i] = 8;
@@ -46,6 +64,7 @@ static int fake_gemm_params(const char *name, unsigned *sizes) {
 /* The leading pointer parameters of a GEMM kernel (0 for another name). */
 static int fake_gemm_pointers(const char *name) {
   if (fake_lowp_pointers(name)) return fake_lowp_pointers(name);
+  if (fake_gemm_out16_pointers(name)) return fake_gemm_out16_pointers(name);
   unsigned sizes[8];
   int n = fake_gemm_params(name, sizes);
   return n ? n - 1 : 0;
@@ -82,7 +101,7 @@ static int fake_gemm_in_bounds(const fake_launch *l, int (*covers)(const fake_la
   long long product = 1;
   for (int i = 0; i < d.batch_rank; i++) product *= d.batch_dims[i];
   if (product != d.batch) return -1;
-  int first_addend = pointers == 5 ? 3 : 1, c = pointers == 5 ? 2 : 0;
+  int first_addend = pointers >= 5 ? 3 : 1, c = pointers >= 5 ? 2 : 0;
   unsigned long long add[2];
   memcpy(&add[0], l->args + l->arg_offset[first_addend], 8);
   memcpy(&add[1], l->args + l->arg_offset[first_addend + 1], 8);
@@ -91,7 +110,8 @@ static int fake_gemm_in_bounds(const fake_launch *l, int (*covers)(const fake_la
   int halves = fake_gemm_16bit(l->name);
   long long reach_a = fake_gemm_reach(&d, d.a_batch, d.m, d.a_rs, d.k, d.a_cs), reach_b = fake_gemm_reach(&d, d.b_batch, d.k, d.b_rs, d.n, d.b_cs);
   if (halves) reach_a = (reach_a + 1) / 2, reach_b = (reach_b + 1) / 2;
-  if (pointers == 5 && d.k > 0) ok = ok && covers(l, 0, reach_a) && covers(l, 1, reach_b);
+  if (fake_gemm_out16_pointers(l->name)) ok = ok && covers(l, first_addend + 2, (d.batch * d.m * d.n + 1) / 2);
+  if (pointers >= 5 && d.k > 0) ok = ok && covers(l, 0, reach_a) && covers(l, 1, reach_b);
   if (add[0]) ok = ok && covers(l, first_addend, fake_gemm_reach(&d, d.add0_batch, d.m, d.add0_rs, d.n, d.add0_cs));
   if (add[1]) ok = ok && covers(l, first_addend + 1, fake_gemm_reach(&d, d.add1_batch, d.m, d.add1_rs, d.n, d.add1_cs));
   return ok;

@@ -13,12 +13,16 @@
  *   FAKE_CUDNN_TF32_ENGINES     N: the first N engines of each list carry the numerical notes TENSOR_CORE and
  *                               DOWN_CONVERT_INPUTS (on float data they compute in TF32; the fake computes fp32)
  *   FAKE_CUDNN_REDUCED_ENGINES  N: the first N carry REDUCED_PRECISION_REDUCTION
- * Data types as cuDNN 9 takes them for a forward convolution: X and W float, half or bfloat16 and the same, Y float
- * or X's type, the compute type float (half also for half data); anything else is refused at the convolution
- * operation's finalize (3000 NOT_SUPPORTED), and the execute reads 16-bit X and W widened to float.
+ * Data types as cuDNN 9 takes them for a forward convolution: X and W float, half, bfloat16 or fp8 e4m3 and the
+ * same, Y float or X's 16-bit type, the compute type float (half also for half data); anything else is refused at the
+ * convolution operation's finalize (3000 NOT_SUPPORTED), and the execute reads 16-bit and fp8 X and W widened to
+ * float. An fp8 graph must scale the convolution's float output at once by X's and then W's per-tensor scale (two
+ * pointwise multiplications by float [1, 1, 1, 1] tensors that are not virtual), else its finalize refuses it (3001).
+ *   FAKE_CUDNN_FP8              none: every fp8 graph is refused at its finalize (3001: no engine for the pattern)
  *   FAKE_CUDNN_FAIL             create | stream | execute | desc:<type> | set:<attribute> | finalize:<type>: that call
  *                               returns FAKE_CUDNN_FAIL_CODE (default 4000 CUDNN_STATUS_INTERNAL_ERROR) */
 #include "fake_cudnn.h"
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +33,7 @@
 FAKE_ONCE("FAKE_LOADED_CUDNN", "fake_cudnn")
 
 typedef int cudnnStatus_t;
-enum { D_FLOAT = 0, D_HALF = 2, D_BF16 = 9 };
+enum { D_FLOAT = 0, D_HALF = 2, D_BF16 = 9, D_E4M3 = 12 };
 enum { OK = 0, BAD_PARAM = 2000, NOT_FINALIZED = 2004, SHAPE_MISMATCH = 2008, NOT_SUPPORTED = 3000,
        GRAPH_PATTERN = 3001, UNSUPPORTED_SHAPE = 3002, INTERNAL = 4000, EXEC_FAILED = 5000 };
 enum { T_POINTWISE = 0, T_CONV = 1, T_ENGINE = 2, T_ENGINECFG = 3, T_HEUR = 4, T_PLAN = 5, T_OP_CONV = 10, T_OP_PW = 13, T_GRAPH = 15,
@@ -207,9 +211,10 @@ static cudnnStatus_t finalize_conv_op(desc *op) {
   }
   if (i64(y, 902, 0) != i64(x, 902, 0) || i64(y, 902, 1) != k) return refuse(SHAPE_MISMATCH, "Y's batch or channels are wrong");
   int32_t xt = i32(x, 901), wt = i32(w, 901), yt = i32(y, 901), ct = i32(cd, 100);
-  if (xt != D_FLOAT && xt != D_HALF && xt != D_BF16) return refuse(NOT_SUPPORTED, "X's data type is not float, half or bfloat16");
+  if (xt != D_FLOAT && xt != D_HALF && xt != D_BF16 && xt != D_E4M3)
+    return refuse(NOT_SUPPORTED, "X's data type is not float, half, bfloat16 or fp8 e4m3");
   if (wt != xt) return refuse(NOT_SUPPORTED, "X and W have different data types");
-  if (yt != D_FLOAT && yt != xt) return refuse(NOT_SUPPORTED, "Y is neither float nor X's type");
+  if (yt != D_FLOAT && (yt != xt || xt == D_E4M3)) return refuse(NOT_SUPPORTED, "Y is neither float nor X's 16-bit type");
   if (ct != D_FLOAT && !(ct == D_HALF && xt == D_HALF)) return refuse(NOT_SUPPORTED, "the compute type does not fit the data");
   state.x_type = xt;
   state.w_type = wt;
@@ -239,11 +244,29 @@ static cudnnStatus_t finalize_conv_op(desc *op) {
 
 static cudnnStatus_t finalize_graph(desc *g) {
   attr *ops = find(g, 801);
-  if (!has(g, 800, 0, 1) || !ops || ops->count < 1 || ops->count > 3) return refuse(BAD_PARAM, "graph incomplete");
+  if (!has(g, 800, 0, 1) || !ops || ops->count < 1 || ops->count > 5) return refuse(BAD_PARAM, "graph incomplete");
   for (int i = 0; i < ops->count; i++)
     if (!ref(g, 801, i) || !ref(g, 801, i)->finalized) return NOT_FINALIZED;
   if (ops->count > 1 && strcmp(env_or("FAKE_CUDNN_FUSION", ""), "none") == 0)
     return refuse(GRAPH_PATTERN, "no engine fuses this graph");
+  desc *first = ref(g, 801, 0);
+  if (first->type == T_OP_CONV && i32(ref(first, 704, 0), 901) == D_E4M3) { /* fp8: X's scaling, then W's, at once */
+    if (strcmp(env_or("FAKE_CUDNN_FP8", ""), "none") == 0) return refuse(GRAPH_PATTERN, "no engine runs fp8 convolutions");
+    desc *out = ref(first, 705, 0);
+    int64_t uids[2] = {0, 0};
+    for (int s = 0; s < 2; s++) {
+      desc *op = ops->count > 1 + s ? ref(g, 801, 1 + s) : NULL, *with = op && op->type == T_OP_PW ? ref(op, 752, 0) : NULL;
+      if (!with || i32(ref(op, 750, 0), 0) != 1 || ref(op, 751, 0) != out)
+        return refuse(GRAPH_PATTERN, "an fp8 convolution's output must be multiplied by X's and W's scales first");
+      if (i32(with, 901) != D_FLOAT || has(with, 907, 2, 1) || i64(with, 902, 0) * i64(with, 902, 1) * i64(with, 902, 2) * i64(with, 902, 3) != 1)
+        return refuse(GRAPH_PATTERN, "an fp8 convolution's scale must be a float [1, 1, 1, 1] tensor that is not virtual");
+      uids[s] = i64(with, 906, 0);
+      out = ref(op, 753, 0);
+    }
+    if (!has(ref(first, 705, 0), 907, 2, 1)) return refuse(GRAPH_PATTERN, "an fp8 convolution's own output must be virtual");
+    state.x_scale_uid = uids[0];
+    state.w_scale_uid = uids[1];
+  }
   state.graphs++;
   state.ops = (int)ops->count;
   memset(state.pointwise_modes, 0, sizeof state.pointwise_modes);
@@ -376,6 +399,12 @@ static float *bound(binding *b, int n, desc *t) {
 /* Element i of a tensor of cuDNN data type `type` as float (half and bfloat16 widened exactly). */
 static float element(int32_t type, const void *p, int64_t i) {
   if (type == D_FLOAT) return ((const float *)p)[i];
+  if (type == D_E4M3) { /* 4 exponent bits (bias 7), 3 mantissa bits, subnormals, 0x7f / 0xff NaN */
+    uint8_t v = ((const uint8_t *)p)[i];
+    int e = (v >> 3) & 15, m = v & 7;
+    float f = (v & 0x7f) == 0x7f ? NAN : e == 0 ? (float)m / 512.0f : (1.0f + (float)m / 8.0f) * (float)(1 << e) / 128.0f;
+    return v & 0x80 ? -f : f;
+  }
   uint16_t h = ((const uint16_t *)p)[i];
   uint32_t bits;
   if (type == D_BF16) {
@@ -427,9 +456,13 @@ static void pointwise(desc *op, binding *b, int n) {
   const float *x = bound(b, n, xd), *with = bd ? bound(b, n, bd) : NULL;
   float *y = bound(b, n, yd);
   int64_t N = i64(yd, 902, 0), K = i64(yd, 902, 1), HW = i64(yd, 902, 2) * i64(yd, 902, 3);
+  bool scalar = bd && i64(bd, 902, 0) * i64(bd, 902, 1) * i64(bd, 902, 2) * i64(bd, 902, 3) == 1;
+  if (mode == 1 && scalar && i64(bd, 906, 0) == state.x_scale_uid) state.x_scale = with[0];
+  if (mode == 1 && scalar && i64(bd, 906, 0) == state.w_scale_uid) state.w_scale = with[0];
   for (int64_t i = 0; i < N * K * HW; i++) {
     float v = x[i];
-    if (mode == 0) v += with[(i / HW) % K];
+    if (mode == 0) v += with[scalar ? 0 : (i / HW) % K];
+    if (mode == 1) v *= with[scalar ? 0 : (i / HW) % K];
     if (mode == 100 && v < 0) v = 0;
     y[i] = v;
   }
@@ -442,10 +475,10 @@ cudnnStatus_t cudnnBackendExecute(void *handle, desc *plan, desc *pack) {
   if (st) return st;
   desc *graph = ref(ref(plan, 401, 0)->heur, 201, 0);
   attr *u = find(pack, 1000), *p = find(pack, 1001);
-  binding b[8];
+  binding b[12];
   int n = 0;
   state.pack_count = u->count;
-  for (int64_t i = 0; i < u->count && n < 8; i++) {
+  for (int64_t i = 0; i < u->count && n < 12; i++) {
     memcpy(&b[n].uid, u->data + 8 * i, 8);
     uint64_t address;
     memcpy(&address, p->data + 8 * i, 8);
@@ -466,7 +499,7 @@ cudnnStatus_t cudnnBackendExecute(void *handle, desc *plan, desc *pack) {
     for (int j = 0; j < 3; j++) {
       desc *t = ref(op, names[j], 0);
       if (!t || bound(b, n, t)) continue;
-      if (!has(t, 907, 2, 1) || n == 8) {
+      if (!has(t, 907, 2, 1) || n == 12) {
         for (int m = 0; m < n; m++) if (b[m].owned) free(b[m].data);
         return refuse(BAD_PARAM, "a tensor of the graph has no pointer in the variant pack");
       }

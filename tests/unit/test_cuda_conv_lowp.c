@@ -150,14 +150,16 @@ static void bf16_at_o3_on_the_own_kernels(void **state) {
   assert_true(r.max_error_vs_fp32 > 0);
   r = compare(&depthwise, TB_LEVEL_O3, TB_PRECISION_FP16, TB_LEVEL_O0, 5e-3f, 5e-3f);
   assert_int_equal(r.direct[2], 1);
-  /* bf16 asked at O2; fp8 asked: the convolutions have no fp8 form and run in bf16 */
+  /* bf16 asked at O2; fp8 asked without cuDNN: fp8 convolutions are cuDNN's, so bf16 */
   r = compare(&wide, TB_LEVEL_O2, TB_PRECISION_BF16, TB_LEVEL_O3, 1e-2f, 1e-2f);
   assert_int_equal(r.igemm[1], 1);
   r = compare(&wide, TB_LEVEL_O3, TB_PRECISION_FP8, TB_LEVEL_O3, 1e-2f, 1e-2f);
   assert_int_equal(r.igemm[1], 1);
   assert_string_equal(r.node_precision, "FusedConv (conv): bf16");
-  assert_string_equal(r.precision_choice, "FusedConv (conv): bf16: the convolutions have no fp8 form; precision fp8 runs them "
-                                          "in bf16 (fp32 accumulation and outputs)");
+  assert_string_equal(r.precision_choice, "FusedConv (conv): bf16: fp8 convolutions run only through cuDNN, which is not in use "
+                                          "on cuda:0 (not found, or it did not start: tb doctor says which); the own kernels "
+                                          "have no fp8 form; this convolution runs in bf16 on the device (fp32 accumulation "
+                                          "and outputs)");
   /* tf32 without cuDNN: the own kernels compute fp32, and the result says so */
   r = compare(&wide, TB_LEVEL_O3, TB_PRECISION_TF32, TB_LEVEL_O0, 1e-4f, 2e-5f);
   assert_int_equal(r.igemm[0], 1);
@@ -264,7 +266,7 @@ static void dnn_data_types(void **state) {
   assert_int_equal(cudnn()->w_type, TB_CUDNN_DATA_HALF);
   conv.data = (tb_cuda_dnn_data)7;
   assert_int_equal(tb_cuda_dnn_test_operations("cuda:0", &conv, false, &descs), TB_ERR_INVALID_ARGUMENT);
-  TB_ASSERT_CONTAINS(tb_last_error(), "cuda:0: a cuDNN convolution's data type is 7; use float32, bfloat16 or float16");
+  TB_ASSERT_CONTAINS(tb_last_error(), "cuda:0: a cuDNN convolution's data type is 7; use float32, bfloat16, float16 or fp8 e4m3");
   /* no engine but TF32 ones (3: 2 from mode A, 1 fallback) for fp32 data */
   conv.data = TB_CUDA_DNN_F32;
   setenv("FAKE_CUDNN_TF32_ENGINES", "9", 1);

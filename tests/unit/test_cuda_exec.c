@@ -551,7 +551,7 @@ static void every_kernel_is_in_the_emulator(void **state) {
   int n = 0;
   for (const char *const *name = tb_cuda_kernel_names; *name; name++, n++)
     if (!has(*name)) fail_msg("the emulator (tests/cuda_emu/cuda_emu.cpp) lacks %s; add it to its table", *name);
-  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 23 + 6 + 18 + 5 + 6 + 4 + 1 + 3); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
+  assert_int_equal(n, 59 + 8 + 2 + 41 + 54 + 4 + 23 + 6 + 18 + 5 + 6 + 4 + 1 + 3 + 4); /* the first families' 59, the CNN kernels' 8 (test_cuda_conv),
                                                          the GEMM kernels' 2, the data kernels' 41 (test_cuda_data),
                                                          the math and index kernels' 54 (test_cuda_math), the
                                                          reduced-precision products' 4 (test_cuda_lowp), the layout,
@@ -564,7 +564,8 @@ static void every_kernel_is_in_the_emulator(void **state) {
                                                          (test_cuda_scan), the
                                                          reduced-precision convolutions' 4 (test_cuda_conv_lowp),
                                                          Resize's device tap tables 1 (test_cuda_resize),
-                                                         ScatterND's row-parallel 3 (test_cuda_scatter_nd) */
+                                                         ScatterND's row-parallel 3 (test_cuda_scatter_nd), the
+                                                         products writing a 16-bit copy 4 (test_cuda_cast_fuse) */
   assert_false(has("tb_cu_no_such_kernel"));
 }
 

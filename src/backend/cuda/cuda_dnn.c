@@ -12,16 +12,17 @@
 #include "core/error.h"
 #include "runtime/cudnn_api.h"
 
-enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_BIAS = 4, UID_CONV_OUT = 5, UID_BIASED = 6 };
-/* A plan's descriptors: 12 for the fused graph, then per heuristic mode 1 + 8 configurations + 8 engines (their
- * numerical notes) + 8 plans. */
-enum { MAX_DESCS = 80, MAX_ENGINES = 8 };
+enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_BIAS = 4, UID_CONV_OUT = 5, UID_BIASED = 6, UID_X_SCALE = 7, UID_W_SCALE = 8,
+       UID_X_SCALED = 9, UID_W_SCALED = 10 };
+/* A plan's descriptors: 12 for the fused graph (20 with fp8's two scalings), then per heuristic mode 1 + 8
+ * configurations + 8 engines (their numerical notes) + 8 plans. */
+enum { MAX_DESCS = 96, MAX_ENGINES = 8 };
 
 /* Everything a plan depends on; zeroed before it is filled, so memcmp compares it. */
 typedef struct conv_key {
   int64_t n, c, h, w, k, groups, kh, kw, pt, pl, pb, pr, sh, sw, dh, dw, oh, ow;
   int32_t bias, relu, data, tf32;
-  int64_t align_x, align_w, align_y, align_bias;
+  int64_t align_x, align_w, align_y, align_bias, align_x_scale, align_w_scale;
 } conv_key;
 
 typedef struct dnn_plan {
@@ -60,7 +61,11 @@ static void describe(const conv_key *k, char *out, size_t cap) {
            (long long)(k->c / k->groups), (long long)k->kh, (long long)k->kw, (long long)k->groups, (long long)k->sh,
            (long long)k->sw, (long long)k->pt, (long long)k->pl, (long long)k->pb, (long long)k->pr, (long long)k->dh,
            (long long)k->dw, k->bias ? ", bias" : "", k->relu ? ", ReLU" : "",
-           k->data == TB_CUDA_DNN_BF16 ? ", bfloat16 X and W" : k->data == TB_CUDA_DNN_F16 ? ", float16 X and W" : k->tf32 ? ", TF32" : "");
+           k->data == TB_CUDA_DNN_BF16   ? ", bfloat16 X and W"
+           : k->data == TB_CUDA_DNN_F16  ? ", float16 X and W"
+           : k->data == TB_CUDA_DNN_E4M3 ? ", fp8 e4m3 X and W with per-tensor scales"
+           : k->tf32                     ? ", TF32"
+                                         : "");
 }
 
 static tb_status cudnn_failed(const tb_cuda_dnn *dnn, const builder *b, const conv_key *k) {
@@ -112,7 +117,10 @@ static const int32_t data_float = TB_CUDNN_DATA_FLOAT;
 
 /* cuDNN's data type for X and W. */
 static int32_t data_type(int32_t data) {
-  return data == TB_CUDA_DNN_BF16 ? TB_CUDNN_DATA_BFLOAT16 : data == TB_CUDA_DNN_F16 ? TB_CUDNN_DATA_HALF : TB_CUDNN_DATA_FLOAT;
+  return data == TB_CUDA_DNN_BF16   ? TB_CUDNN_DATA_BFLOAT16
+         : data == TB_CUDA_DNN_F16  ? TB_CUDNN_DATA_HALF
+         : data == TB_CUDA_DNN_E4M3 ? TB_CUDNN_DATA_FP8_E4M3
+                                    : TB_CUDNN_DATA_FLOAT;
 }
 
 /* A packed NCHW tensor of cuDNN data type `type`. */
@@ -149,15 +157,17 @@ static tb_cudnn_desc pointwise(builder *b, int32_t mode, tb_cudnn_desc x, tb_cud
   return op;
 }
 
-/* The operation graph: the convolution, then the bias and the ReLU when fused. */
+/* The operation graph: the convolution, for fp8 its two scalings (X's and W's per-tensor scales, always part of it),
+ * then the bias and the ReLU when fused. */
 static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
-  bool bias = fused && k->bias, relu = fused && k->relu;
+  bool bias = fused && k->bias, relu = fused && k->relu, fp8 = k->data == TB_CUDA_DNN_E4M3;
   const int32_t in_type = data_type(k->data); /* X and W; Y and everything after the convolution float */
   tb_cudnn_desc x = tensor(b, UID_X, in_type, k->n, k->c, k->h, k->w, k->align_x, false, "the X tensor");
   tb_cudnn_desc w = tensor(b, UID_W, in_type, k->k, k->c / k->groups, k->kh, k->kw, k->align_w, false, "the W tensor");
   tb_cudnn_desc y = tensor(b, UID_Y, data_float, k->n, k->k, k->oh, k->ow, k->align_y, false, "the Y tensor");
-  tb_cudnn_desc conv_out =
-      bias || relu ? tensor(b, UID_CONV_OUT, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the convolution's virtual output") : y;
+  tb_cudnn_desc conv_out = bias || relu || fp8
+                               ? tensor(b, UID_CONV_OUT, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the convolution's virtual output")
+                               : y;
   const char *what = "the convolution descriptor";
   tb_cudnn_desc cd = make(b, TB_CUDNN_CONVOLUTION_DESCRIPTOR, what);
   const int64_t dims = 2, dilations[2] = {k->dh, k->dw}, strides[2] = {k->sh, k->sw}, pre[2] = {k->pt, k->pl},
@@ -172,7 +182,7 @@ static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
   set(b, cd, TB_CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, TB_CUDNN_TYPE_INT64, 2, post, what);
   finalize(b, cd, what);
   what = "the convolution operation";
-  tb_cudnn_desc ops[3];
+  tb_cudnn_desc ops[5];
   int count = 0;
   tb_cudnn_desc op = ops[count++] = make(b, TB_CUDNN_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, what);
   const float alpha = 1.0f, beta = 0.0f;
@@ -184,6 +194,15 @@ static tb_cudnn_desc graph(builder *b, const conv_key *k, bool fused) {
   set(b, op, TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, TB_CUDNN_TYPE_FLOAT, 1, &beta, what);
   finalize(b, op, what);
   tb_cudnn_desc last = conv_out;
+  if (fp8) { /* the sums times X's scale, then times W's */
+    tb_cudnn_desc xs = tensor(b, UID_X_SCALE, data_float, 1, 1, 1, 1, k->align_x_scale, false, "X's scale");
+    tb_cudnn_desc ws = tensor(b, UID_W_SCALE, data_float, 1, 1, 1, 1, k->align_w_scale, false, "W's scale");
+    tb_cudnn_desc xd = tensor(b, UID_X_SCALED, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the X-scaled virtual output");
+    tb_cudnn_desc wd = bias || relu ? tensor(b, UID_W_SCALED, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the scaled virtual output") : y;
+    ops[count++] = pointwise(b, TB_CUDNN_POINTWISE_MUL, last, xs, xd, "X's scaling");
+    ops[count++] = pointwise(b, TB_CUDNN_POINTWISE_MUL, xd, ws, wd, "W's scaling");
+    last = wd;
+  }
   if (bias) {
     tb_cudnn_desc bt = tensor(b, UID_BIAS, data_float, 1, k->k, 1, 1, k->align_bias, false, "the bias tensor");
     tb_cudnn_desc out = relu ? tensor(b, UID_BIASED, data_float, k->n, k->k, k->oh, k->ow, 16, true, "the biased virtual output") : y;
@@ -423,9 +442,15 @@ static tb_status make_key(const char *who, const tb_cuda_conv *c, conv_key *k) {
   k->dh = c->dilation_h ? c->dilation_h : 1, k->dw = c->dilation_w ? c->dilation_w : 1;
   k->bias = c->bias != 0;
   k->relu = c->relu;
-  if (c->data != TB_CUDA_DNN_F32 && c->data != TB_CUDA_DNN_BF16 && c->data != TB_CUDA_DNN_F16)
-    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: a cuDNN convolution's data type is %d; use float32, bfloat16 or float16", who,
-                    (int)c->data);
+  if (c->data != TB_CUDA_DNN_F32 && c->data != TB_CUDA_DNN_BF16 && c->data != TB_CUDA_DNN_F16 && c->data != TB_CUDA_DNN_E4M3)
+    return tb_error(TB_ERR_INVALID_ARGUMENT, "%s: a cuDNN convolution's data type is %d; use float32, bfloat16, float16 or fp8 e4m3",
+                    who, (int)c->data);
+  if ((c->data == TB_CUDA_DNN_E4M3) != (c->x_scale && c->w_scale))
+    return tb_error(TB_ERR_INVALID_ARGUMENT,
+                    "%s: %s; fp8 e4m3 X and W take one float32 scale each on the device (x_scale, w_scale), other data none", who,
+                    c->data == TB_CUDA_DNN_E4M3 ? "an fp8 convolution lacks a scale pointer" : "scale pointers were given for data that is not fp8");
+  k->align_x_scale = c->x_scale ? alignment(c->x_scale) : 0;
+  k->align_w_scale = c->w_scale ? alignment(c->w_scale) : 0;
   k->data = (int32_t)c->data;
   k->tf32 = c->data == TB_CUDA_DNN_F32 && c->tf32;
   k->align_x = alignment(c->x);
@@ -493,10 +518,19 @@ tb_status tb_cuda_dnn_conv_prepare(tb_cuda_dnn *dnn, const tb_cuda_conv *conv, s
 static tb_status execute(tb_cuda_dnn *dnn, const dnn_plan *p, const tb_cuda_conv *c, tb_cu_stream stream,
                          tb_cu_deviceptr workspace) {
   const tb_cudnn_api *api = &dnn->api;
-  int64_t uids[4] = {UID_X, UID_W, UID_Y, UID_BIAS};
-  void *pointers[4] = {(void *)(uintptr_t)c->x, (void *)(uintptr_t)c->weight, (void *)(uintptr_t)c->y,
-                       (void *)(uintptr_t)c->bias};
-  int64_t count = p->fused && p->key.bias ? 4 : 3;
+  int64_t uids[6] = {UID_X, UID_W, UID_Y};
+  void *pointers[6] = {(void *)(uintptr_t)c->x, (void *)(uintptr_t)c->weight, (void *)(uintptr_t)c->y};
+  int64_t count = 3;
+  if (p->fused && p->key.bias) {
+    uids[count] = UID_BIAS;
+    pointers[count++] = (void *)(uintptr_t)c->bias;
+  }
+  if (p->key.data == TB_CUDA_DNN_E4M3) {
+    uids[count] = UID_X_SCALE;
+    pointers[count++] = (void *)(uintptr_t)c->x_scale;
+    uids[count] = UID_W_SCALE;
+    pointers[count++] = (void *)(uintptr_t)c->w_scale;
+  }
   void *ws = p->workspace ? (void *)(uintptr_t)workspace : NULL;
   dnn_plan pack_owner = {.count = 0};
   builder b = {.dnn = dnn, .p = &pack_owner};

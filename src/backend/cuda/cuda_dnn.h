@@ -1,5 +1,6 @@
 /* Internal: forward convolutions on an NVIDIA GPU through cuDNN 9's graph API (runtime/cudnn_api.h), for
- * the CUDA backend's Conv kernel. NCHW, X and W float32, bfloat16 or float16 (the bias, Y and the computation
+ * the CUDA backend's Conv kernel. NCHW, X and W float32, bfloat16, float16 or fp8 e4m3 with per-tensor scales (the
+ * bias, Y and the computation
  * float32 always: the reduced precisions of docs/cuda.md "Reduced precision"), groups, asymmetric pads, strides, dilations, and a bias
  * (one value per output channel) and ReLU fused where cuDNN has an engine for the fused graph:
  *
@@ -20,7 +21,7 @@
 #include "runtime/nvidia_cuda_api.h"
 
 /* The element type of a convolution's X and W. */
-typedef enum tb_cuda_dnn_data { TB_CUDA_DNN_F32 = 0, TB_CUDA_DNN_BF16, TB_CUDA_DNN_F16 } tb_cuda_dnn_data;
+typedef enum tb_cuda_dnn_data { TB_CUDA_DNN_F32 = 0, TB_CUDA_DNN_BF16, TB_CUDA_DNN_F16, TB_CUDA_DNN_E4M3 } tb_cuda_dnn_data;
 
 typedef struct tb_cuda_conv {
   int64_t n, c, h, w;            /* X */
@@ -34,6 +35,10 @@ typedef struct tb_cuda_conv {
   tb_cu_deviceptr bias;           /* 0: none; else k floats */
   bool relu;
   tb_cuda_dnn_data data;          /* X's and W's elements (Y and the bias are float32) */
+  /* fp8 e4m3 X and W only: one float32 each on the device, the factor that turns the stored values back into the
+   * operand's (max |x| / 448, docs/cuda.md "Reduced precision"); the graph multiplies the convolution's fp32 sums
+   * by both before the bias and the ReLU. */
+  tb_cu_deviceptr x_scale, w_scale;
   /* float32 data: whether cuDNN's engines may compute on TF32 tensor cores (precision tf32); without it
    * engines whose numerical notes say tensor cores or down-converted inputs are passed over, so fp32 stays
    * fp32. For 16-bit data, engines that reduce in reduced precision are passed over (fp32 accumulation). */

@@ -69,10 +69,13 @@ struct tb_gemm_load_f32 {
 };
 
 // The tiled product over operands of type T read as fp32 by Load, accumulated in fp32: tb_cu_gemm_f32 and the
-// reduced-precision kernels of 41_gemm_lowp.cu. Called by every thread of a 256-thread block.
+// reduced-precision kernels of 41_gemm_lowp.cu. Called by every thread of a 256-thread block. c16 (NULL: none):
+// C written again as bf16 (c16_f16 0) or fp16 (1), rounded to nearest even as tb_cu_dm_cast rounds it (a consumer's
+// conversion fused into this product: 41_gemm_lowp.cu's _out16 kernels).
 template <typename T, typename Load>
 __device__ void tb_gemm_tiled(const T *__restrict__ a, const T *__restrict__ b, float *__restrict__ c,
-                              const float *__restrict__ add0, const float *__restrict__ add1, const tb_gemm_desc &d) {
+                              const float *__restrict__ add0, const float *__restrict__ add1, const tb_gemm_desc &d,
+                              unsigned short *__restrict__ c16 = 0, int c16_f16 = 0) {
   const Load load{};
   __shared__ float as[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // as[p][i]: A's slice, k-major
   __shared__ float bs[TB_GEMM_DEPTH][TB_GEMM_TILE + 4]; // bs[p][j]
@@ -117,7 +120,10 @@ __device__ void tb_gemm_tiled(const T *__restrict__ a, const T *__restrict__ b, 
       if (i >= d.m) continue;
       for (int s = 0; s < 4; s++) {
         tb_index j = j0 + tx + 16 * s;
-        if (j < d.n) cb[i * d.n + j] = tb_gemm_finish(d, acc[r][s], add0, add1, o0, o1, i, j);
+        if (j >= d.n) continue;
+        float v = tb_gemm_finish(d, acc[r][s], add0, add1, o0, o1, i, j);
+        cb[i * d.n + j] = v;
+        if (c16) c16[batch * d.m * d.n + i * d.n + j] = c16_f16 ? tb_f32_to_f16(v) : tb_f32_to_bf16(v);
       }
     }
   }

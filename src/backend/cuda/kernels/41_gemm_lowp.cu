@@ -26,6 +26,46 @@ extern "C" __global__ void tb_cu_gemm_f16(const unsigned short *__restrict__ a, 
   tb_gemm_tiled<unsigned short, tb_gemm_load_f16>(a, b, c, add0, add1, d);
 }
 
+// ---- The products writing C in bf16 / fp16 too (a consumer's conversion fused into its producer) ----
+// The same kernels with one more pointer, c16 (C's elements again, as bf16 when c16_f16 is 0, else fp16, rounded as
+// tb_cu_dm_cast rounds them), so a reduced-precision product reading this C needs no conversion launch of its own.
+
+extern "C" __global__ void tb_cu_gemm_f32_out16(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
+                                                const float *__restrict__ add0, const float *__restrict__ add1,
+                                                unsigned short *__restrict__ c16, tb_gemm_desc d, int c16_f16) {
+  tb_gemm_tiled<float, tb_gemm_load_f32>(a, b, c, add0, add1, d, c16, c16_f16);
+}
+
+extern "C" __global__ void tb_cu_gemm_bf16_out16(const unsigned short *__restrict__ a, const unsigned short *__restrict__ b,
+                                                 float *__restrict__ c, const float *__restrict__ add0,
+                                                 const float *__restrict__ add1, unsigned short *__restrict__ c16,
+                                                 tb_gemm_desc d, int c16_f16) {
+  tb_gemm_tiled<unsigned short, tb_gemm_load_bf16>(a, b, c, add0, add1, d, c16, c16_f16);
+}
+
+extern "C" __global__ void tb_cu_gemm_f16_out16(const unsigned short *__restrict__ a, const unsigned short *__restrict__ b,
+                                                float *__restrict__ c, const float *__restrict__ add0,
+                                                const float *__restrict__ add1, unsigned short *__restrict__ c16,
+                                                tb_gemm_desc d, int c16_f16) {
+  tb_gemm_tiled<unsigned short, tb_gemm_load_f16>(a, b, c, add0, add1, d, c16, c16_f16);
+}
+
+// 40_gemm.cu's tb_cu_gemm_epilogue_f32 (in place over C after a cuBLASLt product) writing c16 too; with no addend,
+// no activation and alpha 1 (cuBLASLt fused the rest) it only writes c16.
+extern "C" __global__ void tb_cu_gemm_epilogue_out16(float *__restrict__ c, const float *__restrict__ add0,
+                                                     const float *__restrict__ add1, unsigned short *__restrict__ c16,
+                                                     tb_gemm_desc d, int c16_f16) {
+  const tb_index mn = d.m * d.n;
+  TB_GRID_LOOP(e, d.batch * mn) {
+    tb_index oa, ob, o0, o1;
+    tb_gemm_batch_offsets(d, e / mn, &oa, &ob, &o0, &o1);
+    tb_index i = e % mn / d.n, j = e % d.n;
+    float v = tb_gemm_finish(d, c[e], add0, add1, o0, o1, i, j);
+    c[e] = v;
+    c16[e] = c16_f16 ? tb_f32_to_f16(v) : tb_f32_to_bf16(v);
+  }
+}
+
 // ---- fp8 e4m3 operands with a per-tensor scale (--precision fp8: cuBLASLt's fp8 products read them) ----
 
 // fp32 to fp8 e4m3 ("fn": no infinities, 0x7f / 0xff NaN, largest finite 448), rounding to nearest even and

@@ -40,6 +40,13 @@ __device__ inline float tb_cnn_finish(float s, const float *bias, tb_index m, co
   return tb_cnn_act(s, d);
 }
 
+// y[i] = v, and when y16 is given (a consumer's conversion fused into this convolution: cuda_handoff.h) v again as
+// bf16 (d.flag 1) or fp16 (d.flag 2), rounded to nearest even as tb_cu_dm_cast rounds it.
+__device__ inline void tb_cnn_store(float *y, unsigned short *y16, tb_index i, float v, const tb_cnn_desc &d) {
+  y[i] = v;
+  if (y16) y16[i] = d.flag == 2 ? tb_f32_to_f16(v) : tb_f32_to_bf16(v);
+}
+
 // Element i of an fp32 X or W as fp32 (63_conv_lowp.cu reads bf16 and fp16 ones with 41_gemm_lowp.cu's loads).
 struct tb_cnn_load_f32 {
   __device__ float operator()(const float *p, tb_index i) const { return p[i]; }
@@ -49,7 +56,8 @@ struct tb_cnn_load_f32 {
 // the reduced-precision kernels of 63_conv_lowp.cu.
 template <typename T, typename Load>
 __device__ void tb_cnn_conv_direct(const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
-                                   const float *__restrict__ residual, float *__restrict__ y, const tb_cnn_desc &d) {
+                                   const float *__restrict__ residual, float *__restrict__ y, unsigned short *__restrict__ y16,
+                                   const tb_cnn_desc &d) {
   const Load load{};
   tb_index o_plane = d.out[0] * d.out[1] * d.out[2], i_plane = d.in[0] * d.in[1] * d.in[2];
   tb_index taps = d.kernel[0] * d.kernel[1] * d.kernel[2];
@@ -75,14 +83,15 @@ __device__ void tb_cnn_conv_direct(const T *__restrict__ x, const T *__restrict_
         }
       }
     }
-    y[i] = tb_cnn_finish(s, bias, m, residual, i, d);
+    tb_cnn_store(y, y16, i, tb_cnn_finish(s, bias, m, residual, i, d), d);
   }
 }
 
+// The sixth pointer, y16: Y again in 16 bits (NULL: none), as every convolution kernel and the epilogue take it.
 extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const float *__restrict__ w,
                                               const float *__restrict__ bias, const float *__restrict__ residual,
-                                              float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_direct<float, tb_cnn_load_f32>(x, w, bias, residual, y, d);
+                                              float *__restrict__ y, unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_direct<float, tb_cnn_load_f32>(x, w, bias, residual, y, y16, d);
 }
 
 // Conv as an implicit GEMM, per (batch, group): Y[m, p] = sum over k of W[m, k] * X'[k, p], m an output
@@ -97,7 +106,8 @@ extern "C" __global__ void tb_cu_cnn_conv_f32(const float *__restrict__ x, const
 // Over X and W of type T read as fp32 by Load, accumulated in fp32: tb_cu_cnn_conv_igemm_f32 and 63_conv_lowp.cu's.
 template <typename T, typename Load>
 __device__ void tb_cnn_conv_igemm(const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
-                                  const float *__restrict__ residual, float *__restrict__ y, const tb_cnn_desc &d) {
+                                  const float *__restrict__ residual, float *__restrict__ y, unsigned short *__restrict__ y16,
+                                  const tb_cnn_desc &d) {
   const Load load{};
   __shared__ float a_tile[TB_IG_BK][TB_IG_BM];
   __shared__ float b_tile[TB_IG_BK][TB_IG_BN];
@@ -157,7 +167,7 @@ __device__ void tb_cnn_conv_igemm(const T *__restrict__ x, const T *__restrict__
         tb_index p = n0 + tx + 16 * j;
         if (p >= o_plane) continue;
         tb_index at = (b * d.k + mo) * o_plane + p;
-        y[at] = tb_cnn_finish(acc[i][j], bias, mo, residual, at, d);
+        tb_cnn_store(y, y16, at, tb_cnn_finish(acc[i][j], bias, mo, residual, at, d), d);
       }
     }
   }
@@ -165,8 +175,8 @@ __device__ void tb_cnn_conv_igemm(const T *__restrict__ x, const T *__restrict__
 
 extern "C" __global__ void tb_cu_cnn_conv_igemm_f32(const float *__restrict__ x, const float *__restrict__ w,
                                                     const float *__restrict__ bias, const float *__restrict__ residual,
-                                                    float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_igemm<float, tb_cnn_load_f32>(x, w, bias, residual, y, d);
+                                                    float *__restrict__ y, unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_igemm<float, tb_cnn_load_f32>(x, w, bias, residual, y, y16, d);
 }
 
 // The input position of output position o through tap k on one axis, or -1 when no input lands there.
@@ -211,10 +221,10 @@ extern "C" __global__ void tb_cu_cnn_conv_transpose_f32(const float *__restrict_
 
 extern "C" __global__ void tb_cu_cnn_epilogue_f32(float *__restrict__ y, const float *__restrict__ bias,
                                                   const float *__restrict__ residual, const float *__restrict__,
-                                                  const float *__restrict__, const float *__restrict__,
+                                                  const float *__restrict__, unsigned short *__restrict__ y16,
                                                   tb_cnn_desc d) {
   tb_index o_plane = d.out[0] * d.out[1] * d.out[2];
   TB_GRID_LOOP(i, d.n * d.k * o_plane) {
-    y[i] = tb_cnn_finish(y[i], bias, (i / o_plane) % d.k, residual, i, d);
+    tb_cnn_store(y, y16, i, tb_cnn_finish(y[i], bias, (i / o_plane) % d.k, residual, i, d), d);
   }
 }

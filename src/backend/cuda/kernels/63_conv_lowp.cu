@@ -9,26 +9,26 @@
 
 extern "C" __global__ void tb_cu_cnn_conv_bf16(const unsigned short *__restrict__ x, const unsigned short *__restrict__ w,
                                                const float *__restrict__ bias, const float *__restrict__ residual,
-                                               float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_direct<unsigned short, tb_gemm_load_bf16>(x, w, bias, residual, y, d);
+                                               float *__restrict__ y, unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_direct<unsigned short, tb_gemm_load_bf16>(x, w, bias, residual, y, y16, d);
 }
 
 extern "C" __global__ void tb_cu_cnn_conv_f16(const unsigned short *__restrict__ x, const unsigned short *__restrict__ w,
                                               const float *__restrict__ bias, const float *__restrict__ residual,
-                                              float *__restrict__ y, const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_direct<unsigned short, tb_gemm_load_f16>(x, w, bias, residual, y, d);
+                                              float *__restrict__ y, unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_direct<unsigned short, tb_gemm_load_f16>(x, w, bias, residual, y, y16, d);
 }
 
 extern "C" __global__ void tb_cu_cnn_conv_igemm_bf16(const unsigned short *__restrict__ x,
                                                      const unsigned short *__restrict__ w, const float *__restrict__ bias,
                                                      const float *__restrict__ residual, float *__restrict__ y,
-                                                     const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_igemm<unsigned short, tb_gemm_load_bf16>(x, w, bias, residual, y, d);
+                                                     unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_igemm<unsigned short, tb_gemm_load_bf16>(x, w, bias, residual, y, y16, d);
 }
 
 extern "C" __global__ void tb_cu_cnn_conv_igemm_f16(const unsigned short *__restrict__ x,
                                                     const unsigned short *__restrict__ w, const float *__restrict__ bias,
                                                     const float *__restrict__ residual, float *__restrict__ y,
-                                                    const float *__restrict__, tb_cnn_desc d) {
-  tb_cnn_conv_igemm<unsigned short, tb_gemm_load_f16>(x, w, bias, residual, y, d);
+                                                    unsigned short *__restrict__ y16, tb_cnn_desc d) {
+  tb_cnn_conv_igemm<unsigned short, tb_gemm_load_f16>(x, w, bias, residual, y, y16, d);
 }

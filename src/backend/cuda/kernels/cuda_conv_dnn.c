@@ -1,6 +1,7 @@
 /* Conv and tb::FusedConv through cuDNN (backend/cuda/cuda_dnn.h) on the device's handle, opened on the
  * first convolution and kept in the backend's state until the device closes. X and W float32, or bfloat16 /
- * float16 (the reduced precisions: cuda_conv_precision.c converts them) with a float32 Y; TF32 engines only
+ * float16, or fp8 e4m3 with per-tensor scales (the reduced precisions: cuda_conv_precision.c converts them) with a
+ * float32 Y; TF32 engines only
  * when the node computes in tf32. A convolution with at most 2
  * spatial axes (1-D as a height of 1) goes to cuDNN with its bias, and ReLU when that is the whole
  * epilogue; what cuDNN did not fuse (the bias or ReLU when no engine takes the fused graph, a residual,
@@ -43,7 +44,20 @@ bool tb_cuda_conv_dnn_usable(tb_kernel_ctx *ctx) {
   return s && device_dnn(s);
 }
 
+static tb_status dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, const tb_tensor *x_scale,
+                        const tb_tensor *w_scale, bool *ran);
+
 tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran) {
+  return dnn_run(ctx, d, tensors, tf32, NULL, NULL, ran);
+}
+
+tb_status tb_cuda_conv_dnn_run_fp8(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, const tb_tensor *x_scale,
+                                   const tb_tensor *w_scale, bool *ran) {
+  return dnn_run(ctx, d, tensors, false, x_scale, w_scale, ran);
+}
+
+static tb_status dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, const tb_tensor *x_scale,
+                        const tb_tensor *w_scale, bool *ran) {
   *ran = false;
   cuda_state *s = tb_cuda_state_of(ctx);
   const tb_tensor *x = tensors[0], *w = tensors[1], *bias = tensors[2], *residual = tensors[3], *y = tensors[4];
@@ -60,8 +74,11 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
       .stride_h = d->stride[1], .stride_w = d->stride[2], .dilation_h = d->dilation[1], .dilation_w = d->dilation[2],
       .x = tb_cuda_address_of(x), .weight = tb_cuda_address_of(w), .y = tb_cuda_address_of(y), .bias = tb_cuda_address_of(bias),
       .relu = d->act == TB_FUSED_ACT_RELU && !residual,
-      .data = x->dtype == TB_DTYPE_BF16 ? TB_CUDA_DNN_BF16 : x->dtype == TB_DTYPE_F16 ? TB_CUDA_DNN_F16 : TB_CUDA_DNN_F32,
+      .data = x->dtype == TB_DTYPE_BF16 ? TB_CUDA_DNN_BF16 : x->dtype == TB_DTYPE_F16 ? TB_CUDA_DNN_F16
+            : x->dtype == TB_DTYPE_FP8_E4M3FN ? TB_CUDA_DNN_E4M3 : TB_CUDA_DNN_F32,
       .tf32 = tf32,
+      .x_scale = x_scale ? tb_cuda_address_of(x_scale) : 0,
+      .w_scale = w_scale ? tb_cuda_address_of(w_scale) : 0,
   };
   size_t workspace_bytes = 0;
   bool fused = false;
@@ -97,9 +114,14 @@ tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, co
   }
   *ran = true;
   bool rest = residual || (d->act != TB_FUSED_ACT_NONE && !(fused && conv.relu)) || (bias && !fused);
-  if (!rest) return TB_OK;
-  const tb_tensor *epilogue[TB_CUDA_CNN_POINTERS] = {y, fused ? NULL : bias, residual, NULL, NULL, NULL};
+  const tb_tensor *y16 = tensors[5]; /* Y in 16 bits too (cuda_conv_precision.h): the epilogue writes it, or only it */
+  if (!rest && !y16) return TB_OK;
+  const tb_tensor *epilogue[TB_CUDA_CNN_POINTERS] = {y, fused ? NULL : bias, residual, NULL, NULL, y16};
   tb_cuda_cnn_desc e = *d;
   if (fused && conv.relu) e.act = TB_FUSED_ACT_NONE;
+  if (!rest) { /* cuDNN did the whole epilogue: only the copy (y rewritten as it is) */
+    epilogue[1] = epilogue[2] = NULL;
+    e.act = TB_FUSED_ACT_NONE;
+  }
   return tb_cuda_cnn_launch(ctx, "tb_cu_cnn_epilogue_f32", epilogue, &e, tb_tensor_numel(y), 0, 0);
 }

@@ -12,6 +12,11 @@
  * absent or has no engine for it, or it has 3 spatial axes; the
  * caller runs its own kernel. */
 tb_status tb_cuda_conv_dnn_run(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, bool tf32, bool *ran);
+/* The same with x and w fp8 e4m3 (their stored values; y float32) and their per-tensor scales (one float32 each on the
+ * device): cuDNN multiplies the sums by both before the bias and the ReLU. *ran false: no engine (or cuDNN absent, 3
+ * spatial axes); nothing was launched and the caller runs it another way (the own kernels take no fp8). */
+tb_status tb_cuda_conv_dnn_run_fp8(tb_kernel_ctx *ctx, const tb_cuda_cnn_desc *d, const tb_tensor *const *tensors, const tb_tensor *x_scale,
+                                   const tb_tensor *w_scale, bool *ran);
 
 /* Whether cuDNN is in use on the node's device (opened now when it was not yet; absent or failing to start: false,
  * said once at info level). */

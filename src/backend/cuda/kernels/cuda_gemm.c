@@ -173,32 +173,56 @@ void tb_cuda_gemm_node_close(tb_cuda_gemm_node *node) {
 
 /* ---- Running a product --------------------------------------------------------------------------- */
 
+/* The node's 16-bit copy of C this run (cuda_gemm_precision.c sets it for the node's own output), or NULL. */
+static tb_tensor *out16_of(const tb_kernel_ctx *ctx, int *f16) {
+  tb_dtype dtype;
+  const tb_cuda_gemm_node *node = tb_kernel_reduced_outputs(ctx, &dtype) ? ctx->state : NULL;
+  *f16 = node ? node->out16_f16 : 0;
+  return node ? node->out16 : NULL;
+}
+
 static tb_status own_kernel(tb_kernel_ctx *ctx, const char *kernel, const tb_cuda_gemm_desc *d, const tb_tensor *a,
                             const tb_tensor *b, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1) {
+  int f16 = 0;
+  const tb_tensor *c16 = out16_of(ctx, &f16);
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", kernel, c16 ? "_out16" : "");
   tb_cuda_launch l;
-  tb_cuda_begin(&l, ctx, kernel);
+  tb_cuda_begin(&l, ctx, c16 ? name : kernel);
   tb_cuda_arg_optional(&l, a);
   tb_cuda_arg_optional(&l, b);
   tb_cuda_arg_tensor(&l, c);
   tb_cuda_arg_optional(&l, add0);
   tb_cuda_arg_optional(&l, add1);
+  if (c16) tb_cuda_arg_tensor(&l, c16);
   tb_cuda_arg_bytes(&l, d, sizeof *d, 8);
+  if (c16) tb_cuda_arg_bytes(&l, &f16, sizeof f16, 4);
   int64_t tiles = d->batch * ((d->m + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE) * ((d->n + TB_CUDA_GEMM_TILE - 1) / TB_CUDA_GEMM_TILE);
   int64_t cap = (int64_t)(l.s && l.s->sm_count > 0 ? l.s->sm_count : 1) * TB_CUDA_GEMM_BLOCKS_PER_SM;
   return tb_cuda_go(&l, (tb_cuda_dims){(unsigned)(tiles < cap ? tiles : cap), TB_CUDA_GEMM_THREADS});
 }
 
-/* The epilogue cuBLASLt left: in place over C (alpha already applied). */
-static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1) {
+/* The epilogue cuBLASLt left: in place over C (alpha already applied); with the node's 16-bit copy of C, that too
+ * (rest false: cuBLASLt fused the whole epilogue, so only the copy: no addend, no activation). */
+static tb_status epilogue(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1,
+                          bool rest) {
+  int f16 = 0;
+  const tb_tensor *c16 = out16_of(ctx, &f16);
   tb_cuda_gemm_desc e = *d;
   e.alpha = 1.0f;
   e.divide = 0;
+  if (!rest) {
+    e.act = 0; /* TB_ACT_NONE */
+    add0 = add1 = NULL;
+  }
   tb_cuda_launch l;
-  tb_cuda_begin(&l, ctx, "tb_cu_gemm_epilogue_f32");
+  tb_cuda_begin(&l, ctx, c16 ? "tb_cu_gemm_epilogue_out16" : "tb_cu_gemm_epilogue_f32");
   tb_cuda_arg_tensor(&l, c);
   tb_cuda_arg_optional(&l, add0);
   tb_cuda_arg_optional(&l, add1);
+  if (c16) tb_cuda_arg_tensor(&l, c16);
   tb_cuda_arg_bytes(&l, &e, sizeof e, 8);
+  if (c16) tb_cuda_arg_bytes(&l, &f16, sizeof f16, 4);
   return tb_cuda_go_elements(&l, d->batch * d->m * d->n);
 }
 
@@ -267,7 +291,8 @@ tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_
     g.a_scale = a_scale;
     g.b_scale = b_scale;
     tb_status st = blas_product(ctx, node->blas, d, &g, a, b, c, add0);
-    if (st == TB_OK) return rest ? epilogue(ctx, d, c, add0, add1) : TB_OK;
+    int f16 = 0;
+    if (st == TB_OK) return rest || out16_of(ctx, &f16) ? epilogue(ctx, d, c, add0, add1, rest) : TB_OK;
     char label[128], why[TB_ERROR_CAP];
     snprintf(why, sizeof why, "%s", tb_last_error());
     tb_kernel_label(ctx->name, ctx->op_type, label, sizeof label);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend/cuda/cuda_blas.h"
+#include "backend/cuda/kernels/cuda_handoff.h"
 #include "backend/cuda/kernels/cuda_launch.h"
 
 enum {
@@ -68,6 +69,9 @@ typedef struct tb_cuda_gemm_node {
   int refused_logged; /* cuBLASLt refused a shape of this node: said once */
   tb_device_precision precision; /* what the node's products compute in (its kernel entry's) */
   tb_cuda_gemm_packed packed[2]; /* constant inputs 0 and 1 in that precision (bf16, fp16, fp8 only) */
+  tb_cuda_handoff handoff;       /* the output in bf16 / fp16 too, for a consumer that reads it so (cuda_handoff.h) */
+  tb_tensor *out16;              /* during a run: handoff's tensor when this product writes it, else NULL */
+  int out16_f16;                 /* out16 is fp16 (else bf16) */
 } tb_cuda_gemm_node;
 
 /* The node's base state (cuda_gemm.c): the module (as tb_cuda_prepare), and cuBLASLt's handle unless
@@ -91,6 +95,12 @@ void tb_cuda_gemm_release(void *state);
  * nearest even), its launch on the node's functions (ctx->state starts with a tb_cuda_node); for the products and
  * the reduced-precision convolutions (cuda_conv_precision.c). */
 tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype dtype, tb_tensor **out);
+/* x, fp32 [rows, cols] (any tensor with rows its elements and cols 1 when !transpose), as fp8 e4m3 divided by its
+ * per-tensor scale max |x| / 448 (1 when that is 0 or not finite): *out [rows, cols], or [cols, rows] when transpose,
+ * and *scale one fp32 on the device (tb_cu_lowp_amax_f32 twice, then tb_cu_lowp_to_e4m3); for the fp8 products and
+ * convolutions. */
+tb_status tb_cuda_lowp_quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
+                                 tb_tensor **scale);
 
 /* C = act(alpha * A B + addends) for every batch index (d complete; c contiguous, holding batch * m * n
  * floats; add0 / add1 NULL for none), in the node's precision. Nothing is launched for an empty output. */
@@ -101,7 +111,9 @@ tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const
  * addends fp32): cuBLASLt where the node has it and it takes the form (tf32: TF32 tensor cores; for fp8 a_scale and
  * b_scale, the operands' scale pointers), the rest of the epilogue after it; else the own kernel `own`
  * ("tb_cu_gemm_f32", "tb_cu_gemm_bf16", "tb_cu_gemm_f16"). own NULL (fp8, which has no own kernel): cuBLASLt's
- * TB_ERR_UNSUPPORTED / TB_ERR_UNAVAILABLE come back to the caller, nothing launched. */
+ * TB_ERR_UNSUPPORTED / TB_ERR_UNAVAILABLE come back to the caller, nothing launched. When the node's out16 is set, C
+ * is written in 16 bits there too, in the same launch: the own kernel's `_out16` form, or after cuBLASLt the epilogue's
+ * (tb_cu_gemm_epilogue_out16, which only converts when cuBLASLt fused the whole epilogue). */
 tb_status tb_cuda_gemm_route(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, tb_cuda_blas_dtype dtype, bool tf32,
                              tb_cu_deviceptr a_scale, tb_cu_deviceptr b_scale, const tb_tensor *a, const tb_tensor *b,
                              tb_tensor *c, const tb_tensor *add0, const tb_tensor *add1, const char *own);

@@ -40,8 +40,8 @@ tb_status tb_cuda_lowp_convert(tb_kernel_ctx *ctx, const tb_tensor *x, tb_dtype 
 
 /* x, fp32 [rows, cols] (any tensor when !transpose: rows = its elements, cols 1), as fp8 e4m3 divided by its
  * scale (max |x| / 448), stored as is or transposed ([cols, rows]); *scale one fp32 on the device. */
-static tb_status quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
-                           tb_tensor **scale) {
+tb_status tb_cuda_lowp_quantize8(tb_kernel_ctx *ctx, const tb_tensor *x, int64_t rows, int64_t cols, bool transpose, tb_tensor **out,
+                                 tb_tensor **scale) {
   *out = *scale = NULL;
   cuda_state *s = tb_cuda_state_of(ctx);
   /* the maximum in two launches of one kernel: each block of the grid over x, then one block over their results */
@@ -166,7 +166,7 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
       bool ok = false, kn = b_stored_kn(ctx, x, &ok);
       if (!ok) continue;
       p->transposed = kn;
-      st = quantize8(ctx, x, x->shape[0], x->shape[1], kn, &p->t, &p->scale);
+      st = tb_cuda_lowp_quantize8(ctx, x, x->shape[0], x->shape[1], kn, &p->t, &p->scale);
     } else {
       continue;
     }
@@ -177,6 +177,33 @@ static tb_status lowp_prepare(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node) {
 }
 
 static bool reduced(tb_device_precision p) { return p == TB_DEVICE_BF16 || p == TB_DEVICE_FP16 || p == TB_DEVICE_FP8; }
+
+/* MatMul, Gemm and their fused forms: one product writing the node's output (not tb::Attention's two). */
+static bool plain_product(const tb_kernel_ctx *ctx) {
+  return strcmp(ctx->op_type, "MatMul") == 0 || strcmp(ctx->op_type, "Gemm") == 0 || strcmp(ctx->op_type, "FusedMatMul") == 0 ||
+         strcmp(ctx->op_type, "FusedGemm") == 0;
+}
+
+/* The conversions this node's runs would launch, offered to their producers (exec_cast_fuse.c), and its output offered
+ * in 16 bits to its consumers. fp8's activation keeps its launches: its scale needs the whole tensor's maximum before
+ * any element converts, which no producer's epilogue knows; said in the node's precision sentence. */
+static void offer_fusion(tb_kernel_ctx *ctx, const tb_cuda_gemm_node *node) {
+  if (!plain_product(ctx) || !tb_cuda_fuse_casts_wanted()) return;
+  tb_kernel_writes_reduced(ctx, 0);
+  if (node->precision == TB_DEVICE_FP8) {
+    tb_kernel_set_precision(ctx, "fp8 e4m3",
+                            "fp8 e4m3: the precision asked for, accumulated in fp32 with fp32 outputs; its activation's conversion "
+                            "stays its own launches (the per-tensor scale needs the whole tensor's maximum first, which no "
+                            "producer's epilogue has)");
+    return;
+  }
+  if (node->precision != TB_DEVICE_BF16 && node->precision != TB_DEVICE_FP16) return;
+  for (size_t i = 0; i < 2 && i < ctx->n_inputs; i++) {
+    const tb_value_type *t = ctx->in_types ? ctx->in_types[i] : NULL;
+    if (!tb_kernel_input_constant(ctx, i) && t && t->has_dtype && t->dtype == TB_DTYPE_F32)
+      tb_kernel_reads_reduced(ctx, i, node->precision == TB_DEVICE_FP16 ? TB_DTYPE_F16 : TB_DTYPE_BF16);
+  }
+}
 
 static tb_status prepare_in(tb_kernel_ctx *ctx, void **state, tb_device_precision precision) {
   *state = NULL;
@@ -194,6 +221,7 @@ static tb_status prepare_in(tb_kernel_ctx *ctx, void **state, tb_device_precisio
       return st;
     }
   }
+  offer_fusion(ctx, node);
   *state = node;
   return TB_OK;
 }
@@ -217,6 +245,7 @@ void tb_cuda_gemm_release(void *state) {
     tb_tensor_destroy(node->packed[i].t);
     tb_tensor_destroy(node->packed[i].scale);
   }
+  tb_cuda_handoff_release(&node->handoff);
   tb_cuda_gemm_node_close(node);
 }
 
@@ -237,6 +266,7 @@ static tb_status product16(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, bool f16
   tb_status st = TB_OK;
   for (size_t i = 0; i < 2 && st == TB_OK; i++) {
     use[i] = packed_of(ctx, node, i, in[i], dtype);
+    if (!use[i] && i < ctx->n_inputs && ctx->inputs[i] == in[i]) use[i] = tb_cuda_handoff_find(ctx, i, in[i], dtype);
     if (!use[i]) {
       st = tb_cuda_lowp_convert(ctx, in[i], dtype, &tmp[i]);
       use[i] = tmp[i];
@@ -269,10 +299,10 @@ static tb_status product8(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, const tb_
                     (long long)d->k);
   const tb_tensor *b8 = packed_of(ctx, node, 1, b, TB_DTYPE_FP8_E4M3FN), *b_scale = b8 ? node->packed[1].scale : NULL;
   tb_tensor *a8 = NULL, *a_scale = NULL, *tmp_b = NULL, *tmp_scale = NULL;
-  tb_status st = quantize8(ctx, a, tb_tensor_numel(a), 1, false, &a8, &a_scale);
+  tb_status st = tb_cuda_lowp_quantize8(ctx, a, tb_tensor_numel(a), 1, false, &a8, &a_scale);
   if (st == TB_OK && !b8) { /* B [k, n] (unit column stride): transposed to [n, k]; else already [n, k] */
     bool kn = d->b_cs == 1;
-    st = kn ? quantize8(ctx, b, d->k, d->n, true, &tmp_b, &tmp_scale) : quantize8(ctx, b, tb_tensor_numel(b), 1, false, &tmp_b, &tmp_scale);
+    st = kn ? tb_cuda_lowp_quantize8(ctx, b, d->k, d->n, true, &tmp_b, &tmp_scale) : tb_cuda_lowp_quantize8(ctx, b, tb_tensor_numel(b), 1, false, &tmp_b, &tmp_scale);
     b8 = tmp_b;
     b_scale = tmp_scale;
   }
@@ -290,8 +320,28 @@ static tb_status product8(tb_kernel_ctx *ctx, tb_cuda_gemm_node *node, const tb_
   return st;
 }
 
+static tb_status run_in(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
+                        const tb_tensor *add0, const tb_tensor *add1);
+
+/* With a consumer reading this product's output in 16 bits (tb_kernel_reduced_outputs): the copy made beside C in the
+ * same launch, published once queued. */
 tb_status tb_cuda_gemm_run(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
                            const tb_tensor *add0, const tb_tensor *add1) {
+  tb_dtype dtype;
+  tb_cuda_gemm_node *node = tb_kernel_reduced_outputs(ctx, &dtype) ? ctx->state : NULL;
+  if (!node || !ctx->outputs || ctx->n_outputs < 1 || ctx->outputs[0] != c) return run_in(ctx, d, a, b, c, add0, add1);
+  tb_tensor *c16 = NULL;
+  tb_status st = tb_cuda_handoff_out(ctx, &node->handoff, 0, c, &c16, &node->out16_f16);
+  if (st != TB_OK) return st;
+  node->out16 = d->batch * d->m * d->n > 0 ? c16 : NULL;
+  st = run_in(ctx, d, a, b, c, add0, add1);
+  if (st == TB_OK && node->out16) tb_cuda_handoff_publish(&node->handoff, c);
+  node->out16 = NULL;
+  return st;
+}
+
+static tb_status run_in(tb_kernel_ctx *ctx, const tb_cuda_gemm_desc *d, const tb_tensor *a, const tb_tensor *b, tb_tensor *c,
+                        const tb_tensor *add0, const tb_tensor *add1) {
   if (d->batch * d->m * d->n == 0) return TB_OK;
   tb_cuda_gemm_node *node = ctx->state;
   tb_device_precision p = node ? node->precision : TB_DEVICE_FP32;

@@ -100,6 +100,27 @@ static tb_status conv_launch(tb_kernel_ctx *ctx, tb_cuda_cnn_desc *d, const tb_t
   return tb_cuda_cnn_launch(ctx, igemm_kernels[form], tensors, d, 0, d->n * d->groups * m_tiles * n_tiles, 256);
 }
 
+/* The convolution in its node's precision: fp8 through cuDNN (else bf16), bf16 / fp16 with X and W converted (or handed
+ * over), fp32 and tf32 as they are. */
+static tb_status conv_run_precision(tb_kernel_ctx *ctx, tb_cuda_cnn_desc *d, const tb_tensor **tensors, tb_device_precision precision,
+                                    int64_t n) {
+  tb_status st;
+  const tb_tensor *x = tensors[0], *w = tensors[1];
+  if (precision == TB_DEVICE_FP8 && tb_tensor_numel(x) > 0) { /* through cuDNN, else bf16 */
+    bool ran = false;
+    if ((st = tb_cuda_conv_run_fp8(ctx, d, tensors, &ran)) != TB_OK || ran) return st;
+    precision = TB_DEVICE_BF16;
+  }
+  if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
+    return conv_launch(ctx, d, tensors, precision == TB_DEVICE_TF32, n);
+  tb_tensor *tmp[2] = {NULL, NULL};
+  st = tb_cuda_conv_operands16(ctx, x, w, &tensors[0], &tensors[1], tmp);
+  if (st == TB_OK) st = conv_launch(ctx, d, tensors, false, n);
+  tb_tensor_destroy(tmp[0]); /* after the launches are queued: the run holds device blocks until its stream is done */
+  tb_tensor_destroy(tmp[1]);
+  return st;
+}
+
 static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) {
   tb_status st;
   const tb_conv_params *p = tb_kernel_params(ctx, &st); /* a FusedConv's parameters start with Conv's */
@@ -117,13 +138,13 @@ static tb_status conv_run_in(tb_kernel_ctx *ctx, tb_device_precision precision) 
   int64_t n = tb_tensor_numel(y);
   if (n == 0) return TB_OK;
   const tb_tensor *tensors[TB_CUDA_CNN_POINTERS] = {x, w, bias, residual, y, NULL};
-  if ((precision != TB_DEVICE_BF16 && precision != TB_DEVICE_FP16) || tb_tensor_numel(x) == 0)
-    return conv_launch(ctx, &d, tensors, precision == TB_DEVICE_TF32, n);
-  tb_tensor *tmp[2] = {NULL, NULL};
-  st = tb_cuda_conv_operands16(ctx, x, w, &tensors[0], &tensors[1], tmp);
-  if (st == TB_OK) st = conv_launch(ctx, &d, tensors, false, n);
-  tb_tensor_destroy(tmp[0]); /* after the launches are queued: the run holds device blocks until its stream is done */
-  tb_tensor_destroy(tmp[1]);
+  tb_tensor *y16 = NULL; /* Y in 16 bits too, for a consumer that reads it so (cuda_conv_precision.h) */
+  if (precision != TB_DEVICE_FP32 && (st = tb_cuda_conv_out16(ctx, y, tensors, &d, &y16)) != TB_OK) return st;
+  st = conv_run_precision(ctx, &d, tensors, precision, n);
+  if (st == TB_OK && y16) {
+    tb_cuda_conv_node *node = ctx->state;
+    tb_cuda_handoff_publish(&node->handoff, y);
+  }
   return st;
 }
 
@@ -153,12 +174,12 @@ static bool conv_accepts(const tb_kernel_query *q) {
   return !q->in[0]->has_shape || (q->in[0]->ndim >= 3 && q->in[0]->ndim <= 2 + SPATIAL_MAX);
 }
 
-/* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: bf16, the convolutions
- * have no fp8 form). */
+/* The reduced-precision entries: conv_accepts and the precision the options ask for (fp8: through cuDNN where it can,
+ * else bf16, cuda_conv_precision.c). */
 static bool conv_accepts_tf32(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_TF32 && conv_accepts(q); }
 static bool conv_accepts_bf16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_BF16 && conv_accepts(q); }
 static bool conv_accepts_fp8(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP8 && conv_accepts(q); }
-static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_BF16); }
+static tb_status conv_run_fp8(tb_kernel_ctx *ctx) { return conv_run_in(ctx, TB_DEVICE_FP8); }
 static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_precision == TB_DEVICE_FP16 && conv_accepts(q); }
 
 #define TB_CUDA_CONV_LOWP(domain, name, tag, precision)                                                               \
@@ -167,7 +188,7 @@ static bool conv_accepts_fp16(const tb_kernel_query *q) { return q->device_preci
 /* Every precision of the convolution, the reduced ones first (find_kernel takes the first that accepts). */
 #define TB_CUDA_CONV_OP(domain, name)                                                                         \
   TB_CUDA_CONV_LOWP(domain, name, tf32, "tf32"), TB_CUDA_CONV_LOWP(domain, name, bf16, "bf16"),                  \
-      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "bf16"),               \
+      TB_CUDA_CONV_LOWP(domain, name, fp16, "fp16"), TB_CUDA_CONV_LOWP(domain, name, fp8, "fp8 e4m3"),               \
       TB_CUDA_KERNEL(domain, name, conv_accepts, conv_run)
 
 static const tb_kernel kernels[] = {
