@@ -703,20 +703,19 @@ static tb_status keep_outputs(tb_exec *e, const tb_node *n, tb_status st, tb_ten
   return st;
 }
 
-/* Whether node `step` runs on the CPU with its cached kernel and state as they are (nothing to choose or make
- * again for inputs of its cached types; inference from the values it reads only writes its own cache). */
 /* Every input whose value the node's inference reads (tb_op_def.value_inputs: Slice's starts/ends, Squeeze's
- * axes, Reshape's shape, ...) is absent or a model constant that no run can change (not a graph input), so
- * the output types inferred when the input types last changed still hold: the run skips the inference. */
+ * axes, Reshape's shape, ...) is absent or a model constant that no run can change (tb_kernel_constant_inputs,
+ * the rule the kernels' prepared plans use), so the output types inferred when the input types last changed
+ * still hold: the run skips the inference. */
 static bool value_inputs_fixed(const tb_graph *g, const tb_node *n) {
-  for (size_t k = 0; k < n->n_inputs; k++) {
-    if (k >= 32 || !(n->def->value_inputs & (1u << k))) continue;
-    int v = n->inputs[k];
-    if (v >= 0 && (!g->values[v].constant || g->values[v].is_input)) return false;
-  }
-  return true;
+  uint64_t read = 0;
+  for (size_t k = 0; k < n->n_inputs && k < 32; k++)
+    if ((n->def->value_inputs & (1u << k)) && n->inputs[k] >= 0) read |= (uint64_t)1 << k;
+  return (tb_kernel_constant_inputs(g, n) & read) == read;
 }
 
+/* Whether node `step` runs on the CPU with its cached kernel and state as they are (nothing to choose or make
+ * again for inputs of its cached types; inference from the values it reads only writes its own cache). */
 static bool node_settled(const tb_exec *e, size_t step) {
   const node_cache *c = &e->cache[step];
   return c->valid && c->kernel && c->state_kernel == c->kernel && c->side == TB_EXEC_CPU;
