@@ -274,8 +274,8 @@ static void refused_map_after_a_pointwise_prepare(const tb_kernel *k, const tb_k
   const float *gv = tb_tensor_host_data(got), *rv = tb_tensor_host_data(ref);
   for (int64_t e = 0; e < tb_tensor_numel(ref); e++)
     if (!(fabs((double)gv[e] - rv[e]) <= 1e-4 + 1e-4 * fabs((double)rv[e])))
-      fail_msg("7x7 after a pointwise prepare (%s): element %lld is %.9g, reference %.9g", fused ? "fused Relu" : "Conv",
-               (long long)e, gv[e], rv[e]);
+      fail_msg("7x7 after a pointwise prepare (%s): element %lld is %.9g, reference %.9g",
+               fused ? "fused Relu" : "Conv", (long long)e, gv[e], rv[e]);
   tb_tensor_destroy(got);
   tb_tensor_destroy(ref);
   toh_teardown(&t);

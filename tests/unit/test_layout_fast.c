@@ -305,7 +305,8 @@ static void concat_errors(void **state) {
   tb_exec *e = exec_at(g, cpu, TB_KERNEL_FAST);
   tb_tensor *in[2] = {tbt_f32(cpu, 2, (int64_t[]){2, 3}, X60), tbt_f32(cpu, 2, (int64_t[]){4, 3}, X60)}, *y = NULL;
   assert_int_equal(tb_exec_run(e, in, &y), TB_ERR_MODEL);
-  assert_non_null(strstr(tb_last_error(), "input 1 has size 4 on dim 0 where another input has 2; only axis 1 may differ"));
+  assert_non_null(
+      strstr(tb_last_error(), "input 1 has size 4 on dim 0 where another input has 2; only axis 1 may differ"));
   tb_tensor_destroy(in[0]);
   tb_tensor_destroy(in[1]);
   tb_exec_destroy(e);
@@ -317,7 +318,8 @@ int main(void) {
   for (int i = 0; i < 60; i++) X60[i] = (float)(i * 3 - 50) * 0.25f;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(slice_constant_and_runtime), cmocka_unit_test(slice_plan_follows_shape),
-      cmocka_unit_test(slice_errors), cmocka_unit_test(squeeze_unsqueeze_concat), cmocka_unit_test(squeeze_errors), cmocka_unit_test(concat_errors),
+      cmocka_unit_test(slice_errors), cmocka_unit_test(squeeze_unsqueeze_concat), cmocka_unit_test(squeeze_errors),
+      cmocka_unit_test(concat_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* The shape arithmetic of Reshape, Slice, Expand, Squeeze, Unsqueeze and Concat, shared by their infer functions and CPU kernels. */
+/* The shape arithmetic of Reshape, Slice, Expand, Squeeze, Unsqueeze and Concat, shared by their infer
+ * functions and CPU kernels. */
 #include "ops/tensor/shape_rules.h"
 #include <inttypes.h>
 #include <stdio.h>
@@ -277,7 +278,8 @@ bool tb_rule_concat(size_t n, tb_rule_input_dims get, void *arg, int64_t axis, s
       if (!tb_rule_axis("axis", axis, r, a, why, cap)) return false;
       for (size_t d = 0; d < r; d++) out[d] = -1;
     } else if (ri != r) {
-      snprintf(why, cap, "input %zu has rank %zu but input %zu has rank %zu; give every input one rank", i, ri, first, r);
+      snprintf(why, cap, "input %zu has rank %zu but input %zu has rank %zu; give every input one rank", i, ri, first,
+               r);
       return false;
     }
     for (size_t d = 0; d < r; d++) {

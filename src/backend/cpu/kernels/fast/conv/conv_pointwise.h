@@ -39,9 +39,9 @@ typedef struct tb_conv_pointwise_weights {
 /* Whether the block applies activation kind act (tb_gemm_epilogue.act) in registers: none, Relu, LeakyRelu,
  * Clip, Sigmoid, HardSigmoid, HardSwish, SiLU; the others run over the block's rows after it. */
 static inline bool tb_conv_pointwise_act_in_regs(int act) {
-  return act == TB_FUSED_ACT_NONE || act == TB_FUSED_ACT_RELU || act == TB_FUSED_ACT_LEAKY_RELU || act == TB_FUSED_ACT_CLIP ||
-         act == TB_FUSED_ACT_SIGMOID || act == TB_FUSED_ACT_HARD_SIGMOID || act == TB_FUSED_ACT_HARD_SWISH ||
-         act == TB_FUSED_ACT_SILU;
+  return act == TB_FUSED_ACT_NONE || act == TB_FUSED_ACT_RELU || act == TB_FUSED_ACT_LEAKY_RELU ||
+         act == TB_FUSED_ACT_CLIP || act == TB_FUSED_ACT_SIGMOID || act == TB_FUSED_ACT_HARD_SIGMOID ||
+         act == TB_FUSED_ACT_HARD_SWISH || act == TB_FUSED_ACT_SILU;
 }
 /* Whether the pointwise kernel takes g on this path (AVX-512 only). */
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g);

@@ -85,7 +85,8 @@ static inline __mmask16 lane_mask(int64_t left) {
 void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const float *x, int64_t n, int64_t p0,
                                            int64_t np, const float *bias, const float *res, const tb_gemm_epilogue *ep,
                                            float *y) {
-  const int act = tb_conv_pointwise_act_in_regs(ep->act) ? ep->act : TB_FUSED_ACT_NONE; /* the others: the driver's, after */
+  /* the others: the driver's, after */
+  const int act = tb_conv_pointwise_act_in_regs(ep->act) ? ep->act : TB_FUSED_ACT_NONE;
   const __m512 alpha = _mm512_set1_ps(ep->act_alpha), beta = _mm512_set1_ps(ep->act_beta);
   const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
   const int64_t k = pw->in_c, m = pw->out_c;

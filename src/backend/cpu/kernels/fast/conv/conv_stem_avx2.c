@@ -49,7 +49,8 @@ INLINE_AVX2 __m256i lanes_below(int64_t n) {
 INLINE_AVX2 __m256 act(const tb_gemm_epilogue *ep, __m256 v) {
   const __m256 zero = _mm256_setzero_ps();
   if (ep->act == TB_FUSED_ACT_RELU) return _mm256_max_ps(zero, v);
-  if (ep->act == TB_FUSED_ACT_LEAKY_RELU) return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(ep->act_alpha)), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+  if (ep->act == TB_FUSED_ACT_LEAKY_RELU)
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(ep->act_alpha)), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
   if (ep->act == TB_FUSED_ACT_CLIP) {
     const __m256 lo = _mm256_set1_ps(ep->act_min), hi = _mm256_set1_ps(ep->act_max);
     v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));

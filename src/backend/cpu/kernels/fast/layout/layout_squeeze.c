@@ -1,7 +1,7 @@
 /* Level-2 Squeeze and Unsqueeze: the input's bytes under the shape computed here from the input's shape and
  * the axes (the attribute before opset 13, input 1 from 13) by the operators' own rules (shape_rules.h:
- * the same checks and messages as their inference) but no inference context per run; the copy is skipped when the output already is
- * the input's memory. */
+ * the same checks and messages as their inference) but no inference context per run; the copy is skipped
+ * when the output already is the input's memory. */
 #include <string.h>
 #include "backend/cpu/kernels/fast/layout/layout_kernels.h"
 #include "backend/cpu/kernels/tensor/tensor_kernel.h"
