@@ -19,6 +19,8 @@
 #include "backend/cpu/kernels/fast/gemm/gemm_f32.h"
 #include "core/convert_features.h"
 #include "core/threadpool.h"
+#include "model/params.h"
+#include "test_engine_util.h"
 #include "test_conv_util.h"
 #include "test_op_harness.h"
 #include "test_tensor_util.h"
@@ -200,10 +202,90 @@ static void what_it_takes(void **state) {
   assert_false(tb_conv_pointwise_fits(TB_GEMM_AVX512, &g));
 }
 
+/* The method an executor at level 2 on this CPU's features (TB_CPU_FEATURES applied) records for a 1x1
+ * 16 -> 40 Conv at 28x30 with W and the bias constant and X's shape known: "pointwise direct" where the
+ * features give the AVX-512 path; skipped, with the reason printed, elsewhere. */
+static void executor_names_the_method(void) {
+  if (tb_gemm_path_for(tb_convert_features()) != TB_GEMM_AVX512) {
+    print_message("skipping the method assertion: this CPU (or TB_CPU_FEATURES) lacks AVX-512F\n");
+    return;
+  }
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "main");
+  int64_t xd[4] = {1, 16, 28, 30}, wd[4] = {40, 16, 1, 1}, bd[1] = {40};
+  float w[40 * 16], b[40];
+  fill(w, 40 * 16, 5);
+  fill(b, 40, 6);
+  tbt_input(g, "x", TB_DTYPE_F32, 4, xd, NULL);
+  tbt_const_f32(g, "w", 4, wd, w);
+  tbt_const_f32(g, "b", 1, bd, b);
+  tbt_node(g, "Conv", "conv", "x,w,b", "y");
+  tbt_output(g, "y");
+  TB_ASSERT_OK(tb_graph_sort(g));
+  TB_ASSERT_OK(tb_graph_check(g));
+  TB_ASSERT_OK(tb_graph_infer(g));
+  TB_ASSERT_OK(tb_graph_parse_params(g));
+  tb_backend *cpu = NULL;
+  TB_ASSERT_OK(tb_backend_create_kind(TB_BACKEND_CPU, 0, &cpu));
+  tb_exec *e = NULL;
+  TB_ASSERT_OK(tb_exec_create(g, cpu, TB_KERNEL_FAST, tb_convert_features(), 1, &e));
+  float *xv = malloc(16 * 28 * 30 * sizeof(float));
+  assert_non_null(xv);
+  fill(xv, 16 * 28 * 30, 7);
+  tb_tensor *in = tbt_f32(cpu, 4, xd, xv), *y = NULL;
+  TB_ASSERT_OK(tb_exec_run(e, &in, &y));
+  const char *method = tb_exec_node_method(e, 0);
+  assert_non_null(method);
+  assert_string_equal(method, "pointwise direct");
+  tb_tensor_destroy(y);
+  tb_tensor_destroy(in);
+  free(xv);
+  tb_exec_destroy(e);
+  tb_backend_destroy(cpu);
+  tb_ir_model_destroy(m);
+}
+
+/* A state prepared for the pointwise kernel (X's shape known: 28x30) run on a 7x7 map, which the kernel
+ * refuses: conv_fast.c keeps W and the GEMM packs it per run; the level-0 reference's values. */
+static void refused_map_after_a_pointwise_prepare(const tb_kernel *k, const tb_kernel *ref_k, bool fused) {
+  static const conv_case big = {"1x1 16 -> 40 at 28x30", 1, 16, 28, 30, 40, 1, 1, 1, 1, 1, {0}, NULL, true};
+  toh t;
+  setup(&t, fused, &big, fused ? &acts[1] : &no_act, false);
+  make_inputs(&t, &big, 41);
+  void *state = NULL;
+  tconv_set_prepare_view(&t, true, true);
+  tb_tensor *consts[4] = {NULL, t.in[1], NULL, NULL};
+  tb_kernel_ctx pc = {.graph = t.graph, .node = toh_node(&t), .n_inputs = t.n_in, .inputs = consts, .backend = t.cpu,
+                      .threads = 1};
+  const tb_value_type *types[TOH_MAX];
+  (void)tbt_kernel_bind(&pc, t.graph, toh_node(&t), tbt_graph_in_types(t.graph, toh_node(&t), types, TOH_MAX));
+  TB_ASSERT_OK(k->prepare(&pc, &state));
+  assert_non_null(state);
+  int64_t sd[4] = {1, 16, 7, 7};
+  tb_tensor_destroy(t.in[0]);
+  t.in[0] = random_tensor(&t, 4, sd, 43);
+  tb_tensor *ref = tconv_run_kernel(&t, ref_k, TCONV_PREP_NONE, false, NULL), *got = NULL;
+  tb_kernel_ctx ctx = {.graph = t.graph, .node = toh_node(&t), .n_inputs = t.n_in, .inputs = t.in, .n_outputs = 1,
+                       .outputs = &got, .backend = t.cpu, .threads = 1, .state = state};
+  (void)tbt_kernel_bind(&ctx, t.graph, toh_node(&t), NULL);
+  TB_ASSERT_OK(k->run(&ctx));
+  k->release(state);
+  toh_assert_tensor(got, TB_DTYPE_F32, 4, (int64_t[]){1, 40, 7, 7});
+  const float *gv = tb_tensor_host_data(got), *rv = tb_tensor_host_data(ref);
+  for (int64_t e = 0; e < tb_tensor_numel(ref); e++)
+    if (!(fabs((double)gv[e] - rv[e]) <= 1e-4 + 1e-4 * fabs((double)rv[e])))
+      fail_msg("7x7 after a pointwise prepare (%s): element %lld is %.9g, reference %.9g",
+               fused ? "fused Relu" : "Conv", (long long)e, gv[e], rv[e]);
+  tb_tensor_destroy(got);
+  tb_tensor_destroy(ref);
+  toh_teardown(&t);
+}
+
 /* Through the Conv and FusedConv entries (the driver's choice, prepared and per-run weights, an activation
  * over the block's rows): the level-0 reference's values under conv_algo auto and gemm, on each vector
  * path this CPU has (on AVX-512 the prepare with X's shape known packs for the kernel, the others run it with
- * W packed per run or keep the GEMM's packing). */
+ * W packed per run or keep the GEMM's packing); then that an executor names the kernel's method and a 7x7 run
+ * after a pointwise prepare. */
 static void conv_entries_take_it(void **state) {
   (void)state;
   static const conv_case ccases[] = {
@@ -240,6 +322,14 @@ static void conv_entries_take_it(void **state) {
       tb_tensor_destroy(ref);
       toh_teardown(&t);
     }
+  /* that the kernel is what the entries choose (the executor's method), and its state on a map it refuses */
+  executor_names_the_method();
+  if (!have_avx512()) {
+    print_message("skipping the 7x7 run after a pointwise prepare: this CPU lacks AVX-512F\n");
+    return;
+  }
+  refused_map_after_a_pointwise_prepare(&tb_kernel_conv_f32_avx512, &tb_kernel_conv, false);
+  refused_map_after_a_pointwise_prepare(&tb_kernel_fused_conv_f32_avx512, &tb_kernel_fused_conv, true);
 }
 
 static int group_setup(void **state) {

@@ -288,11 +288,38 @@ static void squeeze_errors(void **state) {
   tb_ir_model_destroy(m);
 }
 
+/* Concat's run-time check through the operator's rule (tb_rule_concat), in its single wording. */
+static void concat_errors(void **state) {
+  (void)state;
+  tb_ir_model *m = tbt_ir_model(13);
+  tb_graph *g = tb_graph_new(m, NULL, "main");
+  int64_t xd[2] = {-1, 3};
+  tbt_input(g, "a", TB_DTYPE_F32, 2, xd, (const char *[]){"n", NULL});
+  tbt_input(g, "b", TB_DTYPE_F32, 2, xd, (const char *[]){"m", NULL});
+  tb_attr at = {.name = "axis", .type = TB_ATTR_INT, .i = 1};
+  int ins[2] = {tb_graph_find(g, "a"), tb_graph_find(g, "b")}, out = tb_graph_value(g, "y");
+  tb_graph_add_node(g, "cat", "Concat", "", ins, 2, &out, 1, &at, 1);
+  tbt_output(g, "y");
+  tb_backend *cpu = NULL;
+  TB_ASSERT_OK(tb_backend_create_kind(TB_BACKEND_CPU, 0, &cpu));
+  tb_exec *e = exec_at(g, cpu, TB_KERNEL_FAST);
+  tb_tensor *in[2] = {tbt_f32(cpu, 2, (int64_t[]){2, 3}, X60), tbt_f32(cpu, 2, (int64_t[]){4, 3}, X60)}, *y = NULL;
+  assert_int_equal(tb_exec_run(e, in, &y), TB_ERR_MODEL);
+  assert_non_null(
+      strstr(tb_last_error(), "input 1 has size 4 on dim 0 where another input has 2; only axis 1 may differ"));
+  tb_tensor_destroy(in[0]);
+  tb_tensor_destroy(in[1]);
+  tb_exec_destroy(e);
+  tb_backend_destroy(cpu);
+  tb_ir_model_destroy(m);
+}
+
 int main(void) {
   for (int i = 0; i < 60; i++) X60[i] = (float)(i * 3 - 50) * 0.25f;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(slice_constant_and_runtime), cmocka_unit_test(slice_plan_follows_shape),
       cmocka_unit_test(slice_errors), cmocka_unit_test(squeeze_unsqueeze_concat), cmocka_unit_test(squeeze_errors),
+      cmocka_unit_test(concat_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

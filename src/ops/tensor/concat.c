@@ -1,7 +1,17 @@
 /* Concat: inputs joined along one axis (required from opset 4; 1 by default before). */
+#include <stdint.h>
 #include "ops/op_params.h"
+#include "ops/tensor/shape_rules.h"
 #include "ops/tensor/tensor_infer.h"
 #include "ops/tensor/tensor_params.h"
+
+static bool input_dims(void *arg, size_t i, size_t *rank, int64_t *dims) {
+  const tb_value_type *t = ((tb_infer_ctx *)arg)->in[i];
+  if (!t->has_shape) return false;
+  *rank = t->ndim;
+  tb_tt_dims(t, dims);
+  return true;
+}
 
 static tb_status concat_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
@@ -9,46 +19,27 @@ static tb_status concat_infer(tb_infer_ctx *ctx) {
   tb_dtype dt = ctx->in[0]->dtype;
   tb_axis_params ap = {0};
   if ((st = tb_infer_params(ctx, &ap, sizeof ap)) != TB_OK) return st;
-  int64_t axis = ap.axis;
-  const tb_value_type *ranked = NULL;
-  for (size_t i = 0; i < ctx->n_inputs; i++) {
+  for (size_t i = 0; i < ctx->n_inputs; i++)
     if ((st = tb_infer_require(ctx, i, TB_DTYPE_BIT(dt))) != TB_OK) return st;
-    if (ctx->in[i]->has_shape) {
-      if (ranked && ranked->ndim != ctx->in[i]->ndim)
-        return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu has rank %zu but an earlier input has rank %zu", i,
-                              ctx->in[i]->ndim, ranked->ndim);
-      if (!ranked) ranked = ctx->in[i];
-    }
-  }
-  if (!ranked) {
+  size_t rank, a;
+  int64_t shape[TB_MAX_DIMS];
+  char why[300];
+  if (!tb_rule_concat(ctx->n_inputs, input_dims, ctx, ap.axis, &rank, &a, shape, why, sizeof why))
+    return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
+  if (rank == SIZE_MAX) {
     tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
-  size_t rank = ranked->ndim, a;
-  if (rank == 0) return tb_infer_error(ctx, TB_ERR_MODEL, "cannot concatenate scalars (rank 0)");
-  if ((st = tb_infer_axis(ctx, "axis", axis, rank, &a)) != TB_OK) return st;
   tb_dim out[TB_MAX_DIMS];
-  for (size_t d = 0; d < rank; d++) out[d] = tb_tt_dim(-1);
-  int64_t sum = 0;
-  for (size_t i = 0; i < ctx->n_inputs; i++) {
-    const tb_value_type *t = ctx->in[i];
-    if (!t->has_shape) {
-      sum = -1;
-      continue;
-    }
-    for (size_t d = 0; d < rank; d++) {
-      int64_t v = t->dims[d].value;
-      if (d == a) {
-        sum = sum < 0 || v < 0 ? -1 : sum + v;
-        continue;
+  for (size_t d = 0; d < rank; d++) {
+    out[d] = tb_tt_dim(shape[d]);
+    if (d == a || shape[d] >= 0) continue;
+    for (size_t i = 0; i < ctx->n_inputs; i++) /* unknown: the first input's symbol there, if any */
+      if (ctx->in[i]->has_shape && ctx->in[i]->dims[d].symbol >= 0) {
+        out[d] = ctx->in[i]->dims[d];
+        break;
       }
-      if (v >= 0 && out[d].value >= 0 && v != out[d].value)
-        return tb_infer_error(ctx, TB_ERR_MODEL, "input %zu has size %lld on dim %zu where another input has %lld", i,
-                              (long long)v, d, (long long)out[d].value);
-      if (out[d].value < 0 && (v >= 0 || out[d].symbol < 0)) out[d] = t->dims[d];
-    }
   }
-  out[a] = tb_tt_dim(sum);
   tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }

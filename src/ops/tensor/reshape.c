@@ -113,19 +113,6 @@ static tb_status squeeze_axes(tb_infer_ctx *ctx, int64_t *axes, int64_t *n, bool
   return tb_tt_input_ints(ctx, 1, axes, TB_MAX_DIMS, n, known);
 }
 
-/* Normalise axes against rank into a mask; duplicates and out-of-range axes are errors. */
-static tb_status axes_mask(tb_infer_ctx *ctx, const int64_t *axes, int64_t n, size_t rank, bool *mask) {
-  memset(mask, 0, TB_MAX_DIMS * sizeof *mask);
-  for (int64_t i = 0; i < n; i++) {
-    size_t a;
-    tb_status st = tb_infer_axis(ctx, "axes", axes[i], rank, &a);
-    if (st != TB_OK) return st;
-    if (mask[a]) return tb_infer_error(ctx, TB_ERR_MODEL, "axes repeats axis %lld", (long long)axes[i]);
-    mask[a] = true;
-  }
-  return TB_OK;
-}
-
 static tb_status squeeze_infer(tb_infer_ctx *ctx) {
   tb_status st = tb_infer_require(ctx, 0, 0);
   if (st != TB_OK) return st;
@@ -141,21 +128,15 @@ static tb_status squeeze_infer(tb_infer_ctx *ctx) {
       tb_tt_out_unranked(ctx, 0, dt);
     return TB_OK;
   }
-  bool mask[TB_MAX_DIMS];
-  if (given && n > 0) { /* an empty axes input means "not given" */
-    if ((st = axes_mask(ctx, axes, n, in->ndim, mask)) != TB_OK) return st;
-    for (size_t d = 0; d < in->ndim; d++)
-      if (mask[d] && in->dims[d].value >= 0 && in->dims[d].value != 1)
-        return tb_infer_error(ctx, TB_ERR_MODEL, "cannot squeeze axis %zu of size %lld (it must be 1)", d,
-                              (long long)in->dims[d].value);
-  } else {
-    for (size_t d = 0; d < in->ndim; d++) {
-      if (in->dims[d].value < 0) {
-        tb_tt_out_unranked(ctx, 0, dt); /* which dims are 1 is not known yet */
-        return TB_OK;
-      }
-      mask[d] = in->dims[d].value == 1;
-    }
+  int64_t dims[TB_MAX_DIMS];
+  tb_tt_dims(in, dims);
+  bool mask[TB_MAX_DIMS], which_known;
+  char why[300];
+  if (!tb_rule_squeeze(in->ndim, dims, axes, given ? (size_t)n : 0, mask, &which_known, why, sizeof why))
+    return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
+  if (!which_known) {
+    tb_tt_out_unranked(ctx, 0, dt); /* which dims are 1 is not known yet */
+    return TB_OK;
   }
   tb_dim out[TB_MAX_DIMS];
   size_t k = 0;
@@ -175,11 +156,10 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
   int64_t axes[TB_MAX_DIMS], n;
   bool known, given;
   if ((st = squeeze_axes(ctx, axes, &n, &known, &given)) != TB_OK) return st;
-  if (!given) return tb_infer_error(ctx, TB_ERR_MODEL, "axes are required");
   const tb_value_type *in = tb_tt_ranked(ctx, 0);
-  if (in && n >= 0 && in->ndim + (size_t)n > TB_MAX_DIMS)
-    return tb_infer_error(ctx, TB_ERR_UNSUPPORTED, "the output would have %zu dims; at most %d are supported",
-                          in->ndim + (size_t)n, TB_MAX_DIMS);
+  char why[300];
+  if ((st = tb_rule_unsqueeze_rank(given, in ? (int64_t)in->ndim : -1, n, why, sizeof why)) != TB_OK)
+    return tb_infer_error(ctx, st, "%s", why);
   if (!in || !known) {
     if (in && n >= 0)
       tb_tt_out_rank(ctx, 0, dt, in->ndim + (size_t)n);
@@ -188,11 +168,13 @@ static tb_status unsqueeze_infer(tb_infer_ctx *ctx) {
     return TB_OK;
   }
   size_t rank = in->ndim + (size_t)n;
+  int64_t dims[TB_MAX_DIMS], shape[TB_MAX_DIMS];
+  tb_tt_dims(in, dims);
   bool mask[TB_MAX_DIMS];
-  if ((st = axes_mask(ctx, axes, n, rank, mask)) != TB_OK) return st;
+  if (!tb_rule_unsqueeze(in->ndim, dims, axes, (size_t)n, mask, shape, why, sizeof why))
+    return tb_infer_error(ctx, TB_ERR_MODEL, "%s", why);
   tb_dim out[TB_MAX_DIMS];
-  size_t k = 0;
-  for (size_t d = 0; d < rank; d++) out[d] = mask[d] ? tb_tt_dim(1) : in->dims[k++];
+  for (size_t d = 0, k = 0; d < rank; d++) out[d] = mask[d] ? tb_tt_dim(1) : in->dims[k++];
   tb_tt_out_tdims(ctx, 0, dt, rank, out);
   return TB_OK;
 }

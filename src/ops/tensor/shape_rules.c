@@ -1,7 +1,9 @@
-/* The shape arithmetic of Reshape, Slice and Expand, shared by their infer functions and CPU kernels. */
+/* The shape arithmetic of Reshape, Slice, Expand, Squeeze, Unsqueeze and Concat, shared by their infer
+ * functions and CPU kernels. */
 #include "ops/tensor/shape_rules.h"
 #include <inttypes.h>
 #include <stdio.h>
+#include "tensorbridge/tensor.h"
 
 int64_t tb_rule_numel(size_t ndim, const int64_t *dims) {
   int64_t n = 1;
@@ -187,5 +189,115 @@ bool tb_rule_slice_plan(size_t rank, const int64_t *dims, size_t n, const int64_
     if (!tb_rule_slice(dims[axis], starts[i], ends[i], step, &plan->first[axis], &plan->count[axis], why, cap))
       return false;
   }
+  return true;
+}
+
+bool tb_rule_axis(const char *what, int64_t axis, size_t rank, size_t *out, char *why, size_t cap) {
+  int64_t r = (int64_t)rank;
+  if (axis < -r || axis >= r) {
+    snprintf(why, cap, "%s %" PRId64 " is out of range for rank %zu (valid: %" PRId64 " to %" PRId64 ")", what, axis,
+             rank, -r, r - 1);
+    return false;
+  }
+  *out = (size_t)(axis < 0 ? axis + r : axis);
+  return true;
+}
+
+bool tb_rule_axes_mask(const int64_t *axes, size_t n, size_t rank, bool *mask, char *why, size_t cap) {
+  for (size_t d = 0; d < rank; d++) mask[d] = false;
+  for (size_t i = 0; i < n; i++) {
+    size_t a;
+    if (!tb_rule_axis("axes", axes[i], rank, &a, why, cap)) return false;
+    if (mask[a]) {
+      snprintf(why, cap, "axes repeats axis %" PRId64, axes[i]);
+      return false;
+    }
+    mask[a] = true;
+  }
+  return true;
+}
+
+bool tb_rule_squeeze(size_t rank, const int64_t *dims, const int64_t *axes, size_t n, bool *mask, bool *known,
+                     char *why, size_t cap) {
+  *known = true;
+  if (n == 0) { /* no axes: every dim of size 1 */
+    for (size_t d = 0; d < rank; d++) {
+      if (dims[d] < 0) *known = false;
+      mask[d] = dims[d] == 1;
+    }
+    return true;
+  }
+  if (!tb_rule_axes_mask(axes, n, rank, mask, why, cap)) return false;
+  for (size_t d = 0; d < rank; d++)
+    if (mask[d] && dims[d] >= 0 && dims[d] != 1) {
+      snprintf(why, cap, "cannot squeeze axis %zu of size %" PRId64 " (it must be 1)", d, dims[d]);
+      return false;
+    }
+  return true;
+}
+
+tb_status tb_rule_unsqueeze_rank(bool given, int64_t in_rank, int64_t n, char *why, size_t cap) {
+  if (!given) {
+    snprintf(why, cap, "axes are required; give the attribute (opset < 13) or input 1");
+    return TB_ERR_MODEL;
+  }
+  if (in_rank >= 0 && n >= 0 && in_rank + n > TB_MAX_DIMS) {
+    snprintf(why, cap, "the output would have %" PRId64 " dims; at most %d are supported", in_rank + n,
+             TB_MAX_DIMS);
+    return TB_ERR_UNSUPPORTED;
+  }
+  return TB_OK;
+}
+
+bool tb_rule_unsqueeze(size_t in_rank, const int64_t *dims, const int64_t *axes, size_t n, bool *mask, int64_t *out,
+                       char *why, size_t cap) {
+  size_t rank = in_rank + n, k = 0;
+  if (!tb_rule_axes_mask(axes, n, rank, mask, why, cap)) return false;
+  for (size_t d = 0; d < rank; d++) out[d] = mask[d] ? 1 : dims[k++];
+  return true;
+}
+
+bool tb_rule_concat(size_t n, tb_rule_input_dims get, void *arg, int64_t axis, size_t *rank, size_t *a, int64_t *out,
+                    char *why, size_t cap) {
+  size_t first = SIZE_MAX, r = 0;
+  int64_t sum = 0, dims[TB_MAX_DIMS];
+  *rank = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    size_t ri;
+    if (!get(arg, i, &ri, dims)) {
+      sum = -1;
+      continue;
+    }
+    if (first == SIZE_MAX) {
+      first = i;
+      r = ri;
+      if (r == 0) {
+        snprintf(why, cap, "cannot concatenate scalars (rank 0)");
+        return false;
+      }
+      if (!tb_rule_axis("axis", axis, r, a, why, cap)) return false;
+      for (size_t d = 0; d < r; d++) out[d] = -1;
+    } else if (ri != r) {
+      snprintf(why, cap, "input %zu has rank %zu but input %zu has rank %zu; give every input one rank", i, ri, first,
+               r);
+      return false;
+    }
+    for (size_t d = 0; d < r; d++) {
+      int64_t v = dims[d];
+      if (d == *a) {
+        sum = sum < 0 || v < 0 ? -1 : sum + v;
+        continue;
+      }
+      if (v >= 0 && out[d] >= 0 && v != out[d]) {
+        snprintf(why, cap, "input %zu has size %" PRId64 " on dim %zu where another input has %" PRId64
+                           "; only axis %zu may differ", i, v, d, out[d], *a);
+        return false;
+      }
+      if (out[d] < 0) out[d] = v;
+    }
+  }
+  if (first == SIZE_MAX) return true;
+  out[*a] = sum;
+  *rank = r;
   return true;
 }

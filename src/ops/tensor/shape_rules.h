@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "tensorbridge/status.h"
 
 /* The product of dims: -1 when one is unknown (and none is 0), -2 on int64 overflow. */
 int64_t tb_rule_numel(size_t ndim, const int64_t *dims);
@@ -31,6 +32,39 @@ typedef struct tb_slice_plan {
 } tb_slice_plan;
 bool tb_rule_slice_plan(size_t rank, const int64_t *dims, size_t n, const int64_t *starts, const int64_t *ends,
                         const int64_t *axes, const int64_t *steps, tb_slice_plan *plan, char *why, size_t cap);
+
+/* An axis attribute or entry (`what` names it in the message) against rank: *out in [0, rank). */
+bool tb_rule_axis(const char *what, int64_t axis, size_t rank, size_t *out, char *why, size_t cap);
+
+/* Squeeze/Unsqueeze's axes (n entries) against rank into mask (rank entries, true for a listed axis): each
+ * in [-rank, rank), none repeated. */
+bool tb_rule_axes_mask(const int64_t *axes, size_t n, size_t rank, bool *mask, char *why, size_t cap);
+
+/* Squeeze of dims (rank entries, -1 where unknown) by axes (n entries; n 0: no axes, every dim of size 1):
+ * mask[d] true for a dim removed (a listed dim must be 1 or unknown). *known false when there are no axes
+ * and a dim is unknown (which dims go is not known yet). */
+bool tb_rule_squeeze(size_t rank, const int64_t *dims, const int64_t *axes, size_t n, bool *mask, bool *known,
+                     char *why, size_t cap);
+
+/* Unsqueeze's checks before the axes' values: they must be given, and the output rank in_rank + n (each -1
+ * when not known yet) at most TB_MAX_DIMS. TB_ERR_MODEL or TB_ERR_UNSUPPORTED with the reason in why. */
+tb_status tb_rule_unsqueeze_rank(bool given, int64_t in_rank, int64_t n, char *why, size_t cap);
+
+/* Unsqueeze of dims (in_rank entries) by axes (n entries, against the output rank in_rank + n, checked by
+ * tb_rule_unsqueeze_rank): mask and out (in_rank + n entries each) true and 1 at the listed axes, false
+ * and the input's dims in order elsewhere. */
+bool tb_rule_unsqueeze(size_t in_rank, const int64_t *dims, const int64_t *axes, size_t n, bool *mask, int64_t *out,
+                       char *why, size_t cap);
+
+/* Input i of a Concat for tb_rule_concat: false when its rank is not known; else its rank and dims (-1
+ * where unknown; dims has TB_MAX_DIMS entries). */
+typedef bool (*tb_rule_input_dims)(void *arg, size_t i, size_t *rank, int64_t *dims);
+
+/* Concat of n inputs (read through get) along axis: every ranked input has one rank (not 0) and equal dims
+ * off the axis. *rank is that rank (SIZE_MAX when no input is ranked: nothing else is set), *a the axis
+ * in [0, rank), out the output dims: the known value off the axis, the sum on it, -1 where unknown. */
+bool tb_rule_concat(size_t n, tb_rule_input_dims get, void *arg, int64_t axis, size_t *rank, size_t *a, int64_t *out,
+                    char *why, size_t cap);
 
 /* "[2, 3, -1]" into buf. */
 const char *tb_rule_dims_str(char *buf, size_t cap, size_t ndim, const int64_t *dims);

@@ -627,7 +627,8 @@ tb_status tb_conv_prepare(tb_kernel_ctx *ctx, void **state, const tb_conv_gemm *
   /* run() reads the packed copy only; with Winograd it may read W again: a NaN or an infinity in X (or a
    * shape Winograd does not take) sends that run to the direct or GEMM path, packed from W then; so may
    * the grouped convolution packed for a made-up X (a run's rows too narrow for it), and the pointwise one
-   * (a run on another map size: W is small there) */
+   * (a run on another map size: W is small there). A state prepared for the pointwise kernel packs W per run
+   * for a map the kernel refuses (7x7, say): it holds no GEMM packing, so the GEMM packs W from the input. */
   if (st == TB_OK && s && !s->winograd && !s->pointwise && !(s->grouped && s->grouped_guessed))
     tb_kernel_constant_consumed(ctx, 1);
   return st;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/cpu/kernels/fast/conv/conv_fast.h"
+#include "ops/fused/fused_params.h"
 
 struct tb_pool;
 
@@ -38,7 +39,9 @@ typedef struct tb_conv_pointwise_weights {
 /* Whether the block applies activation kind act (tb_gemm_epilogue.act) in registers: none, Relu, LeakyRelu,
  * Clip, Sigmoid, HardSigmoid, HardSwish, SiLU; the others run over the block's rows after it. */
 static inline bool tb_conv_pointwise_act_in_regs(int act) {
-  return act == 0 || act == 1 || act == 2 || act == 3 || act == 4 || act == 6 || act == 7 || act == 10;
+  return act == TB_FUSED_ACT_NONE || act == TB_FUSED_ACT_RELU || act == TB_FUSED_ACT_LEAKY_RELU ||
+         act == TB_FUSED_ACT_CLIP || act == TB_FUSED_ACT_SIGMOID || act == TB_FUSED_ACT_HARD_SIGMOID ||
+         act == TB_FUSED_ACT_HARD_SWISH || act == TB_FUSED_ACT_SILU;
 }
 /* Whether the pointwise kernel takes g on this path (AVX-512 only). */
 bool tb_conv_pointwise_fits(tb_gemm_path path, const tb_conv_geom *g);

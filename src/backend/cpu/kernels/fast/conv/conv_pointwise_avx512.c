@@ -23,15 +23,15 @@ static inline __attribute__((always_inline)) __m512 act_regs(__m512 x, int act, 
   const __m512 zero = _mm512_setzero_ps();
   const vf v = (vf)x;
   switch (act) {
-    case 1: return _mm512_max_ps(zero, x); /* the scalar rules: NaN passes, -0 stays -0 */
-    case 2: return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, alpha);
-    case 3:
+    case TB_FUSED_ACT_RELU: return _mm512_max_ps(zero, x); /* the scalar rules: NaN passes, -0 stays -0 */
+    case TB_FUSED_ACT_LEAKY_RELU: return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, alpha);
+    case TB_FUSED_ACT_CLIP:
       x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
       return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), hi);
-    case 4: return (__m512)vm_sigmoid(v);
-    case 6: return (__m512)clamp01(V_FMA(v, (vf)alpha, (vf)beta));
-    case 7: return (__m512)(v * clamp01(V_FMA(v, vm_splat(1.0f / 6.0f), vm_splat(0.5f))));
-    case 10: return (__m512)(v * vm_sigmoid(v));
+    case TB_FUSED_ACT_SIGMOID: return (__m512)vm_sigmoid(v);
+    case TB_FUSED_ACT_HARD_SIGMOID: return (__m512)clamp01(V_FMA(v, (vf)alpha, (vf)beta));
+    case TB_FUSED_ACT_HARD_SWISH: return (__m512)(v * clamp01(V_FMA(v, vm_splat(1.0f / 6.0f), vm_splat(0.5f))));
+    case TB_FUSED_ACT_SILU: return (__m512)(v * vm_sigmoid(v));
     default: return x;
   }
 }
@@ -85,7 +85,8 @@ static inline __mmask16 lane_mask(int64_t left) {
 void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const float *x, int64_t n, int64_t p0,
                                            int64_t np, const float *bias, const float *res, const tb_gemm_epilogue *ep,
                                            float *y) {
-  const int act = tb_conv_pointwise_act_in_regs(ep->act) ? ep->act : 0; /* the others: the driver's, after */
+  /* the others: the driver's, after */
+  const int act = tb_conv_pointwise_act_in_regs(ep->act) ? ep->act : TB_FUSED_ACT_NONE;
   const __m512 alpha = _mm512_set1_ps(ep->act_alpha), beta = _mm512_set1_ps(ep->act_beta);
   const __m512 lo = _mm512_set1_ps(ep->act_min), hi = _mm512_set1_ps(ep->act_max);
   const int64_t k = pw->in_c, m = pw->out_c;
@@ -108,14 +109,14 @@ void tb_conv_pointwise_block_avx512(const tb_conv_pointwise_weights *pw, const f
     default: tile(wc, k, x + p, n, b, r, yo, rows, m0, m1, m2, ACT, alpha, beta, lo, hi, 8); break; \
   }
       switch (act) {
-        case 1: PW_TILE(1) break;
-        case 2: PW_TILE(2) break;
-        case 3: PW_TILE(3) break;
-        case 4: PW_TILE(4) break;
-        case 6: PW_TILE(6) break;
-        case 7: PW_TILE(7) break;
-        case 10: PW_TILE(10) break;
-        default: PW_TILE(0) break;
+        case TB_FUSED_ACT_RELU: PW_TILE(TB_FUSED_ACT_RELU) break;
+        case TB_FUSED_ACT_LEAKY_RELU: PW_TILE(TB_FUSED_ACT_LEAKY_RELU) break;
+        case TB_FUSED_ACT_CLIP: PW_TILE(TB_FUSED_ACT_CLIP) break;
+        case TB_FUSED_ACT_SIGMOID: PW_TILE(TB_FUSED_ACT_SIGMOID) break;
+        case TB_FUSED_ACT_HARD_SIGMOID: PW_TILE(TB_FUSED_ACT_HARD_SIGMOID) break;
+        case TB_FUSED_ACT_HARD_SWISH: PW_TILE(TB_FUSED_ACT_HARD_SWISH) break;
+        case TB_FUSED_ACT_SILU: PW_TILE(TB_FUSED_ACT_SILU) break;
+        default: PW_TILE(TB_FUSED_ACT_NONE) break;
       }
 #undef PW_TILE
     }

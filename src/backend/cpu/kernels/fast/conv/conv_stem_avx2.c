@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/kernels/fast/conv/conv_depthwise.h"
+#include "ops/fused/fused_params.h"
 #include "core/threadpool.h"
 
 #if defined(__x86_64__)
@@ -47,9 +48,10 @@ INLINE_AVX2 __m256i lanes_below(int64_t n) {
 /* Relu, LeakyRelu, Clip as the direct convolution's AVX2 store applies them. */
 INLINE_AVX2 __m256 act(const tb_gemm_epilogue *ep, __m256 v) {
   const __m256 zero = _mm256_setzero_ps();
-  if (ep->act == 1) return _mm256_max_ps(zero, v);
-  if (ep->act == 2) return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(ep->act_alpha)), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
-  if (ep->act == 3) {
+  if (ep->act == TB_FUSED_ACT_RELU) return _mm256_max_ps(zero, v);
+  if (ep->act == TB_FUSED_ACT_LEAKY_RELU)
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(ep->act_alpha)), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+  if (ep->act == TB_FUSED_ACT_CLIP) {
     const __m256 lo = _mm256_set1_ps(ep->act_min), hi = _mm256_set1_ps(ep->act_max);
     v = _mm256_blendv_ps(v, lo, _mm256_cmp_ps(v, lo, _CMP_LT_OQ));
     return _mm256_blendv_ps(v, hi, _mm256_cmp_ps(v, hi, _CMP_GT_OQ));
