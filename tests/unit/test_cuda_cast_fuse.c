@@ -71,6 +71,7 @@ static tb_model *chain_model(void) {
 /* What one run of the chain on cuda:0 showed. */
 typedef struct fuse_run {
   float out[2 * 5 * 16 + 4 * 64], side[2 * 5 * 48 + 8 * 64]; /* the chain's or the convolutions' */
+  float out2[2 * 5 * 16 + 4 * 64], side2[2 * 5 * 48 + 8 * 64]; /* a second run with other input values */
   size_t n_out, n_side;
   int casts, out16, epilogue_out16, amax, conv_out16; /* conv_out16: the 16-bit convolutions' and the epilogue's launches */
   size_t reduced_nodes;
@@ -116,12 +117,17 @@ static void run_model(tb_model *model, size_t ndim, const int64_t *dims, tb_opt_
   assert_true(r->n_out <= sizeof r->out / sizeof *r->out && r->n_side <= sizeof r->side / sizeof *r->side);
   TB_ASSERT_OK(tb_tensor_copy_to_host(outs[0], r->out, r->n_out * sizeof *r->out));
   TB_ASSERT_OK(tb_tensor_copy_to_host(outs[1], r->side, r->n_side * sizeof *r->side));
-  /* a second run: the copy reused in place, the same bits */
-  tb_tensor *again[2] = {NULL, NULL};
-  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 2, NULL, again));
-  float out2[sizeof r->out / sizeof *r->out];
-  TB_ASSERT_OK(tb_tensor_copy_to_host(again[0], out2, r->n_out * sizeof *out2));
-  assert_memory_equal(out2, r->out, r->n_out * sizeof *out2);
+  /* a second run with OTHER input values: the consumer must read this run's copy (the caller compares the bits with
+   * the unfused path's second run) */
+  x = malloc(count * sizeof *x);
+  fill_range(x, count, 11, -2.0f, 2.0f);
+  tb_tensor *in2 = tbt_f32(cpu, ndim, dims, x), *again[2] = {NULL, NULL};
+  free(x);
+  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in2, 2, NULL, again));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(again[0], r->out2, r->n_out * sizeof *r->out2));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(again[1], r->side2, r->n_side * sizeof *r->side2));
+  assert_true(memcmp(r->out2, r->out, r->n_out * sizeof *r->out) != 0); /* the input did change the result */
+  tb_tensor_destroy(in2);
   for (int i = 0; i < 2; i++) {
     tb_tensor_destroy(outs[i]);
     tb_tensor_destroy(again[i]);
@@ -148,6 +154,8 @@ static void check_pair(tb_opt_level level, tb_precision precision, bool blas, co
   else assert_int_equal(fused->out16, 1);               /* the own 16-bit product writing h twice */
   assert_memory_equal(fused->out, plain->out, sizeof fused->out);   /* bit for bit */
   assert_memory_equal(fused->side, plain->side, sizeof fused->side); /* the fp32 consumer reads the fp32 h */
+  assert_memory_equal(fused->out2, plain->out2, fused->n_out * sizeof *fused->out2); /* other values: this run's copy */
+  assert_memory_equal(fused->side2, plain->side2, fused->n_side * sizeof *fused->side2);
   char want[200];
   snprintf(want, sizeof want, "input 'h' arrives in %s from node 'mm1' (FusedMatMul), which writes it in its own launch", dtype_name);
   TB_ASSERT_CONTAINS(fused->choices, want);
@@ -242,6 +250,8 @@ static void conv_chain_fused(void **state) {
     assert_int_equal(fused->casts, 1);
     assert_memory_equal(fused->out, plain->out, fused->n_out * sizeof *fused->out);
     assert_memory_equal(fused->side, plain->side, fused->n_side * sizeof *fused->side);
+    assert_memory_equal(fused->out2, plain->out2, fused->n_out * sizeof *fused->out2);
+    assert_memory_equal(fused->side2, plain->side2, fused->n_side * sizeof *fused->side2);
     if (pass == 2) { /* cuDNN fused bias and ReLU: an epilogue launch writes the copy alone, where the cast was */
       assert_int_equal(fused->conv_out16, 1);
       assert_int_equal(plain->conv_out16, 0);
