@@ -137,6 +137,12 @@ void tb_kernel_writes_reduced(tb_kernel_ctx *ctx, size_t output);
  * that copy over); bit i of the outputs: write output i in *dtype (bf16 or fp16) too, beside the fp32 output. */
 uint64_t tb_kernel_reduced_inputs(const tb_kernel_ctx *ctx);
 uint64_t tb_kernel_reduced_outputs(const tb_kernel_ctx *ctx, tb_dtype *dtype);
+/* Who may hand a copy over, for the backend's table: for a producer (input SIZE_MAX) its own identity, for a consumer
+ * that of input `input`'s paired producer (bit `input` of tb_kernel_reduced_inputs), and in *run the number of the
+ * executor's current run (unique in the process). A consumer may use a copy only when its publisher and run are
+ * these (else it converts for itself). False outside the executor's run or when nothing is paired. A node reads at
+ * most one reduced dtype (the first tb_kernel_reads_reduced said). */
+bool tb_kernel_reduced_source(const tb_kernel_ctx *ctx, size_t input, const void **publisher, uint64_t *run);
 /* Advance a multi-index over shape (row-major); false after the last one. */
 bool tb_kernel_next_index(size_t ndim, const int64_t *shape, int64_t *idx);
 /* "node 'x' (Op): ..." as an error with this status. */

@@ -918,7 +918,9 @@ static tb_status take_outputs(tb_exec *e, tb_tensor **outputs) {
 }
 
 static tb_status run_graph(tb_exec *e, tb_tensor *const *inputs, tb_tensor **outputs) {
+  static atomic_uint_fast64_t runs;
   const tb_graph *g = e->g;
+  e->run_id = (uint64_t)atomic_fetch_add(&runs, 1) + 1;
   tb_status st = bind(e, inputs);
   if (st == TB_OK && e->planned) {
     for (size_t k = 0; k < g->n_inputs; k++)

@@ -5,6 +5,7 @@
  * both on the device, the value made by the producer's output. The consumer then finds the copy its producer wrote
  * (the backend hands it over: tb_kernel_reduced_inputs) instead of launching the conversion; the fp32 value is still
  * written, for every other reader. Each pairing is said in the consumer's precision sentence. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,26 @@ uint64_t tb_kernel_reduced_outputs(const tb_kernel_ctx *ctx, tb_dtype *dtype) {
   const node_cache *c = cache_of(ctx);
   *dtype = c ? c->reduced_output_dtype : TB_DTYPE_F32;
   return c ? c->reduced_outputs : 0;
+}
+
+bool tb_kernel_reduced_source(const tb_kernel_ctx *ctx, size_t input, const void **publisher, uint64_t *run) {
+  *publisher = NULL;
+  *run = 0;
+  const node_cache *c = cache_of(ctx);
+  if (!c) return false;
+  const tb_exec *e = ctx->exec;
+  if (input == SIZE_MAX) {
+    if (!c->reduced_outputs) return false;
+    *publisher = c;
+  } else {
+    const tb_node *n = ctx->node;
+    if (input >= 64 || input >= n->n_inputs || !(c->reduced_inputs >> input & 1u) || n->inputs[input] < 0) return false;
+    int p = e->g->values[n->inputs[input]].producer;
+    if (p < 0 || (size_t)p >= e->g->n_nodes) return false;
+    *publisher = &e->cache[p];
+  }
+  *run = e->run_id;
+  return e->run_id != 0;
 }
 
 void tb_kernel_reads_reduced(tb_kernel_ctx *ctx, size_t input, tb_dtype dtype) {
@@ -72,6 +93,8 @@ static void say(tb_exec_placement *pl, const char *text) {
 void tb_exec_fuse_casts(tb_exec *e) {
   const tb_graph *g = e->g;
   if (!e->placement) return;
+  for (size_t i = 0; i < g->n_nodes; i++) /* paired again from scratch: a pairing of the last placement is gone */
+    e->cache[i].reduced_inputs = e->cache[i].reduced_outputs = 0;
   for (size_t i = 0; i < g->n_nodes; i++) {
     node_cache *c = &e->cache[i];
     const tb_node *n = &g->nodes[i];
@@ -92,7 +115,8 @@ void tb_exec_fuse_casts(tb_exec *e) {
       c->reduced_inputs |= UINT64_C(1) << k;
       char producer[160], text[400];
       tb_node_label(g, &g->nodes[p], producer, sizeof producer);
-      snprintf(text, sizeof text, "input '%s' arrives in %s from %s, which writes it in its own launch (its conversion fused away)",
+      snprintf(text, sizeof text, "input '%s' arrives in %s from %s, which writes it in its own launch when it ran on the device in the same run "
+               "(else converted here)",
                g->values[v].name ? g->values[v].name : "", tb_dtype_name(c->reads_dtype), producer);
       say(&e->placement[i], text);
     }

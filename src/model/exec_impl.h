@@ -53,6 +53,8 @@ typedef struct child_exec {
 
 struct tb_exec {
   const tb_graph *g;
+  uint64_t run_id;       /* this run's number, unique in the process (run_graph bumps it): a handed-over copy counts
+                          * only when its producer wrote it in the consumer's run (tb_kernel_reduced_source) */
   tb_backend *cpu;
   tb_backend *device;    /* the device nodes may run on (tb_exec_place); NULL: all on the CPU */
   struct tb_routes *routes; /* other routes to the device's hardware (tb_exec_place), NULL when none */

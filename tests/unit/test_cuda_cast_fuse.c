@@ -42,12 +42,13 @@ static void fill_weight(float *w, int64_t k, int64_t n, unsigned seed) {
 static tb_model *chain_model(void) {
   tb_ir_model *m = tbt_ir_model(13);
   tb_graph *g = tb_graph_new(m, NULL, "chain");
-  const int64_t x_dims[3] = {2, 5, 32}, w1_dims[2] = {32, 48}, w2_dims[2] = {48, 16}, n1 = 48, one = 1;
+  const int64_t x_dims[3] = {-1, 5, 32}, w1_dims[2] = {32, 48}, w2_dims[2] = {48, 16}, n1 = 48, one = 1;
+  const char *x_sym[3] = {"batch", NULL, NULL}; /* a symbolic batch: run_model's third run takes batch 3 */
   float w1[32 * 48], w2[48 * 16], b1[48], sqrt2 = 1.41421356f, half = 0.5f, unit = 1.0f;
   fill_weight(w1, 32, 48, 7);
   fill_weight(w2, 48, 16, 9);
   fill_range(b1, 48, 8, -1.0f, 1.0f);
-  tbt_input(g, "x", TB_DTYPE_F32, 3, x_dims, NULL);
+  tbt_input(g, "x", TB_DTYPE_F32, 3, x_dims, x_sym);
   tbt_const_f32(g, "W1", 2, w1_dims, w1);
   tbt_const_f32(g, "W2", 2, w2_dims, w2);
   tbt_const_f32(g, "b1", 1, &n1, b1);
@@ -71,6 +72,9 @@ static tb_model *chain_model(void) {
 /* What one run of the chain on cuda:0 showed. */
 typedef struct fuse_run {
   float out[2 * 5 * 16 + 4 * 64], side[2 * 5 * 48 + 8 * 64]; /* the chain's or the convolutions' */
+  float out2[2 * 5 * 16 + 4 * 64], side2[2 * 5 * 48 + 8 * 64]; /* a second run with other input values */
+  float out3[3 * 5 * 16], side3[3 * 5 * 48];                 /* the chain's third run, batch 3 (a new shape) */
+  size_t n_out3, n_side3;
   size_t n_out, n_side;
   int casts, out16, epilogue_out16, amax, conv_out16; /* conv_out16: the 16-bit convolutions' and the epilogue's launches */
   size_t reduced_nodes;
@@ -116,12 +120,33 @@ static void run_model(tb_model *model, size_t ndim, const int64_t *dims, tb_opt_
   assert_true(r->n_out <= sizeof r->out / sizeof *r->out && r->n_side <= sizeof r->side / sizeof *r->side);
   TB_ASSERT_OK(tb_tensor_copy_to_host(outs[0], r->out, r->n_out * sizeof *r->out));
   TB_ASSERT_OK(tb_tensor_copy_to_host(outs[1], r->side, r->n_side * sizeof *r->side));
-  /* a second run: the copy reused in place, the same bits */
-  tb_tensor *again[2] = {NULL, NULL};
-  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in, 2, NULL, again));
-  float out2[sizeof r->out / sizeof *r->out];
-  TB_ASSERT_OK(tb_tensor_copy_to_host(again[0], out2, r->n_out * sizeof *out2));
-  assert_memory_equal(out2, r->out, r->n_out * sizeof *out2);
+  /* a second run with OTHER input values: the consumer must read this run's copy (the caller compares the bits with
+   * the unfused path's second run) */
+  x = malloc(count * sizeof *x);
+  fill_range(x, count, 11, -2.0f, 2.0f);
+  tb_tensor *in2 = tbt_f32(cpu, ndim, dims, x), *again[2] = {NULL, NULL};
+  free(x);
+  TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in2, 2, NULL, again));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(again[0], r->out2, r->n_out * sizeof *r->out2));
+  TB_ASSERT_OK(tb_tensor_copy_to_host(again[1], r->side2, r->n_side * sizeof *r->side2));
+  assert_true(memcmp(r->out2, r->out, r->n_out * sizeof *r->out) != 0); /* the input did change the result */
+  tb_tensor_destroy(in2);
+  if (ndim == 3) { /* a third run with a new input shape (batch 3) and other values again */
+    int64_t dims3[3] = {3, dims[1], dims[2]};
+    size_t count3 = (size_t)(dims3[0] * dims3[1] * dims3[2]);
+    x = malloc(count3 * sizeof *x);
+    fill_range(x, count3, 13, -2.0f, 2.0f);
+    tb_tensor *in3 = tbt_f32(cpu, 3, dims3, x), *third[2] = {NULL, NULL};
+    free(x);
+    TB_ASSERT_OK(tb_prepared_run(p, 1, names, &in3, 2, NULL, third));
+    r->n_out3 = (size_t)tb_tensor_numel(third[0]);
+    r->n_side3 = (size_t)tb_tensor_numel(third[1]);
+    assert_true(r->n_out3 <= sizeof r->out3 / sizeof *r->out3 && r->n_side3 <= sizeof r->side3 / sizeof *r->side3);
+    TB_ASSERT_OK(tb_tensor_copy_to_host(third[0], r->out3, r->n_out3 * sizeof *r->out3));
+    TB_ASSERT_OK(tb_tensor_copy_to_host(third[1], r->side3, r->n_side3 * sizeof *r->side3));
+    tb_tensor_destroy(in3);
+    for (int i = 0; i < 2; i++) tb_tensor_destroy(third[i]);
+  }
   for (int i = 0; i < 2; i++) {
     tb_tensor_destroy(outs[i]);
     tb_tensor_destroy(again[i]);
@@ -148,6 +173,11 @@ static void check_pair(tb_opt_level level, tb_precision precision, bool blas, co
   else assert_int_equal(fused->out16, 1);               /* the own 16-bit product writing h twice */
   assert_memory_equal(fused->out, plain->out, sizeof fused->out);   /* bit for bit */
   assert_memory_equal(fused->side, plain->side, sizeof fused->side); /* the fp32 consumer reads the fp32 h */
+  assert_memory_equal(fused->out2, plain->out2, fused->n_out * sizeof *fused->out2); /* other values: this run's copy */
+  assert_memory_equal(fused->side2, plain->side2, fused->n_side * sizeof *fused->side2);
+  assert_int_equal(fused->n_out3, 3 * 5 * 16); /* a new shape: the same bits as the unfused path's */
+  assert_memory_equal(fused->out3, plain->out3, fused->n_out3 * sizeof *fused->out3);
+  assert_memory_equal(fused->side3, plain->side3, fused->n_side3 * sizeof *fused->side3);
   char want[200];
   snprintf(want, sizeof want, "input 'h' arrives in %s from node 'mm1' (FusedMatMul), which writes it in its own launch", dtype_name);
   TB_ASSERT_CONTAINS(fused->choices, want);
@@ -242,6 +272,8 @@ static void conv_chain_fused(void **state) {
     assert_int_equal(fused->casts, 1);
     assert_memory_equal(fused->out, plain->out, fused->n_out * sizeof *fused->out);
     assert_memory_equal(fused->side, plain->side, fused->n_side * sizeof *fused->side);
+    assert_memory_equal(fused->out2, plain->out2, fused->n_out * sizeof *fused->out2);
+    assert_memory_equal(fused->side2, plain->side2, fused->n_side * sizeof *fused->side2);
     if (pass == 2) { /* cuDNN fused bias and ReLU: an epilogue launch writes the copy alone, where the cast was */
       assert_int_equal(fused->conv_out16, 1);
       assert_int_equal(plain->conv_out16, 0);

@@ -22,7 +22,7 @@ struct tb_cnn_desc {
   tb_index in[4], out[4], kernel[4], stride[4], dilation[4], pad[4], pad_end[4]; // spatial axes, outermost first
   int rank;  // axes used in the arrays (convolutions: 3; pools: 3; resize: 4)
   int kind;  // pools: 0 max, 1 average; resize: taps per axis (1 nearest, 2 linear, 4 cubic)
-  int flag;  // pools: count_include_pad
+  int flag;  // pools: count_include_pad; 16-bit convolutions and their epilogue: the copy y16 written too (0 none, 1 bf16, 2 fp16)
   int act;   // the activation (tb_fused_act_kind's numbering)
   float alpha, beta, lo, hi; // the activation's: LeakyRelu's slope, HardSigmoid's alpha and beta, Clip's bounds
   float eps; // normalizations; resize: the extrapolation value

@@ -16,7 +16,8 @@ typedef struct tb_cuda_cnn_desc {
   int64_t n, c, k, groups;
   int64_t in[TB_CUDA_CNN_AXES], out[TB_CUDA_CNN_AXES], kernel[TB_CUDA_CNN_AXES], stride[TB_CUDA_CNN_AXES];
   int64_t dilation[TB_CUDA_CNN_AXES], pad[TB_CUDA_CNN_AXES], pad_end[TB_CUDA_CNN_AXES];
-  int32_t rank, kind, flag, act;
+  int32_t rank, kind, flag, act; /* flag: pools' count_include_pad; the 16-bit convolutions' and their epilogue's y16
+                                  * kind (0 no copy, 1 bf16, 2 fp16; cuda_conv_precision.c) */
   float alpha, beta, lo, hi;
   float eps;
   float unused_f[3];

@@ -1,6 +1,8 @@
 /* The copies handed from producer to consumer (cuda_handoff.h): one table for the process, keyed by the fp32 output's
  * device address (unique among live allocations of every device of the process), under a lock; producers publish
- * and withdraw, consumers look up. A node's copy lives in its state, so graph replay finds it at the same address. */
+ * and withdraw, consumers look up. Each entry names its publisher and the run it was written in; a consumer takes only
+ * its paired producer's entry of its own run. A captured graph holds the producer's launch writing the copy and the
+ * consumer's launch reading it, both decided in the captured run, so a replay re-writes what it reads. */
 #include "backend/cuda/kernels/cuda_handoff.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,6 +13,8 @@
 typedef struct entry {
   tb_cu_deviceptr at;
   const tb_tensor *t;
+  const void *publisher; /* the producer's identity and the run it was written in (tb_kernel_reduced_source) */
+  uint64_t run;
 } entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,9 +55,14 @@ tb_status tb_cuda_handoff_out(tb_kernel_ctx *ctx, tb_cuda_handoff *h, size_t out
   if (h->at && h->at != at) withdraw(h->at);
   pthread_mutex_unlock(&lock);
   h->at = 0;
+  h->publisher = NULL;
+  h->run = 0;
   tb_dtype dtype = TB_DTYPE_F32;
   const uint64_t wanted = tb_kernel_reduced_outputs(ctx, &dtype);
   const tb_tensor *one[1] = {out};
+  const void *publisher;
+  uint64_t run;
+  if (!tb_kernel_reduced_source(ctx, SIZE_MAX, &publisher, &run)) return TB_OK;
   if (!out || output >= 64 || !(wanted >> output & 1u) || (dtype != TB_DTYPE_BF16 && dtype != TB_DTYPE_F16) ||
       out->dtype != TB_DTYPE_F32 || tb_tensor_numel(out) == 0 || !tb_cuda_tensors_plain(ctx, one, 1))
     return TB_OK;
@@ -67,12 +76,14 @@ tb_status tb_cuda_handoff_out(tb_kernel_ctx *ctx, tb_cuda_handoff *h, size_t out
   }
   *copy = h->t;
   *f16 = dtype == TB_DTYPE_F16;
+  h->publisher = publisher;
+  h->run = run;
   return TB_OK;
 }
 
 void tb_cuda_handoff_publish(tb_cuda_handoff *h, const tb_tensor *out) {
   const tb_cu_deviceptr at = tb_cuda_address_of(out);
-  if (!h->t || !at) return;
+  if (!h->t || !at || !h->publisher) return;
   pthread_mutex_lock(&lock);
   withdraw(at);
   if (count == cap) {
@@ -85,19 +96,23 @@ void tb_cuda_handoff_publish(tb_cuda_handoff *h, const tb_tensor *out) {
     table = grown;
     cap = n;
   }
-  table[count++] = (entry){at, h->t};
+  table[count++] = (entry){at, h->t, h->publisher, h->run};
   h->at = at;
   pthread_mutex_unlock(&lock);
 }
 
 const tb_tensor *tb_cuda_handoff_find(const tb_kernel_ctx *ctx, size_t input, const tb_tensor *x, tb_dtype dtype) {
   if (input >= 64 || !(tb_kernel_reduced_inputs(ctx) >> input & 1u) || !x || x->dtype != TB_DTYPE_F32) return NULL;
+  const void *publisher;
+  uint64_t run;
+  if (!tb_kernel_reduced_source(ctx, input, &publisher, &run)) return NULL;
   const tb_cu_deviceptr at = tb_cuda_address_of(x);
   const tb_tensor *t = NULL;
   pthread_mutex_lock(&lock);
   for (size_t i = 0; at && i < count; i++)
     if (table[i].at == at) {
-      if (table[i].t->dtype == dtype && same_shape(table[i].t, x)) t = table[i].t;
+      if (table[i].publisher == publisher && table[i].run == run && table[i].t->dtype == dtype && same_shape(table[i].t, x))
+        t = table[i].t;
       break;
     }
   pthread_mutex_unlock(&lock);
@@ -117,4 +132,5 @@ void tb_cuda_handoff_release(tb_cuda_handoff *h) {
   tb_tensor_destroy(h->t);
   h->t = NULL;
   h->at = 0;
+  h->publisher = NULL;
 }

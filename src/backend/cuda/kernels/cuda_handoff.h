@@ -17,6 +17,8 @@ bool tb_cuda_fuse_casts_wanted(void);
 typedef struct tb_cuda_handoff {
   tb_tensor *t;          /* bf16 / fp16, out's shape; reused while the shape and dtype hold */
   tb_cu_deviceptr at;    /* the fp32 output's address it is published under (0: not published) */
+  const void *publisher; /* the producer and run that write it now (tb_kernel_reduced_source), set by _out */
+  uint64_t run;
 } tb_cuda_handoff;
 
 /* At a producer's run, before its launch: withdraws whatever copy is published at out's address (an earlier value
@@ -28,7 +30,9 @@ tb_status tb_cuda_handoff_out(tb_kernel_ctx *ctx, tb_cuda_handoff *h, size_t out
 /* After the launch writing *copy was queued: published under out's address for the consumers. */
 void tb_cuda_handoff_publish(tb_cuda_handoff *h, const tb_tensor *out);
 /* At a consumer's run: the copy of input `input` (x, fp32) in dtype its producer published, when ctx says it hands
- * one over (tb_kernel_reduced_inputs) and one of x's shape is published at x's address; else NULL (convert it). */
+ * one over (tb_kernel_reduced_inputs) and one of x's shape is published at x's address by THAT paired producer in
+ * THIS run of the executor (tb_kernel_reduced_source); else NULL (convert it). An entry left by a dead value, by a
+ * producer whose kernel was re-chosen or moved to the CPU, or by another model is never taken. */
 const tb_tensor *tb_cuda_handoff_find(const tb_kernel_ctx *ctx, size_t input, const tb_tensor *x, tb_dtype dtype);
 /* At the producer's release: withdrawn and freed. */
 void tb_cuda_handoff_release(tb_cuda_handoff *h);
