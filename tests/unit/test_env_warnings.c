@@ -1,8 +1,9 @@
 /* Environment variables whose values cannot be used are never ignored without a word: TB_LOG, TB_CPU_FEATURES,
  * TB_CPUID_FILE, TB_FSROOT, TB_CACHE_DIR (relative, a file, a folder that cannot be made) and TB_CONV_WINOGRAD
- * on a CPU without AVX-512, TB_INTER_OP not a mode, each give one warning on stderr per process and value (core/env.c's
+ * on a CPU without AVX-512, TB_INTER_OP not a mode, TB_CUDA_FUSE_CASTS not on or off, each give one warning on stderr per process and value (core/env.c's
  * tb_env_warn), naming the variable, the value and the valid values; then the default applies. */
 #include <sys/stat.h>
+#include "backend/cuda/kernels/cuda_handoff.h"
 #include "core/convert_features.h"
 #include "core/disk_cache.h"
 #include "core/env.h"
@@ -222,6 +223,19 @@ static void inter_op_unknown(void **state) {
   free(log);
 }
 
+static void cuda_fuse_casts_unknown(void **state) {
+  (void)state;
+  setenv("TB_CUDA_FUSE_CASTS", "maybe", 1);
+  tbt_capture_stderr_begin();
+  assert_true(tb_cuda_fuse_casts_wanted()); /* the default (on) applies */
+  assert_true(tb_cuda_fuse_casts_wanted());
+  char *log = tbt_capture_stderr_end();
+  unsetenv("TB_CUDA_FUSE_CASTS");
+  assert_string_equal(log, "tensorbridge: warning: TB_CUDA_FUSE_CASTS=maybe is not on or off; conversions are fused into "
+                           "their producers where they can be (on)\n");
+  free(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(log_level_unknown, setup, teardown),
@@ -231,6 +245,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(cache_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(conv_winograd_without_avx512, setup, teardown),
       cmocka_unit_test_setup_teardown(inter_op_unknown, setup, teardown),
+      cmocka_unit_test_setup_teardown(cuda_fuse_casts_unknown, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
